@@ -1,0 +1,32 @@
+/* lower.h — from a schedule to a loop program (a lowered function).
+ *
+ * tec_lower runs the pass pipeline (lower/pipeline.c lists it, in order) and returns a
+ * function whose body is a flat loop program over 1-d buffers, ready for codegen. Setting the
+ * environment variable TEC_DUMP_IR=1 prints the program after every pass to stderr
+ * (TEC_DUMP_IR=simplify prints it after the passes whose name contains that word).
+ */
+#ifndef TEC_LOWER_H
+#define TEC_LOWER_H
+
+#include "tec/schedule.h"
+
+typedef struct lower_func {
+  tec_ctx *ctx;
+  const char *name;            /* C identifier: the generated function's name */
+  int nargs;
+  te_tensor **args;            /* tensor arguments, in call order */
+  const ir_expr **arg_bufs;    /* the buffer VAR (handle) that stands for each argument */
+  int nsize;
+  const ir_expr **size_vars;   /* symbolic sizes the arguments' shapes bind */
+  const ir_stmt *body;         /* the loop program */
+} lower_func;
+
+/* Lowers schedule s into a function taking args (every placeholder reachable from the
+ * schedule's outputs, and the outputs, must be among them). NULL with an error in the ctx. */
+lower_func *tec_lower(sch_schedule *s, const char *name, int nargs, te_tensor *const *args);
+
+/* The lowered function as text: a signature line, then the body. Arena string. */
+const char *tec_lower_str(const lower_func *f);
+void tec_lower_print(FILE *out, const lower_func *f);
+
+#endif

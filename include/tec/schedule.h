@@ -1,0 +1,118 @@
+/* schedule.h — how to compute: stages, iteration variables and the primitives on them.
+ *
+ * A schedule has one stage per op reachable from its outputs. A stage starts with one
+ * iteration variable (sch_iter) per axis, data-parallel axes first, then reduce axes, and
+ * keeps an ordered list of *leaf* iter vars: the loops it will be lowered to, outermost
+ * first. Primitives only validate and record (split and fuse relations, the leaf order,
+ * loop kinds); lowering interprets the records.
+ *
+ *   sch_schedule *s = sch_create(ctx, 1, &C);
+ *   sch_stage *sc = sch_stage_of(s, C);
+ *   sch_iter *io, *ii;
+ *   sch_split(sc, sch_axis(sc, 0), 32, &io, &ii);
+ *
+ * Every primitive returns 0, or -1 with a message in the ctx (tec_ctx_error) that names the
+ * primitive, the stage and the axis and says what would be legal.
+ *
+ * Tail handling: a split whose factor does not divide the extent makes the last outer
+ * iteration partial. The default (and for now the only) strategy is a guard: the body runs
+ * under `if (root index < extent)`, so results are always exact; loop partitioning later peels
+ * the guard out of the hot loop.
+ */
+#ifndef TEC_SCHEDULE_H
+#define TEC_SCHEDULE_H
+
+#include "tec/te.h"
+
+typedef struct sch_schedule sch_schedule;
+typedef struct sch_stage sch_stage;
+typedef struct sch_iter sch_iter;
+
+typedef enum sch_iter_kind {
+  SCH_ITER_DATA,  /* data-parallel */
+  SCH_ITER_REDUCE /* reduction */
+} sch_iter_kind;
+
+struct sch_iter {
+  const ir_expr *var;      /* the loop variable (int64) */
+  const char *name;
+  sch_iter_kind kind;
+  const ir_expr *dom_min;    /* root iters: declared domain; others: NULL until lowering */
+  const ir_expr *dom_extent;
+  ir_for_kind for_kind;    /* serial, parallel, vectorized, unrolled */
+  int npragma;             /* pragmas on this loop (key, value) */
+  const char **pragma_keys;
+  const ir_expr **pragma_values;
+  int dead;                /* split or fused away: no longer a leaf */
+  sch_stage *stage;
+};
+
+typedef enum sch_rel_kind {
+  SCH_REL_SPLIT, /* parent -> outer, inner */
+  SCH_REL_FUSE   /* outer, inner -> fused */
+} sch_rel_kind;
+
+typedef struct sch_relation {
+  sch_rel_kind kind;
+  sch_iter *parent, *outer, *inner; /* split: parent -> (outer, inner) */
+  sch_iter *fused;                  /* fuse: (outer, inner) -> fused */
+  const ir_expr *factor;            /* split: inner extent, or NULL when nparts is given */
+  const ir_expr *nparts;            /* split: outer extent, or NULL */
+} sch_relation;
+
+typedef enum sch_attach_kind {
+  SCH_ATTACH_ROOT,   /* computed at the top level, over its whole extent */
+  SCH_ATTACH_INLINE, /* substituted into its consumers */
+  SCH_ATTACH_SCOPE   /* computed inside a loop of another stage (compute_at) */
+} sch_attach_kind;
+
+struct sch_stage {
+  te_tensor *tensor;
+  sch_schedule *sched;
+  int nroot;               /* data axes then reduce axes */
+  sch_iter **root;
+  int nleaf;
+  sch_iter **leaf;         /* loop order, outermost first */
+  int nrel;
+  sch_relation *rel;
+  int cap_leaf, cap_rel;
+  sch_attach_kind attach;
+  sch_stage *attach_stage; /* SCOPE: the consumer stage */
+  sch_iter *attach_iter;   /* SCOPE: the loop inside which this stage is computed */
+  int is_output;
+};
+
+struct sch_schedule {
+  tec_ctx *ctx;
+  int nout;
+  te_tensor **outputs;
+  int nstage;
+  sch_stage **stages;      /* producers before consumers */
+};
+
+sch_schedule *sch_create(tec_ctx *ctx, int nout, te_tensor *const *outs);
+/* The stage that computes t (s[t] in TVM), or NULL with an error. */
+sch_stage *sch_stage_of(sch_schedule *s, const te_tensor *t);
+/* Root iter vars: i-th data-parallel axis; i-th reduce axis. NULL with an error if absent. */
+sch_iter *sch_axis(sch_stage *st, int i);
+sch_iter *sch_reduce_axis(sch_stage *st, int i);
+/* A current leaf by name ("i", "i.outer", "i.inner.j.fused" ...), or NULL. */
+sch_iter *sch_leaf_named(sch_stage *st, const char *name);
+
+/* Split iv into outer and inner; inner has `factor` iterations. */
+int sch_split(sch_stage *st, sch_iter *iv, int64_t factor, sch_iter **outer, sch_iter **inner);
+/* Split iv into `nparts` outer iterations. */
+int sch_split_nparts(sch_stage *st, sch_iter *iv, int64_t nparts, sch_iter **outer,
+                     sch_iter **inner);
+/* Fuse two adjacent leaves (outer immediately before inner) into one. */
+int sch_fuse(sch_stage *st, sch_iter *outer, sch_iter *inner, sch_iter **fused);
+/* Put the given leaves in this order, in the positions they occupy now. */
+int sch_reorder(sch_stage *st, int n, sch_iter *const *order);
+/* split x and y, order xo, yo, xi, yi. */
+int sch_tile(sch_stage *st, sch_iter *x, sch_iter *y, int64_t x_factor, int64_t y_factor,
+             sch_iter **xo, sch_iter **yo, sch_iter **xi, sch_iter **yi);
+
+/* Printable description of a stage's leaves ("i.outer, j, i.inner"), in the arena. */
+const char *sch_stage_str(const sch_stage *st);
+
+#endif

@@ -1,0 +1,13 @@
+/* tec.h — the umbrella header: tensor expressions, schedules, lowering, codegen, runtime. */
+#ifndef TEC_TEC_H
+#define TEC_TEC_H
+
+#include "tec/dtype.h"
+#include "tec/ir.h"
+#include "tec/te.h"
+#include "tec/schedule.h"
+#include "tec/lower.h"
+#include "tec/build.h"
+#include "tec/runtime.h"
+
+#endif
