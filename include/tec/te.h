@@ -85,6 +85,7 @@ typedef struct te_compute_decl {
   te_body_fn body;                /* value of one element */
   void *user;                     /* passed to body */
   const char *tag;                /* optional */
+  const char *const *axis_names;  /* optional: ndim names for printing (default i, j, k, l, ...) */
 } te_compute_decl;
 te_tensor *te_compute(tec_ctx *ctx, const te_compute_decl *decl);
 
