@@ -1,0 +1,13 @@
+/* internal.h — helpers shared by the schedule primitives (not public). */
+#ifndef TEC_SCHEDULE_INTERNAL_H
+#define TEC_SCHEDULE_INTERNAL_H
+
+#include "tec/schedule.h"
+
+sch_iter *sch_iter_new(sch_stage *st, const char *name, sch_iter_kind kind);
+int sch_leaf_index(const sch_stage *st, const sch_iter *it);
+int sch_check_leaf(const char *who, sch_stage *st, sch_iter *it);
+int sch_add_relation(sch_stage *st, sch_relation r);
+int sch_replace_leaf(sch_stage *st, int pos, int n, sch_iter *const *its);
+
+#endif

@@ -1,0 +1,34 @@
+/* reorder.c — put some leaves in a new order, in the positions they hold now.
+ *
+ *   loops i, j, k; reorder(k, i)  ->  k, j, i
+ */
+#include "tec/schedule.h"
+#include "schedule/internal.h"
+
+int sch_reorder(sch_stage *st, int n, sch_iter *const *order) {
+  if (!st) return -1;
+  tec_ctx *ctx = st->sched->ctx;
+  if (n < 1 || !order)
+    return tec_ctx_set_error(ctx, "reorder: stage '%s': give at least one axis", st->tensor->name);
+  int pos[64];
+  if (n > 64 || n > st->nleaf)
+    return tec_ctx_set_error(ctx, "reorder: stage '%s' has %d loops, %d axes given",
+                             st->tensor->name, st->nleaf, n);
+  for (int i = 0; i < n; i++) {
+    if (sch_check_leaf("reorder", st, order[i])) return -1;
+    for (int j = 0; j < i; j++)
+      if (order[j] == order[i])
+        return tec_ctx_set_error(ctx, "reorder: axis '%s' of stage '%s' is listed twice; list "
+                                      "each loop once", order[i]->name, st->tensor->name);
+    pos[i] = sch_leaf_index(st, order[i]);
+  }
+  /* the positions, sorted, receive the axes in the given order */
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0 && pos[j - 1] > pos[j]; j--) {
+      int t = pos[j];
+      pos[j] = pos[j - 1];
+      pos[j - 1] = t;
+    }
+  for (int i = 0; i < n; i++) st->leaf[pos[i]] = order[i];
+  return 0;
+}

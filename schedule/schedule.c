@@ -1,0 +1,186 @@
+/* schedule.c — creating a schedule (one stage per op reachable from the outputs), looking up
+ * stages and iteration variables, and the helpers every primitive uses to validate its
+ * arguments and record what it did. */
+#include <string.h>
+#include "tec/schedule.h"
+#include "ir/internal.h"
+#include "schedule/internal.h"
+
+sch_iter *sch_iter_new(sch_stage *st, const char *name, sch_iter_kind kind) {
+  tec_ctx *ctx = st->sched->ctx;
+  sch_iter *it = tec_ctx_alloc(ctx, sizeof *it);
+  if (!it) return NULL;
+  it->name = tec_ctx_strdup(ctx, name);
+  it->var = ir_var(ctx, name, TEC_INDEX, kind == SCH_ITER_REDUCE ? IR_VAR_REDUCE : IR_VAR_INDEX);
+  it->kind = kind;
+  it->stage = st;
+  return it->var ? it : NULL;
+}
+
+static sch_stage *stage_new(sch_schedule *s, te_tensor *t) {
+  tec_ctx *ctx = s->ctx;
+  sch_stage *st = tec_ctx_alloc(ctx, sizeof *st);
+  if (!st) return NULL;
+  st->tensor = t;
+  st->sched = s;
+  st->attach = SCH_ATTACH_ROOT;
+  if (t->op != TE_COMPUTE) return st;
+  st->nroot = t->ndim + t->nreduce;
+  st->root = tec_ctx_alloc(ctx, sizeof *st->root * (size_t)st->nroot);
+  if (!st->root || tec_grow(ctx, (void **)&st->leaf, &st->cap_leaf, st->nroot, sizeof *st->leaf))
+    return NULL;
+  for (int i = 0; i < st->nroot; i++) {
+    int red = i >= t->ndim;
+    const ir_expr *v = red ? t->reduce_axis[i - t->ndim] : t->axis[i];
+    sch_iter *it = tec_ctx_alloc(ctx, sizeof *it);
+    if (!it) return NULL;
+    it->var = v; /* root iters are the op's own axis variables */
+    it->name = v->name;
+    it->kind = red ? SCH_ITER_REDUCE : SCH_ITER_DATA;
+    it->dom_min = v->dom_min;
+    it->dom_extent = v->dom_extent;
+    it->stage = st;
+    st->root[i] = it;
+    st->leaf[st->nleaf++] = it;
+  }
+  return st;
+}
+
+sch_schedule *sch_create(tec_ctx *ctx, int nout, te_tensor *const *outs) {
+  if (!ctx) return NULL;
+  if (nout < 1 || !outs) {
+    tec_ctx_set_error(ctx, "sch_create: needs at least one output tensor");
+    return NULL;
+  }
+  for (int i = 0; i < nout; i++) {
+    if (!outs[i]) {
+      tec_ctx_set_error(ctx, "sch_create: output %d is NULL", i);
+      return NULL;
+    }
+    if (outs[i]->op != TE_COMPUTE) {
+      tec_ctx_set_error(ctx, "sch_create: output %d ('%s') is a placeholder; outputs must be "
+                             "compute ops", i, outs[i]->name);
+      return NULL;
+    }
+  }
+  sch_schedule *s = tec_ctx_alloc(ctx, sizeof *s);
+  if (!s) return NULL;
+  s->ctx = ctx;
+  s->nout = nout;
+  s->outputs = tec_ctx_alloc(ctx, sizeof *s->outputs * (size_t)nout);
+  if (!s->outputs) return NULL;
+  memcpy(s->outputs, outs, sizeof *s->outputs * (size_t)nout);
+  te_tensor **order;
+  int n = te_topo_order(ctx, nout, outs, &order);
+  if (n < 0) return NULL;
+  s->stages = tec_ctx_alloc(ctx, sizeof *s->stages * (size_t)n);
+  if (!s->stages) return NULL;
+  for (int i = 0; i < n; i++) {
+    sch_stage *st = stage_new(s, order[i]);
+    if (!st) return NULL;
+    for (int j = 0; j < nout; j++) st->is_output |= outs[j] == order[i];
+    s->stages[s->nstage++] = st;
+  }
+  return s;
+}
+
+sch_stage *sch_stage_of(sch_schedule *s, const te_tensor *t) {
+  if (!s || !t) return NULL;
+  for (int i = 0; i < s->nstage; i++)
+    if (s->stages[i]->tensor == t) {
+      if (t->op != TE_COMPUTE) {
+        tec_ctx_set_error(s->ctx, "sch_stage_of: '%s' is a placeholder (an input); it has no "
+                                  "loops to schedule", t->name);
+        return NULL;
+      }
+      return s->stages[i];
+    }
+  tec_ctx_set_error(s->ctx, "sch_stage_of: tensor '%s' is not computed by this schedule (it "
+                            "is not reachable from its outputs)", t->name);
+  return NULL;
+}
+
+sch_iter *sch_axis(sch_stage *st, int i) {
+  if (!st) return NULL;
+  if (i < 0 || i >= st->tensor->ndim) {
+    tec_ctx_set_error(st->sched->ctx, "sch_axis: stage '%s' has %d axes (0 to %d), asked for %d",
+                      st->tensor->name, st->tensor->ndim, st->tensor->ndim - 1, i);
+    return NULL;
+  }
+  return st->root[i];
+}
+
+sch_iter *sch_reduce_axis(sch_stage *st, int i) {
+  if (!st) return NULL;
+  if (i < 0 || i >= st->tensor->nreduce) {
+    tec_ctx_set_error(st->sched->ctx,
+                      "sch_reduce_axis: stage '%s' has %d reduce axes, asked for %d",
+                      st->tensor->name, st->tensor->nreduce, i);
+    return NULL;
+  }
+  return st->root[st->tensor->ndim + i];
+}
+
+sch_iter *sch_leaf_named(sch_stage *st, const char *name) {
+  if (!st || !name) return NULL;
+  for (int i = 0; i < st->nleaf; i++)
+    if (strcmp(st->leaf[i]->name, name) == 0) return st->leaf[i];
+  tec_ctx_set_error(st->sched->ctx, "sch_leaf_named: stage '%s' has no loop '%s' (loops: %s)",
+                    st->tensor->name, name, sch_stage_str(st));
+  return NULL;
+}
+
+const char *sch_stage_str(const sch_stage *st) {
+  tec_ctx *ctx = st->sched->ctx;
+  const char *s = "";
+  for (int i = 0; i < st->nleaf; i++)
+    s = tec_ctx_printf(ctx, "%s%s%s", s, i ? ", " : "", st->leaf[i]->name);
+  return s;
+}
+
+int sch_leaf_index(const sch_stage *st, const sch_iter *it) {
+  for (int i = 0; i < st->nleaf; i++)
+    if (st->leaf[i] == it) return i;
+  return -1;
+}
+
+/* Describes why `it` is not a usable leaf of st, as an error for primitive `who`. */
+int sch_check_leaf(const char *who, sch_stage *st, sch_iter *it) {
+  if (!st) return -1;
+  tec_ctx *ctx = st->sched->ctx;
+  if (!it) {
+    if (!tec_ctx_error(ctx))
+      tec_ctx_set_error(ctx, "%s: the axis given for stage '%s' is NULL", who, st->tensor->name);
+    return -1;
+  }
+  if (it->stage != st)
+    return tec_ctx_set_error(ctx, "%s: axis '%s' does not belong to stage '%s' (it is an axis "
+                                  "of stage '%s'); use an axis of '%s': %s",
+                             who, it->name, st->tensor->name, it->stage->tensor->name,
+                             st->tensor->name, sch_stage_str(st));
+  if (sch_leaf_index(st, it) < 0)
+    return tec_ctx_set_error(ctx, "%s: axis '%s' of stage '%s' was already split or fused "
+                                  "away; the current loops are: %s",
+                             who, it->name, st->tensor->name, sch_stage_str(st));
+  return 0;
+}
+
+int sch_add_relation(sch_stage *st, sch_relation r) {
+  if (tec_grow(st->sched->ctx, (void **)&st->rel, &st->cap_rel, st->nrel + 1, sizeof *st->rel))
+    return -1;
+  st->rel[st->nrel++] = r;
+  return 0;
+}
+
+/* Replaces leaf position pos by n iters (n = 0 removes it). */
+int sch_replace_leaf(sch_stage *st, int pos, int n, sch_iter *const *its) {
+  int nn = st->nleaf - 1 + n;
+  if (tec_grow(st->sched->ctx, (void **)&st->leaf, &st->cap_leaf, nn > 0 ? nn : 1,
+               sizeof *st->leaf))
+    return -1;
+  memmove(st->leaf + pos + n, st->leaf + pos + 1,
+          sizeof *st->leaf * (size_t)(st->nleaf - pos - 1));
+  for (int i = 0; i < n; i++) st->leaf[pos + i] = its[i];
+  st->nleaf = nn;
+  return 0;
+}
