@@ -1,0 +1,182 @@
+/* pipeline.c — tec_lower: the pass pipeline, in order.
+ *
+ *   1. infer_bounds      ranges of every iter var (needs the schedule's relations)
+ *   2. schedule_ops      one loop nest per stage, realize/produce (needs 1)
+ *   3. storage_flatten   n-d tensors -> 1-d buffers (needs every tensor placed: after 2)
+ *   4. simplify          folds the index arithmetic that 2 and 3 build, drops provable guards
+ *
+ * TEC_DUMP_IR=1 prints the program after every pass; TEC_DUMP_IR=<word> after the passes
+ * whose name contains <word>. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tec/lower.h"
+#include "ir/internal.h"
+#include "lower/passes.h"
+#include "lower/arith.h"
+
+static void dump(const char *pass, const ir_stmt *s) {
+  const char *want = getenv("TEC_DUMP_IR");
+  if (!want || !*want || strcmp(want, "0") == 0) return;
+  if (strcmp(want, "1") != 0 && !strstr(pass, want)) return;
+  fprintf(stderr, "// ---- after %s ----\n", pass);
+  ir_print_stmt(stderr, s);
+}
+
+static int is_c_identifier(const char *s) {
+  if (!s || !(isalpha((unsigned char)*s) || *s == '_')) return 0;
+  for (; *s; s++)
+    if (!(isalnum((unsigned char)*s) || *s == '_')) return 0;
+  return 1;
+}
+
+typedef struct size_check {
+  lower_func *f;
+  const ir_expr *unbound;
+} size_check;
+
+static void check_size_var(ir_visitor *v, const ir_expr *e) {
+  size_check *sc = v->user;
+  if (e->kind == IR_VAR && e->v.i == IR_VAR_SIZE && !sc->unbound) {
+    int ok = 0;
+    for (int i = 0; i < sc->f->nsize; i++) ok |= sc->f->size_vars[i] == e;
+    if (!ok) sc->unbound = e;
+  }
+  ir_visit_expr_default(v, e);
+}
+
+static int check_args(sch_schedule *s, const char *name, int nargs, te_tensor *const *args) {
+  tec_ctx *ctx = s->ctx;
+  if (!is_c_identifier(name))
+    return tec_ctx_set_error(ctx, "tec_lower: function name '%s' is not a C identifier (letters, "
+                                  "digits and '_', not starting with a digit)",
+                             name ? name : "(null)");
+  if (nargs < 1 || !args)
+    return tec_ctx_set_error(ctx, "tec_lower '%s': needs the argument tensors (inputs and "
+                                  "outputs)", name);
+  for (int i = 0; i < nargs; i++) {
+    if (!args[i]) return tec_ctx_set_error(ctx, "tec_lower '%s': argument %d is NULL", name, i);
+    for (int j = 0; j < i; j++)
+      if (args[j] == args[i])
+        return tec_ctx_set_error(ctx, "tec_lower '%s': tensor '%s' is passed twice (arguments "
+                                      "%d and %d)", name, args[i]->name, j, i);
+    int known = 0;
+    for (int k = 0; k < s->nstage; k++) known |= s->stages[k]->tensor == args[i];
+    if (!known)
+      return tec_ctx_set_error(ctx, "tec_lower '%s': argument %d ('%s') is not used by the "
+                                    "schedule's outputs", name, i, args[i]->name);
+  }
+  for (int k = 0; k < s->nstage; k++) {
+    te_tensor *t = s->stages[k]->tensor;
+    int found = 0;
+    for (int i = 0; i < nargs; i++) found |= args[i] == t;
+    if (!found && (t->op == TE_PLACEHOLDER || s->stages[k]->is_output))
+      return tec_ctx_set_error(ctx, "tec_lower '%s': %s '%s' must be one of the arguments",
+                               name, t->op == TE_PLACEHOLDER ? "input" : "output", t->name);
+  }
+  return 0;
+}
+
+lower_func *tec_lower(sch_schedule *s, const char *name, int nargs, te_tensor *const *args) {
+  if (!s) return NULL;
+  tec_ctx *ctx = s->ctx;
+  if (check_args(s, name, nargs, args)) return NULL;
+  lower_func *f = tec_ctx_alloc(ctx, sizeof *f);
+  if (!f) return NULL;
+  f->ctx = ctx;
+  f->name = tec_ctx_strdup(ctx, name);
+  f->nargs = nargs;
+  f->args = tec_ctx_alloc(ctx, sizeof *f->args * (size_t)nargs);
+  f->arg_bufs = tec_ctx_alloc(ctx, sizeof *f->arg_bufs * (size_t)nargs);
+  int cap = 0;
+  if (!f->args || !f->arg_bufs) return NULL;
+  for (int i = 0; i < nargs; i++) {
+    f->args[i] = args[i];
+    f->arg_bufs[i] = ir_var(ctx, args[i]->name, TEC_HANDLET, IR_VAR_BUFFER);
+    for (int d = 0; d < args[i]->ndim; d++) {
+      const ir_expr *e = args[i]->shape[d];
+      if (e->kind != IR_VAR || e->v.i != IR_VAR_SIZE) continue;
+      int seen = 0;
+      for (int k = 0; k < f->nsize; k++) seen |= f->size_vars[k] == e;
+      if (seen) continue;
+      if (tec_grow(ctx, (void **)&f->size_vars, &cap, f->nsize + 1, sizeof *f->size_vars))
+        return NULL;
+      f->size_vars[f->nsize++] = e;
+    }
+  }
+
+  lower_bounds b = {0, 0, NULL};
+  if (lower_infer_bounds(s, &b)) return NULL;
+  const ir_stmt *body = lower_schedule_ops(s, &b, nargs, args);
+  if (!body) return NULL;
+  dump("schedule_ops", body);
+  body = lower_storage_flatten(body, f);
+  if (!body) return NULL;
+  dump("storage_flatten", body);
+
+  size_check sc = {f, NULL};
+  ir_visitor v;
+  ir_visitor_init(&v, &sc);
+  v.expr[IR_VAR] = check_size_var;
+  ir_visit_stmt(&v, body);
+  if (sc.unbound) {
+    tec_ctx_set_error(ctx, "tec_lower '%s': size variable '%s' is not the extent of any "
+                           "argument's dimension, so a call cannot bind it; make it the shape "
+                           "of an input or output", name, sc.unbound->name);
+    return NULL;
+  }
+
+  body = lower_simplify(body);
+  if (!body) {
+    if (!tec_ctx_error(ctx)) tec_ctx_set_error(ctx, "tec_lower '%s': the program is empty", name);
+    return NULL;
+  }
+  dump("simplify", body);
+  f->body = body;
+  return f;
+}
+
+void tec_lower_print(FILE *out, const lower_func *f) {
+  char tb[32];
+  fprintf(out, "func %s(", f->name);
+  for (int i = 0; i < f->nargs; i++) {
+    const te_tensor *t = f->args[i];
+    fprintf(out, "%s%s: %s[", i ? ", " : "", t->name, tec_dtype_str(t->type, tb, 32));
+    for (int d = 0; d < t->ndim; d++) {
+      if (d) fputs(", ", out);
+      ir_print_expr(out, t->shape[d]);
+    }
+    fputc(']', out);
+  }
+  fputs(") {\n", out);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&buf, &len);
+  if (m) {
+    ir_print_stmt(m, f->body);
+    fclose(m);
+    for (char *line = buf, *nl; line && *line; line = nl + 1) {
+      nl = strchr(line, '\n');
+      if (!nl) {
+        fprintf(out, "  %s\n", line);
+        break;
+      }
+      fprintf(out, "  %.*s\n", (int)(nl - line), line);
+    }
+    free(buf);
+  }
+  fputs("}\n", out);
+}
+
+const char *tec_lower_str(const lower_func *f) {
+  if (!f) return "";
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&buf, &len);
+  if (!m) return "";
+  tec_lower_print(m, f);
+  fclose(m);
+  const char *s = tec_ctx_strdup(f->ctx, buf ? buf : "");
+  free(buf);
+  return s;
+}

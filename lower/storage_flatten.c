@@ -1,0 +1,104 @@
+/* storage_flatten.c — multi-dimensional tensors to 1-d buffers.
+ *
+ *   realize T([0, 4], [0, n]) { T[i, j] = A[i, j] }
+ *     ->  allocate T[float32 * (4*n)] { T[(i*n + j)] = A[(i*n + j)] }
+ * Strides are compact row-major, from the tensor's shape (a realize region's extents, for an
+ * intermediate, with its mins subtracted). Arguments keep the buffer variables of the
+ * lowered function; intermediates get a fresh handle variable named after the tensor. */
+#include "tec/lower.h"
+#include "ir/internal.h"
+#include "lower/passes.h"
+
+typedef struct buf_entry {
+  const te_tensor *t;
+  const ir_expr *var;
+  const ir_expr *const *min;    /* ndim region mins (NULL: zeros) */
+  const ir_expr *const *extent; /* ndim extents */
+} buf_entry;
+
+typedef struct flat {
+  tec_ctx *ctx;
+  int n, cap;
+  buf_entry *bufs;
+  int error;
+} flat;
+
+static const buf_entry *find(flat *fl, const te_tensor *t) {
+  for (int i = fl->n - 1; i >= 0; i--)
+    if (fl->bufs[i].t == t) return &fl->bufs[i];
+  return NULL;
+}
+
+static int add(flat *fl, buf_entry e) {
+  if (tec_grow(fl->ctx, (void **)&fl->bufs, &fl->cap, fl->n + 1, sizeof *fl->bufs)) return -1;
+  fl->bufs[fl->n++] = e;
+  return 0;
+}
+
+static const ir_expr *linear_index(const buf_entry *b, int n, const ir_expr *const *idx) {
+  const ir_expr *lin = NULL;
+  for (int i = 0; i < n; i++) {
+    const ir_expr *x = b->min ? ir_sub(idx[i], b->min[i]) : idx[i];
+    lin = lin ? ir_add(ir_mul(lin, b->extent[i]), x) : x;
+  }
+  return lin;
+}
+
+static const ir_expr *flat_read(ir_mutator *m, const ir_expr *e) {
+  flat *fl = m->user;
+  e = ir_mutate_expr_default(m, e);
+  if (!e || e->kind != IR_READ) return e;
+  const buf_entry *b = find(fl, e->tensor);
+  if (!b) {
+    tec_ctx_set_error(fl->ctx, "lower: tensor '%s' is read but is neither an argument nor "
+                               "computed in the function; pass it in args", e->tensor->name);
+    fl->error = 1;
+    return e;
+  }
+  return ir_load(e->type, b->var, linear_index(b, e->nargs, e->args), NULL);
+}
+
+static const ir_stmt *flat_provide(ir_mutator *m, const ir_stmt *s) {
+  flat *fl = m->user;
+  s = ir_mutate_stmt_default(m, s);
+  if (!s) return s;
+  const buf_entry *b = find(fl, s->tensor);
+  if (!b) {
+    TEC_INTERNAL(fl->ctx, "provide without a buffer");
+    fl->error = 1;
+    return s;
+  }
+  return ir_store(b->var, linear_index(b, s->n, s->args), s->a, NULL);
+}
+
+static const ir_stmt *flat_realize(ir_mutator *m, const ir_stmt *s) {
+  flat *fl = m->user;
+  const te_tensor *t = s->tensor;
+  const ir_expr **mins = tec_ctx_alloc(fl->ctx, sizeof *mins * (size_t)s->n);
+  const ir_expr **exts = tec_ctx_alloc(fl->ctx, sizeof *exts * (size_t)s->n);
+  if (!mins || !exts) return NULL;
+  const ir_expr *size = NULL;
+  for (int i = 0; i < s->n; i++) {
+    mins[i] = s->args[2 * i];
+    exts[i] = s->args[2 * i + 1];
+    size = size ? ir_mul(size, exts[i]) : exts[i];
+  }
+  const ir_expr *var = ir_var(fl->ctx, t->name, TEC_HANDLET, IR_VAR_BUFFER);
+  if (add(fl, (buf_entry){t, var, mins, exts})) return NULL;
+  const ir_stmt *body = ir_mutate_stmt(m, s->body);
+  fl->n--;
+  return ir_allocate(var, t->type, size, body);
+}
+
+const ir_stmt *lower_storage_flatten(const ir_stmt *body, lower_func *f) {
+  flat fl = {f->ctx, 0, 0, NULL, 0};
+  for (int i = 0; i < f->nargs; i++)
+    if (add(&fl, (buf_entry){f->args[i], f->arg_bufs[i], NULL, f->args[i]->shape})) return NULL;
+  ir_mutator m;
+  ir_mutator_init(&m, f->ctx, &fl);
+  m.expr[IR_READ] = flat_read;
+  m.stmt[IR_S_PROVIDE] = flat_provide;
+  m.stmt[IR_S_REALIZE] = flat_realize;
+  const ir_stmt *out = ir_mutate_stmt(&m, body);
+  return fl.error ? NULL : out;
+}
