@@ -1,0 +1,57 @@
+/* testutil.c — see testutil.h. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "testutil.h"
+
+static unsigned next_rand(unsigned *s) {
+  *s = *s * 1664525u + 1013904223u;
+  return *s >> 8;
+}
+
+DLTensor tu_zeros(tec_dtype t, int ndim, const int64_t *shape) {
+  DLTensor d;
+  ck_assert_int_eq(tec_dl_alloc(&d, t, ndim, shape), 0);
+  memset(d.data, 0, (size_t)(tec_dl_numel(&d) * tec_dtype_bytes(t)));
+  return d;
+}
+
+DLTensor tu_rand_f32(int ndim, const int64_t *shape, unsigned seed) {
+  DLTensor d = tu_zeros(TEC_F32, ndim, shape);
+  float *p = d.data;
+  unsigned s = seed * 2654435761u + 1;
+  for (int64_t i = 0; i < tec_dl_numel(&d); i++)
+    p[i] = (float)(next_rand(&s) % 20000) / 10000.0f - 1.0f;
+  return d;
+}
+
+float *tu_f32(const DLTensor *t) { return (float *)t->data; }
+
+double tu_max_err(const float *a, const float *b, int64_t n) {
+  double m = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double e = fabs((double)a[i] - (double)b[i]) / (1.0 + fabs((double)b[i]));
+    if (!(e <= m)) m = e; /* NaN propagates as a failure */
+  }
+  return m;
+}
+
+tec_packed_fn tu_build(tec_ctx *ctx, sch_schedule *s, const char *name, int nargs,
+                       te_tensor *const *args) {
+  ck_assert_msg(s != NULL, "schedule: %s", tec_ctx_error(ctx));
+  lower_func *f = tec_lower(s, name, nargs, args);
+  ck_assert_msg(f != NULL, "lower: %s", tec_ctx_error(ctx));
+  tec_module *m = tec_build(ctx, 1, &f, NULL);
+  ck_assert_msg(m != NULL, "build: %s", tec_ctx_error(ctx));
+  tec_packed_fn fn = tec_module_get(m, name);
+  ck_assert_msg(fn != NULL, "get: %s", tec_ctx_error(ctx));
+  return fn;
+}
+
+int tu_run(Suite *s) {
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

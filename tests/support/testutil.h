@@ -1,0 +1,26 @@
+/* testutil.h — helpers shared by the Check suites: tensors with random data, comparison
+ * against references, and building + running a lowered function in one call. */
+#ifndef TEC_TESTUTIL_H
+#define TEC_TESTUTIL_H
+
+#include <check.h>
+#include "tec/tec.h"
+
+/* A fresh 64-byte aligned float32 tensor filled with values in [-1, 1) from seed. */
+DLTensor tu_rand_f32(int ndim, const int64_t *shape, unsigned seed);
+DLTensor tu_zeros(tec_dtype t, int ndim, const int64_t *shape);
+float *tu_f32(const DLTensor *t);
+/* Largest |a - b| / (1 + |b|) over n floats. */
+double tu_max_err(const float *a, const float *b, int64_t n);
+/* Lowers s (args as given), JIT-builds for the host and returns the entry; fails the test
+ * with the ctx's error otherwise. */
+tec_packed_fn tu_build(tec_ctx *ctx, sch_schedule *s, const char *name, int nargs,
+                       te_tensor *const *args);
+/* Asserts that str contains sub, printing both otherwise. */
+#define tu_assert_contains(str, sub)                                                    \
+  ck_assert_msg((str) && strstr((str), (sub)), "expected to find\n  %s\nin\n  %s", (sub), \
+                (str) ? (str) : "(null)")
+/* Runs a suite and returns the exit status for main. */
+int tu_run(Suite *s);
+
+#endif
