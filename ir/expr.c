@@ -68,7 +68,9 @@ static int is_imm(const ir_expr *e) { return e->kind == IR_INT_IMM || e->kind ==
 /* Makes a and b agree in type where an immediate allows it. 0 on success. */
 static int unify(const char *who, const ir_expr **a, const ir_expr **b) {
   if (tec_dtype_eq((*a)->type, (*b)->type)) return 0;
-  int a_imm = is_imm(*a), b_imm = is_imm(*b);
+  /* a bool constant is a truth value, not a number: it never converts */
+  int a_imm = is_imm(*a) && (*a)->type.code != TEC_BOOL;
+  int b_imm = is_imm(*b) && (*b)->type.code != TEC_BOOL;
   /* a float immediate may not silently become an integer */
   if (b_imm && !(( *b)->kind == IR_FLOAT_IMM && !tec_dtype_is_float((*a)->type)) &&
       (*a)->type.code != TEC_BOOL && (*a)->type.code != TEC_HANDLE) {
