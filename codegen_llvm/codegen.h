@@ -1,0 +1,124 @@
+/* codegen.h — internal interface of the LLVM backend (codegen_llvm/). Not installed.
+ *
+ * Flow of tec_build / tec_emit:
+ *   cg_target_parse     target string -> triple, cpu, features            (target.c)
+ *   cg_module_build     lower_funcs -> one LLVM module: per function the
+ *                       raw kernel (codegen*.c) and its checked entry     (codegen.c, entry.c)
+ *   cg_optimize         verify, target attributes, default<O3>            (optimize.c)
+ *   then JIT (jit.c) or write a file (emit.c).
+ *
+ * The raw kernel's ABI (build.h):
+ *
+ *   int32_t name_raw(T0 *noalias align 64 a0, ..., Tk *noalias align 64 ak,
+ *                    int64_t size0, ..., int64_t sizem);      returns 0, or -1 (out of memory)
+ *   int32_t name(DLTensor *const *args, int32_t nargs);      checks, then calls name_raw
+ *
+ * Every LLVM object made here is owned by a module, a context or a cg_* struct whose
+ * dispose function says so; errors go to the tec_ctx, never to stderr or abort().
+ */
+#ifndef TEC_CODEGEN_LLVM_CODEGEN_H
+#define TEC_CODEGEN_LLVM_CODEGEN_H
+
+#include <llvm-c/Core.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include "tec/build.h"
+#include "tec/runtime.h"
+#include "tec/te.h"
+
+/* ---- target.c ---- */
+typedef struct cg_target {
+  char *triple;   /* normalized triple (malloc'd) */
+  char *cpu;      /* cpu name, "" for generic (malloc'd) */
+  char *features; /* "+avx2,+fma,..." (malloc'd) */
+  int is_host;    /* triple is the host's: the JIT can run the code */
+  LLVMTargetRef target;
+} cg_target;
+
+/* Initializes every LLVM target once (thread safe). */
+void cg_llvm_init(void);
+/* Parses "llvm [-mtriple=T] [-mcpu=C] [-mattr=F]" (NULL: "llvm", the host). 0, or -1 with an
+ * error in ctx naming the bad part. On success free with cg_target_dispose. */
+int cg_target_parse(tec_ctx *ctx, const char *str, cg_target *out);
+void cg_target_dispose(cg_target *t);
+/* A target machine for t (PIC, O3); NULL with an error in ctx. */
+LLVMTargetMachineRef cg_target_machine(tec_ctx *ctx, const cg_target *t, const char *who);
+
+/* ---- codegen.c (+ codegen_expr.c, codegen_mem.c, codegen_stmt.c, entry.c) ---- */
+/* Builds every function of funcs into a new module in llctx. NULL with an error in ctx. */
+LLVMModuleRef cg_module_build(tec_ctx *ctx, LLVMContextRef llctx, int nfuncs,
+                              lower_func *const *funcs, const cg_target *t,
+                              LLVMTargetMachineRef tm, const char *who);
+
+/* Checks what the caller may pass (NULL list, names that are not C identifiers, duplicate
+ * names). 0 or -1 with an error. Shared by tec_build and tec_emit. */
+int cg_check_funcs(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const char *who);
+
+/* State while generating one function (the raw kernel or its entry). */
+typedef struct cg_binding {
+  const ir_expr *var;  /* by pointer */
+  LLVMValueRef value;  /* its value; buffers: the data pointer */
+  LLVMTypeRef elem;    /* buffers: memory type of one element, else NULL */
+} cg_binding;
+
+typedef struct cg_func {
+  tec_ctx *ctx;
+  const char *who;            /* API entry for messages: "tec_build", "tec_emit" */
+  const lower_func *lf;
+  LLVMContextRef llctx;
+  LLVMModuleRef mod;
+  LLVMBuilderRef b;
+  LLVMValueRef fn;
+  LLVMTypeRef ret_type;       /* i32 */
+  LLVMBasicBlockRef entry;    /* constant-size allocas go here */
+  LLVMTypeRef i1, i8, i16, i32, i64, intptr, ptr8; /* intptr: the target's size_t */
+  cg_binding *binds;          /* a stack: scopes push and pop */
+  int nbind, capbind;
+  LLVMValueRef *heap;         /* live heap ALLOCATEs, innermost last (freed on early exit) */
+  int nheap, capheap;
+  int failed;                 /* an error is in ctx: stop emitting */
+} cg_func;
+
+/* codegen.c: types, scopes, declarations, internal errors */
+LLVMTypeRef cg_type(cg_func *f, tec_dtype t);     /* register type: bool is i1 */
+LLVMTypeRef cg_mem_type(cg_func *f, tec_dtype t); /* memory type of one lane: bool is i8 */
+int cg_bind(cg_func *f, const ir_expr *var, LLVMValueRef v, LLVMTypeRef elem);
+void cg_unbind_to(cg_func *f, int mark);          /* pop bindings above mark (f->nbind) */
+const cg_binding *cg_lookup(cg_func *f, const ir_expr *var);
+/* Declares (or finds) an external function; *ty receives its type. */
+LLVMValueRef cg_declare(cg_func *f, const char *name, LLVMTypeRef ret, LLVMTypeRef *params,
+                        unsigned nparams, LLVMTypeRef *ty);
+/* Records an internal error (a lowering invariant broken) and marks f failed; NULL. */
+LLVMValueRef cg_internal(cg_func *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A pointer to elements of type elem (typed pointers on LLVM 14, ptr on 15+). */
+LLVMTypeRef cg_ptr_to(LLVMTypeRef elem);
+/* s with every '%' doubled, for a tec_rt_check_fail format. Arena string ("?" for NULL). */
+const char *cg_fmt_escape(tec_ctx *ctx, const char *s);
+/* Calls tec_rt_check_fail(msg, a, b), frees live heap buffers and returns -1. */
+void cg_emit_fail_return(cg_func *f, const char *msg, LLVMValueRef a, LLVMValueRef b);
+
+/* codegen_expr.c */
+LLVMValueRef cg_expr(cg_func *f, const ir_expr *e);
+/* v converted from type `from` to `to` (equal lanes, or a scalar widened to a vector). */
+LLVMValueRef cg_cast(cg_func *f, LLVMValueRef v, tec_dtype from, tec_dtype to);
+LLVMValueRef cg_splat(cg_func *f, LLVMValueRef v, int lanes); /* scalar to lanes copies */
+/* codegen_mem.c */
+LLVMValueRef cg_load(cg_func *f, const ir_expr *e);
+int cg_store(cg_func *f, const ir_stmt *s);
+int cg_allocate(cg_func *f, const ir_stmt *s);
+/* codegen_stmt.c */
+int cg_stmt(cg_func *f, const ir_stmt *s);
+/* entry.c: the checked DLTensor entry that calls raw (of type raw_ty). */
+int cg_entry_build(cg_func *f, LLVMValueRef raw, LLVMTypeRef raw_ty);
+
+/* ---- optimize.c ---- */
+/* Verifies the module, sets target-cpu/target-features on every function and runs
+ * default<O3>. 0 or -1 with an error (an invalid module is an internal error). */
+int cg_optimize(tec_ctx *ctx, LLVMModuleRef mod, LLVMTargetMachineRef tm, const cg_target *t,
+                const char *who);
+
+/* ---- emit.c ---- */
+/* The C type of one element of t in a header ("float", "int64_t", "uint8_t" for bool). */
+const char *cg_c_type_name(tec_dtype t);
+
+#endif

@@ -1,0 +1,287 @@
+/* codegen_mem.c — LOAD, STORE and ALLOCATE.
+ *
+ *   load(A, ramp(i*8, 1, 8))        -> one <8 x float> load at &A[i*8], align 32
+ *   load(A, ramp(i, 3, 8))          -> eight scalar loads (a gather), lanes inserted
+ *   store(B, x, j) if p             -> if (p) B[j] = x   (vector predicates: per lane)
+ *   allocate T[64] float32 { ... }  -> alloca [64 x float] align 64 in the entry block
+ *   allocate T[n]  float32 { ... }  -> tec_rt_alloc(n * 4) ... tec_rt_free
+ *
+ * Buffers are TEC_ALIGN-aligned (entry checks, allocas, the runtime allocator), so a vector
+ * access is as aligned as the largest power of two known to divide its first element's byte
+ * offset (cg_align); otherwise one element's alignment. Bool is one byte in memory.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "codegen_llvm/codegen.h"
+
+#define CG_STACK_MAX_BYTES 1024 /* larger or symbolic allocations go to the heap */
+#define CG_KM_CAP ((int64_t)1 << 20)
+
+static int64_t cg_gcd(int64_t a, int64_t b) {
+  while (b) {
+    int64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/* A positive number known to divide e (1 when nothing is known). */
+static int64_t cg_known_multiple(const ir_expr *e) {
+  if (!e) return 1;
+  switch (e->kind) {
+  case IR_INT_IMM: {
+    int64_t v = e->v.i < 0 ? -e->v.i : e->v.i;
+    return v == 0 || v > CG_KM_CAP ? CG_KM_CAP : v;
+  }
+  case IR_ADD:
+  case IR_SUB: return cg_gcd(cg_known_multiple(e->a), cg_known_multiple(e->b));
+  case IR_MUL: {
+    int64_t m = cg_known_multiple(e->a) * cg_known_multiple(e->b);
+    return m > CG_KM_CAP ? CG_KM_CAP : m;
+  }
+  case IR_BROADCAST: return cg_known_multiple(e->a);
+  default: return 1;
+  }
+}
+
+/* Alignment of an access of `lanes` elements of `ebytes` starting at element index idx. */
+static unsigned cg_align(const ir_expr *idx, int ebytes, int lanes) {
+  if (lanes <= 1) return (unsigned)ebytes;
+  int64_t bytes = cg_known_multiple(idx) * ebytes;
+  unsigned a = (unsigned)ebytes;
+  while (a < TEC_ALIGN && bytes % (2 * a) == 0) a *= 2;
+  return a;
+}
+
+static tec_dtype cg_mem_dtype(tec_dtype t) {
+  return t.code == TEC_BOOL ? TEC_DTYPE(TEC_UINT, 8, t.lanes) : t;
+}
+
+/* The buffer's pointer as a pointer to elements of type mt. */
+static LLVMValueRef cg_buffer(cg_func *f, const ir_expr *buf, LLVMTypeRef mt) {
+  if (!buf || buf->kind != IR_VAR) return cg_internal(f, "a load or store names no buffer variable");
+  const cg_binding *bd = cg_lookup(f, buf);
+  if (!bd || !bd->elem)
+    return cg_internal(f, "buffer '%s' is not an argument or an enclosing allocation",
+                       buf->name ? buf->name : "?");
+  return LLVMBuildPointerCast(f->b, bd->value, cg_ptr_to(mt), "");
+}
+
+/* Index value as i64 (lowering uses int64; narrower integers are widened). */
+static LLVMValueRef cg_index(cg_func *f, const ir_expr *idx) {
+  LLVMValueRef v = cg_expr(f, idx);
+  if (!v) return NULL;
+  if (!tec_dtype_is_int(idx->type)) return cg_internal(f, "a buffer index is not an integer");
+  if (idx->type.bits != 64)
+    v = cg_cast(f, v, idx->type, TEC_DTYPE(TEC_INT, 64, idx->type.lanes));
+  return v;
+}
+
+/* Is idx a stride-1 ramp? Then *base is its base. */
+static int cg_dense_ramp(const ir_expr *idx, const ir_expr **base) {
+  int64_t stride;
+  if (idx->kind == IR_RAMP && ir_is_const_int(idx->b, &stride) && stride == 1) {
+    *base = idx->a;
+    return 1;
+  }
+  return 0;
+}
+
+static LLVMValueRef cg_gep(cg_func *f, LLVMTypeRef mt, LLVMValueRef ptr, LLVMValueRef i) {
+  return LLVMBuildInBoundsGEP2(f->b, mt, ptr, &i, 1, "");
+}
+
+static LLVMValueRef cg_lane(cg_func *f, LLVMValueRef v, int lanes, int l) {
+  return lanes > 1 ? LLVMBuildExtractElement(f->b, v, LLVMConstInt(f->i32, (unsigned)l, 0), "")
+                   : v;
+}
+
+/* Element l's index: lane l of a vector index, or base + l for a dense access. */
+static LLVMValueRef cg_lane_index(cg_func *f, LLVMValueRef idx, int idx_lanes, int l) {
+  if (idx_lanes > 1) return cg_lane(f, idx, idx_lanes, l);
+  return l ? LLVMBuildAdd(f->b, idx, LLVMConstInt(f->i64, (unsigned)l, 0), "") : idx;
+}
+
+/* A predicate that is a constant true (all lanes) needs no branches. */
+static int cg_pred_always(const ir_expr *p) {
+  int64_t v;
+  return !p || (ir_is_const_int(p, &v) && v != 0);
+}
+
+/* Lane by lane, under the predicate when there is one (gathers, masked loads). */
+static LLVMValueRef cg_load_lanes(cg_func *f, const ir_expr *e, LLVMValueRef ptr, LLVMTypeRef mt,
+                                  LLVMValueRef idx, int idx_lanes, LLVMValueRef pred) {
+  int n = e->type.lanes;
+  unsigned ealign = (unsigned)tec_dtype_bytes(e->type);
+  LLVMValueRef out = n > 1 ? LLVMGetUndef(LLVMVectorType(mt, (unsigned)n)) : NULL;
+  int pl = e->c ? e->c->type.lanes : 1;
+  for (int l = 0; l < n; l++) {
+    LLVMValueRef il = cg_lane_index(f, idx, idx_lanes, l), v;
+    if (pred) {
+      LLVMBasicBlockRef cur = LLVMGetInsertBlock(f->b);
+      LLVMBasicBlockRef ld = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "pload");
+      LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "pjoin");
+      LLVMBuildCondBr(f->b, cg_lane(f, pred, pl, l), ld, join);
+      LLVMPositionBuilderAtEnd(f->b, ld);
+      LLVMValueRef x = LLVMBuildLoad2(f->b, mt, cg_gep(f, mt, ptr, il), "");
+      LLVMSetAlignment(x, ealign);
+      LLVMBuildBr(f->b, join);
+      LLVMPositionBuilderAtEnd(f->b, join);
+      v = LLVMBuildPhi(f->b, mt, "");
+      LLVMValueRef vals[2] = {x, LLVMConstNull(mt)};
+      LLVMBasicBlockRef from[2] = {ld, cur};
+      LLVMAddIncoming(v, vals, from, 2);
+    } else {
+      v = LLVMBuildLoad2(f->b, mt, cg_gep(f, mt, ptr, il), "");
+      LLVMSetAlignment(v, ealign);
+    }
+    if (n == 1) return v;
+    out = LLVMBuildInsertElement(f->b, out, v, LLVMConstInt(f->i32, (unsigned)l, 0), "");
+  }
+  return out;
+}
+
+LLVMValueRef cg_load(cg_func *f, const ir_expr *e) {
+  tec_dtype t = e->type, md = cg_mem_dtype(t);
+  LLVMTypeRef mt = cg_mem_type(f, tec_dtype_scalar(t));
+  if (!mt || !e->b) return cg_internal(f, "malformed load");
+  LLVMValueRef ptr = cg_buffer(f, e->a, mt);
+  if (!ptr) return NULL;
+  const ir_expr *base = NULL;
+  int dense = t.lanes > 1 && (e->b->type.lanes == 1 || cg_dense_ramp(e->b, &base));
+  if (dense && !base) base = e->b;
+  LLVMValueRef pred = NULL, v;
+  if (!cg_pred_always(e->c) && !(pred = cg_expr(f, e->c))) return NULL;
+  if (dense && !pred) {
+    LLVMValueRef bi = cg_index(f, base);
+    if (!bi) return NULL;
+    LLVMTypeRef vt = LLVMVectorType(mt, t.lanes);
+    LLVMValueRef p = LLVMBuildPointerCast(f->b, cg_gep(f, mt, ptr, bi), cg_ptr_to(vt), "");
+    v = LLVMBuildLoad2(f->b, vt, p, "");
+    LLVMSetAlignment(v, cg_align(base, tec_dtype_bytes(t), t.lanes));
+  } else {
+    const ir_expr *ie = dense ? base : e->b;
+    LLVMValueRef idx = cg_index(f, ie);
+    if (!idx) return NULL;
+    if (ie->type.lanes != 1 && ie->type.lanes != t.lanes)
+      return cg_internal(f, "a load of %d lanes has an index of %d lanes", t.lanes,
+                         ie->type.lanes);
+    v = cg_load_lanes(f, e, ptr, mt, idx, ie->type.lanes, pred);
+  }
+  return cg_cast(f, v, md, t);
+}
+
+int cg_store(cg_func *f, const ir_stmt *s) {
+  const ir_expr *val = s->b, *ie = s->a;
+  if (!val || !ie) return cg_internal(f, "malformed store"), -1;
+  tec_dtype t = val->type, md = cg_mem_dtype(t);
+  LLVMTypeRef mt = cg_mem_type(f, tec_dtype_scalar(t));
+  if (!mt) return cg_internal(f, "store of unknown type"), -1;
+  LLVMValueRef ptr = cg_buffer(f, s->var, mt);
+  LLVMValueRef v = cg_expr(f, val);
+  if (!ptr || !v) return -1;
+  v = cg_cast(f, v, t, md);
+  const ir_expr *base = NULL;
+  int dense = t.lanes > 1 && (ie->type.lanes == 1 || cg_dense_ramp(ie, &base));
+  if (dense && !base) base = ie;
+  LLVMValueRef pred = NULL;
+  if (!cg_pred_always(s->c) && !(pred = cg_expr(f, s->c))) return -1;
+  if (dense && !pred) {
+    LLVMValueRef bi = cg_index(f, base);
+    if (!bi) return -1;
+    LLVMTypeRef vt = LLVMVectorType(mt, t.lanes);
+    LLVMValueRef p = LLVMBuildPointerCast(f->b, cg_gep(f, mt, ptr, bi), cg_ptr_to(vt), "");
+    LLVMValueRef st = LLVMBuildStore(f->b, v, p);
+    LLVMSetAlignment(st, cg_align(base, tec_dtype_bytes(t), t.lanes));
+    return 0;
+  }
+  if (dense) ie = base;
+  LLVMValueRef idx = cg_index(f, ie);
+  if (!idx) return -1;
+  int il = ie->type.lanes, pl = s->c ? s->c->type.lanes : 1;
+  if (il != 1 && il != t.lanes)
+    return cg_internal(f, "a store of %d lanes has an index of %d lanes", t.lanes, il), -1;
+  for (int l = 0; l < t.lanes; l++) { /* scatter, or a predicated store, lane by lane */
+    LLVMBasicBlockRef join = NULL;
+    if (pred) {
+      LLVMBasicBlockRef st = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "pstore");
+      join = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "pjoin");
+      LLVMBuildCondBr(f->b, cg_lane(f, pred, pl, l), st, join);
+      LLVMPositionBuilderAtEnd(f->b, st);
+    }
+    LLVMValueRef x = cg_lane(f, v, t.lanes, l);
+    LLVMValueRef sp = cg_gep(f, mt, ptr, cg_lane_index(f, idx, il, l));
+    LLVMSetAlignment(LLVMBuildStore(f->b, x, sp), (unsigned)tec_dtype_bytes(t));
+    if (join) {
+      LLVMBuildBr(f->b, join);
+      LLVMPositionBuilderAtEnd(f->b, join);
+    }
+  }
+  return 0;
+}
+
+static int cg_push_heap(cg_func *f, LLVMValueRef p) {
+  if (f->nheap == f->capheap) {
+    int cap = f->capheap ? 2 * f->capheap : 8;
+    LLVMValueRef *nh = realloc(f->heap, (size_t)cap * sizeof *nh);
+    if (!nh) return cg_internal(f, "out of memory"), -1;
+    f->heap = nh;
+    f->capheap = cap;
+  }
+  f->heap[f->nheap++] = p;
+  return 0;
+}
+
+int cg_allocate(cg_func *f, const ir_stmt *s) {
+  tec_dtype st = tec_dtype_scalar(s->type);
+  LLVMTypeRef mt = cg_mem_type(f, st);
+  const char *name = s->var && s->var->name ? s->var->name : "buf";
+  if (!mt || st.code == TEC_HANDLE || !s->a)
+    return cg_internal(f, "allocation '%s' has no element type or size", name), -1;
+  int64_t lanes = s->type.lanes ? s->type.lanes : 1, count, ebytes = tec_dtype_bytes(st);
+  LLVMValueRef mem;
+  int heap = 0;
+  if (ir_is_const_int(s->a, &count) && count >= 0 && count <= CG_STACK_MAX_BYTES / ebytes / lanes) {
+    LLVMBasicBlockRef cur = LLVMGetInsertBlock(f->b);
+    LLVMPositionBuilderAtEnd(f->b, f->entry); /* once per function, not per iteration */
+    mem = LLVMBuildArrayAlloca(f->b, mt, LLVMConstInt(f->i64, (unsigned long long)(count * lanes), 0),
+                               name);
+    LLVMSetAlignment(mem, TEC_ALIGN);
+    LLVMPositionBuilderAtEnd(f->b, cur);
+  } else {
+    LLVMValueRef n = cg_index(f, s->a);
+    if (!n) return -1;
+    LLVMValueRef bytes = LLVMBuildMul(f->b, n, LLVMConstInt(f->i64, (unsigned long long)(ebytes * lanes), 0),
+                                      "bytes");
+    LLVMValueRef sz = LLVMBuildIntCast2(f->b, bytes, f->intptr, 0, "");
+    LLVMTypeRef aty, fty, ap[1] = {f->intptr};
+    LLVMValueRef alloc_fn = cg_declare(f, "tec_rt_alloc", f->ptr8, ap, 1, &aty);
+    mem = LLVMBuildCall2(f->b, aty, alloc_fn, &sz, 1, name);
+    LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "alloc_ok");
+    LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "alloc_fail");
+    LLVMBuildCondBr(f->b, LLVMBuildIsNull(f->b, mem, ""), bad, ok);
+    LLVMPositionBuilderAtEnd(f->b, bad);
+    const char *msg = tec_ctx_printf(f->ctx, "%s: out of memory allocating %%lld bytes for '%s'",
+                                     f->lf->name, cg_fmt_escape(f->ctx, name));
+    if (!msg) return cg_internal(f, "out of memory"), -1;
+    cg_emit_fail_return(f, msg, bytes, NULL);
+    LLVMPositionBuilderAtEnd(f->b, ok);
+    if (cg_push_heap(f, mem) != 0) return -1;
+    heap = 1;
+    (void)fty;
+  }
+  int mark = f->nbind;
+  if (cg_bind(f, s->var, mem, mt) != 0) return -1;
+  int rc = cg_stmt(f, s->body);
+  cg_unbind_to(f, mark);
+  if (heap) {
+    f->nheap--;
+    if (rc == 0) {
+      LLVMTypeRef fty, fp[1] = {f->ptr8};
+      LLVMValueRef rfree = cg_declare(f, "tec_rt_free", LLVMVoidTypeInContext(f->llctx), fp, 1, &fty);
+      LLVMBuildCall2(f->b, fty, rfree, &mem, 1, "");
+    }
+  }
+  return rc;
+}

@@ -1,0 +1,135 @@
+/* codegen_stmt.c — statements to control flow.
+ *
+ *   for (i, m, n) body   ->   head: i = phi [m, pre], [i+1, latch]
+ *                                   br (i < m+n), body, end
+ * Loop kinds: serial loops are emitted as above; a leftover unrolled loop with a constant
+ * extent is emitted extent times with i bound to each constant; vectorized loops (which the
+ * vectorize pass should have turned into ramps) and parallel loops are serial for now.
+ * PARALLEL goes through cg_for_parallel so outlining the body into a function handed to a
+ * runtime parallel_for only has to replace that one function.
+ * ATTR and PRODUCE only annotate: their bodies are emitted as they are.
+ */
+#include "codegen_llvm/codegen.h"
+
+#define CG_UNROLL_MAX 1024 /* a longer "unrolled" loop stays a loop */
+
+static int cg_for_serial(cg_func *f, const ir_stmt *s) {
+  tec_dtype vt = s->var->type;
+  LLVMValueRef lo = cg_expr(f, s->a), ext = cg_expr(f, s->b);
+  if (!lo || !ext) return -1;
+  if (!tec_dtype_is_int(vt) || vt.lanes != 1)
+    return cg_internal(f, "loop variable '%s' is not a scalar integer", s->var->name), -1;
+  lo = cg_cast(f, lo, s->a->type, vt);
+  ext = cg_cast(f, ext, s->b->type, vt);
+  LLVMValueRef end = LLVMBuildNSWAdd(f->b, lo, ext, "end");
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(f->b);
+  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "for.head");
+  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "for.body");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "for.end");
+  LLVMBuildBr(f->b, head);
+  LLVMPositionBuilderAtEnd(f->b, head);
+  LLVMValueRef i = LLVMBuildPhi(f->b, LLVMTypeOf(lo), s->var->name ? s->var->name : "i");
+  LLVMBuildCondBr(f->b, LLVMBuildICmp(f->b, LLVMIntSLT, i, end, ""), body, done);
+  LLVMPositionBuilderAtEnd(f->b, body);
+  int mark = f->nbind;
+  if (cg_bind(f, s->var, i, NULL) != 0) return -1;
+  int rc = cg_stmt(f, s->body);
+  cg_unbind_to(f, mark);
+  if (rc != 0) return -1;
+  LLVMValueRef next = LLVMBuildNSWAdd(f->b, i, LLVMConstInt(LLVMTypeOf(i), 1, 0), "next");
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(f->b);
+  LLVMBuildBr(f->b, head);
+  LLVMValueRef vals[2] = {lo, next};
+  LLVMBasicBlockRef from[2] = {pre, latch};
+  LLVMAddIncoming(i, vals, from, 2);
+  LLVMPositionBuilderAtEnd(f->b, done);
+  return 0;
+}
+
+static int cg_for_unrolled(cg_func *f, const ir_stmt *s) {
+  int64_t lo, ext;
+  if (!ir_is_const_int(s->a, &lo) || !ir_is_const_int(s->b, &ext) || ext > CG_UNROLL_MAX)
+    return cg_for_serial(f, s);
+  LLVMTypeRef t = cg_type(f, s->var->type);
+  if (!t || !tec_dtype_is_int(s->var->type))
+    return cg_internal(f, "loop variable '%s' is not an integer", s->var->name), -1;
+  for (int64_t k = 0; k < ext; k++) {
+    int mark = f->nbind;
+    if (cg_bind(f, s->var, LLVMConstInt(t, (unsigned long long)(lo + k), 1), NULL) != 0) return -1;
+    int rc = cg_stmt(f, s->body);
+    cg_unbind_to(f, mark);
+    if (rc != 0) return -1;
+  }
+  return 0;
+}
+
+/* Serial until the runtime has a thread pool (see the file comment). */
+static int cg_for_parallel(cg_func *f, const ir_stmt *s) { return cg_for_serial(f, s); }
+
+static int cg_for(cg_func *f, const ir_stmt *s) {
+  if (!s->var || s->var->kind != IR_VAR || !s->a || !s->b)
+    return cg_internal(f, "malformed for loop"), -1;
+  switch (s->for_kind) {
+  case IR_FOR_PARALLEL: return cg_for_parallel(f, s);
+  case IR_FOR_UNROLLED: return cg_for_unrolled(f, s);
+  case IR_FOR_VECTORIZED:
+  case IR_FOR_SERIAL:
+  default: return cg_for_serial(f, s);
+  }
+}
+
+static int cg_if(cg_func *f, const ir_stmt *s) {
+  LLVMValueRef c = cg_expr(f, s->a);
+  if (!c) return -1;
+  if (s->a->type.lanes != 1) return cg_internal(f, "an if condition is a vector"), -1;
+  if (s->a->type.code != TEC_BOOL) c = cg_cast(f, c, s->a->type, TEC_BOOLT);
+  LLVMBasicBlockRef then_b = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "then");
+  LLVMBasicBlockRef else_b =
+      s->else_body ? LLVMAppendBasicBlockInContext(f->llctx, f->fn, "else") : NULL;
+  LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "endif");
+  LLVMBuildCondBr(f->b, c, then_b, else_b ? else_b : join);
+  LLVMPositionBuilderAtEnd(f->b, then_b);
+  if (cg_stmt(f, s->body) != 0) return -1;
+  LLVMBuildBr(f->b, join);
+  if (else_b) {
+    LLVMPositionBuilderAtEnd(f->b, else_b);
+    if (cg_stmt(f, s->else_body) != 0) return -1;
+    LLVMBuildBr(f->b, join);
+  }
+  LLVMPositionBuilderAtEnd(f->b, join);
+  return 0;
+}
+
+int cg_stmt(cg_func *f, const ir_stmt *s) {
+  if (f->failed) return -1;
+  if (!s) return 0; /* an empty body */
+  switch (s->kind) {
+  case IR_S_FOR: return cg_for(f, s);
+  case IR_S_STORE: return cg_store(f, s);
+  case IR_S_ALLOCATE: return cg_allocate(f, s);
+  case IR_S_SEQ:
+    for (int i = 0; i < s->n; i++)
+      if (cg_stmt(f, s->seq[i]) != 0) return -1;
+    return 0;
+  case IR_S_IF: return cg_if(f, s);
+  case IR_S_LET_STMT: {
+    LLVMValueRef v = cg_expr(f, s->a);
+    if (!v) return -1;
+    int mark = f->nbind;
+    if (cg_bind(f, s->var, v, NULL) != 0) return -1;
+    int rc = cg_stmt(f, s->body);
+    cg_unbind_to(f, mark);
+    return rc;
+  }
+  case IR_S_ATTR:
+  case IR_S_PRODUCE: return cg_stmt(f, s->body);
+  case IR_S_EVALUATE: return s->a && !cg_expr(f, s->a) ? -1 : 0;
+  case IR_S_PROVIDE:
+  case IR_S_REALIZE:
+    return cg_internal(f, "a %s of tensor '%s' reached codegen (storage flattening should have "
+                       "removed it)", ir_stmt_kind_name(s->kind),
+                       s->tensor && s->tensor->name ? s->tensor->name : "?"), -1;
+  default: break;
+  }
+  return cg_internal(f, "unknown statement kind %d", (int)s->kind), -1;
+}

@@ -1,0 +1,297 @@
+/* jit.c — tec_build: compile lowered functions in-process with ORC LLJIT.
+ *
+ *   cg_target_parse -> cg_module_build -> cg_optimize -> LLJIT (JITTargetMachineBuilder made
+ *   from our host TargetMachine, so the JIT sees the real CPU features) -> look up every
+ *   function once, so link errors surface here rather than at the first call.
+ *
+ * Generated code calls the runtime (tec_rt_*) and libm. Those are defined in the JIT as
+ * absolute symbols taken from this process (no -rdynamic needed, even when tec is linked
+ * statically), and a process-symbol generator resolves anything else (memset, ...).
+ * A tec_module lives in its ctx's arena; tec_ctx_on_free disposes the JIT when the ctx goes,
+ * and tec_module_free may do it earlier (the second release is a no-op).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/IRReader.h>
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/Orc.h>
+#include "codegen_llvm/codegen.h"
+#include "tec/runtime.h"
+
+typedef struct cg_jit_fn {
+  const char *name;
+  tec_packed_fn entry;
+  void *raw;
+} cg_jit_fn;
+
+struct tec_module {
+  tec_ctx *ctx;
+  LLVMOrcLLJITRef jit;      /* NULL once released */
+  LLVMTargetMachineRef tm;  /* host machine: tec_module_asm */
+  const char *ir;           /* optimized IR text (arena) */
+  const char *asm_text;     /* made on first request (arena) */
+  int nfn;
+  cg_jit_fn *fns;
+  int released;
+};
+
+/* What generated code may call, by address in this process. */
+typedef struct cg_symbol {
+  const char *name;
+  void *addr;
+} cg_symbol;
+
+static void cg_runtime_symbols(cg_symbol *out, int *n) {
+  cg_symbol syms[] = {
+      {"tec_rt_check_fail", (void *)tec_rt_check_fail},
+      {"tec_rt_set_error", (void *)tec_rt_set_error},
+      {"tec_rt_last_error", (void *)tec_rt_last_error},
+      {"tec_rt_alloc", (void *)tec_rt_alloc},
+      {"tec_rt_free", (void *)tec_rt_free},
+      {"expf", (void *)expf}, {"exp", (void *)exp}, {"logf", (void *)logf}, {"log", (void *)log},
+      {"tanhf", (void *)tanhf}, {"tanh", (void *)tanh}, {"powf", (void *)powf},
+      {"pow", (void *)pow}, {"sqrtf", (void *)sqrtf}, {"sqrt", (void *)sqrt},
+      {"floorf", (void *)floorf}, {"floor", (void *)floor}, {"ceilf", (void *)ceilf},
+      {"ceil", (void *)ceil}, {"fmaf", (void *)fmaf}, {"fma", (void *)fma},
+      {"memset", (void *)memset}, {"memcpy", (void *)memcpy}, {"memmove", (void *)memmove},
+  };
+  *n = (int)(sizeof syms / sizeof syms[0]);
+  memcpy(out, syms, sizeof syms);
+}
+#define CG_MAX_SYMBOLS 64
+
+static int cg_llvm_error(tec_ctx *ctx, LLVMErrorRef err, const char *what) {
+  char *msg = LLVMGetErrorMessage(err);
+  tec_ctx_set_error(ctx, "%s: %s", what, msg ? msg : "(unknown LLVM error)");
+  LLVMDisposeErrorMessage(msg);
+  return -1;
+}
+
+/* ORC reports asynchronous failures (a symbol no one defines) here instead of stderr. */
+static void cg_report_error(void *arg, LLVMErrorRef err) {
+  cg_llvm_error((tec_ctx *)arg, err, "tec JIT");
+}
+
+static void cg_module_release(void *arg) {
+  tec_module *m = arg;
+  if (!m || m->released) return;
+  m->released = 1;
+  if (m->jit) LLVMOrcDisposeLLJIT(m->jit);
+  if (m->tm) LLVMDisposeTargetMachine(m->tm);
+  m->jit = NULL;
+  m->tm = NULL;
+}
+
+void tec_module_free(tec_module *m) { cg_module_release(m); }
+
+static int cg_define_symbols(tec_ctx *ctx, LLVMOrcLLJITRef jit, LLVMOrcJITDylibRef jd) {
+  cg_symbol syms[CG_MAX_SYMBOLS];
+  LLVMJITCSymbolMapPair pairs[CG_MAX_SYMBOLS];
+  int n;
+  cg_runtime_symbols(syms, &n);
+  for (int i = 0; i < n; i++) {
+    pairs[i].Name = LLVMOrcLLJITMangleAndIntern(jit, syms[i].name);
+    pairs[i].Sym.Address = (LLVMOrcExecutorAddress)(uintptr_t)syms[i].addr;
+    pairs[i].Sym.Flags.GenericFlags = LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable;
+    pairs[i].Sym.Flags.TargetFlags = 0;
+  }
+  LLVMOrcMaterializationUnitRef mu = LLVMOrcAbsoluteSymbols(pairs, (size_t)n);
+  LLVMErrorRef err = LLVMOrcJITDylibDefine(jd, mu);
+  if (err) {
+    LLVMOrcDisposeMaterializationUnit(mu);
+    return cg_llvm_error(ctx, err, "tec_build: defining runtime symbols in the JIT");
+  }
+  LLVMOrcDefinitionGeneratorRef gen;
+  err = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(&gen, LLVMOrcLLJITGetGlobalPrefix(jit),
+                                                             NULL, NULL);
+  if (err) return cg_llvm_error(ctx, err, "tec_build: process symbol search");
+  LLVMOrcJITDylibAddGenerator(jd, gen);
+  return 0;
+}
+
+/* Makes the LLJIT for target t; the module is handed over (even on failure). */
+static LLVMOrcLLJITRef cg_make_jit(tec_ctx *ctx, const cg_target *t, LLVMOrcThreadSafeModuleRef tsm) {
+  LLVMTargetMachineRef jtm = cg_target_machine(ctx, t, "tec_build");
+  if (!jtm) {
+    LLVMOrcDisposeThreadSafeModule(tsm);
+    return NULL;
+  }
+  LLVMOrcJITTargetMachineBuilderRef jtmb = LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(jtm);
+  LLVMOrcLLJITBuilderRef builder = LLVMOrcCreateLLJITBuilder();
+  LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(builder, jtmb);
+  LLVMOrcLLJITRef jit = NULL;
+  LLVMErrorRef err = LLVMOrcCreateLLJIT(&jit, builder);
+  if (err) {
+    cg_llvm_error(ctx, err, "tec_build: cannot create the JIT");
+    LLVMOrcDisposeThreadSafeModule(tsm);
+    return NULL;
+  }
+  LLVMOrcExecutionSessionSetErrorReporter(LLVMOrcLLJITGetExecutionSession(jit), cg_report_error, ctx);
+  LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(jit);
+  if (cg_define_symbols(ctx, jit, jd) != 0) {
+    LLVMOrcDisposeThreadSafeModule(tsm);
+    LLVMOrcDisposeLLJIT(jit);
+    return NULL;
+  }
+  err = LLVMOrcLLJITAddLLVMIRModule(jit, jd, tsm);
+  if (err) {
+    cg_llvm_error(ctx, err, "tec_build: adding the module to the JIT");
+    LLVMOrcDisposeThreadSafeModule(tsm);
+    LLVMOrcDisposeLLJIT(jit);
+    return NULL;
+  }
+  return jit;
+}
+
+static void *cg_lookup_symbol(tec_ctx *ctx, LLVMOrcLLJITRef jit, const char *name) {
+  LLVMOrcExecutorAddress addr = 0;
+  LLVMErrorRef err = LLVMOrcLLJITLookup(jit, &addr, name);
+  if (err) {
+    cg_llvm_error(ctx, err, tec_ctx_printf(ctx, "tec_build: cannot link '%s'", name));
+    return NULL;
+  }
+  return (void *)(uintptr_t)addr;
+}
+
+tec_module *tec_build(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const char *target) {
+  if (!ctx) return NULL;
+  if (cg_check_funcs(ctx, nfuncs, funcs, "tec_build") != 0) return NULL;
+  cg_target t;
+  if (cg_target_parse(ctx, target, &t) != 0) return NULL;
+  if (!t.is_host) {
+    char *host = LLVMGetDefaultTargetTriple();
+    tec_ctx_set_error(ctx,
+                      "tec_build: target '%s' (triple %s) cannot run on this host (%s); use "
+                      "tec_emit to write an object file for it",
+                      target, t.triple, host);
+    LLVMDisposeMessage(host);
+    cg_target_dispose(&t);
+    return NULL;
+  }
+  tec_module *m = tec_ctx_alloc(ctx, sizeof *m);
+  cg_jit_fn *fns = tec_ctx_alloc(ctx, sizeof *fns * (size_t)nfuncs);
+  LLVMTargetMachineRef tm = m && fns ? cg_target_machine(ctx, &t, "tec_build") : NULL;
+  if (!tm) {
+    if (!m || !fns) tec_ctx_set_error(ctx, "tec_build: out of memory");
+    cg_target_dispose(&t);
+    return NULL;
+  }
+  LLVMOrcThreadSafeContextRef tsctx = LLVMOrcCreateNewThreadSafeContext();
+  LLVMContextRef llctx = LLVMOrcThreadSafeContextGetContext(tsctx);
+  LLVMModuleRef mod = cg_module_build(ctx, llctx, nfuncs, funcs, &t, tm, "tec_build");
+  if (!mod || cg_optimize(ctx, mod, tm, &t, "tec_build") != 0) {
+    if (mod) LLVMDisposeModule(mod);
+    LLVMOrcDisposeThreadSafeContext(tsctx);
+    LLVMDisposeTargetMachine(tm);
+    cg_target_dispose(&t);
+    return NULL;
+  }
+  char *ir = LLVMPrintModuleToString(mod);
+  m->ir = tec_ctx_strdup(ctx, ir);
+  LLVMDisposeMessage(ir);
+  LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(mod, tsctx);
+  LLVMOrcDisposeThreadSafeContext(tsctx); /* the module keeps the context alive */
+  LLVMOrcLLJITRef jit = cg_make_jit(ctx, &t, tsm);
+  cg_target_dispose(&t);
+  if (!jit) {
+    LLVMDisposeTargetMachine(tm);
+    return NULL;
+  }
+  m->ctx = ctx;
+  m->jit = jit;
+  m->tm = tm;
+  m->fns = fns;
+  if (tec_ctx_on_free(ctx, cg_module_release, m) != 0) {
+    cg_module_release(m);
+    if (!tec_ctx_error(ctx)) tec_ctx_set_error(ctx, "tec_build: out of memory");
+    return NULL;
+  }
+  for (int i = 0; i < nfuncs; i++) {
+    const char *raw = tec_ctx_printf(ctx, "%s_raw", funcs[i]->name);
+    fns[i].name = tec_ctx_strdup(ctx, funcs[i]->name);
+    fns[i].entry = (tec_packed_fn)cg_lookup_symbol(ctx, jit, funcs[i]->name);
+    fns[i].raw = fns[i].entry && raw ? cg_lookup_symbol(ctx, jit, raw) : NULL;
+    if (!fns[i].entry || !fns[i].raw) {
+      cg_module_release(m);
+      return NULL;
+    }
+    m->nfn = i + 1;
+  }
+  return m;
+}
+
+static const cg_jit_fn *cg_find(tec_module *m, const char *name, const char *who) {
+  if (!m) return NULL;
+  if (m->released) {
+    tec_ctx_set_error(m->ctx, "%s: the module was freed", who);
+    return NULL;
+  }
+  for (int i = 0; i < m->nfn; i++)
+    if (name && strcmp(m->fns[i].name, name) == 0) return &m->fns[i];
+  const char *have = "";
+  for (int i = 0; i < m->nfn; i++)
+    have = tec_ctx_printf(m->ctx, "%s%s%s", have, i ? ", " : "", m->fns[i].name);
+  tec_ctx_set_error(m->ctx, "%s: the module has no function '%s' (it has: %s)", who,
+                    name ? name : "(null)", have ? have : "?");
+  return NULL;
+}
+
+tec_packed_fn tec_module_get(tec_module *m, const char *name) {
+  const cg_jit_fn *fn = cg_find(m, name, "tec_module_get");
+  return fn ? fn->entry : NULL;
+}
+
+void *tec_module_get_raw(tec_module *m, const char *name) {
+  size_t n = name ? strlen(name) : 0;
+  if (m && n > 4 && strcmp(name + n - 4, "_raw") == 0) { /* "f_raw" is accepted too */
+    for (int i = 0; i < m->nfn && !m->released; i++)
+      if (strlen(m->fns[i].name) == n - 4 && strncmp(m->fns[i].name, name, n - 4) == 0)
+        return m->fns[i].raw;
+  }
+  const cg_jit_fn *fn = cg_find(m, name, "tec_module_get_raw");
+  return fn ? fn->raw : NULL;
+}
+
+const char *tec_module_llvm_ir(tec_module *m) { return m ? m->ir : NULL; }
+
+/* Assembly is made on demand from the IR text, in a context of its own. */
+const char *tec_module_asm(tec_module *m) {
+  if (!m) return NULL;
+  if (m->asm_text) return m->asm_text;
+  if (m->released || !m->tm || !m->ir) {
+    tec_ctx_set_error(m->ctx, "tec_module_asm: the module was freed");
+    return NULL;
+  }
+  LLVMContextRef llctx = LLVMContextCreate();
+  LLVMMemoryBufferRef buf =
+      LLVMCreateMemoryBufferWithMemoryRangeCopy(m->ir, strlen(m->ir), "tec.ll");
+  LLVMModuleRef mod = NULL;
+  char *err = NULL;
+  if (LLVMParseIRInContext(llctx, buf, &mod, &err)) { /* takes buf */
+    tec_ctx_set_error(m->ctx, "tec_module_asm: internal error: cannot re-read the IR: %s",
+                      err ? err : "?");
+    LLVMDisposeMessage(err);
+    LLVMContextDispose(llctx);
+    return NULL;
+  }
+  LLVMMemoryBufferRef out = NULL;
+  if (LLVMTargetMachineEmitToMemoryBuffer(m->tm, mod, LLVMAssemblyFile, &err, &out)) {
+    tec_ctx_set_error(m->ctx, "tec_module_asm: %s", err ? err : "code generation failed");
+    LLVMDisposeMessage(err);
+  } else {
+    const char *start = LLVMGetBufferStart(out);
+    size_t size = LLVMGetBufferSize(out);
+    m->asm_text = tec_ctx_printf(m->ctx, "%.*s", (int)size, start);
+    LLVMDisposeMemoryBuffer(out);
+  }
+  LLVMDisposeModule(mod);
+  LLVMContextDispose(llctx);
+  return m->asm_text;
+}
+
+int32_t tec_call(tec_packed_fn fn, int32_t nargs, DLTensor *const *args) {
+  if (!fn) return tec_rt_set_error("tec_call: the function is NULL (did tec_module_get fail?)");
+  return fn(args, nargs);
+}

@@ -1,0 +1,55 @@
+/* optimize.c — verify the module, tell every function its CPU, run default<O3>.
+ *
+ * The target-cpu / target-features attributes are what make the vectorizers and instruction
+ * selection use AVX-512 or NEON; the TargetMachine handed to LLVMRunPasses supplies the cost
+ * model. A module that fails verification is a codegen bug: it is reported as an internal
+ * error with LLVM's reason, never printed or aborted on.
+ */
+#include <string.h>
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+#include "codegen_llvm/codegen.h"
+
+static void cg_set_target_attrs(LLVMModuleRef mod, const cg_target *t) {
+  LLVMContextRef llctx = LLVMGetModuleContext(mod);
+  for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn)) {
+    if (LLVMIsDeclaration(fn)) continue;
+    if (t->cpu && *t->cpu)
+      LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                              LLVMCreateStringAttribute(llctx, "target-cpu", 10, t->cpu,
+                                                        (unsigned)strlen(t->cpu)));
+    if (t->features && *t->features)
+      LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                              LLVMCreateStringAttribute(llctx, "target-features", 15,
+                                                        t->features,
+                                                        (unsigned)strlen(t->features)));
+  }
+}
+
+int cg_optimize(tec_ctx *ctx, LLVMModuleRef mod, LLVMTargetMachineRef tm, const cg_target *t,
+                const char *who) {
+  char *why = NULL;
+  if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &why)) {
+    tec_ctx_set_error(ctx, "%s: internal error: generated LLVM IR is invalid: %s", who,
+                      why ? why : "(no reason given)");
+    LLVMDisposeMessage(why);
+    return -1;
+  }
+  LLVMDisposeMessage(why);
+  cg_set_target_attrs(mod, t);
+  LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
+  LLVMPassBuilderOptionsSetLoopVectorization(opts, 1);
+  LLVMPassBuilderOptionsSetSLPVectorization(opts, 1);
+  LLVMPassBuilderOptionsSetLoopUnrolling(opts, 1);
+  LLVMPassBuilderOptionsSetLoopInterleaving(opts, 1);
+  LLVMErrorRef err = LLVMRunPasses(mod, "default<O3>", tm, opts);
+  LLVMDisposePassBuilderOptions(opts);
+  if (err) {
+    char *msg = LLVMGetErrorMessage(err);
+    tec_ctx_set_error(ctx, "%s: internal error: LLVM optimization failed: %s", who, msg);
+    LLVMDisposeErrorMessage(msg);
+    return -1;
+  }
+  return 0;
+}
