@@ -119,7 +119,7 @@ static const ir_stmt *stage_nest(tec_ctx *ctx, sch_stage *st, const lower_bounds
     }
   }
   const ir_expr *const *idx = vals; /* the first ndim values are the data axes */
-  const ir_expr *body = t->body;
+  const ir_expr *body = st->body;
   if (body->kind != IR_REDUCE) {
     const ir_stmt *s = ir_provide(t, t->ndim, idx, ir_substitute(body, nr, vars, vals));
     s = guard(&n, s, 0);

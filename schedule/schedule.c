@@ -25,6 +25,9 @@ static sch_stage *stage_new(sch_schedule *s, te_tensor *t) {
   st->sched = s;
   st->attach = SCH_ATTACH_ROOT;
   if (t->op != TE_COMPUTE) return st;
+  st->body = t->body;
+  st->ninputs = t->ninputs;
+  st->inputs = (const te_tensor **)t->inputs;
   st->nroot = t->ndim + t->nreduce;
   st->root = tec_ctx_alloc(ctx, sizeof *st->root * (size_t)st->nroot);
   if (!st->root || tec_grow(ctx, (void **)&st->leaf, &st->cap_leaf, st->nroot, sizeof *st->leaf))
@@ -73,8 +76,7 @@ sch_schedule *sch_create(tec_ctx *ctx, int nout, te_tensor *const *outs) {
   te_tensor **order;
   int n = te_topo_order(ctx, nout, outs, &order);
   if (n < 0) return NULL;
-  s->stages = tec_ctx_alloc(ctx, sizeof *s->stages * (size_t)n);
-  if (!s->stages) return NULL;
+  if (tec_grow(ctx, (void **)&s->stages, &s->cap_stage, n, sizeof *s->stages)) return NULL;
   for (int i = 0; i < n; i++) {
     sch_stage *st = stage_new(s, order[i]);
     if (!st) return NULL;
@@ -83,6 +85,8 @@ sch_schedule *sch_create(tec_ctx *ctx, int nout, te_tensor *const *outs) {
   }
   return s;
 }
+
+sch_stage *sch_stage_new(sch_schedule *s, te_tensor *t) { return stage_new(s, t); }
 
 sch_stage *sch_stage_of(sch_schedule *s, const te_tensor *t) {
   if (!s || !t) return NULL;
@@ -112,10 +116,11 @@ sch_iter *sch_axis(sch_stage *st, int i) {
 
 sch_iter *sch_reduce_axis(sch_stage *st, int i) {
   if (!st) return NULL;
-  if (i < 0 || i >= st->tensor->nreduce) {
+  int nred = st->nroot - st->tensor->ndim;
+  if (i < 0 || i >= nred) {
     tec_ctx_set_error(st->sched->ctx,
                       "sch_reduce_axis: stage '%s' has %d reduce axes, asked for %d",
-                      st->tensor->name, st->tensor->nreduce, i);
+                      st->tensor->name, nred, i);
     return NULL;
   }
   return st->root[st->tensor->ndim + i];

@@ -80,13 +80,21 @@ struct sch_stage {
   sch_stage *attach_stage; /* SCOPE: the consumer stage */
   sch_iter *attach_iter;   /* SCOPE: the loop inside which this stage is computed */
   int is_output;
+  /* The op as this schedule sees it: cache_read/cache_write rewrite bodies and inputs here,
+   * never in the te_tensor (which other schedules may share). */
+  const ir_expr *body;     /* NULL for placeholders */
+  int ninputs;
+  const te_tensor **inputs;
+  const char *scope;       /* "global" or "local" for cache stages, else NULL */
+  int nalign;              /* storage_align requests */
+  struct sch_align { int axis; int64_t factor, offset; } *align;
 };
 
 struct sch_schedule {
   tec_ctx *ctx;
   int nout;
   te_tensor **outputs;
-  int nstage;
+  int nstage, cap_stage;
   sch_stage **stages;      /* producers before consumers */
 };
 
@@ -111,6 +119,37 @@ int sch_reorder(sch_stage *st, int n, sch_iter *const *order);
 /* split x and y, order xo, yo, xi, yi. */
 int sch_tile(sch_stage *st, sch_iter *x, sch_iter *y, int64_t x_factor, int64_t y_factor,
              sch_iter **xo, sch_iter **yo, sch_iter **xi, sch_iter **yi);
+
+/* ---- where a stage is computed ---- */
+/* Compute producer inside loop `at` of consumer stage `consumer` (just the region the
+ * consumer's iterations inside `at` need, plus halo). */
+int sch_compute_at(sch_stage *producer, sch_stage *consumer, sch_iter *at);
+/* Substitute the producer's body into its consumers (no buffer, no loops). */
+int sch_compute_inline(sch_stage *producer);
+/* Compute over the whole extent at the top level (the default). */
+int sch_compute_root(sch_stage *producer);
+
+/* ---- caches ---- */
+/* A new stage that copies t ("global" or "local" scope) and that the given readers read
+ * instead of t. t may be a placeholder (weights): the copy is where packing happens. Returns
+ * the cache tensor (its stage: sch_stage_of). */
+te_tensor *sch_cache_read(sch_schedule *s, te_tensor *t, const char *scope, int nreaders,
+                          te_tensor *const *readers);
+/* Computes t into a new stage ("<t>.<scope>") and makes t a copy of it: the accumulator of a
+ * reduction lives in the cache. Call it before other primitives on t's stage. */
+te_tensor *sch_cache_write(sch_schedule *s, te_tensor *t, const char *scope);
+
+/* ---- loop annotations ---- */
+int sch_parallel(sch_stage *st, sch_iter *iv);
+int sch_vectorize(sch_stage *st, sch_iter *iv); /* the loop's extent must be a constant */
+int sch_unroll(sch_stage *st, sch_iter *iv);    /* the loop's extent must be a constant */
+/* Keys: "debug_skip_region" (the loop and its body are dropped: output wrong by design, for
+ * timing experiments), "auto_unroll_max_step" (value: unroll inner constant loops up to that
+ * many steps), "parallel_launch_point" (the loop where the thread pool is entered). Other keys
+ * are kept as annotations. value may be NULL. */
+int sch_pragma(sch_stage *st, sch_iter *iv, const char *key, const ir_expr *value);
+/* Pad the row stride of dimension axis of st's buffer to factor*k + offset elements. */
+int sch_storage_align(sch_stage *st, sch_iter *axis, int64_t factor, int64_t offset);
 
 /* Printable description of a stage's leaves ("i.outer, j, i.inner"), in the arena. */
 const char *sch_stage_str(const sch_stage *st);

@@ -1,0 +1,103 @@
+/* annotate.c — loop annotations: parallel, vectorize, unroll, pragma, and storage_align.
+ * They only mark leaves; lowering checks what needs bounds (a vectorized or unrolled loop
+ * needs a constant extent) and the passes in lower/ act on the marks. */
+#include <string.h>
+#include "tec/schedule.h"
+#include "ir/internal.h"
+#include "schedule/internal.h"
+
+static int set_kind(const char *who, sch_stage *st, sch_iter *iv, ir_for_kind kind) {
+  if (!st) return -1;
+  tec_ctx *ctx = st->sched->ctx;
+  if (sch_check_leaf(who, st, iv)) return -1;
+  if (iv->for_kind != IR_FOR_SERIAL && iv->for_kind != kind)
+    return tec_ctx_set_error(ctx, "%s: loop '%s' of stage '%s' is already %s; a loop has one "
+                                  "kind", who, iv->name, st->tensor->name,
+                             ir_for_kind_name(iv->for_kind));
+  if (kind == IR_FOR_PARALLEL) {
+    if (iv->kind == SCH_ITER_REDUCE)
+      return tec_ctx_set_error(ctx, "parallel: '%s' is a reduce axis of stage '%s'; parallel "
+                                    "loops must be data-parallel (rfactor first)",
+                               iv->name, st->tensor->name);
+    for (int i = 0; i < st->nleaf; i++)
+      if (st->leaf[i] != iv && st->leaf[i]->for_kind == IR_FOR_PARALLEL)
+        return tec_ctx_set_error(ctx, "parallel: stage '%s' already has parallel loop '%s'; "
+                                      "nested parallel loops are not supported (fuse the loops "
+                                      "and parallelize the fused one)",
+                                 st->tensor->name, st->leaf[i]->name);
+  }
+  iv->for_kind = kind;
+  return 0;
+}
+
+int sch_parallel(sch_stage *st, sch_iter *iv) {
+  return set_kind("parallel", st, iv, IR_FOR_PARALLEL);
+}
+int sch_vectorize(sch_stage *st, sch_iter *iv) {
+  return set_kind("vectorize", st, iv, IR_FOR_VECTORIZED);
+}
+int sch_unroll(sch_stage *st, sch_iter *iv) { return set_kind("unroll", st, iv, IR_FOR_UNROLLED); }
+
+int sch_pragma(sch_stage *st, sch_iter *iv, const char *key, const ir_expr *value) {
+  if (!st) return -1;
+  tec_ctx *ctx = st->sched->ctx;
+  if (sch_check_leaf("pragma", st, iv)) return -1;
+  if (!key || !*key)
+    return tec_ctx_set_error(ctx, "pragma: loop '%s' of stage '%s': the key is empty; known "
+                                  "keys: debug_skip_region, auto_unroll_max_step, "
+                                  "parallel_launch_point", iv->name, st->tensor->name);
+  for (const char *c = key; *c; c++)
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_'))
+      return tec_ctx_set_error(ctx, "pragma: key '%s' on loop '%s' of stage '%s' must use "
+                                    "lower-case letters, digits and '_'",
+                               key, iv->name, st->tensor->name);
+  if (strcmp(key, "auto_unroll_max_step") == 0) {
+    int64_t v;
+    if (!ir_is_const_int(value, &v) || v < 0)
+      return tec_ctx_set_error(ctx, "pragma: auto_unroll_max_step on loop '%s' of stage '%s' "
+                                    "needs a constant integer value >= 0",
+                               iv->name, st->tensor->name);
+  }
+  int n = iv->npragma + 1;
+  const char **keys = tec_ctx_alloc(ctx, sizeof *keys * (size_t)n);
+  const ir_expr **vals = tec_ctx_alloc(ctx, sizeof *vals * (size_t)n);
+  if (!keys || !vals) return -1;
+  for (int i = 0; i < iv->npragma; i++) keys[i] = iv->pragma_keys[i], vals[i] = iv->pragma_values[i];
+  keys[n - 1] = tec_ctx_strdup(ctx, key);
+  vals[n - 1] = value;
+  iv->pragma_keys = keys;
+  iv->pragma_values = vals;
+  iv->npragma = n;
+  return 0;
+}
+
+int sch_storage_align(sch_stage *st, sch_iter *axis, int64_t factor, int64_t offset) {
+  if (!st) return -1;
+  tec_ctx *ctx = st->sched->ctx;
+  if (!axis) {
+    if (!tec_ctx_error(ctx))
+      tec_ctx_set_error(ctx, "storage_align: the axis for stage '%s' is NULL", st->tensor->name);
+    return -1;
+  }
+  int dim = -1;
+  for (int i = 0; i < st->tensor->ndim; i++)
+    if (st->root[i] == axis) dim = i;
+  if (axis->stage != st || dim < 0)
+    return tec_ctx_set_error(ctx, "storage_align: '%s' is not a data axis of stage '%s' (use "
+                                  "sch_axis(stage, i))", axis->name, st->tensor->name);
+  if (dim == st->tensor->ndim - 1)
+    return tec_ctx_set_error(ctx, "storage_align: '%s' is the innermost dimension of '%s'; align "
+                                  "an outer dimension (its stride is what gets padded)",
+                             axis->name, st->tensor->name);
+  if (factor < 1 || offset < 0 || offset >= factor)
+    return tec_ctx_set_error(ctx, "storage_align: stage '%s' axis '%s': factor %lld and offset "
+                                  "%lld; need factor >= 1 and 0 <= offset < factor",
+                             st->tensor->name, axis->name, (long long)factor, (long long)offset);
+  struct sch_align *a = tec_ctx_alloc(ctx, sizeof *a * (size_t)(st->nalign + 1));
+  if (!a) return -1;
+  for (int i = 0; i < st->nalign; i++) a[i] = st->align[i];
+  a[st->nalign] = (struct sch_align){dim, factor, offset};
+  st->align = a;
+  st->nalign++;
+  return 0;
+}

@@ -1,0 +1,129 @@
+/* attach.c — where a stage is computed: compute_at, compute_inline, compute_root.
+ *
+ *   compute_at(P, C, C.j.outer):  for (i ...) for (j.outer ...) { P (just this tile) ; C tile }
+ *   compute_inline(P):            C = f(P[i]) with P[i] = g(A[i])  ->  C = f(g(A[i]))
+ * The checks live here; bound inference (lower/bound.c) finds the region each attach needs. */
+#include <string.h>
+#include "tec/schedule.h"
+#include "schedule/internal.h"
+
+int sch_readers(sch_schedule *s, const te_tensor *t, sch_stage **out, int max) {
+  int n = 0;
+  for (int i = 0; i < s->nstage; i++) {
+    sch_stage *st = s->stages[i];
+    for (int k = 0; k < st->ninputs; k++)
+      if (st->inputs[k] == t) {
+        if (n < max) out[n] = st;
+        n++;
+        break;
+      }
+  }
+  return n;
+}
+
+static int check_producer(const char *who, sch_stage *p) {
+  if (!p) return -1;
+  tec_ctx *ctx = p->sched->ctx;
+  if (p->tensor->op != TE_COMPUTE)
+    return tec_ctx_set_error(ctx, "%s: '%s' is a placeholder; only computed stages can move",
+                             who, p->tensor->name);
+  if (p->is_output)
+    return tec_ctx_set_error(ctx, "%s: '%s' is an output of the schedule; outputs are computed "
+                                  "at root (schedule a cache_write stage instead)",
+                             who, p->tensor->name);
+  return 0;
+}
+
+/* 1 if stage a is (transitively) attached inside stage b */
+static int attached_within(const sch_stage *a, const sch_stage *b) {
+  for (int depth = 0; a && depth < 1000; depth++) {
+    if (a == b) return 1;
+    a = a->attach == SCH_ATTACH_SCOPE ? a->attach_stage : NULL;
+  }
+  return 0;
+}
+
+int sch_compute_at(sch_stage *p, sch_stage *c, sch_iter *at) {
+  if (!p || !c) return -1;
+  tec_ctx *ctx = p->sched->ctx;
+  if (check_producer("compute_at", p)) return -1;
+  if (p == c)
+    return tec_ctx_set_error(ctx, "compute_at: stage '%s' cannot be computed inside itself",
+                             p->tensor->name);
+  if (c->sched != p->sched)
+    return tec_ctx_set_error(ctx, "compute_at: stages '%s' and '%s' belong to different "
+                                  "schedules", p->tensor->name, c->tensor->name);
+  int reads = 0;
+  for (int k = 0; k < c->ninputs; k++) reads |= c->inputs[k] == p->tensor;
+  sch_stage *rd[16];
+  int nr = sch_readers(p->sched, p->tensor, rd, 16);
+  if (!reads) {
+    const char *names = "";
+    for (int i = 0; i < nr && i < 16; i++)
+      names = tec_ctx_printf(ctx, "%s%s'%s'", names, i ? ", " : "", rd[i]->tensor->name);
+    return tec_ctx_set_error(ctx, "compute_at: stage '%s' does not read '%s'; compute '%s' at a "
+                                  "loop of a stage that reads it (%s)",
+                             c->tensor->name, p->tensor->name, p->tensor->name,
+                             nr ? names : "none");
+  }
+  if (nr > 1)
+    return tec_ctx_set_error(ctx, "compute_at: '%s' is read by %d stages; compute_at needs a "
+                                  "single reader (use cache_read to give each reader its own "
+                                  "copy, or keep it at root)", p->tensor->name, nr);
+  if (c->attach == SCH_ATTACH_INLINE)
+    return tec_ctx_set_error(ctx, "compute_at: stage '%s' is inlined and has no loops; attach "
+                                  "'%s' to a stage that keeps its loops",
+                             c->tensor->name, p->tensor->name);
+  if (!at) {
+    if (!tec_ctx_error(ctx))
+      tec_ctx_set_error(ctx, "compute_at: the loop of stage '%s' is NULL", c->tensor->name);
+    return -1;
+  }
+  if (at->stage != c)
+    return tec_ctx_set_error(ctx, "compute_at: loop '%s' is not a loop of stage '%s' (it "
+                                  "belongs to '%s'); pick one of: %s",
+                             at->name, c->tensor->name, at->stage->tensor->name,
+                             sch_stage_str(c));
+  if (sch_check_leaf("compute_at", c, at)) return -1;
+  if (attached_within(c, p))
+    return tec_ctx_set_error(ctx, "compute_at: stage '%s' is already computed inside '%s'; "
+                                  "attaching '%s' to it would make a cycle",
+                             c->tensor->name, p->tensor->name, p->tensor->name);
+  p->attach = SCH_ATTACH_SCOPE;
+  p->attach_stage = c;
+  p->attach_iter = at;
+  return 0;
+}
+
+int sch_compute_inline(sch_stage *p) {
+  if (!p) return -1;
+  tec_ctx *ctx = p->sched->ctx;
+  if (check_producer("compute_inline", p)) return -1;
+  if (p->body && p->body->kind == IR_REDUCE)
+    return tec_ctx_set_error(ctx, "compute_inline: '%s' is a reduction; only element-wise stages "
+                                  "can be inlined (compute it at root or with compute_at)",
+                             p->tensor->name);
+  for (int i = 0; i < p->sched->nstage; i++) {
+    sch_stage *o = p->sched->stages[i];
+    if (o->attach == SCH_ATTACH_SCOPE && o->attach_stage == p)
+      return tec_ctx_set_error(ctx, "compute_inline: stage '%s' is computed at a loop of '%s'; "
+                                    "inlining '%s' would remove that loop (move '%s' first)",
+                               o->tensor->name, p->tensor->name, p->tensor->name,
+                               o->tensor->name);
+  }
+  p->attach = SCH_ATTACH_INLINE;
+  p->attach_stage = NULL;
+  p->attach_iter = NULL;
+  return 0;
+}
+
+int sch_compute_root(sch_stage *p) {
+  if (!p) return -1;
+  if (p->tensor->op != TE_COMPUTE)
+    return tec_ctx_set_error(p->sched->ctx, "compute_root: '%s' is a placeholder",
+                             p->tensor->name);
+  p->attach = SCH_ATTACH_ROOT;
+  p->attach_stage = NULL;
+  p->attach_iter = NULL;
+  return 0;
+}

@@ -1,0 +1,207 @@
+/* cache.c — cache_read and cache_write: new stages that copy a tensor.
+ *
+ *   cache_read(B, "global", {C}):  B.global[k, j] = B[k, j];  C reads B.global instead of B
+ *     (then split/reorder B.global's loops to pack it: the weights' layout change lives here)
+ *   cache_write(C, "local"):       C.local = <C's body>;  C[i, j] = C.local[i, j]
+ *     (the reduction accumulates in C.local, which compute_at places inside C's tile)
+ * The te tensors are never changed: the schedule keeps its own view of every stage's body. */
+#include <string.h>
+#include "tec/schedule.h"
+#include "ir/internal.h"
+#include "schedule/internal.h"
+
+static int check_scope(tec_ctx *ctx, const char *who, const char *scope) {
+  if (scope && (strcmp(scope, "global") == 0 || strcmp(scope, "local") == 0)) return 0;
+  return tec_ctx_set_error(ctx, "%s: scope '%s' is unknown; use \"global\" or \"local\"", who,
+                           scope ? scope : "(null)");
+}
+
+static const char *fresh_name(sch_schedule *s, const char *base, const char *scope) {
+  const char *name = tec_ctx_printf(s->ctx, "%s.%s", base, scope);
+  for (int k = 1;; k++) {
+    int clash = 0;
+    for (int i = 0; i < s->nstage; i++) clash |= strcmp(s->stages[i]->tensor->name, name) == 0;
+    if (!clash) return name;
+    name = tec_ctx_printf(s->ctx, "%s.%s%d", base, scope, k);
+  }
+}
+
+/* Inserts st at position pos of the stage list. */
+static int insert_stage(sch_schedule *s, sch_stage *st, int pos) {
+  if (tec_grow(s->ctx, (void **)&s->stages, &s->cap_stage, s->nstage + 1, sizeof *s->stages))
+    return -1;
+  memmove(s->stages + pos + 1, s->stages + pos, sizeof *s->stages * (size_t)(s->nstage - pos));
+  s->stages[pos] = st;
+  s->nstage++;
+  return 0;
+}
+
+static int stage_index(sch_schedule *s, const te_tensor *t) {
+  for (int i = 0; i < s->nstage; i++)
+    if (s->stages[i]->tensor == t) return i;
+  return -1;
+}
+
+/* ---- replacing reads ---- */
+typedef struct swap {
+  const te_tensor *from, *to;
+} swap;
+
+static const ir_expr *swap_read(ir_mutator *m, const ir_expr *e) {
+  swap *sw = m->user;
+  e = ir_mutate_expr_default(m, e);
+  if (e && e->kind == IR_READ && e->tensor == sw->from)
+    return ir_read(e->ctx, sw->to, e->nargs, e->args);
+  return e;
+}
+
+static int reread(sch_stage *st, const te_tensor *from, const te_tensor *to) {
+  tec_ctx *ctx = st->sched->ctx;
+  swap sw = {from, to};
+  ir_mutator m;
+  ir_mutator_init(&m, ctx, &sw);
+  m.expr[IR_READ] = swap_read;
+  const ir_expr *b = ir_mutate_expr(&m, st->body);
+  if (!b) return -1;
+  st->body = b;
+  const te_tensor **in = tec_ctx_alloc(ctx, sizeof *in * (size_t)(st->ninputs ? st->ninputs : 1));
+  if (!in) return -1;
+  int n = 0;
+  for (int i = 0; i < st->ninputs; i++) {
+    const te_tensor *x = st->inputs[i] == from ? to : st->inputs[i];
+    int dup = 0;
+    for (int j = 0; j < n; j++) dup |= in[j] == x;
+    if (!dup) in[n++] = x;
+  }
+  st->inputs = in;
+  st->ninputs = n;
+  return 0;
+}
+
+static const ir_expr *copy_body(tec_ctx *ctx, const ir_expr *const *i, void *user) {
+  const te_tensor *src = user;
+  return ir_read(ctx, src, src->ndim, i);
+}
+
+te_tensor *sch_cache_read(sch_schedule *s, te_tensor *t, const char *scope, int nreaders,
+                          te_tensor *const *readers) {
+  if (!s) return NULL;
+  tec_ctx *ctx = s->ctx;
+  if (!t) {
+    if (!tec_ctx_error(ctx)) tec_ctx_set_error(ctx, "cache_read: the tensor is NULL");
+    return NULL;
+  }
+  if (check_scope(ctx, "cache_read", scope)) return NULL;
+  int ti = stage_index(s, t);
+  if (ti < 0) {
+    tec_ctx_set_error(ctx, "cache_read: tensor '%s' is not part of this schedule", t->name);
+    return NULL;
+  }
+  if (nreaders < 1 || !readers) {
+    tec_ctx_set_error(ctx, "cache_read: '%s': name at least one reader (a stage that reads it)",
+                      t->name);
+    return NULL;
+  }
+  int first = s->nstage;
+  sch_stage *rs[64];
+  if (nreaders > 64) {
+    tec_ctx_set_error(ctx, "cache_read: at most 64 readers");
+    return NULL;
+  }
+  for (int r = 0; r < nreaders; r++) {
+    int ri = readers[r] ? stage_index(s, readers[r]) : -1;
+    if (ri < 0) {
+      tec_ctx_set_error(ctx, "cache_read: reader %d of '%s' is not a stage of this schedule", r,
+                        t->name);
+      return NULL;
+    }
+    sch_stage *st = s->stages[ri];
+    int reads = 0;
+    for (int k = 0; k < st->ninputs; k++) reads |= st->inputs[k] == t;
+    if (!reads) {
+      tec_ctx_set_error(ctx, "cache_read: stage '%s' does not read '%s'; list only its readers",
+                        st->tensor->name, t->name);
+      return NULL;
+    }
+    rs[r] = st;
+    if (ri < first) first = ri;
+  }
+  te_compute_decl d = {0};
+  d.name = fresh_name(s, t->name, scope);
+  d.ndim = t->ndim;
+  d.shape = t->shape;
+  d.body = copy_body;
+  d.user = t;
+  te_tensor *c = te_compute(ctx, &d);
+  if (!c) return NULL;
+  sch_stage *cs = sch_stage_new(s, c);
+  if (!cs) return NULL;
+  cs->scope = tec_ctx_strdup(ctx, scope);
+  if (insert_stage(s, cs, first)) return NULL;
+  for (int r = 0; r < nreaders; r++)
+    if (reread(rs[r], t, c)) return NULL;
+  return c;
+}
+
+/* ---- cache_write ---- */
+
+static const ir_expr *write_body(tec_ctx *ctx, const ir_expr *const *i, void *user) {
+  const sch_stage *st = user;
+  return ir_substitute(st->body, st->tensor->ndim, st->tensor->axis, i);
+}
+
+te_tensor *sch_cache_write(sch_schedule *s, te_tensor *t, const char *scope) {
+  if (!s) return NULL;
+  tec_ctx *ctx = s->ctx;
+  if (!t) {
+    if (!tec_ctx_error(ctx)) tec_ctx_set_error(ctx, "cache_write: the tensor is NULL");
+    return NULL;
+  }
+  if (check_scope(ctx, "cache_write", scope)) return NULL;
+  int ti = stage_index(s, t);
+  if (ti < 0) {
+    tec_ctx_set_error(ctx, "cache_write: tensor '%s' is not part of this schedule", t->name);
+    return NULL;
+  }
+  sch_stage *st = s->stages[ti];
+  if (t->op != TE_COMPUTE) {
+    tec_ctx_set_error(ctx, "cache_write: '%s' is a placeholder; only computed tensors are "
+                           "written (use cache_read to copy an input)", t->name);
+    return NULL;
+  }
+  int moved = st->nrel > 0 || st->attach != SCH_ATTACH_ROOT;
+  for (int i = 0; i < st->nleaf && !moved; i++)
+    moved |= st->leaf[i] != st->root[i] || st->leaf[i]->for_kind != IR_FOR_SERIAL ||
+             st->leaf[i]->npragma;
+  if (moved) {
+    tec_ctx_set_error(ctx, "cache_write: stage '%s' is already scheduled (split, reordered, "
+                           "annotated or attached); call cache_write before other primitives "
+                           "on it", t->name);
+    return NULL;
+  }
+  te_compute_decl d = {0};
+  d.name = fresh_name(s, t->name, scope);
+  d.ndim = t->ndim;
+  d.shape = t->shape;
+  d.body = write_body;
+  d.user = st;
+  const char *names[16];
+  for (int i = 0; i < t->ndim && i < 16; i++) names[i] = t->axis[i]->name;
+  d.axis_names = names;
+  te_tensor *c = te_compute(ctx, &d);
+  if (!c) return NULL;
+  sch_stage *cs = sch_stage_new(s, c);
+  if (!cs) return NULL;
+  cs->scope = tec_ctx_strdup(ctx, scope);
+  if (insert_stage(s, cs, ti)) return NULL;
+  /* t becomes a copy of the cache: data axes only */
+  st->body = ir_read(ctx, c, t->ndim, t->axis);
+  const te_tensor **in = tec_ctx_alloc(ctx, sizeof *in);
+  if (!st->body || !in) return NULL;
+  in[0] = c;
+  st->inputs = in;
+  st->ninputs = 1;
+  st->nroot = t->ndim;
+  st->nleaf = t->ndim;
+  return c;
+}
