@@ -160,8 +160,9 @@ int sch_check_leaf(const char *who, sch_stage *st, sch_iter *it) {
   }
   if (it->stage != st)
     return tec_ctx_set_error(ctx, "%s: axis '%s' does not belong to stage '%s' (it is an axis "
-                                  "of stage '%s'); use an axis of '%s': %s",
+                                  "of stage '%s'%s); use an axis of '%s': %s",
                              who, it->name, st->tensor->name, it->stage->tensor->name,
+                             it->stage->sched != st->sched ? " of another schedule" : "",
                              st->tensor->name, sch_stage_str(st));
   if (sch_leaf_index(st, it) < 0)
     return tec_ctx_set_error(ctx, "%s: axis '%s' of stage '%s' was already split or fused "
