@@ -1,23 +1,27 @@
-/* bound.c — bound inference: the range of every iteration variable.
+/* bound.c — bound inference: the range of every iteration variable, and the region of its
+ * tensor that an attached stage must compute.
  *
- * Root iters of a root-attached stage range over the op's declared domain (axis i in
- * [0, shape[i]), reduce axis k in its te_reduce_axis range). Ranges then flow through the
- * stage's relations in the order they were made:
+ * A stage at root covers its op's declared domain. A stage attached at loop L of consumer C
+ * covers what C's iterations inside L read of it: the consumer's root values are written in
+ * terms of its leaf loops (iter_values.c); loops outside and at L are fixed, loops inside L
+ * range over their extents, and each index of each read is bounded by interval arithmetic:
+ *   C[i] = P[i.outer*8 + i.inner - 1] + P[i.outer*8 + i.inner + 1], P at i.outer
+ *     -> P region: [i.outer*8 - 1, i.outer*8 + 8], clamped to P's domain
+ * Consumers are processed before producers (reverse stage order). Then ranges flow through
+ * each stage's relations:
  *   split(p, factor f):  outer in [0, ceil(ext(p) / f)), inner in [0, f)
  *   split(p, nparts n):  outer in [0, n), inner in [0, ceil(ext(p) / n))
- *   fuse(o, i):          fused in [0, ext(o) * ext(i))
- * Derived iters start at 0; their values map back to the root through the relations (see
- * schedule_ops.c). */
+ *   fuse(o, i):          fused in [0, ext(o) * ext(i)) */
 #include "tec/lower.h"
 #include "ir/internal.h"
 #include "lower/passes.h"
 #include "lower/arith.h"
 
 static int put(tec_ctx *ctx, lower_bounds *b, const sch_iter *it, const ir_expr *min,
-               const ir_expr *extent) {
+               const ir_expr *extent, const arith_env *env) {
   if (!min || !extent) return -1;
   if (tec_grow(ctx, (void **)&b->r, &b->cap, b->n + 1, sizeof *b->r)) return -1;
-  b->r[b->n++] = (lower_range){it, arith_simplify(min, NULL), arith_simplify(extent, NULL)};
+  b->r[b->n++] = (lower_range){it, arith_simplify(min, env), arith_simplify(extent, env)};
   return 0;
 }
 
@@ -31,28 +35,227 @@ static const ir_expr *ceildiv(const ir_expr *a, const ir_expr *b) {
   return ir_floordiv(ir_sub(ir_add(a, b), ir_int(a->ctx, 1)), b);
 }
 
-int lower_infer_bounds(sch_schedule *s, lower_bounds *b) {
-  tec_ctx *ctx = s->ctx;
-  for (int si = 0; si < s->nstage; si++) {
+/* ---- symbolic intervals ---- */
+typedef struct relax {
+  int n;
+  const ir_expr **vars, **lo, **hi; /* vars free to range over [lo, hi] */
+} relax;
+
+typedef struct ivl {
+  const ir_expr *lo, *hi; /* NULL: unbounded */
+} ivl;
+
+static int uses_relaxed(const ir_expr *e, const relax *r) {
+  for (int i = 0; i < r->n; i++)
+    if (ir_uses_var(e, r->vars[i])) return 1;
+  return 0;
+}
+
+static ivl interval(const ir_expr *e, const relax *r) {
+  ivl none = {NULL, NULL};
+  if (!e) return none;
+  if (!uses_relaxed(e, r)) return (ivl){e, e};
+  int64_t c;
+  switch (e->kind) {
+  case IR_VAR:
+    for (int i = 0; i < r->n; i++)
+      if (r->vars[i] == e) return (ivl){r->lo[i], r->hi[i]};
+    return (ivl){e, e};
+  case IR_ADD: {
+    ivl a = interval(e->a, r), b = interval(e->b, r);
+    return (ivl){a.lo && b.lo ? ir_add(a.lo, b.lo) : NULL, a.hi && b.hi ? ir_add(a.hi, b.hi) : NULL};
+  }
+  case IR_SUB: {
+    ivl a = interval(e->a, r), b = interval(e->b, r);
+    return (ivl){a.lo && b.hi ? ir_sub(a.lo, b.hi) : NULL, a.hi && b.lo ? ir_sub(a.hi, b.lo) : NULL};
+  }
+  case IR_MUL: {
+    const ir_expr *x = e->a, *k = e->b;
+    if (!ir_is_const_int(k, &c)) x = e->b, k = e->a;
+    if (!ir_is_const_int(k, &c)) return none;
+    ivl a = interval(x, r);
+    ivl m = {a.lo ? ir_mul(a.lo, k) : NULL, a.hi ? ir_mul(a.hi, k) : NULL};
+    return c >= 0 ? m : (ivl){m.hi, m.lo};
+  }
+  case IR_FLOORDIV: case IR_DIV:
+    if (ir_is_const_int(e->b, &c) && c > 0) {
+      ivl a = interval(e->a, r);
+      return (ivl){a.lo ? ir_floordiv(a.lo, e->b) : NULL, a.hi ? ir_floordiv(a.hi, e->b) : NULL};
+    }
+    return none;
+  case IR_FLOORMOD: case IR_MOD:
+    if (ir_is_const_int(e->b, &c) && c > 0) return (ivl){ir_int(e->ctx, 0), ir_int(e->ctx, c - 1)};
+    return none;
+  case IR_MIN: case IR_MAX: {
+    ivl a = interval(e->a, r), b = interval(e->b, r);
+    const ir_expr *(*f)(const ir_expr *, const ir_expr *) = e->kind == IR_MIN ? ir_min : ir_max;
+    if (e->kind == IR_MIN)
+      return (ivl){a.lo && b.lo ? f(a.lo, b.lo) : NULL,
+                   a.hi && b.hi ? f(a.hi, b.hi) : a.hi ? a.hi : b.hi};
+    return (ivl){a.lo && b.lo ? f(a.lo, b.lo) : a.lo ? a.lo : b.lo,
+                 a.hi && b.hi ? f(a.hi, b.hi) : NULL};
+  }
+  case IR_SELECT: {
+    ivl a = interval(e->b, r), b = interval(e->c, r);
+    return (ivl){a.lo && b.lo ? ir_min(a.lo, b.lo) : NULL, a.hi && b.hi ? ir_max(a.hi, b.hi) : NULL};
+  }
+  default:
+    return none;
+  }
+}
+
+/* ---- collecting reads of one tensor ---- */
+typedef struct reads {
+  const te_tensor *t;
+  int n, cap;
+  const ir_expr **r;
+  tec_ctx *ctx;
+} reads;
+
+static void find_read(ir_visitor *v, const ir_expr *e) {
+  reads *rd = v->user;
+  if (e->kind == IR_READ && e->tensor == rd->t &&
+      !tec_grow(rd->ctx, (void **)&rd->r, &rd->cap, rd->n + 1, sizeof *rd->r))
+    rd->r[rd->n++] = e;
+  ir_visit_expr_default(v, e);
+}
+
+static int stage_index(const sch_schedule *s, const sch_stage *st) {
+  for (int i = 0; i < s->nstage; i++)
+    if (s->stages[i] == st) return i;
+  return -1;
+}
+
+/* Region of producer p computed at loop `at` of its consumer. Fills the root ranges of p's
+ * data axes and ls->region[pi]. */
+static int attach_region(lower_state *ls, int pi, arith_env *env) {
+  tec_ctx *ctx = ls->ctx;
+  sch_stage *p = ls->s->stages[pi], *c = p->attach_stage;
+  te_tensor *t = p->tensor;
+  int ci = stage_index(ls->s, c);
+  if (ci < 0 || ci <= pi) return TEC_INTERNAL(ctx, "consumer stage after its producer");
+  if (c->attach == SCH_ATTACH_INLINE)
+    return tec_ctx_set_error(ctx, "compute_at: '%s' is computed at a loop of '%s', which is "
+                                  "inlined and has no loops", t->name, c->tensor->name);
+  int pos = -1;
+  for (int i = 0; i < c->nleaf; i++)
+    if (c->leaf[i] == p->attach_iter) pos = i;
+  if (pos < 0)
+    return tec_ctx_set_error(ctx, "compute_at: loop '%s' is no longer a loop of '%s' (it was "
+                                  "split or fused after compute_at); attach to one of: %s",
+                             p->attach_iter->name, c->tensor->name, sch_stage_str(c));
+  lower_ivals iv = {0};
+  if (lower_iter_values(ctx, c, &ls->b, &iv)) return -1;
+  /* consumer leaves inside the attach loop range freely */
+  relax rx = {0, NULL, NULL, NULL};
+  int nin = c->nleaf - pos - 1;
+  rx.vars = tec_ctx_alloc(ctx, sizeof *rx.vars * (size_t)(nin + 1));
+  rx.lo = tec_ctx_alloc(ctx, sizeof *rx.lo * (size_t)(nin + 1));
+  rx.hi = tec_ctx_alloc(ctx, sizeof *rx.hi * (size_t)(nin + 1));
+  if (!rx.vars || !rx.lo || !rx.hi) return -1;
+  int depth0 = arith_env_depth(env);
+  for (int i = 0; i < c->nleaf; i++) {
+    const lower_range *r = lower_bounds_get(&ls->b, c->leaf[i]);
+    if (!r) return TEC_INTERNAL(ctx, "consumer leaf without a range");
+    arith_env_push_loop(env, c->leaf[i]->var, r->min, r->extent);
+    if (i > pos) {
+      rx.vars[rx.n] = c->leaf[i]->var;
+      rx.lo[rx.n] = r->min;
+      rx.hi[rx.n] = ir_sub(ir_add(r->min, r->extent), ir_int(ctx, 1));
+      rx.n++;
+    }
+  }
+  /* root values of the consumer, substituted into its reads of t */
+  const ir_expr **rv = tec_ctx_alloc(ctx, sizeof *rv * (size_t)c->nroot);
+  const ir_expr **rvar = tec_ctx_alloc(ctx, sizeof *rvar * (size_t)c->nroot);
+  if (!rv || !rvar) return -1;
+  for (int i = 0; i < c->nroot; i++) {
+    rvar[i] = c->root[i]->var;
+    rv[i] = lower_ivals_get(&iv, c->root[i]);
+    if (!rv[i]) return TEC_INTERNAL(ctx, "consumer root without a value");
+  }
+  reads rd = {t, 0, 0, NULL, ctx};
+  ir_visitor v;
+  ir_visitor_init(&v, &rd);
+  v.expr[IR_READ] = find_read;
+  ir_visit_expr(&v, ls->body[ci]);
+  const ir_expr **reg = tec_ctx_alloc(ctx, sizeof *reg * (size_t)(2 * t->ndim));
+  if (!reg) return -1;
+  for (int d = 0; d < t->ndim; d++) {
+    const ir_expr *lo = NULL, *hi = NULL;
+    int unknown = rd.n == 0;
+    for (int k = 0; k < rd.n && !unknown; k++) {
+      const ir_expr *idx = ir_substitute(rd.r[k]->args[d], c->nroot, rvar, rv);
+      ivl x = interval(arith_simplify(idx, env), &rx);
+      if (!x.lo || !x.hi) {
+        unknown = 1;
+        break;
+      }
+      lo = lo ? ir_min(lo, x.lo) : x.lo;
+      hi = hi ? ir_max(hi, x.hi) : x.hi;
+    }
+    const ir_expr *zero = ir_int(ctx, 0), *shape = t->shape[d];
+    const ir_expr *min, *ext;
+    if (unknown) {
+      min = zero;
+      ext = shape;
+    } else { /* clamp to the tensor's domain */
+      min = arith_simplify(ir_max(lo, zero), env);
+      const ir_expr *end = arith_simplify(ir_min(ir_add(hi, ir_int(ctx, 1)), shape), env);
+      ext = arith_simplify(ir_sub(end, min), env);
+    }
+    /* storage: a loop-invariant bound on the extent */
+    arith_range er = arith_bound(ext, env);
+    const ir_expr *store = er.has_hi ? ir_int(ctx, er.hi > 0 ? er.hi : 1) : ext;
+    reg[2 * d] = min;
+    reg[2 * d + 1] = store;
+    if (put(ctx, &ls->b, p->root[d], min, ext, env)) return -1;
+  }
+  arith_env_pop(env, arith_env_depth(env) - depth0);
+  ls->region[pi] = reg;
+  return 0;
+}
+
+int lower_infer_bounds(lower_state *ls) {
+  sch_schedule *s = ls->s;
+  tec_ctx *ctx = ls->ctx;
+  ls->region = tec_ctx_alloc(ctx, sizeof *ls->region * (size_t)s->nstage);
+  arith_env *env = arith_env_new(ctx);
+  if (!ls->region || !env) return -1;
+  lower_bounds *b = &ls->b;
+  for (int si = s->nstage - 1; si >= 0; si--) {
     sch_stage *st = s->stages[si];
-    if (st->tensor->op != TE_COMPUTE) continue;
-    for (int i = 0; i < st->nroot; i++)
-      if (put(ctx, b, st->root[i], st->root[i]->dom_min, st->root[i]->dom_extent)) return -1;
+    if (st->tensor->op != TE_COMPUTE || st->attach == SCH_ATTACH_INLINE) continue;
+    int first = 0;
+    if (st->attach == SCH_ATTACH_SCOPE) {
+      if (attach_region(ls, si, env)) return -1;
+      first = st->tensor->ndim; /* data axes done */
+    }
+    for (int i = first; i < st->nroot; i++)
+      if (put(ctx, b, st->root[i], st->root[i]->dom_min, st->root[i]->dom_extent, NULL))
+        return -1;
     for (int r = 0; r < st->nrel; r++) {
       const sch_relation *rel = &st->rel[r];
       const ir_expr *zero = ir_int(ctx, 0);
       if (rel->kind == SCH_REL_SPLIT) {
         const lower_range *p = lower_bounds_get(b, rel->parent);
         if (!p) return TEC_INTERNAL(ctx, "split parent without a range");
-        const ir_expr *inner = rel->factor ? rel->factor : ceildiv(p->extent, rel->nparts);
-        const ir_expr *outer = rel->factor ? ceildiv(p->extent, rel->factor) : rel->nparts;
-        if (put(ctx, b, rel->outer, zero, outer) || put(ctx, b, rel->inner, zero, inner))
+        /* an attached stage's extents may vary with outer loops: use their bound */
+        const ir_expr *pext = p->extent;
+        int64_t cv;
+        if (!ir_is_const_int(pext, &cv)) {
+          arith_range er = arith_bound(pext, env);
+          if (er.has_hi && st->attach == SCH_ATTACH_SCOPE) pext = ir_int(ctx, er.hi);
+        }
+        const ir_expr *inner = rel->factor ? rel->factor : ceildiv(pext, rel->nparts);
+        const ir_expr *outer = rel->factor ? ceildiv(pext, rel->factor) : rel->nparts;
+        if (put(ctx, b, rel->outer, zero, outer, NULL) || put(ctx, b, rel->inner, zero, inner, NULL))
           return -1;
       } else {
         const lower_range *o = lower_bounds_get(b, rel->outer);
         const lower_range *in = lower_bounds_get(b, rel->inner);
         if (!o || !in) return TEC_INTERNAL(ctx, "fuse input without a range");
-        if (put(ctx, b, rel->fused, zero, ir_mul(o->extent, in->extent))) return -1;
+        if (put(ctx, b, rel->fused, zero, ir_mul(o->extent, in->extent), NULL)) return -1;
       }
     }
   }

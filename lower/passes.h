@@ -14,17 +14,41 @@ typedef struct lower_bounds {
   lower_range *r;
 } lower_bounds;
 
-/* 1. bound inference: fills b; -1 with an error. */
-int lower_infer_bounds(sch_schedule *s, lower_bounds *b);
+/* What the passes before the loop program share. */
+typedef struct lower_state {
+  tec_ctx *ctx;
+  sch_schedule *s;
+  int nargs;
+  te_tensor *const *args;
+  const ir_expr **body;       /* per stage index: its body with inlined producers substituted */
+  lower_bounds b;             /* per iter var: [min, min + extent) */
+  const ir_expr ***region;    /* per attached stage: ndim (min, storage extent) pairs */
+} lower_state;
+
+/* 0. inline: st->body with every compute_inline'd producer substituted (fills state->body). */
+int lower_inline(lower_state *ls);
+
+/* Values of a stage's iter vars in terms of its leaf loop variables, and the guards of its
+ * non-dividing splits (iter_values.c). */
+typedef struct lower_ivals {
+  int n, cap;
+  struct lower_ival { const sch_iter *iter; const ir_expr *val; } *v;
+  int nguard, gcap;
+  struct lower_guard { const ir_expr *cond; int reduce; } *g;
+} lower_ivals;
+int lower_iter_values(tec_ctx *ctx, const sch_stage *st, const lower_bounds *b, lower_ivals *out);
+const ir_expr *lower_ivals_get(const lower_ivals *v, const sch_iter *it);
+
+/* 1. bound inference: ranges of every iter var; the region an attached stage computes. */
+int lower_infer_bounds(lower_state *ls);
 /* Looks an iter up in b (NULL if absent). */
 const lower_range *lower_bounds_get(const lower_bounds *b, const sch_iter *it);
 
-/* 2. schedule to loop nests: one nest per stage, realize/produce around them. Tensors in
- *    args are the caller's buffers (not realized). */
-const ir_stmt *lower_schedule_ops(sch_schedule *s, const lower_bounds *b, int nargs,
-                                  te_tensor *const *args);
+/* 2. schedule to loop nests: one nest per stage, attached stages inside their loop, realize
+ *    and produce around them. Tensors in args are the caller's buffers (not realized). */
+const ir_stmt *lower_schedule_ops(lower_state *ls);
 
 /* 3. storage flatten: realize -> allocate, provide/read -> store/load on 1-d buffers. */
-const ir_stmt *lower_storage_flatten(const ir_stmt *body, lower_func *f);
+const ir_stmt *lower_storage_flatten(const ir_stmt *body, lower_func *f, sch_schedule *s);
 
 #endif

@@ -1,7 +1,9 @@
 /* pipeline.c — tec_lower: the pass pipeline, in order.
  *
- *   1. infer_bounds      ranges of every iter var (needs the schedule's relations)
- *   2. schedule_ops      one loop nest per stage, realize/produce (needs 1)
+ *   0. inline            compute_inline'd bodies substituted into their readers
+ *   1. infer_bounds      ranges of every iter var; regions of attached stages (needs 0: the
+ *                        reads an attached stage must serve may come through inlined ones)
+ *   2. schedule_ops      one loop nest per stage, attached ones inside (needs 1)
  *   3. storage_flatten   n-d tensors -> 1-d buffers (needs every tensor placed: after 2)
  *   4. simplify          folds the index arithmetic that 2 and 3 build, drops provable guards
  *
@@ -105,12 +107,16 @@ lower_func *tec_lower(sch_schedule *s, const char *name, int nargs, te_tensor *c
     }
   }
 
-  lower_bounds b = {0, 0, NULL};
-  if (lower_infer_bounds(s, &b)) return NULL;
-  const ir_stmt *body = lower_schedule_ops(s, &b, nargs, args);
+  lower_state ls = {0};
+  ls.ctx = ctx;
+  ls.s = s;
+  ls.nargs = nargs;
+  ls.args = args;
+  if (lower_inline(&ls) || lower_infer_bounds(&ls)) return NULL;
+  const ir_stmt *body = lower_schedule_ops(&ls);
   if (!body) return NULL;
   dump("schedule_ops", body);
-  body = lower_storage_flatten(body, f);
+  body = lower_storage_flatten(body, f, s);
   if (!body) return NULL;
   dump("storage_flatten", body);
 

@@ -1,110 +1,123 @@
-/* schedule_ops.c — turns each stage into a loop nest and places the nests in order.
+/* schedule_ops.c — turns each stage into a loop nest and places the nests.
  *
- * A stage's leaves become loops, outermost first. The value of every root axis is rebuilt
- * from the leaf variables through the relations, newest first:
- *   split p -> (o, i):   p = min(p) + o * ext(i) + i
- *   fuse (o, i) -> f:    o = min(o) + f / ext(i),  i = min(i) + f % ext(i)
- * Each split that may not divide its parent leaves a guard `p < min(p) + ext(p)` around the
- * body (the simplifier drops the ones it can prove). A reduction
+ * A stage's leaves become loops, outermost first; its root values come from iter_values.c
+ * and the guards of non-dividing splits wrap the body. A reduction
  *   C[i, j] = sum(A[i, k] * B[k, j], axis=[k])
- * becomes an init nest over the data loops that sit inside the first reduce loop, followed by
- * the update nest:
+ * becomes an init nest over the data loops that sit inside the first reduce loop, then the
+ * update nest:
  *   for (i ...) { for (j ...) C[i, j] = 0f;  for (j ...) for (k ...) C[i, j] = C[i, j] + ... }
- * Intermediate tensors are wrapped in `realize`, which spans their producer and consumers. */
+ * A stage attached at loop L of a consumer is realized and produced at the top of L's body
+ * (over the region bound.c found); root stages are placed in stage order at the top level,
+ * intermediates wrapped in `realize`. Loop kinds and pragmas come from the leaves; a loop
+ * marked debug_skip_region is dropped with its body. */
+#include <string.h>
 #include "tec/lower.h"
 #include "ir/internal.h"
 #include "lower/passes.h"
+#include "lower/arith.h"
 
-typedef struct iter_val {
-  const sch_iter *iter;
-  const ir_expr *val;
-} iter_val;
+static const ir_stmt *stage_nest(lower_state *ls, int si);
 
-typedef struct nest_ctx {
-  tec_ctx *ctx;
-  sch_stage *st;
-  const lower_bounds *b;
-  int nval, cap;
-  iter_val *vals;          /* iter -> value expression in terms of leaf variables */
-  int nguard;
-  const ir_expr *guards[64];
-  int guard_reduce[64];    /* guard depends on a reduce iter */
-} nest_ctx;
-
-static const ir_expr *get_val(const nest_ctx *n, const sch_iter *it) {
-  for (int i = n->nval - 1; i >= 0; i--)
-    if (n->vals[i].iter == it) return n->vals[i].val;
-  return NULL;
-}
-
-static int bind(nest_ctx *n, const sch_iter *it, const ir_expr *v) {
-  if (!v || tec_grow(n->ctx, (void **)&n->vals, &n->cap, n->nval + 1, sizeof *n->vals)) return -1;
-  n->vals[n->nval++] = (iter_val){it, v};
+static int in_args(const lower_state *ls, const te_tensor *t) {
+  for (int i = 0; i < ls->nargs; i++)
+    if (ls->args[i] == t) return 1;
   return 0;
 }
 
-static const lower_range *range_of(const nest_ctx *n, const sch_iter *it) {
-  return lower_bounds_get(n->b, it);
+/* realize + produce of stage si around `rest` */
+static const ir_stmt *place(lower_state *ls, int si, const ir_stmt *rest,
+                            const ir_expr *const *region) {
+  sch_stage *st = ls->s->stages[si];
+  te_tensor *t = st->tensor;
+  const ir_stmt *nest = stage_nest(ls, si);
+  if (!nest) return NULL;
+  const ir_stmt *body = ir_seq2(ir_produce(t, nest), rest);
+  if (in_args(ls, t)) return body;
+  const ir_expr **bounds = tec_ctx_alloc(ls->ctx, sizeof *bounds * (size_t)(2 * t->ndim));
+  if (!bounds) return NULL;
+  for (int i = 0; i < t->ndim; i++) {
+    bounds[2 * i] = region ? region[2 * i] : ir_int(ls->ctx, 0);
+    bounds[2 * i + 1] = region ? region[2 * i + 1] : t->shape[i];
+  }
+  return ir_realize(t, t->ndim, bounds, body);
 }
 
-/* min of an iter's range as it appears in value formulas (derived iters start at 0) */
-static const ir_expr *vmin(const nest_ctx *n, const sch_iter *it) {
-  return range_of(n, it)->min;
-}
-
-/* Rebuilds root values from leaf variables; collects guards. */
-static int derive_values(nest_ctx *n) {
-  sch_stage *st = n->st;
-  for (int i = 0; i < st->nleaf; i++)
-    if (bind(n, st->leaf[i], st->leaf[i]->var)) return -1;
-  for (int r = st->nrel - 1; r >= 0; r--) {
-    const sch_relation *rel = &st->rel[r];
-    if (rel->kind == SCH_REL_SPLIT) {
-      const ir_expr *o = get_val(n, rel->outer), *i = get_val(n, rel->inner);
-      if (!o || !i) return TEC_INTERNAL(n->ctx, "split child without a value");
-      const lower_range *pr = range_of(n, rel->parent), *ir = range_of(n, rel->inner);
-      const ir_expr *v = ir_add(ir_add(ir_mul(o, ir->extent), i), pr->min);
-      if (bind(n, rel->parent, v)) return -1;
-      if (n->nguard >= 64) return tec_ctx_set_error(n->ctx, "lower: stage '%s' has more than 64 "
-                                                   "splits", st->tensor->name);
-      n->guard_reduce[n->nguard] = rel->parent->kind == SCH_ITER_REDUCE;
-      n->guards[n->nguard++] = ir_lt(v, ir_add(pr->min, pr->extent));
-    } else {
-      const ir_expr *f = get_val(n, rel->fused);
-      if (!f) return TEC_INTERNAL(n->ctx, "fuse child without a value");
-      const lower_range *ir = range_of(n, rel->inner);
-      if (bind(n, rel->outer, ir_add(ir_floordiv(f, ir->extent), vmin(n, rel->outer))) ||
-          bind(n, rel->inner, ir_add(ir_floormod(f, ir->extent), vmin(n, rel->inner))))
-        return -1;
-    }
+/* 1 if loop `pos` of stage st, or a loop around it, is parallel */
+static int under_parallel(const sch_stage *st, int pos) {
+  for (int depth = 0; st && depth < 1000; depth++) {
+    for (int i = 0; i <= pos && i < st->nleaf; i++)
+      if (st->leaf[i]->for_kind == IR_FOR_PARALLEL) return 1;
+    if (st->attach != SCH_ATTACH_SCOPE) return 0;
+    const sch_stage *c = st->attach_stage;
+    pos = -1;
+    for (int i = 0; i < c->nleaf; i++)
+      if (c->leaf[i] == st->attach_iter) pos = i;
+    st = c;
   }
   return 0;
 }
 
-/* Wraps body in the loop for leaf it. */
-static const ir_stmt *make_loop(const nest_ctx *n, const sch_iter *it, const ir_stmt *body) {
-  const lower_range *r = range_of(n, it);
+/* Wraps body in the loop for leaf `pos` of stage si; attached stages go first in its body. */
+static const ir_stmt *make_loop(lower_state *ls, int si, int pos, const ir_stmt *body,
+                                int attach) {
+  tec_ctx *ctx = ls->ctx;
+  sch_stage *st = ls->s->stages[si];
+  const sch_iter *it = st->leaf[pos];
+  if (attach)
+    for (int k = si - 1; k >= 0 && body; k--) {
+      sch_stage *p = ls->s->stages[k];
+      if (p->attach != SCH_ATTACH_SCOPE || p->attach_iter != it) continue;
+      for (int i = 0; i < p->nleaf; i++)
+        if (p->leaf[i]->for_kind == IR_FOR_PARALLEL && under_parallel(st, pos)) {
+          tec_ctx_set_error(ctx, "parallel: loop '%s' of stage '%s' would run inside parallel "
+                                 "loops of '%s' (it is computed at '%s'); nested parallel loops "
+                                 "are not supported",
+                            p->leaf[i]->name, p->tensor->name, st->tensor->name, it->name);
+          return NULL;
+        }
+      body = place(ls, k, body, ls->region[k]);
+    }
+  if (!body) return NULL;
+  const lower_range *r = lower_bounds_get(&ls->b, it);
+  if (!r) {
+    TEC_INTERNAL(ctx, "leaf without a range");
+    return NULL;
+  }
+  if (it->for_kind == IR_FOR_VECTORIZED || it->for_kind == IR_FOR_UNROLLED) {
+    if (!ir_is_const_int(arith_simplify(r->extent, NULL), NULL)) {
+      const char *what = it->for_kind == IR_FOR_VECTORIZED ? "vectorize" : "unroll";
+      tec_ctx_set_error(ctx, "%s: loop '%s' of stage '%s' has extent %s, which is not a "
+                             "constant; split it by a constant factor and %s the inner loop",
+                        what, it->name, st->tensor->name, ir_expr_str(r->extent), what);
+      return NULL;
+    }
+  }
+  for (int p = 0; p < it->npragma; p++)
+    if (strcmp(it->pragma_keys[p], "debug_skip_region") == 0)
+      return ir_evaluate(ir_int(ctx, 0)); /* dropped on purpose: output wrong by design */
   const ir_stmt *loop = ir_for(it->var, r->min, r->extent, it->for_kind, body);
   for (int p = it->npragma - 1; p >= 0; p--)
-    loop = ir_attr(tec_ctx_printf(n->ctx, "pragma_%s", it->pragma_keys[p]), it->pragma_values[p],
+    loop = ir_attr(tec_ctx_printf(ctx, "pragma_%s", it->pragma_keys[p]), it->pragma_values[p],
                    loop);
   return loop;
 }
 
 /* body under the guards (data-only guards when data_only) */
-static const ir_stmt *guard(const nest_ctx *n, const ir_stmt *body, int data_only) {
+static const ir_stmt *guarded(const lower_ivals *iv, const ir_stmt *body, int data_only) {
   const ir_expr *cond = NULL;
-  for (int g = 0; g < n->nguard; g++) {
-    if (data_only && n->guard_reduce[g]) continue;
-    cond = cond ? ir_and(cond, n->guards[g]) : n->guards[g];
+  for (int g = 0; g < iv->nguard; g++) {
+    if (data_only && iv->g[g].reduce) continue;
+    cond = cond ? ir_and(cond, iv->g[g].cond) : iv->g[g].cond;
   }
   return cond ? ir_if(cond, body, NULL) : body;
 }
 
-/* The nest computing stage st. */
-static const ir_stmt *stage_nest(tec_ctx *ctx, sch_stage *st, const lower_bounds *b) {
-  nest_ctx n = {ctx, st, b, 0, 0, NULL, 0, {0}, {0}};
-  if (derive_values(&n)) return NULL;
+/* The nest computing stage si (attached producers included). */
+static const ir_stmt *stage_nest(lower_state *ls, int si) {
+  tec_ctx *ctx = ls->ctx;
+  sch_stage *st = ls->s->stages[si];
+  lower_ivals iv = {0};
+  if (lower_iter_values(ctx, st, &ls->b, &iv)) return NULL;
   te_tensor *t = st->tensor;
   int nr = st->nroot;
   const ir_expr **vars = tec_ctx_alloc(ctx, sizeof *vars * (size_t)nr);
@@ -112,18 +125,18 @@ static const ir_stmt *stage_nest(tec_ctx *ctx, sch_stage *st, const lower_bounds
   if (!vars || !vals) return NULL;
   for (int i = 0; i < nr; i++) {
     vars[i] = st->root[i]->var;
-    vals[i] = get_val(&n, st->root[i]);
+    vals[i] = lower_ivals_get(&iv, st->root[i]);
     if (!vals[i]) {
       TEC_INTERNAL(ctx, "root axis without a value");
       return NULL;
     }
   }
   const ir_expr *const *idx = vals; /* the first ndim values are the data axes */
-  const ir_expr *body = st->body;
+  const ir_expr *body = ls->body[si];
   if (body->kind != IR_REDUCE) {
     const ir_stmt *s = ir_provide(t, t->ndim, idx, ir_substitute(body, nr, vars, vals));
-    s = guard(&n, s, 0);
-    for (int i = st->nleaf - 1; i >= 0; i--) s = make_loop(&n, st->leaf[i], s);
+    s = guarded(&iv, s, 0);
+    for (int i = st->nleaf - 1; i >= 0 && s; i--) s = make_loop(ls, si, i, s, 1);
     return s;
   }
   /* reduction: init and update */
@@ -133,50 +146,31 @@ static const ir_stmt *stage_nest(tec_ctx *ctx, sch_stage *st, const lower_bounds
   const ir_expr *cur = ir_read(ctx, t, t->ndim, idx);
   const ir_stmt *update = ir_provide(t, t->ndim, idx, ir_combine(comb, cur, src));
   if (cond) update = ir_if(cond, update, NULL);
-  update = guard(&n, update, 0);
+  update = guarded(&iv, update, 0);
   const ir_stmt *init = ir_provide(t, t->ndim, idx, ir_combiner_identity(ctx, comb, t->type));
-  init = guard(&n, init, 1);
+  init = guarded(&iv, init, 1);
   int first_red = st->nleaf;
   for (int i = 0; i < st->nleaf; i++)
     if (st->leaf[i]->kind == SCH_ITER_REDUCE) {
       first_red = i;
       break;
     }
-  for (int i = st->nleaf - 1; i >= first_red; i--) {
-    update = make_loop(&n, st->leaf[i], update);
-    if (st->leaf[i]->kind == SCH_ITER_DATA) init = make_loop(&n, st->leaf[i], init);
+  for (int i = st->nleaf - 1; i >= first_red && update; i--) {
+    update = make_loop(ls, si, i, update, 1);
+    if (st->leaf[i]->kind == SCH_ITER_DATA) init = make_loop(ls, si, i, init, 0);
   }
   const ir_stmt *s = ir_seq2(init, update);
-  for (int i = first_red - 1; i >= 0; i--) s = make_loop(&n, st->leaf[i], s);
+  for (int i = first_red - 1; i >= 0 && s; i--) s = make_loop(ls, si, i, s, 1);
   return s;
 }
 
-static int in_args(const te_tensor *t, int nargs, te_tensor *const *args) {
-  for (int i = 0; i < nargs; i++)
-    if (args[i] == t) return 1;
-  return 0;
-}
-
-const ir_stmt *lower_schedule_ops(sch_schedule *s, const lower_bounds *b, int nargs,
-                                  te_tensor *const *args) {
-  tec_ctx *ctx = s->ctx;
+const ir_stmt *lower_schedule_ops(lower_state *ls) {
+  sch_schedule *s = ls->s;
   const ir_stmt *body = NULL;
   for (int si = s->nstage - 1; si >= 0; si--) {
     sch_stage *st = s->stages[si];
-    te_tensor *t = st->tensor;
-    if (t->op != TE_COMPUTE) continue;
-    const ir_stmt *nest = stage_nest(ctx, st, b);
-    if (!nest) return NULL;
-    body = ir_seq2(ir_produce(t, nest), body);
-    if (!in_args(t, nargs, args)) {
-      const ir_expr **bounds = tec_ctx_alloc(ctx, sizeof *bounds * (size_t)(2 * t->ndim));
-      if (!bounds) return NULL;
-      for (int i = 0; i < t->ndim; i++) {
-        bounds[2 * i] = ir_int(ctx, 0);
-        bounds[2 * i + 1] = t->shape[i];
-      }
-      body = ir_realize(t, t->ndim, bounds, body);
-    }
+    if (st->tensor->op != TE_COMPUTE || st->attach != SCH_ATTACH_ROOT) continue;
+    body = place(ls, si, body, NULL);
     if (!body) return NULL;
   }
   return body;

@@ -3,21 +3,24 @@
  *   realize T([0, 4], [0, n]) { T[i, j] = A[i, j] }
  *     ->  allocate T[float32 * (4*n)] { T[(i*n + j)] = A[(i*n + j)] }
  * Strides are compact row-major, from the tensor's shape (a realize region's extents, for an
- * intermediate, with its mins subtracted). Arguments keep the buffer variables of the
- * lowered function; intermediates get a fresh handle variable named after the tensor. */
+ * intermediate, with its mins subtracted); storage_align pads a dimension's stride up to
+ * factor*k + offset elements. Arguments keep the buffer variables of the lowered function;
+ * intermediates get a fresh handle variable named after the tensor. */
 #include "tec/lower.h"
 #include "ir/internal.h"
 #include "lower/passes.h"
+#include "lower/arith.h"
 
 typedef struct buf_entry {
   const te_tensor *t;
   const ir_expr *var;
   const ir_expr *const *min;    /* ndim region mins (NULL: zeros) */
-  const ir_expr *const *extent; /* ndim extents */
+  const ir_expr *const *stride; /* ndim strides, in elements */
 } buf_entry;
 
 typedef struct flat {
   tec_ctx *ctx;
+  sch_schedule *sched;
   int n, cap;
   buf_entry *bufs;
   int error;
@@ -38,10 +41,36 @@ static int add(flat *fl, buf_entry e) {
 static const ir_expr *linear_index(const buf_entry *b, int n, const ir_expr *const *idx) {
   const ir_expr *lin = NULL;
   for (int i = 0; i < n; i++) {
-    const ir_expr *x = b->min ? ir_sub(idx[i], b->min[i]) : idx[i];
-    lin = lin ? ir_add(ir_mul(lin, b->extent[i]), x) : x;
+    const ir_expr *x = b->min && !ir_is_zero(b->min[i]) ? ir_sub(idx[i], b->min[i]) : idx[i];
+    if (!ir_is_one(b->stride[i])) x = ir_mul(x, b->stride[i]);
+    lin = lin ? ir_add(lin, x) : x;
   }
   return lin;
+}
+
+/* Row-major strides of extents, padded where the stage asks for storage_align. Returns the
+ * element count in *size. */
+static const ir_expr *const *strides(flat *fl, const te_tensor *t, int n,
+                                     const ir_expr *const *ext, const ir_expr **size) {
+  const ir_expr **st = tec_ctx_alloc(fl->ctx, sizeof *st * (size_t)n);
+  if (!st) return NULL;
+  const sch_stage *stage = NULL;
+  for (int i = 0; fl->sched && i < fl->sched->nstage; i++)
+    if (fl->sched->stages[i]->tensor == t) stage = fl->sched->stages[i];
+  const ir_expr *acc = ir_int(fl->ctx, 1);
+  for (int d = n - 1; d >= 0; d--) {
+    for (int k = 0; stage && k < stage->nalign; k++) {
+      if (stage->align[k].axis != d) continue;
+      /* smallest value >= acc that is offset modulo factor */
+      const ir_expr *f = ir_int(fl->ctx, stage->align[k].factor);
+      const ir_expr *o = ir_int(fl->ctx, stage->align[k].offset);
+      acc = ir_add(ir_mul(ir_floordiv(ir_add(ir_sub(acc, o), ir_sub(f, ir_int(fl->ctx, 1))), f), f), o);
+    }
+    st[d] = arith_simplify(acc, NULL);
+    acc = ir_is_one(acc) ? ext[d] : ir_mul(acc, ext[d]);
+  }
+  if (size) *size = n ? (ir_is_one(st[0]) ? ext[0] : arith_simplify(ir_mul(ext[0], st[0]), NULL)) : acc;
+  return st;
 }
 
 static const ir_expr *flat_read(ir_mutator *m, const ir_expr *e) {
@@ -81,19 +110,22 @@ static const ir_stmt *flat_realize(ir_mutator *m, const ir_stmt *s) {
   for (int i = 0; i < s->n; i++) {
     mins[i] = s->args[2 * i];
     exts[i] = s->args[2 * i + 1];
-    size = size ? ir_mul(size, exts[i]) : exts[i];
   }
+  const ir_expr *const *st = strides(fl, t, s->n, exts, &size);
   const ir_expr *var = ir_var(fl->ctx, t->name, TEC_HANDLET, IR_VAR_BUFFER);
-  if (add(fl, (buf_entry){t, var, mins, exts})) return NULL;
+  if (!st || add(fl, (buf_entry){t, var, mins, st})) return NULL;
   const ir_stmt *body = ir_mutate_stmt(m, s->body);
   fl->n--;
   return ir_allocate(var, t->type, size, body);
 }
 
-const ir_stmt *lower_storage_flatten(const ir_stmt *body, lower_func *f) {
-  flat fl = {f->ctx, 0, 0, NULL, 0};
-  for (int i = 0; i < f->nargs; i++)
-    if (add(&fl, (buf_entry){f->args[i], f->arg_bufs[i], NULL, f->args[i]->shape})) return NULL;
+const ir_stmt *lower_storage_flatten(const ir_stmt *body, lower_func *f, sch_schedule *s) {
+  flat fl = {f->ctx, NULL, 0, 0, NULL, 0};
+  for (int i = 0; i < f->nargs; i++) {
+    const ir_expr *const *st = strides(&fl, f->args[i], f->args[i]->ndim, f->args[i]->shape, NULL);
+    if (!st || add(&fl, (buf_entry){f->args[i], f->arg_bufs[i], NULL, st})) return NULL;
+  }
+  fl.sched = s; /* arguments are compact: storage_align applies to intermediates only */
   ir_mutator m;
   ir_mutator_init(&m, f->ctx, &fl);
   m.expr[IR_READ] = flat_read;
