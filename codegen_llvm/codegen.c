@@ -127,6 +127,20 @@ static int cg_is_ident(const char *s) {
   return 1;
 }
 
+/* Names generated code (or the C library it links against) already uses. */
+static const char *const cg_reserved_names[] = {
+    "exp", "expf", "log", "logf", "tanh", "tanhf", "pow", "powf", "sqrt", "sqrtf",
+    "floor", "floorf", "ceil", "ceilf", "fma", "fmaf", "fabs", "fabsf", "memset",
+    "memcpy", "memmove", "malloc", "free", "main",
+};
+
+static int cg_is_reserved(const char *name) {
+  if (strncmp(name, "tec_rt_", 7) == 0 || strncmp(name, "llvm.", 5) == 0) return 1;
+  for (size_t i = 0; i < sizeof cg_reserved_names / sizeof cg_reserved_names[0]; i++)
+    if (strcmp(name, cg_reserved_names[i]) == 0) return 1;
+  return 0;
+}
+
 int cg_check_funcs(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const char *who) {
   if (!ctx) return -1;
   if (nfuncs < 1 || !funcs)
@@ -144,6 +158,12 @@ int cg_check_funcs(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const cha
                                "%s: function name '%s' is not a C identifier (letters, digits, "
                                "'_', not starting with a digit)",
                                who, lf->name ? lf->name : "(null)");
+    if (cg_is_reserved(lf->name))
+      return tec_ctx_set_error(ctx,
+                               "%s: function name '%s' is reserved (the runtime or the C "
+                               "library generated code calls has a symbol of that name); "
+                               "choose another",
+                               who, lf->name);
     if (lf->nargs < 0 || (lf->nargs > 0 && (!lf->args || !lf->arg_bufs)) ||
         (lf->nsize > 0 && !lf->size_vars) || lf->nsize < 0)
       return tec_ctx_set_error(ctx, "%s: function '%s' has an inconsistent argument list", who,

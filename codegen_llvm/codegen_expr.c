@@ -211,6 +211,13 @@ static LLVMValueRef cg_call(cg_func *f, const ir_expr *e) {
   if (e->nargs != intrin[fn].nargs)
     return cg_internal(f, "%s takes %d arguments, got %d", ir_intrinsic_name((ir_intrinsic)fn),
                        intrin[fn].nargs, e->nargs);
+  if (fn == IR_INTRIN_FABS && tec_dtype_is_int(e->type)) { /* |x| of an integer */
+    LLVMValueRef x = cg_expr(f, e->args[0]);
+    if (!x || e->type.code == TEC_UINT) return x;
+    LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(x));
+    return LLVMBuildSelect(f->b, LLVMBuildICmp(f->b, LLVMIntSLT, x, zero, ""),
+                           LLVMBuildNeg(f->b, x, ""), x, "abs");
+  }
   if (e->type.code != TEC_FLOAT)
     return cg_internal(f, "%s of a non-float type", ir_intrinsic_name((ir_intrinsic)fn));
   LLVMValueRef args[3];

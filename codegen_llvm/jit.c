@@ -135,10 +135,9 @@ static LLVMOrcLLJITRef cg_make_jit(tec_ctx *ctx, const cg_target *t, LLVMOrcThre
     LLVMOrcDisposeLLJIT(jit);
     return NULL;
   }
-  err = LLVMOrcLLJITAddLLVMIRModule(jit, jd, tsm);
+  err = LLVMOrcLLJITAddLLVMIRModule(jit, jd, tsm); /* takes tsm, even on failure */
   if (err) {
     cg_llvm_error(ctx, err, "tec_build: adding the module to the JIT");
-    LLVMOrcDisposeThreadSafeModule(tsm);
     LLVMOrcDisposeLLJIT(jit);
     return NULL;
   }

@@ -1,0 +1,771 @@
+/* test_codegen.c — the LLVM backend on lowered functions built by hand with the ir.h
+ * constructors: numbers from the JIT against C, every entry check's message as text, the
+ * host assembly (AVX, FMA), target strings, and ahead-of-time files. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "testutil.h"
+
+/* ---- building lowered functions by hand ---- */
+
+static const ir_expr *buf(tec_ctx *ctx, const char *name) {
+  return ir_var(ctx, name, TEC_HANDLET, IR_VAR_BUFFER);
+}
+
+static const ir_expr *ivar(tec_ctx *ctx, const char *name) {
+  return ir_var(ctx, name, TEC_INDEX, IR_VAR_INDEX);
+}
+
+static lower_func *mkfunc(tec_ctx *ctx, const char *name, int nargs, te_tensor *const *args,
+                          const ir_expr *const *bufs, int nsize, const ir_expr *const *sizes,
+                          const ir_stmt *body) {
+  ck_assert_msg(body != NULL, "body: %s", tec_ctx_error(ctx));
+  lower_func *f = tec_ctx_alloc(ctx, sizeof *f);
+  f->ctx = ctx;
+  f->name = name;
+  f->nargs = nargs;
+  f->args = tec_ctx_alloc(ctx, sizeof(te_tensor *) * (size_t)(nargs + 1));
+  f->arg_bufs = tec_ctx_alloc(ctx, sizeof(ir_expr *) * (size_t)(nargs + 1));
+  for (int i = 0; i < nargs; i++) {
+    f->args[i] = args[i];
+    f->arg_bufs[i] = bufs[i];
+  }
+  f->nsize = nsize;
+  f->size_vars = tec_ctx_alloc(ctx, sizeof(ir_expr *) * (size_t)(nsize + 1));
+  for (int i = 0; i < nsize; i++) f->size_vars[i] = sizes[i];
+  f->body = body;
+  return f;
+}
+
+static tec_module *build1(tec_ctx *ctx, lower_func *f) {
+  tec_module *m = tec_build(ctx, 1, &f, NULL);
+  ck_assert_msg(m != NULL, "build: %s", tec_ctx_error(ctx));
+  return m;
+}
+
+/* vadd(A, B, C: float32[n]): for (i, 0, n) C[i] = A[i] + B[i] */
+typedef struct vadd_fx {
+  tec_ctx *ctx;
+  const ir_expr *n, *a, *b, *c;
+  te_tensor *A, *B, *C;
+  lower_func *f;
+} vadd_fx;
+
+static vadd_fx make_vadd(void) {
+  vadd_fx x;
+  x.ctx = tec_ctx_new();
+  x.n = te_size_var(x.ctx, "n");
+  x.A = te_placeholder(x.ctx, "A", TEC_F32, 1, &x.n);
+  x.B = te_placeholder(x.ctx, "B", TEC_F32, 1, &x.n);
+  x.C = te_placeholder(x.ctx, "C", TEC_F32, 1, &x.n);
+  x.a = buf(x.ctx, "A"), x.b = buf(x.ctx, "B"), x.c = buf(x.ctx, "C");
+  const ir_expr *i = ivar(x.ctx, "i");
+  const ir_stmt *body = ir_for(
+      i, ir_int(x.ctx, 0), x.n, IR_FOR_SERIAL,
+      ir_store(x.c, i, ir_add(ir_load(TEC_F32, x.a, i, NULL), ir_load(TEC_F32, x.b, i, NULL)), NULL));
+  x.f = mkfunc(x.ctx, "vadd", 3, (te_tensor *[]){x.A, x.B, x.C},
+               (const ir_expr *[]){x.a, x.b, x.c}, 1, &x.n, body);
+  return x;
+}
+
+START_TEST(test_vadd) {
+  vadd_fx x = make_vadd();
+  tec_module *m = build1(x.ctx, x.f);
+  tec_packed_fn fn = tec_module_get(m, "vadd");
+  ck_assert_ptr_nonnull(fn);
+  int64_t lens[] = {0, 1, 7, 1000};
+  for (int k = 0; k < 4; k++) {
+    int64_t n = lens[k];
+    DLTensor a = tu_rand_f32(1, &n, 1), b = tu_rand_f32(1, &n, 2), c = tu_zeros(TEC_F32, 1, &n);
+    ck_assert_msg(tec_call(fn, 3, (DLTensor *[]){&a, &b, &c}) == 0, "%s", tec_rt_last_error());
+    for (int64_t i = 0; i < n; i++)
+      ck_assert_float_eq(tu_f32(&c)[i], tu_f32(&a)[i] + tu_f32(&b)[i]);
+    tec_dl_free(&a), tec_dl_free(&b), tec_dl_free(&c);
+  }
+  /* the raw form: buffers then sizes */
+  int32_t (*raw)(float *, float *, float *, int64_t) =
+      (int32_t (*)(float *, float *, float *, int64_t))tec_module_get_raw(m, "vadd");
+  ck_assert_ptr_nonnull(raw);
+  ck_assert_ptr_eq((void *)raw, tec_module_get_raw(m, "vadd_raw"));
+  int64_t n = 100;
+  DLTensor a = tu_rand_f32(1, &n, 3), b = tu_rand_f32(1, &n, 4), c = tu_zeros(TEC_F32, 1, &n);
+  ck_assert_int_eq(raw(tu_f32(&a), tu_f32(&b), tu_f32(&c), n), 0);
+  ck_assert_float_eq(tu_f32(&c)[99], tu_f32(&a)[99] + tu_f32(&b)[99]);
+  tec_dl_free(&a), tec_dl_free(&b), tec_dl_free(&c);
+  tu_assert_contains(tec_module_llvm_ir(m), "define i32 @vadd_raw(");
+  tu_assert_contains(tec_module_llvm_ir(m), "noalias");
+  tec_ctx_free(x.ctx);
+}
+END_TEST
+
+START_TEST(test_fma_loop_asm) {
+  /* C[i] = A[i] * B[i] + C[i] over a constant 1024: vectorized, fused */
+  tec_ctx *ctx = tec_ctx_new();
+  const ir_expr *shape = ir_int(ctx, 1024);
+  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 1, &shape);
+  te_tensor *B = te_placeholder(ctx, "B", TEC_F32, 1, &shape);
+  te_tensor *C = te_placeholder(ctx, "C", TEC_F32, 1, &shape);
+  const ir_expr *a = buf(ctx, "A"), *b = buf(ctx, "B"), *c = buf(ctx, "C"), *i = ivar(ctx, "i");
+  const ir_stmt *body = ir_for(
+      i, ir_int(ctx, 0), shape, IR_FOR_SERIAL,
+      ir_store(c, i, ir_add(ir_mul(ir_load(TEC_F32, a, i, NULL), ir_load(TEC_F32, b, i, NULL)),
+                            ir_load(TEC_F32, c, i, NULL)), NULL));
+  lower_func *f = mkfunc(ctx, "fmaloop", 3, (te_tensor *[]){A, B, C}, (const ir_expr *[]){a, b, c},
+                         0, NULL, body);
+  tec_module *m = build1(ctx, f);
+  int64_t n = 1024;
+  DLTensor ta = tu_rand_f32(1, &n, 5), tb = tu_rand_f32(1, &n, 6), tc = tu_rand_f32(1, &n, 7);
+  float ref[1024];
+  for (int k = 0; k < 1024; k++) ref[k] = fmaf(tu_f32(&ta)[k], tu_f32(&tb)[k], tu_f32(&tc)[k]);
+  ck_assert_int_eq(tec_module_get(m, "fmaloop")((DLTensor *[]){&ta, &tb, &tc}, 3), 0);
+  ck_assert_double_lt(tu_max_err(tu_f32(&tc), ref, 1024), 1e-6);
+  tec_dl_free(&ta), tec_dl_free(&tb), tec_dl_free(&tc);
+  tu_assert_contains(tec_module_llvm_ir(m), "fmuladd");
+  const char *as = tec_module_asm(m);
+  ck_assert_msg(as != NULL, "%s", tec_ctx_error(ctx));
+  ck_assert_msg(strstr(as, "zmm") || strstr(as, "ymm"), "no AVX registers in\n%s", as);
+  tu_assert_contains(as, "vfmadd");
+  ck_assert_ptr_eq(tec_module_asm(m), as); /* made once */
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* T = allocate(count) { for i: T[i] = A[i] * 2 }; for i: C[i] = T[i] + 1 */
+static lower_func *make_alloc_func(tec_ctx *ctx, const ir_expr *n, const ir_expr *count) {
+  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 1, &n);
+  te_tensor *C = te_placeholder(ctx, "C", TEC_F32, 1, &n);
+  const ir_expr *a = buf(ctx, "A"), *c = buf(ctx, "C"), *t = buf(ctx, "T");
+  const ir_expr *i = ivar(ctx, "i"), *j = ivar(ctx, "j");
+  const ir_stmt *fill = ir_for(i, ir_int(ctx, 0), n, IR_FOR_SERIAL,
+                               ir_store(t, i, ir_mul(ir_load(TEC_F32, a, i, NULL), ir_float(ctx, 2)), NULL));
+  const ir_stmt *use = ir_for(j, ir_int(ctx, 0), n, IR_FOR_SERIAL,
+                              ir_store(c, j, ir_add(ir_load(TEC_F32, t, j, NULL), ir_float(ctx, 1)), NULL));
+  const ir_stmt *body = ir_allocate(t, TEC_F32, count, ir_seq2(fill, use));
+  int nsize = n->kind == IR_VAR ? 1 : 0;
+  return mkfunc(ctx, "twice", 2, (te_tensor *[]){A, C}, (const ir_expr *[]){a, c}, nsize, &n, body);
+}
+
+static void check_twice(tec_packed_fn fn, int64_t n) {
+  DLTensor a = tu_rand_f32(1, &n, 9), c = tu_zeros(TEC_F32, 1, &n);
+  ck_assert_msg(fn((DLTensor *[]){&a, &c}, 2) == 0, "%s", tec_rt_last_error());
+  for (int64_t k = 0; k < n; k++) ck_assert_float_eq(tu_f32(&c)[k], tu_f32(&a)[k] * 2 + 1);
+  tec_dl_free(&a), tec_dl_free(&c);
+}
+
+START_TEST(test_allocate_stack_and_heap) {
+  tec_ctx *ctx = tec_ctx_new();
+  const ir_expr *n16 = ir_int(ctx, 16);
+  tec_module *m = build1(ctx, make_alloc_func(ctx, n16, n16));
+  check_twice(tec_module_get(m, "twice"), 16);
+  tu_assert_contains(tec_module_llvm_ir(m), "alloca"); /* 64 bytes: on the stack */
+  ck_assert_ptr_null(strstr(tec_module_llvm_ir(m), "tec_rt_alloc"));
+  tec_ctx_free(ctx);
+
+  ctx = tec_ctx_new();
+  const ir_expr *n = te_size_var(ctx, "n");
+  m = build1(ctx, make_alloc_func(ctx, n, n));
+  tu_assert_contains(tec_module_llvm_ir(m), "tec_rt_alloc"); /* symbolic: on the heap */
+  check_twice(tec_module_get(m, "twice"), 1000);
+  check_twice(tec_module_get(m, "twice"), 1);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+static void *failing_alloc(size_t bytes, void *user) {
+  (void)bytes, (void)user;
+  return NULL;
+}
+static void plain_free(void *p, void *user) {
+  (void)user;
+  free(p);
+}
+
+START_TEST(test_allocate_out_of_memory) {
+  tec_ctx *ctx = tec_ctx_new();
+  const ir_expr *n = te_size_var(ctx, "n");
+  tec_module *m = build1(ctx, make_alloc_func(ctx, n, n));
+  tec_packed_fn fn = tec_module_get(m, "twice");
+  int64_t len = 100;
+  DLTensor a = tu_rand_f32(1, &len, 1), c = tu_zeros(TEC_F32, 1, &len);
+  tec_rt_set_allocator(failing_alloc, plain_free, NULL);
+  int rc = fn((DLTensor *[]){&a, &c}, 2);
+  tec_rt_set_allocator(NULL, NULL, NULL);
+  ck_assert_int_eq(rc, -1);
+  ck_assert_str_eq(tec_rt_last_error(), "twice: out of memory allocating 400 bytes for 'T'");
+  tec_dl_free(&a), tec_dl_free(&c);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(test_vector_ramp_and_gather) {
+  /* C[ramp(io*8, 1, 8)] = A[ramp(io*8, 1, 8)] + B[ramp(io, 8, 8)]   (B read with stride 8) */
+  tec_ctx *ctx = tec_ctx_new();
+  const ir_expr *s64 = ir_int(ctx, 64);
+  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 1, &s64);
+  te_tensor *B = te_placeholder(ctx, "B", TEC_F32, 1, &s64);
+  te_tensor *C = te_placeholder(ctx, "C", TEC_F32, 1, &s64);
+  const ir_expr *a = buf(ctx, "A"), *b = buf(ctx, "B"), *c = buf(ctx, "C"), *io = ivar(ctx, "io");
+  const ir_expr *dense = ir_ramp(ir_mul(io, ir_int(ctx, 8)), ir_int(ctx, 1), 8);
+  const ir_expr *strided = ir_ramp(io, ir_int(ctx, 8), 8);
+  const ir_stmt *body = ir_for(io, ir_int(ctx, 0), ir_int(ctx, 8), IR_FOR_SERIAL,
+                               ir_store(c, dense, ir_add(ir_load(TEC_F32, a, dense, NULL),
+                                                         ir_load(TEC_F32, b, strided, NULL)),
+                                        NULL));
+  lower_func *f = mkfunc(ctx, "vec", 3, (te_tensor *[]){A, B, C}, (const ir_expr *[]){a, b, c},
+                         0, NULL, body);
+  tec_module *m = build1(ctx, f);
+  int64_t n = 64;
+  DLTensor ta = tu_rand_f32(1, &n, 1), tb = tu_rand_f32(1, &n, 2), tc = tu_zeros(TEC_F32, 1, &n);
+  ck_assert_int_eq(tec_module_get(m, "vec")((DLTensor *[]){&ta, &tb, &tc}, 3), 0);
+  for (int o = 0; o < 8; o++)
+    for (int l = 0; l < 8; l++)
+      ck_assert_float_eq(tu_f32(&tc)[o * 8 + l], tu_f32(&ta)[o * 8 + l] + tu_f32(&tb)[o + 8 * l]);
+  tec_dl_free(&ta), tec_dl_free(&tb), tec_dl_free(&tc);
+  tu_assert_contains(tec_module_llvm_ir(m), "<8 x float>");
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(test_vector_predicated_store_and_broadcast) {
+  /* C[ramp(0,1,8)] = broadcast(A[0], 8) where ramp(0,1,8) < 5 */
+  tec_ctx *ctx = tec_ctx_new();
+  const ir_expr *s8 = ir_int(ctx, 8);
+  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 1, &s8);
+  te_tensor *C = te_placeholder(ctx, "C", TEC_F32, 1, &s8);
+  const ir_expr *a = buf(ctx, "A"), *c = buf(ctx, "C");
+  const ir_expr *r = ir_ramp(ir_int(ctx, 0), ir_int(ctx, 1), 8);
+  const ir_expr *pred = ir_lt(r, ir_broadcast(ir_int(ctx, 5), 8));
+  const ir_stmt *body = ir_store(c, r, ir_broadcast(ir_load(TEC_F32, a, ir_int(ctx, 0), NULL), 8), pred);
+  lower_func *f = mkfunc(ctx, "pst", 2, (te_tensor *[]){A, C}, (const ir_expr *[]){a, c}, 0, NULL, body);
+  tec_module *m = build1(ctx, f);
+  int64_t n = 8;
+  DLTensor ta = tu_rand_f32(1, &n, 1), tc = tu_zeros(TEC_F32, 1, &n);
+  ck_assert_int_eq(tec_module_get(m, "pst")((DLTensor *[]){&ta, &tc}, 2), 0);
+  for (int l = 0; l < 8; l++) ck_assert_float_eq(tu_f32(&tc)[l], l < 5 ? tu_f32(&ta)[0] : 0.0f);
+  tec_dl_free(&ta), tec_dl_free(&tc);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+static int64_t ref_floordiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+static int64_t ref_floormod(int64_t a, int64_t b) { return a - b * ref_floordiv(a, b); }
+
+START_TEST(test_floordiv_floormod_negative) {
+  tec_ctx *ctx = tec_ctx_new();
+  const ir_expr *n = te_size_var(ctx, "n");
+  te_tensor *A = te_placeholder(ctx, "A", TEC_I64, 1, &n);
+  te_tensor *B = te_placeholder(ctx, "B", TEC_I64, 1, &n);
+  te_tensor *Q = te_placeholder(ctx, "Q", TEC_I64, 1, &n);
+  te_tensor *R = te_placeholder(ctx, "R", TEC_I64, 1, &n);
+  te_tensor *Q3 = te_placeholder(ctx, "Q3", TEC_I64, 1, &n);
+  const ir_expr *a = buf(ctx, "A"), *b = buf(ctx, "B"), *q = buf(ctx, "Q"), *r = buf(ctx, "R"),
+                *q3 = buf(ctx, "Q3"), *i = ivar(ctx, "i");
+  const ir_expr *la = ir_load(TEC_I64, a, i, NULL), *lb = ir_load(TEC_I64, b, i, NULL);
+  const ir_stmt *items[3] = {
+      ir_store(q, i, ir_floordiv(la, lb), NULL), ir_store(r, i, ir_floormod(la, lb), NULL),
+      /* a constant divisor, and floormod by a constant, added: floordiv(a,3) + floormod(a,3) */
+      ir_store(q3, i, ir_add(ir_floordiv(la, ir_int(ctx, 3)), ir_floormod(la, ir_int(ctx, 3))), NULL)};
+  const ir_stmt *body = ir_for(i, ir_int(ctx, 0), n, IR_FOR_SERIAL, ir_seq(ctx, 3, items));
+  lower_func *f = mkfunc(ctx, "fdiv", 5, (te_tensor *[]){A, B, Q, R, Q3},
+                         (const ir_expr *[]){a, b, q, r, q3}, 1, &n, body);
+  tec_module *m = build1(ctx, f);
+  int64_t av[] = {7, -7, 7, -7, 0, 6, -6, -1, 1, -9, 9, 100, -100};
+  int64_t bv[] = {2, 2, -2, -2, 3, 3, 3, 4, -4, 3, -3, 7, 7};
+  int64_t len = 13;
+  DLTensor ta = tu_zeros(TEC_I64, 1, &len), tb = tu_zeros(TEC_I64, 1, &len),
+           tq = tu_zeros(TEC_I64, 1, &len), tr = tu_zeros(TEC_I64, 1, &len),
+           t3 = tu_zeros(TEC_I64, 1, &len);
+  memcpy(ta.data, av, sizeof av);
+  memcpy(tb.data, bv, sizeof bv);
+  ck_assert_int_eq(tec_module_get(m, "fdiv")((DLTensor *[]){&ta, &tb, &tq, &tr, &t3}, 5), 0);
+  for (int k = 0; k < len; k++) {
+    int64_t *qq = tq.data, *rr = tr.data, *q33 = t3.data;
+    ck_assert_int_eq(qq[k], ref_floordiv(av[k], bv[k]));
+    ck_assert_int_eq(rr[k], ref_floormod(av[k], bv[k]));
+    ck_assert_int_eq(q33[k], ref_floordiv(av[k], 3) + ref_floormod(av[k], 3));
+  }
+  tec_dl_free(&ta), tec_dl_free(&tb), tec_dl_free(&tq), tec_dl_free(&tr), tec_dl_free(&t3);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(test_truncdiv_and_int_ops) {
+  /* Q[i] = truncdiv(i, 3) * 10 + truncmod(i, 3), M[i] = min(i, 5) - max(i, 2) */
+  tec_ctx *ctx = tec_ctx_new();
+  const ir_expr *s = ir_int(ctx, 20);
+  te_tensor *Q = te_placeholder(ctx, "Q", TEC_I32, 1, &s);
+  te_tensor *M = te_placeholder(ctx, "M", TEC_I64, 1, &s);
+  const ir_expr *q = buf(ctx, "Q"), *mm = buf(ctx, "M"), *i = ivar(ctx, "i");
+  const ir_expr *v = ir_add(ir_mul(ir_truncdiv(i, ir_int(ctx, 3)), ir_int(ctx, 10)),
+                            ir_truncmod(i, ir_int(ctx, 3)));
+  const ir_stmt *items[2] = {
+      ir_store(q, i, ir_cast(TEC_I32, v), NULL),
+      ir_store(mm, i, ir_sub(ir_min(i, ir_int(ctx, 5)), ir_max(i, ir_int(ctx, 2))), NULL)};
+  const ir_stmt *body = ir_for(i, ir_int(ctx, 0), s, IR_FOR_SERIAL, ir_seq(ctx, 2, items));
+  tec_module *m = build1(ctx, mkfunc(ctx, "iops", 2, (te_tensor *[]){Q, M},
+                                     (const ir_expr *[]){q, mm}, 0, NULL, body));
+  int64_t len = 20;
+  DLTensor tq = tu_zeros(TEC_I32, 1, &len), tm = tu_zeros(TEC_I64, 1, &len);
+  ck_assert_int_eq(tec_module_get(m, "iops")((DLTensor *[]){&tq, &tm}, 2), 0);
+  for (int k = 0; k < 20; k++) {
+    ck_assert_int_eq(((int32_t *)tq.data)[k], k / 3 * 10 + k % 3);
+    ck_assert_int_eq(((int64_t *)tm.data)[k], (k < 5 ? k : 5) - (k > 2 ? k : 2));
+  }
+  tec_dl_free(&tq), tec_dl_free(&tm);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(test_select_cast_math) {
+  /* C[i] = A[i] > 0 ? exp(A[i]) : float(int(A[i] * 10));  D[i] = tanh(A[i]) + sqrt(|A[i]|)
+   * + pow(|A[i]|, 1.5) + floor(A[i]*3) + ceil(A[i]*3) + fma(A[i], 2, 1) + log(|A[i]| + 1) */
+  tec_ctx *ctx = tec_ctx_new();
+  const ir_expr *n = te_size_var(ctx, "n");
+  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 1, &n);
+  te_tensor *C = te_placeholder(ctx, "C", TEC_F32, 1, &n);
+  te_tensor *D = te_placeholder(ctx, "D", TEC_F32, 1, &n);
+  const ir_expr *a = buf(ctx, "A"), *c = buf(ctx, "C"), *d = buf(ctx, "D"), *i = ivar(ctx, "i");
+  const ir_expr *x = ir_load(TEC_F32, a, i, NULL);
+  const ir_expr *cv = ir_select(ir_gt(x, ir_float(ctx, 0)), ir_exp(x),
+                                ir_cast(TEC_F32, ir_cast(TEC_I32, ir_mul(x, ir_float(ctx, 10)))));
+  const ir_expr *ax = ir_fabs(x);
+  const ir_expr *x3 = ir_mul(x, ir_float(ctx, 3));
+  const ir_expr *dv = ir_add(ir_tanh(x), ir_sqrt(ax));
+  dv = ir_add(dv, ir_call(ctx, IR_INTRIN_POW, 2, (const ir_expr *[]){ax, ir_float(ctx, 1.5)}));
+  dv = ir_add(dv, ir_call(ctx, IR_INTRIN_FLOOR, 1, &x3));
+  dv = ir_add(dv, ir_call(ctx, IR_INTRIN_CEIL, 1, &x3));
+  dv = ir_add(dv, ir_call(ctx, IR_INTRIN_FMA, 3, (const ir_expr *[]){x, ir_float(ctx, 2), ir_float(ctx, 1)}));
+  dv = ir_add(dv, ir_log(ir_add(ax, ir_float(ctx, 1))));
+  const ir_stmt *items[2] = {ir_store(c, i, cv, NULL), ir_store(d, i, dv, NULL)};
+  const ir_stmt *body = ir_for(i, ir_int(ctx, 0), n, IR_FOR_SERIAL, ir_seq(ctx, 2, items));
+  tec_module *m = build1(ctx, mkfunc(ctx, "mathy", 3, (te_tensor *[]){A, C, D},
+                                     (const ir_expr *[]){a, c, d}, 1, &n, body));
+  int64_t len = 257;
+  DLTensor ta = tu_rand_f32(1, &len, 11), tc = tu_zeros(TEC_F32, 1, &len), td = tu_zeros(TEC_F32, 1, &len);
+  ck_assert_int_eq(tec_module_get(m, "mathy")((DLTensor *[]){&ta, &tc, &td}, 3), 0);
+  float rc[257], rd[257];
+  for (int k = 0; k < len; k++) {
+    float v = tu_f32(&ta)[k], av = fabsf(v);
+    rc[k] = v > 0 ? expf(v) : (float)(int32_t)(v * 10);
+    rd[k] = tanhf(v) + sqrtf(av) + powf(av, 1.5f) + floorf(v * 3) + ceilf(v * 3) + (v * 2 + 1) +
+            logf(av + 1);
+  }
+  ck_assert_double_lt(tu_max_err(tu_f32(&tc), rc, len), 1e-5);
+  ck_assert_double_lt(tu_max_err(tu_f32(&td), rd, len), 1e-5);
+  tec_dl_free(&ta), tec_dl_free(&tc), tec_dl_free(&td);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(test_bool_buffers_let_if) {
+  /* P[i] = A[i] > B[i] (bool, one byte each); let t = i*2 in if (P[i]) C[i] = t else C[i] = -1 */
+  tec_ctx *ctx = tec_ctx_new();
+  const ir_expr *n = te_size_var(ctx, "n");
+  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 1, &n);
+  te_tensor *B = te_placeholder(ctx, "B", TEC_F32, 1, &n);
+  te_tensor *P = te_placeholder(ctx, "P", TEC_BOOLT, 1, &n);
+  te_tensor *C = te_placeholder(ctx, "C", TEC_I64, 1, &n);
+  const ir_expr *a = buf(ctx, "A"), *b = buf(ctx, "B"), *p = buf(ctx, "P"), *c = buf(ctx, "C");
+  const ir_expr *i = ivar(ctx, "i"), *t = ir_var(ctx, "t", TEC_I64, IR_VAR_LET);
+  const ir_stmt *items[2] = {
+      ir_store(p, i, ir_gt(ir_load(TEC_F32, a, i, NULL), ir_load(TEC_F32, b, i, NULL)), NULL),
+      ir_let_stmt(t, ir_mul(i, ir_int(ctx, 2)),
+                  ir_if(ir_load(TEC_BOOLT, p, i, NULL), ir_store(c, i, t, NULL),
+                        ir_store(c, i, ir_int(ctx, -1), NULL)))};
+  const ir_stmt *body = ir_attr("pragma_test", ir_int(ctx, 1),
+                                ir_for(i, ir_int(ctx, 0), n, IR_FOR_PARALLEL, ir_seq(ctx, 2, items)));
+  tec_module *m = build1(ctx, mkfunc(ctx, "cmp", 4, (te_tensor *[]){A, B, P, C},
+                                     (const ir_expr *[]){a, b, p, c}, 1, &n, body));
+  int64_t len = 50;
+  DLTensor ta = tu_rand_f32(1, &len, 1), tb = tu_rand_f32(1, &len, 2);
+  DLTensor tp = tu_zeros(TEC_BOOLT, 1, &len), tc = tu_zeros(TEC_I64, 1, &len);
+  ck_assert_int_eq(tec_module_get(m, "cmp")((DLTensor *[]){&ta, &tb, &tp, &tc}, 4), 0);
+  for (int k = 0; k < len; k++) {
+    int gt = tu_f32(&ta)[k] > tu_f32(&tb)[k];
+    ck_assert_int_eq(((uint8_t *)tp.data)[k], gt);
+    ck_assert_int_eq(((int64_t *)tc.data)[k], gt ? 2 * k : -1);
+  }
+  tec_dl_free(&ta), tec_dl_free(&tb), tec_dl_free(&tp), tec_dl_free(&tc);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(test_unrolled_loop) {
+  tec_ctx *ctx = tec_ctx_new();
+  const ir_expr *s = ir_int(ctx, 4);
+  te_tensor *C = te_placeholder(ctx, "C", TEC_F64, 1, &s);
+  const ir_expr *c = buf(ctx, "C"), *i = ivar(ctx, "i");
+  const ir_stmt *body = ir_for(i, ir_int(ctx, 0), s, IR_FOR_UNROLLED,
+                               ir_store(c, i, ir_cast(TEC_F64, ir_mul(i, i)), NULL));
+  tec_module *m = build1(ctx, mkfunc(ctx, "sq", 1, &C, &c, 0, NULL, body));
+  int64_t len = 4;
+  DLTensor tc = tu_zeros(TEC_F64, 1, &len);
+  ck_assert_int_eq(tec_module_get(m, "sq")((DLTensor *[]){&tc}, 1), 0);
+  for (int k = 0; k < 4; k++) ck_assert_double_eq(((double *)tc.data)[k], k * k);
+  tec_dl_free(&tc);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* ---- entry checks ---- */
+
+static void expect_fail(tec_packed_fn fn, DLTensor **args, int nargs, const char *msg) {
+  ck_assert_int_eq(fn(args, nargs), -1);
+  ck_assert_str_eq(tec_rt_last_error(), msg);
+}
+
+START_TEST(test_entry_checks) {
+  vadd_fx x = make_vadd();
+  tec_module *m = build1(x.ctx, x.f);
+  tec_packed_fn fn = tec_module_get(m, "vadd");
+  int64_t n7 = 7, n5 = 5;
+  DLTensor a = tu_rand_f32(1, &n7, 1), b = tu_rand_f32(1, &n7, 2), c = tu_zeros(TEC_F32, 1, &n7);
+  DLTensor c5 = tu_zeros(TEC_F32, 1, &n5);
+  ck_assert_int_eq(fn((DLTensor *[]){&a, &b, &c}, 3), 0);
+
+  expect_fail(fn, (DLTensor *[]){&a, &b}, 2, "vadd: expected 3 arguments, got 2");
+  expect_fail(fn, NULL, 3, "vadd: the argument array is NULL");
+  expect_fail(fn, (DLTensor *[]){&a, NULL, &c}, 3, "vadd: argument 1 ('B') is NULL");
+  expect_fail(fn, (DLTensor *[]){&a, &b, &c5}, 3,
+              "vadd: argument 2 ('C') shape[0] is 5, expected 7 (n, bound by argument 0 'A')");
+
+  int64_t shape2[2] = {7, 1};
+  DLTensor b2 = tu_zeros(TEC_F32, 2, shape2);
+  expect_fail(fn, (DLTensor *[]){&a, &b2, &c}, 3, "vadd: argument 1 ('B') has ndim 2, expected 1");
+  DLTensor bd = tu_zeros(TEC_F64, 1, &n7);
+  expect_fail(fn, (DLTensor *[]){&a, &bd, &c}, 3,
+              "vadd: argument 1 ('B') has dtype float64, expected float32");
+  DLTensor bi = tu_zeros(TEC_I32, 1, &n7);
+  expect_fail(fn, (DLTensor *[]){&bi, &b, &c}, 3,
+              "vadd: argument 0 ('A') has dtype int32, expected float32");
+  DLTensor odd = b;
+  odd.dtype.code = 9, odd.dtype.bits = 12;
+  expect_fail(fn, (DLTensor *[]){&a, &odd, &c}, 3,
+              "vadd: argument 1 ('B') has dtype (code 9, bits 12), expected float32");
+  DLTensor lanes = b;
+  lanes.dtype.lanes = 4;
+  expect_fail(fn, (DLTensor *[]){&a, &lanes, &c}, 3,
+              "vadd: argument 1 ('B') has 4 lanes per element, expected 1");
+  DLTensor gpu = c;
+  gpu.device.device_type = kDLCUDA;
+  expect_fail(fn, (DLTensor *[]){&a, &b, &gpu}, 3,
+              "vadd: argument 2 ('C') is on device type 2, expected kDLCPU (1)");
+  DLTensor nodata = b;
+  nodata.data = NULL;
+  expect_fail(fn, (DLTensor *[]){&a, &nodata, &c}, 3, "vadd: argument 1 ('B') has NULL data");
+  DLTensor noshape = b;
+  noshape.shape = NULL;
+  expect_fail(fn, (DLTensor *[]){&a, &noshape, &c}, 3, "vadd: argument 1 ('B') has a NULL shape");
+  int64_t neg = -3;
+  DLTensor aneg = a;
+  aneg.shape = &neg;
+  expect_fail(fn, (DLTensor *[]){&aneg, &b, &c}, 3,
+              "vadd: argument 0 ('A') shape[0] is -3, expected a size >= 0 (n)");
+
+  /* misaligned data, through the pointer or through byte_offset */
+  int64_t n8 = 8;
+  DLTensor big = tu_zeros(TEC_F32, 1, &n8);
+  DLTensor mis = tec_dl_view((char *)big.data + 4, TEC_F32, 1, &n7);
+  const char *align_msg =
+      "vadd: argument 0 ('A'): data + byte_offset is not 64-byte aligned (address % 64 = 4); "
+      "allocate with tec_dl_alloc or aligned_alloc(64, ...)";
+  expect_fail(fn, (DLTensor *[]){&mis, &b, &c}, 3, align_msg);
+  DLTensor off = tec_dl_view(big.data, TEC_F32, 1, &n7);
+  off.byte_offset = 4;
+  expect_fail(fn, (DLTensor *[]){&off, &b, &c}, 3, align_msg);
+  off.byte_offset = 0;
+  ck_assert_int_eq(fn((DLTensor *[]){&off, &b, &c}, 3), 0);
+
+  /* strides: compact is accepted, anything else is not */
+  int64_t one = 1, two = 2;
+  DLTensor sa = a;
+  sa.strides = &one;
+  ck_assert_int_eq(fn((DLTensor *[]){&sa, &b, &c}, 3), 0);
+  sa.strides = &two;
+  expect_fail(fn, (DLTensor *[]){&sa, &b, &c}, 3,
+              "vadd: argument 0 ('A') is not compact row-major: strides[0] is 2, expected 1 (pass "
+              "strides = NULL or compact strides)");
+
+  tec_dl_free(&a), tec_dl_free(&b), tec_dl_free(&c), tec_dl_free(&c5), tec_dl_free(&b2);
+  tec_dl_free(&bd), tec_dl_free(&bi), tec_dl_free(&big);
+  tec_ctx_free(x.ctx);
+}
+END_TEST
+
+START_TEST(test_entry_checks_2d) {
+  /* mm(A: float32[n, 4], B: float32[4, m], C: float32[n, m], D: float32[n * 2]) — no body work */
+  tec_ctx *ctx = tec_ctx_new();
+  const ir_expr *n = te_size_var(ctx, "n"), *mv = te_size_var(ctx, "m"), *four = ir_int(ctx, 4);
+  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, (const ir_expr *[]){n, four});
+  te_tensor *B = te_placeholder(ctx, "B", TEC_F32, 2, (const ir_expr *[]){four, mv});
+  te_tensor *C = te_placeholder(ctx, "C", TEC_F32, 2, (const ir_expr *[]){n, mv});
+  const ir_expr *n2 = ir_mul(n, ir_int(ctx, 2));
+  te_tensor *D = te_placeholder(ctx, "D", TEC_F32, 1, &n2);
+  const ir_expr *bufs[4] = {buf(ctx, "A"), buf(ctx, "B"), buf(ctx, "C"), buf(ctx, "D")};
+  const ir_stmt *body = ir_store(bufs[2], ir_int(ctx, 0), ir_float(ctx, 1), NULL);
+  tec_module *m = build1(ctx, mkfunc(ctx, "mm", 4, (te_tensor *[]){A, B, C, D}, bufs, 2,
+                                     (const ir_expr *[]){n, mv}, body));
+  tec_packed_fn fn = tec_module_get(m, "mm");
+  int64_t sa[2] = {3, 4}, sb[2] = {4, 5}, sc[2] = {3, 5}, sd = 6, sb_bad[2] = {5, 5};
+  DLTensor a = tu_zeros(TEC_F32, 2, sa), b = tu_zeros(TEC_F32, 2, sb), c = tu_zeros(TEC_F32, 2, sc);
+  DLTensor d = tu_zeros(TEC_F32, 1, &sd);
+  ck_assert_msg(fn((DLTensor *[]){&a, &b, &c, &d}, 4) == 0, "%s", tec_rt_last_error());
+  DLTensor bb = tu_zeros(TEC_F32, 2, sb_bad);
+  expect_fail(fn, (DLTensor *[]){&a, &bb, &c, &d}, 4, "mm: argument 1 ('B') shape[0] is 5, expected 4");
+  int64_t sd_bad = 7;
+  DLTensor dd = tu_zeros(TEC_F32, 1, &sd_bad);
+  DLTensor *args_d[4] = {&a, &b, &c, &dd};
+  ck_assert_int_eq(fn(args_d, 4), -1);
+  tu_assert_contains(tec_rt_last_error(), "mm: argument 3 ('D') shape[0] is 7, expected 6 (");
+  /* 2-d strides: the last stride must be 1 and the first the row length */
+  int64_t good[2] = {4, 1}, bad[2] = {1, 3};
+  DLTensor as = a;
+  as.strides = good;
+  ck_assert_int_eq(fn((DLTensor *[]){&as, &b, &c, &d}, 4), 0);
+  as.strides = bad;
+  expect_fail(fn, (DLTensor *[]){&as, &b, &c, &d}, 4,
+              "mm: argument 0 ('A') is not compact row-major: strides[1] is 3, expected 1 (pass "
+              "strides = NULL or compact strides)");
+  ck_assert_float_eq(tu_f32(&c)[0], 1.0f);
+  tec_dl_free(&a), tec_dl_free(&b), tec_dl_free(&c), tec_dl_free(&d), tec_dl_free(&bb), tec_dl_free(&dd);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(test_bool_argument_dtype) {
+  tec_ctx *ctx = tec_ctx_new();
+  const ir_expr *s = ir_int(ctx, 3);
+  te_tensor *P = te_placeholder(ctx, "P", TEC_BOOLT, 1, &s);
+  const ir_expr *p = buf(ctx, "P");
+  tec_module *m = build1(ctx, mkfunc(ctx, "setp", 1, &P, &p, 0, NULL,
+                                     ir_store(p, ir_int(ctx, 1), ir_bool(ctx, 1), NULL)));
+  tec_packed_fn fn = tec_module_get(m, "setp");
+  int64_t len = 3;
+  DLTensor tp = tu_zeros(TEC_BOOLT, 1, &len);
+  ck_assert_int_eq(fn((DLTensor *[]){&tp}, 1), 0);
+  ck_assert_int_eq(((uint8_t *)tp.data)[1], 1);
+  DLTensor tf = tu_zeros(TEC_F32, 1, &len);
+  expect_fail(fn, (DLTensor *[]){&tf}, 1, "setp: argument 0 ('P') has dtype float32, expected bool (uint8)");
+  tec_dl_free(&tp), tec_dl_free(&tf);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* ---- build-time errors ---- */
+
+START_TEST(test_build_errors) {
+  vadd_fx x = make_vadd();
+  tec_ctx *ctx = x.ctx;
+  ck_assert_ptr_null(tec_build(ctx, 0, &x.f, NULL));
+  tu_assert_contains(tec_ctx_error(ctx), "expected at least one lowered function");
+  tec_ctx_clear_error(ctx);
+  lower_func *two[2] = {x.f, x.f};
+  ck_assert_ptr_null(tec_build(ctx, 2, two, NULL));
+  tu_assert_contains(tec_ctx_error(ctx), "two functions are named 'vadd'");
+  tec_ctx_clear_error(ctx);
+  lower_func bad = *x.f;
+  bad.name = "3d-conv";
+  lower_func *pb = &bad;
+  ck_assert_ptr_null(tec_build(ctx, 1, &pb, NULL));
+  tu_assert_contains(tec_ctx_error(ctx), "function name '3d-conv' is not a C identifier");
+  tec_ctx_clear_error(ctx);
+
+  bad.name = "fma";
+  ck_assert_ptr_null(tec_build(ctx, 1, &pb, NULL));
+  tu_assert_contains(tec_ctx_error(ctx), "function name 'fma' is reserved");
+  tec_ctx_clear_error(ctx);
+
+  /* a READ that lowering should have removed is an internal error, not a crash */
+  lower_func rd = *x.f;
+  rd.name = "rd";
+  const ir_expr *i = ivar(ctx, "i");
+  rd.body = ir_for(i, ir_int(ctx, 0), x.n, IR_FOR_SERIAL, ir_store(x.c, i, TE_AT(x.A, i), NULL));
+  lower_func *pr = &rd;
+  ck_assert_ptr_null(tec_build(ctx, 1, &pr, NULL));
+  tu_assert_contains(tec_ctx_error(ctx), "internal error generating 'rd': a READ of tensor 'A'");
+  tec_ctx_clear_error(ctx);
+
+  /* an unbound variable */
+  lower_func ub = *x.f;
+  ub.name = "ub";
+  const ir_expr *ghost = ivar(ctx, "ghost");
+  ub.body = ir_store(x.c, ghost, ir_float(ctx, 0), NULL);
+  lower_func *pu = &ub;
+  ck_assert_ptr_null(tec_build(ctx, 1, &pu, NULL));
+  tu_assert_contains(tec_ctx_error(ctx), "variable 'ghost'");
+  tec_ctx_clear_error(ctx);
+
+  /* a size variable no argument's extent can bind */
+  lower_func sv = *x.f;
+  sv.name = "sv";
+  const ir_expr *k = te_size_var(ctx, "k");
+  sv.nsize = 2;
+  sv.size_vars = (const ir_expr **)tec_ctx_alloc(ctx, 2 * sizeof(ir_expr *));
+  sv.size_vars[0] = x.n;
+  sv.size_vars[1] = k;
+  lower_func *ps = &sv;
+  ck_assert_ptr_null(tec_build(ctx, 1, &ps, NULL));
+  tu_assert_contains(tec_ctx_error(ctx), "size variable 'k' of 'sv' is not the extent of any");
+  tec_ctx_clear_error(ctx);
+
+  /* the first error from an earlier failure is kept */
+  lower_func *nul = NULL;
+  ck_assert_ptr_null(tec_build(ctx, 1, &nul, NULL));
+  tu_assert_contains(tec_ctx_error(ctx), "function 0 is NULL");
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(test_bad_targets) {
+  vadd_fx x = make_vadd();
+  tec_ctx *ctx = x.ctx;
+  struct {
+    const char *target, *msg;
+  } cases[] = {
+      {"cuda", "unknown target kind 'cuda'"},
+      {"", "empty target string"},
+      {"llvm -mfoo=bar", "unknown option '-mfoo=bar'"},
+      {"llvm -mcpu", "option '-mcpu' needs a value"},
+      {"llvm -mtriple=bogus-none-none", "unknown triple 'bogus-none-none'"},
+      {"llvm -mattr=neon -mtriple=aarch64-linux-gnu", "feature 'neon' must start with '+' or '-'"},
+      {"llvm -mcpu=a -mcpu=b", "option -mcpu is given twice"},
+      {"llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -mattr=+neon", "cannot run on this host"},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    tec_ctx_clear_error(ctx);
+    ck_assert_ptr_null(tec_build(ctx, 1, &x.f, cases[c].target));
+    tu_assert_contains(tec_ctx_error(ctx), cases[c].msg);
+  }
+  tec_ctx_clear_error(ctx);
+  /* the host spelled out works */
+  ck_assert_ptr_nonnull(tec_build(ctx, 1, &x.f, "llvm"));
+  ck_assert_ptr_nonnull(tec_build(ctx, 1, &x.f, "  llvm   -mattr=+avx2 "));
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(test_module_lifecycle) {
+  vadd_fx x = make_vadd();
+  tec_module *m = build1(x.ctx, x.f);
+  ck_assert_ptr_null(tec_module_get(m, "nope"));
+  tu_assert_contains(tec_ctx_error(x.ctx), "the module has no function 'nope' (it has: vadd)");
+  ck_assert_ptr_null(tec_module_get_raw(m, "nope_raw"));
+  tec_ctx_clear_error(x.ctx);
+  tec_module *m2 = build1(x.ctx, x.f); /* several modules per ctx */
+  tec_module_free(m);
+  tec_module_free(m); /* twice is harmless; the ctx will not free it again */
+  tec_module_free(NULL);
+  ck_assert_ptr_null(tec_module_get(m, "vadd"));
+  tu_assert_contains(tec_ctx_error(x.ctx), "the module was freed");
+  ck_assert_ptr_nonnull(tec_module_get(m2, "vadd"));
+  ck_assert_int_eq(tec_call(NULL, 0, NULL), -1);
+  tu_assert_contains(tec_rt_last_error(), "tec_call: the function is NULL");
+  tec_ctx_free(x.ctx); /* disposes m2 */
+}
+END_TEST
+
+/* ---- ahead of time ---- */
+
+static char *read_file(const char *path, long *size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *s = malloc((size_t)n + 1);
+  if (fread(s, 1, (size_t)n, f) != (size_t)n) n = 0;
+  s[n] = '\0';
+  fclose(f);
+  if (size) *size = n;
+  return s;
+}
+
+START_TEST(test_emit) {
+  vadd_fx x = make_vadd();
+  char dir[] = "/tmp/tec_emit_XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char obj[256], hdr[256], arm[256], ll[256], armo[256];
+  snprintf(obj, sizeof obj, "%s/vadd.o", dir);
+  snprintf(hdr, sizeof hdr, "%s/vadd.h", dir);
+  snprintf(arm, sizeof arm, "%s/vadd_a64.s", dir);
+  snprintf(armo, sizeof armo, "%s/vadd_arm.o", dir);
+  snprintf(ll, sizeof ll, "%s/vadd.ll", dir);
+  ck_assert_msg(tec_emit(x.ctx, 1, &x.f, NULL, TEC_EMIT_OBJECT, obj) == 0, "%s", tec_ctx_error(x.ctx));
+  long size = 0;
+  char *o = read_file(obj, &size);
+  ck_assert_ptr_nonnull(o);
+  ck_assert_int_gt(size, 64);
+  ck_assert(memcmp(o, "\177ELF", 4) == 0);
+  free(o);
+
+  ck_assert_int_eq(tec_emit(x.ctx, 1, &x.f, NULL, TEC_EMIT_HEADER, hdr), 0);
+  char *h = read_file(hdr, NULL);
+  tu_assert_contains(h, "#ifndef TEC_GENERATED_VADD_H");
+  tu_assert_contains(h, "#include <dlpack/dlpack.h>");
+  tu_assert_contains(h, "#include <stdint.h>");
+  tu_assert_contains(h, "int32_t vadd(DLTensor *const *args, int32_t nargs);");
+  tu_assert_contains(h, "int32_t vadd_raw(float *A, float *B, float *C, int64_t n);");
+  free(h);
+
+  ck_assert_int_eq(tec_emit(x.ctx, 1, &x.f, NULL, TEC_EMIT_LLVM_IR, ll), 0);
+  char *l = read_file(ll, NULL);
+  tu_assert_contains(l, "define i32 @vadd(");
+  free(l);
+
+  const char *a64 = "llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -mattr=+neon";
+  ck_assert_msg(tec_emit(x.ctx, 1, &x.f, a64, TEC_EMIT_ASM, arm) == 0, "%s", tec_ctx_error(x.ctx));
+  char *s = read_file(arm, NULL);
+  tu_assert_contains(s, "vadd_raw:");
+  tu_assert_contains(s, ".4s"); /* NEON float32x4 */
+  free(s);
+  ck_assert_int_eq(tec_emit(x.ctx, 1, &x.f, "llvm -mtriple=armv7a-linux-gnueabihf -mattr=+neon,+vfp4",
+                            TEC_EMIT_OBJECT, armo), 0);
+
+  ck_assert_int_eq(tec_emit(x.ctx, 1, &x.f, NULL, TEC_EMIT_OBJECT, "/nonexistent/dir/x.o"), -1);
+  tu_assert_contains(tec_ctx_error(x.ctx), "tec_emit: cannot write '/nonexistent/dir/x.o'");
+  tec_ctx_clear_error(x.ctx);
+  ck_assert_int_eq(tec_emit(x.ctx, 1, &x.f, NULL, TEC_EMIT_HEADER, "/nonexistent/dir/x.h"), -1);
+  tu_assert_contains(tec_ctx_error(x.ctx), "cannot write");
+  tec_ctx_clear_error(x.ctx);
+  ck_assert_int_eq(tec_emit(x.ctx, 1, &x.f, "llvm -bad", TEC_EMIT_HEADER, hdr), -1);
+  tu_assert_contains(tec_ctx_error(x.ctx), "unknown option '-bad'");
+
+  unlink(obj), unlink(hdr), unlink(arm), unlink(ll), unlink(armo);
+  rmdir(dir);
+  tec_ctx_free(x.ctx);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("codegen");
+  TCase *run = tcase_create("run");
+  tcase_add_test(run, test_vadd);
+  tcase_add_test(run, test_fma_loop_asm);
+  tcase_add_test(run, test_allocate_stack_and_heap);
+  tcase_add_test(run, test_allocate_out_of_memory);
+  tcase_add_test(run, test_vector_ramp_and_gather);
+  tcase_add_test(run, test_vector_predicated_store_and_broadcast);
+  tcase_add_test(run, test_floordiv_floormod_negative);
+  tcase_add_test(run, test_truncdiv_and_int_ops);
+  tcase_add_test(run, test_select_cast_math);
+  tcase_add_test(run, test_bool_buffers_let_if);
+  tcase_add_test(run, test_unrolled_loop);
+  suite_add_tcase(s, run);
+  TCase *entry = tcase_create("entry");
+  tcase_add_test(entry, test_entry_checks);
+  tcase_add_test(entry, test_entry_checks_2d);
+  tcase_add_test(entry, test_bool_argument_dtype);
+  suite_add_tcase(s, entry);
+  TCase *errs = tcase_create("errors");
+  tcase_add_test(errs, test_build_errors);
+  tcase_add_test(errs, test_bad_targets);
+  tcase_add_test(errs, test_module_lifecycle);
+  tcase_add_test(errs, test_emit);
+  suite_add_tcase(s, errs);
+  return tu_run(s);
+}
