@@ -282,6 +282,8 @@ static void visit(topo *tp, te_tensor *t, int depth) {
   for (int i = 0; i < tp->n; i++)
     if (tp->out[i] == t) return;
   if (depth > 10000) {
+    tec_ctx_set_error(tp->ctx, "te_topo_order: the graph is more than 10000 ops deep (at "
+                               "'%s'); split it into several schedules", t->name);
     tp->err = 1;
     return;
   }
