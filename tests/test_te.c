@@ -307,6 +307,10 @@ START_TEST(compute_ops) {
 }
 END_TEST
 
+static const ir_expr *add_one_1d(tec_ctx *c, const ir_expr *const *idx, void *user) {
+  return ir_add(TE_AT((te_tensor *)user, idx[0]), ir_float(c, 1));
+}
+
 /* ======== type errors ======== */
 
 START_TEST(err_float_plus_bool) {
@@ -541,6 +545,23 @@ START_TEST(err_shapes_and_names) {
 }
 END_TEST
 
+START_TEST(err_graph_too_deep) {
+  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 1, TE_SHAPE(ctx, 4));
+  te_tensor *t = A;
+  for (int i = 0; i < 10001 && t; i++)
+    t = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 1, .shape = A->shape,
+                                           .body = add_one_1d, .user = t});
+  ck_assert_msg(t != NULL, "%s", tec_ctx_error(ctx));
+  te_tensor **order;
+  ck_assert_int_eq(te_topo_order(ctx, 1, &t, &order), -1);
+  assert_err(ctx, "te_topo_order: the graph is more than 10000 ops deep (at 'A'); split it into "
+                  "several schedules");
+  tec_ctx_clear_error(ctx);
+  ck_assert_ptr_null(sch_create(ctx, 1, &t));
+  ck_assert_ptr_nonnull(tec_ctx_error(ctx));
+}
+END_TEST
+
 /* ======== NULL propagation ======== */
 
 START_TEST(null_propagation) {
@@ -733,6 +754,7 @@ Suite *te_suite(void) {
   tcase_add_test(e, err_reduce_not_top);
   tcase_add_test(e, err_foreign_var);
   tcase_add_test(e, err_shapes_and_names);
+  tcase_add_test(e, err_graph_too_deep);
   tcase_add_test(e, null_propagation);
   suite_add_tcase(s, e);
 
