@@ -67,6 +67,11 @@ struct arith_env {
     const ir_expr *smin, *smax; /* symbolic bounds (inclusive) or NULL */
   } *facts;
 };
+/* Pushes a whole fact (range and symbolic bounds). */
+void arith_env_push_fact(arith_env *env, const struct arith_fact *f);
+/* Pushes what cond being true says about variables: `x < e`, `x >= e`, `e > x`, `x == e`
+ * and conjunctions of them tighten x's range. Callers pop back to their saved depth. */
+void arith_env_assume(arith_env *env, const ir_expr *cond);
 /* The latest fact on var, or NULL. */
 const struct arith_fact *arith_env_find(const arith_env *env, const ir_expr *var);
 

@@ -67,6 +67,61 @@ void arith_env_push_loop(arith_env *env, const ir_expr *var, const ir_expr *min,
   f->smax = smax;
 }
 
+void arith_env_push_fact(arith_env *env, const struct arith_fact *f) {
+  if (!env || !f) return;
+  struct arith_fact *s = env_slot(env);
+  if (s) *s = *f;
+}
+
+static ir_expr_kind flip_cmp(ir_expr_kind k) {
+  switch (k) {
+  case IR_LT: return IR_GT;
+  case IR_LE: return IR_GE;
+  case IR_GT: return IR_LT;
+  case IR_GE: return IR_LE;
+  default: return k;
+  }
+}
+
+void arith_env_assume(arith_env *env, const ir_expr *cond) {
+  if (!env || !cond) return;
+  if (cond->kind == IR_AND) {
+    arith_env_assume(env, cond->a);
+    arith_env_assume(env, cond->b);
+    return;
+  }
+  ir_expr_kind k = cond->kind;
+  if (k != IR_LT && k != IR_LE && k != IR_GT && k != IR_GE && k != IR_EQ) return;
+  const ir_expr *v = cond->a, *b = cond->b;
+  if (!v || !b) return;
+  if (v->kind != IR_VAR) {
+    const ir_expr *t = v;
+    v = b, b = t, k = flip_cmp(k);
+  }
+  if (v->kind != IR_VAR || !arith_is_index_type(v->type) || !tec_dtype_eq(v->type, b->type) ||
+      ir_uses_var(b, v))
+    return;
+  const struct arith_fact *old = arith_env_find(env, v);
+  struct arith_fact f = {v, arith_range_unknown(), NULL, NULL};
+  if (old) f = *old;
+  arith_range rb = arith_bound(b, env), nr = arith_range_unknown();
+  int64_t c;
+  int is_const = arith_is_imm(b, &c);
+  const ir_expr *one = ir_int_t(v->ctx, v->type, 1);
+  if (k == IR_LT || k == IR_LE || k == IR_EQ) {
+    int64_t adj = k == IR_LT ? 1 : 0;
+    if (rb.has_hi && rb.hi > INT64_MIN + 1) nr.hi = rb.hi - adj, nr.has_hi = 1;
+    if (!is_const) f.smax = k == IR_LT ? arith_canonical(ir_sub(b, one)) : b;
+  }
+  if (k == IR_GT || k == IR_GE || k == IR_EQ) {
+    int64_t adj = k == IR_GT ? 1 : 0;
+    if (rb.has_lo && rb.lo < INT64_MAX - 1) nr.lo = rb.lo + adj, nr.has_lo = 1;
+    if (!is_const) f.smin = k == IR_GT ? arith_canonical(ir_add(b, one)) : b;
+  }
+  f.r = arith_range_intersect(f.r, nr);
+  arith_env_push_fact(env, &f);
+}
+
 /* A push that failed for lack of memory did not count: callers pop back to a saved depth
  * (arith_env_depth), and popping too much only forgets facts, which is safe. */
 void arith_env_pop(arith_env *env, int n) {

@@ -13,7 +13,8 @@
  *
  * - FOR of extent 1: the variable is replaced by the loop's min and the loop dropped;
  *   extent <= 0: the loop is removed, and a statement whose body is removed goes too.
- * - IF with a provable (or refutable) condition: the branch taken.
+ * - IF with a provable (or refutable) condition: the branch taken. Inside a branch, what
+ *   the condition says about a variable (`x < 10`, `x >= n`) tightens its range.
  * - STORE with a false predicate is removed; a true predicate is dropped.
  * - Nothing changed: the same pointer comes back.
  */
@@ -49,9 +50,19 @@ static const ir_stmt *simp_if(ir_mutator *m, const ir_stmt *s) {
   const ir_expr *cond = ir_mutate_expr(m, s->a);
   int v;
   if (cond && const_truth(cond, &v)) return ir_mutate_stmt(m, v ? s->body : s->else_body);
+  if (!cond) return ir_mutate_stmt_default(m, s);
+  /* Each branch knows its condition (or its negation) holds. */
+  arith_env *env = m->user;
+  int depth = arith_env_depth(env);
+  arith_env_assume(env, cond);
   const ir_stmt *then_s = ir_mutate_stmt(m, s->body);
-  const ir_stmt *else_s = ir_mutate_stmt(m, s->else_body);
-  if (!cond) return s;
+  arith_env_pop(env, arith_env_depth(env) - depth);
+  const ir_stmt *else_s = NULL;
+  if (s->else_body) {
+    arith_env_assume(env, arith_simplify(ir_not(cond), env));
+    else_s = ir_mutate_stmt(m, s->else_body);
+    arith_env_pop(env, arith_env_depth(env) - depth);
+  }
   if (!then_s && !else_s) return NULL;
   if (!then_s) {
     const ir_expr *nc = arith_simplify(ir_not(cond), m->user);

@@ -346,8 +346,22 @@ static void sample(evalenv *en, int bounded) {
 static void random_check(int bounded, unsigned seed) {
   arith_env *env = bounded ? std_env() : NULL;
   rng_state = seed;
-  int changed = 0;
+  int changed = 0, depth = arith_env_depth(env);
   for (int t = 0; t < 300; t++) {
+    /* In a bounded env, half the time also assume a condition on u or n (as in an IF). */
+    const ir_expr *assumed = NULL;
+    arith_env_pop(env, arith_env_depth(env) - depth);
+    if (bounded && rnd(2)) {
+      const ir_expr *v = rnd(2) ? U : N, *c = C(rnd(30) - 10);
+      switch (rnd(5)) {
+      case 0: assumed = ir_lt(v, c); break;
+      case 1: assumed = ir_ge(v, c); break;
+      case 2: assumed = ir_gt(c, v); break;
+      case 3: assumed = ir_and(ir_le(c, v), ir_lt(v, ir_add(c, C(3)))); break;
+      default: assumed = ir_lt(v, ir_add(J, C(2))); break;
+      }
+      arith_env_assume(env, arith_simplify(assumed, env));
+    }
     const ir_expr *e = rnd(4) ? gen_int(4) : gen_bool(4);
     ck_assert_ptr_nonnull(e);
     const ir_expr *s = arith_simplify(e, env);
@@ -359,7 +373,10 @@ static void random_check(int bounded, unsigned seed) {
                   ir_expr_str(s2));
     for (int k = 0; k < 50; k++) {
       evalenv en;
-      sample(&en, bounded);
+      int tries = 0;
+      do sample(&en, bounded);
+      while (assumed && !ev(assumed, &en) && ++tries < 1000);
+      if (assumed && !ev(assumed, &en)) continue; /* (nearly) unsatisfiable */
       int64_t want = ev(e, &en);
       ck_assert(!en.bad);
       int64_t got = ev(s, &en);
@@ -432,6 +449,29 @@ START_TEST(test_pass_guards) {
              ir_if(ir_lt(I, N), ir_store(buf, I, ir_float(ctx, 1), NULL), NULL));
   r = lower_simplify(s);
   ck_assert_str_eq(ir_stmt_str(r), "for (i, 0, n) {\n  B[i] = 1f\n}\n");
+  /* inside a branch its condition holds: the inner guards go */
+  s = ir_for(I, C(0), N, IR_FOR_SERIAL,
+             ir_if(ir_lt(I, C(10)),
+                   ir_if(ir_lt(I, C(20)), ir_store(buf, I, ir_float(ctx, 1), NULL), NULL),
+                   ir_if(ir_ge(I, C(10)), ir_store(buf, I, ir_float(ctx, 2), NULL), NULL)));
+  ck_assert_str_eq(ir_stmt_str(lower_simplify(s)), "for (i, 0, n) {\n"
+                                                   "  if ((i < 10)) {\n"
+                                                   "    B[i] = 1f\n"
+                                                   "  } else {\n"
+                                                   "    B[i] = 2f\n"
+                                                   "  }\n"
+                                                   "}\n");
+  /* symbolic: j < n - 4 implies j + 4 < n; the knowledge ends with the branch */
+  const ir_stmt *after = ir_if(ir_lt(ir_add(J, C(4)), N), st, NULL);
+  s = ir_seq2(ir_if(ir_lt(J, ir_sub(N, C(4))), ir_if(ir_lt(ir_add(J, C(4)), N), st, NULL), NULL),
+              after);
+  ck_assert_str_eq(ir_stmt_str(lower_simplify(s)),
+                   "if ((j < (n - 4))) {\n"
+                   "  B[((i.outer*8) + i.inner)] = 1f\n"
+                   "}\n"
+                   "if (((j + 4) < n)) {\n"
+                   "  B[((i.outer*8) + i.inner)] = 1f\n"
+                   "}\n");
   /* the loop range does not leak out of the loop */
   s = ir_seq2(ir_for(J, C(0), C(4), IR_FOR_SERIAL, ir_store(buf, J, ir_float(ctx, 1), NULL)),
               ir_if(ir_lt(J, C(4)), ir_store(buf, J, ir_float(ctx, 2), NULL), NULL));
