@@ -126,6 +126,10 @@ START_TEST(test_fma_loop_asm) {
   const char *as = tec_module_asm(m);
   ck_assert_msg(as != NULL, "%s", tec_ctx_error(ctx));
   ck_assert_msg(strstr(as, "zmm") || strstr(as, "ymm"), "no AVX registers in\n%s", as);
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx512f")) /* the full width, not LLVM's 256-bit preference */
+    ck_assert_msg(strstr(as, "zmm") != NULL, "no zmm registers on an AVX-512 host in\n%s", as);
+#endif
   tu_assert_contains(as, "vfmadd");
   ck_assert_ptr_eq(tec_module_asm(m), as); /* made once */
   tec_ctx_free(ctx);
