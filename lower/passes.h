@@ -51,4 +51,17 @@ const ir_stmt *lower_schedule_ops(lower_state *ls);
 /* 3. storage flatten: realize -> allocate, provide/read -> store/load on 1-d buffers. */
 const ir_stmt *lower_storage_flatten(const ir_stmt *body, lower_func *f, sch_schedule *s);
 
+/* 5-8. loop-level passes after simplify (lower/<name>.c, order and reasons in pipeline.c). */
+/* Peels non-dividing split guards out of loops: hot loop without conditions. */
+const ir_stmt *lower_loop_partition(const ir_stmt *s);
+/* VECTORIZED loops of constant extent -> ramp/broadcast vector code (or serial). */
+const ir_stmt *lower_vectorize(const ir_stmt *s);
+/* UNROLLED loops (and pragma auto_unroll_max_step / unroll) -> straight-line code. */
+const ir_stmt *lower_unroll(const ir_stmt *s);
+/* Hoists allocations out of loops; buffers with disjoint lifetimes share memory. */
+const ir_stmt *lower_storage_rewrite(const ir_stmt *s);
+
+/* 3b. loads inside a select's arm are predicated on that arm's condition. */
+const ir_stmt *lower_guard_loads(const ir_stmt *s);
+
 #endif

@@ -5,7 +5,14 @@
  *                        reads an attached stage must serve may come through inlined ones)
  *   2. schedule_ops      one loop nest per stage, attached ones inside (needs 1)
  *   3. storage_flatten   n-d tensors -> 1-d buffers (needs every tensor placed: after 2)
+ *   3b. guard_loads      loads in a select's arm predicated on it (padding reads stay in bounds)
  *   4. simplify          folds the index arithmetic that 2 and 3 build, drops provable guards
+ *   5. loop_partition    peels split guards out of hot loops (needs 4's canonical `e < n`)
+ *   6. simplify          folds the split points and drops the guards now provable
+ *   7. vectorize         vector code (after 5/6: a guard left in a vectorized loop scalarizes it)
+ *   8. unroll            straight-line copies (after 7: a vectorized body is unrolled whole)
+ *   9. simplify          folds min + k of the copies and the ramp arithmetic of 7
+ *  10. storage_rewrite   hoists/shares allocations (last: 5 and 8 copy allocations, it merges)
  *
  * TEC_DUMP_IR=1 prints the program after every pass; TEC_DUMP_IR=<word> after the passes
  * whose name contains <word>. */
@@ -119,6 +126,8 @@ lower_func *tec_lower(sch_schedule *s, const char *name, int nargs, te_tensor *c
   body = lower_storage_flatten(body, f, s);
   if (!body) return NULL;
   dump("storage_flatten", body);
+  body = lower_guard_loads(body); /* needs loads (after 3); before vectorize */
+  dump("guard_loads", body);
 
   size_check sc = {f, NULL};
   ir_visitor v;
@@ -138,6 +147,27 @@ lower_func *tec_lower(sch_schedule *s, const char *name, int nargs, te_tensor *c
     return NULL;
   }
   dump("simplify", body);
+  /* Loop partition needs the simplified guards; the simplify after it folds the split points
+   * (min/max of floordivs) and removes the guards that became provable. */
+  body = lower_loop_partition(body);
+  dump("loop_partition", body);
+  body = lower_simplify(body);
+  dump("partition simplify", body);
+  /* Vectorize sees clean inner loops; unroll after it copies whole vector bodies (unrolling
+   * first would leave the vectorizer nothing to vectorize over). */
+  body = lower_vectorize(body);
+  dump("vectorize", body);
+  body = lower_unroll(body);
+  dump("unroll", body);
+  body = lower_simplify(body);
+  dump("unroll simplify", body);
+  /* Storage rewrite last: partition and unroll duplicate allocations, it merges the copies. */
+  if (body) body = lower_storage_rewrite(body);
+  dump("storage_rewrite", body);
+  if (!body) {
+    if (!tec_ctx_error(ctx)) tec_ctx_set_error(ctx, "tec_lower '%s': the program is empty", name);
+    return NULL;
+  }
   f->body = body;
   return f;
 }

@@ -54,7 +54,7 @@ typedef struct ir_stmt ir_stmt;
   X(AND, "&&", 2)           /* bool and (both sides evaluated) */                \
   X(OR, "||", 2)            /* bool or */                                        \
   X(NOT, "!", 1)            /* bool not */                                       \
-  X(SELECT, "select", 3)    /* a ? b : c, both arms evaluated */                 \
+  X(SELECT, "select", 3)    /* a ? b : c; loads of the untaken arm do not happen */ \
   X(CAST, "cast", 1)        /* a converted to the node's type */                 \
   X(CALL, "call", 0)        /* intrinsic (v.i = ir_intrinsic) over args */       \
   X(READ, "read", 0)        /* tensor[args]: before flattening */                \
