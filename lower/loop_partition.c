@@ -1,0 +1,362 @@
+/* loop_partition.c — lower_loop_partition: peel the guards of non-dividing splits out of the
+ * hot loop, so the main part of a loop nest carries no condition.
+ *
+ *   for (i.outer, 0, ((n + 7) / 8)) {          for (i.outer, 0, s) {             // s = n/8
+ *     for (i.inner, 0, 8) {                      for (i.inner, 0, 8) {
+ *       if (((i.outer*8) + i.inner) < n) {  ->      B[((i.outer*8) + i.inner)] = ...
+ *         B[((i.outer*8) + i.inner)] = ...       }
+ *                                              }
+ *                                              for (i.outer, s, (((n + 7) / 8) - s)) {
+ *                                                for (i.inner, 0, min(n - i.outer*8, 8)) {
+ *                                                  B[...] = ...
+ *
+ * For a loop over v, every IF in its body whose condition is (a conjunction containing)
+ * `x < y` / `x <= y` (or > / >=) with x - y linear in v gives a threshold: with
+ * x - y = c*v + g(inner) + h(outer), the conjunct holds for every inner value exactly when
+ * c*v + max(g) + h < 0 (or <= 0). c > 0 gives the first v where it can fail (s_hi), c < 0
+ * the first v from which it always holds (s_lo). The loop becomes up to three loops over the
+ * same variable and with the same kind:
+ *   [min, lo)   the original body                  (only if some c < 0)
+ *   [lo, hi)    the body with those conjuncts removed (the hot loop)
+ *   [hi, end)   the original body                  (only if some c > 0)
+ * with lo and hi clamped into [min, end] by min/max (arith_simplify folds what it can), so it
+ * is exact for every value of the symbols, including loops shorter than one tile.
+ * A lone threshold that involves no inner variable is also false on the whole tail, so the
+ * tail gets the IF's else branch (usually nothing): that is how the inner loop of the tail
+ * above lost its guard.
+ *
+ * Inner loop variables contribute max(g) from their loop bounds (symbolic allowed, as long as
+ * the bounds do not depend on v or other inner variables) or from arith_bound. Terms reading
+ * memory (LOAD) or depending on LET variables bound inside the loop disqualify a conjunct.
+ * Vectorized and unrolled loops are not partitioned (their extent must stay constant; the
+ * vectorizer handles the guard), but loops inside them are. The pass runs outermost loop
+ * first and recurses into every part.
+ */
+#include <stdlib.h>
+#include "lower/arith.h"
+#include "lower/passes.h"
+
+#define LP_MAX_BOUND 64 /* nesting depth tracked inside one candidate loop */
+#define LP_MAX_IFS 64   /* guarded IFs considered per loop */
+
+typedef struct lp_if {
+  const ir_stmt *s;         /* the IF */
+  const ir_expr *rest;      /* its condition without the partitioned conjuncts (NULL: none) */
+} lp_if;
+
+typedef struct lp_state {
+  tec_ctx *ctx;
+  arith_env *env;           /* ranges of the enclosing loops (and inner ones while analysing) */
+  const ir_expr *v;         /* the loop being analysed */
+  int nb;                   /* variables bound between v and the current point */
+  const ir_expr *bvar[LP_MAX_BOUND], *bmin[LP_MAX_BOUND], *bext[LP_MAX_BOUND];
+  int overflow;             /* too deep / too many IFs / conflicting copies: give up */
+  int nif;
+  lp_if ifs[LP_MAX_IFS];
+  const ir_expr *hi, *lo;   /* min of increasing thresholds, max of decreasing ones */
+  int ninc, ndec;           /* conjuncts contributing to hi, lo */
+  int inc_exact, dec_exact; /* the contributing conjunct has no inner terms (when n == 1) */
+  const ir_stmt *inc_if, *dec_if;
+  /* rewriting */
+  int mode;                 /* 0: clean part; 1: tail (inc_if -> else); 2: head (dec_if) */
+} lp_state;
+
+/* ---- analysis ---- */
+
+static int is_bound_inside(const lp_state *st, const ir_expr *e) {
+  for (int i = 0; i < st->nb; i++)
+    if (ir_uses_var(e, st->bvar[i])) return 1;
+  return 0;
+}
+
+static int has_load_rec(const ir_expr *e) {
+  if (!e) return 0;
+  if (e->kind == IR_LOAD || e->kind == IR_READ || e->kind == IR_REDUCE) return 1;
+  if (has_load_rec(e->a) || has_load_rec(e->b) || has_load_rec(e->c)) return 1;
+  for (int i = 0; i < e->nargs; i++)
+    if (has_load_rec(e->args[i])) return 1;
+  return 0;
+}
+
+/* The index of a bound loop variable with usable bounds, or -1. */
+static int usable_inner_loop(const lp_state *st, const ir_expr *e) {
+  if (e->kind != IR_VAR) return -1;
+  for (int i = st->nb - 1; i >= 0; i--) {
+    if (st->bvar[i] != e) continue;
+    if (!st->bmin[i]) return -1;
+    if (ir_uses_var(st->bmin[i], st->v) || ir_uses_var(st->bext[i], st->v)) return -1;
+    for (int j = 0; j < st->nb; j++)
+      if (ir_uses_var(st->bmin[i], st->bvar[j]) || ir_uses_var(st->bext[i], st->bvar[j]))
+        return -1;
+    return i;
+  }
+  return -1;
+}
+
+static const ir_expr *addx(const ir_expr *a, const ir_expr *b) { return a ? ir_add(a, b) : b; }
+
+/* Analyses `x < y` (strict) or `x <= y` with respect to st->v. Returns 1 and records a
+ * threshold if the conjunct can be partitioned. */
+static int analyse_cmp(lp_state *st, const ir_expr *x, const ir_expr *y, int strict) {
+  if (!arith_is_index_type(x->type) || !tec_dtype_eq(x->type, TEC_INDEX) ||
+      !tec_dtype_eq(y->type, TEC_INDEX))
+    return 0;
+  arith_linear l;
+  arith_linear_init(&l, st->ctx, TEC_INDEX);
+  arith_linear_add_expr(&l, x, 1);
+  arith_linear_add_expr(&l, y, -1);
+  arith_linear_normalize(&l);
+  int ok = !l.oom, inner = 0;
+  int64_t c = 0;
+  const ir_expr *m = ir_int(st->ctx, l.c); /* max over inner values of g + h */
+  for (int i = 0; ok && i < l.n; i++) {
+    const ir_expr *t = l.t[i].e;
+    int64_t k = l.t[i].coef;
+    if (t == st->v) {
+      c += k;
+    } else if (ir_uses_var(t, st->v) || has_load_rec(t)) {
+      ok = 0;
+    } else if (is_bound_inside(st, t)) {
+      int b = usable_inner_loop(st, t);
+      inner = 1;
+      if (b >= 0) {
+        const ir_expr *at = k > 0 ? ir_sub(ir_add(st->bmin[b], st->bext[b]), ir_int(st->ctx, 1))
+                                  : st->bmin[b];
+        m = addx(m, ir_mul(at, ir_int(st->ctx, k)));
+      } else {
+        arith_range r = arith_bound(t, st->env);
+        int64_t lim, prod;
+        if (k > 0 ? !r.has_hi : !r.has_lo) {
+          ok = 0;
+          break;
+        }
+        lim = k > 0 ? r.hi : r.lo;
+        if (__builtin_mul_overflow(lim, k, &prod)) {
+          ok = 0;
+          break;
+        }
+        m = addx(m, ir_int(st->ctx, prod));
+      }
+    } else {
+      m = addx(m, ir_mul(t, ir_int(st->ctx, k)));
+    }
+  }
+  arith_linear_free(&l);
+  if (!ok || c == 0 || !m) return 0;
+  /* holds for every inner value  <=>  c*v <= K */
+  const ir_expr *K = strict ? ir_sub(ir_int(st->ctx, -1), m) : ir_sub(ir_int(st->ctx, 0), m);
+  if (c > 0) {
+    const ir_expr *s = ir_floordiv(arith_simplify(ir_add(K, ir_int(st->ctx, c)), NULL), ir_int(st->ctx, c));
+    if (!s) return 0;
+    st->hi = st->hi ? ir_min(st->hi, s) : s;
+    st->ninc++;
+    st->inc_exact = !inner;
+  } else {
+    const ir_expr *s = ir_sub(ir_int(st->ctx, 0), ir_floordiv(K, ir_int(st->ctx, -c)));
+    if (!s) return 0;
+    st->lo = st->lo ? ir_max(st->lo, s) : s;
+    st->ndec++;
+    st->dec_exact = !inner;
+  }
+  return 1;
+}
+
+static int analyse_conjunct(lp_state *st, const ir_expr *e) {
+  switch (e->kind) {
+  case IR_LT: return analyse_cmp(st, e->a, e->b, 1);
+  case IR_LE: return analyse_cmp(st, e->a, e->b, 0);
+  case IR_GT: return analyse_cmp(st, e->b, e->a, 1);
+  case IR_GE: return analyse_cmp(st, e->b, e->a, 0);
+  default: return 0;
+  }
+}
+
+/* Splits cond into conjuncts; returns the conjunction of those that were not partitioned
+ * (NULL if all were), and sets *any when at least one was. */
+static const ir_expr *analyse_cond(lp_state *st, const ir_expr *cond, int *any) {
+  if (cond->kind == IR_AND) {
+    const ir_expr *a = analyse_cond(st, cond->a, any);
+    const ir_expr *b = analyse_cond(st, cond->b, any);
+    if (!a) return b;
+    if (!b) return a;
+    return a == cond->a && b == cond->b ? cond : ir_and(a, b);
+  }
+  if (analyse_conjunct(st, cond)) {
+    *any = 1;
+    return NULL;
+  }
+  return cond;
+}
+
+static void push_bound(lp_state *st, const ir_expr *var, const ir_expr *min,
+                       const ir_expr *ext) {
+  if (st->nb >= LP_MAX_BOUND) {
+    st->overflow = 1;
+    return;
+  }
+  st->bvar[st->nb] = var;
+  st->bmin[st->nb] = min;
+  st->bext[st->nb] = ext;
+  st->nb++;
+}
+
+static void analyse_stmt(lp_state *st, const ir_stmt *s) {
+  if (!s || st->overflow) return;
+  switch (s->kind) {
+  case IR_S_FOR: {
+    int depth = arith_env_depth(st->env), nb = st->nb;
+    arith_env_push_loop(st->env, s->var, s->a, s->b);
+    push_bound(st, s->var, s->a, s->b);
+    analyse_stmt(st, s->body);
+    st->nb = nb;
+    arith_env_pop(st->env, arith_env_depth(st->env) - depth);
+    return;
+  }
+  case IR_S_LET_STMT: {
+    int nb = st->nb;
+    push_bound(st, s->var, NULL, NULL);
+    analyse_stmt(st, s->body);
+    st->nb = nb;
+    return;
+  }
+  case IR_S_IF: {
+    int any = 0, seen = 0;
+    for (int i = 0; i < st->nif; i++) seen |= st->ifs[i].s == s;
+    if (seen) { /* one IF reached twice (a shared subtree): too subtle, leave the loop */
+      st->overflow = 1;
+      return;
+    }
+    int ninc = st->ninc, ndec = st->ndec;
+    const ir_expr *rest = analyse_cond(st, s->a, &any);
+    if (any) {
+      if (st->nif >= LP_MAX_IFS) {
+        st->overflow = 1;
+        return;
+      }
+      if (st->ninc > ninc) st->inc_if = s; /* one false conjunct falsifies the IF */
+      if (st->ndec > ndec) st->dec_if = s;
+      st->ifs[st->nif++] = (lp_if){s, rest};
+    }
+    analyse_stmt(st, s->body);
+    analyse_stmt(st, s->else_body);
+    return;
+  }
+  case IR_S_SEQ:
+    for (int i = 0; i < s->n; i++) analyse_stmt(st, s->seq[i]);
+    return;
+  case IR_S_ALLOCATE: case IR_S_ATTR: case IR_S_PRODUCE: case IR_S_REALIZE:
+    analyse_stmt(st, s->body);
+    return;
+  default: return;
+  }
+}
+
+/* ---- rewriting the parts ---- */
+
+static const ir_stmt *rw_if(ir_mutator *m, const ir_stmt *s) {
+  lp_state *st = m->user;
+  for (int i = 0; i < st->nif; i++) {
+    if (st->ifs[i].s != s) continue;
+    if (st->mode == 1 && s == st->inc_if && st->ninc == 1 && st->inc_exact)
+      return ir_mutate_stmt(m, s->else_body);
+    if (st->mode == 2 && s == st->dec_if && st->ndec == 1 && st->dec_exact)
+      return ir_mutate_stmt(m, s->else_body);
+    if (st->mode != 0) break;
+    const ir_stmt *t = ir_mutate_stmt(m, s->body);
+    if (!st->ifs[i].rest) return t;
+    const ir_stmt *e = ir_mutate_stmt(m, s->else_body);
+    if (!t && !e) return NULL;
+    return ir_if(st->ifs[i].rest, t ? t : ir_evaluate(ir_int(st->ctx, 0)), e);
+  }
+  return ir_mutate_stmt_default(m, s);
+}
+
+static const ir_stmt *rewrite(lp_state *st, const ir_stmt *body, int mode) {
+  ir_mutator m;
+  ir_mutator_init(&m, st->ctx, st);
+  m.stmt[IR_S_IF] = rw_if;
+  st->mode = mode;
+  return ir_mutate_stmt(&m, body);
+}
+
+/* ---- the driver ---- */
+
+typedef struct lp_pass {
+  tec_ctx *ctx;
+  arith_env *env;
+} lp_pass;
+
+static const ir_stmt *part(lp_pass *p, ir_mutator *m, const ir_stmt *loop, const ir_expr *lo,
+                           const ir_expr *ext, const ir_stmt *body) {
+  if (!body) return NULL;
+  ext = arith_simplify(ext, p->env);
+  arith_range r = arith_bound(ext, p->env);
+  if (r.has_hi && r.hi <= 0) return NULL;
+  int depth = arith_env_depth(p->env);
+  arith_env_push_loop(p->env, loop->var, lo, ext);
+  body = ir_mutate_stmt(m, body);
+  arith_env_pop(p->env, arith_env_depth(p->env) - depth);
+  return body ? ir_for(loop->var, lo, ext, loop->for_kind, body) : NULL;
+}
+
+static const ir_stmt *recurse_loop(lp_pass *p, ir_mutator *m, const ir_stmt *s) {
+  int depth = arith_env_depth(p->env);
+  arith_env_push_loop(p->env, s->var, s->a, s->b);
+  const ir_stmt *body = ir_mutate_stmt(m, s->body);
+  arith_env_pop(p->env, arith_env_depth(p->env) - depth);
+  if (!body) return NULL;
+  return ir_stmt_with(s, s->a, s->b, s->c, body, s->else_body, s->seq, s->args);
+}
+
+static const ir_stmt *lp_for(ir_mutator *m, const ir_stmt *s) {
+  lp_pass *p = m->user;
+  if (s->for_kind == IR_FOR_VECTORIZED || s->for_kind == IR_FOR_UNROLLED ||
+      !arith_is_index_type(s->var->type))
+    return recurse_loop(p, m, s);
+  lp_state *st = calloc(1, sizeof *st);
+  if (!st) return recurse_loop(p, m, s);
+  st->ctx = p->ctx;
+  st->env = p->env;
+  st->v = s->var;
+  int depth = arith_env_depth(p->env);
+  arith_env_push_loop(p->env, s->var, s->a, s->b); /* for arith_bound of inner terms */
+  analyse_stmt(st, s->body);
+  arith_env_pop(p->env, arith_env_depth(p->env) - depth);
+  if (st->overflow || st->nif == 0) {
+    free(st);
+    return recurse_loop(p, m, s);
+  }
+  tec_ctx *ctx = p->ctx;
+  const ir_expr *min = s->a, *end = arith_simplify(ir_add(s->a, s->b), p->env);
+  const ir_expr *lo = min, *hi = end;
+  if (st->lo) lo = arith_simplify(ir_max(min, ir_min(st->lo, end)), p->env);
+  if (st->hi) hi = arith_simplify(ir_max(lo, ir_min(st->hi, end)), p->env);
+  const ir_stmt *out = NULL;
+  if (!lo || !hi || !end) {
+    out = recurse_loop(p, m, s);
+  } else if (st->lo && st->hi && arith_prove(ir_le(hi, lo), p->env)) {
+    out = recurse_loop(p, m, s); /* no clean middle: nothing to gain */
+  } else {
+    const ir_stmt *clean = rewrite(st, s->body, 0);
+    const ir_stmt *parts[3] = {NULL, NULL, NULL};
+    int head = st->lo && !arith_prove(ir_le(lo, min), p->env);
+    int tail = st->hi && !arith_prove(ir_ge(hi, end), p->env);
+    if (head) parts[0] = part(p, m, s, min, ir_sub(lo, min), rewrite(st, s->body, 2));
+    parts[1] = part(p, m, s, lo, ir_sub(hi, lo), clean);
+    if (tail) parts[2] = part(p, m, s, hi, ir_sub(end, hi), rewrite(st, s->body, 1));
+    out = ir_seq(ctx, 3, parts); /* NULL: every part provably empty */
+  }
+  free(st);
+  return out;
+}
+
+const ir_stmt *lower_loop_partition(const ir_stmt *s) {
+  if (!s) return NULL;
+  lp_pass p = {s->ctx, arith_env_new(s->ctx)};
+  if (!p.env) return s;
+  ir_mutator m;
+  ir_mutator_init(&m, s->ctx, &p);
+  m.stmt[IR_S_FOR] = lp_for;
+  const ir_stmt *r = ir_mutate_stmt(&m, s);
+  return r ? r : ir_evaluate(ir_int(s->ctx, 0)); /* the whole program was provably empty */
+}

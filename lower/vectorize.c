@@ -1,0 +1,347 @@
+/* vectorize.c — lower_vectorize: a VECTORIZED loop of constant extent L becomes vector code.
+ *
+ *   for (j.inner, 0, 8) vectorized {              for (k, 0, 64) {
+ *     for (k, 0, 64) {                      ->      C[ramp((i*64) + (j.outer*8), 1, 8)] =
+ *       C[((i*64) + (j.outer*8)) + j.inner] =         (C[ramp(..., 1, 8)] +
+ *         (C[...] + (A[(i*64) + k]*B[...]))              (x8(A[((i*64) + k)])*B[ramp(...)]))
+ *
+ * The loop variable becomes ramp(min, 1, L); expressions that depend on it become vectors of
+ * L lanes and everything else stays scalar, broadcast only where it meets a vector. Index
+ * arithmetic is kept in ramp form as it is built (ramp + x -> ramp(base + x, stride),
+ * ramp * c -> ramp(base*c, stride*c), ramp +/- ramp), so codegen sees ramp(base, 1) indices
+ * and emits one vector load/store. Serial loops inside whose bounds do not depend on the
+ * variable stay loops with vector bodies (the GEMM micro-kernel). LET values that become
+ * vectors get a fresh vector variable.
+ *
+ * Falls back to a SERIAL loop (never miscompiles) when the body has: a store whose index does
+ * not depend on the variable (a reduction into a scalar), an IF / loop bound / allocation
+ * size that depends on it, values that are already vectors and depend on it, a buffer both
+ * loaded and stored unless every access uses the same index and that index is a ramp with a
+ * nonzero constant stride (lanes independent), or a non-constant extent.
+ */
+#include <stdlib.h>
+#include "lower/arith.h"
+#include "lower/passes.h"
+
+#define VEC_MAX_LANES 1024
+#define VEC_MAX_LETS 64
+#define VEC_MAX_ACCESS 256
+
+typedef struct vec_access {
+  const ir_expr *buf, *index;
+  int store;
+} vec_access;
+
+typedef struct vec_state {
+  tec_ctx *ctx;
+  const ir_expr *var, *ramp;
+  int lanes;
+  int fail;
+  int nlet;
+  const ir_expr *let_from[VEC_MAX_LETS], *let_to[VEC_MAX_LETS];
+  int nacc;
+  vec_access acc[VEC_MAX_ACCESS];
+} vec_state;
+
+/* ---- the read/write check ---- */
+
+static void collect_expr(vec_state *st, const ir_expr *e) {
+  if (!e) return;
+  if (e->kind == IR_LOAD) {
+    if (st->nacc >= VEC_MAX_ACCESS) st->fail = 1;
+    else st->acc[st->nacc++] = (vec_access){e->a, e->b, 0};
+  }
+  collect_expr(st, e->a);
+  collect_expr(st, e->b);
+  collect_expr(st, e->c);
+  for (int i = 0; i < e->nargs; i++) collect_expr(st, e->args[i]);
+}
+
+static void collect_stmt(vec_state *st, const ir_stmt *s) {
+  if (!s) return;
+  if (s->kind == IR_S_STORE) {
+    if (st->nacc >= VEC_MAX_ACCESS) st->fail = 1;
+    else st->acc[st->nacc++] = (vec_access){s->var, s->a, 1};
+  }
+  collect_expr(st, s->a);
+  collect_expr(st, s->b);
+  collect_expr(st, s->c);
+  collect_stmt(st, s->body);
+  collect_stmt(st, s->else_body);
+  for (int i = 0; s->kind == IR_S_SEQ && i < s->n; i++) collect_stmt(st, s->seq[i]);
+}
+
+/* 1 if buf is stored in the loop and also loaded: its store index must then be a dense,
+ * lane-injective ramp (checked where the store is vectorized). Fails the state when the
+ * accesses of such a buffer do not all use one index. */
+static int is_read_write(vec_state *st, const ir_expr *buf) {
+  int loads = 0, stores = 0, same = 1;
+  const ir_expr *idx = NULL;
+  for (int i = 0; i < st->nacc; i++) {
+    if (st->acc[i].buf != buf) continue;
+    if (st->acc[i].store) stores++;
+    else loads++;
+    if (!idx) idx = st->acc[i].index;
+    else same &= ir_expr_equal(idx, st->acc[i].index);
+  }
+  if (!stores || !loads) return 0;
+  if (!same) st->fail = 1;
+  return 1;
+}
+
+/* ---- expressions ---- */
+
+static const ir_expr *simp(const ir_expr *e) { return e ? arith_simplify(e, NULL) : NULL; }
+
+static const ir_expr *make_binary(ir_expr_kind k, const ir_expr *a, const ir_expr *b) {
+  switch (k) {
+  case IR_ADD: return ir_add(a, b);
+  case IR_SUB: return ir_sub(a, b);
+  case IR_MUL: return ir_mul(a, b);
+  case IR_DIV: return tec_dtype_is_float(a->type) ? ir_div(a, b) : ir_truncdiv(a, b);
+  case IR_MOD: return ir_truncmod(a, b);
+  case IR_FLOORDIV: return ir_floordiv(a, b);
+  case IR_FLOORMOD: return ir_floormod(a, b);
+  case IR_MIN: return ir_min(a, b);
+  case IR_MAX: return ir_max(a, b);
+  case IR_EQ: return ir_eq(a, b);
+  case IR_NE: return ir_ne(a, b);
+  case IR_LT: return ir_lt(a, b);
+  case IR_LE: return ir_le(a, b);
+  case IR_GT: return ir_gt(a, b);
+  case IR_GE: return ir_ge(a, b);
+  case IR_AND: return ir_and(a, b);
+  case IR_OR: return ir_or(a, b);
+  default: return NULL;
+  }
+}
+
+/* a op b where at least one side is a vector of `lanes`; keeps index arithmetic in ramp form. */
+static const ir_expr *vec_binary(ir_expr_kind k, const ir_expr *a, const ir_expr *b,
+                                 int lanes) {
+  int ra = a->kind == IR_RAMP, rb = b->kind == IR_RAMP;
+  int sa = a->type.lanes == 1, sb = b->type.lanes == 1;
+  if (k == IR_ADD) {
+    if (ra && sb) return ir_ramp(simp(ir_add(a->a, b)), a->b, lanes);
+    if (sa && rb) return ir_ramp(simp(ir_add(a, b->a)), b->b, lanes);
+    if (ra && rb) return ir_ramp(simp(ir_add(a->a, b->a)), simp(ir_add(a->b, b->b)), lanes);
+  } else if (k == IR_SUB) {
+    if (ra && sb) return ir_ramp(simp(ir_sub(a->a, b)), a->b, lanes);
+    if (sa && rb)
+      return ir_ramp(simp(ir_sub(a, b->a)), simp(ir_sub(ir_int_t(b->ctx, b->b->type, 0), b->b)),
+                     lanes);
+    if (ra && rb) return ir_ramp(simp(ir_sub(a->a, b->a)), simp(ir_sub(a->b, b->b)), lanes);
+  } else if (k == IR_MUL) {
+    if (ra && sb) return ir_ramp(simp(ir_mul(a->a, b)), simp(ir_mul(a->b, b)), lanes);
+    if (sa && rb) return ir_ramp(simp(ir_mul(a, b->a)), simp(ir_mul(a, b->b)), lanes);
+  }
+  return make_binary(k, a, b); /* the constructors broadcast a scalar side */
+}
+
+static const ir_expr *bcast(const ir_expr *e, int lanes) {
+  return e && e->type.lanes == 1 ? ir_broadcast(e, lanes) : e;
+}
+
+static const ir_expr *vec_expr(vec_state *st, const ir_expr *e);
+
+static const ir_expr *vec_let(vec_state *st, const ir_expr *var, const ir_expr *value,
+                              const ir_expr **newvar) {
+  const ir_expr *v = vec_expr(st, value);
+  *newvar = var;
+  if (!v || v == value || v->type.lanes == 1) return v;
+  if (st->nlet >= VEC_MAX_LETS) {
+    st->fail = 1;
+    return NULL;
+  }
+  *newvar = ir_var(st->ctx, var->name, v->type, IR_VAR_LET);
+  st->let_from[st->nlet] = var;
+  st->let_to[st->nlet] = *newvar;
+  st->nlet++;
+  return v;
+}
+
+static const ir_expr *vec_expr(vec_state *st, const ir_expr *e) {
+  if (!e || st->fail) return NULL;
+  int L = st->lanes;
+  switch (e->kind) {
+  case IR_INT_IMM: case IR_FLOAT_IMM: return e;
+  case IR_VAR:
+    if (e == st->var) return st->ramp;
+    for (int i = st->nlet - 1; i >= 0; i--)
+      if (st->let_from[i] == e) return st->let_to[i];
+    return e;
+  case IR_READ: case IR_REDUCE:
+    st->fail = 1;
+    return NULL;
+  case IR_LET: { /* the body may depend on a vectorized value */
+    const ir_expr *nv;
+    int mark = st->nlet;
+    const ir_expr *val = vec_let(st, e->var, e->a, &nv);
+    if (!val) return NULL;
+    const ir_expr *body = vec_expr(st, e->b);
+    st->nlet = mark;
+    if (!body) return NULL;
+    if (nv == e->var && val == e->a && body == e->b) return e;
+    return ir_let(nv, val, body);
+  }
+  default: break;
+  }
+  const ir_expr *a = vec_expr(st, e->a), *b = vec_expr(st, e->b), *c = vec_expr(st, e->c);
+  if (st->fail) return NULL;
+  const ir_expr **args = NULL;
+  int changed = a != e->a || b != e->b || c != e->c;
+  if (e->nargs) {
+    args = tec_ctx_alloc(st->ctx, sizeof *args * (size_t)e->nargs);
+    if (!args) return st->fail = 1, NULL;
+    for (int i = 0; i < e->nargs; i++) {
+      args[i] = vec_expr(st, e->args[i]);
+      if (!args[i]) return st->fail = 1, NULL;
+      changed |= args[i] != e->args[i];
+    }
+  }
+  if (!changed) return e;
+  if (e->type.lanes > 1) { /* already a vector and depends on the variable */
+    st->fail = 1;
+    return NULL;
+  }
+  const ir_expr *r = NULL;
+  switch (e->kind) {
+  case IR_NOT: r = ir_not(a); break;
+  case IR_CAST: r = ir_cast(tec_dtype_with_lanes(e->type, L), a); break;
+  case IR_SELECT:
+    if (a->type.lanes > 1 && b->type.lanes == 1 && c->type.lanes == 1) b = bcast(b, L);
+    r = ir_select(a, b, c);
+    break;
+  case IR_CALL: {
+    for (int i = 0; i < e->nargs; i++) args[i] = bcast(args[i], L);
+    r = ir_call(st->ctx, (ir_intrinsic)e->v.i, e->nargs, args);
+    break;
+  }
+  case IR_LOAD: {
+    const ir_expr *idx = b;
+    if (idx->type.lanes == 1) idx = bcast(idx, L); /* only the predicate varies */
+    r = ir_load(tec_dtype_scalar(e->type), e->a, idx, c);
+    break;
+  }
+  case IR_RAMP: case IR_BROADCAST: break;
+  default: r = vec_binary(e->kind, a, b, L); break;
+  }
+  if (!r) st->fail = 1;
+  return r;
+}
+
+/* ---- statements ---- */
+
+static const ir_stmt *vec_stmt(vec_state *st, const ir_stmt *s) {
+  if (!s || st->fail) return s;
+  int L = st->lanes;
+  switch (s->kind) {
+  case IR_S_STORE: {
+    const ir_expr *idx = vec_expr(st, s->a), *val = vec_expr(st, s->b), *pred = vec_expr(st, s->c);
+    if (st->fail) return NULL;
+    int64_t stride;
+    if (idx->type.lanes == 1) { /* the same element every lane: a scalar reduction */
+      st->fail = 1;
+      return NULL;
+    }
+    if (is_read_write(st, s->var) &&
+        !(idx->kind == IR_RAMP && ir_is_const_int(idx->b, &stride) && stride != 0)) {
+      st->fail = 1;
+      return NULL;
+    }
+    if (st->fail) return NULL;
+    return ir_store(s->var, idx, bcast(val, L), pred);
+  }
+  case IR_S_FOR: {
+    const ir_expr *min = vec_expr(st, s->a), *ext = vec_expr(st, s->b);
+    if (st->fail || min != s->a || ext != s->b) return st->fail = 1, NULL;
+    const ir_stmt *body = vec_stmt(st, s->body);
+    if (st->fail) return NULL;
+    return ir_stmt_with(s, min, ext, s->c, body, NULL, NULL, NULL);
+  }
+  case IR_S_IF: {
+    const ir_expr *cond = vec_expr(st, s->a);
+    if (st->fail || cond != s->a) return st->fail = 1, NULL;
+    const ir_stmt *t = vec_stmt(st, s->body), *e = vec_stmt(st, s->else_body);
+    if (st->fail) return NULL;
+    return ir_stmt_with(s, cond, s->b, s->c, t, e, NULL, NULL);
+  }
+  case IR_S_ALLOCATE: case IR_S_ATTR: {
+    const ir_expr *a = vec_expr(st, s->a);
+    if (st->fail || a != s->a) return st->fail = 1, NULL;
+    const ir_stmt *body = vec_stmt(st, s->body);
+    if (st->fail) return NULL;
+    return ir_stmt_with(s, a, s->b, s->c, body, NULL, NULL, NULL);
+  }
+  case IR_S_PRODUCE: {
+    const ir_stmt *body = vec_stmt(st, s->body);
+    return st->fail ? NULL : ir_stmt_with(s, s->a, s->b, s->c, body, NULL, NULL, NULL);
+  }
+  case IR_S_LET_STMT: {
+    const ir_expr *nv;
+    int mark = st->nlet;
+    const ir_expr *val = vec_let(st, s->var, s->a, &nv);
+    if (st->fail) return NULL;
+    const ir_stmt *body = vec_stmt(st, s->body);
+    st->nlet = mark;
+    if (st->fail) return NULL;
+    if (nv == s->var) return ir_stmt_with(s, val, s->b, s->c, body, NULL, NULL, NULL);
+    return ir_let_stmt(nv, val, body);
+  }
+  case IR_S_EVALUATE: {
+    const ir_expr *v = vec_expr(st, s->a);
+    return st->fail ? NULL : ir_stmt_with(s, v, s->b, s->c, NULL, NULL, NULL, NULL);
+  }
+  case IR_S_SEQ: {
+    const ir_stmt **items = tec_ctx_alloc(st->ctx, sizeof *items * (size_t)s->n);
+    if (!items) return st->fail = 1, NULL;
+    for (int i = 0; i < s->n; i++) {
+      items[i] = vec_stmt(st, s->seq[i]);
+      if (st->fail) return NULL;
+    }
+    return ir_seq(st->ctx, s->n, items);
+  }
+  default: /* PROVIDE, REALIZE: not lowered yet */
+    st->fail = 1;
+    return NULL;
+  }
+}
+
+/* The vector form of loop s (its body already processed), or NULL if it cannot be. */
+static const ir_stmt *vectorize_loop(const ir_stmt *s, const ir_stmt *body) {
+  int64_t L;
+  if (!ir_is_const_int(s->b, &L) || L < 2 || L > VEC_MAX_LANES || s->b->type.lanes != 1 ||
+      !tec_dtype_is_int(s->var->type) || ir_uses_var(s->a, s->var))
+    return NULL;
+  vec_state *st = calloc(1, sizeof *st);
+  if (!st) return NULL;
+  st->ctx = s->ctx;
+  st->var = s->var;
+  st->lanes = (int)L;
+  st->ramp = ir_ramp(s->a, ir_int_t(s->ctx, s->a->type, 1), (int)L);
+  collect_stmt(st, body);
+  const ir_stmt *r = st->ramp && !st->fail ? vec_stmt(st, body) : NULL;
+  if (st->fail) r = NULL;
+  free(st);
+  return r;
+}
+
+static const ir_stmt *vec_for(ir_mutator *m, const ir_stmt *s) {
+  const ir_stmt *body = ir_mutate_stmt(m, s->body); /* innermost loops first */
+  if (!body) return NULL;
+  if (s->for_kind == IR_FOR_VECTORIZED) {
+    const ir_stmt *v = vectorize_loop(s, body);
+    if (v) return v;
+    return ir_for(s->var, s->a, s->b, IR_FOR_SERIAL, body); /* scalarized */
+  }
+  return ir_stmt_with(s, s->a, s->b, s->c, body, s->else_body, s->seq, s->args);
+}
+
+const ir_stmt *lower_vectorize(const ir_stmt *s) {
+  if (!s) return NULL;
+  ir_mutator m;
+  ir_mutator_init(&m, s->ctx, NULL);
+  m.stmt[IR_S_FOR] = vec_for;
+  const ir_stmt *r = ir_mutate_stmt(&m, s);
+  return r ? r : s;
+}
