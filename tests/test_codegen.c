@@ -213,20 +213,26 @@ START_TEST(test_vector_ramp_and_gather) {
   const ir_expr *a = buf(ctx, "A"), *b = buf(ctx, "B"), *c = buf(ctx, "C"), *io = ivar(ctx, "io");
   const ir_expr *dense = ir_ramp(ir_mul(io, ir_int(ctx, 8)), ir_int(ctx, 1), 8);
   const ir_expr *strided = ir_ramp(io, ir_int(ctx, 8), 8);
-  const ir_stmt *body = ir_for(io, ir_int(ctx, 0), ir_int(ctx, 8), IR_FOR_SERIAL,
-                               ir_store(c, dense, ir_add(ir_load(TEC_F32, a, dense, NULL),
-                                                         ir_load(TEC_F32, b, strided, NULL)),
-                                        NULL));
-  lower_func *f = mkfunc(ctx, "vec", 3, (te_tensor *[]){A, B, C}, (const ir_expr *[]){a, b, c},
-                         0, NULL, body);
+  te_tensor *D = te_placeholder(ctx, "D", TEC_F32, 1, &s64);
+  const ir_expr *d = buf(ctx, "D");
+  const ir_stmt *items[2] = {
+      ir_store(c, dense, ir_add(ir_load(TEC_F32, a, dense, NULL), ir_load(TEC_F32, b, strided, NULL)),
+               NULL),
+      ir_store(d, strided, ir_load(TEC_F32, a, dense, NULL), NULL)};
+  const ir_stmt *body = ir_for(io, ir_int(ctx, 0), ir_int(ctx, 8), IR_FOR_SERIAL, ir_seq(ctx, 2, items));
+  lower_func *f = mkfunc(ctx, "vec", 4, (te_tensor *[]){A, B, C, D},
+                         (const ir_expr *[]){a, b, c, d}, 0, NULL, body);
   tec_module *m = build1(ctx, f);
   int64_t n = 64;
   DLTensor ta = tu_rand_f32(1, &n, 1), tb = tu_rand_f32(1, &n, 2), tc = tu_zeros(TEC_F32, 1, &n);
-  ck_assert_int_eq(tec_module_get(m, "vec")((DLTensor *[]){&ta, &tb, &tc}, 3), 0);
+  DLTensor td = tu_zeros(TEC_F32, 1, &n);
+  ck_assert_int_eq(tec_module_get(m, "vec")((DLTensor *[]){&ta, &tb, &tc, &td}, 4), 0);
   for (int o = 0; o < 8; o++)
-    for (int l = 0; l < 8; l++)
+    for (int l = 0; l < 8; l++) {
       ck_assert_float_eq(tu_f32(&tc)[o * 8 + l], tu_f32(&ta)[o * 8 + l] + tu_f32(&tb)[o + 8 * l]);
-  tec_dl_free(&ta), tec_dl_free(&tb), tec_dl_free(&tc);
+      ck_assert_float_eq(tu_f32(&td)[o + 8 * l], tu_f32(&ta)[o * 8 + l]);
+    }
+  tec_dl_free(&ta), tec_dl_free(&tb), tec_dl_free(&tc), tec_dl_free(&td);
   tu_assert_contains(tec_module_llvm_ir(m), "<8 x float>");
   tec_ctx_free(ctx);
 }
@@ -241,13 +247,16 @@ START_TEST(test_vector_predicated_store_and_broadcast) {
   const ir_expr *a = buf(ctx, "A"), *c = buf(ctx, "C");
   const ir_expr *r = ir_ramp(ir_int(ctx, 0), ir_int(ctx, 1), 8);
   const ir_expr *pred = ir_lt(r, ir_broadcast(ir_int(ctx, 5), 8));
-  const ir_stmt *body = ir_store(c, r, ir_broadcast(ir_load(TEC_F32, a, ir_int(ctx, 0), NULL), 8), pred);
+  const ir_expr *v = ir_add(ir_load(TEC_F32, a, r, pred),
+                            ir_broadcast(ir_load(TEC_F32, a, ir_int(ctx, 0), NULL), 8));
+  const ir_stmt *body = ir_store(c, r, v, pred);
   lower_func *f = mkfunc(ctx, "pst", 2, (te_tensor *[]){A, C}, (const ir_expr *[]){a, c}, 0, NULL, body);
   tec_module *m = build1(ctx, f);
   int64_t n = 8;
   DLTensor ta = tu_rand_f32(1, &n, 1), tc = tu_zeros(TEC_F32, 1, &n);
   ck_assert_int_eq(tec_module_get(m, "pst")((DLTensor *[]){&ta, &tc}, 2), 0);
-  for (int l = 0; l < 8; l++) ck_assert_float_eq(tu_f32(&tc)[l], l < 5 ? tu_f32(&ta)[0] : 0.0f);
+  for (int l = 0; l < 8; l++)
+    ck_assert_float_eq(tu_f32(&tc)[l], l < 5 ? tu_f32(&ta)[l] + tu_f32(&ta)[0] : 0.0f);
   tec_dl_free(&ta), tec_dl_free(&tc);
   tec_ctx_free(ctx);
 }
@@ -413,6 +422,49 @@ START_TEST(test_unrolled_loop) {
   for (int k = 0; k < 4; k++) ck_assert_double_eq(((double *)tc.data)[k], k * k);
   tec_dl_free(&tc);
   tec_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(test_f16_storage) {
+  /* H: float16[n] in, C[i] = float32(H[i]) * 2, and H2[i] = float16(C[i]) */
+  tec_ctx *ctx = tec_ctx_new();
+  const ir_expr *n = te_size_var(ctx, "n");
+  te_tensor *H = te_placeholder(ctx, "H", TEC_F16, 1, &n);
+  te_tensor *C = te_placeholder(ctx, "C", TEC_F32, 1, &n);
+  te_tensor *H2 = te_placeholder(ctx, "H2", TEC_F16, 1, &n);
+  const ir_expr *h = buf(ctx, "H"), *c = buf(ctx, "C"), *h2 = buf(ctx, "H2"), *i = ivar(ctx, "i");
+  const ir_expr *cv = ir_mul(ir_cast(TEC_F32, ir_load(TEC_F16, h, i, NULL)), ir_float(ctx, 2));
+  const ir_stmt *items[2] = {ir_store(c, i, cv, NULL),
+                             ir_store(h2, i, ir_cast(TEC_F16, ir_load(TEC_F32, c, i, NULL)), NULL)};
+  const ir_stmt *body = ir_for(i, ir_int(ctx, 0), n, IR_FOR_SERIAL, ir_seq(ctx, 2, items));
+  tec_module *m = build1(ctx, mkfunc(ctx, "half", 3, (te_tensor *[]){H, C, H2},
+                                     (const ir_expr *[]){h, c, h2}, 1, &n, body));
+  int64_t len = 3;
+  DLTensor th = tu_zeros(TEC_F16, 1, &len), tc = tu_zeros(TEC_F32, 1, &len), th2 = tu_zeros(TEC_F16, 1, &len);
+  uint16_t in[3] = {0x3c00, 0xc000, 0x3800}; /* 1.0, -2.0, 0.5 */
+  memcpy(th.data, in, sizeof in);
+  ck_assert_int_eq(tec_module_get(m, "half")((DLTensor *[]){&th, &tc, &th2}, 3), 0);
+  ck_assert_float_eq(tu_f32(&tc)[0], 2.0f);
+  ck_assert_float_eq(tu_f32(&tc)[1], -4.0f);
+  ck_assert_float_eq(tu_f32(&tc)[2], 1.0f);
+  uint16_t *out = th2.data;
+  ck_assert_uint_eq(out[0], 0x4000); /* 2.0 */
+  ck_assert_uint_eq(out[1], 0xc400); /* -4.0 */
+  ck_assert_uint_eq(out[2], 0x3c00); /* 1.0 */
+  tec_dl_free(&th), tec_dl_free(&tc), tec_dl_free(&th2);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(test_two_functions_one_module) {
+  vadd_fx x = make_vadd();
+  lower_func *tw = make_alloc_func(x.ctx, te_size_var(x.ctx, "len"), ir_int(x.ctx, 16));
+  lower_func *fs[2] = {x.f, tw};
+  tec_module *m = tec_build(x.ctx, 2, fs, NULL);
+  ck_assert_msg(m != NULL, "%s", tec_ctx_error(x.ctx));
+  ck_assert_ptr_nonnull(tec_module_get(m, "vadd"));
+  check_twice(tec_module_get(m, "twice"), 16);
+  tec_ctx_free(x.ctx);
 }
 END_TEST
 
@@ -745,6 +797,55 @@ START_TEST(test_emit) {
 }
 END_TEST
 
+/* The emitted object and header, compiled into a C program with the system compiler. */
+static const char *aot_main =
+    "#include <stdio.h>\n"
+    "#include <stdlib.h>\n"
+    "#include \"vadd.h\"\n"
+    "static char msg[256];\n"
+    "int32_t tec_rt_check_fail(const char *fmt, int64_t a, int64_t b) {\n"
+    "  snprintf(msg, sizeof msg, fmt, (long long)a, (long long)b); return -1; }\n"
+    "int main(void) {\n"
+    "  float *a = aligned_alloc(64, 64 * 4), *b = aligned_alloc(64, 64 * 4), *c = aligned_alloc(64, 64 * 4);\n"
+    "  for (int i = 0; i < 64; i++) a[i] = i, b[i] = 2 * i;\n"
+    "  int64_t n = 64, m = 3;\n"
+    "  DLTensor ta = {a, {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, &n, NULL, 0};\n"
+    "  DLTensor tb = ta, tc = ta; tb.data = b; tc.data = c;\n"
+    "  if (vadd((DLTensor *[]){&ta, &tb, &tc}, 3) != 0 || c[63] != 189) return 1;\n"
+    "  if (vadd_raw(a, b, c, 10) != 0 || c[9] != 27) return 2;\n"
+    "  tc.shape = &m;\n"
+    "  if (vadd((DLTensor *[]){&ta, &tb, &tc}, 3) != -1) return 3;\n"
+    "  puts(msg);\n"
+    "  return 0;\n"
+    "}\n";
+
+START_TEST(test_emit_link_and_run) {
+  if (system("cc --version > /dev/null 2>&1") != 0) return; /* no C compiler: nothing to link */
+  vadd_fx x = make_vadd();
+  char dir[] = "/tmp/tec_aot_XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  char path[256], cmd[1024];
+  snprintf(path, sizeof path, "%s/vadd.o", dir);
+  ck_assert_int_eq(tec_emit(x.ctx, 1, &x.f, NULL, TEC_EMIT_OBJECT, path), 0);
+  snprintf(path, sizeof path, "%s/vadd.h", dir);
+  ck_assert_int_eq(tec_emit(x.ctx, 1, &x.f, NULL, TEC_EMIT_HEADER, path), 0);
+  snprintf(path, sizeof path, "%s/main.c", dir);
+  FILE *f = fopen(path, "w");
+  fputs(aot_main, f);
+  fclose(f);
+  snprintf(cmd, sizeof cmd,
+           "cd %s && cc -std=c11 -Wall -Werror -o prog main.c vadd.o && ./prog > out.txt", dir);
+  ck_assert_int_eq(system(cmd), 0);
+  snprintf(path, sizeof path, "%s/out.txt", dir);
+  char *out = read_file(path, NULL);
+  tu_assert_contains(out, "vadd: argument 2 ('C') shape[0] is 3, expected 64 (n, bound by argument 0 'A')");
+  free(out);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  ck_assert_int_eq(system(cmd), 0);
+  tec_ctx_free(x.ctx);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("codegen");
   TCase *run = tcase_create("run");
@@ -759,6 +860,8 @@ int main(void) {
   tcase_add_test(run, test_select_cast_math);
   tcase_add_test(run, test_bool_buffers_let_if);
   tcase_add_test(run, test_unrolled_loop);
+  tcase_add_test(run, test_f16_storage);
+  tcase_add_test(run, test_two_functions_one_module);
   suite_add_tcase(s, run);
   TCase *entry = tcase_create("entry");
   tcase_add_test(entry, test_entry_checks);
@@ -770,6 +873,7 @@ int main(void) {
   tcase_add_test(errs, test_bad_targets);
   tcase_add_test(errs, test_module_lifecycle);
   tcase_add_test(errs, test_emit);
+  tcase_add_test(errs, test_emit_link_and_run);
   suite_add_tcase(s, errs);
   return tu_run(s);
 }
