@@ -8,7 +8,10 @@
  *       wrong; it never reads out of bounds.
  *   int32_t name_raw(T0 *a0, T1 *a1, ..., int64_t size0, ...);
  *       no checks: the buffers in argument order, then the symbolic sizes in the order of
- *       lower_func.size_vars.
+ *       lower_func.size_vars. The caller guarantees what the checked form verifies: each
+ *       buffer TEC_ALIGN (64)-byte aligned and compact, and no two buffers overlapping (they
+ *       are declared noalias). It returns -1 only if a heap temporary cannot be allocated.
+ * Function names must be C identifiers and not name a runtime or libm symbol ("fma").
  *
  * Targets are strings: "llvm" (or NULL) is the host CPU with its real features.
  */
