@@ -31,8 +31,9 @@ const lower_range *lower_bounds_get(const lower_bounds *b, const sch_iter *it) {
   return NULL;
 }
 
+/* ceil(a / b) for a >= 0, b >= 1, without the overflow of (a + b - 1) / b */
 static const ir_expr *ceildiv(const ir_expr *a, const ir_expr *b) {
-  return ir_floordiv(ir_sub(ir_add(a, b), ir_int(a->ctx, 1)), b);
+  return ir_add(ir_floordiv(ir_sub(a, ir_int(a->ctx, 1)), b), ir_int(a->ctx, 1));
 }
 
 /* ---- symbolic intervals ---- */
@@ -157,11 +158,11 @@ static int attach_region(lower_state *ls, int pi, arith_env *env) {
   for (int i = 0; i < c->nleaf; i++) {
     const lower_range *r = lower_bounds_get(&ls->b, c->leaf[i]);
     if (!r) return TEC_INTERNAL(ctx, "consumer leaf without a range");
-    arith_env_push_loop(env, c->leaf[i]->var, r->min, r->extent);
-    if (i > pos) {
+    arith_env_push_loop(env, c->leaf[i]->var, ir_int(ctx, 0), r->extent);
+    if (i > pos) { /* loops run from 0 (iter_values.c) */
       rx.vars[rx.n] = c->leaf[i]->var;
-      rx.lo[rx.n] = r->min;
-      rx.hi[rx.n] = ir_sub(ir_add(r->min, r->extent), ir_int(ctx, 1));
+      rx.lo[rx.n] = ir_int(ctx, 0);
+      rx.hi[rx.n] = ir_sub(r->extent, ir_int(ctx, 1));
       rx.n++;
     }
   }
@@ -180,7 +181,8 @@ static int attach_region(lower_state *ls, int pi, arith_env *env) {
   v.expr[IR_READ] = find_read;
   ir_visit_expr(&v, ls->body[ci]);
   const ir_expr **reg = tec_ctx_alloc(ctx, sizeof *reg * (size_t)(2 * t->ndim));
-  if (!reg) return -1;
+  ls->clamp[pi] = tec_ctx_alloc(ctx, sizeof *ls->clamp[pi] * (size_t)t->ndim);
+  if (!reg || !ls->clamp[pi]) return -1;
   for (int d = 0; d < t->ndim; d++) {
     const ir_expr *lo = NULL, *hi = NULL;
     int unknown = rd.n == 0;
@@ -195,21 +197,28 @@ static int attach_region(lower_state *ls, int pi, arith_env *env) {
       hi = hi ? ir_max(hi, x.hi) : x.hi;
     }
     const ir_expr *zero = ir_int(ctx, 0), *shape = t->shape[d];
-    const ir_expr *min, *ext;
+    const ir_expr *min, *ext, *full;
     if (unknown) {
       min = zero;
-      ext = shape;
+      full = ext = shape;
     } else { /* clamp to the tensor's domain */
       min = arith_simplify(ir_max(lo, zero), env);
       const ir_expr *end = arith_simplify(ir_min(ir_add(hi, ir_int(ctx, 1)), shape), env);
       ext = arith_simplify(ir_sub(end, min), env);
+      full = arith_simplify(ir_add(ir_sub(hi, lo), ir_int(ctx, 1)), env);
     }
-    /* storage: a loop-invariant bound on the extent */
-    arith_range er = arith_bound(ext, env);
+    /* storage: a loop-invariant bound on the extent (the unclamped one bounds it better) */
+    arith_range er = arith_bound(ext, env), fr = arith_bound(full, env);
+    if (fr.has_hi && (!er.has_hi || fr.hi < er.hi)) er = fr;
     const ir_expr *store = er.has_hi ? ir_int(ctx, er.hi > 0 ? er.hi : 1) : ext;
     reg[2 * d] = min;
     reg[2 * d + 1] = store;
-    if (put(ctx, &ls->b, p->root[d], min, ext, env)) return -1;
+    /* A constant storage extent is also the loop extent (vectorizable, unrollable): the
+     * iterations past the tensor's end are guarded off (schedule_ops.c), the others compute
+     * in-domain elements the consumer may not need. */
+    int fixed = er.has_hi && !unknown;
+    if (put(ctx, &ls->b, p->root[d], min, fixed ? store : ext, env)) return -1;
+    ls->clamp[pi][d] = fixed ? shape : NULL;
   }
   arith_env_pop(env, arith_env_depth(env) - depth0);
   ls->region[pi] = reg;
@@ -220,8 +229,9 @@ int lower_infer_bounds(lower_state *ls) {
   sch_schedule *s = ls->s;
   tec_ctx *ctx = ls->ctx;
   ls->region = tec_ctx_alloc(ctx, sizeof *ls->region * (size_t)s->nstage);
+  ls->clamp = tec_ctx_alloc(ctx, sizeof *ls->clamp * (size_t)s->nstage);
   arith_env *env = arith_env_new(ctx);
-  if (!ls->region || !env) return -1;
+  if (!ls->region || !ls->clamp || !env) return -1;
   lower_bounds *b = &ls->b;
   for (int si = s->nstage - 1; si >= 0; si--) {
     sch_stage *st = s->stages[si];

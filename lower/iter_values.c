@@ -1,6 +1,7 @@
 /* iter_values.c — the value of every iter var of a stage in terms of its leaf loops.
  *
- * Leaves are their own loop variables; relations are undone newest first:
+ * Loops run from 0, so a leaf's value is its loop variable plus its range's min; relations are
+ * undone newest first:
  *   split p -> (o, i):   p = min(p) + o * ext(i) + i
  *   fuse (o, i) -> f:    o = min(o) + f / ext(i),  i = min(i) + f % ext(i)
  * Each split adds the guard `p < min(p) + ext(p)` (kept only where the simplifier cannot prove
@@ -32,8 +33,14 @@ static int guard(tec_ctx *ctx, lower_ivals *v, const ir_expr *cond, int reduce) 
 }
 
 int lower_iter_values(tec_ctx *ctx, const sch_stage *st, const lower_bounds *b, lower_ivals *out) {
-  for (int i = 0; i < st->nleaf; i++)
-    if (bind(ctx, out, st->leaf[i], st->leaf[i]->var)) return -1;
+  /* every loop runs from 0; a leaf's value adds its range's min (non-zero for the root axes of
+   * an attached stage, or a reduce axis declared from a non-zero min) */
+  for (int i = 0; i < st->nleaf; i++) {
+    const lower_range *r = lower_bounds_get(b, st->leaf[i]);
+    if (!r) return TEC_INTERNAL(ctx, "leaf without a range");
+    const ir_expr *v = st->leaf[i]->var;
+    if (bind(ctx, out, st->leaf[i], ir_is_zero(r->min) ? v : ir_add(v, r->min))) return -1;
+  }
   for (int r = st->nrel - 1; r >= 0; r--) {
     const sch_relation *rel = &st->rel[r];
     if (rel->kind == SCH_REL_SPLIT) {

@@ -23,6 +23,7 @@ typedef struct lower_state {
   const ir_expr **body;       /* per stage index: its body with inlined producers substituted */
   lower_bounds b;             /* per iter var: [min, min + extent) */
   const ir_expr ***region;    /* per attached stage: ndim (min, storage extent) pairs */
+  const ir_expr ***clamp;     /* per attached stage: ndim domain ends to guard, or NULL */
 } lower_state;
 
 /* 0. inline: st->body with every compute_inline'd producer substituted (fills state->body). */

@@ -95,7 +95,7 @@ static const ir_stmt *make_loop(lower_state *ls, int si, int pos, const ir_stmt 
   for (int p = 0; p < it->npragma; p++)
     if (strcmp(it->pragma_keys[p], "debug_skip_region") == 0)
       return ir_evaluate(ir_int(ctx, 0)); /* dropped on purpose: output wrong by design */
-  const ir_stmt *loop = ir_for(it->var, r->min, r->extent, it->for_kind, body);
+  const ir_stmt *loop = ir_for(it->var, ir_int(ctx, 0), r->extent, it->for_kind, body);
   for (int p = it->npragma - 1; p >= 0; p--)
     loop = ir_attr(tec_ctx_printf(ctx, "pragma_%s", it->pragma_keys[p]), it->pragma_values[p],
                    loop);
@@ -133,6 +133,13 @@ static const ir_stmt *stage_nest(lower_state *ls, int si) {
   }
   const ir_expr *const *idx = vals; /* the first ndim values are the data axes */
   const ir_expr *body = ls->body[si];
+  /* an attached stage's loops may run past its tensor's end: guard those iterations */
+  for (int d = 0; st->attach == SCH_ATTACH_SCOPE && ls->clamp[si] && d < t->ndim; d++)
+    if (ls->clamp[si][d]) {
+      struct lower_guard g = {ir_lt(vals[d], ls->clamp[si][d]), 0};
+      if (tec_grow(ctx, (void **)&iv.g, &iv.gcap, iv.nguard + 1, sizeof *iv.g)) return NULL;
+      iv.g[iv.nguard++] = g;
+    }
   if (body->kind != IR_REDUCE) {
     const ir_stmt *s = ir_provide(t, t->ndim, idx, ir_substitute(body, nr, vars, vals));
     s = guarded(&iv, s, 0);
