@@ -25,6 +25,7 @@
  * always merge.
  */
 #include <stdlib.h>
+#include <string.h>
 #include "lower/arith.h"
 #include "lower/passes.h"
 
@@ -197,5 +198,7 @@ const ir_stmt *lower_storage_rewrite(const ir_stmt *s) {
   }
   r = materialize(r, &top, 0);
   free(top.a);
-  return r ? r : s;
+  /* allocations are taken out and put back: compare the text to return s when nothing moved */
+  if (!r || strcmp(ir_stmt_str(r), ir_stmt_str(s)) == 0) return s;
+  return r;
 }
