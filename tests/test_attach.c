@@ -303,6 +303,64 @@ START_TEST(misuse_refused) {
 }
 END_TEST
 
+/* ---------- rfactor ---------- */
+START_TEST(rfactor_rowsum) {
+  for (int how = 0; how < 4; how++) {
+    tec_ctx *ctx = tec_ctx_new();
+    te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 13, 70));
+    red r = {A, te_reduce_axis_n(ctx, "k", 70)};
+    te_tensor *R = te_compute(ctx, &(te_compute_decl){"R", 1, TE_SHAPE(ctx, 13), rowsum, &r,
+                                                       NULL, NULL});
+    sch_schedule *s = sch_create(ctx, 1, &R);
+    sch_stage *sr = sch_stage_of(s, R);
+    sch_iter *ko, *ki;
+    te_tensor *RF;
+    if (how == 0) { /* factor the whole axis: partials are the elements themselves */
+      RF = sch_rfactor(s, R, sch_reduce_axis(sr, 0), 0);
+    } else {
+      OK(ctx, sch_split(sr, sch_reduce_axis(sr, 0), 8, &ko, &ki)); /* 70 = 8*8 + 6: a tail */
+      RF = sch_rfactor(s, R, how == 1 ? ki : ko, how == 3 ? 1 : 0);
+    }
+    ck_assert_msg(RF != NULL, "%s", tec_ctx_error(ctx));
+    sch_stage *sf = sch_stage_of(s, RF);
+    if (how == 1) OK(ctx, sch_vectorize(sf, sch_axis(sf, 0))); /* 8 partial lanes */
+    if (how == 2) OK(ctx, sch_parallel(sf, sch_axis(sf, 0)));
+    tec_packed_fn fn = tu_build(ctx, s, "rf", 2, (te_tensor *[]){A, R});
+    int64_t sh[2] = {13, 70}, n = 13;
+    DLTensor a = tu_rand_f32(2, sh, 4), o = tu_zeros(TEC_F32, 1, &n);
+    ck_assert_msg(fn((DLTensor *[]){&a, &o}, 2) == 0, "%s", tec_rt_last_error());
+    for (int i = 0; i < 13; i++) {
+      double acc = 0;
+      for (int k = 0; k < 70; k++) acc += tu_f32(&a)[i * 70 + k];
+      ck_assert_msg(fabs(tu_f32(&o)[i] - acc) < 1e-4, "rfactor how %d row %d: %g vs %g", how, i,
+                    tu_f32(&o)[i], acc);
+    }
+    tec_dl_free(&a), tec_dl_free(&o);
+    tec_ctx_free(ctx);
+  }
+}
+END_TEST
+
+START_TEST(rfactor_misuse) {
+  tec_ctx *ctx = tec_ctx_new();
+  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 4, 8));
+  red r = {A, te_reduce_axis_n(ctx, "k", 8)};
+  te_tensor *R = te_compute(ctx, &(te_compute_decl){"R", 1, TE_SHAPE(ctx, 4), rowsum, &r, NULL, NULL});
+  te_tensor *S = te_compute(ctx, &(te_compute_decl){"S", 1, TE_SHAPE(ctx, 4), plus1, R, NULL, NULL});
+  sch_schedule *s = sch_create(ctx, 1, &S);
+  sch_stage *sr = sch_stage_of(s, R);
+  ck_assert_ptr_null(sch_rfactor(s, S, sch_axis(sch_stage_of(s, S), 0), 0));
+  tu_assert_contains(tec_ctx_error(ctx), "'S' is not a reduction");
+  tec_ctx_clear_error(ctx);
+  ck_assert_ptr_null(sch_rfactor(s, R, sch_axis(sr, 0), 0));
+  tu_assert_contains(tec_ctx_error(ctx), "is a data-parallel loop");
+  tec_ctx_clear_error(ctx);
+  ck_assert_ptr_null(sch_rfactor(s, R, sch_reduce_axis(sr, 0), 5));
+  tu_assert_contains(tec_ctx_error(ctx), "factor_axis 5");
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 START_TEST(compute_at_nested_parallel) {
   tec_ctx *ctx = tec_ctx_new();
   te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 1, TE_SHAPE(ctx, 64));
@@ -332,6 +390,8 @@ int main(void) {
   tcase_add_test(tc, storage_align_pads);
   tcase_add_test(tc, misuse_refused);
   tcase_add_test(tc, compute_at_nested_parallel);
+  tcase_add_test(tc, rfactor_rowsum);
+  tcase_add_test(tc, rfactor_misuse);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }

@@ -139,6 +139,12 @@ te_tensor *sch_cache_read(sch_schedule *s, te_tensor *t, const char *scope, int 
  * reduction lives in the cache. Call it before other primitives on t's stage. */
 te_tensor *sch_cache_write(sch_schedule *s, te_tensor *t, const char *scope);
 
+/* Factors reduction t over its reduce loop `axis` (a leaf, typically the inner part of a
+ * split): returns a new tensor "<t>.rf" holding the partial reductions, with `axis` as its data
+ * dimension factor_axis (0..ndim); t then reduces the partials. t's stage is rebuilt (its
+ * earlier splits are dropped), so schedule it after rfactor. */
+te_tensor *sch_rfactor(sch_schedule *s, te_tensor *t, sch_iter *axis, int factor_axis);
+
 /* ---- loop annotations ---- */
 int sch_parallel(sch_stage *st, sch_iter *iv);
 int sch_vectorize(sch_stage *st, sch_iter *iv); /* the loop's extent must be a constant */

@@ -1,0 +1,246 @@
+/* rfactor.c — factor a reduction: partial results over one of its (split) reduce loops become
+ * a data axis of a new stage, and the original stage reduces those partials.
+ *
+ *   C[i] = sum(A[i, k], k in 64);  split k -> k.outer(16), k.inner(4);  rfactor(C, k.inner)
+ *     C.rf[k.inner, i] = sum(A[i, k.outer*4 + k.inner], k.outer in 16)
+ *     C[i]             = sum(C.rf[k.inner.v, i], k.inner.v in 4)
+ * The partials can then be vectorized or parallelized over the new data axis. The original
+ * stage is rebuilt: its data axes come back unsplit and its only reduce axis is the new one. */
+#include <string.h>
+#include "tec/schedule.h"
+#include "ir/internal.h"
+#include "schedule/internal.h"
+
+/* Extent of an iter from the stage's domains through its relations (reduce axes always cover
+ * their whole domain, so this is exact for them). NULL when unknown. */
+static const ir_expr *iter_extent(const sch_stage *st, const sch_iter *it) {
+  for (int i = 0; i < st->nroot; i++)
+    if (st->root[i] == it) return it->dom_extent;
+  for (int r = 0; r < st->nrel; r++) {
+    const sch_relation *rel = &st->rel[r];
+    if (rel->kind == SCH_REL_SPLIT && (rel->outer == it || rel->inner == it)) {
+      const ir_expr *p = iter_extent(st, rel->parent);
+      if (!p) return NULL;
+      const ir_expr *one = ir_int(p->ctx, 1);
+      const ir_expr *n = rel->factor ? rel->factor : rel->nparts;
+      const ir_expr *other = ir_add(ir_floordiv(ir_sub(p, one), n), one);
+      if (rel->factor) return rel->outer == it ? other : rel->factor;
+      return rel->outer == it ? rel->nparts : other;
+    }
+    if (rel->kind == SCH_REL_FUSE && rel->fused == it) {
+      const ir_expr *a = iter_extent(st, rel->outer), *b = iter_extent(st, rel->inner);
+      return a && b ? ir_mul(a, b) : NULL;
+    }
+  }
+  return NULL;
+}
+
+/* Values of the stage's reduce roots in terms of its reduce leaves (newest relation first),
+ * and the guards of its non-dividing splits. */
+typedef struct rval {
+  int n;
+  const sch_iter *it[256];
+  const ir_expr *val[256];
+} rval;
+
+static const ir_expr *get(const rval *v, const sch_iter *it) {
+  for (int i = v->n - 1; i >= 0; i--)
+    if (v->it[i] == it) return v->val[i];
+  return NULL;
+}
+static int put(rval *v, const sch_iter *it, const ir_expr *e) {
+  if (!e || v->n >= 256) return -1;
+  v->it[v->n] = it;
+  v->val[v->n++] = e;
+  return 0;
+}
+
+typedef struct rf_user {
+  const sch_stage *st;
+  const sch_iter *factored;
+  const ir_expr *const *leaf_vars;  /* new reduce axis vars for the other reduce leaves */
+  const sch_iter *const *leaves;
+  int nleaves;
+  int factor_axis;
+} rf_user;
+
+static const ir_expr *rf_body(tec_ctx *ctx, const ir_expr *const *idx, void *user) {
+  rf_user *u = user;
+  const sch_stage *st = u->st;
+  const te_tensor *t = st->tensor;
+  rval v = {0};
+  /* leaves: the factored one is a data axis of the new op, the others new reduce axes */
+  int nd = 0;
+  for (int i = 0; i < st->nleaf; i++) {
+    const sch_iter *l = st->leaf[i];
+    if (l->kind != SCH_ITER_REDUCE) continue;
+    const ir_expr *e = l == u->factored ? idx[u->factor_axis] : u->leaf_vars[nd++];
+    if (put(&v, l, e)) return NULL;
+  }
+  const ir_expr *guard = NULL;
+  for (int r = st->nrel - 1; r >= 0; r--) {
+    const sch_relation *rel = &st->rel[r];
+    if (rel->kind == SCH_REL_SPLIT && rel->parent->kind == SCH_ITER_REDUCE) {
+      const ir_expr *o = get(&v, rel->outer), *in = get(&v, rel->inner);
+      const ir_expr *ie = iter_extent(st, rel->inner), *pe = iter_extent(st, rel->parent);
+      if (!o || !in || !ie || !pe) return NULL;
+      const ir_expr *p = ir_add(ir_mul(o, ie), in);
+      if (put(&v, rel->parent, p)) return NULL;
+      const ir_expr *g = ir_lt(p, pe);
+      guard = guard ? ir_and(guard, g) : g;
+    } else if (rel->kind == SCH_REL_FUSE && rel->fused->kind == SCH_ITER_REDUCE) {
+      const ir_expr *f = get(&v, rel->fused), *ie = iter_extent(st, rel->inner);
+      if (!f || !ie) return NULL;
+      if (put(&v, rel->outer, ir_floordiv(f, ie)) || put(&v, rel->inner, ir_floormod(f, ie)))
+        return NULL;
+    }
+  }
+  int nred = st->nroot - t->ndim;
+  const ir_expr *vars[64], *vals[64];
+  int nv = 0;
+  for (int i = 0; i < t->ndim; i++) {
+    vars[nv] = st->root[i]->var;
+    vals[nv++] = idx[i < u->factor_axis ? i : i + 1];
+  }
+  for (int i = 0; i < nred; i++) {
+    const sch_iter *r = st->root[t->ndim + i];
+    const ir_expr *rv = get(&v, r);
+    if (!rv) return NULL;
+    vars[nv] = r->var;
+    vals[nv++] = ir_add(rv, r->dom_min);
+  }
+  const ir_expr *red = st->body;
+  const ir_expr *src = ir_substitute(red->a, nv, vars, vals);
+  const ir_expr *cond = red->b ? ir_substitute(red->b, nv, vars, vals) : NULL;
+  if (guard) cond = cond ? ir_and(cond, guard) : guard;
+  if (u->nleaves == 0) /* nothing left to reduce: the partial is one term */
+    return cond ? ir_select(cond, src, ir_combiner_identity(ctx, (ir_combiner)red->v.i, src->type))
+                : src;
+  return ir_reduce((ir_combiner)red->v.i, src, u->nleaves, u->leaf_vars, cond);
+}
+
+typedef struct fin_user {
+  const te_tensor *rf;
+  const ir_expr *k;
+  int factor_axis;
+  ir_combiner comb;
+} fin_user;
+
+static const ir_expr *final_body(tec_ctx *ctx, const ir_expr *const *idx, void *user) {
+  fin_user *u = user;
+  const ir_expr *a[17];
+  int nd = u->rf->ndim;
+  for (int i = 0, j = 0; i < nd; i++) a[i] = i == u->factor_axis ? u->k : idx[j++];
+  return ir_reduce(u->comb, ir_read(ctx, u->rf, nd, a), 1, &u->k, NULL);
+}
+
+te_tensor *sch_rfactor(sch_schedule *s, te_tensor *t, sch_iter *axis, int factor_axis) {
+  if (!s) return NULL;
+  tec_ctx *ctx = s->ctx;
+  if (!t) {
+    if (!tec_ctx_error(ctx)) tec_ctx_set_error(ctx, "rfactor: the tensor is NULL");
+    return NULL;
+  }
+  sch_stage *st = NULL;
+  int si = -1;
+  for (int i = 0; i < s->nstage; i++)
+    if (s->stages[i]->tensor == t) st = s->stages[i], si = i;
+  if (!st || t->op != TE_COMPUTE || !st->body || st->body->kind != IR_REDUCE) {
+    tec_ctx_set_error(ctx, "rfactor: '%s' is not a reduction of this schedule; rfactor needs a "
+                           "stage whose body is a reduction", t->name);
+    return NULL;
+  }
+  if (sch_check_leaf("rfactor", st, axis)) return NULL;
+  if (axis->kind != SCH_ITER_REDUCE) {
+    tec_ctx_set_error(ctx, "rfactor: '%s' is a data-parallel loop of stage '%s'; pass one of its "
+                           "reduce loops", axis->name, t->name);
+    return NULL;
+  }
+  if (factor_axis < 0 || factor_axis > t->ndim || t->ndim + 1 > 16) {
+    tec_ctx_set_error(ctx, "rfactor: factor_axis %d for stage '%s'; it must be in [0, %d]",
+                      factor_axis, t->name, t->ndim);
+    return NULL;
+  }
+  const ir_expr *kext = iter_extent(st, axis);
+  if (!kext) {
+    tec_ctx_set_error(ctx, "rfactor: the extent of loop '%s' of stage '%s' is unknown", axis->name,
+                      t->name);
+    return NULL;
+  }
+  /* the other reduce leaves become reduce axes of the new op */
+  rf_user u = {0};
+  u.st = st;
+  u.factored = axis;
+  u.factor_axis = factor_axis;
+  const ir_expr **lv = tec_ctx_alloc(ctx, sizeof *lv * (size_t)(st->nleaf + 1));
+  if (!lv) return NULL;
+  for (int i = 0; i < st->nleaf; i++) {
+    const sch_iter *l = st->leaf[i];
+    if (l->kind != SCH_ITER_REDUCE || l == axis) continue;
+    const ir_expr *e = iter_extent(st, l);
+    if (!e) {
+      tec_ctx_set_error(ctx, "rfactor: the extent of loop '%s' is unknown", l->name);
+      return NULL;
+    }
+    lv[u.nleaves++] = te_reduce_axis(ctx, l->name, ir_int(ctx, 0), e);
+  }
+  u.leaf_vars = lv;
+  const ir_expr **shape = tec_ctx_alloc(ctx, sizeof *shape * (size_t)(t->ndim + 1));
+  const char **names = tec_ctx_alloc(ctx, sizeof *names * (size_t)(t->ndim + 1));
+  if (!shape || !names) return NULL;
+  for (int i = 0, j = 0; i <= t->ndim; i++) {
+    shape[i] = i == factor_axis ? kext : t->shape[j];
+    names[i] = i == factor_axis ? axis->name : t->axis[j]->name;
+    if (i != factor_axis) j++;
+  }
+  te_compute_decl d = {0};
+  d.name = tec_ctx_printf(ctx, "%s.rf", t->name);
+  d.ndim = t->ndim + 1;
+  d.shape = shape;
+  d.body = rf_body;
+  d.user = &u;
+  d.axis_names = names;
+  te_tensor *rf = te_compute(ctx, &d);
+  if (!rf) return NULL;
+  sch_stage *rs = sch_stage_new(s, rf);
+  if (!rs) return NULL;
+  /* the original stage now reduces the partials over a fresh axis */
+  fin_user fu = {rf, te_reduce_axis(ctx, tec_ctx_printf(ctx, "%s.v", axis->name), ir_int(ctx, 0),
+                                    kext),
+                 factor_axis, (ir_combiner)st->body->v.i};
+  if (!fu.k) return NULL;
+  const ir_expr *nb = final_body(ctx, t->axis, &fu);
+  if (!nb) return NULL;
+  if (tec_grow(ctx, (void **)&s->stages, &s->cap_stage, s->nstage + 1, sizeof *s->stages))
+    return NULL;
+  memmove(s->stages + si + 1, s->stages + si, sizeof *s->stages * (size_t)(s->nstage - si));
+  s->stages[si] = rs;
+  s->nstage++;
+  st->body = nb;
+  const te_tensor **in = tec_ctx_alloc(ctx, sizeof *in);
+  sch_iter *kr = tec_ctx_alloc(ctx, sizeof *kr);
+  sch_iter **root = tec_ctx_alloc(ctx, sizeof *root * (size_t)(t->ndim + 1));
+  if (!in || !kr || !root) return NULL;
+  in[0] = rf;
+  st->inputs = in;
+  st->ninputs = 1;
+  kr->var = fu.k;
+  kr->name = fu.k->name;
+  kr->kind = SCH_ITER_REDUCE;
+  kr->dom_min = fu.k->dom_min;
+  kr->dom_extent = fu.k->dom_extent;
+  kr->stage = st;
+  for (int i = 0; i < t->ndim; i++) {
+    root[i] = st->root[i];
+    root[i]->dead = 0;
+    root[i]->for_kind = IR_FOR_SERIAL;
+  }
+  root[t->ndim] = kr;
+  st->root = root;
+  st->nroot = t->ndim + 1;
+  st->nrel = 0;
+  st->nleaf = 0;
+  if (tec_grow(ctx, (void **)&st->leaf, &st->cap_leaf, st->nroot, sizeof *st->leaf)) return NULL;
+  for (int i = 0; i < st->nroot; i++) st->leaf[st->nleaf++] = root[i];
+  return rf;
+}
