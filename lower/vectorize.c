@@ -182,7 +182,9 @@ static const ir_expr *vec_expr(vec_state *st, const ir_expr *e) {
     st->nlet = mark;
     if (!body) return NULL;
     if (nv == e->var && val == e->a && body == e->b) return e;
-    return ir_let(nv, val, body);
+    const ir_expr *r = ir_let(nv, val, body);
+    if (!r) st->fail = 1;
+    return r;
   }
   default: break;
   }
@@ -321,7 +323,7 @@ static const ir_stmt *vectorize_loop(const ir_stmt *s, const ir_stmt *body) {
   st->ramp = ir_ramp(s->a, ir_int_t(s->ctx, s->a->type, 1), (int)L);
   collect_stmt(st, body);
   const ir_stmt *r = st->ramp && !st->fail ? vec_stmt(st, body) : NULL;
-  if (st->fail) r = NULL;
+  if (st->fail) r = NULL; /* (a NULL from a constructor means out of memory: caught above) */
   free(st);
   return r;
 }
@@ -342,6 +344,8 @@ const ir_stmt *lower_vectorize(const ir_stmt *s) {
   ir_mutator m;
   ir_mutator_init(&m, s->ctx, NULL);
   m.stmt[IR_S_FOR] = vec_for;
+  int had_error = tec_ctx_error(s->ctx) != NULL;
   const ir_stmt *r = ir_mutate_stmt(&m, s);
+  if (!had_error && tec_ctx_error(s->ctx)) return NULL; /* out of memory half way */
   return r ? r : s;
 }
