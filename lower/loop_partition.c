@@ -28,9 +28,11 @@
  * Inner loop variables contribute max(g) from their loop bounds (symbolic allowed, as long as
  * the bounds do not depend on v or other inner variables) or from arith_bound. Terms reading
  * memory (LOAD) or depending on LET variables bound inside the loop disqualify a conjunct.
- * Vectorized and unrolled loops are not partitioned (their extent must stay constant; the
- * vectorizer handles the guard), but loops inside them are. The pass runs outermost loop
- * first and recurses into every part.
+ * Vectorized and unrolled loops are partitioned only where every split point is a constant
+ * (the tail of a vectorized j loop: `for (j.inner, 0, 16) vectorized { if (j.inner + 16 < 29)`
+ * becomes a 13-lane loop); otherwise their extent must stay constant and the vectorizer
+ * scalarizes the guarded loop. The pass runs outermost loop first and recurses into every
+ * part.
  */
 #include <stdlib.h>
 #include "lower/arith.h"
@@ -310,9 +312,9 @@ static const ir_stmt *recurse_loop(lp_pass *p, ir_mutator *m, const ir_stmt *s) 
 
 static const ir_stmt *lp_for(ir_mutator *m, const ir_stmt *s) {
   lp_pass *p = m->user;
-  if (s->for_kind == IR_FOR_VECTORIZED || s->for_kind == IR_FOR_UNROLLED ||
-      !arith_is_index_type(s->var->type))
-    return recurse_loop(p, m, s);
+  /* vectorized/unrolled loops must keep constant extents: split only at constant points */
+  int need_const = s->for_kind == IR_FOR_VECTORIZED || s->for_kind == IR_FOR_UNROLLED;
+  if (!arith_is_index_type(s->var->type)) return recurse_loop(p, m, s);
   lp_state *st = calloc(1, sizeof *st);
   if (!st) return recurse_loop(p, m, s);
   st->ctx = p->ctx;
@@ -332,7 +334,8 @@ static const ir_stmt *lp_for(ir_mutator *m, const ir_stmt *s) {
   if (st->lo) lo = arith_simplify(ir_max(min, ir_min(st->lo, end)), p->env);
   if (st->hi) hi = arith_simplify(ir_max(lo, ir_min(st->hi, end)), p->env);
   const ir_stmt *out = NULL;
-  if (!lo || !hi || !end) {
+  if (!lo || !hi || !end ||
+      (need_const && !(arith_is_imm(lo, NULL) && arith_is_imm(hi, NULL) && arith_is_imm(end, NULL)))) {
     out = recurse_loop(p, m, s);
   } else if (st->lo && st->hi && arith_prove(ir_le(hi, lo), p->env)) {
     out = recurse_loop(p, m, s); /* no clean middle: nothing to gain */

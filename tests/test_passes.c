@@ -432,6 +432,21 @@ START_TEST(partition_keeps_kind_and_skips_vectorized) {
 }
 END_TEST
 
+START_TEST(partition_vectorized_constant_split) {
+  /* a vectorized tail with a constant guard becomes a shorter vectorized loop */
+  const ir_expr *idx = ir_add(II, c64(16));
+  const ir_stmt *s = loop(II, 0, c64(16), IR_FOR_VECTORIZED,
+                          ir_if(ir_lt(idx, c64(29)), ir_store(C, idx, ld(A, idx), NULL), NULL));
+  const ir_stmt *p = partition(s);
+  STMT_IS(p, "for (i.inner, 0, 13) vectorized {\n"
+             "  C[(i.inner + 16)] = A[(i.inner + 16)]\n"
+             "}\n");
+  const ir_stmt *v = lower_vectorize(p);
+  STMT_IS(v, "C[ramp(16, 1, 13)] = A[ramp(16, 1, 13)]\n");
+  same_results(s, v, 32, 0, 0, "vectorized tail");
+}
+END_TEST
+
 START_TEST(partition_two_dims_conjunction) {
   /* a 2-d tile: if (io*4+ii < n && jo*4+ji < p) C[(io*4+ii)*16 + jo*4+ji] = A[...] */
   const ir_expr *i = ir_add(ir_mul(IO, c64(4)), II), *j = ir_add(ir_mul(JO, c64(4)), JI);
@@ -872,6 +887,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, partition_constant);
   tcase_add_test(tc, partition_symbolic);
   tcase_add_test(tc, partition_keeps_kind_and_skips_vectorized);
+  tcase_add_test(tc, partition_vectorized_constant_split);
   tcase_add_test(tc, partition_two_dims_conjunction);
   tcase_add_test(tc, partition_decreasing_padding);
   tcase_add_test(tc, partition_inner_only_and_le);
