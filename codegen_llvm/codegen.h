@@ -26,19 +26,52 @@
 #include "tec/runtime.h"
 #include "tec/te.h"
 
+/* ---- target_table.c: what tec knows per architecture (data only) ---- */
+typedef struct cg_cpu {
+  const char *name;     /* an -mcpu value */
+  const char *features; /* implied, added before -mattr ("+vfp4,+neon"), may be "" */
+} cg_cpu;
+typedef struct cg_width_rule {
+  const char *feature;  /* without sign: "neon" */
+  int on_bits;          /* "+feature": width at least this */
+  int off_bits;         /* "-feature": width at most this */
+} cg_width_rule;
+typedef struct cg_arch {
+  const char *name;              /* canonical triple arch: "aarch64" */
+  const char *const *aliases;    /* spellings of the triple's arch part (name first), NULL-ended */
+  const cg_cpu *cpus;            /* accepted -mcpu names, {NULL} ended */
+  const char *const *features;   /* accepted -mattr names without sign, NULL-ended */
+  const char *base_features;     /* always on ("+neon" on aarch64), before the CPU's */
+  int base_bits;                 /* native vector width with the base features */
+  const cg_width_rule *widths;   /* features that change the width, {NULL} ended */
+} cg_arch;
+typedef struct cg_preset {
+  const char *name, *triple, *cpu, *attr; /* "rasp4b" -> "llvm -mtriple=... -mcpu=... -mattr=..." */
+  const char *what;                       /* the board, for messages and docs */
+} cg_preset;
+extern const cg_arch cg_arches[];   /* {NULL} ended */
+extern const cg_preset cg_presets[]; /* {NULL} ended */
+const cg_arch *cg_arch_find(const char *triple); /* by the triple's arch part; NULL if unknown */
+const cg_preset *cg_preset_find(const char *name);
+const cg_cpu *cg_cpu_find(const cg_arch *a, const char *cpu);
+int cg_feature_known(const cg_arch *a, const char *name, size_t len);
+
 /* ---- target.c ---- */
 typedef struct cg_target {
   char *triple;   /* normalized triple (malloc'd) */
   char *cpu;      /* cpu name, "" for generic (malloc'd) */
   char *features; /* "+avx2,+fma,..." (malloc'd) */
   int is_host;    /* triple is the host's: the JIT can run the code */
+  int vector_bits; /* native SIMD width: 128 on NEON, 512 with AVX-512, 32 without SIMD */
+  const cg_arch *arch; /* NULL: a host architecture tec has no table for */
   LLVMTargetRef target;
 } cg_target;
 
 /* Initializes every LLVM target once (thread safe). */
 void cg_llvm_init(void);
-/* Parses "llvm [-mtriple=T] [-mcpu=C] [-mattr=F]" (NULL: "llvm", the host). 0, or -1 with an
- * error in ctx naming the bad part. On success free with cg_target_dispose. */
+/* Parses "llvm [-mtriple=T] [-mcpu=C] [-mattr=F]" or "PRESET [options]" (NULL: "llvm", the
+ * host), checks CPU and features against target_table.c. 0, or -1 with an error in ctx naming
+ * the bad part and what is known. On success free with cg_target_dispose. */
 int cg_target_parse(tec_ctx *ctx, const char *str, cg_target *out);
 void cg_target_dispose(cg_target *t);
 /* A target machine for t (PIC, O3); NULL with an error in ctx. */
@@ -77,6 +110,7 @@ typedef struct cg_func {
   LLVMValueRef *heap;         /* live heap ALLOCATEs, innermost last (freed on early exit) */
   int nheap, capheap;
   int failed;                 /* an error is in ctx: stop emitting */
+  int npar;                   /* parallel loops outlined so far (names <fn>_par<k>) */
 } cg_func;
 
 /* codegen.c: types, scopes, declarations, internal errors */
@@ -96,6 +130,8 @@ LLVMTypeRef cg_ptr_to(LLVMTypeRef elem);
 const char *cg_fmt_escape(tec_ctx *ctx, const char *s);
 /* Calls tec_rt_check_fail(msg, a, b), frees live heap buffers and returns -1. */
 void cg_emit_fail_return(cg_func *f, const char *msg, LLVMValueRef a, LLVMValueRef b);
+/* Frees live heap buffers and returns rc (an i32 error code already reported). */
+void cg_emit_return(cg_func *f, LLVMValueRef rc);
 
 /* codegen_expr.c */
 LLVMValueRef cg_expr(cg_func *f, const ir_expr *e);
@@ -108,6 +144,11 @@ int cg_store(cg_func *f, const ir_stmt *s);
 int cg_allocate(cg_func *f, const ir_stmt *s);
 /* codegen_stmt.c */
 int cg_stmt(cg_func *f, const ir_stmt *s);
+/* for (var = lo; var < end; var++) body, with lo and end of var's type. */
+int cg_emit_loop(cg_func *f, const ir_expr *var, LLVMValueRef lo, LLVMValueRef end,
+                 const ir_stmt *body);
+/* codegen_parallel.c: a PARALLEL loop as an outlined function run by tec_rt_parallel_for. */
+int cg_parallel_outline(cg_func *f, const ir_stmt *s);
 /* entry.c: the checked DLTensor entry that calls raw (of type raw_ty). */
 int cg_entry_build(cg_func *f, LLVMValueRef raw, LLVMTypeRef raw_ty);
 
@@ -120,5 +161,18 @@ int cg_optimize(tec_ctx *ctx, LLVMModuleRef mod, LLVMTargetMachineRef tm, const 
 /* ---- emit.c ---- */
 /* The C type of one element of t in a header ("float", "int64_t", "uint8_t" for bool). */
 const char *cg_c_type_name(tec_dtype t);
+
+
+/* ---- prepare/run split (prepare.c) ---- */
+typedef struct cg_prepared cg_prepared;
+/* The list with each function's prepare half after it. */
+int cg_expand_funcs(tec_ctx *ctx, int n, lower_func *const *in, int *nout, lower_func ***out);
+int cg_prepared_init(tec_module *m, tec_ctx *ctx, int n, lower_func *const *funcs,
+                     cg_prepared **out, int *nout);
+void cg_prepared_release(cg_prepared *p, int n);
+/* The module's split-function records (returns the module's ctx, NULL if released). */
+tec_ctx *cg_module_prepared(tec_module *m, cg_prepared **p, int *n);
+/* The checked entry of a function of the module, or NULL. */
+tec_packed_fn cg_module_entry(tec_module *m, const char *name);
 
 #endif

@@ -2,9 +2,11 @@
  *
  *   "llvm" or NULL                       the host: its triple, CPU name and real features
  *   "llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -mattr=+neon"
+ *   "rasp4b"                             a preset (target_table.c), options may follow
  *
- * Options are a table (cg_options); each writes one field of the parsed target. LLVM 14 names
- * some CPUs it does not know (Zen 5) "generic", so the host always gets
+ * Options are a table (cg_options); each writes one field of the parsed target. CPUs,
+ * features, presets and vector widths are data in target_table.c; this file only reads it.
+ * LLVM 14 names some CPUs it does not know (Zen 5) "generic", so the host always gets
  * LLVMGetHostCPUFeatures(): without it the code would be SSE2 only.
  */
 #include <pthread.h>
@@ -75,9 +77,30 @@ void cg_target_dispose(cg_target *t) {
   memset(t, 0, sizeof *t);
 }
 
-/* Splits str into words and fills opts; the words stay in the arena. */
+/* "a, b, c" of a list of names (arena). */
+static const char *cg_join(tec_ctx *ctx, const char *const *names, size_t stride) {
+  const char *r = "";
+  for (const char *const *p = names; *p; p = (const char *const *)((const char *)p + stride))
+    r = tec_ctx_printf(ctx, "%s%s%s", r ? r : "", *r ? ", " : "", *p);
+  return r ? r : "?";
+}
+
+static const char *cg_known_presets(tec_ctx *ctx) {
+  return cg_join(ctx, &cg_presets[0].name, sizeof cg_presets[0]);
+}
+
+static const char *cg_known_arches(tec_ctx *ctx) {
+  const char *r = "";
+  for (const cg_arch *a = cg_arches; a->name && r; a++)
+    r = tec_ctx_printf(ctx, "%s%s%s (%s)", r, *r ? ", " : "", a->name, cg_join(ctx, a->aliases + 1, sizeof(char *)));
+  return r ? r : "?";
+}
+
+/* Splits str into words and fills opts; the words stay in the arena. The first word is
+ * "llvm" or a preset, whose fields fill what the options leave unset. */
 static int cg_parse_words(tec_ctx *ctx, const char *str, cg_target_opts *opts) {
   const char *p = str;
+  const cg_preset *preset = NULL;
   int nword = 0;
   while (*p) {
     while (*p == ' ' || *p == '\t') p++;
@@ -88,11 +111,12 @@ static int cg_parse_words(tec_ctx *ctx, const char *str, cg_target_opts *opts) {
     const char *word = tec_ctx_printf(ctx, "%.*s", (int)len, w);
     if (!word) return tec_ctx_set_error(ctx, "target: out of memory");
     if (nword++ == 0) {
-      if (strcmp(word, "llvm") != 0)
+      if (strcmp(word, "llvm") != 0 && !(preset = cg_preset_find(word)))
         return tec_ctx_set_error(ctx,
                                  "target '%s': unknown target kind '%s' (expected 'llvm', "
-                                 "optionally followed by -mtriple=, -mcpu=, -mattr=)",
-                                 str, word);
+                                 "optionally followed by -mtriple=, -mcpu=, -mattr=; or a "
+                                 "preset: %s)",
+                                 str, word, cg_known_presets(ctx));
       continue;
     }
     const char *eq = strchr(word, '=');
@@ -115,7 +139,60 @@ static int cg_parse_words(tec_ctx *ctx, const char *str, cg_target_opts *opts) {
     *field = eq + 1;
   }
   if (nword == 0) return tec_ctx_set_error(ctx, "target '%s': empty target string", str);
+  if (preset) {
+    if (!opts->triple) opts->triple = preset->triple;
+    if (!opts->cpu) opts->cpu = preset->cpu;
+    if (!opts->attr) opts->attr = preset->attr;
+  }
   return 0;
+}
+
+/* Each feature of a user's -mattr list: +name or -name, and known for the arch. */
+static int cg_check_features(tec_ctx *ctx, const char *str, const cg_arch *arch, const char *attr) {
+  for (const char *f = attr; f && *f;) {
+    size_t n = strcspn(f, ",");
+    if (*f != '+' && *f != '-')
+      return tec_ctx_set_error(ctx, "target '%s': feature '%.*s' must start with '+' or '-' (e.g. "
+                               "-mattr=+neon,+fp-armv8)", str, (int)n, f);
+    if (arch && !cg_feature_known(arch, f + 1, n - 1))
+      return tec_ctx_set_error(ctx, "target '%s': unknown feature '%.*s' for %s (known: %s)", str,
+                               (int)n, f, arch->name, cg_join(ctx, arch->features, sizeof(char *)));
+    f += n;
+    if (*f == ',') f++;
+  }
+  return 0;
+}
+
+/* The native vector width that the (final, ordered) feature list gives. */
+static int cg_vector_bits(const cg_arch *arch, const char *features) {
+  if (!arch) return 128;
+  int bits = arch->base_bits;
+  for (const char *f = features; f && *f;) {
+    size_t n = strcspn(f, ",");
+    for (const cg_width_rule *r = arch->widths; r->feature; r++)
+      if (n > 1 && strlen(r->feature) == n - 1 && strncmp(r->feature, f + 1, n - 1) == 0) {
+        if (*f == '+' && bits < r->on_bits) bits = r->on_bits;
+        if (*f == '-' && bits > r->off_bits) bits = r->off_bits;
+      }
+    f += n;
+    if (*f == ',') f++;
+  }
+  return bits;
+}
+
+/* a,b,c joined with ',' skipping empty parts (malloc'd). */
+static char *cg_concat_features(const char *a, const char *b, const char *c) {
+  size_t n = strlen(a) + strlen(b) + strlen(c) + 3;
+  char *r = malloc(n);
+  if (!r) return NULL;
+  r[0] = '\0';
+  const char *parts[3] = {a, b, c};
+  for (int i = 0; i < 3; i++)
+    if (*parts[i]) {
+      if (*r) strcat(r, ",");
+      strcat(r, parts[i]);
+    }
+  return r;
 }
 
 int cg_target_parse(tec_ctx *ctx, const char *str, cg_target *out) {
@@ -146,15 +223,34 @@ int cg_target_parse(tec_ctx *ctx, const char *str, cg_target *out) {
   host_norm = NULL;
 
   if (LLVMGetTargetFromTriple(out->triple, &out->target, &err)) {
-    tec_ctx_set_error(ctx, "target '%s': unknown triple '%s' (%s)", str,
-                      opts.triple ? opts.triple : out->triple, err ? err : "no such target");
+    tec_ctx_set_error(ctx, "target '%s': unknown triple '%s' (%s; tec knows %s)", str,
+                      opts.triple ? opts.triple : out->triple, err ? err : "no such target",
+                      cg_known_arches(ctx));
     LLVMDisposeMessage(err);
     cg_target_dispose(out);
     return -1;
   }
   if (err) LLVMDisposeMessage(err);
+  out->arch = cg_arch_find(out->triple);
+  if (!out->arch && opts.triple) { /* LLVM knows it, tec has no table for it */
+    tec_ctx_set_error(ctx, "target '%s': triple '%s' is not an architecture tec supports "
+                      "(known: %s)", str, opts.triple, cg_known_arches(ctx));
+    cg_target_dispose(out);
+    return -1;
+  }
 
-  /* CPU and features: the host's real ones unless the string names a triple or a CPU. */
+  /* CPU: the named one (checked), else the host's real one, else generic. */
+  const cg_cpu *cpu = NULL;
+  if (opts.cpu && out->arch && !(cpu = cg_cpu_find(out->arch, opts.cpu))) {
+    tec_ctx_set_error(ctx, "target '%s': unknown CPU '%s' for %s (known: %s)", str, opts.cpu,
+                      out->arch->name, cg_join(ctx, &out->arch->cpus[0].name, sizeof(cg_cpu)));
+    cg_target_dispose(out);
+    return -1;
+  }
+  if (cg_check_features(ctx, str, out->arch, opts.attr) != 0) {
+    cg_target_dispose(out);
+    return -1;
+  }
   int host_cpu = !opts.triple && !opts.cpu;
   if (opts.cpu)
     out->cpu = cg_strndup(opts.cpu, strlen(opts.cpu));
@@ -162,36 +258,42 @@ int cg_target_parse(tec_ctx *ctx, const char *str, cg_target *out) {
     out->cpu = cg_take_llvm_string(LLVMGetHostCPUName());
   else
     out->cpu = cg_strndup("", 0);
-  if (host_cpu) {
-    char *hf = cg_take_llvm_string(LLVMGetHostCPUFeatures());
-    if (hf && opts.attr) {
-      size_t n = strlen(hf) + strlen(opts.attr) + 2;
-      out->features = malloc(n);
-      if (out->features) snprintf(out->features, n, "%s%s%s", hf, *hf ? "," : "", opts.attr);
-      free(hf);
-    } else {
-      out->features = hf;
-    }
-  } else {
-    out->features = cg_strndup(opts.attr ? opts.attr : "", opts.attr ? strlen(opts.attr) : 0);
-  }
+  /* Features, later ones winning: the arch's base, the host's real ones (LLVM 14 names some
+   * CPUs "generic": without them the code would be SSE2 only; under qemu-user they may be
+   * empty, and the base keeps NEON on) or the CPU's implied ones, then the user's. */
+  char *implied = host_cpu ? cg_take_llvm_string(LLVMGetHostCPUFeatures())
+                           : cg_strndup(cpu ? cpu->features : "", cpu ? strlen(cpu->features) : 0);
+  if (implied)
+    out->features = cg_concat_features(out->arch ? out->arch->base_features : "", implied,
+                                       opts.attr ? opts.attr : "");
+  free(implied);
   if (!out->cpu || !out->features) goto oom;
-  for (const char *f = out->features; *f;) { /* each feature must be +name or -name */
-    if (*f != '+' && *f != '-') {
-      size_t n = strcspn(f, ",");
-      tec_ctx_set_error(ctx, "target '%s': feature '%.*s' must start with '+' or '-' (e.g. "
-                        "-mattr=+neon,+fp-armv8)", str, (int)n, f);
-      cg_target_dispose(out);
-      return -1;
-    }
-    f += strcspn(f, ",");
-    if (*f == ',') f++;
-  }
+  out->vector_bits = cg_vector_bits(out->arch, out->features);
   return 0;
 oom:
   free(host_norm);
   cg_target_dispose(out);
   return tec_ctx_set_error(ctx, "target: out of memory");
+}
+
+int tec_target_vector_bits(tec_ctx *ctx, const char *target) {
+  if (!ctx) return -1;
+  cg_target t;
+  if (cg_target_parse(ctx, target, &t) != 0) return -1;
+  int bits = t.vector_bits;
+  cg_target_dispose(&t);
+  return bits;
+}
+
+const char *tec_target_str(tec_ctx *ctx, const char *target) {
+  if (!ctx) return NULL;
+  cg_target t;
+  if (cg_target_parse(ctx, target, &t) != 0) return NULL;
+  const char *r = tec_ctx_printf(ctx, "llvm -mtriple=%s%s%s%s%s", t.triple, *t.cpu ? " -mcpu=" : "",
+                                 t.cpu, *t.features ? " -mattr=" : "", t.features);
+  cg_target_dispose(&t);
+  if (!r) tec_ctx_set_error(ctx, "target: out of memory");
+  return r;
 }
 
 LLVMTargetMachineRef cg_target_machine(tec_ctx *ctx, const cg_target *t, const char *who) {

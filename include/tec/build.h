@@ -13,7 +13,13 @@
  *       are declared noalias). It returns -1 only if a heap temporary cannot be allocated.
  * Function names must be C identifiers and not name a runtime or libm symbol ("fma").
  *
- * Targets are strings: "llvm" (or NULL) is the host CPU with its real features.
+ * Targets are strings: "llvm" (or NULL) is the host CPU with its real features;
+ *   "llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -mattr=+neon"          AArch64 + NEON
+ *   "llvm -mtriple=armv7a-linux-gnueabihf -mcpu=cortex-a7 -mattr=+neon,+vfp4" ARMv7-A + NEON
+ *   "rasp4b", "rasp4b32", "rasp3b", "rk3399", "armv7-neon", "neoverse-n1"      presets
+ * (a preset may be followed by options that replace its own: "rk3399 -mcpu=cortex-a53").
+ * Architectures: aarch64, armv7a, x86_64. An unknown triple, CPU or feature is an error that
+ * lists the known ones. Other targets only with tec_emit; tec_build needs the host's arch.
  */
 #ifndef TEC_BUILD_H
 #define TEC_BUILD_H
@@ -34,8 +40,28 @@ const char *tec_module_llvm_ir(tec_module *m);
 const char *tec_module_asm(tec_module *m);
 void tec_module_free(tec_module *m);
 
+/* Calls function `name` (the name given to tec_lower) with the argument list given to
+ * tec_lower. For a function with a prepare/run split (constant placeholders feeding computed
+ * stages: lower.h), the constants are packed by <name>_prepare on the first call into buffers
+ * the module owns, and every call runs <name>_run: constant arguments are read once (pass the
+ * same tensors, or NULL after the first call). Functions without a split are called directly.
+ * 0, or -1 with tec_rt_last_error(). */
+int32_t tec_module_run(tec_module *m, const char *name, int32_t nargs, DLTensor *const *args);
+/* Runs prepare now with the constants found in args (the tec_lower argument list; the other
+ * entries are ignored and may be NULL): to pack new weights. */
+int32_t tec_module_bind_constants(tec_module *m, const char *name, int32_t nargs,
+                                  DLTensor *const *args);
+/* How many times prepare ran for `name` (-1 if unknown). */
+int64_t tec_module_prepare_count(tec_module *m, const char *name);
+
 /* Convenience: call with a list of tensors. */
 int32_t tec_call(tec_packed_fn fn, int32_t nargs, DLTensor *const *args);
+
+/* The target's native SIMD width in bits (128 on NEON, 256 with AVX2, 512 with AVX-512, 32
+ * without SIMD): a schedule's vector lanes for 32-bit types are bits / 32. -1 with an error. */
+int tec_target_vector_bits(tec_ctx *ctx, const char *target);
+/* The target spelled out, "llvm -mtriple=... -mcpu=... -mattr=..." (arena), or NULL. */
+const char *tec_target_str(tec_ctx *ctx, const char *target);
 
 typedef enum tec_emit_kind {
   TEC_EMIT_OBJECT,  /* relocatable object file */
