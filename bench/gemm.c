@@ -1,0 +1,406 @@
+/* gemm.c — square sgemm C = A·B (row-major, float32): tec's best schedule against OpenBLAS
+ * cblas_sgemm and oneDNN dnnl_sgemm, same buffers, same thread count, in one run.
+ *
+ *   usage: gemm [--csv FILE] [--sizes 256,512,1024,2048] [--threads 1,2] [--reps N]
+ *               [--mr 8] [--nr 32] [--kb 0] [--pack root|panel] [--print-ir] [--asm FILE]
+ *
+ * Per (size, threads): every implementation is called once and checked against a naive
+ * double-precision reference on a sample of rows, warmed up, then timed `reps` times
+ * (at least 20) round-robin — tec, oneDNN, OpenBLAS, tec, ... — so that the load of this shared
+ * machine hits all three alike; the median of each is reported. Ratios are speed ratios
+ * (other's time / tec's time): above 1 means tec is faster.
+ *
+ * tec's schedule (the --mr/--nr/--kb/--pack knobs; the defaults are the best found, see
+ * bench/README.md):
+ *
+ *   Bp[jo, k, ji] = B[k, jo*nr + ji]        B packed into nr-column panels, [N/nr][K][nr]
+ *   C[i, j] = sum_k A[i, k] * Bp[j/nr, k, j%nr]
+ *
+ *   for jo in N/nr            parallel          (one nr-wide panel of C and of Bp)
+ *     [pack=panel: Bp for this panel, 16-wide vector copy]
+ *     for io in M/mr
+ *       C.local[mr][nr] = 0                     (cache_write: the accumulator tile)
+ *       for k in K
+ *         for ii in mr        unrolled
+ *           for ji in nr      vectorized        C.local[ii, ji] += A[io*mr+ii, k] * Bp[..]
+ *       C[io*mr.., jo*nr..] = C.local           (vectorized copy)
+ *
+ * With --kb > 0 the accumulator is C itself and k is split by kb with k.outer outside the
+ * tile loops (no cache_write): the form the DESIGN notes' hand-written kernel uses.
+ *
+ * OpenBLAS reads OPENBLAS_CORETYPE when it is loaded. This environment forces Haswell, which
+ * leaves AVX-512 unused on this Zen 5, so main() re-executes itself once with
+ * OPENBLAS_CORETYPE=SkylakeX and without OPENBLAS_L2_SIZE (bench/run does the same).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <cblas.h>
+#include <dnnl.h>
+#include "tec/tec.h"
+
+/* ---------------- options ---------------- */
+typedef struct opts {
+  int nsizes, sizes[16];
+  int nthreads, threads[8];
+  int reps;
+  int mr, nr, kb;
+  int pack_panel; /* 1: pack B per panel (compute_at jo); 0: whole B up front */
+  int print_ir;
+  const char *asm_path, *csv_path;
+} opts;
+
+static int parse_list(const char *s, int *out, int max) {
+  int n = 0;
+  while (*s && n < max) {
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || v <= 0) return -1;
+    out[n++] = (int)v;
+    s = *end == ',' ? end + 1 : end;
+    if (*end && *end != ',') return -1;
+  }
+  return n;
+}
+
+static int parse_opts(int argc, char **argv, opts *o) {
+  *o = (opts){.nsizes = 4, .sizes = {256, 512, 1024, 2048}, .nthreads = 2, .threads = {1, 2},
+              .reps = 20, .mr = 8, .nr = 32, .kb = 0, .pack_panel = 0};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    int has = v != NULL && strncmp(a, "--", 2) == 0;
+    if (!strcmp(a, "--print-ir")) {
+      o->print_ir = 1;
+      continue;
+    }
+    if (!has) {
+      fprintf(stderr, "gemm: %s: unknown option or missing value\n", a);
+      return -1;
+    }
+    i++;
+    if (!strcmp(a, "--csv")) o->csv_path = v;
+    else if (!strcmp(a, "--asm")) o->asm_path = v;
+    else if (!strcmp(a, "--sizes")) {
+      if ((o->nsizes = parse_list(v, o->sizes, 16)) < 1) return -1;
+    } else if (!strcmp(a, "--threads")) {
+      if ((o->nthreads = parse_list(v, o->threads, 8)) < 1) return -1;
+    } else if (!strcmp(a, "--reps")) o->reps = atoi(v);
+    else if (!strcmp(a, "--mr")) o->mr = atoi(v);
+    else if (!strcmp(a, "--nr")) o->nr = atoi(v);
+    else if (!strcmp(a, "--kb")) o->kb = atoi(v);
+    else if (!strcmp(a, "--pack")) {
+      if (strcmp(v, "root") && strcmp(v, "panel")) return -1;
+      o->pack_panel = !strcmp(v, "panel");
+    } else {
+      fprintf(stderr, "gemm: unknown option '%s'\n", a);
+      return -1;
+    }
+  }
+  if (o->reps < 20) o->reps = 20; /* the floor the benchmark promises */
+  if (o->mr < 1 || o->nr < 1 || o->kb < 0) return -1;
+  return 0;
+}
+
+/* ---------------- tec: declaration and schedule ---------------- */
+typedef struct gemm_decl {
+  te_tensor *a, *b, *bp;
+  const ir_expr *k;
+  int64_t nr;
+} gemm_decl;
+
+/* Bp[jo, k, ji] = B[k, jo*nr + ji] */
+static const ir_expr *pack_body(tec_ctx *ctx, const ir_expr *const *i, void *user) {
+  gemm_decl *g = user;
+  return TE_AT(g->b, i[1], ir_add(ir_mul(i[0], ir_int(ctx, g->nr)), i[2]));
+}
+
+/* C[i, j] = sum_k A[i, k] * Bp[j / nr, k, j % nr] */
+static const ir_expr *gemm_body(tec_ctx *ctx, const ir_expr *const *i, void *user) {
+  gemm_decl *g = user;
+  const ir_expr *nr = ir_int(ctx, g->nr);
+  const ir_expr *b = TE_AT(g->bp, ir_floordiv(i[1], nr), g->k, ir_floormod(i[1], nr));
+  return te_sum(ir_mul(TE_AT(g->a, i[0], g->k), b), 1, &g->k, NULL);
+}
+
+#define TRY(ctx, x)                                                      \
+  do {                                                                   \
+    if ((x) != 0) {                                                      \
+      fprintf(stderr, "gemm: schedule: %s\n", tec_ctx_error(ctx));       \
+      return NULL;                                                       \
+    }                                                                    \
+  } while (0)
+
+static const char *const pack_axis_names[3] = {"jo", "k", "ji"};
+
+/* Builds tec's GEMM for n x n x n; the packed function in *fn. NULL on error. */
+static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_packed_fn *fn) {
+  int64_t mr = o->mr, nr = o->nr;
+  if (n % mr || n % nr || (o->kb && n % o->kb)) {
+    fprintf(stderr, "gemm: n=%lld must be a multiple of mr=%d, nr=%d (and kb)\n", (long long)n,
+            o->mr, o->nr);
+    return NULL;
+  }
+  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, n, n));
+  te_tensor *B = te_placeholder(ctx, "B", TEC_F32, 2, TE_SHAPE(ctx, n, n));
+  gemm_decl *g = tec_ctx_alloc(ctx, sizeof *g);
+  if (!g) return NULL;
+  *g = (gemm_decl){.a = A, .b = B, .nr = nr, .k = te_reduce_axis_n(ctx, "k", n)};
+  g->bp = te_compute(ctx, &(te_compute_decl){.name = "Bp", .ndim = 3,
+                                             .shape = TE_SHAPE(ctx, n / nr, n, nr),
+                                             .body = pack_body, .user = g,
+                                             .axis_names = pack_axis_names});
+  te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2,
+                                                    .shape = TE_SHAPE(ctx, n, n),
+                                                    .body = gemm_body, .user = g});
+  sch_schedule *s = sch_create(ctx, 1, &C);
+  if (!s) return NULL;
+  sch_stage *sp = sch_stage_of(s, g->bp);
+  sch_iter *io, *jo, *ii, *ji, *ko, *ki, *po, *pi;
+  if (o->kb == 0) {
+    te_tensor *CL = sch_cache_write(s, C, "local");
+    if (!CL) TRY(ctx, -1);
+    sch_stage *sc = sch_stage_of(s, C), *sl = sch_stage_of(s, CL);
+    TRY(ctx, sch_tile(sc, sch_axis(sc, 0), sch_axis(sc, 1), mr, nr, &io, &jo, &ii, &ji));
+    TRY(ctx, sch_reorder(sc, 4, (sch_iter *[]){jo, io, ii, ji}));
+    TRY(ctx, sch_vectorize(sc, ji));
+    TRY(ctx, sch_parallel(sc, jo));
+    TRY(ctx, sch_compute_at(sl, sc, io));
+    sch_iter *li = sch_axis(sl, 0), *lj = sch_axis(sl, 1), *lk = sch_reduce_axis(sl, 0);
+    TRY(ctx, sch_reorder(sl, 3, (sch_iter *[]){lk, li, lj}));
+    TRY(ctx, sch_unroll(sl, li));
+    TRY(ctx, sch_vectorize(sl, lj));
+    if (o->pack_panel) TRY(ctx, sch_compute_at(sp, sc, jo));
+  } else {
+    sch_stage *sc = sch_stage_of(s, C);
+    TRY(ctx, sch_tile(sc, sch_axis(sc, 0), sch_axis(sc, 1), mr, nr, &io, &jo, &ii, &ji));
+    TRY(ctx, sch_split(sc, sch_reduce_axis(sc, 0), o->kb, &ko, &ki));
+    TRY(ctx, sch_reorder(sc, 6, (sch_iter *[]){jo, ko, io, ki, ii, ji}));
+    TRY(ctx, sch_unroll(sc, ii));
+    TRY(ctx, sch_vectorize(sc, ji));
+    TRY(ctx, sch_parallel(sc, jo));
+    if (o->pack_panel) TRY(ctx, sch_compute_at(sp, sc, jo));
+  }
+  /* the packing copy: 16 floats (one zmm) at a time along the panel's columns */
+  sch_iter *pj = sch_leaf_named(sp, "ji");
+  if (!pj) TRY(ctx, -1);
+  if (nr % 16 == 0 && nr > 16) {
+    TRY(ctx, sch_split(sp, pj, 16, &po, &pi));
+    TRY(ctx, sch_vectorize(sp, pi));
+  } else {
+    TRY(ctx, sch_vectorize(sp, pj));
+  }
+  lower_func *f = tec_lower(s, "tec_gemm", 3, (te_tensor *[]){A, B, C});
+  if (!f) TRY(ctx, -1);
+  if (o->print_ir) tec_lower_print(stdout, f);
+  tec_module *m = tec_build(ctx, 1, &f, NULL);
+  if (!m) TRY(ctx, -1);
+  if (o->asm_path) {
+    FILE *out = fopen(o->asm_path, "w");
+    if (out) fputs(tec_module_asm(m), out), fclose(out);
+  }
+  *fn = tec_module_get(m, "tec_gemm");
+  return *fn ? m : NULL;
+}
+
+/* ---------------- the three implementations ---------------- */
+enum { IMPL_TEC, IMPL_DNNL, IMPL_OPENBLAS, NIMPL };
+static const char *impl_name[NIMPL] = {"tec", "onednn", "openblas"};
+
+typedef struct problem {
+  int64_t n;
+  float *a, *b, *c;
+  DLTensor ta, tb, tc;
+  tec_packed_fn tec;
+} problem;
+
+static int run_impl(problem *p, int impl) {
+  int n = (int)p->n;
+  switch (impl) {
+  case IMPL_TEC: {
+    DLTensor *args[3] = {&p->ta, &p->tb, &p->tc};
+    if (p->tec(args, 3) != 0) {
+      fprintf(stderr, "gemm: tec: %s\n", tec_rt_last_error());
+      return -1;
+    }
+    return 0;
+  }
+  case IMPL_DNNL:
+    if (dnnl_sgemm('N', 'N', n, n, n, 1.0f, p->a, n, p->b, n, 0.0f, p->c, n) != dnnl_success) {
+      fprintf(stderr, "gemm: dnnl_sgemm failed\n");
+      return -1;
+    }
+    return 0;
+  case IMPL_OPENBLAS:
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, p->a, n, p->b, n,
+                0.0f, p->c, n);
+    return 0;
+  }
+  return -1;
+}
+
+/* Max relative error of C against a double-precision reference on a sample of rows. */
+static double check(const problem *p) {
+  int64_t n = p->n, step = n > 128 ? n / 32 : 1;
+  double worst = 0;
+  for (int64_t i = 0; i < n; i += step)
+    for (int64_t j = 0; j < n; j++) {
+      double acc = 0, mag = 0;
+      for (int64_t k = 0; k < n; k++) {
+        double t = (double)p->a[i * n + k] * p->b[k * n + j];
+        acc += t;
+        mag += fabs(t);
+      }
+      double e = fabs(acc - p->c[i * n + j]) / (1.0 + mag);
+      if (e > worst) worst = e;
+    }
+  return worst;
+}
+
+static void set_threads(int t) {
+  char buf[16];
+  snprintf(buf, sizeof buf, "%d", t);
+  setenv("TEC_NUM_THREADS", buf, 1);
+#ifdef TEC_HAVE_SET_NUM_THREADS
+  tec_rt_set_num_threads(t);
+#endif
+  openblas_set_num_threads(t);
+  omp_set_num_threads(t); /* Debian's oneDNN is built on GNU OpenMP */
+}
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *x, const void *y) {
+  double a = *(const double *)x, b = *(const double *)y;
+  return (a > b) - (a < b);
+}
+
+/* OpenBLAS picks its kernel when loaded: make sure the process starts with SkylakeX. */
+static void reexec_for_openblas(char **argv) {
+  const char *ct = getenv("OPENBLAS_CORETYPE");
+  if (ct && !strcmp(ct, "SkylakeX") && !getenv("OPENBLAS_L2_SIZE")) return;
+  if (getenv("TEC_BENCH_REEXEC")) return; /* once only */
+  setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
+  unsetenv("OPENBLAS_L2_SIZE");
+  setenv("TEC_BENCH_REEXEC", "1", 1);
+  execv("/proc/self/exe", argv);
+  fprintf(stderr, "gemm: re-exec with OPENBLAS_CORETYPE=SkylakeX failed: %s\n", strerror(errno));
+}
+
+int main(int argc, char **argv) {
+  reexec_for_openblas(argv);
+  opts o;
+  if (parse_opts(argc, argv, &o)) {
+    fprintf(stderr, "usage: gemm [--csv FILE] [--sizes 256,512,...] [--threads 1,2] [--reps N]\n"
+                    "            [--mr 8] [--nr 32] [--kb 0] [--pack root|panel] [--print-ir] "
+                    "[--asm FILE]\n");
+    return 2;
+  }
+  FILE *csv = NULL;
+  if (o.csv_path) {
+    csv = fopen(o.csv_path, "w");
+    if (!csv) {
+      fprintf(stderr, "gemm: cannot write %s: %s\n", o.csv_path, strerror(errno));
+      return 1;
+    }
+    fprintf(csv, "workload,threads,impl,median_ms,gflops\n");
+  }
+  printf("OpenBLAS core: %s (config: %s)\n", openblas_get_corename(), openblas_get_config());
+  const dnnl_version_t *dv = dnnl_version();
+  printf("oneDNN %d.%d.%d (cpu runtime %s)\n", dv->major, dv->minor, dv->patch,
+         dv->cpu_runtime == DNNL_RUNTIME_OMP ? "OpenMP" : "other");
+#ifndef TEC_HAVE_SET_NUM_THREADS
+  printf("tec: no tec_rt_set_num_threads in this build; TEC_NUM_THREADS is set per row\n");
+#endif
+  printf("tec schedule: mr=%d nr=%d kb=%d pack=%s; reps>=%d, medians, ratio = other/tec time\n\n",
+         o.mr, o.nr, o.kb, o.pack_panel ? "panel" : "root", o.reps);
+  printf("%-10s %3s  %9s %9s %9s  %7s %7s %7s  %8s %8s\n", "workload", "thr", "tec ms",
+         "onednn ms", "oblas ms", "tec GF", "dnnl GF", "oblas GF", "tec/dnnl", "tec/oblas");
+
+  int status = 0;
+  for (int si = 0; si < o.nsizes; si++) {
+    int64_t n = o.sizes[si];
+    tec_ctx *ctx = tec_ctx_new();
+    problem p = {.n = n};
+    int64_t shape[2] = {n, n};
+    if (tec_dl_alloc(&p.ta, TEC_F32, 2, shape) || tec_dl_alloc(&p.tb, TEC_F32, 2, shape) ||
+        tec_dl_alloc(&p.tc, TEC_F32, 2, shape)) {
+      fprintf(stderr, "gemm: %s\n", tec_rt_last_error());
+      return 1;
+    }
+    p.a = p.ta.data, p.b = p.tb.data, p.c = p.tc.data;
+    unsigned seed = 12345;
+    for (int64_t i = 0; i < n * n; i++) {
+      seed = seed * 1103515245u + 12345u;
+      p.a[i] = (float)((seed >> 9) & 0xffff) / 65536.0f - 0.5f;
+      seed = seed * 1103515245u + 12345u;
+      p.b[i] = (float)((seed >> 9) & 0xffff) / 65536.0f - 0.5f;
+    }
+    if (!tec_gemm_build(ctx, n, &o, &p.tec)) {
+      fprintf(stderr, "gemm: tec build for %lld: %s\n", (long long)n,
+              tec_ctx_error(ctx) ? tec_ctx_error(ctx) : "(see above)");
+      return 1;
+    }
+    o.print_ir = 0, o.asm_path = NULL; /* only for the first size */
+    for (int ti = 0; ti < o.nthreads; ti++) {
+      int t = o.threads[ti];
+      set_threads(t);
+      double flops = 2.0 * (double)n * (double)n * (double)n;
+      /* correctness, then warm-up */
+      for (int impl = 0; impl < NIMPL; impl++) {
+        memset(p.c, 0, sizeof(float) * (size_t)(n * n));
+        if (run_impl(&p, impl)) return 1;
+        double err = check(&p);
+        if (err > 1e-5) {
+          fprintf(stderr, "gemm: %s n=%lld threads=%d: WRONG, relative error %g\n",
+                  impl_name[impl], (long long)n, t, err);
+          status = 1;
+        }
+        for (int w = 0; w < 2; w++) run_impl(&p, impl);
+      }
+      /* timed: round-robin so machine load hits all alike; more reps for small sizes */
+      int reps = o.reps;
+      double est = flops / 100e9; /* seconds per call at ~100 GFLOP/s */
+      while (reps < 400 && reps * est < 0.25) reps *= 2;
+      double *ts[NIMPL];
+      for (int impl = 0; impl < NIMPL; impl++) ts[impl] = malloc(sizeof(double) * (size_t)reps);
+      for (int r = 0; r < reps; r++)
+        for (int impl = 0; impl < NIMPL; impl++) {
+          double t0 = now();
+          run_impl(&p, impl);
+          ts[impl][r] = now() - t0;
+        }
+      double med[NIMPL];
+      for (int impl = 0; impl < NIMPL; impl++) {
+        qsort(ts[impl], (size_t)reps, sizeof(double), cmp_double);
+        med[impl] = reps % 2 ? ts[impl][reps / 2]
+                             : 0.5 * (ts[impl][reps / 2 - 1] + ts[impl][reps / 2]);
+        free(ts[impl]);
+        if (csv)
+          fprintf(csv, "gemm%lld,%d,%s,%.4f,%.2f\n", (long long)n, t, impl_name[impl],
+                  med[impl] * 1e3, flops / med[impl] * 1e-9);
+      }
+      char wl[32];
+      snprintf(wl, sizeof wl, "gemm%lld", (long long)n);
+      printf("%-10s %3d  %9.3f %9.3f %9.3f  %7.1f %7.1f %7.1f  %7.2fx %7.2fx\n", wl, t,
+             med[IMPL_TEC] * 1e3, med[IMPL_DNNL] * 1e3, med[IMPL_OPENBLAS] * 1e3,
+             flops / med[IMPL_TEC] * 1e-9, flops / med[IMPL_DNNL] * 1e-9,
+             flops / med[IMPL_OPENBLAS] * 1e-9, med[IMPL_DNNL] / med[IMPL_TEC],
+             med[IMPL_OPENBLAS] / med[IMPL_TEC]);
+      fflush(stdout);
+    }
+    tec_dl_free(&p.ta), tec_dl_free(&p.tb), tec_dl_free(&p.tc);
+    tec_ctx_free(ctx);
+  }
+  if (csv) fclose(csv);
+  return status;
+}
