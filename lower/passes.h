@@ -24,7 +24,19 @@ typedef struct lower_state {
   lower_bounds b;             /* per iter var: [min, min + extent) */
   const ir_expr ***region;    /* per attached stage: ndim (min, storage extent) pairs */
   const ir_expr ***clamp;     /* per attached stage: ndim domain ends to guard, or NULL */
+  const unsigned char *skip;  /* per stage: 1 = not computed by this function (or NULL) */
 } lower_state;
+
+/* The prepare/run split (precompute.c): which stages depend on constants alone and run once
+ * in <name>_prepare, and which of them the run function reads (the packed tensors). */
+typedef struct lower_split_plan {
+  unsigned char *in_prepare;    /* per stage */
+  int npacked;
+  te_tensor **packed;           /* prepare's outputs, run's extra inputs */
+  unsigned char *const_arg_prep; /* per user arg: a constant read by prepare */
+  unsigned char *const_arg_run;  /* per user arg: a constant read directly by run */
+} lower_split_plan;
+int lower_plan_precompute(lower_state *ls, lower_split_plan *plan);
 
 /* 0. inline: st->body with every compute_inline'd producer substituted (fills state->body). */
 int lower_inline(lower_state *ls);

@@ -86,10 +86,10 @@ static int check_args(sch_schedule *s, const char *name, int nargs, te_tensor *c
   return 0;
 }
 
-lower_func *tec_lower(sch_schedule *s, const char *name, int nargs, te_tensor *const *args) {
-  if (!s) return NULL;
+/* Lowers the stages not in skip into function `name` taking args (passes 1 and on). */
+static lower_func *lower_one(sch_schedule *s, const ir_expr **bodies, const char *name, int nargs,
+                             te_tensor *const *args, const unsigned char *skip) {
   tec_ctx *ctx = s->ctx;
-  if (check_args(s, name, nargs, args)) return NULL;
   lower_func *f = tec_ctx_alloc(ctx, sizeof *f);
   if (!f) return NULL;
   f->ctx = ctx;
@@ -119,7 +119,9 @@ lower_func *tec_lower(sch_schedule *s, const char *name, int nargs, te_tensor *c
   ls.s = s;
   ls.nargs = nargs;
   ls.args = args;
-  if (lower_inline(&ls) || lower_infer_bounds(&ls)) return NULL;
+  ls.body = bodies;
+  ls.skip = skip;
+  if (lower_infer_bounds(&ls)) return NULL;
   const ir_stmt *body = lower_schedule_ops(&ls);
   if (!body) return NULL;
   dump("schedule_ops", body);
@@ -169,7 +171,85 @@ lower_func *tec_lower(sch_schedule *s, const char *name, int nargs, te_tensor *c
   return f;
 }
 
+
+/* The prepare/run split: stages computed from constant placeholders alone go into
+ * <name>_prepare (precompute.c decides which); <name>_run reads what they packed. */
+static lower_func *lower_split(sch_schedule *s, const ir_expr **bodies, const char *name,
+                               int nargs, te_tensor *const *args, const lower_split_plan *plan) {
+  tec_ctx *ctx = s->ctx;
+  int n = s->nstage;
+  unsigned char *skip_run = tec_ctx_alloc(ctx, (size_t)n), *skip_prep = tec_ctx_alloc(ctx, (size_t)n);
+  te_tensor **run_args = tec_ctx_alloc(ctx, sizeof *run_args * (size_t)(nargs + plan->npacked));
+  te_tensor **prep_args = tec_ctx_alloc(ctx, sizeof *prep_args * (size_t)(nargs + plan->npacked));
+  if (!skip_run || !skip_prep || !run_args || !prep_args) return NULL;
+  for (int i = 0; i < n; i++) {
+    skip_run[i] = plan->in_prepare[i];
+    skip_prep[i] = !plan->in_prepare[i];
+  }
+  int nr = 0, np = 0;
+  for (int i = 0; i < nargs; i++) {
+    if (plan->const_arg_run[i] || !args[i]->is_const) run_args[nr++] = args[i];
+    if (args[i]->is_const && plan->const_arg_prep[i]) prep_args[np++] = args[i];
+  }
+  for (int i = 0; i < plan->npacked; i++) run_args[nr++] = prep_args[np++] = plan->packed[i];
+  /* the constant stages are computed whole, at root, in prepare */
+  sch_attach_kind *saved = tec_ctx_alloc(ctx, sizeof *saved * (size_t)n);
+  if (!saved) return NULL;
+  for (int i = 0; i < n; i++) {
+    saved[i] = s->stages[i]->attach;
+    if (plan->in_prepare[i]) s->stages[i]->attach = SCH_ATTACH_ROOT;
+  }
+  lower_func *run = lower_one(s, bodies, tec_ctx_printf(ctx, "%s_run", name), nr, run_args, skip_run);
+  lower_func *prep = run ? lower_one(s, bodies, tec_ctx_printf(ctx, "%s_prepare", name), np,
+                                     prep_args, skip_prep)
+                         : NULL;
+  for (int i = 0; i < n; i++) s->stages[i]->attach = saved[i];
+  if (!run || !prep) return NULL;
+  run->prepare = prep;
+  run->user_name = tec_ctx_strdup(ctx, name);
+  run->nuser = nargs;
+  run->user_args = tec_ctx_alloc(ctx, sizeof *run->user_args * (size_t)nargs);
+  if (!run->user_args) return NULL;
+  for (int i = 0; i < nargs; i++) run->user_args[i] = args[i];
+  run->npacked = plan->npacked;
+  run->packed = plan->packed;
+  return run;
+}
+
+lower_func *tec_lower(sch_schedule *s, const char *name, int nargs, te_tensor *const *args) {
+  if (!s) return NULL;
+  tec_ctx *ctx = s->ctx;
+  if (check_args(s, name, nargs, args)) return NULL;
+  lower_state ls = {0};
+  ls.ctx = ctx;
+  ls.s = s;
+  ls.nargs = nargs;
+  ls.args = args;
+  if (lower_inline(&ls)) return NULL; /* 0: every later pass reads the inlined bodies */
+  lower_split_plan plan;
+  if (lower_plan_precompute(&ls, &plan)) return NULL;
+  lower_func *f = plan.npacked ? lower_split(s, ls.body, name, nargs, args, &plan)
+                               : lower_one(s, ls.body, name, nargs, args, NULL);
+  if (f && !f->user_name) {
+    f->user_name = f->name;
+    f->nuser = f->nargs;
+    f->user_args = f->args;
+  }
+  return f;
+}
+
+static void print_one(FILE *out, const lower_func *f);
+
 void tec_lower_print(FILE *out, const lower_func *f) {
+  if (f->prepare) {
+    fprintf(out, "// %s: constants packed once by %s, then %s per call\n", f->user_name,
+            f->prepare->name, f->name);
+    print_one(out, f->prepare);
+  }
+  print_one(out, f);
+}
+
+static void print_one(FILE *out, const lower_func *f) {
   char tb[32];
   fprintf(out, "func %s(", f->name);
   for (int i = 0; i < f->nargs; i++) {

@@ -177,6 +177,7 @@ const ir_stmt *lower_schedule_ops(lower_state *ls) {
   for (int si = s->nstage - 1; si >= 0; si--) {
     sch_stage *st = s->stages[si];
     if (st->tensor->op != TE_COMPUTE || st->attach != SCH_ATTACH_ROOT) continue;
+    if (ls->skip && ls->skip[si]) continue; /* computed by the other half of a split */
     body = place(ls, si, body, NULL);
     if (!body) return NULL;
   }

@@ -150,6 +150,66 @@ static const ir_expr *write_body(tec_ctx *ctx, const ir_expr *const *i, void *us
   return ir_substitute(st->body, st->tensor->ndim, st->tensor->axis, i);
 }
 
+/* The cache of a split/reordered element-wise stage is laid out in leaf order: element
+ * (leaf values...) holds the stage's value at the roots those leaves map to (0 in the padding
+ * a non-dividing split adds). */
+static const ir_expr *relayout_body(tec_ctx *ctx, const ir_expr *const *i, void *user) {
+  const sch_stage *st = user;
+  const ir_expr **roots = tec_ctx_alloc(ctx, sizeof *roots * (size_t)st->nroot);
+  const ir_expr **vars = tec_ctx_alloc(ctx, sizeof *vars * (size_t)st->nroot);
+  const ir_expr *guard;
+  if (!roots || !vars || sch_leaf_to_root(st, i, roots, &guard)) return NULL;
+  for (int k = 0; k < st->nroot; k++) vars[k] = st->root[k]->var;
+  const ir_expr *v = ir_substitute(st->body, st->nroot, vars, roots);
+  return guard ? ir_select(guard, v, ir_int_t(ctx, v->type, 0)) : v;
+}
+
+/* cache_write of a split/reordered element-wise stage: the cache takes the leaf layout (TVM's
+ * packing idiom: split + reorder + cache_write + compute_inline of the original). */
+static te_tensor *cache_relayout(sch_schedule *s, sch_stage *st, int ti, const char *scope) {
+  tec_ctx *ctx = s->ctx;
+  te_tensor *t = st->tensor;
+  int n = st->nleaf;
+  const ir_expr **shape = tec_ctx_alloc(ctx, sizeof *shape * (size_t)n);
+  const char **names = tec_ctx_alloc(ctx, sizeof *names * (size_t)n);
+  if (!shape || !names) return NULL;
+  for (int l = 0; l < n; l++) {
+    shape[l] = sch_iter_extent(st, st->leaf[l]);
+    names[l] = st->leaf[l]->name;
+    if (!shape[l]) {
+      TEC_INTERNAL(ctx, "leaf without an extent");
+      return NULL;
+    }
+  }
+  te_compute_decl d = {0};
+  d.name = fresh_name(s, t->name, scope);
+  d.ndim = n;
+  d.shape = shape;
+  d.body = relayout_body;
+  d.user = st;
+  d.axis_names = names;
+  te_tensor *c = te_compute(ctx, &d);
+  if (!c) return NULL;
+  sch_stage *cs = sch_stage_new(s, c);
+  const ir_expr **lv = tec_ctx_alloc(ctx, sizeof *lv * (size_t)n);
+  const te_tensor **in = tec_ctx_alloc(ctx, sizeof *in);
+  if (!cs || !lv || !in || sch_root_to_leaf(st, t->axis, lv)) return NULL;
+  cs->scope = tec_ctx_strdup(ctx, scope);
+  if (insert_stage(s, cs, ti)) return NULL;
+  /* t reads its element back from the new layout, over its plain axes again */
+  st->body = ir_read(ctx, c, n, lv);
+  in[0] = c;
+  st->inputs = in;
+  st->ninputs = 1;
+  st->nrel = 0;
+  st->nleaf = st->nroot;
+  for (int i = 0; i < st->nroot; i++) {
+    st->leaf[i] = st->root[i];
+    st->root[i]->dead = 0;
+  }
+  return st->body ? c : NULL;
+}
+
 te_tensor *sch_cache_write(sch_schedule *s, te_tensor *t, const char *scope) {
   if (!s) return NULL;
   tec_ctx *ctx = s->ctx;
@@ -169,16 +229,19 @@ te_tensor *sch_cache_write(sch_schedule *s, te_tensor *t, const char *scope) {
                            "written (use cache_read to copy an input)", t->name);
     return NULL;
   }
-  int moved = st->nrel > 0 || st->attach != SCH_ATTACH_ROOT;
-  for (int i = 0; i < st->nleaf && !moved; i++)
-    moved |= st->leaf[i] != st->root[i] || st->leaf[i]->for_kind != IR_FOR_SERIAL ||
-             st->leaf[i]->npragma;
-  if (moved) {
-    tec_ctx_set_error(ctx, "cache_write: stage '%s' is already scheduled (split, reordered, "
-                           "annotated or attached); call cache_write before other primitives "
-                           "on it", t->name);
+  int reordered = st->nrel > 0;
+  for (int i = 0; i < st->nleaf && !reordered; i++) reordered |= st->leaf[i] != st->root[i];
+  int annotated = st->attach != SCH_ATTACH_ROOT;
+  for (int i = 0; i < st->nleaf; i++)
+    annotated |= st->leaf[i]->for_kind != IR_FOR_SERIAL || st->leaf[i]->npragma;
+  if (annotated || (reordered && st->body->kind == IR_REDUCE)) {
+    tec_ctx_set_error(ctx, "cache_write: stage '%s' is already scheduled (%s); call cache_write "
+                           "before other primitives on it%s", t->name,
+                      annotated ? "annotated or attached" : "a reduction that was split or reordered",
+                      annotated ? "" : " (only element-wise stages can be written in a new layout)");
     return NULL;
   }
+  if (reordered) return cache_relayout(s, st, ti, scope);
   te_compute_decl d = {0};
   d.name = fresh_name(s, t->name, scope);
   d.ndim = t->ndim;

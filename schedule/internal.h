@@ -13,4 +13,11 @@ sch_stage *sch_stage_new(sch_schedule *s, te_tensor *t);
 int sch_readers(sch_schedule *s, const te_tensor *t, sch_stage **out, int max);
 int sch_replace_leaf(sch_stage *st, int pos, int n, sch_iter *const *its);
 
+/* relayout.c: extents of iters from the domains; index maps between roots and leaves. */
+const ir_expr *sch_iter_extent(const sch_stage *st, const sch_iter *it);
+int sch_root_to_leaf(const sch_stage *st, const ir_expr *const *root_vals,
+                     const ir_expr **leaf_vals);
+int sch_leaf_to_root(const sch_stage *st, const ir_expr *const *leaf_vals,
+                     const ir_expr **root_vals, const ir_expr **guard);
+
 #endif

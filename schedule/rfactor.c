@@ -11,30 +11,6 @@
 #include "ir/internal.h"
 #include "schedule/internal.h"
 
-/* Extent of an iter from the stage's domains through its relations (reduce axes always cover
- * their whole domain, so this is exact for them). NULL when unknown. */
-static const ir_expr *iter_extent(const sch_stage *st, const sch_iter *it) {
-  for (int i = 0; i < st->nroot; i++)
-    if (st->root[i] == it) return it->dom_extent;
-  for (int r = 0; r < st->nrel; r++) {
-    const sch_relation *rel = &st->rel[r];
-    if (rel->kind == SCH_REL_SPLIT && (rel->outer == it || rel->inner == it)) {
-      const ir_expr *p = iter_extent(st, rel->parent);
-      if (!p) return NULL;
-      const ir_expr *one = ir_int(p->ctx, 1);
-      const ir_expr *n = rel->factor ? rel->factor : rel->nparts;
-      const ir_expr *other = ir_add(ir_floordiv(ir_sub(p, one), n), one);
-      if (rel->factor) return rel->outer == it ? other : rel->factor;
-      return rel->outer == it ? rel->nparts : other;
-    }
-    if (rel->kind == SCH_REL_FUSE && rel->fused == it) {
-      const ir_expr *a = iter_extent(st, rel->outer), *b = iter_extent(st, rel->inner);
-      return a && b ? ir_mul(a, b) : NULL;
-    }
-  }
-  return NULL;
-}
-
 /* Values of the stage's reduce roots in terms of its reduce leaves (newest relation first),
  * and the guards of its non-dividing splits. */
 typedef struct rval {
@@ -82,14 +58,14 @@ static const ir_expr *rf_body(tec_ctx *ctx, const ir_expr *const *idx, void *use
     const sch_relation *rel = &st->rel[r];
     if (rel->kind == SCH_REL_SPLIT && rel->parent->kind == SCH_ITER_REDUCE) {
       const ir_expr *o = get(&v, rel->outer), *in = get(&v, rel->inner);
-      const ir_expr *ie = iter_extent(st, rel->inner), *pe = iter_extent(st, rel->parent);
+      const ir_expr *ie = sch_iter_extent(st, rel->inner), *pe = sch_iter_extent(st, rel->parent);
       if (!o || !in || !ie || !pe) return NULL;
       const ir_expr *p = ir_add(ir_mul(o, ie), in);
       if (put(&v, rel->parent, p)) return NULL;
       const ir_expr *g = ir_lt(p, pe);
       guard = guard ? ir_and(guard, g) : g;
     } else if (rel->kind == SCH_REL_FUSE && rel->fused->kind == SCH_ITER_REDUCE) {
-      const ir_expr *f = get(&v, rel->fused), *ie = iter_extent(st, rel->inner);
+      const ir_expr *f = get(&v, rel->fused), *ie = sch_iter_extent(st, rel->inner);
       if (!f || !ie) return NULL;
       if (put(&v, rel->outer, ir_floordiv(f, ie)) || put(&v, rel->inner, ir_floormod(f, ie)))
         return NULL;
@@ -161,7 +137,7 @@ te_tensor *sch_rfactor(sch_schedule *s, te_tensor *t, sch_iter *axis, int factor
                       factor_axis, t->name, t->ndim);
     return NULL;
   }
-  const ir_expr *kext = iter_extent(st, axis);
+  const ir_expr *kext = sch_iter_extent(st, axis);
   if (!kext) {
     tec_ctx_set_error(ctx, "rfactor: the extent of loop '%s' of stage '%s' is unknown", axis->name,
                       t->name);
@@ -177,7 +153,7 @@ te_tensor *sch_rfactor(sch_schedule *s, te_tensor *t, sch_iter *axis, int factor
   for (int i = 0; i < st->nleaf; i++) {
     const sch_iter *l = st->leaf[i];
     if (l->kind != SCH_ITER_REDUCE || l == axis) continue;
-    const ir_expr *e = iter_extent(st, l);
+    const ir_expr *e = sch_iter_extent(st, l);
     if (!e) {
       tec_ctx_set_error(ctx, "rfactor: the extent of loop '%s' is unknown", l->name);
       return NULL;

@@ -69,6 +69,7 @@ sch_schedule *sch_create(tec_ctx *ctx, int nout, te_tensor *const *outs) {
   sch_schedule *s = tec_ctx_alloc(ctx, sizeof *s);
   if (!s) return NULL;
   s->ctx = ctx;
+  s->precompute = 1;
   s->nout = nout;
   s->outputs = tec_ctx_alloc(ctx, sizeof *s->outputs * (size_t)nout);
   if (!s->outputs) return NULL;
@@ -188,5 +189,11 @@ int sch_replace_leaf(sch_stage *st, int pos, int n, sch_iter *const *its) {
           sizeof *st->leaf * (size_t)(st->nleaf - pos - 1));
   for (int i = 0; i < n; i++) st->leaf[pos + i] = its[i];
   st->nleaf = nn;
+  return 0;
+}
+
+int sch_set_precompute(sch_schedule *s, int enable) {
+  if (!s) return -1;
+  s->precompute = enable != 0;
   return 0;
 }

@@ -19,6 +19,17 @@ typedef struct lower_func {
   int nsize;
   const ir_expr **size_vars;   /* symbolic sizes the arguments' shapes bind */
   const ir_stmt *body;         /* the loop program */
+  /* The prepare/run split (constant precompute). Stages computed from constant placeholders
+   * alone (te_const_placeholder: weights) run once in `prepare` (named <name>_prepare, args:
+   * the constants it reads, then the packed tensors); this function is then the run part
+   * (named <name>_run, args: the other arguments, then the packed tensors). NULL when there
+   * is nothing to precompute or the schedule turned it off (sch_set_precompute). */
+  struct lower_func *prepare;
+  const char *user_name;       /* the name given to tec_lower */
+  int nuser;
+  te_tensor **user_args;       /* the arguments as given to tec_lower */
+  int npacked;
+  te_tensor **packed;          /* tensors prepare writes and run reads */
 } lower_func;
 
 /* Lowers schedule s into a function taking args (every placeholder reachable from the

@@ -96,6 +96,7 @@ struct sch_schedule {
   te_tensor **outputs;
   int nstage, cap_stage;
   sch_stage **stages;      /* producers before consumers */
+  int precompute;          /* split constant stages into a prepare step (default 1) */
 };
 
 sch_schedule *sch_create(tec_ctx *ctx, int nout, te_tensor *const *outs);
@@ -136,7 +137,10 @@ int sch_compute_root(sch_stage *producer);
 te_tensor *sch_cache_read(sch_schedule *s, te_tensor *t, const char *scope, int nreaders,
                           te_tensor *const *readers);
 /* Computes t into a new stage ("<t>.<scope>") and makes t a copy of it: the accumulator of a
- * reduction lives in the cache. Call it before other primitives on t's stage. */
+ * reduction lives in the cache. Call it before annotating or attaching t's stage. If t is
+ * element-wise and its loops were split/reordered, the cache is laid out in that loop order
+ * (dims = the leaves, e.g. [c.outer, h, w, c.inner]) and t's loops start over unsplit: with
+ * compute_inline of t, this is how a cache_read copy becomes a packed layout. */
 te_tensor *sch_cache_write(sch_schedule *s, te_tensor *t, const char *scope);
 
 /* Factors reduction t over its reduce loop `axis` (a leaf, typically the inner part of a
@@ -156,6 +160,10 @@ int sch_unroll(sch_stage *st, sch_iter *iv);    /* the loop's extent must be a c
 int sch_pragma(sch_stage *st, sch_iter *iv, const char *key, const ir_expr *value);
 /* Pad the row stride of dimension axis of st's buffer to factor*k + offset elements. */
 int sch_storage_align(sch_stage *st, sch_iter *axis, int64_t factor, int64_t offset);
+
+/* Whether stages that depend on constant placeholders alone run once in a separate prepare
+ * function (on, the default) or inside every call (off: to measure what the split saves). */
+int sch_set_precompute(sch_schedule *s, int enable);
 
 /* Printable description of a stage's leaves ("i.outer, j, i.inner"), in the arena. */
 const char *sch_stage_str(const sch_stage *st);

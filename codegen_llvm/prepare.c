@@ -1,0 +1,217 @@
+/* prepare.c — running functions that have a prepare/run split (constant precompute).
+ *
+ * tec_lower moves the stages that depend on constants alone into <name>_prepare; the module
+ * owns the packed buffers they fill. tec_module_run(m, "conv", args) with the argument list
+ * given to tec_lower runs prepare on the first call (or after tec_module_bind_constants), then
+ * only <name>_run on every call: constants are read once, by design. Functions without a split
+ * are called directly, so callers can use tec_module_run for everything. */
+#include <stdlib.h>
+#include <string.h>
+#include "codegen_llvm/codegen.h"
+#include "tec/runtime.h"
+
+struct cg_prepared {
+  const lower_func *f;     /* the run half (f->prepare is the other) */
+  DLTensor *packed;        /* npacked module-owned tensors */
+  int64_t *shapes;         /* their shapes (npacked * 16) */
+  int bound;
+  int64_t count;           /* prepare executions */
+};
+
+int cg_expand_funcs(tec_ctx *ctx, int n, lower_func *const *in, int *nout, lower_func ***out) {
+  int total = n;
+  for (int i = 0; i < n; i++)
+    if (in[i] && in[i]->prepare) total++;
+  lower_func **f = tec_ctx_alloc(ctx, sizeof *f * (size_t)(total ? total : 1));
+  if (!f) return -1;
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    f[k++] = in[i];
+    if (in[i] && in[i]->prepare) f[k++] = in[i]->prepare;
+  }
+  *nout = k;
+  *out = f;
+  return 0;
+}
+
+int cg_prepared_init(tec_module *m, tec_ctx *ctx, int n, lower_func *const *funcs,
+                     cg_prepared **out, int *nout) {
+  cg_prepared *p = tec_ctx_alloc(ctx, sizeof *p * (size_t)(n ? n : 1));
+  if (!p) return -1;
+  for (int i = 0; i < n; i++) p[i].f = funcs[i];
+  *out = p;
+  *nout = n;
+  (void)m;
+  return 0;
+}
+
+void cg_prepared_release(cg_prepared *p, int n) {
+  for (int i = 0; p && i < n; i++) {
+    for (int k = 0; p[i].packed && k < p[i].f->npacked; k++) tec_rt_free(p[i].packed[k].data);
+    free(p[i].packed);
+    free(p[i].shapes);
+    p[i].packed = NULL;
+    p[i].shapes = NULL;
+    p[i].bound = 0;
+  }
+}
+
+static cg_prepared *find(tec_module *m, const char *name, const char *who) {
+  cg_prepared *p;
+  int n;
+  tec_ctx *ctx = cg_module_prepared(m, &p, &n);
+  if (!ctx) return NULL;
+  for (int i = 0; i < n; i++)
+    if (name && p[i].f->user_name && strcmp(p[i].f->user_name, name) == 0) return &p[i];
+  tec_ctx_set_error(ctx, "%s: the module has no function '%s' (give the name passed to "
+                         "tec_lower)", who, name ? name : "(null)");
+  tec_rt_set_error("%s: the module has no function '%s'", who, name ? name : "(null)");
+  return NULL;
+}
+
+/* Value of an int64 shape expression given size-variable bindings; -1 if unknown. */
+static int64_t eval(const ir_expr *e, int n, const ir_expr *const *vars, const int64_t *vals) {
+  int64_t a, b;
+  switch (e->kind) {
+  case IR_INT_IMM: return e->v.i;
+  case IR_VAR:
+    for (int i = 0; i < n; i++)
+      if (vars[i] == e) return vals[i];
+    return -1;
+  case IR_CAST: return eval(e->a, n, vars, vals);
+  case IR_ADD: case IR_SUB: case IR_MUL: case IR_FLOORDIV: case IR_DIV: case IR_MIN: case IR_MAX:
+  case IR_FLOORMOD: case IR_MOD:
+    a = eval(e->a, n, vars, vals), b = eval(e->b, n, vars, vals);
+    if (a < 0 || b < 0) return -1;
+    switch (e->kind) {
+    case IR_ADD: return a + b;
+    case IR_SUB: return a - b;
+    case IR_MUL: return a * b;
+    case IR_MIN: return a < b ? a : b;
+    case IR_MAX: return a > b ? a : b;
+    case IR_FLOORMOD: case IR_MOD: return b ? a % b : -1;
+    default: return b ? a / b : -1;
+    }
+  default: return -1;
+  }
+}
+
+/* Binds the size variables of the tensors among args (user order) from their DLTensors. */
+static int bind_sizes(const lower_func *f, DLTensor *const *args, int only_const, int *n,
+                      const ir_expr **vars, int64_t *vals) {
+  for (int a = 0; a < f->nuser; a++) {
+    const te_tensor *t = f->user_args[a];
+    if (only_const && !t->is_const) continue;
+    if (!args[a] || !args[a]->shape || args[a]->ndim != t->ndim) continue;
+    for (int d = 0; d < t->ndim; d++) {
+      const ir_expr *e = t->shape[d];
+      if (e->kind != IR_VAR || *n >= 64) continue;
+      int seen = 0;
+      for (int k = 0; k < *n; k++) seen |= vars[k] == e;
+      if (!seen) vars[*n] = e, vals[(*n)++] = args[a]->shape[d];
+    }
+  }
+  return 0;
+}
+
+/* Allocates the packed buffers (once per shape) and runs prepare with the constants. */
+static int32_t run_prepare(tec_module *m, cg_prepared *p, DLTensor *const *user_args) {
+  const lower_func *f = p->f, *pf = f->prepare;
+  const ir_expr *vars[64];
+  int64_t vals[64];
+  int nv = 0;
+  bind_sizes(f, user_args, 1, &nv, vars, vals);
+  if (!p->packed) {
+    p->packed = calloc((size_t)f->npacked, sizeof *p->packed);
+    p->shapes = calloc((size_t)f->npacked * 16, sizeof *p->shapes);
+    if (!p->packed || !p->shapes)
+      return tec_rt_set_error("%s: out of memory for the packed constants", f->user_name);
+  }
+  for (int k = 0; k < f->npacked; k++) {
+    const te_tensor *t = f->packed[k];
+    int64_t numel = 1;
+    for (int d = 0; d < t->ndim; d++) {
+      int64_t v = eval(t->shape[d], nv, vars, vals);
+      if (v < 0)
+        return tec_rt_set_error("%s: the shape of packed tensor '%s' depends on sizes the "
+                                "constant arguments do not bind", f->user_name, t->name);
+      p->shapes[k * 16 + d] = v;
+      numel *= v;
+    }
+    DLTensor *d = &p->packed[k];
+    size_t bytes = (size_t)numel * (size_t)tec_dtype_bytes(t->type);
+    if (d->data) tec_rt_free(d->data);
+    d->data = tec_rt_alloc(bytes ? bytes : 1);
+    if (!d->data) return tec_rt_set_error("%s: out of memory for packed tensor '%s'", f->user_name, t->name);
+    d->device.device_type = kDLCPU;
+    d->ndim = t->ndim;
+    d->dtype.code = t->type.code == TEC_BOOL ? kDLUInt : t->type.code;
+    d->dtype.bits = t->type.code == TEC_BOOL ? 8 : t->type.bits;
+    d->dtype.lanes = 1;
+    d->shape = &p->shapes[k * 16];
+    d->strides = NULL;
+    d->byte_offset = 0;
+  }
+  DLTensor *args[64];
+  int na = 0;
+  for (int a = 0; a < pf->nargs && na < 64; a++) {
+    const te_tensor *t = pf->args[a];
+    DLTensor *x = NULL;
+    for (int u = 0; u < f->nuser; u++)
+      if (f->user_args[u] == t) x = user_args[u];
+    for (int k = 0; k < f->npacked; k++)
+      if (f->packed[k] == t) x = &p->packed[k];
+    args[na++] = x;
+  }
+  tec_packed_fn prep = cg_module_entry(m, pf->name);
+  if (!prep) return tec_rt_set_error("%s: prepare function missing", f->user_name);
+  int32_t rc = prep(args, na);
+  if (rc == 0) {
+    p->bound = 1;
+    p->count++;
+  }
+  return rc;
+}
+
+int32_t tec_module_bind_constants(tec_module *m, const char *name, int32_t nargs,
+                                  DLTensor *const *args) {
+  cg_prepared *p = find(m, name, "tec_module_bind_constants");
+  if (!p) return -1;
+  if (!p->f->prepare) return 0; /* nothing to precompute */
+  if (nargs != p->f->nuser || !args)
+    return tec_rt_set_error("%s: expected the %d arguments given to tec_lower, got %d",
+                            p->f->user_name, p->f->nuser, nargs);
+  return run_prepare(m, p, args);
+}
+
+int32_t tec_module_run(tec_module *m, const char *name, int32_t nargs, DLTensor *const *args) {
+  cg_prepared *p = find(m, name, "tec_module_run");
+  if (!p) return -1;
+  const lower_func *f = p->f;
+  if (nargs != f->nuser || !args)
+    return tec_rt_set_error("%s: expected %d arguments, got %d", f->user_name, f->nuser, nargs);
+  tec_packed_fn fn = cg_module_entry(m, f->name);
+  if (!fn) return tec_rt_set_error("%s: function missing", f->user_name);
+  if (!f->prepare) return fn(args, nargs);
+  if (!p->bound) {
+    int32_t rc = run_prepare(m, p, args);
+    if (rc) return rc;
+  }
+  DLTensor *a[64];
+  int na = 0;
+  for (int i = 0; i < f->nargs && na < 64; i++) {
+    const te_tensor *t = f->args[i];
+    DLTensor *x = NULL;
+    for (int u = 0; u < f->nuser; u++)
+      if (f->user_args[u] == t) x = args[u];
+    for (int k = 0; k < f->npacked; k++)
+      if (f->packed[k] == t) x = &p->packed[k];
+    a[na++] = x;
+  }
+  return fn(a, na);
+}
+
+int64_t tec_module_prepare_count(tec_module *m, const char *name) {
+  cg_prepared *p = find(m, name, "tec_module_prepare_count");
+  return p ? p->count : -1;
+}
