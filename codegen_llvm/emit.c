@@ -105,8 +105,10 @@ static int cg_write_header(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, c
   return 0;
 }
 
-int tec_emit(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const char *target,
+int tec_emit(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs, const char *target,
              tec_emit_kind kind, const char *path) {
+  lower_func **funcs = NULL; /* with the prepare half of each split function */
+  if (ctx && cg_expand_funcs(ctx, nfuncs, user_funcs, &nfuncs, &funcs) != 0) return -1;
   if (!ctx) return -1;
   if (!path || !*path) return tec_ctx_set_error(ctx, "tec_emit: no output path");
   if (kind != TEC_EMIT_OBJECT && kind != TEC_EMIT_ASM && kind != TEC_EMIT_LLVM_IR &&

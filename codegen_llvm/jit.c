@@ -35,6 +35,8 @@ struct tec_module {
   int nfn;
   cg_jit_fn *fns;
   int released;
+  int nprep;                /* one record per function given to tec_build (prepare.c) */
+  cg_prepared *prep;
 };
 
 /* What generated code may call, by address in this process. */
@@ -78,6 +80,7 @@ static void cg_module_release(void *arg) {
   tec_module *m = arg;
   if (!m || m->released) return;
   m->released = 1;
+  cg_prepared_release(m->prep, m->nprep);
   if (m->jit) LLVMOrcDisposeLLJIT(m->jit);
   if (m->tm) LLVMDisposeTargetMachine(m->tm);
   m->jit = NULL;
@@ -154,9 +157,15 @@ static void *cg_lookup_symbol(tec_ctx *ctx, LLVMOrcLLJITRef jit, const char *nam
   return (void *)(uintptr_t)addr;
 }
 
-tec_module *tec_build(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const char *target) {
+tec_module *tec_build(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs,
+                      const char *target) {
   if (!ctx) return NULL;
-  if (cg_check_funcs(ctx, nfuncs, funcs, "tec_build") != 0) return NULL;
+  int nuser = nfuncs;
+  lower_func **funcs = NULL; /* with the prepare half of each split function */
+  if (cg_check_funcs(ctx, nfuncs, user_funcs, "tec_build") != 0 ||
+      cg_expand_funcs(ctx, nuser, user_funcs, &nfuncs, &funcs) != 0 ||
+      cg_check_funcs(ctx, nfuncs, funcs, "tec_build") != 0)
+    return NULL;
   cg_target t;
   if (cg_target_parse(ctx, target, &t) != 0) return NULL;
   if (!t.is_host) {
@@ -202,6 +211,10 @@ tec_module *tec_build(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const 
   m->jit = jit;
   m->tm = tm;
   m->fns = fns;
+  if (cg_prepared_init(m, ctx, nuser, user_funcs, &m->prep, &m->nprep) != 0) {
+    cg_module_release(m);
+    return NULL;
+  }
   if (tec_ctx_on_free(ctx, cg_module_release, m) != 0) {
     cg_module_release(m);
     if (!tec_ctx_error(ctx)) tec_ctx_set_error(ctx, "tec_build: out of memory");
@@ -232,8 +245,33 @@ static const cg_jit_fn *cg_find(tec_module *m, const char *name, const char *who
   const char *have = "";
   for (int i = 0; i < m->nfn; i++)
     have = tec_ctx_printf(m->ctx, "%s%s%s", have, i ? ", " : "", m->fns[i].name);
-  tec_ctx_set_error(m->ctx, "%s: the module has no function '%s' (it has: %s)", who,
-                    name ? name : "(null)", have ? have : "?");
+  const char *hint = "";
+  for (int i = 0; name && i < m->nfn; i++) {
+    size_t n = strlen(name);
+    if (strncmp(m->fns[i].name, name, n) == 0 && strcmp(m->fns[i].name + n, "_run") == 0)
+      hint = tec_ctx_printf(m->ctx, "; '%s' was split into %s_prepare and %s_run (constant "
+                                    "precompute): call it with tec_module_run", name, name, name);
+  }
+  tec_ctx_set_error(m->ctx, "%s: the module has no function '%s' (it has: %s)%s", who,
+                    name ? name : "(null)", have ? have : "?", hint);
+  return NULL;
+}
+
+tec_ctx *cg_module_prepared(tec_module *m, cg_prepared **p, int *n) {
+  if (!m) return NULL;
+  if (m->released) {
+    tec_ctx_set_error(m->ctx, "the module was freed");
+    tec_rt_set_error("the module was freed");
+    return NULL;
+  }
+  *p = m->prep;
+  *n = m->nprep;
+  return m->ctx;
+}
+
+tec_packed_fn cg_module_entry(tec_module *m, const char *name) {
+  for (int i = 0; m && !m->released && i < m->nfn; i++)
+    if (strcmp(m->fns[i].name, name) == 0) return m->fns[i].entry;
   return NULL;
 }
 
