@@ -52,6 +52,8 @@ typedef struct opts {
   int reps;
   int mr, nr, kb;
   int pack_panel; /* 1: pack B per panel (compute_at jo); 0: whole B up front */
+  int pack_a;     /* 1: A packed too, Ap[io, k, ii] (kb > 0 only) */
+  int k_outer;    /* kb > 0: 1: k.outer outside j.outer (B panel block in L1), 0: inside */
   int print_ir;
   const char *asm_path, *csv_path;
 } opts;
@@ -94,6 +96,11 @@ static int parse_opts(int argc, char **argv, opts *o) {
     else if (!strcmp(a, "--mr")) o->mr = atoi(v);
     else if (!strcmp(a, "--nr")) o->nr = atoi(v);
     else if (!strcmp(a, "--kb")) o->kb = atoi(v);
+    else if (!strcmp(a, "--packa")) o->pack_a = atoi(v);
+    else if (!strcmp(a, "--order")) {
+      if (strcmp(v, "jko") && strcmp(v, "kji")) return -1;
+      o->k_outer = !strcmp(v, "kji");
+    }
     else if (!strcmp(a, "--pack")) {
       if (strcmp(v, "root") && strcmp(v, "panel")) return -1;
       o->pack_panel = !strcmp(v, "panel");
@@ -109,10 +116,16 @@ static int parse_opts(int argc, char **argv, opts *o) {
 
 /* ---------------- tec: declaration and schedule ---------------- */
 typedef struct gemm_decl {
-  te_tensor *a, *b, *bp;
+  te_tensor *a, *b, *ap, *bp;
   const ir_expr *k;
-  int64_t nr;
+  int64_t mr, nr;
 } gemm_decl;
+
+/* Ap[io, k, ii] = A[io*mr + ii, k] */
+static const ir_expr *pack_a_body(tec_ctx *ctx, const ir_expr *const *i, void *user) {
+  gemm_decl *g = user;
+  return TE_AT(g->a, ir_add(ir_mul(i[0], ir_int(ctx, g->mr)), i[2]), i[1]);
+}
 
 /* Bp[jo, k, ji] = B[k, jo*nr + ji] */
 static const ir_expr *pack_body(tec_ctx *ctx, const ir_expr *const *i, void *user) {
@@ -125,7 +138,10 @@ static const ir_expr *gemm_body(tec_ctx *ctx, const ir_expr *const *i, void *use
   gemm_decl *g = user;
   const ir_expr *nr = ir_int(ctx, g->nr);
   const ir_expr *b = TE_AT(g->bp, ir_floordiv(i[1], nr), g->k, ir_floormod(i[1], nr));
-  return te_sum(ir_mul(TE_AT(g->a, i[0], g->k), b), 1, &g->k, NULL);
+  const ir_expr *mr = ir_int(ctx, g->mr);
+  const ir_expr *a = g->ap ? TE_AT(g->ap, ir_floordiv(i[0], mr), g->k, ir_floormod(i[0], mr))
+                           : TE_AT(g->a, i[0], g->k);
+  return te_sum(ir_mul(a, b), 1, &g->k, NULL);
 }
 
 #define TRY(ctx, x)                                                      \
@@ -137,6 +153,7 @@ static const ir_expr *gemm_body(tec_ctx *ctx, const ir_expr *const *i, void *use
   } while (0)
 
 static const char *const pack_axis_names[3] = {"jo", "k", "ji"};
+static const char *const pack_a_axis_names[3] = {"io", "k", "ii"};
 
 /* Builds tec's GEMM for n x n x n; the packed function in *fn. NULL on error. */
 static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_packed_fn *fn) {
@@ -150,7 +167,12 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
   te_tensor *B = te_placeholder(ctx, "B", TEC_F32, 2, TE_SHAPE(ctx, n, n));
   gemm_decl *g = tec_ctx_alloc(ctx, sizeof *g);
   if (!g) return NULL;
-  *g = (gemm_decl){.a = A, .b = B, .nr = nr, .k = te_reduce_axis_n(ctx, "k", n)};
+  *g = (gemm_decl){.a = A, .b = B, .mr = mr, .nr = nr, .k = te_reduce_axis_n(ctx, "k", n)};
+  if (o->pack_a && o->kb)
+    g->ap = te_compute(ctx, &(te_compute_decl){.name = "Ap", .ndim = 3,
+                                               .shape = TE_SHAPE(ctx, n / mr, n, mr),
+                                               .body = pack_a_body, .user = g,
+                                               .axis_names = pack_a_axis_names});
   g->bp = te_compute(ctx, &(te_compute_decl){.name = "Bp", .ndim = 3,
                                              .shape = TE_SHAPE(ctx, n / nr, n, nr),
                                              .body = pack_body, .user = g,
@@ -180,11 +202,21 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
     sch_stage *sc = sch_stage_of(s, C);
     TRY(ctx, sch_tile(sc, sch_axis(sc, 0), sch_axis(sc, 1), mr, nr, &io, &jo, &ii, &ji));
     TRY(ctx, sch_split(sc, sch_reduce_axis(sc, 0), o->kb, &ko, &ki));
-    TRY(ctx, sch_reorder(sc, 6, (sch_iter *[]){jo, ko, io, ki, ii, ji}));
+    if (o->k_outer)
+      TRY(ctx, sch_reorder(sc, 6, (sch_iter *[]){ko, jo, io, ki, ii, ji}));
+    else
+      TRY(ctx, sch_reorder(sc, 6, (sch_iter *[]){jo, ko, io, ki, ii, ji}));
     TRY(ctx, sch_unroll(sc, ii));
     TRY(ctx, sch_vectorize(sc, ji));
     TRY(ctx, sch_parallel(sc, jo));
     if (o->pack_panel) TRY(ctx, sch_compute_at(sp, sc, jo));
+    if (g->ap) {
+      /* the A block of one k.outer step, [M/mr][kb][mr]: read along k, mr rows unrolled */
+      sch_stage *sa = sch_stage_of(s, g->ap);
+      if (o->pack_panel && o->k_outer) TRY(ctx, sch_compute_at(sa, sc, ko));
+      TRY(ctx, sch_reorder(sa, 3, (sch_iter *[]){sch_axis(sa, 0), sch_axis(sa, 2), sch_axis(sa, 1)}));
+      TRY(ctx, sch_unroll(sa, sch_axis(sa, 2)));
+    }
   }
   /* the packing copy: 16 floats (one zmm) at a time along the panel's columns */
   sch_iter *pj = sch_leaf_named(sp, "ji");
@@ -321,8 +353,9 @@ int main(int argc, char **argv) {
 #ifndef TEC_HAVE_SET_NUM_THREADS
   printf("tec: no tec_rt_set_num_threads in this build; TEC_NUM_THREADS is set per row\n");
 #endif
-  printf("tec schedule: mr=%d nr=%d kb=%d pack=%s; reps>=%d, medians, ratio = other/tec time\n\n",
-         o.mr, o.nr, o.kb, o.pack_panel ? "panel" : "root", o.reps);
+  printf("tec schedule: mr=%d nr=%d kb=%d pack=%s packa=%d order=%s; reps>=%d, medians, "
+         "ratio = other/tec time\n\n", o.mr, o.nr, o.kb, o.pack_panel ? "panel" : "root",
+         o.pack_a, o.k_outer ? "kji" : "jko", o.reps);
   printf("%-10s %3s  %9s %9s %9s  %7s %7s %7s  %8s %8s\n", "workload", "thr", "tec ms",
          "onednn ms", "oblas ms", "tec GF", "dnnl GF", "oblas GF", "tec/dnnl", "tec/oblas");
 
