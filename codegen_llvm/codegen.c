@@ -92,6 +92,10 @@ void cg_emit_fail_return(cg_func *f, const char *msg, LLVMValueRef a, LLVMValueR
   LLVMValueRef args[3] = {fmt, a ? a : LLVMConstInt(f->i64, 0, 0),
                           b ? b : LLVMConstInt(f->i64, 0, 0)};
   LLVMBuildCall2(f->b, ty, fail, args, 3, "");
+  cg_emit_return(f, LLVMConstInt(f->i32, (unsigned long long)-1, 1));
+}
+
+void cg_emit_return(cg_func *f, LLVMValueRef rc) {
   if (f->nheap > 0) {
     LLVMTypeRef fty, fp[1] = {f->ptr8};
     LLVMValueRef rfree = cg_declare(f, "tec_rt_free", LLVMVoidTypeInContext(f->llctx), fp, 1,
@@ -101,7 +105,7 @@ void cg_emit_fail_return(cg_func *f, const char *msg, LLVMValueRef a, LLVMValueR
       LLVMBuildCall2(f->b, fty, rfree, &p, 1, "");
     }
   }
-  LLVMBuildRet(f->b, LLVMConstInt(f->i32, (unsigned long long)-1, 1));
+  LLVMBuildRet(f->b, rc);
 }
 
 const char *cg_fmt_escape(tec_ctx *ctx, const char *s) {
@@ -196,6 +200,18 @@ static void cg_add_attr(cg_func *f, LLVMValueRef fn, LLVMAttributeIndex idx, con
   if (kind) LLVMAddAttributeAtIndex(fn, idx, LLVMCreateEnumAttribute(f->llctx, kind, val));
 }
 
+/* 1 if the module has no global called name. An earlier function's outlined parallel body
+ * (internal: "f_par0") gives the name up to a user function of that name. */
+static int cg_name_free(cg_func *f, const char *name) {
+  LLVMValueRef g = LLVMGetNamedFunction(f->mod, name);
+  if (!g) return 1;
+  if (LLVMGetLinkage(g) != LLVMInternalLinkage) return 0;
+  const char *other = tec_ctx_printf(f->ctx, "%s.outlined", name);
+  if (!other) return 0;
+  LLVMSetValueName2(g, other, strlen(other));
+  return 1;
+}
+
 /* The raw kernel of lf: buffers, then sizes. */
 static int cg_func_build(cg_func *f) {
   const lower_func *lf = f->lf;
@@ -214,7 +230,7 @@ static int cg_func_build(cg_func *f) {
   for (int i = 0; i < lf->nsize; i++) pt[lf->nargs + i] = f->i64;
   LLVMTypeRef raw_ty = LLVMFunctionType(f->i32, pt, (unsigned)np, 0);
   const char *raw_name = tec_ctx_printf(f->ctx, "%s_raw", lf->name);
-  if (!raw_name || LLVMGetNamedFunction(f->mod, raw_name) || LLVMGetNamedFunction(f->mod, lf->name)) {
+  if (!raw_name || !cg_name_free(f, raw_name) || !cg_name_free(f, lf->name)) {
     free(pt);
     return tec_ctx_set_error(f->ctx, "%s: function '%s' clashes with a runtime symbol", f->who,
                              lf->name);
@@ -281,6 +297,7 @@ LLVMModuleRef cg_module_build(tec_ctx *ctx, LLVMContextRef llctx, int nfuncs,
     f.lf = funcs[i];
     f.nbind = 0;
     f.nheap = 0;
+    f.npar = 0;
     rc = cg_func_build(&f);
     if (f.failed) rc = -1;
   }

@@ -4,36 +4,29 @@
  *                                   br (i < m+n), body, end
  * Loop kinds: serial loops are emitted as above; a leftover unrolled loop with a constant
  * extent is emitted extent times with i bound to each constant; vectorized loops (which the
- * vectorize pass should have turned into ramps) and parallel loops are serial for now.
- * PARALLEL goes through cg_for_parallel so outlining the body into a function handed to a
- * runtime parallel_for only has to replace that one function.
+ * vectorize pass should have turned into ramps) are serial; a parallel loop's body is
+ * outlined into a function that tec_rt_parallel_for runs on the thread pool
+ * (codegen_parallel.c).
  * ATTR and PRODUCE only annotate: their bodies are emitted as they are.
  */
 #include "codegen_llvm/codegen.h"
 
 #define CG_UNROLL_MAX 1024 /* a longer "unrolled" loop stays a loop */
 
-static int cg_for_serial(cg_func *f, const ir_stmt *s) {
-  tec_dtype vt = s->var->type;
-  LLVMValueRef lo = cg_expr(f, s->a), ext = cg_expr(f, s->b);
-  if (!lo || !ext) return -1;
-  if (!tec_dtype_is_int(vt) || vt.lanes != 1)
-    return cg_internal(f, "loop variable '%s' is not a scalar integer", s->var->name), -1;
-  lo = cg_cast(f, lo, s->a->type, vt);
-  ext = cg_cast(f, ext, s->b->type, vt);
-  LLVMValueRef end = LLVMBuildNSWAdd(f->b, lo, ext, "end");
+int cg_emit_loop(cg_func *f, const ir_expr *var, LLVMValueRef lo, LLVMValueRef end,
+                 const ir_stmt *body_s) {
   LLVMBasicBlockRef pre = LLVMGetInsertBlock(f->b);
   LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "for.head");
   LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "for.body");
   LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "for.end");
   LLVMBuildBr(f->b, head);
   LLVMPositionBuilderAtEnd(f->b, head);
-  LLVMValueRef i = LLVMBuildPhi(f->b, LLVMTypeOf(lo), s->var->name ? s->var->name : "i");
+  LLVMValueRef i = LLVMBuildPhi(f->b, LLVMTypeOf(lo), var->name ? var->name : "i");
   LLVMBuildCondBr(f->b, LLVMBuildICmp(f->b, LLVMIntSLT, i, end, ""), body, done);
   LLVMPositionBuilderAtEnd(f->b, body);
   int mark = f->nbind;
-  if (cg_bind(f, s->var, i, NULL) != 0) return -1;
-  int rc = cg_stmt(f, s->body);
+  if (cg_bind(f, var, i, NULL) != 0) return -1;
+  int rc = cg_stmt(f, body_s);
   cg_unbind_to(f, mark);
   if (rc != 0) return -1;
   LLVMValueRef next = LLVMBuildNSWAdd(f->b, i, LLVMConstInt(LLVMTypeOf(i), 1, 0), "next");
@@ -44,6 +37,18 @@ static int cg_for_serial(cg_func *f, const ir_stmt *s) {
   LLVMAddIncoming(i, vals, from, 2);
   LLVMPositionBuilderAtEnd(f->b, done);
   return 0;
+}
+
+static int cg_for_serial(cg_func *f, const ir_stmt *s) {
+  tec_dtype vt = s->var->type;
+  LLVMValueRef lo = cg_expr(f, s->a), ext = cg_expr(f, s->b);
+  if (!lo || !ext) return -1;
+  if (!tec_dtype_is_int(vt) || vt.lanes != 1)
+    return cg_internal(f, "loop variable '%s' is not a scalar integer", s->var->name), -1;
+  lo = cg_cast(f, lo, s->a->type, vt);
+  ext = cg_cast(f, ext, s->b->type, vt);
+  LLVMValueRef end = LLVMBuildNSWAdd(f->b, lo, ext, "end");
+  return cg_emit_loop(f, s->var, lo, end, s->body);
 }
 
 static int cg_for_unrolled(cg_func *f, const ir_stmt *s) {
@@ -63,8 +68,8 @@ static int cg_for_unrolled(cg_func *f, const ir_stmt *s) {
   return 0;
 }
 
-/* Serial until the runtime has a thread pool (see the file comment). */
-static int cg_for_parallel(cg_func *f, const ir_stmt *s) { return cg_for_serial(f, s); }
+/* The body becomes a function the runtime's thread pool runs (codegen_parallel.c). */
+static int cg_for_parallel(cg_func *f, const ir_stmt *s) { return cg_parallel_outline(f, s); }
 
 static int cg_for(cg_func *f, const ir_stmt *s) {
   if (!s->var || s->var->kind != IR_VAR || !s->a || !s->b)

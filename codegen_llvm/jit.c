@@ -52,6 +52,7 @@ static void cg_runtime_symbols(cg_symbol *out, int *n) {
       {"tec_rt_last_error", (void *)tec_rt_last_error},
       {"tec_rt_alloc", (void *)tec_rt_alloc},
       {"tec_rt_free", (void *)tec_rt_free},
+      {"tec_rt_parallel_for", (void *)tec_rt_parallel_for},
       {"expf", (void *)expf}, {"exp", (void *)exp}, {"logf", (void *)logf}, {"log", (void *)log},
       {"tanhf", (void *)tanhf}, {"tanh", (void *)tanh}, {"powf", (void *)powf},
       {"pow", (void *)pow}, {"sqrtf", (void *)sqrtf}, {"sqrt", (void *)sqrt},

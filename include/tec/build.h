@@ -13,6 +13,12 @@
  *       are declared noalias). It returns -1 only if a heap temporary cannot be allocated.
  * Function names must be C identifiers and not name a runtime or libm symbol ("fma").
  *
+ * Parallel loops (sch_parallel) run on the runtime's thread pool: each becomes an internal
+ * function (name_par0, name_par1, ...) that generated code hands to tec_rt_parallel_for, and
+ * the number of threads is tec_rt_set_num_threads / TEC_NUM_THREADS (runtime.h). Objects from
+ * tec_emit therefore need the runtime library: link them with libtec_runtime.a and -lpthread
+ * (built for the object's target).
+ *
  * Targets are strings: "llvm" (or NULL) is the host CPU with its real features;
  *   "llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -mattr=+neon"          AArch64 + NEON
  *   "llvm -mtriple=armv7a-linux-gnueabihf -mcpu=cortex-a7 -mattr=+neon,+vfp4" ARMv7-A + NEON

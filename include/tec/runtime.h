@@ -1,6 +1,7 @@
 /* runtime.h — the small C runtime that generated code and users call: error reporting,
- * aligned buffers and DLTensor helpers. It is built as its own static library (tec_runtime)
- * so ahead-of-time objects can link against it on any target.
+ * aligned buffers, DLTensor helpers and the thread pool of parallel loops. It is built as its
+ * own static library (tec_runtime, needs pthreads) so ahead-of-time objects can link against
+ * it on any target.
  */
 #ifndef TEC_RUNTIME_H
 #define TEC_RUNTIME_H
@@ -36,5 +37,22 @@ void tec_dl_free(DLTensor *t);
 /* A DLTensor view of user memory; shape must outlive the view. */
 DLTensor tec_dl_view(void *data, tec_dtype type, int ndim, int64_t *shape);
 int64_t tec_dl_numel(const DLTensor *t);
+
+/* ---- parallel loops (parallel.c) ----
+ * A pool of pthreads made on first use; the calling thread takes part. The thread count is
+ * TEC_NUM_THREADS when that is a positive integer, else the number of online CPUs, until
+ * tec_rt_set_num_threads changes it (n <= 0: back to that default, read again; at most
+ * TEC_RT_MAX_THREADS). Workers sleep between jobs and are joined at exit. */
+#define TEC_RT_MAX_THREADS 256
+void tec_rt_set_num_threads(int n);
+int tec_rt_get_num_threads(void);
+/* Runs body over [0, n) cut into min(threads, n) contiguous chunks, one per thread, and
+ * returns when all are done: 0, or the nonzero code of the lowest-numbered failing chunk,
+ * whose tec_rt_last_error() message is then set on the calling thread. n <= 0 does nothing.
+ * Calls from inside a body (nested parallelism) and calls while the pool serves another
+ * thread run serially, as body(0, n, closure), on the calling thread. Generated code calls
+ * this for every parallel loop. */
+typedef int32_t (*tec_rt_parallel_body)(int64_t begin, int64_t end, void *closure);
+int32_t tec_rt_parallel_for(int64_t n, tec_rt_parallel_body body, void *closure);
 
 #endif

@@ -1,0 +1,254 @@
+/* parallel.c — the thread pool behind tec_rt_parallel_for.
+ *
+ *   tec_rt_parallel_for(10, body, c) on 3 threads:
+ *     caller   body(0, 4, c)      task 0: the calling thread takes part
+ *     worker 1 body(4, 7, c)      task 1
+ *     worker 2 body(7, 10, c)     task 2
+ *   then the caller waits for the workers and returns the first failing task's code.
+ *
+ * Static chunking: [0, n) is cut into min(threads, n) contiguous ranges whose lengths differ
+ * by at most one; task t always goes to worker t, so a schedule's iterations land on the same
+ * threads from call to call. The pool is made lazily by the first call that needs a second
+ * thread and grows when tec_rt_set_num_threads asks for more; workers sleep on a condition
+ * variable between jobs after a short spin (a few microseconds), so an idle pool costs nothing.
+ *
+ * Serial cases (run as body(0, n, c) on the calling thread): one thread; n == 1; a call made
+ * from inside a task (nested parallelism never waits on the pool it runs in, so it cannot
+ * deadlock); a call from a second user thread while the pool is busy with another job.
+ *
+ * Errors: a task that returns nonzero has its thread's tec_rt_last_error() copied; the caller
+ * returns the code of the lowest-numbered failing task with that message set on its own
+ * thread. At exit the workers are told to stop and joined (an atexit handler), so leak
+ * checkers see nothing; a forked child forgets the parent's workers and starts a new pool.
+ * Plain pthreads and C11 atomics: builds for x86-64, AArch64 and ARMv7 alike.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "tec/runtime.h"
+
+#define RT_SPIN 2000   /* pause iterations before a thread sleeps on a condition variable */
+#define RT_MSG_MAX 1024
+
+typedef struct rt_worker {
+  pthread_t thread;
+  int task;          /* the task index this worker runs (1-based: task 0 is the caller's) */
+  uint64_t gen0;     /* the job generation when it was started: it waits for a newer one */
+} rt_worker;
+
+typedef struct rt_pool {
+  pthread_mutex_t mu;
+  pthread_cond_t wake;          /* workers: a new job, or shutdown */
+  pthread_cond_t done;          /* the caller: the last worker task finished */
+  rt_worker workers[TEC_RT_MAX_THREADS];
+  int nworkers;                 /* started and not joined */
+  int busy;                     /* a job is running (later callers run serially) */
+  int shutdown;                 /* set at exit: workers leave */
+  int dead;                     /* after shutdown every call is serial */
+  _Atomic uint64_t generation;  /* bumped (under mu) for every job */
+  _Atomic int pending;          /* worker tasks of the current job not finished yet */
+  /* the current job (written under mu before generation is bumped) */
+  tec_rt_parallel_body body;
+  void *closure;
+  int64_t n;
+  int ntasks;
+  /* the lowest-numbered failing worker task (under mu) */
+  int err_task;
+  int32_t err_rc;
+  char err_msg[RT_MSG_MAX];
+} rt_pool;
+
+static rt_pool rt_pool_g = {
+    .mu = PTHREAD_MUTEX_INITIALIZER,
+    .wake = PTHREAD_COND_INITIALIZER,
+    .done = PTHREAD_COND_INITIALIZER,
+};
+static pthread_once_t rt_once = PTHREAD_ONCE_INIT;
+static _Atomic int rt_nthreads;      /* the setting: always >= 1 after rt_init */
+static _Thread_local int rt_in_task; /* this thread is running a task: nested calls are serial */
+
+static void rt_pause(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__) || (defined(__arm__) && defined(__ARM_ARCH) && __ARM_ARCH >= 7)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+/* TEC_NUM_THREADS when it is a positive integer, else the number of online CPUs. */
+static int rt_default_threads(void) {
+  const char *env = getenv("TEC_NUM_THREADS");
+  if (env && *env) {
+    char *end;
+    long v = strtol(env, &end, 10);
+    if (*end == '\0' && v > 0) return v > TEC_RT_MAX_THREADS ? TEC_RT_MAX_THREADS : (int)v;
+  }
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  if (cpus < 1) cpus = 1;
+  return cpus > TEC_RT_MAX_THREADS ? TEC_RT_MAX_THREADS : (int)cpus;
+}
+
+static void rt_shutdown(void);
+static void rt_after_fork_child(void);
+
+static void rt_init(void) {
+  atomic_store(&rt_nthreads, rt_default_threads());
+  atexit(rt_shutdown);
+  pthread_atfork(NULL, NULL, rt_after_fork_child);
+}
+
+void tec_rt_set_num_threads(int n) {
+  pthread_once(&rt_once, rt_init);
+  if (n <= 0) n = rt_default_threads();
+  if (n > TEC_RT_MAX_THREADS) n = TEC_RT_MAX_THREADS;
+  atomic_store(&rt_nthreads, n);
+}
+
+int tec_rt_get_num_threads(void) {
+  pthread_once(&rt_once, rt_init);
+  return atomic_load(&rt_nthreads);
+}
+
+/* Task t of ntasks over [0, n): the first n % ntasks tasks get one extra iteration. */
+static void rt_task_range(int64_t n, int ntasks, int t, int64_t *begin, int64_t *end) {
+  int64_t q = n / ntasks, r = n % ntasks;
+  *begin = (int64_t)t * q + (t < r ? t : r);
+  *end = *begin + q + (t < r ? 1 : 0);
+}
+
+static void *rt_worker_main(void *arg) {
+  rt_pool *p = &rt_pool_g;
+  rt_worker *w = arg;
+  uint64_t seen = w->gen0;
+  rt_in_task = 1; /* anything a task calls runs serially here */
+  for (;;) {
+    for (int s = 0; s < RT_SPIN && atomic_load_explicit(&p->generation, memory_order_acquire) == seen;
+         s++)
+      rt_pause();
+    pthread_mutex_lock(&p->mu);
+    while (atomic_load(&p->generation) == seen && !p->shutdown) pthread_cond_wait(&p->wake, &p->mu);
+    if (p->shutdown) {
+      pthread_mutex_unlock(&p->mu);
+      return NULL;
+    }
+    seen = atomic_load(&p->generation);
+    tec_rt_parallel_body body = p->body;
+    void *closure = p->closure;
+    int64_t n = p->n;
+    int ntasks = p->ntasks;
+    pthread_mutex_unlock(&p->mu);
+    if (w->task >= ntasks) continue; /* not needed by this job */
+    int64_t begin, end;
+    rt_task_range(n, ntasks, w->task, &begin, &end);
+    int32_t rc = body(begin, end, closure);
+    if (rc != 0) {
+      pthread_mutex_lock(&p->mu);
+      if (p->err_task == 0 || w->task < p->err_task) {
+        p->err_task = w->task;
+        p->err_rc = rc;
+        snprintf(p->err_msg, sizeof p->err_msg, "%s", tec_rt_last_error());
+      }
+      pthread_mutex_unlock(&p->mu);
+    }
+    if (atomic_fetch_sub_explicit(&p->pending, 1, memory_order_acq_rel) == 1) {
+      pthread_mutex_lock(&p->mu);
+      pthread_cond_signal(&p->done);
+      pthread_mutex_unlock(&p->mu);
+    }
+  }
+}
+
+/* Starts workers until there are `want` (under mu). Returns how many there are. */
+static int rt_grow(rt_pool *p, int want) {
+  if (p->nworkers >= want) return p->nworkers;
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old); /* workers never take asynchronous signals */
+  while (p->nworkers < want) {
+    rt_worker *w = &p->workers[p->nworkers];
+    w->task = p->nworkers + 1;
+    w->gen0 = atomic_load(&p->generation);
+    if (pthread_create(&w->thread, NULL, rt_worker_main, w) != 0) break;
+    p->nworkers++;
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return p->nworkers;
+}
+
+static void rt_shutdown(void) {
+  rt_pool *p = &rt_pool_g;
+  pthread_mutex_lock(&p->mu);
+  p->shutdown = 1;
+  p->dead = 1;
+  int n = p->nworkers;
+  pthread_cond_broadcast(&p->wake);
+  pthread_mutex_unlock(&p->mu);
+  for (int i = 0; i < n; i++) pthread_join(p->workers[i].thread, NULL);
+  pthread_mutex_lock(&p->mu);
+  p->nworkers = 0;
+  pthread_mutex_unlock(&p->mu);
+}
+
+/* Only the forking thread survives in the child: forget the parent's workers. */
+static void rt_after_fork_child(void) {
+  rt_pool *p = &rt_pool_g;
+  pthread_mutex_init(&p->mu, NULL);
+  pthread_cond_init(&p->wake, NULL);
+  pthread_cond_init(&p->done, NULL);
+  p->nworkers = 0;
+  p->busy = 0;
+  atomic_store(&p->pending, 0);
+}
+
+int32_t tec_rt_parallel_for(int64_t n, tec_rt_parallel_body body, void *closure) {
+  if (n <= 0) return 0;
+  if (!body) return tec_rt_set_error("tec_rt_parallel_for: the body is NULL");
+  int threads = tec_rt_get_num_threads();
+  if (threads <= 1 || n == 1 || rt_in_task) return body(0, n, closure);
+  rt_pool *p = &rt_pool_g;
+  pthread_mutex_lock(&p->mu);
+  if (p->busy || p->dead) { /* another thread's job, or after exit began */
+    pthread_mutex_unlock(&p->mu);
+    return body(0, n, closure);
+  }
+  int ntasks = n < threads ? (int)n : threads;
+  int have = rt_grow(p, ntasks - 1); /* fewer if the system refuses threads */
+  if (have + 1 < ntasks) ntasks = have + 1;
+  if (ntasks <= 1) {
+    pthread_mutex_unlock(&p->mu);
+    return body(0, n, closure);
+  }
+  p->busy = 1;
+  p->body = body;
+  p->closure = closure;
+  p->n = n;
+  p->ntasks = ntasks;
+  p->err_task = 0;
+  p->err_rc = 0;
+  atomic_store(&p->pending, ntasks - 1);
+  atomic_fetch_add_explicit(&p->generation, 1, memory_order_release);
+  pthread_cond_broadcast(&p->wake);
+  pthread_mutex_unlock(&p->mu);
+
+  int64_t begin, end;
+  rt_task_range(n, ntasks, 0, &begin, &end);
+  rt_in_task = 1;
+  int32_t rc = body(begin, end, closure);
+  rt_in_task = 0;
+
+  for (int s = 0; s < RT_SPIN && atomic_load_explicit(&p->pending, memory_order_acquire) != 0; s++)
+    rt_pause();
+  pthread_mutex_lock(&p->mu);
+  while (atomic_load(&p->pending) != 0) pthread_cond_wait(&p->done, &p->mu);
+  if (rc == 0 && p->err_task != 0) {
+    rc = p->err_rc;
+    tec_rt_set_error("%s", p->err_msg);
+  }
+  p->busy = 0;
+  pthread_mutex_unlock(&p->mu);
+  return rc;
+}
