@@ -2,7 +2,8 @@
  * cblas_sgemm and oneDNN dnnl_sgemm, same buffers, same thread count, in one run.
  *
  *   usage: gemm [--csv FILE] [--sizes 256,512,1024,2048] [--threads 1,2] [--reps N]
- *               [--mr 8] [--nr 32] [--kb 0] [--pack root|panel] [--print-ir] [--asm FILE]
+ *               [--mr 8] [--nr 32] [--kb 0] [--pack root|panel] [--packa 0|1] [--order jko|kji]
+ *               [--clock wall|cpu] [--print-ir] [--asm FILE]
  *
  * Per (size, threads): every implementation is called once and checked against a naive
  * double-precision reference on a sample of rows, warmed up, then timed `reps` times
@@ -55,6 +56,7 @@ typedef struct opts {
   int pack_a;     /* 1: A packed too, Ap[io, k, ii] (kb > 0 only) */
   int k_outer;    /* kb > 0: 1: k.outer outside j.outer (B panel block in L1), 0: inside */
   int print_ir;
+  int cpu_clock;  /* time with CLOCK_PROCESS_CPUTIME_ID (tuning on a loaded machine, 1 thread) */
   const char *asm_path, *csv_path;
 } opts;
 
@@ -96,6 +98,10 @@ static int parse_opts(int argc, char **argv, opts *o) {
     else if (!strcmp(a, "--mr")) o->mr = atoi(v);
     else if (!strcmp(a, "--nr")) o->nr = atoi(v);
     else if (!strcmp(a, "--kb")) o->kb = atoi(v);
+    else if (!strcmp(a, "--clock")) {
+      if (strcmp(v, "wall") && strcmp(v, "cpu")) return -1;
+      o->cpu_clock = !strcmp(v, "cpu");
+    }
     else if (!strcmp(a, "--packa")) o->pack_a = atoi(v);
     else if (!strcmp(a, "--order")) {
       if (strcmp(v, "jko") && strcmp(v, "kji")) return -1;
@@ -305,9 +311,11 @@ static void set_threads(int t) {
   omp_set_num_threads(t); /* Debian's oneDNN is built on GNU OpenMP */
 }
 
+static clockid_t bench_clock = CLOCK_MONOTONIC;
+
 static double now(void) {
   struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
+  clock_gettime(bench_clock, &t);
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
@@ -333,10 +341,11 @@ int main(int argc, char **argv) {
   opts o;
   if (parse_opts(argc, argv, &o)) {
     fprintf(stderr, "usage: gemm [--csv FILE] [--sizes 256,512,...] [--threads 1,2] [--reps N]\n"
-                    "            [--mr 8] [--nr 32] [--kb 0] [--pack root|panel] [--print-ir] "
-                    "[--asm FILE]\n");
+                    "            [--mr 8] [--nr 32] [--kb 0] [--pack root|panel] [--packa 0|1]\n"
+                    "            [--order jko|kji] [--clock wall|cpu] [--print-ir] [--asm FILE]\n");
     return 2;
   }
+  if (o.cpu_clock) bench_clock = CLOCK_PROCESS_CPUTIME_ID;
   FILE *csv = NULL;
   if (o.csv_path) {
     csv = fopen(o.csv_path, "w");
@@ -353,9 +362,10 @@ int main(int argc, char **argv) {
 #ifndef TEC_HAVE_SET_NUM_THREADS
   printf("tec: no tec_rt_set_num_threads in this build; TEC_NUM_THREADS is set per row\n");
 #endif
-  printf("tec schedule: mr=%d nr=%d kb=%d pack=%s packa=%d order=%s; reps>=%d, medians, "
-         "ratio = other/tec time\n\n", o.mr, o.nr, o.kb, o.pack_panel ? "panel" : "root",
-         o.pack_a, o.k_outer ? "kji" : "jko", o.reps);
+  printf("tec schedule: mr=%d nr=%d kb=%d pack=%s packa=%d order=%s; reps>=%d, medians of %s "
+         "time, ratio = other/tec time\n\n", o.mr, o.nr, o.kb, o.pack_panel ? "panel" : "root",
+         o.pack_a, o.k_outer ? "kji" : "jko", o.reps,
+         o.cpu_clock ? "process CPU" : "wall-clock");
   printf("%-10s %3s  %9s %9s %9s  %7s %7s %7s  %8s %8s\n", "workload", "thr", "tec ms",
          "onednn ms", "oblas ms", "tec GF", "dnnl GF", "oblas GF", "tec/dnnl", "tec/oblas");
 
