@@ -9,5 +9,6 @@
 #include "tec/lower.h"
 #include "tec/build.h"
 #include "tec/runtime.h"
+#include "tec/difftest.h"
 
 #endif

@@ -1,0 +1,235 @@
+/* dt_draw.c — drawing one random primitive for the schedule as it stands. About two thirds of
+ * the draws are meant to be legal (a live leaf of the stage, a dividing or nearby factor, an
+ * adjacent pair, a reader as the consumer); the rest are deliberately risky: split-away and
+ * foreign axes, NULL, factors 0..extent+3, non-adjacent fuse, compute_at to any loop of any
+ * stage, inline of reductions and outputs, caches of the wrong tensor or scope, nested
+ * parallel, vectorize of symbolic extents, odd pragma keys and values.
+ * Never drawn: the pragma "debug_skip_region" (it drops work by design). */
+#include <string.h>
+#include "tec/tec.h"
+#include "difftest/dt_internal.h"
+
+static int compute_stages(dt_state *st, sch_stage **out, int max) {
+  int n = 0;
+  sch_schedule *s = st->in->sched;
+  for (int i = 0; i < s->nstage; i++)
+    if (s->stages[i]->tensor->op == TE_COMPUTE && n < max) out[n++] = s->stages[i];
+  return n;
+}
+
+static sch_stage *any_stage(dt_state *st, dt_rng *r) {
+  sch_stage *all[64];
+  int n = compute_stages(st, all, 64);
+  return n ? all[dt_rng_int(r, 0, n - 1)] : NULL;
+}
+
+/* A registered iter (of stage s if s, else of any stage), or NULL if none. */
+static sch_iter *known_iter(dt_state *st, dt_rng *r, const sch_stage *s) {
+  int idx[DT_MAX_ITERS], n = 0;
+  for (int i = 0; i < st->niter; i++)
+    if (st->iters[i].it && (!s || st->iters[i].it->stage == s)) idx[n++] = i;
+  return n ? st->iters[idx[dt_rng_int(r, 0, n - 1)]].it : NULL;
+}
+
+/* Mostly a live loop of s; sometimes a split-away one, another stage's, or NULL. */
+static sch_iter *pick_iter(dt_state *st, dt_rng *r, const sch_stage *s) {
+  int roll = (int)dt_rng_int(r, 0, 99);
+  if (roll < 72 && s && s->nleaf) return s->leaf[dt_rng_int(r, 0, s->nleaf - 1)];
+  if (roll < 84) return known_iter(st, r, s);
+  if (roll < 96) return known_iter(st, r, NULL);
+  return NULL;
+}
+
+static void put_iter(dt_state *st, dt_prim *p, int k, const sch_iter *it) {
+  snprintf(p->iters[k], DT_ID, "%s", dt_state_iter_id(st, it));
+  if (p->niter < k + 1) p->niter = k + 1;
+}
+
+static void put_stage(char *out, const sch_stage *s) {
+  if (s) dt_stage_id(out, s);
+  else snprintf(out, DT_ID, "s_none");
+}
+
+/* A factor for a loop of extent ext (-1: unknown): divisors, in range, and 0..ext+3. */
+static int64_t pick_factor(dt_rng *r, int64_t ext) {
+  if (ext <= 0) ext = dt_rng_int(r, 1, 16);
+  int roll = (int)dt_rng_int(r, 0, 99);
+  if (roll < 35) {
+    int64_t d[64], n = 0;
+    for (int64_t k = 1; k <= ext && n < 64; k++)
+      if (ext % k == 0) d[n++] = k;
+    return d[dt_rng_int(r, 0, n - 1)];
+  }
+  if (roll < 75) return dt_rng_int(r, 1, ext);
+  return dt_rng_int(r, 0, ext + 3);
+}
+
+static int reads(const sch_stage *consumer, const te_tensor *t) {
+  for (int k = 0; k < consumer->ninputs; k++)
+    if (consumer->inputs[k] == t) return 1;
+  return 0;
+}
+
+static const char *pick_scope(dt_rng *r) {
+  int roll = (int)dt_rng_int(r, 0, 99);
+  return roll < 45 ? "global" : roll < 92 ? "local" : "shared";
+}
+
+static void draw_loop_kind(dt_state *st, dt_rng *r, dt_prim *p, sch_stage *s) {
+  /* vectorize/unroll like the innermost loop best */
+  sch_iter *it = (p->kind != DT_P_PARALLEL && s->nleaf && dt_rng_chance(r, 50))
+                     ? s->leaf[s->nleaf - 1] : pick_iter(st, r, s);
+  if (p->kind == DT_P_PARALLEL && s->nleaf && dt_rng_chance(r, 40)) it = s->leaf[0];
+  put_iter(st, p, 0, it);
+}
+
+void dt_draw(dt_state *st, dt_rng *r, dt_prim *p) {
+  static const int weight[DT_P_NKINDS] = {
+      [DT_P_SPLIT] = 16,         [DT_P_SPLIT_NPARTS] = 6, [DT_P_FUSE] = 9,
+      [DT_P_REORDER] = 9,        [DT_P_TILE] = 6,         [DT_P_COMPUTE_AT] = 14,
+      [DT_P_COMPUTE_INLINE] = 9, [DT_P_COMPUTE_ROOT] = 3, [DT_P_CACHE_READ] = 5,
+      [DT_P_CACHE_WRITE] = 6,    [DT_P_PARALLEL] = 6,     [DT_P_VECTORIZE] = 7,
+      [DT_P_UNROLL] = 5,         [DT_P_PRAGMA] = 4,       [DT_P_STORAGE_ALIGN] = 4};
+  memset(p, 0, sizeof *p);
+  int total = 0;
+  for (int k = 0; k < DT_P_NKINDS; k++) total += weight[k];
+  int roll = (int)dt_rng_int(r, 0, total - 1), kind = 0;
+  while (roll >= weight[kind]) roll -= weight[kind++];
+  /* a cache_write of the output is only legal first: give it its chance */
+  if (st->prims == 0 && dt_rng_chance(r, 25)) kind = DT_P_CACHE_WRITE;
+  p->kind = (dt_prim_kind)kind;
+
+  sch_stage *s = any_stage(st, r);
+  if (!s) return;
+  put_stage(p->stage, s);
+  switch (p->kind) {
+  case DT_P_SPLIT:
+  case DT_P_SPLIT_NPARTS: {
+    sch_iter *it = pick_iter(st, r, s);
+    put_iter(st, p, 0, it);
+    p->a = pick_factor(r, dt_iter_extent(it));
+    break;
+  }
+  case DT_P_FUSE:
+  case DT_P_TILE: {
+    sch_iter *x, *y;
+    if (s->nleaf >= 2 && dt_rng_chance(r, 65)) {
+      int k = (int)dt_rng_int(r, 0, s->nleaf - 2);
+      int k2 = p->kind == DT_P_FUSE ? k + 1 : (int)dt_rng_int(r, k + 1, s->nleaf - 1);
+      x = s->leaf[k], y = s->leaf[k2];
+    } else {
+      x = pick_iter(st, r, s), y = pick_iter(st, r, s);
+    }
+    put_iter(st, p, 0, x);
+    put_iter(st, p, 1, y);
+    p->a = pick_factor(r, dt_iter_extent(x));
+    p->b = pick_factor(r, dt_iter_extent(y));
+    break;
+  }
+  case DT_P_REORDER: {
+    if (s->nleaf >= 1 && dt_rng_chance(r, 75)) {
+      sch_iter *perm[64];
+      int n = s->nleaf < 64 ? s->nleaf : 64;
+      for (int i = 0; i < n; i++) perm[i] = s->leaf[i];
+      for (int i = n - 1; i > 0; i--) {
+        int j = (int)dt_rng_int(r, 0, i);
+        sch_iter *t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+      }
+      int m = (int)dt_rng_int(r, 1, n < 6 ? n : 6);
+      for (int i = 0; i < m; i++) put_iter(st, p, i, perm[i]);
+    } else {
+      int m = (int)dt_rng_int(r, 1, 4);
+      for (int i = 0; i < m; i++) put_iter(st, p, i, pick_iter(st, r, s));
+    }
+    break;
+  }
+  case DT_P_COMPUTE_AT: {
+    sch_stage *all[64], *prod = s, *cons = NULL;
+    int n = compute_stages(st, all, 64);
+    if (dt_rng_chance(r, 75)) { /* a non-output producer */
+      sch_stage *cand[64];
+      int m = 0;
+      for (int i = 0; i < n; i++)
+        if (!all[i]->is_output) cand[m++] = all[i];
+      if (m) prod = cand[dt_rng_int(r, 0, m - 1)];
+    }
+    if (dt_rng_chance(r, 75)) {
+      sch_stage *cand[64];
+      int m = 0;
+      for (int i = 0; i < n; i++)
+        if (reads(all[i], prod->tensor)) cand[m++] = all[i];
+      if (m) cons = cand[dt_rng_int(r, 0, m - 1)];
+    }
+    if (!cons) cons = all[dt_rng_int(r, 0, n - 1)];
+    put_stage(p->stage, prod);
+    put_stage(p->stage2, cons);
+    put_iter(st, p, 0, pick_iter(st, r, cons));
+    break;
+  }
+  case DT_P_COMPUTE_INLINE:
+  case DT_P_COMPUTE_ROOT:
+    if (dt_rng_chance(r, 70)) {
+      sch_stage *all[64], *cand[64];
+      int n = compute_stages(st, all, 64), m = 0;
+      for (int i = 0; i < n; i++)
+        if (!all[i]->is_output) cand[m++] = all[i];
+      if (m) put_stage(p->stage, cand[dt_rng_int(r, 0, m - 1)]);
+    }
+    break;
+  case DT_P_CACHE_READ: {
+    sch_schedule *sc = st->in->sched;
+    const te_tensor *t = sc->stages[dt_rng_int(r, 0, sc->nstage - 1)]->tensor;
+    dt_ident(p->tensor, DT_ID, t->name);
+    snprintf(p->str, DT_ID, "%s", pick_scope(r));
+    sch_stage *all[64], *rd[64];
+    int n = compute_stages(st, all, 64), m = 0;
+    for (int i = 0; i < n; i++)
+      if (reads(all[i], t)) rd[m++] = all[i];
+    if (m && dt_rng_chance(r, 80)) {
+      int k = (int)dt_rng_int(r, 1, m < 4 ? m : 4);
+      int first = (int)dt_rng_int(r, 0, m - k);
+      for (int i = 0; i < k; i++) dt_ident(p->readers[i], DT_ID, rd[first + i]->tensor->name);
+      p->nreaders = k;
+    } else {
+      dt_ident(p->readers[0], DT_ID, all[dt_rng_int(r, 0, n - 1)]->tensor->name);
+      p->nreaders = 1;
+    }
+    break;
+  }
+  case DT_P_CACHE_WRITE: {
+    sch_schedule *sc = st->in->sched;
+    const te_tensor *t = sc->outputs[0];
+    if (dt_rng_chance(r, 40)) t = sc->stages[dt_rng_int(r, 0, sc->nstage - 1)]->tensor;
+    dt_ident(p->tensor, DT_ID, t->name);
+    snprintf(p->str, DT_ID, "%s", pick_scope(r));
+    break;
+  }
+  case DT_P_PARALLEL:
+  case DT_P_VECTORIZE:
+  case DT_P_UNROLL:
+    draw_loop_kind(st, r, p, s);
+    break;
+  case DT_P_PRAGMA: {
+    put_iter(st, p, 0, pick_iter(st, r, s));
+    int k = (int)dt_rng_int(r, 0, 99);
+    const char *key = k < 40 ? "auto_unroll_max_step" : k < 60 ? "parallel_launch_point"
+                    : k < 80 ? "my_note" : k < 88 ? "Bad-Key" : k < 94 ? "" : "auto_unroll_max_step";
+    snprintf(p->str, DT_ID, "%s", key);
+    p->has_value = k < 40 || (k >= 60 && k < 80 && dt_rng_chance(r, 50)) || k >= 97;
+    p->a = k >= 97 ? -dt_rng_int(r, 1, 4) : dt_rng_int(r, 0, 16);
+    break;
+  }
+  case DT_P_STORAGE_ALIGN: {
+    sch_iter *it = s->tensor->ndim && dt_rng_chance(r, 70)
+                       ? s->root[dt_rng_int(r, 0, s->tensor->ndim - 1)] : pick_iter(st, r, s);
+    put_iter(st, p, 0, it);
+    p->a = dt_rng_int(r, 0, 20);
+    p->b = dt_rng_int(r, -1, p->a);
+    break;
+  }
+  default:
+    break;
+  }
+}

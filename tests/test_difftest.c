@@ -1,0 +1,116 @@
+/* test_difftest.c — the differential schedule tester as a test: at least 500 random schedules
+ * across every program with a fixed seed must produce no failure; and the tester itself must
+ * be able to fail (a perturbed reference, a wrong comparison, a broken replay are caught). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "testutil.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define DT_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DT_SANITIZED 1
+#endif
+#endif
+#ifndef DT_SANITIZED
+#define DT_SANITIZED 0
+#endif
+
+/* The normal build runs 600 cases; a sanitizer build (several times slower) fewer. */
+#define DT_CASES (DT_SANITIZED ? 150 : 600)
+
+START_TEST(random_schedules_match) {
+  dt_options o = {.seed = 20240601, .count = DT_CASES, .isolate = 1, .minimize = 1,
+                  .log = stderr};
+  dt_report r;
+  int rc = dt_run(&o, &r);
+  dt_report_print(stderr, &r);
+  ck_assert_int_eq(r.cases, DT_CASES);
+  ck_assert_msg(rc == 0 && r.failures == 0, "%d of %d schedules failed (reproducers above)",
+                r.failures, r.cases);
+  ck_assert_int_eq(r.ok + r.refused_primitive + r.refused_build + r.failures, r.cases);
+  /* the draw must exercise both sides of the contract, on every program */
+  ck_assert_int_gt(r.ok + r.refused_primitive, r.cases / 3);
+  ck_assert_int_gt(r.prims_refused, 0);
+  for (int p = 0; p < DT_NPROGRAMS; p++)
+    ck_assert_msg(r.per_program[p][0] + r.per_program[p][1] > 0, "no %s schedule ever built",
+                  dt_program_name((dt_program)p));
+}
+END_TEST
+
+START_TEST(perturbed_reference_is_caught) {
+  FILE *sink = tmpfile();
+  ck_assert_ptr_nonnull(sink);
+  dt_options o = {.seed = 3, .count = 30, .isolate = 1, .inject_fault = 1, .log = sink};
+  dt_report r;
+  ck_assert_int_eq(dt_run(&o, &r), 1);
+  /* every case that built must have been flagged; none may pass */
+  ck_assert_int_eq(r.ok + r.refused_primitive, 0);
+  ck_assert_int_eq(r.failures + r.refused_build, r.cases);
+  ck_assert_int_gt(r.failures, 0);
+  /* and the report printed a reproducer naming the mismatch */
+  rewind(sink);
+  char buf[4096];
+  size_t n = fread(buf, 1, sizeof buf - 1, sink);
+  buf[n] = 0;
+  const char *text = buf;
+  tu_assert_contains(text, "mismatch: wrong result");
+  tu_assert_contains(text, "dt_instance_new(ctx, DT_");
+  fclose(sink);
+}
+END_TEST
+
+START_TEST(compare_flags_differences) {
+  float want[4] = {1, 2, 3, 100}, got[4] = {1, 2, 3, 100};
+  int64_t at;
+  ck_assert(dt_compare(got, want, 4, &at) == 0);
+  got[2] = 3.001f; /* relative 3e-4 */
+  ck_assert(dt_compare(got, want, 4, &at) > 1e-4);
+  ck_assert_int_eq(at, 2);
+  got[2] = 3, got[3] = 100.001f; /* relative 1e-5 of a large value: within tolerance */
+  ck_assert(dt_compare(got, want, 4, &at) < 1e-4);
+  got[1] = NAN; /* an element never written */
+  ck_assert(isinf(dt_compare(got, want, 4, &at)));
+  ck_assert_int_eq(at, 1);
+}
+END_TEST
+
+/* The reproducer's entry points work on their own: a good schedule matches, a refused one
+ * says why. */
+START_TEST(instance_check_replays) {
+  tec_ctx *ctx = tec_ctx_new();
+  dt_instance *p = dt_instance_new(ctx, DT_PRODCONS, 1);
+  ck_assert_msg(p != NULL, "%s", tec_ctx_error(ctx));
+  sch_schedule *s = p->sched;
+  te_tensor *B = dt_instance_tensor(p, "B"), *C = dt_instance_tensor(p, "C");
+  sch_stage *s_B = sch_stage_of(s, B), *s_C = sch_stage_of(s, C);
+  sch_iter *C_i_outer, *C_i_inner;
+  ck_assert_int_eq(sch_split(s_C, sch_axis(s_C, 0), 3, &C_i_outer, &C_i_inner), 0);
+  ck_assert_int_eq(sch_compute_at(s_B, s_C, C_i_outer), 0);
+  char msg[1024];
+  ck_assert_msg(dt_instance_check(p, msg, sizeof msg) == 0, "%s", msg);
+  ck_assert_int_eq(sch_vectorize(s_C, C_i_inner), 0);
+  ck_assert_msg(dt_instance_check(p, msg, sizeof msg) == 0, "%s", msg);
+  tec_ctx_free(ctx);
+
+  ctx = tec_ctx_new();
+  ck_assert_ptr_null(dt_instance_new(ctx, DT_MATMUL, 99));
+  ck_assert_ptr_nonnull(tec_ctx_error(ctx));
+  tec_ctx_free(ctx);
+  ck_assert_int_eq(dt_program_by_name("conv2d"), DT_CONV2D);
+  ck_assert_int_eq(dt_program_by_name("nope"), -1);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("difftest");
+  TCase *tc = tcase_create("difftest");
+  tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, compare_flags_differences);
+  tcase_add_test(tc, instance_check_replays);
+  tcase_add_test(tc, perturbed_reference_is_caught);
+  tcase_add_test(tc, random_schedules_match);
+  suite_add_tcase(s, tc);
+  return tu_run(s);
+}
