@@ -155,28 +155,42 @@ static const ir_expr *write_body(tec_ctx *ctx, const ir_expr *const *i, void *us
  * a non-dividing split adds). */
 static const ir_expr *relayout_body(tec_ctx *ctx, const ir_expr *const *i, void *user) {
   const sch_stage *st = user;
+  const ir_expr **leaves = tec_ctx_alloc(ctx, sizeof *leaves * (size_t)st->nleaf);
   const ir_expr **roots = tec_ctx_alloc(ctx, sizeof *roots * (size_t)st->nroot);
   const ir_expr **vars = tec_ctx_alloc(ctx, sizeof *vars * (size_t)st->nroot);
   const ir_expr *guard;
-  if (!roots || !vars || sch_leaf_to_root(st, i, roots, &guard)) return NULL;
+  if (!leaves || !roots || !vars) return NULL;
+  /* data leaves are the cache's axes; reduce leaves (unsplit roots) stay themselves */
+  for (int l = 0, k = 0; l < st->nleaf; l++)
+    leaves[l] = st->leaf[l]->kind == SCH_ITER_DATA ? i[k++] : st->leaf[l]->var;
+  if (sch_leaf_to_root(st, leaves, roots, &guard)) return NULL;
   for (int k = 0; k < st->nroot; k++) vars[k] = st->root[k]->var;
-  const ir_expr *v = ir_substitute(st->body, st->nroot, vars, roots);
-  return guard ? ir_select(guard, v, ir_int_t(ctx, v->type, 0)) : v;
+  const ir_expr *b = st->body;
+  if (b->kind != IR_REDUCE) {
+    const ir_expr *v = ir_substitute(b, st->nroot, vars, roots);
+    return guard ? ir_select(guard, v, ir_int_t(ctx, v->type, 0)) : v;
+  }
+  /* a reduction keeps its axes; the padding of a non-dividing split reduces nothing */
+  const ir_expr *src = ir_substitute(b->a, st->nroot, vars, roots);
+  const ir_expr *cond = b->b ? ir_substitute(b->b, st->nroot, vars, roots) : NULL;
+  if (guard) cond = cond ? ir_and(guard, cond) : guard;
+  return ir_reduce((ir_combiner)b->v.i, src, b->nargs, b->args, cond);
 }
 
-/* cache_write of a split/reordered element-wise stage: the cache takes the leaf layout (TVM's
- * packing idiom: split + reorder + cache_write + compute_inline of the original). */
+/* cache_write of a split/reordered stage: the cache takes the leaf layout of the data loops
+ * (TVM's packing idiom: split + reorder + cache_write, then compute_inline of the copy). */
 static te_tensor *cache_relayout(sch_schedule *s, sch_stage *st, int ti, const char *scope) {
   tec_ctx *ctx = s->ctx;
   te_tensor *t = st->tensor;
-  int n = st->nleaf;
-  const ir_expr **shape = tec_ctx_alloc(ctx, sizeof *shape * (size_t)n);
-  const char **names = tec_ctx_alloc(ctx, sizeof *names * (size_t)n);
+  int n = 0;
+  const ir_expr **shape = tec_ctx_alloc(ctx, sizeof *shape * (size_t)st->nleaf);
+  const char **names = tec_ctx_alloc(ctx, sizeof *names * (size_t)st->nleaf);
   if (!shape || !names) return NULL;
-  for (int l = 0; l < n; l++) {
-    shape[l] = sch_iter_extent(st, st->leaf[l]);
-    names[l] = st->leaf[l]->name;
-    if (!shape[l]) {
+  for (int l = 0; l < st->nleaf; l++) {
+    if (st->leaf[l]->kind != SCH_ITER_DATA) continue;
+    shape[n] = sch_iter_extent(st, st->leaf[l]);
+    names[n] = st->leaf[l]->name;
+    if (!shape[n++]) {
       TEC_INTERNAL(ctx, "leaf without an extent");
       return NULL;
     }
@@ -191,19 +205,26 @@ static te_tensor *cache_relayout(sch_schedule *s, sch_stage *st, int ti, const c
   te_tensor *c = te_compute(ctx, &d);
   if (!c) return NULL;
   sch_stage *cs = sch_stage_new(s, c);
-  const ir_expr **lv = tec_ctx_alloc(ctx, sizeof *lv * (size_t)n);
+  const ir_expr **rv = tec_ctx_alloc(ctx, sizeof *rv * (size_t)st->nroot);
+  const ir_expr **lv = tec_ctx_alloc(ctx, sizeof *lv * (size_t)st->nleaf);
+  const ir_expr **dv = tec_ctx_alloc(ctx, sizeof *dv * (size_t)n);
   const te_tensor **in = tec_ctx_alloc(ctx, sizeof *in);
-  if (!cs || !lv || !in || sch_root_to_leaf(st, t->axis, lv)) return NULL;
+  if (!cs || !rv || !lv || !dv || !in) return NULL;
+  for (int i = 0; i < st->nroot; i++) rv[i] = i < t->ndim ? t->axis[i] : st->root[i]->var;
+  if (sch_root_to_leaf(st, rv, lv)) return NULL;
+  for (int l = 0, k = 0; l < st->nleaf; l++)
+    if (st->leaf[l]->kind == SCH_ITER_DATA) dv[k++] = lv[l];
   cs->scope = tec_ctx_strdup(ctx, scope);
   if (insert_stage(s, cs, ti)) return NULL;
-  /* t reads its element back from the new layout, over its plain axes again */
-  st->body = ir_read(ctx, c, n, lv);
+  /* t reads its element back from the new layout, over its plain data axes again */
+  st->body = ir_read(ctx, c, n, dv);
   in[0] = c;
   st->inputs = in;
   st->ninputs = 1;
   st->nrel = 0;
-  st->nleaf = st->nroot;
-  for (int i = 0; i < st->nroot; i++) {
+  st->nroot = t->ndim;
+  st->nleaf = t->ndim;
+  for (int i = 0; i < t->ndim; i++) {
     st->leaf[i] = st->root[i];
     st->root[i]->dead = 0;
   }
@@ -234,11 +255,15 @@ te_tensor *sch_cache_write(sch_schedule *s, te_tensor *t, const char *scope) {
   int annotated = st->attach != SCH_ATTACH_ROOT;
   for (int i = 0; i < st->nleaf; i++)
     annotated |= st->leaf[i]->for_kind != IR_FOR_SERIAL || st->leaf[i]->npragma;
-  if (annotated || (reordered && st->body->kind == IR_REDUCE)) {
+  int reduce_split = 0;
+  for (int r = 0; r < st->nrel; r++)
+    reduce_split |= (st->rel[r].parent ? st->rel[r].parent : st->rel[r].outer)->kind ==
+                    SCH_ITER_REDUCE;
+  if (annotated || (reordered && reduce_split)) {
     tec_ctx_set_error(ctx, "cache_write: stage '%s' is already scheduled (%s); call cache_write "
                            "before other primitives on it%s", t->name,
-                      annotated ? "annotated or attached" : "a reduction that was split or reordered",
-                      annotated ? "" : " (only element-wise stages can be written in a new layout)");
+                      annotated ? "annotated or attached" : "its reduce axes were split",
+                      annotated ? "" : " (a new layout may split data axes only)");
     return NULL;
   }
   if (reordered) return cache_relayout(s, st, ti, scope);
