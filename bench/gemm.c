@@ -174,7 +174,7 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
   gemm_decl *g = tec_ctx_alloc(ctx, sizeof *g);
   if (!g) return NULL;
   *g = (gemm_decl){.a = A, .b = B, .mr = mr, .nr = nr, .k = te_reduce_axis_n(ctx, "k", n)};
-  if (o->pack_a && o->kb)
+  if (o->pack_a)
     g->ap = te_compute(ctx, &(te_compute_decl){.name = "Ap", .ndim = 3,
                                                .shape = TE_SHAPE(ctx, n / mr, n, mr),
                                                .body = pack_a_body, .user = g,
@@ -204,6 +204,11 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
     TRY(ctx, sch_unroll(sl, li));
     TRY(ctx, sch_vectorize(sl, lj));
     if (o->pack_panel) TRY(ctx, sch_compute_at(sp, sc, jo));
+    if (g->ap) {
+      sch_stage *sa = sch_stage_of(s, g->ap);
+      TRY(ctx, sch_parallel(sa, sch_axis(sa, 0)));
+      TRY(ctx, sch_unroll(sa, sch_axis(sa, 2)));
+    }
   } else {
     sch_stage *sc = sch_stage_of(s, C);
     TRY(ctx, sch_tile(sc, sch_axis(sc, 0), sch_axis(sc, 1), mr, nr, &io, &jo, &ii, &ji));
@@ -217,13 +222,14 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
     TRY(ctx, sch_parallel(sc, jo));
     if (o->pack_panel) TRY(ctx, sch_compute_at(sp, sc, jo));
     if (g->ap) {
-      /* the A block of one k.outer step, [M/mr][kb][mr]: read along k, mr rows unrolled */
+      /* the A block of one k.outer step, [M/mr][kb][mr]: mr rows unrolled per k */
       sch_stage *sa = sch_stage_of(s, g->ap);
       if (o->pack_panel && o->k_outer) TRY(ctx, sch_compute_at(sa, sc, ko));
-      TRY(ctx, sch_reorder(sa, 3, (sch_iter *[]){sch_axis(sa, 0), sch_axis(sa, 2), sch_axis(sa, 1)}));
       TRY(ctx, sch_unroll(sa, sch_axis(sa, 2)));
     }
   }
+  /* packing whole B up front: its panels in parallel too */
+  if (!o->pack_panel) TRY(ctx, sch_parallel(sp, sch_leaf_named(sp, "jo")));
   /* the packing copy: 16 floats (one zmm) at a time along the panel's columns */
   sch_iter *pj = sch_leaf_named(sp, "ji");
   if (!pj) TRY(ctx, -1);
