@@ -56,6 +56,12 @@ static void fail(dt_result *res, const char *cls, const char *fmt, const char *a
   snprintf(res->msg, sizeof res->msg, fmt, a ? a : "");
 }
 
+/* Refusals that are never right here: the tester passes every placeholder and the output,
+ * and an internal invariant failing is a bug whatever the schedule. */
+static const char *const wrong_errors[] = {
+    "internal error", "is read but is neither an argument nor computed",
+    "is not used by the schedule's outputs", "is passed twice", NULL};
+
 /* Lowers, builds and runs; compares with ref; copies the output to got if given. */
 static void exec(dt_instance *in, const float *ref, float *got, dt_result *res) {
   tec_ctx *ctx = in->ctx;
@@ -71,6 +77,13 @@ static void exec(dt_instance *in, const float *ref, float *got, dt_result *res) 
     }
     res->outcome = DT_REFUSED_BUILD;
     snprintf(res->msg, sizeof res->msg, "%s", e);
+    for (int k = 0; wrong_errors[k]; k++)
+      if (strstr(e, wrong_errors[k])) {
+        res->outcome = DT_FAIL;
+        snprintf(res->fail_class, sizeof res->fail_class, "wrong error");
+        snprintf(res->msg, sizeof res->msg, "refused with an error that cannot apply (the "
+                 "arguments are every input and the output): %s", e);
+      }
     return;
   }
   if (tec_ctx_error(ctx)) {

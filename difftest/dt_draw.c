@@ -83,6 +83,14 @@ static void draw_loop_kind(dt_state *st, dt_rng *r, dt_prim *p, sch_stage *s) {
   put_iter(st, p, 0, it);
 }
 
+static int has_inner_stage(dt_state *st) {
+  sch_stage *all[64];
+  int n = compute_stages(st, all, 64);
+  for (int i = 0; i < n; i++)
+    if (!all[i]->is_output) return 1;
+  return 0;
+}
+
 void dt_draw(dt_state *st, dt_rng *r, dt_prim *p) {
   static const int weight[DT_P_NKINDS] = {
       [DT_P_SPLIT] = 16,         [DT_P_SPLIT_NPARTS] = 6, [DT_P_FUSE] = 9,
@@ -97,6 +105,11 @@ void dt_draw(dt_state *st, dt_rng *r, dt_prim *p) {
   while (roll >= weight[kind]) roll -= weight[kind++];
   /* a cache_write of the output is only legal first: give it its chance */
   if (st->prims == 0 && dt_rng_chance(r, 25)) kind = DT_P_CACHE_WRITE;
+  /* compute_at/inline need a stage that is not the output: mostly draw something else
+   * when there is none (matmul and reduce have one until a cache adds another) */
+  if ((kind == DT_P_COMPUTE_AT || kind == DT_P_COMPUTE_INLINE) && !has_inner_stage(st) &&
+      dt_rng_chance(r, 85))
+    kind = dt_rng_chance(r, 50) ? DT_P_CACHE_WRITE : DT_P_CACHE_READ;
   p->kind = (dt_prim_kind)kind;
 
   sch_stage *s = any_stage(st, r);
@@ -201,7 +214,8 @@ void dt_draw(dt_state *st, dt_rng *r, dt_prim *p) {
   case DT_P_CACHE_WRITE: {
     sch_schedule *sc = st->in->sched;
     const te_tensor *t = sc->outputs[0];
-    if (dt_rng_chance(r, 40)) t = sc->stages[dt_rng_int(r, 0, sc->nstage - 1)]->tensor;
+    if (dt_rng_chance(r, 8)) t = sc->stages[dt_rng_int(r, 0, sc->nstage - 1)]->tensor;
+    else if (dt_rng_chance(r, 35)) t = any_stage(st, r)->tensor;
     dt_ident(p->tensor, DT_ID, t->name);
     snprintf(p->str, DT_ID, "%s", pick_scope(r));
     break;

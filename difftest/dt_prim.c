@@ -199,6 +199,20 @@ static void new_tensor(dt_state *st, const char *printed, te_tensor *t) {
     if (st->in->sched->stages[i]->tensor == t) declare_stage(st, st->in->sched->stages[i]);
 }
 
+/* The name a cache of tensor base gets: "<base>.<scope>", or with 1, 2, ... appended when a
+ * stage has that name (what schedule/cache.c does; if it ever differs, new_tensor aliases). */
+static void predict_cache_name(dt_state *st, char *out, size_t cap, const char *base,
+                               const char *scope) {
+  snprintf(out, cap, "%s.%s", base, scope);
+  for (int k = 1; k < 1000; k++) {
+    int clash = 0;
+    for (int i = 0; i < st->in->sched->nstage; i++)
+      clash |= strcmp(st->in->sched->stages[i]->tensor->name, out) == 0;
+    if (!clash) return;
+    snprintf(out, cap, "%s.%s%d", base, scope, k);
+  }
+}
+
 int dt_prim_apply(dt_state *st, const dt_prim *p) {
   tec_ctx *ctx = st->in->ctx;
   dt_text *tx = st->text;
@@ -284,9 +298,9 @@ int dt_prim_apply(dt_state *st, const dt_prim *p) {
       return 0;
     }
     char v[DT_ID], name[2 * DT_ID];
-    snprintf(name, sizeof name, "%.60s.%.60s", t->name, p->str);
+    predict_cache_name(st, name, sizeof name, t->name, p->str);
     dt_ident(v, sizeof v, name);
-    declare(st, v, NULL); /* keeps the variable's name unique in the reproducer */
+    size_t start = tx->len;
     te_tensor *c;
     if (p->kind == DT_P_CACHE_READ) {
       dt_text_printf(tx, "te_tensor *%s = sch_cache_read(s, %s, \"%s\", %d, (te_tensor *[]){", v,
@@ -297,6 +311,15 @@ int dt_prim_apply(dt_state *st, const dt_prim *p) {
     } else {
       dt_text_printf(tx, "te_tensor *%s = sch_cache_write(s, %s, \"%s\");", v, p->tensor, p->str);
       c = sch_cache_write(st->in->sched, t, p->str);
+    }
+    if (!c && tx->len > start) {
+      /* refused: no variable (its name may be taken by a later, accepted cache) */
+      char line[1024];
+      snprintf(line, sizeof line, "%s", tx->buf + start);
+      char *eq = strstr(line, " = ");
+      tx->len = start;
+      tx->buf[start] = 0;
+      dt_text_printf(tx, "(void)%s", eq ? eq + 3 : line);
     }
     int rc = outcome(st, c != NULL);
     if (rc == 0) new_tensor(st, v, c);

@@ -71,49 +71,70 @@ static int reference(const dt_options *opt, FILE *log, dt_refs *refs, dt_program
   return 0;
 }
 
-/* Runs a case, in a child if isolate; the result and the reproducer land in slot. */
-static void run_case(const dt_options *opt, dt_program p, int v, uint64_t caseno,
-                     const dt_prim *prims, int nprims, const float *ref, dt_slot *slot) {
+static int max_prims(const dt_options *opt) {
+  int m = opt->max_prims > 0 ? opt->max_prims : 8;
+  return m < DT_MAX_PRIMS ? m : DT_MAX_PRIMS;
+}
+
+static void case_in_process(const dt_options *opt, dt_program p, int v, uint64_t caseno,
+                            const dt_prim *prims, int nprims, const float *ref, dt_slot *slot) {
   memset(&slot->res, 0, sizeof slot->res);
   slot->text[0] = 0;
   dt_text text = {slot->text, 0, sizeof slot->text};
   dt_rng r = dt_rng_make(opt->seed, caseno);
   dt_rng_next(&r); /* the program's variant was the first draw */
-  int maxp = opt->max_prims > 0 ? (opt->max_prims < DT_MAX_PRIMS ? opt->max_prims : DT_MAX_PRIMS) : 8;
-  if (!opt->isolate) {
-    dt_case_run(p, v, &r, maxp, prims, nprims, ref, &text, &slot->res);
-    return;
-  }
+  dt_case_run(p, v, &r, max_prims(opt), prims, nprims, ref, &text, &slot->res);
+}
+
+/* Starts a case in a child process writing into slot (shared memory): its pid, or -1. */
+static pid_t case_start(const dt_options *opt, dt_program p, int v, uint64_t caseno,
+                        const dt_prim *prims, int nprims, const float *ref, dt_slot *slot) {
+  memset(&slot->res, 0, sizeof slot->res);
+  slot->text[0] = 0;
   fflush(NULL);
   pid_t pid = fork();
   if (pid == 0) {
     alarm(DT_TIMEOUT_S);
-    dt_case_run(p, v, &r, maxp, prims, nprims, ref, &text, &slot->res);
+    case_in_process(opt, p, v, caseno, prims, nprims, ref, slot);
     _exit(0);
   }
-  int status = 0;
-  if (pid < 0 || waitpid(pid, &status, 0) < 0) {
-    slot->res.outcome = DT_FAIL;
-    snprintf(slot->res.fail_class, sizeof slot->res.fail_class, "harness");
-    snprintf(slot->res.msg, sizeof slot->res.msg, "fork/wait failed");
-    return;
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
-  slot->res.outcome = DT_FAIL;
-  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
-    snprintf(slot->res.fail_class, sizeof slot->res.fail_class, "hang");
-    snprintf(slot->res.msg, sizeof slot->res.msg, "no result after %d s", DT_TIMEOUT_S);
+  return pid;
+}
+
+/* Reads how the child of a slot ended: a signal or an exit status is a failure. */
+static void case_finish(dt_slot *slot, int status, int started) {
+  slot->text[DT_TEXT_CAP - 1] = 0; /* a crash stops mid-line: the text is what came before */
+  if (started && WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
+  dt_result *res = &slot->res;
+  res->outcome = DT_FAIL;
+  if (!started) {
+    snprintf(res->fail_class, sizeof res->fail_class, "harness");
+    snprintf(res->msg, sizeof res->msg, "fork failed");
+  } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
+    snprintf(res->fail_class, sizeof res->fail_class, "hang");
+    snprintf(res->msg, sizeof res->msg, "no result after %d s", DT_TIMEOUT_S);
   } else if (WIFSIGNALED(status)) {
-    snprintf(slot->res.fail_class, sizeof slot->res.fail_class, "crash");
-    snprintf(slot->res.msg, sizeof slot->res.msg, "killed by signal %d (%s)", WTERMSIG(status),
+    snprintf(res->fail_class, sizeof res->fail_class, "crash");
+    snprintf(res->msg, sizeof res->msg, "killed by signal %d (%s)", WTERMSIG(status),
              strsignal(WTERMSIG(status)));
   } else {
-    snprintf(slot->res.fail_class, sizeof slot->res.fail_class, "crash");
-    snprintf(slot->res.msg, sizeof slot->res.msg, "exited with status %d (an abort or a "
-             "sanitizer report: see above)", WEXITSTATUS(status));
+    snprintf(res->fail_class, sizeof res->fail_class, "crash");
+    snprintf(res->msg, sizeof res->msg, "exited with status %d (an abort or a sanitizer "
+             "report: see above)", WEXITSTATUS(status));
   }
-  /* a crash stops mid-line: the reproducer is what was written before it */
-  slot->text[DT_TEXT_CAP - 1] = 0;
+}
+
+/* Runs a case to the end, in a child if isolate; the result and the reproducer land in slot. */
+static void run_case(const dt_options *opt, dt_program p, int v, uint64_t caseno,
+                     const dt_prim *prims, int nprims, const float *ref, dt_slot *slot) {
+  if (!opt->isolate) {
+    case_in_process(opt, p, v, caseno, prims, nprims, ref, slot);
+    return;
+  }
+  pid_t pid = case_start(opt, p, v, caseno, prims, nprims, ref, slot);
+  int status = 0;
+  int started = pid > 0 && waitpid(pid, &status, 0) == pid;
+  case_finish(slot, status, started);
 }
 
 /* Drops primitives while the case still fails the same way. */
@@ -178,23 +199,62 @@ int dt_run(const dt_options *opt, dt_report *out) {
     return -1;
   }
   int count = opt->count > 0 ? opt->count : 100;
-  dt_slot *slot = mmap(NULL, 2 * sizeof(dt_slot), PROT_READ | PROT_WRITE,
-                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  int jobs = opt->isolate && opt->jobs > 1 ? (opt->jobs < 64 ? opt->jobs : 64) : 1;
+  size_t map = (size_t)(jobs + 1) * sizeof(dt_slot);
+  dt_slot *slot = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (slot == MAP_FAILED) return -1;
+  dt_slot *scratch = slot + jobs;
+  struct { pid_t pid; uint64_t caseno; dt_program p; int v, slot; } run[64];
+  int busy[64] = {0};
+  int nrun = 0, next = 0, rc = 0, stop = 0;
   dt_refs refs;
   memset(&refs, 0, sizeof refs);
-  int rc = 0;
-  for (int c = 0; c < count; c++) {
-    uint64_t caseno = (uint64_t)opt->first_case + (uint64_t)c;
-    dt_program p = progs[caseno % (uint64_t)nprog];
-    dt_rng r = dt_rng_make(opt->seed, caseno);
-    int v = (int)(dt_rng_next(&r) % (uint64_t)dt_programs[p].nvariants);
-    if (reference(opt, log, &refs, p, v, &rep)) {
-      rc = -1;
-      break;
+  while ((next < count && !stop) || nrun > 0) {
+    /* start cases while a slot is free */
+    while (next < count && !stop && nrun < jobs) {
+      uint64_t caseno = (uint64_t)opt->first_case + (uint64_t)next++;
+      dt_program p = progs[caseno % (uint64_t)nprog];
+      dt_rng r = dt_rng_make(opt->seed, caseno);
+      int v = (int)(dt_rng_next(&r) % (uint64_t)dt_programs[p].nvariants);
+      if (reference(opt, log, &refs, p, v, &rep)) {
+        rc = -1, stop = 1;
+        break;
+      }
+      int k = nrun, free_slot = 0;
+      while (busy[free_slot]) free_slot++;
+      busy[free_slot] = 1;
+      run[k].caseno = caseno, run[k].p = p, run[k].v = v, run[k].slot = free_slot;
+      dt_slot *sl = &slot[free_slot];
+      if (jobs == 1) {
+        run_case(opt, p, v, caseno, NULL, 0, refs.ref[p][v], sl);
+        run[k].pid = 0;
+      } else {
+        run[k].pid = case_start(opt, p, v, caseno, NULL, 0, refs.ref[p][v], sl);
+        if (run[k].pid < 0) case_finish(sl, 0, 0);
+      }
+      nrun++;
+      if (jobs == 1) break;
     }
-    run_case(opt, p, v, caseno, NULL, 0, refs.ref[p][v], slot);
-    dt_result *res = &slot->res;
+    if (nrun == 0) break;
+    /* the next finished case */
+    int k = 0;
+    if (jobs > 1) {
+      int status = 0;
+      pid_t pid = -1;
+      for (k = 0; k < nrun; k++)
+        if (run[k].pid < 0) break; /* never started */
+      if (k == nrun) {
+        pid = wait(&status);
+        for (k = 0; k < nrun && run[k].pid != pid; k++) {}
+        if (k == nrun) continue;
+        case_finish(&slot[run[k].slot], status, 1);
+      }
+    }
+    dt_slot *done = &slot[run[k].slot];
+    dt_program p = run[k].p;
+    int v = run[k].v;
+    uint64_t caseno = run[k].caseno;
+    dt_result *res = &done->res;
     rep.cases++;
     rep.prims += res->calls;
     rep.prims_refused += res->refused;
@@ -209,21 +269,26 @@ int dt_run(const dt_options *opt, dt_report *out) {
       fprintf(log, "case %llu %s/%d: %s%s%s\n", (unsigned long long)caseno, dt_program_name(p), v,
               outcome_name(res->outcome), res->outcome == DT_REFUSED_BUILD ? ": " : "",
               res->outcome == DT_REFUSED_BUILD ? res->msg : "");
-    if (opt->verbose >= 2 && res->outcome != DT_FAIL) fprintf(log, "%s\n", slot->text);
-    if (res->outcome != DT_FAIL) continue;
-    int before = res->nprims;
-    if (opt->minimize && !opt->inject_fault) shrink(opt, p, v, caseno, refs.ref[p][v], slot, slot + 1);
-    fprintf(log, "FAIL seed %llu case %llu (%s variant %d): %s: %s\n",
-            (unsigned long long)opt->seed, (unsigned long long)caseno, dt_program_name(p), v,
-            res->fail_class, res->msg);
-    if (res->nprims != before)
-      fprintf(log, "(shrunk from %d to %d primitives)\n", before, res->nprims);
-    fprintf(log, "%s\n", slot->text);
-    if (opt->stop_on_fail) break;
+    if (opt->verbose >= 2 && res->outcome != DT_FAIL) fprintf(log, "%s\n", done->text);
+    if (res->outcome == DT_FAIL) {
+      int before = res->nprims;
+      if (opt->minimize && !opt->inject_fault)
+        shrink(opt, p, v, caseno, refs.ref[p][v], done, scratch);
+      fprintf(log, "FAIL seed %llu case %llu (%s variant %d): %s: %s\n",
+              (unsigned long long)opt->seed, (unsigned long long)caseno, dt_program_name(p), v,
+              res->fail_class, res->msg);
+      if (res->nprims != before)
+        fprintf(log, "(shrunk from %d to %d primitives)\n", before, res->nprims);
+      fprintf(log, "%s\n", done->text);
+      if (opt->stop_on_fail) stop = 1;
+    }
+    /* free the slot; keep running entries packed */
+    busy[run[k].slot] = 0;
+    run[k] = run[--nrun];
   }
   for (int p = 0; p < DT_NPROGRAMS; p++)
     for (int v = 0; v < 4; v++) free(refs.ref[p][v]);
-  munmap(slot, 2 * sizeof(dt_slot));
+  munmap(slot, map);
   if (out) *out = rep;
   return rc ? rc : rep.failures ? 1 : 0;
 }

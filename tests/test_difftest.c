@@ -21,7 +21,7 @@
 #define DT_CASES (DT_SANITIZED ? 150 : 600)
 
 START_TEST(random_schedules_match) {
-  dt_options o = {.seed = 20240601, .count = DT_CASES, .isolate = 1, .minimize = 1,
+  dt_options o = {.seed = 20240601, .count = DT_CASES, .isolate = 1, .jobs = 2, .minimize = 1,
                   .log = stderr};
   dt_report r;
   int rc = dt_run(&o, &r);
@@ -42,7 +42,7 @@ END_TEST
 START_TEST(perturbed_reference_is_caught) {
   FILE *sink = tmpfile();
   ck_assert_ptr_nonnull(sink);
-  dt_options o = {.seed = 3, .count = 30, .isolate = 1, .inject_fault = 1, .log = sink};
+  dt_options o = {.seed = 3, .count = 30, .isolate = 1, .jobs = 2, .inject_fault = 1, .log = sink};
   dt_report r;
   ck_assert_int_eq(dt_run(&o, &r), 1);
   /* every case that built must have been flagged; none may pass */

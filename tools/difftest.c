@@ -11,11 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "tec/tec.h"
 
 static int usage(const char *argv0) {
   fprintf(stderr,
-          "usage: %s [--seed N] [--count N] [--case N] [--program NAME]... [--max-prims N]\n"
+          "usage: %s [--seed N] [--count N] [--case N] [--program NAME]... [--max-prims N] [--jobs N]\n"
           "          [--verbose] [--stop-on-fail] [--no-isolate] [--no-shrink]\n"
           "programs:",
           argv0);
@@ -40,6 +41,7 @@ int main(int argc, char **argv) {
     else if (strcmp(a, "--stop-on-fail") == 0) o.stop_on_fail = 1;
     else if (strcmp(a, "--no-isolate") == 0) o.isolate = 0;
     else if (strcmp(a, "--no-shrink") == 0) o.minimize = 0;
+    else if (strcmp(a, "--jobs") == 0 && number(v, &n) == 0 && n > 0) o.jobs = (int)n, i++;
     else if (strcmp(a, "--seed") == 0 && number(v, &n) == 0) o.seed = (uint64_t)n, i++;
     else if (strcmp(a, "--count") == 0 && number(v, &n) == 0 && n > 0) o.count = (int)n, i++;
     else if (strcmp(a, "--case") == 0 && number(v, &n) == 0 && n >= 0) {
@@ -56,6 +58,8 @@ int main(int argc, char **argv) {
       i++;
     } else return usage(argv[0]);
   }
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  if (!o.jobs) o.jobs = cpus > 1 ? (int)cpus : 1;
   dt_report r;
   int rc = dt_run(&o, &r);
   dt_report_print(stdout, &r);

@@ -83,6 +83,7 @@ typedef struct dt_options {
   FILE *log;          /* reports and reproducers (NULL: stderr) */
   int isolate;        /* run each case in a child process: a crash or a hang becomes a failure
                          with its schedule instead of ending the run */
+  int jobs;           /* with isolate: cases run at once (<= 1: one at a time) */
   int minimize;       /* drop primitives from a failing schedule while it still fails the same
                          way, and print the shortest one */
   int inject_fault;   /* self-test: perturb one element of every reference, so every case that
