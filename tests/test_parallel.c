@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "testutil.h"
 
@@ -218,6 +219,29 @@ START_TEST(parallel_for_concurrent_callers) {
     pthread_join(th[i], &r);
     ck_assert_ptr_null(r);
   }
+}
+END_TEST
+
+/* A child forked after the pool exists forgets the parent's workers and makes its own. */
+START_TEST(parallel_for_after_fork) {
+  tec_rt_set_num_threads(3);
+  _Atomic int hits[100];
+  for (int i = 0; i < 100; i++) atomic_store(&hits[i], 0);
+  cover c = {hits, 0, 0};
+  ck_assert_int_eq(tec_rt_parallel_for(100, cover_body, &c), 0);
+  fflush(NULL);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    cover cc = {hits, 0, 0};
+    int rc = tec_rt_parallel_for(100, cover_body, &cc);
+    int ok = rc == 0 && atomic_load(&cc.calls) == 3;
+    for (int i = 0; i < 100; i++) ok = ok && atomic_load(&hits[i]) == 2;
+    _exit(ok ? 0 : 1); /* no leak check here: the sanitizers still list the parent's threads */
+  }
+  int status = 0;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
 }
 END_TEST
 
@@ -661,6 +685,7 @@ int main(int argc, char **argv) {
   tcase_add_test(rt, parallel_for_error_propagates);
   tcase_add_test(rt, parallel_for_nested_runs_serially);
   tcase_add_test(rt, parallel_for_concurrent_callers);
+  tcase_add_test(rt, parallel_for_after_fork);
   suite_add_tcase(s, rt);
   TCase *e2e = tcase_create("schedules");
   tcase_add_test(e2e, e2e_vadd_symbolic);
