@@ -166,6 +166,8 @@ static const ir_stmt *stage_nest(lower_state *ls, int si) {
     update = make_loop(ls, si, i, update, 1);
     if (st->leaf[i]->kind == SCH_ITER_DATA) init = make_loop(ls, si, i, init, 0);
   }
+  /* a failed nest is NULL, and ir_seq2 would drop it silently: stop with its error */
+  if (!init || !update) return NULL;
   const ir_stmt *s = ir_seq2(init, update);
   for (int i = first_red - 1; i >= 0 && s; i--) s = make_loop(ls, si, i, s, 1);
   return s;
