@@ -54,6 +54,29 @@ static const char **cg_param_names(tec_ctx *ctx, const lower_func *f) {
   return names;
 }
 
+/* For the run half of a prepare/run split: how to call the pair, and the byte size of each
+ * packed buffer the caller allocates (64-byte aligned) for prepare to fill and run to read. */
+static void cg_write_packed_sizes(FILE *out, const lower_func *f) {
+  if (!f->prepare) return;
+  fprintf(out, "/* %s: call %s once with the constants and the packed buffers below, then %s\n"
+               " * per call with the other arguments followed by the same packed buffers. */\n",
+          f->user_name, f->prepare->name, f->name);
+  for (int k = 0; k < f->npacked; k++) {
+    const te_tensor *t = f->packed[k];
+    int64_t bytes = tec_dtype_bytes(t->type), v;
+    for (int d = 0; d < t->ndim && bytes >= 0; d++)
+      bytes = ir_is_const_int(t->shape[d], &v) ? bytes * v : -1;
+    fputs("#define ", out);
+    for (const char *c = f->user_name; *c; c++) fputc(isalnum((unsigned char)*c) ? toupper((unsigned char)*c) : '_', out);
+    fputs("_PACKED_", out);
+    for (const char *c = t->name; *c; c++) fputc(isalnum((unsigned char)*c) ? toupper((unsigned char)*c) : '_', out);
+    if (bytes >= 0)
+      fprintf(out, "_BYTES %lld\n", (long long)bytes);
+    else
+      fprintf(out, "_BYTES (-1) /* symbolic shape: see the %s comment */\n", f->prepare->name);
+  }
+}
+
 static int cg_write_header(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const char *triple,
                            const char *path) {
   FILE *out = fopen(path, "w");
@@ -98,6 +121,7 @@ static int cg_write_header(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, c
       fprintf(out, "%sint64_t %s", f->nargs + k ? ", " : "", names[f->nargs + k]);
     if (f->nargs + f->nsize == 0) fprintf(out, "void");
     fprintf(out, ");\n");
+    cg_write_packed_sizes(out, f);
   }
   fprintf(out, "\n#ifdef __cplusplus\n}\n#endif\n\n#endif /* %s */\n", guard);
   if (fclose(out) != 0)

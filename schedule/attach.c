@@ -21,6 +21,33 @@ int sch_readers(sch_schedule *s, const te_tensor *t, sch_stage **out, int max) {
   return n;
 }
 
+/* 1 if stage c reads t, directly or through stages that are inlined into it */
+static int reads_through_inline(const sch_stage *c, const te_tensor *t, int depth) {
+  if (depth > 100) return 0;
+  for (int k = 0; k < c->ninputs; k++) {
+    if (c->inputs[k] == t) return 1;
+    for (int i = 0; i < c->sched->nstage; i++) {
+      const sch_stage *x = c->sched->stages[i];
+      if (x->tensor == c->inputs[k] && x->attach == SCH_ATTACH_INLINE &&
+          reads_through_inline(x, t, depth + 1))
+        return 1;
+    }
+  }
+  return 0;
+}
+
+/* The stages that compute something from t (inlined readers count through their readers). */
+static int effective_readers(sch_schedule *s, const te_tensor *t, sch_stage **out, int max) {
+  int n = 0;
+  for (int i = 0; i < s->nstage; i++) {
+    sch_stage *st = s->stages[i];
+    if (st->attach == SCH_ATTACH_INLINE || !reads_through_inline(st, t, 0)) continue;
+    if (n < max) out[n] = st;
+    n++;
+  }
+  return n;
+}
+
 static int check_producer(const char *who, sch_stage *p) {
   if (!p) return -1;
   tec_ctx *ctx = p->sched->ctx;
@@ -53,10 +80,9 @@ int sch_compute_at(sch_stage *p, sch_stage *c, sch_iter *at) {
   if (c->sched != p->sched)
     return tec_ctx_set_error(ctx, "compute_at: stages '%s' and '%s' belong to different "
                                   "schedules", p->tensor->name, c->tensor->name);
-  int reads = 0;
-  for (int k = 0; k < c->ninputs; k++) reads |= c->inputs[k] == p->tensor;
+  int reads = reads_through_inline(c, p->tensor, 0);
   sch_stage *rd[16];
-  int nr = sch_readers(p->sched, p->tensor, rd, 16);
+  int nr = effective_readers(p->sched, p->tensor, rd, 16);
   if (!reads) {
     const char *names = "";
     for (int i = 0; i < nr && i < 16; i++)

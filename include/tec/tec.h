@@ -9,6 +9,7 @@
 #include "tec/lower.h"
 #include "tec/build.h"
 #include "tec/runtime.h"
+#include "tec/topi.h"
 #include "tec/difftest.h"
 
 #endif
