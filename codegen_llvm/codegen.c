@@ -280,6 +280,7 @@ LLVMModuleRef cg_module_build(tec_ctx *ctx, LLVMContextRef llctx, int nfuncs,
   memset(&f, 0, sizeof f);
   f.ctx = ctx;
   f.who = who;
+  f.vector_fma = t->vector_fma;
   f.llctx = llctx;
   f.mod = mod;
   f.i1 = LLVMInt1TypeInContext(llctx);

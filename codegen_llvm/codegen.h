@@ -44,6 +44,11 @@ typedef struct cg_arch {
   const char *base_features;     /* always on ("+neon" on aarch64), before the CPU's */
   int base_bits;                 /* native vector width with the base features */
   const cg_width_rule *widths;   /* features that change the width, {NULL} ended */
+  /* Features that must all be on (each "a|b": either) for a vector multiply-add to become
+   * llvm.fma rather than llvm.fmuladd: LLVM's ARM backend never fuses a v4f32 fmuladd on
+   * NEON (vfma.f32 q needs the explicit intrinsic) and splits it into vmul + vadd on the
+   * cores it tunes against vmla (Cortex-A7, A9). NULL-ended; NULL: fmuladd is right. */
+  const char *const *vector_fma;
 } cg_arch;
 typedef struct cg_preset {
   const char *name, *triple, *cpu, *attr; /* "rasp4b" -> "llvm -mtriple=... -mcpu=... -mattr=..." */
@@ -63,6 +68,7 @@ typedef struct cg_target {
   char *features; /* "+avx2,+fma,..." (malloc'd) */
   int is_host;    /* triple is the host's: the JIT can run the code */
   int vector_bits; /* native SIMD width: 128 on NEON, 512 with AVX-512, 32 without SIMD */
+  int vector_fma;  /* emit vector multiply-add as llvm.fma (cg_arch.vector_fma holds) */
   const cg_arch *arch; /* NULL: a host architecture tec has no table for */
   LLVMTargetRef target;
 } cg_target;
@@ -111,6 +117,7 @@ typedef struct cg_func {
   int nheap, capheap;
   int failed;                 /* an error is in ctx: stop emitting */
   int npar;                   /* parallel loops outlined so far (names <fn>_par<k>) */
+  int vector_fma;             /* cg_target.vector_fma: vector x*y+z as llvm.fma */
 } cg_func;
 
 /* codegen.c: types, scopes, declarations, internal errors */

@@ -33,7 +33,10 @@ static LLVMValueRef cg_intrinsic(cg_func *f, const char *name, LLVMTypeRef ty, L
 
 static LLVMValueRef cg_fmuladd(cg_func *f, LLVMValueRef x, LLVMValueRef y, LLVMValueRef z) {
   LLVMValueRef args[3] = {x, y, z};
-  return cg_intrinsic(f, "llvm.fmuladd", LLVMTypeOf(x), args, 3);
+  int vec = LLVMGetTypeKind(LLVMTypeOf(x)) == LLVMVectorTypeKind;
+  /* the target decides: ARMv7 NEON fuses a vector multiply-add only when asked (target.c) */
+  return cg_intrinsic(f, vec && f->vector_fma ? "llvm.fma" : "llvm.fmuladd", LLVMTypeOf(x),
+                      args, 3);
 }
 
 LLVMValueRef cg_cast(cg_func *f, LLVMValueRef v, tec_dtype from, tec_dtype to) {

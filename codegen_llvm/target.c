@@ -180,6 +180,34 @@ static int cg_vector_bits(const cg_arch *arch, const char *features) {
   return bits;
 }
 
+/* Whether the ordered feature list ends with name on ("+name" last). */
+static int cg_feature_on(const char *features, const char *name, size_t len) {
+  int on = 0;
+  for (const char *f = features; f && *f;) {
+    size_t n = strcspn(f, ",");
+    if (n == len + 1 && strncmp(f + 1, name, len) == 0) on = *f == '+';
+    f += n;
+    if (*f == ',') f++;
+  }
+  return on;
+}
+
+/* Every requirement of arch->vector_fma holds (one of its '|' alternatives is on). */
+static int cg_vector_fma(const cg_arch *arch, const char *features) {
+  if (!arch || !arch->vector_fma) return 0;
+  for (const char *const *req = arch->vector_fma; *req; req++) {
+    int any = 0;
+    for (const char *alt = *req; *alt && !any;) {
+      size_t n = strcspn(alt, "|");
+      any = cg_feature_on(features, alt, n);
+      alt += n;
+      if (*alt == '|') alt++;
+    }
+    if (!any) return 0;
+  }
+  return 1;
+}
+
 /* a,b,c joined with ',' skipping empty parts (malloc'd). */
 static char *cg_concat_features(const char *a, const char *b, const char *c) {
   size_t n = strlen(a) + strlen(b) + strlen(c) + 3;
@@ -269,6 +297,7 @@ int cg_target_parse(tec_ctx *ctx, const char *str, cg_target *out) {
   free(implied);
   if (!out->cpu || !out->features) goto oom;
   out->vector_bits = cg_vector_bits(out->arch, out->features);
+  out->vector_fma = cg_vector_fma(out->arch, out->features);
   return 0;
 oom:
   free(host_norm);
