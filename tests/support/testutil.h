@@ -17,9 +17,12 @@ double tu_max_err(const float *a, const float *b, int64_t n);
 tec_packed_fn tu_build(tec_ctx *ctx, sch_schedule *s, const char *name, int nargs,
                        te_tensor *const *args);
 /* Asserts that str contains sub, printing both otherwise. */
-#define tu_assert_contains(str, sub)                                                    \
-  ck_assert_msg((str) && strstr((str), (sub)), "expected to find\n  %s\nin\n  %s", (sub), \
-                (str) ? (str) : "(null)")
+#define tu_assert_contains(str, sub)                                                     \
+  do {                                                                                   \
+    const char *tu_s_ = (str);                                                           \
+    ck_assert_msg(tu_s_ && strstr(tu_s_, (sub)), "expected to find\n  %s\nin\n  %s", (sub), \
+                  tu_s_ ? tu_s_ : "(null)");                                             \
+  } while (0)
 /* Runs a suite and returns the exit status for main. */
 int tu_run(Suite *s);
 
