@@ -145,41 +145,84 @@ static int attach_region(lower_state *ls, int pi, arith_env *env) {
     return tec_ctx_set_error(ctx, "compute_at: loop '%s' is no longer a loop of '%s' (it was "
                                   "split or fused after compute_at); attach to one of: %s",
                              p->attach_iter->name, c->tensor->name, sch_stage_str(c));
+  /* The stage that reads t: c itself, or a stage computed (transitively) inside c at or
+   * within the attach loop, e.g. a cache_write accumulator attached to c's tile loop. */
+  int ri = -1;
+  for (int j = pi + 1; j < ls->s->nstage && ri < 0; j++) {
+    sch_stage *r = ls->s->stages[j];
+    if (r->attach == SCH_ATTACH_INLINE || !ls->body[j]) continue;
+    reads probe = {t, 0, 0, NULL, ctx};
+    ir_visitor pv;
+    ir_visitor_init(&pv, &probe);
+    pv.expr[IR_READ] = find_read;
+    ir_visit_expr(&pv, ls->body[j]);
+    if (probe.n && (j == ci || ri < 0)) ri = j;
+    if (probe.n && j == ci) break;
+  }
+  if (ri < 0) return TEC_INTERNAL(ctx, "attached stage without a reader");
+  sch_stage *rs = ls->s->stages[ri];
+  /* the chain from the reader up to c: every loop in it ranges freely */
+  sch_stage *chain[64];
+  int nchain = 0;
+  for (sch_stage *x = rs; x != c; x = x->attach_stage) {
+    if (x->attach != SCH_ATTACH_SCOPE || nchain >= 64)
+      return tec_ctx_set_error(ctx, "compute_at: '%s' is computed at loop '%s' of '%s', but "
+                                    "the stage that reads it ('%s') is not computed inside that "
+                                    "loop; attach '%s' to a loop of '%s' or of a stage around it",
+                               t->name, p->attach_iter->name, c->tensor->name, rs->tensor->name,
+                               t->name, rs->tensor->name);
+    if (x->attach_stage == c) {
+      int at = -1;
+      for (int i = 0; i < c->nleaf; i++)
+        if (c->leaf[i] == x->attach_iter) at = i;
+      if (at < pos)
+        return tec_ctx_set_error(ctx, "compute_at: '%s' is computed at loop '%s' of '%s', but "
+                                      "its reader '%s' is computed at the outer loop '%s'; "
+                                      "attach '%s' at '%s' or outside it",
+                                 t->name, p->attach_iter->name, c->tensor->name,
+                                 rs->tensor->name, x->attach_iter->name, t->name,
+                                 x->attach_iter->name);
+    }
+    chain[nchain++] = x;
+  }
   lower_ivals iv = {0};
-  if (lower_iter_values(ctx, c, &ls->b, &iv)) return -1;
-  /* consumer leaves inside the attach loop range freely */
+  if (lower_iter_values(ctx, rs, &ls->b, &iv)) return -1;
+  int nrel = c->nleaf;
+  for (int k = 0; k < nchain; k++) nrel += chain[k]->nleaf;
   relax rx = {0, NULL, NULL, NULL};
-  int nin = c->nleaf - pos - 1;
-  rx.vars = tec_ctx_alloc(ctx, sizeof *rx.vars * (size_t)(nin + 1));
-  rx.lo = tec_ctx_alloc(ctx, sizeof *rx.lo * (size_t)(nin + 1));
-  rx.hi = tec_ctx_alloc(ctx, sizeof *rx.hi * (size_t)(nin + 1));
+  rx.vars = tec_ctx_alloc(ctx, sizeof *rx.vars * (size_t)(nrel + 1));
+  rx.lo = tec_ctx_alloc(ctx, sizeof *rx.lo * (size_t)(nrel + 1));
+  rx.hi = tec_ctx_alloc(ctx, sizeof *rx.hi * (size_t)(nrel + 1));
   if (!rx.vars || !rx.lo || !rx.hi) return -1;
   int depth0 = arith_env_depth(env);
-  for (int i = 0; i < c->nleaf; i++) {
-    const lower_range *r = lower_bounds_get(&ls->b, c->leaf[i]);
-    if (!r) return TEC_INTERNAL(ctx, "consumer leaf without a range");
-    arith_env_push_loop(env, c->leaf[i]->var, ir_int(ctx, 0), r->extent);
-    if (i > pos) { /* loops run from 0 (iter_values.c) */
-      rx.vars[rx.n] = c->leaf[i]->var;
-      rx.lo[rx.n] = ir_int(ctx, 0);
-      rx.hi[rx.n] = ir_sub(r->extent, ir_int(ctx, 1));
-      rx.n++;
+  for (int k = -1; k < nchain; k++) {
+    const sch_stage *x = k < 0 ? c : chain[k];
+    for (int i = 0; i < x->nleaf; i++) {
+      const lower_range *r = lower_bounds_get(&ls->b, x->leaf[i]);
+      if (!r) return TEC_INTERNAL(ctx, "reader leaf without a range");
+      arith_env_push_loop(env, x->leaf[i]->var, ir_int(ctx, 0), r->extent);
+      if (k >= 0 || i > pos) { /* loops run from 0 (iter_values.c) */
+        rx.vars[rx.n] = x->leaf[i]->var;
+        rx.lo[rx.n] = ir_int(ctx, 0);
+        rx.hi[rx.n] = ir_sub(r->extent, ir_int(ctx, 1));
+        rx.n++;
+      }
     }
   }
-  /* root values of the consumer, substituted into its reads of t */
-  const ir_expr **rv = tec_ctx_alloc(ctx, sizeof *rv * (size_t)c->nroot);
-  const ir_expr **rvar = tec_ctx_alloc(ctx, sizeof *rvar * (size_t)c->nroot);
+  /* root values of the reader, substituted into its reads of t */
+  const ir_expr **rv = tec_ctx_alloc(ctx, sizeof *rv * (size_t)rs->nroot);
+  const ir_expr **rvar = tec_ctx_alloc(ctx, sizeof *rvar * (size_t)rs->nroot);
   if (!rv || !rvar) return -1;
-  for (int i = 0; i < c->nroot; i++) {
-    rvar[i] = c->root[i]->var;
-    rv[i] = lower_ivals_get(&iv, c->root[i]);
-    if (!rv[i]) return TEC_INTERNAL(ctx, "consumer root without a value");
+  for (int i = 0; i < rs->nroot; i++) {
+    rvar[i] = rs->root[i]->var;
+    rv[i] = lower_ivals_get(&iv, rs->root[i]);
+    if (!rv[i]) return TEC_INTERNAL(ctx, "reader root without a value");
   }
   reads rd = {t, 0, 0, NULL, ctx};
   ir_visitor v;
   ir_visitor_init(&v, &rd);
   v.expr[IR_READ] = find_read;
-  ir_visit_expr(&v, ls->body[ci]);
+  ir_visit_expr(&v, ls->body[ri]);
   const ir_expr **reg = tec_ctx_alloc(ctx, sizeof *reg * (size_t)(2 * t->ndim));
   ls->clamp[pi] = tec_ctx_alloc(ctx, sizeof *ls->clamp[pi] * (size_t)t->ndim);
   if (!reg || !ls->clamp[pi]) return -1;
@@ -187,7 +230,7 @@ static int attach_region(lower_state *ls, int pi, arith_env *env) {
     const ir_expr *lo = NULL, *hi = NULL;
     int unknown = rd.n == 0;
     for (int k = 0; k < rd.n && !unknown; k++) {
-      const ir_expr *idx = ir_substitute(rd.r[k]->args[d], c->nroot, rvar, rv);
+      const ir_expr *idx = ir_substitute(rd.r[k]->args[d], rs->nroot, rvar, rv);
       ivl x = interval(arith_simplify(idx, env), &rx);
       if (!x.lo || !x.hi) {
         unknown = 1;

@@ -189,6 +189,13 @@ static void run_gemm(int64_t M, int64_t N, int64_t K, int how) {
     OK(ctx, sch_vectorize(sb, bi));
   }
   if (how >= 5) OK(ctx, sch_pragma(sl, ko, "auto_unroll_max_step", ir_int(ctx, 16)));
+  if (how >= 6) { /* the packed panel of B per column tile: read by C.local, attached to C */
+    te_tensor *BP = NULL;
+    for (int i = 0; i < s->nstage; i++)
+      if (strcmp(s->stages[i]->tensor->name, "B.global") == 0) BP = s->stages[i]->tensor;
+    ck_assert_ptr_nonnull(BP);
+    OK(ctx, sch_compute_at(sch_stage_of(s, BP), sc, jo));
+  }
   tec_packed_fn fn = tu_build(ctx, s, "gemm", 3, (te_tensor *[]){A, B, C});
   int64_t sa[2] = {M, K}, sb_[2] = {K, N}, sc_[2] = {M, N};
   DLTensor a = tu_rand_f32(2, sa, 31), b = tu_rand_f32(2, sb_, 32), c = tu_zeros(TEC_F32, 2, sc_);
@@ -209,7 +216,7 @@ static void run_gemm(int64_t M, int64_t N, int64_t K, int how) {
 }
 
 START_TEST(gemm_schedules) {
-  for (int how = 0; how <= 5; how++) {
+  for (int how = 0; how <= 6; how++) {
     run_gemm(64, 48, 80, how);
     run_gemm(37, 50, 19, how);
   }
