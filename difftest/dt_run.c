@@ -172,9 +172,9 @@ static const char *outcome_name(dt_outcome o) {
 
 void dt_report_print(FILE *f, const dt_report *r) {
   fprintf(f, "difftest: %d cases: %d ok, %d refused at a primitive, %d refused at lower/build, "
-             "%d failures (%ld primitives called, %ld refused)\n",
-          r->cases, r->ok, r->refused_primitive, r->refused_build, r->failures, r->prims,
-          r->prims_refused);
+             "%d failures, %d known open bugs (%ld primitives called, %ld refused)\n",
+          r->cases, r->ok, r->refused_primitive, r->refused_build, r->failures, r->known,
+          r->prims, r->prims_refused);
   for (int p = 0; p < DT_NPROGRAMS; p++) {
     const int *c = r->per_program[p];
     if (c[0] + c[1] + c[2] + c[3])
@@ -259,11 +259,14 @@ int dt_run(const dt_options *opt, dt_report *out) {
     rep.prims += res->calls;
     rep.prims_refused += res->refused;
     rep.per_program[p][res->outcome]++;
+    int known = 0;
+    for (int i = 0; res->outcome == DT_FAIL && opt->known_issues && opt->known_issues[i]; i++)
+      known |= strstr(res->msg, opt->known_issues[i]) != NULL;
     switch (res->outcome) {
     case DT_OK: rep.ok++; break;
     case DT_REFUSED_PRIM: rep.refused_primitive++; break;
     case DT_REFUSED_BUILD: rep.refused_build++; break;
-    case DT_FAIL: rep.failures++; break;
+    case DT_FAIL: known ? rep.known++ : rep.failures++; break;
     }
     if (opt->verbose)
       fprintf(log, "case %llu %s/%d: %s%s%s\n", (unsigned long long)caseno, dt_program_name(p), v,
@@ -274,13 +277,13 @@ int dt_run(const dt_options *opt, dt_report *out) {
       int before = res->nprims;
       if (opt->minimize && !opt->inject_fault)
         shrink(opt, p, v, caseno, refs.ref[p][v], done, scratch);
-      fprintf(log, "FAIL seed %llu case %llu (%s variant %d): %s: %s\n",
-              (unsigned long long)opt->seed, (unsigned long long)caseno, dt_program_name(p), v,
+      fprintf(log, "%s seed %llu case %llu (%s variant %d): %s: %s\n",
+              known ? "KNOWN" : "FAIL", (unsigned long long)opt->seed, (unsigned long long)caseno, dt_program_name(p), v,
               res->fail_class, res->msg);
       if (res->nprims != before)
         fprintf(log, "(shrunk from %d to %d primitives)\n", before, res->nprims);
       fprintf(log, "%s\n", done->text);
-      if (opt->stop_on_fail) stop = 1;
+      if (opt->stop_on_fail && !known) stop = 1;
     }
     /* free the slot; keep running entries packed */
     busy[run[k].slot] = 0;

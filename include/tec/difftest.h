@@ -88,6 +88,9 @@ typedef struct dt_options {
                          way, and print the shortest one */
   int inject_fault;   /* self-test: perturb one element of every reference, so every case that
                          builds must be reported as a failure */
+  const char *const *known_issues; /* NULL-terminated substrings: a failure whose message
+                         contains one is a reported bug still open; it is counted as known,
+                         not as a failure (still printed with its reproducer) */
 } dt_options;
 
 typedef struct dt_report {
@@ -96,6 +99,7 @@ typedef struct dt_report {
   int refused_primitive;  /* some primitive refused (with a message); the rest built, matched */
   int refused_build;      /* tec_lower or tec_build refused (with a message) */
   int failures;           /* wrong numbers, crashes, hangs, errors without a message, ... */
+  int known;              /* failures matching opt->known_issues (not in failures) */
   long prims;             /* primitives called */
   long prims_refused;     /* ... and refused */
   int per_program[DT_NPROGRAMS][4]; /* ok, refused_primitive, refused_build, failures */
