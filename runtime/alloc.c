@@ -6,18 +6,78 @@
  * does not is returned to the hook and the allocation fails rather than corrupting memory.
  * tec_rt_alloc(0) returns a valid TEC_ALIGN-byte block, so "no elements" is never NULL.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include "tec/runtime.h"
 
+/* The default pair keeps a few large freed blocks for reuse: generated code allocates its big
+ * temporaries (packed panels, padded inputs) on every call, and handing them back to the
+ * kernel each time costs page faults on every call. Each block carries its size in a
+ * TEC_ALIGN-byte header in front of it. */
+#define RT_CACHE_SLOTS 16
+#define RT_CACHE_MIN ((size_t)64 << 10)   /* smaller blocks: malloc keeps them itself */
+#define RT_CACHE_MAX ((size_t)256 << 20)  /* bytes kept at most */
+
+static pthread_mutex_t rt_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *rt_cache[RT_CACHE_SLOTS];
+static size_t rt_cache_bytes;
+static int rt_cache_registered;
+
+static size_t rt_block_size(void *p) { return *(size_t *)((char *)p - TEC_ALIGN); }
+
+static void rt_cache_drain(void) {
+  pthread_mutex_lock(&rt_cache_lock);
+  for (int i = 0; i < RT_CACHE_SLOTS; i++) {
+    if (rt_cache[i]) free((char *)rt_cache[i] - TEC_ALIGN);
+    rt_cache[i] = NULL;
+  }
+  rt_cache_bytes = 0;
+  pthread_mutex_unlock(&rt_cache_lock);
+}
+
 static void *rt_default_alloc(size_t bytes, void *user) {
   (void)user;
-  return aligned_alloc(TEC_ALIGN, bytes);
+  if (bytes >= RT_CACHE_MIN) { /* a cached block of this size, or up to a quarter larger */
+    void *best = NULL;
+    int slot = -1;
+    pthread_mutex_lock(&rt_cache_lock);
+    for (int i = 0; i < RT_CACHE_SLOTS; i++) {
+      size_t n = rt_cache[i] ? rt_block_size(rt_cache[i]) : 0;
+      if (n >= bytes && n - bytes <= bytes / 4 && (!best || n < rt_block_size(best)))
+        best = rt_cache[i], slot = i;
+    }
+    if (best) {
+      rt_cache[slot] = NULL;
+      rt_cache_bytes -= rt_block_size(best);
+    }
+    pthread_mutex_unlock(&rt_cache_lock);
+    if (best) return best;
+  }
+  if (bytes > SIZE_MAX - TEC_ALIGN) return NULL;
+  char *base = aligned_alloc(TEC_ALIGN, bytes + TEC_ALIGN);
+  if (!base) return NULL;
+  *(size_t *)base = bytes;
+  return base + TEC_ALIGN;
 }
 
 static void rt_default_free(void *p, void *user) {
   (void)user;
-  free(p);
+  size_t n = rt_block_size(p);
+  if (n >= RT_CACHE_MIN && n <= RT_CACHE_MAX) {
+    pthread_mutex_lock(&rt_cache_lock);
+    if (!rt_cache_registered) rt_cache_registered = atexit(rt_cache_drain) == 0 ? 1 : -1;
+    int slot = -1;
+    for (int i = 0; i < RT_CACHE_SLOTS && slot < 0; i++)
+      if (!rt_cache[i]) slot = i;
+    if (slot >= 0 && rt_cache_registered == 1 && rt_cache_bytes + n <= RT_CACHE_MAX) {
+      rt_cache[slot] = p;
+      rt_cache_bytes += n;
+      p = NULL;
+    }
+    pthread_mutex_unlock(&rt_cache_lock);
+  }
+  if (p) free((char *)p - TEC_ALIGN);
 }
 
 static tec_rt_alloc_fn rt_alloc_fn = rt_default_alloc;
@@ -25,6 +85,7 @@ static tec_rt_free_fn rt_free_fn = rt_default_free;
 static void *rt_alloc_user;
 
 void tec_rt_set_allocator(tec_rt_alloc_fn alloc, tec_rt_free_fn free_fn, void *user) {
+  rt_cache_drain(); /* blocks of the old default pair go back to the system */
   if (!alloc || !free_fn) { /* either missing: back to the default pair */
     rt_alloc_fn = rt_default_alloc;
     rt_free_fn = rt_default_free;
