@@ -74,6 +74,24 @@ static void cg_write_packed_sizes(FILE *out, const lower_func *f) {
       fprintf(out, "_BYTES %lld\n", (long long)bytes);
     else
       fprintf(out, "_BYTES (-1) /* symbolic shape: see the %s comment */\n", f->prepare->name);
+    if (bytes < 0) continue;
+    /* ndim and shape, for the DLTensor the caller wraps around the buffer */
+    for (int pass = 0; pass < 2; pass++) {
+      fputs("#define ", out);
+      for (const char *c = f->user_name; *c; c++) fputc(isalnum((unsigned char)*c) ? toupper((unsigned char)*c) : '_', out);
+      fputs("_PACKED_", out);
+      for (const char *c = t->name; *c; c++) fputc(isalnum((unsigned char)*c) ? toupper((unsigned char)*c) : '_', out);
+      if (pass == 0) {
+        fprintf(out, "_NDIM %d\n", t->ndim);
+        continue;
+      }
+      fputs("_SHAPE {", out);
+      for (int d = 0; d < t->ndim; d++) {
+        ir_is_const_int(t->shape[d], &v);
+        fprintf(out, "%s%lld", d ? ", " : "", (long long)v);
+      }
+      fputs("}\n", out);
+    }
   }
 }
 

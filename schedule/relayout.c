@@ -20,12 +20,17 @@ const ir_expr *sch_iter_extent(const sch_stage *st, const sch_iter *it) {
       if (!p) return NULL;
       const ir_expr *one = ir_int(p->ctx, 1);
       const ir_expr *n = rel->factor ? rel->factor : rel->nparts;
-      const ir_expr *other = ir_add(ir_floordiv(ir_sub(p, one), n), one);
+      int64_t pv, nv; /* ceil(p / n), folded when both are known */
+      const ir_expr *other = ir_is_const_int(p, &pv) && ir_is_const_int(n, &nv) && nv > 0
+                                 ? ir_int(p->ctx, pv > 0 ? (pv - 1) / nv + 1 : 0)
+                                 : ir_add(ir_floordiv(ir_sub(p, one), n), one);
       if (rel->factor) return rel->outer == it ? other : rel->factor;
       return rel->outer == it ? rel->nparts : other;
     }
     if (rel->kind == SCH_REL_FUSE && rel->fused == it) {
       const ir_expr *a = sch_iter_extent(st, rel->outer), *b = sch_iter_extent(st, rel->inner);
+      int64_t av, bv;
+      if (a && b && ir_is_const_int(a, &av) && ir_is_const_int(b, &bv)) return ir_int(a->ctx, av * bv);
       return a && b ? ir_mul(a, b) : NULL;
     }
   }
