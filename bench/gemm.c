@@ -2,7 +2,7 @@
  * cblas_sgemm and oneDNN dnnl_sgemm, same buffers, same thread count, in one run.
  *
  *   usage: gemm [--csv FILE] [--sizes 256,512,1024,2048] [--threads 1,2] [--reps N]
- *               [--mr 8] [--nr 32] [--kb 0] [--pack root|panel] [--packa 0|1] [--order jko|kji]
+ *               [--mr 8] [--nr 32] [--kb 0] [--mb 0] [--pack root|panel] [--packa 0|1] [--order jko|kji]
  *               [--clock wall|cpu] [--print-ir] [--asm FILE]
  *
  * Per (size, threads): every implementation is called once and checked against a naive
@@ -55,6 +55,7 @@ typedef struct opts {
   int pack_panel; /* 1: pack B per panel (compute_at jo); 0: whole B up front */
   int pack_a;     /* 1: A packed too, Ap[io, k, ii] (kb > 0 only) */
   int k_outer;    /* kb > 0: 1: k.outer outside j.outer (B panel block in L1), 0: inside */
+  int mb;         /* kb > 0, k_outer: rows of A per L2 block, in mr tiles (0: all of M) */
   int print_ir;
   int cpu_clock;  /* time with CLOCK_PROCESS_CPUTIME_ID (tuning on a loaded machine, 1 thread) */
   const char *asm_path, *csv_path;
@@ -98,6 +99,7 @@ static int parse_opts(int argc, char **argv, opts *o) {
     else if (!strcmp(a, "--mr")) o->mr = atoi(v);
     else if (!strcmp(a, "--nr")) o->nr = atoi(v);
     else if (!strcmp(a, "--kb")) o->kb = atoi(v);
+    else if (!strcmp(a, "--mb")) o->mb = atoi(v);
     else if (!strcmp(a, "--clock")) {
       if (strcmp(v, "wall") && strcmp(v, "cpu")) return -1;
       o->cpu_clock = !strcmp(v, "cpu");
@@ -213,7 +215,11 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
     sch_stage *sc = sch_stage_of(s, C);
     TRY(ctx, sch_tile(sc, sch_axis(sc, 0), sch_axis(sc, 1), mr, nr, &io, &jo, &ii, &ji));
     TRY(ctx, sch_split(sc, sch_reduce_axis(sc, 0), o->kb, &ko, &ki));
-    if (o->k_outer)
+    sch_iter *ib, *io2;
+    if (o->k_outer && o->mb > 0) { /* GotoBLAS order: an A block in L2, a B micro-panel in L1 */
+      TRY(ctx, sch_split(sc, io, o->mb, &ib, &io2));
+      TRY(ctx, sch_reorder(sc, 7, (sch_iter *[]){ko, ib, jo, io2, ki, ii, ji}));
+    } else if (o->k_outer)
       TRY(ctx, sch_reorder(sc, 6, (sch_iter *[]){ko, jo, io, ki, ii, ji}));
     else
       TRY(ctx, sch_reorder(sc, 6, (sch_iter *[]){jo, ko, io, ki, ii, ji}));
