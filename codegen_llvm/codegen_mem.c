@@ -14,7 +14,7 @@
 #include <string.h>
 #include "codegen_llvm/codegen.h"
 
-#define CG_STACK_MAX_BYTES 1024 /* larger or symbolic allocations go to the heap */
+#define CG_STACK_MAX_BYTES (64 << 10) /* larger or symbolic allocations go to the heap */
 #define CG_KM_CAP ((int64_t)1 << 20)
 
 static int64_t cg_gcd(int64_t a, int64_t b) {

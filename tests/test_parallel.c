@@ -532,14 +532,14 @@ static void budget_free(void *p, void *user) {
 
 START_TEST(e2e_heap_failure_inside_parallel_body) {
   tec_ctx *ctx = tec_ctx_new();
-  const int64_t n = 512 * 9;
+  const int64_t n = 32768 * 9; /* a tile of 128 KiB: past the stack limit, on the heap */
   te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 1, TE_SHAPE(ctx, n));
   te_tensor *B = te_compute(ctx, &(te_compute_decl){"B", 1, A->shape, times2, A, NULL, NULL});
   te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 1, A->shape, plus1, B, NULL, NULL});
   sch_schedule *s = sch_create(ctx, 1, &C);
   sch_stage *sb = sch_stage_of(s, B), *sc = sch_stage_of(s, C);
   sch_iter *o, *in;
-  OK(ctx, sch_split(sc, sch_axis(sc, 0), 512, &o, &in));
+  OK(ctx, sch_split(sc, sch_axis(sc, 0), 32768, &o, &in));
   OK(ctx, sch_parallel(sc, o));
   OK(ctx, sch_compute_at(sb, sc, o));
   tec_packed_fn fn = tu_build(ctx, s, "tile", 2, (te_tensor *[]){A, C});
@@ -559,7 +559,7 @@ START_TEST(e2e_heap_failure_inside_parallel_body) {
         continue;
       }
       ck_assert_int_eq(rc, -1);
-      tu_assert_contains(tec_rt_last_error(), "tile: out of memory allocating 2048 bytes for 'B'");
+      tu_assert_contains(tec_rt_last_error(), "tile: out of memory allocating 131072 bytes for 'B'");
     }
   }
   tec_dl_free(&a), tec_dl_free(&c);
