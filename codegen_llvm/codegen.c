@@ -299,6 +299,8 @@ LLVMModuleRef cg_module_build(tec_ctx *ctx, LLVMContextRef llctx, int nfuncs,
     f.nbind = 0;
     f.nheap = 0;
     f.npar = 0;
+    f.nlaunch = 0;
+    f.launch = NULL;
     rc = cg_func_build(&f);
     if (f.failed) rc = -1;
   }

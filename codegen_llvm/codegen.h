@@ -100,6 +100,20 @@ typedef struct cg_binding {
   LLVMTypeRef elem;    /* buffers: memory type of one element, else NULL */
 } cg_binding;
 
+/* Inside a parallel_launch_point region's function <fn>_launch<k> (codegen_parallel.c). */
+typedef enum cg_launch_mode {
+  CG_LAUNCH_REGION, /* deciding per statement: parallel loops chunked, shared stores guarded */
+  CG_LAUNCH_PLAIN,  /* a subtree every task runs as it is */
+  CG_LAUNCH_GUARD   /* a subtree every task runs, its stores to shared buffers in task 0 only */
+} cg_launch_mode;
+typedef struct cg_launch {
+  LLVMValueRef task, ntask;    /* i32: this task, the number of tasks */
+  const ir_expr **priv;        /* buffers allocated in the region outside its parallel loops:
+                                * one copy per task */
+  int npriv, cappriv;
+  cg_launch_mode mode;
+} cg_launch;
+
 typedef struct cg_func {
   tec_ctx *ctx;
   const char *who;            /* API entry for messages: "tec_build", "tec_emit" */
@@ -117,6 +131,8 @@ typedef struct cg_func {
   int nheap, capheap;
   int failed;                 /* an error is in ctx: stop emitting */
   int npar;                   /* parallel loops outlined so far (names <fn>_par<k>) */
+  int nlaunch;                /* launch regions outlined so far (names <fn>_launch<k>) */
+  cg_launch *launch;          /* emitting a launch region's function, else NULL */
   int vector_fma;             /* cg_target.vector_fma: vector x*y+z as llvm.fma */
 } cg_func;
 
@@ -154,8 +170,15 @@ int cg_stmt(cg_func *f, const ir_stmt *s);
 /* for (var = lo; var < end; var++) body, with lo and end of var's type. */
 int cg_emit_loop(cg_func *f, const ir_expr *var, LLVMValueRef lo, LLVMValueRef end,
                  const ir_stmt *body);
-/* codegen_parallel.c: a PARALLEL loop as an outlined function run by tec_rt_parallel_for. */
+/* codegen_parallel.c: a PARALLEL loop as an outlined function run by tec_rt_parallel_for
+ * (inside a launch region: this task's chunk of it, then a barrier). */
 int cg_parallel_outline(cg_func *f, const ir_stmt *s);
+/* The ATTR "pragma_parallel_launch_point" s: its body outlined into <fn>_launch<k> and run by
+ * tec_rt_parallel_launch (or emitted as it is when it has no parallel loop). */
+int cg_launch_point(cg_func *f, const ir_stmt *s);
+/* Inside a launch region: 1 if cg_stmt must hand s to cg_launch_stmt. */
+int cg_launch_wants(cg_func *f, const ir_stmt *s);
+int cg_launch_stmt(cg_func *f, const ir_stmt *s);
 /* entry.c: the checked DLTensor entry that calls raw (of type raw_ty). */
 int cg_entry_build(cg_func *f, LLVMValueRef raw, LLVMTypeRef raw_ty);
 

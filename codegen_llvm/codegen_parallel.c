@@ -24,8 +24,8 @@
  * body (per thread); an allocation failure inside returns -1 from the chunk and the runtime
  * hands that code and its message to the caller.
  *
- * ATTR "pragma_parallel_launch_point" (sch_pragma) is an annotation only: every parallel loop
- * launches its own job on the pool where it stands.
+ * ATTR "pragma_parallel_launch_point" (sch_pragma) makes its loop a launch region, outlined
+ * whole and run once on every thread by tec_rt_parallel_launch: see "launch regions" below.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +80,49 @@ static void cg_md(cg_func *f, LLVMValueRef inst, const char *kind, LLVMValueRef 
   LLVMSetMetadata(inst, LLVMGetMDKindIDInContext(f->llctx, kind, (unsigned)strlen(kind)), node);
 }
 
+/* f's per-function state, saved while an outlined function is generated. */
+typedef struct cg_fn_state {
+  LLVMBasicBlockRef block, entry;
+  LLVMValueRef fn;
+  cg_binding *binds;
+  int nbind, capbind;
+  LLVMValueRef *heap;
+  int nheap, capheap;
+  cg_launch *launch;
+} cg_fn_state;
+
+/* Switches f to fn (fresh bindings and heap list, entry and start blocks; the builder at
+ * start). Nothing inside is in a launch region until the caller says so. */
+static void cg_fn_enter(cg_func *f, LLVMValueRef fn, cg_fn_state *st) {
+  st->block = LLVMGetInsertBlock(f->b);
+  st->fn = f->fn, st->entry = f->entry;
+  st->binds = f->binds, st->nbind = f->nbind, st->capbind = f->capbind;
+  st->heap = f->heap, st->nheap = f->nheap, st->capheap = f->capheap;
+  st->launch = f->launch;
+  f->fn = fn;
+  f->binds = NULL, f->nbind = f->capbind = 0;
+  f->heap = NULL, f->nheap = f->capheap = 0;
+  f->launch = NULL;
+  f->entry = LLVMAppendBasicBlockInContext(f->llctx, fn, "entry");
+  LLVMPositionBuilderAtEnd(f->b, LLVMAppendBasicBlockInContext(f->llctx, fn, "start"));
+}
+
+/* Ends fn (ret 0 when ok, the entry block branching to start) and switches back. */
+static void cg_fn_leave(cg_func *f, cg_fn_state *st, int ok) {
+  if (ok) {
+    LLVMBuildRet(f->b, LLVMConstInt(f->i32, 0, 0));
+    LLVMPositionBuilderAtEnd(f->b, f->entry);
+    LLVMBuildBr(f->b, LLVMGetNextBasicBlock(f->entry));
+  }
+  free(f->binds);
+  free(f->heap);
+  f->fn = st->fn, f->entry = st->entry;
+  f->binds = st->binds, f->nbind = st->nbind, f->capbind = st->capbind;
+  f->heap = st->heap, f->nheap = st->nheap, f->capheap = st->capheap;
+  f->launch = st->launch;
+  LLVMPositionBuilderAtEnd(f->b, st->block);
+}
+
 /* What the outlining of one loop needs on both sides. */
 typedef struct cg_outline {
   const ir_stmt *loop;
@@ -107,21 +150,8 @@ static LLVMValueRef cg_outline_body(cg_func *f, cg_outline *o, const char *name)
   cg_fn_attr(f, fn, LLVMAttributeFunctionIndex, "nounwind", 0);
   cg_fn_attr(f, fn, LLVMAttributeFunctionIndex, "alwaysinline", 0);
 
-  /* switch f to the new function: its own bindings, heap list, entry block */
-  LLVMBasicBlockRef saved_block = LLVMGetInsertBlock(f->b);
-  LLVMValueRef saved_fn = f->fn;
-  LLVMBasicBlockRef saved_entry = f->entry;
-  cg_binding *saved_binds = f->binds;
-  int saved_nbind = f->nbind, saved_capbind = f->capbind;
-  LLVMValueRef *saved_heap = f->heap;
-  int saved_nheap = f->nheap, saved_capheap = f->capheap;
-  f->fn = fn;
-  f->binds = NULL, f->nbind = f->capbind = 0;
-  f->heap = NULL, f->nheap = f->capheap = 0;
-  f->entry = LLVMAppendBasicBlockInContext(f->llctx, fn, "entry");
-  LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(f->llctx, fn, "start");
-  LLVMPositionBuilderAtEnd(f->b, start);
-
+  cg_fn_state st;
+  cg_fn_enter(f, fn, &st);
   LLVMValueRef begin = LLVMGetParam(fn, 0), end = LLVMGetParam(fn, 1);
   LLVMSetValueName2(begin, "begin", 5);
   LLVMSetValueName2(end, "end", 3);
@@ -149,19 +179,7 @@ static LLVMValueRef cg_outline_body(cg_func *f, cg_outline *o, const char *name)
     to = cg_cast(f, to, TEC_INDEX, vt);
     if (from && to) rc = cg_emit_loop(f, o->loop->var, from, to, o->loop->body);
   }
-  if (rc == 0) {
-    LLVMBuildRet(f->b, LLVMConstInt(f->i32, 0, 0));
-    LLVMPositionBuilderAtEnd(f->b, f->entry);
-    LLVMBuildBr(f->b, start);
-  }
-
-  free(f->binds);
-  free(f->heap);
-  f->fn = saved_fn;
-  f->entry = saved_entry;
-  f->binds = saved_binds, f->nbind = saved_nbind, f->capbind = saved_capbind;
-  f->heap = saved_heap, f->nheap = saved_nheap, f->capheap = saved_capheap;
-  LLVMPositionBuilderAtEnd(f->b, saved_block);
+  cg_fn_leave(f, &st, rc == 0);
   return rc == 0 ? fn : NULL;
 }
 
@@ -198,6 +216,62 @@ static LLVMValueRef cg_outline_trampoline(cg_func *f, cg_outline *o, LLVMTypeRef
   LLVMBuildRet(f->b, rc);
   LLVMPositionBuilderAtEnd(f->b, saved_block);
   return fn;
+}
+
+/* if (r != 0) { free live heap temporaries; return r } */
+static void cg_return_if_failed(cg_func *f, LLVMValueRef r, const char *what) {
+  const char *bad_name = tec_ctx_printf(f->ctx, "%s_fail", what);
+  const char *ok_name = tec_ctx_printf(f->ctx, "%s_ok", what);
+  LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(f->llctx, f->fn, bad_name ? bad_name : "");
+  LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(f->llctx, f->fn, ok_name ? ok_name : "");
+  LLVMBuildCondBr(f->b, LLVMBuildICmp(f->b, LLVMIntNE, r, LLVMConstInt(f->i32, 0, 0), ""), bad,
+                  ok);
+  LLVMPositionBuilderAtEnd(f->b, bad);
+  cg_emit_return(f, r);
+  LLVMPositionBuilderAtEnd(f->b, ok);
+}
+
+/* tec_rt_parallel_barrier(); a failed launch returns from this task. */
+static void cg_launch_barrier(cg_func *f) {
+  LLVMTypeRef ty;
+  LLVMValueRef fn = cg_declare(f, "tec_rt_parallel_barrier", f->i32, NULL, 0, &ty);
+  cg_return_if_failed(f, LLVMBuildCall2(f->b, ty, fn, NULL, 0, "barrier"), "barrier");
+}
+
+static LLVMValueRef cg_outline_body(cg_func *f, cg_outline *o, const char *name);
+
+/* Inside a launch region, parallel loop k (extent ext) runs this task's static chunk,
+ *   per = ceil(ext / ntask), [min(task * per, ext), min(task * per + per, ext)),
+ * by a direct call of its body function (inlined: its noalias scopes cover the chunk alone,
+ * not the barrier), then every task meets at a barrier. */
+static int cg_launch_chunk(cg_func *f, cg_outline *o, LLVMValueRef ext, int k) {
+  const char *body_name = tec_ctx_printf(f->ctx, "%s_par%d_body", f->lf->name, k);
+  if (!body_name) return cg_internal(f, "out of memory"), -1;
+  LLVMValueRef body = cg_outline_body(f, o, body_name);
+  if (!body) return -1;
+  LLVMValueRef zero = LLVMConstInt(f->i64, 0, 0), one = LLVMConstInt(f->i64, 1, 0);
+  LLVMValueRef n = LLVMBuildSelect(f->b, LLVMBuildICmp(f->b, LLVMIntSGT, ext, zero, ""), ext,
+                                   zero, "ext");
+  LLVMValueRef task = LLVMBuildSExt(f->b, f->launch->task, f->i64, "task");
+  LLVMValueRef ntask = LLVMBuildSExt(f->b, f->launch->ntask, f->i64, "ntask");
+  LLVMValueRef per = LLVMBuildSDiv(f->b, LLVMBuildNSWSub(f->b, LLVMBuildNSWAdd(f->b, n, ntask, ""),
+                                                         one, ""), ntask, "per");
+  LLVMValueRef b = LLVMBuildNSWMul(f->b, task, per, "");
+  b = LLVMBuildSelect(f->b, LLVMBuildICmp(f->b, LLVMIntSLT, b, n, ""), b, n, "chunk.begin");
+  LLVMValueRef e = LLVMBuildNSWAdd(f->b, b, per, "");
+  e = LLVMBuildSelect(f->b, LLVMBuildICmp(f->b, LLVMIntSLT, e, n, ""), e, n, "chunk.end");
+  int na = 2 + o->nfields;
+  LLVMValueRef *args = calloc((size_t)na, sizeof *args);
+  if (!args) return cg_internal(f, "out of memory"), -1;
+  args[0] = b;
+  args[1] = e;
+  for (int i = 0; i < o->nfields; i++) args[2 + i] = o->vals[i];
+  LLVMValueRef r = LLVMBuildCall2(f->b, LLVMGlobalGetValueType(body), body, args, (unsigned)na,
+                                  "chunk");
+  free(args);
+  cg_return_if_failed(f, r, "chunk");
+  cg_launch_barrier(f);
+  return f->failed ? -1 : 0;
 }
 
 int cg_parallel_outline(cg_func *f, const ir_stmt *s) {
@@ -247,6 +321,10 @@ int cg_parallel_outline(cg_func *f, const ir_stmt *s) {
   }
 
   int k = f->npar++;
+  if (f->launch) { /* inside a launch region: this task's chunk, called directly */
+    rc = cg_launch_chunk(f, &o, ext, k);
+    goto out;
+  }
   const char *name = tec_ctx_printf(f->ctx, "%s_par%d", f->lf->name, k);
   const char *body_name = tec_ctx_printf(f->ctx, "%s_par%d_body", f->lf->name, k);
   if (!name || !body_name) {
@@ -271,16 +349,356 @@ int cg_parallel_outline(cg_func *f, const ir_stmt *s) {
   LLVMTypeRef pf_ty, pp[3] = {f->i64, cg_ptr_to(tramp_ty), f->ptr8};
   LLVMValueRef pf = cg_declare(f, "tec_rt_parallel_for", f->i32, pp, 3, &pf_ty);
   LLVMValueRef args[3] = {ext, tramp, LLVMBuildPointerCast(f->b, cl, f->ptr8, "")};
-  LLVMValueRef r = LLVMBuildCall2(f->b, pf_ty, pf, args, 3, "par");
-  LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "par_fail");
-  LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "par_ok");
-  LLVMBuildCondBr(f->b, LLVMBuildICmp(f->b, LLVMIntNE, r, LLVMConstInt(f->i32, 0, 0), ""), bad,
-                  ok);
-  LLVMPositionBuilderAtEnd(f->b, bad);
-  cg_emit_return(f, r);
-  LLVMPositionBuilderAtEnd(f->b, ok);
+  cg_return_if_failed(f, LLVMBuildCall2(f->b, pf_ty, pf, args, 3, "par"), "par");
   rc = 0;
 out:
+  free(o.fv.vars);
+  free(o.vals);
+  free(o.types);
+  free(o.elems);
+  return f->failed ? -1 : rc;
+}
+
+/* ================= launch regions (pragma parallel_launch_point) =================
+ *
+ *   attr pragma_parallel_launch_point {            in f_raw:
+ *     for (k.outer, 0, 4) {                          %rc = call @tec_rt_parallel_launch(
+ *       for (j.outer, 0, 10) parallel { ... }                @f_launch0, %closure)
+ *     }                                            define internal i32 @f_launch0(i32 %task,
+ *   }                                                      i32 %ntask, i8* %closure)
+ *                                                    for k.outer in [0, 4):
+ *                                                      call @f_par0_body(chunk of [0, 10))
+ *                                                      tec_rt_parallel_barrier()
+ *
+ * Every task runs the region's code; what differs is decided per statement:
+ * - a parallel loop (at any depth): the task's static chunk, then a barrier (the next
+ *   iteration of an enclosing serial loop sees every task's writes);
+ * - a statement without parallel loops that stores to a shared buffer (an argument, or an
+ *   allocation outside the region): in task 0 only (consecutive ones under one test), then a
+ *   barrier; if it also writes a per-task buffer from outside it, every task runs it and only
+ *   the shared stores are tested;
+ * - anything else (index loops, LETs, work on per-task buffers): every task, redundantly.
+ * Allocations in the region outside its parallel loops are per task: each task has its own
+ * copy (right for thread-private temporaries; storage_rewrite hoists most allocations out of
+ * the region, and those are shared). Writing such a per-task buffer inside a parallel loop
+ * would leave every copy partly filled: tec_build refuses it. Control flow must be the same
+ * in every task (it is: loop bounds and conditions are index expressions), so every task
+ * reaches the same barriers. A region without parallel loops is plain serial code. */
+
+/* What a subtree of a launch region holds. */
+typedef struct cg_scan {
+  const cg_launch *L;
+  int par;               /* parallel loops met (nesting depth while scanning) */
+  int has_par;           /* a parallel loop */
+  int shared_store;      /* a store to a shared buffer outside parallel loops */
+  int outer_priv_store;  /* a store to a per-task buffer allocated outside the subtree */
+  const ir_expr *allocs[64]; /* allocations inside the subtree (first 64) */
+  int nalloc;
+} cg_scan;
+
+static int cg_is_priv(const cg_launch *L, const ir_expr *var) {
+  for (int i = 0; i < L->npriv; i++)
+    if (L->priv[i] == var) return 1;
+  return 0;
+}
+
+static void cg_scan_for(ir_visitor *v, const ir_stmt *s) {
+  cg_scan *sc = v->user;
+  int par = s->for_kind == IR_FOR_PARALLEL;
+  sc->has_par |= par;
+  sc->par += par;
+  ir_visit_stmt_default(v, s);
+  sc->par -= par;
+}
+
+static void cg_scan_alloc(ir_visitor *v, const ir_stmt *s) {
+  cg_scan *sc = v->user;
+  if (sc->nalloc < 64) sc->allocs[sc->nalloc++] = s->var;
+  ir_visit_stmt_default(v, s);
+}
+
+static void cg_scan_store(ir_visitor *v, const ir_stmt *s) {
+  cg_scan *sc = v->user;
+  if (sc->par == 0) {
+    if (!cg_is_priv(sc->L, s->var)) {
+      sc->shared_store = 1;
+    } else {
+      int inner = 0;
+      for (int i = 0; i < sc->nalloc; i++) inner |= sc->allocs[i] == s->var;
+      if (!inner) sc->outer_priv_store = 1;
+    }
+  }
+  ir_visit_stmt_default(v, s);
+}
+
+static void cg_scan_stmt(const cg_launch *L, const ir_stmt *s, cg_scan *sc) {
+  memset(sc, 0, sizeof *sc);
+  sc->L = L;
+  ir_visitor v;
+  ir_visitor_init(&v, sc);
+  v.stmt[IR_S_FOR] = cg_scan_for;
+  v.stmt[IR_S_ALLOCATE] = cg_scan_alloc;
+  v.stmt[IR_S_STORE] = cg_scan_store;
+  ir_visit_stmt(&v, s);
+}
+
+static int cg_has_parallel(const ir_stmt *s) {
+  cg_launch none;
+  memset(&none, 0, sizeof none);
+  cg_scan sc;
+  cg_scan_stmt(&none, s, &sc);
+  return sc.has_par;
+}
+
+int cg_launch_wants(cg_func *f, const ir_stmt *s) {
+  cg_launch *L = f->launch;
+  switch (L->mode) {
+  case CG_LAUNCH_PLAIN: return 0;
+  case CG_LAUNCH_GUARD: return s->kind == IR_S_STORE && !cg_is_priv(L, s->var);
+  case CG_LAUNCH_REGION:
+  default:
+    return s->kind == IR_S_SEQ || (s->kind == IR_S_FOR && s->for_kind == IR_FOR_PARALLEL) ||
+           !cg_has_parallel(s);
+  }
+}
+
+/* The builder now in `if (task == 0) { ... }`; returns the join block. */
+static LLVMBasicBlockRef cg_if_task0(cg_func *f) {
+  LLVMBasicBlockRef then_b = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "task0");
+  LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "task0.end");
+  LLVMValueRef is0 = LLVMBuildICmp(f->b, LLVMIntEQ, f->launch->task,
+                                   LLVMConstInt(f->i32, 0, 0), "is_task0");
+  LLVMBuildCondBr(f->b, is0, then_b, join);
+  LLVMPositionBuilderAtEnd(f->b, then_b);
+  return join;
+}
+
+/* items[0..n) in mode, back to REGION after. */
+static int cg_launch_emit(cg_func *f, const ir_stmt *const *items, int n, cg_launch_mode mode) {
+  cg_launch *L = f->launch;
+  L->mode = mode;
+  int rc = 0;
+  for (int i = 0; i < n && rc == 0; i++) rc = cg_stmt(f, items[i]);
+  L->mode = CG_LAUNCH_REGION;
+  return rc;
+}
+
+/* Region statements without parallel loops, items[0..n), which all store to shared buffers
+ * and to no per-task buffer from outside: task 0 runs them, then a barrier. */
+static int cg_launch_task0(cg_func *f, const ir_stmt *const *items, int n) {
+  LLVMBasicBlockRef join = cg_if_task0(f);
+  if (cg_launch_emit(f, items, n, CG_LAUNCH_PLAIN) != 0) return -1;
+  LLVMBuildBr(f->b, join);
+  LLVMPositionBuilderAtEnd(f->b, join);
+  cg_launch_barrier(f);
+  return f->failed ? -1 : 0;
+}
+
+typedef enum cg_item_kind { CG_ITEM_PAR, CG_ITEM_ALL, CG_ITEM_TASK0, CG_ITEM_GUARD } cg_item_kind;
+
+static cg_item_kind cg_classify(const cg_launch *L, const ir_stmt *s) {
+  cg_scan sc;
+  cg_scan_stmt(L, s, &sc);
+  if (sc.has_par) return CG_ITEM_PAR;
+  if (!sc.shared_store) return CG_ITEM_ALL;
+  return sc.outer_priv_store || sc.nalloc >= 64 ? CG_ITEM_GUARD : CG_ITEM_TASK0;
+}
+
+int cg_launch_stmt(cg_func *f, const ir_stmt *s) {
+  cg_launch *L = f->launch;
+  if (L->mode == CG_LAUNCH_GUARD) { /* a shared store in a subtree every task runs */
+    LLVMBasicBlockRef join = cg_if_task0(f);
+    L->mode = CG_LAUNCH_PLAIN;
+    int rc = cg_stmt(f, s);
+    L->mode = CG_LAUNCH_GUARD;
+    if (rc != 0) return -1;
+    LLVMBuildBr(f->b, join);
+    LLVMPositionBuilderAtEnd(f->b, join);
+    return 0;
+  }
+  if (s->kind == IR_S_FOR && s->for_kind == IR_FOR_PARALLEL) return cg_parallel_outline(f, s);
+  const ir_stmt *const *items = s->kind == IR_S_SEQ ? s->seq : &s;
+  int n = s->kind == IR_S_SEQ ? s->n : 1;
+  for (int i = 0; i < n;) {
+    cg_item_kind k = cg_classify(L, items[i]);
+    int j = i + 1;
+    int rc;
+    switch (k) {
+    case CG_ITEM_PAR: rc = cg_stmt(f, items[i]); break; /* back here for its parts */
+    case CG_ITEM_ALL: rc = cg_launch_emit(f, &items[i], 1, CG_LAUNCH_PLAIN); break;
+    case CG_ITEM_TASK0:
+      while (j < n && cg_classify(L, items[j]) == CG_ITEM_TASK0) j++;
+      rc = cg_launch_task0(f, &items[i], j - i);
+      break;
+    case CG_ITEM_GUARD:
+    default:
+      rc = cg_launch_emit(f, &items[i], 1, CG_LAUNCH_GUARD);
+      if (rc == 0) cg_launch_barrier(f);
+      break;
+    }
+    if (rc != 0 || f->failed) return -1;
+    i = j;
+  }
+  return 0;
+}
+
+/* ---- the region's function ---- */
+
+/* Per-task buffers (allocated outside parallel loops); refuses one written inside one. */
+typedef struct cg_priv_scan {
+  cg_func *f;
+  cg_launch *L;
+  const char *region_loop;
+  const ir_expr *par_loop; /* the parallel loop being scanned, or NULL */
+  int oom, bad;
+} cg_priv_scan;
+
+static void cg_priv_for(ir_visitor *v, const ir_stmt *s) {
+  cg_priv_scan *ps = v->user;
+  const ir_expr *saved = ps->par_loop;
+  if (s->for_kind == IR_FOR_PARALLEL && !ps->par_loop) ps->par_loop = s->var;
+  ir_visit_stmt_default(v, s);
+  ps->par_loop = saved;
+}
+
+static void cg_priv_alloc(ir_visitor *v, const ir_stmt *s) {
+  cg_priv_scan *ps = v->user;
+  cg_launch *L = ps->L;
+  if (!ps->par_loop) {
+    if (L->npriv == L->cappriv) {
+      int cap = L->cappriv ? 2 * L->cappriv : 8;
+      const ir_expr **np = realloc(L->priv, (size_t)cap * sizeof *np);
+      if (!np) {
+        ps->oom = 1;
+        return;
+      }
+      L->priv = np;
+      L->cappriv = cap;
+    }
+    L->priv[L->npriv++] = s->var;
+  }
+  ir_visit_stmt_default(v, s);
+}
+
+static void cg_priv_store(ir_visitor *v, const ir_stmt *s) {
+  cg_priv_scan *ps = v->user;
+  if (ps->par_loop && !ps->bad && cg_is_priv(ps->L, s->var)) {
+    ps->bad = 1;
+    tec_ctx_set_error(ps->f->ctx,
+                      "%s '%s': pragma parallel_launch_point on loop '%s': buffer '%s' is "
+                      "allocated inside the marked loop but outside parallel loop '%s', which "
+                      "writes it; every thread would have its own copy and fill only its chunk. "
+                      "Compute that stage inside the parallel loop (compute_at), at or outside "
+                      "the marked loop, or remove the pragma",
+                      ps->f->who, ps->f->lf->name, ps->region_loop,
+                      s->var->name ? s->var->name : "?",
+                      ps->par_loop->name ? ps->par_loop->name : "?");
+  }
+  ir_visit_stmt_default(v, s);
+}
+
+int cg_launch_point(cg_func *f, const ir_stmt *s) {
+  if (f->launch || !cg_has_parallel(s->body)) return cg_stmt(f, s->body); /* plain code */
+  cg_launch L;
+  memset(&L, 0, sizeof L);
+  L.mode = CG_LAUNCH_REGION;
+  const ir_stmt *loop = s->body;
+  while (loop && loop->kind == IR_S_ATTR) loop = loop->body;
+  cg_priv_scan ps = {f, &L, loop && loop->kind == IR_S_FOR && loop->var->name ? loop->var->name
+                                                                              : "?", NULL, 0, 0};
+  ir_visitor pv;
+  ir_visitor_init(&pv, &ps);
+  pv.stmt[IR_S_FOR] = cg_priv_for;
+  pv.stmt[IR_S_ALLOCATE] = cg_priv_alloc;
+  pv.stmt[IR_S_STORE] = cg_priv_store;
+  ir_visit_stmt(&pv, s->body);
+
+  cg_outline o; /* only the free variables and their values are used */
+  memset(&o, 0, sizeof o);
+  o.fv.f = f;
+  int rc = -1;
+  if (ps.oom) {
+    cg_internal(f, "out of memory");
+    goto out;
+  }
+  if (ps.bad) {
+    f->failed = 1;
+    goto out;
+  }
+  ir_visitor v;
+  ir_visitor_init(&v, &o.fv);
+  v.expr[IR_VAR] = cg_fv_var;
+  v.stmt[IR_S_STORE] = cg_fv_store;
+  ir_visit_stmt(&v, s->body);
+  int cap = o.fv.n + 1;
+  o.vals = calloc((size_t)cap, sizeof *o.vals);
+  o.types = calloc((size_t)cap, sizeof *o.types);
+  o.elems = calloc((size_t)cap, sizeof *o.elems);
+  if (o.fv.oom || !o.vals || !o.types || !o.elems) {
+    cg_internal(f, "out of memory");
+    goto out;
+  }
+  for (int i = 0; i < o.fv.n; i++) {
+    const cg_binding *bd = cg_lookup(f, o.fv.vars[i]);
+    o.vals[i] = bd->value;
+    o.types[i] = LLVMTypeOf(bd->value);
+    o.elems[i] = bd->elem;
+  }
+  o.nfields = o.fv.n;
+
+  const char *name = tec_ctx_printf(f->ctx, "%s_launch%d", f->lf->name, f->nlaunch++);
+  if (!name) {
+    cg_internal(f, "out of memory");
+    goto out;
+  }
+  LLVMTypeRef cl_ty = LLVMStructTypeInContext(f->llctx, o.types, (unsigned)o.nfields, 0);
+  LLVMTypeRef tp[3] = {f->i32, f->i32, f->ptr8};
+  LLVMTypeRef fn_ty = LLVMFunctionType(f->i32, tp, 3, 0);
+  LLVMValueRef fn = LLVMAddFunction(f->mod, name, fn_ty);
+  LLVMSetLinkage(fn, LLVMInternalLinkage);
+  cg_fn_attr(f, fn, LLVMAttributeFunctionIndex, "nounwind", 0);
+  cg_fn_attr(f, fn, 3, "nocapture", 0);
+  cg_fn_attr(f, fn, 3, "readonly", 0);
+
+  /* the launch function: unpack the closure (buffers keep align 64; no noalias here, as
+   * other tasks write the same buffers between barriers), run the region */
+  cg_fn_state st;
+  cg_fn_enter(f, fn, &st);
+  L.task = LLVMGetParam(fn, 0);
+  L.ntask = LLVMGetParam(fn, 1);
+  LLVMSetValueName2(L.task, "task", 4);
+  LLVMSetValueName2(L.ntask, "ntask", 5);
+  LLVMValueRef cl = LLVMBuildPointerCast(f->b, LLVMGetParam(fn, 2), cg_ptr_to(cl_ty), "closure");
+  for (int i = 0; i < o.nfields; i++) {
+    LLVMValueRef p = LLVMBuildStructGEP2(f->b, cl_ty, cl, (unsigned)i, "");
+    const char *nm = o.fv.vars[i]->name ? o.fv.vars[i]->name : "v";
+    LLVMValueRef val = LLVMBuildLoad2(f->b, o.types[i], p, nm);
+    if (o.elems[i]) {
+      cg_md(f, val, "align", LLVMConstInt(f->i64, TEC_ALIGN, 0));
+      cg_md(f, val, "nonnull", NULL);
+      cg_md(f, val, "noundef", NULL);
+    }
+    cg_bind(f, o.fv.vars[i], val, o.elems[i]);
+  }
+  f->launch = &L;
+  int brc = f->failed ? -1 : cg_stmt(f, s->body);
+  cg_fn_leave(f, &st, brc == 0 && !f->failed);
+  if (brc != 0 || f->failed) goto out;
+
+  /* the caller: fill the closure, launch, propagate a failure */
+  LLVMBasicBlockRef cur = LLVMGetInsertBlock(f->b);
+  LLVMPositionBuilderAtEnd(f->b, f->entry);
+  LLVMValueRef clv = LLVMBuildAlloca(f->b, cl_ty, "launch.closure");
+  LLVMPositionBuilderAtEnd(f->b, cur);
+  for (int i = 0; i < o.nfields; i++)
+    LLVMBuildStore(f->b, o.vals[i], LLVMBuildStructGEP2(f->b, cl_ty, clv, (unsigned)i, ""));
+  LLVMTypeRef pl_ty, pp[2] = {cg_ptr_to(fn_ty), f->ptr8};
+  LLVMValueRef pl = cg_declare(f, "tec_rt_parallel_launch", f->i32, pp, 2, &pl_ty);
+  LLVMValueRef args[2] = {fn, LLVMBuildPointerCast(f->b, clv, f->ptr8, "")};
+  cg_return_if_failed(f, LLVMBuildCall2(f->b, pl_ty, pl, args, 2, "launch"), "launch");
+  rc = 0;
+out:
+  free(L.priv);
   free(o.fv.vars);
   free(o.vals);
   free(o.types);

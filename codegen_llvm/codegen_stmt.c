@@ -7,8 +7,11 @@
  * vectorize pass should have turned into ramps) are serial; a parallel loop's body is
  * outlined into a function that tec_rt_parallel_for runs on the thread pool
  * (codegen_parallel.c).
- * ATTR and PRODUCE only annotate: their bodies are emitted as they are.
+ * ATTR and PRODUCE only annotate: their bodies are emitted as they are, except
+ * "pragma_parallel_launch_point", whose body becomes a launch region (codegen_parallel.c);
+ * inside one, cg_launch_wants picks the statements that region rules apply to.
  */
+#include <string.h>
 #include "codegen_llvm/codegen.h"
 
 #define CG_UNROLL_MAX 1024 /* a longer "unrolled" loop stays a loop */
@@ -108,6 +111,7 @@ static int cg_if(cg_func *f, const ir_stmt *s) {
 int cg_stmt(cg_func *f, const ir_stmt *s) {
   if (f->failed) return -1;
   if (!s) return 0; /* an empty body */
+  if (f->launch && cg_launch_wants(f, s)) return cg_launch_stmt(f, s);
   switch (s->kind) {
   case IR_S_FOR: return cg_for(f, s);
   case IR_S_STORE: return cg_store(f, s);
@@ -127,6 +131,9 @@ int cg_stmt(cg_func *f, const ir_stmt *s) {
     return rc;
   }
   case IR_S_ATTR:
+    if (s->name && strcmp(s->name, "pragma_parallel_launch_point") == 0)
+      return cg_launch_point(f, s);
+    return cg_stmt(f, s->body);
   case IR_S_PRODUCE: return cg_stmt(f, s->body);
   case IR_S_EVALUATE: return s->a && !cg_expr(f, s->a) ? -1 : 0;
   case IR_S_PROVIDE:

@@ -53,6 +53,8 @@ static void cg_runtime_symbols(cg_symbol *out, int *n) {
       {"tec_rt_alloc", (void *)tec_rt_alloc},
       {"tec_rt_free", (void *)tec_rt_free},
       {"tec_rt_parallel_for", (void *)tec_rt_parallel_for},
+      {"tec_rt_parallel_launch", (void *)tec_rt_parallel_launch},
+      {"tec_rt_parallel_barrier", (void *)tec_rt_parallel_barrier},
       {"expf", (void *)expf}, {"exp", (void *)exp}, {"logf", (void *)logf}, {"log", (void *)log},
       {"tanhf", (void *)tanhf}, {"tanh", (void *)tanh}, {"powf", (void *)powf},
       {"pow", (void *)pow}, {"sqrtf", (void *)sqrtf}, {"sqrt", (void *)sqrt},

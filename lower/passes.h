@@ -74,6 +74,10 @@ const ir_stmt *lower_unroll(const ir_stmt *s);
 /* Hoists allocations out of loops; buffers with disjoint lifetimes share memory. */
 const ir_stmt *lower_storage_rewrite(const ir_stmt *s);
 
+/* 2b. a pragma parallel_launch_point inside a parallel loop is an error (launch_check.c).
+ * 0, or -1 with the error in ctx. Reads only. */
+int lower_launch_check(tec_ctx *ctx, const char *fn, const ir_stmt *body);
+
 /* 3b. loads inside a select's arm are predicated on that arm's condition. */
 const ir_stmt *lower_guard_loads(const ir_stmt *s);
 

@@ -125,6 +125,7 @@ static lower_func *lower_one(sch_schedule *s, const ir_expr **bodies, const char
   const ir_stmt *body = lower_schedule_ops(&ls);
   if (!body) return NULL;
   dump("schedule_ops", body);
+  if (lower_launch_check(ctx, name, body)) return NULL; /* needs 2's pragma ATTRs and loop kinds */
   body = lower_storage_flatten(body, f, s);
   if (!body) return NULL;
   dump("storage_flatten", body);

@@ -20,6 +20,21 @@
  * returns the code of the lowest-numbered failing task with that message set on its own
  * thread. At exit the workers are told to stop and joined (an atexit handler), so leak
  * checkers see nothing; a forked child forgets the parent's workers and starts a new pool.
+ * Launches (tec_rt_parallel_launch, a schedule's parallel_launch_point): the pool is entered
+ * once and body(task, ntask, c) runs on every thread; generated code cuts each parallel loop
+ * inside into static chunks by task and meets at tec_rt_parallel_barrier after it.
+ *
+ *   launch on 3 threads            task 0 (caller)   task 1        task 2
+ *     for ko: chunk of jo            jo in [0,4)      [4,8)         [8,10)
+ *             barrier                ----------------- all three arrive ----------------
+ *
+ * The barrier counts arrivals against the tasks still running (a task that returned is no
+ * longer waited for), under the pool's mutex: spin a little, then sleep on a condition
+ * variable. A failing task (body returns nonzero) marks the launch failed and wakes every
+ * waiter: from then on every barrier returns -1 at once, the other tasks return, and the
+ * launch returns the code and message of the lowest-numbered task that failed by itself (one
+ * that returned because a barrier said so does not count). So a failure never hangs the pool.
+ *
  * Plain pthreads and C11 atomics: builds for x86-64, AArch64 and ARMv7 alike.
  */
 #include <pthread.h>
@@ -40,6 +55,23 @@ typedef struct rt_worker {
   uint64_t gen0;     /* the job generation when it was started: it waits for a newer one */
 } rt_worker;
 
+/* A launch in progress (on the launching caller's stack; the pool points at it). */
+typedef struct rt_launch {
+  tec_rt_launch_body body;
+  void *closure;
+  int ntask;
+  /* the barrier (under the pool's mu) */
+  int active;                   /* tasks not returned yet */
+  int arrived;                  /* tasks waiting at the current barrier */
+  _Atomic uint64_t bar_gen;     /* bumped when a barrier opens */
+  _Atomic int failed;           /* a task failed by itself: barriers return -1 */
+  pthread_cond_t bar_cv;        /* waiters of a barrier sleep here after spinning */
+  /* the lowest-numbered task that failed by itself (under mu) */
+  int err_task;                 /* -1: none */
+  int32_t err_rc;
+  char err_msg[RT_MSG_MAX];
+} rt_launch;
+
 typedef struct rt_pool {
   pthread_mutex_t mu;
   pthread_cond_t wake;          /* workers: a new job, or shutdown */
@@ -52,7 +84,8 @@ typedef struct rt_pool {
   _Atomic uint64_t generation;  /* bumped (under mu) for every job */
   _Atomic int pending;          /* worker tasks of the current job not finished yet */
   /* the current job (written under mu before generation is bumped) */
-  tec_rt_parallel_body body;
+  tec_rt_parallel_body body;    /* a parallel_for job, or NULL for a launch */
+  rt_launch *launch;            /* a launch job, or NULL */
   void *closure;
   int64_t n;
   int ntasks;
@@ -70,6 +103,8 @@ static rt_pool rt_pool_g = {
 static pthread_once_t rt_once = PTHREAD_ONCE_INIT;
 static _Atomic int rt_nthreads;      /* the setting: always >= 1 after rt_init */
 static _Thread_local int rt_in_task; /* this thread is running a task: nested calls are serial */
+static _Thread_local rt_launch *rt_cur_launch; /* the launch this thread is a task of, or NULL */
+static _Thread_local int rt_saw_abort;  /* a barrier of the current task returned -1 */
 
 static void rt_pause(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -120,6 +155,46 @@ static void rt_task_range(int64_t n, int ntasks, int t, int64_t *begin, int64_t 
   *end = *begin + q + (t < r ? 1 : 0);
 }
 
+/* A worker task of the current job finished: the last one wakes the caller. */
+static void rt_task_done(rt_pool *p) {
+  if (atomic_fetch_sub_explicit(&p->pending, 1, memory_order_acq_rel) == 1) {
+    pthread_mutex_lock(&p->mu);
+    pthread_cond_signal(&p->done);
+    pthread_mutex_unlock(&p->mu);
+  }
+}
+
+/* Opens the current barrier of l (under mu). */
+static void rt_barrier_open(rt_launch *l) {
+  l->arrived = 0;
+  atomic_fetch_add_explicit(&l->bar_gen, 1, memory_order_release);
+  pthread_cond_broadcast(&l->bar_cv);
+}
+
+/* Runs task `task` of launch l on this thread and records how it ended. */
+static void rt_launch_task(rt_pool *p, rt_launch *l, int task) {
+  rt_launch *saved = rt_cur_launch;
+  rt_cur_launch = l;
+  rt_saw_abort = 0;
+  int32_t rc = l->body(task, l->ntask, l->closure);
+  int aborted = rt_saw_abort;
+  rt_cur_launch = saved;
+  rt_saw_abort = 0;
+  pthread_mutex_lock(&p->mu);
+  if (rc != 0 && !aborted) {
+    if (l->err_task < 0 || task < l->err_task) {
+      l->err_task = task;
+      l->err_rc = rc;
+      snprintf(l->err_msg, sizeof l->err_msg, "%s", tec_rt_last_error());
+    }
+    atomic_store_explicit(&l->failed, 1, memory_order_release);
+    pthread_cond_broadcast(&l->bar_cv);
+  }
+  l->active--; /* the others no longer wait for this task at a barrier */
+  if (l->arrived > 0 && l->arrived >= l->active) rt_barrier_open(l);
+  pthread_mutex_unlock(&p->mu);
+}
+
 static void *rt_worker_main(void *arg) {
   rt_pool *p = &rt_pool_g;
   rt_worker *w = arg;
@@ -137,11 +212,17 @@ static void *rt_worker_main(void *arg) {
     }
     seen = atomic_load(&p->generation);
     tec_rt_parallel_body body = p->body;
+    rt_launch *launch = p->launch;
     void *closure = p->closure;
     int64_t n = p->n;
     int ntasks = p->ntasks;
     pthread_mutex_unlock(&p->mu);
     if (w->task >= ntasks) continue; /* not needed by this job */
+    if (launch) {
+      rt_launch_task(p, launch, w->task);
+      rt_task_done(p);
+      continue;
+    }
     int64_t begin, end;
     rt_task_range(n, ntasks, w->task, &begin, &end);
     int32_t rc = body(begin, end, closure);
@@ -154,11 +235,7 @@ static void *rt_worker_main(void *arg) {
       }
       pthread_mutex_unlock(&p->mu);
     }
-    if (atomic_fetch_sub_explicit(&p->pending, 1, memory_order_acq_rel) == 1) {
-      pthread_mutex_lock(&p->mu);
-      pthread_cond_signal(&p->done);
-      pthread_mutex_unlock(&p->mu);
-    }
+    rt_task_done(p);
   }
 }
 
@@ -201,6 +278,7 @@ static void rt_after_fork_child(void) {
   pthread_cond_init(&p->done, NULL);
   p->nworkers = 0;
   p->busy = 0;
+  p->launch = NULL;
   atomic_store(&p->pending, 0);
 }
 
@@ -224,6 +302,7 @@ int32_t tec_rt_parallel_for(int64_t n, tec_rt_parallel_body body, void *closure)
   }
   p->busy = 1;
   p->body = body;
+  p->launch = NULL;
   p->closure = closure;
   p->n = n;
   p->ntasks = ntasks;
@@ -251,4 +330,110 @@ int32_t tec_rt_parallel_for(int64_t n, tec_rt_parallel_body body, void *closure)
   p->busy = 0;
   pthread_mutex_unlock(&p->mu);
   return rc;
+}
+
+/* ---- launches ---- */
+
+int32_t tec_rt_parallel_barrier(void) {
+  rt_launch *l = rt_cur_launch;
+  if (!l) return 0; /* a serial launch (one task): nothing to wait for */
+  rt_pool *p = &rt_pool_g;
+  pthread_mutex_lock(&p->mu);
+  if (atomic_load_explicit(&l->failed, memory_order_acquire)) {
+    pthread_mutex_unlock(&p->mu);
+    rt_saw_abort = 1;
+    return -1;
+  }
+  uint64_t gen = atomic_load_explicit(&l->bar_gen, memory_order_relaxed);
+  if (++l->arrived >= l->active) {
+    rt_barrier_open(l);
+    pthread_mutex_unlock(&p->mu);
+    return 0;
+  }
+  pthread_mutex_unlock(&p->mu);
+  for (int s = 0; s < RT_SPIN; s++) {
+    if (atomic_load_explicit(&l->bar_gen, memory_order_acquire) != gen ||
+        atomic_load_explicit(&l->failed, memory_order_acquire))
+      break;
+    rt_pause();
+  }
+  pthread_mutex_lock(&p->mu);
+  while (atomic_load(&l->bar_gen) == gen && !atomic_load(&l->failed))
+    pthread_cond_wait(&l->bar_cv, &p->mu);
+  int failed = atomic_load(&l->bar_gen) == gen; /* woken by a failure, not by the others */
+  pthread_mutex_unlock(&p->mu);
+  if (failed) {
+    rt_saw_abort = 1;
+    return -1;
+  }
+  return 0;
+}
+
+/* One task on the calling thread, barriers free (nested, one thread, pool busy). */
+static int32_t rt_launch_serial(tec_rt_launch_body body, void *closure) {
+  rt_launch *saved = rt_cur_launch;
+  int saved_in_task = rt_in_task;
+  rt_cur_launch = NULL;
+  rt_in_task = 1;
+  int32_t rc = body(0, 1, closure);
+  rt_in_task = saved_in_task;
+  rt_cur_launch = saved;
+  return rc;
+}
+
+int32_t tec_rt_parallel_launch(tec_rt_launch_body body, void *closure) {
+  if (!body) return tec_rt_set_error("tec_rt_parallel_launch: the body is NULL");
+  int threads = tec_rt_get_num_threads();
+  if (threads <= 1 || rt_in_task) return rt_launch_serial(body, closure);
+  rt_pool *p = &rt_pool_g;
+  pthread_mutex_lock(&p->mu);
+  if (p->busy || p->dead) {
+    pthread_mutex_unlock(&p->mu);
+    return rt_launch_serial(body, closure);
+  }
+  int ntasks = threads;
+  int have = rt_grow(p, ntasks - 1);
+  if (have + 1 < ntasks) ntasks = have + 1;
+  if (ntasks <= 1) {
+    pthread_mutex_unlock(&p->mu);
+    return rt_launch_serial(body, closure);
+  }
+  rt_launch l;
+  memset(&l, 0, sizeof l);
+  l.body = body;
+  l.closure = closure;
+  l.ntask = ntasks;
+  l.active = ntasks;
+  l.err_task = -1;
+  atomic_init(&l.bar_gen, 0);
+  atomic_init(&l.failed, 0);
+  pthread_cond_init(&l.bar_cv, NULL);
+  p->busy = 1;
+  p->body = NULL;
+  p->launch = &l;
+  p->closure = closure;
+  p->n = ntasks;
+  p->ntasks = ntasks;
+  atomic_store(&p->pending, ntasks - 1);
+  atomic_fetch_add_explicit(&p->generation, 1, memory_order_release);
+  pthread_cond_broadcast(&p->wake);
+  pthread_mutex_unlock(&p->mu);
+
+  rt_in_task = 1;
+  rt_launch_task(p, &l, 0);
+  rt_in_task = 0;
+
+  for (int s = 0; s < RT_SPIN && atomic_load_explicit(&p->pending, memory_order_acquire) != 0; s++)
+    rt_pause();
+  pthread_mutex_lock(&p->mu);
+  while (atomic_load(&p->pending) != 0) pthread_cond_wait(&p->done, &p->mu);
+  p->launch = NULL;
+  p->busy = 0;
+  pthread_mutex_unlock(&p->mu);
+  pthread_cond_destroy(&l.bar_cv);
+  if (l.err_task >= 0) {
+    tec_rt_set_error("%s", l.err_msg);
+    return l.err_rc;
+  }
+  return 0;
 }

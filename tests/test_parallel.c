@@ -245,6 +245,115 @@ START_TEST(parallel_for_after_fork) {
 }
 END_TEST
 
+
+/* ---- launches: every thread enters once, barriers inside ---- */
+typedef struct phased {
+  int nphase;
+  _Atomic int *arrived;   /* per phase: tasks that reached it */
+  _Atomic int tasks_seen; /* bit per task */
+  _Atomic int bad;        /* a task saw a phase not complete after a barrier */
+  _Atomic int ntask_seen;
+  int fail_task, fail_phase; /* this task returns -5 before this phase's barrier (-1: none) */
+} phased;
+
+static int32_t phased_body(int32_t task, int32_t ntask, void *u) {
+  phased *p = u;
+  atomic_fetch_or(&p->tasks_seen, 1 << task);
+  atomic_store(&p->ntask_seen, ntask);
+  for (int ph = 0; ph < p->nphase; ph++) {
+    atomic_fetch_add(&p->arrived[ph], 1);
+    if (task == p->fail_task && ph == p->fail_phase) {
+      tec_rt_set_error("task %d failed in phase %d", task, ph);
+      return -5;
+    }
+    int32_t rc = tec_rt_parallel_barrier();
+    if (rc != 0) return rc;
+    if (atomic_load(&p->arrived[ph]) != ntask) atomic_store(&p->bad, 1);
+  }
+  return 0;
+}
+
+START_TEST(launch_runs_every_task_with_barriers) {
+  for (int t = 1; t <= 4; t++) {
+    tec_rt_set_num_threads(t);
+    for (int rep = 0; rep < 200; rep++) {
+      _Atomic int arrived[8] = {0};
+      phased p = {8, arrived, 0, 0, 0, -1, -1};
+      ck_assert_int_eq(tec_rt_parallel_launch(phased_body, &p), 0);
+      ck_assert_int_eq(atomic_load(&p.ntask_seen), t);
+      ck_assert_int_eq(atomic_load(&p.tasks_seen), (1 << t) - 1);
+      ck_assert_int_eq(atomic_load(&p.bad), 0);
+      for (int ph = 0; ph < 8; ph++) ck_assert_int_eq(atomic_load(&arrived[ph]), t);
+    }
+  }
+  ck_assert_int_eq(tec_rt_parallel_barrier(), 0); /* outside a launch: returns at once */
+  ck_assert_int_eq(tec_rt_parallel_launch(NULL, NULL), -1);
+  tu_assert_contains(tec_rt_last_error(), "the body is NULL");
+}
+END_TEST
+
+/* A task failing before a barrier: the others are released, the launch returns its code and
+ * message (not the -1 of the tasks a barrier sent home), the pool works afterwards. */
+START_TEST(launch_failure_releases_barriers) {
+  tec_rt_set_num_threads(3);
+  for (int ft = 0; ft < 3; ft++)
+    for (int fp = 0; fp < 4; fp++) {
+      _Atomic int arrived[4] = {0};
+      phased p = {4, arrived, 0, 0, 0, ft, fp};
+      tec_rt_set_error(NULL);
+      ck_assert_int_eq(tec_rt_parallel_launch(phased_body, &p), -5);
+      char want[64];
+      snprintf(want, sizeof want, "task %d failed in phase %d", ft, fp);
+      ck_assert_str_eq(tec_rt_last_error(), want);
+      ck_assert_int_eq(atomic_load(&p.bad), 0);
+    }
+  _Atomic int arrived[4] = {0};
+  phased p = {4, arrived, 0, 0, 0, -1, -1};
+  ck_assert_int_eq(tec_rt_parallel_launch(phased_body, &p), 0);
+  tec_rt_set_num_threads(1); /* one thread: inline, its failure too */
+  phased q = {4, arrived, 0, 0, 0, 0, 2};
+  ck_assert_int_eq(tec_rt_parallel_launch(phased_body, &q), -5);
+  ck_assert_str_eq(tec_rt_last_error(), "task 0 failed in phase 2");
+}
+END_TEST
+
+/* Launches from inside a launch task or a parallel_for chunk run as one task, inline. */
+typedef struct nest_launch { _Atomic int inner_ntask_max; _Atomic int inner_calls; } nest_launch;
+static int32_t inner_launch(int32_t task, int32_t ntask, void *u) {
+  nest_launch *n = u;
+  if (task != 0) return 1;
+  int m = atomic_load(&n->inner_ntask_max);
+  if (ntask > m) atomic_store(&n->inner_ntask_max, ntask);
+  atomic_fetch_add(&n->inner_calls, 1);
+  return tec_rt_parallel_barrier(); /* the inner launch's: returns at once */
+}
+static int32_t outer_launch(int32_t task, int32_t ntask, void *u) {
+  (void)task, (void)ntask;
+  int32_t rc = tec_rt_parallel_launch(inner_launch, u);
+  if (rc != 0) return rc;
+  return tec_rt_parallel_barrier(); /* the outer launch's barrier still works */
+}
+static int32_t launch_in_chunk(int64_t begin, int64_t end, void *u) {
+  for (int64_t i = begin; i < end; i++) {
+    int32_t rc = tec_rt_parallel_launch(inner_launch, u);
+    if (rc != 0) return rc;
+  }
+  return 0;
+}
+
+START_TEST(launch_nested_runs_serially) {
+  tec_rt_set_num_threads(3);
+  nest_launch n = {0, 0};
+  ck_assert_int_eq(tec_rt_parallel_launch(outer_launch, &n), 0);
+  ck_assert_int_eq(atomic_load(&n.inner_calls), 3);
+  ck_assert_int_eq(atomic_load(&n.inner_ntask_max), 1);
+  nest_launch m = {0, 0};
+  ck_assert_int_eq(tec_rt_parallel_for(10, launch_in_chunk, &m), 0);
+  ck_assert_int_eq(atomic_load(&m.inner_calls), 10);
+  ck_assert_int_eq(atomic_load(&m.inner_ntask_max), 1);
+}
+END_TEST
+
 /* ================= parallel schedules, end to end ================= */
 
 /* (a) vector add over a symbolic n, outer loop parallel */
@@ -597,6 +706,252 @@ START_TEST(e2e_kernel_inside_parallel_for) {
 }
 END_TEST
 
+
+/* ================= parallel_launch_point ================= */
+
+/* The k-blocked GEMM (accumulate into C): tile (mr x nr), k split by kb, order k.outer,
+ * j.outer (parallel), i.outer, k.inner, i.inner (unrolled), j.inner (vectorized); launch
+ * point on k.outer when `launch`. */
+static lower_func *kblock_gemm(tec_ctx *ctx, int64_t M, int64_t N, int64_t K, int64_t kb,
+                               int launch, const char *name) {
+  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, M, K));
+  te_tensor *B = te_placeholder(ctx, "B", TEC_F32, 2, TE_SHAPE(ctx, K, N));
+  mm *m = tec_ctx_alloc(ctx, sizeof *m);
+  *m = (mm){A, B, te_reduce_axis_n(ctx, "k", K)};
+  te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 2, TE_SHAPE(ctx, M, N), mm_body, m,
+                                                     NULL, NULL});
+  sch_schedule *s = sch_create(ctx, 1, &C);
+  sch_stage *sc = sch_stage_of(s, C);
+  sch_iter *io, *jo, *ii, *ji, *ko, *ki;
+  OK(ctx, sch_tile(sc, sch_axis(sc, 0), sch_axis(sc, 1), 4, 16, &io, &jo, &ii, &ji));
+  OK(ctx, sch_split(sc, sch_reduce_axis(sc, 0), kb, &ko, &ki));
+  OK(ctx, sch_reorder(sc, 6, (sch_iter *[]){ko, jo, io, ki, ii, ji}));
+  OK(ctx, sch_unroll(sc, ii));
+  OK(ctx, sch_vectorize(sc, ji));
+  OK(ctx, sch_parallel(sc, jo));
+  if (launch) OK(ctx, sch_pragma(sc, ko, "parallel_launch_point", NULL));
+  lower_func *f = tec_lower(s, name, 3, (te_tensor *[]){A, B, C});
+  ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+  return f;
+}
+
+/* Occurrences of needle in the definition of raw kernel `fn` in the LLVM IR text (the checked
+ * entry inlines the raw kernel, so the module holds every call twice). */
+static int count_in_raw(tec_module *m, const char *fn, const char *needle) {
+  const char *ir = tec_module_llvm_ir(m);
+  char head[128];
+  snprintf(head, sizeof head, "define i32 @%s_raw(", fn);
+  const char *p = strstr(ir, head);
+  ck_assert_msg(p != NULL, "no %s in the IR", head);
+  const char *end = strstr(p, "\n}\n");
+  int n = 0;
+  for (; (p = strstr(p, needle)) && (!end || p < end); p += strlen(needle)) n++;
+  return n;
+}
+
+static void check_gemm(tec_packed_fn fn, int64_t M, int64_t N, int64_t K, const char *what) {
+  int64_t sa[2] = {M, K}, sb_[2] = {K, N}, sc_[2] = {M, N};
+  DLTensor a = tu_rand_f32(2, sa, 41), b = tu_rand_f32(2, sb_, 42);
+  float *ref = malloc(sizeof(float) * (size_t)(M * N));
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      double acc = 0;
+      for (int64_t k = 0; k < K; k++) acc += (double)tu_f32(&a)[i * K + k] * tu_f32(&b)[k * N + j];
+      ref[i * N + j] = (float)acc;
+    }
+  for (int t = 0; t < NTHREAD_COUNTS; t++) {
+    tec_rt_set_num_threads(thread_counts[t]);
+    for (int rep = 0; rep < 3; rep++) {
+      DLTensor c = tu_rand_f32(2, sc_, 43 + rep); /* garbage: the init nest must clear it */
+      ck_assert_msg(fn((DLTensor *[]){&a, &b, &c}, 3) == 0, "%s", tec_rt_last_error());
+      double err = tu_max_err(tu_f32(&c), ref, M * N);
+      ck_assert_msg(err < 1e-4, "%s %lldx%lldx%lld threads %d: error %g", what, (long long)M,
+                    (long long)N, (long long)K, thread_counts[t], err);
+      tec_dl_free(&c);
+    }
+  }
+  free(ref);
+  tec_dl_free(&a), tec_dl_free(&b);
+}
+
+START_TEST(launch_kblocked_gemm) {
+  static const int64_t shapes[][4] = {{64, 64, 64, 16}, {64, 96, 48, 8}, {37, 50, 19, 8},
+                                      {5, 16, 8, 4}, {33, 130, 70, 16}};
+  for (int k = 0; k < 5; k++) {
+    tec_ctx *ctx = tec_ctx_new();
+    const int64_t *sh = shapes[k];
+    lower_func *f = kblock_gemm(ctx, sh[0], sh[1], sh[2], sh[3], 1, "kgemm");
+    tu_assert_contains(tec_lower_str(f), "attr pragma_parallel_launch_point");
+    tec_module *m = tec_build(ctx, 1, &f, NULL);
+    ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
+    check_gemm(tec_module_get(m, "kgemm"), sh[0], sh[1], sh[2], "launch");
+    if (k == 0) {
+      const char *ir = tec_module_llvm_ir(m);
+      tu_assert_contains(ir, "define internal i32 @kgemm_launch0(i32");
+      tu_assert_contains(ir, "call i32 @tec_rt_parallel_barrier()");
+      ck_assert_int_eq(count_in_raw(m, "kgemm", "call i32 @tec_rt_parallel_launch("), 1);
+      /* the init nest (C = 0, its own parallel nest before k.outer) is outside the region */
+      ck_assert_int_eq(count_in_raw(m, "kgemm", "call i32 @tec_rt_parallel_for("), 1);
+      ck_assert_ptr_null(strstr(ir, "define internal i32 @kgemm_par1(")); /* no trampoline */
+    }
+    tec_ctx_free(ctx);
+  }
+}
+END_TEST
+
+/* Stores outside the parallel loop run once (task 0), and every task sees them after the
+ * barrier: a per-tile row sum S (a serial reduction, computed at the marked loop i.outer) read
+ * by the parallel loop over column tiles. If every task ran S's update, S would be counted
+ * several times (or torn). */
+typedef struct center { te_tensor *a, *s; const ir_expr *k; } center;
+static const ir_expr *rowsum_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  center *c = u;
+  return te_sum(TE_AT(c->a, i[0], c->k), 1, &c->k, NULL);
+}
+static const ir_expr *center_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  center *c = u;
+  return ir_sub(TE_AT(c->a, i[0], i[1]), TE_AT(c->s, i[0]));
+}
+
+START_TEST(launch_stores_outside_parallel_run_once) {
+  static const int64_t shapes[][2] = {{16, 64}, {13, 70}, {3, 5}};
+  for (int k = 0; k < 3; k++) {
+    tec_ctx *ctx = tec_ctx_new();
+    int64_t M = shapes[k][0], N = shapes[k][1];
+    te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, M, N));
+    center *c = tec_ctx_alloc(ctx, sizeof *c);
+    c->a = A;
+    c->k = te_reduce_axis_n(ctx, "k", N);
+    te_tensor *S = te_compute(ctx, &(te_compute_decl){"S", 1, TE_SHAPE(ctx, M), rowsum_body, c,
+                                                       NULL, NULL});
+    c->s = S;
+    te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 2, A->shape, center_body, c, NULL,
+                                                       NULL});
+    sch_schedule *s = sch_create(ctx, 1, &C);
+    sch_stage *sc = sch_stage_of(s, C), *ss = sch_stage_of(s, S);
+    sch_iter *io, *jo, *ii, *ji;
+    OK(ctx, sch_tile(sc, sch_axis(sc, 0), sch_axis(sc, 1), 4, 8, &io, &jo, &ii, &ji));
+    OK(ctx, sch_parallel(sc, jo));
+    OK(ctx, sch_compute_at(ss, sc, io));
+    OK(ctx, sch_pragma(sc, io, "parallel_launch_point", NULL));
+    lower_func *f = tec_lower(s, "center", 2, (te_tensor *[]){A, C});
+    ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+    tec_module *m = tec_build(ctx, 1, &f, NULL);
+    ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
+    if (k < 2) { /* 3x5: one tile, no loop left to launch over */
+      ck_assert_int_eq(count_in_raw(m, "center", "call i32 @tec_rt_parallel_launch("), 1);
+      ck_assert_int_eq(count_in_raw(m, "center", "call i32 @tec_rt_parallel_for("), 0);
+    }
+    tec_packed_fn fn = tec_module_get(m, "center");
+    int64_t sh[2] = {M, N};
+    DLTensor a = tu_rand_f32(2, sh, 9);
+    for (int t = 0; t < NTHREAD_COUNTS; t++) {
+      tec_rt_set_num_threads(thread_counts[t]);
+      for (int rep = 0; rep < 20; rep++) {
+        DLTensor out = tu_zeros(TEC_F32, 2, sh);
+        ck_assert_msg(fn((DLTensor *[]){&a, &out}, 2) == 0, "%s", tec_rt_last_error());
+        for (int64_t i = 0; i < M; i++) {
+          double sum = 0;
+          for (int64_t j = 0; j < N; j++) sum += tu_f32(&a)[i * N + j];
+          for (int64_t j = 0; j < N; j++)
+            ck_assert_msg(fabs(tu_f32(&out)[i * N + j] - (tu_f32(&a)[i * N + j] - sum)) < 1e-4,
+                          "%lldx%lld threads %d (%lld, %lld)", (long long)M, (long long)N,
+                          thread_counts[t], (long long)i, (long long)j);
+        }
+        tec_dl_free(&out);
+      }
+    }
+    tec_dl_free(&a);
+    tec_ctx_free(ctx);
+  }
+}
+END_TEST
+
+/* A heap temporary failing inside one task's chunk: -1 with its message, no hang, nothing
+ * leaked; the tile example with the parallel loop inside a marked serial loop. */
+START_TEST(launch_heap_failure_inside_task) {
+  tec_ctx *ctx = tec_ctx_new();
+  const int64_t n = 32768 * 12;
+  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 1, TE_SHAPE(ctx, n));
+  te_tensor *B = te_compute(ctx, &(te_compute_decl){"B", 1, A->shape, times2, A, NULL, NULL});
+  te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 1, A->shape, plus1, B, NULL, NULL});
+  sch_schedule *s = sch_create(ctx, 1, &C);
+  sch_stage *sb = sch_stage_of(s, B), *sc = sch_stage_of(s, C);
+  sch_iter *o, *in, *oo, *oi;
+  OK(ctx, sch_split(sc, sch_axis(sc, 0), 32768, &o, &in));
+  OK(ctx, sch_split(sc, o, 6, &oo, &oi));
+  OK(ctx, sch_parallel(sc, oi));
+  OK(ctx, sch_compute_at(sb, sc, oi));
+  OK(ctx, sch_pragma(sc, oo, "parallel_launch_point", NULL));
+  lower_func *f = tec_lower(s, "tile", 2, (te_tensor *[]){A, C});
+  ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+  tec_module *m = tec_build(ctx, 1, &f, NULL);
+  ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
+  ck_assert_int_eq(count_in_raw(m, "tile", "call i32 @tec_rt_parallel_launch("), 1);
+  tec_packed_fn fn = tec_module_get(m, "tile");
+  DLTensor a = tu_rand_f32(1, &n, 4), c = tu_zeros(TEC_F32, 1, &n);
+  for (int t = 0; t < NTHREAD_COUNTS; t++) {
+    tec_rt_set_num_threads(thread_counts[t]);
+    ck_assert_msg(fn((DLTensor *[]){&a, &c}, 2) == 0, "%s", tec_rt_last_error());
+    for (int64_t i = 0; i < n; i++) ck_assert_float_eq(tu_f32(&c)[i], tu_f32(&a)[i] * 2.0f + 1.0f);
+    for (int budget = 0; budget < 14; budget++) {
+      atomic_store(&alloc_budget, budget);
+      tec_rt_set_allocator(budget_alloc, budget_free, NULL);
+      tec_rt_set_error(NULL);
+      int32_t rc = fn((DLTensor *[]){&a, &c}, 2);
+      tec_rt_set_allocator(NULL, NULL, NULL);
+      if (budget >= 12) {
+        ck_assert_int_eq(rc, 0);
+        continue;
+      }
+      ck_assert_int_eq(rc, -1);
+      tu_assert_contains(tec_rt_last_error(), "tile: out of memory allocating 131072 bytes for 'B'");
+    }
+  }
+  tec_dl_free(&a), tec_dl_free(&c);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* Without a parallel loop inside, the marked loop is plain serial code; inside a parallel
+ * loop, the pragma is refused by tec_lower with what to do. */
+START_TEST(launch_point_plain_and_refused) {
+  tec_ctx *ctx = tec_ctx_new();
+  const int64_t n = 100;
+  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 1, TE_SHAPE(ctx, n));
+  te_tensor *B = te_compute(ctx, &(te_compute_decl){"B", 1, A->shape, times2, A, NULL, NULL});
+  sch_schedule *s = sch_create(ctx, 1, &B);
+  sch_stage *sb = sch_stage_of(s, B);
+  sch_iter *o, *in;
+  OK(ctx, sch_split(sb, sch_axis(sb, 0), 8, &o, &in));
+  OK(ctx, sch_pragma(sb, o, "parallel_launch_point", NULL));
+  lower_func *f = tec_lower(s, "plain", 2, (te_tensor *[]){A, B});
+  ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+  tec_module *m = tec_build(ctx, 1, &f, NULL);
+  ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
+  ck_assert_ptr_null(strstr(tec_module_llvm_ir(m), "tec_rt_parallel_launch"));
+  DLTensor a = tu_rand_f32(1, &n, 4), b = tu_zeros(TEC_F32, 1, &n);
+  tec_rt_set_num_threads(3);
+  ck_assert_int_eq(tec_module_get(m, "plain")((DLTensor *[]){&a, &b}, 2), 0);
+  for (int64_t i = 0; i < n; i++) ck_assert_float_eq(tu_f32(&b)[i], tu_f32(&a)[i] * 2.0f);
+  tec_dl_free(&a), tec_dl_free(&b);
+  tec_ctx_free(ctx);
+
+  ctx = tec_ctx_new();
+  A = te_placeholder(ctx, "A", TEC_F32, 1, TE_SHAPE(ctx, n));
+  B = te_compute(ctx, &(te_compute_decl){"B", 1, A->shape, times2, A, NULL, NULL});
+  s = sch_create(ctx, 1, &B);
+  sb = sch_stage_of(s, B);
+  OK(ctx, sch_split(sb, sch_axis(sb, 0), 8, &o, &in));
+  OK(ctx, sch_parallel(sb, o));
+  OK(ctx, sch_pragma(sb, in, "parallel_launch_point", NULL));
+  ck_assert_ptr_null(tec_lower(s, "bad", 2, (te_tensor *[]){A, B}));
+  tu_assert_contains(tec_ctx_error(ctx), "tec_lower 'bad': pragma parallel_launch_point: loop "
+                                         "'i.inner' is inside parallel loop 'i.outer'");
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 /* ================= ahead of time ================= */
 
 static const char *aot_main =
@@ -686,6 +1041,9 @@ int main(int argc, char **argv) {
   tcase_add_test(rt, parallel_for_nested_runs_serially);
   tcase_add_test(rt, parallel_for_concurrent_callers);
   tcase_add_test(rt, parallel_for_after_fork);
+  tcase_add_test(rt, launch_runs_every_task_with_barriers);
+  tcase_add_test(rt, launch_failure_releases_barriers);
+  tcase_add_test(rt, launch_nested_runs_serially);
   suite_add_tcase(s, rt);
   TCase *e2e = tcase_create("schedules");
   tcase_add_test(e2e, e2e_vadd_symbolic);
@@ -696,6 +1054,10 @@ int main(int argc, char **argv) {
   tcase_add_test(e2e, e2e_heap_failure_inside_parallel_body);
   tcase_add_test(e2e, e2e_kernel_inside_parallel_for);
   tcase_add_test(e2e, aot_object_links_with_runtime);
+  tcase_add_test(e2e, launch_kblocked_gemm);
+  tcase_add_test(e2e, launch_stores_outside_parallel_run_once);
+  tcase_add_test(e2e, launch_heap_failure_inside_task);
+  tcase_add_test(e2e, launch_point_plain_and_refused);
   suite_add_tcase(s, e2e);
   return tu_run(s);
 }

@@ -14,7 +14,8 @@
  * Function names must be C identifiers and not name a runtime or libm symbol ("fma").
  *
  * Parallel loops (sch_parallel) run on the runtime's thread pool: each becomes an internal
- * function (name_par0, name_par1, ...) that generated code hands to tec_rt_parallel_for, and
+ * function (name_par0, name_par1, ...) that generated code hands to tec_rt_parallel_for (a
+ * loop marked parallel_launch_point: name_launch0, ... run once by tec_rt_parallel_launch), and
  * the number of threads is tec_rt_set_num_threads / TEC_NUM_THREADS (runtime.h). Objects from
  * tec_emit therefore need the runtime library: link them with libtec_runtime.a and -lpthread
  * (built for the object's target).

@@ -55,4 +55,19 @@ int tec_rt_get_num_threads(void);
 typedef int32_t (*tec_rt_parallel_body)(int64_t begin, int64_t end, void *closure);
 int32_t tec_rt_parallel_for(int64_t n, tec_rt_parallel_body body, void *closure);
 
+/* Enters the pool once: body(task, ntask, closure) runs on ntask threads at once (the caller
+ * is task 0; ntask is the thread count, fewer only if the system refuses threads) and the
+ * call returns when every task has: 0, or the nonzero code of the lowest-numbered task that
+ * failed by itself, whose message is then set on the calling thread. Generated code calls
+ * this at a parallel_launch_point and runs its own static chunk of each parallel loop inside.
+ * One thread, a call from inside a task, or the pool busy with another thread's job: one task,
+ * body(0, 1, closure), on the calling thread (its barriers return at once). */
+typedef int32_t (*tec_rt_launch_body)(int32_t task, int32_t ntask, void *closure);
+int32_t tec_rt_parallel_launch(tec_rt_launch_body body, void *closure);
+/* Inside a launch's body: waits until every task of the launch that is still running got
+ * here (memory written before is visible to all after). 0, or -1 when a task has failed: the
+ * caller must return (nonzero) at once, without reaching further barriers. Outside a launch,
+ * or in a one-task launch, returns 0 immediately. */
+int32_t tec_rt_parallel_barrier(void);
+
 #endif

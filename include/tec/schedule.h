@@ -155,8 +155,12 @@ int sch_vectorize(sch_stage *st, sch_iter *iv); /* the loop's extent must be a c
 int sch_unroll(sch_stage *st, sch_iter *iv);    /* the loop's extent must be a constant */
 /* Keys: "debug_skip_region" (the loop and its body are dropped: output wrong by design, for
  * timing experiments), "auto_unroll_max_step" (value: unroll inner constant loops up to that
- * many steps), "parallel_launch_point" (recorded as an annotation on the loop; the pool is
- * entered at each parallel loop). Other keys are kept as annotations. value may be NULL. */
+ * many steps), "parallel_launch_point" (the thread pool is entered once, at this loop: every
+ * thread runs the loop, each parallel loop inside runs its static share of iterations and
+ * ends with a barrier; stores outside parallel loops run on one thread, then a barrier;
+ * allocations inside the loop outside parallel loops are per thread. Without a parallel loop
+ * inside it is a plain loop; inside a parallel loop tec_lower refuses it). Other keys are kept
+ * as annotations. value may be NULL. */
 int sch_pragma(sch_stage *st, sch_iter *iv, const char *key, const ir_expr *value);
 /* Pad the row stride of dimension axis of st's buffer to factor*k + offset elements. */
 int sch_storage_align(sch_stage *st, sch_iter *axis, int64_t factor, int64_t offset);
