@@ -8,5 +8,8 @@ set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
 set(TEC_CROSS_TRIPLE aarch64-linux-gnu)
 set(CMAKE_C_COMPILER ${TEC_CROSS_TRIPLE}-gcc)
-set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64 -L /usr/${TEC_CROSS_TRIPLE})
+# The multiarch root, not -L /usr/${TEC_CROSS_TRIPLE}: libllvm14:arm64 brings libc6:arm64, and
+# its libc.so.6 loaded by the cross toolchain's ld.so (another glibc build) hangs in
+# pthread_create under qemu-user. Programs linked by the cross gcc run fine on the newer libc.
+set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64 -L /)
 include(${CMAKE_CURRENT_LIST_DIR}/cross-common.cmake)

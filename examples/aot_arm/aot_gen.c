@@ -3,7 +3,7 @@
  *
  *   aot_gen TARGET OUTDIR            kernels.o kernels.s kernels.h (gemm: 64x96x128,
  *                                    dw: 32 channels of 14x16) for the driver (driver.c)
- *   aot_gen TARGET OUTDIR layers     layers.o layers.h: the MobileNet layers of
+ *   aot_gen TARGET OUTDIR layers     tec_layers.o/.s/.h: the MobileNet layers of
  *                                    shared/tools/qemu-insn (scripts/arm_insn.sh counts them)
  *
  * TARGET is any tec target string: "rasp4b", "armv7-neon", "llvm -mtriple=... -mattr=...".
@@ -62,7 +62,7 @@ int main(int argc, char **argv) {
       fprintf(stderr, "aot_gen: %s\n", tec_ctx_error(ctx));
       return 1;
     }
-  if (emit_all(ctx, n, fs, target, dir, layers ? "layers" : "kernels") != 0) {
+  if (emit_all(ctx, n, fs, target, dir, layers ? "tec_layers" : "kernels") != 0) {
     fprintf(stderr, "aot_gen: %s\n", tec_ctx_error(ctx));
     return 1;
   }

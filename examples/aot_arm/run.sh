@@ -6,7 +6,9 @@
 set -eu
 GEN=$1 SRC=$2 WORK=$3 ARCH=$4 TARGET=$5
 case $ARCH in
-aarch64) CC=aarch64-linux-gnu-gcc QEMU="qemu-aarch64 -L /usr/aarch64-linux-gnu" CFLAGS="-mcpu=cortex-a72" ;;
+aarch64) CC=aarch64-linux-gnu-gcc CFLAGS="-mcpu=cortex-a72"
+  # with multiarch libc6:arm64 installed, its root (see cmake/toolchain-aarch64.cmake)
+  if [ -e /lib/ld-linux-aarch64.so.1 ]; then QEMU="qemu-aarch64 -L /"; else QEMU="qemu-aarch64 -L /usr/aarch64-linux-gnu"; fi ;;
 armv7) CC=arm-linux-gnueabihf-gcc QEMU="qemu-arm -L /usr/arm-linux-gnueabihf"
   CFLAGS="-march=armv7-a -mfpu=neon-vfpv4 -mfloat-abi=hard" ;;
 *) echo "run.sh: unknown ARCH $ARCH (aarch64 | armv7)" >&2; exit 2 ;;
