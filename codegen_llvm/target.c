@@ -163,7 +163,8 @@ static int cg_check_features(tec_ctx *ctx, const char *str, const cg_arch *arch,
   return 0;
 }
 
-/* The native vector width that the (final, ordered) feature list gives. */
+/* The native vector width that the ordered feature list gives: each feature in turn raises
+ * or caps it, so "skylake-avx512 -mattr=-avx512f" is AVX2's 256. */
 static int cg_vector_bits(const cg_arch *arch, const char *features) {
   if (!arch) return 128;
   int bits = arch->base_bits;
@@ -221,6 +222,30 @@ static char *cg_concat_features(const char *a, const char *b, const char *c) {
       strcat(r, parts[i]);
     }
   return r;
+}
+
+/* Keeps only the last mention of each feature, in place (LLVM lets the last win). */
+static void cg_dedupe_features(char *r) {
+  /* keep only the last mention of each feature (LLVM lets the last win; "+neon,+neon" and
+   * "+neon,-neon" read the same as "+neon" and "-neon") */
+  char *w = r;
+  for (const char *f = r; *f;) {
+    size_t n = strcspn(f, ",");
+    int later = 0;
+    for (const char *g = f + n; *g && !later;) {
+      g += *g == ',';
+      size_t m = strcspn(g, ",");
+      later = m == n && n > 1 && strncmp(g + 1, f + 1, n - 1) == 0;
+      g += m;
+    }
+    if (!later && n > 0) {
+      if (w != r) *w++ = ',';
+      memmove(w, f, n);
+      w += n;
+    }
+    f += n + (f[n] == ',');
+  }
+  *w = '\0';
 }
 
 int cg_target_parse(tec_ctx *ctx, const char *str, cg_target *out) {
@@ -298,6 +323,7 @@ int cg_target_parse(tec_ctx *ctx, const char *str, cg_target *out) {
   if (!out->cpu || !out->features) goto oom;
   out->vector_bits = cg_vector_bits(out->arch, out->features);
   out->vector_fma = cg_vector_fma(out->arch, out->features);
+  cg_dedupe_features(out->features); /* after the width: "+avx512f" of a CPU then "-avx512f" */
   return 0;
 oom:
   free(host_norm);

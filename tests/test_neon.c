@@ -186,6 +186,11 @@ START_TEST(test_target_strings) {
     const char *s = tec_target_str(ctx, ok[i].target);
     tu_assert_contains(s, ok[i].spelled);
   }
+  /* a feature named by the arch, the CPU and the user appears once, the last sign winning */
+  ck_assert_str_eq(tec_target_str(ctx, "rasp4b"),
+                   "llvm -mtriple=aarch64-unknown-linux-gnu -mcpu=cortex-a72 -mattr=+neon");
+  tu_assert_contains(tec_target_str(ctx, "armv7-neon -mattr=-neon,+vfp4"), "-mattr=-neon,+vfp4");
+  ck_assert_int_eq(tec_target_vector_bits(ctx, "armv7-neon -mattr=-neon,+vfp4"), 32);
   int host = tec_target_vector_bits(ctx, NULL);
   ck_assert_int_ge(host, 128);
   ck_assert_int_eq(host, tec_target_vector_bits(ctx, "llvm"));
