@@ -58,6 +58,7 @@ typedef struct opts {
   int k_outer;    /* kb > 0: 1: k.outer outside j.outer (B panel block in L1), 0: inside */
   int mb;         /* kb > 0, k_outer: rows of A per L2 block, in mr tiles (0: all of M) */
   int skip_pack;  /* experiment: pragma debug_skip_region on B's packing (wrong results) */
+  int pack_rows;  /* whole-B packing walks B's rows (k outer, panels inner): contiguous reads */
   int print_ir;
   int cpu_clock;  /* time with CLOCK_PROCESS_CPUTIME_ID (tuning on a loaded machine, 1 thread) */
   const char *asm_path, *csv_path;
@@ -103,6 +104,7 @@ static int parse_opts(int argc, char **argv, opts *o) {
     else if (!strcmp(a, "--kb")) o->kb = atoi(v);
     else if (!strcmp(a, "--mb")) o->mb = atoi(v);
     else if (!strcmp(a, "--skip-pack")) o->skip_pack = atoi(v);
+    else if (!strcmp(a, "--pack-rows")) o->pack_rows = atoi(v);
     else if (!strcmp(a, "--clock")) {
       if (strcmp(v, "wall") && strcmp(v, "cpu")) return -1;
       o->cpu_clock = !strcmp(v, "cpu");
@@ -242,8 +244,14 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
       TRY(ctx, sch_unroll(sa, sch_axis(sa, 2)));
     }
   }
-  /* packing whole B up front: its panels in parallel too */
-  if (!o->pack_panel) TRY(ctx, sch_parallel(sp, sch_leaf_named(sp, "jo")));
+  /* packing whole B up front: its panels in parallel too (or its rows, walking B in order) */
+  if (!o->pack_panel && o->pack_rows) {
+    sch_iter *pk = sch_leaf_named(sp, "k"), *pjo = sch_leaf_named(sp, "jo");
+    TRY(ctx, sch_reorder(sp, 2, (sch_iter *[]){pk, pjo}));
+    TRY(ctx, sch_parallel(sp, pk));
+  } else if (!o->pack_panel) {
+    TRY(ctx, sch_parallel(sp, sch_leaf_named(sp, "jo")));
+  }
   /* the packing copy: 16 floats (one zmm) at a time along the panel's columns */
   sch_iter *pj = sch_leaf_named(sp, "ji");
   if (!pj) TRY(ctx, -1);

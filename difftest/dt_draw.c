@@ -175,7 +175,7 @@ void dt_draw(dt_state *st, dt_rng *r, dt_prim *p) {
         if (reads(all[i], prod->tensor)) cand[m++] = all[i];
       if (m) cons = cand[dt_rng_int(r, 0, m - 1)];
     }
-    if (!cons) cons = all[dt_rng_int(r, 0, n - 1)];
+    if (!cons) cons = n ? all[dt_rng_int(r, 0, n - 1)] : s;
     put_stage(p->stage, prod);
     put_stage(p->stage2, cons);
     put_iter(st, p, 0, pick_iter(st, r, cons));
