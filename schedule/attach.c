@@ -7,20 +7,6 @@
 #include "tec/schedule.h"
 #include "schedule/internal.h"
 
-int sch_readers(sch_schedule *s, const te_tensor *t, sch_stage **out, int max) {
-  int n = 0;
-  for (int i = 0; i < s->nstage; i++) {
-    sch_stage *st = s->stages[i];
-    for (int k = 0; k < st->ninputs; k++)
-      if (st->inputs[k] == t) {
-        if (n < max) out[n] = st;
-        n++;
-        break;
-      }
-  }
-  return n;
-}
-
 /* 1 if stage c reads t, directly or through stages that are inlined into it */
 static int reads_through_inline(const sch_stage *c, const te_tensor *t, int depth) {
   if (depth > 100) return 0;

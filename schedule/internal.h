@@ -9,8 +9,6 @@ int sch_leaf_index(const sch_stage *st, const sch_iter *it);
 int sch_check_leaf(const char *who, sch_stage *st, sch_iter *it);
 int sch_add_relation(sch_stage *st, sch_relation r);
 sch_stage *sch_stage_new(sch_schedule *s, te_tensor *t);
-/* The stages that read t (through their schedule bodies). */
-int sch_readers(sch_schedule *s, const te_tensor *t, sch_stage **out, int max);
 int sch_replace_leaf(sch_stage *st, int pos, int n, sch_iter *const *its);
 
 /* relayout.c: extents of iters from the domains; index maps between roots and leaves. */
