@@ -137,6 +137,33 @@ typedef struct cg_outline {
 
 /* The body function: begin, end, then every field as a parameter. Builds the loop over
  * [lo + begin, lo + end) with f's state switched to the new function. */
+/* The free variables of body (o->fv set up by the caller) and their current values: the
+ * fields of the closure an outlined function receives. -1 (error recorded) on failure; the
+ * caller frees o's arrays either way. */
+static int cg_capture(cg_func *f, const ir_stmt *body, cg_outline *o) {
+  ir_visitor v;
+  ir_visitor_init(&v, &o->fv);
+  v.expr[IR_VAR] = cg_fv_var;
+  v.stmt[IR_S_STORE] = cg_fv_store;
+  ir_visit_stmt(&v, body);
+  int cap = o->fv.n + 1;
+  o->vals = calloc((size_t)cap, sizeof *o->vals);
+  o->types = calloc((size_t)cap, sizeof *o->types);
+  o->elems = calloc((size_t)cap, sizeof *o->elems);
+  if (o->fv.oom || !o->vals || !o->types || !o->elems) {
+    cg_internal(f, "out of memory");
+    return -1;
+  }
+  for (int i = 0; i < o->fv.n; i++) {
+    const cg_binding *bd = cg_lookup(f, o->fv.vars[i]);
+    o->vals[i] = bd->value;
+    o->types[i] = LLVMTypeOf(bd->value);
+    o->elems[i] = bd->elem;
+  }
+  o->nfields = o->fv.n;
+  return 0;
+}
+
 static LLVMValueRef cg_outline_body(cg_func *f, cg_outline *o, const char *name) {
   int np = 2 + o->nfields;
   LLVMTypeRef *pt = calloc((size_t)np, sizeof *pt);
@@ -293,27 +320,8 @@ int cg_parallel_outline(cg_func *f, const ir_stmt *s) {
     if (!lo) return -1;
   }
 
-  ir_visitor v;
-  ir_visitor_init(&v, &o.fv);
-  v.expr[IR_VAR] = cg_fv_var;
-  v.stmt[IR_S_STORE] = cg_fv_store;
-  ir_visit_stmt(&v, s->body);
   int rc = -1;
-  int cap = o.fv.n + 1;
-  o.vals = calloc((size_t)cap, sizeof *o.vals);
-  o.types = calloc((size_t)cap, sizeof *o.types);
-  o.elems = calloc((size_t)cap, sizeof *o.elems);
-  if (o.fv.oom || !o.vals || !o.types || !o.elems) {
-    cg_internal(f, "out of memory");
-    goto out;
-  }
-  for (int i = 0; i < o.fv.n; i++) {
-    const cg_binding *bd = cg_lookup(f, o.fv.vars[i]);
-    o.vals[i] = bd->value;
-    o.types[i] = LLVMTypeOf(bd->value);
-    o.elems[i] = bd->elem;
-  }
-  o.nfields = o.fv.n;
+  if (cg_capture(f, s->body, &o)) goto out;
   if (lo) {
     o.lo_field = o.nfields++;
     o.vals[o.lo_field] = lo;
@@ -625,26 +633,7 @@ int cg_launch_point(cg_func *f, const ir_stmt *s) {
     f->failed = 1;
     goto out;
   }
-  ir_visitor v;
-  ir_visitor_init(&v, &o.fv);
-  v.expr[IR_VAR] = cg_fv_var;
-  v.stmt[IR_S_STORE] = cg_fv_store;
-  ir_visit_stmt(&v, s->body);
-  int cap = o.fv.n + 1;
-  o.vals = calloc((size_t)cap, sizeof *o.vals);
-  o.types = calloc((size_t)cap, sizeof *o.types);
-  o.elems = calloc((size_t)cap, sizeof *o.elems);
-  if (o.fv.oom || !o.vals || !o.types || !o.elems) {
-    cg_internal(f, "out of memory");
-    goto out;
-  }
-  for (int i = 0; i < o.fv.n; i++) {
-    const cg_binding *bd = cg_lookup(f, o.fv.vars[i]);
-    o.vals[i] = bd->value;
-    o.types[i] = LLVMTypeOf(bd->value);
-    o.elems[i] = bd->elem;
-  }
-  o.nfields = o.fv.n;
+  if (cg_capture(f, s->body, &o)) goto out;
 
   const char *name = tec_ctx_printf(f->ctx, "%s_launch%d", f->lf->name, f->nlaunch++);
   if (!name) {

@@ -114,6 +114,23 @@ static int bind_sizes(const lower_func *f, DLTensor *const *args, int only_const
   return 0;
 }
 
+/* The argument list of fn (one half of f's split): each of its tensors is either one of the
+ * caller's arguments (user order) or a module-owned packed buffer. -1 past 64 arguments. */
+static int half_args(const lower_func *f, const lower_func *fn, const cg_prepared *p,
+                     DLTensor *const *user_args, DLTensor **out) {
+  if (fn->nargs > 64)
+    return tec_rt_set_error("%s: %d arguments; at most 64 are supported", f->user_name, fn->nargs);
+  for (int a = 0; a < fn->nargs; a++) {
+    const te_tensor *t = fn->args[a];
+    out[a] = NULL;
+    for (int u = 0; u < f->nuser; u++)
+      if (f->user_args[u] == t) out[a] = user_args[u];
+    for (int k = 0; k < f->npacked; k++)
+      if (f->packed[k] == t) out[a] = &p->packed[k];
+  }
+  return 0;
+}
+
 /* Allocates the packed buffers (once per shape) and runs prepare with the constants. */
 static int32_t run_prepare(tec_module *m, cg_prepared *p, DLTensor *const *user_args) {
   const lower_func *f = p->f, *pf = f->prepare;
@@ -153,16 +170,8 @@ static int32_t run_prepare(tec_module *m, cg_prepared *p, DLTensor *const *user_
     d->byte_offset = 0;
   }
   DLTensor *args[64];
-  int na = 0;
-  for (int a = 0; a < pf->nargs && na < 64; a++) {
-    const te_tensor *t = pf->args[a];
-    DLTensor *x = NULL;
-    for (int u = 0; u < f->nuser; u++)
-      if (f->user_args[u] == t) x = user_args[u];
-    for (int k = 0; k < f->npacked; k++)
-      if (f->packed[k] == t) x = &p->packed[k];
-    args[na++] = x;
-  }
+  if (half_args(f, pf, p, user_args, args)) return -1;
+  int na = pf->nargs;
   tec_packed_fn prep = cg_module_entry(m, pf->name);
   if (!prep) return tec_rt_set_error("%s: prepare function missing", f->user_name);
   int32_t rc = prep(args, na);
@@ -198,17 +207,8 @@ int32_t tec_module_run(tec_module *m, const char *name, int32_t nargs, DLTensor 
     if (rc) return rc;
   }
   DLTensor *a[64];
-  int na = 0;
-  for (int i = 0; i < f->nargs && na < 64; i++) {
-    const te_tensor *t = f->args[i];
-    DLTensor *x = NULL;
-    for (int u = 0; u < f->nuser; u++)
-      if (f->user_args[u] == t) x = args[u];
-    for (int k = 0; k < f->npacked; k++)
-      if (f->packed[k] == t) x = &p->packed[k];
-    a[na++] = x;
-  }
-  return fn(a, na);
+  if (half_args(f, f, p, args, a)) return -1;
+  return fn(a, f->nargs);
 }
 
 int64_t tec_module_prepare_count(tec_module *m, const char *name) {
