@@ -3,7 +3,7 @@
  *
  *   usage: gemm [--csv FILE] [--sizes 256,512,1024,2048] [--threads 1,2] [--reps N]
  *               [--mr 8] [--nr 32] [--kb 0] [--mb 0] [--pack root|panel|kblock] [--packa 0|1] [--order jko|kji]
- *               [--clock wall|cpu] [--print-ir] [--asm FILE]
+ *               [--clock wall|cpu] [--print-ir] [--asm FILE] [--vs 'OPTIONS']
  *
  * Per (size, threads): every implementation is called once and checked against a naive
  * double-precision reference on a sample of rows, warmed up, then timed `reps` times
@@ -62,6 +62,7 @@ typedef struct opts {
   int print_ir;
   int cpu_clock;  /* time with CLOCK_PROCESS_CPUTIME_ID (tuning on a loaded machine, 1 thread) */
   const char *asm_path, *csv_path;
+  const char *vs; /* "--vs 'OPTIONS'": a second tec schedule timed in the same round-robin */
 } opts;
 
 static int parse_list(const char *s, int *out, int max) {
@@ -77,9 +78,8 @@ static int parse_list(const char *s, int *out, int max) {
   return n;
 }
 
-static int parse_opts(int argc, char **argv, opts *o) {
-  *o = (opts){.nsizes = 4, .sizes = {256, 512, 1024, 2048}, .nthreads = 2, .threads = {1, 2},
-              .reps = 20, .mr = 8, .nr = 32, .kb = 0, .pack_panel = 0};
+/* Applies argv[1..argc) to *o (which holds defaults or another option set). */
+static int apply_opts(int argc, char **argv, opts *o) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     int has = v != NULL && strncmp(a, "--", 2) == 0;
@@ -93,6 +93,7 @@ static int parse_opts(int argc, char **argv, opts *o) {
     }
     i++;
     if (!strcmp(a, "--csv")) o->csv_path = v;
+    else if (!strcmp(a, "--vs")) o->vs = v;
     else if (!strcmp(a, "--asm")) o->asm_path = v;
     else if (!strcmp(a, "--sizes")) {
       if ((o->nsizes = parse_list(v, o->sizes, 16)) < 1) return -1;
@@ -127,11 +128,38 @@ static int parse_opts(int argc, char **argv, opts *o) {
   return 0;
 }
 
+static int parse_opts(int argc, char **argv, opts *o) {
+  *o = (opts){.nsizes = 4, .sizes = {256, 512, 1024, 2048}, .nthreads = 2, .threads = {1, 2},
+              .reps = 20, .mr = 8, .nr = 32, .kb = 0, .pack_panel = 0};
+  return apply_opts(argc, argv, o);
+}
+
+/* --vs 'OPTIONS': the main option set with OPTIONS applied on top (schedule options only). */
+static int parse_vs(const opts *main_o, opts *vs) {
+  static char buf[512];
+  char *tok[64] = {"gemm"};
+  int n = 1;
+  snprintf(buf, sizeof buf, "%s", main_o->vs);
+  for (char *t = strtok(buf, " \t"); t && n < 64; t = strtok(NULL, " \t")) tok[n++] = t;
+  *vs = *main_o;
+  vs->vs = NULL, vs->csv_path = NULL, vs->print_ir = 0, vs->asm_path = NULL;
+  if (apply_opts(n, tok, vs)) return -1;
+  if (vs->vs || vs->csv_path) {
+    fprintf(stderr, "gemm: --vs takes schedule options only (--mr, --nr, --kb, --pack, ...)\n");
+    return -1;
+  }
+  /* what is run and how it is timed stays the main run's */
+  memcpy(vs->sizes, main_o->sizes, sizeof vs->sizes), vs->nsizes = main_o->nsizes;
+  memcpy(vs->threads, main_o->threads, sizeof vs->threads), vs->nthreads = main_o->nthreads;
+  vs->reps = main_o->reps, vs->cpu_clock = main_o->cpu_clock;
+  return 0;
+}
+
 /* ---------------- tec: declaration and schedule ---------------- */
 typedef struct gemm_decl {
   te_tensor *a, *b, *ap, *bp;
   const ir_expr *k;
-  int64_t mr, nr;
+  int64_t mr, nr, n;
 } gemm_decl;
 
 /* Ap[io, k, ii] = A[io*mr + ii, k] */
@@ -140,10 +168,14 @@ static const ir_expr *pack_a_body(tec_ctx *ctx, const ir_expr *const *i, void *u
   return TE_AT(g->a, ir_add(ir_mul(i[0], ir_int(ctx, g->mr)), i[2]), i[1]);
 }
 
-/* Bp[jo, k, ji] = B[k, jo*nr + ji] */
+/* Bp[jo, k, ji] = B[k, jo*nr + ji], zero past B's last column when nr does not divide n */
 static const ir_expr *pack_body(tec_ctx *ctx, const ir_expr *const *i, void *user) {
   gemm_decl *g = user;
-  return TE_AT(g->b, i[1], ir_add(ir_mul(i[0], ir_int(ctx, g->nr)), i[2]));
+  const ir_expr *j = ir_add(ir_mul(i[0], ir_int(ctx, g->nr)), i[2]);
+  if (g->n % g->nr == 0) return TE_AT(g->b, i[1], j);
+  const ir_expr *last = ir_int(ctx, g->n - 1);
+  return ir_select(ir_lt(j, ir_int(ctx, g->n)), TE_AT(g->b, i[1], ir_min(j, last)),
+                   ir_float(ctx, 0.0));
 }
 
 /* C[i, j] = sum_k A[i, k] * Bp[j / nr, k, j % nr] */
@@ -171,23 +203,23 @@ static const char *const pack_a_axis_names[3] = {"io", "k", "ii"};
 /* Builds tec's GEMM for n x n x n; the packed function in *fn. NULL on error. */
 static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_packed_fn *fn) {
   int64_t mr = o->mr, nr = o->nr;
-  if (n % mr || n % nr || (o->kb && n % o->kb)) {
-    fprintf(stderr, "gemm: n=%lld must be a multiple of mr=%d, nr=%d (and kb)\n", (long long)n,
-            o->mr, o->nr);
+  if ((o->kb && (n % o->kb || n % mr || n % nr)) || (o->pack_a && n % mr)) {
+    fprintf(stderr, "gemm: n=%lld must be a multiple of mr=%d, nr=%d and kb (with --kb, --packa)\n",
+            (long long)n, o->mr, o->nr);
     return NULL;
   }
   te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, n, n));
   te_tensor *B = te_placeholder(ctx, "B", TEC_F32, 2, TE_SHAPE(ctx, n, n));
   gemm_decl *g = tec_ctx_alloc(ctx, sizeof *g);
   if (!g) return NULL;
-  *g = (gemm_decl){.a = A, .b = B, .mr = mr, .nr = nr, .k = te_reduce_axis_n(ctx, "k", n)};
+  *g = (gemm_decl){.a = A, .b = B, .mr = mr, .nr = nr, .n = n, .k = te_reduce_axis_n(ctx, "k", n)};
   if (o->pack_a)
     g->ap = te_compute(ctx, &(te_compute_decl){.name = "Ap", .ndim = 3,
                                                .shape = TE_SHAPE(ctx, n / mr, n, mr),
                                                .body = pack_a_body, .user = g,
                                                .axis_names = pack_a_axis_names});
   g->bp = te_compute(ctx, &(te_compute_decl){.name = "Bp", .ndim = 3,
-                                             .shape = TE_SHAPE(ctx, n / nr, n, nr),
+                                             .shape = TE_SHAPE(ctx, (n + nr - 1) / nr, n, nr),
                                              .body = pack_body, .user = g,
                                              .axis_names = pack_axis_names});
   te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2,
@@ -277,22 +309,23 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
 }
 
 /* ---------------- the three implementations ---------------- */
-enum { IMPL_TEC, IMPL_DNNL, IMPL_OPENBLAS, NIMPL };
-static const char *impl_name[NIMPL] = {"tec", "onednn", "openblas"};
+enum { IMPL_TEC, IMPL_DNNL, IMPL_OPENBLAS, IMPL_TEC_VS, NIMPL };
+static const char *impl_name[NIMPL] = {"tec", "onednn", "openblas", "tec-vs"};
 
 typedef struct problem {
   int64_t n;
   float *a, *b, *c;
   DLTensor ta, tb, tc;
-  tec_packed_fn tec;
+  tec_packed_fn tec, tec_vs; /* tec_vs: the --vs schedule, or NULL */
 } problem;
 
 static int run_impl(problem *p, int impl) {
   int n = (int)p->n;
   switch (impl) {
-  case IMPL_TEC: {
+  case IMPL_TEC:
+  case IMPL_TEC_VS: {
     DLTensor *args[3] = {&p->ta, &p->tb, &p->tc};
-    if (p->tec(args, 3) != 0) {
+    if ((impl == IMPL_TEC ? p->tec : p->tec_vs)(args, 3) != 0) {
       fprintf(stderr, "gemm: tec: %s\n", tec_rt_last_error());
       return -1;
     }
@@ -354,13 +387,20 @@ static int cmp_double(const void *x, const void *y) {
   return (a > b) - (a < b);
 }
 
-/* OpenBLAS picks its kernel when loaded: make sure the process starts with SkylakeX. */
+/* OpenBLAS picks its kernel when loaded: make sure the process starts with SkylakeX. Idle
+ * worker threads must also stop spinning soon after a call, or they take a core from the next
+ * implementation in the round-robin (OpenBLAS spins 2^28 cycles by default, GNU OpenMP 300000
+ * iterations): both are read when the libraries load, so they are set here too. */
 static void reexec_for_openblas(char **argv) {
   const char *ct = getenv("OPENBLAS_CORETYPE");
-  if (ct && !strcmp(ct, "SkylakeX") && !getenv("OPENBLAS_L2_SIZE")) return;
+  if (ct && !strcmp(ct, "SkylakeX") && !getenv("OPENBLAS_L2_SIZE") &&
+      getenv("OPENBLAS_THREAD_TIMEOUT") && getenv("GOMP_SPINCOUNT"))
+    return;
   if (getenv("TEC_BENCH_REEXEC")) return; /* once only */
   setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
   unsetenv("OPENBLAS_L2_SIZE");
+  setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0);
+  setenv("GOMP_SPINCOUNT", "10000", 0);
   setenv("TEC_BENCH_REEXEC", "1", 1);
   execv("/proc/self/exe", argv);
   fprintf(stderr, "gemm: re-exec with OPENBLAS_CORETYPE=SkylakeX failed: %s\n", strerror(errno));
@@ -372,9 +412,16 @@ int main(int argc, char **argv) {
   if (parse_opts(argc, argv, &o)) {
     fprintf(stderr, "usage: gemm [--csv FILE] [--sizes 256,512,...] [--threads 1,2] [--reps N]\n"
                     "            [--mr 8] [--nr 32] [--kb 0] [--pack root|panel|kblock] [--packa 0|1]\n"
-                    "            [--order jko|kji] [--clock wall|cpu] [--print-ir] [--asm FILE]\n");
+                    "            [--order jko|kji] [--clock wall|cpu] [--print-ir] [--asm FILE]\n"
+                    "            [--vs 'SCHEDULE OPTIONS']  (a second tec schedule, same run)\n");
     return 2;
   }
+  opts vs;
+  if (o.vs && parse_vs(&o, &vs)) {
+    fprintf(stderr, "gemm: bad --vs '%s'\n", o.vs);
+    return 2;
+  }
+  int nimpl = o.vs ? NIMPL : IMPL_TEC_VS; /* tec-vs only with --vs */
   if (o.cpu_clock) bench_clock = CLOCK_PROCESS_CPUTIME_ID;
   FILE *csv = NULL;
   if (o.csv_path) {
@@ -396,8 +443,12 @@ int main(int argc, char **argv) {
          "time, ratio = other/tec time\n\n", o.mr, o.nr, o.kb, o.pack_panel ? "panel" : "root",
          o.pack_a, o.k_outer ? "kji" : "jko", o.reps,
          o.cpu_clock ? "process CPU" : "wall-clock");
-  printf("%-10s %3s  %9s %9s %9s  %7s %7s %7s  %8s %8s\n", "workload", "thr", "tec ms",
+  if (o.vs)
+    printf("tec-vs schedule: tec's options with '%s' on top (tec/vs = vs time / tec time)\n\n",
+           o.vs);
+  printf("%-10s %3s  %9s %9s %9s  %7s %7s %7s  %8s %8s", "workload", "thr", "tec ms",
          "onednn ms", "oblas ms", "tec GF", "dnnl GF", "oblas GF", "tec/dnnl", "tec/oblas");
+  printf(o.vs ? " %9s %8s\n" : "\n", "vs ms", "tec/vs");
 
   int status = 0;
   for (int si = 0; si < o.nsizes; si++) {
@@ -418,7 +469,7 @@ int main(int argc, char **argv) {
       seed = seed * 1103515245u + 12345u;
       p.b[i] = (float)((seed >> 9) & 0xffff) / 65536.0f - 0.5f;
     }
-    if (!tec_gemm_build(ctx, n, &o, &p.tec)) {
+    if (!tec_gemm_build(ctx, n, &o, &p.tec) || (o.vs && !tec_gemm_build(ctx, n, &vs, &p.tec_vs))) {
       fprintf(stderr, "gemm: tec build for %lld: %s\n", (long long)n,
               tec_ctx_error(ctx) ? tec_ctx_error(ctx) : "(see above)");
       return 1;
@@ -429,11 +480,13 @@ int main(int argc, char **argv) {
       set_threads(t);
       double flops = 2.0 * (double)n * (double)n * (double)n;
       /* correctness, then warm-up */
-      for (int impl = 0; impl < NIMPL; impl++) {
+      for (int impl = 0; impl < nimpl; impl++) {
         memset(p.c, 0, sizeof(float) * (size_t)(n * n));
         if (run_impl(&p, impl)) return 1;
         double err = check(&p);
-        if (err > 1e-5 && !(impl == 0 && o.skip_pack)) { /* skip-pack: wrong by design */
+        int wrong_by_design = (impl == IMPL_TEC && o.skip_pack) ||
+                              (impl == IMPL_TEC_VS && vs.skip_pack); /* debug_skip_region */
+        if (err > 1e-5 && !wrong_by_design) {
           fprintf(stderr, "gemm: %s n=%lld threads=%d: WRONG, relative error %g\n",
                   impl_name[impl], (long long)n, t, err);
           status = 1;
@@ -445,15 +498,15 @@ int main(int argc, char **argv) {
       double est = flops / 100e9; /* seconds per call at ~100 GFLOP/s */
       while (reps < 400 && reps * est < 0.25) reps *= 2;
       double *ts[NIMPL];
-      for (int impl = 0; impl < NIMPL; impl++) ts[impl] = malloc(sizeof(double) * (size_t)reps);
+      for (int impl = 0; impl < nimpl; impl++) ts[impl] = malloc(sizeof(double) * (size_t)reps);
       for (int r = 0; r < reps; r++)
-        for (int impl = 0; impl < NIMPL; impl++) {
+        for (int impl = 0; impl < nimpl; impl++) {
           double t0 = now();
           run_impl(&p, impl);
           ts[impl][r] = now() - t0;
         }
       double med[NIMPL];
-      for (int impl = 0; impl < NIMPL; impl++) {
+      for (int impl = 0; impl < nimpl; impl++) {
         qsort(ts[impl], (size_t)reps, sizeof(double), cmp_double);
         med[impl] = reps % 2 ? ts[impl][reps / 2]
                              : 0.5 * (ts[impl][reps / 2 - 1] + ts[impl][reps / 2]);
@@ -464,11 +517,13 @@ int main(int argc, char **argv) {
       }
       char wl[32];
       snprintf(wl, sizeof wl, "gemm%lld", (long long)n);
-      printf("%-10s %3d  %9.3f %9.3f %9.3f  %7.1f %7.1f %7.1f  %7.2fx %7.2fx\n", wl, t,
+      printf("%-10s %3d  %9.3f %9.3f %9.3f  %7.1f %7.1f %7.1f  %7.2fx %7.2fx", wl, t,
              med[IMPL_TEC] * 1e3, med[IMPL_DNNL] * 1e3, med[IMPL_OPENBLAS] * 1e3,
              flops / med[IMPL_TEC] * 1e-9, flops / med[IMPL_DNNL] * 1e-9,
              flops / med[IMPL_OPENBLAS] * 1e-9, med[IMPL_DNNL] / med[IMPL_TEC],
              med[IMPL_OPENBLAS] / med[IMPL_TEC]);
+      if (o.vs) printf(" %9.3f %7.2fx", med[IMPL_TEC_VS] * 1e3, med[IMPL_TEC_VS] / med[IMPL_TEC]);
+      printf("\n");
       fflush(stdout);
     }
     tec_dl_free(&p.ta), tec_dl_free(&p.tb), tec_dl_free(&p.tc);

@@ -261,7 +261,8 @@ static int cg_func_build(cg_func *f) {
   f->entry = LLVMAppendBasicBlockInContext(f->llctx, raw, "entry");
   LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(f->llctx, raw, "start");
   LLVMPositionBuilderAtEnd(f->b, start);
-  if (lf->body && cg_stmt(f, lf->body) != 0) return -1;
+  const ir_stmt *body = cg_slice_vectors(f->ctx, lf->body, f->vector_bits);
+  if (body && cg_stmt(f, body) != 0) return -1;
   LLVMBuildRet(f->b, LLVMConstInt(f->i32, 0, 0));
   LLVMPositionBuilderAtEnd(f->b, f->entry); /* allocas are in; now fall into the body */
   LLVMBuildBr(f->b, start);
@@ -281,6 +282,7 @@ LLVMModuleRef cg_module_build(tec_ctx *ctx, LLVMContextRef llctx, int nfuncs,
   f.ctx = ctx;
   f.who = who;
   f.vector_fma = t->vector_fma;
+  f.vector_bits = t->vector_bits;
   f.llctx = llctx;
   f.mod = mod;
   f.i1 = LLVMInt1TypeInContext(llctx);

@@ -134,7 +134,12 @@ typedef struct cg_func {
   int nlaunch;                /* launch regions outlined so far (names <fn>_launch<k>) */
   cg_launch *launch;          /* emitting a launch region's function, else NULL */
   int vector_fma;             /* cg_target.vector_fma: vector x*y+z as llvm.fma */
+  int vector_bits;            /* cg_target.vector_bits: wider stores are sliced to this */
 } cg_func;
+
+/* slice_vectors.c: stores of more lanes than vector_bits holds become native-width stores
+ * (LLVM legalizes non-power-of-two vectors such as <48 x float> badly). */
+const ir_stmt *cg_slice_vectors(tec_ctx *ctx, const ir_stmt *body, int vector_bits);
 
 /* codegen.c: types, scopes, declarations, internal errors */
 LLVMTypeRef cg_type(cg_func *f, tec_dtype t);     /* register type: bool is i1 */

@@ -160,6 +160,56 @@ static void check_twice(tec_packed_fn fn, int64_t n) {
   tec_dl_free(&a), tec_dl_free(&c);
 }
 
+/* A 48-lane (and a 20-lane) accumulator carried through a loop, like a GEMM tile with nr=48:
+ * C[0:L] = select(A[k] > 0, C[0:L] + x(A[k]) * B[k*L : k*L+L], C[0:L]) over k. Codegen cuts
+ * such stores into native-width ones (slice_vectors.c); the numbers stay C's and no vector
+ * wider than the target's registers reaches LLVM. */
+START_TEST(test_wide_vectors_sliced) {
+  int lens[2] = {48, 20};
+  for (int t = 0; t < 2; t++) {
+    int L = lens[t], K = 64;
+    tec_ctx *ctx = tec_ctx_new();
+    const ir_expr *sk = ir_int(ctx, K), *skl = ir_int(ctx, (int64_t)K * L), *sl = ir_int(ctx, L);
+    te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 1, &sk);
+    te_tensor *B = te_placeholder(ctx, "B", TEC_F32, 1, &skl);
+    te_tensor *C = te_placeholder(ctx, "C", TEC_F32, 1, &sl);
+    const ir_expr *a = buf(ctx, "A"), *b = buf(ctx, "B"), *c = buf(ctx, "C"), *k = ivar(ctx, "k");
+    const ir_expr *one = ir_int(ctx, 1), *zero = ir_int(ctx, 0);
+    const ir_expr *cidx = ir_ramp(zero, one, L);
+    const ir_expr *ak = ir_load(TEC_F32, a, k, NULL);
+    const ir_expr *cv = ir_load(tec_dtype_with_lanes(TEC_F32, L), c, cidx, NULL);
+    const ir_expr *bv = ir_load(tec_dtype_with_lanes(TEC_F32, L), b,
+                                ir_ramp(ir_mul(k, sl), one, L), NULL);
+    const ir_expr *upd = ir_add(cv, ir_mul(ir_broadcast(ak, L), bv));
+    const ir_expr *cond = ir_broadcast(ir_gt(ak, ir_float(ctx, 0.0)), L);
+    const ir_stmt *body = ir_for(k, zero, sk, IR_FOR_SERIAL,
+                                 ir_store(c, cidx, ir_select(cond, upd, cv), NULL));
+    lower_func *f = mkfunc(ctx, "wide", 3, (te_tensor *[]){A, B, C},
+                           (const ir_expr *[]){a, b, c}, 0, NULL, body);
+    tec_module *m = build1(ctx, f);
+    int64_t nk = K, nkl = (int64_t)K * L, nl = L;
+    DLTensor ta = tu_rand_f32(1, &nk, 11), tb = tu_rand_f32(1, &nkl, 12), tc = tu_rand_f32(1, &nl, 13);
+    float ref[48];
+    for (int j = 0; j < L; j++) {
+      float acc = tu_f32(&tc)[j];
+      for (int q = 0; q < K; q++)
+        if (tu_f32(&ta)[q] > 0) acc = fmaf(tu_f32(&ta)[q], tu_f32(&tb)[q * L + j], acc);
+      ref[j] = acc;
+    }
+    ck_assert_int_eq(tec_module_get(m, "wide")((DLTensor *[]){&ta, &tb, &tc}, 3), 0);
+    ck_assert_double_lt(tu_max_err(tu_f32(&tc), ref, L), 1e-5);
+    tec_dl_free(&ta), tec_dl_free(&tb), tec_dl_free(&tc);
+    const char *ll = tec_module_llvm_ir(m);
+    char wide[32];
+    snprintf(wide, sizeof wide, "<%d x float>", L);
+    int native = tec_target_vector_bits(ctx, NULL) / 32;
+    if (native > 1 && L > native)
+      ck_assert_msg(strstr(ll, wide) == NULL, "%s reached LLVM (native %d lanes)", wide, native);
+    tec_ctx_free(ctx);
+  }
+}
+END_TEST
+
 START_TEST(test_allocate_stack_and_heap) {
   tec_ctx *ctx = tec_ctx_new();
   const ir_expr *n16 = ir_int(ctx, 16);
@@ -868,6 +918,7 @@ int main(void) {
   TCase *run = tcase_create("run");
   tcase_add_test(run, test_vadd);
   tcase_add_test(run, test_fma_loop_asm);
+  tcase_add_test(run, test_wide_vectors_sliced);
   tcase_add_test(run, test_allocate_stack_and_heap);
   tcase_add_test(run, test_allocate_out_of_memory);
   tcase_add_test(run, test_vector_ramp_and_gather);

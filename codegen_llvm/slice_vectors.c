@@ -1,0 +1,98 @@
+/* slice_vectors.c — cuts stores wider than the target's vector registers into native-width
+ * stores before code generation.
+ *
+ * vectorize() of a 48-wide loop gives `C[ramp(x, 1, 48)] = C[ramp(x, 1, 48)] + ...`. LLVM
+ * legalizes a non-power-of-two vector such as <48 x float> badly: carried through a loop it
+ * is taken apart into 128-bit pieces and rebuilt on every iteration (a 50x slowdown seen on a
+ * GEMM tile). Lanes are independent, so a store of L lanes is the same as L/N stores of N
+ * lanes, N = vector_bits / element bits: each piece is the whole value expression restricted
+ * to its lanes (a ramp starts further on, a broadcast gets narrower, loads, arithmetic,
+ * selects, casts and intrinsics are sliced operand by operand). A remainder of L % N lanes
+ * becomes one more, narrower store. A value holding something that cannot be sliced (a
+ * let-bound vector) keeps its store whole.
+ */
+#include "codegen_llvm/codegen.h"
+#include "tec/ir.h"
+
+/* Lanes [off, off + n) of e, or NULL if e has a part this pass cannot slice. */
+static const ir_expr *slice(const ir_expr *e, int off, int n) {
+  if (!e) return NULL;
+  if (e->type.lanes == 1) return e; /* scalars (ramp/broadcast operands) are shared */
+  tec_ctx *ctx = e->ctx;
+  switch (e->kind) {
+  case IR_RAMP: {
+    const ir_expr *base = e->a;
+    if (off) base = ir_add(base, ir_mul(e->b, ir_int_t(ctx, e->b->type, off)));
+    return ir_ramp(base, e->b, n);
+  }
+  case IR_BROADCAST:
+    return ir_broadcast(e->a, n);
+  case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_MOD: case IR_FLOORDIV:
+  case IR_FLOORMOD: case IR_MIN: case IR_MAX: case IR_EQ: case IR_NE: case IR_LT: case IR_LE:
+  case IR_GT: case IR_GE: case IR_AND: case IR_OR: {
+    const ir_expr *a = slice(e->a, off, n), *b = slice(e->b, off, n);
+    return a && b ? ir_expr_with(e, a, b, NULL, NULL) : NULL;
+  }
+  case IR_NOT: {
+    const ir_expr *a = slice(e->a, off, n);
+    return a ? ir_expr_with(e, a, NULL, NULL, NULL) : NULL;
+  }
+  case IR_CAST: {
+    const ir_expr *a = slice(e->a, off, n);
+    return a ? ir_cast(tec_dtype_with_lanes(e->type, n), a) : NULL;
+  }
+  case IR_SELECT: {
+    const ir_expr *c = slice(e->a, off, n), *t = slice(e->b, off, n), *f = slice(e->c, off, n);
+    return c && t && f ? ir_select(c, t, f) : NULL;
+  }
+  case IR_LOAD: {
+    const ir_expr *idx = slice(e->b, off, n);
+    const ir_expr *pred = e->c ? slice(e->c, off, n) : NULL;
+    if (!idx || (e->c && !pred)) return NULL;
+    return ir_load(tec_dtype_with_lanes(e->type, n), e->a, idx, pred);
+  }
+  case IR_CALL: {
+    const ir_expr **args = tec_ctx_alloc(ctx, sizeof *args * (size_t)(e->nargs ? e->nargs : 1));
+    if (!args) return NULL;
+    for (int i = 0; i < e->nargs; i++)
+      if (!(args[i] = slice(e->args[i], off, n))) return NULL;
+    return ir_call(ctx, (ir_intrinsic)e->v.i, e->nargs, args);
+  }
+  default: /* vector variables, lets, immediates with lanes: leave the store whole */
+    return NULL;
+  }
+}
+
+typedef struct slicer {
+  int vector_bits;
+} slicer;
+
+static const ir_stmt *slice_store(ir_mutator *m, const ir_stmt *s) {
+  const slicer *sl = m->user;
+  int lanes = s->b->type.lanes, bits = s->b->type.bits;
+  int native = bits > 0 ? sl->vector_bits / bits : 0;
+  if (native < 1 || lanes <= native) return s;
+  int npieces = (lanes + native - 1) / native;
+  const ir_stmt **pieces = tec_ctx_alloc(m->ctx, sizeof *pieces * (size_t)npieces);
+  if (!pieces) return s;
+  for (int p = 0; p < npieces; p++) {
+    int off = p * native, n = lanes - off < native ? lanes - off : native;
+    const ir_expr *idx = slice(s->a, off, n), *val = slice(s->b, off, n);
+    const ir_expr *pred = s->c ? slice(s->c, off, n) : NULL;
+    if (!idx || !val || (s->c && !pred)) return s; /* something unsliceable: keep it whole */
+    pieces[p] = ir_store(s->var, idx, val, pred);
+    if (!pieces[p]) return s;
+  }
+  const ir_stmt *r = ir_seq(m->ctx, npieces, pieces);
+  return r ? r : s;
+}
+
+const ir_stmt *cg_slice_vectors(tec_ctx *ctx, const ir_stmt *body, int vector_bits) {
+  if (!body || vector_bits < 8) return body;
+  slicer sl = {.vector_bits = vector_bits};
+  ir_mutator m;
+  ir_mutator_init(&m, ctx, &sl);
+  m.stmt[IR_S_STORE] = slice_store;
+  const ir_stmt *r = ir_mutate_stmt(&m, body);
+  return r ? r : body;
+}
