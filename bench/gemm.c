@@ -2,7 +2,7 @@
  * cblas_sgemm and oneDNN dnnl_sgemm, same buffers, same thread count, in one run.
  *
  *   usage: gemm [--csv FILE] [--sizes 256,512,1024,2048] [--threads 1,2] [--reps N]
- *               [--mr 8] [--nr 32] [--kb 0] [--mb 0] [--pack root|panel|kblock] [--packa 0|1] [--order jko|kji]
+ *               [--mr 6] [--nr 64] [--kb 0] [--mb 0] [--pack panel|root|kblock] [--packa 0|1] [--order jko|kji]
  *               [--clock wall|cpu] [--print-ir] [--asm FILE] [--vs 'OPTIONS']
  *
  * Per (size, threads): every implementation is called once and checked against a naive
@@ -18,7 +18,7 @@
  *   C[i, j] = sum_k A[i, k] * Bp[j/nr, k, j%nr]
  *
  *   for jo in N/nr            parallel          (one nr-wide panel of C and of Bp)
- *     [pack=panel: Bp for this panel, 16-wide vector copy]
+ *     Bp for this panel, 16-wide vector copy   (--pack panel; root: all of Bp up front)
  *     for io in M/mr
  *       C.local[mr][nr] = 0                     (cache_write: the accumulator tile)
  *       for k in K
@@ -54,9 +54,10 @@ typedef struct opts {
   int mr, nr, kb;
   int pack_panel; /* 1: pack B per panel (compute_at jo); 2: per k block (compute_at k.outer,
                      kb > 0, order kji: contiguous reads of B's rows); 0: whole B up front */
-  int pack_a;     /* 1: A packed too, Ap[io, k, ii] (kb > 0 only) */
+  int pack_a;     /* 1: A packed too, Ap[io, k, ii]: each mr-row tile reads one stream */
   int k_outer;    /* kb > 0: 1: k.outer outside j.outer (B panel block in L1), 0: inside */
-  int mb;         /* kb > 0, k_outer: rows of A per L2 block, in mr tiles (0: all of M) */
+  int mb;         /* row tiles per block of A kept in L2 (0: none); kb = 0: the blocks are the
+                     parallel loop, outside the panels; kb > 0 with --order kji: GotoBLAS */
   int skip_pack;  /* experiment: pragma debug_skip_region on B's packing (wrong results) */
   int pack_rows;  /* whole-B packing walks B's rows (k outer, panels inner): contiguous reads */
   int print_ir;
@@ -130,7 +131,7 @@ static int apply_opts(int argc, char **argv, opts *o) {
 
 static int parse_opts(int argc, char **argv, opts *o) {
   *o = (opts){.nsizes = 4, .sizes = {256, 512, 1024, 2048}, .nthreads = 2, .threads = {1, 2},
-              .reps = 20, .mr = 8, .nr = 32, .kb = 0, .pack_panel = 0};
+              .reps = 20, .mr = 6, .nr = 64, .kb = 0, .pack_panel = 1};
   return apply_opts(argc, argv, o);
 }
 
@@ -162,10 +163,13 @@ typedef struct gemm_decl {
   int64_t mr, nr, n;
 } gemm_decl;
 
-/* Ap[io, k, ii] = A[io*mr + ii, k] */
+/* Ap[io, k, ii] = A[io*mr + ii, k], zero past A's last row when mr does not divide n */
 static const ir_expr *pack_a_body(tec_ctx *ctx, const ir_expr *const *i, void *user) {
   gemm_decl *g = user;
-  return TE_AT(g->a, ir_add(ir_mul(i[0], ir_int(ctx, g->mr)), i[2]), i[1]);
+  const ir_expr *r = ir_add(ir_mul(i[0], ir_int(ctx, g->mr)), i[2]);
+  if (g->n % g->mr == 0) return TE_AT(g->a, r, i[1]);
+  return ir_select(ir_lt(r, ir_int(ctx, g->n)), TE_AT(g->a, ir_min(r, ir_int(ctx, g->n - 1)), i[1]),
+                   ir_float(ctx, 0.0));
 }
 
 /* Bp[jo, k, ji] = B[k, jo*nr + ji], zero past B's last column when nr does not divide n */
@@ -203,9 +207,8 @@ static const char *const pack_a_axis_names[3] = {"io", "k", "ii"};
 /* Builds tec's GEMM for n x n x n; the packed function in *fn. NULL on error. */
 static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_packed_fn *fn) {
   int64_t mr = o->mr, nr = o->nr;
-  if ((o->kb && (n % o->kb || n % mr || n % nr)) || (o->pack_a && n % mr)) {
-    fprintf(stderr, "gemm: n=%lld must be a multiple of mr=%d, nr=%d and kb (with --kb, --packa)\n",
-            (long long)n, o->mr, o->nr);
+  if (o->kb && n % o->kb) {
+    fprintf(stderr, "gemm: n=%lld must be a multiple of kb=%d\n", (long long)n, o->kb);
     return NULL;
   }
   te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, n, n));
@@ -215,7 +218,7 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
   *g = (gemm_decl){.a = A, .b = B, .mr = mr, .nr = nr, .n = n, .k = te_reduce_axis_n(ctx, "k", n)};
   if (o->pack_a)
     g->ap = te_compute(ctx, &(te_compute_decl){.name = "Ap", .ndim = 3,
-                                               .shape = TE_SHAPE(ctx, n / mr, n, mr),
+                                               .shape = TE_SHAPE(ctx, (n + mr - 1) / mr, n, mr),
                                                .body = pack_a_body, .user = g,
                                                .axis_names = pack_a_axis_names});
   g->bp = te_compute(ctx, &(te_compute_decl){.name = "Bp", .ndim = 3,
@@ -234,10 +237,19 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
     if (!CL) TRY(ctx, -1);
     sch_stage *sc = sch_stage_of(s, C), *sl = sch_stage_of(s, CL);
     TRY(ctx, sch_tile(sc, sch_axis(sc, 0), sch_axis(sc, 1), mr, nr, &io, &jo, &ii, &ji));
-    TRY(ctx, sch_reorder(sc, 4, (sch_iter *[]){jo, io, ii, ji}));
+    sch_iter *at = io;
+    if (o->mb > 0) { /* blocks of mb row tiles: their A rows stay in L2 across all panels */
+      sch_iter *ib, *io2;
+      TRY(ctx, sch_split(sc, io, o->mb, &ib, &io2));
+      TRY(ctx, sch_reorder(sc, 5, (sch_iter *[]){ib, jo, io2, ii, ji}));
+      TRY(ctx, sch_parallel(sc, ib));
+      at = io2;
+    } else {
+      TRY(ctx, sch_reorder(sc, 4, (sch_iter *[]){jo, io, ii, ji}));
+      TRY(ctx, sch_parallel(sc, jo));
+    }
     TRY(ctx, sch_vectorize(sc, ji));
-    TRY(ctx, sch_parallel(sc, jo));
-    TRY(ctx, sch_compute_at(sl, sc, io));
+    TRY(ctx, sch_compute_at(sl, sc, at));
     sch_iter *li = sch_axis(sl, 0), *lj = sch_axis(sl, 1), *lk = sch_reduce_axis(sl, 0);
     TRY(ctx, sch_reorder(sl, 3, (sch_iter *[]){lk, li, lj}));
     TRY(ctx, sch_unroll(sl, li));
@@ -411,7 +423,7 @@ int main(int argc, char **argv) {
   opts o;
   if (parse_opts(argc, argv, &o)) {
     fprintf(stderr, "usage: gemm [--csv FILE] [--sizes 256,512,...] [--threads 1,2] [--reps N]\n"
-                    "            [--mr 8] [--nr 32] [--kb 0] [--pack root|panel|kblock] [--packa 0|1]\n"
+                    "            [--mr 6] [--nr 64] [--kb 0] [--mb 0] [--pack panel|root|kblock] [--packa 0|1]\n"
                     "            [--order jko|kji] [--clock wall|cpu] [--print-ir] [--asm FILE]\n"
                     "            [--vs 'SCHEDULE OPTIONS']  (a second tec schedule, same run)\n");
     return 2;
@@ -439,8 +451,9 @@ int main(int argc, char **argv) {
 #ifndef TEC_HAVE_SET_NUM_THREADS
   printf("tec: no tec_rt_set_num_threads in this build; TEC_NUM_THREADS is set per row\n");
 #endif
-  printf("tec schedule: mr=%d nr=%d kb=%d pack=%s packa=%d order=%s; reps>=%d, medians of %s "
-         "time, ratio = other/tec time\n\n", o.mr, o.nr, o.kb, o.pack_panel ? "panel" : "root",
+  printf("tec schedule: mr=%d nr=%d kb=%d mb=%d pack=%s packa=%d order=%s; reps>=%d, medians of %s "
+         "time, ratio = other/tec time\n\n", o.mr, o.nr, o.kb, o.mb,
+         o.pack_panel == 2 ? "kblock" : o.pack_panel ? "panel" : "root",
          o.pack_a, o.k_outer ? "kji" : "jko", o.reps,
          o.cpu_clock ? "process CPU" : "wall-clock");
   if (o.vs)
