@@ -223,6 +223,8 @@ START_TEST(test_allocate_stack_and_heap) {
   const ir_expr *n = te_size_var(ctx, "n");
   m = build1(ctx, make_alloc_func(ctx, n, n));
   tu_assert_contains(tec_module_llvm_ir(m), "tec_rt_alloc"); /* symbolic: on the heap */
+  /* malloc-like, so LLVM knows a temporary is none of the (noalias) arguments */
+  tu_assert_contains(tec_module_llvm_ir(m), "declare noalias");
   check_twice(tec_module_get(m, "twice"), 1000);
   check_twice(tec_module_get(m, "twice"), 1);
   tec_ctx_free(ctx);
