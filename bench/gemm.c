@@ -58,9 +58,14 @@ typedef struct opts {
   int k_outer;    /* kb > 0: 1: k.outer outside j.outer (B panel block in L1), 0: inside */
   int mb;         /* row tiles per block of A kept in L2 (0: none); kb = 0: the blocks are the
                      parallel loop, outside the panels; kb > 0 with --order kji: GotoBLAS */
+  int jb;         /* kb = 0: panels per pass over A (jo split by jb; io runs inside, A's rows
+                     are reused from L1 for the jb tiles of a row block); 0: as many as fit in
+                     half of L2, 1: none */
+  int ku;         /* kb = 0: the tile's k loop unrolled by ku (split, inner unrolled; 0: no) */
   int skip_pack;  /* experiment: pragma debug_skip_region on B's packing (wrong results) */
   int pack_rows;  /* whole-B packing walks B's rows (k outer, panels inner): contiguous reads */
   int print_ir;
+  int stat_min;   /* --stat min: report the fastest call instead of the median (tuning only) */
   int cpu_clock;  /* time with CLOCK_PROCESS_CPUTIME_ID (tuning on a loaded machine, 1 thread) */
   const char *asm_path, *csv_path;
   const char *vs; /* "--vs 'OPTIONS'": a second tec schedule timed in the same round-robin */
@@ -106,8 +111,13 @@ static int apply_opts(int argc, char **argv, opts *o) {
     else if (!strcmp(a, "--kb")) o->kb = atoi(v);
     else if (!strcmp(a, "--mb")) o->mb = atoi(v);
     else if (!strcmp(a, "--skip-pack")) o->skip_pack = atoi(v);
+    else if (!strcmp(a, "--ku")) o->ku = atoi(v);
+    else if (!strcmp(a, "--jb")) o->jb = atoi(v);
     else if (!strcmp(a, "--pack-rows")) o->pack_rows = atoi(v);
-    else if (!strcmp(a, "--clock")) {
+    else if (!strcmp(a, "--stat")) {
+      if (strcmp(v, "median") && strcmp(v, "min")) return -1;
+      o->stat_min = !strcmp(v, "min");
+    } else if (!strcmp(a, "--clock")) {
       if (strcmp(v, "wall") && strcmp(v, "cpu")) return -1;
       o->cpu_clock = !strcmp(v, "cpu");
     }
@@ -152,7 +162,7 @@ static int parse_vs(const opts *main_o, opts *vs) {
   /* what is run and how it is timed stays the main run's */
   memcpy(vs->sizes, main_o->sizes, sizeof vs->sizes), vs->nsizes = main_o->nsizes;
   memcpy(vs->threads, main_o->threads, sizeof vs->threads), vs->nthreads = main_o->nthreads;
-  vs->reps = main_o->reps, vs->cpu_clock = main_o->cpu_clock;
+  vs->reps = main_o->reps, vs->cpu_clock = main_o->cpu_clock, vs->stat_min = main_o->stat_min;
   return 0;
 }
 
@@ -211,6 +221,14 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
     fprintf(stderr, "gemm: n=%lld must be a multiple of kb=%d\n", (long long)n, o->kb);
     return NULL;
   }
+  /* jb = 0: as many panels per pass over A as fit in half of a 1 MiB L2 (K*nr floats each) */
+  int64_t jb = o->jb;
+  if (jb == 0) {
+    int64_t panels = (n + nr - 1) / nr;
+    jb = ((int64_t)512 << 10) / (n * nr * 4);
+    while (jb > 1 && panels % jb) jb--;
+    if (jb < 1) jb = 1;
+  }
   te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, n, n));
   te_tensor *B = te_placeholder(ctx, "B", TEC_F32, 2, TE_SHAPE(ctx, n, n));
   gemm_decl *g = tec_ctx_alloc(ctx, sizeof *g);
@@ -244,6 +262,12 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
       TRY(ctx, sch_reorder(sc, 5, (sch_iter *[]){ib, jo, io2, ii, ji}));
       TRY(ctx, sch_parallel(sc, ib));
       at = io2;
+    } else if (jb > 1) { /* jb panels share one pass over A: jo2, io, js */
+      sch_iter *js;
+      TRY(ctx, sch_split(sc, jo, jb, &jo, &js));
+      TRY(ctx, sch_reorder(sc, 5, (sch_iter *[]){jo, io, js, ii, ji}));
+      TRY(ctx, sch_parallel(sc, jo));
+      at = js;
     } else {
       TRY(ctx, sch_reorder(sc, 4, (sch_iter *[]){jo, io, ii, ji}));
       TRY(ctx, sch_parallel(sc, jo));
@@ -251,7 +275,14 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
     TRY(ctx, sch_vectorize(sc, ji));
     TRY(ctx, sch_compute_at(sl, sc, at));
     sch_iter *li = sch_axis(sl, 0), *lj = sch_axis(sl, 1), *lk = sch_reduce_axis(sl, 0);
-    TRY(ctx, sch_reorder(sl, 3, (sch_iter *[]){lk, li, lj}));
+    if (o->ku > 1) {
+      sch_iter *lko, *lki;
+      TRY(ctx, sch_split(sl, lk, o->ku, &lko, &lki));
+      TRY(ctx, sch_reorder(sl, 4, (sch_iter *[]){lko, lki, li, lj}));
+      TRY(ctx, sch_unroll(sl, lki));
+    } else {
+      TRY(ctx, sch_reorder(sl, 3, (sch_iter *[]){lk, li, lj}));
+    }
     TRY(ctx, sch_unroll(sl, li));
     TRY(ctx, sch_vectorize(sl, lj));
     if (o->pack_panel) TRY(ctx, sch_compute_at(sp, sc, jo));
@@ -451,10 +482,12 @@ int main(int argc, char **argv) {
 #ifndef TEC_HAVE_SET_NUM_THREADS
   printf("tec: no tec_rt_set_num_threads in this build; TEC_NUM_THREADS is set per row\n");
 #endif
-  printf("tec schedule: mr=%d nr=%d kb=%d mb=%d pack=%s packa=%d order=%s; reps>=%d, medians of %s "
-         "time, ratio = other/tec time\n\n", o.mr, o.nr, o.kb, o.mb,
+  char jbs[16];
+  snprintf(jbs, sizeof jbs, o.jb ? "%d" : "auto", o.jb);
+  printf("tec schedule: mr=%d nr=%d jb=%s kb=%d mb=%d pack=%s packa=%d order=%s; reps>=%d, %s of %s "
+         "time, ratio = other/tec time\n\n", o.mr, o.nr, jbs, o.kb, o.mb,
          o.pack_panel == 2 ? "kblock" : o.pack_panel ? "panel" : "root",
-         o.pack_a, o.k_outer ? "kji" : "jko", o.reps,
+         o.pack_a, o.k_outer ? "kji" : "jko", o.reps, o.stat_min ? "minimum" : "medians",
          o.cpu_clock ? "process CPU" : "wall-clock");
   if (o.vs)
     printf("tec-vs schedule: tec's options with '%s' on top (tec/vs = vs time / tec time)\n\n",
@@ -521,8 +554,9 @@ int main(int argc, char **argv) {
       double med[NIMPL];
       for (int impl = 0; impl < nimpl; impl++) {
         qsort(ts[impl], (size_t)reps, sizeof(double), cmp_double);
-        med[impl] = reps % 2 ? ts[impl][reps / 2]
-                             : 0.5 * (ts[impl][reps / 2 - 1] + ts[impl][reps / 2]);
+        med[impl] = o.stat_min ? ts[impl][0]
+                    : reps % 2 ? ts[impl][reps / 2]
+                               : 0.5 * (ts[impl][reps / 2 - 1] + ts[impl][reps / 2]);
         free(ts[impl]);
         if (csv)
           fprintf(csv, "gemm%lld,%d,%s,%.4f,%.2f\n", (long long)n, t, impl_name[impl],
