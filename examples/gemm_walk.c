@@ -10,7 +10,10 @@
  *   6. write cache      a 32 x 32 accumulator block (cache_write) per tile of C
  *   7. parallel         the outer loop over row blocks in parallel
  *   8. register tile    an 8 x 32 accumulator tile that LLVM keeps in 16 zmm registers for the
- *                       whole k loop: the schedule bench/gemm.c measures
+ *                       whole k loop
+ *   9. panels per pass  a 6 x 64 tile (24 zmm accumulators), B packed per pair of 64-column
+ *                       panels inside the parallel loop (hot in L2, no 4 MB copy up front),
+ *                       two panels per pass over A: the schedule bench/gemm.c measures
  *
  *   usage: gemm_walk [N]   (N x N x N, default 1024; any N works, tails become guards)
  */
@@ -21,13 +24,14 @@
 #include <time.h>
 #include "tec/tec.h"
 
-#define BN 32 /* the panel width of packed B and the j tile: two zmm registers of floats */
+#define BN 32 /* the panel width of packed B and the j tile in steps 5-8: two zmm of floats */
 
 /* ---------------- declarations ---------------- */
 typedef struct gemm {
   int64_t n;
   te_tensor *a, *b;
   te_tensor *bp; /* packed B, or NULL: C reads B itself */
+  int64_t bn;    /* its panel width */
   te_tensor *c;
   const ir_expr *k;
 } gemm;
@@ -46,7 +50,7 @@ typedef struct gemm {
  * simplifier turns that read back into plain affine indices once j is split by BN. */
 static const ir_expr *pack_body(tec_ctx *ctx, const ir_expr *const *i, void *user) {
   gemm *g = user;
-  const ir_expr *col = ir_add(ir_mul(i[0], ir_int(ctx, BN)), i[2]);
+  const ir_expr *col = ir_add(ir_mul(i[0], ir_int(ctx, g->bn)), i[2]);
   /* the select's untaken arm is never loaded: no read past B's last column */
   return ir_select(ir_lt(col, ir_int(ctx, g->n)), TE_AT(g->b, i[1], col), ir_float(ctx, 0));
 }
@@ -55,7 +59,7 @@ static const ir_expr *gemm_body(tec_ctx *ctx, const ir_expr *const *i, void *use
   gemm *g = user;
   const ir_expr *b;
   if (g->bp) {
-    const ir_expr *bn = ir_int(ctx, BN);
+    const ir_expr *bn = ir_int(ctx, g->bn);
     b = TE_AT(g->bp, ir_floordiv(i[1], bn), g->k, ir_floormod(i[1], bn));
   } else {
     b = TE_AT(g->b, g->k, i[1]);
@@ -65,14 +69,15 @@ static const ir_expr *gemm_body(tec_ctx *ctx, const ir_expr *const *i, void *use
 
 static const char *const pack_axes[3] = {"jo", "k", "ji"};
 
-static void declare(tec_ctx *ctx, gemm *g, int64_t n, int packed) {
-  *g = (gemm){.n = n};
+/* packed: the panel width of Bp, or 0 for none */
+static void declare(tec_ctx *ctx, gemm *g, int64_t n, int64_t packed) {
+  *g = (gemm){.n = n, .bn = packed};
   g->a = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, n, n));
   g->b = te_placeholder(ctx, "B", TEC_F32, 2, TE_SHAPE(ctx, n, n));
   g->k = te_reduce_axis_n(ctx, "k", n);
   if (packed)
     g->bp = te_compute(ctx, &(te_compute_decl){.name = "Bp", .ndim = 3,
-                                               .shape = TE_SHAPE(ctx, (n + BN - 1) / BN, n, BN),
+                                               .shape = TE_SHAPE(ctx, (n + packed - 1) / packed, n, packed),
                                                .body = pack_body, .user = g,
                                                .axis_names = pack_axes});
   g->c = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2, .shape = TE_SHAPE(ctx, n, n),
@@ -111,10 +116,19 @@ static int s_blocking(sch_schedule *s, gemm *g) { return tile_c(s, g, 0, 0, NULL
 static int s_vectorize(sch_schedule *s, gemm *g) { return tile_c(s, g, 0, 1, NULL); }
 static int s_permute(sch_schedule *s, gemm *g) { return tile_c(s, g, 1, 1, NULL); }
 
-/* The packing copy: one panel row (BN floats) per vector store. */
+/* The packing copy: one panel row (bn floats) per vector store. */
 static int vectorize_pack(sch_schedule *s, gemm *g) {
   sch_stage *sp = sch_stage_of(s, g->bp);
   return sch_vectorize(sp, sch_axis(sp, 2));
+}
+
+/* The register tile of steps 8 and 9: C.local (mr x bn) is computed at C's io and keeps k
+ * outermost, the mr rows unrolled, the bn columns one vector (codegen cuts it into zmm). */
+static int register_tile(sch_stage *sl) {
+  sch_iter *li = sch_axis(sl, 0), *lj = sch_axis(sl, 1), *lk = sch_reduce_axis(sl, 0);
+  TRY(sch_reorder(sl, 3, (sch_iter *[]){lk, li, lj}));
+  TRY(sch_unroll(sl, li));
+  return sch_vectorize(sl, lj);
 }
 
 static int s_packed(sch_schedule *s, gemm *g) {
@@ -158,16 +172,36 @@ static int s_register(sch_schedule *s, gemm *g) {
   TRY(sch_vectorize(sc, ji));
   TRY(sch_parallel(sc, jo));
   TRY(sch_compute_at(sl, sc, io));
-  sch_iter *li = sch_axis(sl, 0), *lj = sch_axis(sl, 1), *lk = sch_reduce_axis(sl, 0);
-  TRY(sch_reorder(sl, 3, (sch_iter *[]){lk, li, lj}));
-  TRY(sch_unroll(sl, li));
-  TRY(sch_vectorize(sl, lj));
+  TRY(register_tile(sl));
   return vectorize_pack(s, g);
+}
+
+/* Step 9, what bench/gemm.c runs. A 6 x 64 tile holds 24 zmm accumulators: per k, four loads
+ * of the Bp row, six broadcasts of A, 24 FMAs. The panel loop is split by two (jo2, js) with
+ * the row tiles between them: the six rows of A a tile reads stay in L1 for the second panel,
+ * halving the traffic from L3. Bp is computed at jo2, inside the parallel loop: each thread
+ * packs the two panels it is about to use (2 x 256 KB at N = 1024, in its own L2) instead of
+ * all of B up front. */
+static int s_panels(sch_schedule *s, gemm *g) {
+  te_tensor *cl = sch_cache_write(s, g->c, "local");
+  if (!cl) return -1;
+  sch_stage *sc = sch_stage_of(s, g->c), *sl = sch_stage_of(s, cl), *sp = sch_stage_of(s, g->bp);
+  sch_iter *io, *jo, *ii, *ji, *jo2, *js, *po, *pi;
+  TRY(sch_tile(sc, sch_axis(sc, 0), sch_axis(sc, 1), 6, g->bn, &io, &jo, &ii, &ji));
+  TRY(sch_split(sc, jo, 2, &jo2, &js));
+  TRY(sch_reorder(sc, 5, (sch_iter *[]){jo2, io, js, ii, ji}));
+  TRY(sch_vectorize(sc, ji));
+  TRY(sch_parallel(sc, jo2));
+  TRY(sch_compute_at(sl, sc, js));
+  TRY(register_tile(sl));
+  TRY(sch_compute_at(sp, sc, jo2));
+  TRY(sch_split(sp, sch_leaf_named(sp, "ji"), 16, &po, &pi)); /* one zmm per copy */
+  return sch_vectorize(sp, pi);
 }
 
 typedef struct step {
   const char *name;
-  int packed;
+  int packed; /* Bp's panel width, 0: B is read directly */
   int (*schedule)(sch_schedule *, gemm *);
 } step;
 
@@ -176,10 +210,11 @@ static const step steps[] = {
     {"2. blocking (32x32 tiles, k split by 4)", 0, s_blocking},
     {"3. vectorization (j.inner as vectors)", 0, s_vectorize},
     {"4. loop permutation (io, jo, ko, ii, ki, ji)", 0, s_permute},
-    {"5. array packing (B -> Bp[N/32][K][32])", 1, s_packed},
-    {"6. write cache (32x32 accumulator block per tile)", 1, s_cache},
-    {"7. parallel (row blocks)", 1, s_parallel},
-    {"8. register tile (8x32 in zmm registers, panels outermost)", 1, s_register},
+    {"5. array packing (B -> Bp[N/32][K][32])", BN, s_packed},
+    {"6. write cache (32x32 accumulator block per tile)", BN, s_cache},
+    {"7. parallel (row blocks)", BN, s_parallel},
+    {"8. register tile (8x32 in zmm registers, panels outermost)", BN, s_register},
+    {"9. panels per pass (6x64 tile, Bp packed per panel pair in the parallel loop)", 64, s_panels},
 };
 
 /* ---------------- running and checking ---------------- */
