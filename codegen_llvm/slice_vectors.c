@@ -71,7 +71,7 @@ static const ir_stmt *slice_store(ir_mutator *m, const ir_stmt *s) {
   const slicer *sl = m->user;
   int lanes = s->b->type.lanes, bits = s->b->type.bits;
   int native = bits > 0 ? sl->vector_bits / bits : 0;
-  if (native < 1 || lanes <= native) return s;
+  if (native < 2 || lanes <= native) return s; /* no SIMD: LLVM scalarizes anyway */
   int npieces = (lanes + native - 1) / native;
   const ir_stmt **pieces = tec_ctx_alloc(m->ctx, sizeof *pieces * (size_t)npieces);
   if (!pieces) return s;
