@@ -8,11 +8,21 @@
  * lanes, N = vector_bits / element bits: each piece is the whole value expression restricted
  * to its lanes (a ramp starts further on, a broadcast gets narrower, loads, arithmetic,
  * selects, casts and intrinsics are sliced operand by operand). A remainder of L % N lanes
- * becomes one more, narrower store. A value holding something that cannot be sliced (a
+ * becomes one more, narrower store (a scalar one for a single lane). A value holding something that cannot be sliced (a
  * let-bound vector) keeps its store whole.
  */
+#include <string.h>
 #include "codegen_llvm/codegen.h"
 #include "tec/ir.h"
+
+static const ir_expr *slice(const ir_expr *e, int off, int n);
+
+/* The index of lanes [off, off + n) of an access: a scalar index of a vector access is the
+ * first of consecutive elements (codegen's dense form), so it moves on by off. */
+static const ir_expr *slice_index(const ir_expr *idx, int off, int n) {
+  if (!idx || idx->type.lanes != 1) return slice(idx, off, n);
+  return off ? ir_add(idx, ir_int_t(idx->ctx, idx->type, off)) : idx;
+}
 
 /* Lanes [off, off + n) of e, or NULL if e has a part this pass cannot slice. */
 static const ir_expr *slice(const ir_expr *e, int off, int n) {
@@ -20,13 +30,13 @@ static const ir_expr *slice(const ir_expr *e, int off, int n) {
   if (e->type.lanes == 1) return e; /* scalars (ramp/broadcast operands) are shared */
   tec_ctx *ctx = e->ctx;
   switch (e->kind) {
-  case IR_RAMP: {
+  case IR_RAMP: { /* a single lane is the scalar base + off*stride */
     const ir_expr *base = e->a;
     if (off) base = ir_add(base, ir_mul(e->b, ir_int_t(ctx, e->b->type, off)));
-    return ir_ramp(base, e->b, n);
+    return n == 1 ? base : ir_ramp(base, e->b, n);
   }
   case IR_BROADCAST:
-    return ir_broadcast(e->a, n);
+    return n == 1 ? e->a : ir_broadcast(e->a, n);
   case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_MOD: case IR_FLOORDIV:
   case IR_FLOORMOD: case IR_MIN: case IR_MAX: case IR_EQ: case IR_NE: case IR_LT: case IR_LE:
   case IR_GT: case IR_GE: case IR_AND: case IR_OR: {
@@ -46,7 +56,7 @@ static const ir_expr *slice(const ir_expr *e, int off, int n) {
     return c && t && f ? ir_select(c, t, f) : NULL;
   }
   case IR_LOAD: {
-    const ir_expr *idx = slice(e->b, off, n);
+    const ir_expr *idx = slice_index(e->b, off, n);
     const ir_expr *pred = e->c ? slice(e->c, off, n) : NULL;
     if (!idx || (e->c && !pred)) return NULL;
     return ir_load(tec_dtype_with_lanes(e->type, n), e->a, idx, pred);
@@ -69,19 +79,23 @@ typedef struct slicer {
 
 static const ir_stmt *slice_store(ir_mutator *m, const ir_stmt *s) {
   const slicer *sl = m->user;
+  int had_error = tec_ctx_error(m->ctx) != NULL;
   int lanes = s->b->type.lanes, bits = s->b->type.bits;
   int native = bits > 0 ? sl->vector_bits / bits : 0;
   if (native < 2 || lanes <= native) return s; /* no SIMD: LLVM scalarizes anyway */
   int npieces = (lanes + native - 1) / native;
   const ir_stmt **pieces = tec_ctx_alloc(m->ctx, sizeof *pieces * (size_t)npieces);
+  if (pieces) memset(pieces, 0, sizeof *pieces * (size_t)npieces);
   if (!pieces) return s;
   for (int p = 0; p < npieces; p++) {
     int off = p * native, n = lanes - off < native ? lanes - off : native;
-    const ir_expr *idx = slice(s->a, off, n), *val = slice(s->b, off, n);
+    const ir_expr *idx = slice_index(s->a, off, n), *val = slice(s->b, off, n);
     const ir_expr *pred = s->c ? slice(s->c, off, n) : NULL;
-    if (!idx || !val || (s->c && !pred)) return s; /* something unsliceable: keep it whole */
-    pieces[p] = ir_store(s->var, idx, val, pred);
-    if (!pieces[p]) return s;
+    if (idx && val && (!s->c || pred)) pieces[p] = ir_store(s->var, idx, val, pred);
+    if (!pieces[p]) { /* something unsliceable: keep the store whole, and no error */
+      if (!had_error) tec_ctx_clear_error(m->ctx);
+      return s;
+    }
   }
   const ir_stmt *r = ir_seq(m->ctx, npieces, pieces);
   return r ? r : s;

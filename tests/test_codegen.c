@@ -160,13 +160,14 @@ static void check_twice(tec_packed_fn fn, int64_t n) {
   tec_dl_free(&a), tec_dl_free(&c);
 }
 
-/* A 48-lane (and a 20-lane) accumulator carried through a loop, like a GEMM tile with nr=48:
+/* A 48-lane (and a 20- and a 17-lane) accumulator carried through a loop, like a GEMM tile:
  * C[0:L] = select(A[k] > 0, C[0:L] + x(A[k]) * B[k*L : k*L+L], C[0:L]) over k. Codegen cuts
- * such stores into native-width ones (slice_vectors.c); the numbers stay C's and no vector
- * wider than the target's registers reaches LLVM. */
+ * such stores into native-width ones (slice_vectors.c); the numbers stay C's, no vector
+ * wider than the target's registers reaches LLVM and no error is left in the ctx. After the
+ * loop, D[0:L] = 2 * B[0] as a store in the dense form (a scalar index, L lanes of value). */
 START_TEST(test_wide_vectors_sliced) {
-  int lens[2] = {48, 20};
-  for (int t = 0; t < 2; t++) {
+  int lens[3] = {48, 20, 17}; /* 17: a single-lane remainder, a scalar store */
+  for (int t = 0; t < 3; t++) {
     int L = lens[t], K = 64;
     tec_ctx *ctx = tec_ctx_new();
     const ir_expr *sk = ir_int(ctx, K), *skl = ir_int(ctx, (int64_t)K * L), *sl = ir_int(ctx, L);
@@ -182,13 +183,20 @@ START_TEST(test_wide_vectors_sliced) {
                                 ir_ramp(ir_mul(k, sl), one, L), NULL);
     const ir_expr *upd = ir_add(cv, ir_mul(ir_broadcast(ak, L), bv));
     const ir_expr *cond = ir_broadcast(ir_gt(ak, ir_float(ctx, 0.0)), L);
-    const ir_stmt *body = ir_for(k, zero, sk, IR_FOR_SERIAL,
+    const ir_stmt *loop = ir_for(k, zero, sk, IR_FOR_SERIAL,
                                  ir_store(c, cidx, ir_select(cond, upd, cv), NULL));
-    lower_func *f = mkfunc(ctx, "wide", 3, (te_tensor *[]){A, B, C},
-                           (const ir_expr *[]){a, b, c}, 0, NULL, body);
+    te_tensor *D = te_placeholder(ctx, "D", TEC_F32, 1, &sl);
+    const ir_expr *d = buf(ctx, "D");
+    const ir_expr *b0 = ir_load(tec_dtype_with_lanes(TEC_F32, L), b, zero, NULL);
+    const ir_stmt *copy =
+        ir_store(d, zero, ir_mul(b0, ir_broadcast(ir_float(ctx, 2.0), L)), NULL);
+    lower_func *f = mkfunc(ctx, "wide", 4, (te_tensor *[]){A, B, C, D},
+                           (const ir_expr *[]){a, b, c, d}, 0, NULL, ir_seq2(loop, copy));
     tec_module *m = build1(ctx, f);
+    ck_assert_msg(tec_ctx_error(ctx) == NULL, "stray error: %s", tec_ctx_error(ctx));
     int64_t nk = K, nkl = (int64_t)K * L, nl = L;
     DLTensor ta = tu_rand_f32(1, &nk, 11), tb = tu_rand_f32(1, &nkl, 12), tc = tu_rand_f32(1, &nl, 13);
+    DLTensor td = tu_zeros(TEC_F32, 1, &nl);
     float ref[48];
     for (int j = 0; j < L; j++) {
       float acc = tu_f32(&tc)[j];
@@ -196,9 +204,10 @@ START_TEST(test_wide_vectors_sliced) {
         if (tu_f32(&ta)[q] > 0) acc = fmaf(tu_f32(&ta)[q], tu_f32(&tb)[q * L + j], acc);
       ref[j] = acc;
     }
-    ck_assert_int_eq(tec_module_get(m, "wide")((DLTensor *[]){&ta, &tb, &tc}, 3), 0);
+    ck_assert_int_eq(tec_module_get(m, "wide")((DLTensor *[]){&ta, &tb, &tc, &td}, 4), 0);
     ck_assert_double_lt(tu_max_err(tu_f32(&tc), ref, L), 1e-5);
-    tec_dl_free(&ta), tec_dl_free(&tb), tec_dl_free(&tc);
+    for (int j = 0; j < L; j++) ck_assert_float_eq(tu_f32(&td)[j], 2.0f * tu_f32(&tb)[0]);
+    tec_dl_free(&ta), tec_dl_free(&tb), tec_dl_free(&tc), tec_dl_free(&td);
     const char *ll = tec_module_llvm_ir(m);
     char wide[32];
     snprintf(wide, sizeof wide, "<%d x float>", L);
