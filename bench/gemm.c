@@ -221,12 +221,13 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
     fprintf(stderr, "gemm: n=%lld must be a multiple of kb=%d\n", (long long)n, o->kb);
     return NULL;
   }
-  /* jb = 0: as many panels per pass over A as fit in half of a 1 MiB L2 (K*nr floats each) */
+  /* jb = 0: as many panels per pass over A as fit in half of a 1 MiB L2 (K*nr floats each),
+   * leaving at least 4 steps of the parallel loop (the threads need work to share) */
   int64_t jb = o->jb;
   if (jb == 0) {
     int64_t panels = (n + nr - 1) / nr;
     jb = ((int64_t)512 << 10) / (n * nr * 4);
-    while (jb > 1 && panels % jb) jb--;
+    while (jb > 1 && (panels % jb || panels / jb < 4)) jb--;
     if (jb < 1) jb = 1;
   }
   te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, n, n));
