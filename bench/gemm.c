@@ -320,6 +320,11 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
       TRY(ctx, sch_unroll(sa, sch_axis(sa, 2)));
     }
   }
+  /* packing jb panels at once: row by row (k outside the panels), each row of B read once */
+  if (o->pack_panel == 1 && o->pack_rows) {
+    sch_iter *pk = sch_leaf_named(sp, "k"), *pjo = sch_leaf_named(sp, "jo");
+    TRY(ctx, sch_reorder(sp, 2, (sch_iter *[]){pk, pjo}));
+  }
   /* packing whole B up front: its panels in parallel too (or its rows, walking B in order) */
   if (!o->pack_panel && o->pack_rows) {
     sch_iter *pk = sch_leaf_named(sp, "k"), *pjo = sch_leaf_named(sp, "jo");
