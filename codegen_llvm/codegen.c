@@ -194,8 +194,8 @@ int cg_check_funcs(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const cha
   return 0;
 }
 
-static void cg_add_attr(cg_func *f, LLVMValueRef fn, LLVMAttributeIndex idx, const char *name,
-                        uint64_t val) {
+void cg_add_attr(cg_func *f, LLVMValueRef fn, LLVMAttributeIndex idx, const char *name,
+                 uint64_t val) {
   unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
   if (kind) LLVMAddAttributeAtIndex(fn, idx, LLVMCreateEnumAttribute(f->llctx, kind, val));
 }

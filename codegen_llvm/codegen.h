@@ -147,6 +147,10 @@ LLVMTypeRef cg_mem_type(cg_func *f, tec_dtype t); /* memory type of one lane: bo
 int cg_bind(cg_func *f, const ir_expr *var, LLVMValueRef v, LLVMTypeRef elem);
 void cg_unbind_to(cg_func *f, int mark);          /* pop bindings above mark (f->nbind) */
 const cg_binding *cg_lookup(cg_func *f, const ir_expr *var);
+/* Adds the enum attribute `name` (with val, for "align") to fn at idx (a parameter number,
+ * LLVMAttributeFunctionIndex or LLVMAttributeReturnIndex). */
+void cg_add_attr(cg_func *f, LLVMValueRef fn, LLVMAttributeIndex idx, const char *name,
+                 uint64_t val);
 /* Declares (or finds) an external function; *ty receives its type. */
 LLVMValueRef cg_declare(cg_func *f, const char *name, LLVMTypeRef ret, LLVMTypeRef *params,
                         unsigned nparams, LLVMTypeRef *ty);

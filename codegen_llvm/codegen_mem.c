@@ -256,15 +256,12 @@ int cg_allocate(cg_func *f, const ir_stmt *s) {
                                       "bytes");
     LLVMValueRef sz = LLVMBuildIntCast2(f->b, bytes, f->intptr, 0, "");
     LLVMTypeRef aty, fty, ap[1] = {f->intptr};
+    int fresh = !LLVMGetNamedFunction(f->mod, "tec_rt_alloc");
     LLVMValueRef alloc_fn = cg_declare(f, "tec_rt_alloc", f->ptr8, ap, 1, &aty);
     /* malloc-like: a fresh block no other live pointer reaches. Without this LLVM cannot tell
      * a temporary from the noalias arguments, and an accumulator in the output (k split,
      * C += A*Bp) is stored to memory on every iteration instead of kept in registers. */
-    const char *na = "noalias";
-    unsigned na_kind = LLVMGetEnumAttributeKindForName(na, strlen(na));
-    if (na_kind)
-      LLVMAddAttributeAtIndex(alloc_fn, LLVMAttributeReturnIndex,
-                              LLVMCreateEnumAttribute(f->llctx, na_kind, 0));
+    if (fresh) cg_add_attr(f, alloc_fn, LLVMAttributeReturnIndex, "noalias", 0);
     mem = LLVMBuildCall2(f->b, aty, alloc_fn, &sz, 1, name);
     LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "alloc_ok");
     LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "alloc_fail");

@@ -65,12 +65,6 @@ static void cg_fv_store(ir_visitor *v, const ir_stmt *s) { /* the buffer is not 
 }
 
 /* ---- the outlined functions ---- */
-static void cg_fn_attr(cg_func *f, LLVMValueRef fn, LLVMAttributeIndex idx, const char *name,
-                       uint64_t val) {
-  unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
-  if (kind) LLVMAddAttributeAtIndex(fn, idx, LLVMCreateEnumAttribute(f->llctx, kind, val));
-}
-
 static void cg_md(cg_func *f, LLVMValueRef inst, const char *kind, LLVMValueRef operand) {
   LLVMMetadataRef ops[1];
   unsigned n = 0;
@@ -174,8 +168,8 @@ static LLVMValueRef cg_outline_body(cg_func *f, cg_outline *o, const char *name)
   free(pt);
   LLVMValueRef fn = LLVMAddFunction(f->mod, name, fty);
   LLVMSetLinkage(fn, LLVMInternalLinkage);
-  cg_fn_attr(f, fn, LLVMAttributeFunctionIndex, "nounwind", 0);
-  cg_fn_attr(f, fn, LLVMAttributeFunctionIndex, "alwaysinline", 0);
+  cg_add_attr(f, fn, LLVMAttributeFunctionIndex, "nounwind", 0);
+  cg_add_attr(f, fn, LLVMAttributeFunctionIndex, "alwaysinline", 0);
 
   cg_fn_state st;
   cg_fn_enter(f, fn, &st);
@@ -187,9 +181,9 @@ static LLVMValueRef cg_outline_body(cg_func *f, cg_outline *o, const char *name)
     const char *nm = o->fv.vars[i]->name ? o->fv.vars[i]->name : "v";
     LLVMSetValueName2(p, nm, strlen(nm));
     if (o->elems[i]) { /* arguments and allocations: aligned, distinct objects */
-      cg_fn_attr(f, fn, (LLVMAttributeIndex)(3 + i), "noalias", 0);
-      cg_fn_attr(f, fn, (LLVMAttributeIndex)(3 + i), "nocapture", 0);
-      cg_fn_attr(f, fn, (LLVMAttributeIndex)(3 + i), "align", TEC_ALIGN);
+      cg_add_attr(f, fn, (LLVMAttributeIndex)(3 + i), "noalias", 0);
+      cg_add_attr(f, fn, (LLVMAttributeIndex)(3 + i), "nocapture", 0);
+      cg_add_attr(f, fn, (LLVMAttributeIndex)(3 + i), "align", TEC_ALIGN);
     }
     cg_bind(f, o->fv.vars[i], p, o->elems[i]);
   }
@@ -216,9 +210,9 @@ static LLVMValueRef cg_outline_trampoline(cg_func *f, cg_outline *o, LLVMTypeRef
                                           LLVMTypeRef tramp_ty) {
   LLVMValueRef fn = LLVMAddFunction(f->mod, name, tramp_ty);
   LLVMSetLinkage(fn, LLVMInternalLinkage);
-  cg_fn_attr(f, fn, LLVMAttributeFunctionIndex, "nounwind", 0);
-  cg_fn_attr(f, fn, 3, "nocapture", 0);
-  cg_fn_attr(f, fn, 3, "readonly", 0);
+  cg_add_attr(f, fn, LLVMAttributeFunctionIndex, "nounwind", 0);
+  cg_add_attr(f, fn, 3, "nocapture", 0);
+  cg_add_attr(f, fn, 3, "readonly", 0);
   LLVMBasicBlockRef saved_block = LLVMGetInsertBlock(f->b);
   LLVMPositionBuilderAtEnd(f->b, LLVMAppendBasicBlockInContext(f->llctx, fn, "entry"));
   LLVMValueRef cl = LLVMBuildPointerCast(f->b, LLVMGetParam(fn, 2), cg_ptr_to(cl_ty), "closure");
@@ -645,9 +639,9 @@ int cg_launch_point(cg_func *f, const ir_stmt *s) {
   LLVMTypeRef fn_ty = LLVMFunctionType(f->i32, tp, 3, 0);
   LLVMValueRef fn = LLVMAddFunction(f->mod, name, fn_ty);
   LLVMSetLinkage(fn, LLVMInternalLinkage);
-  cg_fn_attr(f, fn, LLVMAttributeFunctionIndex, "nounwind", 0);
-  cg_fn_attr(f, fn, 3, "nocapture", 0);
-  cg_fn_attr(f, fn, 3, "readonly", 0);
+  cg_add_attr(f, fn, LLVMAttributeFunctionIndex, "nounwind", 0);
+  cg_add_attr(f, fn, 3, "nocapture", 0);
+  cg_add_attr(f, fn, 3, "readonly", 0);
 
   /* the launch function: unpack the closure (buffers keep align 64; no noalias here, as
    * other tasks write the same buffers between barriers), run the region */

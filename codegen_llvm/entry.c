@@ -145,8 +145,7 @@ int cg_entry_build(cg_func *f, LLVMValueRef raw, LLVMTypeRef raw_ty) {
   LLVMTypeRef params[2] = {cg_ptr_to(cg_ptr_to(dl)), f->i32};
   LLVMTypeRef ety = LLVMFunctionType(f->i32, params, 2, 0);
   LLVMValueRef fn = LLVMAddFunction(f->mod, fname, ety);
-  unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
-  LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(f->llctx, nounwind, 0));
+  cg_add_attr(f, fn, LLVMAttributeFunctionIndex, "nounwind", 0);
   f->fn = fn;
   f->nbind = 0;
   f->nheap = 0;

@@ -15,7 +15,6 @@
  * splits them in halves down to the register width as well as this pass would; slicing them
  * too changed nothing on x86 and cost 1.4% more instructions on a NEON depthwise kernel.
  */
-#include <string.h>
 #include "codegen_llvm/codegen.h"
 #include "tec/ir.h"
 
@@ -43,21 +42,11 @@ static const ir_expr *slice(const ir_expr *e, int off, int n) {
     return n == 1 ? e->a : ir_broadcast(e->a, n);
   case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_MOD: case IR_FLOORDIV:
   case IR_FLOORMOD: case IR_MIN: case IR_MAX: case IR_EQ: case IR_NE: case IR_LT: case IR_LE:
-  case IR_GT: case IR_GE: case IR_AND: case IR_OR: {
-    const ir_expr *a = slice(e->a, off, n), *b = slice(e->b, off, n);
-    return a && b ? ir_expr_with(e, a, b, NULL, NULL) : NULL;
-  }
-  case IR_NOT: {
-    const ir_expr *a = slice(e->a, off, n);
-    return a ? ir_expr_with(e, a, NULL, NULL, NULL) : NULL;
-  }
-  case IR_CAST: {
-    const ir_expr *a = slice(e->a, off, n);
-    return a ? ir_cast(tec_dtype_with_lanes(e->type, n), a) : NULL;
-  }
-  case IR_SELECT: {
-    const ir_expr *c = slice(e->a, off, n), *t = slice(e->b, off, n), *f = slice(e->c, off, n);
-    return c && t && f ? ir_select(c, t, f) : NULL;
+  case IR_GT: case IR_GE: case IR_AND: case IR_OR: case IR_NOT: case IR_CAST: case IR_SELECT: {
+    /* lane-wise on their operands; ir_expr_with takes the lane count from them */
+    const ir_expr *a = slice(e->a, off, n), *b = slice(e->b, off, n), *c = slice(e->c, off, n);
+    if (!a || (e->b && !b) || (e->c && !c)) return NULL;
+    return ir_expr_with(e, a, b, c, NULL);
   }
   case IR_LOAD: {
     const ir_expr *idx = slice_index(e->b, off, n);
@@ -77,20 +66,15 @@ static const ir_expr *slice(const ir_expr *e, int off, int n) {
   }
 }
 
-typedef struct slicer {
-  int vector_bits;
-} slicer;
-
 static const ir_stmt *slice_store(ir_mutator *m, const ir_stmt *s) {
-  const slicer *sl = m->user;
+  int vector_bits = *(const int *)m->user;
   int had_error = tec_ctx_error(m->ctx) != NULL;
   int lanes = s->b->type.lanes, bits = s->b->type.bits;
-  int native = bits > 0 ? sl->vector_bits / bits : 0;
+  int native = bits > 0 ? vector_bits / bits : 0;
   if (native < 2 || lanes <= native) return s; /* no SIMD: LLVM scalarizes anyway */
   if ((lanes & (lanes - 1)) == 0) return s; /* LLVM halves these cleanly (see the top) */
   int npieces = (lanes + native - 1) / native;
   const ir_stmt **pieces = tec_ctx_alloc(m->ctx, sizeof *pieces * (size_t)npieces);
-  if (pieces) memset(pieces, 0, sizeof *pieces * (size_t)npieces);
   if (!pieces) return s;
   for (int p = 0; p < npieces; p++) {
     int off = p * native, n = lanes - off < native ? lanes - off : native;
@@ -108,9 +92,8 @@ static const ir_stmt *slice_store(ir_mutator *m, const ir_stmt *s) {
 
 const ir_stmt *cg_slice_vectors(tec_ctx *ctx, const ir_stmt *body, int vector_bits) {
   if (!body || vector_bits < 8) return body;
-  slicer sl = {.vector_bits = vector_bits};
   ir_mutator m;
-  ir_mutator_init(&m, ctx, &sl);
+  ir_mutator_init(&m, ctx, &vector_bits);
   m.stmt[IR_S_STORE] = slice_store;
   const ir_stmt *r = ir_mutate_stmt(&m, body);
   return r ? r : body;
