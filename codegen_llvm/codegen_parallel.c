@@ -129,8 +129,52 @@ typedef struct cg_outline {
   int64_t lo_const;
 } cg_outline;
 
-/* The body function: begin, end, then every field as a parameter. Builds the loop over
- * [lo + begin, lo + end) with f's state switched to the new function. */
+/* ---- closure plumbing shared by parallel loops and launch regions ---- */
+
+/* An internal i32 fn(x, y, i8 *closure) that reads its closure only. */
+static LLVMValueRef cg_closure_fn(cg_func *f, const char *name, LLVMTypeRef fty) {
+  LLVMValueRef fn = LLVMAddFunction(f->mod, name, fty);
+  LLVMSetLinkage(fn, LLVMInternalLinkage);
+  cg_add_attr(f, fn, LLVMAttributeFunctionIndex, "nounwind", 0);
+  cg_add_attr(f, fn, 3, "nocapture", 0);
+  cg_add_attr(f, fn, 3, "readonly", 0);
+  return fn;
+}
+
+/* Field i of the closure cl (of type cl_ty) at the builder: a buffer pointer keeps its
+ * alignment through the trip through memory. */
+static LLVMValueRef cg_closure_load(cg_func *f, const cg_outline *o, LLVMTypeRef cl_ty,
+                                    LLVMValueRef cl, int i, const char *name) {
+  LLVMValueRef p = LLVMBuildStructGEP2(f->b, cl_ty, cl, (unsigned)i, "");
+  LLVMValueRef v = LLVMBuildLoad2(f->b, o->types[i], p, name);
+  if (o->elems[i]) {
+    cg_md(f, v, "align", LLVMConstInt(f->i64, TEC_ALIGN, 0));
+    cg_md(f, v, "nonnull", NULL);
+    cg_md(f, v, "noundef", NULL);
+  }
+  return v;
+}
+
+/* The caller's side: a closure on f's stack (alloca in the entry block) holding o's values,
+ * as an i8 pointer. */
+static LLVMValueRef cg_closure_fill(cg_func *f, const cg_outline *o, LLVMTypeRef cl_ty,
+                                    const char *name) {
+  LLVMBasicBlockRef cur = LLVMGetInsertBlock(f->b);
+  LLVMPositionBuilderAtEnd(f->b, f->entry);
+  LLVMValueRef cl = LLVMBuildAlloca(f->b, cl_ty, name);
+  LLVMPositionBuilderAtEnd(f->b, cur);
+  for (int i = 0; i < o->nfields; i++)
+    LLVMBuildStore(f->b, o->vals[i], LLVMBuildStructGEP2(f->b, cl_ty, cl, (unsigned)i, ""));
+  return LLVMBuildPointerCast(f->b, cl, f->ptr8, "");
+}
+
+static void cg_outline_free(cg_outline *o) {
+  free(o->fv.vars);
+  free(o->vals);
+  free(o->types);
+  free(o->elems);
+}
+
 /* The free variables of body (o->fv set up by the caller) and their current values: the
  * fields of the closure an outlined function receives. -1 (error recorded) on failure; the
  * caller frees o's arrays either way. */
@@ -158,6 +202,8 @@ static int cg_capture(cg_func *f, const ir_stmt *body, cg_outline *o) {
   return 0;
 }
 
+/* The body function: begin, end, then every field as a parameter. Builds the loop over
+ * [lo + begin, lo + end) with f's state switched to the new function. */
 static LLVMValueRef cg_outline_body(cg_func *f, cg_outline *o, const char *name) {
   int np = 2 + o->nfields;
   LLVMTypeRef *pt = calloc((size_t)np, sizeof *pt);
@@ -208,11 +254,7 @@ static LLVMValueRef cg_outline_body(cg_func *f, cg_outline *o, const char *name)
 static LLVMValueRef cg_outline_trampoline(cg_func *f, cg_outline *o, LLVMTypeRef cl_ty,
                                           LLVMValueRef body, const char *name,
                                           LLVMTypeRef tramp_ty) {
-  LLVMValueRef fn = LLVMAddFunction(f->mod, name, tramp_ty);
-  LLVMSetLinkage(fn, LLVMInternalLinkage);
-  cg_add_attr(f, fn, LLVMAttributeFunctionIndex, "nounwind", 0);
-  cg_add_attr(f, fn, 3, "nocapture", 0);
-  cg_add_attr(f, fn, 3, "readonly", 0);
+  LLVMValueRef fn = cg_closure_fn(f, name, tramp_ty);
   LLVMBasicBlockRef saved_block = LLVMGetInsertBlock(f->b);
   LLVMPositionBuilderAtEnd(f->b, LLVMAppendBasicBlockInContext(f->llctx, fn, "entry"));
   LLVMValueRef cl = LLVMBuildPointerCast(f->b, LLVMGetParam(fn, 2), cg_ptr_to(cl_ty), "closure");
@@ -221,16 +263,7 @@ static LLVMValueRef cg_outline_trampoline(cg_func *f, cg_outline *o, LLVMTypeRef
   if (!args) return cg_internal(f, "out of memory");
   args[0] = LLVMGetParam(fn, 0);
   args[1] = LLVMGetParam(fn, 1);
-  for (int i = 0; i < o->nfields; i++) {
-    LLVMValueRef p = LLVMBuildStructGEP2(f->b, cl_ty, cl, (unsigned)i, "");
-    LLVMValueRef v = LLVMBuildLoad2(f->b, o->types[i], p, "");
-    if (o->elems[i]) { /* the pointer's alignment survives the trip through memory */
-      cg_md(f, v, "align", LLVMConstInt(f->i64, TEC_ALIGN, 0));
-      cg_md(f, v, "nonnull", NULL);
-      cg_md(f, v, "noundef", NULL);
-    }
-    args[2 + i] = v;
-  }
+  for (int i = 0; i < o->nfields; i++) args[2 + i] = cg_closure_load(f, o, cl_ty, cl, i, "");
   LLVMValueRef rc = LLVMBuildCall2(f->b, LLVMGlobalGetValueType(body), body, args,
                                    (unsigned)na, "rc");
   free(args);
@@ -259,17 +292,11 @@ static void cg_launch_barrier(cg_func *f) {
   cg_return_if_failed(f, LLVMBuildCall2(f->b, ty, fn, NULL, 0, "barrier"), "barrier");
 }
 
-static LLVMValueRef cg_outline_body(cg_func *f, cg_outline *o, const char *name);
-
 /* Inside a launch region, parallel loop k (extent ext) runs this task's static chunk,
  *   per = ceil(ext / ntask), [min(task * per, ext), min(task * per + per, ext)),
  * by a direct call of its body function (inlined: its noalias scopes cover the chunk alone,
  * not the barrier), then every task meets at a barrier. */
-static int cg_launch_chunk(cg_func *f, cg_outline *o, LLVMValueRef ext, int k) {
-  const char *body_name = tec_ctx_printf(f->ctx, "%s_par%d_body", f->lf->name, k);
-  if (!body_name) return cg_internal(f, "out of memory"), -1;
-  LLVMValueRef body = cg_outline_body(f, o, body_name);
-  if (!body) return -1;
+static int cg_launch_chunk(cg_func *f, cg_outline *o, LLVMValueRef body, LLVMValueRef ext) {
   LLVMValueRef zero = LLVMConstInt(f->i64, 0, 0), one = LLVMConstInt(f->i64, 1, 0);
   LLVMValueRef n = LLVMBuildSelect(f->b, LLVMBuildICmp(f->b, LLVMIntSGT, ext, zero, ""), ext,
                                    zero, "ext");
@@ -323,41 +350,37 @@ int cg_parallel_outline(cg_func *f, const ir_stmt *s) {
   }
 
   int k = f->npar++;
+  const char *body_name = tec_ctx_printf(f->ctx, "%s_par%d_body", f->lf->name, k);
+  if (!body_name) {
+    cg_internal(f, "out of memory");
+    goto out;
+  }
+  LLVMValueRef body = cg_outline_body(f, &o, body_name);
+  if (!body) goto out;
   if (f->launch) { /* inside a launch region: this task's chunk, called directly */
-    rc = cg_launch_chunk(f, &o, ext, k);
+    rc = cg_launch_chunk(f, &o, body, ext);
     goto out;
   }
   const char *name = tec_ctx_printf(f->ctx, "%s_par%d", f->lf->name, k);
-  const char *body_name = tec_ctx_printf(f->ctx, "%s_par%d_body", f->lf->name, k);
-  if (!name || !body_name) {
+  if (!name) {
     cg_internal(f, "out of memory");
     goto out;
   }
   LLVMTypeRef cl_ty = LLVMStructTypeInContext(f->llctx, o.types, (unsigned)o.nfields, 0);
   LLVMTypeRef tp[3] = {f->i64, f->i64, f->ptr8};
   LLVMTypeRef tramp_ty = LLVMFunctionType(f->i32, tp, 3, 0);
-  LLVMValueRef body = cg_outline_body(f, &o, body_name);
-  if (!body) goto out;
   LLVMValueRef tramp = cg_outline_trampoline(f, &o, cl_ty, body, name, tramp_ty);
   if (!tramp) goto out;
 
   /* the caller: fill the closure (on this function's stack), run, propagate a failure */
-  LLVMBasicBlockRef cur = LLVMGetInsertBlock(f->b);
-  LLVMPositionBuilderAtEnd(f->b, f->entry);
-  LLVMValueRef cl = LLVMBuildAlloca(f->b, cl_ty, "closure");
-  LLVMPositionBuilderAtEnd(f->b, cur);
-  for (int i = 0; i < o.nfields; i++)
-    LLVMBuildStore(f->b, o.vals[i], LLVMBuildStructGEP2(f->b, cl_ty, cl, (unsigned)i, ""));
+  LLVMValueRef cl = cg_closure_fill(f, &o, cl_ty, "closure");
   LLVMTypeRef pf_ty, pp[3] = {f->i64, cg_ptr_to(tramp_ty), f->ptr8};
   LLVMValueRef pf = cg_declare(f, "tec_rt_parallel_for", f->i32, pp, 3, &pf_ty);
-  LLVMValueRef args[3] = {ext, tramp, LLVMBuildPointerCast(f->b, cl, f->ptr8, "")};
+  LLVMValueRef args[3] = {ext, tramp, cl};
   cg_return_if_failed(f, LLVMBuildCall2(f->b, pf_ty, pf, args, 3, "par"), "par");
   rc = 0;
 out:
-  free(o.fv.vars);
-  free(o.vals);
-  free(o.types);
-  free(o.elems);
+  cg_outline_free(&o);
   return f->failed ? -1 : rc;
 }
 
@@ -637,11 +660,7 @@ int cg_launch_point(cg_func *f, const ir_stmt *s) {
   LLVMTypeRef cl_ty = LLVMStructTypeInContext(f->llctx, o.types, (unsigned)o.nfields, 0);
   LLVMTypeRef tp[3] = {f->i32, f->i32, f->ptr8};
   LLVMTypeRef fn_ty = LLVMFunctionType(f->i32, tp, 3, 0);
-  LLVMValueRef fn = LLVMAddFunction(f->mod, name, fn_ty);
-  LLVMSetLinkage(fn, LLVMInternalLinkage);
-  cg_add_attr(f, fn, LLVMAttributeFunctionIndex, "nounwind", 0);
-  cg_add_attr(f, fn, 3, "nocapture", 0);
-  cg_add_attr(f, fn, 3, "readonly", 0);
+  LLVMValueRef fn = cg_closure_fn(f, name, fn_ty);
 
   /* the launch function: unpack the closure (buffers keep align 64; no noalias here, as
    * other tasks write the same buffers between barriers), run the region */
@@ -653,15 +672,8 @@ int cg_launch_point(cg_func *f, const ir_stmt *s) {
   LLVMSetValueName2(L.ntask, "ntask", 5);
   LLVMValueRef cl = LLVMBuildPointerCast(f->b, LLVMGetParam(fn, 2), cg_ptr_to(cl_ty), "closure");
   for (int i = 0; i < o.nfields; i++) {
-    LLVMValueRef p = LLVMBuildStructGEP2(f->b, cl_ty, cl, (unsigned)i, "");
     const char *nm = o.fv.vars[i]->name ? o.fv.vars[i]->name : "v";
-    LLVMValueRef val = LLVMBuildLoad2(f->b, o.types[i], p, nm);
-    if (o.elems[i]) {
-      cg_md(f, val, "align", LLVMConstInt(f->i64, TEC_ALIGN, 0));
-      cg_md(f, val, "nonnull", NULL);
-      cg_md(f, val, "noundef", NULL);
-    }
-    cg_bind(f, o.fv.vars[i], val, o.elems[i]);
+    cg_bind(f, o.fv.vars[i], cg_closure_load(f, &o, cl_ty, cl, i, nm), o.elems[i]);
   }
   f->launch = &L;
   int brc = f->failed ? -1 : cg_stmt(f, s->body);
@@ -669,22 +681,14 @@ int cg_launch_point(cg_func *f, const ir_stmt *s) {
   if (brc != 0 || f->failed) goto out;
 
   /* the caller: fill the closure, launch, propagate a failure */
-  LLVMBasicBlockRef cur = LLVMGetInsertBlock(f->b);
-  LLVMPositionBuilderAtEnd(f->b, f->entry);
-  LLVMValueRef clv = LLVMBuildAlloca(f->b, cl_ty, "launch.closure");
-  LLVMPositionBuilderAtEnd(f->b, cur);
-  for (int i = 0; i < o.nfields; i++)
-    LLVMBuildStore(f->b, o.vals[i], LLVMBuildStructGEP2(f->b, cl_ty, clv, (unsigned)i, ""));
+  LLVMValueRef clv = cg_closure_fill(f, &o, cl_ty, "launch.closure");
   LLVMTypeRef pl_ty, pp[2] = {cg_ptr_to(fn_ty), f->ptr8};
   LLVMValueRef pl = cg_declare(f, "tec_rt_parallel_launch", f->i32, pp, 2, &pl_ty);
-  LLVMValueRef args[2] = {fn, LLVMBuildPointerCast(f->b, clv, f->ptr8, "")};
+  LLVMValueRef args[2] = {fn, clv};
   cg_return_if_failed(f, LLVMBuildCall2(f->b, pl_ty, pl, args, 2, "launch"), "launch");
   rc = 0;
 out:
   free(L.priv);
-  free(o.fv.vars);
-  free(o.vals);
-  free(o.types);
-  free(o.elems);
+  cg_outline_free(&o);
   return f->failed ? -1 : rc;
 }
