@@ -25,6 +25,7 @@ typedef struct lower_state {
   const ir_expr ***region;    /* per attached stage: ndim (min, storage extent) pairs */
   const ir_expr ***clamp;     /* per attached stage: ndim domain ends to guard, or NULL */
   const unsigned char *skip;  /* per stage: 1 = not computed by this function (or NULL) */
+  const char *fname;          /* the function being lowered (for messages) */
 } lower_state;
 
 /* The prepare/run split (precompute.c): which stages depend on constants alone and run once
@@ -74,9 +75,6 @@ const ir_stmt *lower_unroll(const ir_stmt *s);
 /* Hoists allocations out of loops; buffers with disjoint lifetimes share memory. */
 const ir_stmt *lower_storage_rewrite(const ir_stmt *s);
 
-/* 2b. a pragma parallel_launch_point inside a parallel loop is an error (launch_check.c).
- * 0, or -1 with the error in ctx. Reads only. */
-int lower_launch_check(tec_ctx *ctx, const char *fn, const ir_stmt *body);
 
 /* 3b. loads inside a select's arm are predicated on that arm's condition. */
 const ir_stmt *lower_guard_loads(const ir_stmt *s);

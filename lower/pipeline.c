@@ -121,11 +121,11 @@ static lower_func *lower_one(sch_schedule *s, const ir_expr **bodies, const char
   ls.args = args;
   ls.body = bodies;
   ls.skip = skip;
+  ls.fname = name;
   if (lower_infer_bounds(&ls)) return NULL;
   const ir_stmt *body = lower_schedule_ops(&ls);
   if (!body) return NULL;
   dump("schedule_ops", body);
-  if (lower_launch_check(ctx, name, body)) return NULL; /* needs 2's pragma ATTRs and loop kinds */
   body = lower_storage_flatten(body, f, s);
   if (!body) return NULL;
   dump("storage_flatten", body);

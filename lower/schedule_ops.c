@@ -42,19 +42,20 @@ static const ir_stmt *place(lower_state *ls, int si, const ir_stmt *rest,
   return ir_realize(t, t->ndim, bounds, body);
 }
 
-/* 1 if loop `pos` of stage st, or a loop around it, is parallel */
-static int under_parallel(const sch_stage *st, int pos) {
+/* The parallel loop that is loop `pos` of stage st or around it (pos -1: only loops around
+ * the stage's nest), or NULL */
+static const sch_iter *parallel_around(const sch_stage *st, int pos) {
   for (int depth = 0; st && depth < 1000; depth++) {
     for (int i = 0; i <= pos && i < st->nleaf; i++)
-      if (st->leaf[i]->for_kind == IR_FOR_PARALLEL) return 1;
-    if (st->attach != SCH_ATTACH_SCOPE) return 0;
+      if (st->leaf[i]->for_kind == IR_FOR_PARALLEL) return st->leaf[i];
+    if (st->attach != SCH_ATTACH_SCOPE) return NULL;
     const sch_stage *c = st->attach_stage;
     pos = -1;
     for (int i = 0; i < c->nleaf; i++)
       if (c->leaf[i] == st->attach_iter) pos = i;
     st = c;
   }
-  return 0;
+  return NULL;
 }
 
 /* Wraps body in the loop for leaf `pos` of stage si; attached stages go first in its body. */
@@ -68,7 +69,7 @@ static const ir_stmt *make_loop(lower_state *ls, int si, int pos, const ir_stmt 
       sch_stage *p = ls->s->stages[k];
       if (p->attach != SCH_ATTACH_SCOPE || p->attach_iter != it) continue;
       for (int i = 0; i < p->nleaf; i++)
-        if (p->leaf[i]->for_kind == IR_FOR_PARALLEL && under_parallel(st, pos)) {
+        if (p->leaf[i]->for_kind == IR_FOR_PARALLEL && parallel_around(st, pos)) {
           tec_ctx_set_error(ctx, "parallel: loop '%s' of stage '%s' would run inside parallel "
                                  "loops of '%s' (it is computed at '%s'); nested parallel loops "
                                  "are not supported",
@@ -92,9 +93,22 @@ static const ir_stmt *make_loop(lower_state *ls, int si, int pos, const ir_stmt 
       return NULL;
     }
   }
-  for (int p = 0; p < it->npragma; p++)
+  for (int p = 0; p < it->npragma; p++) {
     if (strcmp(it->pragma_keys[p], "debug_skip_region") == 0)
       return ir_evaluate(ir_int(ctx, 0)); /* dropped on purpose: output wrong by design */
+    /* the pool is entered once, at the marked loop: inside a parallel loop every thread
+     * already runs */
+    const sch_iter *par = strcmp(it->pragma_keys[p], "parallel_launch_point") == 0
+                              ? parallel_around(st, pos - 1)
+                              : NULL;
+    if (par) {
+      tec_ctx_set_error(ctx, "tec_lower '%s': pragma parallel_launch_point: loop '%s' is inside "
+                             "parallel loop '%s', where every thread already runs; put the "
+                             "pragma on '%s' or on a loop outside it",
+                        ls->fname ? ls->fname : "?", it->name, par->name, par->name);
+      return NULL;
+    }
+  }
   const ir_stmt *loop = ir_for(it->var, ir_int(ctx, 0), r->extent, it->for_kind, body);
   for (int p = it->npragma - 1; p >= 0; p--)
     loop = ir_attr(tec_ctx_printf(ctx, "pragma_%s", it->pragma_keys[p]), it->pragma_values[p],
