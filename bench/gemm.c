@@ -2,8 +2,15 @@
  * cblas_sgemm and oneDNN dnnl_sgemm, same buffers, same thread count, in one run.
  *
  *   usage: gemm [--csv FILE] [--sizes 256,512,1024,2048] [--threads 1,2] [--reps N]
- *               [--mr 6] [--nr 64] [--kb 0] [--mb 0] [--pack panel|root|kblock] [--packa 0|1] [--order jko|kji]
- *               [--clock wall|cpu] [--print-ir] [--asm FILE] [--vs 'OPTIONS']
+ *               [--stat median|min] [--clock wall|cpu] [--print-ir] [--asm FILE]
+ *               [--mr 6] [--nr 64] [--jb 0] [--kb 0] [--mb 0] [--ku 0]
+ *               [--pack panel|root|kblock] [--packa 0|1] [--order jko|kji]
+ *               [--pack-rows 0|1] [--skip-pack 0|1] [--vs 'SCHEDULE OPTIONS']
+ *
+ * --vs takes schedule options only (--mr ... --skip-pack), applied on top of the main ones.
+ * Combinations in which an option would be ignored are refused: --jb only with --kb 0 and no
+ * --mb; --mb with --kb > 0 needs --order kji; --pack kblock needs --kb > 0 --order kji and
+ * does not go with --pack-rows. bench/README.md says what each option does.
  *
  * Per (size, threads): every implementation is called once and checked against a naive
  * double-precision reference on a sample of rows, warmed up, then timed `reps` times
@@ -29,9 +36,10 @@
  * With --kb > 0 the accumulator is C itself and k is split by kb with k.outer outside the
  * tile loops (no cache_write): the form the DESIGN notes' hand-written kernel uses.
  *
- * OpenBLAS reads OPENBLAS_CORETYPE when it is loaded. This environment forces Haswell, which
- * leaves AVX-512 unused on this Zen 5, so main() re-executes itself once with
- * OPENBLAS_CORETYPE=SkylakeX and without OPENBLAS_L2_SIZE (bench/run does the same).
+ * OpenBLAS and GNU OpenMP read their settings when they are loaded, so main() re-executes itself
+ * once with them (OPENBLAS_CORETYPE=SkylakeX, no OPENBLAS_L2_SIZE, OPENBLAS_THREAD_TIMEOUT=4,
+ * GOMP_SPINCOUNT=10000; see reexec_for_openblas): this is the only place they are set, and it
+ * works however the program is started.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -84,10 +92,21 @@ static int parse_list(const char *s, int *out, int max) {
   return n;
 }
 
-/* Applies argv[1..argc) to *o (which holds defaults or another option set). */
-static int apply_opts(int argc, char **argv, opts *o) {
+/* Options that say what is run and how it is timed, not how tec schedules: --vs refuses them. */
+static const char *const run_options[] = {"--csv",   "--vs",   "--sizes",    "--threads", "--reps",
+                                          "--clock", "--stat", "--print-ir", "--asm"};
+
+/* Applies argv[1..argc) to *o (which holds defaults or another option set). schedule_only: the
+ * options of --vs, which may not contain run_options. */
+static int apply_opts(int argc, char **argv, opts *o, int schedule_only) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    for (size_t r = 0; schedule_only && r < sizeof run_options / sizeof *run_options; r++)
+      if (!strcmp(a, run_options[r])) {
+        fprintf(stderr, "gemm: %s inside --vs: --vs takes schedule options only (--mr, --nr, --jb, "
+                        "--kb, --mb, --pack, --packa, --order, --ku, --skip-pack, --pack-rows)\n", a);
+        return -1;
+      }
     int has = v != NULL && strncmp(a, "--", 2) == 0;
     if (!strcmp(a, "--print-ir")) {
       o->print_ir = 1;
@@ -135,17 +154,32 @@ static int apply_opts(int argc, char **argv, opts *o) {
     }
   }
   if (o->reps < 20) o->reps = 20; /* the floor the benchmark promises */
-  if (o->mr < 1 || o->nr < 1 || o->kb < 0) return -1;
+  if (o->mr < 1 || o->nr < 1 || o->kb < 0 || o->mb < 0 || o->jb < 0) return -1;
   return 0;
+}
+
+/* Refuses the combinations in which an option would be silently ignored. what: "" or "--vs ". */
+static int check_opts(const opts *o, const char *what) {
+  const char *err = NULL;
+  if (o->pack_panel == 2 && !(o->kb > 0 && o->k_outer))
+    err = "--pack kblock needs --kb > 0 and --order kji";
+  else if (o->jb && (o->kb > 0 || o->mb > 0))
+    err = "--jb is only for --kb 0 without --mb";
+  else if (o->mb > 0 && o->kb > 0 && !o->k_outer)
+    err = "--mb with --kb > 0 needs --order kji";
+  else if (o->pack_rows && o->pack_panel == 2)
+    err = "--pack-rows does not go with --pack kblock";
+  if (err) fprintf(stderr, "gemm: %sschedule: %s\n", what, err);
+  return err ? -1 : 0;
 }
 
 static int parse_opts(int argc, char **argv, opts *o) {
   *o = (opts){.nsizes = 4, .sizes = {256, 512, 1024, 2048}, .nthreads = 2, .threads = {1, 2},
               .reps = 20, .mr = 6, .nr = 64, .kb = 0, .pack_panel = 1};
-  return apply_opts(argc, argv, o);
+  return apply_opts(argc, argv, o, 0) || check_opts(o, "") ? -1 : 0;
 }
 
-/* --vs 'OPTIONS': the main option set with OPTIONS applied on top (schedule options only). */
+/* --vs 'OPTIONS': the main option set with OPTIONS (schedule options only) applied on top. */
 static int parse_vs(const opts *main_o, opts *vs) {
   static char buf[512];
   char *tok[64] = {"gemm"};
@@ -153,17 +187,40 @@ static int parse_vs(const opts *main_o, opts *vs) {
   snprintf(buf, sizeof buf, "%s", main_o->vs);
   for (char *t = strtok(buf, " \t"); t && n < 64; t = strtok(NULL, " \t")) tok[n++] = t;
   *vs = *main_o;
-  vs->vs = NULL, vs->csv_path = NULL, vs->print_ir = 0, vs->asm_path = NULL;
-  if (apply_opts(n, tok, vs)) return -1;
-  if (vs->vs || vs->csv_path) {
-    fprintf(stderr, "gemm: --vs takes schedule options only (--mr, --nr, --kb, --pack, ...)\n");
-    return -1;
+  vs->print_ir = 0, vs->asm_path = NULL; /* IR and assembly: the main schedule's */
+  return apply_opts(n, tok, vs, 1) || check_opts(vs, "--vs ") ? -1 : 0;
+}
+
+/* jb = 0 (--kb 0, no --mb): as many panels per pass over A as fit in half of a 1 MiB L2 (K*nr
+ * floats each), leaving at least 4 steps of the parallel loop (the threads need work to share) */
+static int64_t auto_jb(int64_t n, int64_t nr) {
+  int64_t panels = (n + nr - 1) / nr, jb = ((int64_t)512 << 10) / (n * nr * 4);
+  while (jb > 1 && (panels % jb || panels / jb < 4)) jb--;
+  return jb < 1 ? 1 : jb;
+}
+
+/* The schedule options that take effect, for the header: "mr=6 nr=64 jb=auto(...) ..." */
+static void describe_schedule(const opts *o, char *buf, size_t size) {
+  int len = snprintf(buf, size, "mr=%d nr=%d", o->mr, o->nr);
+#define ADD(...)                                                                                   \
+  do {                                                                                             \
+    if (len >= 0 && (size_t)len < size) len += snprintf(buf + len, size - (size_t)len, __VA_ARGS__); \
+  } while (0)
+  if (o->kb == 0 && o->mb == 0 && o->jb) ADD(" jb=%d", o->jb);
+  if (o->kb == 0 && o->mb == 0 && !o->jb) {
+    ADD(" jb=auto(");
+    for (int si = 0; si < o->nsizes; si++)
+      ADD("%s%d:%lld", si ? " " : "", o->sizes[si], (long long)auto_jb(o->sizes[si], o->nr));
+    ADD(")");
   }
-  /* what is run and how it is timed stays the main run's */
-  memcpy(vs->sizes, main_o->sizes, sizeof vs->sizes), vs->nsizes = main_o->nsizes;
-  memcpy(vs->threads, main_o->threads, sizeof vs->threads), vs->nthreads = main_o->nthreads;
-  vs->reps = main_o->reps, vs->cpu_clock = main_o->cpu_clock, vs->stat_min = main_o->stat_min;
-  return 0;
+  if (o->kb) ADD(" kb=%d order=%s", o->kb, o->k_outer ? "kji" : "jko");
+  if (o->mb) ADD(" mb=%d", o->mb);
+  if (o->kb == 0 && o->ku > 1) ADD(" ku=%d", o->ku);
+  ADD(" pack=%s", o->pack_panel == 2 ? "kblock" : o->pack_panel ? "panel" : "root");
+  if (o->pack_rows) ADD(" pack-rows");
+  if (o->pack_a) ADD(" packa");
+  if (o->skip_pack) ADD(" skip-pack (results wrong by design)");
+#undef ADD
 }
 
 /* ---------------- tec: declaration and schedule ---------------- */
@@ -173,23 +230,26 @@ typedef struct gemm_decl {
   int64_t mr, nr, n;
 } gemm_decl;
 
-/* Ap[io, k, ii] = A[io*mr + ii, k], zero past A's last row when mr does not divide n */
+/* load, or 0 where idx >= n (the tail of the last tile when tile does not divide n). The select
+ * needs no clamp of idx: its untaken arm's loads never happen (include/tec/ir.h). */
+static const ir_expr *zero_past(tec_ctx *ctx, const ir_expr *idx, int64_t n, int64_t tile,
+                                const ir_expr *load) {
+  if (n % tile == 0) return load;
+  return ir_select(ir_lt(idx, ir_int(ctx, n)), load, ir_float(ctx, 0.0));
+}
+
+/* Ap[io, k, ii] = A[io*mr + ii, k], zero past A's last row */
 static const ir_expr *pack_a_body(tec_ctx *ctx, const ir_expr *const *i, void *user) {
   gemm_decl *g = user;
   const ir_expr *r = ir_add(ir_mul(i[0], ir_int(ctx, g->mr)), i[2]);
-  if (g->n % g->mr == 0) return TE_AT(g->a, r, i[1]);
-  return ir_select(ir_lt(r, ir_int(ctx, g->n)), TE_AT(g->a, ir_min(r, ir_int(ctx, g->n - 1)), i[1]),
-                   ir_float(ctx, 0.0));
+  return zero_past(ctx, r, g->n, g->mr, TE_AT(g->a, r, i[1]));
 }
 
-/* Bp[jo, k, ji] = B[k, jo*nr + ji], zero past B's last column when nr does not divide n */
+/* Bp[jo, k, ji] = B[k, jo*nr + ji], zero past B's last column */
 static const ir_expr *pack_body(tec_ctx *ctx, const ir_expr *const *i, void *user) {
   gemm_decl *g = user;
   const ir_expr *j = ir_add(ir_mul(i[0], ir_int(ctx, g->nr)), i[2]);
-  if (g->n % g->nr == 0) return TE_AT(g->b, i[1], j);
-  const ir_expr *last = ir_int(ctx, g->n - 1);
-  return ir_select(ir_lt(j, ir_int(ctx, g->n)), TE_AT(g->b, i[1], ir_min(j, last)),
-                   ir_float(ctx, 0.0));
+  return zero_past(ctx, j, g->n, g->nr, TE_AT(g->b, i[1], j));
 }
 
 /* C[i, j] = sum_k A[i, k] * Bp[j / nr, k, j % nr] */
@@ -220,15 +280,6 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
   if (o->kb && n % o->kb) {
     fprintf(stderr, "gemm: n=%lld must be a multiple of kb=%d\n", (long long)n, o->kb);
     return NULL;
-  }
-  /* jb = 0: as many panels per pass over A as fit in half of a 1 MiB L2 (K*nr floats each),
-   * leaving at least 4 steps of the parallel loop (the threads need work to share) */
-  int64_t jb = o->jb;
-  if (jb == 0) {
-    int64_t panels = (n + nr - 1) / nr;
-    jb = ((int64_t)512 << 10) / (n * nr * 4);
-    while (jb > 1 && (panels % jb || panels / jb < 4)) jb--;
-    if (jb < 1) jb = 1;
   }
   te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, n, n));
   te_tensor *B = te_placeholder(ctx, "B", TEC_F32, 2, TE_SHAPE(ctx, n, n));
@@ -263,15 +314,18 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
       TRY(ctx, sch_reorder(sc, 5, (sch_iter *[]){ib, jo, io2, ii, ji}));
       TRY(ctx, sch_parallel(sc, ib));
       at = io2;
-    } else if (jb > 1) { /* jb panels share one pass over A: jo2, io, js */
-      sch_iter *js;
-      TRY(ctx, sch_split(sc, jo, jb, &jo, &js));
-      TRY(ctx, sch_reorder(sc, 5, (sch_iter *[]){jo, io, js, ii, ji}));
-      TRY(ctx, sch_parallel(sc, jo));
-      at = js;
     } else {
-      TRY(ctx, sch_reorder(sc, 4, (sch_iter *[]){jo, io, ii, ji}));
-      TRY(ctx, sch_parallel(sc, jo));
+      int64_t jb = o->jb ? o->jb : auto_jb(n, nr);
+      if (jb > 1) { /* jb panels share one pass over A: jo2, io, js */
+        sch_iter *js;
+        TRY(ctx, sch_split(sc, jo, jb, &jo, &js));
+        TRY(ctx, sch_reorder(sc, 5, (sch_iter *[]){jo, io, js, ii, ji}));
+        TRY(ctx, sch_parallel(sc, jo));
+        at = js;
+      } else {
+        TRY(ctx, sch_reorder(sc, 4, (sch_iter *[]){jo, io, ii, ji}));
+        TRY(ctx, sch_parallel(sc, jo));
+      }
     }
     TRY(ctx, sch_vectorize(sc, ji));
     TRY(ctx, sch_compute_at(sl, sc, at));
@@ -320,19 +374,11 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
       TRY(ctx, sch_unroll(sa, sch_axis(sa, 2)));
     }
   }
-  /* packing jb panels at once: row by row (k outside the panels), each row of B read once */
-  if (o->pack_panel == 1 && o->pack_rows) {
-    sch_iter *pk = sch_leaf_named(sp, "k"), *pjo = sch_leaf_named(sp, "jo");
-    TRY(ctx, sch_reorder(sp, 2, (sch_iter *[]){pk, pjo}));
-  }
-  /* packing whole B up front: its panels in parallel too (or its rows, walking B in order) */
-  if (!o->pack_panel && o->pack_rows) {
-    sch_iter *pk = sch_leaf_named(sp, "k"), *pjo = sch_leaf_named(sp, "jo");
-    TRY(ctx, sch_reorder(sp, 2, (sch_iter *[]){pk, pjo}));
-    TRY(ctx, sch_parallel(sp, pk));
-  } else if (!o->pack_panel) {
-    TRY(ctx, sch_parallel(sp, sch_leaf_named(sp, "jo")));
-  }
+  /* --pack-rows (panel or root): B packed row by row (k outside the panels), each of its rows
+   * read once per packing step; root: whole B up front, in parallel over its rows or panels */
+  sch_iter *pk = sch_leaf_named(sp, "k"), *pjo = sch_leaf_named(sp, "jo");
+  if (o->pack_rows) TRY(ctx, sch_reorder(sp, 2, (sch_iter *[]){pk, pjo}));
+  if (!o->pack_panel) TRY(ctx, sch_parallel(sp, o->pack_rows ? pk : pjo));
   /* the packing copy: 16 floats (one zmm) at a time along the panel's columns */
   sch_iter *pj = sch_leaf_named(sp, "ji");
   if (!pj) TRY(ctx, -1);
@@ -436,10 +482,13 @@ static int cmp_double(const void *x, const void *y) {
   return (a > b) - (a < b);
 }
 
-/* OpenBLAS picks its kernel when loaded: make sure the process starts with SkylakeX. Idle
- * worker threads must also stop spinning soon after a call, or they take a core from the next
- * implementation in the round-robin (OpenBLAS spins 2^28 cycles by default, GNU OpenMP 300000
- * iterations): both are read when the libraries load, so they are set here too. */
+/* The one place the libraries' environment is set (bench/run only execs this program). It is
+ * read when the libraries load, so the process re-executes itself once with it:
+ * - OPENBLAS_CORETYPE=SkylakeX and no OPENBLAS_L2_SIZE: OpenBLAS picks its kernel when loaded,
+ *   and this environment forces Haswell, which leaves AVX-512 unused on this Zen 5;
+ * - OPENBLAS_THREAD_TIMEOUT=4 and GOMP_SPINCOUNT=10000 (unless already set): idle worker threads
+ *   stop spinning soon after a call, or they take a core from the next implementation in the
+ *   round-robin (OpenBLAS spins 2^28 cycles by default, GNU OpenMP 300000 iterations). */
 static void reexec_for_openblas(char **argv) {
   const char *ct = getenv("OPENBLAS_CORETYPE");
   if (ct && !strcmp(ct, "SkylakeX") && !getenv("OPENBLAS_L2_SIZE") &&
@@ -459,10 +508,15 @@ int main(int argc, char **argv) {
   reexec_for_openblas(argv);
   opts o;
   if (parse_opts(argc, argv, &o)) {
-    fprintf(stderr, "usage: gemm [--csv FILE] [--sizes 256,512,...] [--threads 1,2] [--reps N]\n"
-                    "            [--mr 6] [--nr 64] [--kb 0] [--mb 0] [--pack panel|root|kblock] [--packa 0|1]\n"
-                    "            [--order jko|kji] [--clock wall|cpu] [--print-ir] [--asm FILE]\n"
-                    "            [--vs 'SCHEDULE OPTIONS']  (a second tec schedule, same run)\n");
+    fprintf(stderr,
+            "usage: gemm [--csv FILE] [--sizes 256,512,...] [--threads 1,2] [--reps N]\n"
+            "            [--stat median|min] [--clock wall|cpu] [--print-ir] [--asm FILE]\n"
+            "            [--mr 6] [--nr 64] [--jb 0] [--kb 0] [--mb 0] [--ku 0]\n"
+            "            [--pack panel|root|kblock] [--packa 0|1] [--order jko|kji]\n"
+            "            [--pack-rows 0|1] [--skip-pack 0|1]\n"
+            "            [--vs 'SCHEDULE OPTIONS']  (a second tec schedule, same run)\n"
+            "  --jb: --kb 0 without --mb only; --mb with --kb > 0: --order kji;\n"
+            "  --pack kblock: --kb > 0 --order kji, not with --pack-rows\n");
     return 2;
   }
   opts vs;
@@ -488,16 +542,16 @@ int main(int argc, char **argv) {
 #ifndef TEC_HAVE_SET_NUM_THREADS
   printf("tec: no tec_rt_set_num_threads in this build; TEC_NUM_THREADS is set per row\n");
 #endif
-  char jbs[16];
-  snprintf(jbs, sizeof jbs, o.jb ? "%d" : "auto", o.jb);
-  printf("tec schedule: mr=%d nr=%d jb=%s kb=%d mb=%d pack=%s packa=%d order=%s; reps>=%d, %s of %s "
-         "time, ratio = other/tec time\n\n", o.mr, o.nr, jbs, o.kb, o.mb,
-         o.pack_panel == 2 ? "kblock" : o.pack_panel ? "panel" : "root",
-         o.pack_a, o.k_outer ? "kji" : "jko", o.reps, o.stat_min ? "minimum" : "medians",
-         o.cpu_clock ? "process CPU" : "wall-clock");
-  if (o.vs)
-    printf("tec-vs schedule: tec's options with '%s' on top (tec/vs = vs time / tec time)\n\n",
+  char sched[256];
+  describe_schedule(&o, sched, sizeof sched);
+  printf("tec schedule: %s; reps>=%d, %s of %s time, ratio = other/tec time\n", sched, o.reps,
+         o.stat_min ? "minimum" : "medians", o.cpu_clock ? "process CPU" : "wall-clock");
+  if (o.vs) {
+    describe_schedule(&vs, sched, sizeof sched);
+    printf("tec-vs schedule: %s ('%s' on top of tec's; tec/vs = vs time / tec time)\n", sched,
            o.vs);
+  }
+  printf("\n");
   printf("%-10s %3s  %9s %9s %9s  %7s %7s %7s  %8s %8s", "workload", "thr", "tec ms",
          "onednn ms", "oblas ms", "tec GF", "dnnl GF", "oblas GF", "tec/dnnl", "tec/oblas");
   printf(o.vs ? " %9s %8s\n" : "\n", "vs ms", "tec/vs");
