@@ -148,7 +148,8 @@ static int attach_region(lower_state *ls, int pi, arith_env *env) {
   /* The stage that reads t: c itself, or a stage computed (transitively) inside c at or
    * within the attach loop, e.g. a cache_write accumulator attached to c's tile loop. */
   int ri = -1;
-  for (int j = pi + 1; j < ls->s->nstage && ri < 0; j++) {
+  reads rd = {t, 0, 0, NULL, ctx}; /* the chosen reader's reads of t */
+  for (int j = pi + 1; j < ls->s->nstage; j++) {
     sch_stage *r = ls->s->stages[j];
     if (r->attach == SCH_ATTACH_INLINE || !ls->body[j]) continue;
     reads probe = {t, 0, 0, NULL, ctx};
@@ -156,8 +157,9 @@ static int attach_region(lower_state *ls, int pi, arith_env *env) {
     ir_visitor_init(&pv, &probe);
     pv.expr[IR_READ] = find_read;
     ir_visit_expr(&pv, ls->body[j]);
-    if (probe.n && (j == ci || ri < 0)) ri = j;
-    if (probe.n && j == ci) break;
+    if (!probe.n) continue;
+    if (ri < 0 || j == ci) ri = j, rd = probe; /* c wins over an earlier reader */
+    if (j == ci) break;
   }
   if (ri < 0) return TEC_INTERNAL(ctx, "attached stage without a reader");
   sch_stage *rs = ls->s->stages[ri];
@@ -218,11 +220,6 @@ static int attach_region(lower_state *ls, int pi, arith_env *env) {
     rv[i] = lower_ivals_get(&iv, rs->root[i]);
     if (!rv[i]) return TEC_INTERNAL(ctx, "reader root without a value");
   }
-  reads rd = {t, 0, 0, NULL, ctx};
-  ir_visitor v;
-  ir_visitor_init(&v, &rd);
-  v.expr[IR_READ] = find_read;
-  ir_visit_expr(&v, ls->body[ri]);
   const ir_expr **reg = tec_ctx_alloc(ctx, sizeof *reg * (size_t)(2 * t->ndim));
   ls->clamp[pi] = tec_ctx_alloc(ctx, sizeof *ls->clamp[pi] * (size_t)t->ndim);
   if (!reg || !ls->clamp[pi]) return -1;
