@@ -29,11 +29,14 @@
  *             barrier                ----------------- all three arrive ----------------
  *
  * The barrier counts arrivals against the tasks still running (a task that returned is no
- * longer waited for), under the pool's mutex: spin a little, then sleep on a condition
- * variable. A failing task (body returns nonzero) marks the launch failed and wakes every
- * waiter: from then on every barrier returns -1 at once, the other tasks return, and the
- * launch returns the code and message of the lowest-numbered task that failed by itself (one
- * that returned because a barrier said so does not count). So a failure never hangs the pool.
+ * longer waited for), under the pool's mutex; the last to arrive opens it by bumping its
+ * generation. The others spin a little on that generation without the mutex and leave as soon
+ * as it moves; only one that must sleep takes the mutex again, counts itself a sleeper and
+ * waits on a condition variable (the opener broadcasts only when there are sleepers). A
+ * failing task (body returns nonzero) marks the launch failed and wakes every waiter: from
+ * then on every barrier returns -1 at once, the other tasks return, and the launch returns
+ * the code and message of the lowest-numbered task that failed by itself (one that returned
+ * because a barrier said so does not count). So a failure never hangs the pool.
  *
  * Plain pthreads and C11 atomics: builds for x86-64, AArch64 and ARMv7 alike.
  */
@@ -60,9 +63,10 @@ typedef struct rt_launch {
   tec_rt_launch_body body;
   void *closure;
   int ntask;
-  /* the barrier (under the pool's mu) */
+  /* the barrier (written under the pool's mu; bar_gen and failed are also read without it) */
   int active;                   /* tasks not returned yet */
   int arrived;                  /* tasks waiting at the current barrier */
+  int sleepers;                 /* tasks asleep on bar_cv: broadcasts are skipped when none */
   _Atomic uint64_t bar_gen;     /* bumped when a barrier opens */
   _Atomic int failed;           /* a task failed by itself: barriers return -1 */
   pthread_cond_t bar_cv;        /* waiters of a barrier sleep here after spinning */
@@ -164,11 +168,13 @@ static void rt_task_done(rt_pool *p) {
   }
 }
 
-/* Opens the current barrier of l (under mu). */
+/* Opens the current barrier of l (under mu). bar_gen moves before sleepers is read, both under
+ * mu: a waiter either counted itself in sleepers (under mu) before this and is woken, or
+ * takes mu after this and sees the new bar_gen before it would wait. */
 static void rt_barrier_open(rt_launch *l) {
   l->arrived = 0;
   atomic_fetch_add_explicit(&l->bar_gen, 1, memory_order_release);
-  pthread_cond_broadcast(&l->bar_cv);
+  if (l->sleepers > 0) pthread_cond_broadcast(&l->bar_cv);
 }
 
 /* Runs task `task` of launch l on this thread and records how it ended. */
@@ -188,7 +194,7 @@ static void rt_launch_task(rt_pool *p, rt_launch *l, int task) {
       snprintf(l->err_msg, sizeof l->err_msg, "%s", tec_rt_last_error());
     }
     atomic_store_explicit(&l->failed, 1, memory_order_release);
-    pthread_cond_broadcast(&l->bar_cv);
+    if (l->sleepers > 0) pthread_cond_broadcast(&l->bar_cv); /* as rt_barrier_open */
   }
   l->active--; /* the others no longer wait for this task at a barrier */
   if (l->arrived > 0 && l->arrived >= l->active) rt_barrier_open(l);
@@ -282,27 +288,32 @@ static void rt_after_fork_child(void) {
   atomic_store(&p->pending, 0);
 }
 
-int32_t tec_rt_parallel_for(int64_t n, tec_rt_parallel_body body, void *closure) {
-  if (n <= 0) return 0;
-  if (!body) return tec_rt_set_error("tec_rt_parallel_for: the body is NULL");
-  int threads = tec_rt_get_num_threads();
-  if (threads <= 1 || n == 1 || rt_in_task) return body(0, n, closure);
-  rt_pool *p = &rt_pool_g;
+/* Takes the pool for a job of up to `want` (>= 2) tasks. Returns the number of tasks (>= 2),
+ * fewer if the system refuses threads, with mu held; or 0 with mu not held when the job must
+ * run serially (another thread's job is running, exit began, or no worker could start). */
+static int rt_claim(rt_pool *p, int want) {
   pthread_mutex_lock(&p->mu);
   if (p->busy || p->dead) { /* another thread's job, or after exit began */
     pthread_mutex_unlock(&p->mu);
-    return body(0, n, closure);
+    return 0;
   }
-  int ntasks = n < threads ? (int)n : threads;
+  int ntasks = want;
   int have = rt_grow(p, ntasks - 1); /* fewer if the system refuses threads */
   if (have + 1 < ntasks) ntasks = have + 1;
   if (ntasks <= 1) {
     pthread_mutex_unlock(&p->mu);
-    return body(0, n, closure);
+    return 0;
   }
+  return ntasks;
+}
+
+/* Publishes a job of ntasks tasks to the workers (under mu, which it releases): a parallel_for
+ * (body set, launch NULL) or a launch (body NULL). The caller then runs task 0 and rt_join. */
+static void rt_dispatch(rt_pool *p, tec_rt_parallel_body body, rt_launch *launch, void *closure,
+                        int64_t n, int ntasks) {
   p->busy = 1;
   p->body = body;
-  p->launch = NULL;
+  p->launch = launch;
   p->closure = closure;
   p->n = n;
   p->ntasks = ntasks;
@@ -312,13 +323,12 @@ int32_t tec_rt_parallel_for(int64_t n, tec_rt_parallel_body body, void *closure)
   atomic_fetch_add_explicit(&p->generation, 1, memory_order_release);
   pthread_cond_broadcast(&p->wake);
   pthread_mutex_unlock(&p->mu);
+}
 
-  int64_t begin, end;
-  rt_task_range(n, ntasks, 0, &begin, &end);
-  rt_in_task = 1;
-  int32_t rc = body(begin, end, closure);
-  rt_in_task = 0;
-
+/* Waits for the worker tasks of the current job (spin, then sleep) and frees the pool. Returns
+ * rc (task 0's code) unless it is 0 and a parallel_for worker task failed: then that task's
+ * code, with its message set on this thread. (Launch tasks record failures in the launch.) */
+static int32_t rt_join(rt_pool *p, int32_t rc) {
   for (int s = 0; s < RT_SPIN && atomic_load_explicit(&p->pending, memory_order_acquire) != 0; s++)
     rt_pause();
   pthread_mutex_lock(&p->mu);
@@ -327,9 +337,28 @@ int32_t tec_rt_parallel_for(int64_t n, tec_rt_parallel_body body, void *closure)
     rc = p->err_rc;
     tec_rt_set_error("%s", p->err_msg);
   }
+  p->launch = NULL;
   p->busy = 0;
   pthread_mutex_unlock(&p->mu);
   return rc;
+}
+
+int32_t tec_rt_parallel_for(int64_t n, tec_rt_parallel_body body, void *closure) {
+  if (n <= 0) return 0;
+  if (!body) return tec_rt_set_error("tec_rt_parallel_for: the body is NULL");
+  int threads = tec_rt_get_num_threads();
+  if (threads <= 1 || n == 1 || rt_in_task) return body(0, n, closure);
+  rt_pool *p = &rt_pool_g;
+  int ntasks = rt_claim(p, n < threads ? (int)n : threads);
+  if (ntasks == 0) return body(0, n, closure);
+  rt_dispatch(p, body, NULL, closure, n, ntasks);
+
+  int64_t begin, end;
+  rt_task_range(n, ntasks, 0, &begin, &end);
+  rt_in_task = 1;
+  int32_t rc = body(begin, end, closure);
+  rt_in_task = 0;
+  return rt_join(p, rc);
 }
 
 /* ---- launches ---- */
@@ -352,14 +381,18 @@ int32_t tec_rt_parallel_barrier(void) {
   }
   pthread_mutex_unlock(&p->mu);
   for (int s = 0; s < RT_SPIN; s++) {
-    if (atomic_load_explicit(&l->bar_gen, memory_order_acquire) != gen ||
-        atomic_load_explicit(&l->failed, memory_order_acquire))
-      break;
+    if (atomic_load_explicit(&l->bar_gen, memory_order_acquire) != gen) return 0; /* opened */
+    if (atomic_load_explicit(&l->failed, memory_order_acquire)) break;
     rt_pause();
   }
+  /* Not open yet (or a task failed): settle it under mu, sleeping if need be. bar_gen is
+   * re-checked under mu before every wait, so an opener (which bumps it under mu, then looks
+   * at sleepers) cannot slip in between the check and the wait. */
   pthread_mutex_lock(&p->mu);
+  l->sleepers++;
   while (atomic_load(&l->bar_gen) == gen && !atomic_load(&l->failed))
     pthread_cond_wait(&l->bar_cv, &p->mu);
+  l->sleepers--;
   int failed = atomic_load(&l->bar_gen) == gen; /* woken by a failure, not by the others */
   pthread_mutex_unlock(&p->mu);
   if (failed) {
@@ -386,19 +419,9 @@ int32_t tec_rt_parallel_launch(tec_rt_launch_body body, void *closure) {
   int threads = tec_rt_get_num_threads();
   if (threads <= 1 || rt_in_task) return rt_launch_serial(body, closure);
   rt_pool *p = &rt_pool_g;
-  pthread_mutex_lock(&p->mu);
-  if (p->busy || p->dead) {
-    pthread_mutex_unlock(&p->mu);
-    return rt_launch_serial(body, closure);
-  }
-  int ntasks = threads;
-  int have = rt_grow(p, ntasks - 1);
-  if (have + 1 < ntasks) ntasks = have + 1;
-  if (ntasks <= 1) {
-    pthread_mutex_unlock(&p->mu);
-    return rt_launch_serial(body, closure);
-  }
-  rt_launch l;
+  int ntasks = rt_claim(p, threads);
+  if (ntasks == 0) return rt_launch_serial(body, closure);
+  rt_launch l; /* set up under mu, before the workers can see it */
   memset(&l, 0, sizeof l);
   l.body = body;
   l.closure = closure;
@@ -408,28 +431,12 @@ int32_t tec_rt_parallel_launch(tec_rt_launch_body body, void *closure) {
   atomic_init(&l.bar_gen, 0);
   atomic_init(&l.failed, 0);
   pthread_cond_init(&l.bar_cv, NULL);
-  p->busy = 1;
-  p->body = NULL;
-  p->launch = &l;
-  p->closure = closure;
-  p->n = ntasks;
-  p->ntasks = ntasks;
-  atomic_store(&p->pending, ntasks - 1);
-  atomic_fetch_add_explicit(&p->generation, 1, memory_order_release);
-  pthread_cond_broadcast(&p->wake);
-  pthread_mutex_unlock(&p->mu);
+  rt_dispatch(p, NULL, &l, closure, ntasks, ntasks);
 
   rt_in_task = 1;
   rt_launch_task(p, &l, 0);
   rt_in_task = 0;
-
-  for (int s = 0; s < RT_SPIN && atomic_load_explicit(&p->pending, memory_order_acquire) != 0; s++)
-    rt_pause();
-  pthread_mutex_lock(&p->mu);
-  while (atomic_load(&p->pending) != 0) pthread_cond_wait(&p->done, &p->mu);
-  p->launch = NULL;
-  p->busy = 0;
-  pthread_mutex_unlock(&p->mu);
+  rt_join(p, 0); /* 0: launch tasks never set the pool's err_task */
   pthread_cond_destroy(&l.bar_cv);
   if (l.err_task >= 0) {
     tec_rt_set_error("%s", l.err_msg);
