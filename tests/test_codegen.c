@@ -798,20 +798,6 @@ END_TEST
 
 /* ---- ahead of time ---- */
 
-static char *read_file(const char *path, long *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = malloc((size_t)n + 1);
-  if (fread(s, 1, (size_t)n, f) != (size_t)n) n = 0;
-  s[n] = '\0';
-  fclose(f);
-  if (size) *size = n;
-  return s;
-}
-
 START_TEST(test_emit) {
   vadd_fx x = make_vadd();
   char dir[] = "/tmp/tec_emit_XXXXXX";
@@ -824,14 +810,14 @@ START_TEST(test_emit) {
   snprintf(ll, sizeof ll, "%s/vadd.ll", dir);
   ck_assert_msg(tec_emit(x.ctx, 1, &x.f, NULL, TEC_EMIT_OBJECT, obj) == 0, "%s", tec_ctx_error(x.ctx));
   long size = 0;
-  char *o = read_file(obj, &size);
+  char *o = tu_read_file(obj, &size);
   ck_assert_ptr_nonnull(o);
   ck_assert_int_gt(size, 64);
   ck_assert(memcmp(o, "\177ELF", 4) == 0);
   free(o);
 
   ck_assert_int_eq(tec_emit(x.ctx, 1, &x.f, NULL, TEC_EMIT_HEADER, hdr), 0);
-  char *h = read_file(hdr, NULL);
+  char *h = tu_read_file(hdr, NULL);
   tu_assert_contains(h, "#ifndef TEC_GENERATED_VADD_H");
   tu_assert_contains(h, "#include <dlpack/dlpack.h>");
   tu_assert_contains(h, "#include <stdint.h>");
@@ -840,13 +826,13 @@ START_TEST(test_emit) {
   free(h);
 
   ck_assert_int_eq(tec_emit(x.ctx, 1, &x.f, NULL, TEC_EMIT_LLVM_IR, ll), 0);
-  char *l = read_file(ll, NULL);
+  char *l = tu_read_file(ll, NULL);
   tu_assert_contains(l, "define i32 @vadd(");
   free(l);
 
   const char *a64 = "llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -mattr=+neon";
   ck_assert_msg(tec_emit(x.ctx, 1, &x.f, a64, TEC_EMIT_ASM, arm) == 0, "%s", tec_ctx_error(x.ctx));
-  char *s = read_file(arm, NULL);
+  char *s = tu_read_file(arm, NULL);
   tu_assert_contains(s, "vadd_raw:");
   tu_assert_contains(s, ".4s"); /* NEON float32x4 */
   free(s);
@@ -915,7 +901,7 @@ START_TEST(test_emit_link_and_run) {
            cc, run);
   ck_assert_int_eq(system(cmd), 0);
   snprintf(path, sizeof path, "%s/out.txt", dir);
-  char *out = read_file(path, NULL);
+  char *out = tu_read_file(path, NULL);
   tu_assert_contains(out, "vadd: argument 2 ('C') shape[0] is 3, expected 64 (n, bound by argument 0 'A')");
   free(out);
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -126,7 +126,7 @@ START_TEST(regression_nested_parallel_in_reduction_attach) {
   ck_assert_int_eq(sch_parallel(s_out_global, sch_axis(s_out_global, 0)), 0);
   char msg[1024];
   ck_assert_int_eq(dt_instance_check(p, msg, sizeof msg), 1);
-  tu_assert_contains((const char *)msg, "nested parallel");
+  tu_assert_contains(msg, "nested parallel");
   tec_ctx_free(ctx);
 }
 END_TEST

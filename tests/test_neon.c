@@ -7,7 +7,6 @@
  *
  * The hot loop is found without LLVM's verbose comments: the innermost range between a label
  * and a backward branch to it, in the `<name>_raw` function, the largest such if several. */
-#include <math.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,19 +20,6 @@
 
 /* ---------- assembly helpers ---------- */
 
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = malloc((size_t)n + 1);
-  if (fread(s, 1, (size_t)n, f) != (size_t)n) n = 0;
-  s[n] = '\0';
-  fclose(f);
-  return s;
-}
-
 /* The assembly of f for target (malloc'd). */
 static char *emit_asm(tec_ctx *ctx, lower_func *f, const char *target) {
   ck_assert_msg(f != NULL, "lower: %s", tec_ctx_error(ctx));
@@ -43,7 +29,7 @@ static char *emit_asm(tec_ctx *ctx, lower_func *f, const char *target) {
   close(fd);
   ck_assert_msg(tec_emit(ctx, 1, &f, target, TEC_EMIT_ASM, path) == 0, "emit for %s: %s", target,
                 tec_ctx_error(ctx));
-  char *s = slurp(path);
+  char *s = tu_read_file(path, NULL);
   unlink(path);
   ck_assert_ptr_nonnull(s);
   return s;
@@ -376,12 +362,7 @@ START_TEST(test_kernels_numeric) {
   ck_assert_msg(tec_call(tec_module_get(m, "gemm"), 3, (DLTensor *[]){&a, &b, &c}) == 0, "%s",
                 tec_rt_last_error());
   float ref[8 * 32];
-  for (int64_t i = 0; i < M; i++)
-    for (int64_t j = 0; j < N; j++) {
-      double s = 0;
-      for (int64_t k = 0; k < K; k++) s += (double)tu_f32(&a)[i * K + k] * tu_f32(&b)[k * N + j];
-      ref[i * N + j] = (float)s;
-    }
+  tu_ref_matmul(tu_f32(&a), tu_f32(&b), ref, M, N, K);
   ck_assert_double_lt(tu_max_err(tu_f32(&c), ref, M * N), 1e-5);
   tec_dl_free(&a), tec_dl_free(&b), tec_dl_free(&c);
 

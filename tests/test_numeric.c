@@ -218,12 +218,7 @@ static void run_matmul(int64_t M, int64_t N, int64_t K, int which) {
   DLTensor a = tu_rand_f32(2, sa, 11), b = tu_rand_f32(2, sb, 12), c = tu_zeros(TEC_F32, 2, sc);
   ck_assert_msg(fn((DLTensor *[]){&a, &b, &c}, 3) == 0, "%s", tec_rt_last_error());
   float *ref = malloc(sizeof(float) * (size_t)(M * N));
-  for (int64_t i = 0; i < M; i++)
-    for (int64_t j = 0; j < N; j++) {
-      double acc = 0;
-      for (int64_t k = 0; k < K; k++) acc += (double)tu_f32(&a)[i * K + k] * tu_f32(&b)[k * N + j];
-      ref[i * N + j] = (float)acc;
-    }
+  tu_ref_matmul(tu_f32(&a), tu_f32(&b), ref, M, N, K);
   double err = tu_max_err(tu_f32(&c), ref, M * N);
   ck_assert_msg(err < 1e-4, "matmul %lldx%lldx%lld schedule %d: max error %g", (long long)M,
                 (long long)N, (long long)K, which, err);

@@ -511,12 +511,7 @@ static void run_gemm(int64_t M, int64_t N, int64_t K, int how) {
   int64_t sa[2] = {M, K}, sb_[2] = {K, N}, sc_[2] = {M, N};
   DLTensor a = tu_rand_f32(2, sa, 31), b = tu_rand_f32(2, sb_, 32);
   float *ref = malloc(sizeof(float) * (size_t)(M * N));
-  for (int64_t i = 0; i < M; i++)
-    for (int64_t j = 0; j < N; j++) {
-      double acc = 0;
-      for (int64_t k = 0; k < K; k++) acc += (double)tu_f32(&a)[i * K + k] * tu_f32(&b)[k * N + j];
-      ref[i * N + j] = (float)acc;
-    }
+  tu_ref_matmul(tu_f32(&a), tu_f32(&b), ref, M, N, K);
   for (int t = 0; t < NTHREAD_COUNTS; t++) {
     tec_rt_set_num_threads(thread_counts[t]);
     DLTensor c = tu_zeros(TEC_F32, 2, sc_);
@@ -622,7 +617,7 @@ START_TEST(e2e_fused_split_parallel) {
 }
 END_TEST
 
-/* A heap temporary inside the parallel body (a 512-float producer tile per iteration): with an
+/* A heap temporary inside the parallel body (a 32768-float producer tile per iteration): with an
  * allocator that fails, the kernel returns -1 with the message of the failing chunk; with one
  * that fails only sometimes, what was allocated is still freed (ASan's leak check). */
 static const ir_expr *times2(tec_ctx *ctx, const ir_expr *const *i, void *u) {
@@ -642,6 +637,33 @@ static void budget_free(void *p, void *user) {
   free(p);
 }
 
+/* fn computes C = A * 2 + 1 over n floats through a 131072-byte heap tile 'B'. With 1, 2 and
+ * 3 threads: right numbers with the default allocator, then with allocations allowed to
+ * succeed budget = 0, step, 2 * step, ... (below nbudget) times: -1 with the tile's message
+ * below ok_from, success from it on. */
+static void check_tile_oom(tec_packed_fn fn, int64_t n, int nbudget, int step, int ok_from) {
+  DLTensor a = tu_rand_f32(1, &n, 4), c = tu_zeros(TEC_F32, 1, &n);
+  for (int t = 0; t < NTHREAD_COUNTS; t++) {
+    tec_rt_set_num_threads(thread_counts[t]);
+    ck_assert_msg(fn((DLTensor *[]){&a, &c}, 2) == 0, "%s", tec_rt_last_error());
+    for (int64_t i = 0; i < n; i++) ck_assert_float_eq(tu_f32(&c)[i], tu_f32(&a)[i] * 2.0f + 1.0f);
+    for (int budget = 0; budget < nbudget; budget += step) {
+      atomic_store(&alloc_budget, budget);
+      tec_rt_set_allocator(budget_alloc, budget_free, NULL);
+      tec_rt_set_error(NULL);
+      int32_t rc = fn((DLTensor *[]){&a, &c}, 2);
+      tec_rt_set_allocator(NULL, NULL, NULL);
+      if (budget >= ok_from) {
+        ck_assert_int_eq(rc, 0);
+        continue;
+      }
+      ck_assert_int_eq(rc, -1);
+      tu_assert_contains(tec_rt_last_error(), "tile: out of memory allocating 131072 bytes for 'B'");
+    }
+  }
+  tec_dl_free(&a), tec_dl_free(&c);
+}
+
 START_TEST(e2e_heap_failure_inside_parallel_body) {
   tec_ctx *ctx = tec_ctx_new();
   const int64_t n = 32768 * 9; /* a tile of 128 KiB: past the stack limit, on the heap */
@@ -655,26 +677,7 @@ START_TEST(e2e_heap_failure_inside_parallel_body) {
   OK(ctx, sch_parallel(sc, o));
   OK(ctx, sch_compute_at(sb, sc, o));
   tec_packed_fn fn = tu_build(ctx, s, "tile", 2, (te_tensor *[]){A, C});
-  DLTensor a = tu_rand_f32(1, &n, 4), c = tu_zeros(TEC_F32, 1, &n);
-  for (int t = 0; t < NTHREAD_COUNTS; t++) {
-    tec_rt_set_num_threads(thread_counts[t]);
-    ck_assert_msg(fn((DLTensor *[]){&a, &c}, 2) == 0, "%s", tec_rt_last_error());
-    for (int64_t i = 0; i < n; i++) ck_assert_float_eq(tu_f32(&c)[i], tu_f32(&a)[i] * 2.0f + 1.0f);
-    for (int budget = 0; budget < 10; budget += 3) {
-      atomic_store(&alloc_budget, budget);
-      tec_rt_set_allocator(budget_alloc, budget_free, NULL);
-      tec_rt_set_error(NULL);
-      int32_t rc = fn((DLTensor *[]){&a, &c}, 2);
-      tec_rt_set_allocator(NULL, NULL, NULL);
-      if (budget >= 9) {
-        ck_assert_int_eq(rc, 0);
-        continue;
-      }
-      ck_assert_int_eq(rc, -1);
-      tu_assert_contains(tec_rt_last_error(), "tile: out of memory allocating 131072 bytes for 'B'");
-    }
-  }
-  tec_dl_free(&a), tec_dl_free(&c);
+  check_tile_oom(fn, n, 10, 3, 9);
   tec_ctx_free(ctx);
 }
 END_TEST
@@ -756,12 +759,7 @@ static void check_gemm(tec_packed_fn fn, int64_t M, int64_t N, int64_t K, const 
   int64_t sa[2] = {M, K}, sb_[2] = {K, N}, sc_[2] = {M, N};
   DLTensor a = tu_rand_f32(2, sa, 41), b = tu_rand_f32(2, sb_, 42);
   float *ref = malloc(sizeof(float) * (size_t)(M * N));
-  for (int64_t i = 0; i < M; i++)
-    for (int64_t j = 0; j < N; j++) {
-      double acc = 0;
-      for (int64_t k = 0; k < K; k++) acc += (double)tu_f32(&a)[i * K + k] * tu_f32(&b)[k * N + j];
-      ref[i * N + j] = (float)acc;
-    }
+  tu_ref_matmul(tu_f32(&a), tu_f32(&b), ref, M, N, K);
   for (int t = 0; t < NTHREAD_COUNTS; t++) {
     tec_rt_set_num_threads(thread_counts[t]);
     for (int rep = 0; rep < 3; rep++) {
@@ -892,26 +890,7 @@ START_TEST(launch_heap_failure_inside_task) {
   ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
   ck_assert_int_eq(count_in_raw(m, "tile", "call i32 @tec_rt_parallel_launch("), 1);
   tec_packed_fn fn = tec_module_get(m, "tile");
-  DLTensor a = tu_rand_f32(1, &n, 4), c = tu_zeros(TEC_F32, 1, &n);
-  for (int t = 0; t < NTHREAD_COUNTS; t++) {
-    tec_rt_set_num_threads(thread_counts[t]);
-    ck_assert_msg(fn((DLTensor *[]){&a, &c}, 2) == 0, "%s", tec_rt_last_error());
-    for (int64_t i = 0; i < n; i++) ck_assert_float_eq(tu_f32(&c)[i], tu_f32(&a)[i] * 2.0f + 1.0f);
-    for (int budget = 0; budget < 14; budget++) {
-      atomic_store(&alloc_budget, budget);
-      tec_rt_set_allocator(budget_alloc, budget_free, NULL);
-      tec_rt_set_error(NULL);
-      int32_t rc = fn((DLTensor *[]){&a, &c}, 2);
-      tec_rt_set_allocator(NULL, NULL, NULL);
-      if (budget >= 12) {
-        ck_assert_int_eq(rc, 0);
-        continue;
-      }
-      ck_assert_int_eq(rc, -1);
-      tu_assert_contains(tec_rt_last_error(), "tile: out of memory allocating 131072 bytes for 'B'");
-    }
-  }
-  tec_dl_free(&a), tec_dl_free(&c);
+  check_tile_oom(fn, n, 14, 1, 12);
   tec_ctx_free(ctx);
 }
 END_TEST

@@ -4,7 +4,6 @@
  * spatial-pack template: prepare runs once across many calls, results equal the build without
  * the split and a naive C reference, new weights can be bound, and the AOT header declares
  * both halves. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,15 +48,6 @@ static tec_module *build_mm(tec_ctx *ctx, int precompute, int64_t M, int64_t N, 
   return mod;
 }
 
-static void ref_mm(const float *a, const float *b, float *c, int64_t M, int64_t N, int64_t K) {
-  for (int64_t i = 0; i < M; i++)
-    for (int64_t j = 0; j < N; j++) {
-      double acc = 0;
-      for (int64_t k = 0; k < K; k++) acc += (double)a[i * K + k] * b[k * N + j];
-      c[i * N + j] = (float)acc;
-    }
-}
-
 START_TEST(matmul_packed_b_prepared_once) {
   const int64_t M = 24, N = 48, K = 20;
   tec_ctx *ctx = tec_ctx_new();
@@ -85,7 +75,7 @@ START_TEST(matmul_packed_b_prepared_once) {
   }
   ck_assert_int_eq(tec_module_prepare_count(split, "mm"), 1); /* once across ten runs */
   ck_assert_int_eq(tec_module_prepare_count(whole, "mm"), 0);
-  ref_mm(tu_f32(&a), tu_f32(&b), ref, M, N, K);
+  tu_ref_matmul(tu_f32(&a), tu_f32(&b), ref, M, N, K);
   ck_assert_double_lt(tu_max_err(tu_f32(&c1), ref, M * N), 1e-5);
   ck_assert_double_lt(tu_max_err(tu_f32(&c2), tu_f32(&c1), M * N), 1e-6);
   /* after the first call the constant argument is not read: NULL is fine */
@@ -95,7 +85,7 @@ START_TEST(matmul_packed_b_prepared_once) {
   ck_assert_int_eq(tec_module_bind_constants(split, "mm", 3, (DLTensor *[]){NULL, &b2, NULL}), 0);
   ck_assert_int_eq(tec_module_prepare_count(split, "mm"), 2);
   ck_assert_int_eq(tec_module_run(split, "mm", 3, (DLTensor *[]){&a, &b2, &c1}), 0);
-  ref_mm(tu_f32(&a), tu_f32(&b2), ref, M, N, K);
+  tu_ref_matmul(tu_f32(&a), tu_f32(&b2), ref, M, N, K);
   ck_assert_double_lt(tu_max_err(tu_f32(&c1), ref, M * N), 1e-5);
   /* a bad constant is refused by prepare's own checks */
   int64_t bad[2] = {K + 1, N};
@@ -206,15 +196,17 @@ START_TEST(aot_header_declares_prepare_and_run) {
   char path[] = "/tmp/tec_precompute_XXXXXX";
   int fd = mkstemp(path);
   ck_assert_int_ge(fd, 0);
+  close(fd);
   ck_assert_msg(tec_emit(ctx, 1, &f, NULL, TEC_EMIT_HEADER, path) == 0, "%s", tec_ctx_error(ctx));
-  FILE *h = fopen(path, "r");
-  char text[8192] = {0};
-  ck_assert_uint_gt(fread(text, 1, sizeof text - 1, h), 0);
-  fclose(h);
+  long size = 0;
+  char *text = tu_read_file(path, &size);
   unlink(path);
+  ck_assert_ptr_nonnull(text);
+  ck_assert_int_gt(size, 0);
   tu_assert_contains(text, "mm_prepare(");
   tu_assert_contains(text, "mm_run(");
   tu_assert_contains(text, "MM_PACKED_BP_BYTES");
+  free(text);
   tec_ctx_free(ctx);
 }
 END_TEST

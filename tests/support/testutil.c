@@ -1,5 +1,6 @@
 /* testutil.c — see testutil.h. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
@@ -34,6 +35,34 @@ double tu_max_err(const float *a, const float *b, int64_t n) {
     if (!(e <= m)) m = e; /* NaN propagates as a failure */
   }
   return m;
+}
+
+void tu_ref_matmul(const float *a, const float *b, float *c, int64_t M, int64_t N, int64_t K) {
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      double acc = 0;
+      for (int64_t k = 0; k < K; k++) acc += (double)a[i * K + k] * b[k * N + j];
+      c[i * N + j] = (float)acc;
+    }
+}
+
+char *tu_read_file(const char *path, long *size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *s = NULL;
+  long n = -1;
+  if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+      (s = malloc((size_t)n + 1)) != NULL) {
+    if (fread(s, 1, (size_t)n, f) == (size_t)n) {
+      s[n] = '\0';
+    } else {
+      free(s);
+      s = NULL;
+    }
+  }
+  fclose(f);
+  if (s && size) *size = n;
+  return s;
 }
 
 tec_packed_fn tu_build(tec_ctx *ctx, sch_schedule *s, const char *name, int nargs,

@@ -1,5 +1,6 @@
-/* testutil.h — helpers shared by the Check suites: tensors with random data, comparison
- * against references, and building + running a lowered function in one call. */
+/* testutil.h — helpers shared by the Check suites: tensors with random data, a naive matmul
+ * reference and comparison against references, reading a whole file, and building + running
+ * a lowered function in one call. */
 #ifndef TEC_TESTUTIL_H
 #define TEC_TESTUTIL_H
 
@@ -12,6 +13,12 @@ DLTensor tu_zeros(tec_dtype t, int ndim, const int64_t *shape);
 float *tu_f32(const DLTensor *t);
 /* Largest |a - b| / (1 + |b|) over n floats. */
 double tu_max_err(const float *a, const float *b, int64_t n);
+/* The naive reference c = a * b, all row-major: a is MxK, b is KxN, c is MxN; each element is
+ * accumulated in double and rounded to float once. */
+void tu_ref_matmul(const float *a, const float *b, float *c, int64_t M, int64_t N, int64_t K);
+/* The whole file at path, malloc'd and NUL-terminated; its length in *size unless size is
+ * NULL. NULL if it cannot be opened or read. */
+char *tu_read_file(const char *path, long *size);
 /* Lowers s (args as given), JIT-builds for the host and returns the entry; fails the test
  * with the ctx's error otherwise. */
 tec_packed_fn tu_build(tec_ctx *ctx, sch_schedule *s, const char *name, int nargs,
