@@ -25,11 +25,6 @@ static double max_err(const float *a, const float *b, size_t n) {
   return m;
 }
 
-static DLTensor tensor(float *data, int ndim, int64_t *shape) {
-  DLTensor t = {data, {kDLCPU, 0}, ndim, {kDLFloat, 32, 1}, shape, NULL, 0};
-  return t;
-}
-
 int main(void) {
   int bad = 0;
   enum { M = 64, N = 96, K = 128 };
@@ -42,7 +37,8 @@ int main(void) {
       ref[i * N + j] = (float)s;
     }
   int64_t sa[2] = {M, K}, sb[2] = {K, N}, sc[2] = {M, N};
-  DLTensor ta = tensor(a, 2, sa), tb = tensor(b, 2, sb), tc = tensor(c, 2, sc);
+  DLTensor ta = tec_dl_view(a, TEC_F32, 2, sa), tb = tec_dl_view(b, TEC_F32, 2, sb),
+           tc = tec_dl_view(c, TEC_F32, 2, sc);
   if (gemm((DLTensor *[]){&ta, &tb, &tc}, 3) != 0) {
     printf("gemm: %s\n", tec_rt_last_error());
     bad = 1;
@@ -71,7 +67,8 @@ int main(void) {
         dref[(h * W + w) * C + ch] = (float)s;
       }
   int64_t si[3] = {H + 2, W + 2, C}, sw[3] = {3, 3, C}, so[3] = {H, W, C};
-  DLTensor tin = tensor(in, 3, si), twt = tensor(wt, 3, sw), tout = tensor(out, 3, so);
+  DLTensor tin = tec_dl_view(in, TEC_F32, 3, si), twt = tec_dl_view(wt, TEC_F32, 3, sw),
+           tout = tec_dl_view(out, TEC_F32, 3, so);
   if (dw((DLTensor *[]){&tin, &twt, &tout}, 3) != 0) {
     printf("dw: %s\n", tec_rt_last_error());
     bad = 1;

@@ -23,11 +23,6 @@ static float *buf(size_t n, unsigned seed) {
   return p;
 }
 
-static DLTensor tensor(float *data, int ndim, int64_t *shape) {
-  DLTensor t = {data, {kDLCPU, 0}, ndim, {kDLFloat, 32, 1}, shape, NULL, 0};
-  return t;
-}
-
 int main(int argc, char **argv) {
   const char *name = argc > 1 ? argv[1] : "mbv1_dw_mid";
   int calls = argc > 2 ? atoi(argv[2]) : 3;
@@ -57,9 +52,9 @@ int main(int argc, char **argv) {
     return fprintf(stderr, "insn_bench: tec has no kernel for %s here\n", name), 2;
   }
   DLTensor t0, t1, t2;
-  if (nd == 2) t0 = tensor(w, 2, s0), t1 = tensor(x, 2, s1);
-  else t0 = tensor(x, 3, s0), t1 = tensor(w, 3, s1);
-  t2 = tensor(y, nd, s2);
+  if (nd == 2) t0 = tec_dl_view(w, TEC_F32, 2, s0), t1 = tec_dl_view(x, TEC_F32, 2, s1);
+  else t0 = tec_dl_view(x, TEC_F32, 3, s0), t1 = tec_dl_view(w, TEC_F32, 3, s1);
+  t2 = tec_dl_view(y, TEC_F32, nd, s2);
   DLTensor *args[3] = {&t0, &t1, &t2};
   if (fn(args, 3) != 0) return fprintf(stderr, "insn_bench: %s\n", tec_rt_last_error()), 1;
   INSN_MARK();
