@@ -70,7 +70,7 @@ int sch_compute_at(sch_stage *p, sch_stage *c, sch_iter *at) {
   sch_stage *rd[16];
   int nr = effective_readers(p->sched, p->tensor, rd, 16);
   /* or its one reader is computed inside c (checked against the loop when lowering) */
-  if (!reads && nr == 1 && attached_within(rd[0], c) && rd[0] != c) reads = 1;
+  if (!reads && nr == 1 && attached_within(rd[0], c)) reads = 1;
   if (!reads) {
     const char *names = "";
     for (int i = 0; i < nr && i < 16; i++)
