@@ -122,6 +122,14 @@ static char *hot_loop(const char *as, const char *fn) {
   return r;
 }
 
+/* The hot loop of `fn` in f emitted as assembly for target (malloc'd). */
+static char *emitted_hot_loop(tec_ctx *ctx, lower_func *f, const char *target, const char *fn) {
+  char *as = emit_asm(ctx, f, target);
+  char *loop = hot_loop(as, fn);
+  free(as);
+  return loop;
+}
+
 /* Lines of text matching the extended regex re. */
 static int count_re(const char *text, const char *re) {
   regex_t rx;
@@ -270,12 +278,12 @@ START_TEST(test_elementwise) {
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     tec_ctx *ctx = tec_ctx_new();
-    char *as = emit_asm(ctx, ew_func(ctx, cases[c].op, cases[c].target), cases[c].target);
-    char *loop = hot_loop(as, "ew_raw");
+    char *loop = emitted_hot_loop(ctx, ew_func(ctx, cases[c].op, cases[c].target),
+                                  cases[c].target, "ew_raw");
     ck_assert_msg(count_re(loop, cases[c].expect) >= 1, "case %zu (%s): no /%s/ in the loop:\n%s",
                   c, cases[c].target, cases[c].expect, loop);
     assert_no_scalar_fp(loop, cases[c].scalar, cases[c].target);
-    free(loop), free(as);
+    free(loop);
     tec_ctx_free(ctx);
   }
 }
@@ -286,8 +294,7 @@ END_TEST
 START_TEST(test_gemm_microkernel_a64) {
   tec_ctx *ctx = tec_ctx_new();
   /* 4 x 16 accumulators = 16 q registers, B row: 4 q loads, A: 4 broadcasts per k */
-  char *as = emit_asm(ctx, ak_gemm(ctx, "gemm", 64, 96, 128, 4, 16), A64);
-  char *loop = hot_loop(as, "gemm_raw");
+  char *loop = emitted_hot_loop(ctx, ak_gemm(ctx, "gemm", 64, 96, 128, 4, 16), A64, "gemm_raw");
   int fmla = count_re(loop, "^\tfmla\tv[0-9]+\\.4s, v[0-9]+\\.4s, v[0-9]+\\.(4s|s\\[[0-3]\\])");
   ck_assert_msg(fmla == 16, "%d fmla .4s in the k loop (expected 16):\n%s", fmla, loop);
   /* A[i, k] reaches the lanes by element (fmla v.s[0]) or by a broadcast load/dup */
@@ -297,7 +304,7 @@ START_TEST(test_gemm_microkernel_a64) {
   ck_assert_msg(count_re(loop, "^\t(str|stp|st1)\t") == 0, "stores in the k loop:\n%s", loop);
   ck_assert_msg(count_re(loop, "^\t(ldr|ldp|ld1|ld1r)\t") <= 8, "too many loads:\n%s", loop);
   assert_no_scalar_fp(loop, A64_SCALAR_FP, "gemm a64");
-  free(loop), free(as);
+  free(loop);
   tec_ctx_free(ctx);
 }
 END_TEST
@@ -305,13 +312,12 @@ END_TEST
 START_TEST(test_gemm_microkernel_armv7) {
   tec_ctx *ctx = tec_ctx_new();
   /* ARMv7 has 16 q registers: a 4 x 8 tile (8 accumulators) */
-  char *as = emit_asm(ctx, ak_gemm(ctx, "gemm", 64, 96, 128, 4, 8), ARMV7);
-  char *loop = hot_loop(as, "gemm_raw");
+  char *loop = emitted_hot_loop(ctx, ak_gemm(ctx, "gemm", 64, 96, 128, 4, 8), ARMV7, "gemm_raw");
   int fma = count_re(loop, "^\tv(fma|mla)\\.f32\tq[0-9]+, q[0-9]+, (q[0-9]+|d[0-9]+\\[[01]\\])");
   ck_assert_msg(fma == 8, "%d vfma/vmla .f32 q in the k loop (expected 8):\n%s", fma, loop);
   ck_assert_msg(count_re(loop, "^\tvst") == 0, "stores (spills) in the k loop:\n%s", loop);
   assert_no_scalar_fp(loop, A32_SCALAR_FP, "gemm armv7");
-  free(loop), free(as);
+  free(loop);
   tec_ctx_free(ctx);
 }
 END_TEST
@@ -321,26 +327,25 @@ END_TEST
 START_TEST(test_depthwise_a64) {
   tec_ctx *ctx = tec_ctx_new();
   /* 4 output columns x 8 channels (2 q registers) x 9 taps = 72 fmla per iteration */
-  char *as = emit_asm(ctx, ak_dwconv3x3(ctx, "dw", 64, 14, 16, 4, 8), A64);
-  char *loop = hot_loop(as, "dw_raw");
+  char *loop = emitted_hot_loop(ctx, ak_dwconv3x3(ctx, "dw", 64, 14, 16, 4, 8), A64, "dw_raw");
   int fmla = count_re(loop, "^\tfmla\tv[0-9]+\\.4s, v[0-9]+\\.4s, v[0-9]+\\.4s");
   ck_assert_msg(fmla == 72, "%d fmla .4s in the channel loop (expected 72):\n%s", fmla, loop);
   assert_no_scalar_fp(loop, A64_SCALAR_FP, "depthwise a64");
   /* the 4 x 8 outputs go out once per iteration, as q stores */
   ck_assert_int_le(count_re(loop, "^\t(str|stp)\tq"), 8);
-  free(loop), free(as);
+  free(loop);
   tec_ctx_free(ctx);
 }
 END_TEST
 
 START_TEST(test_depthwise_armv7) {
   tec_ctx *ctx = tec_ctx_new();
-  char *as = emit_asm(ctx, ak_dwconv3x3(ctx, "dw", 64, 14, 16, 4, 4), "armv7-neon");
-  char *loop = hot_loop(as, "dw_raw");
+  char *loop =
+      emitted_hot_loop(ctx, ak_dwconv3x3(ctx, "dw", 64, 14, 16, 4, 4), "armv7-neon", "dw_raw");
   int fma = count_re(loop, "^\tvfma\\.f32\tq[0-9]+, q[0-9]+, q[0-9]+");
   ck_assert_msg(fma == 36, "%d vfma.f32 q in the channel loop (expected 36):\n%s", fma, loop);
   assert_no_scalar_fp(loop, A32_SCALAR_FP, "depthwise armv7");
-  free(loop), free(as);
+  free(loop);
   tec_ctx_free(ctx);
 }
 END_TEST

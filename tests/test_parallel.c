@@ -460,16 +460,22 @@ static const ir_expr *mm_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   return te_sum(ir_mul(TE_AT(m->a, i[0], m->k), TE_AT(m->b, m->k, i[1])), 1, &m->k, NULL);
 }
 
-/* how 0: tile 4x16, accumulator at jo, vectorize, unroll, parallel io;
- * how 1: + B packed through cache_read; how 2: io and jo fused, then parallel. */
-static sch_schedule *gemm_schedule(tec_ctx *ctx, int64_t M, int64_t N, int64_t K, int how,
-                                   int64_t ti, int64_t tj, te_tensor **args) {
+/* C = A B (M x K times K x N); A and B through a and b. */
+static te_tensor *gemm_decl(tec_ctx *ctx, int64_t M, int64_t N, int64_t K, te_tensor **a,
+                            te_tensor **b) {
   te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, M, K));
   te_tensor *B = te_placeholder(ctx, "B", TEC_F32, 2, TE_SHAPE(ctx, K, N));
   mm *m = tec_ctx_alloc(ctx, sizeof *m);
   *m = (mm){A, B, te_reduce_axis_n(ctx, "k", K)};
-  te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 2, TE_SHAPE(ctx, M, N), mm_body, m,
-                                                     NULL, NULL});
+  *a = A, *b = B;
+  return te_compute(ctx, &(te_compute_decl){"C", 2, TE_SHAPE(ctx, M, N), mm_body, m, NULL, NULL});
+}
+
+/* how 0: tile 4x16, accumulator at jo, vectorize, unroll, parallel io;
+ * how 1: + B packed through cache_read; how 2: io and jo fused, then parallel. */
+static sch_schedule *gemm_schedule(tec_ctx *ctx, int64_t M, int64_t N, int64_t K, int how,
+                                   int64_t ti, int64_t tj, te_tensor **args) {
+  te_tensor *A, *B, *C = gemm_decl(ctx, M, N, K, &A, &B);
   sch_schedule *s = sch_create(ctx, 1, &C);
   te_tensor *CL = sch_cache_write(s, C, "local");
   ck_assert_msg(CL != NULL, "%s", tec_ctx_error(ctx));
@@ -720,12 +726,7 @@ END_TEST
  * point on k.outer when `launch`. */
 static lower_func *kblock_gemm(tec_ctx *ctx, int64_t M, int64_t N, int64_t K, int64_t kb,
                                int launch, const char *name) {
-  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, M, K));
-  te_tensor *B = te_placeholder(ctx, "B", TEC_F32, 2, TE_SHAPE(ctx, K, N));
-  mm *m = tec_ctx_alloc(ctx, sizeof *m);
-  *m = (mm){A, B, te_reduce_axis_n(ctx, "k", K)};
-  te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 2, TE_SHAPE(ctx, M, N), mm_body, m,
-                                                     NULL, NULL});
+  te_tensor *A, *B, *C = gemm_decl(ctx, M, N, K, &A, &B);
   sch_schedule *s = sch_create(ctx, 1, &C);
   sch_stage *sc = sch_stage_of(s, C);
   sch_iter *io, *jo, *ii, *ji, *ko, *ki;
