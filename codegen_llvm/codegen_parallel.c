@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "codegen_llvm/codegen.h"
+#include "ir/internal.h"
 
 /* ---- free variables of the body ---- */
 typedef struct cg_free_vars {
@@ -44,15 +45,9 @@ static void cg_fv_add(cg_free_vars *c, const ir_expr *v) {
   for (int i = 0; i < c->n; i++)
     if (c->vars[i] == v) return;
   if (!cg_lookup(c->f, v)) return; /* bound inside the body */
-  if (c->n == c->cap) {
-    int cap = c->cap ? 2 * c->cap : 16;
-    const ir_expr **nv = realloc(c->vars, (size_t)cap * sizeof *nv);
-    if (!nv) {
-      c->oom = 1;
-      return;
-    }
-    c->vars = nv;
-    c->cap = cap;
+  if (tec_grow(c->f->ctx, (void **)&c->vars, &c->cap, c->n + 1, sizeof *c->vars)) {
+    c->oom = 1;
+    return;
   }
   c->vars[c->n++] = v;
 }
@@ -169,7 +164,6 @@ static LLVMValueRef cg_closure_fill(cg_func *f, const cg_outline *o, LLVMTypeRef
 }
 
 static void cg_outline_free(cg_outline *o) {
-  free(o->fv.vars);
   free(o->vals);
   free(o->types);
   free(o->elems);
@@ -590,15 +584,9 @@ static void cg_priv_alloc(ir_visitor *v, const ir_stmt *s) {
   cg_priv_scan *ps = v->user;
   cg_launch *L = ps->L;
   if (!ps->par_loop) {
-    if (L->npriv == L->cappriv) {
-      int cap = L->cappriv ? 2 * L->cappriv : 8;
-      const ir_expr **np = realloc(L->priv, (size_t)cap * sizeof *np);
-      if (!np) {
-        ps->oom = 1;
-        return;
-      }
-      L->priv = np;
-      L->cappriv = cap;
+    if (tec_grow(ps->f->ctx, (void **)&L->priv, &L->cappriv, L->npriv + 1, sizeof *L->priv)) {
+      ps->oom = 1;
+      return;
     }
     L->priv[L->npriv++] = s->var;
   }
@@ -688,7 +676,6 @@ int cg_launch_point(cg_func *f, const ir_stmt *s) {
   cg_return_if_failed(f, LLVMBuildCall2(f->b, pl_ty, pl, args, 2, "launch"), "launch");
   rc = 0;
 out:
-  free(L.priv);
   cg_outline_free(&o);
   return f->failed ? -1 : rc;
 }
