@@ -63,7 +63,8 @@ typedef struct opts {
   int pack_panel; /* 1: pack B per panel (compute_at jo); 2: per k block (compute_at k.outer,
                      kb > 0, order kji: contiguous reads of B's rows); 0: whole B up front */
   int pack_a;     /* 1: A packed too, Ap[io, k, ii]: each mr-row tile reads one stream */
-  int k_outer;    /* kb > 0: 1: k.outer outside j.outer (B panel block in L1), 0: inside */
+  int k_outer;    /* kb > 0: 1: k.outer outside j.outer (B panel block in L1), 0: inside;
+                     2 (ikj, with mb): blocks of rows outermost, their C block kept in L2 */
   int mb;         /* row tiles per block of A kept in L2 (0: none); kb = 0: the blocks are the
                      parallel loop, outside the panels; kb > 0 with --order kji: GotoBLAS */
   int jb;         /* kb = 0: panels per pass over A (jo split by jb; io runs inside, A's rows
@@ -142,12 +143,16 @@ static int apply_opts(int argc, char **argv, opts *o, int schedule_only) {
     }
     else if (!strcmp(a, "--packa")) o->pack_a = atoi(v);
     else if (!strcmp(a, "--order")) {
-      if (strcmp(v, "jko") && strcmp(v, "kji")) return -1;
-      o->k_outer = !strcmp(v, "kji");
+      if (strcmp(v, "jko") && strcmp(v, "kji") && strcmp(v, "ikj")) return -1;
+      o->k_outer = !strcmp(v, "kji") ? 1 : !strcmp(v, "ikj") ? 2 : 0;
     }
     else if (!strcmp(a, "--pack")) {
-      if (strcmp(v, "root") && strcmp(v, "panel") && strcmp(v, "kblock")) return -1;
-      o->pack_panel = !strcmp(v, "panel") ? 1 : !strcmp(v, "kblock") ? 2 : 0;
+      if (strcmp(v, "root") && strcmp(v, "panel") && strcmp(v, "kblock") && strcmp(v, "none"))
+        return -1;
+      o->pack_panel = !strcmp(v, "panel")    ? 1
+                      : !strcmp(v, "kblock") ? 2
+                      : !strcmp(v, "none")   ? 3
+                                             : 0;
     } else {
       fprintf(stderr, "gemm: unknown option '%s'\n", a);
       return -1;
@@ -161,14 +166,18 @@ static int apply_opts(int argc, char **argv, opts *o, int schedule_only) {
 /* Refuses the combinations in which an option would be silently ignored. what: "" or "--vs ". */
 static int check_opts(const opts *o, const char *what) {
   const char *err = NULL;
-  if (o->pack_panel == 2 && !(o->kb > 0 && o->k_outer))
+  if (o->pack_panel == 2 && !(o->kb > 0 && o->k_outer == 1))
     err = "--pack kblock needs --kb > 0 and --order kji";
   else if (o->jb && (o->kb > 0 || o->mb > 0))
     err = "--jb is only for --kb 0 without --mb";
   else if (o->mb > 0 && o->kb > 0 && !o->k_outer)
-    err = "--mb with --kb > 0 needs --order kji";
-  else if (o->pack_rows && o->pack_panel == 2)
-    err = "--pack-rows does not go with --pack kblock";
+    err = "--mb with --kb > 0 needs --order kji or ikj";
+  else if (o->k_outer == 2 && !(o->kb > 0 && o->mb > 0 && (o->pack_panel % 3) == 0))
+    err = "--order ikj needs --kb > 0, --mb > 0 and --pack root or none";
+  else if (o->pack_rows && o->pack_panel >= 2)
+    err = "--pack-rows does not go with --pack kblock or none";
+  else if (o->skip_pack && o->pack_panel == 3)
+    err = "--skip-pack needs a packing stage (not --pack none)";
   if (err) fprintf(stderr, "gemm: %sschedule: %s\n", what, err);
   return err ? -1 : 0;
 }
@@ -213,10 +222,12 @@ static void describe_schedule(const opts *o, char *buf, size_t size) {
       ADD("%s%d:%lld", si ? " " : "", o->sizes[si], (long long)auto_jb(o->sizes[si], o->nr));
     ADD(")");
   }
-  if (o->kb) ADD(" kb=%d order=%s", o->kb, o->k_outer ? "kji" : "jko");
+  static const char *const order_names[3] = {"jko", "kji", "ikj"};
+  if (o->kb) ADD(" kb=%d order=%s", o->kb, order_names[o->k_outer]);
   if (o->mb) ADD(" mb=%d", o->mb);
   if (o->kb == 0 && o->ku > 1) ADD(" ku=%d", o->ku);
-  ADD(" pack=%s", o->pack_panel == 2 ? "kblock" : o->pack_panel ? "panel" : "root");
+  static const char *const pack_names[4] = {"root", "panel", "kblock", "none"};
+  ADD(" pack=%s", pack_names[o->pack_panel]);
   if (o->pack_rows) ADD(" pack-rows");
   if (o->pack_a) ADD(" packa");
   if (o->skip_pack) ADD(" skip-pack (results wrong by design)");
@@ -256,7 +267,8 @@ static const ir_expr *pack_body(tec_ctx *ctx, const ir_expr *const *i, void *use
 static const ir_expr *gemm_body(tec_ctx *ctx, const ir_expr *const *i, void *user) {
   gemm_decl *g = user;
   const ir_expr *nr = ir_int(ctx, g->nr);
-  const ir_expr *b = TE_AT(g->bp, ir_floordiv(i[1], nr), g->k, ir_floormod(i[1], nr));
+  const ir_expr *b = g->bp ? TE_AT(g->bp, ir_floordiv(i[1], nr), g->k, ir_floormod(i[1], nr))
+                           : TE_AT(g->b, g->k, i[1]);
   const ir_expr *mr = ir_int(ctx, g->mr);
   const ir_expr *a = g->ap ? TE_AT(g->ap, ir_floordiv(i[0], mr), g->k, ir_floormod(i[0], mr))
                            : TE_AT(g->a, i[0], g->k);
@@ -275,6 +287,31 @@ static const char *const pack_axis_names[3] = {"jo", "k", "ji"};
 static const char *const pack_a_axis_names[3] = {"io", "k", "ii"};
 
 /* Builds tec's GEMM for n x n x n; the packed function in *fn. NULL on error. */
+/* B's packing stage: --pack-rows (panel or root) walks B row by row (k outside the panels),
+ * each of its rows read once per packing step; root packs all of B up front, in parallel over
+ * its rows or panels; the copy moves 16 floats (one zmm) at a time along a panel's columns */
+#define PTRY(x)                                                           \
+  do {                                                                   \
+    if ((x) != 0) return -1;                                             \
+  } while (0)
+static int schedule_packing(sch_stage *sp, const opts *o) {
+  sch_iter *pk = sch_leaf_named(sp, "k"), *pjo = sch_leaf_named(sp, "jo"), *po, *pi;
+  if (o->pack_rows) PTRY(sch_reorder(sp, 2, (sch_iter *[]){pk, pjo}));
+  if (!o->pack_panel) PTRY(sch_parallel(sp, o->pack_rows ? pk : pjo));
+  sch_iter *pj = sch_leaf_named(sp, "ji");
+  if (!pj) PTRY(-1);
+  if (o->nr % 16 == 0 && o->nr > 16) {
+    PTRY(sch_split(sp, pj, 16, &po, &pi));
+    PTRY(sch_vectorize(sp, pi));
+  } else {
+    PTRY(sch_vectorize(sp, pj));
+  }
+  if (o->skip_pack) /* what the packing costs: drop it (TVM's debug_skip_region experiment) */
+    PTRY(sch_pragma(sp, sp->leaf[0], "debug_skip_region", NULL));
+  return 0;
+}
+#undef PTRY
+
 static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_packed_fn *fn) {
   int64_t mr = o->mr, nr = o->nr;
   if (o->kb && n % o->kb) {
@@ -291,7 +328,8 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
                                                .shape = TE_SHAPE(ctx, (n + mr - 1) / mr, n, mr),
                                                .body = pack_a_body, .user = g,
                                                .axis_names = pack_a_axis_names});
-  g->bp = te_compute(ctx, &(te_compute_decl){.name = "Bp", .ndim = 3,
+  if (o->pack_panel != 3)
+    g->bp = te_compute(ctx, &(te_compute_decl){.name = "Bp", .ndim = 3,
                                              .shape = TE_SHAPE(ctx, (n + nr - 1) / nr, n, nr),
                                              .body = pack_body, .user = g,
                                              .axis_names = pack_axis_names});
@@ -300,8 +338,8 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
                                                     .body = gemm_body, .user = g});
   sch_schedule *s = sch_create(ctx, 1, &C);
   if (!s) return NULL;
-  sch_stage *sp = sch_stage_of(s, g->bp);
-  sch_iter *io, *jo, *ii, *ji, *ko, *ki, *po, *pi;
+  sch_stage *sp = g->bp ? sch_stage_of(s, g->bp) : NULL;
+  sch_iter *io, *jo, *ii, *ji, *ko, *ki;
   if (o->kb == 0) {
     te_tensor *CL = sch_cache_write(s, C, "local");
     if (!CL) TRY(ctx, -1);
@@ -340,7 +378,7 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
     }
     TRY(ctx, sch_unroll(sl, li));
     TRY(ctx, sch_vectorize(sl, lj));
-    if (o->pack_panel) TRY(ctx, sch_compute_at(sp, sc, jo));
+    if (sp && o->pack_panel) TRY(ctx, sch_compute_at(sp, sc, jo));
     if (g->ap) {
       sch_stage *sa = sch_stage_of(s, g->ap);
       TRY(ctx, sch_parallel(sa, sch_axis(sa, 0)));
@@ -351,7 +389,10 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
     TRY(ctx, sch_tile(sc, sch_axis(sc, 0), sch_axis(sc, 1), mr, nr, &io, &jo, &ii, &ji));
     TRY(ctx, sch_split(sc, sch_reduce_axis(sc, 0), o->kb, &ko, &ki));
     sch_iter *ib, *io2;
-    if (o->k_outer && o->mb > 0) { /* GotoBLAS order: an A block in L2, a B micro-panel in L1 */
+    if (o->k_outer == 2) { /* a block of rows of C stays in L2 across the k blocks */
+      TRY(ctx, sch_split(sc, io, o->mb, &ib, &io2));
+      TRY(ctx, sch_reorder(sc, 7, (sch_iter *[]){ib, ko, jo, io2, ki, ii, ji}));
+    } else if (o->k_outer && o->mb > 0) { /* GotoBLAS order: an A block in L2, a B micro-panel in L1 */
       TRY(ctx, sch_split(sc, io, o->mb, &ib, &io2));
       TRY(ctx, sch_reorder(sc, 7, (sch_iter *[]){ko, ib, jo, io2, ki, ii, ji}));
     } else if (o->k_outer)
@@ -360,36 +401,26 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
       TRY(ctx, sch_reorder(sc, 6, (sch_iter *[]){jo, ko, io, ki, ii, ji}));
     TRY(ctx, sch_unroll(sc, ii));
     TRY(ctx, sch_vectorize(sc, ji));
-    TRY(ctx, sch_parallel(sc, jo));
+    TRY(ctx, sch_parallel(sc, o->k_outer == 2 ? ib : jo));
     if (o->pack_panel == 2 && o->k_outer) {
       TRY(ctx, sch_compute_at(sp, sc, ko));
       TRY(ctx, sch_parallel(sp, sch_leaf_named(sp, "jo")));
-    } else if (o->pack_panel) {
+    } else if (sp && o->pack_panel) {
       TRY(ctx, sch_compute_at(sp, sc, jo));
     }
     if (g->ap) {
       /* the A block of one k.outer step, [M/mr][kb][mr]: mr rows unrolled per k */
       sch_stage *sa = sch_stage_of(s, g->ap);
-      if (o->pack_panel && o->k_outer) TRY(ctx, sch_compute_at(sa, sc, ko));
+      if (o->k_outer == 2) /* the A block of mb tiles x kb, per k block */
+        TRY(ctx, sch_compute_at(sa, sc, ko));
+      else if (o->k_outer && o->mb > 0) /* GotoBLAS: the A block (mb tiles x kb) packed into L2 */
+        TRY(ctx, sch_compute_at(sa, sc, ib));
+      else if (o->pack_panel && o->k_outer)
+        TRY(ctx, sch_compute_at(sa, sc, ko));
       TRY(ctx, sch_unroll(sa, sch_axis(sa, 2)));
     }
   }
-  /* --pack-rows (panel or root): B packed row by row (k outside the panels), each of its rows
-   * read once per packing step; root: whole B up front, in parallel over its rows or panels */
-  sch_iter *pk = sch_leaf_named(sp, "k"), *pjo = sch_leaf_named(sp, "jo");
-  if (o->pack_rows) TRY(ctx, sch_reorder(sp, 2, (sch_iter *[]){pk, pjo}));
-  if (!o->pack_panel) TRY(ctx, sch_parallel(sp, o->pack_rows ? pk : pjo));
-  /* the packing copy: 16 floats (one zmm) at a time along the panel's columns */
-  sch_iter *pj = sch_leaf_named(sp, "ji");
-  if (!pj) TRY(ctx, -1);
-  if (nr % 16 == 0 && nr > 16) {
-    TRY(ctx, sch_split(sp, pj, 16, &po, &pi));
-    TRY(ctx, sch_vectorize(sp, pi));
-  } else {
-    TRY(ctx, sch_vectorize(sp, pj));
-  }
-  if (o->skip_pack) /* what the packing costs: drop it (TVM's debug_skip_region experiment) */
-    TRY(ctx, sch_pragma(sp, sp->leaf[0], "debug_skip_region", NULL));
+  if (sp) TRY(ctx, schedule_packing(sp, o));
   lower_func *f = tec_lower(s, "tec_gemm", 3, (te_tensor *[]){A, B, C});
   if (!f) TRY(ctx, -1);
   if (o->print_ir) tec_lower_print(stdout, f);
