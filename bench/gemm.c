@@ -4,13 +4,13 @@
  *   usage: gemm [--csv FILE] [--sizes 256,512,1024,2048] [--threads 1,2] [--reps N]
  *               [--stat median|min] [--clock wall|cpu] [--print-ir] [--asm FILE]
  *               [--mr 6] [--nr 64] [--jb 0] [--kb 0] [--mb 0] [--ku 0]
- *               [--pack panel|root|kblock] [--packa 0|1] [--order jko|kji]
- *               [--pack-rows 0|1] [--skip-pack 0|1] [--vs 'SCHEDULE OPTIONS']
+ *               [--pack panel|root|kblock|none] [--packa 0|1] [--order jko|kji|ikj]
+ *               [--pack-rows 0|1] [--skip-pack 0|1] [--hot a|b|ab] [--vs 'SCHEDULE OPTIONS']
  *
- * --vs takes schedule options only (--mr ... --skip-pack), applied on top of the main ones.
- * Combinations in which an option would be ignored are refused: --jb only with --kb 0 and no
- * --mb; --mb with --kb > 0 needs --order kji; --pack kblock needs --kb > 0 --order kji and
- * does not go with --pack-rows. bench/README.md says what each option does.
+ * --vs takes schedule options only (--mr ... --hot), applied on top of the main ones.
+ * Combinations in which an option would be ignored are refused (check_opts says which).
+ * --skip-pack and --hot are experiments whose results are wrong by design (not checked).
+ * bench/README.md says what each option does.
  *
  * Per (size, threads): every implementation is called once and checked against a naive
  * double-precision reference on a sample of rows, warmed up, then timed `reps` times
@@ -69,9 +69,12 @@ typedef struct opts {
                      parallel loop, outside the panels; kb > 0 with --order kji: GotoBLAS */
   int jb;         /* kb = 0: panels per pass over A (jo split by jb; io runs inside, A's rows
                      are reused from L1 for the jb tiles of a row block); 0: as many as fit in
-                     half of L2, 1: none */
+                     512 KiB, 1: none */
   int ku;         /* kb = 0: the tile's k loop unrolled by ku (split, inner unrolled; 0: no) */
   int skip_pack;  /* experiment: pragma debug_skip_region on B's packing (wrong results) */
+  int hot;        /* experiment (wrong results): 1: the tile reads A's first mr rows only (A
+                     stays in L1), 2: the first 64 rows of its B panel only (B stays in L1), 3:
+                     both; what streaming A from L3 and the B panel from L2 cost */
   int pack_rows;  /* whole-B packing walks B's rows (k outer, panels inner): contiguous reads */
   int print_ir;
   int stat_min;   /* --stat min: report the fastest call instead of the median (tuning only) */
@@ -105,7 +108,8 @@ static int apply_opts(int argc, char **argv, opts *o, int schedule_only) {
     for (size_t r = 0; schedule_only && r < sizeof run_options / sizeof *run_options; r++)
       if (!strcmp(a, run_options[r])) {
         fprintf(stderr, "gemm: %s inside --vs: --vs takes schedule options only (--mr, --nr, --jb, "
-                        "--kb, --mb, --pack, --packa, --order, --ku, --skip-pack, --pack-rows)\n", a);
+                        "--kb, --mb, --pack, --packa, --order, --ku, --skip-pack, --hot, "
+                        "--pack-rows)\n", a);
         return -1;
       }
     int has = v != NULL && strncmp(a, "--", 2) == 0;
@@ -131,6 +135,10 @@ static int apply_opts(int argc, char **argv, opts *o, int schedule_only) {
     else if (!strcmp(a, "--kb")) o->kb = atoi(v);
     else if (!strcmp(a, "--mb")) o->mb = atoi(v);
     else if (!strcmp(a, "--skip-pack")) o->skip_pack = atoi(v);
+    else if (!strcmp(a, "--hot")) {
+      if (strcmp(v, "a") && strcmp(v, "b") && strcmp(v, "ab")) return -1;
+      o->hot = (strchr(v, 'a') ? 1 : 0) | (strchr(v, 'b') ? 2 : 0);
+    }
     else if (!strcmp(a, "--ku")) o->ku = atoi(v);
     else if (!strcmp(a, "--jb")) o->jb = atoi(v);
     else if (!strcmp(a, "--pack-rows")) o->pack_rows = atoi(v);
@@ -200,8 +208,9 @@ static int parse_vs(const opts *main_o, opts *vs) {
   return apply_opts(n, tok, vs, 1) || check_opts(vs, "--vs ") ? -1 : 0;
 }
 
-/* jb = 0 (--kb 0, no --mb): as many panels per pass over A as fit in half of a 1 MiB L2 (K*nr
- * floats each), leaving at least 4 steps of the parallel loop (the threads need work to share) */
+/* jb = 0 (--kb 0, no --mb): as many panels per pass over A as fit in 512 KiB (K*nr floats
+ * each: half of Zen 5's 1 MiB L2, a quarter of this Xeon's 2 MiB; more measured no faster on
+ * either), leaving at least 4 steps of the parallel loop (the threads need work to share) */
 static int64_t auto_jb(int64_t n, int64_t nr) {
   int64_t panels = (n + nr - 1) / nr, jb = ((int64_t)512 << 10) / (n * nr * 4);
   while (jb > 1 && (panels % jb || panels / jb < 4)) jb--;
@@ -231,6 +240,7 @@ static void describe_schedule(const opts *o, char *buf, size_t size) {
   if (o->pack_rows) ADD(" pack-rows");
   if (o->pack_a) ADD(" packa");
   if (o->skip_pack) ADD(" skip-pack (results wrong by design)");
+  if (o->hot) ADD(" hot=%s%s (results wrong by design)", o->hot & 1 ? "a" : "", o->hot & 2 ? "b" : "");
 #undef ADD
 }
 
@@ -239,6 +249,7 @@ typedef struct gemm_decl {
   te_tensor *a, *b, *ap, *bp;
   const ir_expr *k;
   int64_t mr, nr, n;
+  int hot; /* opts.hot */
 } gemm_decl;
 
 /* load, or 0 where idx >= n (the tail of the last tile when tile does not divide n). The select
@@ -263,15 +274,17 @@ static const ir_expr *pack_body(tec_ctx *ctx, const ir_expr *const *i, void *use
   return zero_past(ctx, j, g->n, g->nr, TE_AT(g->b, i[1], j));
 }
 
-/* C[i, j] = sum_k A[i, k] * Bp[j / nr, k, j % nr] */
+/* C[i, j] = sum_k A[i, k] * Bp[j / nr, k, j % nr]. --hot (wrong by design): A's row i % mr
+ * (the first tile's rows, always in L1), B's row k % 64 of the panel (64 rows in L1). */
 static const ir_expr *gemm_body(tec_ctx *ctx, const ir_expr *const *i, void *user) {
   gemm_decl *g = user;
-  const ir_expr *nr = ir_int(ctx, g->nr);
-  const ir_expr *b = g->bp ? TE_AT(g->bp, ir_floordiv(i[1], nr), g->k, ir_floormod(i[1], nr))
-                           : TE_AT(g->b, g->k, i[1]);
-  const ir_expr *mr = ir_int(ctx, g->mr);
-  const ir_expr *a = g->ap ? TE_AT(g->ap, ir_floordiv(i[0], mr), g->k, ir_floormod(i[0], mr))
-                           : TE_AT(g->a, i[0], g->k);
+  const ir_expr *nr = ir_int(ctx, g->nr), *mr = ir_int(ctx, g->mr);
+  const ir_expr *bk = g->hot & 2 ? ir_floormod(g->k, ir_int(ctx, 64)) : g->k;
+  const ir_expr *ai = g->hot & 1 ? ir_floormod(i[0], mr) : i[0];
+  const ir_expr *b = g->bp ? TE_AT(g->bp, ir_floordiv(i[1], nr), bk, ir_floormod(i[1], nr))
+                           : TE_AT(g->b, bk, i[1]);
+  const ir_expr *a = g->ap ? TE_AT(g->ap, ir_floordiv(ai, mr), g->k, ir_floormod(ai, mr))
+                           : TE_AT(g->a, ai, g->k);
   return te_sum(ir_mul(a, b), 1, &g->k, NULL);
 }
 
@@ -322,7 +335,8 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
   te_tensor *B = te_placeholder(ctx, "B", TEC_F32, 2, TE_SHAPE(ctx, n, n));
   gemm_decl *g = tec_ctx_alloc(ctx, sizeof *g);
   if (!g) return NULL;
-  *g = (gemm_decl){.a = A, .b = B, .mr = mr, .nr = nr, .n = n, .k = te_reduce_axis_n(ctx, "k", n)};
+  *g = (gemm_decl){.a = A, .b = B, .mr = mr, .nr = nr, .n = n, .hot = o->hot,
+                   .k = te_reduce_axis_n(ctx, "k", n)};
   if (o->pack_a)
     g->ap = te_compute(ctx, &(te_compute_decl){.name = "Ap", .ndim = 3,
                                                .shape = TE_SHAPE(ctx, (n + mr - 1) / mr, n, mr),
@@ -543,11 +557,12 @@ int main(int argc, char **argv) {
             "usage: gemm [--csv FILE] [--sizes 256,512,...] [--threads 1,2] [--reps N]\n"
             "            [--stat median|min] [--clock wall|cpu] [--print-ir] [--asm FILE]\n"
             "            [--mr 6] [--nr 64] [--jb 0] [--kb 0] [--mb 0] [--ku 0]\n"
-            "            [--pack panel|root|kblock] [--packa 0|1] [--order jko|kji]\n"
-            "            [--pack-rows 0|1] [--skip-pack 0|1]\n"
+            "            [--pack panel|root|kblock|none] [--packa 0|1] [--order jko|kji|ikj]\n"
+            "            [--pack-rows 0|1] [--skip-pack 0|1] [--hot a|b|ab]\n"
             "            [--vs 'SCHEDULE OPTIONS']  (a second tec schedule, same run)\n"
-            "  --jb: --kb 0 without --mb only; --mb with --kb > 0: --order kji;\n"
-            "  --pack kblock: --kb > 0 --order kji, not with --pack-rows\n");
+            "  --jb: --kb 0 without --mb only; --mb with --kb > 0: --order kji or ikj;\n"
+            "  --order ikj: --kb, --mb, --pack root or none; --pack kblock: --kb > 0\n"
+            "  --order kji; --pack-rows: not with kblock or none; --skip-pack: not with none\n");
     return 2;
   }
   opts vs;
@@ -621,8 +636,8 @@ int main(int argc, char **argv) {
         memset(p.c, 0, sizeof(float) * (size_t)(n * n));
         if (run_impl(&p, impl)) return 1;
         double err = check(&p);
-        int wrong_by_design = (impl == IMPL_TEC && o.skip_pack) ||
-                              (impl == IMPL_TEC_VS && vs.skip_pack); /* debug_skip_region */
+        int wrong_by_design = (impl == IMPL_TEC && (o.skip_pack || o.hot)) ||
+                              (impl == IMPL_TEC_VS && (vs.skip_pack || vs.hot)); /* experiments */
         if (err > 1e-5 && !wrong_by_design) {
           fprintf(stderr, "gemm: %s n=%lld threads=%d: WRONG, relative error %g\n",
                   impl_name[impl], (long long)n, t, err);

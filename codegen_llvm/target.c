@@ -6,8 +6,9 @@
  *
  * Options are a table (cg_options); each writes one field of the parsed target. CPUs,
  * features, presets and vector widths are data in target_table.c; this file only reads it.
- * LLVM 14 names some CPUs it does not know (Zen 5) "generic", so the host always gets
- * LLVMGetHostCPUFeatures(): without it the code would be SSE2 only.
+ * LLVM 14 names CPUs it does not know by an older one or "generic" (Zen 5: "generic", an
+ * Emerald Rapids Xeon: "icelake-client"), so the host always gets LLVMGetHostCPUFeatures():
+ * without it the code would be SSE2 only, or miss the newer CPU's features.
  */
 #include <pthread.h>
 #include <stddef.h>
