@@ -1,7 +1,7 @@
 /* gemm.c — square sgemm C = A·B (row-major, float32): tec's best schedule against OpenBLAS
  * cblas_sgemm and oneDNN dnnl_sgemm, same buffers, same thread count, in one run.
  *
- *   usage: gemm [--csv FILE] [--sizes 256,512,1024,2048] [--threads 1,2] [--reps N]
+ *   usage: gemm [--csv FILE] [--sizes 256,512,1024,2048] [--threads 1,2] [--reps N] [--rounds 1]
  *               [--stat median|min] [--clock wall|cpu] [--print-ir] [--asm FILE]
  *               [--mr 6] [--nr 64] [--jb 0] [--kb 0] [--mb 0] [--ku 0]
  *               [--pack panel|root|kblock|none] [--packa 0|1] [--order jko|kji|ikj]
@@ -59,6 +59,7 @@ typedef struct opts {
   int nsizes, sizes[16];
   int nthreads, threads[8];
   int reps;
+  int rounds;     /* --rounds: the whole sweep repeated, each round timed on its own */
   int mr, nr, kb;
   int pack_panel; /* 1: pack B per panel (compute_at jo); 2: per k block (compute_at k.outer,
                      kb > 0, order kji: contiguous reads of B's rows); 0: whole B up front */
@@ -97,8 +98,9 @@ static int parse_list(const char *s, int *out, int max) {
 }
 
 /* Options that say what is run and how it is timed, not how tec schedules: --vs refuses them. */
-static const char *const run_options[] = {"--csv",   "--vs",   "--sizes",    "--threads", "--reps",
-                                          "--clock", "--stat", "--print-ir", "--asm"};
+static const char *const run_options[] = {"--csv",  "--vs",    "--sizes", "--threads",
+                                          "--reps", "--rounds", "--clock", "--stat",
+                                          "--print-ir", "--asm"};
 
 /* Applies argv[1..argc) to *o (which holds defaults or another option set). schedule_only: the
  * options of --vs, which may not contain run_options. */
@@ -130,6 +132,7 @@ static int apply_opts(int argc, char **argv, opts *o, int schedule_only) {
     } else if (!strcmp(a, "--threads")) {
       if ((o->nthreads = parse_list(v, o->threads, 8)) < 1) return -1;
     } else if (!strcmp(a, "--reps")) o->reps = atoi(v);
+    else if (!strcmp(a, "--rounds")) o->rounds = atoi(v);
     else if (!strcmp(a, "--mr")) o->mr = atoi(v);
     else if (!strcmp(a, "--nr")) o->nr = atoi(v);
     else if (!strcmp(a, "--kb")) o->kb = atoi(v);
@@ -167,7 +170,9 @@ static int apply_opts(int argc, char **argv, opts *o, int schedule_only) {
     }
   }
   if (o->reps < 20) o->reps = 20; /* the floor the benchmark promises */
-  if (o->mr < 1 || o->nr < 1 || o->kb < 0 || o->mb < 0 || o->jb < 0) return -1;
+  if (o->mr < 1 || o->nr < 1 || o->kb < 0 || o->mb < 0 || o->jb < 0 || o->rounds < 1 ||
+      o->rounds > 100)
+    return -1;
   return 0;
 }
 
@@ -192,7 +197,7 @@ static int check_opts(const opts *o, const char *what) {
 
 static int parse_opts(int argc, char **argv, opts *o) {
   *o = (opts){.nsizes = 4, .sizes = {256, 512, 1024, 2048}, .nthreads = 2, .threads = {1, 2},
-              .reps = 20, .mr = 6, .nr = 64, .kb = 0, .pack_panel = 1};
+              .reps = 20, .rounds = 1, .mr = 6, .nr = 64, .kb = 0, .pack_panel = 1};
   return apply_opts(argc, argv, o, 0) || check_opts(o, "") ? -1 : 0;
 }
 
@@ -527,10 +532,101 @@ static int cmp_double(const void *x, const void *y) {
   return (a > b) - (a < b);
 }
 
+/* One (size, threads) row: every implementation checked (first round only) and warmed up,
+ * then timed round-robin so machine load hits all alike; med gets each one's median (or
+ * minimum). Returns 1 if a result was wrong. */
+static int measure(problem *p, const opts *o, const opts *vs, int nimpl, int t, int check_first,
+                   double *med) {
+  int64_t n = p->n, status = 0;
+  set_threads(t);
+  double flops = 2.0 * (double)n * (double)n * (double)n;
+  for (int impl = 0; impl < nimpl; impl++) {
+    if (check_first) {
+      memset(p->c, 0, sizeof(float) * (size_t)(n * n));
+      if (run_impl(p, impl)) return 1;
+      double err = check(p);
+      int wrong_by_design = (impl == IMPL_TEC && (o->skip_pack || o->hot)) ||
+                            (impl == IMPL_TEC_VS && (vs->skip_pack || vs->hot)); /* experiments */
+      if (err > 1e-5 && !wrong_by_design) {
+        fprintf(stderr, "gemm: %s n=%lld threads=%d: WRONG, relative error %g\n",
+                impl_name[impl], (long long)n, t, err);
+        status = 1;
+      }
+    }
+    for (int w = 0; w < 2; w++) run_impl(p, impl);
+  }
+  /* more reps for small sizes */
+  int reps = o->reps;
+  double est = flops / 100e9; /* seconds per call at ~100 GFLOP/s */
+  while (reps < 400 && reps * est < 0.25) reps *= 2;
+  double *ts[NIMPL];
+  for (int impl = 0; impl < nimpl; impl++) ts[impl] = malloc(sizeof(double) * (size_t)reps);
+  for (int impl = 0; impl < nimpl; impl++)
+    if (!ts[impl]) {
+      fprintf(stderr, "gemm: out of memory\n");
+      return 1;
+    }
+  for (int r = 0; r < reps; r++)
+    for (int impl = 0; impl < nimpl; impl++) {
+      double t0 = now();
+      run_impl(p, impl);
+      ts[impl][r] = now() - t0;
+    }
+  for (int impl = 0; impl < nimpl; impl++) {
+    qsort(ts[impl], (size_t)reps, sizeof(double), cmp_double);
+    med[impl] = o->stat_min ? ts[impl][0]
+                : reps % 2  ? ts[impl][reps / 2]
+                            : 0.5 * (ts[impl][reps / 2 - 1] + ts[impl][reps / 2]);
+    free(ts[impl]);
+  }
+  return (int)status;
+}
+
+static void print_row(const opts *o, int64_t n, int t, const double *med, FILE *csv) {
+  double flops = 2.0 * (double)n * (double)n * (double)n;
+  for (int impl = 0; csv && impl < (o->vs ? NIMPL : IMPL_TEC_VS); impl++)
+    fprintf(csv, "gemm%lld,%d,%s,%.4f,%.2f\n", (long long)n, t, impl_name[impl],
+            med[impl] * 1e3, flops / med[impl] * 1e-9);
+  char wl[32];
+  snprintf(wl, sizeof wl, "gemm%lld", (long long)n);
+  printf("%-10s %3d  %9.3f %9.3f %9.3f  %7.1f %7.1f %7.1f  %7.2fx %7.2fx", wl, t,
+         med[IMPL_TEC] * 1e3, med[IMPL_DNNL] * 1e3, med[IMPL_OPENBLAS] * 1e3,
+         flops / med[IMPL_TEC] * 1e-9, flops / med[IMPL_DNNL] * 1e-9,
+         flops / med[IMPL_OPENBLAS] * 1e-9, med[IMPL_DNNL] / med[IMPL_TEC],
+         med[IMPL_OPENBLAS] / med[IMPL_TEC]);
+  if (o->vs) printf(" %9.3f %7.2fx", med[IMPL_TEC_VS] * 1e3, med[IMPL_TEC_VS] / med[IMPL_TEC]);
+  printf("\n");
+  fflush(stdout);
+}
+
+/* --rounds R > 1: each ratio's spread over the rounds, min / median / max */
+static void print_spread(const opts *o, double ratio[][16][8][3]) {
+  static const char *const what[3] = {"tec/dnnl", "tec/oblas", "tec/vs"};
+  printf("\nover %d rounds, min / median / max:\n%-10s %3s", o->rounds, "workload", "thr");
+  for (int w = 0; w < (o->vs ? 3 : 2); w++) printf("  %20s", what[w]);
+  printf("\n");
+  for (int si = 0; si < o->nsizes; si++)
+    for (int ti = 0; ti < o->nthreads; ti++) {
+      char wl[32];
+      snprintf(wl, sizeof wl, "gemm%d", o->sizes[si]);
+      printf("%-10s %3d", wl, o->threads[ti]);
+      for (int w = 0; w < (o->vs ? 3 : 2); w++) {
+        double v[100];
+        for (int r = 0; r < o->rounds; r++) v[r] = ratio[r][si][ti][w];
+        qsort(v, (size_t)o->rounds, sizeof(double), cmp_double);
+        int h = o->rounds / 2;
+        double mid = o->rounds % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+        printf("  %6.2f %6.2f %6.2f", v[0], mid, v[o->rounds - 1]);
+      }
+      printf("\n");
+    }
+}
+
 /* The one place the libraries' environment is set (bench/run only execs this program). It is
  * read when the libraries load, so the process re-executes itself once with it:
  * - OPENBLAS_CORETYPE=SkylakeX and no OPENBLAS_L2_SIZE: OpenBLAS picks its kernel when loaded,
- *   and this environment forces Haswell, which leaves AVX-512 unused on this Zen 5;
+ *   and this environment forces Haswell, which leaves AVX-512 unused on
+ *   these AVX-512 machines (Zen 5, Xeon);
  * - OPENBLAS_THREAD_TIMEOUT=4 and GOMP_SPINCOUNT=10000 (unless already set): idle worker threads
  *   stop spinning soon after a call, or they take a core from the next implementation in the
  *   round-robin (OpenBLAS spins 2^28 cycles by default, GNU OpenMP 300000 iterations). */
@@ -554,7 +650,7 @@ int main(int argc, char **argv) {
   opts o;
   if (parse_opts(argc, argv, &o)) {
     fprintf(stderr,
-            "usage: gemm [--csv FILE] [--sizes 256,512,...] [--threads 1,2] [--reps N]\n"
+            "usage: gemm [--csv FILE] [--sizes 256,512,...] [--threads 1,2] [--reps N] [--rounds 1]\n"
             "            [--stat median|min] [--clock wall|cpu] [--print-ir] [--asm FILE]\n"
             "            [--mr 6] [--nr 64] [--jb 0] [--kb 0] [--mb 0] [--ku 0]\n"
             "            [--pack panel|root|kblock|none] [--packa 0|1] [--order jko|kji|ikj]\n"
@@ -602,85 +698,55 @@ int main(int argc, char **argv) {
          "onednn ms", "oblas ms", "tec GF", "dnnl GF", "oblas GF", "tec/dnnl", "tec/oblas");
   printf(o.vs ? " %9s %8s\n" : "\n", "vs ms", "tec/vs");
 
-  int status = 0;
+  /* every size's buffers and modules first (JIT once per size), then the rounds */
+  problem probs[16];
+  tec_ctx *ctxs[16];
   for (int si = 0; si < o.nsizes; si++) {
     int64_t n = o.sizes[si];
-    tec_ctx *ctx = tec_ctx_new();
-    problem p = {.n = n};
+    problem *p = &probs[si];
+    ctxs[si] = tec_ctx_new();
+    *p = (problem){.n = n};
     int64_t shape[2] = {n, n};
-    if (tec_dl_alloc(&p.ta, TEC_F32, 2, shape) || tec_dl_alloc(&p.tb, TEC_F32, 2, shape) ||
-        tec_dl_alloc(&p.tc, TEC_F32, 2, shape)) {
+    if (!ctxs[si] || tec_dl_alloc(&p->ta, TEC_F32, 2, shape) ||
+        tec_dl_alloc(&p->tb, TEC_F32, 2, shape) || tec_dl_alloc(&p->tc, TEC_F32, 2, shape)) {
       fprintf(stderr, "gemm: %s\n", tec_rt_last_error());
       return 1;
     }
-    p.a = p.ta.data, p.b = p.tb.data, p.c = p.tc.data;
+    p->a = p->ta.data, p->b = p->tb.data, p->c = p->tc.data;
     unsigned seed = 12345;
     for (int64_t i = 0; i < n * n; i++) {
       seed = seed * 1103515245u + 12345u;
-      p.a[i] = (float)((seed >> 9) & 0xffff) / 65536.0f - 0.5f;
+      p->a[i] = (float)((seed >> 9) & 0xffff) / 65536.0f - 0.5f;
       seed = seed * 1103515245u + 12345u;
-      p.b[i] = (float)((seed >> 9) & 0xffff) / 65536.0f - 0.5f;
+      p->b[i] = (float)((seed >> 9) & 0xffff) / 65536.0f - 0.5f;
     }
-    if (!tec_gemm_build(ctx, n, &o, &p.tec) || (o.vs && !tec_gemm_build(ctx, n, &vs, &p.tec_vs))) {
+    if (!tec_gemm_build(ctxs[si], n, &o, &p->tec) ||
+        (o.vs && !tec_gemm_build(ctxs[si], n, &vs, &p->tec_vs))) {
       fprintf(stderr, "gemm: tec build for %lld: %s\n", (long long)n,
-              tec_ctx_error(ctx) ? tec_ctx_error(ctx) : "(see above)");
+              tec_ctx_error(ctxs[si]) ? tec_ctx_error(ctxs[si]) : "(see above)");
       return 1;
     }
     o.print_ir = 0, o.asm_path = NULL; /* only for the first size */
-    for (int ti = 0; ti < o.nthreads; ti++) {
-      int t = o.threads[ti];
-      set_threads(t);
-      double flops = 2.0 * (double)n * (double)n * (double)n;
-      /* correctness, then warm-up */
-      for (int impl = 0; impl < nimpl; impl++) {
-        memset(p.c, 0, sizeof(float) * (size_t)(n * n));
-        if (run_impl(&p, impl)) return 1;
-        double err = check(&p);
-        int wrong_by_design = (impl == IMPL_TEC && (o.skip_pack || o.hot)) ||
-                              (impl == IMPL_TEC_VS && (vs.skip_pack || vs.hot)); /* experiments */
-        if (err > 1e-5 && !wrong_by_design) {
-          fprintf(stderr, "gemm: %s n=%lld threads=%d: WRONG, relative error %g\n",
-                  impl_name[impl], (long long)n, t, err);
-          status = 1;
-        }
-        for (int w = 0; w < 2; w++) run_impl(&p, impl);
+  }
+  /* ratio[round][size][threads]: tec/oneDNN, tec/OpenBLAS, tec/vs speed ratios */
+  static double ratio[100][16][8][3];
+  int status = 0;
+  for (int round = 0; round < o.rounds; round++) {
+    if (o.rounds > 1) printf("%sround %d of %d\n", round ? "\n" : "", round + 1, o.rounds);
+    for (int si = 0; si < o.nsizes; si++)
+      for (int ti = 0; ti < o.nthreads; ti++) {
+        double med[NIMPL];
+        if (measure(&probs[si], &o, &vs, nimpl, o.threads[ti], round == 0, med)) status = 1;
+        print_row(&o, probs[si].n, o.threads[ti], med, csv);
+        ratio[round][si][ti][0] = med[IMPL_DNNL] / med[IMPL_TEC];
+        ratio[round][si][ti][1] = med[IMPL_OPENBLAS] / med[IMPL_TEC];
+        ratio[round][si][ti][2] = o.vs ? med[IMPL_TEC_VS] / med[IMPL_TEC] : 0;
       }
-      /* timed: round-robin so machine load hits all alike; more reps for small sizes */
-      int reps = o.reps;
-      double est = flops / 100e9; /* seconds per call at ~100 GFLOP/s */
-      while (reps < 400 && reps * est < 0.25) reps *= 2;
-      double *ts[NIMPL];
-      for (int impl = 0; impl < nimpl; impl++) ts[impl] = malloc(sizeof(double) * (size_t)reps);
-      for (int r = 0; r < reps; r++)
-        for (int impl = 0; impl < nimpl; impl++) {
-          double t0 = now();
-          run_impl(&p, impl);
-          ts[impl][r] = now() - t0;
-        }
-      double med[NIMPL];
-      for (int impl = 0; impl < nimpl; impl++) {
-        qsort(ts[impl], (size_t)reps, sizeof(double), cmp_double);
-        med[impl] = o.stat_min ? ts[impl][0]
-                    : reps % 2 ? ts[impl][reps / 2]
-                               : 0.5 * (ts[impl][reps / 2 - 1] + ts[impl][reps / 2]);
-        free(ts[impl]);
-        if (csv)
-          fprintf(csv, "gemm%lld,%d,%s,%.4f,%.2f\n", (long long)n, t, impl_name[impl],
-                  med[impl] * 1e3, flops / med[impl] * 1e-9);
-      }
-      char wl[32];
-      snprintf(wl, sizeof wl, "gemm%lld", (long long)n);
-      printf("%-10s %3d  %9.3f %9.3f %9.3f  %7.1f %7.1f %7.1f  %7.2fx %7.2fx", wl, t,
-             med[IMPL_TEC] * 1e3, med[IMPL_DNNL] * 1e3, med[IMPL_OPENBLAS] * 1e3,
-             flops / med[IMPL_TEC] * 1e-9, flops / med[IMPL_DNNL] * 1e-9,
-             flops / med[IMPL_OPENBLAS] * 1e-9, med[IMPL_DNNL] / med[IMPL_TEC],
-             med[IMPL_OPENBLAS] / med[IMPL_TEC]);
-      if (o.vs) printf(" %9.3f %7.2fx", med[IMPL_TEC_VS] * 1e3, med[IMPL_TEC_VS] / med[IMPL_TEC]);
-      printf("\n");
-      fflush(stdout);
-    }
-    tec_dl_free(&p.ta), tec_dl_free(&p.tb), tec_dl_free(&p.tc);
-    tec_ctx_free(ctx);
+  }
+  if (o.rounds > 1) print_spread(&o, ratio);
+  for (int si = 0; si < o.nsizes; si++) {
+    tec_dl_free(&probs[si].ta), tec_dl_free(&probs[si].tb), tec_dl_free(&probs[si].tc);
+    tec_ctx_free(ctxs[si]);
   }
   if (csv) fclose(csv);
   return status;
