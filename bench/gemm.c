@@ -38,7 +38,7 @@
  *
  * OpenBLAS and GNU OpenMP read their settings when they are loaded, so main() re-executes itself
  * once with them (OPENBLAS_CORETYPE=SkylakeX, no OPENBLAS_L2_SIZE, OPENBLAS_THREAD_TIMEOUT=4,
- * GOMP_SPINCOUNT=10000; see reexec_for_openblas): this is the only place they are set, and it
+ * GOMP_SPINCOUNT=2000; see reexec_for_openblas): this is the only place they are set, and it
  * works however the program is started.
  */
 #define _GNU_SOURCE
@@ -627,9 +627,10 @@ static void print_spread(const opts *o, double ratio[][16][8][3]) {
  * - OPENBLAS_CORETYPE=SkylakeX and no OPENBLAS_L2_SIZE: OpenBLAS picks its kernel when loaded,
  *   and this environment forces Haswell, which leaves AVX-512 unused on
  *   these AVX-512 machines (Zen 5, Xeon);
- * - OPENBLAS_THREAD_TIMEOUT=4 and GOMP_SPINCOUNT=10000 (unless already set): idle worker threads
+ * - OPENBLAS_THREAD_TIMEOUT=4 and GOMP_SPINCOUNT=2000 (unless already set): idle worker threads
  *   stop spinning soon after a call, or they take a core from the next implementation in the
- *   round-robin (OpenBLAS spins 2^28 cycles by default, GNU OpenMP 300000 iterations). */
+ *   round-robin (OpenBLAS spins 2^28 cycles by default, GNU OpenMP 300000 pauses). 2000 pauses
+ *   is what tec's own workers spin (RT_SPIN, runtime/parallel.c): the same budget for both. */
 static void reexec_for_openblas(char **argv) {
   const char *ct = getenv("OPENBLAS_CORETYPE");
   if (ct && !strcmp(ct, "SkylakeX") && !getenv("OPENBLAS_L2_SIZE") &&
@@ -639,7 +640,7 @@ static void reexec_for_openblas(char **argv) {
   setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
   unsetenv("OPENBLAS_L2_SIZE");
   setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0);
-  setenv("GOMP_SPINCOUNT", "10000", 0);
+  setenv("GOMP_SPINCOUNT", "2000", 0); /* = tec's RT_SPIN */
   setenv("TEC_BENCH_REEXEC", "1", 1);
   execv("/proc/self/exe", argv);
   fprintf(stderr, "gemm: re-exec with OPENBLAS_CORETYPE=SkylakeX failed: %s\n", strerror(errno));
