@@ -582,6 +582,12 @@ static int measure(problem *p, const opts *o, const opts *vs, int nimpl, int t, 
   return (int)status;
 }
 
+static void print_header(const opts *o) {
+  printf("%-10s %3s  %9s %9s %9s  %7s %7s %7s  %8s %8s", "workload", "thr", "tec ms",
+         "onednn ms", "oblas ms", "tec GF", "dnnl GF", "oblas GF", "tec/dnnl", "tec/oblas");
+  printf(o->vs ? " %9s %8s\n" : "\n", "vs ms", "tec/vs");
+}
+
 static void print_row(const opts *o, int64_t n, int t, const double *med, FILE *csv) {
   double flops = 2.0 * (double)n * (double)n * (double)n;
   for (int impl = 0; csv && impl < (o->vs ? NIMPL : IMPL_TEC_VS); impl++)
@@ -694,10 +700,6 @@ int main(int argc, char **argv) {
     printf("tec-vs schedule: %s ('%s' on top of tec's; tec/vs = vs time / tec time)\n", sched,
            o.vs);
   }
-  printf("\n");
-  printf("%-10s %3s  %9s %9s %9s  %7s %7s %7s  %8s %8s", "workload", "thr", "tec ms",
-         "onednn ms", "oblas ms", "tec GF", "dnnl GF", "oblas GF", "tec/dnnl", "tec/oblas");
-  printf(o.vs ? " %9s %8s\n" : "\n", "vs ms", "tec/vs");
 
   /* every size's buffers and modules first (JIT once per size), then the rounds */
   problem probs[16];
@@ -733,7 +735,9 @@ int main(int argc, char **argv) {
   static double ratio[100][16][8][3];
   int status = 0;
   for (int round = 0; round < o.rounds; round++) {
-    if (o.rounds > 1) printf("%sround %d of %d\n", round ? "\n" : "", round + 1, o.rounds);
+    printf("\n");
+    if (o.rounds > 1) printf("round %d of %d\n", round + 1, o.rounds);
+    print_header(&o);
     for (int si = 0; si < o.nsizes; si++)
       for (int ti = 0; ti < o.nthreads; ti++) {
         double med[NIMPL];
