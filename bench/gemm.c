@@ -3,7 +3,7 @@
  *
  *   usage: gemm [--csv FILE] [--sizes 256,512,1024,2048] [--threads 1,2] [--reps N] [--rounds 1]
  *               [--stat median|min] [--clock wall|cpu] [--print-ir] [--asm FILE]
- *               [--mr 6] [--nr 64] [--jb 0] [--kb 0] [--mb 0] [--ku 0]
+ *               [--mr 6] [--nr 64] [--jb 0] [--kb 0] [--mb 0] [--ku 0] [--prefetch 0]
  *               [--pack panel|root|kblock|none] [--packa 0|1] [--order jko|kji|ikj]
  *               [--pack-rows 0|1] [--skip-pack 0|1] [--hot a|b|ab] [--vs 'SCHEDULE OPTIONS']
  *
@@ -72,6 +72,7 @@ typedef struct opts {
                      are reused from L1 for the jb tiles of a row block); 0: as many as fit in
                      512 KiB, 1: none */
   int ku;         /* kb = 0: the tile's k loop unrolled by ku (split, inner unrolled; 0: no) */
+  int prefetch;   /* > 0: sch_prefetch of B's panel rows that many k iterations ahead */
   int skip_pack;  /* experiment: pragma debug_skip_region on B's packing (wrong results) */
   int hot;        /* experiment (wrong results): 1: the tile reads A's first mr rows only (A
                      stays in L1), 2: the first 64 rows of its B panel only (B stays in L1), 3:
@@ -110,7 +111,7 @@ static int apply_opts(int argc, char **argv, opts *o, int schedule_only) {
     for (size_t r = 0; schedule_only && r < sizeof run_options / sizeof *run_options; r++)
       if (!strcmp(a, run_options[r])) {
         fprintf(stderr, "gemm: %s inside --vs: --vs takes schedule options only (--mr, --nr, --jb, "
-                        "--kb, --mb, --pack, --packa, --order, --ku, --skip-pack, --hot, "
+                        "--kb, --mb, --pack, --packa, --order, --ku, --prefetch, --skip-pack, --hot, "
                         "--pack-rows)\n", a);
         return -1;
       }
@@ -143,6 +144,7 @@ static int apply_opts(int argc, char **argv, opts *o, int schedule_only) {
       o->hot = (strchr(v, 'a') ? 1 : 0) | (strchr(v, 'b') ? 2 : 0);
     }
     else if (!strcmp(a, "--ku")) o->ku = atoi(v);
+    else if (!strcmp(a, "--prefetch")) o->prefetch = atoi(v);
     else if (!strcmp(a, "--jb")) o->jb = atoi(v);
     else if (!strcmp(a, "--pack-rows")) o->pack_rows = atoi(v);
     else if (!strcmp(a, "--stat")) {
@@ -240,6 +242,7 @@ static void describe_schedule(const opts *o, char *buf, size_t size) {
   if (o->kb) ADD(" kb=%d order=%s", o->kb, order_names[o->k_outer]);
   if (o->mb) ADD(" mb=%d", o->mb);
   if (o->kb == 0 && o->ku > 1) ADD(" ku=%d", o->ku);
+  if (o->prefetch) ADD(" prefetch=%d", o->prefetch);
   static const char *const pack_names[4] = {"root", "panel", "kblock", "none"};
   ADD(" pack=%s", pack_names[o->pack_panel]);
   if (o->pack_rows) ADD(" pack-rows");
@@ -397,6 +400,9 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
     }
     TRY(ctx, sch_unroll(sl, li));
     TRY(ctx, sch_vectorize(sl, lj));
+    if (o->prefetch) /* the panel's row k + prefetch, at every k */
+      TRY(ctx, sch_prefetch(sl, g->bp ? g->bp : B, o->ku > 1 ? sch_leaf_named(sl, "k.outer") : lk,
+                            o->prefetch));
     if (sp && o->pack_panel) TRY(ctx, sch_compute_at(sp, sc, jo));
     if (g->ap) {
       sch_stage *sa = sch_stage_of(s, g->ap);
@@ -420,6 +426,7 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
       TRY(ctx, sch_reorder(sc, 6, (sch_iter *[]){jo, ko, io, ki, ii, ji}));
     TRY(ctx, sch_unroll(sc, ii));
     TRY(ctx, sch_vectorize(sc, ji));
+    if (o->prefetch) TRY(ctx, sch_prefetch(sc, g->bp ? g->bp : B, ki, o->prefetch));
     TRY(ctx, sch_parallel(sc, o->k_outer == 2 ? ib : jo));
     if (o->pack_panel == 2 && o->k_outer) {
       TRY(ctx, sch_compute_at(sp, sc, ko));
@@ -659,7 +666,7 @@ int main(int argc, char **argv) {
     fprintf(stderr,
             "usage: gemm [--csv FILE] [--sizes 256,512,...] [--threads 1,2] [--reps N] [--rounds 1]\n"
             "            [--stat median|min] [--clock wall|cpu] [--print-ir] [--asm FILE]\n"
-            "            [--mr 6] [--nr 64] [--jb 0] [--kb 0] [--mb 0] [--ku 0]\n"
+            "            [--mr 6] [--nr 64] [--jb 0] [--kb 0] [--mb 0] [--ku 0] [--prefetch 0]\n"
             "            [--pack panel|root|kblock|none] [--packa 0|1] [--order jko|kji|ikj]\n"
             "            [--pack-rows 0|1] [--skip-pack 0|1] [--hot a|b|ab]\n"
             "            [--vs 'SCHEDULE OPTIONS']  (a second tec schedule, same run)\n"

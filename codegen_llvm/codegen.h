@@ -172,6 +172,7 @@ LLVMValueRef cg_cast(cg_func *f, LLVMValueRef v, tec_dtype from, tec_dtype to);
 LLVMValueRef cg_splat(cg_func *f, LLVMValueRef v, int lanes); /* scalar to lanes copies */
 /* codegen_mem.c */
 LLVMValueRef cg_load(cg_func *f, const ir_expr *e);
+LLVMValueRef cg_prefetch(cg_func *f, const ir_expr *load); /* the LOAD inside a prefetch call */
 int cg_store(cg_func *f, const ir_stmt *s);
 int cg_allocate(cg_func *f, const ir_stmt *s);
 /* codegen_stmt.c */

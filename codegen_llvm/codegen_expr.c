@@ -211,6 +211,7 @@ static LLVMValueRef cg_call(cg_func *f, const ir_expr *e) {
   };
   int64_t fn = e->v.i;
   if (fn < 0 || fn >= IR_INTRIN_COUNT) return cg_internal(f, "unknown intrinsic %lld", (long long)fn);
+  if (fn == IR_INTRIN_PREFETCH) return e->nargs == 1 ? cg_prefetch(f, e->args[0]) : NULL;
   if (e->nargs != intrin[fn].nargs)
     return cg_internal(f, "%s takes %d arguments, got %d", ir_intrinsic_name((ir_intrinsic)fn),
                        intrin[fn].nargs, e->nargs);

@@ -172,6 +172,28 @@ LLVMValueRef cg_load(cg_func *f, const ir_expr *e) {
   return cg_cast(f, v, md, t);
 }
 
+/* prefetch(load(B, i)): llvm.prefetch(&B[i], read, high locality, data). The address is
+ * computed without `inbounds`: a prefetch past the buffer's end is legal and harmless. */
+LLVMValueRef cg_prefetch(cg_func *f, const ir_expr *load) {
+  if (!load || load->kind != IR_LOAD || load->type.lanes != 1 || !load->b ||
+      load->b->type.lanes != 1)
+    return cg_internal(f, "prefetch of something other than a scalar load");
+  LLVMTypeRef mt = cg_mem_type(f, load->type);
+  LLVMValueRef ptr = mt ? cg_buffer(f, load->a, mt) : NULL, idx = ptr ? cg_index(f, load->b) : NULL;
+  if (!idx) return NULL;
+  LLVMValueRef p = LLVMBuildPointerCast(f->b, LLVMBuildGEP2(f->b, mt, ptr, &idx, 1, ""), f->ptr8,
+                                        "");
+  const char *name = "llvm.prefetch";
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  if (!id) return cg_internal(f, "LLVM has no intrinsic %s", name);
+  LLVMTypeRef pt = f->ptr8;
+  LLVMValueRef decl = LLVMGetIntrinsicDeclaration(f->mod, id, &pt, 1);
+  LLVMTypeRef fty = LLVMIntrinsicGetType(f->llctx, id, &pt, 1);
+  LLVMValueRef args[4] = {p, LLVMConstInt(f->i32, 0, 0), LLVMConstInt(f->i32, 3, 0),
+                          LLVMConstInt(f->i32, 1, 0)};
+  return LLVMBuildCall2(f->b, fty, decl, args, 4, "");
+}
+
 int cg_store(cg_func *f, const ir_stmt *s) {
   const ir_expr *val = s->b, *ie = s->a;
   if (!val || !ie) return cg_internal(f, "malformed store"), -1;

@@ -97,7 +97,8 @@ void dt_draw(dt_state *st, dt_rng *r, dt_prim *p) {
       [DT_P_REORDER] = 9,        [DT_P_TILE] = 6,         [DT_P_COMPUTE_AT] = 14,
       [DT_P_COMPUTE_INLINE] = 9, [DT_P_COMPUTE_ROOT] = 3, [DT_P_CACHE_READ] = 5,
       [DT_P_CACHE_WRITE] = 6,    [DT_P_PARALLEL] = 6,     [DT_P_VECTORIZE] = 7,
-      [DT_P_UNROLL] = 5,         [DT_P_PRAGMA] = 4,       [DT_P_STORAGE_ALIGN] = 4};
+      [DT_P_UNROLL] = 5,         [DT_P_PRAGMA] = 4,       [DT_P_STORAGE_ALIGN] = 4,
+      [DT_P_PREFETCH] = 4};
   memset(p, 0, sizeof *p);
   int total = 0;
   for (int k = 0; k < DT_P_NKINDS; k++) total += weight[k];
@@ -233,6 +234,15 @@ void dt_draw(dt_state *st, dt_rng *r, dt_prim *p) {
     snprintf(p->str, DT_ID, "%s", key);
     p->has_value = k < 40 || (k >= 60 && k < 80 && dt_rng_chance(r, 50)) || k >= 97;
     p->a = k >= 97 ? -dt_rng_int(r, 1, 4) : dt_rng_int(r, 0, 16);
+    break;
+  }
+  case DT_P_PREFETCH: { /* mostly a tensor the stage reads, 1-4 iterations ahead */
+    put_iter(st, p, 0, pick_iter(st, r, s));
+    const te_tensor *t = s->ninputs && dt_rng_chance(r, 85)
+                             ? s->inputs[dt_rng_int(r, 0, s->ninputs - 1)]
+                             : st->in->sched->stages[dt_rng_int(r, 0, st->in->sched->nstage - 1)]->tensor;
+    dt_ident(p->tensor, DT_ID, t->name);
+    p->a = dt_rng_chance(r, 92) ? dt_rng_int(r, 1, 4) : dt_rng_int(r, -1, 0);
     break;
   }
   case DT_P_STORAGE_ALIGN: {

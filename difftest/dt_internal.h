@@ -55,6 +55,7 @@ typedef enum dt_prim_kind {
   DT_P_UNROLL,         /* unroll(stage, iters[0]) */
   DT_P_PRAGMA,         /* pragma(stage, iters[0], str, a if has_value) */
   DT_P_STORAGE_ALIGN,  /* storage_align(stage, iters[0], a, b) */
+  DT_P_PREFETCH,       /* prefetch(stage, tensor, iters[0], a) */
   DT_P_NKINDS
 } dt_prim_kind;
 

@@ -348,6 +348,17 @@ int dt_prim_apply(dt_state *st, const dt_prim *p) {
                    (long long)p->a, (long long)p->b);
     ok = sch_storage_align(s, it[0], p->a, p->b) == 0;
     break;
+  case DT_P_PREFETCH: {
+    te_tensor *t = dt_state_tensor(st, p->tensor);
+    if (!t) {
+      dt_text_printf(tx, "/* skipped: the tensor of a prefetch no longer exists */\n");
+      return 0;
+    }
+    dt_text_printf(tx, "sch_prefetch(%s, %s, %s, %lld);", p->stage, p->tensor,
+                   iter_text(p->iters[0]), (long long)p->a);
+    ok = sch_prefetch(s, t, it[0], p->a) == 0;
+    break;
+  }
   default:
     return 0;
   }

@@ -215,8 +215,8 @@ const ir_expr *ir_cast(tec_dtype t, const ir_expr *a) {
 }
 
 static const char *const intrin_names[IR_INTRIN_COUNT] = {
-    "exp", "log", "sqrt", "tanh", "fabs", "pow", "floor", "ceil", "fma"};
-static const int intrin_arity[IR_INTRIN_COUNT] = {1, 1, 1, 1, 1, 2, 1, 1, 3};
+    "exp", "log", "sqrt", "tanh", "fabs", "pow", "floor", "ceil", "fma", "prefetch"};
+static const int intrin_arity[IR_INTRIN_COUNT] = {1, 1, 1, 1, 1, 2, 1, 1, 3, 1};
 
 const char *ir_intrinsic_name(ir_intrinsic i) {
   return (unsigned)i < IR_INTRIN_COUNT ? intrin_names[i] : "unknown";
@@ -226,6 +226,11 @@ const ir_expr *ir_call(tec_ctx *ctx, ir_intrinsic fn, int nargs, const ir_expr *
   if (!ctx) return NULL;
   if ((unsigned)fn >= IR_INTRIN_COUNT) {
     tec_ctx_set_error(ctx, "ir_call: unknown intrinsic %d", (int)fn);
+    return NULL;
+  }
+  if (fn == IR_INTRIN_PREFETCH) {
+    tec_ctx_set_error(ctx, "ir_call: prefetch takes a memory access, not a value; use "
+                           "ir_prefetch(read)");
     return NULL;
   }
   if (nargs != intrin_arity[fn]) {
@@ -253,6 +258,26 @@ const ir_expr *ir_call(tec_ctx *ctx, ir_intrinsic fn, int nargs, const ir_expr *
   e->v.i = fn;
   e->name = intrin_names[fn];
   e->nargs = nargs;
+  e->args = a;
+  return e;
+}
+
+const ir_expr *ir_prefetch(const ir_expr *access) {
+  if (!access) return NULL;
+  tec_ctx *ctx = access->ctx;
+  if ((access->kind != IR_READ && access->kind != IR_LOAD) || access->type.lanes != 1) {
+    tec_ctx_set_error(ctx, "ir_prefetch: the argument must be a scalar tensor read or buffer "
+                           "load (the element whose cache line to prefetch), got a %s",
+                      ir_expr_kind_name(access->kind));
+    return NULL;
+  }
+  const ir_expr **a = tec_ctx_alloc(ctx, sizeof *a);
+  ir_expr *e = a ? new_expr(ctx, IR_CALL, access->type) : NULL;
+  if (!e) return NULL;
+  a[0] = access;
+  e->v.i = IR_INTRIN_PREFETCH;
+  e->name = intrin_names[IR_INTRIN_PREFETCH];
+  e->nargs = 1;
   e->args = a;
   return e;
 }

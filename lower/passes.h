@@ -62,6 +62,11 @@ const lower_range *lower_bounds_get(const lower_bounds *b, const sch_iter *it);
  *    and produce around them. Tensors in args are the caller's buffers (not realized). */
 const ir_stmt *lower_schedule_ops(lower_state *ls);
 
+/* 2b. (from 2, per loop of a main nest) sch_prefetch: body with the prefetch statements of
+ *     leaf pos of st in front; NULL with an error when they cannot be made (prefetch.c). */
+const ir_stmt *lower_prefetch(lower_state *ls, const sch_stage *st, int pos,
+                              const ir_stmt *body);
+
 /* 3. storage flatten: realize -> allocate, provide/read -> store/load on 1-d buffers. */
 const ir_stmt *lower_storage_flatten(const ir_stmt *body, lower_func *f, sch_schedule *s);
 

@@ -9,7 +9,8 @@
  * A stage attached at loop L of a consumer is realized and produced at the top of L's body
  * (over the region bound.c found); root stages are placed in stage order at the top level,
  * intermediates wrapped in `realize`. Loop kinds and pragmas come from the leaves; a loop
- * marked debug_skip_region is dropped with its body. */
+ * marked debug_skip_region is dropped with its body; prefetches go in front of a loop's body
+ * (prefetch.c). */
 #include <string.h>
 #include "tec/lower.h"
 #include "ir/internal.h"
@@ -78,6 +79,7 @@ static const ir_stmt *make_loop(lower_state *ls, int si, int pos, const ir_stmt 
         }
       body = place(ls, k, body, ls->region[k]);
     }
+  if (attach) body = lower_prefetch(ls, st, pos, body); /* the main nest only, not an init */
   if (!body) return NULL;
   const lower_range *r = lower_bounds_get(&ls->b, it);
   if (!r) {

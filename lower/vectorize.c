@@ -215,6 +215,10 @@ static const ir_expr *vec_expr(vec_state *st, const ir_expr *e) {
     r = ir_select(a, b, c);
     break;
   case IR_CALL: {
+    if (e->v.i == IR_INTRIN_PREFETCH) { /* a hint per address: the loop stays serial */
+      st->fail = 1;
+      return NULL;
+    }
     for (int i = 0; i < e->nargs; i++) args[i] = bcast(args[i], L);
     r = ir_call(st->ctx, (ir_intrinsic)e->v.i, e->nargs, args);
     break;

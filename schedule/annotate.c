@@ -1,4 +1,5 @@
-/* annotate.c — loop annotations: parallel, vectorize, unroll, pragma, and storage_align.
+/* annotate.c — loop annotations: parallel, vectorize, unroll, pragma, prefetch and
+ * storage_align.
  * They only mark leaves; lowering checks what needs bounds (a vectorized or unrolled loop
  * needs a constant extent) and the passes in lower/ act on the marks. */
 #include <string.h>
@@ -68,6 +69,40 @@ int sch_pragma(sch_stage *st, sch_iter *iv, const char *key, const ir_expr *valu
   iv->pragma_keys = keys;
   iv->pragma_values = vals;
   iv->npragma = n;
+  return 0;
+}
+
+int sch_prefetch(sch_stage *st, te_tensor *t, sch_iter *iv, int64_t offset) {
+  if (!st) return -1;
+  tec_ctx *ctx = st->sched->ctx;
+  if (sch_check_leaf("prefetch", st, iv)) return -1;
+  if (!t)
+    return tec_ctx_set_error(ctx, "prefetch: the tensor to prefetch at loop '%s' of stage '%s' "
+                                  "is NULL", iv->name, st->tensor->name);
+  int reads = 0;
+  for (int i = 0; i < st->ninputs; i++) reads |= st->inputs[i] == t;
+  if (!reads) {
+    const char *list = "";
+    for (int i = 0; i < st->ninputs; i++)
+      list = tec_ctx_printf(ctx, "%s%s'%s'", list, i ? ", " : "", st->inputs[i]->name);
+    return tec_ctx_set_error(ctx, "prefetch: stage '%s' does not read '%s'; it reads %s",
+                             st->tensor->name, t->name, st->ninputs ? list : "no tensor");
+  }
+  if (offset < 1)
+    return tec_ctx_set_error(ctx, "prefetch: offset %lld for '%s' at loop '%s' of stage '%s'; "
+                                  "it is how many iterations ahead to fetch and must be >= 1",
+                             (long long)offset, t->name, iv->name, st->tensor->name);
+  int n = iv->nprefetch + 1;
+  const te_tensor **ts = tec_ctx_alloc(ctx, sizeof *ts * (size_t)n);
+  int64_t *offs = tec_ctx_alloc(ctx, sizeof *offs * (size_t)n);
+  if (!ts || !offs) return -1;
+  for (int i = 0; i < iv->nprefetch; i++)
+    ts[i] = iv->prefetch_tensors[i], offs[i] = iv->prefetch_offsets[i];
+  ts[n - 1] = t;
+  offs[n - 1] = offset;
+  iv->prefetch_tensors = ts;
+  iv->prefetch_offsets = offs;
+  iv->nprefetch = n;
   return 0;
 }
 

@@ -103,6 +103,10 @@ typedef enum ir_intrinsic {
   IR_INTRIN_FLOOR, /* round down */
   IR_INTRIN_CEIL,  /* round up */
   IR_INTRIN_FMA,   /* a*b+c, fused or not (llvm.fmuladd) */
+  IR_INTRIN_PREFETCH, /* prefetch(t[args]): a hint to bring the cache line holding the element
+                       * closer (llvm.prefetch); no value, no fault, no effect on results.
+                       * Its argument is a READ (a LOAD after flattening); make it with
+                       * ir_prefetch and use it in an EVALUATE statement. */
   IR_INTRIN_COUNT
 } ir_intrinsic;
 
@@ -204,6 +208,8 @@ const ir_expr *ir_not(const ir_expr *a);
 const ir_expr *ir_select(const ir_expr *cond, const ir_expr *t, const ir_expr *f);
 const ir_expr *ir_cast(tec_dtype t, const ir_expr *a);
 const ir_expr *ir_call(tec_ctx *ctx, ir_intrinsic fn, int nargs, const ir_expr *const *args);
+/* prefetch(access): access is a scalar READ or LOAD of the element whose line to prefetch */
+const ir_expr *ir_prefetch(const ir_expr *access);
 const ir_expr *ir_exp(const ir_expr *a);
 const ir_expr *ir_log(const ir_expr *a);
 const ir_expr *ir_sqrt(const ir_expr *a);

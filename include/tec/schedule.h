@@ -43,6 +43,9 @@ struct sch_iter {
   int npragma;             /* pragmas on this loop (key, value) */
   const char **pragma_keys;
   const ir_expr **pragma_values;
+  int nprefetch;           /* prefetches at this loop (tensor, iterations ahead) */
+  const te_tensor **prefetch_tensors;
+  const int64_t *prefetch_offsets;
   int dead;                /* split or fused away: no longer a leaf */
   sch_stage *stage;
 };
@@ -162,6 +165,14 @@ int sch_unroll(sch_stage *st, sch_iter *iv);    /* the loop's extent must be a c
  * inside it is a plain loop; inside a parallel loop tec_lower refuses it). Other keys are kept
  * as annotations. value may be NULL. */
 int sch_pragma(sch_stage *st, sch_iter *iv, const char *key, const ir_expr *value);
+/* At the top of every iteration of loop iv, prefetch (llvm.prefetch: a hint, never a fault,
+ * no effect on results) the cache lines of t that iteration iv + offset will read: the region
+ * of t the loop body reads, over the loops inside iv, one prefetch per 64-byte line along t's
+ * last dimension (TVM's prefetch, Halide's prefetch). t must be an input of st, offset >= 1.
+ * tec_lower refuses it when iv is vectorized or inside a vectorized loop, when t is computed
+ * inside iv (its next iterations do not exist yet), or when an index of t is not affine in
+ * the loops inside iv. Prefetches past t's end are harmless. */
+int sch_prefetch(sch_stage *st, te_tensor *t, sch_iter *iv, int64_t offset);
 /* Pad the row stride of dimension axis of st's buffer to factor*k + offset elements. */
 int sch_storage_align(sch_stage *st, sch_iter *axis, int64_t factor, int64_t offset);
 
