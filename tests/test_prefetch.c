@@ -5,12 +5,6 @@
 #include <string.h>
 #include "testutil.h"
 
-#define assert_err(ctx, want)                                                                \
-  do {                                                                                       \
-    const char *e_ = tec_ctx_error(ctx);                                                     \
-    ck_assert_msg(e_ && strcmp(e_, (want)) == 0, "expected error\n  %s\ngot\n  %s", (want),  \
-                  e_ ? e_ : "(none)");                                                       \
-  } while (0)
 
 /* C[i, j] = sum_k A[i, k] * B[k, j] (M x K times K x N), or with sq: A[i, (k*k) % K] */
 typedef struct mm {

@@ -6,12 +6,6 @@
 #include <unistd.h>
 #include "testutil.h"
 
-#define assert_err(ctx, want)                                                                \
-  do {                                                                                       \
-    const char *e_ = tec_ctx_error(ctx);                                                     \
-    ck_assert_msg(e_ && strcmp(e_, (want)) == 0, "expected error\n  %s\ngot\n  %s", (want),  \
-                  e_ ? e_ : "(none)");                                                       \
-  } while (0)
 #define assert_not_contains(str, sub)                                                        \
   ck_assert_msg((str) && !strstr((str), (sub)), "did not expect\n  %s\nin\n  %s", (sub),     \
                 (str) ? (str) : "(null)")

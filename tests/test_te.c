@@ -5,12 +5,6 @@
 #include "testutil.h"
 
 /* The ctx's error is exactly `want`. */
-#define assert_err(ctx, want)                                                                \
-  do {                                                                                       \
-    const char *e_ = tec_ctx_error(ctx);                                                     \
-    ck_assert_msg(e_ && strcmp(e_, (want)) == 0, "expected error\n  %s\ngot\n  %s", (want),  \
-                  e_ ? e_ : "(none)");                                                       \
-  } while (0)
 
 /* The printed form of e is exactly `want`. */
 #define assert_expr(e, want)                                                                 \

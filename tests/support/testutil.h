@@ -1,6 +1,6 @@
 /* testutil.h — helpers shared by the Check suites: tensors with random data, a naive matmul
- * reference and comparison against references, reading a whole file, and building + running
- * a lowered function in one call. */
+ * reference and comparison against references, reading a whole file, building + running a
+ * lowered function in one call, and assertions on texts and error messages. */
 #ifndef TEC_TESTUTIL_H
 #define TEC_TESTUTIL_H
 
@@ -30,6 +30,13 @@ tec_packed_fn tu_build(tec_ctx *ctx, sch_schedule *s, const char *name, int narg
     /* at most 3000 characters of the text: Check refuses longer messages */               \
     ck_assert_msg(tu_s_ && strstr(tu_s_, (sub)), "expected to find\n  %s\nin\n  %.3000s", (sub), \
                   tu_s_ ? tu_s_ : "(null)");                                             \
+  } while (0)
+/* Asserts that the ctx's error message is exactly want (needs <string.h>). */
+#define assert_err(ctx, want)                                                                \
+  do {                                                                                       \
+    const char *e_ = tec_ctx_error(ctx);                                                     \
+    ck_assert_msg(e_ && strcmp(e_, (want)) == 0, "expected error\n  %s\ngot\n  %s", (want),  \
+                  e_ ? e_ : "(none)");                                                       \
   } while (0)
 /* Runs a suite and returns the exit status for main. */
 int tu_run(Suite *s);
