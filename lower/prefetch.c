@@ -144,8 +144,9 @@ static const ir_stmt *pf_nest(lower_state *ls, const sch_stage *st, const sch_it
                               const te_tensor *t, int64_t offset, const ir_stmt *body) {
   tec_ctx *ctx = ls->ctx;
   pf_state ps = {.ctx = ctx, .t = t, .env = arith_env_new(ctx)};
-  ps.lo = tec_ctx_alloc(ctx, sizeof *ps.lo * (size_t)t->ndim);
-  ps.hi = tec_ctx_alloc(ctx, sizeof *ps.hi * (size_t)t->ndim);
+  int nd = t->ndim;
+  ps.lo = tec_ctx_alloc(ctx, sizeof *ps.lo * (size_t)(nd ? nd : 1));
+  ps.hi = tec_ctx_alloc(ctx, sizeof *ps.hi * (size_t)(nd ? nd : 1));
   if (!ps.lo || !ps.hi || !ps.env) return NULL;
   ir_visitor v;
   ir_visitor_init(&v, &ps);
@@ -181,7 +182,8 @@ static const ir_stmt *pf_nest(lower_state *ls, const sch_stage *st, const sch_it
   /* iteration it + offset; dimensions but the last get loops, the last one a prefetch per
    * line */
   const ir_expr *ahead = ir_add(it->var, ir_int(ctx, offset));
-  int nd = t->ndim;
+  if (nd == 0) /* a scalar: its one element */
+    return ir_evaluate(ir_prefetch(ir_read(ctx, t, 0, NULL)));
   const ir_expr **idx = tec_ctx_alloc(ctx, sizeof *idx * (size_t)nd);
   const ir_expr **vars = tec_ctx_alloc(ctx, sizeof *vars * (size_t)nd);
   if (!idx || !vars) return NULL;
