@@ -152,7 +152,10 @@ te_tensor *sch_cache_write(sch_schedule *s, te_tensor *t, const char *scope);
  * earlier splits are dropped), so schedule it after rfactor. */
 te_tensor *sch_rfactor(sch_schedule *s, te_tensor *t, sch_iter *axis, int factor_axis);
 
-/* ---- loop annotations ---- */
+/* ---- loop annotations ----
+ * An annotation (loop kind, pragma, prefetch) belongs to the loop it was put on: splitting or
+ * fusing that loop afterwards leaves the new loops plain, so annotate after the loop structure
+ * is final. */
 int sch_parallel(sch_stage *st, sch_iter *iv);
 int sch_vectorize(sch_stage *st, sch_iter *iv); /* the loop's extent must be a constant */
 int sch_unroll(sch_stage *st, sch_iter *iv);    /* the loop's extent must be a constant */
