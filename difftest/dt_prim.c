@@ -11,6 +11,7 @@
 #include <string.h>
 #include "tec/tec.h"
 #include "difftest/dt_internal.h"
+#include "schedule/internal.h"
 
 static const char *const program_enum[DT_NPROGRAMS] = {
     "DT_MATMUL", "DT_CONV2D", "DT_DEPTHWISE", "DT_ELEMWISE", "DT_REDUCE", "DT_PRODCONS"};
@@ -199,20 +200,6 @@ static void new_tensor(dt_state *st, const char *printed, te_tensor *t) {
     if (st->in->sched->stages[i]->tensor == t) declare_stage(st, st->in->sched->stages[i]);
 }
 
-/* The name a cache of tensor base gets: "<base>.<scope>", or with 1, 2, ... appended when a
- * stage has that name (what schedule/cache.c does; if it ever differs, new_tensor aliases). */
-static void predict_cache_name(dt_state *st, char *out, size_t cap, const char *base,
-                               const char *scope) {
-  snprintf(out, cap, "%s.%s", base, scope);
-  for (int k = 1; k < 1000; k++) {
-    int clash = 0;
-    for (int i = 0; i < st->in->sched->nstage; i++)
-      clash |= strcmp(st->in->sched->stages[i]->tensor->name, out) == 0;
-    if (!clash) return;
-    snprintf(out, cap, "%s.%s%d", base, scope, k);
-  }
-}
-
 int dt_prim_apply(dt_state *st, const dt_prim *p) {
   tec_ctx *ctx = st->in->ctx;
   dt_text *tx = st->text;
@@ -298,7 +285,9 @@ int dt_prim_apply(dt_state *st, const dt_prim *p) {
       return 0;
     }
     char v[DT_ID], name[2 * DT_ID];
-    predict_cache_name(st, name, sizeof name, t->name, p->str);
+    /* the name the cache will get, before the call (a crash in it keeps the line) */
+    const char *predicted = sch_cache_name(st->in->sched, t->name, p->str);
+    snprintf(name, sizeof name, "%s", predicted ? predicted : t->name);
     dt_ident(v, sizeof v, name);
     size_t start = tx->len;
     te_tensor *c;

@@ -16,7 +16,7 @@ static int check_scope(tec_ctx *ctx, const char *who, const char *scope) {
                            scope ? scope : "(null)");
 }
 
-static const char *fresh_name(sch_schedule *s, const char *base, const char *scope) {
+const char *sch_cache_name(sch_schedule *s, const char *base, const char *scope) {
   const char *name = tec_ctx_printf(s->ctx, "%s.%s", base, scope);
   for (int k = 1;; k++) {
     int clash = 0;
@@ -127,7 +127,7 @@ te_tensor *sch_cache_read(sch_schedule *s, te_tensor *t, const char *scope, int 
     if (ri < first) first = ri;
   }
   te_compute_decl d = {0};
-  d.name = fresh_name(s, t->name, scope);
+  d.name = sch_cache_name(s, t->name, scope);
   d.ndim = t->ndim;
   d.shape = t->shape;
   d.body = copy_body;
@@ -196,7 +196,7 @@ static te_tensor *cache_relayout(sch_schedule *s, sch_stage *st, int ti, const c
     }
   }
   te_compute_decl d = {0};
-  d.name = fresh_name(s, t->name, scope);
+  d.name = sch_cache_name(s, t->name, scope);
   d.ndim = n;
   d.shape = shape;
   d.body = relayout_body;
@@ -268,7 +268,7 @@ te_tensor *sch_cache_write(sch_schedule *s, te_tensor *t, const char *scope) {
   }
   if (reordered) return cache_relayout(s, st, ti, scope);
   te_compute_decl d = {0};
-  d.name = fresh_name(s, t->name, scope);
+  d.name = sch_cache_name(s, t->name, scope);
   d.ndim = t->ndim;
   d.shape = t->shape;
   d.body = write_body;
