@@ -150,6 +150,28 @@ static const ir_expr *write_body(tec_ctx *ctx, const ir_expr *const *i, void *us
   return ir_substitute(st->body, st->tensor->ndim, st->tensor->axis, i);
 }
 
+/* The cache stage made from d (name filled in here) goes in front of st (stage ti), and st
+ * becomes a copy of it: st's body reads the cache at idx, over st's plain data axes. */
+static te_tensor *add_cache_stage(sch_schedule *s, sch_stage *st, int ti, const char *scope,
+                                  te_compute_decl *d, int nidx, const ir_expr *const *idx) {
+  tec_ctx *ctx = s->ctx;
+  te_tensor *t = st->tensor;
+  d->name = sch_cache_name(s, t->name, scope);
+  te_tensor *c = te_compute(ctx, d);
+  sch_stage *cs = c ? sch_stage_new(s, c) : NULL;
+  const te_tensor **in = tec_ctx_alloc(ctx, sizeof *in);
+  if (!cs || !in) return NULL;
+  cs->scope = tec_ctx_strdup(ctx, scope);
+  if (insert_stage(s, cs, ti)) return NULL;
+  st->body = ir_read(ctx, c, nidx, idx);
+  in[0] = c;
+  st->inputs = in;
+  st->ninputs = 1;
+  st->nroot = t->ndim;
+  st->nleaf = t->ndim;
+  return st->body ? c : NULL;
+}
+
 /* The cache of a split/reordered element-wise stage is laid out in leaf order: element
  * (leaf values...) holds the stage's value at the roots those leaves map to (0 in the padding
  * a non-dividing split adds). */
@@ -195,40 +217,30 @@ static te_tensor *cache_relayout(sch_schedule *s, sch_stage *st, int ti, const c
       return NULL;
     }
   }
+  /* t's element in the new layout: its leaf values, data leaves only */
+  const ir_expr **rv = tec_ctx_alloc(ctx, sizeof *rv * (size_t)st->nroot);
+  const ir_expr **lv = tec_ctx_alloc(ctx, sizeof *lv * (size_t)st->nleaf);
+  const ir_expr **dv = tec_ctx_alloc(ctx, sizeof *dv * (size_t)n);
+  if (!rv || !lv || !dv) return NULL;
+  for (int i = 0; i < st->nroot; i++) rv[i] = i < t->ndim ? t->axis[i] : st->root[i]->var;
+  if (sch_root_to_leaf(st, rv, lv)) return NULL;
+  for (int l = 0, k = 0; l < st->nleaf; l++)
+    if (st->leaf[l]->kind == SCH_ITER_DATA) dv[k++] = lv[l];
   te_compute_decl d = {0};
-  d.name = sch_cache_name(s, t->name, scope);
   d.ndim = n;
   d.shape = shape;
   d.body = relayout_body;
   d.user = st;
   d.axis_names = names;
-  te_tensor *c = te_compute(ctx, &d);
+  te_tensor *c = add_cache_stage(s, st, ti, scope, &d, n, dv);
   if (!c) return NULL;
-  sch_stage *cs = sch_stage_new(s, c);
-  const ir_expr **rv = tec_ctx_alloc(ctx, sizeof *rv * (size_t)st->nroot);
-  const ir_expr **lv = tec_ctx_alloc(ctx, sizeof *lv * (size_t)st->nleaf);
-  const ir_expr **dv = tec_ctx_alloc(ctx, sizeof *dv * (size_t)n);
-  const te_tensor **in = tec_ctx_alloc(ctx, sizeof *in);
-  if (!cs || !rv || !lv || !dv || !in) return NULL;
-  for (int i = 0; i < st->nroot; i++) rv[i] = i < t->ndim ? t->axis[i] : st->root[i]->var;
-  if (sch_root_to_leaf(st, rv, lv)) return NULL;
-  for (int l = 0, k = 0; l < st->nleaf; l++)
-    if (st->leaf[l]->kind == SCH_ITER_DATA) dv[k++] = lv[l];
-  cs->scope = tec_ctx_strdup(ctx, scope);
-  if (insert_stage(s, cs, ti)) return NULL;
-  /* t reads its element back from the new layout, over its plain data axes again */
-  st->body = ir_read(ctx, c, n, dv);
-  in[0] = c;
-  st->inputs = in;
-  st->ninputs = 1;
+  /* t is back to its plain data axes: no relations, its roots are its leaves */
   st->nrel = 0;
-  st->nroot = t->ndim;
-  st->nleaf = t->ndim;
   for (int i = 0; i < t->ndim; i++) {
     st->leaf[i] = st->root[i];
     st->root[i]->dead = 0;
   }
-  return st->body ? c : NULL;
+  return c;
 }
 
 te_tensor *sch_cache_write(sch_schedule *s, te_tensor *t, const char *scope) {
@@ -268,7 +280,6 @@ te_tensor *sch_cache_write(sch_schedule *s, te_tensor *t, const char *scope) {
   }
   if (reordered) return cache_relayout(s, st, ti, scope);
   te_compute_decl d = {0};
-  d.name = sch_cache_name(s, t->name, scope);
   d.ndim = t->ndim;
   d.shape = t->shape;
   d.body = write_body;
@@ -276,20 +287,5 @@ te_tensor *sch_cache_write(sch_schedule *s, te_tensor *t, const char *scope) {
   const char *names[16];
   for (int i = 0; i < t->ndim && i < 16; i++) names[i] = t->axis[i]->name;
   d.axis_names = names;
-  te_tensor *c = te_compute(ctx, &d);
-  if (!c) return NULL;
-  sch_stage *cs = sch_stage_new(s, c);
-  if (!cs) return NULL;
-  cs->scope = tec_ctx_strdup(ctx, scope);
-  if (insert_stage(s, cs, ti)) return NULL;
-  /* t becomes a copy of the cache: data axes only */
-  st->body = ir_read(ctx, c, t->ndim, t->axis);
-  const te_tensor **in = tec_ctx_alloc(ctx, sizeof *in);
-  if (!st->body || !in) return NULL;
-  in[0] = c;
-  st->inputs = in;
-  st->ninputs = 1;
-  st->nroot = t->ndim;
-  st->nleaf = t->ndim;
-  return c;
+  return add_cache_stage(s, st, ti, scope, &d, t->ndim, t->axis);
 }
