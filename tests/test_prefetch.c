@@ -54,6 +54,19 @@ static void mm_tile(mm *m, int64_t ti, int64_t tj, sch_iter **io, sch_iter **jo,
   ck_assert_int_eq(sch_vectorize(st, *ji), 0);
 }
 
+/* the 8 x 32 times 32 x 64 product, tiled 2 x 16 */
+static void mm_small(mm *m, int producer, int sq, sch_iter **io, sch_iter **jo, sch_iter **k,
+                     sch_iter **ii, sch_iter **ji) {
+  mm_make(m, 8, 64, 32, producer, sq);
+  mm_tile(m, 2, 16, io, jo, k, ii, ji);
+}
+
+static lower_func *mm_lower(mm *m) {
+  lower_func *f = tec_lower(m->s, "mm", 3, (te_tensor *[]){m->A, m->B, m->C});
+  ck_assert_msg(f != NULL, "%s", tec_ctx_error(m->ctx));
+  return f;
+}
+
 START_TEST(prefetch_lowers_and_runs) {
   const int64_t M = 37, N = 40, K = 29; /* no tile divides: tails peeled */
   mm m;
@@ -63,8 +76,7 @@ START_TEST(prefetch_lowers_and_runs) {
   ck_assert_int_eq(sch_parallel(m.st, io), 0); /* the prefetch runs in an outlined body */
   ck_assert_int_eq(sch_prefetch(m.st, m.B, k, 2), 0);
   ck_assert_int_eq(sch_prefetch(m.st, m.A, jo, 1), 0);
-  lower_func *f = tec_lower(m.s, "mm", 3, (te_tensor *[]){m.A, m.B, m.C});
-  ck_assert_msg(f != NULL, "%s", tec_ctx_error(m.ctx));
+  lower_func *f = mm_lower(&m);
   const char *ir = tec_lower_str(f);
   if (getenv("TEC_TEST_PRINT")) puts(ir);
   /* B: the row k + 2 of the tile's 16 columns, one line; A: the tile's 4 rows, k over [0, 29)
@@ -92,12 +104,10 @@ END_TEST
 START_TEST(prefetch_exact_statement) {
   /* 8 x 32 times 32 x 64, tile 2 x 16: at k, B's row k + 3, columns jo*16 .. +15: one line */
   mm m;
-  mm_make(&m, 8, 64, 32, 0, 0);
   sch_iter *io, *jo, *k, *ii, *ji;
-  mm_tile(&m, 2, 16, &io, &jo, &k, &ii, &ji);
+  mm_small(&m, 0, 0, &io, &jo, &k, &ii, &ji);
   ck_assert_int_eq(sch_prefetch(m.st, m.B, k, 3), 0);
-  lower_func *f = tec_lower(m.s, "mm", 3, (te_tensor *[]){m.A, m.B, m.C});
-  ck_assert_msg(f != NULL, "%s", tec_ctx_error(m.ctx));
+  lower_func *f = mm_lower(&m);
   tu_assert_contains(tec_lower_str(f), "prefetch(B[(((k*64) + (j.outer*16)) + 192)])");
   tec_ctx_free(m.ctx);
 }
@@ -105,9 +115,8 @@ END_TEST
 
 START_TEST(prefetch_primitive_errors) {
   mm m;
-  mm_make(&m, 8, 64, 32, 0, 0);
   sch_iter *io, *jo, *k, *ii, *ji;
-  mm_tile(&m, 2, 16, &io, &jo, &k, &ii, &ji);
+  mm_small(&m, 0, 0, &io, &jo, &k, &ii, &ji);
   ck_assert_int_eq(sch_prefetch(m.st, NULL, k, 1), -1);
   assert_err(m.ctx, "prefetch: the tensor to prefetch at loop 'k' of stage 'C' is NULL");
   tec_ctx_clear_error(m.ctx);
@@ -132,8 +141,7 @@ START_TEST(prefetch_primitive_errors) {
   tu_assert_contains(tec_ctx_error(m.ctx), "prefetch: axis 'k' of stage 'C' was already split");
   tec_ctx_clear_error(m.ctx);
   /* nothing was recorded by the refused calls: the program lowers without a prefetch */
-  lower_func *f = tec_lower(m.s, "mm", 3, (te_tensor *[]){m.A, m.B, m.C});
-  ck_assert_msg(f != NULL, "%s", tec_ctx_error(m.ctx));
+  lower_func *f = mm_lower(&m);
   ck_assert_ptr_null(strstr(tec_lower_str(f), "prefetch"));
   tec_ctx_free(m.ctx);
 }
@@ -143,8 +151,7 @@ START_TEST(prefetch_lower_errors) {
   sch_iter *io, *jo, *k, *ii, *ji;
   { /* on the vectorized loop, and on a loop inside it */
     mm m;
-    mm_make(&m, 8, 64, 32, 0, 0);
-    mm_tile(&m, 2, 16, &io, &jo, &k, &ii, &ji);
+    mm_small(&m, 0, 0, &io, &jo, &k, &ii, &ji);
     ck_assert_int_eq(sch_prefetch(m.st, m.B, ji, 1), 0);
     ck_assert_ptr_null(tec_lower(m.s, "mm", 3, (te_tensor *[]){m.A, m.B, m.C}));
     assert_err(m.ctx, "prefetch at loop 'j.inner' of stage 'C': the loop is vectorized; put the "
@@ -153,8 +160,7 @@ START_TEST(prefetch_lower_errors) {
   }
   { /* P computed inside the loop it would be prefetched at */
     mm m;
-    mm_make(&m, 8, 64, 32, 1, 0);
-    mm_tile(&m, 2, 16, &io, &jo, &k, &ii, &ji);
+    mm_small(&m, 1, 0, &io, &jo, &k, &ii, &ji);
     sch_stage *sp = sch_stage_of(m.s, m.P);
     ck_assert_int_eq(sch_compute_at(sp, m.st, jo), 0);
     ck_assert_int_eq(sch_prefetch(m.st, m.P, io, 1), 0); /* outside: fine */
@@ -167,8 +173,7 @@ START_TEST(prefetch_lower_errors) {
   }
   { /* an index that is not affine in the loops inside: A[i, (k*k) % 32] */
     mm m;
-    mm_make(&m, 8, 64, 32, 0, 1);
-    mm_tile(&m, 2, 16, &io, &jo, &k, &ii, &ji);
+    mm_small(&m, 0, 1, &io, &jo, &k, &ii, &ji);
     ck_assert_int_eq(sch_prefetch(m.st, m.A, jo, 1), 0);
     ck_assert_ptr_null(tec_lower(m.s, "mm", 3, (te_tensor *[]){m.A, m.B, m.C}));
     tu_assert_contains(tec_ctx_error(m.ctx), "prefetch of 'A' at loop 'j.outer' of stage 'C': "
@@ -177,18 +182,15 @@ START_TEST(prefetch_lower_errors) {
     tec_ctx_clear_error(m.ctx);
     /* at k itself the same index is fine: nothing varies inside k but ii and ji */
     mm m2;
-    mm_make(&m2, 8, 64, 32, 0, 1);
-    mm_tile(&m2, 2, 16, &io, &jo, &k, &ii, &ji);
+    mm_small(&m2, 0, 1, &io, &jo, &k, &ii, &ji);
     ck_assert_int_eq(sch_prefetch(m2.st, m2.A, k, 1), 0);
-    ck_assert_msg(tec_lower(m2.s, "mm", 3, (te_tensor *[]){m2.A, m2.B, m2.C}) != NULL, "%s",
-                  tec_ctx_error(m2.ctx));
+    mm_lower(&m2);
     tec_ctx_free(m.ctx);
     tec_ctx_free(m2.ctx);
   }
   { /* P inlined after the prefetch: the loop reads no P */
     mm m;
-    mm_make(&m, 8, 64, 32, 1, 0);
-    mm_tile(&m, 2, 16, &io, &jo, &k, &ii, &ji);
+    mm_small(&m, 1, 0, &io, &jo, &k, &ii, &ji);
     ck_assert_int_eq(sch_prefetch(m.st, m.P, k, 1), 0);
     ck_assert_int_eq(sch_compute_inline(sch_stage_of(m.s, m.P)), 0);
     ck_assert_ptr_null(tec_lower(m.s, "mm", 3, (te_tensor *[]){m.A, m.B, m.C}));
