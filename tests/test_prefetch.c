@@ -3,6 +3,7 @@
  * misuse refused with its message, at the primitive or at tec_lower. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "testutil.h"
 
 
@@ -110,6 +111,34 @@ START_TEST(prefetch_exact_statement) {
   lower_func *f = mm_lower(&m);
   tu_assert_contains(tec_lower_str(f), "prefetch(B[(((k*64) + (j.outer*16)) + 192)])");
   tec_ctx_free(m.ctx);
+}
+END_TEST
+
+/* The instruction each target gets: emitted assembly for x86-64, AArch64 and ARMv7 */
+START_TEST(prefetch_instructions) {
+  static const struct {
+    const char *target, *insn;
+  } t[] = {{"llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512", "prefetcht0"},
+           {"llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -mattr=+neon", "prfm\tpldl1keep"},
+           {"llvm -mtriple=armv7a-linux-gnueabihf -mattr=+neon,+vfp4", "pld\t"}};
+  for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+    mm m;
+    sch_iter *io, *jo, *k, *ii, *ji;
+    mm_small(&m, 0, 0, &io, &jo, &k, &ii, &ji);
+    ck_assert_int_eq(sch_prefetch(m.st, m.B, k, 3), 0);
+    lower_func *f = mm_lower(&m);
+    char path[] = "/tmp/tec_prefetch_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_msg(tec_emit(m.ctx, 1, &f, t[i].target, TEC_EMIT_ASM, path) == 0, "%s: %s",
+                  t[i].target, tec_ctx_error(m.ctx));
+    char *as = tu_read_file(path, NULL);
+    unlink(path);
+    tu_assert_contains(as, t[i].insn);
+    free(as);
+    tec_ctx_free(m.ctx);
+  }
 }
 END_TEST
 
@@ -224,6 +253,7 @@ int main(void) {
   TCase *tc = tcase_create("prefetch");
   tcase_add_test(tc, prefetch_lowers_and_runs);
   tcase_add_test(tc, prefetch_exact_statement);
+  tcase_add_test(tc, prefetch_instructions);
   tcase_add_test(tc, prefetch_primitive_errors);
   tcase_add_test(tc, prefetch_lower_errors);
   tcase_add_test(tc, prefetch_ir_constructor);
