@@ -37,10 +37,7 @@ static const ir_expr *ceildiv(const ir_expr *a, const ir_expr *b) {
 }
 
 /* ---- symbolic intervals ---- */
-typedef struct relax {
-  int n;
-  const ir_expr **vars, **lo, **hi; /* vars free to range over [lo, hi] */
-} relax;
+typedef lower_relax relax;
 
 typedef struct ivl {
   const ir_expr *lo, *hi; /* NULL: unbounded */
@@ -105,13 +102,15 @@ static ivl interval(const ir_expr *e, const relax *r) {
   }
 }
 
+int lower_interval(const ir_expr *e, const lower_relax *r, const ir_expr **lo,
+                   const ir_expr **hi) {
+  ivl x = interval(e, r);
+  *lo = x.lo, *hi = x.hi;
+  return x.lo && x.hi && !uses_relaxed(x.lo, r) && !uses_relaxed(x.hi, r);
+}
+
 /* ---- collecting reads of one tensor ---- */
-typedef struct reads {
-  const te_tensor *t;
-  int n, cap;
-  const ir_expr **r;
-  tec_ctx *ctx;
-} reads;
+typedef lower_reads reads;
 
 static void find_read(ir_visitor *v, const ir_expr *e) {
   reads *rd = v->user;
@@ -119,6 +118,15 @@ static void find_read(ir_visitor *v, const ir_expr *e) {
       !tec_grow(rd->ctx, (void **)&rd->r, &rd->cap, rd->n + 1, sizeof *rd->r))
     rd->r[rd->n++] = e;
   ir_visit_expr_default(v, e);
+}
+
+int lower_collect_reads(lower_reads *rd, const ir_expr *e, const ir_stmt *s) {
+  ir_visitor v;
+  ir_visitor_init(&v, rd);
+  v.expr[IR_READ] = find_read;
+  ir_visit_expr(&v, e);
+  ir_visit_stmt(&v, s);
+  return rd->n;
 }
 
 static int stage_index(const sch_schedule *s, const sch_stage *st) {
@@ -153,11 +161,7 @@ static int attach_region(lower_state *ls, int pi, arith_env *env) {
     sch_stage *r = ls->s->stages[j];
     if (r->attach == SCH_ATTACH_INLINE || !ls->body[j]) continue;
     reads probe = {t, 0, 0, NULL, ctx};
-    ir_visitor pv;
-    ir_visitor_init(&pv, &probe);
-    pv.expr[IR_READ] = find_read;
-    ir_visit_expr(&pv, ls->body[j]);
-    if (!probe.n) continue;
+    if (!lower_collect_reads(&probe, ls->body[j], NULL)) continue;
     if (ri < 0 || j == ci) ri = j, rd = probe; /* c wins over an earlier reader */
     if (j == ci) break;
   }

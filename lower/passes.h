@@ -54,6 +54,23 @@ int lower_iter_values(tec_ctx *ctx, const sch_stage *st, const lower_bounds *b, 
 const ir_expr *lower_ivals_get(const lower_ivals *v, const sch_iter *it);
 
 /* 1. bound inference: ranges of every iter var; the region an attached stage computes. */
+/* Symbolic intervals (bound.c): vars[i] free to range over [lo[i], hi[i]] (NULL: unbounded). */
+typedef struct lower_relax {
+  int n;
+  const ir_expr **vars, **lo, **hi;
+} lower_relax;
+/* [*lo, *hi] of the integer e with r's variables free: sums, constant multiples, division and
+ * modulo by positive constants, min, max, select. 0 when e has no such bound free of them. */
+int lower_interval(const ir_expr *e, const lower_relax *r, const ir_expr **lo,
+                   const ir_expr **hi);
+/* The READs of tensor t in e and in s (either may be NULL), appended to rd; returns rd->n. */
+typedef struct lower_reads {
+  const te_tensor *t;
+  int n, cap;
+  const ir_expr **r;
+  tec_ctx *ctx;
+} lower_reads;
+int lower_collect_reads(lower_reads *rd, const ir_expr *e, const ir_stmt *s);
 int lower_infer_bounds(lower_state *ls);
 /* Looks an iter up in b (NULL if absent). */
 const lower_range *lower_bounds_get(const lower_bounds *b, const sch_iter *it);

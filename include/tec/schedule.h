@@ -173,8 +173,10 @@ int sch_pragma(sch_stage *st, sch_iter *iv, const char *key, const ir_expr *valu
  * of t the loop body reads, over the loops inside iv, one prefetch per 64-byte line along t's
  * last dimension (TVM's prefetch, Halide's prefetch). t must be an input of st, offset >= 1.
  * tec_lower refuses it when iv is vectorized or inside a vectorized loop, when t is computed
- * inside iv (its next iterations do not exist yet), or when an index of t is not affine in
- * the loops inside iv. Prefetches past t's end are harmless. */
+ * inside iv (its next iterations do not exist yet), or when an index of t has no bound over
+ * the loops inside iv (bound inference's interval arithmetic: sums, constant multiples,
+ * division and modulo by constants, min, max, select). Prefetches past t's end are
+ * harmless. */
 int sch_prefetch(sch_stage *st, te_tensor *t, sch_iter *iv, int64_t offset);
 /* Pad the row stride of dimension axis of st's buffer to factor*k + offset elements. */
 int sch_storage_align(sch_stage *st, sch_iter *axis, int64_t factor, int64_t offset);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "testutil.h"
 
 static unsigned next_rand(unsigned *s) {
@@ -62,6 +63,20 @@ char *tu_read_file(const char *path, long *size) {
   }
   fclose(f);
   if (s && size) *size = n;
+  return s;
+}
+
+char *tu_emit_text(tec_ctx *ctx, lower_func *f, const char *target, tec_emit_kind kind) {
+  ck_assert_msg(f != NULL, "lower: %s", tec_ctx_error(ctx));
+  char path[] = "/tmp/tec_emit_XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  int rc = tec_emit(ctx, 1, &f, target, kind, path);
+  char *s = rc == 0 ? tu_read_file(path, NULL) : NULL;
+  unlink(path);
+  ck_assert_msg(rc == 0, "emit for %s: %s", target ? target : "the host", tec_ctx_error(ctx));
+  ck_assert_ptr_nonnull(s);
   return s;
 }
 

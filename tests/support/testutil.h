@@ -5,6 +5,7 @@
 #define TEC_TESTUTIL_H
 
 #include <check.h>
+#include <string.h>
 #include "tec/tec.h"
 
 /* A fresh 64-byte aligned float32 tensor filled with values in [-1, 1) from seed. */
@@ -19,6 +20,9 @@ void tu_ref_matmul(const float *a, const float *b, float *c, int64_t M, int64_t 
 /* The whole file at path, malloc'd and NUL-terminated; its length in *size unless size is
  * NULL. NULL if it cannot be opened or read. */
 char *tu_read_file(const char *path, long *size);
+/* What tec_emit writes for f and target (NULL: the host) in the text kinds (assembly, LLVM IR,
+ * header), malloc'd; fails the test when f is NULL or the emission fails. */
+char *tu_emit_text(tec_ctx *ctx, lower_func *f, const char *target, tec_emit_kind kind);
 /* Lowers s (args as given), JIT-builds for the host and returns the entry; fails the test
  * with the ctx's error otherwise. */
 tec_packed_fn tu_build(tec_ctx *ctx, sch_schedule *s, const char *name, int nargs,
@@ -31,7 +35,11 @@ tec_packed_fn tu_build(tec_ctx *ctx, sch_schedule *s, const char *name, int narg
     ck_assert_msg(tu_s_ && strstr(tu_s_, (sub)), "expected to find\n  %s\nin\n  %.3000s", (sub), \
                   tu_s_ ? tu_s_ : "(null)");                                             \
   } while (0)
-/* Asserts that the ctx's error message is exactly want (needs <string.h>). */
+/* Asserts that str does not contain sub (str must not be NULL). */
+#define assert_not_contains(str, sub)                                                        \
+  ck_assert_msg((str) && !strstr((str), (sub)), "did not expect\n  %s\nin\n  %.3000s", (sub), \
+                (str) ? (str) : "(null)")
+/* Asserts that the ctx's error message is exactly want. */
 #define assert_err(ctx, want)                                                                \
   do {                                                                                       \
     const char *e_ = tec_ctx_error(ctx);                                                     \
