@@ -7,9 +7,6 @@
 #include <unistd.h>
 #include "testutil.h"
 
-#define assert_not_contains(str, sub)                                                        \
-  ck_assert_msg((str) && !strstr((str), (sub)), "did not expect\n  %s\nin\n  %s", (sub),     \
-                (str) ? (str) : "(null)")
 
 static tec_ctx *ctx;
 static void setup(void) { ctx = tec_ctx_new(); }

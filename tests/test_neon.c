@@ -20,21 +20,6 @@
 
 /* ---------- assembly helpers ---------- */
 
-/* The assembly of f for target (malloc'd). */
-static char *emit_asm(tec_ctx *ctx, lower_func *f, const char *target) {
-  ck_assert_msg(f != NULL, "lower: %s", tec_ctx_error(ctx));
-  char path[] = "/tmp/tec_neon_XXXXXX";
-  int fd = mkstemp(path);
-  ck_assert_int_ge(fd, 0);
-  close(fd);
-  ck_assert_msg(tec_emit(ctx, 1, &f, target, TEC_EMIT_ASM, path) == 0, "emit for %s: %s", target,
-                tec_ctx_error(ctx));
-  char *s = tu_read_file(path, NULL);
-  unlink(path);
-  ck_assert_ptr_nonnull(s);
-  return s;
-}
-
 typedef struct lines {
   int n;
   char **v;
@@ -124,7 +109,7 @@ static char *hot_loop(const char *as, const char *fn) {
 
 /* The hot loop of `fn` in f emitted as assembly for target (malloc'd). */
 static char *emitted_hot_loop(tec_ctx *ctx, lower_func *f, const char *target, const char *fn) {
-  char *as = emit_asm(ctx, f, target);
+  char *as = tu_emit_text(ctx, f, target, TEC_EMIT_ASM);
   char *loop = hot_loop(as, fn);
   free(as);
   return loop;

@@ -6,9 +6,6 @@
 #include <unistd.h>
 #include "testutil.h"
 
-#define assert_not_contains(str, sub)                                                        \
-  ck_assert_msg((str) && !strstr((str), (sub)), "did not expect\n  %s\nin\n  %s", (sub),     \
-                (str) ? (str) : "(null)")
 
 /* ---- programs ----
  *   A[64, 32] (input);  B[i, j] = A[i, j] + 1;  C[i, j] = B[i, j] * 2
