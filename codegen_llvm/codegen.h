@@ -173,6 +173,9 @@ LLVMValueRef cg_splat(cg_func *f, LLVMValueRef v, int lanes); /* scalar to lanes
 /* codegen_mem.c */
 LLVMValueRef cg_load(cg_func *f, const ir_expr *e);
 LLVMValueRef cg_prefetch(cg_func *f, const ir_expr *load); /* the LOAD inside a prefetch call */
+/* Calls the overloaded LLVM intrinsic name ("llvm.fmuladd") on type ty. */
+LLVMValueRef cg_intrinsic(cg_func *f, const char *name, LLVMTypeRef ty, LLVMValueRef *args,
+                          unsigned n);
 int cg_store(cg_func *f, const ir_stmt *s);
 int cg_allocate(cg_func *f, const ir_stmt *s);
 /* codegen_stmt.c */

@@ -21,8 +21,7 @@ LLVMValueRef cg_splat(cg_func *f, LLVMValueRef v, int lanes) {
   return LLVMBuildShuffleVector(f->b, one, LLVMGetUndef(vt), mask, "splat");
 }
 
-/* Calls an overloaded LLVM intrinsic ("llvm.fmuladd") on type ty. */
-static LLVMValueRef cg_intrinsic(cg_func *f, const char *name, LLVMTypeRef ty, LLVMValueRef *args,
+LLVMValueRef cg_intrinsic(cg_func *f, const char *name, LLVMTypeRef ty, LLVMValueRef *args,
                                  unsigned n) {
   unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
   if (!id) return cg_internal(f, "LLVM has no intrinsic %s", name);
@@ -207,14 +206,14 @@ static LLVMValueRef cg_call(cg_func *f, const ir_expr *e) {
       [IR_INTRIN_SQRT] = {"llvm.sqrt", 1},   [IR_INTRIN_TANH] = {NULL, 1},
       [IR_INTRIN_FABS] = {"llvm.fabs", 1},   [IR_INTRIN_POW] = {"llvm.pow", 2},
       [IR_INTRIN_FLOOR] = {"llvm.floor", 1}, [IR_INTRIN_CEIL] = {"llvm.ceil", 1},
-      [IR_INTRIN_FMA] = {"llvm.fmuladd", 3},
+      [IR_INTRIN_FMA] = {"llvm.fmuladd", 3}, [IR_INTRIN_PREFETCH] = {NULL, 1},
   };
   int64_t fn = e->v.i;
   if (fn < 0 || fn >= IR_INTRIN_COUNT) return cg_internal(f, "unknown intrinsic %lld", (long long)fn);
-  if (fn == IR_INTRIN_PREFETCH) return e->nargs == 1 ? cg_prefetch(f, e->args[0]) : NULL;
   if (e->nargs != intrin[fn].nargs)
     return cg_internal(f, "%s takes %d arguments, got %d", ir_intrinsic_name((ir_intrinsic)fn),
                        intrin[fn].nargs, e->nargs);
+  if (fn == IR_INTRIN_PREFETCH) return cg_prefetch(f, e->args[0]); /* an address, no value */
   if (fn == IR_INTRIN_FABS && tec_dtype_is_int(e->type)) { /* |x| of an integer */
     LLVMValueRef x = cg_expr(f, e->args[0]);
     if (!x || e->type.code == TEC_UINT) return x;

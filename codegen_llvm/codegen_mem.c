@@ -183,15 +183,9 @@ LLVMValueRef cg_prefetch(cg_func *f, const ir_expr *load) {
   if (!idx) return NULL;
   LLVMValueRef p = LLVMBuildPointerCast(f->b, LLVMBuildGEP2(f->b, mt, ptr, &idx, 1, ""), f->ptr8,
                                         "");
-  const char *name = "llvm.prefetch";
-  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-  if (!id) return cg_internal(f, "LLVM has no intrinsic %s", name);
-  LLVMTypeRef pt = f->ptr8;
-  LLVMValueRef decl = LLVMGetIntrinsicDeclaration(f->mod, id, &pt, 1);
-  LLVMTypeRef fty = LLVMIntrinsicGetType(f->llctx, id, &pt, 1);
   LLVMValueRef args[4] = {p, LLVMConstInt(f->i32, 0, 0), LLVMConstInt(f->i32, 3, 0),
                           LLVMConstInt(f->i32, 1, 0)};
-  return LLVMBuildCall2(f->b, fty, decl, args, 4, "");
+  return cg_intrinsic(f, "llvm.prefetch", f->ptr8, args, 4);
 }
 
 int cg_store(cg_func *f, const ir_stmt *s) {
@@ -278,12 +272,12 @@ int cg_allocate(cg_func *f, const ir_stmt *s) {
                                       "bytes");
     LLVMValueRef sz = LLVMBuildIntCast2(f->b, bytes, f->intptr, 0, "");
     LLVMTypeRef aty, fty, ap[1] = {f->intptr};
-    int fresh = !LLVMGetNamedFunction(f->mod, "tec_rt_alloc");
     LLVMValueRef alloc_fn = cg_declare(f, "tec_rt_alloc", f->ptr8, ap, 1, &aty);
     /* malloc-like: a fresh block no other live pointer reaches. Without this LLVM cannot tell
      * a temporary from the noalias arguments, and an accumulator in the output (k split,
-     * C += A*Bp) is stored to memory on every iteration instead of kept in registers. */
-    if (fresh) cg_add_attr(f, alloc_fn, LLVMAttributeReturnIndex, "noalias", 0);
+     * C += A*Bp) is stored to memory on every iteration instead of kept in registers. (Adding
+     * it again to an existing declaration replaces it.) */
+    cg_add_attr(f, alloc_fn, LLVMAttributeReturnIndex, "noalias", 0);
     mem = LLVMBuildCall2(f->b, aty, alloc_fn, &sz, 1, name);
     LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "alloc_ok");
     LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "alloc_fail");

@@ -163,15 +163,9 @@ static LLVMValueRef cg_closure_fill(cg_func *f, const cg_outline *o, LLVMTypeRef
   return LLVMBuildPointerCast(f->b, cl, f->ptr8, "");
 }
 
-static void cg_outline_free(cg_outline *o) {
-  free(o->vals);
-  free(o->types);
-  free(o->elems);
-}
-
 /* The free variables of body (o->fv set up by the caller) and their current values: the
- * fields of the closure an outlined function receives. -1 (error recorded) on failure; the
- * caller frees o's arrays either way. */
+ * fields of the closure an outlined function receives (arrays in the ctx arena). -1 (error
+ * recorded) on failure. */
 static int cg_capture(cg_func *f, const ir_stmt *body, cg_outline *o) {
   ir_visitor v;
   ir_visitor_init(&v, &o->fv);
@@ -179,9 +173,9 @@ static int cg_capture(cg_func *f, const ir_stmt *body, cg_outline *o) {
   v.stmt[IR_S_STORE] = cg_fv_store;
   ir_visit_stmt(&v, body);
   int cap = o->fv.n + 1;
-  o->vals = calloc((size_t)cap, sizeof *o->vals);
-  o->types = calloc((size_t)cap, sizeof *o->types);
-  o->elems = calloc((size_t)cap, sizeof *o->elems);
+  o->vals = tec_ctx_alloc(f->ctx, sizeof *o->vals * (size_t)cap);
+  o->types = tec_ctx_alloc(f->ctx, sizeof *o->types * (size_t)cap);
+  o->elems = tec_ctx_alloc(f->ctx, sizeof *o->elems * (size_t)cap);
   if (o->fv.oom || !o->vals || !o->types || !o->elems) {
     cg_internal(f, "out of memory");
     return -1;
@@ -374,7 +368,6 @@ int cg_parallel_outline(cg_func *f, const ir_stmt *s) {
   cg_return_if_failed(f, LLVMBuildCall2(f->b, pf_ty, pf, args, 3, "par"), "par");
   rc = 0;
 out:
-  cg_outline_free(&o);
   return f->failed ? -1 : rc;
 }
 
@@ -676,6 +669,5 @@ int cg_launch_point(cg_func *f, const ir_stmt *s) {
   cg_return_if_failed(f, LLVMBuildCall2(f->b, pl_ty, pl, args, 2, "launch"), "launch");
   rc = 0;
 out:
-  cg_outline_free(&o);
   return f->failed ? -1 : rc;
 }

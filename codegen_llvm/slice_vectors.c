@@ -68,6 +68,7 @@ static const ir_expr *slice(const ir_expr *e, int off, int n) {
 
 static const ir_stmt *slice_store(ir_mutator *m, const ir_stmt *s) {
   int vector_bits = *(const int *)m->user;
+  if (!s->a || !s->b) return s; /* malformed: cg_store says so */
   int had_error = tec_ctx_error(m->ctx) != NULL;
   int lanes = s->b->type.lanes, bits = s->b->type.bits;
   int native = bits > 0 ? vector_bits / bits : 0;
@@ -76,18 +77,19 @@ static const ir_stmt *slice_store(ir_mutator *m, const ir_stmt *s) {
   int npieces = (lanes + native - 1) / native;
   const ir_stmt **pieces = tec_ctx_alloc(m->ctx, sizeof *pieces * (size_t)npieces);
   if (!pieces) return s;
+  int done = 0;
   for (int p = 0; p < npieces; p++) {
     int off = p * native, n = lanes - off < native ? lanes - off : native;
     const ir_expr *idx = slice_index(s->a, off, n), *val = slice(s->b, off, n);
     const ir_expr *pred = s->c ? slice(s->c, off, n) : NULL;
     if (idx && val && (!s->c || pred)) pieces[p] = ir_store(s->var, idx, val, pred);
-    if (!pieces[p]) { /* something unsliceable: keep the store whole, and no error */
-      if (!had_error) tec_ctx_clear_error(m->ctx);
-      return s;
-    }
+    if (!pieces[p]) break;
+    done++;
   }
-  const ir_stmt *r = ir_seq(m->ctx, npieces, pieces);
-  return r ? r : s;
+  const ir_stmt *r = done == npieces ? ir_seq(m->ctx, npieces, pieces) : NULL;
+  if (r) return r;
+  if (!had_error) tec_ctx_clear_error(m->ctx); /* unsliceable: the store whole, no error */
+  return s;
 }
 
 const ir_stmt *cg_slice_vectors(tec_ctx *ctx, const ir_stmt *body, int vector_bits) {
