@@ -14,15 +14,17 @@
 /* The default pair keeps a few large freed blocks for reuse: generated code allocates its big
  * temporaries (packed panels, padded inputs) on every call, and handing them back to the
  * kernel each time costs page faults on every call. Each block carries its size in a
- * TEC_ALIGN-byte header in front of it; the cache keeps a copy of each cached block's size
- * beside it (rt_cache_size), so a search never touches the blocks themselves. */
+ * TEC_ALIGN-byte header in front of it; each cache slot keeps a copy of its block's size, so a
+ * search never touches the blocks themselves. */
 #define RT_CACHE_SLOTS 16
 #define RT_CACHE_MIN ((size_t)64 << 10)   /* smaller blocks: malloc keeps them itself */
 #define RT_CACHE_MAX ((size_t)256 << 20)  /* bytes kept at most */
 
 static pthread_mutex_t rt_cache_lock = PTHREAD_MUTEX_INITIALIZER;
-static void *rt_cache[RT_CACHE_SLOTS];
-static size_t rt_cache_size[RT_CACHE_SLOTS]; /* rt_block_size(rt_cache[i]), 0 for an empty slot */
+static struct rt_slot {
+  void *p;  /* a cached block, or NULL */
+  size_t n; /* rt_block_size(p), 0 for an empty slot */
+} rt_cache[RT_CACHE_SLOTS];
 static size_t rt_cache_bytes;
 static pthread_once_t rt_cache_once = PTHREAD_ONCE_INIT;
 static int rt_cache_registered; /* set once (rt_cache_register): 1 drained at exit, -1 no cache */
@@ -32,9 +34,8 @@ static size_t rt_block_size(void *p) { return *(size_t *)((char *)p - TEC_ALIGN)
 static void rt_cache_drain(void) {
   pthread_mutex_lock(&rt_cache_lock);
   for (int i = 0; i < RT_CACHE_SLOTS; i++) {
-    if (rt_cache[i]) free((char *)rt_cache[i] - TEC_ALIGN);
-    rt_cache[i] = NULL;
-    rt_cache_size[i] = 0;
+    if (rt_cache[i].p) free((char *)rt_cache[i].p - TEC_ALIGN);
+    rt_cache[i] = (struct rt_slot){NULL, 0};
   }
   rt_cache_bytes = 0;
   pthread_mutex_unlock(&rt_cache_lock);
@@ -46,22 +47,20 @@ static void rt_cache_register(void) { rt_cache_registered = atexit(rt_cache_drai
 static void *rt_default_alloc(size_t bytes, void *user) {
   (void)user;
   if (bytes >= RT_CACHE_MIN) { /* a cached block of this size, or up to a quarter larger */
-    void *best = NULL;
-    size_t best_n = 0;
-    int slot = -1;
+    struct rt_slot best = {NULL, 0};
     pthread_mutex_lock(&rt_cache_lock);
+    int slot = -1;
     for (int i = 0; i < RT_CACHE_SLOTS; i++) { /* an empty slot has size 0 < bytes */
-      size_t n = rt_cache_size[i];
-      if (n >= bytes && n - bytes <= bytes / 4 && (slot < 0 || n < best_n)) slot = i, best_n = n;
+      size_t n = rt_cache[i].n;
+      if (n >= bytes && n - bytes <= bytes / 4 && (slot < 0 || n < rt_cache[slot].n)) slot = i;
     }
     if (slot >= 0) {
       best = rt_cache[slot];
-      rt_cache[slot] = NULL;
-      rt_cache_size[slot] = 0;
-      rt_cache_bytes -= best_n;
+      rt_cache[slot] = (struct rt_slot){NULL, 0};
+      rt_cache_bytes -= best.n;
     }
     pthread_mutex_unlock(&rt_cache_lock);
-    if (best) return best;
+    if (best.p) return best.p;
   }
   if (bytes > SIZE_MAX - TEC_ALIGN) return NULL;
   char *base = aligned_alloc(TEC_ALIGN, bytes + TEC_ALIGN);
@@ -78,10 +77,9 @@ static void rt_default_free(void *p, void *user) {
     pthread_mutex_lock(&rt_cache_lock);
     int slot = -1;
     for (int i = 0; i < RT_CACHE_SLOTS && slot < 0; i++)
-      if (!rt_cache[i]) slot = i;
+      if (!rt_cache[i].n) slot = i;
     if (slot >= 0 && rt_cache_registered == 1 && rt_cache_bytes + n <= RT_CACHE_MAX) {
-      rt_cache[slot] = p;
-      rt_cache_size[slot] = n;
+      rt_cache[slot] = (struct rt_slot){p, n};
       rt_cache_bytes += n;
       p = NULL;
     }
