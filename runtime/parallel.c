@@ -418,19 +418,22 @@ int32_t tec_rt_parallel_launch(tec_rt_launch_body body, void *closure) {
   if (!body) return tec_rt_set_error("tec_rt_parallel_launch: the body is NULL");
   int threads = tec_rt_get_num_threads();
   if (threads <= 1 || rt_in_task) return rt_launch_serial(body, closure);
-  rt_pool *p = &rt_pool_g;
-  int ntasks = rt_claim(p, threads);
-  if (ntasks == 0) return rt_launch_serial(body, closure);
-  rt_launch l; /* set up under mu, before the workers can see it */
+  rt_launch l; /* set up before taking the pool: the workers see it only after rt_dispatch */
   memset(&l, 0, sizeof l);
   l.body = body;
   l.closure = closure;
-  l.ntask = ntasks;
-  l.active = ntasks;
   l.err_task = -1;
   atomic_init(&l.bar_gen, 0);
   atomic_init(&l.failed, 0);
   pthread_cond_init(&l.bar_cv, NULL);
+  rt_pool *p = &rt_pool_g;
+  int ntasks = rt_claim(p, threads);
+  if (ntasks == 0) {
+    pthread_cond_destroy(&l.bar_cv);
+    return rt_launch_serial(body, closure);
+  }
+  l.ntask = ntasks; /* under mu (rt_claim holds it) */
+  l.active = ntasks;
   rt_dispatch(p, NULL, &l, closure, ntasks, ntasks);
 
   rt_in_task = 1;
