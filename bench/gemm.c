@@ -15,7 +15,7 @@
  * Per (size, threads): every implementation is called once and checked against a naive
  * double-precision reference on a sample of rows, warmed up, then timed `reps` times
  * (at least 20) round-robin — tec, oneDNN, OpenBLAS, tec, ... — so that the load of this shared
- * machine hits all three alike; the median of each is reported. Ratios are speed ratios
+ * machine hits all three alike; the median of each is reported (--stat min: the fastest). Ratios are speed ratios
  * (other's time / tec's time): above 1 means tec is faster.
  *
  * tec's schedule (the --mr/--nr/--kb/--pack knobs; the defaults are the best found, see
@@ -24,14 +24,15 @@
  *   Bp[jo, k, ji] = B[k, jo*nr + ji]        B packed into nr-column panels, [N/nr][K][nr]
  *   C[i, j] = sum_k A[i, k] * Bp[j/nr, k, j%nr]
  *
- *   for jo in N/nr            parallel          (one nr-wide panel of C and of Bp)
- *     Bp for this panel, 16-wide vector copy   (--pack panel; root: all of Bp up front)
+ *   for jo in N/(nr*jb)       parallel          (jb panels of C and of Bp, --jb: auto_jb)
+ *     Bp for these panels, 16-wide copies      (--pack panel; root: all of Bp up front)
  *     for io in M/mr
- *       C.local[mr][nr] = 0                     (cache_write: the accumulator tile)
- *       for k in K
- *         for ii in mr        unrolled
- *           for ji in nr      vectorized        C.local[ii, ji] += A[io*mr+ii, k] * Bp[..]
- *       C[io*mr.., jo*nr..] = C.local           (vectorized copy)
+ *       for js in jb                            (A's mr rows stay in L1 for the next panel)
+ *         C.local[mr][nr] = 0                   (cache_write: the accumulator tile)
+ *         for k in K
+ *           for ii in mr      unrolled
+ *             for ji in nr    vectorized        C.local[ii, ji] += A[io*mr+ii, k] * Bp[..]
+ *         C[io*mr.., (jo*jb+js)*nr..] = C.local (vectorized copy)
  *
  * With --kb > 0 the accumulator is C itself and k is split by kb with k.outer outside the
  * tile loops (no cache_write): the form the DESIGN notes' hand-written kernel uses.
@@ -55,17 +56,32 @@
 #include "tec/tec.h"
 
 /* ---------------- options ---------------- */
+/* where B is packed: all up front, per panel inside the parallel loop, per k block, or not */
+enum { PACK_ROOT, PACK_PANEL, PACK_KBLOCK, PACK_NONE, NPACK };
+static const char *const pack_names[NPACK] = {"root", "panel", "kblock", "none"};
+/* with --kb: k.outer inside the panel loop (jko), outside it (kji), or row blocks outermost */
+enum { ORDER_JKO, ORDER_KJI, ORDER_IKJ, NORDER };
+static const char *const order_names[NORDER] = {"jko", "kji", "ikj"};
+
+/* The index of v in names[0..n), or -1 */
+static int name_index(const char *v, const char *const *names, int n) {
+  for (int i = 0; i < n; i++)
+    if (!strcmp(v, names[i])) return i;
+  return -1;
+}
+
 typedef struct opts {
   int nsizes, sizes[16];
   int nthreads, threads[8];
   int reps;
   int rounds;     /* --rounds: the whole sweep repeated, each round timed on its own */
   int mr, nr, kb;
-  int pack_panel; /* 1: pack B per panel (compute_at jo); 2: per k block (compute_at k.outer,
-                     kb > 0, order kji: contiguous reads of B's rows); 0: whole B up front */
+  int pack;       /* PACK_*: panel: compute_at jo; kblock: compute_at k.outer (kb > 0, order
+                     kji: contiguous reads of B's rows); root: whole B up front; none: the tile
+                     reads B in place */
   int pack_a;     /* 1: A packed too, Ap[io, k, ii]: each mr-row tile reads one stream */
-  int k_outer;    /* kb > 0: 1: k.outer outside j.outer (B panel block in L1), 0: inside;
-                     2 (ikj, with mb): blocks of rows outermost, their C block kept in L2 */
+  int order;      /* ORDER_*, kb > 0: kji: k.outer outside j.outer (B panel block in L1), jko:
+                     inside; ikj (with mb): blocks of rows outermost, their C block in L2 */
   int mb;         /* row tiles per block of A kept in L2 (0: none); kb = 0: the blocks are the
                      parallel loop, outside the panels; kb > 0 with --order kji: GotoBLAS */
   int jb;         /* kb = 0: panels per pass over A (jo split by jb; io runs inside, A's rows
@@ -156,16 +172,9 @@ static int apply_opts(int argc, char **argv, opts *o, int schedule_only) {
     }
     else if (!strcmp(a, "--packa")) o->pack_a = atoi(v);
     else if (!strcmp(a, "--order")) {
-      if (strcmp(v, "jko") && strcmp(v, "kji") && strcmp(v, "ikj")) return -1;
-      o->k_outer = !strcmp(v, "kji") ? 1 : !strcmp(v, "ikj") ? 2 : 0;
-    }
-    else if (!strcmp(a, "--pack")) {
-      if (strcmp(v, "root") && strcmp(v, "panel") && strcmp(v, "kblock") && strcmp(v, "none"))
-        return -1;
-      o->pack_panel = !strcmp(v, "panel")    ? 1
-                      : !strcmp(v, "kblock") ? 2
-                      : !strcmp(v, "none")   ? 3
-                                             : 0;
+      if ((o->order = name_index(v, order_names, NORDER)) < 0) return -1;
+    } else if (!strcmp(a, "--pack")) {
+      if ((o->pack = name_index(v, pack_names, NPACK)) < 0) return -1;
     } else {
       fprintf(stderr, "gemm: unknown option '%s'\n", a);
       return -1;
@@ -181,17 +190,25 @@ static int apply_opts(int argc, char **argv, opts *o, int schedule_only) {
 /* Refuses the combinations in which an option would be silently ignored. what: "" or "--vs ". */
 static int check_opts(const opts *o, const char *what) {
   const char *err = NULL;
-  if (o->pack_panel == 2 && !(o->kb > 0 && o->k_outer == 1))
+  if (o->pack == PACK_KBLOCK && !(o->kb > 0 && o->order == ORDER_KJI))
     err = "--pack kblock needs --kb > 0 and --order kji";
+  else if (o->order != ORDER_JKO && o->kb == 0)
+    err = "--order is only for --kb > 0";
+  else if (o->ku > 1 && o->kb > 0)
+    err = "--ku is only for --kb 0";
   else if (o->jb && (o->kb > 0 || o->mb > 0))
     err = "--jb is only for --kb 0 without --mb";
-  else if (o->mb > 0 && o->kb > 0 && !o->k_outer)
+  else if (o->mb > 0 && o->kb == 0 && o->pack == PACK_PANEL)
+    err = "--mb with --kb 0 puts the panels inside the row blocks: --pack panel would pack B "
+          "again for every block (use --pack root or none)";
+  else if (o->mb > 0 && o->kb > 0 && o->order == ORDER_JKO)
     err = "--mb with --kb > 0 needs --order kji or ikj";
-  else if (o->k_outer == 2 && !(o->kb > 0 && o->mb > 0 && (o->pack_panel % 3) == 0))
-    err = "--order ikj needs --kb > 0, --mb > 0 and --pack root or none";
-  else if (o->pack_rows && o->pack_panel >= 2)
+  else if (o->order == ORDER_IKJ &&
+           !(o->mb > 0 && (o->pack == PACK_ROOT || o->pack == PACK_NONE)))
+    err = "--order ikj needs --mb > 0 and --pack root or none";
+  else if (o->pack_rows && (o->pack == PACK_KBLOCK || o->pack == PACK_NONE))
     err = "--pack-rows does not go with --pack kblock or none";
-  else if (o->skip_pack && o->pack_panel == 3)
+  else if (o->skip_pack && o->pack == PACK_NONE)
     err = "--skip-pack needs a packing stage (not --pack none)";
   if (err) fprintf(stderr, "gemm: %sschedule: %s\n", what, err);
   return err ? -1 : 0;
@@ -199,7 +216,7 @@ static int check_opts(const opts *o, const char *what) {
 
 static int parse_opts(int argc, char **argv, opts *o) {
   *o = (opts){.nsizes = 4, .sizes = {256, 512, 1024, 2048}, .nthreads = 2, .threads = {1, 2},
-              .reps = 20, .rounds = 1, .mr = 6, .nr = 64, .kb = 0, .pack_panel = 1};
+              .reps = 20, .rounds = 1, .mr = 6, .nr = 64, .kb = 0, .pack = PACK_PANEL};
   return apply_opts(argc, argv, o, 0) || check_opts(o, "") ? -1 : 0;
 }
 
@@ -238,13 +255,11 @@ static void describe_schedule(const opts *o, char *buf, size_t size) {
       ADD("%s%d:%lld", si ? " " : "", o->sizes[si], (long long)auto_jb(o->sizes[si], o->nr));
     ADD(")");
   }
-  static const char *const order_names[3] = {"jko", "kji", "ikj"};
-  if (o->kb) ADD(" kb=%d order=%s", o->kb, order_names[o->k_outer]);
+  if (o->kb) ADD(" kb=%d order=%s", o->kb, order_names[o->order]);
   if (o->mb) ADD(" mb=%d", o->mb);
   if (o->kb == 0 && o->ku > 1) ADD(" ku=%d", o->ku);
   if (o->prefetch) ADD(" prefetch=%d", o->prefetch);
-  static const char *const pack_names[4] = {"root", "panel", "kblock", "none"};
-  ADD(" pack=%s", pack_names[o->pack_panel]);
+  ADD(" pack=%s", pack_names[o->pack]);
   if (o->pack_rows) ADD(" pack-rows");
   if (o->pack_a) ADD(" packa");
   if (o->skip_pack) ADD(" skip-pack (results wrong by design)");
@@ -307,32 +322,22 @@ static const ir_expr *gemm_body(tec_ctx *ctx, const ir_expr *const *i, void *use
 static const char *const pack_axis_names[3] = {"jo", "k", "ji"};
 static const char *const pack_a_axis_names[3] = {"io", "k", "ii"};
 
-/* Builds tec's GEMM for n x n x n; the packed function in *fn. NULL on error. */
 /* B's packing stage: --pack-rows (panel or root) walks B row by row (k outside the panels),
  * each of its rows read once per packing step; root packs all of B up front, in parallel over
  * its rows or panels; the copy moves 16 floats (one zmm) at a time along a panel's columns */
-#define PTRY(x)                                                           \
-  do {                                                                   \
-    if ((x) != 0) return -1;                                             \
-  } while (0)
 static int schedule_packing(sch_stage *sp, const opts *o) {
-  sch_iter *pk = sch_leaf_named(sp, "k"), *pjo = sch_leaf_named(sp, "jo"), *po, *pi;
-  if (o->pack_rows) PTRY(sch_reorder(sp, 2, (sch_iter *[]){pk, pjo}));
-  if (!o->pack_panel) PTRY(sch_parallel(sp, o->pack_rows ? pk : pjo));
-  sch_iter *pj = sch_leaf_named(sp, "ji");
-  if (!pj) PTRY(-1);
-  if (o->nr % 16 == 0 && o->nr > 16) {
-    PTRY(sch_split(sp, pj, 16, &po, &pi));
-    PTRY(sch_vectorize(sp, pi));
-  } else {
-    PTRY(sch_vectorize(sp, pj));
-  }
-  if (o->skip_pack) /* what the packing costs: drop it (TVM's debug_skip_region experiment) */
-    PTRY(sch_pragma(sp, sp->leaf[0], "debug_skip_region", NULL));
+  sch_iter *pk = sch_leaf_named(sp, "k"), *pjo = sch_leaf_named(sp, "jo");
+  sch_iter *pj = sch_leaf_named(sp, "ji"), *po;
+  if (o->pack_rows && sch_reorder(sp, 2, (sch_iter *[]){pk, pjo})) return -1;
+  if (o->pack == PACK_ROOT && sch_parallel(sp, o->pack_rows ? pk : pjo)) return -1;
+  if (o->nr % 16 == 0 && o->nr > 16 && sch_split(sp, pj, 16, &po, &pj)) return -1;
+  if (sch_vectorize(sp, pj)) return -1;
+  /* what the packing costs: drop it (TVM's debug_skip_region experiment) */
+  if (o->skip_pack && sch_pragma(sp, sp->leaf[0], "debug_skip_region", NULL)) return -1;
   return 0;
 }
-#undef PTRY
 
+/* Builds tec's GEMM for n x n x n; the packed function in *fn. NULL on error. */
 static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_packed_fn *fn) {
   int64_t mr = o->mr, nr = o->nr;
   if (o->kb && n % o->kb) {
@@ -350,7 +355,7 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
                                                .shape = TE_SHAPE(ctx, (n + mr - 1) / mr, n, mr),
                                                .body = pack_a_body, .user = g,
                                                .axis_names = pack_a_axis_names});
-  if (o->pack_panel != 3)
+  if (o->pack != PACK_NONE)
     g->bp = te_compute(ctx, &(te_compute_decl){.name = "Bp", .ndim = 3,
                                              .shape = TE_SHAPE(ctx, (n + nr - 1) / nr, n, nr),
                                              .body = pack_body, .user = g,
@@ -391,19 +396,18 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
     TRY(ctx, sch_compute_at(sl, sc, at));
     sch_iter *li = sch_axis(sl, 0), *lj = sch_axis(sl, 1), *lk = sch_reduce_axis(sl, 0);
     if (o->ku > 1) {
-      sch_iter *lko, *lki;
-      TRY(ctx, sch_split(sl, lk, o->ku, &lko, &lki));
-      TRY(ctx, sch_reorder(sl, 4, (sch_iter *[]){lko, lki, li, lj}));
+      sch_iter *lki;
+      TRY(ctx, sch_split(sl, lk, o->ku, &lk, &lki)); /* lk: k.outer from here */
+      TRY(ctx, sch_reorder(sl, 4, (sch_iter *[]){lk, lki, li, lj}));
       TRY(ctx, sch_unroll(sl, lki));
     } else {
       TRY(ctx, sch_reorder(sl, 3, (sch_iter *[]){lk, li, lj}));
     }
     TRY(ctx, sch_unroll(sl, li));
     TRY(ctx, sch_vectorize(sl, lj));
-    if (o->prefetch) /* the panel's row k + prefetch, at every k */
-      TRY(ctx, sch_prefetch(sl, g->bp ? g->bp : B, o->ku > 1 ? sch_leaf_named(sl, "k.outer") : lk,
-                            o->prefetch));
-    if (sp && o->pack_panel) TRY(ctx, sch_compute_at(sp, sc, jo));
+    if (o->prefetch) /* the panel's row k + prefetch (k.outer with --ku), at every k */
+      TRY(ctx, sch_prefetch(sl, g->bp ? g->bp : B, lk, o->prefetch));
+    if (o->pack == PACK_PANEL) TRY(ctx, sch_compute_at(sp, sc, jo));
     if (g->ap) {
       sch_stage *sa = sch_stage_of(s, g->ap);
       TRY(ctx, sch_parallel(sa, sch_axis(sa, 0)));
@@ -414,35 +418,36 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
     TRY(ctx, sch_tile(sc, sch_axis(sc, 0), sch_axis(sc, 1), mr, nr, &io, &jo, &ii, &ji));
     TRY(ctx, sch_split(sc, sch_reduce_axis(sc, 0), o->kb, &ko, &ki));
     sch_iter *ib, *io2;
-    if (o->k_outer == 2) { /* a block of rows of C stays in L2 across the k blocks */
+    if (o->order == ORDER_IKJ) { /* a block of rows of C stays in L2 across the k blocks */
       TRY(ctx, sch_split(sc, io, o->mb, &ib, &io2));
       TRY(ctx, sch_reorder(sc, 7, (sch_iter *[]){ib, ko, jo, io2, ki, ii, ji}));
-    } else if (o->k_outer && o->mb > 0) { /* GotoBLAS order: an A block in L2, a B micro-panel in L1 */
+    } else if (o->mb > 0) { /* kji, GotoBLAS order: an A block in L2, a B micro-panel in L1 */
       TRY(ctx, sch_split(sc, io, o->mb, &ib, &io2));
       TRY(ctx, sch_reorder(sc, 7, (sch_iter *[]){ko, ib, jo, io2, ki, ii, ji}));
-    } else if (o->k_outer)
+    } else if (o->order == ORDER_KJI)
       TRY(ctx, sch_reorder(sc, 6, (sch_iter *[]){ko, jo, io, ki, ii, ji}));
     else
       TRY(ctx, sch_reorder(sc, 6, (sch_iter *[]){jo, ko, io, ki, ii, ji}));
     TRY(ctx, sch_unroll(sc, ii));
     TRY(ctx, sch_vectorize(sc, ji));
     if (o->prefetch) TRY(ctx, sch_prefetch(sc, g->bp ? g->bp : B, ki, o->prefetch));
-    TRY(ctx, sch_parallel(sc, o->k_outer == 2 ? ib : jo));
-    if (o->pack_panel == 2 && o->k_outer) {
+    TRY(ctx, sch_parallel(sc, o->order == ORDER_IKJ ? ib : jo));
+    if (o->pack == PACK_KBLOCK) {
       TRY(ctx, sch_compute_at(sp, sc, ko));
       TRY(ctx, sch_parallel(sp, sch_leaf_named(sp, "jo")));
-    } else if (sp && o->pack_panel) {
+    } else if (o->pack == PACK_PANEL) {
       TRY(ctx, sch_compute_at(sp, sc, jo));
     }
-    if (g->ap) {
-      /* the A block of one k.outer step, [M/mr][kb][mr]: mr rows unrolled per k */
+    if (g->ap) { /* Ap[M/mr][K][mr]: mr rows unrolled per k */
       sch_stage *sa = sch_stage_of(s, g->ap);
-      if (o->k_outer == 2) /* the A block of mb tiles x kb, per k block */
+      if (o->order == ORDER_IKJ) /* the A block of mb tiles x kb, per k block */
         TRY(ctx, sch_compute_at(sa, sc, ko));
-      else if (o->k_outer && o->mb > 0) /* GotoBLAS: the A block (mb tiles x kb) packed into L2 */
+      else if (o->mb > 0) /* kji, GotoBLAS: the A block (mb tiles x kb) packed into L2 */
         TRY(ctx, sch_compute_at(sa, sc, ib));
-      else if (o->pack_panel && o->k_outer)
+      else if (o->order == ORDER_KJI) /* the A block of one k.outer step */
         TRY(ctx, sch_compute_at(sa, sc, ko));
+      else /* jko: all of A up front, in parallel */
+        TRY(ctx, sch_parallel(sa, sch_axis(sa, 0)));
       TRY(ctx, sch_unroll(sa, sch_axis(sa, 2)));
     }
   }
@@ -469,6 +474,7 @@ typedef struct problem {
   float *a, *b, *c;
   DLTensor ta, tb, tc;
   tec_packed_fn tec, tec_vs; /* tec_vs: the --vs schedule, or NULL */
+  double *ref;               /* check(): the sampled rows' exact values, then their magnitudes */
 } problem;
 
 static int run_impl(problem *p, int impl) {
@@ -497,19 +503,28 @@ static int run_impl(problem *p, int impl) {
   return -1;
 }
 
-/* Max relative error of C against a double-precision reference on a sample of rows. */
-static double check(const problem *p) {
-  int64_t n = p->n, step = n > 128 ? n / 32 : 1;
-  double worst = 0;
-  for (int64_t i = 0; i < n; i += step)
-    for (int64_t j = 0; j < n; j++) {
-      double acc = 0, mag = 0;
-      for (int64_t k = 0; k < n; k++) {
-        double t = (double)p->a[i * n + k] * p->b[k * n + j];
-        acc += t;
-        mag += fabs(t);
+/* Max relative error of C against a double-precision reference on a sample of rows (the
+ * reference computed on the first call, kept in p->ref). -1 if it cannot be computed. */
+static double check(problem *p) {
+  int64_t n = p->n, step = n > 128 ? n / 32 : 1, rows = (n + step - 1) / step;
+  if (!p->ref) {
+    if (!(p->ref = malloc(sizeof(double) * (size_t)(2 * rows * n)))) return -1;
+    double *acc = p->ref, *mag = p->ref + rows * n;
+    for (int64_t r = 0; r < rows; r++)
+      for (int64_t j = 0; j < n; j++) {
+        acc[r * n + j] = mag[r * n + j] = 0;
+        for (int64_t k = 0; k < n; k++) {
+          double t = (double)p->a[r * step * n + k] * p->b[k * n + j];
+          acc[r * n + j] += t;
+          mag[r * n + j] += fabs(t);
+        }
       }
-      double e = fabs(acc - p->c[i * n + j]) / (1.0 + mag);
+  }
+  const double *acc = p->ref, *mag = p->ref + rows * n;
+  double worst = 0;
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t j = 0; j < n; j++) {
+      double e = fabs(acc[r * n + j] - p->c[r * step * n + j]) / (1.0 + mag[r * n + j]);
       if (e > worst) worst = e;
     }
   return worst;
@@ -519,9 +534,7 @@ static void set_threads(int t) {
   char buf[16];
   snprintf(buf, sizeof buf, "%d", t);
   setenv("TEC_NUM_THREADS", buf, 1);
-#ifdef TEC_HAVE_SET_NUM_THREADS
   tec_rt_set_num_threads(t);
-#endif
   openblas_set_num_threads(t);
   omp_set_num_threads(t); /* Debian's oneDNN is built on GNU OpenMP */
 }
@@ -541,17 +554,22 @@ static int cmp_double(const void *x, const void *y) {
 
 /* One (size, threads) row: every implementation checked (first round only) and warmed up,
  * then timed round-robin so machine load hits all alike; med gets each one's median (or
- * minimum). Returns 1 if a result was wrong. */
+ * minimum). 0, 1 if a result was wrong (med filled), -1 if a call failed (med not filled). */
 static int measure(problem *p, const opts *o, const opts *vs, int nimpl, int t, int check_first,
                    double *med) {
-  int64_t n = p->n, status = 0;
+  int64_t n = p->n;
+  int status = 0;
   set_threads(t);
   double flops = 2.0 * (double)n * (double)n * (double)n;
   for (int impl = 0; impl < nimpl; impl++) {
     if (check_first) {
       memset(p->c, 0, sizeof(float) * (size_t)(n * n));
-      if (run_impl(p, impl)) return 1;
+      if (run_impl(p, impl)) return -1;
       double err = check(p);
+      if (err < 0) {
+        fprintf(stderr, "gemm: out of memory for the reference\n");
+        return -1;
+      }
       int wrong_by_design = (impl == IMPL_TEC && (o->skip_pack || o->hot)) ||
                             (impl == IMPL_TEC_VS && (vs->skip_pack || vs->hot)); /* experiments */
       if (err > 1e-5 && !wrong_by_design) {
@@ -566,27 +584,26 @@ static int measure(problem *p, const opts *o, const opts *vs, int nimpl, int t, 
   int reps = o->reps;
   double est = flops / 100e9; /* seconds per call at ~100 GFLOP/s */
   while (reps < 400 && reps * est < 0.25) reps *= 2;
-  double *ts[NIMPL];
-  for (int impl = 0; impl < nimpl; impl++) ts[impl] = malloc(sizeof(double) * (size_t)reps);
-  for (int impl = 0; impl < nimpl; impl++)
-    if (!ts[impl]) {
-      fprintf(stderr, "gemm: out of memory\n");
-      return 1;
-    }
+  double *ts = malloc(sizeof(double) * (size_t)(reps * nimpl)); /* ts[impl * reps + r] */
+  if (!ts) {
+    fprintf(stderr, "gemm: out of memory\n");
+    return -1;
+  }
   for (int r = 0; r < reps; r++)
     for (int impl = 0; impl < nimpl; impl++) {
       double t0 = now();
       run_impl(p, impl);
-      ts[impl][r] = now() - t0;
+      ts[impl * reps + r] = now() - t0;
     }
   for (int impl = 0; impl < nimpl; impl++) {
-    qsort(ts[impl], (size_t)reps, sizeof(double), cmp_double);
-    med[impl] = o->stat_min ? ts[impl][0]
-                : reps % 2  ? ts[impl][reps / 2]
-                            : 0.5 * (ts[impl][reps / 2 - 1] + ts[impl][reps / 2]);
-    free(ts[impl]);
+    double *x = ts + impl * reps;
+    qsort(x, (size_t)reps, sizeof(double), cmp_double);
+    med[impl] = o->stat_min ? x[0]
+                : reps % 2  ? x[reps / 2]
+                            : 0.5 * (x[reps / 2 - 1] + x[reps / 2]);
   }
-  return (int)status;
+  free(ts);
+  return status;
 }
 
 static void print_header(const opts *o) {
@@ -595,9 +612,10 @@ static void print_header(const opts *o) {
   printf(o->vs ? " %9s %8s\n" : "\n", "vs ms", "tec/vs");
 }
 
-static void print_row(const opts *o, int64_t n, int t, const double *med, FILE *csv) {
+static void print_row(const opts *o, int nimpl, int64_t n, int t, const double *med,
+                      FILE *csv) {
   double flops = 2.0 * (double)n * (double)n * (double)n;
-  for (int impl = 0; csv && impl < (o->vs ? NIMPL : IMPL_TEC_VS); impl++)
+  for (int impl = 0; csv && impl < nimpl; impl++)
     fprintf(csv, "gemm%lld,%d,%s,%.4f,%.2f\n", (long long)n, t, impl_name[impl],
             med[impl] * 1e3, flops / med[impl] * 1e-9);
   char wl[32];
@@ -613,17 +631,17 @@ static void print_row(const opts *o, int64_t n, int t, const double *med, FILE *
 }
 
 /* --rounds R > 1: each ratio's spread over the rounds, min / median / max */
-static void print_spread(const opts *o, double ratio[][16][8][3]) {
+static void print_spread(const opts *o, int nimpl, double ratio[][16][8][3]) {
   static const char *const what[3] = {"tec/dnnl", "tec/oblas", "tec/vs"};
   printf("\nover %d rounds, min / median / max:\n%-10s %3s", o->rounds, "workload", "thr");
-  for (int w = 0; w < (o->vs ? 3 : 2); w++) printf("  %20s", what[w]);
+  for (int w = 0; w < nimpl - 1; w++) printf("  %20s", what[w]);
   printf("\n");
   for (int si = 0; si < o->nsizes; si++)
     for (int ti = 0; ti < o->nthreads; ti++) {
       char wl[32];
       snprintf(wl, sizeof wl, "gemm%d", o->sizes[si]);
       printf("%-10s %3d", wl, o->threads[ti]);
-      for (int w = 0; w < (o->vs ? 3 : 2); w++) {
+      for (int w = 0; w < nimpl - 1; w++) {
         double v[100];
         for (int r = 0; r < o->rounds; r++) v[r] = ratio[r][si][ti][w];
         qsort(v, (size_t)o->rounds, sizeof(double), cmp_double);
@@ -675,7 +693,7 @@ int main(int argc, char **argv) {
             "  --order kji; --pack-rows: not with kblock or none; --skip-pack: not with none\n");
     return 2;
   }
-  opts vs;
+  opts vs = o; /* the --vs schedule (read only when --vs is given) */
   if (o.vs && parse_vs(&o, &vs)) {
     fprintf(stderr, "gemm: bad --vs '%s'\n", o.vs);
     return 2;
@@ -689,15 +707,12 @@ int main(int argc, char **argv) {
       fprintf(stderr, "gemm: cannot write %s: %s\n", o.csv_path, strerror(errno));
       return 1;
     }
-    fprintf(csv, "workload,threads,impl,median_ms,gflops\n");
+    fprintf(csv, "workload,threads,impl,%s_ms,gflops\n", o.stat_min ? "min" : "median");
   }
   printf("OpenBLAS core: %s (config: %s)\n", openblas_get_corename(), openblas_get_config());
   const dnnl_version_t *dv = dnnl_version();
   printf("oneDNN %d.%d.%d (cpu runtime %s)\n", dv->major, dv->minor, dv->patch,
          dv->cpu_runtime == DNNL_RUNTIME_OMP ? "OpenMP" : "other");
-#ifndef TEC_HAVE_SET_NUM_THREADS
-  printf("tec: no tec_rt_set_num_threads in this build; TEC_NUM_THREADS is set per row\n");
-#endif
   char sched[256];
   describe_schedule(&o, sched, sizeof sched);
   printf("tec schedule: %s; reps>=%d, %s of %s time, ratio = other/tec time\n", sched, o.reps,
@@ -748,16 +763,19 @@ int main(int argc, char **argv) {
     for (int si = 0; si < o.nsizes; si++)
       for (int ti = 0; ti < o.nthreads; ti++) {
         double med[NIMPL];
-        if (measure(&probs[si], &o, &vs, nimpl, o.threads[ti], round == 0, med)) status = 1;
-        print_row(&o, probs[si].n, o.threads[ti], med, csv);
+        int rc = measure(&probs[si], &o, &vs, nimpl, o.threads[ti], round == 0, med);
+        if (rc < 0) return 1; /* a call failed: its message is above */
+        status |= rc;
+        print_row(&o, nimpl, probs[si].n, o.threads[ti], med, csv);
         ratio[round][si][ti][0] = med[IMPL_DNNL] / med[IMPL_TEC];
         ratio[round][si][ti][1] = med[IMPL_OPENBLAS] / med[IMPL_TEC];
         ratio[round][si][ti][2] = o.vs ? med[IMPL_TEC_VS] / med[IMPL_TEC] : 0;
       }
   }
-  if (o.rounds > 1) print_spread(&o, ratio);
+  if (o.rounds > 1) print_spread(&o, nimpl, ratio);
   for (int si = 0; si < o.nsizes; si++) {
     tec_dl_free(&probs[si].ta), tec_dl_free(&probs[si].tb), tec_dl_free(&probs[si].tc);
+    free(probs[si].ref);
     tec_ctx_free(ctxs[si]);
   }
   if (csv) fclose(csv);

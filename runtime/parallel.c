@@ -49,7 +49,8 @@
 #include <unistd.h>
 #include "tec/runtime.h"
 
-#define RT_SPIN 2000   /* pause iterations before a thread sleeps on a condition variable */
+#define RT_SPIN 2000   /* pause iterations before a thread sleeps on a condition variable
+                        * (bench/gemm.c gives GNU OpenMP the same budget: keep them equal) */
 #define RT_MSG_MAX 1024
 
 typedef struct rt_worker {
