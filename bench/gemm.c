@@ -88,6 +88,8 @@ typedef struct opts {
                      are reused from L1 for the jb tiles of a row block); 0: as many as fit in
                      512 KiB, 1: none */
   int ku;         /* kb = 0: the tile's k loop unrolled by ku (split, inner unrolled; 0: no) */
+  int chunk;      /* C's parallel loop: -1 static ranges, 0 dynamic chunks (automatic size), N > 0
+                     dynamic chunks of N iterations (pragma parallel_dynamic) */
   int prefetch;   /* > 0: sch_prefetch of B's panel rows that many k iterations ahead */
   int skip_pack;  /* experiment: pragma debug_skip_region on B's packing (wrong results) */
   int hot;        /* experiment (wrong results): 1: the tile reads A's first mr rows only (A
@@ -127,8 +129,8 @@ static int apply_opts(int argc, char **argv, opts *o, int schedule_only) {
     for (size_t r = 0; schedule_only && r < sizeof run_options / sizeof *run_options; r++)
       if (!strcmp(a, run_options[r])) {
         fprintf(stderr, "gemm: %s inside --vs: --vs takes schedule options only (--mr, --nr, --jb, "
-                        "--kb, --mb, --pack, --packa, --order, --ku, --prefetch, --skip-pack, --hot, "
-                        "--pack-rows)\n", a);
+                        "--kb, --mb, --pack, --packa, --order, --ku, --prefetch, --chunk, --skip-pack, "
+                        "--hot, --pack-rows)\n", a);
         return -1;
       }
     int has = v != NULL && strncmp(a, "--", 2) == 0;
@@ -161,6 +163,7 @@ static int apply_opts(int argc, char **argv, opts *o, int schedule_only) {
     }
     else if (!strcmp(a, "--ku")) o->ku = atoi(v);
     else if (!strcmp(a, "--prefetch")) o->prefetch = atoi(v);
+    else if (!strcmp(a, "--chunk")) o->chunk = atoi(v);
     else if (!strcmp(a, "--jb")) o->jb = atoi(v);
     else if (!strcmp(a, "--pack-rows")) o->pack_rows = atoi(v);
     else if (!strcmp(a, "--stat")) {
@@ -181,7 +184,7 @@ static int apply_opts(int argc, char **argv, opts *o, int schedule_only) {
     }
   }
   if (o->reps < 20) o->reps = 20; /* the floor the benchmark promises */
-  if (o->mr < 1 || o->nr < 1 || o->kb < 0 || o->mb < 0 || o->jb < 0 || o->rounds < 1 ||
+  if (o->mr < 1 || o->nr < 1 || o->kb < 0 || o->mb < 0 || o->jb < 0 || o->chunk < -1 || o->rounds < 1 ||
       o->rounds > 100)
     return -1;
   return 0;
@@ -216,7 +219,8 @@ static int check_opts(const opts *o, const char *what) {
 
 static int parse_opts(int argc, char **argv, opts *o) {
   *o = (opts){.nsizes = 4, .sizes = {256, 512, 1024, 2048}, .nthreads = 2, .threads = {1, 2},
-              .reps = 20, .rounds = 1, .mr = 6, .nr = 64, .kb = 0, .pack = PACK_PANEL};
+              .reps = 20, .rounds = 1, .mr = 6, .nr = 64, .kb = 0, .pack = PACK_PANEL,
+              .ku = 8, .chunk = -1};
   return apply_opts(argc, argv, o, 0) || check_opts(o, "") ? -1 : 0;
 }
 
@@ -259,6 +263,8 @@ static void describe_schedule(const opts *o, char *buf, size_t size) {
   if (o->mb) ADD(" mb=%d", o->mb);
   if (o->kb == 0 && o->ku > 1) ADD(" ku=%d", o->ku);
   if (o->prefetch) ADD(" prefetch=%d", o->prefetch);
+  if (o->chunk == 0) ADD(" chunks=auto");
+  if (o->chunk > 0) ADD(" chunks=%d", o->chunk);
   ADD(" pack=%s", pack_names[o->pack]);
   if (o->pack_rows) ADD(" pack-rows");
   if (o->pack_a) ADD(" packa");
@@ -337,6 +343,13 @@ static int schedule_packing(sch_stage *sp, const opts *o) {
   return 0;
 }
 
+/* C's parallel loop: static ranges, or dynamic chunks (--chunk) */
+static int par_loop(tec_ctx *ctx, sch_stage *sc, sch_iter *it, const opts *o) {
+  if (sch_parallel(sc, it)) return -1;
+  if (o->chunk < 0) return 0;
+  return sch_pragma(sc, it, "parallel_dynamic", ir_int(ctx, o->chunk));
+}
+
 /* Builds tec's GEMM for n x n x n; the packed function in *fn. NULL on error. */
 static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_packed_fn *fn) {
   int64_t mr = o->mr, nr = o->nr;
@@ -377,7 +390,7 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
       sch_iter *ib, *io2;
       TRY(ctx, sch_split(sc, io, o->mb, &ib, &io2));
       TRY(ctx, sch_reorder(sc, 5, (sch_iter *[]){ib, jo, io2, ii, ji}));
-      TRY(ctx, sch_parallel(sc, ib));
+      TRY(ctx, par_loop(ctx, sc, ib, o));
       at = io2;
     } else {
       int64_t jb = o->jb ? o->jb : auto_jb(n, nr);
@@ -385,11 +398,11 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
         sch_iter *js;
         TRY(ctx, sch_split(sc, jo, jb, &jo, &js));
         TRY(ctx, sch_reorder(sc, 5, (sch_iter *[]){jo, io, js, ii, ji}));
-        TRY(ctx, sch_parallel(sc, jo));
+        TRY(ctx, par_loop(ctx, sc, jo, o));
         at = js;
       } else {
         TRY(ctx, sch_reorder(sc, 4, (sch_iter *[]){jo, io, ii, ji}));
-        TRY(ctx, sch_parallel(sc, jo));
+        TRY(ctx, par_loop(ctx, sc, jo, o));
       }
     }
     TRY(ctx, sch_vectorize(sc, ji));
@@ -431,7 +444,7 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
     TRY(ctx, sch_unroll(sc, ii));
     TRY(ctx, sch_vectorize(sc, ji));
     if (o->prefetch) TRY(ctx, sch_prefetch(sc, g->bp ? g->bp : B, ki, o->prefetch));
-    TRY(ctx, sch_parallel(sc, o->order == ORDER_IKJ ? ib : jo));
+    TRY(ctx, par_loop(ctx, sc, o->order == ORDER_IKJ ? ib : jo, o));
     if (o->pack == PACK_KBLOCK) {
       TRY(ctx, sch_compute_at(sp, sc, ko));
       TRY(ctx, sch_parallel(sp, sch_leaf_named(sp, "jo")));

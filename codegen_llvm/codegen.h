@@ -133,6 +133,8 @@ typedef struct cg_func {
   int npar;                   /* parallel loops outlined so far (names <fn>_par<k>) */
   int nlaunch;                /* launch regions outlined so far (names <fn>_launch<k>) */
   cg_launch *launch;          /* emitting a launch region's function, else NULL */
+  int par_dynamic;            /* inside ATTR pragma_parallel_dynamic: its parallel loop takes */
+  int64_t par_chunk;          /* chunks of par_chunk iterations (0: automatic) */
   int vector_fma;             /* cg_target.vector_fma: vector x*y+z as llvm.fma */
   int vector_bits;            /* cg_target.vector_bits: wider stores are sliced to this */
 } cg_func;
@@ -186,6 +188,9 @@ int cg_emit_loop(cg_func *f, const ir_expr *var, LLVMValueRef lo, LLVMValueRef e
 /* codegen_parallel.c: a PARALLEL loop as an outlined function run by tec_rt_parallel_for
  * (inside a launch region: this task's chunk of it, then a barrier). */
 int cg_parallel_outline(cg_func *f, const ir_stmt *s);
+/* The ATTR "pragma_parallel_dynamic" s: the parallel loop under it through
+ * tec_rt_parallel_for_dynamic (refused inside a launch region). */
+int cg_parallel_dynamic(cg_func *f, const ir_stmt *s);
 /* The ATTR "pragma_parallel_launch_point" s: its body outlined into <fn>_launch<k> and run by
  * tec_rt_parallel_launch (or emitted as it is when it has no parallel loop). */
 int cg_launch_point(cg_func *f, const ir_stmt *s);

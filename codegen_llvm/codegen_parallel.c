@@ -24,8 +24,11 @@
  * body (per thread); an allocation failure inside returns -1 from the chunk and the runtime
  * hands that code and its message to the caller.
  *
- * ATTR "pragma_parallel_launch_point" (sch_pragma) makes its loop a launch region, outlined
- * whole and run once on every thread by tec_rt_parallel_launch: see "launch regions" below.
+ * ATTR "pragma_parallel_dynamic" (sch_pragma, value: the chunk size, 0 for automatic) calls
+ * tec_rt_parallel_for_dynamic(ext, chunk, @f_par0, %closure) instead: the threads take chunks
+ * in turn. ATTR "pragma_parallel_launch_point" (sch_pragma) makes its loop a launch region,
+ * outlined whole and run once on every thread by tec_rt_parallel_launch: see "launch regions"
+ * below; its parallel loops are cut statically, so a dynamic one inside is refused.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -310,7 +313,43 @@ static int cg_launch_chunk(cg_func *f, cg_outline *o, LLVMValueRef body, LLVMVal
   return f->failed ? -1 : 0;
 }
 
+static int cg_parallel_outline_loop(cg_func *f, const ir_stmt *s, int dynamic, int64_t chunk);
+
+int cg_parallel_dynamic(cg_func *f, const ir_stmt *s) {
+  int64_t chunk = 0;
+  if (s->a && (!ir_is_const_int(s->a, &chunk) || chunk < 0))
+    return cg_internal(f, "pragma parallel_dynamic with chunk %s", ir_expr_str(s->a)), -1;
+  int saved = f->par_dynamic;
+  int64_t saved_chunk = f->par_chunk;
+  f->par_dynamic = 1;
+  f->par_chunk = chunk;
+  int rc = cg_stmt(f, s->body);
+  f->par_dynamic = saved;
+  f->par_chunk = saved_chunk;
+  return rc;
+}
+
 int cg_parallel_outline(cg_func *f, const ir_stmt *s) {
+  /* pragma_parallel_dynamic applies to this loop, not to parallel loops inside its body
+   * (which run serially in a chunk anyway) */
+  int dynamic = f->par_dynamic;
+  int64_t chunk = f->par_chunk;
+  if (dynamic && f->launch) {
+    tec_ctx_set_error(f->ctx, "%s '%s': pragma parallel_dynamic on parallel loop '%s', which is "
+                              "inside a parallel_launch_point region: every thread runs the "
+                              "region and takes a static share of each loop in it; drop one of "
+                              "the two pragmas",
+                      f->who, f->lf->name, s->var->name ? s->var->name : "?");
+    f->failed = 1;
+    return -1;
+  }
+  f->par_dynamic = 0;
+  int rc = cg_parallel_outline_loop(f, s, dynamic, chunk);
+  f->par_dynamic = dynamic;
+  return rc;
+}
+
+static int cg_parallel_outline_loop(cg_func *f, const ir_stmt *s, int dynamic, int64_t chunk) {
   cg_outline o;
   memset(&o, 0, sizeof o);
   o.loop = s;
@@ -362,10 +401,20 @@ int cg_parallel_outline(cg_func *f, const ir_stmt *s) {
 
   /* the caller: fill the closure (on this function's stack), run, propagate a failure */
   LLVMValueRef cl = cg_closure_fill(f, &o, cl_ty, "closure");
-  LLVMTypeRef pf_ty, pp[3] = {f->i64, cg_ptr_to(tramp_ty), f->ptr8};
-  LLVMValueRef pf = cg_declare(f, "tec_rt_parallel_for", f->i32, pp, 3, &pf_ty);
-  LLVMValueRef args[3] = {ext, tramp, cl};
-  cg_return_if_failed(f, LLVMBuildCall2(f->b, pf_ty, pf, args, 3, "par"), "par");
+  LLVMTypeRef pf_ty;
+  LLVMValueRef pf, call;
+  if (dynamic) {
+    LLVMTypeRef pp[4] = {f->i64, f->i64, cg_ptr_to(tramp_ty), f->ptr8};
+    pf = cg_declare(f, "tec_rt_parallel_for_dynamic", f->i32, pp, 4, &pf_ty);
+    LLVMValueRef args[4] = {ext, LLVMConstInt(f->i64, (unsigned long long)chunk, 1), tramp, cl};
+    call = LLVMBuildCall2(f->b, pf_ty, pf, args, 4, "par");
+  } else {
+    LLVMTypeRef pp[3] = {f->i64, cg_ptr_to(tramp_ty), f->ptr8};
+    pf = cg_declare(f, "tec_rt_parallel_for", f->i32, pp, 3, &pf_ty);
+    LLVMValueRef args[3] = {ext, tramp, cl};
+    call = LLVMBuildCall2(f->b, pf_ty, pf, args, 3, "par");
+  }
+  cg_return_if_failed(f, call, "par");
   rc = 0;
 out:
   return f->failed ? -1 : rc;

@@ -8,7 +8,9 @@
  * outlined into a function that tec_rt_parallel_for runs on the thread pool
  * (codegen_parallel.c).
  * ATTR and PRODUCE only annotate: their bodies are emitted as they are, except
- * "pragma_parallel_launch_point", whose body becomes a launch region (codegen_parallel.c);
+ * "pragma_parallel_launch_point", whose body becomes a launch region, and
+ * "pragma_parallel_dynamic", whose parallel loop is shared out in dynamic chunks
+ * (codegen_parallel.c);
  * inside one, cg_launch_wants picks the statements that region rules apply to.
  */
 #include <string.h>
@@ -133,6 +135,8 @@ int cg_stmt(cg_func *f, const ir_stmt *s) {
   case IR_S_ATTR:
     if (s->name && strcmp(s->name, "pragma_parallel_launch_point") == 0)
       return cg_launch_point(f, s);
+    if (s->name && strcmp(s->name, "pragma_parallel_dynamic") == 0)
+      return cg_parallel_dynamic(f, s);
     return cg_stmt(f, s->body);
   case IR_S_PRODUCE: return cg_stmt(f, s->body);
   case IR_S_EVALUATE: return s->a && !cg_expr(f, s->a) ? -1 : 0;

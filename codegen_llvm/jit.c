@@ -53,6 +53,7 @@ static void cg_runtime_symbols(cg_symbol *out, int *n) {
       {"tec_rt_alloc", (void *)tec_rt_alloc},
       {"tec_rt_free", (void *)tec_rt_free},
       {"tec_rt_parallel_for", (void *)tec_rt_parallel_for},
+      {"tec_rt_parallel_for_dynamic", (void *)tec_rt_parallel_for_dynamic},
       {"tec_rt_parallel_launch", (void *)tec_rt_parallel_launch},
       {"tec_rt_parallel_barrier", (void *)tec_rt_parallel_barrier},
       {"expf", (void *)expf}, {"exp", (void *)exp}, {"logf", (void *)logf}, {"log", (void *)log},

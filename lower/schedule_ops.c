@@ -103,6 +103,15 @@ static const ir_stmt *make_loop(lower_state *ls, int si, int pos, const ir_stmt 
     const sch_iter *par = strcmp(it->pragma_keys[p], "parallel_launch_point") == 0
                               ? parallel_around(st, pos - 1)
                               : NULL;
+    if (strcmp(it->pragma_keys[p], "parallel_dynamic") == 0 && it->for_kind != IR_FOR_PARALLEL) {
+      tec_ctx_set_error(ctx, "tec_lower '%s': pragma parallel_dynamic on loop '%s' of stage "
+                             "'%s': the loop is %s, not parallel; it chooses how a parallel "
+                             "loop's iterations are shared out, so call sch_parallel on the loop "
+                             "or drop the pragma",
+                        ls->fname ? ls->fname : "?", it->name, st->tensor->name,
+                        ir_for_kind_name(it->for_kind));
+      return NULL;
+    }
     if (par) {
       tec_ctx_set_error(ctx, "tec_lower '%s': pragma parallel_launch_point: loop '%s' is inside "
                              "parallel loop '%s', where every thread already runs; put the "

@@ -12,13 +12,25 @@
  * thread and grows when tec_rt_set_num_threads asks for more; workers sleep on a condition
  * variable between jobs after a short spin (a few microseconds), so an idle pool costs nothing.
  *
+ * Dynamic chunking (tec_rt_parallel_for_dynamic, a loop with pragma parallel_dynamic): every
+ * task, the caller's included, claims the next `chunk` iterations from a shared counter until
+ * none are left, so a thread slowed by other load on its core does less of the loop instead of
+ * holding up the join (on a shared 2-core machine static halves cost up to a quarter of the
+ * time). Which thread runs which iterations changes from call to call.
+ *
+ *   tec_rt_parallel_for_dynamic(8, 1, body, c) on 2 threads, worker slowed down:
+ *     caller   body(0,1) body(2,3) body(3,4) body(5,6) body(6,7) body(7,8)
+ *     worker 1 body(1,2)                  body(4,5)
+ *
  * Serial cases (run as body(0, n, c) on the calling thread): one thread; n == 1; a call made
  * from inside a task (nested parallelism never waits on the pool it runs in, so it cannot
  * deadlock); a call from a second user thread while the pool is busy with another job.
  *
  * Errors: a task that returns nonzero has its thread's tec_rt_last_error() copied; the caller
  * returns the code of the lowest-numbered failing task with that message set on its own
- * thread. At exit the workers are told to stop and joined (an atexit handler), so leak
+ * thread. Dynamic jobs do the same by chunk start: after a chunk fails no task claims another,
+ * and every chunk below it was claimed before it (the counter only grows) and runs to its end,
+ * so the failure reported is always that of the lowest failing chunk. At exit the workers are told to stop and joined (an atexit handler), so leak
  * checkers see nothing; a forked child forgets the parent's workers and starts a new pool.
  * Launches (tec_rt_parallel_launch, a schedule's parallel_launch_point): the pool is entered
  * once and body(task, ntask, c) runs on every thread; generated code cuts each parallel loop
@@ -94,8 +106,12 @@ typedef struct rt_pool {
   void *closure;
   int64_t n;
   int ntasks;
-  /* the lowest-numbered failing worker task (under mu) */
-  int err_task;
+  int64_t chunk;                /* > 0: a dynamic job, chunks of this many iterations */
+  _Atomic int64_t next;         /* dynamic: the first iteration not claimed yet */
+  _Atomic int dyn_failed;       /* dynamic: a chunk failed, claim no more */
+  /* the failure to report (under mu): static jobs, the lowest-numbered failing worker task;
+   * dynamic jobs, the failing chunk (any task's) with the lowest start. INT64_MAX: none */
+  int64_t err_key;
   int32_t err_rc;
   char err_msg[RT_MSG_MAX];
 } rt_pool;
@@ -158,6 +174,33 @@ static void rt_task_range(int64_t n, int ntasks, int t, int64_t *begin, int64_t 
   int64_t q = n / ntasks, r = n % ntasks;
   *begin = (int64_t)t * q + (t < r ? t : r);
   *end = *begin + q + (t < r ? 1 : 0);
+}
+
+/* Keeps the failure of `key` (a task number or a chunk start) if no lower one was kept. */
+static void rt_record_error(rt_pool *p, int64_t key, int32_t rc) {
+  pthread_mutex_lock(&p->mu);
+  if (key < p->err_key) {
+    p->err_key = key;
+    p->err_rc = rc;
+    snprintf(p->err_msg, sizeof p->err_msg, "%s", tec_rt_last_error());
+  }
+  pthread_mutex_unlock(&p->mu);
+}
+
+/* One task's part of a dynamic job: chunks from the shared counter until none is left or one
+ * (of any task) failed. Failures are recorded in the pool. */
+static void rt_run_chunks(rt_pool *p, tec_rt_parallel_body body, void *closure, int64_t n,
+                          int64_t chunk) {
+  while (!atomic_load_explicit(&p->dyn_failed, memory_order_acquire)) {
+    int64_t b = atomic_fetch_add_explicit(&p->next, chunk, memory_order_relaxed);
+    if (b >= n) return;
+    int32_t rc = body(b, n - b > chunk ? b + chunk : n, closure);
+    if (rc != 0) {
+      rt_record_error(p, b, rc);
+      atomic_store_explicit(&p->dyn_failed, 1, memory_order_release);
+      return;
+    }
+  }
 }
 
 /* A worker task of the current job finished: the last one wakes the caller. */
@@ -223,6 +266,7 @@ static void *rt_worker_main(void *arg) {
     void *closure = p->closure;
     int64_t n = p->n;
     int ntasks = p->ntasks;
+    int64_t chunk = p->chunk;
     pthread_mutex_unlock(&p->mu);
     if (w->task >= ntasks) continue; /* not needed by this job */
     if (launch) {
@@ -230,17 +274,13 @@ static void *rt_worker_main(void *arg) {
       rt_task_done(p);
       continue;
     }
-    int64_t begin, end;
-    rt_task_range(n, ntasks, w->task, &begin, &end);
-    int32_t rc = body(begin, end, closure);
-    if (rc != 0) {
-      pthread_mutex_lock(&p->mu);
-      if (p->err_task == 0 || w->task < p->err_task) {
-        p->err_task = w->task;
-        p->err_rc = rc;
-        snprintf(p->err_msg, sizeof p->err_msg, "%s", tec_rt_last_error());
-      }
-      pthread_mutex_unlock(&p->mu);
+    if (chunk > 0) {
+      rt_run_chunks(p, body, closure, n, chunk);
+    } else {
+      int64_t begin, end;
+      rt_task_range(n, ntasks, w->task, &begin, &end);
+      int32_t rc = body(begin, end, closure);
+      if (rc != 0) rt_record_error(p, w->task, rc);
     }
     rt_task_done(p);
   }
@@ -309,16 +349,20 @@ static int rt_claim(rt_pool *p, int want) {
 }
 
 /* Publishes a job of ntasks tasks to the workers (under mu, which it releases): a parallel_for
- * (body set, launch NULL) or a launch (body NULL). The caller then runs task 0 and rt_join. */
+ * (body set, launch NULL; chunk > 0: dynamic) or a launch (body NULL). The caller then runs
+ * task 0 and rt_join. */
 static void rt_dispatch(rt_pool *p, tec_rt_parallel_body body, rt_launch *launch, void *closure,
-                        int64_t n, int ntasks) {
+                        int64_t n, int ntasks, int64_t chunk) {
   p->busy = 1;
   p->body = body;
   p->launch = launch;
   p->closure = closure;
   p->n = n;
   p->ntasks = ntasks;
-  p->err_task = 0;
+  p->chunk = chunk;
+  atomic_store_explicit(&p->next, 0, memory_order_relaxed);
+  atomic_store_explicit(&p->dyn_failed, 0, memory_order_relaxed);
+  p->err_key = INT64_MAX;
   p->err_rc = 0;
   atomic_store(&p->pending, ntasks - 1);
   atomic_fetch_add_explicit(&p->generation, 1, memory_order_release);
@@ -327,14 +371,15 @@ static void rt_dispatch(rt_pool *p, tec_rt_parallel_body body, rt_launch *launch
 }
 
 /* Waits for the worker tasks of the current job (spin, then sleep) and frees the pool. Returns
- * rc (task 0's code) unless it is 0 and a parallel_for worker task failed: then that task's
- * code, with its message set on this thread. (Launch tasks record failures in the launch.) */
+ * rc (task 0's code) unless it is 0 and a failure was recorded (a static job's worker task, or
+ * any chunk of a dynamic job, whose caller passes 0): then that code, with its message set on
+ * this thread. (Launch tasks record failures in the launch.) */
 static int32_t rt_join(rt_pool *p, int32_t rc) {
   for (int s = 0; s < RT_SPIN && atomic_load_explicit(&p->pending, memory_order_acquire) != 0; s++)
     rt_pause();
   pthread_mutex_lock(&p->mu);
   while (atomic_load(&p->pending) != 0) pthread_cond_wait(&p->done, &p->mu);
-  if (rc == 0 && p->err_task != 0) {
+  if (rc == 0 && p->err_key != INT64_MAX) {
     rc = p->err_rc;
     tec_rt_set_error("%s", p->err_msg);
   }
@@ -352,7 +397,7 @@ int32_t tec_rt_parallel_for(int64_t n, tec_rt_parallel_body body, void *closure)
   rt_pool *p = &rt_pool_g;
   int ntasks = rt_claim(p, n < threads ? (int)n : threads);
   if (ntasks == 0) return body(0, n, closure);
-  rt_dispatch(p, body, NULL, closure, n, ntasks);
+  rt_dispatch(p, body, NULL, closure, n, ntasks, 0);
 
   int64_t begin, end;
   rt_task_range(n, ntasks, 0, &begin, &end);
@@ -360,6 +405,27 @@ int32_t tec_rt_parallel_for(int64_t n, tec_rt_parallel_body body, void *closure)
   int32_t rc = body(begin, end, closure);
   rt_in_task = 0;
   return rt_join(p, rc);
+}
+
+int32_t tec_rt_parallel_for_dynamic(int64_t n, int64_t chunk, tec_rt_parallel_body body,
+                                    void *closure) {
+  if (n <= 0) return 0;
+  if (!body) return tec_rt_set_error("tec_rt_parallel_for_dynamic: the body is NULL");
+  int threads = tec_rt_get_num_threads();
+  if (threads <= 1 || n == 1 || rt_in_task) return body(0, n, closure);
+  if (chunk <= 0) /* automatic: about four chunks per thread */
+    chunk = n / (4 * (int64_t)threads) > 1 ? n / (4 * (int64_t)threads) : 1;
+  if (chunk >= n) return body(0, n, closure);
+  rt_pool *p = &rt_pool_g;
+  int64_t nchunks = (n - 1) / chunk + 1;
+  int ntasks = rt_claim(p, nchunks < threads ? (int)nchunks : threads);
+  if (ntasks == 0) return body(0, n, closure);
+  rt_dispatch(p, body, NULL, closure, n, ntasks, chunk);
+
+  rt_in_task = 1;
+  rt_run_chunks(p, body, closure, n, chunk);
+  rt_in_task = 0;
+  return rt_join(p, 0); /* the caller's failures are recorded like the workers' */
 }
 
 /* ---- launches ---- */
@@ -435,12 +501,12 @@ int32_t tec_rt_parallel_launch(tec_rt_launch_body body, void *closure) {
   }
   l.ntask = ntasks; /* under mu (rt_claim holds it) */
   l.active = ntasks;
-  rt_dispatch(p, NULL, &l, closure, ntasks, ntasks);
+  rt_dispatch(p, NULL, &l, closure, ntasks, ntasks, 0);
 
   rt_in_task = 1;
   rt_launch_task(p, &l, 0);
   rt_in_task = 0;
-  rt_join(p, 0); /* 0: launch tasks never set the pool's err_task */
+  rt_join(p, 0); /* 0: launch tasks never record in the pool's err_key */
   pthread_cond_destroy(&l.bar_cv);
   if (l.err_task >= 0) {
     tec_rt_set_error("%s", l.err_msg);

@@ -46,7 +46,8 @@ int sch_pragma(sch_stage *st, sch_iter *iv, const char *key, const ir_expr *valu
   if (!key || !*key)
     return tec_ctx_set_error(ctx, "pragma: loop '%s' of stage '%s': the key is empty; known "
                                   "keys: debug_skip_region, auto_unroll_max_step, "
-                                  "parallel_launch_point", iv->name, st->tensor->name);
+                                  "parallel_launch_point, parallel_dynamic",
+                             iv->name, st->tensor->name);
   for (const char *c = key; *c; c++)
     if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_'))
       return tec_ctx_set_error(ctx, "pragma: key '%s' on loop '%s' of stage '%s' must use "
@@ -58,6 +59,14 @@ int sch_pragma(sch_stage *st, sch_iter *iv, const char *key, const ir_expr *valu
       return tec_ctx_set_error(ctx, "pragma: auto_unroll_max_step on loop '%s' of stage '%s' "
                                     "needs a constant integer value >= 0",
                                iv->name, st->tensor->name);
+  }
+  if (strcmp(key, "parallel_dynamic") == 0 && value) {
+    int64_t v;
+    if (!ir_is_const_int(value, &v) || v < 0)
+      return tec_ctx_set_error(ctx, "pragma: parallel_dynamic on loop '%s' of stage '%s' takes "
+                                    "the chunk size, a constant integer >= 0 (0 or NULL: about "
+                                    "four chunks per thread), not %s",
+                               iv->name, st->tensor->name, ir_expr_str(value));
   }
   int n = iv->npragma + 1;
   const char **keys = tec_ctx_alloc(ctx, sizeof *keys * (size_t)n);

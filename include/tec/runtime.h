@@ -54,6 +54,15 @@ int tec_rt_get_num_threads(void);
  * this for every parallel loop. */
 typedef int32_t (*tec_rt_parallel_body)(int64_t begin, int64_t end, void *closure);
 int32_t tec_rt_parallel_for(int64_t n, tec_rt_parallel_body body, void *closure);
+/* As tec_rt_parallel_for, but the threads (the caller's included) take chunks of `chunk`
+ * iterations, [0, chunk), [chunk, 2*chunk), ..., in turn from a shared counter until none are
+ * left: a thread slowed by other load does fewer of them. chunk <= 0 picks about four chunks
+ * per thread (at least one iteration each). On failure no further chunk starts, and the call
+ * returns the code and message of the failing chunk with the lowest start. Which thread runs
+ * which chunk changes from call to call. Generated code calls this for a parallel loop with
+ * pragma parallel_dynamic. Serial in the same cases as tec_rt_parallel_for. */
+int32_t tec_rt_parallel_for_dynamic(int64_t n, int64_t chunk, tec_rt_parallel_body body,
+                                    void *closure);
 
 /* Enters the pool once: body(task, ntask, closure) runs on ntask threads at once (the caller
  * is task 0; ntask is the thread count, fewer only if the system refuses threads) and the

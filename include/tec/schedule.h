@@ -165,8 +165,12 @@ int sch_unroll(sch_stage *st, sch_iter *iv);    /* the loop's extent must be a c
  * thread runs the loop, each parallel loop inside runs its static share of iterations and
  * ends with a barrier; stores outside parallel loops run on one thread, then a barrier;
  * allocations inside the loop outside parallel loops are per thread. Without a parallel loop
- * inside it is a plain loop; inside a parallel loop tec_lower refuses it). Other keys are kept
- * as annotations. value may be NULL. */
+ * inside it is a plain loop; inside a parallel loop tec_lower refuses it), "parallel_dynamic"
+ * (on a parallel loop: the threads take chunks of `value` iterations in turn instead of one
+ * static range each, so a thread slowed by other load on its core does less (OpenMP's
+ * schedule(dynamic, value)); value NULL or 0: about four chunks per thread. tec_lower refuses
+ * it on a loop that is not parallel, tec_build inside a parallel_launch_point region, whose
+ * loops are cut statically). Other keys are kept as annotations. value may be NULL. */
 int sch_pragma(sch_stage *st, sch_iter *iv, const char *key, const ir_expr *value);
 /* At the top of every iteration of loop iv, prefetch (llvm.prefetch: a hint, never a fault,
  * no effect on results) the cache lines of t that iteration iv + offset will read: the region
