@@ -227,13 +227,21 @@ void dt_draw(dt_state *st, dt_rng *r, dt_prim *p) {
     draw_loop_kind(st, r, p, s);
     break;
   case DT_P_PRAGMA: {
-    put_iter(st, p, 0, pick_iter(st, r, s));
     int k = (int)dt_rng_int(r, 0, 99);
-    const char *key = k < 40 ? "auto_unroll_max_step" : k < 60 ? "parallel_launch_point"
-                    : k < 80 ? "my_note" : k < 88 ? "Bad-Key" : k < 94 ? "" : "auto_unroll_max_step";
+    sch_iter *it = pick_iter(st, r, s);
+    if (k >= 50 && k < 64 && s && dt_rng_chance(r, 75)) /* parallel_dynamic: mostly on a */
+      for (int i = 0; i < s->nleaf; i++)                 /* parallel loop, if there is one */
+        if (s->leaf[i]->for_kind == IR_FOR_PARALLEL) it = s->leaf[i];
+    put_iter(st, p, 0, it);
+    const char *key = k < 34 ? "auto_unroll_max_step" : k < 50 ? "parallel_launch_point"
+                    : k < 64 ? "parallel_dynamic" : k < 80 ? "my_note" : k < 88 ? "Bad-Key"
+                    : k < 94 ? "" : "auto_unroll_max_step";
     snprintf(p->str, DT_ID, "%s", key);
-    p->has_value = k < 40 || (k >= 60 && k < 80 && dt_rng_chance(r, 50)) || k >= 97;
-    p->a = k >= 97 ? -dt_rng_int(r, 1, 4) : dt_rng_int(r, 0, 16);
+    /* parallel_dynamic: a chunk size (now and then a negative one), or NULL for automatic */
+    int dyn = k >= 50 && k < 64;
+    p->has_value = k < 34 || (k >= 64 && k < 80 && dt_rng_chance(r, 50)) || k >= 97 ||
+                   (dyn && dt_rng_chance(r, 60));
+    p->a = k >= 97 || (dyn && dt_rng_chance(r, 8)) ? -dt_rng_int(r, 1, 4) : dt_rng_int(r, 0, 16);
     break;
   }
   case DT_P_PREFETCH: { /* mostly a tensor the stage reads, 1-4 iterations ahead */
