@@ -30,8 +30,9 @@
  * returns the code of the lowest-numbered failing task with that message set on its own
  * thread. Dynamic jobs do the same by chunk start: after a chunk fails no task claims another,
  * and every chunk below it was claimed before it (the counter only grows) and runs to its end,
- * so the failure reported is always that of the lowest failing chunk. At exit the workers are told to stop and joined (an atexit handler), so leak
- * checkers see nothing; a forked child forgets the parent's workers and starts a new pool.
+ * so the failure reported is always that of the lowest failing chunk. At exit the workers are
+ * told to stop and joined (an atexit handler), so leak checkers see nothing; a forked child
+ * forgets the parent's workers and starts a new pool.
  * Launches (tec_rt_parallel_launch, a schedule's parallel_launch_point): the pool is entered
  * once and body(task, ntask, c) runs on every thread; generated code cuts each parallel loop
  * inside into static chunks by task and meets at tec_rt_parallel_barrier after it.
