@@ -123,10 +123,18 @@ static int vectorize_pack(sch_schedule *s, gemm *g) {
 }
 
 /* The register tile of steps 8 and 9: C.local (mr x bn) is computed at C's io and keeps k
- * outermost, the mr rows unrolled, the bn columns one vector (codegen cuts it into zmm). */
-static int register_tile(sch_stage *sl) {
-  sch_iter *li = sch_axis(sl, 0), *lj = sch_axis(sl, 1), *lk = sch_reduce_axis(sl, 0);
-  TRY(sch_reorder(sl, 3, (sch_iter *[]){lk, li, lj}));
+ * outermost, the mr rows unrolled, the bn columns one vector (codegen cuts it into zmm). ku > 1:
+ * k split by ku and the inner part unrolled too (the loop's counter, add and branch once per
+ * ku steps of k). */
+static int register_tile(sch_stage *sl, int ku) {
+  sch_iter *li = sch_axis(sl, 0), *lj = sch_axis(sl, 1), *lk = sch_reduce_axis(sl, 0), *lki;
+  if (ku > 1) {
+    TRY(sch_split(sl, lk, ku, &lk, &lki));
+    TRY(sch_reorder(sl, 4, (sch_iter *[]){lk, lki, li, lj}));
+    TRY(sch_unroll(sl, lki));
+  } else {
+    TRY(sch_reorder(sl, 3, (sch_iter *[]){lk, li, lj}));
+  }
   TRY(sch_unroll(sl, li));
   return sch_vectorize(sl, lj);
 }
@@ -172,16 +180,17 @@ static int s_register(sch_schedule *s, gemm *g) {
   TRY(sch_vectorize(sc, ji));
   TRY(sch_parallel(sc, jo));
   TRY(sch_compute_at(sl, sc, io));
-  TRY(register_tile(sl));
+  TRY(register_tile(sl, 1));
   return vectorize_pack(s, g);
 }
 
 /* Step 9, what bench/gemm.c runs. A 6 x 64 tile holds 24 zmm accumulators: per k, four loads
- * of the Bp row, six broadcasts of A, 24 FMAs. The panel loop is split by two (jo2, js) with
- * the row tiles between them: the six rows of A a tile reads stay in L1 for the second panel,
- * halving the traffic from L3. Bp is computed at jo2, inside the parallel loop: each thread
- * packs the two panels it is about to use (2 x 256 KB at N = 1024, in its own L2) instead of
- * all of B up front. */
+ * of the Bp row, six broadcasts of A, 24 FMAs; k is unrolled by 8, so the loop's own three
+ * instructions come once per 8 k (it matters when another thread shares the core). The panel
+ * loop is split by two (jo2, js) with the row tiles between them: the six rows of A a tile
+ * reads stay in L1 for the second panel, halving the traffic from L3. Bp is computed at jo2,
+ * inside the parallel loop: each thread packs the two panels it is about to use (2 x 256 KB at
+ * N = 1024, in its own L2) instead of all of B up front. */
 static int s_panels(sch_schedule *s, gemm *g) {
   te_tensor *cl = sch_cache_write(s, g->c, "local");
   if (!cl) return -1;
@@ -193,7 +202,7 @@ static int s_panels(sch_schedule *s, gemm *g) {
   TRY(sch_vectorize(sc, ji));
   TRY(sch_parallel(sc, jo2));
   TRY(sch_compute_at(sl, sc, js));
-  TRY(register_tile(sl));
+  TRY(register_tile(sl, 8));
   TRY(sch_compute_at(sp, sc, jo2));
   TRY(sch_split(sp, sch_leaf_named(sp, "ji"), 16, &po, &pi)); /* one zmm per copy */
   return sch_vectorize(sp, pi);
@@ -214,7 +223,8 @@ static const step steps[] = {
     {"6. write cache (32x32 accumulator block per tile)", BN, s_cache},
     {"7. parallel (row blocks)", BN, s_parallel},
     {"8. register tile (8x32 in zmm registers, panels outermost)", BN, s_register},
-    {"9. panels per pass (6x64 tile, Bp packed per panel pair in the parallel loop)", 64, s_panels},
+    {"9. panels per pass (6x64 tile, k unrolled by 8, Bp packed per panel pair in the parallel "
+     "loop)", 64, s_panels},
 };
 
 /* ---------------- running and checking ---------------- */
