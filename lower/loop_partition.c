@@ -316,8 +316,9 @@ static const ir_stmt *part(lp_pass *p, ir_mutator *m, const ir_stmt *loop, const
  * job runs on one thread while the others wait: at N = 1000, a 6x64-tiled GEMM's last panel
  * pair after the other seven left one of two threads idle for a fifth of the time. The test
  * costs one branch per iteration of the parallel loop; the loops inside stay guard-free. */
-static const ir_stmt *parallel_parts(lp_pass *p, ir_mutator *m, const ir_stmt *s, const ir_expr *min, const ir_expr *lo,
-                                     const ir_expr *hi, const ir_expr *end, int head, int tail,
+static const ir_stmt *parallel_parts(lp_pass *p, ir_mutator *m, const ir_stmt *s,
+                                     const ir_expr *min, const ir_expr *lo, const ir_expr *hi,
+                                     const ir_expr *end, int head, int tail,
                                      const ir_stmt *clean, const ir_stmt *head_s,
                                      const ir_stmt *tail_s) {
   tec_ctx *ctx = p->ctx;

@@ -61,6 +61,17 @@ static const ir_expr *max_size(const ir_expr *a, const ir_expr *b) {
   return arith_simplify(ir_max(a, b), NULL);
 }
 
+/* Adds a to l, merged with an allocation of the same buffer variable already there (copies of
+ * one ALLOCATE, e.g. in the branches loop partition makes of a parallel loop's body). */
+static void list_add(sr_list *l, sr_alloc a) {
+  for (int i = 0; i < l->n; i++)
+    if (l->a[i].var == a.var) {
+      l->a[i].size = max_size(l->a[i].size, a.size);
+      return;
+    }
+  list_push(l, a);
+}
+
 /* Wraps s in the allocations of l (from index `from`). */
 static const ir_stmt *materialize(const ir_stmt *s, const sr_list *l, int from) {
   for (int i = l->n - 1; i >= from && s; i--) s = ir_allocate(l->a[i].var, l->a[i].type, l->a[i].size, s);
@@ -79,8 +90,7 @@ static const ir_stmt *lift(const ir_stmt *s, sr_list *sub, sr_list *out, const i
     int go = !blocked && !(var && ir_uses_var(a.size, var)) && (!const_only || is_const);
     if (go && !is_const && !arith_prove(ir_ge(a.size, ir_int_t(a.size->ctx, a.size->type, 0)), NULL))
       a.size = ir_max(a.size, ir_int_t(a.size->ctx, a.size->type, 0));
-    if (go) list_push(out, a);
-    else list_push(&keep, a);
+    list_add(go ? out : &keep, a);
   }
   s = materialize(s, &keep, 0);
   out->oom |= keep.oom;
@@ -147,7 +157,7 @@ static const ir_stmt *sr_seq(const ir_stmt *s, sr_list *out) {
     out->oom |= sub.oom;
     free(sub.a);
   }
-  for (int j = 0; j < slots.n; j++) list_push(out, slots.a[j]);
+  for (int j = 0; j < slots.n; j++) list_add(out, slots.a[j]);
   out->oom |= slots.oom;
   free(slots.a);
   return ir_seq(s->ctx, s->n, items);
@@ -158,7 +168,7 @@ static const ir_stmt *sr_stmt(const ir_stmt *s, sr_list *out) {
   switch (s->kind) {
   case IR_S_ALLOCATE: {
     const ir_stmt *body = sr_stmt(s->body, out);
-    list_push(out, (sr_alloc){s->var, s->type, s->a, 0});
+    list_add(out, (sr_alloc){s->var, s->type, s->a, 0});
     return body ? body : ir_evaluate(ir_int(s->ctx, 0));
   }
   case IR_S_FOR: case IR_S_LET_STMT: {

@@ -28,9 +28,10 @@
  *
  * Errors: a task that returns nonzero has its thread's tec_rt_last_error() copied; the caller
  * returns the code of the lowest-numbered failing task with that message set on its own
- * thread. Dynamic jobs do the same by chunk start: after a chunk fails no task claims another,
- * and every chunk below it was claimed before it (the counter only grows) and runs to its end,
- * so the failure reported is always that of the lowest failing chunk. At exit the workers are
+ * thread. Dynamic jobs do the same by chunk start: once a task sees that a chunk failed it
+ * claims no other, and every chunk below the failing one was claimed before it (the counter
+ * only grows) and runs to its end, so the failure reported is always that of the lowest
+ * failing chunk. At exit the workers are
  * told to stop and joined (an atexit handler), so leak checkers see nothing; a forked child
  * forgets the parent's workers and starts a new pool.
  * Launches (tec_rt_parallel_launch, a schedule's parallel_launch_point): the pool is entered
@@ -108,7 +109,7 @@ typedef struct rt_pool {
   int64_t n;
   int ntasks;
   int64_t chunk;                /* > 0: a dynamic job, chunks of this many iterations */
-  _Atomic int64_t next;         /* dynamic: the first iteration not claimed yet */
+  _Atomic int64_t next;         /* dynamic: the index of the first chunk not claimed yet */
   _Atomic int dyn_failed;       /* dynamic: a chunk failed, claim no more */
   /* the failure to report (under mu): static jobs, the lowest-numbered failing worker task;
    * dynamic jobs, the failing chunk (any task's) with the lowest start. INT64_MAX: none */
@@ -189,16 +190,20 @@ static void rt_record_error(rt_pool *p, int64_t key, int32_t rc) {
 }
 
 /* One task's part of a dynamic job: chunks from the shared counter until none is left or one
- * (of any task) failed. Failures are recorded in the pool. */
+ * (of any task) failed. The counter counts chunks, not iterations, so it cannot overflow
+ * (each task adds one past the last chunk at most). Failures are recorded in the pool. */
 static void rt_run_chunks(rt_pool *p, tec_rt_parallel_body body, void *closure, int64_t n,
                           int64_t chunk) {
+  int64_t nchunks = (n - 1) / chunk + 1;
   while (!atomic_load_explicit(&p->dyn_failed, memory_order_acquire)) {
-    int64_t b = atomic_fetch_add_explicit(&p->next, chunk, memory_order_relaxed);
-    if (b >= n) return;
+    int64_t c = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed);
+    if (c >= nchunks) return;
+    int64_t b = c * chunk;
     int32_t rc = body(b, n - b > chunk ? b + chunk : n, closure);
     if (rc != 0) {
-      rt_record_error(p, b, rc);
+      /* the others stop claiming first; the message is copied after */
       atomic_store_explicit(&p->dyn_failed, 1, memory_order_release);
+      rt_record_error(p, b, rc);
       return;
     }
   }

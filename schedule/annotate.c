@@ -62,7 +62,8 @@ int sch_pragma(sch_stage *st, sch_iter *iv, const char *key, const ir_expr *valu
   }
   if (strcmp(key, "parallel_dynamic") == 0 && value) {
     int64_t v;
-    if (!ir_is_const_int(value, &v) || v < 0)
+    if (value->type.lanes != 1 || !tec_dtype_is_int(value->type) ||
+        !ir_is_const_int(value, &v) || v < 0)
       return tec_ctx_set_error(ctx, "pragma: parallel_dynamic on loop '%s' of stage '%s' takes "
                                     "the chunk size, a constant integer >= 0 (0 or NULL: about "
                                     "four chunks per thread), not %s",

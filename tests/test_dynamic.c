@@ -84,6 +84,7 @@ typedef struct failing {
   int32_t code;
   _Atomic int calls;
   int slow;           /* sleep in the chunks that do not fail (microseconds) */
+  int slow_fail;      /* the chunk of fail_at[1] sleeps this long (us) before it fails */
 } failing;
 
 static int32_t failing_body(int64_t begin, int64_t end, void *u) {
@@ -91,6 +92,8 @@ static int32_t failing_body(int64_t begin, int64_t end, void *u) {
   atomic_fetch_add(&fl->calls, 1);
   for (int k = 0; k < 2; k++)
     if (fl->fail_at[k] >= begin && fl->fail_at[k] < end) {
+      if (k == 1 && fl->slow_fail && !(fl->fail_at[0] >= begin && fl->fail_at[0] < end))
+        usleep((useconds_t)fl->slow_fail);
       tec_rt_set_error("chunk [%lld, %lld) failed", (long long)begin, (long long)end);
       return fl->code + k;
     }
@@ -103,34 +106,46 @@ START_TEST(dynamic_lowest_failing_chunk_wins) {
     tec_rt_set_num_threads(threads);
     for (int rep = 0; rep < 20; rep++) { /* the same answer whatever thread ran what */
       tec_rt_set_error("stale");
-      failing fl = {{25, 12}, -20, 0, 0}; /* chunks of 5: [10, 15) is the lowest failing */
+      /* chunks of 5: [10, 15) is the lowest failing */
+      failing fl = {.fail_at = {25, 12}, .code = -20};
       ck_assert_int_eq(tec_rt_parallel_for_dynamic(30, 5, failing_body, &fl),
                        threads == 1 ? -20 : -19);
       /* serial: one call, [0, 30), which meets index 25 first */
       ck_assert_str_eq(tec_rt_last_error(),
                        threads == 1 ? "chunk [0, 30) failed" : "chunk [10, 15) failed");
-      fl = (failing){{3, -1}, -9, 0, 0};
+      fl = (failing){.fail_at = {3, -1}, .code = -9};
       ck_assert_int_eq(tec_rt_parallel_for_dynamic(30, 5, failing_body, &fl), -9);
       ck_assert_str_eq(tec_rt_last_error(),
                        threads == 1 ? "chunk [0, 30) failed" : "chunk [0, 5) failed");
-      fl = (failing){{29, -1}, -3, 0, 0};
+      fl = (failing){.fail_at = {29, -1}, .code = -3};
       ck_assert_int_eq(tec_rt_parallel_for_dynamic(30, 4, failing_body, &fl), -3);
       ck_assert_str_eq(tec_rt_last_error(),
                        threads == 1 ? "chunk [0, 30) failed" : "chunk [28, 30) failed");
-      fl = (failing){{-1, -1}, -1, 0, 0};
+      fl = (failing){.fail_at = {-1, -1}, .code = -1};
       ck_assert_int_eq(tec_rt_parallel_for_dynamic(30, 4, failing_body, &fl), 0);
     }
+  }
+  /* The lower failing chunk takes 20 ms, so the higher one has failed and been recorded
+   * first: the lower one must still replace it. */
+  tec_rt_set_num_threads(2);
+  for (int rep = 0; rep < 3; rep++) {
+    failing fl = {.fail_at = {25, 7}, .code = -40, .slow_fail = 20000};
+    ck_assert_int_eq(tec_rt_parallel_for_dynamic(30, 5, failing_body, &fl), -39);
+    ck_assert_str_eq(tec_rt_last_error(), "chunk [5, 10) failed");
   }
 }
 END_TEST
 
-/* After a chunk fails no task starts another: 1000 chunks of 200 us, the first one fails. */
+/* Once a chunk has failed the others stop claiming: 1000 chunks of 200 us, the first one
+ * fails at once; the other thread may finish the chunk it has and claim one more before it
+ * sees the failure (the bound leaves room for a descheduled thread on a loaded machine; with
+ * no stop the body would run 1000 times). */
 START_TEST(dynamic_stops_after_failure) {
   tec_rt_set_num_threads(2);
-  failing fl = {{0, -1}, -5, 0, 200};
+  failing fl = {.fail_at = {0, -1}, .code = -5, .slow = 200};
   ck_assert_int_eq(tec_rt_parallel_for_dynamic(1000, 1, failing_body, &fl), -5);
   ck_assert_str_eq(tec_rt_last_error(), "chunk [0, 1) failed");
-  ck_assert_msg(atomic_load(&fl.calls) < 100, "%d chunks ran after the first failed",
+  ck_assert_msg(atomic_load(&fl.calls) < 500, "%d chunks ran after the first failed",
                 atomic_load(&fl.calls) - 1);
 }
 END_TEST

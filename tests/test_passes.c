@@ -770,6 +770,25 @@ START_TEST(storage_reuse) {
   r = lower_storage_rewrite(s);
   ck_assert_int_eq(count(ir_stmt_str(r), "allocate"), 2);
   same_results(s, r, 8, 0, 0, "nested");
+  /* the copies of a temporary that loop partition puts in the branches of a parallel loop's
+   * body are one allocation per iteration, not three */
+  {
+    const ir_expr *idx = ir_add(ir_mul(IO, c64(4)), II);
+    const ir_stmt *tile = ir_allocate(
+        T, TEC_F32, c64(4),
+        ir_seq2(loop(II, 0, c64(4), IR_FOR_SERIAL,
+                     ir_if(ir_lt(idx, N), ir_store(T, II, ld(A, idx), NULL), NULL)),
+                loop(II, 0, c64(4), IR_FOR_SERIAL,
+                     ir_if(ir_lt(idx, N), ir_store(C, idx, ld(T, II), NULL), NULL))));
+    s = loop(IO, 0, ir_floordiv(ir_add(N, c64(3)), c64(4)), IR_FOR_PARALLEL, tile);
+    const ir_stmt *p = partition(s);
+    ck_assert_int_eq(count(ir_stmt_str(p), "allocate"), 2); /* the clean and the tail copy */
+    r = lower_storage_rewrite(p);
+    t = ir_stmt_str(r);
+    ck_assert_int_eq(count(t, "allocate"), 1);
+    tu_assert_contains(t, ") parallel {\n  allocate T[float32 * 4] {\n    if (");
+    for (int64_t n = 0; n <= 13; n++) same_results(s, r, 16, n, 0, "partitioned parallel");
+  }
   /* different types never share */
   s = ir_seq2(ir_allocate(T, TEC_F32, c64(4), ir_store(T, c64(0), ld(A, c64(0)), NULL)),
               ir_allocate(U, TEC_I32, c64(4), ir_store(U, c64(0), ir_int_t(ctx, TEC_I32, 3), NULL)));

@@ -57,10 +57,12 @@ int32_t tec_rt_parallel_for(int64_t n, tec_rt_parallel_body body, void *closure)
 /* As tec_rt_parallel_for, but the threads (the caller's included) take chunks of `chunk`
  * iterations, [0, chunk), [chunk, 2*chunk), ..., in turn from a shared counter until none are
  * left: a thread slowed by other load does fewer of them. chunk <= 0 picks about four chunks
- * per thread (at least one iteration each). On failure no further chunk starts, and the call
- * returns the code and message of the failing chunk with the lowest start. Which thread runs
- * which chunk changes from call to call. Generated code calls this for a parallel loop with
- * pragma parallel_dynamic. Serial in the same cases as tec_rt_parallel_for. */
+ * per thread (at least one iteration each). Once a chunk has failed, threads that see it claim
+ * no more (one already running finishes), and the call returns the code and message of the
+ * failing chunk with the lowest start (every chunk below it was claimed earlier and ran).
+ * Which thread runs which chunk changes from call to call. Generated code calls this for a
+ * parallel loop with pragma parallel_dynamic. Serial in the same cases as
+ * tec_rt_parallel_for. */
 int32_t tec_rt_parallel_for_dynamic(int64_t n, int64_t chunk, tec_rt_parallel_body body,
                                     void *closure);
 
