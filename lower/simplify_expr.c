@@ -177,6 +177,14 @@ static const ir_expr *rewrite_minmax(const ir_expr *e, const arith_env *env) {
   arith_range d = diff_bound(a, b, env); /* a - b */
   if (d.has_hi && d.hi <= 0) return is_min ? a : b;
   if (d.has_lo && d.lo >= 0) return is_min ? b : a;
+  /* min(x / c, y / c) with c > 0: floor and truncating division both keep order, so compare
+   * x and y (min(n / 4, (n + 3) / 4) -> n / 4, as loop partitioning writes it) */
+  if ((a->kind == IR_FLOORDIV || a->kind == IR_DIV) && b->kind == a->kind &&
+      arith_is_imm(a->b, &i) && i > 0 && arith_is_imm(b->b, &j) && i == j) {
+    d = diff_bound(a->a, b->a, env);
+    if (d.has_hi && d.hi <= 0) return is_min ? a : b;
+    if (d.has_lo && d.lo >= 0) return is_min ? b : a;
+  }
   /* min(min(x, c1), c2) -> min(x, min(c1, c2)) */
   if (a->kind == e->kind && arith_is_imm(a->b, &i) && arith_is_imm(b, &j)) {
     int64_t k = is_min ? (i < j ? i : j) : (i > j ? i : j);

@@ -427,7 +427,7 @@ START_TEST(partition_keeps_kind_and_skips_vectorized) {
    * with the others); each iteration picks its part. The vectorized loop keeps its constant
    * extent; the tail keeps the guard. */
   STMT_IS(p, "for (i.outer, 0, ((n + 3) / 4)) parallel {\n"
-             "  if ((i.outer < min((n / 4), ((n + 3) / 4)))) {\n"
+             "  if ((i.outer < (n / 4))) {\n"
              "    for (i.inner, 0, 4) vectorized {\n"
              "      C[((i.outer*4) + i.inner)] = A[((i.outer*4) + i.inner)]\n"
              "    }\n"

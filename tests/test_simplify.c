@@ -158,6 +158,17 @@ START_TEST(test_compare_minmax) {
   SIMP_IS(ir_max(J, C(0)), env, "j");
   SIMP_IS(ir_min(K, C(0)), env, "min(k, 0)");
   SIMP_IS(ir_min(ir_min(U, C(4)), C(2)), env, "min(u, 2)");
+  /* x / c and y / c keep x and y's order for c > 0 (floor and truncating division) */
+  SIMP_IS(ir_min(ir_floordiv(U, C(4)), ir_floordiv(ir_add(U, C(3)), C(4))), env,
+          "floordiv(u, 4)");
+  SIMP_IS(ir_max(ir_floordiv(U, C(4)), ir_floordiv(ir_add(U, C(3)), C(4))), env,
+          "floordiv((u + 3), 4)");
+  SIMP_IS(ir_min(ir_floordiv(ir_add(U, C(3)), C(4)), ir_floordiv(U, C(4))), env,
+          "floordiv(u, 4)");
+  SIMP_IS(ir_min(ir_floordiv(U, C(4)), ir_floordiv(ir_add(U, C(3)), C(8))), env,
+          "min(floordiv(u, 4), floordiv((u + 3), 8))"); /* other divisors: unknown */
+  SIMP_IS(ir_min(ir_floordiv(U, C(4)), ir_floordiv(K, C(4))), env,
+          "min(floordiv(u, 4), floordiv(k, 4))");
   SIMP_IS(ir_and(ir_lt(U, C(3)), ir_bool(ctx, 1)), env, "(u < 3)");
   SIMP_IS(ir_or(ir_lt(U, C(3)), ir_lt(J, C(8))), env, "true");
   SIMP_IS(ir_not(ir_lt(U, C(3))), env, "(u >= 3)");
