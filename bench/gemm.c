@@ -116,23 +116,27 @@ static int parse_list(const char *s, int *out, int max) {
   return n;
 }
 
-/* Options that say what is run and how it is timed, not how tec schedules: --vs refuses them. */
-static const char *const run_options[] = {"--csv",  "--vs",    "--sizes", "--threads",
-                                          "--reps", "--rounds", "--clock", "--stat",
-                                          "--print-ir", "--asm"};
+/* The schedule options: what --vs may contain (everything else says what is run and how it
+ * is timed). One list, so an option added later is refused inside --vs until it is put here. */
+static const char *const schedule_options[] = {"--mr", "--nr", "--jb", "--kb", "--mb", "--pack",
+                                               "--packa", "--order", "--ku", "--prefetch",
+                                               "--chunk", "--skip-pack", "--hot", "--pack-rows"};
+#define NSCHEDULE_OPTIONS (sizeof schedule_options / sizeof *schedule_options)
 
 /* Applies argv[1..argc) to *o (which holds defaults or another option set). schedule_only: the
- * options of --vs, which may not contain run_options. */
+ * options of --vs, which may contain schedule_options only. */
 static int apply_opts(int argc, char **argv, opts *o, int schedule_only) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    for (size_t r = 0; schedule_only && r < sizeof run_options / sizeof *run_options; r++)
-      if (!strcmp(a, run_options[r])) {
-        fprintf(stderr, "gemm: %s inside --vs: --vs takes schedule options only (--mr, --nr, --jb, "
-                        "--kb, --mb, --pack, --packa, --order, --ku, --prefetch, --chunk, --skip-pack, "
-                        "--hot, --pack-rows)\n", a);
-        return -1;
-      }
+    int is_schedule = 0;
+    for (size_t r = 0; r < NSCHEDULE_OPTIONS; r++) is_schedule |= !strcmp(a, schedule_options[r]);
+    if (schedule_only && !is_schedule) {
+      fprintf(stderr, "gemm: %s inside --vs: --vs takes schedule options only (", a);
+      for (size_t r = 0; r < NSCHEDULE_OPTIONS; r++)
+        fprintf(stderr, "%s%s", r ? ", " : "", schedule_options[r]);
+      fprintf(stderr, ")\n");
+      return -1;
+    }
     int has = v != NULL && strncmp(a, "--", 2) == 0;
     if (!strcmp(a, "--print-ir")) {
       o->print_ir = 1;
