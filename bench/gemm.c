@@ -87,7 +87,8 @@ typedef struct opts {
   int jb;         /* kb = 0: panels per pass over A (jo split by jb; io runs inside, A's rows
                      are reused from L1 for the jb tiles of a row block); 0: as many as fit in
                      512 KiB, 1: none */
-  int ku;         /* kb = 0: the tile's k loop unrolled by ku (split, inner unrolled; 0: no) */
+  int ku;         /* kb = 0: the tile's k loop unrolled by ku (split, inner unrolled; 0: no);
+                     -1 (not given): 8 with kb = 0 (see ku_of) */
   int chunk;      /* C's parallel loop: -1 static ranges, 0 dynamic chunks (automatic size), N > 0
                      dynamic chunks of N iterations (pragma parallel_dynamic) */
   int prefetch;   /* > 0: sch_prefetch of B's panel rows that many k iterations ahead */
@@ -188,11 +189,15 @@ static int apply_opts(int argc, char **argv, opts *o, int schedule_only) {
     }
   }
   if (o->reps < 20) o->reps = 20; /* the floor the benchmark promises */
-  if (o->mr < 1 || o->nr < 1 || o->kb < 0 || o->mb < 0 || o->jb < 0 || o->chunk < -1 || o->rounds < 1 ||
-      o->rounds > 100)
+  if (o->mr < 1 || o->nr < 1 || o->kb < 0 || o->mb < 0 || o->jb < 0 || o->chunk < -1 ||
+      o->ku < -1 || o->rounds < 1 || o->rounds > 100)
     return -1;
   return 0;
 }
+
+/* The k unrolling in effect: --ku as given, else 8 for the register tile (--kb 0) and none
+ * for the k-blocked forms, which do not take it. */
+static int ku_of(const opts *o) { return o->ku >= 0 ? o->ku : o->kb == 0 ? 8 : 0; }
 
 /* Refuses the combinations in which an option would be silently ignored. what: "" or "--vs ". */
 static int check_opts(const opts *o, const char *what) {
@@ -224,7 +229,7 @@ static int check_opts(const opts *o, const char *what) {
 static int parse_opts(int argc, char **argv, opts *o) {
   *o = (opts){.nsizes = 4, .sizes = {256, 512, 1024, 2048}, .nthreads = 2, .threads = {1, 2},
               .reps = 20, .rounds = 1, .mr = 6, .nr = 64, .kb = 0, .pack = PACK_PANEL,
-              .ku = 8, .chunk = -1};
+              .ku = -1, .chunk = -1};
   return apply_opts(argc, argv, o, 0) || check_opts(o, "") ? -1 : 0;
 }
 
@@ -265,7 +270,7 @@ static void describe_schedule(const opts *o, char *buf, size_t size) {
   }
   if (o->kb) ADD(" kb=%d order=%s", o->kb, order_names[o->order]);
   if (o->mb) ADD(" mb=%d", o->mb);
-  if (o->kb == 0 && o->ku > 1) ADD(" ku=%d", o->ku);
+  if (o->kb == 0 && ku_of(o) > 1) ADD(" ku=%d", ku_of(o));
   if (o->prefetch) ADD(" prefetch=%d", o->prefetch);
   if (o->chunk == 0) ADD(" chunks=auto");
   if (o->chunk > 0) ADD(" chunks=%d", o->chunk);
@@ -412,9 +417,9 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
     TRY(ctx, sch_vectorize(sc, ji));
     TRY(ctx, sch_compute_at(sl, sc, at));
     sch_iter *li = sch_axis(sl, 0), *lj = sch_axis(sl, 1), *lk = sch_reduce_axis(sl, 0);
-    if (o->ku > 1) {
+    if (ku_of(o) > 1) {
       sch_iter *lki;
-      TRY(ctx, sch_split(sl, lk, o->ku, &lk, &lki)); /* lk: k.outer from here */
+      TRY(ctx, sch_split(sl, lk, ku_of(o), &lk, &lki)); /* lk: k.outer from here */
       TRY(ctx, sch_reorder(sl, 4, (sch_iter *[]){lk, lki, li, lj}));
       TRY(ctx, sch_unroll(sl, lki));
     } else {
