@@ -1,13 +1,9 @@
 /* gemm.c — square sgemm C = A·B (row-major, float32): tec's best schedule against OpenBLAS
  * cblas_sgemm and oneDNN dnnl_sgemm, same buffers, same thread count, in one run.
  *
- *   usage: gemm [--csv FILE] [--sizes 256,512,1024,2048] [--threads 1,2] [--reps N] [--rounds 1]
- *               [--stat median|min] [--clock wall|cpu] [--print-ir] [--asm FILE]
- *               [--mr 6] [--nr 64] [--jb 0] [--kb 0] [--mb 0] [--ku 0] [--prefetch 0]
- *               [--pack panel|root|kblock|none] [--packa 0|1] [--order jko|kji|ikj]
- *               [--pack-rows 0|1] [--skip-pack 0|1] [--hot a|b|ab] [--vs 'SCHEDULE OPTIONS']
+ *   usage: printed by main() on a bad option (the options and their defaults, one place)
  *
- * --vs takes schedule options only (--mr ... --hot), applied on top of the main ones.
+ * --vs takes schedule options only (schedule_options), applied on top of the main ones.
  * Combinations in which an option would be ignored are refused (check_opts says which).
  * --skip-pack and --hot are experiments whose results are wrong by design (not checked).
  * bench/README.md says what each option does.
@@ -29,7 +25,7 @@
  *     for io in M/mr
  *       for js in jb                            (A's mr rows stay in L1 for the next panel)
  *         C.local[mr][nr] = 0                   (cache_write: the accumulator tile)
- *         for k in K
+ *         for ko in K/ku, ki in ku unrolled     (--ku, 8 by default)
  *           for ii in mr      unrolled
  *             for ji in nr    vectorized        C.local[ii, ji] += A[io*mr+ii, k] * Bp[..]
  *         C[io*mr.., (jo*jb+js)*nr..] = C.local (vectorized copy)
@@ -706,8 +702,9 @@ int main(int argc, char **argv) {
     fprintf(stderr,
             "usage: gemm [--csv FILE] [--sizes 256,512,...] [--threads 1,2] [--reps N] [--rounds 1]\n"
             "            [--stat median|min] [--clock wall|cpu] [--print-ir] [--asm FILE]\n"
-            "            [--mr 6] [--nr 64] [--jb 0] [--kb 0] [--mb 0] [--ku 0] [--prefetch 0]\n"
-            "            [--pack panel|root|kblock|none] [--packa 0|1] [--order jko|kji|ikj]\n"
+            "            [--mr 6] [--nr 64] [--jb 0] [--kb 0] [--mb 0] [--ku 8] [--prefetch 0]\n"
+            "            [--chunk -1] [--pack panel|root|kblock|none] [--packa 0|1]\n"
+            "            [--order jko|kji|ikj]\n"
             "            [--pack-rows 0|1] [--skip-pack 0|1] [--hot a|b|ab]\n"
             "            [--vs 'SCHEDULE OPTIONS']  (a second tec schedule, same run)\n"
             "  --jb: --kb 0 without --mb only; --mb with --kb > 0: --order kji or ikj;\n"
