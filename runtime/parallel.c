@@ -109,8 +109,10 @@ typedef struct rt_pool {
   int64_t n;
   int ntasks;
   int64_t chunk;                /* > 0: a dynamic job, chunks of this many iterations */
-  _Atomic int64_t next;         /* dynamic: the index of the first chunk not claimed yet */
-  _Atomic int dyn_failed;       /* dynamic: a chunk failed, claim no more */
+  int64_t nchunks;              /* dynamic: how many */
+  /* dynamic: the index of the first chunk not claimed yet (nchunks once one failed); on a
+   * cache line of its own, as every claim writes it */
+  _Alignas(64) _Atomic int64_t next;
   /* the failure to report (under mu): static jobs, the lowest-numbered failing worker task;
    * dynamic jobs, the failing chunk (any task's) with the lowest start. INT64_MAX: none */
   int64_t err_key;
@@ -193,16 +195,16 @@ static void rt_record_error(rt_pool *p, int64_t key, int32_t rc) {
  * (of any task) failed. The counter counts chunks, not iterations, so it cannot overflow
  * (each task adds one past the last chunk at most). Failures are recorded in the pool. */
 static void rt_run_chunks(rt_pool *p, tec_rt_parallel_body body, void *closure, int64_t n,
-                          int64_t chunk) {
-  int64_t nchunks = (n - 1) / chunk + 1;
-  while (!atomic_load_explicit(&p->dyn_failed, memory_order_acquire)) {
+                          int64_t chunk, int64_t nchunks) {
+  for (;;) {
     int64_t c = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed);
     if (c >= nchunks) return;
     int64_t b = c * chunk;
     int32_t rc = body(b, n - b > chunk ? b + chunk : n, closure);
     if (rc != 0) {
-      /* the others stop claiming first; the message is copied after */
-      atomic_store_explicit(&p->dyn_failed, 1, memory_order_release);
+      /* the others stop claiming first (every later claim sees >= nchunks); the message is
+       * copied after */
+      atomic_store_explicit(&p->next, nchunks, memory_order_relaxed);
       rt_record_error(p, b, rc);
       return;
     }
@@ -272,7 +274,7 @@ static void *rt_worker_main(void *arg) {
     void *closure = p->closure;
     int64_t n = p->n;
     int ntasks = p->ntasks;
-    int64_t chunk = p->chunk;
+    int64_t chunk = p->chunk, nchunks = p->nchunks;
     pthread_mutex_unlock(&p->mu);
     if (w->task >= ntasks) continue; /* not needed by this job */
     if (launch) {
@@ -281,7 +283,7 @@ static void *rt_worker_main(void *arg) {
       continue;
     }
     if (chunk > 0) {
-      rt_run_chunks(p, body, closure, n, chunk);
+      rt_run_chunks(p, body, closure, n, chunk, nchunks);
     } else {
       int64_t begin, end;
       rt_task_range(n, ntasks, w->task, &begin, &end);
@@ -366,8 +368,8 @@ static void rt_dispatch(rt_pool *p, tec_rt_parallel_body body, rt_launch *launch
   p->n = n;
   p->ntasks = ntasks;
   p->chunk = chunk;
+  p->nchunks = chunk > 0 ? (n - 1) / chunk + 1 : 0;
   atomic_store_explicit(&p->next, 0, memory_order_relaxed);
-  atomic_store_explicit(&p->dyn_failed, 0, memory_order_relaxed);
   p->err_key = INT64_MAX;
   p->err_rc = 0;
   atomic_store(&p->pending, ntasks - 1);
@@ -395,43 +397,46 @@ static int32_t rt_join(rt_pool *p, int32_t rc) {
   return rc;
 }
 
-int32_t tec_rt_parallel_for(int64_t n, tec_rt_parallel_body body, void *closure) {
+/* tec_rt_parallel_for (chunk 0: one static range per task) and tec_rt_parallel_for_dynamic
+ * (chunk > 0, or < 0 for automatic). who names the entry in errors. */
+static int32_t rt_parallel_run(int64_t n, int64_t chunk, tec_rt_parallel_body body,
+                               void *closure, const char *who) {
   if (n <= 0) return 0;
-  if (!body) return tec_rt_set_error("tec_rt_parallel_for: the body is NULL");
+  if (!body) return tec_rt_set_error("%s: the body is NULL", who);
   int threads = tec_rt_get_num_threads();
   if (threads <= 1 || n == 1 || rt_in_task) return body(0, n, closure);
+  if (chunk < 0) { /* automatic: about four chunks per thread */
+    int64_t q = n / (4 * (int64_t)threads);
+    chunk = q > 1 ? q : 1;
+  }
+  int64_t pieces = chunk ? (n - 1) / chunk + 1 : n;
+  if (pieces == 1) return body(0, n, closure);
   rt_pool *p = &rt_pool_g;
-  int ntasks = rt_claim(p, n < threads ? (int)n : threads);
+  int ntasks = rt_claim(p, pieces < threads ? (int)pieces : threads);
   if (ntasks == 0) return body(0, n, closure);
-  rt_dispatch(p, body, NULL, closure, n, ntasks, 0);
+  rt_dispatch(p, body, NULL, closure, n, ntasks, chunk);
 
-  int64_t begin, end;
-  rt_task_range(n, ntasks, 0, &begin, &end);
+  int32_t rc = 0; /* a dynamic job's failures, the caller's included, are in the pool */
   rt_in_task = 1;
-  int32_t rc = body(begin, end, closure);
+  if (chunk) {
+    rt_run_chunks(p, body, closure, n, chunk, p->nchunks);
+  } else {
+    int64_t begin, end;
+    rt_task_range(n, ntasks, 0, &begin, &end);
+    rc = body(begin, end, closure);
+  }
   rt_in_task = 0;
   return rt_join(p, rc);
 }
 
+int32_t tec_rt_parallel_for(int64_t n, tec_rt_parallel_body body, void *closure) {
+  return rt_parallel_run(n, 0, body, closure, "tec_rt_parallel_for");
+}
+
 int32_t tec_rt_parallel_for_dynamic(int64_t n, int64_t chunk, tec_rt_parallel_body body,
                                     void *closure) {
-  if (n <= 0) return 0;
-  if (!body) return tec_rt_set_error("tec_rt_parallel_for_dynamic: the body is NULL");
-  int threads = tec_rt_get_num_threads();
-  if (threads <= 1 || n == 1 || rt_in_task) return body(0, n, closure);
-  if (chunk <= 0) /* automatic: about four chunks per thread */
-    chunk = n / (4 * (int64_t)threads) > 1 ? n / (4 * (int64_t)threads) : 1;
-  if (chunk >= n) return body(0, n, closure);
-  rt_pool *p = &rt_pool_g;
-  int64_t nchunks = (n - 1) / chunk + 1;
-  int ntasks = rt_claim(p, nchunks < threads ? (int)nchunks : threads);
-  if (ntasks == 0) return body(0, n, closure);
-  rt_dispatch(p, body, NULL, closure, n, ntasks, chunk);
-
-  rt_in_task = 1;
-  rt_run_chunks(p, body, closure, n, chunk);
-  rt_in_task = 0;
-  return rt_join(p, 0); /* the caller's failures are recorded like the workers' */
+  return rt_parallel_run(n, chunk > 0 ? chunk : -1, body, closure,
+                         "tec_rt_parallel_for_dynamic");
 }
 
 /* ---- launches ---- */
