@@ -133,8 +133,8 @@ typedef struct cg_func {
   int npar;                   /* parallel loops outlined so far (names <fn>_par<k>) */
   int nlaunch;                /* launch regions outlined so far (names <fn>_launch<k>) */
   cg_launch *launch;          /* emitting a launch region's function, else NULL */
-  int par_dynamic;            /* inside ATTR pragma_parallel_dynamic: its parallel loop takes */
-  int64_t par_chunk;          /* chunks of par_chunk iterations (0: automatic) */
+  const ir_stmt *par_dynamic; /* the ATTR pragma_parallel_dynamic around the parallel loop
+                                 being emitted (its value: the chunk size), or NULL */
   int vector_fma;             /* cg_target.vector_fma: vector x*y+z as llvm.fma */
   int vector_bits;            /* cg_target.vector_bits: wider stores are sliced to this */
 } cg_func;

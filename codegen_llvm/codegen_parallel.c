@@ -313,27 +313,20 @@ static int cg_launch_chunk(cg_func *f, cg_outline *o, LLVMValueRef body, LLVMVal
   return f->failed ? -1 : 0;
 }
 
-static int cg_parallel_outline_loop(cg_func *f, const ir_stmt *s, int dynamic, int64_t chunk);
+static int cg_parallel_outline_loop(cg_func *f, const ir_stmt *s, const ir_stmt *dynamic);
 
 int cg_parallel_dynamic(cg_func *f, const ir_stmt *s) {
-  int64_t chunk = 0;
-  if (s->a && (!ir_is_const_int(s->a, &chunk) || chunk < 0))
-    return cg_internal(f, "pragma parallel_dynamic with chunk %s", ir_expr_str(s->a)), -1;
-  int saved = f->par_dynamic;
-  int64_t saved_chunk = f->par_chunk;
-  f->par_dynamic = 1;
-  f->par_chunk = chunk;
+  const ir_stmt *saved = f->par_dynamic;
+  f->par_dynamic = s;
   int rc = cg_stmt(f, s->body);
   f->par_dynamic = saved;
-  f->par_chunk = saved_chunk;
   return rc;
 }
 
 int cg_parallel_outline(cg_func *f, const ir_stmt *s) {
   /* pragma_parallel_dynamic applies to this loop, not to parallel loops inside its body
    * (which run serially in a chunk anyway) */
-  int dynamic = f->par_dynamic;
-  int64_t chunk = f->par_chunk;
+  const ir_stmt *dynamic = f->par_dynamic;
   if (dynamic && f->launch) {
     tec_ctx_set_error(f->ctx, "%s '%s': pragma parallel_dynamic on parallel loop '%s', which is "
                               "inside a parallel_launch_point region: every thread runs the "
@@ -343,13 +336,16 @@ int cg_parallel_outline(cg_func *f, const ir_stmt *s) {
     f->failed = 1;
     return -1;
   }
-  f->par_dynamic = 0;
-  int rc = cg_parallel_outline_loop(f, s, dynamic, chunk);
+  f->par_dynamic = NULL;
+  int rc = cg_parallel_outline_loop(f, s, dynamic);
   f->par_dynamic = dynamic;
   return rc;
 }
 
-static int cg_parallel_outline_loop(cg_func *f, const ir_stmt *s, int dynamic, int64_t chunk) {
+static int cg_parallel_outline_loop(cg_func *f, const ir_stmt *s, const ir_stmt *dynamic) {
+  int64_t chunk = 0; /* dynamic: 0 (no value) picks the size at run time */
+  if (dynamic && dynamic->a && (!ir_is_const_int(dynamic->a, &chunk) || chunk < 0))
+    return cg_internal(f, "pragma parallel_dynamic with chunk %s", ir_expr_str(dynamic->a)), -1;
   cg_outline o;
   memset(&o, 0, sizeof o);
   o.loop = s;
@@ -401,20 +397,17 @@ static int cg_parallel_outline_loop(cg_func *f, const ir_stmt *s, int dynamic, i
 
   /* the caller: fill the closure (on this function's stack), run, propagate a failure */
   LLVMValueRef cl = cg_closure_fill(f, &o, cl_ty, "closure");
-  LLVMTypeRef pf_ty;
-  LLVMValueRef pf, call;
-  if (dynamic) {
-    LLVMTypeRef pp[4] = {f->i64, f->i64, cg_ptr_to(tramp_ty), f->ptr8};
-    pf = cg_declare(f, "tec_rt_parallel_for_dynamic", f->i32, pp, 4, &pf_ty);
-    LLVMValueRef args[4] = {ext, LLVMConstInt(f->i64, (unsigned long long)chunk, 1), tramp, cl};
-    call = LLVMBuildCall2(f->b, pf_ty, pf, args, 4, "par");
-  } else {
-    LLVMTypeRef pp[3] = {f->i64, cg_ptr_to(tramp_ty), f->ptr8};
-    pf = cg_declare(f, "tec_rt_parallel_for", f->i32, pp, 3, &pf_ty);
-    LLVMValueRef args[3] = {ext, tramp, cl};
-    call = LLVMBuildCall2(f->b, pf_ty, pf, args, 3, "par");
-  }
-  cg_return_if_failed(f, call, "par");
+  /* (n, [chunk,] body, closure): the dynamic entry takes the chunk size second */
+  LLVMTypeRef pf_ty, pp[4];
+  LLVMValueRef args[4];
+  unsigned na = 0;
+  pp[na] = f->i64, args[na++] = ext;
+  if (dynamic) pp[na] = f->i64, args[na++] = LLVMConstInt(f->i64, (unsigned long long)chunk, 1);
+  pp[na] = cg_ptr_to(tramp_ty), args[na++] = tramp;
+  pp[na] = f->ptr8, args[na++] = cl;
+  LLVMValueRef pf = cg_declare(f, dynamic ? "tec_rt_parallel_for_dynamic" : "tec_rt_parallel_for",
+                               f->i32, pp, na, &pf_ty);
+  cg_return_if_failed(f, LLVMBuildCall2(f->b, pf_ty, pf, args, na, "par"), "par");
   rc = 0;
 out:
   return f->failed ? -1 : rc;
