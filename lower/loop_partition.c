@@ -289,12 +289,11 @@ typedef struct lp_pass {
   arith_env *env;
 } lp_pass;
 
-/* One part's body, partitioned further with the loop's variable ranging over [lo, lo + ext);
- * NULL when the part is provably empty or its body is. */
+/* One part's body, partitioned further with the loop's variable ranging over [lo, lo + ext)
+ * (ext simplified); NULL when the part is provably empty or its body is. */
 static const ir_stmt *part_body(lp_pass *p, ir_mutator *m, const ir_stmt *loop,
                                 const ir_expr *lo, const ir_expr *ext, const ir_stmt *body) {
-  if (!body) return NULL;
-  ext = arith_simplify(ext, p->env);
+  if (!body || !ext) return NULL;
   arith_range r = arith_bound(ext, p->env);
   if (r.has_hi && r.hi <= 0) return NULL;
   int depth = arith_env_depth(p->env);
@@ -306,8 +305,9 @@ static const ir_stmt *part_body(lp_pass *p, ir_mutator *m, const ir_stmt *loop,
 
 static const ir_stmt *part(lp_pass *p, ir_mutator *m, const ir_stmt *loop, const ir_expr *lo,
                            const ir_expr *ext, const ir_stmt *body) {
+  ext = arith_simplify(ext, p->env);
   body = part_body(p, m, loop, lo, ext, body);
-  return body ? ir_for(loop->var, lo, arith_simplify(ext, p->env), loop->for_kind, body) : NULL;
+  return body ? ir_for(loop->var, lo, ext, loop->for_kind, body) : NULL;
 }
 
 /* A parallel loop keeps one loop, its parts chosen per iteration:
@@ -316,23 +316,22 @@ static const ir_stmt *part(lp_pass *p, ir_mutator *m, const ir_stmt *loop, const
  * job runs on one thread while the others wait: at N = 1000, a 6x64-tiled GEMM's last panel
  * pair after the other seven left one of two threads idle for a fifth of the time. The test
  * costs one branch per iteration of the parallel loop; the loops inside stay guard-free. */
-static const ir_stmt *parallel_parts(lp_pass *p, ir_mutator *m, const ir_stmt *s,
-                                     const ir_expr *min, const ir_expr *lo, const ir_expr *hi,
-                                     const ir_expr *end, int head, int tail,
-                                     const ir_stmt *clean, const ir_stmt *head_s,
-                                     const ir_stmt *tail_s) {
-  tec_ctx *ctx = p->ctx;
-  const ir_stmt *nop = ir_evaluate(ir_int(ctx, 0));
-  const ir_stmt *b = part_body(p, m, s, lo, ir_sub(hi, lo), clean);
+static const ir_stmt *parallel_parts(lp_pass *p, ir_mutator *m, lp_state *st, const ir_stmt *s,
+                                     const ir_expr *lo, const ir_expr *hi, const ir_expr *end,
+                                     int head, int tail, const ir_stmt *clean) {
+  const ir_stmt *nop = ir_evaluate(ir_int(p->ctx, 0));
+  const ir_stmt *b = part_body(p, m, s, lo, arith_simplify(ir_sub(hi, lo), p->env), clean);
   if (tail) {
-    const ir_stmt *t = part_body(p, m, s, hi, ir_sub(end, hi), tail_s);
+    const ir_stmt *t = part_body(p, m, s, hi, arith_simplify(ir_sub(end, hi), p->env),
+                                 rewrite(st, s->body, 1));
     b = b || t ? ir_if(ir_lt(s->var, hi), b ? b : nop, t) : NULL;
   }
   if (head) {
-    const ir_stmt *h = part_body(p, m, s, min, ir_sub(lo, min), head_s);
+    const ir_stmt *h = part_body(p, m, s, s->a, arith_simplify(ir_sub(lo, s->a), p->env),
+                                 rewrite(st, s->body, 2));
     b = b || h ? ir_if(ir_lt(s->var, lo), h ? h : nop, b) : NULL;
   }
-  return b ? ir_for(s->var, min, arith_simplify(ir_sub(end, min), p->env), s->for_kind, b) : NULL;
+  return b ? ir_for(s->var, s->a, s->b, s->for_kind, b) : NULL; /* the loop's own range */
 }
 
 static const ir_stmt *recurse_loop(lp_pass *p, ir_mutator *m, const ir_stmt *s) {
@@ -379,9 +378,7 @@ static const ir_stmt *lp_for(ir_mutator *m, const ir_stmt *s) {
     int head = st->lo && !arith_prove(ir_le(lo, min), p->env);
     int tail = st->hi && !arith_prove(ir_ge(hi, end), p->env);
     if (s->for_kind == IR_FOR_PARALLEL && (head || tail)) {
-      out = parallel_parts(p, m, s, min, lo, hi, end, head, tail, clean,
-                           head ? rewrite(st, s->body, 2) : NULL,
-                           tail ? rewrite(st, s->body, 1) : NULL);
+      out = parallel_parts(p, m, st, s, lo, hi, end, head, tail, clean);
     } else {
       if (head) parts[0] = part(p, m, s, min, ir_sub(lo, min), rewrite(st, s->body, 2));
       parts[1] = part(p, m, s, lo, ir_sub(hi, lo), clean);
