@@ -83,6 +83,16 @@ static arith_range sym_side(const arith_linear *l, const arith_env *env, int upp
 }
 
 static arith_range diff_bound(const ir_expr *a, const ir_expr *b, const arith_env *env) {
+  /* x / c - y / c with c > 0: floor and truncating division keep order, so it has x - y's sign
+   * (min(n / 4, (n + 3) / 4) -> n / 4, as loop partitioning writes it; n / 4 <= (n + 3) / 4) */
+  int64_t c1, c2;
+  if ((a->kind == IR_FLOORDIV || a->kind == IR_DIV) && b->kind == a->kind &&
+      arith_is_imm(a->b, &c1) && c1 > 0 && arith_is_imm(b->b, &c2) && c1 == c2) {
+    arith_range d = diff_bound(a->a, b->a, env), r = {0};
+    if (d.has_hi && d.hi <= 0) r.has_hi = 1, r.hi = 0;
+    if (d.has_lo && d.lo >= 0) r.has_lo = 1, r.lo = 0;
+    if (r.has_hi || r.has_lo) return r;
+  }
   arith_linear l;
   arith_linear_init(&l, a->ctx, a->type);
   arith_linear_add_expr(&l, a, 1);
@@ -177,14 +187,6 @@ static const ir_expr *rewrite_minmax(const ir_expr *e, const arith_env *env) {
   arith_range d = diff_bound(a, b, env); /* a - b */
   if (d.has_hi && d.hi <= 0) return is_min ? a : b;
   if (d.has_lo && d.lo >= 0) return is_min ? b : a;
-  /* min(x / c, y / c) with c > 0: floor and truncating division both keep order, so compare
-   * x and y (min(n / 4, (n + 3) / 4) -> n / 4, as loop partitioning writes it) */
-  if ((a->kind == IR_FLOORDIV || a->kind == IR_DIV) && b->kind == a->kind &&
-      arith_is_imm(a->b, &i) && i > 0 && arith_is_imm(b->b, &j) && i == j) {
-    d = diff_bound(a->a, b->a, env);
-    if (d.has_hi && d.hi <= 0) return is_min ? a : b;
-    if (d.has_lo && d.lo >= 0) return is_min ? b : a;
-  }
   /* min(min(x, c1), c2) -> min(x, min(c1, c2)) */
   if (a->kind == e->kind && arith_is_imm(a->b, &i) && arith_is_imm(b, &j)) {
     int64_t k = is_min ? (i < j ? i : j) : (i > j ? i : j);

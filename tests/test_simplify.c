@@ -169,6 +169,7 @@ START_TEST(test_compare_minmax) {
           "min(floordiv(u, 4), floordiv((u + 3), 8))"); /* other divisors: unknown */
   SIMP_IS(ir_min(ir_floordiv(U, C(4)), ir_floordiv(K, C(4))), env,
           "min(floordiv(u, 4), floordiv(k, 4))");
+  SIMP_IS(ir_le(ir_floordiv(U, C(4)), ir_floordiv(ir_add(U, C(3)), C(4))), env, "true");
   SIMP_IS(ir_and(ir_lt(U, C(3)), ir_bool(ctx, 1)), env, "(u < 3)");
   SIMP_IS(ir_or(ir_lt(U, C(3)), ir_lt(J, C(8))), env, "true");
   SIMP_IS(ir_not(ir_lt(U, C(3))), env, "(u >= 3)");
