@@ -227,10 +227,10 @@ void dt_draw(dt_state *st, dt_rng *r, dt_prim *p) {
     draw_loop_kind(st, r, p, s);
     break;
   case DT_P_PRAGMA: {
-    int k = (int)dt_rng_int(r, 0, 99);
+    int k = (int)dt_rng_int(r, 0, 99), dyn = k >= 50 && k < 64; /* dyn: parallel_dynamic */
     sch_iter *it = pick_iter(st, r, s);
-    if (k >= 50 && k < 64 && s && dt_rng_chance(r, 75)) /* parallel_dynamic: mostly on a */
-      for (int i = 0; i < s->nleaf; i++)                 /* parallel loop, if there is one */
+    if (dyn && dt_rng_chance(r, 75)) /* parallel_dynamic: mostly on a parallel loop */
+      for (int i = 0; i < s->nleaf; i++)
         if (s->leaf[i]->for_kind == IR_FOR_PARALLEL) it = s->leaf[i];
     put_iter(st, p, 0, it);
     const char *key = k < 34 ? "auto_unroll_max_step" : k < 50 ? "parallel_launch_point"
@@ -238,7 +238,6 @@ void dt_draw(dt_state *st, dt_rng *r, dt_prim *p) {
                     : k < 94 ? "" : "auto_unroll_max_step";
     snprintf(p->str, DT_ID, "%s", key);
     /* parallel_dynamic: a chunk size (now and then a negative one), or NULL for automatic */
-    int dyn = k >= 50 && k < 64;
     p->has_value = k < 34 || (k >= 64 && k < 80 && dt_rng_chance(r, 50)) || k >= 97 ||
                    (dyn && dt_rng_chance(r, 60));
     p->a = k >= 97 || (dyn && dt_rng_chance(r, 8)) ? -dt_rng_int(r, 1, 4) : dt_rng_int(r, 0, 16);

@@ -39,6 +39,13 @@ int sch_vectorize(sch_stage *st, sch_iter *iv) {
 }
 int sch_unroll(sch_stage *st, sch_iter *iv) { return set_kind("unroll", st, iv, IR_FOR_UNROLLED); }
 
+/* A pragma value that must be a count: a scalar integer constant >= 0. */
+static int is_count(const ir_expr *value) {
+  int64_t v;
+  return value && value->type.lanes == 1 && tec_dtype_is_int(value->type) &&
+         ir_is_const_int(value, &v) && v >= 0;
+}
+
 int sch_pragma(sch_stage *st, sch_iter *iv, const char *key, const ir_expr *value) {
   if (!st) return -1;
   tec_ctx *ctx = st->sched->ctx;
@@ -53,22 +60,15 @@ int sch_pragma(sch_stage *st, sch_iter *iv, const char *key, const ir_expr *valu
       return tec_ctx_set_error(ctx, "pragma: key '%s' on loop '%s' of stage '%s' must use "
                                     "lower-case letters, digits and '_'",
                                key, iv->name, st->tensor->name);
-  if (strcmp(key, "auto_unroll_max_step") == 0) {
-    int64_t v;
-    if (!ir_is_const_int(value, &v) || v < 0)
-      return tec_ctx_set_error(ctx, "pragma: auto_unroll_max_step on loop '%s' of stage '%s' "
-                                    "needs a constant integer value >= 0",
-                               iv->name, st->tensor->name);
-  }
-  if (strcmp(key, "parallel_dynamic") == 0 && value) {
-    int64_t v;
-    if (value->type.lanes != 1 || !tec_dtype_is_int(value->type) ||
-        !ir_is_const_int(value, &v) || v < 0)
-      return tec_ctx_set_error(ctx, "pragma: parallel_dynamic on loop '%s' of stage '%s' takes "
-                                    "the chunk size, a constant integer >= 0 (0 or NULL: about "
-                                    "four chunks per thread), not %s",
-                               iv->name, st->tensor->name, ir_expr_str(value));
-  }
+  if (strcmp(key, "auto_unroll_max_step") == 0 && !is_count(value))
+    return tec_ctx_set_error(ctx, "pragma: auto_unroll_max_step on loop '%s' of stage '%s' "
+                                  "needs a constant integer value >= 0",
+                             iv->name, st->tensor->name);
+  if (strcmp(key, "parallel_dynamic") == 0 && value && !is_count(value))
+    return tec_ctx_set_error(ctx, "pragma: parallel_dynamic on loop '%s' of stage '%s' takes "
+                                  "the chunk size, a constant integer >= 0 (0 or NULL: about "
+                                  "four chunks per thread), not %s",
+                             iv->name, st->tensor->name, ir_expr_str(value));
   int n = iv->npragma + 1;
   const char **keys = tec_ctx_alloc(ctx, sizeof *keys * (size_t)n);
   const ir_expr **vals = tec_ctx_alloc(ctx, sizeof *vals * (size_t)n);
