@@ -7,7 +7,6 @@
 #include <string.h>
 #include "testutil.h"
 
-#define OK(ctx, x) ck_assert_msg((x) == 0, "%s", tec_ctx_error(ctx))
 
 /* ---------- a 3-point stencil over a producer: compute_at with halo ---------- */
 static const ir_expr *scale(tec_ctx *ctx, const ir_expr *const *i, void *u) {

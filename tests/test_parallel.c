@@ -15,7 +15,6 @@
 #include <unistd.h>
 #include "testutil.h"
 
-#define OK(ctx, x) ck_assert_msg((x) == 0, "%s", tec_ctx_error(ctx))
 
 static const int thread_counts[] = {1, 2, 3};
 #define NTHREAD_COUNTS 3

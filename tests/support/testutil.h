@@ -46,6 +46,8 @@ tec_packed_fn tu_build(tec_ctx *ctx, sch_schedule *s, const char *name, int narg
     ck_assert_msg(e_ && strcmp(e_, (want)) == 0, "expected error\n  %s\ngot\n  %s", (want),  \
                   e_ ? e_ : "(none)");                                                       \
   } while (0)
+/* Asserts that a schedule call x returned 0, printing the ctx's error otherwise. */
+#define OK(ctx, x) ck_assert_msg((x) == 0, "%s", tec_ctx_error(ctx))
 /* Runs a suite and returns the exit status for main. */
 int tu_run(Suite *s);
 
