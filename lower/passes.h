@@ -78,6 +78,9 @@ const lower_range *lower_bounds_get(const lower_bounds *b, const sch_iter *it);
 /* 2. schedule to loop nests: one nest per stage, attached stages inside their loop, realize
  *    and produce around them. Tensors in args are the caller's buffers (not realized). */
 const ir_stmt *lower_schedule_ops(lower_state *ls);
+/* The loop of the given kind that is loop `pos` of stage st or around it, following the
+ * compute_at chain outward (pos -1: only loops around the stage's nest), or NULL. */
+const sch_iter *lower_loop_around(const sch_stage *st, int pos, ir_for_kind kind);
 
 /* 2b. (from 2, per loop of a main nest) sch_prefetch: body with the prefetch statements of
  *     leaf pos of st in front; NULL with an error when they cannot be made (prefetch.c). */

@@ -110,8 +110,9 @@ static const ir_stmt *pf_nest(lower_state *ls, const sch_stage *st, const sch_it
   const ir_expr **vars = tec_ctx_alloc(ctx, sizeof *vars * (size_t)nd);
   if (!idx || !vars) return NULL;
   for (int d = 0; d < nd; d++) {
-    lo[d] = ir_substitute(lo[d], 1, &it->var, &ahead);
-    hi[d] = ir_substitute(hi[d], 1, &it->var, &ahead);
+    /* simplified here: these bounds are evaluated on every iteration of the loop */
+    lo[d] = arith_simplify(ir_substitute(lo[d], 1, &it->var, &ahead), sc->env);
+    hi[d] = arith_simplify(ir_substitute(hi[d], 1, &it->var, &ahead), sc->env);
     vars[d] = ir_var(ctx, tec_ctx_printf(ctx, "pf.%s.%d", t->name, d), TEC_INDEX, IR_VAR_INDEX);
     if (!lo[d] || !hi[d] || !vars[d]) return NULL;
     idx[d] = vars[d];
@@ -132,15 +133,16 @@ const ir_stmt *lower_prefetch(lower_state *ls, const sch_stage *st, int pos,
                               const ir_stmt *body) {
   const sch_iter *it = st->leaf[pos];
   if (!body || it->nprefetch == 0) return body;
-  for (int i = 0; i <= pos; i++)
-    if (st->leaf[i]->for_kind == IR_FOR_VECTORIZED) {
-      tec_ctx_set_error(ls->ctx, "prefetch at loop '%s' of stage '%s': %s vectorized; put the "
-                                 "prefetch on a loop outside the vectorized one",
-                        it->name, st->tensor->name,
-                        i == pos ? "the loop is" : tec_ctx_printf(ls->ctx, "it is inside '%s', "
-                                                                  "which is", st->leaf[i]->name));
-      return NULL;
-    }
+  /* the loop, or one around it (the stage's own, or its consumer's through compute_at) */
+  const sch_iter *vec = lower_loop_around(st, pos, IR_FOR_VECTORIZED);
+  if (vec) {
+    tec_ctx_set_error(ls->ctx, "prefetch at loop '%s' of stage '%s': %s vectorized; put the "
+                               "prefetch on a loop outside the vectorized one",
+                      it->name, st->tensor->name,
+                      vec == it ? "the loop is" : tec_ctx_printf(ls->ctx, "it is inside '%s', "
+                                                                 "which is", vec->name));
+    return NULL;
+  }
   pf_scan sc = {.ctx = ls->ctx, .env = arith_env_new(ls->ctx)};
   ir_visitor v;
   ir_visitor_init(&v, &sc);

@@ -43,12 +43,11 @@ static const ir_stmt *place(lower_state *ls, int si, const ir_stmt *rest,
   return ir_realize(t, t->ndim, bounds, body);
 }
 
-/* The parallel loop that is loop `pos` of stage st or around it (pos -1: only loops around
- * the stage's nest), or NULL */
-static const sch_iter *parallel_around(const sch_stage *st, int pos) {
+/* passes.h; parallel: nested parallel loops and launch points; vectorized: prefetch.c */
+const sch_iter *lower_loop_around(const sch_stage *st, int pos, ir_for_kind kind) {
   for (int depth = 0; st && depth < 1000; depth++) {
     for (int i = 0; i <= pos && i < st->nleaf; i++)
-      if (st->leaf[i]->for_kind == IR_FOR_PARALLEL) return st->leaf[i];
+      if (st->leaf[i]->for_kind == kind) return st->leaf[i];
     if (st->attach != SCH_ATTACH_SCOPE) return NULL;
     const sch_stage *c = st->attach_stage;
     pos = -1;
@@ -70,7 +69,8 @@ static const ir_stmt *make_loop(lower_state *ls, int si, int pos, const ir_stmt 
       sch_stage *p = ls->s->stages[k];
       if (p->attach != SCH_ATTACH_SCOPE || p->attach_iter != it) continue;
       for (int i = 0; i < p->nleaf; i++)
-        if (p->leaf[i]->for_kind == IR_FOR_PARALLEL && parallel_around(st, pos)) {
+        if (p->leaf[i]->for_kind == IR_FOR_PARALLEL &&
+            lower_loop_around(st, pos, IR_FOR_PARALLEL)) {
           tec_ctx_set_error(ctx, "parallel: loop '%s' of stage '%s' would run inside parallel "
                                  "loops of '%s' (it is computed at '%s'); nested parallel loops "
                                  "are not supported",
@@ -101,7 +101,7 @@ static const ir_stmt *make_loop(lower_state *ls, int si, int pos, const ir_stmt 
     /* the pool is entered once, at the marked loop: inside a parallel loop every thread
      * already runs */
     const sch_iter *par = strcmp(it->pragma_keys[p], "parallel_launch_point") == 0
-                              ? parallel_around(st, pos - 1)
+                              ? lower_loop_around(st, pos - 1, IR_FOR_PARALLEL)
                               : NULL;
     if (strcmp(it->pragma_keys[p], "parallel_dynamic") == 0 && it->for_kind != IR_FOR_PARALLEL) {
       tec_ctx_set_error(ctx, "tec_lower '%s': pragma parallel_dynamic on loop '%s' of stage "

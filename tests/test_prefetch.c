@@ -180,6 +180,17 @@ START_TEST(prefetch_lower_errors) {
                    "vectorized; put the prefetch on a loop outside the vectorized one");
     tec_ctx_free(m.ctx);
   }
+  { /* P computed at C's vectorized loop: its own loops are inside that one */
+    mm m;
+    mm_small(&m, 1, 0);
+    sch_stage *sp = sch_stage_of(m.s, m.P);
+    ck_assert_int_eq(sch_compute_at(sp, m.st, m.ji), 0);
+    ck_assert_int_eq(sch_prefetch(sp, m.A, sch_axis(sp, 0), 1), 0);
+    ck_assert_ptr_null(tec_lower(m.s, "mm", 3, (te_tensor *[]){m.A, m.B, m.C}));
+    tu_assert_contains(tec_ctx_error(m.ctx), "of stage 'P': it is inside 'j.inner', which is "
+                                             "vectorized; put the prefetch on a loop outside");
+    tec_ctx_free(m.ctx);
+  }
   { /* P computed inside the loop it would be prefetched at */
     mm m;
     mm_small(&m, 1, 0);
