@@ -222,6 +222,18 @@ const char *ir_intrinsic_name(ir_intrinsic i) {
   return (unsigned)i < IR_INTRIN_COUNT ? intrin_names[i] : "unknown";
 }
 
+/* The CALL node of intrinsic fn over a[0..nargs) (checked by the caller). */
+static const ir_expr *make_call(tec_ctx *ctx, ir_intrinsic fn, tec_dtype type, int nargs,
+                                const ir_expr **a) {
+  ir_expr *e = new_expr(ctx, IR_CALL, type);
+  if (!e) return NULL;
+  e->v.i = fn;
+  e->name = intrin_names[fn];
+  e->nargs = nargs;
+  e->args = a;
+  return e;
+}
+
 const ir_expr *ir_call(tec_ctx *ctx, ir_intrinsic fn, int nargs, const ir_expr *const *args) {
   if (!ctx) return NULL;
   if ((unsigned)fn >= IR_INTRIN_COUNT) {
@@ -253,13 +265,7 @@ const ir_expr *ir_call(tec_ctx *ctx, ir_intrinsic fn, int nargs, const ir_expr *
                       intrin_names[fn], tstr(a[0]->type, x));
     return NULL;
   }
-  ir_expr *e = new_expr(ctx, IR_CALL, a[0]->type);
-  if (!e) return NULL;
-  e->v.i = fn;
-  e->name = intrin_names[fn];
-  e->nargs = nargs;
-  e->args = a;
-  return e;
+  return make_call(ctx, fn, a[0]->type, nargs, a);
 }
 
 const ir_expr *ir_prefetch(const ir_expr *access) {
@@ -272,14 +278,9 @@ const ir_expr *ir_prefetch(const ir_expr *access) {
     return NULL;
   }
   const ir_expr **a = tec_ctx_alloc(ctx, sizeof *a);
-  ir_expr *e = a ? new_expr(ctx, IR_CALL, access->type) : NULL;
-  if (!e) return NULL;
+  if (!a) return NULL;
   a[0] = access;
-  e->v.i = IR_INTRIN_PREFETCH;
-  e->name = intrin_names[IR_INTRIN_PREFETCH];
-  e->nargs = 1;
-  e->args = a;
-  return e;
+  return make_call(ctx, IR_INTRIN_PREFETCH, access->type, 1, a);
 }
 
 static const ir_expr *call1(ir_intrinsic fn, const ir_expr *a) {
