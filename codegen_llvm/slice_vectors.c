@@ -77,18 +77,18 @@ static const ir_stmt *slice_store(ir_mutator *m, const ir_stmt *s) {
   int npieces = (lanes + native - 1) / native;
   const ir_stmt **pieces = tec_ctx_alloc(m->ctx, sizeof *pieces * (size_t)npieces);
   if (!pieces) return s;
-  int done = 0;
-  for (int p = 0; p < npieces; p++) {
+  int p = 0;
+  for (; p < npieces; p++) {
     int off = p * native, n = lanes - off < native ? lanes - off : native;
     const ir_expr *idx = slice_index(s->a, off, n), *val = slice(s->b, off, n);
     const ir_expr *pred = s->c ? slice(s->c, off, n) : NULL;
     if (idx && val && (!s->c || pred)) pieces[p] = ir_store(s->var, idx, val, pred);
     if (!pieces[p]) break;
-    done++;
   }
-  const ir_stmt *r = done == npieces ? ir_seq(m->ctx, npieces, pieces) : NULL;
+  const ir_stmt *r = p == npieces ? ir_seq(m->ctx, npieces, pieces) : NULL;
   if (r) return r;
-  if (!had_error) tec_ctx_clear_error(m->ctx); /* unsliceable: the store whole, no error */
+  /* unsliceable (or out of memory while slicing): the store whole is still right, no error */
+  if (!had_error) tec_ctx_clear_error(m->ctx);
   return s;
 }
 
