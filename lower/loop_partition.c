@@ -21,7 +21,7 @@
  *   [hi, end)   the original body                  (only if some c > 0)
  * with lo and hi clamped into [min, end] by min/max (arith_simplify folds what it can), so it
  * is exact for every value of the symbols, including loops shorter than one tile. A parallel
- * loop stays one loop whose body picks its part per iteration (see parallel_parts).
+ * loop stays one loop whose body picks its part per iteration (see lp_for).
  * A lone threshold that involves no inner variable is also false on the whole tail, so the
  * tail gets the IF's else branch (usually nothing): that is how the inner loop of the tail
  * above lost its guard.
@@ -303,37 +303,6 @@ static const ir_stmt *part_body(lp_pass *p, ir_mutator *m, const ir_stmt *loop,
   return body;
 }
 
-static const ir_stmt *part(lp_pass *p, ir_mutator *m, const ir_stmt *loop, const ir_expr *lo,
-                           const ir_expr *ext, const ir_stmt *body) {
-  ext = arith_simplify(ext, p->env);
-  body = part_body(p, m, loop, lo, ext, body);
-  return body ? ir_for(loop->var, lo, ext, loop->for_kind, body) : NULL;
-}
-
-/* A parallel loop keeps one loop, its parts chosen per iteration:
- *   for (v, min, end - min) parallel { if (v < lo) head else if (v < hi) clean else tail }
- * Three loops one after the other would be three parallel jobs, and a one-iteration tail
- * job runs on one thread while the others wait: at N = 1000, a 6x64-tiled GEMM's last panel
- * pair after the other seven left one of two threads idle for a fifth of the time. The test
- * costs one branch per iteration of the parallel loop; the loops inside stay guard-free. */
-static const ir_stmt *parallel_parts(lp_pass *p, ir_mutator *m, lp_state *st, const ir_stmt *s,
-                                     const ir_expr *lo, const ir_expr *hi, const ir_expr *end,
-                                     int head, int tail, const ir_stmt *clean) {
-  const ir_stmt *nop = ir_evaluate(ir_int(p->ctx, 0));
-  const ir_stmt *b = part_body(p, m, s, lo, arith_simplify(ir_sub(hi, lo), p->env), clean);
-  if (tail) {
-    const ir_stmt *t = part_body(p, m, s, hi, arith_simplify(ir_sub(end, hi), p->env),
-                                 rewrite(st, s->body, 1));
-    b = b || t ? ir_if(ir_lt(s->var, hi), b ? b : nop, t) : NULL;
-  }
-  if (head) {
-    const ir_stmt *h = part_body(p, m, s, s->a, arith_simplify(ir_sub(lo, s->a), p->env),
-                                 rewrite(st, s->body, 2));
-    b = b || h ? ir_if(ir_lt(s->var, lo), h ? h : nop, b) : NULL;
-  }
-  return b ? ir_for(s->var, s->a, s->b, s->for_kind, b) : NULL; /* the loop's own range */
-}
-
 static const ir_stmt *recurse_loop(lp_pass *p, ir_mutator *m, const ir_stmt *s) {
   int depth = arith_env_depth(p->env);
   arith_env_push_loop(p->env, s->var, s->a, s->b);
@@ -373,16 +342,32 @@ static const ir_stmt *lp_for(ir_mutator *m, const ir_stmt *s) {
   } else if (st->lo && st->hi && arith_prove(ir_le(hi, lo), p->env)) {
     out = recurse_loop(p, m, s); /* no clean middle: nothing to gain */
   } else {
-    const ir_stmt *clean = rewrite(st, s->body, 0);
-    const ir_stmt *parts[3] = {NULL, NULL, NULL};
+    /* the parts [min, lo) head, [lo, hi) clean, [hi, end) tail (rewrite modes 2, 0, 1) */
     int head = st->lo && !arith_prove(ir_le(lo, min), p->env);
     int tail = st->hi && !arith_prove(ir_ge(hi, end), p->env);
+    const ir_expr *from[3] = {min, lo, hi}, *to[3] = {lo, hi, end}, *ext[3] = {NULL};
+    const ir_stmt *body[3] = {NULL, NULL, NULL};
+    static const int mode[3] = {2, 0, 1};
+    for (int k = 0; k < 3; k++) {
+      if ((k == 0 && !head) || (k == 2 && !tail)) continue;
+      ext[k] = arith_simplify(ir_sub(to[k], from[k]), p->env);
+      body[k] = part_body(p, m, s, from[k], ext[k], rewrite(st, s->body, mode[k]));
+    }
     if (s->for_kind == IR_FOR_PARALLEL && (head || tail)) {
-      out = parallel_parts(p, m, st, s, lo, hi, end, head, tail, clean);
+      /* A parallel loop keeps one loop, each iteration picking its part:
+       *   for (v, min, end - min) parallel { if (v < lo) head else if (v < hi) clean else tail }
+       * Three loops one after the other would be three parallel jobs, and a one-iteration
+       * tail job runs on one thread while the others wait (at N = 1000, a 6x64-tiled GEMM's
+       * last panel pair left one of two threads idle for a fifth of the time). The test costs
+       * one branch per iteration; the loops inside stay guard-free. */
+      const ir_stmt *nop = ir_evaluate(ir_int(ctx, 0)), *b = body[1];
+      if (tail) b = b || body[2] ? ir_if(ir_lt(s->var, hi), b ? b : nop, body[2]) : NULL;
+      if (head) b = b || body[0] ? ir_if(ir_lt(s->var, lo), body[0] ? body[0] : nop, b) : NULL;
+      out = b ? ir_for(s->var, s->a, s->b, s->for_kind, b) : NULL; /* the loop's own range */
     } else {
-      if (head) parts[0] = part(p, m, s, min, ir_sub(lo, min), rewrite(st, s->body, 2));
-      parts[1] = part(p, m, s, lo, ir_sub(hi, lo), clean);
-      if (tail) parts[2] = part(p, m, s, hi, ir_sub(end, hi), rewrite(st, s->body, 1));
+      const ir_stmt *parts[3];
+      for (int k = 0; k < 3; k++)
+        parts[k] = body[k] ? ir_for(s->var, from[k], ext[k], s->for_kind, body[k]) : NULL;
       out = ir_seq(ctx, 3, parts); /* NULL: every part provably empty */
     }
   }
