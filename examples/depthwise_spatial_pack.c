@@ -31,15 +31,15 @@ static int cmp(const void *a, const void *b) {
 }
 
 /* naive depthwise 3x3, pad 1, then bias and relu */
-static void reference(const topi_dw_problem *p, const float *x, const float *k, const float *b,
+static void reference(const topi_conv2d *p, const float *x, const float *k, const float *b,
                       float *out, int64_t oh, int64_t ow) {
-  for (int64_t c = 0; c < p->c; c++)
+  for (int64_t c = 0; c < p->c_in; c++)
     for (int64_t y = 0; y < oh; y++)
       for (int64_t xx = 0; xx < ow; xx++) {
         float acc = 0;
         for (int64_t i = 0; i < 3; i++)
           for (int64_t j = 0; j < 3; j++) {
-            int64_t yy = y * p->stride + i - 1, xj = xx * p->stride + j - 1;
+            int64_t yy = y * p->stride_h + i - 1, xj = xx * p->stride_w + j - 1;
             if (yy >= 0 && yy < p->h && xj >= 0 && xj < p->w)
               acc += x[(c * p->h + yy) * p->w + xj] * k[(c * 3 + i) * 3 + j];
           }
@@ -49,13 +49,15 @@ static void reference(const topi_dw_problem *p, const float *x, const float *k, 
 }
 
 /* Builds the operator with the split on or off; NULL (and status set) on failure. */
-static tec_module *build(tec_ctx *ctx, const topi_dw_problem *p, int precompute, int print,
+static tec_module *build(tec_ctx *ctx, const topi_conv2d *p, int precompute, int print,
                          int *status) {
-  topi_dw_config cfg = {16, 2, 4, 1}; /* 16 lanes: one AVX-512 vector (use 4 on NEON) */
+  topi_dw_spatial_pack_config cfg = {16, 2, 4, 1}; /* 16 lanes: one AVX-512 vector (4 on NEON) */
+  topi_decl d;
   topi_op op;
   lower_func *f = NULL;
   tec_module *m = NULL;
-  if (topi_depthwise_spatial_pack(ctx, p, &cfg, &op) == 0 &&
+  if (topi_dw_spatial_pack_declare(ctx, p, &d) == 0 &&
+      topi_dw_spatial_pack_schedule(&d, &cfg, NULL, &op) == 0 &&
       sch_set_precompute(op.sched, precompute) == 0 &&
       (f = tec_lower(op.sched, "dw", op.nargs, op.args)) != NULL)
     m = tec_build(ctx, 1, &f, NULL);
@@ -110,7 +112,9 @@ int main(int argc, char **argv) {
   printf("%-16s %12s %14s %8s %10s\n", "layer", "split (ms)", "no split (ms)", "saved", "max error");
   for (size_t l = 0; l < sizeof layers / sizeof layers[0]; l++) {
     const layer *L = &layers[l];
-    topi_dw_problem p = {1, L->c, L->h, L->w, 3, 3, L->stride, 1};
+    topi_conv2d p = {.n = 1, .c_in = L->c, .h = L->h, .w = L->w, .c_out = L->c, .kh = 3, .kw = 3,
+                     .stride_h = L->stride, .stride_w = L->stride, .pad_h = 1, .pad_w = 1,
+                     .groups = L->c, .epi = {.bias = 1, .act = TOPI_ACT_RELU}};
     int64_t oh = (L->h + 2 - 3) / L->stride + 1, ow = (L->w + 2 - 3) / L->stride + 1;
     int64_t sx[4] = {1, L->c, L->h, L->w}, sk[4] = {L->c, 1, 3, 3}, sb = L->c;
     int64_t so[4] = {1, L->c, oh, ow};

@@ -107,16 +107,24 @@ START_TEST(matmul_packed_b_prepared_once) {
 END_TEST
 
 /* ---------- the depthwise spatial-pack template ---------- */
-static void ref_dw(const topi_dw_problem *p, const float *x, const float *w, const float *bias,
+/* A depthwise problem with bias and ReLU fused (square stride and padding). */
+static topi_conv2d dw_problem(int64_t c, int64_t h, int64_t w, int64_t k, int64_t stride,
+                              int64_t pad) {
+  return (topi_conv2d){.n = 1, .c_in = c, .h = h, .w = w, .c_out = c, .kh = k, .kw = k,
+                       .stride_h = stride, .stride_w = stride, .pad_h = pad, .pad_w = pad,
+                       .groups = c, .epi = {.bias = 1, .act = TOPI_ACT_RELU}};
+}
+
+static void ref_dw(const topi_conv2d *p, const float *x, const float *w, const float *bias,
                    float *out) {
-  int64_t oh = (p->h + 2 * p->pad - p->kh) / p->stride + 1, ow = (p->w + 2 * p->pad - p->kw) / p->stride + 1;
-  for (int64_t c = 0; c < p->c; c++)
+  int64_t oh = (p->h + 2 * p->pad_h - p->kh) / p->stride_h + 1, ow = (p->w + 2 * p->pad_w - p->kw) / p->stride_w + 1;
+  for (int64_t c = 0; c < p->c_in; c++)
     for (int64_t y = 0; y < oh; y++)
       for (int64_t xx = 0; xx < ow; xx++) {
         double acc = 0;
         for (int64_t i = 0; i < p->kh; i++)
           for (int64_t j = 0; j < p->kw; j++) {
-            int64_t yy = y * p->stride + i - p->pad, xj = xx * p->stride + j - p->pad;
+            int64_t yy = y * p->stride_h + i - p->pad_h, xj = xx * p->stride_w + j - p->pad_w;
             if (yy < 0 || yy >= p->h || xj < 0 || xj >= p->w) continue;
             acc += (double)x[(c * p->h + yy) * p->w + xj] * w[(c * p->kh + i) * p->kw + j];
           }
@@ -125,19 +133,22 @@ static void ref_dw(const topi_dw_problem *p, const float *x, const float *w, con
       }
 }
 
-static void run_dw(const topi_dw_problem *p, const topi_dw_config *cfg) {
-  int64_t oh = (p->h + 2 * p->pad - p->kh) / p->stride + 1, ow = (p->w + 2 * p->pad - p->kw) / p->stride + 1;
-  int64_t sx[4] = {1, p->c, p->h, p->w}, sw[4] = {p->c, 1, p->kh, p->kw}, sb = p->c;
-  int64_t so[4] = {1, p->c, oh, ow};
+static void run_dw(const topi_conv2d *p, const topi_dw_spatial_pack_config *cfg) {
+  int64_t oh = (p->h + 2 * p->pad_h - p->kh) / p->stride_h + 1, ow = (p->w + 2 * p->pad_w - p->kw) / p->stride_w + 1;
+  int64_t sx[4] = {1, p->c_in, p->h, p->w}, sw[4] = {p->c_in, 1, p->kh, p->kw}, sb = p->c_in;
+  int64_t so[4] = {1, p->c_in, oh, ow};
   DLTensor x = tu_rand_f32(4, sx, 5), w = tu_rand_f32(4, sw, 6), b = tu_rand_f32(1, &sb, 7);
   DLTensor o1 = tu_zeros(TEC_F32, 4, so), o2 = tu_zeros(TEC_F32, 4, so);
-  int64_t n = p->c * oh * ow;
+  int64_t n = p->c_in * oh * ow;
   float *ref = malloc(sizeof(float) * (size_t)n);
   ref_dw(p, tu_f32(&x), tu_f32(&w), tu_f32(&b), ref);
   for (int precompute = 1; precompute >= 0; precompute--) {
     tec_ctx *ctx = tec_ctx_new();
+    topi_decl d;
     topi_op op;
-    ck_assert_msg(topi_depthwise_spatial_pack(ctx, p, cfg, &op) == 0, "%s", tec_ctx_error(ctx));
+    ck_assert_msg(topi_dw_spatial_pack_declare(ctx, p, &d) == 0 &&
+                      topi_dw_spatial_pack_schedule(&d, cfg, NULL, &op) == 0,
+                  "%s", tec_ctx_error(ctx));
     sch_set_precompute(op.sched, precompute);
     lower_func *f = tec_lower(op.sched, "dw", op.nargs, op.args);
     ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
@@ -163,27 +174,34 @@ static void run_dw(const topi_dw_problem *p, const topi_dw_config *cfg) {
 }
 
 START_TEST(depthwise_spatial_pack) {
-  topi_dw_problem p1 = {1, 32, 14, 14, 3, 3, 1, 1};
-  topi_dw_config c1 = {8, 2, 4, 1};
+  topi_conv2d p1 = dw_problem(32, 14, 14, 3, 1, 1);
+  topi_dw_spatial_pack_config c1 = {8, 2, 4, 1};
   run_dw(&p1, &c1);
-  topi_dw_problem p2 = {1, 20, 15, 13, 3, 3, 2, 1}; /* stride 2, channels not a multiple of 8 */
-  topi_dw_config c2 = {8, 3, 5, 0};
+  topi_conv2d p2 = dw_problem(20, 15, 13, 3, 2, 1); /* stride 2, channels not a multiple of 8 */
+  topi_dw_spatial_pack_config c2 = {8, 3, 5, 0};
   run_dw(&p2, &c2);
 }
 END_TEST
 
 START_TEST(depthwise_bad_problem) {
   tec_ctx *ctx = tec_ctx_new();
+  topi_decl d;
   topi_op op;
-  topi_dw_problem p = {1, 8, 2, 2, 5, 5, 1, 0};
-  topi_dw_config c = {8, 2, 2, 0};
-  ck_assert_int_ne(topi_depthwise_spatial_pack(ctx, &p, &c, &op), 0);
-  tu_assert_contains(tec_ctx_error(ctx), "kernel is larger than the padded input");
+  topi_conv2d p = dw_problem(8, 2, 2, 5, 1, 0);
+  topi_dw_spatial_pack_config c = {8, 2, 2, 0};
+  ck_assert_int_ne(topi_dw_spatial_pack_declare(ctx, &p, &d), 0);
+  tu_assert_contains(tec_ctx_error(ctx), "kernel is larger than the padded 2x2 input");
   tec_ctx_clear_error(ctx);
   p.kh = p.kw = 1;
   c.vc = 0;
-  ck_assert_int_ne(topi_depthwise_spatial_pack(ctx, &p, &c, &op), 0);
-  tu_assert_contains(tec_ctx_error(ctx), "vc, tile_h and tile_w must be >= 1");
+  ck_assert_int_eq(topi_dw_spatial_pack_declare(ctx, &p, &d), 0);
+  ck_assert_int_ne(topi_dw_spatial_pack_schedule(&d, &c, NULL, &op), 0);
+  tu_assert_contains(tec_ctx_error(ctx), "knob 'vc' = 0 is not legal for this problem and target "
+                                         "(legal: 1, 2, 4, 8, 16, 32)");
+  tec_ctx_clear_error(ctx);
+  p.groups = 1; /* not depthwise */
+  ck_assert_int_ne(topi_dw_spatial_pack_declare(ctx, &p, &d), 0);
+  tu_assert_contains(tec_ctx_error(ctx), "not depthwise (needs groups == c_in == c_out)");
   tec_ctx_free(ctx);
 }
 END_TEST

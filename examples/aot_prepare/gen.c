@@ -11,12 +11,16 @@ int main(int argc, char **argv) {
     return 2;
   }
   tec_ctx *ctx = tec_ctx_new();
-  topi_dw_problem p = {1, 32, 14, 14, 3, 3, 1, 1};
+  topi_conv2d p = {.n = 1, .c_in = 32, .h = 14, .w = 14, .c_out = 32, .kh = 3, .kw = 3,
+                   .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1, .groups = 32,
+                   .epi = {.bias = 1, .act = TOPI_ACT_RELU}};
   int bits = tec_target_vector_bits(ctx, argv[1]); /* 512 with AVX-512, 128 on NEON */
-  topi_dw_config cfg = {bits >= 128 ? bits / 32 : 4, 2, 4, 0};
+  topi_dw_spatial_pack_config cfg = {bits >= 128 ? bits / 32 : 4, 2, 4, 0};
+  topi_decl d;
   topi_op op;
   lower_func *f = NULL;
-  int rc = topi_depthwise_spatial_pack(ctx, &p, &cfg, &op);
+  int rc = topi_dw_spatial_pack_declare(ctx, &p, &d) ||
+           topi_dw_spatial_pack_schedule(&d, &cfg, argv[1], &op);
   if (rc == 0) f = tec_lower(op.sched, "dw", op.nargs, op.args);
   if (!f || tec_emit(ctx, 1, &f, argv[1], TEC_EMIT_OBJECT, argv[2]) ||
       tec_emit(ctx, 1, &f, argv[1], TEC_EMIT_HEADER, argv[3])) {

@@ -1,43 +1,249 @@
-/* topi.h — operator templates: functions that declare an operator's tensors from its shapes
- * and schedule them from a config (the knobs a tuner turns).
+/* topi.h — operator templates: every template is three functions, as in TVM's topi.
  *
+ *   declare   the tensors of one problem (shapes, layouts, fused epilogue): topi_decl
+ *   schedule  a schedule of those tensors from a config (the knobs) and a target: topi_op
+ *   space     the knobs a tuner turns, each with its legal values for this problem and target,
+ *             and the default config for that target (AVX-512 host and NEON alike): topi_space
+ *
+ *   topi_decl d;
+ *   topi_space sp;
  *   topi_op op;
- *   topi_depthwise_spatial_pack(ctx, &problem, &config, &op);
- *   lower_func *f = tec_lower(op.sched, "dw", op.nargs, op.args);
+ *   topi_conv2d_nchwc_declare(ctx, &problem, &d);
+ *   topi_conv2d_nchwc_space(ctx, &problem, target, &sp);
+ *   topi_conv2d_nchwc_schedule(&d, sp.default_config, target, &op);
+ *   lower_func *f = tec_lower(op.sched, "conv", op.nargs, op.args);
+ *
+ * The same three functions are reachable by name through topi_template_find("conv2d_nchwc")
+ * (problem and config as void pointers), so benchmarks, networks, the tuner and the `tec`
+ * command call one code path. A declaration can be scheduled many times (every schedule is a
+ * separate view: cache_read/cache_write never change the declared tensors).
+ *
+ * Layouts. Activations are NCHW, NHWC or NCHW[x]c ("NCHW16c": channel blocks of x, the block
+ * innermost, [n][ceil(c/x)][h][w][x]; the channels past c in the last block are zero on input
+ * and written as zero by the templates). Convolution weights are given plain, OIHW
+ * [c_out][c_in/groups][kh][kw] (or [c][1][kh][kw] for depthwise), as constant placeholders:
+ * the templates pack them into their own layout in the prepare step (lower.h). Bias is plain
+ * [c_out], constant. A residual operand has the output's layout.
+ *
+ *   NCHW16c, c = 40:   block 0: c 0..15 | block 1: c 16..31 | block 2: c 32..39, 8 zero lanes
+ *                      [n][3][h][w][16]
+ *
+ * Errors: every function returns 0, or -1 with a message in the ctx naming the template and
+ * what was wrong (a size, a knob value out of its legal set, a layout the template cannot
+ * read) and what would be legal.
  */
 #ifndef TEC_TOPI_H
 #define TEC_TOPI_H
 
+#include <stddef.h>
 #include "tec/schedule.h"
 
-/* An operator ready to lower: its schedule and its arguments in call order. */
+/* ---------------- the three-function shape ---------------- */
+
+typedef struct topi_template topi_template;
+
+/* A declared operator: its tensors for one problem. */
+typedef struct topi_decl {
+  const topi_template *tmpl;
+  tec_ctx *ctx;
+  const void *problem;   /* a copy of the problem, in the arena */
+  int nargs;
+  te_tensor **args;      /* the call's arguments: inputs (data, weights, bias, residual), then the
+                            output; the order is the template's (its problem struct says) */
+  te_tensor *out;
+  void *priv;            /* the template's own intermediate tensors, for its schedule */
+} topi_decl;
+
+/* A scheduled operator, ready to lower: tec_lower(op.sched, name, op.nargs, op.args). */
 typedef struct topi_op {
+  const topi_decl *decl;
   sch_schedule *sched;
   int nargs;
-  te_tensor *args[8];
+  te_tensor **args;
   te_tensor *out;
 } topi_op;
 
-/* Depthwise 2-d convolution, NCHW, channel multiplier 1, followed by bias and ReLU. */
-typedef struct topi_dw_problem {
-  int64_t n, c, h, w;     /* input */
-  int64_t kh, kw;         /* kernel window */
-  int64_t stride, pad;    /* the same in both directions */
-} topi_dw_problem;
+/* A knob: an int64_t field of the template's config struct and the values it may take. */
+typedef struct topi_knob {
+  const char *name;       /* "ow_tile" */
+  const char *doc;        /* one line */
+  size_t offset;          /* offsetof the field in the config struct */
+  int nvalues;
+  const int64_t *values;  /* the legal values for this problem and target, ascending */
+} topi_knob;
 
-typedef struct topi_dw_config {
+typedef struct topi_space {
+  const topi_template *tmpl;
+  int nknobs;
+  const topi_knob *knobs;
+  size_t config_size;         /* bytes of the config struct */
+  const void *default_config; /* the target's default, config_size bytes (arena) */
+} topi_space;
+
+typedef enum topi_problem_kind {
+  TOPI_PROBLEM_CONV2D, /* topi_conv2d (depthwise too: groups == c_in == c_out) */
+  TOPI_PROBLEM_LAYOUT, /* topi_layout_problem */
+  TOPI_PROBLEM_DENSE   /* topi_dense */
+} topi_problem_kind;
+
+struct topi_template {
+  const char *name;            /* "conv2d_nchwc", "depthwise_nchwc", ... */
+  const char *doc;             /* one line */
+  topi_problem_kind problem_kind;
+  size_t config_size;
+  /* 1 if the template can compute this problem; else 0 and, if why is not NULL, a reason in
+   * the ctx's arena */
+  int (*applies)(tec_ctx *ctx, const void *problem, const char **why);
+  int (*declare)(tec_ctx *ctx, const void *problem, topi_decl *out);
+  int (*schedule)(const topi_decl *d, const void *config, const char *target, topi_op *out);
+  int (*space)(tec_ctx *ctx, const void *problem, const char *target, topi_space *out);
+};
+
+/* The registered templates: by name (NULL if unknown), and all of them in order. */
+const topi_template *topi_template_find(const char *name);
+int topi_template_count(void);
+const topi_template *topi_template_at(int i);
+
+/* declare + space + schedule with the target's default config. */
+int topi_instantiate(tec_ctx *ctx, const topi_template *t, const void *problem,
+                     const char *target, topi_op *out);
+
+/* Knob access on a config of space sp. */
+int64_t topi_config_get(const topi_space *sp, const void *config, int knob);
+void topi_config_set(const topi_space *sp, void *config, int knob, int64_t value);
+/* 0 if every knob of config holds one of its legal values, else -1 with an error naming the
+ * knob, its value and the legal ones. */
+int topi_space_check(tec_ctx *ctx, const topi_space *sp, const void *config);
+/* The number of configs (the product of the knobs' value counts; saturates at INT64_MAX), and
+ * the index-th one (mixed radix, knob 0 fastest) written into config. */
+int64_t topi_space_size(const topi_space *sp);
+int topi_space_config(const topi_space *sp, int64_t index, void *config);
+/* "ow_tile=14 oc_tiles=2 ..." (arena). */
+const char *topi_config_str(tec_ctx *ctx, const topi_space *sp, const void *config);
+
+/* ---------------- shared vocabulary ---------------- */
+
+typedef enum topi_act {
+  TOPI_ACT_NONE,  /* identity */
+  TOPI_ACT_RELU,  /* max(x, 0) */
+  TOPI_ACT_RELU6  /* min(max(x, 0), 6) */
+} topi_act;
+
+/* What is fused into a producer's output stage, in this order: + bias[c], + residual, act. */
+typedef struct topi_epilogue {
+  int bias;       /* 1: a bias argument [c_out] (constant) */
+  int residual;   /* 1: a residual argument in the output's layout */
+  topi_act act;
+} topi_epilogue;
+
+typedef enum topi_layout_kind {
+  TOPI_NCHW,  /* [n][c][h][w] */
+  TOPI_NHWC,  /* [n][h][w][c] */
+  TOPI_NCHWC  /* [n][ceil(c/block)][h][w][block] */
+} topi_layout_kind;
+
+typedef struct topi_layout {
+  topi_layout_kind kind;
+  int64_t block;  /* TOPI_NCHWC: channels per block (>= 1); otherwise 0 */
+} topi_layout;
+
+/* "NCHW", "NHWC", "NCHW16c" -> layout; -1 with an error listing the accepted forms. */
+int topi_layout_parse(tec_ctx *ctx, const char *s, topi_layout *out);
+const char *topi_layout_str(tec_ctx *ctx, topi_layout l);
+
+/* ---------------- problems ---------------- */
+
+/* A 2-d convolution, fp32. Depthwise: groups == c_in == c_out (channel multiplier 1).
+ * Arguments in call order: data, kernel (OIHW, constant), [bias (constant)], [residual], out. */
+typedef struct topi_conv2d {
+  int64_t n, c_in, h, w;        /* input */
+  int64_t c_out;
+  int64_t kh, kw;
+  int64_t stride_h, stride_w;   /* >= 1 */
+  int64_t pad_h, pad_w;         /* zero padding on both sides, >= 0 */
+  int64_t groups;               /* 1, or c_in (depthwise); 0 is read as 1 */
+  topi_layout in_layout, out_layout;
+  topi_epilogue epi;
+} topi_conv2d;
+
+/* The output size of a convolution, or -1 with an error in ctx (ctx may be NULL). */
+int topi_conv2d_out_hw(tec_ctx *ctx, const topi_conv2d *p, int64_t *oh, int64_t *ow);
+/* Checks the sizes, strides, padding, groups and layouts of p for template `who`. */
+int topi_conv2d_check(tec_ctx *ctx, const char *who, const topi_conv2d *p);
+/* 2 * multiply-adds (the FLOP count benchmarks report). */
+double topi_conv2d_flops(const topi_conv2d *p);
+
+/* A layout transform of an activation tensor. Arguments: in, out. */
+typedef struct topi_layout_problem {
+  int64_t n, c, h, w;
+  topi_layout from, to;
+} topi_layout_problem;
+
+/* Dense / matmul, fp32: out[i, j] = sum_k a[i, k] * b[k, j] (b_transposed: b[j, k], the fully
+ * connected layer's [out_features][in_features] weight), then the epilogue (bias [n]).
+ * Arguments: a, b, [bias], [residual [m][n]], out. b constant (const_b): packed in prepare. */
+typedef struct topi_dense {
+  int64_t m, n, k;
+  int b_transposed;
+  int const_b;
+  topi_epilogue epi;
+} topi_dense;
+
+/* ---------------- templates ---------------- */
+
+/* conv2d NCHW[x]c -> NCHW[y]c, direct: blocked input and output channels, a register tile over
+ * output width and output-channel blocks, the kernel packed once ([C_out/y][C_in/x][kh][kw][x]
+ * [y]) in prepare; a 1x1 stride-1 convolution is scheduled as a GEMM over the packed layout. */
+typedef struct topi_conv2d_nchwc_config {
+  int64_t ow_tile;    /* output columns per register tile */
+  int64_t oc_tiles;   /* output-channel blocks per register tile */
+  int64_t ic_split;   /* input-channel blocks per pass over the tile (cache blocking) */
+  int64_t parallel;   /* 1: parallel over (n, output-channel block, rows) */
+} topi_conv2d_nchwc_config;
+int topi_conv2d_nchwc_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out);
+int topi_conv2d_nchwc_schedule(const topi_decl *d, const topi_conv2d_nchwc_config *cfg,
+                               const char *target, topi_op *out);
+int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
+                            topi_space *out);
+
+/* depthwise conv2d NCHW[x]c -> NCHW[x]c: the zero padding inlined under likely() conditions,
+ * so loop partitioning leaves the interior without a compare; a register tile of output columns
+ * with the block's lanes vectorized; the kernel packed once ([C/x][kh][kw][x]) in prepare. */
+typedef struct topi_depthwise_nchwc_config {
+  int64_t ow_tile;    /* output columns per register tile */
+  int64_t oh_tile;    /* output rows per register tile */
+  int64_t parallel;   /* 1: parallel over (n, channel block, row tiles) */
+} topi_depthwise_nchwc_config;
+int topi_depthwise_nchwc_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out);
+int topi_depthwise_nchwc_schedule(const topi_decl *d, const topi_depthwise_nchwc_config *cfg,
+                                  const char *target, topi_op *out);
+int topi_depthwise_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
+                               topi_space *out);
+
+/* depthwise conv2d NCHW -> NCHW with spatial packing: TVM's arm_cpu schedule (2018), the seed
+ * of tec. Zero padding inlined into the packed copy of the data [n][C][h][w][VC], the kernel
+ * packed to [C][1][kh][kw][VC] (prepare), the accumulator in the packed layout, VC
+ * vectorized, the epilogue fused into the unpacking output stage. */
+typedef struct topi_dw_spatial_pack_config {
   int64_t vc;             /* channels per packed block (the vector lanes) */
   int64_t tile_h, tile_w; /* output rows / columns per register tile */
-  int parallel;           /* parallel over channel blocks */
-} topi_dw_config;
+  int64_t parallel;       /* parallel over channel blocks */
+} topi_dw_spatial_pack_config;
+int topi_dw_spatial_pack_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out);
+int topi_dw_spatial_pack_schedule(const topi_decl *d, const topi_dw_spatial_pack_config *cfg,
+                                  const char *target, topi_op *out);
+int topi_dw_spatial_pack_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
+                               topi_space *out);
 
-/* The arm_cpu depthwise schedule of TVM's topi (2018) in tec: zero padding inlined; data
- * packed [n, c, h, w] -> [n, C, h, w, VC] and the kernel [c, 1, kh, kw] -> [C, 1, kh, kw, VC]
- * through cache_read + split/reorder + cache_write + compute_inline; the accumulator in the
- * packed layout; VC vectorized; bias + ReLU fused into the output stage. The kernel and bias are
- * constant placeholders, so the kernel packing runs once (prepare) unless the schedule's
- * precompute is turned off. Arguments: data, kernel, bias, out. 0, or -1 with an error. */
-int topi_depthwise_spatial_pack(tec_ctx *ctx, const topi_dw_problem *p, const topi_dw_config *cfg,
-                                topi_op *op);
+/* Layout transform NCHW <-> NHWC <-> NCHW[x]c (any pair; zero channels written past c). */
+typedef struct topi_layout_config {
+  int64_t vectorize;  /* 1: the innermost output dimension vectorized */
+  int64_t parallel;   /* 1: parallel over the outer dimensions */
+} topi_layout_config;
+int topi_layout_declare(tec_ctx *ctx, const topi_layout_problem *p, topi_decl *out);
+int topi_layout_schedule(const topi_decl *d, const topi_layout_config *cfg, const char *target,
+                         topi_op *out);
+int topi_layout_space(tec_ctx *ctx, const topi_layout_problem *p, const char *target,
+                      topi_space *out);
 
 #endif

@@ -1,0 +1,70 @@
+/* topi/internal.h — pieces the templates share: the registry entries, space building, layout
+ * indexing, the declared arguments of a convolution, the fused epilogue and the blocked
+ * kernel/bias packing. Not installed; templates only. */
+#ifndef TEC_TOPI_INTERNAL_H
+#define TEC_TOPI_INTERNAL_H
+
+#include "tec/te.h"
+#include "tec/topi.h"
+#include "tec/build.h"
+
+/* ---- the registry: one entry per template file ---- */
+extern const topi_template topi_tmpl_conv2d_nchwc;
+extern const topi_template topi_tmpl_depthwise_nchwc;
+extern const topi_template topi_tmpl_dw_spatial_pack;
+extern const topi_template topi_tmpl_layout;
+extern const topi_template topi_tmpl_dense;
+
+/* ---- spaces ---- */
+/* Starts a space of at most `cap` knobs for template t whose config struct is `size` bytes. */
+int topi_space_begin(tec_ctx *ctx, topi_space *sp, const topi_template *t, int cap);
+/* Adds a knob (values copied into the arena) whose default is the value def. -1 on OOM. */
+int topi_space_add(tec_ctx *ctx, topi_space *sp, const char *name, const char *doc,
+                   size_t offset, int nvalues, const int64_t *values, int64_t def);
+/* The divisors of n that are <= cap, ascending, into out (at most max); returns the count. */
+int topi_divisors(int64_t n, int64_t cap, int64_t *out, int max);
+
+/* ---- schedules ---- */
+/* Starts op from declaration d: a schedule of d->out, the arguments copied. -1 with error. */
+int topi_op_begin(const topi_decl *d, topi_op *op);
+/* Vector lanes of 32-bit floats for target (16 with AVX-512, 4 on NEON), -1 with an error. */
+int topi_target_lanes(tec_ctx *ctx, const char *target);
+/* Checks cfg against the space of d's problem for target; -1 with an error naming the knob. */
+int topi_config_check(const topi_decl *d, const void *cfg, const char *target);
+
+/* ---- layouts ---- */
+int topi_layout_check(tec_ctx *ctx, const char *who, const char *what, topi_layout l);
+/* The tensor shape of an (n, c, h, w) activation in layout l (arena). ndim in *nd. */
+const ir_expr *const *topi_layout_shape(tec_ctx *ctx, topi_layout l, int64_t n, int64_t c,
+                                        int64_t h, int64_t w, int *nd);
+/* Reads logical element (n, c, y, x) of t, which has layout l. */
+const ir_expr *topi_layout_read(const te_tensor *t, topi_layout l, const ir_expr *n,
+                                const ir_expr *c, const ir_expr *y, const ir_expr *x);
+/* The logical (n, c, y, x) of a tensor element whose indices are idx in layout l. */
+void topi_layout_coords(tec_ctx *ctx, topi_layout l, const ir_expr *const *idx,
+                        const ir_expr **n, const ir_expr **c, const ir_expr **y,
+                        const ir_expr **x);
+
+/* ---- convolution arguments and epilogue ---- */
+typedef struct topi_conv_args {
+  te_tensor *data;      /* in_layout */
+  te_tensor *kernel;    /* OIHW, constant */
+  te_tensor *bias;      /* [c_out], constant, or NULL */
+  te_tensor *residual;  /* out_layout, or NULL */
+  int64_t oh, ow;
+} topi_conv_args;
+/* Declares the arguments of p (names: data, kernel, bias, residual). */
+int topi_conv_declare_args(tec_ctx *ctx, const char *who, const topi_conv2d *p, topi_conv_args *a);
+/* Fills d's argument list from a and out, in the documented order. */
+int topi_conv_finish_decl(tec_ctx *ctx, const topi_template *t, const topi_conv2d *p,
+                          const topi_conv_args *a, te_tensor *out, void *priv, topi_decl *d);
+/* v + bias + residual, then the activation; bias_v / res_v may be NULL (absent). */
+const ir_expr *topi_epilogue_expr(tec_ctx *ctx, const topi_epilogue *e, const ir_expr *v,
+                                  const ir_expr *bias_v, const ir_expr *res_v);
+/* The bias packed into blocks of `block` channels, zero past c: [ceil(c/block)][block]
+ * (constant-derived: computed in prepare). */
+te_tensor *topi_pack_bias(tec_ctx *ctx, te_tensor *bias, int64_t c, int64_t block);
+/* ceil(a / b) */
+static inline int64_t topi_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+#endif

@@ -1,0 +1,159 @@
+/* topi.c — the template registry and what every template shares around its three functions:
+ * knob spaces (building, checking, enumerating, printing a config), instantiation with the
+ * target's default config, and the start of a schedule. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include "topi/internal.h"
+
+/* One line per template file. */
+static const topi_template *const registry[] = {
+    &topi_tmpl_dw_spatial_pack,
+    &topi_tmpl_layout,
+};
+#define NREG ((int)(sizeof registry / sizeof registry[0]))
+
+const topi_template *topi_template_find(const char *name) {
+  if (!name) return NULL;
+  for (int i = 0; i < NREG; i++)
+    if (!strcmp(registry[i]->name, name)) return registry[i];
+  return NULL;
+}
+int topi_template_count(void) { return NREG; }
+const topi_template *topi_template_at(int i) { return i >= 0 && i < NREG ? registry[i] : NULL; }
+
+int topi_instantiate(tec_ctx *ctx, const topi_template *t, const void *problem,
+                     const char *target, topi_op *out) {
+  if (!ctx) return -1;
+  if (!t || !problem || !out)
+    return tec_ctx_set_error(ctx, "topi_instantiate: template, problem and op are required");
+  const char *why = NULL;
+  if (!t->applies(ctx, problem, &why))
+    return tec_ctx_set_error(ctx, "topi_instantiate: template '%s' does not apply: %s", t->name,
+                             why ? why : "(no reason given)");
+  topi_decl *d = tec_ctx_alloc(ctx, sizeof *d);
+  topi_space sp;
+  if (!d || t->declare(ctx, problem, d) || t->space(ctx, problem, target, &sp)) return -1;
+  return t->schedule(d, sp.default_config, target, out);
+}
+
+/* ---- spaces ---- */
+
+int topi_space_begin(tec_ctx *ctx, topi_space *sp, const topi_template *t, int cap) {
+  memset(sp, 0, sizeof *sp);
+  sp->tmpl = t;
+  sp->config_size = t->config_size;
+  topi_knob *k = tec_ctx_alloc(ctx, sizeof *k * (size_t)cap);
+  void *def = tec_ctx_alloc(ctx, t->config_size);
+  if (!k || !def) return -1;
+  sp->knobs = k;
+  sp->default_config = def;
+  return 0;
+}
+
+int topi_space_add(tec_ctx *ctx, topi_space *sp, const char *name, const char *doc,
+                   size_t offset, int nvalues, const int64_t *values, int64_t def) {
+  if (nvalues < 1) return tec_ctx_set_error(ctx, "topi space: knob '%s' has no legal value", name);
+  int64_t *v = tec_ctx_alloc(ctx, sizeof *v * (size_t)nvalues);
+  if (!v) return -1;
+  memcpy(v, values, sizeof *v * (size_t)nvalues);
+  topi_knob *k = (topi_knob *)&sp->knobs[sp->nknobs++];
+  *k = (topi_knob){name, doc, offset, nvalues, v};
+  memcpy((char *)sp->default_config + offset, &def, sizeof def);
+  return 0;
+}
+
+int topi_divisors(int64_t n, int64_t cap, int64_t *out, int max) {
+  int c = 0;
+  for (int64_t d = 1; d <= n && d <= cap && c < max; d++)
+    if (n % d == 0) out[c++] = d;
+  return c;
+}
+
+int64_t topi_config_get(const topi_space *sp, const void *config, int knob) {
+  int64_t v;
+  memcpy(&v, (const char *)config + sp->knobs[knob].offset, sizeof v);
+  return v;
+}
+
+void topi_config_set(const topi_space *sp, void *config, int knob, int64_t value) {
+  memcpy((char *)config + sp->knobs[knob].offset, &value, sizeof value);
+}
+
+static const char *values_str(tec_ctx *ctx, const topi_knob *k) {
+  char buf[512];
+  size_t n = 0;
+  buf[0] = 0;
+  for (int i = 0; i < k->nvalues && n < sizeof buf - 32; i++)
+    n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%lld", i ? ", " : "",
+                          (long long)k->values[i]);
+  return tec_ctx_strdup(ctx, buf);
+}
+
+int topi_space_check(tec_ctx *ctx, const topi_space *sp, const void *config) {
+  if (!config)
+    return tec_ctx_set_error(ctx, "%s: the config is NULL", sp->tmpl ? sp->tmpl->name : "topi");
+  for (int i = 0; i < sp->nknobs; i++) {
+    int64_t v = topi_config_get(sp, config, i);
+    int ok = 0;
+    for (int j = 0; j < sp->knobs[i].nvalues && !ok; j++) ok = sp->knobs[i].values[j] == v;
+    if (!ok)
+      return tec_ctx_set_error(ctx, "%s: knob '%s' = %lld is not legal for this problem and "
+                                    "target (legal: %s)",
+                               sp->tmpl->name, sp->knobs[i].name, (long long)v,
+                               values_str(ctx, &sp->knobs[i]));
+  }
+  return 0;
+}
+
+int64_t topi_space_size(const topi_space *sp) {
+  int64_t n = 1;
+  for (int i = 0; i < sp->nknobs; i++)
+    if (__builtin_mul_overflow(n, (int64_t)sp->knobs[i].nvalues, &n)) return INT64_MAX;
+  return n;
+}
+
+int topi_space_config(const topi_space *sp, int64_t index, void *config) {
+  if (index < 0 || index >= topi_space_size(sp)) return -1;
+  memcpy(config, sp->default_config, sp->config_size);
+  for (int i = 0; i < sp->nknobs; i++) {
+    topi_config_set(sp, config, i, sp->knobs[i].values[index % sp->knobs[i].nvalues]);
+    index /= sp->knobs[i].nvalues;
+  }
+  return 0;
+}
+
+const char *topi_config_str(tec_ctx *ctx, const topi_space *sp, const void *config) {
+  char buf[512];
+  size_t n = 0;
+  buf[0] = 0;
+  for (int i = 0; i < sp->nknobs && n < sizeof buf - 64; i++)
+    n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s=%lld", i ? " " : "", sp->knobs[i].name,
+                          (long long)topi_config_get(sp, config, i));
+  return tec_ctx_strdup(ctx, buf);
+}
+
+/* ---- schedules ---- */
+
+int topi_op_begin(const topi_decl *d, topi_op *op) {
+  memset(op, 0, sizeof *op);
+  op->decl = d;
+  op->sched = sch_create(d->ctx, 1, (te_tensor *const *)&d->out);
+  if (!op->sched) return -1;
+  op->nargs = d->nargs;
+  op->args = d->args;
+  op->out = d->out;
+  return 0;
+}
+
+int topi_target_lanes(tec_ctx *ctx, const char *target) {
+  int bits = tec_target_vector_bits(ctx, target);
+  if (bits < 0) return -1;
+  return bits >= 128 ? bits / 32 : 1;
+}
+
+int topi_config_check(const topi_decl *d, const void *cfg, const char *target) {
+  topi_space sp;
+  if (d->tmpl->space(d->ctx, d->problem, target, &sp)) return -1;
+  return topi_space_check(d->ctx, &sp, cfg);
+}
