@@ -62,6 +62,20 @@ const ir_expr *topi_layout_read(const te_tensor *t, topi_layout l, const ir_expr
   }
 }
 
+const ir_expr *topi_pad_read(const te_tensor *t, topi_layout l, int64_t h, int64_t w,
+                             const ir_expr *n, const ir_expr *c, const ir_expr *y,
+                             const ir_expr *x, int64_t pad_h, int64_t pad_w) {
+  if (!t) return NULL;
+  tec_ctx *ctx = t->ctx;
+  const ir_expr *cond = NULL, *zero = ir_int(ctx, 0);
+#define TOPI_AND(e) cond = cond ? ir_and(cond, (e)) : (e)
+  if (pad_h > 0) TOPI_AND(ir_ge(y, zero)), TOPI_AND(ir_lt(y, ir_int(ctx, h)));
+  if (pad_w > 0) TOPI_AND(ir_ge(x, zero)), TOPI_AND(ir_lt(x, ir_int(ctx, w)));
+#undef TOPI_AND
+  const ir_expr *v = topi_layout_read(t, l, n, c, y, x);
+  return cond ? ir_select(cond, v, ir_float(ctx, 0.0)) : v;
+}
+
 void topi_layout_coords(tec_ctx *ctx, topi_layout l, const ir_expr *const *i, const ir_expr **n,
                         const ir_expr **c, const ir_expr **y, const ir_expr **x) {
   *n = i[0];
