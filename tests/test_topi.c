@@ -1,0 +1,284 @@
+/* test_topi.c — the operator-template layer: the registry, knob spaces, layouts and the layout
+ * transform, the depthwise templates (NCHW[x]c and the NCHW spatial pack) against a naive C
+ * reference over a shape sweep, their NEON code, and bad problems and configs. */
+#include <stdlib.h>
+#include <string.h>
+#include "convref.h"
+#include "testutil.h"
+
+static topi_conv2d dwp(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t s,
+                       int64_t pad, int64_t block) {
+  topi_layout l = block ? (topi_layout){TOPI_NCHWC, block} : (topi_layout){TOPI_NCHW, 0};
+  return (topi_conv2d){.n = n, .c_in = c, .h = h, .w = w, .c_out = c, .kh = k, .kw = k,
+                       .stride_h = s, .stride_w = s, .pad_h = pad, .pad_w = pad, .groups = c,
+                       .in_layout = l, .out_layout = l,
+                       .epi = {.bias = 1, .act = TOPI_ACT_RELU}};
+}
+
+/* ---------- registry and spaces ---------- */
+START_TEST(registry_and_spaces) {
+  tec_ctx *ctx = tec_ctx_new();
+  ck_assert_ptr_null(topi_template_find("nope"));
+  ck_assert_ptr_null(topi_template_at(topi_template_count()));
+  topi_conv2d p = dwp(1, 20, 9, 9, 3, 1, 1, 16);
+  topi_layout_problem lp = {1, 20, 9, 9, {TOPI_NCHW, 0}, {TOPI_NCHWC, 16}};
+  for (int i = 0; i < topi_template_count(); i++) {
+    const topi_template *t = topi_template_at(i);
+    ck_assert_ptr_eq(topi_template_find(t->name), t);
+    const void *prob = t->problem_kind == TOPI_PROBLEM_LAYOUT ? (const void *)&lp : (const void *)&p;
+    if (t->problem_kind == TOPI_PROBLEM_DENSE || !t->applies(ctx, prob, NULL)) continue;
+    topi_space sp;
+    ck_assert_msg(t->space(ctx, prob, NULL, &sp) == 0, "%s", tec_ctx_error(ctx));
+    ck_assert_ptr_eq(sp.tmpl, t);
+    ck_assert_int_eq((int)sp.config_size, (int)t->config_size);
+    ck_assert_int_eq(topi_space_check(ctx, &sp, sp.default_config), 0);
+    int64_t size = topi_space_size(&sp);
+    ck_assert_int_ge(size, 1);
+    /* every config the enumeration gives is legal, and the last index is the last values */
+    void *cfg = malloc(sp.config_size);
+    ck_assert_int_eq(topi_space_config(&sp, size - 1, cfg), 0);
+    ck_assert_int_eq(topi_space_check(ctx, &sp, cfg), 0);
+    for (int k = 0; k < sp.nknobs; k++)
+      ck_assert_int_eq(topi_config_get(&sp, cfg, k), sp.knobs[k].values[sp.knobs[k].nvalues - 1]);
+    ck_assert_int_ne(topi_space_config(&sp, size, cfg), 0);
+    free(cfg);
+  }
+  /* the depthwise template's space, exactly */
+  topi_space sp;
+  ck_assert_int_eq(topi_depthwise_nchwc_space(ctx, &p, NULL, &sp), 0);
+  ck_assert_int_eq(sp.nknobs, 3);
+  ck_assert_str_eq(sp.knobs[0].name, "ow_tile");
+  ck_assert_int_eq(sp.knobs[0].nvalues, 9); /* 1..9 */
+  ck_assert_int_eq(topi_space_size(&sp), 9 * 4 * 2);
+  topi_depthwise_nchwc_config c = {.ow_tile = 3, .oh_tile = 2, .parallel = 0};
+  ck_assert_str_eq(topi_config_str(ctx, &sp, &c), "ow_tile=3 oh_tile=2 parallel=0");
+  c.ow_tile = 10;
+  ck_assert_int_ne(topi_space_check(ctx, &sp, &c), 0);
+  assert_err(ctx, "depthwise_nchwc: knob 'ow_tile' = 10 is not legal for this problem and target "
+                  "(legal: 1, 2, 3, 4, 5, 6, 7, 8, 9)");
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* ---------- layouts ---------- */
+START_TEST(layout_parse) {
+  tec_ctx *ctx = tec_ctx_new();
+  topi_layout l;
+  ck_assert_int_eq(topi_layout_parse(ctx, "NCHW16c", &l), 0);
+  ck_assert_int_eq(l.kind, TOPI_NCHWC);
+  ck_assert_int_eq(l.block, 16);
+  ck_assert_str_eq(topi_layout_str(ctx, l), "NCHW16c");
+  ck_assert_int_eq(topi_layout_parse(ctx, "NHWC", &l), 0);
+  ck_assert_int_eq(l.kind, TOPI_NHWC);
+  ck_assert_str_eq(topi_layout_str(ctx, l), "NHWC");
+  static const char *const bad[] = {"NCHW0c", "NCHW16", "NCHW16cx", "nchw", "NCHW-4c", ""};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    tec_ctx_clear_error(ctx);
+    ck_assert_int_ne(topi_layout_parse(ctx, bad[i], &l), 0);
+    tu_assert_contains(tec_ctx_error(ctx), "(legal: NCHW, NHWC, NCHW<x>c with 1 <= x <= 4096");
+  }
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+static void check_transform(topi_layout from, topi_layout to, int64_t n, int64_t c, int64_t h,
+                            int64_t w) {
+  tec_ctx *ctx = tec_ctx_new();
+  topi_layout_problem p = {n, c, h, w, from, to};
+  topi_op op;
+  ck_assert_msg(topi_instantiate(ctx, topi_template_find("layout_transform"), &p, NULL, &op) == 0,
+                "%s", tec_ctx_error(ctx));
+  lower_func *f = tec_lower(op.sched, "lt", op.nargs, op.args);
+  ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+  tec_module *m = tec_build(ctx, 1, &f, NULL);
+  ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
+  int64_t s4[4] = {n, c, h, w}, si[5], so[5];
+  DLTensor plain = tu_rand_f32(4, s4, 3);
+  int ni = cr_shape(from, n, c, h, w, si), no = cr_shape(to, n, c, h, w, so);
+  DLTensor in = tu_zeros(TEC_F32, ni, si), out = tu_zeros(TEC_F32, no, so);
+  DLTensor want = tu_zeros(TEC_F32, no, so);
+  cr_to_layout(from, n, c, h, w, plain.data, in.data);
+  cr_to_layout(to, n, c, h, w, plain.data, want.data);
+  for (int64_t i = 0; i < tec_dl_numel(&out); i++) tu_f32(&out)[i] = 7.0f; /* padding must be written */
+  ck_assert_msg(tec_module_run(m, "lt", 2, (DLTensor *[]){&in, &out}) == 0, "%s",
+                tec_rt_last_error());
+  ck_assert_msg(memcmp(out.data, want.data, sizeof(float) * (size_t)tec_dl_numel(&out)) == 0,
+                "%s -> %s, %lldx%lldx%lldx%lld: wrong values", topi_layout_str(ctx, from),
+                topi_layout_str(ctx, to), (long long)n, (long long)c, (long long)h, (long long)w);
+  tec_dl_free(&plain), tec_dl_free(&in), tec_dl_free(&out), tec_dl_free(&want);
+  tec_ctx_free(ctx);
+}
+
+START_TEST(layout_transforms) {
+  const topi_layout L[] = {{TOPI_NCHW, 0}, {TOPI_NHWC, 0}, {TOPI_NCHWC, 16}, {TOPI_NCHWC, 4},
+                           {TOPI_NCHWC, 1}};
+  for (size_t a = 0; a < 5; a++)
+    for (size_t b = 0; b < 5; b++) {
+      if (a == b) continue;
+      check_transform(L[a], L[b], 1, 20, 5, 7);  /* 20 channels: a partial block of 16 */
+      check_transform(L[a], L[b], 2, 3, 1, 17);  /* fewer channels than a block, 1 row */
+    }
+  check_transform(L[0], L[2], 1, 32, 28, 28);
+}
+END_TEST
+
+START_TEST(layout_bad_problem) {
+  tec_ctx *ctx = tec_ctx_new();
+  topi_decl d;
+  topi_layout_problem p = {1, 0, 5, 5, {TOPI_NCHW, 0}, {TOPI_NCHWC, 16}};
+  ck_assert_int_ne(topi_layout_declare(ctx, &p, &d), 0);
+  assert_err(ctx, "topi_layout_declare: sizes must be >= 1 (got n=1 c=0 h=5 w=5)");
+  tec_ctx_clear_error(ctx);
+  p.c = 4;
+  p.to.block = 0;
+  ck_assert_int_ne(topi_layout_declare(ctx, &p, &d), 0);
+  assert_err(ctx, "topi_layout_declare: to layout {kind 2, block 0} is not legal (TOPI_NCHW or "
+                  "TOPI_NHWC with block 0, TOPI_NCHWC with 1 <= block <= 4096)");
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* ---------- depthwise NCHW[x]c ---------- */
+static void check_dw(const char *tmpl, topi_conv2d p, const void *cfg) {
+  double err = cr_check_template(tmpl, &p, cfg);
+  ck_assert_msg(err < 1e-5, "%s n=%lld c=%lld %lldx%lld k=%lld s=%lld pad=%lld block=%lld: "
+                            "error %g", tmpl, (long long)p.n, (long long)p.c_in, (long long)p.h,
+                (long long)p.w, (long long)p.kh, (long long)p.stride_h, (long long)p.pad_h,
+                (long long)p.in_layout.block, err);
+}
+
+START_TEST(depthwise_nchwc_sweep) {
+  /* n, c, h, w, k, stride, pad, block */
+  static const int64_t shapes[][8] = {
+      {1, 16, 8, 8, 3, 1, 1, 16},  {1, 20, 9, 7, 3, 1, 1, 16},  {2, 5, 5, 5, 3, 2, 1, 4},
+      {1, 1, 1, 1, 1, 1, 0, 16},   {1, 1, 1, 1, 3, 1, 1, 16},   {1, 3, 2, 2, 3, 1, 2, 8},
+      {1, 13, 13, 11, 3, 2, 0, 8}, {1, 17, 17, 17, 5, 1, 2, 16}, {1, 7, 3, 29, 3, 2, 2, 4},
+      {1, 32, 31, 30, 3, 1, 1, 16}, {1, 4, 6, 6, 1, 2, 0, 4},   {1, 8, 4, 4, 3, 1, 0, 1},
+  };
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+    const int64_t *s = shapes[i];
+    topi_conv2d p = dwp(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]);
+    p.epi.act = (topi_act)(i % 3);
+    p.epi.bias = i % 4 != 1;
+    p.epi.residual = i % 2;
+    check_dw("depthwise_nchwc", p, NULL);
+    /* a few configs of its space besides the default */
+    tec_ctx *ctx = tec_ctx_new();
+    topi_space sp;
+    ck_assert_int_eq(topi_depthwise_nchwc_space(ctx, &p, NULL, &sp), 0);
+    int64_t size = topi_space_size(&sp);
+    for (int64_t k = 0; k < 3; k++) {
+      topi_depthwise_nchwc_config c;
+      ck_assert_int_eq(topi_space_config(&sp, (k * 7919 + (int64_t)i) % size, &c), 0);
+      check_dw("depthwise_nchwc", p, &c);
+    }
+    tec_ctx_free(ctx);
+  }
+}
+END_TEST
+
+START_TEST(depthwise_nchwc_mobilenet) {
+  /* the depthwise layers of MobileNet v1: c, h, stride */
+  static const int64_t L[][3] = {{32, 112, 1}, {64, 112, 2}, {128, 56, 1}, {128, 56, 2},
+                                 {256, 28, 1}, {256, 28, 2}, {512, 14, 1}, {512, 14, 2},
+                                 {1024, 7, 1}};
+  for (size_t i = 0; i < sizeof L / sizeof L[0]; i++)
+    check_dw("depthwise_nchwc", dwp(1, L[i][0], L[i][1], L[i][1], 3, L[i][2], 1, 16), NULL);
+}
+END_TEST
+
+START_TEST(dw_spatial_pack_sweep) {
+  static const int64_t shapes[][7] = {{1, 16, 8, 8, 3, 1, 1}, {2, 20, 9, 7, 3, 2, 1},
+                                      {1, 3, 1, 1, 3, 1, 1},  {1, 9, 6, 6, 5, 1, 2}};
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+    const int64_t *s = shapes[i];
+    topi_conv2d p = dwp(s[0], s[1], s[2], s[3], s[4], s[5], s[6], 0);
+    p.epi.act = (topi_act)(i % 3);
+    p.epi.residual = i % 2;
+    check_dw("dw_spatial_pack", p, NULL);
+  }
+}
+END_TEST
+
+START_TEST(depthwise_bad_input) {
+  tec_ctx *ctx = tec_ctx_new();
+  topi_decl d;
+  topi_op op;
+  topi_conv2d p = dwp(1, 16, 8, 8, 3, 1, 1, 16);
+  p.groups = 1;
+  ck_assert_int_ne(topi_depthwise_nchwc_declare(ctx, &p, &d), 0);
+  assert_err(ctx, "depthwise_nchwc: not depthwise (needs groups == c_in == c_out)");
+  tec_ctx_clear_error(ctx);
+  p = dwp(1, 16, 8, 8, 3, 1, 1, 16);
+  p.out_layout.block = 8;
+  ck_assert_int_ne(topi_depthwise_nchwc_declare(ctx, &p, &d), 0);
+  assert_err(ctx, "depthwise_nchwc: reads and writes NCHW[x]c with the same block (got NCHW16c -> "
+                  "NCHW8c)");
+  tec_ctx_clear_error(ctx);
+  p = dwp(1, 16, 8, 8, 3, 0, 1, 16);
+  ck_assert_int_ne(topi_depthwise_nchwc_declare(ctx, &p, &d), 0);
+  tu_assert_contains(tec_ctx_error(ctx), "depthwise_nchwc: sizes, kernel and strides must be >= 1");
+  tec_ctx_clear_error(ctx);
+  p = dwp(1, 16, 2, 2, 5, 1, 0, 16);
+  ck_assert_int_ne(topi_depthwise_nchwc_declare(ctx, &p, &d), 0);
+  assert_err(ctx, "depthwise_nchwc: the 5x5 kernel is larger than the padded 2x2 input");
+  tec_ctx_clear_error(ctx);
+  p = dwp(1, 16, 8, 8, 3, 1, 1, 16);
+  p.epi.act = (topi_act)7;
+  ck_assert_int_ne(topi_depthwise_nchwc_declare(ctx, &p, &d), 0);
+  assert_err(ctx, "depthwise_nchwc: activation 7 is not one of TOPI_ACT_NONE, _RELU, _RELU6");
+  tec_ctx_clear_error(ctx);
+  /* a config out of the space; a declaration of another template */
+  p = dwp(1, 16, 8, 8, 3, 1, 1, 16);
+  ck_assert_int_eq(topi_depthwise_nchwc_declare(ctx, &p, &d), 0);
+  topi_depthwise_nchwc_config c = {.ow_tile = 4, .oh_tile = 9, .parallel = 1};
+  ck_assert_int_ne(topi_depthwise_nchwc_schedule(&d, &c, NULL, &op), 0);
+  assert_err(ctx, "depthwise_nchwc: knob 'oh_tile' = 9 is not legal for this problem and target "
+                  "(legal: 1, 2, 3, 4)");
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_ne(topi_depthwise_nchwc_schedule(&d, &c, "rasp9", &op), 0);
+  tu_assert_contains(tec_ctx_error(ctx), "rasp9");
+  tec_ctx_clear_error(ctx);
+  topi_decl dl;
+  topi_layout_problem lp = {1, 4, 2, 2, {TOPI_NCHW, 0}, {TOPI_NHWC, 0}};
+  ck_assert_int_eq(topi_layout_declare(ctx, &lp, &dl), 0);
+  c.oh_tile = 1;
+  ck_assert_int_ne(topi_depthwise_nchwc_schedule(&dl, &c, NULL, &op), 0);
+  assert_err(ctx, "depthwise_nchwc: the declaration is of template 'layout_transform'");
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* The NEON default: 4-lane blocks, vector FMAs on v registers, no scalar FP in the kernel. */
+START_TEST(depthwise_nchwc_neon) {
+  tec_ctx *ctx = tec_ctx_new();
+  ck_assert_int_eq(tec_target_vector_bits(ctx, "rasp4b"), 128);
+  topi_conv2d p = dwp(1, 32, 14, 14, 3, 1, 1, 4);
+  topi_op op;
+  OK(ctx, topi_instantiate(ctx, topi_template_find("depthwise_nchwc"), &p, "rasp4b", &op));
+  lower_func *f = tec_lower(op.sched, "dw", op.nargs, op.args);
+  ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+  char *s = tu_emit_text(ctx, f, "rasp4b", TEC_EMIT_ASM);
+  tu_assert_contains(s, "\tfmla\tv");
+  assert_not_contains(s, "\tfmadd\ts");
+  free(s);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("topi");
+  TCase *tc = tcase_create("topi");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, registry_and_spaces);
+  tcase_add_test(tc, layout_parse);
+  tcase_add_test(tc, layout_transforms);
+  tcase_add_test(tc, layout_bad_problem);
+  tcase_add_test(tc, depthwise_nchwc_sweep);
+  tcase_add_test(tc, depthwise_nchwc_mobilenet);
+  tcase_add_test(tc, dw_spatial_pack_sweep);
+  tcase_add_test(tc, depthwise_bad_input);
+  tcase_add_test(tc, depthwise_nchwc_neon);
+  suite_add_tcase(s, tc);
+  return tu_run(s);
+}

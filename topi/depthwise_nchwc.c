@@ -1,0 +1,174 @@
+/* depthwise_nchwc.c — depthwise convolution in the channel-blocked layout NCHW[x]c -> NCHW[x]c.
+ *
+ *   kp[C, i, j, v]       = C*x + v < c ? kernel[C*x + v, 0, i, j] : 0           (prepare)
+ *   dw[n, C, oy, ox, v]  = sum_{i,j} pad(data)[n, C, oy*s + i - p, ox*s + j - p, v] * kp[C, i, j, v]
+ *   out[n, C, oy, ox, v] = epilogue(dw[...], bias_p[C, v], residual[n, C, oy, ox, v])
+ *
+ * The padding is inlined as a select under likely() conditions: loop partitioning gives the
+ * interior rows and column tiles a body without compares, the border keeps them. The output is
+ * cut into register tiles of oh_tile x ow_tile pixels of one channel block; dw is computed per
+ * tile (compute_at), its taps and pixels unrolled and the block's lanes vectorized, so the
+ * accumulators stay in vector registers and the epilogue is applied as the tile is written:
+ *
+ *   for n, C (parallel, fused with the row tiles)
+ *     for yo, xo
+ *       dw.tile[oh_tile][ow_tile][x] = 0
+ *       for i, j (unrolled): for yi, xi (unrolled): dw.tile[yi][xi][:] += in[..][:] * kp[C, i, j, :]
+ *       out[n, C, yo*th + yi, xo*tw + xi, :] = epilogue(dw.tile[yi][xi][:])
+ */
+#include <string.h>
+#include "topi/internal.h"
+
+typedef struct dwc_decl {
+  topi_conv2d p;
+  topi_conv_args a;
+  int64_t block;
+  te_tensor *kp, *bias_p, *dw;
+  const ir_expr *ri, *rj;
+} dwc_decl;
+
+static const ir_expr *kp_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  dwc_decl *d = u;
+  const ir_expr *c = ir_add(ir_mul(i[0], ir_int(ctx, d->block)), i[3]);
+  if (d->p.c_in % d->block == 0) return TE_AT(d->a.kernel, c, ir_int(ctx, 0), i[1], i[2]);
+  const ir_expr *cc = ir_min(c, ir_int(ctx, d->p.c_in - 1));
+  return ir_select(ir_lt(c, ir_int(ctx, d->p.c_in)),
+                   TE_AT(d->a.kernel, cc, ir_int(ctx, 0), i[1], i[2]), ir_float(ctx, 0.0));
+}
+
+static const ir_expr *dw_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  dwc_decl *d = u;
+  const topi_conv2d *p = &d->p;
+  const ir_expr *y = ir_add(ir_mul(i[2], ir_int(ctx, p->stride_h)), ir_sub(d->ri, ir_int(ctx, p->pad_h)));
+  const ir_expr *x = ir_add(ir_mul(i[3], ir_int(ctx, p->stride_w)), ir_sub(d->rj, ir_int(ctx, p->pad_w)));
+  const ir_expr *c = ir_add(ir_mul(i[1], ir_int(ctx, d->block)), i[4]);
+  const ir_expr *in = topi_pad_read(d->a.data, p->in_layout, p->h, p->w, i[0], c, y, x, p->pad_h,
+                                    p->pad_w);
+  const ir_expr *w = TE_AT(d->kp, i[1], d->ri, d->rj, i[4]);
+  return te_sum(ir_mul(in, w), 2, (const ir_expr *[]){d->ri, d->rj}, NULL);
+}
+
+static const ir_expr *out_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  dwc_decl *d = u;
+  return topi_epilogue_expr(ctx, &d->p.epi, TE_AT(d->dw, i[0], i[1], i[2], i[3], i[4]),
+                            d->bias_p ? TE_AT(d->bias_p, i[1], i[4]) : NULL,
+                            d->a.residual ? TE_AT(d->a.residual, i[0], i[1], i[2], i[3], i[4])
+                                          : NULL);
+}
+
+static int dwc_applies(tec_ctx *ctx, const void *problem, const char **why) {
+  const topi_conv2d *p = problem;
+  const char *w = NULL;
+  if (topi_conv2d_check(ctx, "depthwise_nchwc", p)) w = tec_ctx_error(ctx);
+  else if (p->groups != p->c_in || p->c_out != p->c_in)
+    w = "not depthwise (needs groups == c_in == c_out)";
+  else if (p->in_layout.kind != TOPI_NCHWC || p->out_layout.kind != TOPI_NCHWC ||
+           p->in_layout.block != p->out_layout.block)
+    w = tec_ctx_printf(ctx, "reads and writes NCHW[x]c with the same block (got %s -> %s)",
+                       topi_layout_str(ctx, p->in_layout), topi_layout_str(ctx, p->out_layout));
+  if (why) *why = w;
+  return w == NULL;
+}
+
+int topi_depthwise_nchwc_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out) {
+  if (!ctx) return -1;
+  if (!p || !out) return tec_ctx_set_error(ctx, "depthwise_nchwc: problem and decl are required");
+  const char *why;
+  if (!dwc_applies(ctx, p, &why)) return tec_ctx_set_error(ctx, "depthwise_nchwc: %s", why);
+  dwc_decl *d = tec_ctx_alloc(ctx, sizeof *d);
+  if (!d || topi_conv_declare_args(ctx, "depthwise_nchwc", p, &d->a)) return -1;
+  d->p = *p;
+  d->block = p->in_layout.block;
+  int64_t cb = topi_ceil_div(p->c_in, d->block);
+  d->ri = te_reduce_axis_n(ctx, "ky", p->kh);
+  d->rj = te_reduce_axis_n(ctx, "kx", p->kw);
+  static const char *const kn[] = {"C", "ky", "kx", "v"}, *const on[] = {"n", "C", "oy", "ox", "v"};
+  d->kp = te_compute(ctx, &(te_compute_decl){.name = "kernel_p", .ndim = 4,
+                                             .shape = TE_SHAPE(ctx, cb, p->kh, p->kw, d->block),
+                                             .body = kp_body, .user = d, .tag = "pack_kernel",
+                                             .axis_names = kn});
+  if (d->a.bias && !(d->bias_p = topi_pack_bias(ctx, d->a.bias, p->c_in, d->block))) return -1;
+  const ir_expr *const *os = TE_SHAPE(ctx, p->n, cb, d->a.oh, d->a.ow, d->block);
+  d->dw = te_compute(ctx, &(te_compute_decl){.name = "dw", .ndim = 5, .shape = os, .body = dw_body,
+                                             .user = d, .tag = "depthwise_conv2d_nchwc",
+                                             .axis_names = on});
+  te_tensor *o = te_compute(ctx, &(te_compute_decl){.name = "out", .ndim = 5, .shape = os,
+                                                    .body = out_body, .user = d, .tag = "epilogue",
+                                                    .axis_names = on});
+  return topi_conv_finish_decl(ctx, &topi_tmpl_depthwise_nchwc, p, &d->a, o, d, out);
+}
+
+int topi_depthwise_nchwc_schedule(const topi_decl *dc, const topi_depthwise_nchwc_config *cfg,
+                                  const char *target, topi_op *op) {
+  if (!dc || !cfg || !op) return -1;
+  if (dc->tmpl != &topi_tmpl_depthwise_nchwc)
+    return tec_ctx_set_error(dc->ctx, "depthwise_nchwc: the declaration is of template '%s'",
+                             dc->tmpl ? dc->tmpl->name : "?");
+  if (topi_config_check(dc, cfg, target) || topi_op_begin(dc, op)) return -1;
+  const dwc_decl *d = dc->priv;
+  sch_schedule *s = op->sched;
+  sch_stage *so = sch_stage_of(s, dc->out), *sd = sch_stage_of(s, d->dw);
+  /* out: n, C, yo, xo | yi, xi, v */
+  sch_iter *yo, *yi, *xo, *xi, *f;
+  if (!so || !sd || sch_split(so, sch_axis(so, 2), cfg->oh_tile, &yo, &yi) ||
+      sch_split(so, sch_axis(so, 3), cfg->ow_tile, &xo, &xi) ||
+      sch_reorder(so, 7, (sch_iter *[]){sch_axis(so, 0), sch_axis(so, 1), yo, xo, yi, xi,
+                                        sch_axis(so, 4)}) ||
+      sch_unroll(so, yi) || sch_unroll(so, xi) || sch_vectorize(so, sch_axis(so, 4)))
+    return -1;
+  if (cfg->parallel &&
+      (sch_fuse(so, sch_axis(so, 0), sch_axis(so, 1), &f) || sch_parallel(so, f)))
+    return -1;
+  /* dw: one register tile per (yo, xo), taps outside the unrolled pixels */
+  if (sch_compute_at(sd, so, xo)) return -1;
+  sch_iter *ky = sch_reduce_axis(sd, 0), *kx = sch_reduce_axis(sd, 1);
+  if (sch_reorder(sd, 7, (sch_iter *[]){sch_axis(sd, 0), sch_axis(sd, 1), ky, kx, sch_axis(sd, 2),
+                                        sch_axis(sd, 3), sch_axis(sd, 4)}) ||
+      sch_unroll(sd, ky) || sch_unroll(sd, kx) || sch_unroll(sd, sch_axis(sd, 2)) ||
+      sch_unroll(sd, sch_axis(sd, 3)) || sch_vectorize(sd, sch_axis(sd, 4)))
+    return -1;
+  return 0;
+}
+
+int topi_depthwise_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
+                               topi_space *sp) {
+  int lanes = topi_target_lanes(ctx, target);
+  int64_t oh, ow;
+  if (lanes < 0 || topi_conv2d_out_hw(ctx, p, &oh, &ow)) return -1;
+  static const int64_t b01[] = {0, 1};
+  int64_t th[4], tw[32];
+  int nth = 0, ntw = 0;
+  for (int64_t t = 1; t <= 4 && t <= oh; t++) th[nth++] = t;
+  for (int64_t t = 1; t <= 28 && t <= ow; t++) tw[ntw++] = t;
+  /* The accumulators of a tile, th * tw vectors, plus the kernel taps and an input row must fit
+   * the register file: 32 vector registers on AVX-512 and AArch64 NEON. Prefer a tile width
+   * that divides the output width (no tail), up to 14 (AVX-512) or 8 (NEON, 4 lanes). */
+  int64_t cap = lanes >= 16 ? 14 : 8, def_w = 1;
+  for (int64_t t = 1; t <= cap && t <= ow; t++)
+    if (ow % t == 0 || ow <= cap) def_w = t;
+  if (ow > cap && def_w < cap / 2) def_w = cap; /* a prime width: a tail beats tiny tiles */
+  if (topi_space_begin(ctx, sp, &topi_tmpl_depthwise_nchwc, 3) ||
+      topi_space_add(ctx, sp, "ow_tile", "output columns per register tile",
+                     offsetof(topi_depthwise_nchwc_config, ow_tile), ntw, tw, def_w) ||
+      topi_space_add(ctx, sp, "oh_tile", "output rows per register tile",
+                     offsetof(topi_depthwise_nchwc_config, oh_tile), nth, th, 1) ||
+      topi_space_add(ctx, sp, "parallel", "parallel over (n, channel block)",
+                     offsetof(topi_depthwise_nchwc_config, parallel), 2, b01, 1))
+    return -1;
+  return 0;
+}
+
+static int dwc_declare(tec_ctx *ctx, const void *p, topi_decl *d) {
+  return topi_depthwise_nchwc_declare(ctx, p, d);
+}
+static int dwc_schedule(const topi_decl *d, const void *c, const char *t, topi_op *o) {
+  return topi_depthwise_nchwc_schedule(d, c, t, o);
+}
+static int dwc_space(tec_ctx *ctx, const void *p, const char *t, topi_space *s) {
+  return topi_depthwise_nchwc_space(ctx, p, t, s);
+}
+
+const topi_template topi_tmpl_depthwise_nchwc = {
+    "depthwise_nchwc", "depthwise conv2d NCHW[x]c, register tiles, padding partitioned",
+    TOPI_PROBLEM_CONV2D, sizeof(topi_depthwise_nchwc_config), dwc_applies, dwc_declare,
+    dwc_schedule, dwc_space};
