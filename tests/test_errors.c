@@ -163,6 +163,210 @@ START_TEST(ignored_refusal_before_emit) {
 }
 END_TEST
 
+
+/* ======== a compile call that fails reports its own error ======== */
+
+START_TEST(failing_compile_call_reports_its_own_error) {
+  mm p = make_mm(ctx);
+  refused_split(&p);
+  /* tec_lower without the output among the arguments */
+  ck_assert_ptr_null(tec_lower(p.s, "mm", 2, p.args));
+  assert_err(ctx, "tec_lower 'mm': output 'C' must be one of the arguments");
+  ck_assert_int_eq(tec_ctx_error_kind(ctx), TEC_ERR_USER);
+
+  lower_func *f = tec_lower(p.s, "mm", 3, p.args);
+  ck_assert_ptr_nonnull(f);
+  refused_split(&p);
+  ck_assert_ptr_null(tec_build(ctx, 1, &f, "no-such-target"));
+  tu_assert_contains(tec_ctx_error(ctx), "no-such-target");
+  assert_not_contains(tec_ctx_error(ctx), "split");
+
+  refused_split(&p);
+  ck_assert_int_eq(tec_emit(ctx, 1, &f, NULL, TEC_EMIT_ASM, ""), -1);
+  assert_err(ctx, "tec_emit: no output path");
+}
+END_TEST
+
+/* A compile call that fails only because its argument came from an earlier failure keeps
+ * the earlier message: the chain's root. */
+START_TEST(compile_call_propagating_keeps_the_older_error) {
+  mm p = make_mm(ctx);
+  refused_split(&p);
+  const char *refusal = tec_ctx_error(ctx);
+  ck_assert_ptr_null(tec_lower(NULL, "mm", 3, p.args));
+  lower_func *none = NULL;
+  ck_assert_ptr_null(tec_build(ctx, 1, &none, NULL));
+  ck_assert_int_eq(tec_emit(ctx, 1, &none, NULL, TEC_EMIT_ASM, "/tmp/never_written.s"), -1);
+  ck_assert_str_eq(tec_ctx_error(ctx), refusal);
+  ck_assert_int_eq(tec_ctx_error_kind(ctx), TEC_ERR_USER);
+  /* without an earlier error, the NULL is the caller's mistake and says so */
+  tec_ctx_clear_error(ctx);
+  ck_assert_ptr_null(tec_build(ctx, 1, &none, NULL));
+  assert_err(ctx, "tec_build: function 0 is NULL");
+}
+END_TEST
+
+/* ======== the chain rule: check once at the end ======== */
+
+static const ir_expr *read_user(tec_ctx *c, const ir_expr *const *idx, void *user) {
+  return ir_add(te_read(user, 1, idx), ir_float(c, 1));
+}
+
+START_TEST(chain_checked_once_at_the_end) {
+  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 1, TE_SHAPE(ctx, -3)); /* refused */
+  te_tensor *B = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 1,
+                                                    .shape = TE_SHAPE(ctx, 3), .body = read_user,
+                                                    .user = A});
+  sch_schedule *s = sch_create(ctx, 1, &B);
+  sch_stage *st = sch_stage_of(s, B);
+  sch_iter *o, *i;
+  int rc = sch_split(st, sch_axis(st, 0), 2, &o, &i);
+  lower_func *f = tec_lower(s, "chain", 2, (te_tensor *const[]){A, B});
+  tec_module *m = tec_build(ctx, 1, &f, NULL);
+  int erc = tec_emit(ctx, 1, &f, NULL, TEC_EMIT_HEADER, "/tmp/never_written.h");
+  ck_assert(!A && !B && !s && !st && rc == -1 && !f && !m && erc == -1);
+  assert_err(ctx, "te_placeholder 'A': extent 0 is -3; extents must be >= 0");
+  ck_assert_int_eq(tec_ctx_error_kind(ctx), TEC_ERR_USER);
+}
+END_TEST
+
+/* Two refusals in a chain of primitives: the first is what the end check sees. */
+START_TEST(chain_keeps_the_first_refusal) {
+  mm p = make_mm(ctx);
+  sch_iter *o, *i;
+  ck_assert_int_eq(sch_split(p.st, sch_axis(p.st, 0), 0, &o, &i), -1);
+  ck_assert_int_eq(sch_split(p.st, sch_axis(p.st, 1), -2, &o, &i), -1);
+  ck_assert_int_eq(sch_vectorize(p.st, sch_axis(p.st, 1)), 0);
+  lower_func *f = tec_lower(p.s, "mm", 3, p.args);
+  ck_assert_ptr_nonnull(f);
+  tu_assert_contains(tec_ctx_error(ctx), "factor 0 for axis 'i'");
+}
+END_TEST
+
+/* ======== kinds ======== */
+
+START_TEST(kind_api) {
+  ck_assert_int_eq(tec_ctx_error_kind(ctx), TEC_ERR_NONE);
+  ck_assert_ptr_null(tec_ctx_error(ctx));
+  ck_assert_int_eq(tec_ctx_set_error(ctx, "plain %d", 1), -1);
+  ck_assert_int_eq(tec_ctx_error_kind(ctx), TEC_ERR_USER);
+  ck_assert_int_eq(tec_ctx_set_error_kind(ctx, TEC_ERR_INTERNAL, "second"), -1);
+  assert_err(ctx, "plain 1"); /* the first stays, with its kind */
+  ck_assert_int_eq(tec_ctx_error_kind(ctx), TEC_ERR_USER);
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(tec_ctx_error_kind(ctx), TEC_ERR_NONE);
+  ck_assert_int_eq(tec_ctx_set_error_kind(ctx, TEC_ERR_UNSUPPORTED, "not %s", "here"), -1);
+  assert_err(ctx, "not here");
+  ck_assert_int_eq(tec_ctx_error_kind(ctx), TEC_ERR_UNSUPPORTED);
+  ck_assert_int_eq(tec_ctx_error_kind(NULL), TEC_ERR_USER);
+  ck_assert_str_eq(tec_ctx_error(NULL), "no context");
+  ck_assert_int_eq(tec_ctx_set_error_kind(NULL, TEC_ERR_OOM, "x"), -1);
+}
+END_TEST
+
+START_TEST(kind_user) {
+  mm p = make_mm(ctx);
+  refused_split(&p);
+  ck_assert_int_eq(tec_ctx_error_kind(ctx), TEC_ERR_USER);
+}
+END_TEST
+
+START_TEST(kind_unsupported) {
+  mm p = make_mm(ctx);
+  OK(ctx, sch_parallel(p.st, sch_axis(p.st, 0)));
+  ck_assert_int_eq(sch_parallel(p.st, sch_axis(p.st, 1)), -1);
+  tu_assert_contains(tec_ctx_error(ctx), "nested parallel loops are not supported");
+  ck_assert_int_eq(tec_ctx_error_kind(ctx), TEC_ERR_UNSUPPORTED);
+  tec_ctx_clear_error(ctx);
+  /* JIT for another machine: tec_emit can, tec_build cannot */
+  lower_func *f = tec_lower(p.s, "mm", 3, p.args);
+  ck_assert_ptr_nonnull(f);
+#if defined(__aarch64__)
+  const char *other = "llvm -mtriple=x86_64-linux-gnu";
+#else
+  const char *other = "rasp4b";
+#endif
+  ck_assert_ptr_null(tec_build(ctx, 1, &f, other));
+  tu_assert_contains(tec_ctx_error(ctx), "cannot run on this host");
+  ck_assert_int_eq(tec_ctx_error_kind(ctx), TEC_ERR_UNSUPPORTED);
+}
+END_TEST
+
+START_TEST(kind_internal) {
+  mm p = make_mm(ctx);
+  lower_func *f = tec_lower(p.s, "mm", 3, p.args);
+  ck_assert_ptr_nonnull(f);
+  /* a READ that lowering should have removed reaches codegen: tec's bug, not the user's */
+  lower_func rd = *f;
+  rd.name = "rd";
+  const ir_expr *i = ir_var(ctx, "i", TEC_INDEX, IR_VAR_INDEX);
+  rd.body = ir_for(i, ir_int(ctx, 0), ir_int(ctx, M), IR_FOR_SERIAL,
+                   ir_evaluate(TE_AT(p.args[0], i, ir_int(ctx, 0))));
+  lower_func *pr = &rd;
+  refused_split(&p); /* an older user error does not hide it */
+  ck_assert_ptr_null(tec_build(ctx, 1, &pr, NULL));
+  tu_assert_contains(tec_ctx_error(ctx), "internal error generating 'rd'");
+  ck_assert_int_eq(tec_ctx_error_kind(ctx), TEC_ERR_INTERNAL);
+}
+END_TEST
+
+START_TEST(kind_oom) {
+  tec_ctx_set_alloc_budget(ctx, 0);
+  ck_assert_ptr_null(ir_int(ctx, 1));
+  ck_assert_int_eq(tec_ctx_error_kind(ctx), TEC_ERR_OOM);
+  tec_ctx_set_alloc_budget(ctx, -1);
+  tec_ctx_clear_error(ctx);
+  mm p = make_mm(ctx);
+  schedule_mm(ctx, &p);
+  refused_split(&p);
+  tec_ctx_set_alloc_budget(ctx, 3);
+  ck_assert_ptr_null(tec_lower(p.s, "mm", 3, p.args));
+  tec_ctx_set_alloc_budget(ctx, -1);
+  tu_assert_contains(tec_ctx_error(ctx), "out of memory");
+  ck_assert_int_eq(tec_ctx_error_kind(ctx), TEC_ERR_OOM);
+}
+END_TEST
+
+/* Under every allocation budget, after an ignored refusal: tec_lower, then tec_build, either
+ * fail with an out-of-memory error of their own or succeed with a program that computes the
+ * right numbers (a pass that runs out half way must not hand on a half-built program because
+ * the ctx already held an error). */
+START_TEST(oom_sweep_after_ignored_error) {
+  mm p = make_mm(ctx);
+  schedule_mm(ctx, &p);
+  lower_func *f = NULL;
+  long budget = 0;
+  for (; !f; budget++) {
+    ck_assert_int_lt(budget, 100000);
+    tec_ctx_clear_error(ctx);
+    refused_split(&p);
+    tec_ctx_set_alloc_budget(ctx, budget);
+    f = tec_lower(p.s, "mm", 3, p.args);
+    tec_ctx_set_alloc_budget(ctx, -1);
+    if (!f) {
+      ck_assert_msg(tec_ctx_error_kind(ctx) == TEC_ERR_OOM, "budget %ld: %s", budget,
+                    tec_ctx_error(ctx));
+      tu_assert_contains(tec_ctx_error(ctx), "out of memory");
+    }
+  }
+  ck_assert_int_gt(budget, 100); /* the sweep went through the passes */
+  tu_assert_contains(tec_ctx_error(ctx), "factor 0"); /* success left the refusal alone */
+  tec_module *m = NULL;
+  for (budget = 0; !m; budget += 7) {
+    ck_assert_int_lt(budget, 100000);
+    tec_ctx_clear_error(ctx);
+    refused_split(&p);
+    tec_ctx_set_alloc_budget(ctx, budget);
+    m = tec_build(ctx, 1, &f, NULL);
+    tec_ctx_set_alloc_budget(ctx, -1);
+    if (!m)
+      ck_assert_msg(tec_ctx_error_kind(ctx) == TEC_ERR_OOM, "budget %ld: %s", budget,
+                    tec_ctx_error(ctx));
+  }
+  check_numbers(m, "mm");
+}
+END_TEST
+
 Suite *errors_suite(void) {
   Suite *s = suite_create("errors");
   TCase *t = tcase_create("ignored");
@@ -173,6 +377,22 @@ Suite *errors_suite(void) {
   tcase_add_test(t, ignored_refusal_before_build);
   tcase_add_test(t, ignored_refusal_before_emit);
   suite_add_tcase(s, t);
+  TCase *o = tcase_create("own_or_chain");
+  tcase_add_checked_fixture(o, setup, teardown);
+  tcase_add_test(o, failing_compile_call_reports_its_own_error);
+  tcase_add_test(o, compile_call_propagating_keeps_the_older_error);
+  tcase_add_test(o, chain_checked_once_at_the_end);
+  tcase_add_test(o, chain_keeps_the_first_refusal);
+  suite_add_tcase(s, o);
+  TCase *k = tcase_create("kinds");
+  tcase_add_checked_fixture(k, setup, teardown);
+  tcase_add_test(k, kind_api);
+  tcase_add_test(k, kind_user);
+  tcase_add_test(k, kind_unsupported);
+  tcase_add_test(k, kind_internal);
+  tcase_add_test(k, kind_oom);
+  tcase_add_test(k, oom_sweep_after_ignored_error);
+  suite_add_tcase(s, k);
   return s;
 }
 
