@@ -44,8 +44,8 @@ int cg_bind(cg_func *f, const ir_expr *var, LLVMValueRef v, LLVMTypeRef elem) {
     int cap = f->capbind ? 2 * f->capbind : 32;
     cg_binding *nb = realloc(f->binds, (size_t)cap * sizeof *nb);
     if (!nb) {
-      f->failed = 1;
-      return tec_ctx_set_error(f->ctx, "%s: out of memory", f->who);
+      cg_oom(f);
+      return -1;
     }
     f->binds = nb;
     f->capbind = cap;
@@ -79,8 +79,16 @@ LLVMValueRef cg_internal(cg_func *f, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   if (!f->failed)
-    tec_ctx_set_error(f->ctx, "%s: internal error generating '%s': %s", f->who,
-                      f->lf && f->lf->name ? f->lf->name : "?", msg);
+    tec_ctx_set_error_kind(f->ctx, TEC_ERR_INTERNAL, "%s: internal error generating '%s': %s",
+                           f->who, f->lf && f->lf->name ? f->lf->name : "?", msg);
+  f->failed = 1;
+  return NULL;
+}
+
+LLVMValueRef cg_oom(cg_func *f) {
+  if (!f->failed)
+    tec_ctx_set_error_kind(f->ctx, TEC_ERR_OOM, "%s: out of memory generating '%s'", f->who,
+                           f->lf && f->lf->name ? f->lf->name : "?");
   f->failed = 1;
   return NULL;
 }
@@ -217,7 +225,7 @@ static int cg_func_build(cg_func *f) {
   const lower_func *lf = f->lf;
   int np = lf->nargs + lf->nsize;
   LLVMTypeRef *pt = calloc((size_t)(np ? np : 1), sizeof *pt);
-  if (!pt) return tec_ctx_set_error(f->ctx, "%s: out of memory", f->who);
+  if (!pt) return cg_oom(f), -1;
   for (int i = 0; i < lf->nargs; i++) {
     LLVMTypeRef et = cg_mem_type(f, tec_dtype_scalar(lf->args[i]->type));
     if (!et || lf->args[i]->type.code == TEC_HANDLE) {
@@ -273,6 +281,7 @@ static int cg_func_build(cg_func *f) {
 LLVMModuleRef cg_module_build(tec_ctx *ctx, LLVMContextRef llctx, int nfuncs,
                               lower_func *const *funcs, const cg_target *t,
                               LLVMTargetMachineRef tm, const char *who) {
+  unsigned long errors_before = tec_ctx_error_count(ctx);
   LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("tec", llctx);
   LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
   LLVMSetTarget(mod, t->triple);
@@ -310,7 +319,9 @@ LLVMModuleRef cg_module_build(tec_ctx *ctx, LLVMContextRef llctx, int nfuncs,
   free(f.binds);
   free(f.heap);
   if (rc != 0) {
-    if (!tec_ctx_error(ctx)) tec_ctx_set_error(ctx, "%s: code generation failed", who);
+    if (tec_ctx_error_count(ctx) == errors_before)
+      tec_ctx_set_error_kind(ctx, TEC_ERR_INTERNAL, "%s: code generation failed without a reason",
+                             who);
     LLVMDisposeModule(mod);
     return NULL;
   }

@@ -25,6 +25,7 @@
 #include "tec/build.h"
 #include "tec/runtime.h"
 #include "tec/te.h"
+#include "ir/internal.h"
 
 /* ---- target_table.c: what tec knows per architecture (data only) ---- */
 typedef struct cg_cpu {
@@ -158,6 +159,8 @@ LLVMValueRef cg_declare(cg_func *f, const char *name, LLVMTypeRef ret, LLVMTypeR
                         unsigned nparams, LLVMTypeRef *ty);
 /* Records an internal error (a lowering invariant broken) and marks f failed; NULL. */
 LLVMValueRef cg_internal(cg_func *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Records that an allocation failed (TEC_ERR_OOM) and marks f failed; NULL. */
+LLVMValueRef cg_oom(cg_func *f);
 /* A pointer to elements of type elem (typed pointers on LLVM 14, ptr on 15+). */
 LLVMTypeRef cg_ptr_to(LLVMTypeRef elem);
 /* s with every '%' doubled, for a tec_rt_check_fail format. Arena string ("?" for NULL). */

@@ -255,7 +255,7 @@ static LLVMValueRef cg_ramp(cg_func *f, const ir_expr *e) {
   LLVMTypeRef st = LLVMTypeOf(base);
   LLVMValueRef steps[64];
   LLVMValueRef *sv = n <= 64 ? steps : tec_ctx_alloc(f->ctx, sizeof(LLVMValueRef) * (size_t)n);
-  if (!sv) return cg_internal(f, "out of memory");
+  if (!sv) return cg_oom(f);
   for (int l = 0; l < n; l++) sv[l] = LLVMConstInt(st, (unsigned)l, 0);
   LLVMValueRef iota = LLVMConstVector(sv, (unsigned)n);
   LLVMValueRef off = LLVMBuildMul(f->b, cg_splat(f, stride, n), iota, "");

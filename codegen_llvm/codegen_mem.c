@@ -241,7 +241,7 @@ static int cg_push_heap(cg_func *f, LLVMValueRef p) {
   if (f->nheap == f->capheap) {
     int cap = f->capheap ? 2 * f->capheap : 8;
     LLVMValueRef *nh = realloc(f->heap, (size_t)cap * sizeof *nh);
-    if (!nh) return cg_internal(f, "out of memory"), -1;
+    if (!nh) return cg_oom(f), -1;
     f->heap = nh;
     f->capheap = cap;
   }
@@ -285,7 +285,7 @@ int cg_allocate(cg_func *f, const ir_stmt *s) {
     LLVMPositionBuilderAtEnd(f->b, bad);
     const char *msg = tec_ctx_printf(f->ctx, "%s: out of memory allocating %%lld bytes for '%s'",
                                      f->lf->name, cg_fmt_escape(f->ctx, name));
-    if (!msg) return cg_internal(f, "out of memory"), -1;
+    if (!msg) return cg_oom(f), -1;
     cg_emit_fail_return(f, msg, bytes, NULL);
     LLVMPositionBuilderAtEnd(f->b, ok);
     if (cg_push_heap(f, mem) != 0) return -1;

@@ -180,7 +180,7 @@ static int cg_capture(cg_func *f, const ir_stmt *body, cg_outline *o) {
   o->types = tec_ctx_alloc(f->ctx, sizeof *o->types * (size_t)cap);
   o->elems = tec_ctx_alloc(f->ctx, sizeof *o->elems * (size_t)cap);
   if (o->fv.oom || !o->vals || !o->types || !o->elems) {
-    cg_internal(f, "out of memory");
+    cg_oom(f);
     return -1;
   }
   for (int i = 0; i < o->fv.n; i++) {
@@ -198,7 +198,7 @@ static int cg_capture(cg_func *f, const ir_stmt *body, cg_outline *o) {
 static LLVMValueRef cg_outline_body(cg_func *f, cg_outline *o, const char *name) {
   int np = 2 + o->nfields;
   LLVMTypeRef *pt = calloc((size_t)np, sizeof *pt);
-  if (!pt) return cg_internal(f, "out of memory");
+  if (!pt) return cg_oom(f);
   pt[0] = pt[1] = f->i64;
   for (int i = 0; i < o->nfields; i++) pt[2 + i] = o->types[i];
   LLVMTypeRef fty = LLVMFunctionType(f->i32, pt, (unsigned)np, 0);
@@ -251,7 +251,7 @@ static LLVMValueRef cg_outline_trampoline(cg_func *f, cg_outline *o, LLVMTypeRef
   LLVMValueRef cl = LLVMBuildPointerCast(f->b, LLVMGetParam(fn, 2), cg_ptr_to(cl_ty), "closure");
   int na = 2 + o->nfields;
   LLVMValueRef *args = calloc((size_t)na, sizeof *args);
-  if (!args) return cg_internal(f, "out of memory");
+  if (!args) return cg_oom(f);
   args[0] = LLVMGetParam(fn, 0);
   args[1] = LLVMGetParam(fn, 1);
   for (int i = 0; i < o->nfields; i++) args[2 + i] = cg_closure_load(f, o, cl_ty, cl, i, "");
@@ -301,7 +301,7 @@ static int cg_launch_chunk(cg_func *f, cg_outline *o, LLVMValueRef body, LLVMVal
   e = LLVMBuildSelect(f->b, LLVMBuildICmp(f->b, LLVMIntSLT, e, n, ""), e, n, "chunk.end");
   int na = 2 + o->nfields;
   LLVMValueRef *args = calloc((size_t)na, sizeof *args);
-  if (!args) return cg_internal(f, "out of memory"), -1;
+  if (!args) return cg_oom(f), -1;
   args[0] = b;
   args[1] = e;
   for (int i = 0; i < o->nfields; i++) args[2 + i] = o->vals[i];
@@ -375,7 +375,7 @@ static int cg_parallel_outline_loop(cg_func *f, const ir_stmt *s, const ir_stmt 
   int k = f->npar++;
   const char *body_name = tec_ctx_printf(f->ctx, "%s_par%d_body", f->lf->name, k);
   if (!body_name) {
-    cg_internal(f, "out of memory");
+    cg_oom(f);
     goto out;
   }
   LLVMValueRef body = cg_outline_body(f, &o, body_name);
@@ -386,7 +386,7 @@ static int cg_parallel_outline_loop(cg_func *f, const ir_stmt *s, const ir_stmt 
   }
   const char *name = tec_ctx_printf(f->ctx, "%s_par%d", f->lf->name, k);
   if (!name) {
-    cg_internal(f, "out of memory");
+    cg_oom(f);
     goto out;
   }
   LLVMTypeRef cl_ty = LLVMStructTypeInContext(f->llctx, o.types, (unsigned)o.nfields, 0);
@@ -666,7 +666,7 @@ int cg_launch_point(cg_func *f, const ir_stmt *s) {
   o.fv.f = f;
   int rc = -1;
   if (ps.oom) {
-    cg_internal(f, "out of memory");
+    cg_oom(f);
     goto out;
   }
   if (ps.bad) {
@@ -677,7 +677,7 @@ int cg_launch_point(cg_func *f, const ir_stmt *s) {
 
   const char *name = tec_ctx_printf(f->ctx, "%s_launch%d", f->lf->name, f->nlaunch++);
   if (!name) {
-    cg_internal(f, "out of memory");
+    cg_oom(f);
     goto out;
   }
   LLVMTypeRef cl_ty = LLVMStructTypeInContext(f->llctx, o.types, (unsigned)o.nfields, 0);

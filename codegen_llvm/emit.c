@@ -120,7 +120,7 @@ static int cg_write_header(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, c
     const char **names = cg_param_names(ctx, f);
     if (!names) {
       fclose(out);
-      return tec_ctx_set_error(ctx, "tec_emit: out of memory");
+      return tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tec_emit: out of memory");
     }
     fprintf(out, "\n/* %s(", f->name);
     for (int a = 0; a < f->nargs; a++) {
@@ -147,16 +147,17 @@ static int cg_write_header(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, c
   return 0;
 }
 
-int tec_emit(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs, const char *target,
-             tec_emit_kind kind, const char *path) {
+static int emit(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs, const char *target,
+                tec_emit_kind kind, const char *path) {
   lower_func **funcs = NULL; /* with the prepare half of each split function */
-  if (ctx && cg_expand_funcs(ctx, nfuncs, user_funcs, &nfuncs, &funcs) != 0) return -1;
-  if (!ctx) return -1;
   if (!path || !*path) return tec_ctx_set_error(ctx, "tec_emit: no output path");
   if (kind != TEC_EMIT_OBJECT && kind != TEC_EMIT_ASM && kind != TEC_EMIT_LLVM_IR &&
       kind != TEC_EMIT_HEADER)
     return tec_ctx_set_error(ctx, "tec_emit: unknown output kind %d", (int)kind);
-  if (cg_check_funcs(ctx, nfuncs, funcs, "tec_emit") != 0) return -1;
+  if (cg_check_funcs(ctx, nfuncs, user_funcs, "tec_emit") != 0 ||
+      cg_expand_funcs(ctx, nfuncs, user_funcs, &nfuncs, &funcs) != 0 ||
+      cg_check_funcs(ctx, nfuncs, funcs, "tec_emit") != 0)
+    return -1;
   cg_target t;
   if (cg_target_parse(ctx, target, &t) != 0) return -1;
   if (kind == TEC_EMIT_HEADER) {
@@ -195,4 +196,13 @@ int tec_emit(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs, const char
   LLVMDisposeTargetMachine(tm);
   cg_target_dispose(&t);
   return rc;
+}
+
+int tec_emit(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const char *target,
+             tec_emit_kind kind, const char *path) {
+  if (!ctx) return -1;
+  tec_err_scope sc;
+  tec_err_begin(ctx, &sc);
+  int rc = emit(ctx, nfuncs, funcs, target, kind, path);
+  return tec_err_end(ctx, &sc, rc == 0, "tec_emit") ? 0 : -1;
 }

@@ -162,7 +162,7 @@ int cg_entry_build(cg_func *f, LLVMValueRef raw, LLVMTypeRef raw_ty) {
   LLVMValueRef *sizes = tec_ctx_alloc(ctx, sizeof(LLVMValueRef) * (size_t)(lf->nsize + 1));
   const char **pre = tec_ctx_alloc(ctx, sizeof(char *) * (size_t)(n + 1));
   if (!site || !tens || !shape || !sizes || !pre)
-    return tec_ctx_set_error(ctx, "%s: out of memory", f->who);
+    return cg_oom(f), -1;
   for (int k = 0; k < lf->nsize; k++) site[k].arg = -1;
   for (int i = 0; i < n; i++)
     for (int d = 0; d < lf->args[i]->ndim; d++) {
@@ -231,11 +231,11 @@ int cg_entry_build(cg_func *f, LLVMValueRef raw, LLVMTypeRef raw_ty) {
 
   /* 4. extents, strides, data */
   LLVMValueRef *callargs = tec_ctx_alloc(ctx, sizeof(LLVMValueRef) * (size_t)(n + lf->nsize + 1));
-  if (!callargs) return tec_ctx_set_error(ctx, "%s: out of memory", f->who);
+  if (!callargs) return cg_oom(f), -1;
   for (int i = 0; i < n; i++) {
     const te_tensor *t = lf->args[i];
     LLVMValueRef *act = tec_ctx_alloc(ctx, sizeof(LLVMValueRef) * (size_t)(t->ndim + 1));
-    if (!act) return tec_ctx_set_error(ctx, "%s: out of memory", f->who);
+    if (!act) return cg_oom(f), -1;
     for (int d = 0; d < t->ndim; d++) {
       const ir_expr *e = t->shape[d];
       int k = cg_size_index(lf, e);

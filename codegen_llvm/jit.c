@@ -161,9 +161,8 @@ static void *cg_lookup_symbol(tec_ctx *ctx, LLVMOrcLLJITRef jit, const char *nam
   return (void *)(uintptr_t)addr;
 }
 
-tec_module *tec_build(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs,
-                      const char *target) {
-  if (!ctx) return NULL;
+static tec_module *build(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs,
+                         const char *target) {
   int nuser = nfuncs;
   lower_func **funcs = NULL; /* with the prepare half of each split function */
   if (cg_check_funcs(ctx, nfuncs, user_funcs, "tec_build") != 0 ||
@@ -174,10 +173,10 @@ tec_module *tec_build(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs,
   if (cg_target_parse(ctx, target, &t) != 0) return NULL;
   if (!t.is_host) {
     char *host = LLVMGetDefaultTargetTriple();
-    tec_ctx_set_error(ctx,
-                      "tec_build: target '%s' (triple %s) cannot run on this host (%s); use "
-                      "tec_emit to write an object file for it",
-                      target, t.triple, host);
+    tec_ctx_set_error_kind(ctx, TEC_ERR_UNSUPPORTED,
+                           "tec_build: target '%s' (triple %s) cannot run on this host (%s); "
+                           "use tec_emit to write an object file for it",
+                           target, t.triple, host);
     LLVMDisposeMessage(host);
     cg_target_dispose(&t);
     return NULL;
@@ -186,7 +185,7 @@ tec_module *tec_build(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs,
   cg_jit_fn *fns = tec_ctx_alloc(ctx, sizeof *fns * (size_t)nfuncs);
   LLVMTargetMachineRef tm = m && fns ? cg_target_machine(ctx, &t, "tec_build") : NULL;
   if (!tm) {
-    if (!m || !fns) tec_ctx_set_error(ctx, "tec_build: out of memory");
+    if (!m || !fns) tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tec_build: out of memory");
     cg_target_dispose(&t);
     return NULL;
   }
@@ -221,7 +220,7 @@ tec_module *tec_build(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs,
   }
   if (tec_ctx_on_free(ctx, cg_module_release, m) != 0) {
     cg_module_release(m);
-    if (!tec_ctx_error(ctx)) tec_ctx_set_error(ctx, "tec_build: out of memory");
+    tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tec_build: out of memory");
     return NULL;
   }
   for (int i = 0; i < nfuncs; i++) {
@@ -236,6 +235,16 @@ tec_module *tec_build(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs,
     m->nfn = i + 1;
   }
   return m;
+}
+
+tec_module *tec_build(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const char *target) {
+  if (!ctx) return NULL;
+  tec_err_scope sc;
+  tec_err_begin(ctx, &sc);
+  tec_module *m = build(ctx, nfuncs, funcs, target);
+  if (tec_err_end(ctx, &sc, m != NULL, "tec_build")) return m;
+  cg_module_release(m); /* built, but something on the way reported an error */
+  return NULL;
 }
 
 static const cg_jit_fn *cg_find(tec_module *m, const char *name, const char *who) {
@@ -311,8 +320,9 @@ const char *tec_module_asm(tec_module *m) {
   LLVMModuleRef mod = NULL;
   char *err = NULL;
   if (LLVMParseIRInContext(llctx, buf, &mod, &err)) { /* takes buf */
-    tec_ctx_set_error(m->ctx, "tec_module_asm: internal error: cannot re-read the IR: %s",
-                      err ? err : "?");
+    tec_ctx_set_error_kind(m->ctx, TEC_ERR_INTERNAL,
+                           "tec_module_asm: internal error: cannot re-read the IR: %s",
+                           err ? err : "?");
     LLVMDisposeMessage(err);
     LLVMContextDispose(llctx);
     return NULL;

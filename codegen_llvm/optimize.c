@@ -56,8 +56,9 @@ int cg_optimize(tec_ctx *ctx, LLVMModuleRef mod, LLVMTargetMachineRef tm, const 
                 const char *who) {
   char *why = NULL;
   if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &why)) {
-    tec_ctx_set_error(ctx, "%s: internal error: generated LLVM IR is invalid: %s", who,
-                      why ? why : "(no reason given)");
+    tec_ctx_set_error_kind(ctx, TEC_ERR_INTERNAL,
+                           "%s: internal error: generated LLVM IR is invalid: %s", who,
+                           why ? why : "(no reason given)");
     LLVMDisposeMessage(why);
     return -1;
   }
@@ -72,7 +73,8 @@ int cg_optimize(tec_ctx *ctx, LLVMModuleRef mod, LLVMTargetMachineRef tm, const 
   LLVMDisposePassBuilderOptions(opts);
   if (err) {
     char *msg = LLVMGetErrorMessage(err);
-    tec_ctx_set_error(ctx, "%s: internal error: LLVM optimization failed: %s", who, msg);
+    tec_ctx_set_error_kind(ctx, TEC_ERR_INTERNAL,
+                           "%s: internal error: LLVM optimization failed: %s", who, msg);
     LLVMDisposeErrorMessage(msg);
     return -1;
   }

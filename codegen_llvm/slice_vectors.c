@@ -69,7 +69,7 @@ static const ir_expr *slice(const ir_expr *e, int off, int n) {
 static const ir_stmt *slice_store(ir_mutator *m, const ir_stmt *s) {
   int vector_bits = *(const int *)m->user;
   if (!s->a || !s->b) return s; /* malformed: cg_store says so */
-  int had_error = tec_ctx_error(m->ctx) != NULL;
+  unsigned long errors_before = tec_ctx_error_count(m->ctx);
   int lanes = s->b->type.lanes, bits = s->b->type.bits;
   int native = bits > 0 ? vector_bits / bits : 0;
   if (native < 2 || lanes <= native) return s; /* no SIMD: LLVM scalarizes anyway */
@@ -88,7 +88,7 @@ static const ir_stmt *slice_store(ir_mutator *m, const ir_stmt *s) {
   const ir_stmt *r = p == npieces ? ir_seq(m->ctx, npieces, pieces) : NULL;
   if (r) return r;
   /* unsliceable (or out of memory while slicing): the store whole is still right, no error */
-  if (!had_error) tec_ctx_clear_error(m->ctx);
+  tec_ctx_error_rollback(m->ctx, errors_before);
   return s;
 }
 

@@ -110,7 +110,7 @@ static int cg_parse_words(tec_ctx *ctx, const char *str, cg_target_opts *opts) {
     while (*p && *p != ' ' && *p != '\t') p++;
     size_t len = (size_t)(p - w);
     const char *word = tec_ctx_printf(ctx, "%.*s", (int)len, w);
-    if (!word) return tec_ctx_set_error(ctx, "target: out of memory");
+    if (!word) return tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "target: out of memory");
     if (nword++ == 0) {
       if (strcmp(word, "llvm") != 0 && !(preset = cg_preset_find(word)))
         return tec_ctx_set_error(ctx,
@@ -263,7 +263,7 @@ int cg_target_parse(tec_ctx *ctx, const char *str, cg_target *out) {
     host_norm = cg_take_llvm_string(LLVMNormalizeTargetTriple(host));
     free(host);
   }
-  if (!host_norm) return tec_ctx_set_error(ctx, "target: out of memory");
+  if (!host_norm) return tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "target: out of memory");
   if (opts.triple) {
     out->triple = cg_take_llvm_string(LLVMNormalizeTargetTriple(opts.triple));
   } else {
@@ -287,8 +287,9 @@ int cg_target_parse(tec_ctx *ctx, const char *str, cg_target *out) {
   if (err) LLVMDisposeMessage(err);
   out->arch = cg_arch_find(out->triple);
   if (!out->arch && opts.triple) { /* LLVM knows it, tec has no table for it */
-    tec_ctx_set_error(ctx, "target '%s': triple '%s' is not an architecture tec supports "
-                      "(known: %s)", str, opts.triple, cg_known_arches(ctx));
+    tec_ctx_set_error_kind(ctx, TEC_ERR_UNSUPPORTED,
+                           "target '%s': triple '%s' is not an architecture tec supports "
+                           "(known: %s)", str, opts.triple, cg_known_arches(ctx));
     cg_target_dispose(out);
     return -1;
   }
@@ -329,7 +330,7 @@ int cg_target_parse(tec_ctx *ctx, const char *str, cg_target *out) {
 oom:
   free(host_norm);
   cg_target_dispose(out);
-  return tec_ctx_set_error(ctx, "target: out of memory");
+  return tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "target: out of memory");
 }
 
 int tec_target_vector_bits(tec_ctx *ctx, const char *target) {
@@ -348,7 +349,7 @@ const char *tec_target_str(tec_ctx *ctx, const char *target) {
   const char *r = tec_ctx_printf(ctx, "llvm -mtriple=%s%s%s%s%s", t.triple, *t.cpu ? " -mcpu=" : "",
                                  t.cpu, *t.features ? " -mattr=" : "", t.features);
   cg_target_dispose(&t);
-  if (!r) tec_ctx_set_error(ctx, "target: out of memory");
+  if (!r) tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "target: out of memory");
   return r;
 }
 

@@ -1,11 +1,18 @@
 /* ctx.c — the tec context: an arena that owns every node, tensor, schedule and lowered
- * program made in it, the first error message, and cleanup hooks for outside resources.
- * One tec_ctx_free() releases everything. */
+ * program made in it, the recorded error (message and kind) with a count of every error
+ * reported, and cleanup hooks for outside resources. One tec_ctx_free() releases everything.
+ *
+ * Errors (the rule is in te.h): the slot keeps the first error; a compile call opens a scope
+ * (tec_err_begin) that sets the older error aside, so the call's own first error lands in the
+ * slot, and tec_err_end puts the older one back unless the call failed with its own. Whether
+ * a call failed is its own business: the count of reported errors, compared before and after,
+ * says whether its work reported one, whatever an earlier ignored call left in the slot. */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
 #include "tec/te.h"
+#include "ir/internal.h"
 
 typedef struct arena_block {
   struct arena_block *next;
@@ -21,11 +28,25 @@ typedef struct free_hook {
 
 struct tec_ctx {
   arena_block *blocks;
-  char *error;          /* malloc'd; first error since the last clear */
+  char *error;          /* malloc'd (or no_room); first error since the last clear or scope */
+  tec_error_kind kind;  /* its kind (TEC_ERR_NONE without one) */
+  unsigned long nerrors;  /* errors reported so far, recorded in the slot or not */
+  unsigned long error_at; /* nerrors when the slot's error was reported */
+  char *older;          /* the error set aside by the outermost open scope, or NULL */
+  tec_error_kind older_kind;
+  int depth;            /* open error scopes */
   free_hook *hooks;
   long budget;          /* allocations left before failing (-1: unlimited) */
   int next_id;
 };
+
+/* What the slot holds when the message itself cannot be allocated. */
+static char no_room[] = "out of memory (recording an error message)";
+
+static void drop(char **msg) {
+  if (*msg != no_room) free(*msg);
+  *msg = NULL;
+}
 
 int tec_ctx_next_id(tec_ctx *ctx);
 int tec_ctx_next_id(tec_ctx *ctx) { return ++ctx->next_id; }
@@ -49,7 +70,8 @@ void tec_ctx_free(tec_ctx *ctx) {
     ctx->blocks = b->next;
     free(b);
   }
-  free(ctx->error);
+  drop(&ctx->error);
+  drop(&ctx->older);
   free(ctx);
 }
 
@@ -77,27 +99,96 @@ void tec_ctx_forget_on_free(tec_ctx *ctx, void (*fn)(void *), void *arg) {
   }
 }
 
-const char *tec_ctx_error(const tec_ctx *ctx) { return ctx ? ctx->error : "no context"; }
+/* Inside a compile call the older error still counts as "an earlier failure" for the NULL
+ * arguments it explains (the call's own error, if any, comes first). */
+const char *tec_ctx_error(const tec_ctx *ctx) {
+  if (!ctx) return "no context";
+  return ctx->error ? ctx->error : ctx->older;
+}
+
+tec_error_kind tec_ctx_error_kind(const tec_ctx *ctx) {
+  if (!ctx) return TEC_ERR_USER;
+  return ctx->error ? ctx->kind : ctx->older ? ctx->older_kind : TEC_ERR_NONE;
+}
 
 void tec_ctx_clear_error(tec_ctx *ctx) {
   if (!ctx) return;
-  free(ctx->error);
-  ctx->error = NULL;
+  drop(&ctx->error);
+  drop(&ctx->older);
+  ctx->kind = ctx->older_kind = TEC_ERR_NONE;
+}
+
+static int set_error_v(tec_ctx *ctx, tec_error_kind kind, const char *fmt, va_list ap) {
+  if (!ctx) return -1;
+  ctx->nerrors++;
+  if (ctx->error) return -1; /* the first error of the call (or of the chain) stays */
+  va_list ap2;
+  va_copy(ap2, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  char *msg = n < 0 ? NULL : malloc((size_t)n + 1);
+  if (msg) vsnprintf(msg, (size_t)n + 1, fmt, ap2);
+  va_end(ap2);
+  ctx->error = msg ? msg : no_room;
+  ctx->kind = msg ? (kind == TEC_ERR_NONE ? TEC_ERR_USER : kind) : TEC_ERR_OOM;
+  ctx->error_at = ctx->nerrors;
+  return -1;
 }
 
 int tec_ctx_set_error(tec_ctx *ctx, const char *fmt, ...) {
-  if (!ctx || ctx->error) return -1;
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (n < 0) return -1;
-  ctx->error = malloc((size_t)n + 1);
-  if (!ctx->error) return -1;
-  va_start(ap, fmt);
-  vsnprintf(ctx->error, (size_t)n + 1, fmt, ap);
+  set_error_v(ctx, TEC_ERR_USER, fmt, ap);
   va_end(ap);
   return -1;
+}
+
+int tec_ctx_set_error_kind(tec_ctx *ctx, tec_error_kind kind, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  set_error_v(ctx, kind, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+unsigned long tec_ctx_error_count(const tec_ctx *ctx) { return ctx ? ctx->nerrors : 0; }
+
+void tec_ctx_error_rollback(tec_ctx *ctx, unsigned long mark) {
+  if (!ctx || ctx->nerrors <= mark) return;
+  if (ctx->error && ctx->error_at > mark) {
+    drop(&ctx->error);
+    ctx->kind = TEC_ERR_NONE;
+  }
+  ctx->nerrors = mark;
+}
+
+void tec_err_begin(tec_ctx *ctx, tec_err_scope *sc) {
+  sc->start = ctx->nerrors;
+  if (ctx->depth++ > 0) return; /* nested: the outermost call's first error stays first */
+  ctx->older = ctx->error;
+  ctx->older_kind = ctx->kind;
+  ctx->error = NULL;
+  ctx->kind = TEC_ERR_NONE;
+}
+
+int tec_err_end(tec_ctx *ctx, tec_err_scope *sc, int ok, const char *who) {
+  int reported = ctx->nerrors != sc->start;
+  if (!ok && !reported && !tec_ctx_error(ctx))
+    tec_ctx_set_error_kind(ctx, TEC_ERR_INTERNAL, "%s failed without saying why (a bug in tec)",
+                           who);
+  ok = ok && !reported;
+  if (--ctx->depth > 0) return ok;
+  if (ctx->older && (ok || !ctx->error)) {
+    /* a success (or a failure that only propagated an earlier one): the older error is
+     * still the first of the chain */
+    drop(&ctx->error);
+    ctx->error = ctx->older;
+    ctx->kind = ctx->older_kind;
+  } else {
+    drop(&ctx->older); /* the call failed with its own error: that is what it reports */
+  }
+  ctx->older = NULL;
+  ctx->older_kind = TEC_ERR_NONE;
+  return ok;
 }
 
 void tec_ctx_set_alloc_budget(tec_ctx *ctx, long budget) {
@@ -107,7 +198,8 @@ void tec_ctx_set_alloc_budget(tec_ctx *ctx, long budget) {
 void *tec_ctx_alloc(tec_ctx *ctx, size_t bytes) {
   if (!ctx) return NULL;
   if (ctx->budget == 0) {
-    tec_ctx_set_error(ctx, "out of memory: the context's allocation budget is exhausted");
+    tec_ctx_set_error_kind(ctx, TEC_ERR_OOM,
+                           "out of memory: the context's allocation budget is exhausted");
     return NULL;
   }
   if (ctx->budget > 0) ctx->budget--;
@@ -118,7 +210,7 @@ void *tec_ctx_alloc(tec_ctx *ctx, size_t bytes) {
     size_t cap = bytes > 60000 ? bytes : 60000;
     b = malloc(sizeof *b + cap);
     if (!b) {
-      tec_ctx_set_error(ctx, "out of memory allocating %zu bytes", bytes);
+      tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "out of memory allocating %zu bytes", bytes);
       return NULL;
     }
     b->used = 0;

@@ -8,8 +8,33 @@ int tec_ctx_next_id(tec_ctx *ctx);
 void tec_ctx_forget_on_free(tec_ctx *ctx, void (*fn)(void *), void *arg);
 
 /* Internal invariant check: records an "internal error" with file and line in the ctx. */
-#define TEC_INTERNAL(ctx, msg) \
-  tec_ctx_set_error((ctx), "internal error at %s:%d: %s", __FILE__, __LINE__, (msg))
+#define TEC_INTERNAL(ctx, msg)                                                          \
+  tec_ctx_set_error_kind((ctx), TEC_ERR_INTERNAL, "internal error at %s:%d: %s", __FILE__, \
+                         __LINE__, (msg))
+
+/* ---- errors that belong to one call (the rule is in te.h) ----
+ * A piece of work decides whether it failed from what it reported, never from what the ctx
+ * holds (an earlier, ignored call may have left an error there):
+ *   unsigned long n0 = tec_ctx_error_count(ctx);  ...work...
+ *   if (tec_ctx_error_count(ctx) != n0) -> this work reported an error */
+unsigned long tec_ctx_error_count(const tec_ctx *ctx);
+/* Forgets the errors reported since mark (a count): for a tentative attempt that has a
+ * fallback. The slot's error goes if it was reported after mark. */
+void tec_ctx_error_rollback(tec_ctx *ctx, unsigned long mark);
+
+/* The scope of a compile call (tec_lower, tec_build, tec_emit): its first error is recorded
+ * even when an older one is, and replaces it if the call fails.
+ *   tec_err_scope sc;  tec_err_begin(ctx, &sc);
+ *   r = work(...);
+ *   return tec_err_end(ctx, &sc, r != NULL, "tec_lower") ? r : NULL;
+ * tec_err_end says whether the call succeeded: ok and no error reported inside. A failure
+ * that reported nothing keeps the older error (an argument came from an earlier failure) or,
+ * without one, records an internal error naming `who`. Scopes nest; the outermost decides. */
+typedef struct tec_err_scope {
+  unsigned long start; /* tec_ctx_error_count at entry */
+} tec_err_scope;
+void tec_err_begin(tec_ctx *ctx, tec_err_scope *sc);
+int tec_err_end(tec_ctx *ctx, tec_err_scope *sc, int ok, const char *who);
 
 /* Growable arena arrays: *arr has *n items of `size` bytes and room for *cap. */
 int tec_grow(tec_ctx *ctx, void **arr, int *cap, int need, size_t size);

@@ -3,6 +3,7 @@
 #define TEC_LOWER_PASSES_H
 
 #include "tec/lower.h"
+#include "ir/internal.h"
 
 /* The range [min, min + extent) of every iteration variable of every stage. */
 typedef struct lower_range {

@@ -90,6 +90,7 @@ static int check_args(sch_schedule *s, const char *name, int nargs, te_tensor *c
 static lower_func *lower_one(sch_schedule *s, const ir_expr **bodies, const char *name, int nargs,
                              te_tensor *const *args, const unsigned char *skip) {
   tec_ctx *ctx = s->ctx;
+  unsigned long errors_before = tec_ctx_error_count(ctx);
   lower_func *f = tec_ctx_alloc(ctx, sizeof *f);
   if (!f) return NULL;
   f->ctx = ctx;
@@ -164,7 +165,9 @@ static lower_func *lower_one(sch_schedule *s, const ir_expr **bodies, const char
   if (body) body = lower_storage_rewrite(body);
   dump("storage_rewrite", body);
   if (!body) {
-    if (tec_ctx_error(ctx)) return NULL;
+    /* NULL from a pass that failed (it reported why), or an empty program; an error an
+     * earlier call left in the ctx says nothing about which */
+    if (tec_ctx_error_count(ctx) != errors_before) return NULL;
     /* nothing left to do: zero-size tensors, or a region dropped by debug_skip_region */
     body = ir_evaluate(ir_int(ctx, 0));
   }
@@ -217,8 +220,8 @@ static lower_func *lower_split(sch_schedule *s, const ir_expr **bodies, const ch
   return run;
 }
 
-lower_func *tec_lower(sch_schedule *s, const char *name, int nargs, te_tensor *const *args) {
-  if (!s) return NULL;
+static lower_func *lower_all(sch_schedule *s, const char *name, int nargs,
+                             te_tensor *const *args) {
   tec_ctx *ctx = s->ctx;
   if (check_args(s, name, nargs, args)) return NULL;
   lower_state ls = {0};
@@ -237,6 +240,16 @@ lower_func *tec_lower(sch_schedule *s, const char *name, int nargs, te_tensor *c
     f->user_args = f->args;
   }
   return f;
+}
+
+/* The entry point decides failure from its own work (te.h): a NULL result or an error
+ * reported on the way (a pass that fell back after running out of memory still failed). */
+lower_func *tec_lower(sch_schedule *s, const char *name, int nargs, te_tensor *const *args) {
+  if (!s) return NULL;
+  tec_err_scope sc;
+  tec_err_begin(s->ctx, &sc);
+  lower_func *f = lower_all(s, name, nargs, args);
+  return tec_err_end(s->ctx, &sc, f != NULL, "tec_lower") ? f : NULL;
 }
 
 static void print_one(FILE *out, const lower_func *f);

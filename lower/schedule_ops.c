@@ -71,10 +71,11 @@ static const ir_stmt *make_loop(lower_state *ls, int si, int pos, const ir_stmt 
       for (int i = 0; i < p->nleaf; i++)
         if (p->leaf[i]->for_kind == IR_FOR_PARALLEL &&
             lower_loop_around(st, pos, IR_FOR_PARALLEL)) {
-          tec_ctx_set_error(ctx, "parallel: loop '%s' of stage '%s' would run inside parallel "
+          tec_ctx_set_error_kind(ctx, TEC_ERR_UNSUPPORTED,
+                                 "parallel: loop '%s' of stage '%s' would run inside parallel "
                                  "loops of '%s' (it is computed at '%s'); nested parallel loops "
                                  "are not supported",
-                            p->leaf[i]->name, p->tensor->name, st->tensor->name, it->name);
+                                 p->leaf[i]->name, p->tensor->name, st->tensor->name, it->name);
           return NULL;
         }
       body = place(ls, k, body, ls->region[k]);

@@ -200,13 +200,13 @@ static const ir_stmt *sr_stmt(const ir_stmt *s, sr_list *out) {
 
 const ir_stmt *lower_storage_rewrite(const ir_stmt *s) {
   if (!s) return NULL;
-  int had_error = tec_ctx_error(s->ctx) != NULL;
+  unsigned long errors_before = tec_ctx_error_count(s->ctx);
   sr_list top = {0, 0, NULL, 0};
   const ir_stmt *r = sr_stmt(s, &top);
   if (!top.oom && r) r = materialize(r, &top, 0);
   free(top.a);
   /* out of memory half way (malloc or the arena): the input is still a correct program */
-  if (top.oom || !r || (!had_error && tec_ctx_error(s->ctx))) return s;
+  if (top.oom || !r || tec_ctx_error_count(s->ctx) != errors_before) return s;
   /* allocations are taken out and put back: compare the text to return s when nothing moved */
   const char *a = ir_stmt_str(r), *b = ir_stmt_str(s);
   if (!a || !b || strcmp(a, b) == 0) return s;

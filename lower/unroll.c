@@ -115,8 +115,8 @@ const ir_stmt *lower_unroll(const ir_stmt *s) {
   ir_mutator_init(&m, s->ctx, &st);
   m.stmt[IR_S_FOR] = un_for;
   m.stmt[IR_S_ATTR] = un_attr;
-  int had_error = tec_ctx_error(s->ctx) != NULL;
+  unsigned long errors_before = tec_ctx_error_count(s->ctx);
   const ir_stmt *r = ir_mutate_stmt(&m, s);
-  if (!had_error && tec_ctx_error(s->ctx)) return NULL; /* out of memory half way */
+  if (tec_ctx_error_count(s->ctx) != errors_before) return NULL; /* out of memory half way */
   return r ? r : ir_evaluate(ir_int(s->ctx, 0));
 }

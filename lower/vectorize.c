@@ -348,8 +348,8 @@ const ir_stmt *lower_vectorize(const ir_stmt *s) {
   ir_mutator m;
   ir_mutator_init(&m, s->ctx, NULL);
   m.stmt[IR_S_FOR] = vec_for;
-  int had_error = tec_ctx_error(s->ctx) != NULL;
+  unsigned long errors_before = tec_ctx_error_count(s->ctx);
   const ir_stmt *r = ir_mutate_stmt(&m, s);
-  if (!had_error && tec_ctx_error(s->ctx)) return NULL; /* out of memory half way */
+  if (tec_ctx_error_count(s->ctx) != errors_before) return NULL; /* out of memory half way */
   return r ? r : s;
 }

@@ -22,10 +22,11 @@ static int set_kind(const char *who, sch_stage *st, sch_iter *iv, ir_for_kind ki
                                iv->name, st->tensor->name);
     for (int i = 0; i < st->nleaf; i++)
       if (st->leaf[i] != iv && st->leaf[i]->for_kind == IR_FOR_PARALLEL)
-        return tec_ctx_set_error(ctx, "parallel: stage '%s' already has parallel loop '%s'; "
+        return tec_ctx_set_error_kind(ctx, TEC_ERR_UNSUPPORTED,
+                                      "parallel: stage '%s' already has parallel loop '%s'; "
                                       "nested parallel loops are not supported (fuse the loops "
                                       "and parallelize the fused one)",
-                                 st->tensor->name, st->leaf[i]->name);
+                                      st->tensor->name, st->leaf[i]->name);
   }
   iv->for_kind = kind;
   return 0;

@@ -6,9 +6,22 @@
  *   ...
  *   tec_ctx_free(ctx);   // frees every node, tensor, schedule and lowered program
  *
- * Errors: a call that fails returns NULL (or -1) and records a message that tec_ctx_error()
- * returns; a NULL argument that came from an earlier failure propagates without a new message,
- * so a sequence of calls can be checked once at the end.
+ * Errors belong to the call that made them:
+ * - A call that fails returns NULL (or -1) and records a message and a kind, which
+ *   tec_ctx_error() and tec_ctx_error_kind() return; a call that succeeds records nothing.
+ * - Whether a call failed depends on its own work only: an error an earlier call left in the
+ *   ctx (refused and ignored) never makes a later valid call fail.
+ * - A NULL argument that came from an earlier failure propagates without a new message, so a
+ *   sequence of calls can be checked once at the end: the ctx keeps the FIRST error recorded
+ *   since tec_ctx_clear_error(), the root of the chain, and successes leave it alone.
+ * - Except for the compile calls (tec_lower, tec_build, tec_emit), which are where a program
+ *   is checked: one that fails on its own records its own first error in place of an older
+ *   one, so `if (!tec_lower(...)) puts(tec_ctx_error(ctx));` names what is wrong with that
+ *   call even after an ignored refusal; one that fails only because an argument came from an
+ *   earlier failure (a NULL schedule or function) keeps the older message, as in a chain.
+ *   Builders and primitives (ir_, te_, sch_) keep the first error: in a chain of them the
+ *   first refusal is the root cause, and each returns its status at once for a caller who
+ *   checks per call (clear the error after handling a refusal to keep going).
  */
 #ifndef TEC_TE_H
 #define TEC_TE_H
@@ -19,12 +32,29 @@
 /* ---- context ---- */
 tec_ctx *tec_ctx_new(void);
 void tec_ctx_free(tec_ctx *ctx);
-/* The first error recorded since the last tec_ctx_clear_error(), or NULL. */
+/* What kind of error the ctx holds; lets a caller tell its own mistakes from tec's limits. */
+typedef enum tec_error_kind {
+  TEC_ERR_NONE,        /* no error recorded */
+  TEC_ERR_USER,        /* bad input or a schedule that cannot be honoured as written: the
+                        * message says what would be legal */
+  TEC_ERR_UNSUPPORTED, /* valid, but tec does not do it (nested parallel loops, an
+                        * architecture without tables, JIT for another machine) */
+  TEC_ERR_INTERNAL,    /* an invariant of tec broke: a bug in tec ("internal error ...") */
+  TEC_ERR_OOM          /* an allocation failed (the arena, malloc, or a test budget) */
+} tec_error_kind;
+/* The recorded error (see the rule above): the first since the last tec_ctx_clear_error(),
+ * or the own error of the last compile call that failed. NULL if none. */
 const char *tec_ctx_error(const tec_ctx *ctx);
+/* The kind of the error tec_ctx_error() returns (TEC_ERR_NONE without one). */
+tec_error_kind tec_ctx_error_kind(const tec_ctx *ctx);
 void tec_ctx_clear_error(tec_ctx *ctx);
-/* Records a formatted error (keeps the first one); returns -1 for convenience. */
+/* Records a formatted error of kind TEC_ERR_USER (unless the ctx holds one already: the first
+ * stays); returns -1 for convenience. */
 int tec_ctx_set_error(tec_ctx *ctx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* The same with a kind. */
+int tec_ctx_set_error_kind(tec_ctx *ctx, tec_error_kind kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Arena allocation: zeroed, 16-byte aligned, freed with the ctx. NULL on exhaustion. */
 void *tec_ctx_alloc(tec_ctx *ctx, size_t bytes);
 const char *tec_ctx_strdup(tec_ctx *ctx, const char *s);
