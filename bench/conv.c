@@ -35,7 +35,7 @@
 #include "conv.h"
 #include "peak.h"
 
-#define TIME_BUDGET 0.3 /* seconds of timed calls per (layer, thread count), all impls */
+#define TIME_BUDGET 0.8 /* seconds of timed calls per (layer, thread count), all impls */
 #define MAX_REPS 2000
 
 /* MobileNet v1 (224x224) and ResNet-18, /work/shared/workloads.md */
