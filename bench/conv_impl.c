@@ -353,17 +353,17 @@ int conv_dnnl_setup(conv_case *c, int ti) {
   DNNL_TRY(c, dnnl_convolution_forward_desc_init(&cd, dnnl_forward_inference,
                                                  dnnl_convolution_direct, &src_any, &wei_any,
                                                  &bias_md, &dst_any, strides, pad, pad));
-  dnnl_post_ops_t po;
-  dnnl_primitive_attr_t attr;
-  DNNL_TRY(c, dnnl_post_ops_create(&po));
-  DNNL_TRY(c, dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f));
-  DNNL_TRY(c, dnnl_primitive_attr_create(&attr));
-  DNNL_TRY(c, dnnl_primitive_attr_set_post_ops(attr, po));
-  dnnl_primitive_desc_t pd;
-  dnnl_status_t st = dnnl_primitive_desc_create(&pd, &cd, attr, engine, NULL);
-  dnnl_primitive_attr_destroy(attr);
-  dnnl_post_ops_destroy(po);
-  if (st != dnnl_success) return dnnl_fail(c, "dnnl_primitive_desc_create(convolution)", st);
+  dnnl_post_ops_t po = NULL;
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_status_t st = dnnl_post_ops_create(&po); /* the ReLU, fused as an eltwise post-op */
+  if (st == dnnl_success) st = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f);
+  if (st == dnnl_success) st = dnnl_primitive_attr_create(&attr);
+  if (st == dnnl_success) st = dnnl_primitive_attr_set_post_ops(attr, po);
+  if (st == dnnl_success) st = dnnl_primitive_desc_create(&pd, &cd, attr, engine, NULL);
+  if (attr) dnnl_primitive_attr_destroy(attr);
+  if (po) dnnl_post_ops_destroy(po);
+  if (st != dnnl_success) return dnnl_fail(c, "creating the convolution (bias, ReLU post-op)", st);
   const char *impl = NULL;
   dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
   snprintf(d->impl, sizeof d->impl, "%s", impl ? impl : "?");
@@ -380,13 +380,18 @@ int conv_dnnl_setup(conv_case *c, int ti) {
   if (st == dnnl_success) st = dnnl_memory_create(&d->dst, dst_md, engine, DNNL_MEMORY_ALLOCATE);
   dnnl_primitive_desc_destroy(pd);
   if (st != dnnl_success) return dnnl_fail(c, "creating the primitive and its memory", st);
-  DNNL_TRY(c, dnnl_memory_create(&d->bias, &bias_md, engine, c->b));
-  DNNL_TRY(c, dnnl_memory_create(&src_u, &src_user, engine, c->x));
-  DNNL_TRY(c, dnnl_memory_create(&wei_u, &wei_user, engine, c->w));
-  DNNL_TRY(c, dnnl_memory_create(&d->user_dst, &dst_user, engine, c->nchw));
-  int rc = reorder(c, src_u, d->src, NULL) || reorder(c, wei_u, d->wei, NULL) ||
-           reorder(c, d->dst, d->user_dst, &d->dst_reorder);
-  dnnl_memory_destroy(src_u), dnnl_memory_destroy(wei_u);
+  /* the user's buffers: bias as it is, src/weights to reorder from, dst to reorder into */
+  st = dnnl_memory_create(&d->bias, &bias_md, engine, c->b);
+  if (st == dnnl_success) st = dnnl_memory_create(&src_u, &src_user, engine, c->x);
+  if (st == dnnl_success) st = dnnl_memory_create(&wei_u, &wei_user, engine, c->w);
+  if (st == dnnl_success) st = dnnl_memory_create(&d->user_dst, &dst_user, engine, c->nchw);
+  int rc = -1;
+  if (st != dnnl_success) dnnl_fail(c, "dnnl_memory_create", st);
+  else if (!reorder(c, src_u, d->src, NULL) && !reorder(c, wei_u, d->wei, NULL) &&
+           !reorder(c, d->dst, d->user_dst, &d->dst_reorder))
+    rc = 0;
+  if (src_u) dnnl_memory_destroy(src_u);
+  if (wei_u) dnnl_memory_destroy(wei_u);
   if (rc) return -1;
   d->ok = 1;
   return 0;
