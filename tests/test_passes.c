@@ -192,6 +192,7 @@ static val eval(interp *in, const ir_expr *e) {
   case IR_CALL: {
     val a[3];
     for (int k = 0; k < e->nargs && k < 3; k++) a[k] = eval(in, e->args[k]);
+    if (e->v.i == IR_INTRIN_LIKELY) return a[0]; /* likely(c) is c */
     r.lanes = L, r.isf = 1;
     for (int l = 0; l < L; l++) {
       double x = lane_f(&a[0], l), y;
