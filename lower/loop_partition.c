@@ -26,6 +26,24 @@
  * tail gets the IF's else branch (usually nothing): that is how the inner loop of the tail
  * above lost its guard.
  *
+ * Conditions marked likely() (ir_likely: TVM's tir.likely) count too, wherever they are: a
+ * select's condition, the load predicate guard_loads copied from it, an IF's condition. Their
+ * conjuncts go through the same analysis, and in the clean part each one that gave a
+ * threshold becomes true (tracked by node: one that failed somewhere else is kept), so the
+ * zero padding of a convolution leaves the hot loop:
+ *
+ *   for (oy, 0, 28) {                          for (oy, 0, 1) { <the original body> }
+ *     out[..] += select(likely(oy + ky >= 1 &&  for (oy, 1, 26) {
+ *                 oy + ky < 29), data[..] if      out[..] += select(likely(true), data[..]
+ *                 likely(..), 0f) * w[..]    ->                   if likely(true), 0f) * w[..]
+ *                                             }                   (simplify: data[..] * w[..])
+ *                                             for (oy, 27, 1) { <the original body> }
+ *
+ * An unmarked select never splits a loop (the copies cost code size). When likely()
+ * thresholds leave no middle but every bound is a constant (a 28-wide row in two tiles of
+ * 14, both touching the padding), the loop still splits into head and tail, so the loops
+ * inside each part (unrolled taps) can split or fold in turn.
+ *
  * Inner loop variables contribute max(g) from their loop bounds (symbolic allowed, as long as
  * the bounds do not depend on v or other inner variables) or from arith_bound. Terms reading
  * memory (LOAD) or depending on LET variables bound inside the loop disqualify a conjunct.

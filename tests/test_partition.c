@@ -16,6 +16,105 @@ static int count(const char *s, const char *sub) {
   return n;
 }
 
+#define EXPR_IS(e, want)                                                                   \
+  do {                                                                                     \
+    const ir_expr *e_ = (e);                                                               \
+    ck_assert_msg(e_ != NULL, "NULL: %s", tec_ctx_error(ctx));                              \
+    ck_assert_str_eq(ir_expr_str(e_), (want));                                             \
+  } while (0)
+
+/* ================= the intrinsic ================= */
+
+START_TEST(likely_builds_prints_folds) {
+  tec_ctx *ctx = tec_ctx_new();
+  const ir_expr *i = ir_var(ctx, "i", TEC_INDEX, IR_VAR_INDEX);
+  const ir_expr *n = ir_var(ctx, "n", TEC_INDEX, IR_VAR_SIZE);
+  const ir_expr *c = ir_lt(i, n), *l = ir_likely(c);
+  EXPR_IS(l, "likely((i < n))");
+  ck_assert(tec_dtype_eq(l->type, TEC_BOOLT));
+  ck_assert_int_eq(l->kind, IR_CALL);
+  ck_assert_int_eq(l->v.i, IR_INTRIN_LIKELY);
+  ck_assert_str_eq(ir_intrinsic_name(IR_INTRIN_LIKELY), "likely");
+  /* vector conditions keep their lanes */
+  const ir_expr *v = ir_likely(ir_lt(ir_ramp(i, ir_int(ctx, 1), 4), ir_broadcast(n, 4)));
+  EXPR_IS(v, "likely((ramp(i, 1, 4) < x4(n)))");
+  ck_assert_int_eq(v->type.lanes, 4);
+  /* NULL in, NULL out (no new error); a non-bool argument is refused */
+  ck_assert_ptr_null(ir_likely(NULL));
+  ck_assert_ptr_null(tec_ctx_error(ctx));
+  ck_assert_ptr_null(ir_likely(i));
+  assert_err(ctx, "ir_likely: condition is int64; it needs bool (a comparison)");
+  tec_ctx_clear_error(ctx);
+  ck_assert_ptr_null(ir_likely(ir_float(ctx, 1)));
+  assert_err(ctx, "ir_likely: condition is float32; it needs bool (a comparison)");
+  tec_ctx_clear_error(ctx);
+  ck_assert_ptr_null(ir_call(ctx, IR_INTRIN_LIKELY, 2, (const ir_expr *const[]){c, c}));
+  assert_err(ctx, "ir_call: likely takes 1 argument(s), got 2");
+  tec_ctx_clear_error(ctx);
+  /* the simplifier folds constants and keeps the mark otherwise */
+  EXPR_IS(arith_simplify(ir_likely(ir_lt(ir_int(ctx, 3), ir_int(ctx, 5))), NULL), "true");
+  EXPR_IS(arith_simplify(ir_likely(ir_ge(ir_int(ctx, 3), ir_int(ctx, 5))), NULL), "false");
+  ck_assert_ptr_eq(arith_simplify(l, NULL), l);
+  EXPR_IS(arith_simplify(ir_likely(l), NULL), "likely((i < n))");
+  EXPR_IS(arith_simplify(ir_and(l, ir_likely(ir_bool(ctx, 1))), NULL), "likely((i < n))");
+  EXPR_IS(arith_simplify(ir_select(ir_likely(ir_bool(ctx, 0)), i, n), NULL), "n");
+  /* inside an IF on likely(i < 5), i < 5 is known (arith_env_assume sees through it) */
+  const ir_expr *A = ir_var(ctx, "A", TEC_HANDLET, IR_VAR_BUFFER);
+  const ir_stmt *st = ir_store(A, i, ir_float(ctx, 1), NULL);
+  const ir_stmt *s = ir_for(i, ir_int(ctx, 0), ir_int(ctx, 10), IR_FOR_SERIAL,
+                            ir_if(ir_likely(ir_lt(i, ir_int(ctx, 5))),
+                                  ir_if(ir_lt(i, ir_int(ctx, 7)), st, NULL), NULL));
+  ck_assert_str_eq(ir_stmt_str(lower_simplify(s)), "for (i, 0, 10) {\n"
+                                                   "  if (likely((i < 5))) {\n"
+                                                   "    A[i] = 1f\n"
+                                                   "  }\n"
+                                                   "}\n");
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* A shift by the row number: B[j, i] = select(likely(i >= j), A[j, i - j], -1) over 6 x 8 with
+ * i vectorized. Row 0 is clean; in rows [1, 6) the threshold of i is j, not a constant, so
+ * likely() stays as a lane mask (a vectorized loop splits only at constants): the JIT
+ * computes it, and the masked load reads nothing outside A. */
+typedef struct shift { te_tensor *a; } shift;
+static const ir_expr *shift_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  shift *m = u;
+  return ir_select(ir_likely(ir_ge(i[1], i[0])), TE_AT(m->a, i[0], ir_sub(i[1], i[0])),
+                   ir_float(ctx, -1));
+}
+
+START_TEST(likely_vector_mask_jit) {
+  tec_ctx *ctx = tec_ctx_new();
+  shift m = {te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 6, 8))};
+  te_tensor *b = te_compute(ctx, &(te_compute_decl){"B", 2, TE_SHAPE(ctx, 6, 8), shift_body, &m,
+                                                    NULL, (const char *[]){"j", "i"}});
+  sch_schedule *s = sch_create(ctx, 1, &b);
+  sch_stage *sb = sch_stage_of(s, b);
+  OK(ctx, sch_vectorize(sb, sch_axis(sb, 1)));
+  lower_func *f = tec_lower(s, "shift", 2, (te_tensor *[]){m.a, b});
+  ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+  const char *ir = tec_lower_str(f);
+  tu_assert_contains(ir, "select(likely((ramp(0, 1, 8) >= x8(j))), A[ramp((j*7), 1, 8)] if "
+                         "likely((ramp(0, 1, 8) >= x8(j))), x8(-1f))");
+  tu_assert_contains(ir, "B[ramp(0, 1, 8)] = A[ramp(0, 1, 8)]\n"); /* row 0: clean */
+  tec_module *mod = tec_build(ctx, 1, &f, NULL);
+  ck_assert_msg(mod != NULL, "%s", tec_ctx_error(ctx));
+  tec_packed_fn fn = tec_module_get(mod, "shift");
+  int64_t sh[2] = {6, 8};
+  DLTensor a = tu_rand_f32(2, sh, 9), o = tu_zeros(TEC_F32, 2, sh);
+  ck_assert_msg(tec_call(fn, 2, (DLTensor *[]){&a, &o}) == 0, "%s", tec_rt_last_error());
+  const float *pa = tu_f32(&a), *po = tu_f32(&o);
+  for (int j = 0; j < 6; j++)
+    for (int i = 0; i < 8; i++) {
+      float want = i >= j ? pa[j * 8 + i - j] : -1.0f;
+      ck_assert_msg(po[j * 8 + i] == want, "B[%d, %d] = %g, want %g", j, i, po[j * 8 + i], want);
+    }
+  tec_dl_free(&a), tec_dl_free(&o);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 /* ================= the depthwise convolution ================= */
 
 /* out[oy, ox, c] = sum_{ky, kx} pad[oy*s + ky, ox*s + kx, c] * w[ky, kx, c], with
@@ -269,6 +368,8 @@ static Suite *suite(void) {
   Suite *s = suite_create("partition");
   TCase *tc = tcase_create("partition");
   tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, likely_builds_prints_folds);
+  tcase_add_test(tc, likely_vector_mask_jit);
   tcase_add_test(tc, depthwise_28x28_clean_hot_loop);
   tcase_add_test(tc, depthwise_symbolic_clean_hot_loop);
   tcase_add_test(tc, depthwise_unmarked_select_stays);
