@@ -215,8 +215,8 @@ const ir_expr *ir_cast(tec_dtype t, const ir_expr *a) {
 }
 
 static const char *const intrin_names[IR_INTRIN_COUNT] = {
-    "exp", "log", "sqrt", "tanh", "fabs", "pow", "floor", "ceil", "fma", "prefetch"};
-static const int intrin_arity[IR_INTRIN_COUNT] = {1, 1, 1, 1, 1, 2, 1, 1, 3, 1};
+    "exp", "log", "sqrt", "tanh", "fabs", "pow", "floor", "ceil", "fma", "prefetch", "likely"};
+static const int intrin_arity[IR_INTRIN_COUNT] = {1, 1, 1, 1, 1, 2, 1, 1, 3, 1, 1};
 
 const char *ir_intrinsic_name(ir_intrinsic i) {
   return (unsigned)i < IR_INTRIN_COUNT ? intrin_names[i] : "unknown";
@@ -259,6 +259,15 @@ const ir_expr *ir_call(tec_ctx *ctx, ir_intrinsic fn, int nargs, const ir_expr *
   }
   for (int i = 1; i < nargs; i++)
     if (!tec_dtype_eq(a[0]->type, a[i]->type) && unify(intrin_names[fn], &a[0], &a[i])) return NULL;
+  if (fn == IR_INTRIN_LIKELY) {
+    if (a[0]->type.code != TEC_BOOL) {
+      char x[32];
+      tec_ctx_set_error(ctx, "ir_likely: condition is %s; it needs bool (a comparison)",
+                        tstr(a[0]->type, x));
+      return NULL;
+    }
+    return make_call(ctx, fn, a[0]->type, 1, a);
+  }
   if (fn != IR_INTRIN_FABS && !tec_dtype_is_float(a[0]->type)) {
     char x[32];
     tec_ctx_set_error(ctx, "ir_call: %s needs float arguments, got %s; cast first",
@@ -291,6 +300,7 @@ const ir_expr *ir_log(const ir_expr *a) { return call1(IR_INTRIN_LOG, a); }
 const ir_expr *ir_sqrt(const ir_expr *a) { return call1(IR_INTRIN_SQRT, a); }
 const ir_expr *ir_tanh(const ir_expr *a) { return call1(IR_INTRIN_TANH, a); }
 const ir_expr *ir_fabs(const ir_expr *a) { return call1(IR_INTRIN_FABS, a); }
+const ir_expr *ir_likely(const ir_expr *cond) { return call1(IR_INTRIN_LIKELY, cond); }
 
 const ir_expr *ir_read(tec_ctx *ctx, const te_tensor *t, int nargs, const ir_expr *const *idx) {
   if (!ctx || !t) return NULL;
@@ -439,6 +449,10 @@ const ir_expr *ir_expr_with(const ir_expr *e, const ir_expr *a, const ir_expr *b
     break;
   case IR_LET:
     if (b) n->type = b->type;
+    break;
+  case IR_CALL: /* likely(cond) has its condition's lanes */
+    if (e->v.i == IR_INTRIN_LIKELY && args && e->nargs == 1 && args[0])
+      n->type.lanes = args[0]->type.lanes;
     break;
   default:
     break;

@@ -90,6 +90,10 @@ void arith_env_assume(arith_env *env, const ir_expr *cond) {
     arith_env_assume(env, cond->b);
     return;
   }
+  if (cond->kind == IR_CALL && cond->v.i == IR_INTRIN_LIKELY && cond->nargs == 1) {
+    arith_env_assume(env, cond->args[0]); /* likely(c) is c */
+    return;
+  }
   ir_expr_kind k = cond->kind;
   if (k != IR_LT && k != IR_LE && k != IR_GT && k != IR_GE && k != IR_EQ) return;
   const ir_expr *v = cond->a, *b = cond->b;

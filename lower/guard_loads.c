@@ -2,7 +2,8 @@
  *
  *   select((h >= 1), A[(h - 1)], 0f)   ->   select((h >= 1), A[(h - 1)] if (h >= 1), 0f)
  * A predicated load reads nothing when its predicate is false (codegen), so the padding
- * idiom never touches memory outside the buffer. Runs after storage_flatten (loads exist) and
+ * idiom never touches memory outside the buffer. A likely() condition is copied as it is, so
+ * loop partitioning drops it from the predicate where it drops it from the select. Runs after storage_flatten (loads exist) and
  * before vectorize (predicates become lane masks there). */
 #include "tec/lower.h"
 #include "lower/passes.h"

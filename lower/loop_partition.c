@@ -26,6 +26,24 @@
  * tail gets the IF's else branch (usually nothing): that is how the inner loop of the tail
  * above lost its guard.
  *
+ * Conditions marked likely() (ir_likely: TVM's tir.likely) count too, wherever they are: a
+ * select's condition, the load predicate guard_loads copied from it, an IF's condition. Their
+ * conjuncts go through the same analysis, and in the clean part each one that gave a
+ * threshold becomes true (tracked by node: one that failed somewhere else is kept), so the
+ * zero padding of a convolution leaves the hot loop:
+ *
+ *   for (oy, 0, 28) {                          for (oy, 0, 1) { <the original body> }
+ *     out[..] += select(likely(oy + ky >= 1 &&  for (oy, 1, 26) {
+ *                 oy + ky < 29), data[..] if      out[..] += select(likely(true), data[..]
+ *                 likely(..), 0f) * w[..]    ->                   if likely(true), 0f) * w[..]
+ *                                             }                   (simplify: data[..] * w[..])
+ *                                             for (oy, 27, 1) { <the original body> }
+ *
+ * An unmarked select never splits a loop (the copies cost code size). When likely()
+ * thresholds leave no middle but every bound is a constant (a 28-wide row in two tiles of
+ * 14, both touching the padding), the loop still splits into head and tail, so the loops
+ * inside each part (unrolled taps) can split or fold in turn.
+ *
  * Inner loop variables contribute max(g) from their loop bounds (symbolic allowed, as long as
  * the bounds do not depend on v or other inner variables) or from arith_bound. Terms reading
  * memory (LOAD) or depending on LET variables bound inside the loop disqualify a conjunct.
@@ -41,6 +59,7 @@
 
 #define LP_MAX_BOUND 64 /* nesting depth tracked inside one candidate loop */
 #define LP_MAX_IFS 64   /* guarded IFs considered per loop */
+#define LP_MAX_CONJ 256 /* distinct conjuncts under likely() considered per loop */
 
 typedef struct lp_if {
   const ir_stmt *s;         /* the IF */
@@ -56,6 +75,11 @@ typedef struct lp_state {
   int overflow;             /* too deep / too many IFs / conflicting copies: give up */
   int nif;
   lp_if ifs[LP_MAX_IFS];
+  int in_likely;            /* analysing the argument of a likely() call */
+  int nlikely;              /* thresholds that came from conjuncts under likely() */
+  int ncj;                  /* conjuncts met under likely(), by pointer: */
+  const ir_expr *cj[LP_MAX_CONJ];
+  unsigned char cj_ok[LP_MAX_CONJ]; /* every occurrence gave a threshold: true in the middle */
   const ir_expr *hi, *lo;   /* min of increasing thresholds, max of decreasing ones */
   int ninc, ndec;           /* conjuncts contributing to hi, lo */
   int inc_exact, dec_exact; /* the contributing conjunct has no inner terms (when n == 1) */
@@ -94,6 +118,33 @@ static int usable_inner_loop(const lp_state *st, const ir_expr *e) {
     return i;
   }
   return -1;
+}
+
+static int is_likely(const ir_expr *e) {
+  return e && e->kind == IR_CALL && e->v.i == IR_INTRIN_LIKELY && e->nargs == 1 && e->args[0];
+}
+
+/* Notes how an occurrence of conjunct e under likely() fared. One node can occur in several
+ * places (guard_loads puts the select's condition into the load's predicate); the clean part
+ * drops it only if every occurrence gave a threshold. */
+static void record_conjunct(lp_state *st, const ir_expr *e, int ok) {
+  for (int i = 0; i < st->ncj; i++)
+    if (st->cj[i] == e) {
+      st->cj_ok[i] &= (unsigned char)ok;
+      return;
+    }
+  if (st->ncj >= LP_MAX_CONJ) {
+    st->overflow = 1;
+    return;
+  }
+  st->cj[st->ncj] = e;
+  st->cj_ok[st->ncj++] = (unsigned char)ok;
+}
+
+static int conjunct_ok(const lp_state *st, const ir_expr *e) {
+  for (int i = 0; i < st->ncj; i++)
+    if (st->cj[i] == e) return st->cj_ok[i];
+  return 0;
 }
 
 static const ir_expr *addx(const ir_expr *a, const ir_expr *b) { return a ? ir_add(a, b) : b; }
@@ -153,12 +204,14 @@ static int analyse_cmp(lp_state *st, const ir_expr *x, const ir_expr *y, int str
     if (!s) return 0;
     st->hi = st->hi ? ir_min(st->hi, s) : s;
     st->ninc++;
+    st->nlikely += st->in_likely > 0;
     st->inc_exact = !inner;
   } else {
     const ir_expr *s = ir_sub(ir_int(st->ctx, 0), ir_floordiv(K, ir_int(st->ctx, -c)));
     if (!s) return 0;
     st->lo = st->lo ? ir_max(st->lo, s) : s;
     st->ndec++;
+    st->nlikely += st->in_likely > 0;
     st->dec_exact = !inner;
   }
   return 1;
@@ -174,8 +227,13 @@ static int analyse_conjunct(lp_state *st, const ir_expr *e) {
   }
 }
 
-/* Splits cond into conjuncts; returns the conjunction of those that were not partitioned
- * (NULL if all were), and sets *any when at least one was. */
+static void push_bound(lp_state *st, const ir_expr *var, const ir_expr *min,
+                       const ir_expr *ext);
+static void analyse_expr(lp_state *st, const ir_expr *e);
+
+/* Splits cond into conjuncts (through && and likely()); returns the conjunction of those that
+ * were not partitioned (NULL if all were), and sets *any when at least one was. The operands
+ * of every conjunct are searched for likely() calls too (a select inside a comparison). */
 static const ir_expr *analyse_cond(lp_state *st, const ir_expr *cond, int *any) {
   if (cond->kind == IR_AND) {
     const ir_expr *a = analyse_cond(st, cond->a, any);
@@ -184,11 +242,45 @@ static const ir_expr *analyse_cond(lp_state *st, const ir_expr *cond, int *any) 
     if (!b) return a;
     return a == cond->a && b == cond->b ? cond : ir_and(a, b);
   }
-  if (analyse_conjunct(st, cond)) {
+  if (is_likely(cond)) {
+    st->in_likely++;
+    const ir_expr *r = analyse_cond(st, cond->args[0], any);
+    st->in_likely--;
+    return !r ? NULL : r == cond->args[0] ? cond : ir_likely(r);
+  }
+  int ok = analyse_conjunct(st, cond);
+  if (st->in_likely) record_conjunct(st, cond, ok);
+  analyse_expr(st, cond->a);
+  analyse_expr(st, cond->b);
+  analyse_expr(st, cond->c);
+  if (ok) {
     *any = 1;
     return NULL;
   }
   return cond;
+}
+
+/* Finds the likely() calls of an expression (a select's condition, a load's predicate) and
+ * analyses their conjuncts; unmarked conditions give no thresholds. */
+static void analyse_expr(lp_state *st, const ir_expr *e) {
+  if (!e || st->overflow) return;
+  if (is_likely(e)) {
+    int any = 0;
+    analyse_cond(st, e, &any);
+    return;
+  }
+  if (e->kind == IR_LET) {
+    int nb = st->nb;
+    analyse_expr(st, e->a);
+    push_bound(st, e->var, NULL, NULL);
+    analyse_expr(st, e->b);
+    st->nb = nb;
+    return;
+  }
+  analyse_expr(st, e->a);
+  analyse_expr(st, e->b);
+  analyse_expr(st, e->c);
+  for (int i = 0; e->args && i < e->nargs; i++) analyse_expr(st, e->args[i]);
 }
 
 static void push_bound(lp_state *st, const ir_expr *var, const ir_expr *min,
@@ -205,6 +297,13 @@ static void push_bound(lp_state *st, const ir_expr *var, const ir_expr *min,
 
 static void analyse_stmt(lp_state *st, const ir_stmt *s) {
   if (!s || st->overflow) return;
+  if (s->kind != IR_S_IF) { /* the expressions evaluated here (an IF's: analyse_cond) */
+    analyse_expr(st, s->a);
+    analyse_expr(st, s->b);
+    analyse_expr(st, s->c);
+    int nargs = s->kind == IR_S_REALIZE ? 2 * s->n : s->kind == IR_S_SEQ ? 0 : s->n;
+    for (int i = 0; s->args && i < nargs; i++) analyse_expr(st, s->args[i]);
+  }
   switch (s->kind) {
   case IR_S_FOR: {
     int depth = arith_env_depth(st->env), nb = st->nb;
@@ -247,10 +346,10 @@ static void analyse_stmt(lp_state *st, const ir_stmt *s) {
   case IR_S_SEQ:
     for (int i = 0; i < s->n; i++) analyse_stmt(st, s->seq[i]);
     return;
-  case IR_S_ALLOCATE: case IR_S_ATTR: case IR_S_PRODUCE: case IR_S_REALIZE:
+  default:
     analyse_stmt(st, s->body);
+    analyse_stmt(st, s->else_body);
     return;
-  default: return;
   }
 }
 
@@ -274,10 +373,36 @@ static const ir_stmt *rw_if(ir_mutator *m, const ir_stmt *s) {
   return ir_mutate_stmt_default(m, s);
 }
 
+/* The conjunction cond without the conjuncts true in the clean part (NULL: all were). */
+static const ir_expr *rw_drop(ir_mutator *m, const ir_expr *cond) {
+  lp_state *st = m->user;
+  if (cond->kind == IR_AND) {
+    const ir_expr *a = rw_drop(m, cond->a), *b = rw_drop(m, cond->b);
+    if (!a) return b;
+    if (!b) return a;
+    return a == cond->a && b == cond->b ? cond : ir_and(a, b);
+  }
+  if (is_likely(cond)) {
+    const ir_expr *r = rw_drop(m, cond->args[0]);
+    return !r ? NULL : r == cond->args[0] ? cond : ir_likely(r);
+  }
+  if (conjunct_ok(st, cond)) return NULL;
+  return ir_mutate_expr(m, cond); /* likely() calls further down */
+}
+
+/* In the clean part, likely(c && d) loses the conjuncts that hold there: likely(d), or true. */
+static const ir_expr *rw_call(ir_mutator *m, const ir_expr *e) {
+  lp_state *st = m->user;
+  if (st->mode != 0 || !is_likely(e)) return ir_mutate_expr_default(m, e);
+  const ir_expr *r = rw_drop(m, e);
+  return r ? r : arith_const(st->ctx, e->type, 1);
+}
+
 static const ir_stmt *rewrite(lp_state *st, const ir_stmt *body, int mode) {
   ir_mutator m;
   ir_mutator_init(&m, st->ctx, st);
   m.stmt[IR_S_IF] = rw_if;
+  m.expr[IR_CALL] = rw_call;
   st->mode = mode;
   return ir_mutate_stmt(&m, body);
 }
@@ -326,7 +451,7 @@ static const ir_stmt *lp_for(ir_mutator *m, const ir_stmt *s) {
   arith_env_push_loop(p->env, s->var, s->a, s->b); /* for arith_bound of inner terms */
   analyse_stmt(st, s->body);
   arith_env_pop(p->env, arith_env_depth(p->env) - depth);
-  if (st->overflow || st->nif == 0) {
+  if (st->overflow || (!st->lo && !st->hi)) {
     free(st);
     return recurse_loop(p, m, s);
   }
@@ -339,8 +464,12 @@ static const ir_stmt *lp_for(ir_mutator *m, const ir_stmt *s) {
   if (!lo || !hi || !end ||
       (need_const && !(arith_is_imm(lo, NULL) && arith_is_imm(hi, NULL) && arith_is_imm(end, NULL)))) {
     out = recurse_loop(p, m, s);
-  } else if (st->lo && st->hi && arith_prove(ir_le(hi, lo), p->env)) {
-    out = recurse_loop(p, m, s); /* no clean middle: nothing to gain */
+  } else if (st->lo && st->hi && arith_prove(ir_le(hi, lo), p->env) &&
+             !(st->nlikely && arith_is_imm(min, NULL) && arith_is_imm(lo, NULL) &&
+               arith_is_imm(end, NULL))) {
+    /* no clean middle: nothing to gain, unless likely() conditions and constant bounds, where
+     * each part's narrower range lets the loops inside it split (a padded row's two tiles) */
+    out = recurse_loop(p, m, s);
   } else {
     /* the parts [min, lo) head, [lo, hi) clean, [hi, end) tail (rewrite modes 2, 0, 1) */
     int head = st->lo && !arith_prove(ir_le(lo, min), p->env);

@@ -7,7 +7,8 @@
  *   3. storage_flatten   n-d tensors -> 1-d buffers (needs every tensor placed: after 2)
  *   3b. guard_loads      loads in a select's arm predicated on it (padding reads stay in bounds)
  *   4. simplify          folds the index arithmetic that 2 and 3 build, drops provable guards
- *   5. loop_partition    peels split guards out of hot loops (needs 4's canonical `e < n`)
+ *   5. loop_partition    peels split guards and likely() conditions out of hot loops (needs
+ *                        4's canonical `e < n`)
  *   6. simplify          folds the split points and drops the guards now provable
  *   7. vectorize         vector code (after 5/6: a guard left in a vectorized loop scalarizes it)
  *   8. unroll            straight-line copies (after 7: a vectorized body is unrolled whole)

@@ -12,6 +12,8 @@
  *   io*8 + ii < 104               ->  true         when io in [0, 12], ii in [0, 7]
  *   i < n                         ->  true         inside for i in [0, n) (symbolic bounds)
  *   select(true, a, b)            ->  a
+ *   likely(true)                  ->  true         (likely(c) stays otherwise: partitioning
+ *                                                   reads it)
  *   !(a < b)                      ->  a >= b       (integers only: NaN makes it wrong for floats)
  *
  * The result is e itself (the same pointer) when it is structurally unchanged.
@@ -314,6 +316,15 @@ static const ir_expr *rewrite_select(const ir_expr *e) {
   return e;
 }
 
+static const ir_expr *rewrite_call(const ir_expr *e) {
+  int v;
+  if (e->v.i != IR_INTRIN_LIKELY || e->nargs != 1 || !e->args[0]) return e;
+  const ir_expr *c = e->args[0];
+  if (const_truth(c, &v)) return c;                                  /* likely(true) */
+  if (c->kind == IR_CALL && c->v.i == IR_INTRIN_LIKELY) return c;    /* likely(likely(c)) */
+  return e;
+}
+
 static const ir_expr *rewrite_cast(const ir_expr *e, const arith_env *env) {
   const ir_expr *a = e->a;
   tec_dtype t = e->type;
@@ -383,6 +394,8 @@ const ir_expr *arith_rewrite(const ir_expr *e, const arith_env *env) {
     return rewrite_select(e);
   case IR_CAST:
     return rewrite_cast(e, env);
+  case IR_CALL:
+    return rewrite_call(e);
   case IR_RAMP:
     if (e->a && arith_is_imm(e->b, &v) && v == 0) return ir_broadcast(e->a, e->type.lanes);
     return e;

@@ -192,6 +192,7 @@ static val eval(interp *in, const ir_expr *e) {
   case IR_CALL: {
     val a[3];
     for (int k = 0; k < e->nargs && k < 3; k++) a[k] = eval(in, e->args[k]);
+    if (e->v.i == IR_INTRIN_LIKELY) return a[0]; /* likely(c) is c */
     r.lanes = L, r.isf = 1;
     for (int l = 0; l < L; l++) {
       double x = lane_f(&a[0], l), y;
@@ -545,6 +546,154 @@ START_TEST(partition_random) {
     const ir_stmt *p = partition(s);
     for (int64_t n = 0; n <= 30; n += 1 + rand() % 3) /* n is a size: >= 0 */
       same_results(s, p, 100, n, rand() % 12, "random guard");
+  }
+}
+END_TEST
+
+/* ================= likely(): partitioning selects and load predicates ================= */
+
+/* for i in [0, 20): C[i] = select(cond, A[i - p], 0f) with cond = (i >= p && i < n + p),
+ * marked likely or not; the load predicated as guard_loads does it. */
+static const ir_stmt *padded_copy(int marked, ir_for_kind k) {
+  const ir_expr *in = ir_and(ir_ge(I, P), ir_lt(I, ir_add(N, P)));
+  const ir_expr *val = ir_select(marked ? ir_likely(in) : in, ld(A, ir_sub(I, P)), ir_float(ctx, 0));
+  return lower_guard_loads(loop(I, 0, c64(20), k, ir_store(C, I, val, NULL)));
+}
+
+START_TEST(partition_likely_select) {
+  const ir_stmt *s = padded_copy(1, IR_FOR_SERIAL), *p = partition(s);
+  const char *t = ir_stmt_str(p);
+  tu_assert_contains(ir_stmt_str(s), "C[i] = select(likely(((i >= p) && (i < (n + p)))), "
+                                     "A[(i - p)] if likely(((i >= p) && (i < (n + p)))), 0f)");
+  /* three loops; the middle one's select and predicate are gone, head and tail keep theirs */
+  ck_assert_int_eq(count(t, "for (i, "), 3);
+  tu_assert_contains(t, "  C[i] = A[(i - p)]\n");
+  ck_assert_int_eq(count(t, "select("), 2);
+  ck_assert_int_eq(count(t, "likely("), 4);
+  for (int64_t n = 0; n <= 22; n++)
+    for (int64_t q = 0; q + n <= 24; q += 1 + n % 3) same_results(s, p, 24, n, q, "likely padding");
+  /* unmarked: nothing to do (the select stays in every iteration: no code growth) */
+  s = padded_copy(0, IR_FOR_SERIAL);
+  ck_assert_ptr_eq(lower_loop_partition(s), s);
+  /* a parallel loop stays one loop, each iteration picking its part */
+  s = padded_copy(1, IR_FOR_PARALLEL), p = partition(s);
+  t = ir_stmt_str(p);
+  ck_assert_int_eq(count(t, "for (i, "), 1);
+  ck_assert_int_eq(count(t, "parallel"), 1);
+  tu_assert_contains(t, "C[i] = A[(i - p)]\n");
+  for (int64_t n = 0; n <= 22; n += 3)
+    for (int64_t q = 0; q + n <= 24; q += 2) same_results(s, p, 24, n, q, "likely parallel");
+}
+END_TEST
+
+START_TEST(partition_likely_if_and_predicate) {
+  /* likely() around an IF's condition: the same split as the plain IF (partition_symbolic) */
+  const ir_expr *idx = ir_add(ir_mul(IO, c64(8)), II);
+  const ir_stmt *st = ir_store(C, idx, ir_add(ld(A, idx), ir_float(ctx, 1)), NULL);
+  const ir_stmt *s = loop(IO, 0, ir_floordiv(ir_add(N, c64(7)), c64(8)), IR_FOR_SERIAL,
+                          loop(II, 0, c64(8), IR_FOR_SERIAL, ir_if(ir_likely(ir_lt(idx, N)), st, NULL)));
+  const ir_stmt *p = partition(s);
+  const char *t = ir_stmt_str(p);
+  ck_assert_int_eq(count(t, "for (i.outer"), 2);
+  ck_assert_int_eq(count(t, "if ("), 0);
+  for (int64_t n = 0; n <= 40; n++) same_results(s, p, 48, n, 0, "likely if");
+  /* a load predicate alone (no select): C[i] = A[i - p] if likely(i >= p) */
+  s = loop(I, 0, ir_add(N, P), IR_FOR_SERIAL,
+           ir_store(C, I, ir_load(TEC_F32, A, ir_sub(I, P), ir_likely(ir_ge(I, P))), NULL));
+  p = partition(s);
+  t = ir_stmt_str(p);
+  ck_assert_int_eq(count(t, "for (i, "), 2);
+  tu_assert_contains(t, "  C[i] = A[(i - p)]\n");
+  for (int64_t n = 0; n <= 12; n++)
+    for (int64_t q = 0; q <= 12; q += 3) same_results(s, p, 24, n, q, "likely predicate");
+}
+END_TEST
+
+START_TEST(partition_likely_leaves_what_it_cannot) {
+  const ir_expr *zero = ir_float(ctx, 0);
+  /* not linear in i, reading memory, on a let variable bound inside: no split */
+  const ir_expr *conds[3] = {ir_lt(ir_mul(I, I), N), ir_lt(ir_cast(TEC_INDEX, ld(B, I)), N), NULL};
+  for (int k = 0; k < 2; k++) {
+    const ir_stmt *s = loop(I, 0, c64(20), IR_FOR_SERIAL,
+                            ir_store(C, I, ir_select(ir_likely(conds[k]), ld(A, I), zero), NULL));
+    ck_assert_ptr_eq(lower_loop_partition(s), s);
+  }
+  const ir_expr *x = ir_var(ctx, "x", TEC_INDEX, IR_VAR_LET);
+  const ir_stmt *s = loop(I, 0, c64(20), IR_FOR_SERIAL,
+                          ir_let_stmt(x, ir_cast(TEC_INDEX, ld(B, I)),
+                                      ir_store(C, I, ir_select(ir_likely(ir_lt(ir_add(I, x), N)), ld(A, I), zero), NULL)));
+  ck_assert_ptr_eq(lower_loop_partition(s), s);
+  /* a vectorized or unrolled loop splits only at constant points: here symbolic */
+  s = loop(I, 0, c64(8), IR_FOR_VECTORIZED,
+           ir_store(C, I, ir_select(ir_likely(ir_lt(I, N)), ld(A, I), zero), NULL));
+  ck_assert_ptr_eq(lower_loop_partition(s), s);
+  /* ... and with a symbolic threshold the vectorizer carries likely() as a lane mask */
+  s = lower_guard_loads(s);
+  const ir_stmt *v = lower_vectorize(lower_loop_partition(s));
+  tu_assert_contains(ir_stmt_str(v), "select(likely((ramp(0, 1, 8) < x8(n))), A[ramp(0, 1, 8)] if "
+                                     "likely((ramp(0, 1, 8) < x8(n))), x8(0f))");
+  for (int64_t n = 0; n <= 9; n++) same_results(s, v, 16, n, 0, "vector likely");
+  /* unrolled: the copies fold to constants where they can */
+  s = loop(I, 0, c64(4), IR_FOR_UNROLLED,
+           ir_store(C, I, ir_select(ir_likely(ir_lt(I, ir_add(N, c64(2)))), ld(A, I), zero), NULL));
+  const ir_stmt *u = lower_simplify(lower_unroll(partition(s)));
+  ck_assert_int_eq(count(ir_stmt_str(u), "likely("), 2); /* i = 0, 1 hold for every n >= 0 */
+  for (int64_t n = 0; n <= 5; n++) same_results(s, u, 8, n, 0, "unrolled likely");
+}
+END_TEST
+
+START_TEST(partition_likely_shared_condition) {
+  /* one likely() node under two inner loops of the same variable: j in [0, 2) gives i < 7,
+   * but under the let it is unknown, so the node stays in the clean part (only the
+   * threshold of the first splits i) */
+  const ir_expr *zero = ir_float(ctx, 0);
+  const ir_expr *cond = ir_likely(ir_lt(ir_add(I, J), c64(8)));
+  const ir_expr *idx = ir_add(ir_mul(I, c64(2)), J);
+  const ir_stmt *first = loop(J, 0, c64(2), IR_FOR_SERIAL, ir_store(C, idx, ir_select(cond, ld(A, idx), zero), NULL));
+  const ir_stmt *second = ir_let_stmt(J, ir_cast(TEC_INDEX, ir_mul(ld(B, I), ir_float(ctx, 4))),
+                                      ir_store(S, I, ir_select(cond, ld(A, I), zero), NULL));
+  const ir_stmt *s = loop(I, 0, c64(10), IR_FOR_SERIAL, ir_seq2(first, second));
+  const ir_stmt *p = partition(s);
+  const char *t = ir_stmt_str(p);
+  ck_assert_int_eq(count(t, "for (i, "), 2);
+  tu_assert_contains(t, "for (i, 0, 7) {\n  for (j, 0, 2) {\n    C[((i*2) + j)] = A[((i*2) + j)]\n");
+  tu_assert_contains(t, "  let j = int64((B[i]*4f))\n  S[i] = select(likely(((i + j) < 8)), A[i], 0f)\n}\n"
+                        "for (i, 7, 3) {\n");
+  ck_assert_int_eq(count(t, "select("), 3); /* the clean part's let, the tail's two */
+  same_results(s, p, 32, 0, 0, "shared likely");
+  /* both occurrences analysable: both dropped in the clean part (the tighter split wins) */
+  second = loop(J, 0, c64(5), IR_FOR_SERIAL, ir_store(S, idx, ir_select(cond, ld(A, idx), zero), NULL));
+  s = loop(I, 0, c64(10), IR_FOR_SERIAL, ir_seq2(first, second));
+  p = partition(s);
+  t = ir_stmt_str(p);
+  tu_assert_contains(t, "for (i, 0, 4) {\n");
+  ck_assert_int_eq(count(t, "select("), 2);
+  same_results(s, p, 32, 0, 0, "shared likely, both");
+}
+END_TEST
+
+/* random likely() selects through the whole loop pipeline (vectorize, unroll): the loads are
+ * predicated (guard_loads), the interpreter fails any read out of bounds */
+START_TEST(partition_likely_random) {
+  srand(4242);
+  ir_for_kind kinds[] = {IR_FOR_SERIAL, IR_FOR_VECTORIZED, IR_FOR_UNROLLED};
+  for (int trial = 0; trial < 60; trial++) {
+    int64_t tile = 1 + rand() % 9, a = 1 + rand() % 3, b = rand() % 4 - 1, c = rand() % 7 - 3;
+    int64_t ext = 1 + rand() % 6;
+    const ir_expr *idx = ir_add(ir_mul(IO, c64(tile)), II);
+    const ir_expr *e = ir_add(ir_add(ir_mul(IO, c64(a)), ir_mul(II, c64(b))), c64(c));
+    const ir_expr *cond = ir_ge(idx, P); /* guards the read of A[idx - p] */
+    if (rand() % 2) cond = ir_and(cond, rand() % 2 ? ir_lt(e, N) : ir_le(e, N));
+    if (rand() % 3 == 0) cond = ir_and(ir_gt(N, ir_sub(II, IO)), cond);
+    const ir_expr *val = ir_select(ir_likely(cond), ld(A, ir_sub(idx, P)), ld(B, idx));
+    if (rand() % 3 == 0) val = ir_select(ir_lt(ld(B, idx), ir_float(ctx, 0)), val, ir_float(ctx, 2));
+    const ir_stmt *s = loop(IO, rand() % 3, c64(ext), rand() % 4 ? IR_FOR_SERIAL : IR_FOR_PARALLEL,
+                            loop(II, 0, c64(tile), kinds[rand() % 3], ir_store(C, idx, val, NULL)));
+    s = lower_simplify(lower_guard_loads(s));
+    const ir_stmt *p = lower_simplify(lower_loop_partition(s));
+    p = lower_simplify(lower_unroll(lower_vectorize(p)));
+    for (int64_t n = 0; n <= 30; n += 1 + rand() % 3)
+      same_results(s, p, 100, n, rand() % 12, "random likely");
   }
 }
 END_TEST
@@ -923,6 +1072,11 @@ static Suite *suite(void) {
   tcase_add_test(tc, partition_inner_only_and_le);
   tcase_add_test(tc, partition_leaves_what_it_cannot);
   tcase_add_test(tc, partition_random);
+  tcase_add_test(tc, partition_likely_select);
+  tcase_add_test(tc, partition_likely_if_and_predicate);
+  tcase_add_test(tc, partition_likely_leaves_what_it_cannot);
+  tcase_add_test(tc, partition_likely_shared_condition);
+  tcase_add_test(tc, partition_likely_random);
   suite_add_tcase(s, tc);
   tc = tcase_create("vectorize");
   tcase_add_checked_fixture(tc, setup, teardown);

@@ -107,6 +107,12 @@ typedef enum ir_intrinsic {
                        * closer (llvm.prefetch); no value, no fault, no effect on results.
                        * Its argument is a READ (a LOAD after flattening); make it with
                        * ir_prefetch and use it in an EVALUATE statement. */
+  IR_INTRIN_LIKELY,   /* likely(cond): cond itself (bool in, bool out, any lanes), marking a
+                       * condition that holds on most iterations, such as a padding test.
+                       * Loop partitioning splits loops at the thresholds of its conjuncts
+                       * (comparisons linear in a loop variable) and drops them from the
+                       * clean middle part; an unmarked select is never partitioned. Make
+                       * it with ir_likely. */
   IR_INTRIN_COUNT
 } ir_intrinsic;
 
@@ -210,6 +216,8 @@ const ir_expr *ir_cast(tec_dtype t, const ir_expr *a);
 const ir_expr *ir_call(tec_ctx *ctx, ir_intrinsic fn, int nargs, const ir_expr *const *args);
 /* prefetch(access): access is a scalar READ or LOAD of the element whose line to prefetch */
 const ir_expr *ir_prefetch(const ir_expr *access);
+/* likely(cond): cond (bool) marked as true on most iterations (see IR_INTRIN_LIKELY) */
+const ir_expr *ir_likely(const ir_expr *cond);
 const ir_expr *ir_exp(const ir_expr *a);
 const ir_expr *ir_log(const ir_expr *a);
 const ir_expr *ir_sqrt(const ir_expr *a);
