@@ -46,8 +46,9 @@ void topi_layout_coords(tec_ctx *ctx, topi_layout l, const ir_expr *const *idx,
                         const ir_expr **x);
 
 /* Zero padding, inlined: logical element (n, c, y, x) of t (layout l, spatial size h x w) when
- * 0 <= y < h and 0 <= x < w, else 0. The condition is the one loop partitioning peels off the
- * interior (only the comparisons that can fail are emitted: a pad of 0 on a side gives none). */
+ * 0 <= y < h and 0 <= x < w, else 0. The condition is marked likely(), so loop partitioning
+ * gives the interior a body without it (only the comparisons that can fail are emitted: a pad
+ * of 0 gives none). */
 const ir_expr *topi_pad_read(const te_tensor *t, topi_layout l, int64_t h, int64_t w,
                              const ir_expr *n, const ir_expr *c, const ir_expr *y,
                              const ir_expr *x, int64_t pad_h, int64_t pad_w);

@@ -73,7 +73,7 @@ const ir_expr *topi_pad_read(const te_tensor *t, topi_layout l, int64_t h, int64
   if (pad_w > 0) TOPI_AND(ir_ge(x, zero)), TOPI_AND(ir_lt(x, ir_int(ctx, w)));
 #undef TOPI_AND
   const ir_expr *v = topi_layout_read(t, l, n, c, y, x);
-  return cond ? ir_select(cond, v, ir_float(ctx, 0.0)) : v;
+  return cond ? ir_select(ir_likely(cond), v, ir_float(ctx, 0.0)) : v;
 }
 
 void topi_layout_coords(tec_ctx *ctx, topi_layout l, const ir_expr *const *i, const ir_expr **n,
