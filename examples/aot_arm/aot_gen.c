@@ -3,8 +3,7 @@
  *
  *   aot_gen TARGET OUTDIR            kernels.o kernels.s kernels.h (gemm: 64x96x128,
  *                                    dw: 32 channels of 14x16) for the driver (driver.c)
- *   aot_gen TARGET OUTDIR layers     tec_layers.o/.s/.h: the MobileNet layers of
- *                                    shared/tools/qemu-insn (scripts/arm_insn.sh counts them)
+ * (The qemu-insn layers as topi templates: layers_gen.c.)
  *
  * TARGET is any tec target string: "rasp4b", "armv7-neon", "llvm -mtriple=... -mattr=...".
  * The tile sizes follow the target: lanes = tec_target_vector_bits / 32; AArch64 has 32
@@ -28,11 +27,10 @@ static int emit_all(tec_ctx *ctx, int n, lower_func **fs, const char *target, co
 
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: aot_gen TARGET OUTDIR [layers]\n");
+    fprintf(stderr, "usage: aot_gen TARGET OUTDIR\n");
     return 2;
   }
   const char *target = argv[1], *dir = argv[2];
-  int layers = argc > 3 && strcmp(argv[3], "layers") == 0;
   tec_ctx *ctx = tec_ctx_new();
   int bits = tec_target_vector_bits(ctx, target);
   const char *spelled = tec_target_str(ctx, target);
@@ -43,26 +41,16 @@ int main(int argc, char **argv) {
   int lanes = bits / 32 > 0 ? bits / 32 : 1;
   int wide = strstr(spelled, "aarch64") != NULL; /* 32 vector registers */
   int nr = lanes * (wide ? 4 : 2), cb = lanes * (wide ? 2 : 1);
-  lower_func *fs[3];
-  int n;
-  if (!layers) {
-    fs[0] = ak_gemm(ctx, "gemm", 64, 96, 128, 4, nr);
-    fs[1] = ak_dwconv3x3(ctx, "dw", 32, 14, 16, 4, cb);
-    n = 2;
-  } else {
-    /* mbv1_pw_mid as a GEMM (weights [256, 256] x input [256, 28*28]); mbv1_dw_mid and
-     * mbv1_dw1 as depthwise 3x3 on a pre-padded NHWC input */
-    fs[0] = ak_gemm(ctx, "pw_mid", 256, 784, 256, 4, nr);
-    fs[1] = ak_dwconv3x3(ctx, "dw_mid", 256, 28, 28, 4, cb);
-    fs[2] = ak_dwconv3x3(ctx, "dw1", 32, 112, 112, 4, cb);
-    n = 3;
-  }
+  lower_func *fs[2];
+  int n = 2;
+  fs[0] = ak_gemm(ctx, "gemm", 64, 96, 128, 4, nr);
+  fs[1] = ak_dwconv3x3(ctx, "dw", 32, 14, 16, 4, cb);
   for (int i = 0; i < n; i++)
     if (!fs[i]) {
       fprintf(stderr, "aot_gen: %s\n", tec_ctx_error(ctx));
       return 1;
     }
-  if (emit_all(ctx, n, fs, target, dir, layers ? "tec_layers" : "kernels") != 0) {
+  if (emit_all(ctx, n, fs, target, dir, "kernels") != 0) {
     fprintf(stderr, "aot_gen: %s\n", tec_ctx_error(ctx));
     return 1;
   }

@@ -1,84 +1,100 @@
-/* insn_bench.c — tec's NEON kernels on the qemu-insn layers (shared/tools/qemu-insn), for
+/* insn_bench.c — tec's topi templates on the qemu-insn layers (shared/tools/qemu-insn), for
  * counting executed AArch64 instructions per call (scripts/arm_insn.sh builds and runs it).
  *
- *   insn_bench LAYER [CALLS]     LAYER: mbv1_pw_mid | mbv1_dw_mid | mbv1_dw1
+ *   insn_bench LAYER [CALLS]     LAYER: a name of tec_layers_meta.h (layers_gen TARGET DIR)
  *
- * One warm-up call, then INSN_MARK() and CALLS calls each followed by INSN_MARK(), as the
- * XNNPACK benchmark beside the plugin does. Calls go through the checked DLTensor entry.
- * Layouts: pw_mid is the GEMM weights[256, 256] x input[256, 784] (NCHW 1x1); the depthwise
- * layers are NHWC on an input already zero-padded by one pixel. 257 output points are checked
- * against a double-precision reference. */
+ * The layer's prepare runs once (the weights packed: not counted), then one warm-up call of
+ * run, then INSN_MARK() and CALLS calls each followed by INSN_MARK(), as the XNNPACK benchmark
+ * beside the plugin does. Calls go through the checked DLTensor entries. Data in the layer's
+ * layout (NCHW[b]c: the block after the spatial dims; NCHW), weights OIHW, bias, ReLU fused;
+ * 257 output points are checked against a double-precision reference. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "insn_marker.h"
-#include "layers.h"     /* the layer table of shared/tools/qemu-insn */
 #include "tec/runtime.h"
-#include "tec_layers.h" /* aot_gen TARGET DIR layers */
+#include "tec_layers_meta.h"
 
-static float *buf(size_t n, unsigned seed) {
-  float *p = aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64);
-  fill_rand(p, n, seed);
-  return p;
+static void rnd(float *p, size_t n, unsigned seed) {
+  unsigned s = seed * 2654435761u + 12345u;
+  for (size_t i = 0; i < n; i++) {
+    s = s * 1664525u + 1013904223u;
+    p[i] = ((float)(s >> 8) / 16777216.0f) - 0.5f;
+  }
+}
+
+/* element (c, y, x) of an activation of C channels in block b (0: NCHW), batch 1 */
+static size_t at(int b, int C, int H, int W, int c, int y, int x) {
+  if (!b) return ((size_t)c * H + y) * W + x;
+  return (((size_t)(c / b) * H + y) * W + x) * b + c % b;
+}
+
+/* shape: 5 int64 that outlive the view */
+static DLTensor act(int b, int C, int H, int W, float **data, int64_t *s) {
+  s[0] = 1, s[1] = C, s[2] = H, s[3] = W, s[4] = 0;
+  int nd = 4;
+  if (b) s[1] = (C + b - 1) / b, s[4] = b, nd = 5;
+  size_t n = (size_t)s[1] * H * W * (b ? b : 1);
+  *data = tec_rt_alloc(n * sizeof(float));
+  memset(*data, 0, n * sizeof(float));
+  return tec_dl_view(*data, TEC_F32, nd, s);
 }
 
 int main(int argc, char **argv) {
   const char *name = argc > 1 ? argv[1] : "mbv1_dw_mid";
   int calls = argc > 2 ? atoi(argv[2]) : 3;
-  const layer_t *l = find_layer(name);
-  if (!l) return fprintf(stderr, "insn_bench: unknown layer %s\n", name), 2;
-  int32_t (*fn)(DLTensor *const *, int32_t) = NULL;
-  int64_t s0[3], s1[3], s2[3];
-  int nd;
-  float *x, *w, *y;
-  if (strcmp(name, "mbv1_pw_mid") == 0) {
-    int64_t P = (int64_t)l->H * l->W;
-    nd = 2, fn = pw_mid;
-    s0[0] = l->K, s0[1] = l->C, s1[0] = l->C, s1[1] = P, s2[0] = l->K, s2[1] = P;
-    w = buf((size_t)(l->K * l->C), 1), x = buf((size_t)(l->C * P), 2), y = buf((size_t)(l->K * P), 3);
-  } else if (strcmp(name, "mbv1_dw_mid") == 0 || strcmp(name, "mbv1_dw1") == 0) {
-    nd = 3, fn = strcmp(name, "mbv1_dw1") == 0 ? dw1 : dw_mid;
-    s0[0] = l->H + 2, s0[1] = l->W + 2, s0[2] = l->C;
-    s1[0] = 3, s1[1] = 3, s1[2] = l->C;
-    s2[0] = l->H, s2[1] = l->W, s2[2] = l->C;
-    x = buf((size_t)(s0[0] * s0[1] * s0[2]), 2), w = buf((size_t)(9 * l->C), 1);
-    y = buf((size_t)(l->H * l->W * l->C), 3);
-    for (int64_t h = 0; h < s0[0]; h++) /* the zero border */
-      for (int64_t c = 0; c < s0[1]; c++)
-        if (h == 0 || c == 0 || h == s0[0] - 1 || c == s0[1] - 1)
-          memset(&x[(h * s0[1] + c) * l->C], 0, sizeof(float) * (size_t)l->C);
-  } else {
-    return fprintf(stderr, "insn_bench: tec has no kernel for %s here\n", name), 2;
+  const tl_layer *l = NULL;
+  for (int i = 0; i < TL_NLAYERS; i++)
+    if (!strcmp(tl_layers[i].name, name)) l = &tl_layers[i];
+  if (!l) return fprintf(stderr, "insn_bench: no layer %s in tec_layers_meta.h\n", name), 2;
+  int OH = (l->h + 2 * l->p - l->kh) / l->s + 1, OW = (l->w + 2 * l->p - l->kh) / l->s + 1;
+  int cig = l->c / l->g;
+  size_t nx = (size_t)l->c * l->h * l->w, nw = (size_t)l->k * cig * l->kh * l->kh;
+  float *x = malloc(nx * sizeof(float)), *xl, *yl, *packed[4];
+  float *w = tec_rt_alloc(nw * sizeof(float)), *b = tec_rt_alloc((size_t)l->k * sizeof(float));
+  rnd(x, nx, 2), rnd(w, nw, 1), rnd(b, (size_t)l->k, 3);
+  static int64_t sx[5], sy[5];
+  DLTensor tx = act(l->in_block, l->c, l->h, l->w, &xl, sx);
+  DLTensor ty = act(l->out_block, l->k, OH, OW, &yl, sy);
+  for (int c = 0; c < l->c; c++)
+    for (int y = 0; y < l->h; y++)
+      for (int xx = 0; xx < l->w; xx++)
+        xl[at(l->in_block, l->c, l->h, l->w, c, y, xx)] = x[((size_t)c * l->h + y) * l->w + xx];
+  int64_t sw[4] = {l->k, cig, l->kh, l->kh}, sb = l->k;
+  DLTensor tw = tec_dl_view(w, TEC_F32, 4, sw), tb = tec_dl_view(b, TEC_F32, 1, &sb), tp[4];
+  DLTensor *pargs[6] = {&tw, &tb}, *rargs[6] = {&tx, &ty};
+  for (int j = 0; j < l->npacked; j++) {
+    size_t n = 1;
+    for (int k = 0; k < l->packed_ndim[j]; k++) n *= (size_t)l->packed_shape[j][k];
+    packed[j] = tec_rt_alloc(n * sizeof(float));
+    tp[j] = tec_dl_view(packed[j], TEC_F32, l->packed_ndim[j], l->packed_shape[j]);
+    pargs[2 + j] = rargs[2 + j] = &tp[j];
   }
-  DLTensor t0, t1, t2;
-  if (nd == 2) t0 = tec_dl_view(w, TEC_F32, 2, s0), t1 = tec_dl_view(x, TEC_F32, 2, s1);
-  else t0 = tec_dl_view(x, TEC_F32, 3, s0), t1 = tec_dl_view(w, TEC_F32, 3, s1);
-  t2 = tec_dl_view(y, TEC_F32, nd, s2);
-  DLTensor *args[3] = {&t0, &t1, &t2};
-  if (fn(args, 3) != 0) return fprintf(stderr, "insn_bench: %s\n", tec_rt_last_error()), 1;
+  if (l->prepare(pargs, 2 + l->npacked) != 0 || l->run(rargs, 2 + l->npacked) != 0)
+    return fprintf(stderr, "insn_bench: %s\n", tec_rt_last_error()), 1;
   INSN_MARK();
   for (int i = 0; i < calls; i++) {
-    fn(args, 3);
+    l->run(rargs, 2 + l->npacked);
     INSN_MARK();
   }
   double maxerr = 0;
   for (int k = 0; k < 257; k++) {
-    double ref = 0, got;
-    if (nd == 2) {
-      int64_t P = s1[1], co = (k * 7919) % l->K, p = (k * 104729) % P;
-      for (int ci = 0; ci < l->C; ci++) ref += (double)w[co * l->C + ci] * x[ci * P + p];
-      got = y[co * P + p];
-    } else {
-      int64_t h = (k * 7) % l->H, ww = (k * 13) % l->W, c = (k * 31) % l->C;
-      for (int ry = 0; ry < 3; ry++)
-        for (int rx = 0; rx < 3; rx++)
-          ref += (double)x[((h + ry) * s0[1] + ww + rx) * l->C + c] * w[(ry * 3 + rx) * l->C + c];
-      got = y[(h * l->W + ww) * l->C + c];
-    }
+    int co = (k * 31) % l->k, oy = (k * 7) % OH, ox = (k * 13) % OW, g = co / (l->k / l->g);
+    double ref = b[co];
+    for (int ci = 0; ci < cig; ci++)
+      for (int ry = 0; ry < l->kh; ry++)
+        for (int rx = 0; rx < l->kh; rx++) {
+          int y = oy * l->s + ry - l->p, xx = ox * l->s + rx - l->p;
+          if (y < 0 || y >= l->h || xx < 0 || xx >= l->w) continue;
+          ref += (double)x[((size_t)(g * cig + ci) * l->h + y) * l->w + xx] *
+                 w[(((size_t)co * cig + ci) * l->kh + ry) * l->kh + rx];
+        }
+    ref = ref > 0 ? ref : 0;
+    double got = yl[at(l->out_block, l->k, OH, OW, co, oy, ox)];
     if (!(fabs(got - ref) <= maxerr)) maxerr = fabs(got - ref);
   }
-  printf("%s: %d calls, check %s (max abs error %.3g over 257 points)\n", name, calls,
-         maxerr < 1e-4 ? "OK" : "FAILED", maxerr);
+  printf("%s: %s %s, %d calls, check %s (max abs error %.3g over 257 points)\n", name, l->tmpl,
+         l->config, calls, maxerr < 1e-4 ? "OK" : "FAILED", maxerr);
   return maxerr < 1e-4 ? 0 : 1;
 }
