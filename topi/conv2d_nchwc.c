@@ -227,7 +227,8 @@ int topi_conv2d_nchwc_schedule(const topi_decl *dc, const topi_conv2d_nchwc_conf
   order[k++] = sch_axis(sc, 0);
   if (!d->gemm) order[k++] = sch_axis(sc, 2);
   order[k++] = ico, order[k++] = ky, order[k++] = kx, order[k++] = ici, order[k++] = u;
-  order[k++] = sch_axis(sc, 1), order[k++] = sch_axis(sc, nd - 2), order[k++] = sch_axis(sc, nd - 1);
+  /* positions outside blocks: one broadcast of the input live at a time, B weight vectors */
+  order[k++] = sch_axis(sc, nd - 2), order[k++] = sch_axis(sc, 1), order[k++] = sch_axis(sc, nd - 1);
   if (sch_reorder(sc, k, order) || sch_unroll(sc, sch_axis(sc, 1)) ||
       sch_unroll(sc, sch_axis(sc, nd - 2)) || sch_vectorize(sc, sch_axis(sc, nd - 1)) ||
       (d->xb <= 16 && sch_unroll(sc, u)))
