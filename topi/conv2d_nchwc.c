@@ -6,20 +6,24 @@
  *                                             * kp[O, I, i, j, u, v]
  *   out[n, O, oy, ox, v]   = epilogue(conv[...] + bias_p[O, v] + residual[n, O, oy, ox, v])
  *
- * The padding is inlined (topi_pad_read). A 1x1 stride-1 unpadded convolution is a GEMM over
- * the packed layout: conv is declared over the flattened output positions m = oy*OW + ox
- * ([n][O][OH*OW][y]), so a register tile may cross output rows. NCHW input (a network's first
- * layer, c_in = 3) is read in place with x = the largest divisor of c_in up to 16.
+ * The padding: pad[n, I, y, x, u] (topi_pad_read) either inlined into conv's reads (pad_copy
+ * 0: the compares stay in the hot loop until loop partitioning peels them off the interior
+ * rows/columns) or computed once per call, root and parallel (pad_copy 1). A 1x1 stride-1
+ * unpadded convolution is a GEMM over the packed layout: conv is declared over the flattened
+ * output positions m = oy*OW + ox ([n][O][OH*OW][y]), so a register tile may cross output rows.
+ * NCHW input (a network's first layer, c_in = 3) is read in place with x = the largest divisor
+ * of c_in up to 16.
  *
- * The schedule (ow_tile = T output positions, oc_tiles = B output-channel blocks):
+ * The schedule (ow_tile = T output positions, oc_tiles = B output-channel blocks, oh_tile = R):
  *
- *   for (n, O/B, oy) fused, parallel                 (gemm: (n, O/B, m/T))
- *     for ox/T                                       conv computed here, B x T x y floats
- *       conv.tile = 0                                (registers: B*T*y/lanes accumulators)
- *       for I/ic_split, i, j, I%ic_split, u unrolled
- *         for b < B unrolled, t < T unrolled, v < y vectorized
- *           conv.tile[b, t, v] += data[.., I*x + u, .., (ox+t)*s + j - p] * kp[O+b, I, i, j, u, v]
- *       for b, t unrolled, v vectorized: out = epilogue(conv.tile[b, t, v])   (no extra pass)
+ *   for (n, O/B, oy/R) fused, parallel               (gemm: (n, O/B, m/T), R = 1)
+ *     for oy%R                                       (what partitioning splits at padded rows)
+ *       for ox/T                                     conv computed here: T x B x y floats
+ *         conv.tile = 0                              (T*B*y/lanes accumulator registers)
+ *         for I/ic_split, i, j, I%ic_split, u unrolled
+ *           for t < T unrolled, b < B unrolled, v < y vectorized   (one broadcast live)
+ *             conv.tile[t, b, v] += pad[n, I, oy*s + i, (ox+t)*s + j, u] * kp[O+b, I, i, j, u, v]
+ *         for b, t unrolled, v vectorized: out = epilogue(conv.tile[..])   (no extra pass)
  */
 #include <string.h>
 #include "topi/internal.h"
@@ -253,18 +257,19 @@ static int target_regs(tec_ctx *ctx, const char *target, int lanes) {
 }
 
 /* The default register tile: the most multiply-adds per load that fits the registers
- * (accumulators + one weight vector per block + one broadcast), partial tiles counted as
- * waste. */
-static void default_tile(int64_t ext, int64_t nob, int64_t vpb, int regs, int64_t *bt,
+ * (accumulators + one weight vector per block + one broadcast). oc_tiles divides the blocks and
+ * in the GEMM form ow_tile divides the positions: their tails would keep a guard inside the
+ * tile (the tile loops are inside the fused parallel loop, which loop partitioning cannot
+ * split); a partial column tile is peeled, so it only counts as waste. */
+static void default_tile(int64_t ext, int64_t nob, int64_t vpb, int regs, int gemm, int64_t *bt,
                          int64_t *bc) {
   double best = -1;
   *bt = *bc = 1;
   for (int64_t t = 1; t <= 32 && t <= ext; t++)
     for (int64_t c = 1; c <= 8 && c <= nob; c++) {
       int64_t acc = t * c * vpb;
-      if (acc + c * vpb + 1 > regs) continue;
-      double use = (double)ext / (double)(topi_ceil_div(ext, t) * t) * (double)nob /
-                   (double)(topi_ceil_div(nob, c) * c);
+      if (acc + c * vpb + 1 > regs || nob % c || (gemm && ext % t)) continue;
+      double use = (double)ext / (double)(topi_ceil_div(ext, t) * t);
       double score = use * (double)acc / (double)(t + c * vpb);
       if (score > best + 1e-9) best = score, *bt = t, *bc = c;
     }
@@ -287,12 +292,16 @@ int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *targ
   for (int64_t t = 1; t <= 8 && t <= nob; t++) tc[ntc++] = t;
   int nics = topi_divisors(nib, nib, ics, 64);
   int nrows = gemm ? (rows[0] = 1, 1) : topi_divisors(oh, oh, rows, 64);
-  default_tile(ext, nob, topi_ceil_div(yb, lanes), target_regs(ctx, target, lanes), &bt, &bc);
+  default_tile(ext, nob, topi_ceil_div(yb, lanes), target_regs(ctx, target, lanes), gemm, &bt,
+               &bc);
   /* rows per task: the most that still leaves 8 tasks or more */
   int64_t tiles = p->n * topi_ceil_div(nob, bc), rdef = 1;
   for (int i = 0; i < nrows; i++)
     if (tiles * (oh / rows[i]) >= 8) rdef = rows[i];
+  /* the padded copy pays off where the inlined compares sit in the hot loop (blocked input);
+   * an NCHW input's copy is a slow layout change for a kernel with few input channels */
   int padded = p->pad_h > 0 || p->pad_w > 0;
+  int64_t copy_def = padded && p->in_layout.kind == TOPI_NCHWC;
   if (topi_space_begin(ctx, sp, &topi_tmpl_conv2d_nchwc, 6) ||
       topi_space_add(ctx, sp, "ow_tile",
                      gemm ? "output positions (oh*ow flattened) per register tile"
@@ -303,13 +312,13 @@ int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *targ
       topi_space_add(ctx, sp, "ic_split",
                      "input-channel blocks per pass over the kernel window (all: window "
                      "outermost; 1: input-channel blocks outermost)",
-                     offsetof(topi_conv2d_nchwc_config, ic_split), nics, ics, ics[nics - 1]) ||
+                     offsetof(topi_conv2d_nchwc_config, ic_split), nics, ics, 1) ||
       topi_space_add(ctx, sp, "oh_tile", "output rows per parallel task (1 in the GEMM form)",
                      offsetof(topi_conv2d_nchwc_config, oh_tile), nrows, rows, rdef) ||
       topi_space_add(ctx, sp, "pad_copy",
                      "1: the padded input copied once per call; 0: padding inlined (0 without "
                      "padding)",
-                     offsetof(topi_conv2d_nchwc_config, pad_copy), padded ? 2 : 1, b01, padded) ||
+                     offsetof(topi_conv2d_nchwc_config, pad_copy), padded ? 2 : 1, b01, copy_def) ||
       topi_space_add(ctx, sp, "parallel", "parallel over (n, output-channel tiles, row tiles)",
                      offsetof(topi_conv2d_nchwc_config, parallel), 2, b01, 1))
     return -1;
