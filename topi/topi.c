@@ -8,6 +8,7 @@
 
 /* One line per template file. */
 static const topi_template *const registry[] = {
+    &topi_tmpl_conv2d_nchwc,
     &topi_tmpl_depthwise_nchwc,
     &topi_tmpl_dw_spatial_pack,
     &topi_tmpl_layout,

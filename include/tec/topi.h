@@ -191,14 +191,21 @@ typedef struct topi_dense {
 
 /* ---------------- templates ---------------- */
 
-/* conv2d NCHW[x]c -> NCHW[y]c, direct: blocked input and output channels, a register tile over
- * output width and output-channel blocks, the kernel packed once ([C_out/y][C_in/x][kh][kw][x]
- * [y]) in prepare; a 1x1 stride-1 convolution is scheduled as a GEMM over the packed layout. */
+/* conv2d NCHW[x]c (or NCHW: the first layer) -> NCHW[y]c, direct: blocked input and output
+ * channels, a register tile over output width and output-channel blocks, the kernel packed once
+ * ([C_out/y][C_in/x][kh][kw][x][y]) in prepare, the epilogue fused into the output stage; a 1x1
+ * stride-1 unpadded convolution is scheduled as a GEMM over the packed layout (oh*ow as M).
+ * groups must be 1. */
 typedef struct topi_conv2d_nchwc_config {
-  int64_t ow_tile;    /* output columns per register tile */
+  int64_t ow_tile;    /* output columns per register tile (GEMM form: output positions) */
   int64_t oc_tiles;   /* output-channel blocks per register tile */
-  int64_t ic_split;   /* input-channel blocks per pass over the tile (cache blocking) */
-  int64_t parallel;   /* 1: parallel over (n, output-channel block, rows) */
+  int64_t ic_split;   /* input-channel blocks per pass over the kernel window: all of them puts
+                         the window (kh, kw) outermost in the reduction, 1 innermost */
+  int64_t oh_tile;    /* output rows per parallel task (the row loop inside a task is what loop
+                         partitioning splits at the padded rows); 1 in the GEMM form */
+  int64_t pad_copy;   /* 1: the zero-padded input copied once per call (root, parallel); 0: the
+                         padding inlined into the reads (topi_pad_read); 0 without padding */
+  int64_t parallel;   /* 1: parallel over (n, output-channel tiles, row tiles) fused */
 } topi_conv2d_nchwc_config;
 int topi_conv2d_nchwc_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out);
 int topi_conv2d_nchwc_schedule(const topi_decl *d, const topi_conv2d_nchwc_config *cfg,

@@ -1,0 +1,390 @@
+/* test_conv2d_nchwc.c — the conv2d NCHW[x]c -> NCHW[y]c template (topi/conv2d_nchwc.c).
+ *
+ * Every case is declared, scheduled (the target's default config, or one from the space),
+ * lowered, JIT-built and run through tec_module_run, then compared with a naive
+ * double-precision C reference of conv2d + bias + residual + activation on plain NCHW arrays.
+ * Inputs in NCHW[x]c have zero channels past c (as the layout promises) and the template must
+ * write zeros there. Covered: a shape sweep (odd and prime sizes, 1x1 outputs, one channel,
+ * strides 1/2, padding 0-3, kernels 1/3/7, channel counts the blocks do not divide, n = 2, NCHW
+ * input), every non-depthwise MobileNet v1 layer and every ResNet-18 convolution, configs
+ * drawn from the space, the kernel packing in prepare, the epilogue fused into the output
+ * stage, bad problems and configs (exact messages) and a NEON lowering (fmla on v registers).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "testutil.h"
+#include "tec/topi.h"
+
+#define NCHWC(b) ((topi_layout){TOPI_NCHWC, (b)})
+#define NCHW_L ((topi_layout){TOPI_NCHW, 0})
+
+/* A problem: c_in x h x w -> c_out, square kernel k, stride s, pad p. */
+static topi_conv2d conv(int64_t n, int64_t ci, int64_t h, int64_t w, int64_t co, int64_t k,
+                        int64_t s, int64_t p, topi_layout in, topi_layout out, int bias,
+                        int res, topi_act act) {
+  return (topi_conv2d){.n = n, .c_in = ci, .h = h, .w = w, .c_out = co, .kh = k, .kw = k,
+                       .stride_h = s, .stride_w = s, .pad_h = p, .pad_w = p, .groups = 1,
+                       .in_layout = in, .out_layout = out, .epi = {bias, res, act}};
+}
+
+/* Offset of logical (n, c, y, x) in layout l of an n x C x H x W tensor. */
+static int64_t at(topi_layout l, int64_t C, int64_t H, int64_t W, int64_t n, int64_t c, int64_t y,
+                  int64_t x) {
+  if (l.kind == TOPI_NCHW) return ((n * C + c) * H + y) * W + x;
+  int64_t b = l.block, nb = (C + b - 1) / b;
+  return (((n * nb + c / b) * H + y) * W + x) * b + c % b;
+}
+
+static unsigned lcg(unsigned *s) { return *s = *s * 1103515245u + 12345u; }
+static float rnd(unsigned *s) { return (float)((lcg(s) >> 8) & 0xffff) / 32768.0f - 1.0f; }
+
+/* A tensor for argument t: random values, zero in the padded channels of a blocked layout. */
+static DLTensor make_arg(const te_tensor *t, topi_layout l, int64_t C, unsigned *seed) {
+  int64_t shape[8], n = 1;
+  for (int i = 0; i < t->ndim; i++) n *= shape[i] = t->shape[i]->v.i;
+  DLTensor d = tu_zeros(TEC_F32, t->ndim, shape);
+  float *v = tu_f32(&d);
+  for (int64_t i = 0; i < n; i++) v[i] = rnd(seed);
+  if (t->ndim == 5 && l.kind == TOPI_NCHWC)
+    for (int64_t i = 0; i < n; i++)
+      if (i / (shape[4] * shape[3] * shape[2]) % shape[1] * shape[4] + i % shape[4] >= C) v[i] = 0;
+  return d;
+}
+
+/* The reference out[n][c_out][oh][ow] in double, from data in layout p->in_layout. */
+static double *reference(const topi_conv2d *p, int64_t oh, int64_t ow, const float *data,
+                         const float *kernel, const float *bias, const float *res) {
+  int64_t O = p->n * p->c_out * oh * ow;
+  double *out = calloc((size_t)O, sizeof *out);
+  ck_assert_ptr_nonnull(out);
+  for (int64_t n = 0; n < p->n; n++)
+    for (int64_t co = 0; co < p->c_out; co++) {
+      double *o = out + (n * p->c_out + co) * oh * ow;
+      for (int64_t ci = 0; ci < p->c_in; ci++)
+        for (int64_t i = 0; i < p->kh; i++)
+          for (int64_t j = 0; j < p->kw; j++) {
+            double k = kernel[((co * p->c_in + ci) * p->kh + i) * p->kw + j];
+            for (int64_t y = 0; y < oh; y++) {
+              int64_t yy = y * p->stride_h + i - p->pad_h;
+              if (yy < 0 || yy >= p->h) continue;
+              for (int64_t x = 0; x < ow; x++) {
+                int64_t xx = x * p->stride_w + j - p->pad_w;
+                if (xx >= 0 && xx < p->w)
+                  o[y * ow + x] += k * data[at(p->in_layout, p->c_in, p->h, p->w, n, ci, yy, xx)];
+              }
+            }
+          }
+      for (int64_t y = 0; y < oh; y++)
+        for (int64_t x = 0; x < ow; x++) {
+          double v = o[y * ow + x];
+          if (bias) v += bias[co];
+          if (res) v += res[at(p->out_layout, p->c_out, oh, ow, n, co, y, x)];
+          if (p->epi.act != TOPI_ACT_NONE && v < 0) v = 0;
+          if (p->epi.act == TOPI_ACT_RELU6 && v > 6) v = 6;
+          o[y * ow + x] = v;
+        }
+    }
+  return out;
+}
+
+/* Declares, schedules (cfg, or the host default when NULL), builds and runs p; compares with
+ * the reference (padded output channels must be 0). */
+static void check_conv(const topi_conv2d *p, const topi_conv2d_nchwc_config *cfg) {
+  tec_ctx *ctx = tec_ctx_new();
+  topi_decl d;
+  topi_space sp;
+  topi_op op;
+  OK(ctx, topi_conv2d_nchwc_declare(ctx, p, &d));
+  OK(ctx, topi_conv2d_nchwc_space(ctx, p, NULL, &sp));
+  if (!cfg) cfg = sp.default_config;
+  const char *what = tec_ctx_printf(ctx, "%lldx%lldx%lldx%lld -> %lld k%lld s%lld p%lld %s->%s [%s]",
+                                    (long long)p->n, (long long)p->c_in, (long long)p->h,
+                                    (long long)p->w, (long long)p->c_out, (long long)p->kh,
+                                    (long long)p->stride_h, (long long)p->pad_h,
+                                    topi_layout_str(ctx, p->in_layout),
+                                    topi_layout_str(ctx, p->out_layout),
+                                    topi_config_str(ctx, &sp, cfg));
+  ck_assert_msg(topi_conv2d_nchwc_schedule(&d, cfg, NULL, &op) == 0, "%s: %s", what,
+                tec_ctx_error(ctx));
+  lower_func *f = tec_lower(op.sched, "conv", op.nargs, op.args);
+  ck_assert_msg(f != NULL, "%s: %s", what, tec_ctx_error(ctx));
+  ck_assert_msg(f->prepare != NULL, "%s: the kernel packing is not in prepare", what);
+  tec_module *m = tec_build(ctx, 1, &f, NULL);
+  ck_assert_msg(m != NULL, "%s: %s", what, tec_ctx_error(ctx));
+  int64_t oh, ow;
+  OK(ctx, topi_conv2d_out_hw(ctx, p, &oh, &ow));
+  DLTensor t[5];
+  DLTensor *ta[5];
+  unsigned seed = 7u + (unsigned)(p->c_in * 31 + p->h);
+  int ri = p->epi.bias ? 3 : 2;
+  for (int i = 0; i < op.nargs; i++) {
+    topi_layout l = i == 0 ? p->in_layout : p->out_layout;
+    t[i] = make_arg(op.args[i], l, i == 0 ? p->c_in : p->c_out, &seed);
+    ta[i] = &t[i];
+  }
+  ck_assert_msg(tec_module_run(m, "conv", op.nargs, ta) == 0, "%s: %s", what, tec_rt_last_error());
+  double *ref = reference(p, oh, ow, tu_f32(&t[0]), tu_f32(&t[1]), p->epi.bias ? tu_f32(&t[2]) : NULL,
+                          p->epi.residual ? tu_f32(&t[ri]) : NULL);
+  const float *got = tu_f32(&t[op.nargs - 1]);
+  int64_t cpad = p->out_layout.block * ((p->c_out + p->out_layout.block - 1) / p->out_layout.block);
+  double worst = 0;
+  for (int64_t n = 0; n < p->n; n++)
+    for (int64_t c = 0; c < cpad; c++)
+      for (int64_t y = 0; y < oh; y++)
+        for (int64_t x = 0; x < ow; x++) {
+          double want = c < p->c_out ? ref[((n * p->c_out + c) * oh + y) * ow + x] : 0.0;
+          double g = got[at(p->out_layout, p->c_out, oh, ow, n, c, y, x)];
+          double e = fabs(g - want) / (1 + fabs(want));
+          ck_assert_msg(c < p->c_out || g == 0.0, "%s: padded channel %lld is %g, not 0", what,
+                        (long long)c, g);
+          if (e > worst) worst = e;
+        }
+  ck_assert_msg(worst < 1e-4, "%s: relative error %g", what, worst);
+  free(ref);
+  for (int i = 0; i < op.nargs; i++) tec_dl_free(&t[i]);
+  tec_ctx_free(ctx);
+}
+
+/* The default config with pad_copy forced to v (when the space allows it). */
+static void check_both_pads(const topi_conv2d *p) {
+  tec_ctx *ctx = tec_ctx_new();
+  topi_space sp;
+  OK(ctx, topi_conv2d_nchwc_space(ctx, p, NULL, &sp));
+  topi_conv2d_nchwc_config c = *(const topi_conv2d_nchwc_config *)sp.default_config;
+  check_conv(p, &c);
+  if (p->pad_h || p->pad_w) {
+    c.pad_copy = !c.pad_copy;
+    check_conv(p, &c);
+  }
+  tec_ctx_free(ctx);
+}
+
+START_TEST(shape_sweep) {
+  topi_act r = TOPI_ACT_RELU, r6 = TOPI_ACT_RELU6, none = TOPI_ACT_NONE;
+  const topi_conv2d ps[] = {
+      conv(1, 16, 8, 8, 16, 3, 1, 1, NCHWC(16), NCHWC(16), 1, 0, r),
+      conv(1, 13, 11, 7, 29, 3, 1, 1, NCHWC(8), NCHWC(16), 1, 1, r6),  /* odd, primes */
+      conv(2, 20, 9, 9, 40, 3, 2, 2, NCHWC(16), NCHWC(16), 1, 1, none), /* n = 2, stride 2 */
+      conv(1, 1, 5, 6, 1, 3, 1, 0, NCHWC(4), NCHWC(4), 0, 0, none),    /* one channel */
+      conv(1, 17, 3, 3, 33, 3, 1, 0, NCHWC(16), NCHWC(16), 1, 0, r),   /* 1x1 output */
+      conv(1, 24, 1, 1, 10, 1, 1, 0, NCHWC(8), NCHWC(4), 1, 1, r),     /* 1x1 spatial */
+      conv(1, 40, 7, 5, 24, 1, 1, 0, NCHWC(16), NCHWC(8), 0, 1, r6),   /* GEMM form */
+      conv(2, 32, 6, 6, 48, 1, 2, 0, NCHWC(16), NCHWC(16), 1, 0, r),   /* 1x1 stride 2 */
+      conv(1, 8, 13, 13, 16, 7, 2, 3, NCHWC(8), NCHWC(16), 1, 0, r),   /* 7x7 */
+      conv(1, 3, 17, 19, 20, 3, 2, 1, NCHW_L, NCHWC(16), 1, 0, r6),    /* NCHW input */
+      conv(1, 3, 11, 11, 8, 7, 2, 3, NCHW_L, NCHWC(8), 0, 0, none),
+      conv(1, 16, 10, 10, 16, 1, 1, 1, NCHWC(16), NCHWC(16), 1, 1, r), /* 1x1 padded */
+      conv(1, 12, 4, 4, 12, 3, 1, 2, NCHWC(4), NCHWC(4), 0, 0, r),     /* output > input */
+  };
+  for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) check_both_pads(&ps[i]);
+}
+END_TEST
+
+/* MobileNet v1's convolutions that are not depthwise (bias + ReLU fused), 224x224 input. */
+START_TEST(mobilenet_v1) {
+  static const int64_t pw[][3] = {{32, 112, 64}, {64, 56, 128}, {128, 56, 128}, {128, 28, 256},
+                                  {256, 28, 256}, {256, 14, 512}, {512, 14, 512},
+                                  {512, 7, 1024}, {1024, 7, 1024}};
+  topi_conv2d c0 = conv(1, 3, 224, 224, 32, 3, 2, 1, NCHW_L, NCHWC(16), 1, 0, TOPI_ACT_RELU);
+  check_conv(&c0, NULL);
+  for (size_t i = 0; i < sizeof pw / sizeof pw[0]; i++) {
+    topi_conv2d p = conv(1, pw[i][0], pw[i][1], pw[i][1], pw[i][2], 1, 1, 0, NCHWC(16),
+                         NCHWC(16), 1, 0, TOPI_ACT_RELU);
+    check_conv(&p, NULL);
+  }
+}
+END_TEST
+
+/* ResNet-18's convolutions (the residual add fused into the second conv of a block). */
+START_TEST(resnet18) {
+  static const int64_t l[][6] = {
+      /* c_in, h, c_out, k, stride, pad */
+      {64, 56, 64, 3, 1, 1},   {64, 56, 128, 3, 2, 1}, {128, 28, 128, 3, 1, 1},
+      {64, 56, 128, 1, 2, 0},  {128, 28, 256, 3, 2, 1}, {256, 14, 256, 3, 1, 1},
+      {128, 28, 256, 1, 2, 0}, {256, 14, 512, 3, 2, 1}, {512, 7, 512, 3, 1, 1},
+      {256, 14, 512, 1, 2, 0}};
+  topi_conv2d c1 = conv(1, 3, 224, 224, 64, 7, 2, 3, NCHW_L, NCHWC(16), 1, 0, TOPI_ACT_RELU);
+  check_conv(&c1, NULL);
+  for (size_t i = 0; i < sizeof l / sizeof l[0]; i++) {
+    int res = l[i][4] == 1 && l[i][0] == l[i][2]; /* a block's second conv adds the input */
+    topi_conv2d p = conv(1, l[i][0], l[i][1], l[i][1], l[i][2], l[i][3], l[i][4], l[i][5],
+                         NCHWC(16), NCHWC(16), 1, res, TOPI_ACT_RELU);
+    check_conv(&p, NULL);
+  }
+}
+END_TEST
+
+/* Configs across the space of a padded 3x3 and of a GEMM-form 1x1. */
+START_TEST(configs_from_space) {
+  const topi_conv2d ps[] = {
+      conv(1, 32, 10, 10, 48, 3, 1, 1, NCHWC(16), NCHWC(16), 1, 1, TOPI_ACT_RELU),
+      conv(1, 48, 6, 7, 40, 1, 1, 0, NCHWC(16), NCHWC(8), 1, 0, TOPI_ACT_RELU6)};
+  for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) {
+    tec_ctx *ctx = tec_ctx_new();
+    topi_space sp;
+    OK(ctx, topi_conv2d_nchwc_space(ctx, &ps[i], NULL, &sp));
+    int64_t n = topi_space_size(&sp);
+    ck_assert_int_gt(n, 50);
+    topi_conv2d_nchwc_config c;
+    for (int64_t k = 0; k < 6; k++) {
+      int64_t idx = (k * 7919 + 13) % n;
+      ck_assert_int_eq(topi_space_config(&sp, idx, &c), 0);
+      OK(ctx, topi_space_check(ctx, &sp, &c));
+      check_conv(&ps[i], &c);
+    }
+    tec_ctx_free(ctx);
+  }
+}
+END_TEST
+
+/* The packed kernel is computed in prepare only, the accumulator is a register tile inside the
+ * output's loops (no full-size conv buffer), and the registry reaches the same template. */
+START_TEST(prepare_and_fusion) {
+  tec_ctx *ctx = tec_ctx_new();
+  topi_conv2d p = conv(1, 32, 14, 14, 64, 3, 1, 1, NCHWC(16), NCHWC(16), 1, 1, TOPI_ACT_RELU);
+  const topi_template *t = topi_template_find("conv2d_nchwc");
+  ck_assert_ptr_nonnull(t);
+  ck_assert_str_eq(t->name, "conv2d_nchwc");
+  topi_op op;
+  OK(ctx, topi_instantiate(ctx, t, &p, NULL, &op));
+  lower_func *f = tec_lower(op.sched, "conv", op.nargs, op.args);
+  ck_assert_msg(f && f->prepare, "%s", tec_ctx_error(ctx));
+  const char *prep = tec_lower_str(f->prepare), *run = strstr(tec_lower_str(f), "func conv_run(");
+  ck_assert_ptr_nonnull(run);
+  tu_assert_contains(prep, "produce kernel_p");
+  tu_assert_contains(prep, "produce bias_p");
+  assert_not_contains(run, "produce kernel_p");
+  assert_not_contains(run, "kernel[");
+  /* the default tile for 16-lane targets: conv lives in T x B x 16 floats */
+  topi_space sp;
+  OK(ctx, topi_conv2d_nchwc_space(ctx, &p, NULL, &sp));
+  const topi_conv2d_nchwc_config *c = sp.default_config;
+  if (tec_target_vector_bits(ctx, NULL) == 512)
+    tu_assert_contains(run, tec_ctx_printf(ctx, "allocate conv[float32 * %lld]",
+                                           (long long)(c->ow_tile * c->oc_tiles * 16)));
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(bad_input) {
+  tec_ctx *ctx = tec_ctx_new();
+  topi_decl d;
+  topi_space sp;
+  topi_op op;
+  topi_conv2d p = conv(1, 0, 8, 8, 16, 3, 1, 1, NCHWC(16), NCHWC(16), 0, 0, TOPI_ACT_NONE);
+  ck_assert_int_eq(topi_conv2d_nchwc_declare(ctx, &p, &d), -1);
+  assert_err(ctx, "conv2d_nchwc: sizes, kernel and strides must be >= 1 and padding >= 0 (got "
+                  "n=1 c_in=0 h=8 w=8 c_out=16 kernel=3x3 stride=1x1 pad=1x1)");
+  tec_ctx_clear_error(ctx);
+  p = conv(1, 16, 8, 8, 16, 3, 1, 1, NCHWC(16), NCHWC(16), 0, 0, TOPI_ACT_NONE);
+  p.groups = 2;
+  ck_assert_int_eq(topi_conv2d_nchwc_declare(ctx, &p, &d), -1);
+  assert_err(ctx, "conv2d_nchwc: groups = 2 is not supported (only groups = 1; depthwise "
+                  "convolutions: depthwise_nchwc or dw_spatial_pack)");
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(topi_conv2d_nchwc_space(ctx, &p, NULL, &sp), -1);
+  assert_err(ctx, "conv2d_nchwc: groups = 2 is not supported (only groups = 1; depthwise "
+                  "convolutions: depthwise_nchwc or dw_spatial_pack)");
+  tec_ctx_clear_error(ctx);
+  p.groups = 1;
+  p.in_layout = (topi_layout){TOPI_NHWC, 0};
+  ck_assert_int_eq(topi_conv2d_nchwc_declare(ctx, &p, &d), -1);
+  assert_err(ctx, "conv2d_nchwc: input layout NHWC is not supported (NCHW<x>c or NCHW)");
+  tec_ctx_clear_error(ctx);
+  p.in_layout = NCHWC(16), p.out_layout = NCHW_L;
+  ck_assert_int_eq(topi_conv2d_nchwc_declare(ctx, &p, &d), -1);
+  assert_err(ctx, "conv2d_nchwc: output layout NCHW is not supported (NCHW<y>c)");
+  tec_ctx_clear_error(ctx);
+  p.out_layout = NCHWC(16), p.kh = p.kw = 11;
+  ck_assert_int_eq(topi_conv2d_nchwc_declare(ctx, &p, &d), -1);
+  assert_err(ctx, "conv2d_nchwc: the 11x11 kernel is larger than the padded 10x10 input");
+  tec_ctx_clear_error(ctx);
+  /* a knob outside its legal set */
+  p = conv(1, 16, 8, 8, 32, 3, 1, 1, NCHWC(16), NCHWC(16), 0, 0, TOPI_ACT_NONE);
+  OK(ctx, topi_conv2d_nchwc_declare(ctx, &p, &d));
+  OK(ctx, topi_conv2d_nchwc_space(ctx, &p, NULL, &sp));
+  topi_conv2d_nchwc_config c = *(const topi_conv2d_nchwc_config *)sp.default_config;
+  c.oc_tiles = 3;
+  ck_assert_int_eq(topi_conv2d_nchwc_schedule(&d, &c, NULL, &op), -1);
+  assert_err(ctx, "conv2d_nchwc: knob 'oc_tiles' = 3 is not legal for this problem and target "
+                  "(legal: 1, 2)");
+  tec_ctx_clear_error(ctx);
+  c = *(const topi_conv2d_nchwc_config *)sp.default_config;
+  c.oh_tile = 3;
+  ck_assert_int_eq(topi_conv2d_nchwc_schedule(&d, &c, NULL, &op), -1);
+  assert_err(ctx, "conv2d_nchwc: knob 'oh_tile' = 3 is not legal for this problem and target "
+                  "(legal: 1, 2, 4, 8)");
+  tec_ctx_clear_error(ctx);
+  /* no padding: only the inlined form */
+  topi_conv2d q = conv(1, 16, 8, 8, 32, 1, 1, 0, NCHWC(16), NCHWC(16), 0, 0, TOPI_ACT_NONE);
+  topi_decl dq;
+  OK(ctx, topi_conv2d_nchwc_declare(ctx, &q, &dq));
+  OK(ctx, topi_conv2d_nchwc_space(ctx, &q, NULL, &sp));
+  c = *(const topi_conv2d_nchwc_config *)sp.default_config;
+  c.pad_copy = 1;
+  ck_assert_int_eq(topi_conv2d_nchwc_schedule(&dq, &c, NULL, &op), -1);
+  assert_err(ctx, "conv2d_nchwc: knob 'pad_copy' = 1 is not legal for this problem and target "
+                  "(legal: 0)");
+  tec_ctx_clear_error(ctx);
+  /* a declaration of another template */
+  const topi_template *dsp = topi_template_find("dw_spatial_pack");
+  topi_conv2d dw = conv(1, 8, 8, 8, 8, 3, 1, 1, NCHW_L, NCHW_L, 0, 0, TOPI_ACT_NONE);
+  dw.groups = 8;
+  topi_decl dd;
+  OK(ctx, dsp->declare(ctx, &dw, &dd));
+  ck_assert_int_eq(topi_conv2d_nchwc_schedule(&dd, &c, NULL, &op), -1);
+  assert_err(ctx, "conv2d_nchwc: the declaration is from template 'dw_spatial_pack'");
+  tec_ctx_clear_error(ctx);
+  /* applies() says why */
+  const char *why = NULL;
+  dw.in_layout = dw.out_layout = NCHWC(8);
+  ck_assert_int_eq(topi_template_find("conv2d_nchwc")->applies(ctx, &dw, &why), 0);
+  ck_assert_str_eq(why, "groups = 8 is not supported (only groups = 1; depthwise convolutions: "
+                        "depthwise_nchwc or dw_spatial_pack)");
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* On NEON (rasp4b, 4 lanes, NCHW4c) the default tile lowers to fmla on q registers. */
+START_TEST(neon_lowering) {
+  tec_ctx *ctx = tec_ctx_new();
+  const topi_conv2d ps[] = {
+      conv(1, 32, 14, 14, 32, 3, 1, 1, NCHWC(4), NCHWC(4), 1, 0, TOPI_ACT_RELU),
+      conv(1, 32, 14, 14, 64, 1, 1, 0, NCHWC(4), NCHWC(4), 1, 0, TOPI_ACT_RELU)};
+  for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) {
+    topi_decl d;
+    topi_space sp;
+    topi_op op;
+    OK(ctx, topi_conv2d_nchwc_declare(ctx, &ps[i], &d));
+    OK(ctx, topi_conv2d_nchwc_space(ctx, &ps[i], "rasp4b", &sp));
+    const topi_conv2d_nchwc_config *c = sp.default_config;
+    /* 32 q registers: accumulators + one weight vector per block + one input vector */
+    ck_assert_int_le(c->ow_tile * c->oc_tiles + c->oc_tiles + 1, 32);
+    ck_assert_int_ge(c->ow_tile * c->oc_tiles, 12);
+    OK(ctx, topi_conv2d_nchwc_schedule(&d, c, "rasp4b", &op));
+    lower_func *f = tec_lower(op.sched, "conv", op.nargs, op.args);
+    char *s = tu_emit_text(ctx, f, "rasp4b", TEC_EMIT_ASM);
+    tu_assert_contains(s, "fmla\tv");
+    tu_assert_contains(s, ".4s");
+    free(s);
+  }
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("conv2d_nchwc");
+  TCase *tc = tcase_create("conv2d_nchwc");
+  tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, shape_sweep);
+  tcase_add_test(tc, mobilenet_v1);
+  tcase_add_test(tc, resnet18);
+  tcase_add_test(tc, configs_from_space);
+  tcase_add_test(tc, prepare_and_fusion);
+  tcase_add_test(tc, bad_input);
+  tcase_add_test(tc, neon_lowering);
+  suite_add_tcase(s, tc);
+  return tu_run(s);
+}

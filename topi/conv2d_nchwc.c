@@ -1,0 +1,341 @@
+/* conv2d_nchwc.c — conv2d NCHW[x]c (or NCHW) -> NCHW[y]c, direct, as a three-function template.
+ *
+ *   kp[O, I, i, j, u, v]   = kernel[O*y + v, I*x + u, i, j]   (0 past c_out / c_in)  prepare
+ *   bias_p[O, v]           = bias[O*y + v]                    (0 past c_out)         prepare
+ *   conv[n, O, oy, ox, v]  = sum_{I, i, j, u} pad(data)[n, I*x + u, oy*s + i - p, ox*s + j - p]
+ *                                             * kp[O, I, i, j, u, v]
+ *   out[n, O, oy, ox, v]   = epilogue(conv[...] + bias_p[O, v] + residual[n, O, oy, ox, v])
+ *
+ * The padding: pad[n, I, y, x, u] (topi_pad_read) either inlined into conv's reads (pad_copy
+ * 0: the compares stay in the hot loop until loop partitioning peels them off the interior
+ * rows/columns) or computed once per call, root and parallel (pad_copy 1). A 1x1 stride-1
+ * unpadded convolution is a GEMM over the packed layout: conv is declared over the flattened
+ * output positions m = oy*OW + ox ([n][O][OH*OW][y]), so a register tile may cross output rows.
+ * NCHW input (a network's first layer, c_in = 3) is read in place with x = the largest divisor
+ * of c_in up to 16.
+ *
+ * The schedule (ow_tile = T output positions, oc_tiles = B output-channel blocks, oh_tile = R):
+ *
+ *   for (n, O/B, oy/R) fused, parallel               (gemm: (n, O/B, m/T), R = 1)
+ *     for oy%R                                       (what partitioning splits at padded rows)
+ *       for ox/T                                     conv computed here: T x B x y floats
+ *         conv.tile = 0                              (T*B*y/lanes accumulator registers)
+ *         for I/ic_split, i, j, I%ic_split, u unrolled
+ *           for t < T unrolled, b < B unrolled, v < y vectorized   (one broadcast live)
+ *             conv.tile[t, b, v] += pad[n, I, oy*s + i, (ox+t)*s + j, u] * kp[O+b, I, i, j, u, v]
+ *         for b, t unrolled, v vectorized: out = epilogue(conv.tile[..])   (no extra pass)
+ */
+#include <string.h>
+#include "topi/internal.h"
+
+#define WHO "conv2d_nchwc"
+
+typedef struct cn_decl {
+  topi_conv2d p;
+  topi_conv_args a;
+  int64_t xb, yb;      /* input channels per block (read), output channels per block */
+  int64_t nib, nob;    /* input / output channel blocks */
+  int gemm;            /* 1x1, stride 1, no padding: conv over flattened positions */
+  te_tensor *pad;      /* the zero-padded input [n][I][h + 2p][w + 2p][x] (NULL: no padding) */
+  te_tensor *kp, *bp, *conv;
+  const ir_expr *ric, *rky, *rkx, *ru;
+} cn_decl;
+
+/* The largest divisor of n that is <= cap. */
+static int64_t divisor_upto(int64_t n, int64_t cap) {
+  for (int64_t d = cap < n ? cap : n; d > 1; d--)
+    if (n % d == 0) return d;
+  return 1;
+}
+
+/* kp[O, I, i, j, u, v] = kernel[O*y + v, I*x + u, i, j], zero past the channel counts. */
+static const ir_expr *kp_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  cn_decl *d = u;
+  const ir_expr *oc = ir_add(ir_mul(i[0], ir_int(ctx, d->yb)), i[5]);
+  const ir_expr *ic = ir_add(ir_mul(i[1], ir_int(ctx, d->xb)), i[4]);
+  const ir_expr *cond = NULL;
+  if (d->p.c_out % d->yb) {
+    cond = ir_lt(oc, ir_int(ctx, d->p.c_out));
+    oc = ir_min(oc, ir_int(ctx, d->p.c_out - 1));
+  }
+  if (d->p.c_in % d->xb) {
+    const ir_expr *c = ir_lt(ic, ir_int(ctx, d->p.c_in));
+    cond = cond ? ir_and(cond, c) : c;
+    ic = ir_min(ic, ir_int(ctx, d->p.c_in - 1));
+  }
+  const ir_expr *v = TE_AT(d->a.kernel, oc, ic, i[2], i[3]);
+  return cond ? ir_select(cond, v, ir_float(ctx, 0.0)) : v;
+}
+
+/* pad[n, I, y, x, u] = data[n, I*x + u, y - p, x - p], zero outside (inlined or a copy) */
+static const ir_expr *pad_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  cn_decl *d = u;
+  const ir_expr *c = ir_add(ir_mul(i[1], ir_int(ctx, d->xb)), i[4]);
+  return topi_pad_read(d->a.data, d->p.in_layout, d->p.h, d->p.w, i[0], c,
+                       ir_sub(i[2], ir_int(ctx, d->p.pad_h)), ir_sub(i[3], ir_int(ctx, d->p.pad_w)),
+                       d->p.pad_h, d->p.pad_w);
+}
+
+static const ir_expr *conv_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  cn_decl *d = u;
+  const ir_expr *y, *x, *v;
+  if (d->gemm) {
+    const ir_expr *w = ir_int(ctx, d->a.ow);
+    y = ir_floordiv(i[2], w), x = ir_floormod(i[2], w), v = i[3];
+  } else {
+    y = ir_add(ir_mul(i[2], ir_int(ctx, d->p.stride_h)), d->rky);
+    x = ir_add(ir_mul(i[3], ir_int(ctx, d->p.stride_w)), d->rkx);
+    v = i[4];
+  }
+  const ir_expr *c = ir_add(ir_mul(d->ric, ir_int(ctx, d->xb)), d->ru);
+  const ir_expr *a = d->pad ? TE_AT(d->pad, i[0], d->ric, y, x, d->ru)
+                            : topi_pad_read(d->a.data, d->p.in_layout, d->p.h, d->p.w, i[0], c,
+                                            y, x, 0, 0);
+  const ir_expr *w = TE_AT(d->kp, i[1], d->ric, d->rky, d->rkx, d->ru, v);
+  return te_sum(ir_mul(a, w), 4, (const ir_expr *[]){d->ric, d->rky, d->rkx, d->ru}, NULL);
+}
+
+static const ir_expr *out_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  cn_decl *d = u;
+  const ir_expr *acc =
+      d->gemm ? TE_AT(d->conv, i[0], i[1], ir_add(ir_mul(i[2], ir_int(ctx, d->a.ow)), i[3]), i[4])
+              : TE_AT(d->conv, i[0], i[1], i[2], i[3], i[4]);
+  return topi_epilogue_expr(ctx, &d->p.epi, acc, d->bp ? TE_AT(d->bp, i[1], i[4]) : NULL,
+                            d->a.residual ? TE_AT(d->a.residual, i[0], i[1], i[2], i[3], i[4])
+                                          : NULL);
+}
+
+static int cn_applies(tec_ctx *ctx, const void *problem, const char **why) {
+  const topi_conv2d *p = problem;
+  const char *w = NULL;
+  if (topi_conv2d_check(ctx, WHO, p)) w = tec_ctx_error(ctx);
+  else if (p->groups > 1)
+    w = tec_ctx_printf(ctx, "groups = %lld is not supported (only groups = 1; depthwise "
+                            "convolutions: depthwise_nchwc or dw_spatial_pack)",
+                       (long long)p->groups);
+  else if (p->in_layout.kind != TOPI_NCHWC && p->in_layout.kind != TOPI_NCHW)
+    w = tec_ctx_printf(ctx, "input layout %s is not supported (NCHW<x>c or NCHW)",
+                       topi_layout_str(ctx, p->in_layout));
+  else if (p->out_layout.kind != TOPI_NCHWC)
+    w = tec_ctx_printf(ctx, "output layout %s is not supported (NCHW<y>c)",
+                       topi_layout_str(ctx, p->out_layout));
+  if (why) *why = w;
+  return w == NULL;
+}
+
+/* 0 if the template applies to p, else -1 with the reason in the ctx. */
+static int cn_refuse(tec_ctx *ctx, const topi_conv2d *p) {
+  if (topi_conv2d_check(ctx, WHO, p)) return -1;
+  const char *why;
+  return cn_applies(ctx, p, &why) ? 0 : tec_ctx_set_error(ctx, WHO ": %s", why);
+}
+
+int topi_conv2d_nchwc_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out) {
+  if (!ctx) return -1;
+  if (!p || !out) return tec_ctx_set_error(ctx, WHO ": problem and decl are required");
+  if (cn_refuse(ctx, p)) return -1;
+  cn_decl *d = tec_ctx_alloc(ctx, sizeof *d);
+  if (!d) return -1;
+  d->p = *p;
+  if (topi_conv_declare_args(ctx, WHO, p, &d->a)) return -1;
+  d->xb = p->in_layout.kind == TOPI_NCHWC ? p->in_layout.block : divisor_upto(p->c_in, 16);
+  d->yb = p->out_layout.block;
+  d->nib = topi_ceil_div(p->c_in, d->xb);
+  d->nob = topi_ceil_div(p->c_out, d->yb);
+  d->gemm = p->kh == 1 && p->kw == 1 && p->stride_h == 1 && p->stride_w == 1 && p->pad_h == 0 &&
+            p->pad_w == 0;
+  d->ric = te_reduce_axis_n(ctx, "ic", d->nib);
+  d->rky = te_reduce_axis_n(ctx, "ky", p->kh);
+  d->rkx = te_reduce_axis_n(ctx, "kx", p->kw);
+  d->ru = te_reduce_axis_n(ctx, "icv", d->xb);
+  if (p->pad_h || p->pad_w) {
+    static const char *const pn[] = {"n", "I", "y", "x", "u"};
+    d->pad = te_compute(ctx, &(te_compute_decl){
+                                 .name = "pad", .ndim = 5,
+                                 .shape = TE_SHAPE(ctx, p->n, d->nib, p->h + 2 * p->pad_h,
+                                                   p->w + 2 * p->pad_w, d->xb),
+                                 .body = pad_body, .user = d, .tag = "pad", .axis_names = pn});
+    if (!d->pad) return -1;
+  }
+  static const char *const kpn[] = {"O", "I", "i", "j", "u", "v"};
+  d->kp = te_compute(ctx, &(te_compute_decl){
+                              .name = "kernel_p", .ndim = 6,
+                              .shape = TE_SHAPE(ctx, d->nob, d->nib, p->kh, p->kw, d->xb, d->yb),
+                              .body = kp_body, .user = d, .tag = "pack_kernel",
+                              .axis_names = kpn});
+  if (d->a.bias && !(d->bp = topi_pack_bias(ctx, d->a.bias, p->c_out, d->yb))) return -1;
+  static const char *const n5[] = {"n", "oc", "oy", "ox", "ocv"}, *const n4[] = {"n", "oc", "m", "ocv"};
+  d->conv = te_compute(
+      ctx, &(te_compute_decl){
+               .name = "conv", .ndim = d->gemm ? 4 : 5,
+               .shape = d->gemm ? TE_SHAPE(ctx, p->n, d->nob, d->a.oh * d->a.ow, d->yb)
+                                : TE_SHAPE(ctx, p->n, d->nob, d->a.oh, d->a.ow, d->yb),
+               .body = conv_body, .user = d, .tag = "conv2d_nchwc",
+               .axis_names = d->gemm ? n4 : n5});
+  te_tensor *o = te_compute(ctx, &(te_compute_decl){
+                                     .name = "out", .ndim = 5,
+                                     .shape = TE_SHAPE(ctx, p->n, d->nob, d->a.oh, d->a.ow, d->yb),
+                                     .body = out_body, .user = d, .tag = "epilogue",
+                                     .axis_names = n5});
+  if (!d->kp || !d->conv) return -1;
+  return topi_conv_finish_decl(ctx, &topi_tmpl_conv2d_nchwc, p, &d->a, o, d, out);
+}
+
+/* out's loops: (n, O/B, row tiles) fused [parallel], rows of a task, column tiles; the tile
+ * O%B x T x y inside (unrolled, lanes vectorized). Returns the tile loop conv is computed at. */
+static sch_iter *schedule_out(const cn_decl *d, const topi_conv2d_nchwc_config *cfg,
+                              sch_stage *so) {
+  sch_iter *n = sch_axis(so, 0), *v = sch_axis(so, 4), *oo, *oi, *xo, *xi, *par;
+  if (sch_split(so, sch_axis(so, 1), cfg->oc_tiles, &oo, &oi)) return NULL;
+  if (d->gemm) {
+    sch_iter *m;
+    if (sch_fuse(so, sch_axis(so, 2), sch_axis(so, 3), &m) ||
+        sch_split(so, m, cfg->ow_tile, &xo, &xi) ||
+        sch_reorder(so, 6, (sch_iter *[]){n, oo, xo, oi, xi, v}) || sch_fuse(so, n, oo, &par) ||
+        sch_fuse(so, par, xo, &par))
+      return NULL;
+    xo = par;
+  } else {
+    sch_iter *yo, *yi;
+    if (sch_split(so, sch_axis(so, 2), cfg->oh_tile, &yo, &yi) ||
+        sch_split(so, sch_axis(so, 3), cfg->ow_tile, &xo, &xi) ||
+        sch_reorder(so, 8, (sch_iter *[]){n, oo, yo, yi, xo, oi, xi, v}) ||
+        sch_fuse(so, n, oo, &par) || sch_fuse(so, par, yo, &par))
+      return NULL;
+  }
+  if ((cfg->parallel && sch_parallel(so, par)) || sch_unroll(so, oi) || sch_unroll(so, xi) ||
+      sch_vectorize(so, v))
+    return NULL;
+  return xo;
+}
+
+int topi_conv2d_nchwc_schedule(const topi_decl *dc, const topi_conv2d_nchwc_config *cfg,
+                               const char *target, topi_op *op) {
+  if (!dc || !cfg || !op) return -1;
+  if (dc->tmpl != &topi_tmpl_conv2d_nchwc)
+    return tec_ctx_set_error(dc->ctx, WHO ": the declaration is from template '%s'",
+                             dc->tmpl ? dc->tmpl->name : "?");
+  if (topi_config_check(dc, cfg, target) || topi_op_begin(dc, op)) return -1;
+  const cn_decl *d = dc->priv;
+  sch_schedule *s = op->sched;
+  sch_stage *so = sch_stage_of(s, dc->out), *sc = sch_stage_of(s, d->conv);
+  if (!so || !sc) return -1;
+  sch_iter *at = schedule_out(d, cfg, so);
+  if (!at || sch_compute_at(sc, so, at)) return -1;
+  /* conv: n and rows (extent 1 here), the reduction, then the tile O%B x T x y */
+  sch_iter *ico, *ici, *ky = sch_reduce_axis(sc, 1), *kx = sch_reduce_axis(sc, 2);
+  sch_iter *u = sch_reduce_axis(sc, 3);
+  if (sch_split(sc, sch_reduce_axis(sc, 0), cfg->ic_split, &ico, &ici)) return -1;
+  int nd = d->conv->ndim, k = 0;
+  sch_iter *order[10];
+  order[k++] = sch_axis(sc, 0);
+  if (!d->gemm) order[k++] = sch_axis(sc, 2);
+  order[k++] = ico, order[k++] = ky, order[k++] = kx, order[k++] = ici, order[k++] = u;
+  /* positions outside blocks: one broadcast of the input live at a time, B weight vectors */
+  order[k++] = sch_axis(sc, nd - 2), order[k++] = sch_axis(sc, 1), order[k++] = sch_axis(sc, nd - 1);
+  if (sch_reorder(sc, k, order) || sch_unroll(sc, sch_axis(sc, 1)) ||
+      sch_unroll(sc, sch_axis(sc, nd - 2)) || sch_vectorize(sc, sch_axis(sc, nd - 1)) ||
+      (d->xb <= 16 && sch_unroll(sc, u)))
+    return -1;
+  if (!d->pad) return 0;
+  /* the padded input: inlined into the reads, or copied once (root, rows in parallel) */
+  sch_stage *sp = sch_stage_of(s, d->pad);
+  if (!sp) return -1;
+  if (!cfg->pad_copy) return sch_compute_inline(sp);
+  sch_iter *f;
+  if (sch_fuse(sp, sch_axis(sp, 0), sch_axis(sp, 1), &f) || sch_fuse(sp, f, sch_axis(sp, 2), &f) ||
+      (cfg->parallel && sch_parallel(sp, f)) || sch_vectorize(sp, sch_axis(sp, 4)))
+    return -1;
+  return 0;
+}
+
+/* Vector registers of the target (AVX-512 and AArch64: 32; AVX2 and ARMv7 NEON: 16). */
+static int target_regs(tec_ctx *ctx, const char *target, int lanes) {
+  const char *t = tec_target_str(ctx, target);
+  if (t && strstr(t, "armv7")) return 16;
+  return lanes >= 16 || lanes == 4 ? 32 : 16;
+}
+
+/* The default register tile: the most multiply-adds per load that fits the registers
+ * (accumulators + one weight vector per block + one broadcast). oc_tiles divides the blocks and
+ * in the GEMM form ow_tile divides the positions: their tails would keep a guard inside the
+ * tile (the tile loops are inside the fused parallel loop, which loop partitioning cannot
+ * split); a partial column tile is peeled, so it only counts as waste. */
+static void default_tile(int64_t ext, int64_t nob, int64_t vpb, int regs, int gemm, int64_t *bt,
+                         int64_t *bc) {
+  double best = -1;
+  *bt = *bc = 1;
+  for (int64_t t = 1; t <= 32 && t <= ext; t++)
+    for (int64_t c = 1; c <= 8 && c <= nob; c++) {
+      int64_t acc = t * c * vpb;
+      if (acc + c * vpb + 1 > regs || nob % c || (gemm && ext % t)) continue;
+      double use = (double)ext / (double)(topi_ceil_div(ext, t) * t);
+      double score = use * (double)acc / (double)(t + c * vpb);
+      if (score > best + 1e-9) best = score, *bt = t, *bc = c;
+    }
+}
+
+int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
+                            topi_space *sp) {
+  int lanes = topi_target_lanes(ctx, target);
+  if (lanes < 0 || cn_refuse(ctx, p)) return -1;
+  int64_t oh, ow;
+  if (topi_conv2d_out_hw(ctx, p, &oh, &ow)) return -1;
+  int gemm = p->kh == 1 && p->kw == 1 && p->stride_h == 1 && p->stride_w == 1 && p->pad_h == 0 &&
+             p->pad_w == 0;
+  int64_t xb = p->in_layout.kind == TOPI_NCHWC ? p->in_layout.block : divisor_upto(p->c_in, 16);
+  int64_t yb = p->out_layout.block, nib = topi_ceil_div(p->c_in, xb);
+  int64_t nob = topi_ceil_div(p->c_out, yb), ext = gemm ? oh * ow : ow;
+  int64_t tw[32], tc[8], ics[64], rows[64], b01[] = {0, 1}, bt, bc;
+  int ntw = 0, ntc = 0;
+  for (int64_t t = 1; t <= 32 && t <= ext; t++) tw[ntw++] = t;
+  for (int64_t t = 1; t <= 8 && t <= nob; t++) tc[ntc++] = t;
+  int nics = topi_divisors(nib, nib, ics, 64);
+  int nrows = gemm ? (rows[0] = 1, 1) : topi_divisors(oh, oh, rows, 64);
+  default_tile(ext, nob, topi_ceil_div(yb, lanes), target_regs(ctx, target, lanes), gemm, &bt,
+               &bc);
+  /* rows per task: the most that still leaves 8 tasks or more */
+  int64_t tiles = p->n * topi_ceil_div(nob, bc), rdef = 1;
+  for (int i = 0; i < nrows; i++)
+    if (tiles * (oh / rows[i]) >= 8) rdef = rows[i];
+  /* the padded copy pays off where the inlined compares sit in the hot loop (blocked input);
+   * an NCHW input's copy is a slow layout change for a kernel with few input channels */
+  int padded = p->pad_h > 0 || p->pad_w > 0;
+  int64_t copy_def = padded && p->in_layout.kind == TOPI_NCHWC;
+  if (topi_space_begin(ctx, sp, &topi_tmpl_conv2d_nchwc, 6) ||
+      topi_space_add(ctx, sp, "ow_tile",
+                     gemm ? "output positions (oh*ow flattened) per register tile"
+                          : "output columns per register tile",
+                     offsetof(topi_conv2d_nchwc_config, ow_tile), ntw, tw, bt) ||
+      topi_space_add(ctx, sp, "oc_tiles", "output-channel blocks per register tile",
+                     offsetof(topi_conv2d_nchwc_config, oc_tiles), ntc, tc, bc) ||
+      topi_space_add(ctx, sp, "ic_split",
+                     "input-channel blocks per pass over the kernel window (all: window "
+                     "outermost; 1: input-channel blocks outermost)",
+                     offsetof(topi_conv2d_nchwc_config, ic_split), nics, ics, 1) ||
+      topi_space_add(ctx, sp, "oh_tile", "output rows per parallel task (1 in the GEMM form)",
+                     offsetof(topi_conv2d_nchwc_config, oh_tile), nrows, rows, rdef) ||
+      topi_space_add(ctx, sp, "pad_copy",
+                     "1: the padded input copied once per call; 0: padding inlined (0 without "
+                     "padding)",
+                     offsetof(topi_conv2d_nchwc_config, pad_copy), padded ? 2 : 1, b01, copy_def) ||
+      topi_space_add(ctx, sp, "parallel", "parallel over (n, output-channel tiles, row tiles)",
+                     offsetof(topi_conv2d_nchwc_config, parallel), 2, b01, 1))
+    return -1;
+  return 0;
+}
+
+static int cn_declare(tec_ctx *ctx, const void *p, topi_decl *d) {
+  return topi_conv2d_nchwc_declare(ctx, p, d);
+}
+static int cn_schedule(const topi_decl *d, const void *c, const char *t, topi_op *o) {
+  return topi_conv2d_nchwc_schedule(d, c, t, o);
+}
+static int cn_space(tec_ctx *ctx, const void *p, const char *t, topi_space *s) {
+  return topi_conv2d_nchwc_space(ctx, p, t, s);
+}
+
+const topi_template topi_tmpl_conv2d_nchwc = {
+    WHO, "conv2d NCHW[x]c/NCHW -> NCHW[y]c, direct, register-tiled, 1x1 as GEMM",
+    TOPI_PROBLEM_CONV2D, sizeof(topi_conv2d_nchwc_config), cn_applies, cn_declare,
+    cn_schedule, cn_space};
