@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "convref.h"
 #include "testutil.h"
 #include "tec/topi.h"
 
@@ -29,122 +30,15 @@ static topi_conv2d conv(int64_t n, int64_t ci, int64_t h, int64_t w, int64_t co,
                        .in_layout = in, .out_layout = out, .epi = {bias, res, act}};
 }
 
-/* Offset of logical (n, c, y, x) in layout l of an n x C x H x W tensor. */
-static int64_t at(topi_layout l, int64_t C, int64_t H, int64_t W, int64_t n, int64_t c, int64_t y,
-                  int64_t x) {
-  if (l.kind == TOPI_NCHW) return ((n * C + c) * H + y) * W + x;
-  int64_t b = l.block, nb = (C + b - 1) / b;
-  return (((n * nb + c / b) * H + y) * W + x) * b + c % b;
-}
-
-static unsigned lcg(unsigned *s) { return *s = *s * 1103515245u + 12345u; }
-static float rnd(unsigned *s) { return (float)((lcg(s) >> 8) & 0xffff) / 32768.0f - 1.0f; }
-
-/* A tensor for argument t: random values, zero in the padded channels of a blocked layout. */
-static DLTensor make_arg(const te_tensor *t, topi_layout l, int64_t C, unsigned *seed) {
-  int64_t shape[8], n = 1;
-  for (int i = 0; i < t->ndim; i++) n *= shape[i] = t->shape[i]->v.i;
-  DLTensor d = tu_zeros(TEC_F32, t->ndim, shape);
-  float *v = tu_f32(&d);
-  for (int64_t i = 0; i < n; i++) v[i] = rnd(seed);
-  if (t->ndim == 5 && l.kind == TOPI_NCHWC)
-    for (int64_t i = 0; i < n; i++)
-      if (i / (shape[4] * shape[3] * shape[2]) % shape[1] * shape[4] + i % shape[4] >= C) v[i] = 0;
-  return d;
-}
-
-/* The reference out[n][c_out][oh][ow] in double, from data in layout p->in_layout. */
-static double *reference(const topi_conv2d *p, int64_t oh, int64_t ow, const float *data,
-                         const float *kernel, const float *bias, const float *res) {
-  int64_t O = p->n * p->c_out * oh * ow;
-  double *out = calloc((size_t)O, sizeof *out);
-  ck_assert_ptr_nonnull(out);
-  for (int64_t n = 0; n < p->n; n++)
-    for (int64_t co = 0; co < p->c_out; co++) {
-      double *o = out + (n * p->c_out + co) * oh * ow;
-      for (int64_t ci = 0; ci < p->c_in; ci++)
-        for (int64_t i = 0; i < p->kh; i++)
-          for (int64_t j = 0; j < p->kw; j++) {
-            double k = kernel[((co * p->c_in + ci) * p->kh + i) * p->kw + j];
-            for (int64_t y = 0; y < oh; y++) {
-              int64_t yy = y * p->stride_h + i - p->pad_h;
-              if (yy < 0 || yy >= p->h) continue;
-              for (int64_t x = 0; x < ow; x++) {
-                int64_t xx = x * p->stride_w + j - p->pad_w;
-                if (xx >= 0 && xx < p->w)
-                  o[y * ow + x] += k * data[at(p->in_layout, p->c_in, p->h, p->w, n, ci, yy, xx)];
-              }
-            }
-          }
-      for (int64_t y = 0; y < oh; y++)
-        for (int64_t x = 0; x < ow; x++) {
-          double v = o[y * ow + x];
-          if (bias) v += bias[co];
-          if (res) v += res[at(p->out_layout, p->c_out, oh, ow, n, co, y, x)];
-          if (p->epi.act != TOPI_ACT_NONE && v < 0) v = 0;
-          if (p->epi.act == TOPI_ACT_RELU6 && v > 6) v = 6;
-          o[y * ow + x] = v;
-        }
-    }
-  return out;
-}
-
-/* Declares, schedules (cfg, or the host default when NULL), builds and runs p; compares with
- * the reference (padded output channels must be 0). */
+/* Declares, schedules (cfg, or the host default when NULL), builds and runs p through the
+ * shared driver (tests/support/convref.c: naive double reference, padded output channels 0,
+ * packing in prepare). */
 static void check_conv(const topi_conv2d *p, const topi_conv2d_nchwc_config *cfg) {
-  tec_ctx *ctx = tec_ctx_new();
-  topi_decl d;
-  topi_space sp;
-  topi_op op;
-  OK(ctx, topi_conv2d_nchwc_declare(ctx, p, &d));
-  OK(ctx, topi_conv2d_nchwc_space(ctx, p, NULL, &sp));
-  if (!cfg) cfg = sp.default_config;
-  const char *what = tec_ctx_printf(ctx, "%lldx%lldx%lldx%lld -> %lld k%lld s%lld p%lld %s->%s [%s]",
-                                    (long long)p->n, (long long)p->c_in, (long long)p->h,
-                                    (long long)p->w, (long long)p->c_out, (long long)p->kh,
-                                    (long long)p->stride_h, (long long)p->pad_h,
-                                    topi_layout_str(ctx, p->in_layout),
-                                    topi_layout_str(ctx, p->out_layout),
-                                    topi_config_str(ctx, &sp, cfg));
-  ck_assert_msg(topi_conv2d_nchwc_schedule(&d, cfg, NULL, &op) == 0, "%s: %s", what,
-                tec_ctx_error(ctx));
-  lower_func *f = tec_lower(op.sched, "conv", op.nargs, op.args);
-  ck_assert_msg(f != NULL, "%s: %s", what, tec_ctx_error(ctx));
-  ck_assert_msg(f->prepare != NULL, "%s: the kernel packing is not in prepare", what);
-  tec_module *m = tec_build(ctx, 1, &f, NULL);
-  ck_assert_msg(m != NULL, "%s: %s", what, tec_ctx_error(ctx));
-  int64_t oh, ow;
-  OK(ctx, topi_conv2d_out_hw(ctx, p, &oh, &ow));
-  DLTensor t[5];
-  DLTensor *ta[5];
-  unsigned seed = 7u + (unsigned)(p->c_in * 31 + p->h);
-  int ri = p->epi.bias ? 3 : 2;
-  for (int i = 0; i < op.nargs; i++) {
-    topi_layout l = i == 0 ? p->in_layout : p->out_layout;
-    t[i] = make_arg(op.args[i], l, i == 0 ? p->c_in : p->c_out, &seed);
-    ta[i] = &t[i];
-  }
-  ck_assert_msg(tec_module_run(m, "conv", op.nargs, ta) == 0, "%s: %s", what, tec_rt_last_error());
-  double *ref = reference(p, oh, ow, tu_f32(&t[0]), tu_f32(&t[1]), p->epi.bias ? tu_f32(&t[2]) : NULL,
-                          p->epi.residual ? tu_f32(&t[ri]) : NULL);
-  const float *got = tu_f32(&t[op.nargs - 1]);
-  int64_t cpad = p->out_layout.block * ((p->c_out + p->out_layout.block - 1) / p->out_layout.block);
-  double worst = 0;
-  for (int64_t n = 0; n < p->n; n++)
-    for (int64_t c = 0; c < cpad; c++)
-      for (int64_t y = 0; y < oh; y++)
-        for (int64_t x = 0; x < ow; x++) {
-          double want = c < p->c_out ? ref[((n * p->c_out + c) * oh + y) * ow + x] : 0.0;
-          double g = got[at(p->out_layout, p->c_out, oh, ow, n, c, y, x)];
-          double e = fabs(g - want) / (1 + fabs(want));
-          ck_assert_msg(c < p->c_out || g == 0.0, "%s: padded channel %lld is %g, not 0", what,
-                        (long long)c, g);
-          if (e > worst) worst = e;
-        }
-  ck_assert_msg(worst < 1e-4, "%s: relative error %g", what, worst);
-  free(ref);
-  for (int i = 0; i < op.nargs; i++) tec_dl_free(&t[i]);
-  tec_ctx_free(ctx);
+  double err = cr_check_template("conv2d_nchwc", p, cfg);
+  ck_assert_msg(err < 1e-4, "%lldx%lldx%lldx%lld -> %lld k%lld s%lld p%lld: relative error %g",
+                (long long)p->n, (long long)p->c_in, (long long)p->h, (long long)p->w,
+                (long long)p->c_out, (long long)p->kh, (long long)p->stride_h,
+                (long long)p->pad_h, err);
 }
 
 /* The default config with pad_copy forced to v (when the space allows it). */
