@@ -170,8 +170,11 @@ int conv_tec_setup(conv_case *c, const char *forced) {
   int bits = tec_target_vector_bits(c->ctx, NULL);
   if (bits < 32) return tec_fail(c, "not available", tec_ctx_error(c->ctx));
   topi_layout blocked = {TOPI_NCHWC, bits / 32}, nchw = {TOPI_NCHW, 0}, nhwc = {TOPI_NHWC, 0};
-  /* the layout pairs tried, in order: the brief's NCHW16c, then what other templates read */
+  /* the layout pairs tried, in order: the brief's NCHW16c, then what other templates read; a
+   * layer with fewer input channels than a block (the networks' first convolution, 3 channels)
+   * reads NCHW first, as the previous layer (the image) has no blocked layout to give */
   topi_layout pairs[4][2] = {{blocked, blocked}, {nchw, blocked}, {nchw, nchw}, {nhwc, nhwc}};
+  if (L->c_in < blocked.block) pairs[0][0] = nchw, pairs[1][0] = blocked;
   topi_conv2d p = {.n = 1, .c_in = L->c_in, .h = L->h, .w = L->w, .c_out = L->c_out, .kh = L->k,
                    .kw = L->k, .stride_h = L->stride, .stride_w = L->stride, .pad_h = L->pad,
                    .pad_w = L->pad, .groups = L->groups,
