@@ -346,6 +346,7 @@ START_TEST(depthwise_shapes) {
       for (int64_t p = 0; p <= 2; p++) {
         int64_t W = (H * 2) % 5 + 1;
         if (H + 2 * p < 3 || W + 2 * p < 3) continue;
+        if (tu_emulated() && (H + s + p) % 3) continue; /* under qemu, a third */
         dw_case k = {H, W, H % 2 ? 4 : 3, s, p, (H + p) % 3, 0, 1, (H + s) % 2 == 0 || p == 1};
         free(dw_run(&k));
       }
@@ -358,6 +359,7 @@ START_TEST(depthwise_symbolic_shapes) {
   /* one function per stride and pad, run on every H, W in [1, 6] and 28x29 */
   for (int64_t s = 1; s <= 2; s++)
     for (int64_t p = 0; p <= 2; p++) {
+      if (tu_emulated() && (s + p) % 2) continue; /* under qemu, half */
       dw_case k = {0, 0, 4, s, p, s == 1 ? 4 : 2, 1, 1, p != 2};
       free(dw_run(&k));
     }

@@ -6,9 +6,6 @@
 #include "convref.h"
 #include "testutil.h"
 
-/* Under qemu (TEC_TEST_EMULATED) the JIT compiles and runs ~10-50x slower: a subset runs. */
-static int emulated(void) { return getenv("TEC_TEST_EMULATED") != NULL; }
-
 static topi_conv2d dwp(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t s,
                        int64_t pad, int64_t block) {
   topi_layout l = block ? (topi_layout){TOPI_NCHWC, block} : (topi_layout){TOPI_NCHW, 0};
@@ -117,7 +114,7 @@ START_TEST(layout_transforms) {
                            {TOPI_NCHWC, 1}};
   for (size_t a = 0; a < 5; a++)
     for (size_t b = 0; b < 5; b++) {
-      if (a == b || (emulated() && a + b != 2)) continue;
+      if (a == b || (tu_emulated() && a + b != 2)) continue;
       check_transform(L[a], L[b], 1, 20, 5, 7);  /* 20 channels: a partial block of 16 */
       check_transform(L[a], L[b], 2, 3, 1, 17);  /* fewer channels than a block, 1 row */
     }
@@ -159,7 +156,7 @@ START_TEST(depthwise_nchwc_sweep) {
       {1, 32, 31, 30, 3, 1, 1, 16}, {1, 4, 6, 6, 1, 2, 0, 4},   {1, 8, 4, 4, 3, 1, 0, 1},
   };
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
-    if (emulated() && i % 3) continue;
+    if (tu_emulated() && i % 3) continue;
     const int64_t *s = shapes[i];
     topi_conv2d p = dwp(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]);
     p.epi.act = (topi_act)(i % 3);
@@ -171,7 +168,7 @@ START_TEST(depthwise_nchwc_sweep) {
     topi_space sp;
     ck_assert_int_eq(topi_depthwise_nchwc_space(ctx, &p, NULL, &sp), 0);
     int64_t size = topi_space_size(&sp);
-    for (int64_t k = 0; k < 1 && !emulated(); k++) {
+    for (int64_t k = 0; k < 1 && !tu_emulated(); k++) {
       topi_depthwise_nchwc_config c;
       ck_assert_int_eq(topi_space_config(&sp, (k * 7919 + (int64_t)i) % size, &c), 0);
       check_dw("depthwise_nchwc", p, &c);
@@ -186,7 +183,7 @@ START_TEST(depthwise_nchwc_mobilenet) {
   static const int64_t L[][3] = {{32, 112, 1}, {64, 112, 2}, {128, 56, 1}, {128, 56, 2},
                                  {256, 28, 1}, {256, 28, 2}, {512, 14, 1}, {512, 14, 2},
                                  {1024, 7, 1}};
-  size_t n = emulated() ? 2 : sizeof L / sizeof L[0];
+  size_t n = tu_emulated() ? 2 : sizeof L / sizeof L[0];
   for (size_t i = 0; i < n; i++)
     check_dw("depthwise_nchwc", dwp(1, L[i][0], L[i][1], L[i][1], 3, L[i][2], 1, 16), NULL);
 }

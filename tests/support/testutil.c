@@ -92,6 +92,8 @@ tec_packed_fn tu_build(tec_ctx *ctx, sch_schedule *s, const char *name, int narg
   return fn;
 }
 
+int tu_emulated(void) { return getenv("TEC_TEST_EMULATED") != NULL; }
+
 int tu_run(Suite *s) {
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

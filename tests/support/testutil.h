@@ -48,6 +48,9 @@ tec_packed_fn tu_build(tec_ctx *ctx, sch_schedule *s, const char *name, int narg
   } while (0)
 /* Asserts that a schedule call x returned 0, printing the ctx's error otherwise. */
 #define OK(ctx, x) ck_assert_msg((x) == 0, "%s", tec_ctx_error(ctx))
+/* 1 when the suite runs under qemu-user (TEC_TEST_EMULATED, set by the cross build's ctest):
+ * JIT compiles and generated code run 10-50x slower there, so the big sweeps run a subset. */
+int tu_emulated(void);
 /* Runs a suite and returns the exit status for main. */
 int tu_run(Suite *s);
 
