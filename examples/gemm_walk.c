@@ -13,7 +13,10 @@
  *                       whole k loop
  *   9. panels per pass  a 6 x 64 tile (24 zmm accumulators), B packed per pair of 64-column
  *                       panels inside the parallel loop (hot in L2, no 4 MB copy up front),
- *                       two panels per pass over A: the schedule bench/gemm.c measures
+ *                       two panels per pass over A
+ *  10. topi dense      the same schedule from the operator template (topi/dense.c, what
+ *                       bench/gemm.c measures): declare, the host's default config, schedule;
+ *                       its result must equal step 9's bit for bit (same k order per element)
  *
  *   usage: gemm_walk [N]   (N x N x N, default 1024; any N works, tails become guards)
  */
@@ -211,7 +214,7 @@ static int s_panels(sch_schedule *s, gemm *g) {
 typedef struct step {
   const char *name;
   int packed; /* Bp's panel width, 0: B is read directly */
-  int (*schedule)(sch_schedule *, gemm *);
+  int (*schedule)(sch_schedule *, gemm *); /* NULL: topi dense (step 10) */
 } step;
 
 static const step steps[] = {
@@ -225,6 +228,7 @@ static const step steps[] = {
     {"8. register tile (8x32 in zmm registers, panels outermost)", BN, s_register},
     {"9. panels per pass (6x64 tile, k unrolled by 8, Bp packed per panel pair in the parallel "
      "loop)", 64, s_panels},
+    {"10. topi dense (the template's default config for this host)", 0, NULL},
 };
 
 /* ---------------- running and checking ---------------- */
@@ -242,23 +246,43 @@ static int cmp_double(const void *x, const void *y) {
 typedef struct data {
   int64_t n;
   DLTensor a, b, c;
-  double *ref; /* the naive result, in double */
-  double *mag; /* sum of |a*b| per element: the scale of its rounding error */
+  double *ref;  /* the naive result, in double */
+  double *mag;  /* sum of |a*b| per element: the scale of its rounding error */
+  float *prev;  /* the previous step's result */
 } data;
+
+/* Step 10: the GEMM as the dense operator template gives it. Declare the problem (a [n][n],
+ * b [n][n], out [n][n]), take the default config of its space for the host (on AVX-512 6 x 64,
+ * ku 8, jb 2 at 1024: step 9) and schedule it; the arguments are op.args. */
+static lower_func *topi_gemm(tec_ctx *ctx, int64_t n) {
+  topi_dense p = {.m = n, .n = n, .k = n};
+  topi_decl dc;
+  topi_space sp;
+  topi_op op;
+  if (topi_dense_declare(ctx, &p, &dc) || topi_dense_space(ctx, &p, NULL, &sp) ||
+      topi_dense_schedule(&dc, sp.default_config, NULL, &op))
+    return NULL;
+  printf("topi dense config: %s\n", topi_config_str(ctx, &sp, sp.default_config));
+  return tec_lower(op.sched, "gemm", op.nargs, op.args);
+}
 
 /* Builds, prints, checks and times one step. 0, or 1 if the result is wrong or it fails. */
 static int run_step(const step *st, data *d) {
   int64_t n = d->n;
   tec_ctx *ctx = tec_ctx_new();
-  gemm g;
-  declare(ctx, &g, n, st->packed);
-  sch_schedule *s = sch_create(ctx, 1, &g.c);
   lower_func *f = NULL;
   tec_module *m = NULL;
-  if (s && st->schedule(s, &g) == 0)
-    f = tec_lower(s, "gemm", 3, (te_tensor *[]){g.a, g.b, g.c});
-  if (f) m = tec_build(ctx, 1, &f, NULL);
   printf("==== %s ====\n", st->name);
+  if (st->schedule) {
+    gemm g;
+    declare(ctx, &g, n, st->packed);
+    sch_schedule *s = sch_create(ctx, 1, &g.c);
+    if (s && st->schedule(s, &g) == 0)
+      f = tec_lower(s, "gemm", 3, (te_tensor *[]){g.a, g.b, g.c});
+  } else {
+    f = topi_gemm(ctx, n);
+  }
+  if (f) m = tec_build(ctx, 1, &f, NULL);
   if (!m) {
     printf("failed: %s\n\n", tec_ctx_error(ctx));
     tec_ctx_free(ctx);
@@ -293,8 +317,15 @@ static int run_step(const step *st, data *d) {
   if (reps) qsort(ts, (size_t)reps, sizeof(double), cmp_double);
   double t = ts[reps / 2];
   int ok = worst < 1e-5;
-  printf("-> %s: %.3f ms, %.1f GFLOP/s, max relative error %.2g (%s)\n\n", st->name, t * 1e3,
+  printf("-> %s: %.3f ms, %.1f GFLOP/s, max relative error %.2g (%s)\n", st->name, t * 1e3,
          2.0 * (double)n * (double)n * (double)n / t * 1e-9, worst, ok ? "ok" : "WRONG");
+  if (!st->schedule) { /* the template against step 9: the same sums in the same order */
+    int same = memcmp(c, d->prev, sizeof(float) * (size_t)(n * n)) == 0;
+    printf("-> the same numbers as step 9, bit for bit: %s\n", same ? "yes" : "NO");
+    ok &= same;
+  }
+  printf("\n");
+  memcpy(d->prev, c, sizeof(float) * (size_t)(n * n));
   tec_ctx_free(ctx);
   return !ok;
 }
@@ -323,7 +354,8 @@ int main(int argc, char **argv) {
   /* the reference: i, k, j order (unit stride), in double */
   d.ref = calloc((size_t)(n * n), sizeof(double));
   d.mag = calloc((size_t)(n * n), sizeof(double));
-  if (!d.ref || !d.mag) {
+  d.prev = calloc((size_t)(n * n), sizeof(float));
+  if (!d.ref || !d.mag || !d.prev) {
     fprintf(stderr, "gemm_walk: out of memory\n");
     return 1;
   }
@@ -338,7 +370,7 @@ int main(int argc, char **argv) {
     }
   int status = 0;
   for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) status |= run_step(&steps[i], &d);
-  free(d.ref), free(d.mag);
+  free(d.ref), free(d.mag), free(d.prev);
   tec_dl_free(&d.a), tec_dl_free(&d.b), tec_dl_free(&d.c);
   return status;
 }

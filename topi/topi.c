@@ -12,6 +12,7 @@ static const topi_template *const registry[] = {
     &topi_tmpl_depthwise_nchwc,
     &topi_tmpl_dw_spatial_pack,
     &topi_tmpl_layout,
+    &topi_tmpl_dense,
 };
 #define NREG ((int)(sizeof registry / sizeof registry[0]))
 

@@ -242,6 +242,38 @@ int topi_dw_spatial_pack_schedule(const topi_decl *d, const topi_dw_spatial_pack
 int topi_dw_spatial_pack_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
                                topi_space *out);
 
+/* dense / matmul (topi_dense): bench/gemm.c's GEMM. b packed into nr-column panels
+ * bp[ceil(n/nr)][k][nr] (zero past n; when b is constant, once in prepare), an mr x nr register
+ * tile of accumulators over the whole k loop (k unrolled by ku), jb panels per pass over a's
+ * rows, the panel loop parallel; the epilogue applied as the tile is written. The packed layout
+ * depends on nr, so each schedule builds its own packing and output stages over the declared
+ * placeholders: op.out is a new tensor of d->out's shape (lower with op.args, as always).
+ *
+ *   for jo (parallel): bp[jb panels]; for io: for js in jb: tile = a[mr rows] x bp[panel];
+ *                                                          out[tile] = epilogue(tile)
+ *
+ * Legal values (space): mr 1..12 (AVX-512; 8 elsewhere) and <= m; nr 1..4 vectors (lanes
+ * floats), none of them entirely past n; ku 1, 2, 4, 8 (<= k); jb 1..4 (<= ceil(n / lanes));
+ * parallel 0, 1, 2; pack root and none (not with b_transposed), panel (not with const_b).
+ * Defaults: AVX-512 6 x 64, ku 8, pack panel (bench/gemm.c's best); AArch64 NEON 4 x 16
+ * (examples/aot_arm/arm_kernels.c's tile), ARMv7 NEON 4 x 8, AVX2 6 x 16; jb as many panels
+ * as fit 512 KiB (AVX-512; 256 KiB elsewhere) leaving >= 4 parallel steps. */
+typedef struct topi_dense_config {
+  int64_t mr;       /* rows per register tile (unrolled) */
+  int64_t nr;       /* columns per register tile (vectorized) = the panel width of packed b */
+  int64_t ku;       /* the tile's k loop split by ku, the inner part unrolled (1: not split) */
+  int64_t jb;       /* panels per pass over a's rows: a's mr rows reused from L1 for jb tiles */
+  int64_t parallel; /* the panel loop: 0 serial, 1 parallel in static ranges (one per thread),
+                       2 parallel in dynamic chunks of automatic size (pragma parallel_dynamic) */
+  int64_t pack;     /* b's panels: 0 all before the loop (parallel with the loop; in prepare when
+                       const_b), 1 per group of jb panels inside the parallel loop, 2 not packed
+                       (the tile reads b's rows in place) */
+} topi_dense_config;
+int topi_dense_declare(tec_ctx *ctx, const topi_dense *p, topi_decl *out);
+int topi_dense_schedule(const topi_decl *d, const topi_dense_config *cfg, const char *target,
+                        topi_op *out);
+int topi_dense_space(tec_ctx *ctx, const topi_dense *p, const char *target, topi_space *out);
+
 /* Layout transform NCHW <-> NHWC <-> NCHW[x]c (any pair; zero channels written past c). */
 typedef struct topi_layout_config {
   int64_t vectorize;  /* 1: the innermost output dimension vectorized */

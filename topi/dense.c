@@ -1,0 +1,324 @@
+/* dense.c — dense / matmul, fp32: out[i, j] = epilogue(sum_k a[i, k] * b[k, j]) (b_transposed:
+ * b[j, k], the fully connected layer), scheduled as bench/gemm.c's GEMM:
+ *
+ *   bp[jo, kk, ji] = b[kk, jo*nr + ji]   (zero past n)   B packed into nr-column panels
+ *   acc[i, j]      = sum_kk a[i, kk] * bp[j / nr, kk, j % nr]
+ *   out[i, j]      = acc[i, j] (+ bias[j]) (+ residual[i, j]) (relu / relu6)
+ *
+ *   for jo in ceil(n / (nr*jb))        parallel (static ranges, or dynamic chunks)
+ *     bp for these jb panels           (pack = panel; root: all of bp before the loop, or in
+ *                                       prepare when b is constant; none: acc reads b itself)
+ *     for io in ceil(m / mr)
+ *       for js in jb                    (a's mr rows stay in L1 for the next panel)
+ *         acc.tile[mr][nr] = 0          (compute_at js: the accumulators, in registers)
+ *         for ko in k / ku, ki in ku (unrolled): for ii in mr (unrolled):
+ *           acc.tile[ii, 0:nr] += a[io*mr + ii, k] * bp[jo*jb + js, k, 0:nr]   (vector)
+ *         out[io*mr + ii, (jo*jb + js)*nr + 0:nr] = epilogue(acc.tile[ii, 0:nr])
+ *
+ * The panel width nr is a knob, and the packed layout depends on it: declare gives the
+ * arguments and the plain definition (acc reads b itself), and every schedule builds its own
+ * bp, acc and out over the declared placeholders for its nr. So op.out is not d->out, but it has
+ * the same shape and the call's arguments are the same (op.args: the declared inputs, op.out).
+ * Tails (m % mr, n % nr, k % ku) are peeled by loop partitioning; any m, n, k >= 1 works.
+ */
+#include <string.h>
+#include "topi/internal.h"
+
+typedef struct dense_decl {
+  topi_dense p;
+  te_tensor *a, *b, *bias, *residual;
+} dense_decl;
+
+/* One graph over the declared placeholders: panels of width nr (0: no packing). */
+typedef struct dense_graph {
+  const dense_decl *d;
+  int64_t nr;
+  const ir_expr *k;
+  te_tensor *bp, *acc, *out;
+} dense_graph;
+
+/* b's element (row j of out's columns, column kk of the reduction) in its own layout */
+static const ir_expr *b_at(const dense_decl *d, const ir_expr *j, const ir_expr *kk) {
+  return d->p.b_transposed ? TE_AT(d->b, j, kk) : TE_AT(d->b, kk, j);
+}
+
+static const ir_expr *bp_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  dense_graph *g = u;
+  const ir_expr *j = ir_add(ir_mul(i[0], ir_int(ctx, g->nr)), i[2]);
+  const ir_expr *v = b_at(g->d, j, i[1]);
+  if (g->d->p.n % g->nr == 0) return v;
+  /* the select's untaken arm is never loaded: no read past b's last column */
+  return ir_select(ir_lt(j, ir_int(ctx, g->d->p.n)), v, ir_float(ctx, 0.0));
+}
+
+static const ir_expr *acc_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  dense_graph *g = u;
+  const ir_expr *bv;
+  if (g->bp) {
+    const ir_expr *nr = ir_int(ctx, g->nr);
+    bv = TE_AT(g->bp, ir_floordiv(i[1], nr), g->k, ir_floormod(i[1], nr));
+  } else {
+    bv = b_at(g->d, i[1], g->k);
+  }
+  return te_sum(ir_mul(TE_AT(g->d->a, i[0], g->k), bv), 1, &g->k, NULL);
+}
+
+static const ir_expr *out_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  dense_graph *g = u;
+  const dense_decl *d = g->d;
+  return topi_epilogue_expr(ctx, &d->p.epi, TE_AT(g->acc, i[0], i[1]),
+                            d->bias ? TE_AT(d->bias, i[1]) : NULL,
+                            d->residual ? TE_AT(d->residual, i[0], i[1]) : NULL);
+}
+
+static dense_graph *dense_build_graph(tec_ctx *ctx, const dense_decl *d, int64_t nr) {
+  dense_graph *g = tec_ctx_alloc(ctx, sizeof *g);
+  if (!g) return NULL;
+  const topi_dense *p = &d->p;
+  *g = (dense_graph){.d = d, .nr = nr, .k = te_reduce_axis_n(ctx, "k", p->k)};
+  static const char *const pn[] = {"jo", "k", "ji"}, *const on[] = {"i", "j"};
+  if (nr > 0 &&
+      !(g->bp = te_compute(ctx, &(te_compute_decl){.name = "b_p", .ndim = 3,
+                                                  .shape = TE_SHAPE(ctx, topi_ceil_div(p->n, nr),
+                                                                    p->k, nr),
+                                                  .body = bp_body, .user = g, .tag = "pack_b",
+                                                  .axis_names = pn})))
+    return NULL;
+  const ir_expr *const *os = TE_SHAPE(ctx, p->m, p->n);
+  g->acc = te_compute(ctx, &(te_compute_decl){.name = "acc", .ndim = 2, .shape = os,
+                                              .body = acc_body, .user = g, .tag = "dense",
+                                              .axis_names = on});
+  if (!g->acc) return NULL;
+  g->out = te_compute(ctx, &(te_compute_decl){.name = "out", .ndim = 2, .shape = os,
+                                              .body = out_body, .user = g, .tag = "epilogue",
+                                              .axis_names = on});
+  return g->out ? g : NULL;
+}
+
+static int dense_applies(tec_ctx *ctx, const void *problem, const char **why) {
+  const topi_dense *p = problem;
+  const char *w = NULL;
+  if (!p)
+    w = "the problem is NULL";
+  else if (p->m < 1 || p->n < 1 || p->k < 1)
+    w = tec_ctx_printf(ctx, "sizes must be >= 1 (got m=%lld n=%lld k=%lld)", (long long)p->m,
+                       (long long)p->n, (long long)p->k);
+  else if ((p->b_transposed != 0 && p->b_transposed != 1) || (p->const_b != 0 && p->const_b != 1))
+    w = tec_ctx_printf(ctx, "b_transposed = %d and const_b = %d must be 0 or 1", p->b_transposed,
+                       p->const_b);
+  else if ((p->epi.bias != 0 && p->epi.bias != 1) ||
+           (p->epi.residual != 0 && p->epi.residual != 1))
+    w = tec_ctx_printf(ctx, "epi.bias = %d and epi.residual = %d must be 0 or 1", p->epi.bias,
+                       p->epi.residual);
+  else if (p->epi.act < TOPI_ACT_NONE || p->epi.act > TOPI_ACT_RELU6)
+    w = tec_ctx_printf(ctx, "activation %d is not one of TOPI_ACT_NONE, _RELU, _RELU6",
+                       (int)p->epi.act);
+  if (why) *why = w;
+  return w == NULL;
+}
+
+int topi_dense_declare(tec_ctx *ctx, const topi_dense *p, topi_decl *out) {
+  if (!ctx) return -1;
+  if (!out) return tec_ctx_set_error(ctx, "dense: problem and decl are required");
+  const char *why;
+  if (!dense_applies(ctx, p, &why)) return tec_ctx_set_error(ctx, "dense: %s", why);
+  dense_decl *d = tec_ctx_alloc(ctx, sizeof *d);
+  te_tensor **args = tec_ctx_alloc(ctx, 5 * sizeof *args);
+  if (!d || !args) return -1;
+  *d = (dense_decl){.p = *p};
+  d->a = te_placeholder(ctx, "a", TEC_F32, 2, TE_SHAPE(ctx, p->m, p->k));
+  const ir_expr *const *bs = p->b_transposed ? TE_SHAPE(ctx, p->n, p->k) : TE_SHAPE(ctx, p->k, p->n);
+  d->b = p->const_b ? te_const_placeholder(ctx, "b", TEC_F32, 2, bs)
+                    : te_placeholder(ctx, "b", TEC_F32, 2, bs);
+  if (p->epi.bias) d->bias = te_const_placeholder(ctx, "bias", TEC_F32, 1, TE_SHAPE(ctx, p->n));
+  if (p->epi.residual)
+    d->residual = te_placeholder(ctx, "residual", TEC_F32, 2, TE_SHAPE(ctx, p->m, p->n));
+  if (!d->a || !d->b || (p->epi.bias && !d->bias) || (p->epi.residual && !d->residual)) return -1;
+  dense_graph *g = dense_build_graph(ctx, d, 0); /* the plain definition */
+  if (!g) return -1;
+  int n = 0;
+  args[n++] = d->a;
+  args[n++] = d->b;
+  if (d->bias) args[n++] = d->bias;
+  if (d->residual) args[n++] = d->residual;
+  args[n++] = g->out;
+  *out = (topi_decl){&topi_tmpl_dense, ctx, &d->p, n, args, g->out, d};
+  return 0;
+}
+
+/* Knob values of `pack` */
+enum { PACK_ROOT, PACK_PANEL, PACK_NONE };
+
+/* The B panel's copy: rows of b read contiguously. Not transposed: along a panel row, one
+ * vector (lanes floats) per copy; transposed (b[j, k]): k innermost, so each of b's rows is read
+ * in order and the panel written with stride nr. */
+static int schedule_pack(sch_stage *sp, const topi_dense *p, int64_t nr, int lanes) {
+  sch_iter *pk = sch_leaf_named(sp, "k"), *pj = sch_leaf_named(sp, "ji"), *po;
+  if (p->b_transposed) return sch_reorder(sp, 2, (sch_iter *[]){pj, pk});
+  if (nr % lanes == 0 && nr > lanes && sch_split(sp, pj, lanes, &po, &pj)) return -1;
+  return sch_vectorize(sp, pj);
+}
+
+int topi_dense_schedule(const topi_decl *dc, const topi_dense_config *cfg, const char *target,
+                        topi_op *op) {
+  if (!dc || !cfg || !op) return -1;
+  if (dc->tmpl != &topi_tmpl_dense)
+    return tec_ctx_set_error(dc->ctx, "dense: the declaration is of template '%s'",
+                             dc->tmpl ? dc->tmpl->name : "?");
+  tec_ctx *ctx = dc->ctx;
+  int lanes = topi_target_lanes(ctx, target);
+  if (lanes < 0 || topi_config_check(dc, cfg, target)) return -1;
+  const dense_decl *d = dc->priv;
+  dense_graph *g = dense_build_graph(ctx, d, cfg->pack == PACK_NONE ? 0 : cfg->nr);
+  te_tensor **args = tec_ctx_alloc(ctx, sizeof *args * (size_t)dc->nargs);
+  if (!g || !args) return -1;
+  memcpy(args, dc->args, sizeof *args * (size_t)dc->nargs);
+  args[dc->nargs - 1] = g->out;
+  sch_schedule *s = sch_create(ctx, 1, &g->out);
+  if (!s) return -1;
+  *op = (topi_op){dc, s, dc->nargs, args, g->out};
+
+  /* out: jo, io, [js,] ii, ji; the accumulator tile at the innermost tile loop */
+  sch_stage *so = sch_stage_of(s, g->out), *sa = sch_stage_of(s, g->acc);
+  sch_iter *io, *jo, *ii, *ji, *js, *at;
+  if (!so || !sa ||
+      sch_tile(so, sch_axis(so, 0), sch_axis(so, 1), cfg->mr, cfg->nr, &io, &jo, &ii, &ji))
+    return -1;
+  if (cfg->jb > 1) {
+    if (sch_split(so, jo, cfg->jb, &jo, &js) ||
+        sch_reorder(so, 5, (sch_iter *[]){jo, io, js, ii, ji}))
+      return -1;
+    at = js;
+  } else {
+    if (sch_reorder(so, 4, (sch_iter *[]){jo, io, ii, ji})) return -1;
+    at = io;
+  }
+  if (sch_vectorize(so, ji)) return -1;
+  if (cfg->parallel && sch_parallel(so, jo)) return -1;
+  if (cfg->parallel == 2 && sch_pragma(so, jo, "parallel_dynamic", ir_int(ctx, 0))) return -1;
+
+  /* acc: k outermost (split by ku, the inner part unrolled), mr rows unrolled, nr columns one
+   * vector (cut into native registers by codegen) */
+  if (sch_compute_at(sa, so, at)) return -1;
+  sch_iter *li = sch_axis(sa, 0), *lj = sch_axis(sa, 1), *lk = sch_reduce_axis(sa, 0), *lki;
+  if (cfg->ku > 1) {
+    if (sch_split(sa, lk, cfg->ku, &lk, &lki) ||
+        sch_reorder(sa, 4, (sch_iter *[]){lk, lki, li, lj}) || sch_unroll(sa, lki))
+      return -1;
+  } else if (sch_reorder(sa, 3, (sch_iter *[]){lk, li, lj})) {
+    return -1;
+  }
+  if (sch_unroll(sa, li) || sch_vectorize(sa, lj)) return -1;
+
+  if (!g->bp) return 0;
+  sch_stage *sp = sch_stage_of(s, g->bp);
+  if (!sp) return -1;
+  if (cfg->pack == PACK_PANEL && sch_compute_at(sp, so, jo)) return -1;
+  if (cfg->pack == PACK_ROOT && cfg->parallel && sch_parallel(sp, sch_leaf_named(sp, "jo")))
+    return -1;
+  return schedule_pack(sp, &d->p, cfg->nr, lanes);
+}
+
+/* ---- the space ---- */
+
+/* A target's default tile, by architecture and vector lanes (first match). */
+typedef struct dense_target {
+  const char *triple;  /* prefix of the -mtriple, or NULL: any */
+  int lanes;           /* vector lanes of float (0: any) */
+  int64_t mr, nr_vecs; /* default tile: mr rows x nr_vecs vectors */
+  int64_t mr_max;      /* largest mr offered */
+  int64_t ku;          /* default k unrolling */
+  int64_t l2_budget;   /* bytes of packed panels per pass over a (jb's default) */
+} dense_target;
+
+static const dense_target dense_targets[] = {
+    /* AVX-512: 6 x 64, 24 zmm accumulators (bench/gemm.c, bench/README.md) */
+    {NULL, 16, 6, 4, 12, 8, 512 << 10},
+    /* AVX2: 6 x 16, 12 of the 16 ymm registers */
+    {NULL, 8, 6, 2, 8, 8, 256 << 10},
+    /* ARMv7 NEON, 16 q registers: 4 x 8, 8 accumulators (examples/aot_arm, test_neon) */
+    {"armv7", 4, 4, 2, 8, 8, 256 << 10},
+    /* AArch64 NEON, 32 q registers: 4 x 16, 16 accumulators (examples/aot_arm/arm_kernels.c) */
+    {NULL, 4, 4, 4, 8, 8, 256 << 10},
+    /* no SIMD */
+    {NULL, 0, 4, 4, 8, 4, 256 << 10},
+};
+
+static const dense_target *dense_target_of(tec_ctx *ctx, const char *target, int lanes) {
+  const char *ts = tec_target_str(ctx, target), *tr = ts ? strstr(ts, "-mtriple=") : NULL;
+  tr = tr ? tr + 9 : "";
+  int n = (int)(sizeof dense_targets / sizeof dense_targets[0]);
+  for (int i = 0; i < n - 1; i++) {
+    const dense_target *t = &dense_targets[i];
+    if ((t->lanes == 0 || t->lanes == lanes) &&
+        (!t->triple || !strncmp(tr, t->triple, strlen(t->triple))))
+      return t;
+  }
+  return &dense_targets[n - 1];
+}
+
+/* jb's default: as many panels per pass over a as fit the budget (k*nr floats each), leaving
+ * at least 4 steps of the parallel loop (the threads need work to share) and dividing the
+ * panels (no partial group). */
+static int64_t dense_default_jb(const topi_dense *p, int64_t nr, int64_t budget, int64_t max) {
+  int64_t panels = topi_ceil_div(p->n, nr), jb = budget / (p->k * nr * 4);
+  if (jb > max) jb = max;
+  while (jb > 1 && (panels % jb || panels / jb < 4)) jb--;
+  return jb < 1 ? 1 : jb;
+}
+
+int topi_dense_space(tec_ctx *ctx, const topi_dense *p, const char *target, topi_space *sp) {
+  if (!ctx) return -1;
+  const char *why;
+  if (!dense_applies(ctx, p, &why)) return tec_ctx_set_error(ctx, "dense: %s", why);
+  int lanes = topi_target_lanes(ctx, target);
+  if (lanes < 0) return -1;
+  const dense_target *t = dense_target_of(ctx, target, lanes);
+  int64_t mr[16], nr[4], ku[4], jb[4], par[3] = {0, 1, 2}, pack[3];
+  int nmr = 0, nnr = 0, nku = 0, njb = 0, npack = 0;
+  for (int64_t v = 1; v <= t->mr_max && (v <= p->m || v == 1); v++) mr[nmr++] = v;
+  /* nr: 1 to 4 vectors, none of them all past n */
+  for (int64_t v = 1; v <= 4 && (v == 1 || (v - 1) * lanes < p->n); v++) nr[nnr++] = v * lanes;
+  for (int64_t v = 1; v <= 8 && v <= p->k; v *= 2) ku[nku++] = v;
+  for (int64_t v = 1; v <= 4 && (v == 1 || v <= topi_ceil_div(p->n, lanes)); v++) jb[njb++] = v;
+  pack[npack++] = PACK_ROOT;
+  if (!p->const_b) pack[npack++] = PACK_PANEL;
+  if (!p->b_transposed) pack[npack++] = PACK_NONE;
+  int64_t def_mr = t->mr < mr[nmr - 1] ? t->mr : mr[nmr - 1];
+  int64_t def_nr = t->nr_vecs * lanes < nr[nnr - 1] ? t->nr_vecs * lanes : nr[nnr - 1];
+  int64_t def_ku = 1;
+  for (int i = 0; i < nku; i++)
+    if (ku[i] <= t->ku) def_ku = ku[i];
+  int64_t def_jb = dense_default_jb(p, def_nr, t->l2_budget, jb[njb - 1]);
+  if (topi_space_begin(ctx, sp, &topi_tmpl_dense, 6) ||
+      topi_space_add(ctx, sp, "mr", "rows of the register tile (unrolled)",
+                     offsetof(topi_dense_config, mr), nmr, mr, def_mr) ||
+      topi_space_add(ctx, sp, "nr", "columns of the register tile and width of b's panels",
+                     offsetof(topi_dense_config, nr), nnr, nr, def_nr) ||
+      topi_space_add(ctx, sp, "ku", "the tile's k loop unrolled by ku",
+                     offsetof(topi_dense_config, ku), nku, ku, def_ku) ||
+      topi_space_add(ctx, sp, "jb", "panels per pass over a's rows",
+                     offsetof(topi_dense_config, jb), njb, jb, def_jb) ||
+      topi_space_add(ctx, sp, "parallel", "0 serial, 1 static ranges, 2 dynamic chunks",
+                     offsetof(topi_dense_config, parallel), 3, par, 1) ||
+      topi_space_add(ctx, sp, "pack", "b's panels: 0 root (or prepare), 1 per panel group, 2 none",
+                     offsetof(topi_dense_config, pack), npack, pack,
+                     p->const_b ? PACK_ROOT : PACK_PANEL))
+    return -1;
+  return 0;
+}
+
+static int dense_declare(tec_ctx *ctx, const void *p, topi_decl *d) {
+  return topi_dense_declare(ctx, p, d);
+}
+static int dense_schedule(const topi_decl *d, const void *c, const char *t, topi_op *o) {
+  return topi_dense_schedule(d, c, t, o);
+}
+static int dense_space(tec_ctx *ctx, const void *p, const char *t, topi_space *s) {
+  return topi_dense_space(ctx, p, t, s);
+}
+
+const topi_template topi_tmpl_dense = {
+    "dense", "dense / matmul: b packed into panels, an mr x nr register tile, epilogue fused",
+    TOPI_PROBLEM_DENSE, sizeof(topi_dense_config), dense_applies, dense_declare, dense_schedule,
+    dense_space};
