@@ -10,7 +10,8 @@
  * by at most one; task t goes to worker t, so a schedule's iterations land on the same
  * threads from call to call. The pool is made lazily by the first call that needs a second
  * thread and grows when tec_rt_set_num_threads asks for more; workers sleep on a condition
- * variable between jobs after a short spin (a few microseconds), so an idle pool costs nothing.
+ * variable between jobs after a short spin (tens of microseconds, yielding the core now and
+ * then), so an idle pool costs nothing.
  *
  * Dynamic chunking (tec_rt_parallel_for_dynamic, a loop with pragma parallel_dynamic): every
  * task, the caller's included, claims the next `chunk` iterations from a shared counter until
@@ -28,8 +29,10 @@
  * its own part, takes every task still open (highest first) and runs it itself. A worker
  * that wakes late finds its task taken and goes back to waiting without touching the job; the
  * join waits only for the tasks workers took. So a worker asleep on its condition variable,
- * or whose core is busy with another process, costs the caller nothing beyond the work
- * (a 10 us loop on 2 threads of a loaded 2-core machine: ~60-90 us before, see git log).
+ * or whose core is busy with another process, costs the caller nothing beyond the work: a
+ * 10 us loop (median of 2000 calls, 2-core machine with a load of 6-8) on 2 threads took
+ * ~100 us back to back and ~77 us with workers asleep before; now ~10 us and ~16-22 us
+ * (1 thread: 10-15 us; see also the yield in rt_worker_main).
  * Without contention, workers spinning for the next job take their task within well under a
  * microsecond, long before the caller finishes its own range, so task t still runs on worker
  * t. The generation in the claim word rules out ABA: a worker still holding job g's view
@@ -80,6 +83,7 @@
  * Plain pthreads and C11 atomics: builds for x86-64, AArch64 and ARMv7 alike.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -91,6 +95,8 @@
 
 #define RT_SPIN 2000   /* pause iterations before a thread sleeps on a condition variable
                         * (bench/gemm.c gives GNU OpenMP the same budget: keep them equal) */
+#define RT_YIELD 64    /* an idle worker's spin gives its core away every this many pauses
+                        * (GNU OpenMP's spin does not: same count, not the same wall time) */
 #define RT_MSG_MAX 1024
 
 typedef struct rt_worker {
@@ -293,6 +299,11 @@ static void rt_launch_task(rt_pool *p, rt_launch *l, int task) {
   pthread_mutex_unlock(&p->mu);
 }
 
+/* An idle worker's spin for the next job yields its core every RT_YIELD pauses. On a loaded
+ * machine the kernel wakes a sleeping worker onto its caller's core (the others are busy):
+ * after its task the worker's pure spin kept the caller, the thread the job waits for, off
+ * that core for the whole spin (a 10 us loop on 2 threads: ~58 us with stealing and a pure
+ * spin, ~8.5 us with the yield). With the core to itself the yield returns at once. */
 static void *rt_worker_main(void *arg) {
   rt_pool *p = &rt_pool_g;
   rt_worker *w = arg;
@@ -300,8 +311,10 @@ static void *rt_worker_main(void *arg) {
   rt_in_task = 1; /* anything a task calls runs serially here */
   for (;;) {
     for (int s = 0; s < RT_SPIN && atomic_load_explicit(&p->generation, memory_order_acquire) == seen;
-         s++)
-      rt_pause();
+         s++) {
+      if (s % RT_YIELD == RT_YIELD - 1) sched_yield();
+      else rt_pause();
+    }
     pthread_mutex_lock(&p->mu);
     while (atomic_load(&p->generation) == seen && !p->shutdown) pthread_cond_wait(&p->wake, &p->mu);
     if (p->shutdown) {
