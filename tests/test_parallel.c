@@ -986,6 +986,8 @@ START_TEST(aot_object_links_with_runtime) {
     fclose(f);
 #if defined(__SANITIZE_ADDRESS__) /* the runtime library was built with the sanitizers */
     const char *san = "-fsanitize=address,undefined";
+#elif defined(__SANITIZE_THREAD__) /* a ThreadSanitizer build (docs/architecture.md) */
+    const char *san = "-fsanitize=thread";
 #else
     const char *san = "";
 #endif

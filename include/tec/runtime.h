@@ -46,9 +46,11 @@ int64_t tec_dl_numel(const DLTensor *t);
 #define TEC_RT_MAX_THREADS 256
 void tec_rt_set_num_threads(int n);
 int tec_rt_get_num_threads(void);
-/* Runs body over [0, n) cut into min(threads, n) contiguous chunks, one per thread, and
- * returns when all are done: 0, or the nonzero code of the lowest-numbered failing chunk,
- * whose tec_rt_last_error() message is then set on the calling thread. n <= 0 does nothing.
+/* Runs body over [0, n) cut into min(threads, n) contiguous chunks, one per thread (chunk t
+ * on worker t; the caller runs a chunk itself when that worker has not started it by the time
+ * the caller's own chunk is done), and returns when all are done: 0, or the nonzero code of
+ * the lowest-numbered failing chunk, whose tec_rt_last_error() message is then set on the
+ * calling thread. Every chunk runs, failing or not. n <= 0 does nothing.
  * Calls from inside a body (nested parallelism) and calls while the pool serves another
  * thread run serially, as body(0, n, closure), on the calling thread. Generated code calls
  * this for every parallel loop. */
