@@ -140,6 +140,10 @@ te_tensor *sch_cache_read(sch_schedule *s, te_tensor *t, const char *scope, int 
   if (insert_stage(s, cs, first)) return NULL;
   for (int r = 0; r < nreaders; r++)
     if (reread(rs[r], t, c)) return NULL;
+  if (sch_trace_add(s, SCH_PRIM_CACHE_READ,
+                    (sch_arg[]){{.tensor = t}, {.str = scope},
+                                {.n = nreaders, .tensors = readers}, {.tensor = c}}))
+    return NULL;
   return c;
 }
 
@@ -243,7 +247,17 @@ static te_tensor *cache_relayout(sch_schedule *s, sch_stage *st, int ti, const c
   return c;
 }
 
+static te_tensor *cache_write(sch_schedule *s, te_tensor *t, const char *scope);
+
 te_tensor *sch_cache_write(sch_schedule *s, te_tensor *t, const char *scope) {
+  te_tensor *c = cache_write(s, t, scope);
+  if (!c || sch_trace_add(s, SCH_PRIM_CACHE_WRITE,
+                          (sch_arg[]){{.tensor = t}, {.str = scope}, {.tensor = c}}))
+    return NULL;
+  return c;
+}
+
+static te_tensor *cache_write(sch_schedule *s, te_tensor *t, const char *scope) {
   if (!s) return NULL;
   tec_ctx *ctx = s->ctx;
   if (!t) {
