@@ -306,7 +306,8 @@ int dt_prim_apply(dt_state *st, const dt_prim *p) {
     text[k] = ids[k];
   }
   size_t start = tx->len;
-  dt_text_printf(tx, "%s", sch_prim_call_c(ctx, p->kind, text, cnt));
+  const char *call = sch_prim_call_c(ctx, p->kind, text, cnt);
+  dt_text_printf(tx, "%s", call ? call : "/* the call's text: out of memory */");
   tec_ctx_clear_error(ctx);
   int ok = sch_prim_invoke(st->in->sched, p->kind, a) == 0;
   te_tensor *made = NULL;

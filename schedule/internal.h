@@ -11,7 +11,8 @@ int sch_add_relation(sch_stage *st, sch_relation r);
 sch_stage *sch_stage_new(sch_schedule *s, te_tensor *t);
 int sch_replace_leaf(sch_stage *st, int pos, int n, sch_iter *const *its);
 /* The name cache_read/cache_write give a cache of base in scope: "<base>.<scope>", with 1, 2,
- * ... appended while a stage has that name (in the arena; difftest predicts names with it). */
+ * ... appended while a stage has that name (in the arena; difftest predicts names with it;
+ * rfactor names its partials with scope "rf"). NULL when out of memory. */
 const char *sch_cache_name(sch_schedule *s, const char *base, const char *scope);
 
 /* relayout.c: extents of iters from the domains; index maps between roots and leaves. */

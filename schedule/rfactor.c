@@ -171,6 +171,7 @@ te_tensor *sch_rfactor(sch_schedule *s, te_tensor *t, sch_iter *axis, int factor
   }
   te_compute_decl d = {0};
   d.name = sch_cache_name(s, t->name, "rf"); /* "C.rf", or "C.rf1" for a second one */
+  if (!d.name) return NULL;
   d.ndim = t->ndim + 1;
   d.shape = shape;
   d.body = rf_body;

@@ -201,7 +201,7 @@ const char *sch_prim_call_c(tec_ctx *ctx, sch_prim_kind k, const char *const *te
   int ns = sch_prim_spec(k, sp);
   const char *decl = "", *args = "", *result = "";
   if (ns && sp[0].type != SCH_T_STAGE) args = "s";
-  for (int i = 0; i < ns; i++) {
+  for (int i = 0; i < ns && decl && args && result; i++) {
     const char *a = text[i] ? text[i] : "NULL";
     if (sp[i].out && sp[i].type == SCH_T_TENSOR) {
       result = tec_ctx_printf(ctx, "te_tensor *%s = ", a);
@@ -214,8 +214,10 @@ const char *sch_prim_call_c(tec_ctx *ctx, sch_prim_kind k, const char *const *te
       a = tec_ctx_printf(ctx, "%d, (%s *[]){%s}", n ? n[i] : 0,
                          sp[i].type == SCH_T_ITERS ? "sch_iter" : "te_tensor", a);
     }
+    if (!a) return NULL; /* out of memory (recorded) */
     args = tec_ctx_printf(ctx, "%s%s%s", args, *args ? ", " : "", a);
   }
+  if (!decl || !args || !result) return NULL; /* out of memory (recorded) */
   return tec_ctx_printf(ctx, "%s%s%ssch_%s(%s);", decl, *decl ? ";\n" : "", result,
                         sch_prim_name(k), args);
 }
@@ -252,6 +254,7 @@ static int taken(const cprint *c, const char *id) {
 
 /* A fresh C identifier made from text: other characters become '_', repeats get _2, _3. */
 static const char *new_id(cprint *c, const char *text) {
+  if (!text) return NULL;
   size_t n = strlen(text);
   char *base = tec_ctx_alloc(c->ctx, n + 2);
   if (!base) return NULL;
@@ -297,28 +300,30 @@ static const char *tensor_id(cprint *c, const char *name) {
   if (id) return id;
   id = bind(c, ID_TENSOR, NULL, name, new_id(c, name));
   const char *lit = sch_c_string(c->ctx, name);
-  if (id && lit) emit(c, tec_ctx_printf(c->ctx, "te_tensor *%s = sch_tensor_named(s, %s);", id, lit));
-  return id;
+  emit(c, id && lit ? tec_ctx_printf(c->ctx, "te_tensor *%s = sch_tensor_named(s, %s);", id, lit)
+                    : NULL);
+  return c->out ? id : NULL;
 }
 
 static const char *stage_id(cprint *c, const char *name) {
   const char *id = find(c, ID_STAGE, NULL, name);
   if (id) return id;
   const char *t = tensor_id(c, name);
-  id = bind(c, ID_STAGE, NULL, name, new_id(c, tec_ctx_printf(c->ctx, "s_%s", name)));
-  if (id && t) emit(c, tec_ctx_printf(c->ctx, "sch_stage *%s = sch_stage_of(s, %s);", id, t));
-  return id;
+  id = t ? bind(c, ID_STAGE, NULL, name, new_id(c, tec_ctx_printf(c->ctx, "s_%s", name))) : NULL;
+  emit(c, id ? tec_ctx_printf(c->ctx, "sch_stage *%s = sch_stage_of(s, %s);", id, t) : NULL);
+  return c->out ? id : NULL;
 }
 
 static const char *iter_id(cprint *c, const char *owner, const char *name) {
   const char *id = find(c, ID_ITER, owner, name);
   if (id) return id;
   const char *st = stage_id(c, owner);
-  id = bind(c, ID_ITER, owner, name, new_id(c, tec_ctx_printf(c->ctx, "%s_%s", owner, name)));
+  id = st ? bind(c, ID_ITER, owner, name, new_id(c, tec_ctx_printf(c->ctx, "%s_%s", owner, name)))
+          : NULL;
   const char *lit = sch_c_string(c->ctx, name);
-  if (id && st && lit)
-    emit(c, tec_ctx_printf(c->ctx, "sch_iter *%s = sch_leaf_named(%s, %s);", id, st, lit));
-  return id;
+  emit(c, id && lit ? tec_ctx_printf(c->ctx, "sch_iter *%s = sch_leaf_named(%s, %s);", id, st, lit)
+                    : NULL);
+  return c->out ? id : NULL;
 }
 
 static const char *int_text(tec_ctx *ctx, int64_t v) {
@@ -402,9 +407,11 @@ const char *sch_trace_c(tec_ctx *ctx, const sch_trace *t) {
           text[k] = iter_id(&c, owner, o->name);
         }
         break;
-      case SCH_T_AXIS:
-        text[k] = tec_ctx_printf(ctx, "sch_axis(%s, %lld)", stage_id(&c, owner), (long long)o->i);
+      case SCH_T_AXIS: {
+        const char *sid = stage_id(&c, owner);
+        text[k] = sid ? tec_ctx_printf(ctx, "sch_axis(%s, %lld)", sid, (long long)o->i) : NULL;
         break;
+      }
       case SCH_T_ITERS:
       case SCH_T_TENSORS: {
         const char *list = "";

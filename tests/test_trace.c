@@ -757,6 +757,59 @@ START_TEST(replay_errors) {
 }
 END_TEST
 
+/* ---------------- out of memory ---------------- */
+
+/* The arena runs out part way: primitives, printers, the parser and the replay fail with an
+ * error (never a crash or a leak), and a trace that lost a record refuses to print. */
+START_TEST(out_of_memory) {
+  tec_ctx *ctx0 = tec_ctx_new();
+  decl d0;
+  decl_mm64(ctx0, &d0);
+  sch_schedule *s0 = sch_create(ctx0, 1, &d0.c);
+  ck_assert_int_eq(s_attach_gemm(s0, &d0), 0);
+  const char *json = sch_trace_json(ctx0, sch_get_trace(s0));
+  const char *want = lowered(s0, 3, d0.args, "reference");
+  int complete = 0, replayed = 0;
+  for (long budget = 0; budget < 1200; budget += 7) {
+    tec_ctx *ctx = tec_ctx_new();
+    decl d;
+    decl_mm64(ctx, &d);
+    sch_schedule *s = sch_create(ctx, 1, &d.c);
+    tec_ctx_set_alloc_budget(ctx, budget);
+    int rc = s_attach_gemm(s, &d);
+    const char *js = sch_trace_json(ctx, sch_get_trace(s));
+    const char *c = js ? sch_trace_c(ctx, sch_get_trace(s)) : NULL;
+    if (rc == 0 && js && c) {
+      ck_assert_str_eq(js, json);
+      complete++;
+    } else {
+      ck_assert_ptr_nonnull(tec_ctx_error(ctx));
+    }
+    if (sch_get_trace(s)->broken) ck_assert_ptr_null(js);
+    tec_ctx_free(ctx);
+
+    ctx = tec_ctx_new();
+    decl_mm64(ctx, &d);
+    s = sch_create(ctx, 1, &d.c);
+    tec_ctx_set_alloc_budget(ctx, budget);
+    sch_trace *t = sch_trace_parse_json(ctx, json);
+    rc = t ? sch_trace_replay(s, t) : -1;
+    tec_ctx_set_alloc_budget(ctx, -1);
+    if (rc == 0) {
+      ck_assert_str_eq(lowered(s, 3, d.args, "replay"), want);
+      replayed++;
+    } else {
+      ck_assert_ptr_nonnull(tec_ctx_error(ctx));
+      ck_assert_int_eq(tec_ctx_error_kind(ctx), TEC_ERR_OOM);
+    }
+    tec_ctx_free(ctx);
+  }
+  ck_assert_int_gt(complete, 0); /* the sweep reaches budgets that suffice */
+  ck_assert_int_gt(replayed, 0);
+  tec_ctx_free(ctx0);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("trace");
   TCase *tc = tcase_create("trace");
@@ -765,6 +818,7 @@ int main(void) {
   tcase_add_test(tc, parse_errors);
   tcase_add_test(tc, replay_errors);
   tcase_add_test(tc, replayed_matmul_runs);
+  tcase_add_test(tc, out_of_memory);
   tcase_add_test(tc, replay_examples_and_tests);
   tcase_add_test(tc, replay_topi_templates);
   suite_add_tcase(s, tc);
