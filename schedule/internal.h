@@ -78,8 +78,7 @@ const char *sch_record_json(tec_ctx *ctx, const sch_record *r, int strict);
 /* 0 if t can be printed (complete, every value a finite constant), else -1 with an error
  * for `who` naming the record. */
 int sch_trace_check_printable(tec_ctx *ctx, const sch_trace *t, const char *who);
-/* Splits the reorder and storage steps out of the public calls, for primitives made of
- * others (tile): no record of their own. */
+/* sch_reorder without a record: for primitives made of others (tile records itself). */
 int sch_reorder_leaves(sch_stage *st, int n, sch_iter *const *order);
 
 #endif

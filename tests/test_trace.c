@@ -15,7 +15,7 @@ typedef struct decl {
   int nargs;
   te_tensor *args[6];
   te_tensor *a, *b, *bp, *c;
-  const ir_expr *k;
+  const ir_expr *k, *k2; /* reduce axes */
   int64_t n, bn;
 } decl;
 
@@ -106,7 +106,50 @@ static void decl_chain(tec_ctx *ctx, decl *d) {
   set_args(d, 2, (te_tensor *[]){d->a, d->c});
 }
 
+/* examples/hello.c: C = A + B over a symbolic n */
+static const ir_expr *vadd(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  (void)ctx;
+  decl *d = u;
+  return ir_add(TE_AT(d->a, i[0]), TE_AT(d->b, i[0]));
+}
+static void decl_hello(tec_ctx *ctx, decl *d) {
+  *d = (decl){0};
+  const ir_expr *n = te_size_var(ctx, "n");
+  d->a = te_placeholder(ctx, "A", TEC_F32, 1, &n);
+  d->b = te_placeholder(ctx, "B", TEC_F32, 1, &n);
+  d->c = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 1, .shape = &n, .body = vadd,
+                                            .user = d});
+  set_args(d, 3, (te_tensor *[]){d->a, d->b, d->c});
+}
+
+/* examples/aot_arm/arm_kernels.c: the NHWC depthwise 3x3 (In [H+2, W+2, C], Wt [3, 3, C]) */
+static const ir_expr *dw_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  (void)ctx;
+  decl *d = u;
+  const ir_expr *ry = d->k, *rx = d->k2;
+  const ir_expr *x = TE_AT(d->a, ir_add(i[0], ry), ir_add(i[1], rx), i[2]);
+  return te_sum(ir_mul(x, TE_AT(d->b, ry, rx, i[2])), 2, (const ir_expr *[]){ry, rx}, NULL);
+}
+static void decl_arm_dw(tec_ctx *ctx, decl *d) {
+  *d = (decl){0};
+  d->a = te_placeholder(ctx, "In", TEC_F32, 3, TE_SHAPE(ctx, 10, 18, 16));
+  d->b = te_placeholder(ctx, "Wt", TEC_F32, 3, TE_SHAPE(ctx, 3, 3, 16));
+  d->k = te_reduce_axis_n(ctx, "ry", 3);
+  d->k2 = te_reduce_axis_n(ctx, "rx", 3);
+  d->c = te_compute(ctx, &(te_compute_decl){.name = "Out", .ndim = 3,
+                                            .shape = TE_SHAPE(ctx, 8, 16, 16), .body = dw_body,
+                                            .user = d,
+                                            .axis_names = (const char *[]){"h", "w", "c"}});
+  set_args(d, 3, (te_tensor *[]){d->a, d->b, d->c});
+}
+
 /* ---------------- schedules ---------------- */
+
+static int s_hello(sch_schedule *s, decl *d) {
+  sch_stage *sc = sch_stage_of(s, d->c);
+  sch_iter *outer, *inner;
+  return sch_split(sc, sch_axis(sc, 0), 4, &outer, &inner);
+}
 #define TRY(x)               \
   do {                       \
     if ((x) != 0) return -1; \
@@ -208,6 +251,39 @@ static int s_panels(sch_schedule *s, decl *d) {
   TRY(sch_compute_at(sp, sc, jo2));
   TRY(sch_split(sp, sch_leaf_named(sp, "ji"), 16, &po, &pi));
   return sch_vectorize(sp, pi);
+}
+
+/* examples/aot_arm/arm_kernels.c: the GEMM micro-kernel (mr 4, nr 16) and the depthwise */
+static int s_arm_gemm(sch_schedule *s, decl *d) {
+  te_tensor *CL = sch_cache_write(s, d->c, "local");
+  if (!CL) return -1;
+  sch_stage *sc = sch_stage_of(s, d->c), *sl = sch_stage_of(s, CL);
+  sch_iter *io, *jo, *ii, *ji;
+  TRY(sch_tile(sc, sch_axis(sc, 0), sch_axis(sc, 1), 4, 16, &io, &jo, &ii, &ji));
+  TRY(sch_vectorize(sc, ji));
+  TRY(sch_compute_at(sl, sc, jo));
+  sch_iter *li = sch_axis(sl, 0), *lj = sch_axis(sl, 1), *lk = sch_reduce_axis(sl, 0);
+  TRY(sch_reorder(sl, 3, (sch_iter *[]){lk, li, lj}));
+  TRY(sch_unroll(sl, li));
+  return sch_vectorize(sl, lj);
+}
+static int s_arm_dw(sch_schedule *s, decl *d) {
+  te_tensor *OL = sch_cache_write(s, d->c, "local");
+  if (!OL) return -1;
+  sch_stage *so = sch_stage_of(s, d->c), *sl = sch_stage_of(s, OL);
+  sch_iter *wo, *wi, *co, *ci;
+  TRY(sch_split(so, sch_axis(so, 1), 4, &wo, &wi));
+  TRY(sch_split(so, sch_axis(so, 2), 4, &co, &ci));
+  TRY(sch_reorder(so, 5, (sch_iter *[]){sch_axis(so, 0), wo, co, wi, ci}));
+  TRY(sch_vectorize(so, ci));
+  TRY(sch_compute_at(sl, so, co));
+  sch_iter *lw = sch_axis(sl, 1), *lc = sch_axis(sl, 2);
+  sch_iter *ry = sch_reduce_axis(sl, 0), *rx = sch_reduce_axis(sl, 1);
+  TRY(sch_reorder(sl, 4, (sch_iter *[]){ry, rx, lw, lc}));
+  TRY(sch_unroll(sl, ry));
+  TRY(sch_unroll(sl, rx));
+  TRY(sch_unroll(sl, lw));
+  return sch_vectorize(sl, lc);
 }
 
 /* tests/test_attach.c's gemm (how = 6): cache_write, compute_at, a packed cache_read of B
@@ -313,6 +389,9 @@ typedef struct tcase {
 
 static const tcase cases[] = {
     {"readme", decl_readme, s_readme},
+    {"hello", decl_hello, s_hello},
+    {"arm gemm", decl_mm64, s_arm_gemm},
+    {"arm depthwise", decl_arm_dw, s_arm_dw},
     {"matmul", decl_mm100, s_matmul},
     {"walk blocking", decl_mm100, s_blocking},
     {"walk vectorize", decl_mm100, s_vectorize},
@@ -451,6 +530,24 @@ START_TEST(replay_topi_templates) {
     }
   }
   ck_assert_int_ge(traced, 3); /* depthwise_nchwc, dw_spatial_pack, layout_transform at least */
+  /* examples/depthwise_spatial_pack.c and examples/aot_prepare: explicit configs, the prepare
+   * split on and off */
+  const topi_template *sp = topi_template_find("dw_spatial_pack");
+  ck_assert_ptr_nonnull(sp);
+  static const topi_dw_spatial_pack_config cfgs[] = {{16, 2, 4, 1}, {4, 2, 4, 0}};
+  for (int c = 0; c < 2; c++)
+    for (int pre = 0; pre < 2; pre++) {
+      tec_ctx *ctx = tec_ctx_new();
+      topi_decl d;
+      topi_op op;
+      ck_assert_int_eq(topi_dw_spatial_pack_declare(ctx, &dw, &d), 0);
+      ck_assert_msg(topi_dw_spatial_pack_schedule(&d, &cfgs[c], NULL, &op) == 0, "%s",
+                    tec_ctx_error(ctx));
+      ck_assert_int_eq(sch_set_precompute(op.sched, pre), 0);
+      topi_user u = {sp, &dw};
+      round_trip("dw_spatial_pack config", op.sched, op.nargs, op.args, redeclare_topi, &u);
+      tec_ctx_free(ctx);
+    }
 }
 END_TEST
 
