@@ -77,9 +77,9 @@ static const char *pick_scope(dt_rng *r) {
 
 static void draw_loop_kind(dt_state *st, dt_rng *r, dt_prim *p, sch_stage *s) {
   /* vectorize/unroll like the innermost loop best */
-  sch_iter *it = (p->kind != DT_P_PARALLEL && s->nleaf && dt_rng_chance(r, 50))
+  sch_iter *it = (p->kind != SCH_PRIM_PARALLEL && s->nleaf && dt_rng_chance(r, 50))
                      ? s->leaf[s->nleaf - 1] : pick_iter(st, r, s);
-  if (p->kind == DT_P_PARALLEL && s->nleaf && dt_rng_chance(r, 40)) it = s->leaf[0];
+  if (p->kind == SCH_PRIM_PARALLEL && s->nleaf && dt_rng_chance(r, 40)) it = s->leaf[0];
   put_iter(st, p, 0, it);
 }
 
@@ -92,44 +92,44 @@ static int has_inner_stage(dt_state *st) {
 }
 
 void dt_draw(dt_state *st, dt_rng *r, dt_prim *p) {
-  static const int weight[DT_P_NKINDS] = {
-      [DT_P_SPLIT] = 16,         [DT_P_SPLIT_NPARTS] = 6, [DT_P_FUSE] = 9,
-      [DT_P_REORDER] = 9,        [DT_P_TILE] = 6,         [DT_P_COMPUTE_AT] = 14,
-      [DT_P_COMPUTE_INLINE] = 9, [DT_P_COMPUTE_ROOT] = 3, [DT_P_CACHE_READ] = 5,
-      [DT_P_CACHE_WRITE] = 6,    [DT_P_PARALLEL] = 6,     [DT_P_VECTORIZE] = 7,
-      [DT_P_UNROLL] = 5,         [DT_P_PRAGMA] = 4,       [DT_P_STORAGE_ALIGN] = 4,
-      [DT_P_PREFETCH] = 4};
+  static const int weight[SCH_PRIM_COUNT] = {
+      [SCH_PRIM_SPLIT] = 16,         [SCH_PRIM_SPLIT_NPARTS] = 6, [SCH_PRIM_FUSE] = 9,
+      [SCH_PRIM_REORDER] = 9,        [SCH_PRIM_TILE] = 6,         [SCH_PRIM_COMPUTE_AT] = 14,
+      [SCH_PRIM_COMPUTE_INLINE] = 9, [SCH_PRIM_COMPUTE_ROOT] = 3, [SCH_PRIM_CACHE_READ] = 5,
+      [SCH_PRIM_CACHE_WRITE] = 6,    [SCH_PRIM_PARALLEL] = 6,     [SCH_PRIM_VECTORIZE] = 7,
+      [SCH_PRIM_UNROLL] = 5,         [SCH_PRIM_PRAGMA] = 4,       [SCH_PRIM_STORAGE_ALIGN] = 4,
+      [SCH_PRIM_PREFETCH] = 4}; /* rfactor and set_precompute: never drawn (yet) */
   memset(p, 0, sizeof *p);
   int total = 0;
-  for (int k = 0; k < DT_P_NKINDS; k++) total += weight[k];
+  for (int k = 0; k < SCH_PRIM_COUNT; k++) total += weight[k];
   int roll = (int)dt_rng_int(r, 0, total - 1), kind = 0;
   while (roll >= weight[kind]) roll -= weight[kind++];
   /* a cache_write of the output is only legal first: give it its chance */
-  if (st->prims == 0 && dt_rng_chance(r, 25)) kind = DT_P_CACHE_WRITE;
+  if (st->prims == 0 && dt_rng_chance(r, 25)) kind = SCH_PRIM_CACHE_WRITE;
   /* compute_at/inline need a stage that is not the output: mostly draw something else
    * when there is none (matmul and reduce have one until a cache adds another) */
-  if ((kind == DT_P_COMPUTE_AT || kind == DT_P_COMPUTE_INLINE) && !has_inner_stage(st) &&
+  if ((kind == SCH_PRIM_COMPUTE_AT || kind == SCH_PRIM_COMPUTE_INLINE) && !has_inner_stage(st) &&
       dt_rng_chance(r, 85))
-    kind = dt_rng_chance(r, 50) ? DT_P_CACHE_WRITE : DT_P_CACHE_READ;
-  p->kind = (dt_prim_kind)kind;
+    kind = dt_rng_chance(r, 50) ? SCH_PRIM_CACHE_WRITE : SCH_PRIM_CACHE_READ;
+  p->kind = (sch_prim_kind)kind;
 
   sch_stage *s = any_stage(st, r);
   if (!s) return;
   put_stage(p->stage, s);
   switch (p->kind) {
-  case DT_P_SPLIT:
-  case DT_P_SPLIT_NPARTS: {
+  case SCH_PRIM_SPLIT:
+  case SCH_PRIM_SPLIT_NPARTS: {
     sch_iter *it = pick_iter(st, r, s);
     put_iter(st, p, 0, it);
     p->a = pick_factor(r, dt_iter_extent(it));
     break;
   }
-  case DT_P_FUSE:
-  case DT_P_TILE: {
+  case SCH_PRIM_FUSE:
+  case SCH_PRIM_TILE: {
     sch_iter *x, *y;
     if (s->nleaf >= 2 && dt_rng_chance(r, 65)) {
       int k = (int)dt_rng_int(r, 0, s->nleaf - 2);
-      int k2 = p->kind == DT_P_FUSE ? k + 1 : (int)dt_rng_int(r, k + 1, s->nleaf - 1);
+      int k2 = p->kind == SCH_PRIM_FUSE ? k + 1 : (int)dt_rng_int(r, k + 1, s->nleaf - 1);
       x = s->leaf[k], y = s->leaf[k2];
     } else {
       x = pick_iter(st, r, s), y = pick_iter(st, r, s);
@@ -140,7 +140,7 @@ void dt_draw(dt_state *st, dt_rng *r, dt_prim *p) {
     p->b = pick_factor(r, dt_iter_extent(y));
     break;
   }
-  case DT_P_REORDER: {
+  case SCH_PRIM_REORDER: {
     if (s->nleaf >= 1 && dt_rng_chance(r, 75)) {
       sch_iter *perm[64];
       int n = s->nleaf < 64 ? s->nleaf : 64;
@@ -159,7 +159,7 @@ void dt_draw(dt_state *st, dt_rng *r, dt_prim *p) {
     }
     break;
   }
-  case DT_P_COMPUTE_AT: {
+  case SCH_PRIM_COMPUTE_AT: {
     sch_stage *all[64], *prod = s, *cons = NULL;
     int n = compute_stages(st, all, 64);
     if (dt_rng_chance(r, 75)) { /* a non-output producer */
@@ -182,8 +182,8 @@ void dt_draw(dt_state *st, dt_rng *r, dt_prim *p) {
     put_iter(st, p, 0, pick_iter(st, r, cons));
     break;
   }
-  case DT_P_COMPUTE_INLINE:
-  case DT_P_COMPUTE_ROOT:
+  case SCH_PRIM_COMPUTE_INLINE:
+  case SCH_PRIM_COMPUTE_ROOT:
     if (dt_rng_chance(r, 70)) {
       sch_stage *all[64], *cand[64];
       int n = compute_stages(st, all, 64), m = 0;
@@ -192,7 +192,7 @@ void dt_draw(dt_state *st, dt_rng *r, dt_prim *p) {
       if (m) put_stage(p->stage, cand[dt_rng_int(r, 0, m - 1)]);
     }
     break;
-  case DT_P_CACHE_READ: {
+  case SCH_PRIM_CACHE_READ: {
     sch_schedule *sc = st->in->sched;
     const te_tensor *t = sc->stages[dt_rng_int(r, 0, sc->nstage - 1)]->tensor;
     dt_ident(p->tensor, DT_ID, t->name);
@@ -212,7 +212,7 @@ void dt_draw(dt_state *st, dt_rng *r, dt_prim *p) {
     }
     break;
   }
-  case DT_P_CACHE_WRITE: {
+  case SCH_PRIM_CACHE_WRITE: {
     sch_schedule *sc = st->in->sched;
     const te_tensor *t = sc->outputs[0];
     if (dt_rng_chance(r, 8)) t = sc->stages[dt_rng_int(r, 0, sc->nstage - 1)]->tensor;
@@ -221,12 +221,12 @@ void dt_draw(dt_state *st, dt_rng *r, dt_prim *p) {
     snprintf(p->str, DT_ID, "%s", pick_scope(r));
     break;
   }
-  case DT_P_PARALLEL:
-  case DT_P_VECTORIZE:
-  case DT_P_UNROLL:
+  case SCH_PRIM_PARALLEL:
+  case SCH_PRIM_VECTORIZE:
+  case SCH_PRIM_UNROLL:
     draw_loop_kind(st, r, p, s);
     break;
-  case DT_P_PRAGMA: {
+  case SCH_PRIM_PRAGMA: {
     int k = (int)dt_rng_int(r, 0, 99), dyn = k >= 50 && k < 64; /* dyn: parallel_dynamic */
     sch_iter *it = pick_iter(st, r, s);
     if (dyn && dt_rng_chance(r, 75)) /* parallel_dynamic: mostly on a parallel loop */
@@ -243,7 +243,7 @@ void dt_draw(dt_state *st, dt_rng *r, dt_prim *p) {
     p->a = k >= 97 || (dyn && dt_rng_chance(r, 8)) ? -dt_rng_int(r, 1, 4) : dt_rng_int(r, 0, 16);
     break;
   }
-  case DT_P_PREFETCH: { /* mostly a tensor the stage reads, 1-4 iterations ahead */
+  case SCH_PRIM_PREFETCH: { /* mostly a tensor the stage reads, 1-4 iterations ahead */
     put_iter(st, p, 0, pick_iter(st, r, s));
     const te_tensor *t = s->ninputs && dt_rng_chance(r, 85)
                              ? s->inputs[dt_rng_int(r, 0, s->ninputs - 1)]
@@ -252,7 +252,7 @@ void dt_draw(dt_state *st, dt_rng *r, dt_prim *p) {
     p->a = dt_rng_chance(r, 92) ? dt_rng_int(r, 1, 4) : dt_rng_int(r, -1, 0);
     break;
   }
-  case DT_P_STORAGE_ALIGN: {
+  case SCH_PRIM_STORAGE_ALIGN: {
     sch_iter *it = s->tensor->ndim && dt_rng_chance(r, 70)
                        ? s->root[dt_rng_int(r, 0, s->tensor->ndim - 1)] : pick_iter(st, r, s);
     put_iter(st, p, 0, it);

@@ -39,30 +39,14 @@ void dt_fill_input(float *p, int64_t n, dt_program prog, int variant, int arg);
 /* ---- primitives as data (dt_prim.c) ---- */
 #define DT_ID 80
 #define DT_MAX_PRIMS 16
-typedef enum dt_prim_kind {
-  DT_P_SPLIT,          /* split(stage, iters[0], a) */
-  DT_P_SPLIT_NPARTS,   /* split_nparts(stage, iters[0], a) */
-  DT_P_FUSE,           /* fuse(stage, iters[0], iters[1]) */
-  DT_P_REORDER,        /* reorder(stage, niter, iters) */
-  DT_P_TILE,           /* tile(stage, iters[0], iters[1], a, b) */
-  DT_P_COMPUTE_AT,     /* compute_at(stage, stage2, iters[0]) */
-  DT_P_COMPUTE_INLINE, /* compute_inline(stage) */
-  DT_P_COMPUTE_ROOT,   /* compute_root(stage) */
-  DT_P_CACHE_READ,     /* cache_read(tensor, str, nreaders, readers) */
-  DT_P_CACHE_WRITE,    /* cache_write(tensor, str) */
-  DT_P_PARALLEL,       /* parallel(stage, iters[0]) */
-  DT_P_VECTORIZE,      /* vectorize(stage, iters[0]) */
-  DT_P_UNROLL,         /* unroll(stage, iters[0]) */
-  DT_P_PRAGMA,         /* pragma(stage, iters[0], str, a if has_value) */
-  DT_P_STORAGE_ALIGN,  /* storage_align(stage, iters[0], a, b) */
-  DT_P_PREFETCH,       /* prefetch(stage, tensor, iters[0], a) */
-  DT_P_NKINDS
-} dt_prim_kind;
 
-/* Arguments are C identifiers of the reproducer ("s_C", "C_i_outer", "" for NULL), so a
- * primitive still means the same thing when earlier ones are dropped. */
+/* A primitive of the schedule's list (SCH_FOR_EACH_PRIM, include/tec/schedule.h) with its
+ * arguments as C identifiers of the reproducer ("s_C", "C_i_outer", "" for NULL), so a
+ * primitive still means the same thing when earlier ones are dropped. dt_prim_apply fills the
+ * primitive's operands from these fields in order (stage, stage2; iters; tensor; readers; a,
+ * b; str; a as the value if has_value). */
 typedef struct dt_prim {
-  dt_prim_kind kind;
+  sch_prim_kind kind;
   char stage[DT_ID], stage2[DT_ID];
   int niter;
   char iters[6][DT_ID];

@@ -177,15 +177,6 @@ static int resolve_iter(dt_state *st, const char *id, sch_iter **out) {
 
 static const char *iter_text(const char *id) { return *id ? id : "NULL"; }
 
-/* Declares the identifiers of new loops: returns them in ids (made unique). */
-static void new_loops(dt_state *st, const sch_stage *s, const sch_iter *from, const char *suffix,
-                      char *id) {
-  char name[2 * DT_ID];
-  snprintf(name, sizeof name, "%.70s.%s", from ? from->name : "null", suffix);
-  loop_id(id, s, name);
-  declare(st, id, NULL);
-}
-
 static void bind(dt_state *st, const char *id, sch_iter *it) {
   int k = iter_index(st, id);
   if (k >= 0) st->iters[k].it = it;
@@ -200,156 +191,148 @@ static void new_tensor(dt_state *st, const char *printed, te_tensor *t) {
     if (st->in->sched->stages[i]->tensor == t) declare_stage(st, st->in->sched->stages[i]);
 }
 
+/* The name a loop the call creates will get (split.c, fuse.c): "<x>.outer" / "<x>.inner" of
+ * the loop it comes from (tile: x for xo/xi, y for yo/yi), "<a>.<b>.fused". Only the
+ * reproducer's identifier depends on it. */
+static void created_loop_name(const char *field, sch_iter *const *in, int nin, char *out,
+                              size_t cap) {
+  const char *a = nin > 0 && in[0] ? in[0]->name : "null";
+  const char *b = nin > 1 && in[1] ? in[1]->name : "null";
+  size_t n = strlen(field);
+  if (strcmp(field, "fused") == 0) {
+    snprintf(out, cap, "%.60s.%.60s.fused", a, b);
+    return;
+  }
+  int outer = strcmp(field, "outer") == 0 || (n == 2 && field[1] == 'o');
+  snprintf(out, cap, "%.70s.%s", n == 2 && field[0] == 'y' ? b : a, outer ? "outer" : "inner");
+}
+
+/* The primitive list (SCH_FOR_EACH_PRIM) drives everything below: a dt_prim's fields fill the
+ * primitive's operands in order — stages from stage then stage2, iters and axes from
+ * iters[0..], an iter list from all of iters, tensors from tensor, a tensor list from readers,
+ * ints from a then b, a string from str, a value from a (if has_value) — and the call is
+ * printed, made and checked the same way for every primitive. */
 int dt_prim_apply(dt_state *st, const dt_prim *p) {
   tec_ctx *ctx = st->in->ctx;
   dt_text *tx = st->text;
-  sch_stage *s = NULL, *s2 = NULL;
-  sch_iter *it[6] = {0};
-  int needs_stage = p->kind != DT_P_CACHE_READ && p->kind != DT_P_CACHE_WRITE;
-  int unresolved = needs_stage && !(s = dt_state_stage(st, p->stage));
-  if (p->kind == DT_P_COMPUTE_AT) unresolved |= !(s2 = dt_state_stage(st, p->stage2));
-  for (int i = 0; i < p->niter && i < 6; i++) unresolved |= resolve_iter(st, p->iters[i], &it[i]);
+  sch_opd_spec sp[SCH_MAX_OPD];
+  int ns = sch_prim_spec(p->kind, sp);
+  sch_arg a[SCH_MAX_OPD];
+  const char *text[SCH_MAX_OPD] = {0};
+  int cnt[SCH_MAX_OPD] = {0};
+  char ids[SCH_MAX_OPD][DT_ID];
+  sch_iter *its[6] = {0}, *in_iters[6] = {0};
+  te_tensor *rd[4] = {0};
+  memset(a, 0, sizeof a);
+  int nstage = 0, niter = 0, nint = 0, unresolved = !ns;
+  for (int i = 0; i < p->niter && i < 6; i++) unresolved |= resolve_iter(st, p->iters[i], &its[i]);
+  for (int k = 0; k < ns && !unresolved; k++) {
+    if (sp[k].out) continue;
+    switch (sp[k].type) {
+    case SCH_T_STAGE: {
+      const char *id = nstage++ ? p->stage2 : p->stage;
+      unresolved |= !(a[k].stage = dt_state_stage(st, id));
+      text[k] = id;
+      break;
+    }
+    case SCH_T_TENSOR:
+      unresolved |= !(a[k].tensor = dt_state_tensor(st, p->tensor));
+      text[k] = p->tensor;
+      break;
+    case SCH_T_ITER:
+    case SCH_T_AXIS:
+      a[k].iter = niter < 6 ? its[niter] : NULL;
+      text[k] = iter_text(niter < 6 ? p->iters[niter] : "");
+      if (niter < 6) in_iters[niter] = a[k].iter;
+      niter++;
+      break;
+    case SCH_T_ITERS: {
+      const char *list = "";
+      for (int i = 0; i < p->niter && i < 6; i++)
+        list = tec_ctx_printf(ctx, "%s%s%s", list, i ? ", " : "", iter_text(p->iters[i]));
+      a[k].n = p->niter;
+      a[k].iters = its;
+      text[k] = list;
+      cnt[k] = p->niter;
+      break;
+    }
+    case SCH_T_TENSORS: {
+      const char *list = "";
+      for (int i = 0; i < p->nreaders && i < 4; i++) {
+        unresolved |= !(rd[i] = dt_state_tensor(st, p->readers[i]));
+        list = tec_ctx_printf(ctx, "%s%s%s", list, i ? ", " : "", p->readers[i]);
+      }
+      a[k].n = p->nreaders;
+      a[k].tensors = rd;
+      text[k] = list;
+      cnt[k] = p->nreaders;
+      break;
+    }
+    case SCH_T_INT:
+      a[k].i = nint++ ? p->b : p->a;
+      text[k] = tec_ctx_printf(ctx, "%lld", (long long)a[k].i);
+      break;
+    case SCH_T_STR:
+      a[k].str = p->str;
+      text[k] = sch_c_string(ctx, p->str);
+      break;
+    case SCH_T_VALUE:
+      a[k].value = p->has_value ? ir_int(ctx, p->a) : NULL;
+      text[k] = p->has_value ? tec_ctx_printf(ctx, "ir_int(ctx, %lld)", (long long)p->a) : "NULL";
+      break;
+    }
+  }
   if (unresolved) {
-    dt_text_printf(tx, "/* skipped: an argument of a %d primitive no longer exists */\n", p->kind);
+    dt_text_printf(tx, "/* skipped: an argument of a %s no longer exists */\n",
+                   ns ? sch_prim_name(p->kind) : "(unknown) primitive");
     return 0;
   }
-  tec_ctx_clear_error(ctx);
-  int ok = 0;
-  switch (p->kind) {
-  case DT_P_SPLIT:
-  case DT_P_SPLIT_NPARTS: {
-    char o[DT_ID], in[DT_ID];
-    new_loops(st, s, it[0], "outer", o);
-    new_loops(st, s, it[0], "inner", in);
-    const char *fn = p->kind == DT_P_SPLIT ? "sch_split" : "sch_split_nparts";
-    dt_text_printf(tx, "sch_iter *%s, *%s;\n%s(%s, %s, %lld, &%s, &%s);", o, in, fn, p->stage,
-                   iter_text(p->iters[0]), (long long)p->a, o, in);
-    sch_iter *ro, *ri;
-    ok = (p->kind == DT_P_SPLIT ? sch_split : sch_split_nparts)(s, it[0], p->a, &ro, &ri) == 0;
-    if (ok) bind(st, o, ro), bind(st, in, ri);
-    break;
-  }
-  case DT_P_FUSE: {
-    char f[DT_ID], name[2 * DT_ID];
-    snprintf(name, sizeof name, "%.60s.%.60s.fused", it[0] ? it[0]->name : "null",
-             it[1] ? it[1]->name : "null");
-    loop_id(f, s, name);
-    declare(st, f, NULL);
-    dt_text_printf(tx, "sch_iter *%s;\nsch_fuse(%s, %s, %s, &%s);", f, p->stage,
-                   iter_text(p->iters[0]), iter_text(p->iters[1]), f);
-    sch_iter *rf;
-    ok = sch_fuse(s, it[0], it[1], &rf) == 0;
-    if (ok) bind(st, f, rf);
-    break;
-  }
-  case DT_P_REORDER:
-    dt_text_printf(tx, "sch_reorder(%s, %d, (sch_iter *[]){", p->stage, p->niter);
-    for (int i = 0; i < p->niter; i++)
-      dt_text_printf(tx, "%s%s", i ? ", " : "", iter_text(p->iters[i]));
-    dt_text_printf(tx, "});");
-    ok = sch_reorder(s, p->niter, it) == 0;
-    break;
-  case DT_P_TILE: {
-    char xo[DT_ID], yo[DT_ID], xi[DT_ID], yi[DT_ID];
-    new_loops(st, s, it[0], "outer", xo);
-    new_loops(st, s, it[1], "outer", yo);
-    new_loops(st, s, it[0], "inner", xi);
-    new_loops(st, s, it[1], "inner", yi);
-    dt_text_printf(tx, "sch_iter *%s, *%s, *%s, *%s;\nsch_tile(%s, %s, %s, %lld, %lld, &%s, &%s, "
-                   "&%s, &%s);", xo, yo, xi, yi, p->stage, iter_text(p->iters[0]),
-                   iter_text(p->iters[1]), (long long)p->a, (long long)p->b, xo, yo, xi, yi);
-    sch_iter *r[4];
-    ok = sch_tile(s, it[0], it[1], p->a, p->b, &r[0], &r[1], &r[2], &r[3]) == 0;
-    if (ok) bind(st, xo, r[0]), bind(st, yo, r[1]), bind(st, xi, r[2]), bind(st, yi, r[3]);
-    break;
-  }
-  case DT_P_COMPUTE_AT:
-    dt_text_printf(tx, "sch_compute_at(%s, %s, %s);", p->stage, p->stage2, iter_text(p->iters[0]));
-    ok = sch_compute_at(s, s2, it[0]) == 0;
-    break;
-  case DT_P_COMPUTE_INLINE:
-    dt_text_printf(tx, "sch_compute_inline(%s);", p->stage);
-    ok = sch_compute_inline(s) == 0;
-    break;
-  case DT_P_COMPUTE_ROOT:
-    dt_text_printf(tx, "sch_compute_root(%s);", p->stage);
-    ok = sch_compute_root(s) == 0;
-    break;
-  case DT_P_CACHE_READ:
-  case DT_P_CACHE_WRITE: {
-    te_tensor *t = dt_state_tensor(st, p->tensor), *rd[4] = {0};
-    int missing = !t;
-    for (int i = 0; i < p->nreaders && i < 4; i++) missing |= !(rd[i] = dt_state_tensor(st, p->readers[i]));
-    if (missing) {
-      dt_text_printf(tx, "/* skipped: a tensor of a cache primitive no longer exists */\n");
-      return 0;
-    }
-    char v[DT_ID], name[2 * DT_ID];
-    /* the name the cache will get, before the call (a crash in it keeps the line) */
-    const char *predicted = sch_cache_name(st->in->sched, t->name, p->str);
-    snprintf(name, sizeof name, "%s", predicted ? predicted : t->name);
-    dt_ident(v, sizeof v, name);
-    size_t start = tx->len;
-    te_tensor *c;
-    if (p->kind == DT_P_CACHE_READ) {
-      dt_text_printf(tx, "te_tensor *%s = sch_cache_read(s, %s, \"%s\", %d, (te_tensor *[]){", v,
-                     p->tensor, p->str, p->nreaders);
-      for (int i = 0; i < p->nreaders; i++) dt_text_printf(tx, "%s%s", i ? ", " : "", p->readers[i]);
-      dt_text_printf(tx, "});");
-      c = sch_cache_read(st->in->sched, t, p->str, p->nreaders, rd);
+  /* identifiers for what the call creates, before the call (a crash in it keeps the line) */
+  sch_stage *s0 = NULL;
+  for (int k = 0; k < ns && !s0; k++) s0 = a[k].stage;
+  for (int k = 0; k < ns; k++) {
+    if (!sp[k].out) continue;
+    char name[2 * DT_ID];
+    if (sp[k].type == SCH_T_TENSOR) {
+      const char *scope = p->kind == SCH_PRIM_RFACTOR ? "rf" : p->str;
+      const char *predicted = sch_cache_name(st->in->sched, a[0].tensor->name, scope);
+      snprintf(name, sizeof name, "%s", predicted ? predicted : a[0].tensor->name);
+      dt_ident(ids[k], DT_ID, name);
     } else {
-      dt_text_printf(tx, "te_tensor *%s = sch_cache_write(s, %s, \"%s\");", v, p->tensor, p->str);
-      c = sch_cache_write(st->in->sched, t, p->str);
+      created_loop_name(sp[k].field, in_iters, niter, name, sizeof name);
+      loop_id(ids[k], s0, name);
+      declare(st, ids[k], NULL);
     }
-    if (!c && tx->len > start) {
-      /* refused: no variable (its name may be taken by a later, accepted cache) */
+    text[k] = ids[k];
+  }
+  size_t start = tx->len;
+  const char *call = sch_prim_call_c(ctx, p->kind, text, cnt);
+  dt_text_printf(tx, "%s", call ? call : "/* the call's text: out of memory */");
+  tec_ctx_clear_error(ctx);
+  int ok = sch_prim_invoke(st->in->sched, p->kind, a) == 0;
+  te_tensor *made = NULL;
+  for (int k = 0; k < ns; k++) {
+    if (!sp[k].out) continue;
+    if (sp[k].type == SCH_T_TENSOR) made = a[k].tensor;
+    else if (ok) bind(st, ids[k], a[k].iter);
+  }
+  if (!ok && made == NULL && tx->len > start) {
+    /* a refused cache: no variable (its name may be taken by a later, accepted cache) */
+    char *eq = strstr(tx->buf + start, " = ");
+    int has_result = 0;
+    for (int k = 0; k < ns; k++) has_result |= sp[k].out && sp[k].type == SCH_T_TENSOR;
+    if (has_result && eq) {
       char line[1024];
-      snprintf(line, sizeof line, "%s", tx->buf + start);
-      char *eq = strstr(line, " = ");
+      snprintf(line, sizeof line, "%s", eq + 3);
       tx->len = start;
       tx->buf[start] = 0;
-      dt_text_printf(tx, "(void)%s", eq ? eq + 3 : line);
+      dt_text_printf(tx, "(void)%s", line);
     }
-    int rc = outcome(st, c != NULL);
-    if (rc == 0) new_tensor(st, v, c);
-    return rc;
   }
-  case DT_P_PARALLEL:
-  case DT_P_VECTORIZE:
-  case DT_P_UNROLL: {
-    static const char *const fn[] = {"sch_parallel", "sch_vectorize", "sch_unroll"};
-    int k = p->kind - DT_P_PARALLEL;
-    dt_text_printf(tx, "%s(%s, %s);", fn[k], p->stage, iter_text(p->iters[0]));
-    ok = (k == 0 ? sch_parallel : k == 1 ? sch_vectorize : sch_unroll)(s, it[0]) == 0;
-    break;
+  int rc = outcome(st, ok);
+  if (rc == 0 && made) {
+    for (int k = 0; k < ns; k++)
+      if (sp[k].out && sp[k].type == SCH_T_TENSOR) new_tensor(st, ids[k], made);
   }
-  case DT_P_PRAGMA:
-    if (p->has_value)
-      dt_text_printf(tx, "sch_pragma(%s, %s, \"%s\", ir_int(ctx, %lld));", p->stage,
-                     iter_text(p->iters[0]), p->str, (long long)p->a);
-    else
-      dt_text_printf(tx, "sch_pragma(%s, %s, \"%s\", NULL);", p->stage, iter_text(p->iters[0]),
-                     p->str);
-    ok = sch_pragma(s, it[0], p->str, p->has_value ? ir_int(ctx, p->a) : NULL) == 0;
-    break;
-  case DT_P_STORAGE_ALIGN:
-    dt_text_printf(tx, "sch_storage_align(%s, %s, %lld, %lld);", p->stage, iter_text(p->iters[0]),
-                   (long long)p->a, (long long)p->b);
-    ok = sch_storage_align(s, it[0], p->a, p->b) == 0;
-    break;
-  case DT_P_PREFETCH: {
-    te_tensor *t = dt_state_tensor(st, p->tensor);
-    if (!t) {
-      dt_text_printf(tx, "/* skipped: the tensor of a prefetch no longer exists */\n");
-      return 0;
-    }
-    dt_text_printf(tx, "sch_prefetch(%s, %s, %s, %lld);", p->stage, p->tensor,
-                   iter_text(p->iters[0]), (long long)p->a);
-    ok = sch_prefetch(s, t, it[0], p->a) == 0;
-    break;
-  }
-  default:
-    return 0;
-  }
-  return outcome(st, ok);
+  return rc;
 }

@@ -8,6 +8,9 @@
 #include "schedule/internal.h"
 
 static int set_kind(const char *who, sch_stage *st, sch_iter *iv, ir_for_kind kind) {
+  static const sch_prim_kind prim[] = {[IR_FOR_PARALLEL] = SCH_PRIM_PARALLEL,
+                                       [IR_FOR_VECTORIZED] = SCH_PRIM_VECTORIZE,
+                                       [IR_FOR_UNROLLED] = SCH_PRIM_UNROLL};
   if (!st) return -1;
   tec_ctx *ctx = st->sched->ctx;
   if (sch_check_leaf(who, st, iv)) return -1;
@@ -29,7 +32,7 @@ static int set_kind(const char *who, sch_stage *st, sch_iter *iv, ir_for_kind ki
                                       st->tensor->name, st->leaf[i]->name);
   }
   iv->for_kind = kind;
-  return 0;
+  return sch_trace_add(st->sched, prim[kind], (sch_arg[]){{.stage = st}, {.iter = iv}});
 }
 
 int sch_parallel(sch_stage *st, sch_iter *iv) {
@@ -80,7 +83,8 @@ int sch_pragma(sch_stage *st, sch_iter *iv, const char *key, const ir_expr *valu
   iv->pragma_keys = keys;
   iv->pragma_values = vals;
   iv->npragma = n;
-  return 0;
+  return sch_trace_add(st->sched, SCH_PRIM_PRAGMA, (sch_arg[]){{.stage = st}, {.iter = iv},
+                                                              {.str = key}, {.value = value}});
 }
 
 int sch_prefetch(sch_stage *st, te_tensor *t, sch_iter *iv, int64_t offset) {
@@ -114,7 +118,8 @@ int sch_prefetch(sch_stage *st, te_tensor *t, sch_iter *iv, int64_t offset) {
   iv->prefetch_tensors = ts;
   iv->prefetch_offsets = offs;
   iv->nprefetch = n;
-  return 0;
+  return sch_trace_add(st->sched, SCH_PRIM_PREFETCH, (sch_arg[]){{.stage = st}, {.tensor = t},
+                                                                {.iter = iv}, {.i = offset}});
 }
 
 int sch_storage_align(sch_stage *st, sch_iter *axis, int64_t factor, int64_t offset) {
@@ -145,5 +150,6 @@ int sch_storage_align(sch_stage *st, sch_iter *axis, int64_t factor, int64_t off
   a[st->nalign] = (struct sch_align){dim, factor, offset};
   st->align = a;
   st->nalign++;
-  return 0;
+  return sch_trace_add(st->sched, SCH_PRIM_STORAGE_ALIGN,
+                       (sch_arg[]){{.stage = st}, {.iter = axis}, {.i = factor}, {.i = offset}});
 }

@@ -106,7 +106,8 @@ int sch_compute_at(sch_stage *p, sch_stage *c, sch_iter *at) {
   p->attach = SCH_ATTACH_SCOPE;
   p->attach_stage = c;
   p->attach_iter = at;
-  return 0;
+  return sch_trace_add(p->sched, SCH_PRIM_COMPUTE_AT,
+                       (sch_arg[]){{.stage = p}, {.stage = c}, {.iter = at}});
 }
 
 int sch_compute_inline(sch_stage *p) {
@@ -128,7 +129,7 @@ int sch_compute_inline(sch_stage *p) {
   p->attach = SCH_ATTACH_INLINE;
   p->attach_stage = NULL;
   p->attach_iter = NULL;
-  return 0;
+  return sch_trace_add(p->sched, SCH_PRIM_COMPUTE_INLINE, (sch_arg[]){{.stage = p}});
 }
 
 int sch_compute_root(sch_stage *p) {
@@ -139,5 +140,5 @@ int sch_compute_root(sch_stage *p) {
   p->attach = SCH_ATTACH_ROOT;
   p->attach_stage = NULL;
   p->attach_iter = NULL;
-  return 0;
+  return sch_trace_add(p->sched, SCH_PRIM_COMPUTE_ROOT, (sch_arg[]){{.stage = p}});
 }

@@ -19,6 +19,7 @@ static int check_scope(tec_ctx *ctx, const char *who, const char *scope) {
 const char *sch_cache_name(sch_schedule *s, const char *base, const char *scope) {
   const char *name = tec_ctx_printf(s->ctx, "%s.%s", base, scope);
   for (int k = 1;; k++) {
+    if (!name) return NULL; /* out of memory (recorded) */
     int clash = 0;
     for (int i = 0; i < s->nstage; i++) clash |= strcmp(s->stages[i]->tensor->name, name) == 0;
     if (!clash) return name;
@@ -128,6 +129,7 @@ te_tensor *sch_cache_read(sch_schedule *s, te_tensor *t, const char *scope, int 
   }
   te_compute_decl d = {0};
   d.name = sch_cache_name(s, t->name, scope);
+  if (!d.name) return NULL;
   d.ndim = t->ndim;
   d.shape = t->shape;
   d.body = copy_body;
@@ -140,6 +142,10 @@ te_tensor *sch_cache_read(sch_schedule *s, te_tensor *t, const char *scope, int 
   if (insert_stage(s, cs, first)) return NULL;
   for (int r = 0; r < nreaders; r++)
     if (reread(rs[r], t, c)) return NULL;
+  if (sch_trace_add(s, SCH_PRIM_CACHE_READ,
+                    (sch_arg[]){{.tensor = t}, {.str = scope},
+                                {.n = nreaders, .tensors = readers}, {.tensor = c}}))
+    return NULL;
   return c;
 }
 
@@ -157,7 +163,7 @@ static te_tensor *add_cache_stage(sch_schedule *s, sch_stage *st, int ti, const 
   tec_ctx *ctx = s->ctx;
   te_tensor *t = st->tensor;
   d->name = sch_cache_name(s, t->name, scope);
-  te_tensor *c = te_compute(ctx, d);
+  te_tensor *c = d->name ? te_compute(ctx, d) : NULL;
   sch_stage *cs = c ? sch_stage_new(s, c) : NULL;
   const te_tensor **in = tec_ctx_alloc(ctx, sizeof *in);
   if (!cs || !in) return NULL;
@@ -243,7 +249,17 @@ static te_tensor *cache_relayout(sch_schedule *s, sch_stage *st, int ti, const c
   return c;
 }
 
+static te_tensor *cache_write(sch_schedule *s, te_tensor *t, const char *scope);
+
 te_tensor *sch_cache_write(sch_schedule *s, te_tensor *t, const char *scope) {
+  te_tensor *c = cache_write(s, t, scope);
+  if (!c || sch_trace_add(s, SCH_PRIM_CACHE_WRITE,
+                          (sch_arg[]){{.tensor = t}, {.str = scope}, {.tensor = c}}))
+    return NULL;
+  return c;
+}
+
+static te_tensor *cache_write(sch_schedule *s, te_tensor *t, const char *scope) {
   if (!s) return NULL;
   tec_ctx *ctx = s->ctx;
   if (!t) {

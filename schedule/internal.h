@@ -11,7 +11,8 @@ int sch_add_relation(sch_stage *st, sch_relation r);
 sch_stage *sch_stage_new(sch_schedule *s, te_tensor *t);
 int sch_replace_leaf(sch_stage *st, int pos, int n, sch_iter *const *its);
 /* The name cache_read/cache_write give a cache of base in scope: "<base>.<scope>", with 1, 2,
- * ... appended while a stage has that name (in the arena; difftest predicts names with it). */
+ * ... appended while a stage has that name (in the arena; difftest predicts names with it;
+ * rfactor names its partials with scope "rf"). NULL when out of memory. */
 const char *sch_cache_name(sch_schedule *s, const char *base, const char *scope);
 
 /* relayout.c: extents of iters from the domains; index maps between roots and leaves. */
@@ -20,5 +21,64 @@ int sch_root_to_leaf(const sch_stage *st, const ir_expr *const *root_vals,
                      const ir_expr **leaf_vals);
 int sch_leaf_to_root(const sch_stage *st, const ir_expr *const *leaf_vals,
                      const ir_expr **root_vals, const ir_expr **guard);
+
+/* ---- the primitive list as data (trace.c) ---- */
+typedef enum sch_opd_type {
+  SCH_T_STAGE,   /* sch_stage * */
+  SCH_T_TENSOR,  /* te_tensor * */
+  SCH_T_ITER,    /* sch_iter * (a loop of the owner's stage) */
+  SCH_T_ITERS,   /* n, sch_iter *const * */
+  SCH_T_AXIS,    /* sch_iter * (a data axis of the owner's stage; recorded as its dimension) */
+  SCH_T_TENSORS, /* n, te_tensor *const * */
+  SCH_T_INT,     /* int64_t */
+  SCH_T_STR,     /* const char * */
+  SCH_T_VALUE    /* const ir_expr * or NULL */
+} sch_opd_type;
+
+#define SCH_MAX_OPD 10
+typedef struct sch_opd_spec {
+  char field[24];
+  sch_opd_type type;
+  int out;   /* created by the call (loops: pointers at the end; a tensor: the result) */
+  int owner; /* iter, iters, axis: the index of the field whose stage they belong to; else -1 */
+} sch_opd_spec;
+/* The fields of primitive k (SCH_FOR_EACH_PRIM), at most SCH_MAX_OPD; their count. */
+int sch_prim_spec(sch_prim_kind k, sch_opd_spec *spec);
+/* The kind called name, or -1. */
+int sch_prim_by_name(const char *name);
+
+/* One primitive's arguments as objects, one per field (outputs filled by the call). */
+typedef struct sch_arg {
+  sch_stage *stage;
+  te_tensor *tensor;
+  sch_iter *iter;            /* iter, axis, created loops */
+  int n;                     /* iters, tensors */
+  sch_iter *const *iters;
+  te_tensor *const *tensors;
+  int64_t i;
+  const char *str;
+  const ir_expr *value;
+} sch_arg;
+/* Calls sch_<name> of kind k with a (through the table SCH_FOR_EACH_PRIM makes in
+ * replay.c): 0, or -1 with the primitive's error. */
+int sch_prim_invoke(sch_schedule *s, sch_prim_kind k, sch_arg *a);
+/* Appends the record of a call that succeeded (a: its arguments and what it created). 0, or
+ * -1 when out of memory (the trace is then marked broken). */
+int sch_trace_add(sch_schedule *s, sch_prim_kind k, const sch_arg *a);
+/* The C text of a call of k whose arguments are already C text, one per field (lists: the
+ * elements joined by ", ", their count in n[field]): declarations of the created loops, then
+ * "sch_<name>(...);", or "te_tensor *<result> = sch_<name>(s, ...);". In the arena. */
+const char *sch_prim_call_c(tec_ctx *ctx, sch_prim_kind k, const char *const *text,
+                            const int *n);
+/* A string as a C literal, quotes included (arena). */
+const char *sch_c_string(tec_ctx *ctx, const char *s);
+/* A record as one line of JSON (trace_json.c). strict: NULL with an error if a value is not a
+ * constant; otherwise such a value is shown as a string. */
+const char *sch_record_json(tec_ctx *ctx, const sch_record *r, int strict);
+/* 0 if t can be printed (complete, every value a finite constant), else -1 with an error
+ * for `who` naming the record. */
+int sch_trace_check_printable(tec_ctx *ctx, const sch_trace *t, const char *who);
+/* sch_reorder without a record: for primitives made of others (tile records itself). */
+int sch_reorder_leaves(sch_stage *st, int n, sch_iter *const *order);
 
 #endif

@@ -6,6 +6,12 @@
 #include "schedule/internal.h"
 
 int sch_reorder(sch_stage *st, int n, sch_iter *const *order) {
+  if (sch_reorder_leaves(st, n, order)) return -1;
+  return sch_trace_add(st->sched, SCH_PRIM_REORDER,
+                       (sch_arg[]){{.stage = st}, {.n = n, .iters = order}});
+}
+
+int sch_reorder_leaves(sch_stage *st, int n, sch_iter *const *order) {
   if (!st) return -1;
   tec_ctx *ctx = st->sched->ctx;
   if (n < 1 || !order)

@@ -170,7 +170,8 @@ te_tensor *sch_rfactor(sch_schedule *s, te_tensor *t, sch_iter *axis, int factor
     if (i != factor_axis) j++;
   }
   te_compute_decl d = {0};
-  d.name = tec_ctx_printf(ctx, "%s.rf", t->name);
+  d.name = sch_cache_name(s, t->name, "rf"); /* "C.rf", or "C.rf1" for a second one */
+  if (!d.name) return NULL;
   d.ndim = t->ndim + 1;
   d.shape = shape;
   d.body = rf_body;
@@ -218,5 +219,8 @@ te_tensor *sch_rfactor(sch_schedule *s, te_tensor *t, sch_iter *axis, int factor
   st->nleaf = 0;
   if (tec_grow(ctx, (void **)&st->leaf, &st->cap_leaf, st->nroot, sizeof *st->leaf)) return NULL;
   for (int i = 0; i < st->nroot; i++) st->leaf[st->nleaf++] = root[i];
+  if (sch_trace_add(s, SCH_PRIM_RFACTOR,
+                    (sch_arg[]){{.tensor = t}, {.iter = axis}, {.i = factor_axis}, {.tensor = rf}}))
+    return NULL;
   return rf;
 }

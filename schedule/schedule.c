@@ -195,5 +195,5 @@ int sch_replace_leaf(sch_stage *st, int pos, int n, sch_iter *const *its) {
 int sch_set_precompute(sch_schedule *s, int enable) {
   if (!s) return -1;
   s->precompute = enable != 0;
-  return 0;
+  return sch_trace_add(s, SCH_PRIM_SET_PRECOMPUTE, (sch_arg[]){{.i = enable}});
 }

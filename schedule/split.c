@@ -39,13 +39,31 @@ static int do_split(const char *who, sch_stage *st, sch_iter *iv, int64_t v, int
   return 0;
 }
 
+/* split and split_nparts: the split, then its record. */
+static int split_rec(sch_prim_kind k, sch_stage *st, sch_iter *iv, int64_t v, sch_iter **outer,
+                     sch_iter **inner) {
+  sch_iter *o, *in;
+  int by_nparts = k == SCH_PRIM_SPLIT_NPARTS;
+  if (do_split(by_nparts ? "split_nparts" : "split", st, iv, v, by_nparts, &o, &in) ||
+      sch_trace_add(st->sched, k, (sch_arg[]){{.stage = st}, {.iter = iv}, {.i = v},
+                                              {.iter = o}, {.iter = in}}))
+    return -1;
+  if (outer) *outer = o;
+  if (inner) *inner = in;
+  return 0;
+}
+
 int sch_split(sch_stage *st, sch_iter *iv, int64_t factor, sch_iter **outer, sch_iter **inner) {
-  return do_split("split", st, iv, factor, 0, outer, inner);
+  if (outer) *outer = NULL;
+  if (inner) *inner = NULL;
+  return split_rec(SCH_PRIM_SPLIT, st, iv, factor, outer, inner);
 }
 
 int sch_split_nparts(sch_stage *st, sch_iter *iv, int64_t nparts, sch_iter **outer,
                      sch_iter **inner) {
-  return do_split("split_nparts", st, iv, nparts, 1, outer, inner);
+  if (outer) *outer = NULL;
+  if (inner) *inner = NULL;
+  return split_rec(SCH_PRIM_SPLIT_NPARTS, st, iv, nparts, outer, inner);
 }
 
 int sch_tile(sch_stage *st, sch_iter *x, sch_iter *y, int64_t xf, int64_t yf, sch_iter **xo,
@@ -61,7 +79,11 @@ int sch_tile(sch_stage *st, sch_iter *x, sch_iter *y, int64_t xf, int64_t yf, sc
                              (long long)xf, (long long)yf, st->tensor->name);
   sch_iter *a, *b, *c, *d;
   if (do_split("tile", st, x, xf, 0, &a, &c) || do_split("tile", st, y, yf, 0, &b, &d)) return -1;
-  if (sch_reorder(st, 4, (sch_iter *const[]){a, b, c, d})) return -1;
+  if (sch_reorder_leaves(st, 4, (sch_iter *const[]){a, b, c, d}) ||
+      sch_trace_add(st->sched, SCH_PRIM_TILE,
+                    (sch_arg[]){{.stage = st}, {.iter = x}, {.iter = y}, {.i = xf}, {.i = yf},
+                                {.iter = a}, {.iter = b}, {.iter = c}, {.iter = d}}))
+    return -1;
   if (xo) *xo = a;
   if (yo) *yo = b;
   if (xi) *xi = c;

@@ -93,8 +93,107 @@ struct sch_stage {
   struct sch_align { int axis; int64_t factor, offset; } *align;
 };
 
+/* ---- schedules as data ----
+ * Every primitive, once: X(KIND, name, operands). The list makes the record kinds
+ * (SCH_PRIM_<KIND>), the names, the C-call and JSON printers, the JSON parser, the replay
+ * dispatcher (schedule/replay.c) and difftest's calls. `operands` lists a record's fields in
+ * the order of the C call sch_<name>(...), as "field:type" separated by spaces:
+ *   stage     a computed tensor's stage, recorded by the tensor's name
+ *   tensor    a tensor (placeholder or computed), by name
+ *   iter@f    a current loop of the stage named by field f (a stage, or a computed tensor), by
+ *             the loop's name ("i.outer")
+ *   iters@f   several such loops (the call takes a count and an array)
+ *   axis@f    a data axis of f's stage, by its dimension (the call takes sch_axis(stage, d))
+ *   tensors   several tensors (a count and an array)
+ *   int, str  an int64 / a string
+ *   value     a pragma value: none (NULL), an integer or a float constant
+ * A leading '>' marks what the call creates: loops (returned through pointers, last) or a
+ * tensor (the call's result); records keep their names, and replay checks it gets the same. A
+ * call whose first field is not a stage takes the schedule first: sch_cache_read(s, ...). */
+#define SCH_FOR_EACH_PRIM(X)                                                                  \
+  /* split iter by factor (the inner loop's extent) */                                        \
+  X(SPLIT, split, "stage:stage iter:iter@stage factor:int >outer:iter >inner:iter")           \
+  /* split iter into nparts outer iterations */                                               \
+  X(SPLIT_NPARTS, split_nparts, "stage:stage iter:iter@stage nparts:int >outer:iter >inner:iter") \
+  /* fuse two adjacent loops */                                                               \
+  X(FUSE, fuse, "stage:stage outer:iter@stage inner:iter@stage >fused:iter")                  \
+  /* put loops in a new order */                                                              \
+  X(REORDER, reorder, "stage:stage order:iters@stage")                                        \
+  /* split x and y, order xo, yo, xi, yi */                                                   \
+  X(TILE, tile, "stage:stage x:iter@stage y:iter@stage x_factor:int y_factor:int "            \
+                ">xo:iter >yo:iter >xi:iter >yi:iter")                                        \
+  /* compute stage inside loop `at` of consumer */                                            \
+  X(COMPUTE_AT, compute_at, "stage:stage consumer:stage at:iter@consumer")                    \
+  /* substitute stage into its readers */                                                     \
+  X(COMPUTE_INLINE, compute_inline, "stage:stage")                                            \
+  /* compute stage at the top level */                                                        \
+  X(COMPUTE_ROOT, compute_root, "stage:stage")                                                \
+  /* a copy of tensor that the readers read instead */                                        \
+  X(CACHE_READ, cache_read, "tensor:tensor scope:str readers:tensors >result:tensor")         \
+  /* tensor computed into a cache that it then copies */                                      \
+  X(CACHE_WRITE, cache_write, "tensor:tensor scope:str >result:tensor")                       \
+  /* partial reductions over loop axis of tensor */                                           \
+  X(RFACTOR, rfactor, "tensor:tensor axis:iter@tensor factor_axis:int >result:tensor")        \
+  /* loop kinds */                                                                            \
+  X(PARALLEL, parallel, "stage:stage iter:iter@stage")                                        \
+  X(VECTORIZE, vectorize, "stage:stage iter:iter@stage")                                      \
+  X(UNROLL, unroll, "stage:stage iter:iter@stage")                                            \
+  /* a pragma on a loop */                                                                    \
+  X(PRAGMA, pragma, "stage:stage iter:iter@stage key:str value:value")                        \
+  /* pad the row stride of a dimension of stage's buffer */                                   \
+  X(STORAGE_ALIGN, storage_align, "stage:stage axis:axis@stage factor:int offset:int")        \
+  /* prefetch tensor at loop iter, offset iterations ahead */                                 \
+  X(PREFETCH, prefetch, "stage:stage tensor:tensor iter:iter@stage offset:int")               \
+  /* the prepare/run split on (1) or off (0) */                                               \
+  X(SET_PRECOMPUTE, set_precompute, "enable:int")
+
+typedef enum sch_prim_kind {
+#define SCH_PRIM_ENUM_(kind, name, operands) SCH_PRIM_##kind, /* sch_<name> (list above) */
+  SCH_FOR_EACH_PRIM(SCH_PRIM_ENUM_)
+#undef SCH_PRIM_ENUM_
+  SCH_PRIM_COUNT /* the number of primitives */
+} sch_prim_kind;
+
+/* "split", and the operand list of the primitive (above); NULL for an unknown kind. */
+const char *sch_prim_name(sch_prim_kind k);
+const char *sch_prim_operands(sch_prim_kind k);
+
+typedef enum sch_value_kind {
+  SCH_VALUE_NONE,  /* NULL */
+  SCH_VALUE_INT,   /* an integer constant of type vtype */
+  SCH_VALUE_FLOAT, /* a float constant of type vtype */
+  SCH_VALUE_EXPR   /* any other expression: kept (expr), but a trace cannot print or replay it */
+} sch_value_kind;
+
+/* One field of a record, by the type of the primitive's operand list. */
+typedef struct sch_operand {
+  const char *name;     /* stage, tensor: the tensor's name; iter: the loop's name; str */
+  int64_t i;            /* int; axis: the dimension; value: SCH_VALUE_INT */
+  double f;             /* value: SCH_VALUE_FLOAT */
+  sch_value_kind vkind; /* value */
+  tec_dtype vtype;      /* value: the constant's type */
+  const ir_expr *expr;  /* value: SCH_VALUE_EXPR */
+  int n;                /* iters, tensors: how many names */
+  const char **names;
+} sch_operand;
+
+typedef struct sch_record {
+  sch_prim_kind kind;
+  int nopd;
+  sch_operand *opd;     /* one per field of sch_prim_operands(kind), in order */
+} sch_record;
+
+/* What a schedule did, in order: one record per primitive call that succeeded. */
+typedef struct sch_trace {
+  int n, cap;
+  sch_record *rec;
+  const char *broken;   /* set when a record could not be kept (out of memory): the trace no
+                           longer matches the schedule, and printing or replaying it fails */
+} sch_trace;
+
 struct sch_schedule {
   tec_ctx *ctx;
+  sch_trace trace;         /* every primitive that succeeded on this schedule */
   int nout;
   te_tensor **outputs;
   int nstage, cap_stage;
@@ -188,6 +287,48 @@ int sch_storage_align(sch_stage *st, sch_iter *axis, int64_t factor, int64_t off
 /* Whether stages that depend on constant placeholders alone run once in a separate prepare
  * function (on, the default) or inside every call (off: to measure what the split saves). */
 int sch_set_precompute(sch_schedule *s, int enable);
+
+/* The tensor of this schedule called name (inputs, computed tensors and the caches the
+ * primitives made), or NULL with an error. */
+te_tensor *sch_tensor_named(sch_schedule *s, const char *name);
+
+/* ---- the trace ----
+ * Records name stages and tensors by their tensor names and loops by their names ("i.outer"),
+ * not by position: a name is what the user wrote and reads in the lowered IR, it stays valid
+ * when primitives insert stages (cache_read) or reorder loops, and a hand-edited JSON trace
+ * (a tuning record) stays readable. Caches and rfactor results get deterministic names
+ * ("B.global", "C.local1", "C.rf"), so a later record finds them by name in the replay too.
+ * Names must be unique where they are looked up: a replay refuses an ambiguous one.
+ *
+ *   const sch_trace *t = sch_get_trace(s);
+ *   puts(sch_trace_c(ctx, t));              // C calls to paste after sch_create
+ *   const char *js = sch_trace_json(ctx, t);
+ *   ... declare the same operator in ctx2, s2 = sch_create(ctx2, 1, &C2) ...
+ *   sch_trace_replay(s2, sch_trace_parse_json(ctx2, js));  // s2 lowers like s */
+const sch_trace *sch_get_trace(const sch_schedule *s);
+int sch_trace_len(const sch_trace *t);
+/* The trace as C calls a user could paste where `tec_ctx *ctx` and `sch_schedule *s` are in
+ * scope (tensors looked up with sch_tensor_named, loops with sch_leaf_named). NULL with an
+ * error if a record holds something a trace cannot print (a pragma value that is not a
+ * constant) or the trace is broken. In the ctx's arena. */
+const char *sch_trace_c(tec_ctx *ctx, const sch_trace *t);
+/* The trace as JSON, one record per line:
+ *   {"tec_trace": 1, "records": [
+ *     {"prim": "split", "stage": "C", "iter": "i", "factor": 32, "outer": "i.outer", ...},
+ *   ]}
+ * Field names and order are the operand list's; a value is null, an integer (int64), or
+ * {"type": "int32", "int": 3} / {"type": "float32", "float": 0.5}. NULL with an error as
+ * sch_trace_c. */
+const char *sch_trace_json(tec_ctx *ctx, const sch_trace *t);
+/* Parses what sch_trace_json prints (fields in any order, whitespace free). NULL with an error
+ * naming the line, the record and the field, and what was expected. */
+sch_trace *sch_trace_parse_json(tec_ctx *ctx, const char *text);
+/* Applies every record of t to fresh, a new schedule of the same declaration (the same tensor
+ * names and shapes), in order; fresh's own trace grows as it goes. 0, or -1 with an error
+ * naming the record (its index and JSON text) and why it could not be applied. */
+int sch_trace_replay(sch_schedule *fresh, const sch_trace *t);
+/* A new schedule of s's outputs with s's trace replayed (same ctx), or NULL with an error. */
+sch_schedule *sch_clone(sch_schedule *s);
 
 /* Printable description of a stage's leaves ("i.outer, j, i.inner"), in the arena. */
 const char *sch_stage_str(const sch_stage *st);
