@@ -337,7 +337,7 @@ static const char *dtype_c(tec_ctx *ctx, tec_dtype t) {
 }
 
 /* The C text of a value, or NULL with an error (not a constant). */
-static const char *value_c(tec_ctx *ctx, const sch_record *r, const sch_operand *o) {
+static const char *value_c(tec_ctx *ctx, const sch_operand *o) {
   switch (o->vkind) {
   case SCH_VALUE_NONE: return "NULL";
   case SCH_VALUE_INT:
@@ -348,7 +348,6 @@ static const char *value_c(tec_ctx *ctx, const sch_record *r, const sch_operand 
     return tec_ctx_printf(ctx, "ir_float_t(ctx, %s, %.17g)", dtype_c(ctx, o->vtype), o->f);
   case SCH_VALUE_EXPR: break;
   }
-  (void)r;
   return NULL;
 }
 
@@ -426,7 +425,7 @@ const char *sch_trace_c(tec_ctx *ctx, const sch_trace *t) {
       }
       case SCH_T_INT: text[k] = int_text(ctx, o->i); break;
       case SCH_T_STR: text[k] = sch_c_string(ctx, o->name); break;
-      case SCH_T_VALUE: text[k] = value_c(ctx, rec, o); break;
+      case SCH_T_VALUE: text[k] = value_c(ctx, o); break;
       }
       if (!text[k]) c.out = NULL;
     }
