@@ -483,8 +483,13 @@ END_TEST
 typedef struct topi_user {
   const topi_template *t;
   const void *problem;
+  int default_config; /* the traced schedule is the template's default */
 } topi_user;
 
+/* The template's declaration, again. A template whose tensors depend on its config (dense: the
+ * packed panel width is a knob, so its schedule builds the packing and accumulator stages over
+ * the declared placeholders, op.out != decl.out) is instantiated at the same default config
+ * first, and the replay goes onto a fresh schedule of the graph that built. */
 static void redeclare_topi(tec_ctx *ctx, void *user, int *n, te_tensor **args, te_tensor **out) {
   topi_user *u = user;
   topi_decl d;
@@ -492,6 +497,17 @@ static void redeclare_topi(tec_ctx *ctx, void *user, int *n, te_tensor **args, t
   *n = d.nargs;
   memcpy(args, d.args, sizeof *args * (size_t)d.nargs);
   *out = d.out;
+  if (u->default_config) {
+    topi_space sp;
+    topi_op op;
+    ck_assert_msg(u->t->space(ctx, u->problem, NULL, &sp) == 0 &&
+                      u->t->schedule(&d, sp.default_config, NULL, &op) == 0,
+                  "%s", tec_ctx_error(ctx));
+    /* d.out, or the graph the schedule built over d's placeholders */
+    *n = op.nargs;
+    memcpy(args, op.args, sizeof *args * (size_t)op.nargs);
+    *out = op.out;
+  }
 }
 
 START_TEST(replay_topi_templates) {
@@ -523,7 +539,7 @@ START_TEST(replay_topi_templates) {
       ck_assert_msg(topi_instantiate(ctx, t, problems[p], NULL, &op) == 0, "%s: %s", t->name,
                     tec_ctx_error(ctx));
       ck_assert_int_eq(op.sched->nout, 1);
-      topi_user u = {t, problems[p]};
+      topi_user u = {t, problems[p], 1};
       round_trip(t->name, op.sched, op.nargs, op.args, redeclare_topi, &u);
       traced++;
       tec_ctx_free(ctx);
@@ -544,7 +560,7 @@ START_TEST(replay_topi_templates) {
       ck_assert_msg(topi_dw_spatial_pack_schedule(&d, &cfgs[c], NULL, &op) == 0, "%s",
                     tec_ctx_error(ctx));
       ck_assert_int_eq(sch_set_precompute(op.sched, pre), 0);
-      topi_user u = {sp, &dw};
+      topi_user u = {sp, &dw, 0};
       round_trip("dw_spatial_pack config", op.sched, op.nargs, op.args, redeclare_topi, &u);
       tec_ctx_free(ctx);
     }
