@@ -325,6 +325,7 @@ int cg_target_parse(tec_ctx *ctx, const char *str, cg_target *out) {
   if (!out->cpu || !out->features) goto oom;
   out->vector_bits = cg_vector_bits(out->arch, out->features);
   out->vector_fma = cg_vector_fma(out->arch, out->features);
+  out->lane_fma = out->arch && out->arch->lane_fma;
   cg_dedupe_features(out->features); /* after the width: "+avx512f" of a CPU then "-avx512f" */
   return 0;
 oom:
