@@ -343,6 +343,15 @@ int tec_target_vector_bits(tec_ctx *ctx, const char *target) {
   return bits;
 }
 
+int tec_target_lane_fma(tec_ctx *ctx, const char *target) {
+  if (!ctx) return -1;
+  cg_target t;
+  if (cg_target_parse(ctx, target, &t) != 0) return -1;
+  int r = t.lane_fma && t.vector_bits >= 64;
+  cg_target_dispose(&t);
+  return r;
+}
+
 const char *tec_target_str(tec_ctx *ctx, const char *target) {
   if (!ctx) return NULL;
   cg_target t;
