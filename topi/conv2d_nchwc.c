@@ -269,7 +269,8 @@ static int target_regs(tec_ctx *ctx, const char *target, int lanes) {
  * broadcast (lane: the T input vectors of a group stay live). oc_tiles divides the blocks and
  * in the GEMM form ow_tile divides the positions: their tails would keep a guard inside the
  * tile (the tile loops are inside the fused parallel loop, which loop partitioning cannot
- * split); a partial column tile is peeled and costs the loads of its own columns. */
+ * split); a partial column tile is peeled: with lanes it costs the loads of its own columns,
+ * without (the x86 defaults, as measured) it counts as waste. */
 static void default_tile(int64_t ext, int64_t nob, int64_t vpb, int64_t xb, int64_t lanes,
                          int lane, int regs, int gemm, int64_t *bt, int64_t *bc) {
   double best = -1;
@@ -284,6 +285,9 @@ static void default_tile(int64_t ext, int64_t nob, int64_t vpb, int64_t xb, int6
       double loads = (double)(ext / t) * (double)(t * pos_loads + wl) +
                      (tail ? (double)(tail * pos_loads + wl) : 0.0);
       double score = (double)(ext * xb * c * vpb) / loads;
+      if (!lane) /* the model the x86 defaults were measured with: a partial tile as waste */
+        score = (double)ext / (double)(topi_ceil_div(ext, t) * t) * (double)acc /
+                (double)(t + c * vpb);
       if (score > best + 1e-9) best = score, *bt = t, *bc = c;
     }
 }
