@@ -292,6 +292,7 @@ LLVMModuleRef cg_module_build(tec_ctx *ctx, LLVMContextRef llctx, int nfuncs,
   f.who = who;
   f.vector_fma = t->vector_fma;
   f.vector_bits = t->vector_bits;
+  f.lane_fma = t->lane_fma;
   f.llctx = llctx;
   f.mod = mod;
   f.i1 = LLVMInt1TypeInContext(llctx);

@@ -50,6 +50,12 @@ typedef struct cg_arch {
    * NEON (vfma.f32 q needs the explicit intrinsic) and splits it into vmul + vadd on the
    * cores it tunes against vmla (Cortex-A7, A9). NULL-ended; NULL: fmuladd is right. */
   const char *const *vector_fma;
+  /* 1: a vector multiply-add takes one lane of a register as its scalar operand (AArch64
+   * `fmla v0.4s, v1.4s, v2.s[3]`), so a broadcast of a loaded element is better done as one
+   * native-vector load of its aligned group and a lane splat: neighbouring elements then share
+   * the load (codegen_mem.c cg_broadcast). 0: broadcast the element (x86 folds it into the
+   * FMA's memory operand). */
+  int lane_fma;
 } cg_arch;
 typedef struct cg_preset {
   const char *name, *triple, *cpu, *attr; /* "rasp4b" -> "llvm -mtriple=... -mcpu=... -mattr=..." */
@@ -70,6 +76,7 @@ typedef struct cg_target {
   int is_host;    /* triple is the host's: the JIT can run the code */
   int vector_bits; /* native SIMD width: 128 on NEON, 512 with AVX-512, 32 without SIMD */
   int vector_fma;  /* emit vector multiply-add as llvm.fma (cg_arch.vector_fma holds) */
+  int lane_fma;    /* cg_arch.lane_fma of the target's arch (0 for an unknown one) */
   const cg_arch *arch; /* NULL: a host architecture tec has no table for */
   LLVMTargetRef target;
 } cg_target;
@@ -138,6 +145,7 @@ typedef struct cg_func {
                                  being emitted (its value: the chunk size), or NULL */
   int vector_fma;             /* cg_target.vector_fma: vector x*y+z as llvm.fma */
   int vector_bits;            /* cg_target.vector_bits: wider stores are sliced to this */
+  int lane_fma;               /* cg_target.lane_fma: broadcasts of loads as group load + lane */
 } cg_func;
 
 /* slice_vectors.c: stores of more lanes than vector_bits holds become native-width stores
@@ -177,6 +185,7 @@ LLVMValueRef cg_cast(cg_func *f, LLVMValueRef v, tec_dtype from, tec_dtype to);
 LLVMValueRef cg_splat(cg_func *f, LLVMValueRef v, int lanes); /* scalar to lanes copies */
 /* codegen_mem.c */
 LLVMValueRef cg_load(cg_func *f, const ir_expr *e);
+LLVMValueRef cg_broadcast(cg_func *f, const ir_expr *e); /* an IR_BROADCAST */
 LLVMValueRef cg_prefetch(cg_func *f, const ir_expr *load); /* the LOAD inside a prefetch call */
 /* Calls the overloaded LLVM intrinsic name ("llvm.fmuladd") on type ty. */
 LLVMValueRef cg_intrinsic(cg_func *f, const char *name, LLVMTypeRef ty, LLVMValueRef *args,

@@ -301,10 +301,7 @@ LLVMValueRef cg_expr(cg_func *f, const ir_expr *e) {
   case IR_CALL: return cg_call(f, e);
   case IR_LOAD: return cg_load(f, e);
   case IR_RAMP: return cg_ramp(f, e);
-  case IR_BROADCAST: {
-    LLVMValueRef a = cg_expr(f, e->a);
-    return a ? cg_splat(f, a, e->type.lanes) : NULL;
-  }
+  case IR_BROADCAST: return cg_broadcast(f, e);
   case IR_LET: {
     LLVMValueRef v = cg_expr(f, e->a);
     if (!v) return NULL;

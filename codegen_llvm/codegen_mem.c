@@ -9,13 +9,21 @@
  * Buffers are TEC_ALIGN-aligned (entry checks, allocas, the runtime allocator), so a vector
  * access is as aligned as the largest power of two known to divide its first element's byte
  * offset (cg_align); otherwise one element's alignment. Bool is one byte in memory.
+ *
+ * On a target whose multiply-add takes a lane (cg_arch.lane_fma, AArch64):
+ *   x4(A[g*4 + 1])                  -> v = <4 x float> load at &A[g*4]; splat lane 1 of v
+ * so the four broadcasts of A[g*4 .. g*4+3] share one load (LLVM merges the equal loads) and
+ * each multiply-add reads its lane (`fmla v0.4s, v1.4s, v2.s[1]`). The group is in bounds when
+ * the element is: tec's own buffers are readable to their TEC_ALIGN-rounded end (the runtime
+ * allocator's contract; stack allocations are rounded up here) and an argument's element count
+ * must be a known multiple of the group.
  */
 #include <stdlib.h>
 #include <string.h>
 #include "codegen_llvm/codegen.h"
 
 #define CG_STACK_MAX_BYTES (64 << 10) /* larger or symbolic allocations go to the heap */
-#define CG_KM_CAP ((int64_t)1 << 20)
+#define CG_KM_CAP ((int64_t)1 << 20) /* known multiples are kept to divisors of this */
 
 static int64_t cg_gcd(int64_t a, int64_t b) {
   while (b) {
@@ -32,13 +40,13 @@ static int64_t cg_known_multiple(const ir_expr *e) {
   switch (e->kind) {
   case IR_INT_IMM: {
     int64_t v = e->v.i < 0 ? -e->v.i : e->v.i;
-    return v == 0 || v > CG_KM_CAP ? CG_KM_CAP : v;
+    return v == 0 ? CG_KM_CAP : v > CG_KM_CAP ? cg_gcd(v, CG_KM_CAP) : v;
   }
   case IR_ADD:
   case IR_SUB: return cg_gcd(cg_known_multiple(e->a), cg_known_multiple(e->b));
   case IR_MUL: {
-    int64_t m = cg_known_multiple(e->a) * cg_known_multiple(e->b);
-    return m > CG_KM_CAP ? CG_KM_CAP : m;
+    int64_t m = cg_known_multiple(e->a) * cg_known_multiple(e->b); /* each <= 2^20 */
+    return m > CG_KM_CAP ? cg_gcd(m, CG_KM_CAP) : m; /* a divisor of m, so still sound */
   }
   case IR_BROADCAST: return cg_known_multiple(e->a);
   default: return 1;
@@ -52,6 +60,24 @@ static unsigned cg_align(const ir_expr *idx, int ebytes, int lanes) {
   unsigned a = (unsigned)ebytes;
   while (a < TEC_ALIGN && bytes % (2 * a) == 0) a *= 2;
   return a;
+}
+
+/* 1 if every group of g elements (g * ebytes dividing TEC_ALIGN) that holds an element of buf
+ * lies inside buf: an allocation (readable to its rounded end), or an argument whose element
+ * count is a known multiple of g. */
+static int cg_groups_in_bounds(cg_func *f, const ir_expr *buf, int64_t g, int ebytes) {
+  if (TEC_ALIGN % (g * ebytes)) return 0;
+  for (int i = 0; i < f->lf->nargs; i++) {
+    if (f->lf->arg_bufs[i] != buf) continue;
+    const te_tensor *t = f->lf->args[i];
+    int64_t m = 1;
+    for (int d = 0; d < t->ndim && m % g; d++) {
+      m *= cg_known_multiple(t->shape[d]);
+      if (m > CG_KM_CAP) m = cg_gcd(m, CG_KM_CAP);
+    }
+    return m % g == 0;
+  }
+  return 1;
 }
 
 static tec_dtype cg_mem_dtype(tec_dtype t) {
@@ -172,6 +198,40 @@ LLVMValueRef cg_load(cg_func *f, const ir_expr *e) {
   return cg_cast(f, v, md, t);
 }
 
+/* broadcast(load(B, i)) as a lane of B's aligned group of native-vector width when the target
+ * has multiply-add by lane (see the top of the file), else the element splatted. */
+LLVMValueRef cg_broadcast(cg_func *f, const ir_expr *e) {
+  const ir_expr *ld = e->a, *rest = NULL;
+  int64_t c = 0, g = 0;
+  int eb = tec_dtype_bytes(e->type);
+  if (f->lane_fma && ld && ld->kind == IR_LOAD && ld->type.lanes == 1 &&
+      ld->type.code == TEC_FLOAT && ld->b && ld->b->type.lanes == 1 && cg_pred_always(ld->c)) {
+    g = f->vector_bits / (8 * eb);
+    rest = ld->b;
+    if (rest->kind == IR_ADD && ir_is_const_int(rest->b, &c)) rest = rest->a;
+    else if (ir_is_const_int(rest, &c)) rest = NULL;
+  }
+  if (g < 2 || (rest && cg_known_multiple(rest) % g) || !cg_groups_in_bounds(f, ld->a, g, eb)) {
+    LLVMValueRef a = cg_expr(f, e->a);
+    return a ? cg_splat(f, a, e->type.lanes) : NULL;
+  }
+  int64_t lane = ((c % g) + g) % g, off = c - lane;
+  LLVMTypeRef mt = cg_mem_type(f, ld->type), vt = LLVMVectorType(mt, (unsigned)g);
+  LLVMValueRef ptr = cg_buffer(f, ld->a, mt), bi = rest ? cg_index(f, rest) : NULL;
+  if (!ptr || (rest && !bi)) return NULL;
+  LLVMValueRef o = LLVMConstInt(f->i64, (unsigned long long)off, 1);
+  bi = !bi ? o : off ? LLVMBuildAdd(f->b, bi, o, "") : bi;
+  LLVMValueRef v = LLVMBuildLoad2(
+      f->b, vt, LLVMBuildPointerCast(f->b, cg_gep(f, mt, ptr, bi), cg_ptr_to(vt), ""), "");
+  LLVMSetAlignment(v, (unsigned)(g * eb)); /* groups start at multiples of g elements */
+  LLVMValueRef *mask = malloc(sizeof *mask * (size_t)e->type.lanes);
+  if (!mask) return cg_oom(f);
+  for (int l = 0; l < e->type.lanes; l++) mask[l] = LLVMConstInt(f->i32, (unsigned)lane, 0);
+  LLVMValueRef m = LLVMConstVector(mask, (unsigned)e->type.lanes);
+  free(mask);
+  return LLVMBuildShuffleVector(f->b, v, LLVMGetUndef(vt), m, "");
+}
+
 /* prefetch(load(B, i)): llvm.prefetch(&B[i], read, high locality, data). The address is
  * computed without `inbounds`: a prefetch past the buffer's end is legal and harmless. */
 LLVMValueRef cg_prefetch(cg_func *f, const ir_expr *load) {
@@ -261,8 +321,10 @@ int cg_allocate(cg_func *f, const ir_stmt *s) {
   if (ir_is_const_int(s->a, &count) && count >= 0 && count <= CG_STACK_MAX_BYTES / ebytes / lanes) {
     LLVMBasicBlockRef cur = LLVMGetInsertBlock(f->b);
     LLVMPositionBuilderAtEnd(f->b, f->entry); /* once per function, not per iteration */
-    mem = LLVMBuildArrayAlloca(f->b, mt, LLVMConstInt(f->i64, (unsigned long long)(count * lanes), 0),
-                               name);
+    /* rounded up to TEC_ALIGN bytes like the heap's: vector reads may go to the rounded end */
+    int64_t per = TEC_ALIGN / ebytes > 0 ? TEC_ALIGN / ebytes : 1;
+    int64_t n = (count * lanes + per - 1) / per * per;
+    mem = LLVMBuildArrayAlloca(f->b, mt, LLVMConstInt(f->i64, (unsigned long long)n, 0), name);
     LLVMSetAlignment(mem, TEC_ALIGN);
     LLVMPositionBuilderAtEnd(f->b, cur);
   } else {

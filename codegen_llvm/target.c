@@ -325,6 +325,7 @@ int cg_target_parse(tec_ctx *ctx, const char *str, cg_target *out) {
   if (!out->cpu || !out->features) goto oom;
   out->vector_bits = cg_vector_bits(out->arch, out->features);
   out->vector_fma = cg_vector_fma(out->arch, out->features);
+  out->lane_fma = out->arch && out->arch->lane_fma;
   cg_dedupe_features(out->features); /* after the width: "+avx512f" of a CPU then "-avx512f" */
   return 0;
 oom:
@@ -340,6 +341,15 @@ int tec_target_vector_bits(tec_ctx *ctx, const char *target) {
   int bits = t.vector_bits;
   cg_target_dispose(&t);
   return bits;
+}
+
+int tec_target_lane_fma(tec_ctx *ctx, const char *target) {
+  if (!ctx) return -1;
+  cg_target t;
+  if (cg_target_parse(ctx, target, &t) != 0) return -1;
+  int r = t.lane_fma && t.vector_bits >= 64;
+  cg_target_dispose(&t);
+  return r;
 }
 
 const char *tec_target_str(tec_ctx *ctx, const char *target) {

@@ -78,10 +78,10 @@ static const cg_width_rule x86_64_widths[] = {
     {"avx", 256, 128}, {"avx2", 256, 256}, {"avx512f", 512, 256}, {NULL, 0, 0}};
 
 const cg_arch cg_arches[] = {
-    {"aarch64", aarch64_aliases, aarch64_cpus, aarch64_features, "+neon", 128, aarch64_widths, NULL},
-    {"armv7a", armv7_aliases, armv7_cpus, armv7_features, "", 32, armv7_widths, armv7_vector_fma},
-    {"x86_64", x86_64_aliases, x86_64_cpus, x86_64_features, "", 128, x86_64_widths, NULL},
-    {NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL},
+    {"aarch64", aarch64_aliases, aarch64_cpus, aarch64_features, "+neon", 128, aarch64_widths, NULL, 1},
+    {"armv7a", armv7_aliases, armv7_cpus, armv7_features, "", 32, armv7_widths, armv7_vector_fma, 0},
+    {"x86_64", x86_64_aliases, x86_64_cpus, x86_64_features, "", 128, x86_64_widths, NULL, 0},
+    {NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, 0},
 };
 
 /* Boards and servers by name. A preset may be followed by options that replace its own. */

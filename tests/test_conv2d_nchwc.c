@@ -11,6 +11,7 @@
  * stage, bad problems and configs (exact messages) and a NEON lowering (fmla on v registers).
  */
 #include <math.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,6 +244,25 @@ START_TEST(bad_input) {
 }
 END_TEST
 
+/* Lines of text matching the extended regex re. */
+static int count_re(const char *text, const char *re) {
+  regex_t rx;
+  ck_assert_int_eq(regcomp(&rx, re, REG_EXTENDED | REG_NOSUB | REG_NEWLINE), 0);
+  int n = 0;
+  for (const char *p = text; *p;) {
+    size_t len = strcspn(p, "\n");
+    char *line = malloc(len + 1);
+    ck_assert_ptr_nonnull(line);
+    memcpy(line, p, len);
+    line[len] = '\0';
+    n += regexec(&rx, line, 0, NULL, 0) == 0;
+    free(line);
+    p += len + (p[len] == '\n');
+  }
+  regfree(&rx);
+  return n;
+}
+
 /* On NEON (rasp4b, 4 lanes, NCHW4c) the default tile lowers to fmla on q registers. */
 START_TEST(neon_lowering) {
   tec_ctx *ctx = tec_ctx_new();
@@ -264,6 +284,16 @@ START_TEST(neon_lowering) {
     char *s = tu_emit_text(ctx, f, "rasp4b", TEC_EMIT_ASM);
     tu_assert_contains(s, "fmla\tv");
     tu_assert_contains(s, ".4s");
+    /* the 4 input-channel lanes of a position: one q load, each lane read by fmla by element
+     * (no broadcast loads) */
+    for (int l = 0; l < 4; l++)
+      ck_assert_msg(count_re(s, tec_ctx_printf(ctx, "fmla\tv[0-9]+\\.4s, v[0-9]+\\.4s, "
+                                                    "v[0-9]+\\.s\\[%d\\]", l)) >= 8,
+                    "problem %zu: few fmla by lane %d", i, l);
+    ck_assert_msg(count_re(s, "\tld1r\t") == 0, "problem %zu: broadcast loads", i);
+    /* two input-channel blocks per unrolled step (32 input channels: 8 blocks) */
+    ck_assert_int_eq(c->ic_split, 2);
+    ck_assert_int_eq(c->ic_unroll, 1);
     free(s);
   }
   tec_ctx_free(ctx);

@@ -274,6 +274,59 @@ START_TEST(test_elementwise) {
 }
 END_TEST
 
+/* ---------- broadcasts of loaded elements ---------- */
+
+typedef struct bl {
+  te_tensor *a, *b;
+} bl;
+static const ir_expr *bl_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  (void)ctx;
+  bl *x = u;
+  return ir_mul(TE_AT(x->a, i[0]), TE_AT(x->b, i[1]));
+}
+
+/* D[i, v] = A[i] * B[v] for A of na floats, i unrolled, v (4) vectorized: each A[i] is a
+ * broadcast of a loaded element. */
+static lower_func *bl_func(tec_ctx *ctx, int64_t na) {
+  bl x = {te_placeholder(ctx, "A", TEC_F32, 1, TE_SHAPE(ctx, na)),
+          te_placeholder(ctx, "B", TEC_F32, 1, TE_SHAPE(ctx, 4))};
+  te_tensor *D = te_compute(ctx, &(te_compute_decl){.name = "D", .ndim = 2,
+                                                     .shape = TE_SHAPE(ctx, na, 4),
+                                                     .body = bl_body, .user = &x});
+  sch_schedule *s = sch_create(ctx, 1, &D);
+  sch_stage *sd = sch_stage_of(s, D);
+  ck_assert_int_eq(sch_unroll(sd, sch_axis(sd, 0)), 0);
+  ck_assert_int_eq(sch_vectorize(sd, sch_axis(sd, 1)), 0);
+  return tec_lower(s, "bl", 3, (te_tensor *[]){x.a, x.b, D});
+}
+
+/* On AArch64 a broadcast of A[4g + l] is lane l of one q load of A[4g .. 4g+3] (fmul by
+ * element), when that group is surely inside A: its element count a multiple of 4. Other
+ * targets broadcast the element itself. */
+START_TEST(test_broadcast_by_lane) {
+  tec_ctx *ctx = tec_ctx_new();
+  char *as = tu_emit_text(ctx, bl_func(ctx, 8), A64, TEC_EMIT_ASM);
+  for (int l = 1; l < 4; l++) {
+    const char *re = tec_ctx_printf(ctx, "^\tfmul\tv[0-9]+\\.4s, v[0-9]+\\.4s, "
+                                         "v[0-9]+\\.s\\[%d\\]", l);
+    ck_assert_msg(count_re(as, re) == 2, "lane %d: not 2 x /%s/:\n%s", l, re, as);
+  }
+  ck_assert_msg(count_re(as, "^\tldr\tq") + count_re(as, "^\tldp\tq") >= 1, "%s", as);
+  ck_assert_msg(count_re(as, "^\t(ld1r|ldr\ts|ldp\ts)") == 0, "scalar loads of A:\n%s", as);
+  free(as);
+  /* 6 elements: the group of A[4], A[5] would read past A's end */
+  as = tu_emit_text(ctx, bl_func(ctx, 6), A64, TEC_EMIT_ASM);
+  ck_assert_msg(count_re(as, "\\.s\\[[1-3]\\]") == 0, "a lane past A's end:\n%s", as);
+  free(as);
+  /* ARMv7 NEON: no fused multiply-add by lane, the broadcast stays */
+  as = tu_emit_text(ctx, bl_func(ctx, 8), ARMV7, TEC_EMIT_ASM);
+  ck_assert_msg(count_re(as, "^\tvld1\\.32\t\\{d[0-9]+\\[\\], d[0-9]+\\[\\]\\}") == 8,
+                "not 8 broadcast loads:\n%s", as);
+  free(as);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 /* ---------- the GEMM micro-kernel ---------- */
 
 START_TEST(test_gemm_microkernel_a64) {
@@ -385,6 +438,7 @@ int main(void) {
   suite_add_tcase(s, t);
   TCase *asmc = tcase_create("asm");
   tcase_add_test(asmc, test_elementwise);
+  tcase_add_test(asmc, test_broadcast_by_lane);
   tcase_add_test(asmc, test_gemm_microkernel_a64);
   tcase_add_test(asmc, test_gemm_microkernel_armv7);
   tcase_add_test(asmc, test_depthwise_a64);

@@ -20,10 +20,14 @@
  *     for oy%R                                       (what partitioning splits at padded rows)
  *       for ox/T                                     conv computed here: T x B x y floats
  *         conv.tile = 0                              (T*B*y/lanes accumulator registers)
- *         for I/ic_split, i, j, I%ic_split, u unrolled
+ *         for I/ic_split, i, j, I%ic_split (unrolled if ic_unroll), u unrolled
  *           for t < T unrolled, b < B unrolled, v < y vectorized   (one broadcast live)
  *             conv.tile[t, b, v] += pad[n, I, oy*s + i, (ox+t)*s + j, u] * kp[O+b, I, i, j, u, v]
  *         for b, t unrolled, v vectorized: out = epilogue(conv.tile[..])   (no extra pass)
+ *
+ * On AArch64 (multiply-add by lane) the x = 4 broadcasts pad[.., u] of a position become one
+ * q load and fmla by element (codegen_mem.c), so the default tile keeps T input vectors live
+ * and two input-channel blocks per unrolled step (ic_split 2, ic_unroll 1).
  */
 #include <string.h>
 #include "topi/internal.h"
@@ -233,7 +237,8 @@ int topi_conv2d_nchwc_schedule(const topi_decl *dc, const topi_conv2d_nchwc_conf
   order[k++] = ico, order[k++] = ky, order[k++] = kx, order[k++] = ici, order[k++] = u;
   /* positions outside blocks: one broadcast of the input live at a time, B weight vectors */
   order[k++] = sch_axis(sc, nd - 2), order[k++] = sch_axis(sc, 1), order[k++] = sch_axis(sc, nd - 1);
-  if (sch_reorder(sc, k, order) || sch_unroll(sc, sch_axis(sc, 1)) ||
+  if (sch_reorder(sc, k, order) || (cfg->ic_unroll && sch_unroll(sc, ici)) ||
+      sch_unroll(sc, sch_axis(sc, 1)) ||
       sch_unroll(sc, sch_axis(sc, nd - 2)) || sch_vectorize(sc, sch_axis(sc, nd - 1)) ||
       (d->xb <= 16 && sch_unroll(sc, u)))
     return -1;
@@ -256,21 +261,33 @@ static int target_regs(tec_ctx *ctx, const char *target, int lanes) {
   return lanes >= 16 || lanes == 4 ? 32 : 16;
 }
 
-/* The default register tile: the most multiply-adds per load that fits the registers
- * (accumulators + one weight vector per block + one broadcast). oc_tiles divides the blocks and
+/* The default register tile: the most multiply-adds per load that fits the registers. Per
+ * input-channel block of x lanes a T x B tile does x*T*B*vpb multiply-adds and loads x*B*vpb
+ * weight vectors and the inputs: x broadcasts per position, or (lane: multiply-add by lane,
+ * x a multiple of the lanes) one vector per position and lane group, whose lanes the
+ * multiply-adds read. Registers: the accumulators, one weight vector per block, and one
+ * broadcast (lane: the T input vectors of a group stay live). oc_tiles divides the blocks and
  * in the GEMM form ow_tile divides the positions: their tails would keep a guard inside the
  * tile (the tile loops are inside the fused parallel loop, which loop partitioning cannot
- * split); a partial column tile is peeled, so it only counts as waste. */
-static void default_tile(int64_t ext, int64_t nob, int64_t vpb, int regs, int gemm, int64_t *bt,
-                         int64_t *bc) {
+ * split); a partial column tile is peeled: with lanes it costs the loads of its own columns,
+ * without (the x86 defaults, as measured) it counts as waste. */
+static void default_tile(int64_t ext, int64_t nob, int64_t vpb, int64_t xb, int64_t lanes,
+                         int lane, int regs, int gemm, int64_t *bt, int64_t *bc) {
   double best = -1;
   *bt = *bc = 1;
+  int64_t pos_loads = lane ? xb / lanes : xb; /* input loads per position */
   for (int64_t t = 1; t <= 32 && t <= ext; t++)
     for (int64_t c = 1; c <= 8 && c <= nob; c++) {
-      int64_t acc = t * c * vpb;
-      if (acc + c * vpb + 1 > regs || nob % c || (gemm && ext % t)) continue;
-      double use = (double)ext / (double)(topi_ceil_div(ext, t) * t);
-      double score = use * (double)acc / (double)(t + c * vpb);
+      int64_t acc = t * c * vpb, wl = xb * c * vpb, tail = ext % t;
+      if (acc + c * vpb + (lane ? t + 1 : 1) > regs || nob % c ||
+          (gemm && tail))
+        continue;
+      double loads = (double)(ext / t) * (double)(t * pos_loads + wl) +
+                     (tail ? (double)(tail * pos_loads + wl) : 0.0);
+      double score = (double)(ext * xb * c * vpb) / loads;
+      if (!lane) /* the model the x86 defaults were measured with: a partial tile as waste */
+        score = (double)ext / (double)(topi_ceil_div(ext, t) * t) * (double)acc /
+                (double)(t + c * vpb);
       if (score > best + 1e-9) best = score, *bt = t, *bc = c;
     }
 }
@@ -292,8 +309,11 @@ int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *targ
   for (int64_t t = 1; t <= 8 && t <= nob; t++) tc[ntc++] = t;
   int nics = topi_divisors(nib, nib, ics, 64);
   int nrows = gemm ? (rows[0] = 1, 1) : topi_divisors(oh, oh, rows, 64);
-  default_tile(ext, nob, topi_ceil_div(yb, lanes), target_regs(ctx, target, lanes), gemm, &bt,
-               &bc);
+  int lane_fma = tec_target_lane_fma(ctx, target);
+  if (lane_fma < 0) return -1;
+  int lane = lane_fma && xb % lanes == 0; /* the input's lanes load as whole vectors */
+  default_tile(ext, nob, topi_ceil_div(yb, lanes), xb, lanes, lane,
+               target_regs(ctx, target, lanes), gemm, &bt, &bc);
   /* rows per task: the most that still leaves 8 tasks or more */
   int64_t tiles = p->n * topi_ceil_div(nob, bc), rdef = 1;
   for (int i = 0; i < nrows; i++)
@@ -302,7 +322,10 @@ int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *targ
    * an NCHW input's copy is a slow layout change for a kernel with few input channels */
   int padded = p->pad_h > 0 || p->pad_w > 0;
   int64_t copy_def = padded && p->in_layout.kind == TOPI_NCHWC;
-  if (topi_space_begin(ctx, sp, &topi_tmpl_conv2d_nchwc, 6) ||
+  /* multiply-add by lane: two input-channel blocks per unrolled step halve the loop's
+   * overhead (the tile's loads already fit in one step's registers) */
+  int64_t ics_def = lane && nib % 2 == 0 ? 2 : 1, unr_def = ics_def > 1;
+  if (topi_space_begin(ctx, sp, &topi_tmpl_conv2d_nchwc, 7) ||
       topi_space_add(ctx, sp, "ow_tile",
                      gemm ? "output positions (oh*ow flattened) per register tile"
                           : "output columns per register tile",
@@ -312,7 +335,11 @@ int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *targ
       topi_space_add(ctx, sp, "ic_split",
                      "input-channel blocks per pass over the kernel window (all: window "
                      "outermost; 1: input-channel blocks outermost)",
-                     offsetof(topi_conv2d_nchwc_config, ic_split), nics, ics, 1) ||
+                     offsetof(topi_conv2d_nchwc_config, ic_split), nics, ics, ics_def) ||
+      topi_space_add(ctx, sp, "ic_unroll",
+                     "1: the ic_split input-channel blocks of a pass unrolled (straight-line "
+                     "code, no loop overhead); 0: a loop",
+                     offsetof(topi_conv2d_nchwc_config, ic_unroll), 2, b01, unr_def) ||
       topi_space_add(ctx, sp, "oh_tile", "output rows per parallel task (1 in the GEMM form)",
                      offsetof(topi_conv2d_nchwc_config, oh_tile), nrows, rows, rdef) ||
       topi_space_add(ctx, sp, "pad_copy",

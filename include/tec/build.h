@@ -67,6 +67,10 @@ int32_t tec_call(tec_packed_fn fn, int32_t nargs, DLTensor *const *args);
 /* The target's native SIMD width in bits (128 on NEON, 256 with AVX2, 512 with AVX-512, 32
  * without SIMD): a schedule's vector lanes for 32-bit types are bits / 32. -1 with an error. */
 int tec_target_vector_bits(tec_ctx *ctx, const char *target);
+/* 1 if the target's vector multiply-add can take one lane of a register as its scalar operand
+ * (AArch64 NEON: `fmla v0.4s, v1.4s, v2.s[3]`), so a broadcast of a loaded element costs a share
+ * of one vector load of its aligned group; 0 if a broadcast is its own load; -1 with an error. */
+int tec_target_lane_fma(tec_ctx *ctx, const char *target);
 /* The target spelled out, "llvm -mtriple=... -mcpu=... -mattr=..." (arena), or NULL. */
 const char *tec_target_str(tec_ctx *ctx, const char *target);
 

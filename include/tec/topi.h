@@ -201,6 +201,7 @@ typedef struct topi_conv2d_nchwc_config {
   int64_t oc_tiles;   /* output-channel blocks per register tile */
   int64_t ic_split;   /* input-channel blocks per pass over the kernel window: all of them puts
                          the window (kh, kw) outermost in the reduction, 1 innermost */
+  int64_t ic_unroll;  /* 1: those ic_split blocks unrolled inside a window step; 0: a loop */
   int64_t oh_tile;    /* output rows per parallel task (the row loop inside a task is what loop
                          partitioning splits at the padded rows); 1 in the GEMM form */
   int64_t pad_copy;   /* 1: the zero-padded input copied once per call (root, parallel); 0: the
