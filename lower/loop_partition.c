@@ -511,9 +511,9 @@ const ir_stmt *lower_loop_partition(const ir_stmt *s) {
   ir_mutator m;
   ir_mutator_init(&m, s->ctx, &p);
   m.stmt[IR_S_FOR] = lp_for;
-  int had_error = tec_ctx_error(s->ctx) != NULL;
+  unsigned long errors = tec_ctx_error_count(s->ctx);
   const ir_stmt *r = ir_mutate_stmt(&m, s);
-  /* an allocation failed half way (the arena records why): no half-partitioned program */
-  if (!had_error && tec_ctx_error(s->ctx)) return NULL;
+  /* an allocation failed half way (the arena reported it): no half-partitioned program */
+  if (tec_ctx_error_count(s->ctx) != errors) return NULL;
   return r ? r : ir_evaluate(ir_int(s->ctx, 0)); /* the whole program was provably empty */
 }
