@@ -156,6 +156,8 @@ int conv_tec_setup(conv_case *c, const char *forced) {
   int depthwise = L->groups == L->c_in && L->c_in == L->c_out && L->groups > 1;
   c->tec_template = forced ? forced : depthwise ? "depthwise_nchwc" : "conv2d_nchwc";
   const topi_template *t = topi_template_find(c->tec_template);
+  if (t && t->problem_kind != TOPI_PROBLEM_CONV2D)
+    return tec_fail(c, "not available", "not a conv2d template (its problem is not topi_conv2d)");
   if (!t) {
     char names[256] = "";
     size_t n = 0;

@@ -94,7 +94,8 @@ int main(int argc, char **argv) {
     double got = yl[at(l->out_block, l->k, OH, OW, co, oy, ox)];
     if (!(fabs(got - ref) <= maxerr)) maxerr = fabs(got - ref);
   }
-  printf("%s: %s %s, %d calls, check %s (max abs error %.3g over 257 points)\n", name, l->tmpl,
-         l->config, calls, maxerr < 1e-4 ? "OK" : "FAILED", maxerr);
+  double macs = (double)l->k * OH * OW * cig * l->kh * l->kh;
+  printf("%s: %s %s, %d calls, check %s (max abs error %.3g over 257 points) macs=%.0f\n", name,
+         l->tmpl, l->config, calls, maxerr < 1e-4 ? "OK" : "FAILED", maxerr, macs);
   return maxerr < 1e-4 ? 0 : 1;
 }
