@@ -301,6 +301,10 @@ const ir_expr *ir_sqrt(const ir_expr *a) { return call1(IR_INTRIN_SQRT, a); }
 const ir_expr *ir_tanh(const ir_expr *a) { return call1(IR_INTRIN_TANH, a); }
 const ir_expr *ir_fabs(const ir_expr *a) { return call1(IR_INTRIN_FABS, a); }
 const ir_expr *ir_likely(const ir_expr *cond) { return call1(IR_INTRIN_LIKELY, cond); }
+const ir_expr *ir_likely_arg(const ir_expr *e) {
+  return e && e->kind == IR_CALL && e->v.i == IR_INTRIN_LIKELY && e->nargs == 1 ? e->args[0]
+                                                                               : NULL;
+}
 
 const ir_expr *ir_read(tec_ctx *ctx, const te_tensor *t, int nargs, const ir_expr *const *idx) {
   if (!ctx || !t) return NULL;

@@ -90,8 +90,8 @@ void arith_env_assume(arith_env *env, const ir_expr *cond) {
     arith_env_assume(env, cond->b);
     return;
   }
-  if (cond->kind == IR_CALL && cond->v.i == IR_INTRIN_LIKELY && cond->nargs == 1) {
-    arith_env_assume(env, cond->args[0]); /* likely(c) is c */
+  if (ir_likely_arg(cond)) {
+    arith_env_assume(env, ir_likely_arg(cond)); /* likely(c) is c */
     return;
   }
   ir_expr_kind k = cond->kind;

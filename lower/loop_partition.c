@@ -120,9 +120,7 @@ static int usable_inner_loop(const lp_state *st, const ir_expr *e) {
   return -1;
 }
 
-static int is_likely(const ir_expr *e) {
-  return e && e->kind == IR_CALL && e->v.i == IR_INTRIN_LIKELY && e->nargs == 1 && e->args[0];
-}
+static int is_likely(const ir_expr *e) { return ir_likely_arg(e) != NULL; }
 
 /* Notes how an occurrence of conjunct e under likely() fared. One node can occur in several
  * places (guard_loads puts the select's condition into the load's predicate); the clean part

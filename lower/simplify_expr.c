@@ -318,10 +318,10 @@ static const ir_expr *rewrite_select(const ir_expr *e) {
 
 static const ir_expr *rewrite_call(const ir_expr *e) {
   int v;
-  if (e->v.i != IR_INTRIN_LIKELY || e->nargs != 1 || !e->args[0]) return e;
-  const ir_expr *c = e->args[0];
+  const ir_expr *c = ir_likely_arg(e);
+  if (!c) return e;
   if (const_truth(c, &v)) return c;                                  /* likely(true) */
-  if (c->kind == IR_CALL && c->v.i == IR_INTRIN_LIKELY) return c;    /* likely(likely(c)) */
+  if (ir_likely_arg(c)) return c;                                    /* likely(likely(c)) */
   return e;
 }
 

@@ -466,15 +466,16 @@ static void rt_steal(rt_pool *p, uint64_t gen, int ntasks, tec_rt_parallel_body 
 }
 
 /* Waits for the worker tasks of the current job that were not stolen (spin, then sleep) and
- * frees the pool. Returns rc unless it is 0 and a failure was recorded: then that code, with
- * its message set on this thread. (parallel_for records every failure, task 0's included, and
- * passes 0; launch tasks record failures in the launch.) */
-static int32_t rt_join(rt_pool *p, int32_t rc) {
+ * frees the pool. Returns 0, or the recorded failure's code with its message set on this
+ * thread (parallel_for records every failure, task 0's included; launch tasks record theirs
+ * in the launch, never here). */
+static int32_t rt_join(rt_pool *p) {
+  int32_t rc = 0;
   for (int s = 0; s < RT_SPIN && atomic_load_explicit(&p->pending, memory_order_acquire) != 0; s++)
     rt_pause();
   pthread_mutex_lock(&p->mu);
   while (atomic_load(&p->pending) != 0) pthread_cond_wait(&p->done, &p->mu);
-  if (rc == 0 && p->err_key != INT64_MAX) {
+  if (p->err_key != INT64_MAX) {
     rc = p->err_rc;
     tec_rt_set_error("%s", p->err_msg);
   }
@@ -516,7 +517,7 @@ static int32_t rt_parallel_run(int64_t n, int64_t chunk, tec_rt_parallel_body bo
   }
   rt_steal(p, gen, ntasks, chunk ? NULL : body, closure, n);
   rt_in_task = 0;
-  return rt_join(p, 0);
+  return rt_join(p);
 }
 
 int32_t tec_rt_parallel_for(int64_t n, tec_rt_parallel_body body, void *closure) {
@@ -607,7 +608,7 @@ int32_t tec_rt_parallel_launch(tec_rt_launch_body body, void *closure) {
   rt_in_task = 1;
   rt_launch_task(p, &l, 0);
   rt_in_task = 0;
-  rt_join(p, 0); /* 0: launch tasks never record in the pool's err_key */
+  rt_join(p); /* launch tasks never record in the pool's err_key: 0 */
   pthread_cond_destroy(&l.bar_cv);
   if (l.err_task >= 0) {
     tec_rt_set_error("%s", l.err_msg);

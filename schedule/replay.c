@@ -269,9 +269,11 @@ int sch_trace_replay(sch_schedule *fresh, const sch_trace *t) {
       rc = -1;
     }
     if (rc) {
-      /* the reason, prefixed with the record (its kind stays: unsupported stays unsupported) */
-      const char *why = tec_ctx_error(ctx);
-      tec_error_kind kind = tec_ctx_error_kind(ctx);
+      /* the reason, prefixed with the record (its kind stays: unsupported stays unsupported);
+       * only an error this record's step reported: an older ignored one is not its reason */
+      int own = tec_ctx_error_count(ctx) != mark;
+      const char *why = own ? tec_ctx_error(ctx) : NULL;
+      tec_error_kind kind = own ? tec_ctx_error_kind(ctx) : TEC_ERR_NONE;
       why = tec_ctx_strdup(ctx, why ? why : "it failed without saying why");
       const char *text = sch_record_json(ctx, r, 0);
       tec_ctx_error_rollback(ctx, mark);

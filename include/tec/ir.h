@@ -218,6 +218,8 @@ const ir_expr *ir_call(tec_ctx *ctx, ir_intrinsic fn, int nargs, const ir_expr *
 const ir_expr *ir_prefetch(const ir_expr *access);
 /* likely(cond): cond (bool) marked as true on most iterations (see IR_INTRIN_LIKELY) */
 const ir_expr *ir_likely(const ir_expr *cond);
+/* The condition c if e is likely(c), else NULL. */
+const ir_expr *ir_likely_arg(const ir_expr *e);
 const ir_expr *ir_exp(const ir_expr *a);
 const ir_expr *ir_log(const ir_expr *a);
 const ir_expr *ir_sqrt(const ir_expr *a);
