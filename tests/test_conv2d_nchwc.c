@@ -232,7 +232,7 @@ START_TEST(bad_input) {
   topi_decl dd;
   OK(ctx, dsp->declare(ctx, &dw, &dd));
   ck_assert_int_eq(topi_conv2d_nchwc_schedule(&dd, &c, NULL, &op), -1);
-  assert_err(ctx, "conv2d_nchwc: the declaration is from template 'dw_spatial_pack'");
+  assert_err(ctx, "conv2d_nchwc: the declaration is of template 'dw_spatial_pack'");
   tec_ctx_clear_error(ctx);
   /* applies() says why */
   const char *why = NULL;

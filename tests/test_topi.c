@@ -247,6 +247,18 @@ START_TEST(depthwise_bad_input) {
   c.oh_tile = 1;
   ck_assert_int_ne(topi_depthwise_nchwc_schedule(&dl, &c, NULL, &op), 0);
   assert_err(ctx, "depthwise_nchwc: the declaration is of template 'layout_transform'");
+  /* the spatial pack and the layout transform check it too (they read another template's
+   * structs before: a crash, an out-of-bounds read) */
+  tec_ctx_clear_error(ctx);
+  topi_decl dd;
+  ck_assert_int_eq(topi_depthwise_nchwc_declare(ctx, &p, &dd), 0);
+  topi_dw_spatial_pack_config spc = {16, 2, 4, 1};
+  ck_assert_int_ne(topi_dw_spatial_pack_schedule(&dd, &spc, NULL, &op), 0);
+  assert_err(ctx, "dw_spatial_pack: the declaration is of template 'depthwise_nchwc'");
+  tec_ctx_clear_error(ctx);
+  topi_layout_config lc = {1, 1};
+  ck_assert_int_ne(topi_layout_schedule(&dd, &lc, NULL, &op), 0);
+  assert_err(ctx, "layout_transform: the declaration is of template 'depthwise_nchwc'");
   tec_ctx_free(ctx);
 }
 END_TEST

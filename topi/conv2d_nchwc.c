@@ -216,10 +216,7 @@ static sch_iter *schedule_out(const cn_decl *d, const topi_conv2d_nchwc_config *
 int topi_conv2d_nchwc_schedule(const topi_decl *dc, const topi_conv2d_nchwc_config *cfg,
                                const char *target, topi_op *op) {
   if (!dc || !cfg || !op) return -1;
-  if (dc->tmpl != &topi_tmpl_conv2d_nchwc)
-    return tec_ctx_set_error(dc->ctx, WHO ": the declaration is from template '%s'",
-                             dc->tmpl ? dc->tmpl->name : "?");
-  if (topi_config_check(dc, cfg, target) || topi_op_begin(dc, op)) return -1;
+  if (topi_config_check(&topi_tmpl_conv2d_nchwc, dc, cfg, target) || topi_op_begin(dc, op)) return -1;
   const cn_decl *d = dc->priv;
   sch_schedule *s = op->sched;
   sch_stage *so = sch_stage_of(s, dc->out), *sc = sch_stage_of(s, d->conv);

@@ -162,12 +162,9 @@ static int schedule_pack(sch_stage *sp, const topi_dense *p, int64_t nr, int lan
 int topi_dense_schedule(const topi_decl *dc, const topi_dense_config *cfg, const char *target,
                         topi_op *op) {
   if (!dc || !cfg || !op) return -1;
-  if (dc->tmpl != &topi_tmpl_dense)
-    return tec_ctx_set_error(dc->ctx, "dense: the declaration is of template '%s'",
-                             dc->tmpl ? dc->tmpl->name : "?");
   tec_ctx *ctx = dc->ctx;
   int lanes = topi_target_lanes(ctx, target);
-  if (lanes < 0 || topi_config_check(dc, cfg, target)) return -1;
+  if (lanes < 0 || topi_config_check(&topi_tmpl_dense, dc, cfg, target)) return -1;
   const dense_decl *d = dc->priv;
   dense_graph *g = dense_build_graph(ctx, d, cfg->pack == PACK_NONE ? 0 : cfg->nr);
   te_tensor **args = tec_ctx_alloc(ctx, sizeof *args * (size_t)dc->nargs);

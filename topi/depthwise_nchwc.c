@@ -101,10 +101,7 @@ int topi_depthwise_nchwc_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *
 int topi_depthwise_nchwc_schedule(const topi_decl *dc, const topi_depthwise_nchwc_config *cfg,
                                   const char *target, topi_op *op) {
   if (!dc || !cfg || !op) return -1;
-  if (dc->tmpl != &topi_tmpl_depthwise_nchwc)
-    return tec_ctx_set_error(dc->ctx, "depthwise_nchwc: the declaration is of template '%s'",
-                             dc->tmpl ? dc->tmpl->name : "?");
-  if (topi_config_check(dc, cfg, target) || topi_op_begin(dc, op)) return -1;
+  if (topi_config_check(&topi_tmpl_depthwise_nchwc, dc, cfg, target) || topi_op_begin(dc, op)) return -1;
   const dwc_decl *d = dc->priv;
   sch_schedule *s = op->sched;
   sch_stage *so = sch_stage_of(s, dc->out), *sd = sch_stage_of(s, d->dw);

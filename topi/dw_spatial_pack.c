@@ -100,7 +100,7 @@ static te_tensor *pack(sch_schedule *s, te_tensor *copy, int caxis, int64_t vc) 
 int topi_dw_spatial_pack_schedule(const topi_decl *dc, const topi_dw_spatial_pack_config *cfg,
                                   const char *target, topi_op *op) {
   if (!dc || !cfg || !op) return -1;
-  if (topi_config_check(dc, cfg, target) || topi_op_begin(dc, op)) return -1;
+  if (topi_config_check(&topi_tmpl_dw_spatial_pack, dc, cfg, target) || topi_op_begin(dc, op)) return -1;
   const dsp_decl *d = dc->priv;
   sch_schedule *s = op->sched;
   te_tensor *dw = d->dw, *out = dc->out;

@@ -29,8 +29,10 @@ int topi_divisors(int64_t n, int64_t cap, int64_t *out, int max);
 int topi_op_begin(const topi_decl *d, topi_op *op);
 /* Vector lanes of 32-bit floats for target (16 with AVX-512, 4 on NEON), -1 with an error. */
 int topi_target_lanes(tec_ctx *ctx, const char *target);
-/* Checks cfg against the space of d's problem for target; -1 with an error naming the knob. */
-int topi_config_check(const topi_decl *d, const void *cfg, const char *target);
+/* Checks that d was declared by template t and that cfg lies in the space of d's problem for
+ * target; -1 with an error naming the template or the knob. Every schedule starts with it. */
+int topi_config_check(const topi_template *t, const topi_decl *d, const void *cfg,
+                      const char *target);
 
 /* ---- layouts ---- */
 int topi_layout_check(tec_ctx *ctx, const char *who, const char *what, topi_layout l);

@@ -149,7 +149,7 @@ int topi_layout_declare(tec_ctx *ctx, const topi_layout_problem *p, topi_decl *o
 int topi_layout_schedule(const topi_decl *d, const topi_layout_config *cfg, const char *target,
                          topi_op *op) {
   if (!d || !cfg || !op) return -1;
-  if (topi_config_check(d, cfg, target) || topi_op_begin(d, op)) return -1;
+  if (topi_config_check(&topi_tmpl_layout, d, cfg, target) || topi_op_begin(d, op)) return -1;
   sch_stage *st = sch_stage_of(op->sched, d->out);
   int nd = d->out->ndim;
   if (cfg->parallel) {

@@ -155,7 +155,11 @@ int topi_target_lanes(tec_ctx *ctx, const char *target) {
   return bits >= 128 ? bits / 32 : 1;
 }
 
-int topi_config_check(const topi_decl *d, const void *cfg, const char *target) {
+int topi_config_check(const topi_template *t, const topi_decl *d, const void *cfg,
+                      const char *target) {
+  if (d->tmpl != t) /* its priv and problem are another template's structs */
+    return tec_ctx_set_error(d->ctx, "%s: the declaration is of template '%s'", t->name,
+                             d->tmpl ? d->tmpl->name : "?");
   topi_space sp;
   if (d->tmpl->space(d->ctx, d->problem, target, &sp)) return -1;
   return topi_space_check(d->ctx, &sp, cfg);
