@@ -7,8 +7,6 @@
 #include <string.h>
 #include "testutil.h"
 
-/* Under qemu (TEC_TEST_EMULATED) the JIT compiles and runs ~10-50x slower: a subset runs. */
-static int emulated(void) { return getenv("TEC_TEST_EMULATED") != NULL; }
 
 static topi_dense prob(int64_t m, int64_t n, int64_t k, int bt, int cb, int bias, int res,
                        topi_act act) {
@@ -43,15 +41,17 @@ static const char *pstr(tec_ctx *ctx, const topi_dense *p) {
                         p->const_b, p->epi.bias, p->epi.residual, (int)p->epi.act);
 }
 
-/* Builds p with cfg (NULL: the host's default), runs it `calls` times and returns the max
- * error against the reference; *prepares gets tec_module_prepare_count (-1: no prepare). */
-/* float lanes of the host's vectors (16 with AVX-512, 4 on AArch64 NEON under qemu) */
+/* float lanes of the host's vectors (16 with AVX-512, 4 on AArch64 NEON under qemu, 1
+ * without SIMD: topi_target_lanes' rule) */
 static int64_t host_lanes(void) {
   tec_ctx *ctx = tec_ctx_new();
   int bits = tec_target_vector_bits(ctx, NULL);
   tec_ctx_free(ctx);
-  return bits >= 128 ? bits / 32 : 4;
+  return bits >= 128 ? bits / 32 : 1;
 }
+
+/* Builds p with cfg (NULL: the host's default), runs it `calls` times and returns the max
+ * error against the reference; *prepares gets tec_module_prepare_count (-1: no prepare). */
 
 static double run_dense(const topi_dense *p, const topi_dense_config *cfg, int calls,
                         int64_t *prepares) {
@@ -116,7 +116,7 @@ START_TEST(dense_sizes) {
       {5, 129, 16}, {12, 300, 7}, {31, 100, 37}, {3, 1000, 2}, {64, 256, 64}, {97, 47, 53},
   };
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
-    if (emulated() && i % 3) continue;
+    if (tu_emulated() && i % 3) continue;
     topi_dense p = prob(shapes[i][0], shapes[i][1], shapes[i][2], (int)(i % 2), 0, i % 3 != 1,
                         i % 4 == 2, (topi_act)(i % 3));
     check_dense(&p, NULL);
@@ -133,7 +133,7 @@ START_TEST(dense_configs) {
     topi_space sp;
     OK(ctx, topi_dense_space(ctx, &ps[pi], NULL, &sp));
     int64_t size = topi_space_size(&sp);
-    int n = emulated() ? 2 : 4;
+    int n = tu_emulated() ? 2 : 4;
     for (int64_t k = 0; k < n; k++) {
       topi_dense_config c;
       ck_assert_int_eq(topi_space_config(&sp, (k * 104729 + 13) % size, &c), 0);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "convref.h"
 #include "testutil.h"
 #include "tec/topi.h"
 
@@ -115,33 +116,16 @@ static topi_conv2d dw_problem(int64_t c, int64_t h, int64_t w, int64_t k, int64_
                        .groups = c, .epi = {.bias = 1, .act = TOPI_ACT_RELU}};
 }
 
-static void ref_dw(const topi_conv2d *p, const float *x, const float *w, const float *bias,
-                   float *out) {
-  int64_t oh = (p->h + 2 * p->pad_h - p->kh) / p->stride_h + 1, ow = (p->w + 2 * p->pad_w - p->kw) / p->stride_w + 1;
-  for (int64_t c = 0; c < p->c_in; c++)
-    for (int64_t y = 0; y < oh; y++)
-      for (int64_t xx = 0; xx < ow; xx++) {
-        double acc = 0;
-        for (int64_t i = 0; i < p->kh; i++)
-          for (int64_t j = 0; j < p->kw; j++) {
-            int64_t yy = y * p->stride_h + i - p->pad_h, xj = xx * p->stride_w + j - p->pad_w;
-            if (yy < 0 || yy >= p->h || xj < 0 || xj >= p->w) continue;
-            acc += (double)x[(c * p->h + yy) * p->w + xj] * w[(c * p->kh + i) * p->kw + j];
-          }
-        acc += bias[c];
-        out[(c * oh + y) * ow + xx] = acc > 0 ? (float)acc : 0.0f;
-      }
-}
-
 static void run_dw(const topi_conv2d *p, const topi_dw_spatial_pack_config *cfg) {
-  int64_t oh = (p->h + 2 * p->pad_h - p->kh) / p->stride_h + 1, ow = (p->w + 2 * p->pad_w - p->kw) / p->stride_w + 1;
+  int64_t oh, ow;
+  ck_assert_int_eq(topi_conv2d_out_hw(NULL, p, &oh, &ow), 0);
   int64_t sx[4] = {1, p->c_in, p->h, p->w}, sw[4] = {p->c_in, 1, p->kh, p->kw}, sb = p->c_in;
   int64_t so[4] = {1, p->c_in, oh, ow};
   DLTensor x = tu_rand_f32(4, sx, 5), w = tu_rand_f32(4, sw, 6), b = tu_rand_f32(1, &sb, 7);
   DLTensor o1 = tu_zeros(TEC_F32, 4, so), o2 = tu_zeros(TEC_F32, 4, so);
   int64_t n = p->c_in * oh * ow;
   float *ref = malloc(sizeof(float) * (size_t)n);
-  ref_dw(p, tu_f32(&x), tu_f32(&w), tu_f32(&b), ref);
+  cr_conv2d(p, tu_f32(&x), tu_f32(&w), tu_f32(&b), NULL, ref); /* tests/support/convref.c */
   for (int precompute = 1; precompute >= 0; precompute--) {
     tec_ctx *ctx = tec_ctx_new();
     topi_decl d;

@@ -21,10 +21,8 @@ typedef struct dsp_decl {
 static const ir_expr *pad_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   dsp_decl *d = u;
   const ir_expr *y = ir_sub(i[2], ir_int(ctx, d->p.pad_h)), *x = ir_sub(i[3], ir_int(ctx, d->p.pad_w));
-  const ir_expr *zero = ir_int(ctx, 0);
-  const ir_expr *in = ir_and(ir_and(ir_ge(y, zero), ir_lt(y, ir_int(ctx, d->p.h))),
-                             ir_and(ir_ge(x, zero), ir_lt(x, ir_int(ctx, d->p.w))));
-  return ir_select(in, TE_AT(d->a.data, i[0], i[1], y, x), ir_float(ctx, 0.0));
+  return topi_pad_read(d->a.data, d->p.in_layout, d->p.h, d->p.w, i[0], i[1], y, x, d->p.pad_h,
+                       d->p.pad_w);
 }
 
 static const ir_expr *dw_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
