@@ -72,6 +72,7 @@ typedef struct lp_state {
   const ir_expr *v;         /* the loop being analysed */
   int nb;                   /* variables bound between v and the current point */
   const ir_expr *bvar[LP_MAX_BOUND], *bmin[LP_MAX_BOUND], *bext[LP_MAX_BOUND];
+  int has_likely;           /* lp_pass.has_likely */
   int overflow;             /* too deep / too many IFs / conflicting copies: give up */
   int nif;
   lp_if ifs[LP_MAX_IFS];
@@ -295,7 +296,7 @@ static void push_bound(lp_state *st, const ir_expr *var, const ir_expr *min,
 
 static void analyse_stmt(lp_state *st, const ir_stmt *s) {
   if (!s || st->overflow) return;
-  if (s->kind != IR_S_IF) { /* the expressions evaluated here (an IF's: analyse_cond) */
+  if (s->kind != IR_S_IF && st->has_likely) { /* the expressions evaluated here (an IF's: analyse_cond) */
     analyse_expr(st, s->a);
     analyse_expr(st, s->b);
     analyse_expr(st, s->c);
@@ -410,6 +411,7 @@ static const ir_stmt *rewrite(lp_state *st, const ir_stmt *body, int mode) {
 typedef struct lp_pass {
   tec_ctx *ctx;
   arith_env *env;
+  int has_likely;           /* the program has a likely() call: expressions are worth a walk */
 } lp_pass;
 
 /* One part's body, partitioned further with the loop's variable ranging over [lo, lo + ext)
@@ -444,6 +446,7 @@ static const ir_stmt *lp_for(ir_mutator *m, const ir_stmt *s) {
   if (!st) return recurse_loop(p, m, s);
   st->ctx = p->ctx;
   st->env = p->env;
+  st->has_likely = p->has_likely;
   st->v = s->var;
   int depth = arith_env_depth(p->env);
   arith_env_push_loop(p->env, s->var, s->a, s->b); /* for arith_bound of inner terms */
@@ -502,9 +505,25 @@ static const ir_stmt *lp_for(ir_mutator *m, const ir_stmt *s) {
   return out;
 }
 
+static void find_likely(ir_visitor *v, const ir_expr *e) {
+  if (ir_likely_arg(e)) *(int *)v->user = 1;
+  else ir_visit_expr_default(v, e);
+}
+
+/* Whether a likely() call appears anywhere: without one, the per-loop analysis looks at IF
+ * conditions only, not at every expression of the loop's body. */
+static int has_likely(const ir_stmt *s) {
+  int found = 0;
+  ir_visitor v;
+  ir_visitor_init(&v, &found);
+  v.expr[IR_CALL] = find_likely;
+  ir_visit_stmt(&v, s);
+  return found;
+}
+
 const ir_stmt *lower_loop_partition(const ir_stmt *s) {
   if (!s) return NULL;
-  lp_pass p = {s->ctx, arith_env_new(s->ctx)};
+  lp_pass p = {s->ctx, arith_env_new(s->ctx), has_likely(s)};
   if (!p.env) return s;
   ir_mutator m;
   ir_mutator_init(&m, s->ctx, &p);
