@@ -224,12 +224,10 @@ LLVMValueRef cg_broadcast(cg_func *f, const ir_expr *e) {
   LLVMValueRef v = LLVMBuildLoad2(
       f->b, vt, LLVMBuildPointerCast(f->b, cg_gep(f, mt, ptr, bi), cg_ptr_to(vt), ""), "");
   LLVMSetAlignment(v, (unsigned)(g * eb)); /* groups start at multiples of g elements */
-  LLVMValueRef *mask = malloc(sizeof *mask * (size_t)e->type.lanes);
-  if (!mask) return cg_oom(f);
-  for (int l = 0; l < e->type.lanes; l++) mask[l] = LLVMConstInt(f->i32, (unsigned)lane, 0);
-  LLVMValueRef m = LLVMConstVector(mask, (unsigned)e->type.lanes);
-  free(mask);
-  return LLVMBuildShuffleVector(f->b, v, LLVMGetUndef(vt), m, "");
+  /* the lane splatted: instcombine makes it one shuffle of the group, which the AArch64
+   * backend folds into fmla by element */
+  LLVMValueRef x = LLVMBuildExtractElement(f->b, v, LLVMConstInt(f->i32, (unsigned)lane, 0), "");
+  return cg_splat(f, x, e->type.lanes);
 }
 
 /* prefetch(load(B, i)): llvm.prefetch(&B[i], read, high locality, data). The address is
