@@ -76,7 +76,7 @@ typedef struct cg_target {
   int is_host;    /* triple is the host's: the JIT can run the code */
   int vector_bits; /* native SIMD width: 128 on NEON, 512 with AVX-512, 32 without SIMD */
   int vector_fma;  /* emit vector multiply-add as llvm.fma (cg_arch.vector_fma holds) */
-  int lane_fma;    /* cg_arch.lane_fma of the target's arch (0 for an unknown one) */
+  int lane_fma;    /* cg_arch.lane_fma of the target's arch, with vectors of >= 2 floats */
   const cg_arch *arch; /* NULL: a host architecture tec has no table for */
   LLVMTargetRef target;
 } cg_target;

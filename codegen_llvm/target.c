@@ -325,7 +325,9 @@ int cg_target_parse(tec_ctx *ctx, const char *str, cg_target *out) {
   if (!out->cpu || !out->features) goto oom;
   out->vector_bits = cg_vector_bits(out->arch, out->features);
   out->vector_fma = cg_vector_fma(out->arch, out->features);
-  out->lane_fma = out->arch && out->arch->lane_fma;
+  /* one rule for codegen (cg_broadcast) and templates (tec_target_lane_fma): a group of at
+   * least two floats per vector register */
+  out->lane_fma = out->arch && out->arch->lane_fma && out->vector_bits >= 64;
   cg_dedupe_features(out->features); /* after the width: "+avx512f" of a CPU then "-avx512f" */
   return 0;
 oom:
@@ -347,7 +349,7 @@ int tec_target_lane_fma(tec_ctx *ctx, const char *target) {
   if (!ctx) return -1;
   cg_target t;
   if (cg_target_parse(ctx, target, &t) != 0) return -1;
-  int r = t.lane_fma && t.vector_bits >= 64;
+  int r = t.lane_fma;
   cg_target_dispose(&t);
   return r;
 }
