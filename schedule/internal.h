@@ -9,6 +9,11 @@ int sch_leaf_index(const sch_stage *st, const sch_iter *it);
 int sch_check_leaf(const char *who, sch_stage *st, sch_iter *it);
 int sch_add_relation(sch_stage *st, sch_relation r);
 sch_stage *sch_stage_new(sch_schedule *s, te_tensor *t);
+/* The one stage whose tensor is called name, or the one loop of st called name: NULL with an
+ * error ("who: ..." when who is not NULL) when there is none or more than one (traces, and the
+ * C they print, name tensors and loops; two of one name would be a guess). */
+sch_stage *sch_find_stage(sch_schedule *s, const char *who, const char *name);
+sch_iter *sch_find_leaf(sch_stage *st, const char *who, const char *name);
 int sch_replace_leaf(sch_stage *st, int pos, int n, sch_iter *const *its);
 /* The name cache_read/cache_write give a cache of base in scope: "<base>.<scope>", with 1, 2,
  * ... appended while a stage has that name (in the arena; difftest predicts names with it;

@@ -116,42 +116,12 @@ int sch_prim_invoke(sch_schedule *s, sch_prim_kind k, sch_arg *a) {
 
 /* The stage of the tensor called name (computed only if `computed`), or NULL with an error. */
 static sch_stage *stage_named(sch_schedule *s, const char *name, int computed) {
-  sch_stage *found = NULL;
-  int count = 0;
-  for (int i = 0; i < s->nstage; i++)
-    if (strcmp(s->stages[i]->tensor->name, name) == 0) found = s->stages[i], count++;
-  if (count > 1) {
-    tec_ctx_set_error(s->ctx, "the schedule has %d tensors called '%s'; a trace names tensors "
-                              "by name, so they must differ", count, name);
-    return NULL;
-  }
-  if (!found) {
-    const char *all = "";
-    for (int i = 0; i < s->nstage; i++)
-      all = tec_ctx_printf(s->ctx, "%s%s'%s'", all, i ? ", " : "", s->stages[i]->tensor->name);
-    tec_ctx_set_error(s->ctx, "the schedule has no tensor '%s' (it has %s)", name, all);
-    return NULL;
-  }
-  if (computed && found->tensor->op != TE_COMPUTE) {
+  sch_stage *found = sch_find_stage(s, NULL, name);
+  if (found && computed && found->tensor->op != TE_COMPUTE) {
     tec_ctx_set_error(s->ctx, "'%s' is a placeholder here, not a computed stage", name);
     return NULL;
   }
   return found;
-}
-
-static sch_iter *leaf_named(sch_schedule *s, sch_stage *st, const char *name) {
-  sch_iter *found = NULL;
-  int count = 0;
-  for (int i = 0; i < st->nleaf; i++)
-    if (strcmp(st->leaf[i]->name, name) == 0) found = st->leaf[i], count++;
-  if (count == 1) return found;
-  if (count > 1)
-    tec_ctx_set_error(s->ctx, "stage '%s' has %d loops called '%s'; a trace names loops by "
-                              "name, so they must differ", st->tensor->name, count, name);
-  else
-    tec_ctx_set_error(s->ctx, "stage '%s' has no loop '%s' (its loops: %s)", st->tensor->name,
-                      name, sch_stage_str(st));
-  return NULL;
 }
 
 static const ir_expr *value_of(tec_ctx *ctx, const sch_operand *o) {
@@ -188,7 +158,7 @@ static int resolve(sch_schedule *s, const sch_record *r, const sch_opd_spec *sp,
       break;
     }
     case SCH_T_ITER:
-      if (!(a[k].iter = leaf_named(s, owner, o->name))) return -1;
+      if (!(a[k].iter = sch_find_leaf(owner, NULL, o->name))) return -1;
       break;
     case SCH_T_AXIS:
       if (!(a[k].iter = o->i >= 0 && o->i <= INT_MAX ? sch_axis(owner, (int)o->i) : NULL)) {
@@ -204,7 +174,7 @@ static int resolve(sch_schedule *s, const sch_record *r, const sch_opd_spec *sp,
       if (!list) return -1;
       for (int j = 0; j < o->n; j++) {
         if (sp[k].type == SCH_T_ITERS) {
-          if (!(list[j] = leaf_named(s, owner, o->names[j]))) return -1;
+          if (!(list[j] = sch_find_leaf(owner, NULL, o->names[j]))) return -1;
         } else {
           sch_stage *st = stage_named(s, o->names[j], 0);
           if (!st) return -1;

@@ -127,13 +127,51 @@ sch_iter *sch_reduce_axis(sch_stage *st, int i) {
   return st->root[st->tensor->ndim + i];
 }
 
+/* "who: " or nothing */
+static const char *who_prefix(tec_ctx *ctx, const char *who) {
+  return who ? tec_ctx_printf(ctx, "%s: ", who) : "";
+}
+
+sch_stage *sch_find_stage(sch_schedule *s, const char *who, const char *name) {
+  sch_stage *found = NULL;
+  int count = 0;
+  for (int i = 0; name && i < s->nstage; i++)
+    if (strcmp(s->stages[i]->tensor->name, name) == 0) found = s->stages[i], count++;
+  if (count == 1) return found;
+  if (count > 1) {
+    tec_ctx_set_error(s->ctx, "%sthe schedule has %d tensors called '%s'; a trace names "
+                              "tensors by name, so they must differ",
+                      who_prefix(s->ctx, who), count, name);
+    return NULL;
+  }
+  const char *all = "";
+  for (int i = 0; i < s->nstage; i++)
+    all = tec_ctx_printf(s->ctx, "%s%s'%s'", all, i ? ", " : "", s->stages[i]->tensor->name);
+  tec_ctx_set_error(s->ctx, "%sthe schedule has no tensor '%s' (it has %s)",
+                    who_prefix(s->ctx, who), name ? name : "(null)", all);
+  return NULL;
+}
+
+sch_iter *sch_find_leaf(sch_stage *st, const char *who, const char *name) {
+  tec_ctx *ctx = st->sched->ctx;
+  sch_iter *found = NULL;
+  int count = 0;
+  for (int i = 0; name && i < st->nleaf; i++)
+    if (strcmp(st->leaf[i]->name, name) == 0) found = st->leaf[i], count++;
+  if (count == 1) return found;
+  if (count > 1)
+    tec_ctx_set_error(ctx, "%sstage '%s' has %d loops called '%s'; a trace names loops by "
+                           "name, so they must differ",
+                      who_prefix(ctx, who), st->tensor->name, count, name);
+  else
+    tec_ctx_set_error(ctx, "%sstage '%s' has no loop '%s' (loops: %s)", who_prefix(ctx, who),
+                      st->tensor->name, name ? name : "(null)", sch_stage_str(st));
+  return NULL;
+}
+
 sch_iter *sch_leaf_named(sch_stage *st, const char *name) {
   if (!st || !name) return NULL;
-  for (int i = 0; i < st->nleaf; i++)
-    if (strcmp(st->leaf[i]->name, name) == 0) return st->leaf[i];
-  tec_ctx_set_error(st->sched->ctx, "sch_leaf_named: stage '%s' has no loop '%s' (loops: %s)",
-                    st->tensor->name, name, sch_stage_str(st));
-  return NULL;
+  return sch_find_leaf(st, "sch_leaf_named", name);
 }
 
 const char *sch_stage_str(const sch_stage *st) {

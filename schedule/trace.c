@@ -168,14 +168,8 @@ int sch_trace_len(const sch_trace *t) { return t ? t->n : 0; }
 
 te_tensor *sch_tensor_named(sch_schedule *s, const char *name) {
   if (!s) return NULL;
-  for (int i = 0; name && i < s->nstage; i++)
-    if (strcmp(s->stages[i]->tensor->name, name) == 0) return s->stages[i]->tensor;
-  const char *all = "";
-  for (int i = 0; i < s->nstage; i++)
-    all = tec_ctx_printf(s->ctx, "%s%s'%s'", all, i ? ", " : "", s->stages[i]->tensor->name);
-  tec_ctx_set_error(s->ctx, "sch_tensor_named: the schedule has no tensor '%s' (it has %s)",
-                    name ? name : "(null)", all);
-  return NULL;
+  sch_stage *st = sch_find_stage(s, "sch_tensor_named", name);
+  return st ? st->tensor : NULL;
 }
 
 /* ---- C text ---- */

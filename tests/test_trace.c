@@ -792,7 +792,7 @@ START_TEST(replay_errors) {
              "{\"prim\": \"compute_root\", \"stage\": \"B\"},\n"
              "{\"prim\": \"vectorize\", \"stage\": \"C\", \"iter\": \"i.inner\"}]}",
              "sch_trace_replay: record 1 {\"prim\": \"vectorize\", \"stage\": \"C\", \"iter\": "
-             "\"i.inner\"} could not be applied: stage 'C' has no loop 'i.inner' (its loops: i, j)");
+             "\"i.inner\"} could not be applied: stage 'C' has no loop 'i.inner' (loops: i, j)");
   /* the primitive refuses: its own message, after the record */
   bad_replay(decl_chain,
              "{\"tec_trace\": 1, \"records\": [{\"prim\": \"split\", \"stage\": \"C\", \"iter\": "
