@@ -182,6 +182,18 @@ static void set_threads(int t) {
   omp_set_num_threads(t); /* Debian's oneDNN is built on GNU OpenMP */
 }
 
+/* tec's speed against the fastest other implementation (its time / tec's; > 1: tec is faster)
+ * and XNNPACK's time over oneDNN's, from one layer's medians; 0 where one did not run. */
+static double tec_over_best(const double *med) {
+  double best = 0;
+  for (int i = IMPL_DNNL; i < NIMPL; i++)
+    if (med[i] > 0 && (best == 0 || med[i] < best)) best = med[i];
+  return med[IMPL_TEC] > 0 && best > 0 ? best / med[IMPL_TEC] : 0;
+}
+static double xnn_over_dnnl(const double *med) {
+  return med[IMPL_DNNL] > 0 && med[IMPL_XNN] > 0 ? med[IMPL_XNN] / med[IMPL_DNNL] : 0;
+}
+
 /* One (layer, thread count): med[impl] (seconds; 0 where impl did not run), err[impl] (max
  * relative error, -1 where not checked). 0, or 1 if a check failed. */
 static int measure(conv_case *c, const opts *o, int ti, pthreadpool_t pool, int check,
@@ -257,10 +269,8 @@ static void print_row(const conv_case *c, const double *med, const double *err, 
   printf(" ");
   for (int i = 0; i < NIMPL; i++)
     med[i] > 0 ? printf(" %5.1f", 100 * c->flops / med[i] * 1e-9 / peak) : printf(" %5s", "-");
-  double best = 0;
-  for (int i = IMPL_DNNL; i < NIMPL; i++)
-    if (med[i] > 0 && (best == 0 || med[i] < best)) best = med[i];
-  if (med[IMPL_TEC] > 0 && best > 0) printf("  %7.2fx", best / med[IMPL_TEC]);
+  double r = tec_over_best(med);
+  if (r > 0) printf("  %7.2fx", r);
   else printf("  %8s", "-");
   double worst = -1;
   for (int i = 0; i < NIMPL; i++)
@@ -279,11 +289,8 @@ static void print_summary(const opts *o, conv_case *cs, int ncase, double (*med)
   char below[1024] = "";
   size_t bl = 0;
   for (int i = 0; i < ncase; i++) {
-    double best = 0;
-    for (int k = IMPL_DNNL; k < NIMPL; k++)
-      if (med[i][k] > 0 && (best == 0 || med[i][k] < best)) best = med[i][k];
-    if (med[i][IMPL_TEC] <= 0 || best <= 0) continue;
-    double r = best / med[i][IMPL_TEC];
+    double r = tec_over_best(med[i]);
+    if (r <= 0) continue;
     logsum += log(r), n++;
     if (!minl || r < minr) minr = r, minl = cs[i].L->name;
     if (r < 1.0 && bl < sizeof below - 32)
@@ -297,8 +304,7 @@ static void print_summary(const opts *o, conv_case *cs, int ncase, double (*med)
   double lx = 0;
   int nx = 0;
   for (int i = 0; i < ncase; i++)
-    if (med[i][IMPL_DNNL] > 0 && med[i][IMPL_XNN] > 0)
-      lx += log(med[i][IMPL_XNN] / med[i][IMPL_DNNL]), nx++;
+    if (xnn_over_dnnl(med[i]) > 0) lx += log(xnn_over_dnnl(med[i])), nx++;
   if (nx) printf("xnnpack time / onednn time: geomean %.2f over %d layers\n", exp(lx / nx), nx);
   for (int k = 0; k < NNETS; k++) {
     int have = 0;
@@ -512,11 +518,8 @@ int main(int argc, char **argv) {
             fprintf(csv, "%s,%d,%s,%.4f,%.2f\n", cs[i].L->name, o.threads[ti], conv_impl_name[m],
                     med[i][m] * 1e3, cs[i].flops / med[i][m] * 1e-9);
         double *r = ratio + ((round * o.nthreads + ti) * ncase + i) * 2;
-        double best = 0;
-        for (int m = IMPL_DNNL; m < NIMPL; m++)
-          if (med[i][m] > 0 && (best == 0 || med[i][m] < best)) best = med[i][m];
-        r[0] = med[i][IMPL_TEC] > 0 && best > 0 ? best / med[i][IMPL_TEC] : 0;
-        r[1] = med[i][IMPL_DNNL] > 0 && med[i][IMPL_XNN] > 0 ? med[i][IMPL_XNN] / med[i][IMPL_DNNL] : 0;
+        r[0] = tec_over_best(med[i]);
+        r[1] = xnn_over_dnnl(med[i]);
       }
       print_summary(&o, cs, ncase, med, err);
       if (round == 0) print_dnnl_impls(&o, cs, ncase, ti);
