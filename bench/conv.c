@@ -86,7 +86,7 @@ typedef struct opts {
   const char *layers; /* comma-separated substrings of layer names, NULL: all */
   int nthreads, threads[CONV_MAX_THREADS];
   int reps, rounds, list, verbose, xnn_spin;
-  const char *csv_path, *tec_template;
+  const char *csv_path, *tec_template, *tec_config;
 } opts;
 
 static int parse_list(const char *s, int *out, int max) {
@@ -116,6 +116,7 @@ static int parse_opts(int argc, char **argv, opts *o) {
       if (!strcmp(a, "--layers")) o->layers = v;
       else if (!strcmp(a, "--csv")) o->csv_path = v;
       else if (!strcmp(a, "--tec-template")) o->tec_template = v;
+      else if (!strcmp(a, "--tec-config")) o->tec_config = v;
       else if (!strcmp(a, "--reps")) o->reps = atoi(v);
       else if (!strcmp(a, "--rounds")) o->rounds = atoi(v);
       else if (!strcmp(a, "--threads")) {
@@ -411,10 +412,13 @@ int main(int argc, char **argv) {
   if (parse_opts(argc, argv, &o)) {
     fprintf(stderr,
             "usage: conv [--list] [--layers WORD,...] [--threads 1,2] [--reps 20] [--rounds 1]\n"
-            "            [--csv FILE] [--tec-template NAME] [--xnn-spin] [--verbose]\n"
+            "            [--csv FILE] [--tec-template NAME] [--tec-config 'KNOB=V ...']\n"
+            "            [--xnn-spin] [--verbose]\n"
             "  --layers: the layers whose name contains one of the words (--list shows them)\n"
             "  --tec-template: this template for every layer instead of depthwise_nchwc /\n"
             "                  conv2d_nchwc (layers it does not apply to run without tec)\n"
+            "  --tec-config: these knobs instead of the template's defaults (the others stay);\n"
+            "                a layer whose space refuses them runs without tec, saying why\n"
             "  --xnn-spin: XNNPACK's workers spin after a call (default: they sleep at once)\n");
     return 2;
   }
@@ -465,7 +469,7 @@ int main(int argc, char **argv) {
       fprintf(stderr, "conv: out of memory for %s\n", layers[i].name);
       return 1;
     }
-    if (conv_tec_setup(c, o.tec_template) == 0 && o.verbose)
+    if (conv_tec_setup(c, o.tec_template, o.tec_config) == 0 && o.verbose)
       printf("tec: %s: %s\n", c->L->name, c->tec_desc);
     conv_xnn_setup(c, !o.xnn_spin);
   }

@@ -66,9 +66,10 @@ int conv_case_init(conv_case *c, const conv_layer *L, unsigned seed);
 void conv_case_free(conv_case *c);
 
 /* tec: the template `forced` (NULL: depthwise_nchwc for groups == c_in, else conv2d_nchwc) at
- * its default config, NCHW<lanes>c in and out (or the first layout pair it applies to),
- * lowered and built. Prints why and returns -1 when tec cannot run this layer. */
-int conv_tec_setup(conv_case *c, const char *forced);
+ * its default config with the knobs of `config` ("ow_tile=7 oc_tiles=2", NULL: none) set,
+ * NCHW<lanes>c in and out (or the first layout pair it applies to), lowered and built. Prints
+ * why and returns -1 when tec cannot run this layer. */
+int conv_tec_setup(conv_case *c, const char *forced, const char *config);
 /* XNNPACK: the operator (bias, clamp [0, inf), padding inside; yield: XNN_FLAG_YIELD_WORKERS). */
 int conv_xnn_setup(conv_case *c, int yield);
 /* oneDNN for thread-count index ti (call after omp_set_num_threads). */

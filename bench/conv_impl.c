@@ -151,7 +151,7 @@ static int tec_fail(conv_case *c, const char *what, const char *why) {
   return -1;
 }
 
-int conv_tec_setup(conv_case *c, const char *forced) {
+int conv_tec_setup(conv_case *c, const char *forced, const char *config) {
   const conv_layer *L = c->L;
   int depthwise = L->groups == L->c_in && L->c_in == L->c_out && L->groups > 1;
   c->tec_template = forced ? forced : depthwise ? "depthwise_nchwc" : "conv2d_nchwc";
@@ -194,7 +194,13 @@ int conv_tec_setup(conv_case *c, const char *forced) {
   c->in_l = p.in_layout, c->out_l = p.out_layout;
   topi_op op;
   topi_space sp;
-  if (topi_instantiate(c->ctx, t, &p, NULL, &op) || t->space(c->ctx, &p, NULL, &sp))
+  topi_decl *decl = tec_ctx_alloc(c->ctx, sizeof *decl);
+  void *cfg = NULL;
+  if (!decl || t->space(c->ctx, &p, NULL, &sp) || !(cfg = tec_ctx_alloc(c->ctx, sp.config_size)))
+    return tec_fail(c, "failed", tec_ctx_error(c->ctx));
+  if (topi_config_parse(c->ctx, &sp, config, cfg))
+    return tec_fail(c, "refused --tec-config", tec_ctx_error(c->ctx));
+  if (t->declare(c->ctx, &p, decl) || t->schedule(decl, cfg, NULL, &op))
     return tec_fail(c, "failed", tec_ctx_error(c->ctx));
   if (op.nargs != 4)
     return tec_fail(c, "failed", "expected 4 arguments (data, kernel, bias, out)");
@@ -203,7 +209,7 @@ int conv_tec_setup(conv_case *c, const char *forced) {
     return tec_fail(c, "failed to compile", tec_ctx_error(c->ctx));
   snprintf(c->tec_desc, sizeof c->tec_desc, "%s %s->%s %s", t->name,
            topi_layout_str(c->ctx, c->in_l), topi_layout_str(c->ctx, c->out_l),
-           topi_config_str(c->ctx, &sp, sp.default_config));
+           topi_config_str(c->ctx, &sp, cfg));
   /* arguments: data, kernel [c_out][c_in/groups][k][k], bias [c_out], out */
   int64_t xs[5], ys[5], ws[4] = {L->c_out, L->c_in / L->groups, L->k, L->k}, bs[1] = {L->c_out};
   int xd, yd;

@@ -56,6 +56,35 @@ START_TEST(registry_and_spaces) {
   ck_assert_int_ne(topi_space_check(ctx, &sp, &c), 0);
   assert_err(ctx, "depthwise_nchwc: knob 'ow_tile' = 10 is not legal for this problem and target "
                   "(legal: 1, 2, 3, 4, 5, 6, 7, 8, 9)");
+  tec_ctx_clear_error(ctx);
+  /* parsing a config: the printed form round-trips, unnamed knobs keep the default */
+  topi_depthwise_nchwc_config q;
+  ck_assert_int_eq(topi_config_parse(ctx, &sp, "ow_tile=3 oh_tile=2 parallel=0", &q), 0);
+  ck_assert_int_eq(q.ow_tile, 3);
+  ck_assert_int_eq(q.oh_tile, 2);
+  ck_assert_int_eq(q.parallel, 0);
+  const topi_depthwise_nchwc_config *dc = sp.default_config;
+  ck_assert_int_eq(topi_config_parse(ctx, &sp, " ow_tile=5,", &q), 0);
+  ck_assert_int_eq(q.ow_tile, 5);
+  ck_assert_int_eq(q.oh_tile, dc->oh_tile);
+  ck_assert_int_eq(topi_config_parse(ctx, &sp, "", &q), 0);
+  ck_assert_int_eq(q.ow_tile, dc->ow_tile);
+  ck_assert_int_ne(topi_config_parse(ctx, &sp, "ow_tiles=3", &q), 0);
+  assert_err(ctx, "depthwise_nchwc: config: no knob 'ow_tiles' (knobs: ow_tile, oh_tile, parallel)");
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_ne(topi_config_parse(ctx, &sp, "ow_tile=3x", &q), 0);
+  assert_err(ctx, "depthwise_nchwc: config: knob 'ow_tile' needs an integer value, got '3x' "
+                  "(legal: 1, 2, 3, 4, 5, 6, 7, 8, 9)");
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_ne(topi_config_parse(ctx, &sp, "ow_tile", &q), 0);
+  assert_err(ctx, "depthwise_nchwc: config 'ow_tile' is not knob=value");
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_ne(topi_config_parse(ctx, &sp, "ow_tile=", &q), 0);
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_ne(topi_config_parse(ctx, &sp, "ow_tile=12", &q), 0);
+  assert_err(ctx, "depthwise_nchwc: knob 'ow_tile' = 12 is not legal for this problem and target "
+                  "(legal: 1, 2, 3, 4, 5, 6, 7, 8, 9)");
+  tec_ctx_clear_error(ctx);
   tec_ctx_free(ctx);
 }
 END_TEST

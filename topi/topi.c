@@ -3,6 +3,7 @@
  * target's default config, and the start of a schedule. */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "topi/internal.h"
 
@@ -134,6 +135,48 @@ const char *topi_config_str(tec_ctx *ctx, const topi_space *sp, const void *conf
     n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s=%lld", i ? " " : "", sp->knobs[i].name,
                           (long long)topi_config_get(sp, config, i));
   return tec_ctx_strdup(ctx, buf);
+}
+
+int topi_config_parse(tec_ctx *ctx, const topi_space *sp, const char *text, void *config) {
+  if (!sp || !sp->tmpl || !config)
+    return tec_ctx_set_error(ctx, "topi_config_parse: space and config are required");
+  const char *who = sp->tmpl->name;
+  memcpy(config, sp->default_config, sp->config_size);
+  const char *s = text ? text : "";
+  while (*s) {
+    if (*s == ' ' || *s == ',' || *s == '\t') { s++; continue; }
+    size_t len = strcspn(s, " ,\t"), nl = strcspn(s, "=");
+    if (nl >= len)
+      return tec_ctx_set_error(ctx, "%s: config '%.*s' is not knob=value", who, (int)len, s);
+    int k = -1;
+    for (int i = 0; i < sp->nknobs && k < 0; i++)
+      if (strlen(sp->knobs[i].name) == nl && !strncmp(sp->knobs[i].name, s, nl)) k = i;
+    if (k < 0) {
+      char names[512] = "";
+      size_t n = 0;
+      for (int i = 0; i < sp->nknobs && n < sizeof names - 64; i++)
+        n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "",
+                              sp->knobs[i].name);
+      return tec_ctx_set_error(ctx, "%s: config: no knob '%.*s' (knobs: %s)", who, (int)nl, s,
+                               names);
+    }
+    char num[32];
+    size_t vl = len - nl - 1;
+    char *end = NULL;
+    long long v = 0;
+    if (vl > 0 && vl < sizeof num) {
+      memcpy(num, s + nl + 1, vl), num[vl] = 0;
+      v = strtoll(num, &end, 10);
+    }
+    if (!end || *end || end == num)
+      return tec_ctx_set_error(ctx, "%s: config: knob '%s' needs an integer value, got '%.*s' "
+                                    "(legal: %s)",
+                               who, sp->knobs[k].name, (int)vl, s + nl + 1,
+                               values_str(ctx, &sp->knobs[k]));
+    topi_config_set(sp, config, k, (int64_t)v);
+    s += len;
+  }
+  return topi_space_check(ctx, sp, config);
 }
 
 /* ---- schedules ---- */

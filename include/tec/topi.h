@@ -120,6 +120,11 @@ int64_t topi_space_size(const topi_space *sp);
 int topi_space_config(const topi_space *sp, int64_t index, void *config);
 /* "ow_tile=14 oc_tiles=2 ..." (arena). */
 const char *topi_config_str(tec_ctx *ctx, const topi_space *sp, const void *config);
+/* The reverse: "knob=value" pairs separated by spaces or commas, set on a copy of the space's
+ * default config (knobs not named keep their default). config must hold sp->config_size bytes.
+ * -1 with an error naming the bad pair (unknown knob: the knob names; a value that is not an
+ * integer or not legal: the legal values). */
+int topi_config_parse(tec_ctx *ctx, const topi_space *sp, const char *text, void *config);
 
 /* ---------------- shared vocabulary ---------------- */
 
