@@ -32,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "common.h"
 #include "conv.h"
 #include "peak.h"
 
@@ -89,17 +90,6 @@ typedef struct opts {
   const char *csv_path, *tec_template, *tec_config;
 } opts;
 
-static int parse_list(const char *s, int *out, int max) {
-  int n = 0;
-  while (*s) {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || v <= 0 || v > 256 || n == max || (*end && *end != ',')) return -1;
-    out[n++] = (int)v;
-    s = *end ? end + 1 : end;
-  }
-  return n;
-}
 
 static int parse_opts(int argc, char **argv, opts *o) {
   *o = (opts){.nthreads = 2, .threads = {1, 2}, .reps = 20, .rounds = 1};
@@ -120,7 +110,7 @@ static int parse_opts(int argc, char **argv, opts *o) {
       else if (!strcmp(a, "--reps")) o->reps = atoi(v);
       else if (!strcmp(a, "--rounds")) o->rounds = atoi(v);
       else if (!strcmp(a, "--threads")) {
-        if ((o->nthreads = parse_list(v, o->threads, CONV_MAX_THREADS)) < 1) {
+        if ((o->nthreads = bench_parse_list(v, o->threads, CONV_MAX_THREADS, 1, 256)) < 1) {
           fprintf(stderr, "conv: --threads %s: a list of 1 to %d positive counts, like 1,2\n", v,
                   CONV_MAX_THREADS);
           return -1;
@@ -159,21 +149,8 @@ static void shape_str(const conv_layer *L, char *buf, size_t size) {
 }
 
 /* ---------------- timing ---------------- */
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
-static int cmp_double(const void *x, const void *y) {
-  double a = *(const double *)x, b = *(const double *)y;
-  return (a > b) - (a < b);
-}
 
-static double median(double *x, int n) {
-  qsort(x, (size_t)n, sizeof(double), cmp_double);
-  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
-}
 
 static void set_threads(int t) {
   char buf[16];
@@ -222,10 +199,10 @@ static int measure(conv_case *c, const opts *o, int ti, pthreadpool_t pool, int 
     }
     double t0 = 0;
     for (int w = 0; w < 2 && avail[impl]; w++) {
-      t0 = now();
+      t0 = bench_now(CLOCK_MONOTONIC);
       if (conv_run(c, impl, ti, pool)) avail[impl] = 0;
     }
-    est += now() - t0;
+    est += bench_now(CLOCK_MONOTONIC) - t0;
   }
   int reps = o->reps;
   if (est > 0 && reps * est < TIME_BUDGET) reps = (int)(TIME_BUDGET / est);
@@ -236,12 +213,12 @@ static int measure(conv_case *c, const opts *o, int ti, pthreadpool_t pool, int 
   for (int r = 0; r < reps; r++)
     for (int impl = 0; impl < NIMPL; impl++) {
       if (!avail[impl]) continue;
-      double t0 = now();
+      double t0 = bench_now(CLOCK_MONOTONIC);
       if (conv_run(c, impl, ti, pool)) avail[impl] = 0;
-      ts[impl * reps + r] = now() - t0;
+      ts[impl * reps + r] = bench_now(CLOCK_MONOTONIC) - t0;
     }
   for (int impl = 0; impl < NIMPL; impl++)
-    if (avail[impl]) med[impl] = median(ts + impl * reps, reps);
+    if (avail[impl]) med[impl] = bench_median(ts + impl * reps, reps);
   free(ts);
   return status;
 }
@@ -376,7 +353,7 @@ static void print_spread(const opts *o, conv_case *cs, int ncase, double *ratio)
           printf("  %20s", "-");
           continue;
         }
-        double mid = median(v, n);
+        double mid = bench_median(v, n);
         printf("  %6.2f %6.2f %6.2f", v[0], mid, v[n - 1]);
       }
       printf("\n");
@@ -461,7 +438,7 @@ int main(int argc, char **argv) {
   conv_case *cs = calloc(NLAYERS, sizeof *cs);
   int ncase = 0;
   if (!cs) return 1;
-  double t0 = now();
+  double t0 = bench_now(CLOCK_MONOTONIC);
   for (int i = 0; i < NLAYERS; i++) {
     if (!selected(&o, layers[i].name)) continue;
     conv_case *c = &cs[ncase++];
@@ -479,7 +456,7 @@ int main(int argc, char **argv) {
   }
   int ntec = 0;
   for (int i = 0; i < ncase; i++) ntec += cs[i].tec_ok;
-  printf("%d layers: references computed, tec built for %d, in %.1f s\n", ncase, ntec, now() - t0);
+  printf("%d layers: references computed, tec built for %d, in %.1f s\n", ncase, ntec, bench_now(CLOCK_MONOTONIC) - t0);
   if (ntec && !o.verbose) { /* which template ran where, once */
     printf("tec templates:");
     for (int i = 0; i < ncase; i++)

@@ -47,6 +47,7 @@
 #include <unistd.h>
 #include <cblas.h>
 #include <dnnl.h>
+#include "common.h"
 #include "tec/tec.h"
 
 /* ---------------- options ---------------- */
@@ -78,18 +79,6 @@ typedef struct opts {
   const char *vs; /* "--vs 'OPTIONS'": a second tec schedule timed in the same round-robin */
 } opts;
 
-static int parse_list(const char *s, int *out, int max) {
-  int n = 0;
-  while (*s && n < max) {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || v <= 0) return -1;
-    out[n++] = (int)v;
-    s = *end == ',' ? end + 1 : end;
-    if (*end && *end != ',') return -1;
-  }
-  return n;
-}
 
 /* An integer option's value: the whole string, or -1 with a message */
 static int parse_int(const char *opt, const char *v, int *out) {
@@ -137,8 +126,8 @@ static int apply_opts(int argc, char **argv, opts *o, int schedule_only) {
     if (!strcmp(a, "--csv")) o->csv_path = v;
     else if (!strcmp(a, "--vs")) o->vs = v;
     else if (!strcmp(a, "--asm")) o->asm_path = v;
-    else if (!strcmp(a, "--sizes")) bad = (o->nsizes = parse_list(v, o->sizes, 16)) < 1;
-    else if (!strcmp(a, "--threads")) bad = (o->nthreads = parse_list(v, o->threads, 8)) < 1;
+    else if (!strcmp(a, "--sizes")) bad = (o->nsizes = bench_parse_list(v, o->sizes, 16, 1, 1 << 20)) < 1;
+    else if (!strcmp(a, "--threads")) bad = (o->nthreads = bench_parse_list(v, o->threads, 8, 1, 256)) < 1;
     else if (!strcmp(a, "--reps")) bad = parse_int(a, v, &o->reps);
     else if (!strcmp(a, "--rounds")) bad = parse_int(a, v, &o->rounds);
     else if (!strcmp(a, "--mr")) bad = parse_int(a, v, &o->mr);
@@ -297,16 +286,7 @@ static void set_threads(int t) {
 
 static clockid_t bench_clock = CLOCK_MONOTONIC;
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(bench_clock, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
-static int cmp_double(const void *x, const void *y) {
-  double a = *(const double *)x, b = *(const double *)y;
-  return (a > b) - (a < b);
-}
 
 /* One (size, threads) row: every implementation checked (first round only) and warmed up,
  * then timed round-robin so machine load hits all alike; med gets each one's median (or
@@ -344,13 +324,13 @@ static int measure(problem *p, const opts *o, int nimpl, int t, int check_first,
   }
   for (int r = 0; r < reps; r++)
     for (int impl = 0; impl < nimpl; impl++) {
-      double t0 = now();
+      double t0 = bench_now(bench_clock);
       run_impl(p, impl);
-      ts[impl * reps + r] = now() - t0;
+      ts[impl * reps + r] = bench_now(bench_clock) - t0;
     }
   for (int impl = 0; impl < nimpl; impl++) {
     double *x = ts + impl * reps;
-    qsort(x, (size_t)reps, sizeof(double), cmp_double);
+    bench_sort(x, reps);
     med[impl] = o->stat_min ? x[0]
                 : reps % 2  ? x[reps / 2]
                             : 0.5 * (x[reps / 2 - 1] + x[reps / 2]);
@@ -397,7 +377,7 @@ static void print_spread(const opts *o, int nimpl, double ratio[][16][8][3]) {
       for (int w = 0; w < nimpl - 1; w++) {
         double v[100];
         for (int r = 0; r < o->rounds; r++) v[r] = ratio[r][si][ti][w];
-        qsort(v, (size_t)o->rounds, sizeof(double), cmp_double);
+        bench_sort(v, o->rounds);
         int h = o->rounds / 2;
         double mid = o->rounds % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
         printf("  %6.2f %6.2f %6.2f", v[0], mid, v[o->rounds - 1]);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include "common.h"
 #include "peak.h"
 
 void bench_cpu_model(char *buf, size_t size) {
@@ -34,11 +35,6 @@ void bench_cpu_model(char *buf, size_t size) {
   if (model[0]) snprintf(buf, size, "%s (family %s model %s)", model, family, mod);
 }
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static volatile float sink;
 
@@ -120,10 +116,10 @@ static double run_once(fma_loop loop, long iters, int threads) {
     if (pthread_create(&tid[t], NULL, run_worker, &w[t])) break;
     started++;
   }
-  double t0 = now(), flops = 0;
+  double t0 = bench_now(CLOCK_MONOTONIC), flops = 0;
   atomic_store(&go, started == threads ? 1 : -1);
   for (int t = 0; t < started; t++) pthread_join(tid[t], NULL), flops += w[t].flops;
-  double dt = now() - t0;
+  double dt = bench_now(CLOCK_MONOTONIC) - t0;
   return started == threads && dt > 0 ? flops / dt * 1e-9 : -1;
 }
 

@@ -105,4 +105,11 @@ const ir_stmt *lower_storage_rewrite(const ir_stmt *s);
 /* 3b. loads inside a select's arm are predicated on that arm's condition. */
 const ir_stmt *lower_guard_loads(const ir_stmt *s);
 
+/* TEC_CHECK_TRACE=1 (trace_check.c): f, lowered from s, must equal the lowering of s's trace
+ * replayed (through JSON) onto a fresh schedule; -1 with an error naming the first differing
+ * line otherwise. */
+int lower_trace_check_wanted(void);
+int lower_trace_check(sch_schedule *s, const char *name, int nargs, te_tensor *const *args,
+                      const lower_func *f);
+
 #endif

@@ -250,6 +250,7 @@ lower_func *tec_lower(sch_schedule *s, const char *name, int nargs, te_tensor *c
   tec_err_scope sc;
   tec_err_begin(s->ctx, &sc);
   lower_func *f = lower_all(s, name, nargs, args);
+  if (f && lower_trace_check_wanted() && lower_trace_check(s, name, nargs, args, f)) f = NULL;
   return tec_err_end(s->ctx, &sc, f != NULL, "tec_lower") ? f : NULL;
 }
 

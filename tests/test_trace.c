@@ -689,6 +689,38 @@ START_TEST(replayed_matmul_runs) {
 }
 END_TEST
 
+/* TEC_CHECK_TRACE=1: tec_lower replays the trace and compares. A schedule changed behind the
+ * primitives' back (a loop kind written into the iter, no record) lowers differently from its
+ * replay and is refused; the same change made by sch_unroll lowers. */
+START_TEST(check_trace_env) {
+  const char *old = getenv("TEC_CHECK_TRACE");
+  char *saved = old ? strdup(old) : NULL;
+  setenv("TEC_CHECK_TRACE", "1", 1);
+  tec_ctx *ctx = tec_ctx_new();
+  decl d;
+  decl_mm64(ctx, &d);
+  sch_schedule *s = sch_create(ctx, 1, &d.c);
+  ck_assert_int_eq(s_attach_gemm(s, &d), 0);
+  ck_assert_msg(tec_lower(s, "gemm", 3, d.args) != NULL, "%s", tec_ctx_error(ctx));
+  sch_stage *st = sch_stage_of(s, d.c);
+  sch_iter *k = sch_leaf_named(st, "i.inner");
+  ck_assert_ptr_nonnull(k);
+  k->for_kind = IR_FOR_UNROLLED; /* no record */
+  ck_assert_ptr_null(tec_lower(s, "gemm", 3, d.args));
+  ck_assert_int_eq(tec_ctx_error_kind(ctx), TEC_ERR_INTERNAL);
+  tu_assert_contains(tec_ctx_error(ctx), "TEC_CHECK_TRACE: 'gemm' lowers differently after its "
+                                         "trace is replayed; line ");
+  tu_assert_contains(tec_ctx_error(ctx), "\n  scheduled: ");
+  tec_ctx_clear_error(ctx);
+  k->for_kind = IR_FOR_SERIAL;
+  ck_assert_int_eq(sch_unroll(st, k), 0); /* the same change, recorded */
+  ck_assert_msg(tec_lower(s, "gemm", 3, d.args) != NULL, "%s", tec_ctx_error(ctx));
+  tec_ctx_free(ctx);
+  if (saved) setenv("TEC_CHECK_TRACE", saved, 1), free(saved);
+  else unsetenv("TEC_CHECK_TRACE");
+}
+END_TEST
+
 /* ---------------- bad JSON ---------------- */
 
 static void bad_json(const char *text, const char *want) {
@@ -931,6 +963,7 @@ int main(void) {
   tcase_add_test(tc, parse_errors);
   tcase_add_test(tc, replay_errors);
   tcase_add_test(tc, replayed_matmul_runs);
+  tcase_add_test(tc, check_trace_env);
   tcase_add_test(tc, out_of_memory);
   tcase_add_test(tc, replay_examples_and_tests);
   tcase_add_test(tc, replay_topi_templates);

@@ -1,0 +1,33 @@
+/* common.c — what every bench program shares: the clock, medians, comma lists. */
+#include "common.h"
+#include <stdlib.h>
+
+double bench_now(clockid_t c) {
+  struct timespec t;
+  clock_gettime(c, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *x, const void *y) {
+  double a = *(const double *)x, b = *(const double *)y;
+  return (a > b) - (a < b);
+}
+
+void bench_sort(double *x, int n) { qsort(x, (size_t)n, sizeof(double), cmp_double); }
+
+double bench_median(double *x, int n) {
+  bench_sort(x, n);
+  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+int bench_parse_list(const char *s, int *out, int max, long lo, long hi) {
+  int n = 0;
+  while (*s) {
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || v < lo || v > hi || n == max || (*end && *end != ',')) return -1;
+    out[n++] = (int)v;
+    s = *end ? end + 1 : end;
+  }
+  return n ? n : -1;
+}

@@ -1,0 +1,17 @@
+/* common.h — what every bench program shares: the clock, medians, comma lists. */
+#ifndef TEC_BENCH_COMMON_H
+#define TEC_BENCH_COMMON_H
+#include <time.h>
+
+/* Seconds on clock c (CLOCK_MONOTONIC: wall time; CLOCK_PROCESS_CPUTIME_ID: this process's
+ * CPU time). */
+double bench_now(clockid_t c);
+/* Sorts x[0..n) ascending in place. */
+void bench_sort(double *x, int n);
+/* The median of x[0..n), n >= 1 (sorts x). */
+double bench_median(double *x, int n);
+/* "1,2,4" into out[0..max): the count, or -1 if an item is not an integer in [lo, hi], there
+ * are more than max, or the list is empty. */
+int bench_parse_list(const char *s, int *out, int max, long lo, long hi);
+
+#endif
