@@ -269,6 +269,81 @@ static int attach_region(lower_state *ls, int pi, arith_env *env) {
   return 0;
 }
 
+/* Ranges of the loops st's relations make (split: outer and inner; fuse: fused). */
+static int relation_ranges(lower_state *ls, sch_stage *st, arith_env *env) {
+  tec_ctx *ctx = ls->ctx;
+  lower_bounds *b = &ls->b;
+  for (int r = 0; r < st->nrel; r++) {
+    const sch_relation *rel = &st->rel[r];
+    const ir_expr *zero = ir_int(ctx, 0);
+    if (rel->kind == SCH_REL_SPLIT) {
+      const lower_range *p = lower_bounds_get(b, rel->parent);
+      if (!p) return TEC_INTERNAL(ctx, "split parent without a range");
+      /* an attached stage's extents may vary with outer loops: use their bound */
+      const ir_expr *pext = p->extent;
+      int64_t cv;
+      if (!ir_is_const_int(pext, &cv)) {
+        arith_range er = arith_bound(pext, env);
+        if (er.has_hi && st->attach == SCH_ATTACH_SCOPE) pext = ir_int(ctx, er.hi);
+      }
+      const ir_expr *inner = rel->factor ? rel->factor : ceildiv(pext, rel->nparts);
+      const ir_expr *outer = rel->factor ? ceildiv(pext, rel->factor) : rel->nparts;
+      if (put(ctx, b, rel->outer, zero, outer, NULL) || put(ctx, b, rel->inner, zero, inner, NULL))
+        return -1;
+    } else {
+      const lower_range *o = lower_bounds_get(b, rel->outer);
+      const lower_range *in = lower_bounds_get(b, rel->inner);
+      if (!o || !in) return TEC_INTERNAL(ctx, "fuse input without a range");
+      if (put(ctx, b, rel->fused, zero, ir_mul(o->extent, in->extent), NULL)) return -1;
+    }
+  }
+  return 0;
+}
+
+/* A reduce axis may range over a domain that uses the data axes (r in [0, j + 1): a
+ * triangular sum). Its range is declared over the root variables; the loops see root values
+ * (a split j is j.outer*4 + j.inner, an attached stage's j is j + its region's min), so the
+ * range is restated in those, and the loops it depends on must stay outside it. */
+static int reduce_ranges(lower_state *ls, sch_stage *st, arith_env *env) {
+  tec_ctx *ctx = ls->ctx;
+  te_tensor *t = st->tensor;
+  int uses = 0;
+  for (int i = t->ndim; i < st->nroot; i++)
+    for (int d = 0; d < t->ndim; d++)
+      uses |= ir_uses_var(st->root[i]->dom_min, st->root[d]->var) ||
+              ir_uses_var(st->root[i]->dom_extent, st->root[d]->var);
+  if (!uses) return 0;
+  lower_ivals iv = {0};
+  if (lower_iter_values(ctx, st, &ls->b, &iv)) return -1;
+  const ir_expr **vars = tec_ctx_alloc(ctx, sizeof *vars * (size_t)t->ndim);
+  const ir_expr **vals = tec_ctx_alloc(ctx, sizeof *vals * (size_t)t->ndim);
+  if (!vars || !vals) return -1;
+  for (int d = 0; d < t->ndim; d++) {
+    vars[d] = st->root[d]->var;
+    vals[d] = lower_ivals_get(&iv, st->root[d]);
+    if (!vals[d]) return TEC_INTERNAL(ctx, "data axis without a value");
+  }
+  for (int i = t->ndim; i < st->nroot; i++)
+    if (put(ctx, &ls->b, st->root[i], ir_substitute(st->root[i]->dom_min, t->ndim, vars, vals),
+            ir_substitute(st->root[i]->dom_extent, t->ndim, vars, vals), NULL))
+      return -1;
+  if (relation_ranges(ls, st, env)) return -1;
+  /* a loop's range may use only loops outside it */
+  for (int p = 0; p < st->nleaf; p++) {
+    const lower_range *r = lower_bounds_get(&ls->b, st->leaf[p]);
+    if (!r) return TEC_INTERNAL(ctx, "leaf without a range");
+    for (int q = p; q < st->nleaf; q++)
+      if (ir_uses_var(r->min, st->leaf[q]->var) || ir_uses_var(r->extent, st->leaf[q]->var))
+        return tec_ctx_set_error(ctx, "tec_lower '%s': loop '%s' of stage '%s' runs from %s "
+                                      "for %s iterations, which depends on loop '%s' inside it; "
+                                      "reorder so that '%s' is outside '%s'",
+                                 ls->fname ? ls->fname : "?", st->leaf[p]->name, t->name,
+                                 ir_expr_str(r->min), ir_expr_str(r->extent),
+                                 st->leaf[q]->name, st->leaf[q]->name, st->leaf[p]->name);
+  }
+  return 0;
+}
+
 int lower_infer_bounds(lower_state *ls) {
   sch_schedule *s = ls->s;
   tec_ctx *ctx = ls->ctx;
@@ -288,30 +363,7 @@ int lower_infer_bounds(lower_state *ls) {
     for (int i = first; i < st->nroot; i++)
       if (put(ctx, b, st->root[i], st->root[i]->dom_min, st->root[i]->dom_extent, NULL))
         return -1;
-    for (int r = 0; r < st->nrel; r++) {
-      const sch_relation *rel = &st->rel[r];
-      const ir_expr *zero = ir_int(ctx, 0);
-      if (rel->kind == SCH_REL_SPLIT) {
-        const lower_range *p = lower_bounds_get(b, rel->parent);
-        if (!p) return TEC_INTERNAL(ctx, "split parent without a range");
-        /* an attached stage's extents may vary with outer loops: use their bound */
-        const ir_expr *pext = p->extent;
-        int64_t cv;
-        if (!ir_is_const_int(pext, &cv)) {
-          arith_range er = arith_bound(pext, env);
-          if (er.has_hi && st->attach == SCH_ATTACH_SCOPE) pext = ir_int(ctx, er.hi);
-        }
-        const ir_expr *inner = rel->factor ? rel->factor : ceildiv(pext, rel->nparts);
-        const ir_expr *outer = rel->factor ? ceildiv(pext, rel->factor) : rel->nparts;
-        if (put(ctx, b, rel->outer, zero, outer, NULL) || put(ctx, b, rel->inner, zero, inner, NULL))
-          return -1;
-      } else {
-        const lower_range *o = lower_bounds_get(b, rel->outer);
-        const lower_range *in = lower_bounds_get(b, rel->inner);
-        if (!o || !in) return TEC_INTERNAL(ctx, "fuse input without a range");
-        if (put(ctx, b, rel->fused, zero, ir_mul(o->extent, in->extent), NULL)) return -1;
-      }
-    }
+    if (relation_ranges(ls, st, env) || reduce_ranges(ls, st, env)) return -1;
   }
   return 0;
 }

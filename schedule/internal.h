@@ -26,6 +26,10 @@ int sch_root_to_leaf(const sch_stage *st, const ir_expr *const *root_vals,
                      const ir_expr **leaf_vals);
 int sch_leaf_to_root(const sch_stage *st, const ir_expr *const *leaf_vals,
                      const ir_expr **root_vals, const ir_expr **guard);
+/* red with its reduce axes made afresh when their domains use vars, with vals in their place
+ * (a cache of a triangular sum gets axes over its own data axes); red when none do. */
+const ir_expr *sch_reduce_rebind(tec_ctx *ctx, const ir_expr *red, int n,
+                                 const ir_expr *const *vars, const ir_expr *const *vals);
 
 /* ---- the primitive list as data (trace.c) ---- */
 typedef enum sch_opd_type {
