@@ -202,7 +202,13 @@ static lower_func *lower_split(sch_schedule *s, const ir_expr **bodies, const ch
   if (!saved) return NULL;
   for (int i = 0; i < n; i++) {
     saved[i] = s->stages[i]->attach;
-    if (plan->in_prepare[i]) s->stages[i]->attach = SCH_ATTACH_ROOT;
+    sch_stage *st = s->stages[i];
+    if (plan->in_prepare[i] && st->attach == SCH_ATTACH_SCOPE)
+      tec_ctx_note(ctx, "precompute: '%s' is computed at loop '%s' of '%s', but it depends on "
+                        "constants alone: it is computed whole, once, in %s_prepare (sch_set_"
+                        "precompute(s, 0) keeps it at the loop)", st->tensor->name,
+                   st->attach_iter->name, st->attach_stage->tensor->name, name);
+    if (plan->in_prepare[i]) st->attach = SCH_ATTACH_ROOT;
   }
   lower_func *run = lower_one(s, bodies, tec_ctx_printf(ctx, "%s_run", name), nr, run_args, skip_run);
   lower_func *prep = run ? lower_one(s, bodies, tec_ctx_printf(ctx, "%s_prepare", name), np,
@@ -221,8 +227,30 @@ static lower_func *lower_split(sch_schedule *s, const ir_expr **bodies, const ch
   return run;
 }
 
+static lower_func *lower_notes(sch_schedule *s, const char *name, int nargs,
+                               te_tensor *const *args);
+
+/* The notes the passes make (tec_ctx_note) go into the function, or fail it in strict mode. */
 static lower_func *lower_all(sch_schedule *s, const char *name, int nargs,
                              te_tensor *const *args) {
+  tec_ctx *ctx = s->ctx;
+  int note_mark = tec_ctx_note_mark(ctx);
+  lower_func *f = lower_notes(s, name, nargs, args);
+  const char *const *notes;
+  int nnotes = tec_ctx_notes_take(ctx, note_mark, &notes);
+  if (!f || nnotes < 0) return NULL;
+  if (nnotes && tec_ctx_strict(ctx)) {
+    tec_ctx_set_error(ctx, "tec_lower '%s' (strict mode): %s", name, notes[0]);
+    return NULL;
+  }
+  f->nnotes = nnotes;
+  f->notes = notes;
+  return f;
+}
+
+/* lower_all without the notes */
+static lower_func *lower_notes(sch_schedule *s, const char *name, int nargs,
+                               te_tensor *const *args) {
   tec_ctx *ctx = s->ctx;
   if (check_args(s, name, nargs, args)) return NULL;
   lower_state ls = {0};
@@ -256,6 +284,7 @@ lower_func *tec_lower(sch_schedule *s, const char *name, int nargs, te_tensor *c
 static void print_one(FILE *out, const lower_func *f);
 
 void tec_lower_print(FILE *out, const lower_func *f) {
+  for (int i = 0; i < f->nnotes; i++) fprintf(out, "// note: %s\n", f->notes[i]);
   if (f->prepare) {
     fprintf(out, "// %s: constants packed once by %s, then %s per call\n", f->user_name,
             f->prepare->name, f->name);

@@ -5,6 +5,7 @@
  * The checks live here; bound inference (lower/bound.c) finds the region each attach needs. */
 #include <string.h>
 #include "tec/schedule.h"
+#include "ir/internal.h"
 #include "schedule/internal.h"
 
 /* 1 if stage c reads t, directly or through stages that are inlined into it */
@@ -126,6 +127,23 @@ int sch_compute_inline(sch_stage *p) {
                                o->tensor->name, p->tensor->name, p->tensor->name,
                                o->tensor->name);
   }
+  /* an inlined stage has no loops or buffer: refuse rather than drop their annotations */
+  for (int i = 0; i < p->nleaf; i++) {
+    const sch_iter *it = p->leaf[i];
+    const char *what = it->for_kind != IR_FOR_SERIAL ? ir_for_kind_name(it->for_kind)
+                       : it->npragma                ? "marked with a pragma"
+                       : it->nprefetch              ? "marked with a prefetch"
+                                                    : NULL;
+    if (what)
+      return tec_ctx_set_error(ctx, "compute_inline: loop '%s' of stage '%s' is %s; an inlined "
+                                    "stage has no loops, so that would be lost (annotate the "
+                                    "loops of its readers instead)",
+                               it->name, p->tensor->name, what);
+  }
+  if (p->nalign)
+    return tec_ctx_set_error(ctx, "compute_inline: stage '%s' has a storage_align; an inlined "
+                                  "stage has no buffer, so that would be lost",
+                             p->tensor->name);
   p->attach = SCH_ATTACH_INLINE;
   p->attach_stage = NULL;
   p->attach_iter = NULL;

@@ -151,6 +151,321 @@ START_TEST(compute_at_gather) {
 }
 END_TEST
 
+
+/* ---------- item 5: nothing silently ignored ---------- */
+static const ir_expr *ew_double(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  return ir_mul(TE_AT((te_tensor *)u, i[0], i[1]), ir_float(ctx, 2));
+}
+static const ir_expr *ew_plus1(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  return ir_add(TE_AT((te_tensor *)u, i[0], i[1]), ir_float(ctx, 1));
+}
+typedef struct mmk { te_tensor *A; const ir_expr *k; } mmk;
+static const ir_expr *rowsum(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  mmk *m = u;
+  (void)ctx;
+  return te_sum(TE_AT(m->A, i[0], m->k), 1, &m->k, NULL);
+}
+
+START_TEST(vectorize_reduce_axis_refused) {
+  tec_ctx *ctx = tec_ctx_new();
+  mmk m = {te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 8, 16)), te_reduce_axis_n(ctx, "k", 16)};
+  te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 1, TE_SHAPE(ctx, 8), rowsum, &m, NULL, NULL});
+  sch_schedule *s = sch_create(ctx, 1, &C);
+  sch_stage *sc = sch_stage_of(s, C);
+  sch_iter *ko, *ki;
+  OK(ctx, sch_split(sc, sch_reduce_axis(sc, 0), 4, &ko, &ki));
+  ck_assert_int_eq(sch_vectorize(sc, ki), -1);
+  assert_err(ctx, "vectorize: 'k.inner' is a reduce axis of stage 'C'; every lane would add into "
+                  "the same element, so only data-parallel loops are vectorized (vectorize a data "
+                  "axis, or rfactor 'k.inner' to make it one)");
+  ck_assert_int_eq(sch_trace_len(sch_get_trace(s)), 1); /* the refusal left no record */
+  /* unroll of the reduce axis is fine */
+  tec_ctx_clear_error(ctx);
+  OK(ctx, sch_unroll(sc, ki));
+  ck_assert_ptr_nonnull(tec_lower(s, "rs", 2, (te_tensor *[]){m.A, C}));
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* B = A*2 inlined into C = B + 1: annotations on B's loops would be dropped */
+START_TEST(annotations_on_inlined_refused) {
+  for (int how = 0; how < 7; how++) {
+    tec_ctx *ctx = tec_ctx_new();
+    te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 8, 16));
+    te_tensor *B = te_compute(ctx, &(te_compute_decl){"B", 2, A->shape, ew_double, A, NULL, NULL});
+    te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 2, A->shape, ew_plus1, B, NULL, NULL});
+    sch_schedule *s = sch_create(ctx, 1, &C);
+    sch_stage *sb = sch_stage_of(s, B);
+    sch_iter *j = sch_axis(sb, 1);
+    const char *want = NULL;
+    switch (how) {
+    case 0: /* inline, then annotate */
+      OK(ctx, sch_compute_inline(sb));
+      ck_assert_int_eq(sch_vectorize(sb, j), -1);
+      want = "vectorize: stage 'B' is inlined (compute_inline), so it has no loops or buffer to "
+             "annotate; annotate the loops of its readers, or compute_root 'B' first";
+      break;
+    case 1:
+      OK(ctx, sch_compute_inline(sb));
+      ck_assert_int_eq(sch_pragma(sb, j, "auto_unroll_max_step", ir_int(ctx, 4)), -1);
+      want = "pragma: stage 'B' is inlined (compute_inline), so it has no loops or buffer to "
+             "annotate; annotate the loops of its readers, or compute_root 'B' first";
+      break;
+    case 2:
+      OK(ctx, sch_compute_inline(sb));
+      ck_assert_int_eq(sch_storage_align(sb, sch_axis(sb, 0), 8, 1), -1);
+      want = "storage_align: stage 'B' is inlined (compute_inline), so it has no loops or buffer "
+             "to annotate; annotate the loops of its readers, or compute_root 'B' first";
+      break;
+    case 3: /* annotate, then inline */
+      OK(ctx, sch_parallel(sb, sch_axis(sb, 0)));
+      ck_assert_int_eq(sch_compute_inline(sb), -1);
+      want = "compute_inline: loop 'i' of stage 'B' is parallel; an inlined stage has no loops, "
+             "so that would be lost (annotate the loops of its readers instead)";
+      break;
+    case 4:
+      OK(ctx, sch_pragma(sb, j, "user_tag", NULL));
+      ck_assert_int_eq(sch_compute_inline(sb), -1);
+      want = "compute_inline: loop 'j' of stage 'B' is marked with a pragma; an inlined stage has "
+             "no loops, so that would be lost (annotate the loops of its readers instead)";
+      break;
+    case 5:
+      OK(ctx, sch_prefetch(sb, A, sch_axis(sb, 0), 1));
+      ck_assert_int_eq(sch_compute_inline(sb), -1);
+      want = "compute_inline: loop 'i' of stage 'B' is marked with a prefetch; an inlined stage "
+             "has no loops, so that would be lost (annotate the loops of its readers instead)";
+      break;
+    case 6: /* inline, compute_root again: annotations allowed and honoured */
+      OK(ctx, sch_compute_inline(sb));
+      OK(ctx, sch_compute_root(sb));
+      OK(ctx, sch_unroll(sb, sch_axis(sb, 0)));
+      break;
+    }
+    if (want) assert_err(ctx, want);
+    else {
+      lower_func *f = tec_lower(s, "inl", 2, (te_tensor *[]){A, C});
+      ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+      tu_assert_contains(tec_lower_str(f), "B[((");
+      assert_not_contains(tec_lower_str(f), "for (i, 0, 8) {\n    for (j, 0, 16) {\n      B");
+    }
+    tec_ctx_free(ctx);
+  }
+}
+END_TEST
+
+START_TEST(unknown_pragma_refused) {
+  tec_ctx *ctx = tec_ctx_new();
+  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 8, 16));
+  te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 2, A->shape, ew_double, A, NULL, NULL});
+  sch_schedule *s = sch_create(ctx, 1, &C);
+  sch_stage *sc = sch_stage_of(s, C);
+  ck_assert_int_eq(sch_pragma(sc, sch_axis(sc, 0), "loop_fusion", NULL), -1);
+  assert_err(ctx, "pragma: key 'loop_fusion' on loop 'i' of stage 'C' has no effect in tec; known "
+                  "keys: auto_unroll_max_step, debug_skip_region, parallel_dynamic, "
+                  "parallel_launch_point, unroll, or user_<name> (kept in the lowered IR as an "
+                  "annotation, with no effect)");
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(sch_pragma(sc, sch_axis(sc, 0), "user_", NULL), -1); /* a name is needed */
+  tu_assert_contains(tec_ctx_error(ctx), "pragma: key 'user_' on loop 'i'");
+  tec_ctx_clear_error(ctx);
+  /* a user_ key is kept as an annotation, visible in the lowered IR; "unroll" unrolls */
+  OK(ctx, sch_pragma(sc, sch_axis(sc, 0), "user_origin", ir_int(ctx, 7)));
+  OK(ctx, sch_pragma(sc, sch_axis(sc, 1), "unroll", NULL));
+  ck_assert_int_eq(sch_trace_len(sch_get_trace(s)), 2);
+  lower_func *f = tec_lower(s, "pr", 2, (te_tensor *[]){A, C});
+  ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+  const char *txt = tec_lower_str(f);
+  tu_assert_contains(txt, "pragma_user_origin");
+  tu_assert_contains(txt, "C[((i*16) + 15)] = ");
+  assert_not_contains(txt, "for (j");
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* vectorize j of the triangular sum: r's extent depends on j, so the vectorizer keeps j
+ * serial: a note, the right numbers; strict mode (ctx or TEC_STRICT) refuses it */
+static lower_func *tri_vec(tec_ctx *ctx, te_tensor **out_a, te_tensor **out_c) {
+  tri *t = tec_ctx_alloc(ctx, sizeof *t);
+  t->A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 5, 8));
+  te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 2, TE_SHAPE(ctx, 5, 8), tri_body, t, NULL, NULL});
+  sch_schedule *s = sch_create(ctx, 1, &C);
+  sch_stage *sc = sch_stage_of(s, C);
+  OK(ctx, sch_vectorize(sc, sch_axis(sc, 1)));
+  *out_a = t->A, *out_c = C;
+  return tec_lower(s, "trivec", 2, (te_tensor *[]){t->A, C});
+}
+
+#define TRI_NOTE "vectorize: loop 'j' stays a serial loop: the bounds of an inner loop depend on the loop variable"
+
+START_TEST(vectorize_fallback_noted) {
+  tec_ctx *ctx = tec_ctx_new();
+  te_tensor *A, *C;
+  lower_func *f = tri_vec(ctx, &A, &C);
+  ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+  ck_assert_int_eq(f->nnotes, 1);
+  ck_assert_str_eq(f->notes[0], TRI_NOTE);
+  const char *txt = tec_lower_str(f);
+  ck_assert_msg(strncmp(txt, "// note: " TRI_NOTE "\n", strlen("// note: " TRI_NOTE "\n")) == 0,
+                "%s", txt);
+  assert_not_contains(txt, "vectorized");
+  tec_module *m = tec_build(ctx, 1, &f, NULL);
+  ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
+  DLTensor a = tu_rand_f32(2, (int64_t[]){5, 8}, 9), c = tu_zeros(TEC_F32, 2, (int64_t[]){5, 8});
+  ck_assert_int_eq(tec_call(tec_module_get(m, "trivec"), 2, (DLTensor *[]){&a, &c}), 0);
+  for (int i = 0; i < 5; i++)
+    for (int j = 0; j < 8; j++) {
+      double ref = 0;
+      for (int r = 0; r <= j; r++) ref += tu_f32(&a)[i * 8 + r];
+      ck_assert(fabs(tu_f32(&c)[i * 8 + j] - ref) < 1e-4);
+    }
+  tec_dl_free(&a), tec_dl_free(&c);
+  /* a vectorize that works leaves no note */
+  te_tensor *X = te_placeholder(ctx, "X", TEC_F32, 2, TE_SHAPE(ctx, 8, 16));
+  te_tensor *Y = te_compute(ctx, &(te_compute_decl){"Y", 2, X->shape, ew_double, X, NULL, NULL});
+  sch_schedule *s = sch_create(ctx, 1, &Y);
+  OK(ctx, sch_vectorize(sch_stage_of(s, Y), sch_axis(sch_stage_of(s, Y), 1)));
+  lower_func *g = tec_lower(s, "ok", 2, (te_tensor *[]){X, Y});
+  ck_assert_ptr_nonnull(g);
+  ck_assert_int_eq(g->nnotes, 0);
+  assert_not_contains(tec_lower_str(g), "// note");
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(strict_mode_refuses_notes) {
+  for (int how = 0; how < 2; how++) {
+    tec_ctx *ctx = tec_ctx_new();
+    if (how == 0) tec_ctx_set_strict(ctx, 1);
+    else setenv("TEC_STRICT", "1", 1);
+    ck_assert_int_eq(tec_ctx_strict(ctx), 1);
+    te_tensor *A, *C;
+    ck_assert_ptr_null(tri_vec(ctx, &A, &C));
+    assert_err(ctx, "tec_lower 'trivec' (strict mode): " TRI_NOTE);
+    unsetenv("TEC_STRICT");
+    tec_ctx_set_strict(ctx, 0);
+    ck_assert_int_eq(tec_ctx_strict(ctx), 0);
+    tec_ctx_free(ctx);
+  }
+}
+END_TEST
+
+/* W constant, WP = W * 2 computed at C's loop: the precompute split moves it into prepare */
+static const ir_expr *add_wp(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  te_tensor **t = u;
+  (void)ctx;
+  return ir_add(TE_AT(t[0], i[0], i[1]), TE_AT(t[1], i[0], i[1]));
+}
+
+START_TEST(precompute_move_noted) {
+  for (int strict = 0; strict < 2; strict++) {
+    tec_ctx *ctx = tec_ctx_new();
+    tec_ctx_set_strict(ctx, strict);
+    te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 4, 8));
+    te_tensor *W = te_const_placeholder(ctx, "W", TEC_F32, 2, TE_SHAPE(ctx, 4, 8));
+    te_tensor *WP = te_compute(ctx, &(te_compute_decl){"WP", 2, W->shape, ew_double, W, NULL, NULL});
+    te_tensor *in[2] = {A, WP};
+    te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 2, A->shape, add_wp, in, NULL, NULL});
+    sch_schedule *s = sch_create(ctx, 1, &C);
+    sch_stage *sc = sch_stage_of(s, C);
+    OK(ctx, sch_compute_at(sch_stage_of(s, WP), sc, sch_axis(sc, 0)));
+    lower_func *f = tec_lower(s, "pc", 3, (te_tensor *[]){A, W, C});
+    const char *note = "precompute: 'WP' is computed at loop 'i' of 'C', but it depends on "
+                       "constants alone: it is computed whole, once, in pc_prepare "
+                       "(sch_set_precompute(s, 0) keeps it at the loop)";
+    if (strict) {
+      ck_assert_ptr_null(f);
+      assert_err(ctx, tec_ctx_printf(ctx, "tec_lower 'pc' (strict mode): %s", note));
+    } else {
+      ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+      ck_assert_int_eq(f->nnotes, 1);
+      ck_assert_str_eq(f->notes[0], note);
+      tu_assert_contains(tec_lower_str(f), tec_ctx_printf(ctx, "// note: %s\n", note));
+      /* with the split off, the attachment is honoured and nothing is noted */
+      OK(ctx, sch_set_precompute(s, 0));
+      lower_func *g = tec_lower(s, "pc", 3, (te_tensor *[]){A, W, C});
+      ck_assert_ptr_nonnull(g);
+      ck_assert_int_eq(g->nnotes, 0);
+      tu_assert_contains(tec_lower_str(g), "for (i, 0, 4) {\n        produce WP {");
+    }
+    tec_ctx_free(ctx);
+  }
+}
+END_TEST
+
+
+/* ---------- item 1: deep inline chains lower in linear time ---------- */
+/* B0 = A * 1.5;  Bk[i, j] = (B(k-1)[i, j] * B(k-1)[i, j] + B(k-1)[i, j]) * 0.25, every Bk
+ * inlined: each stage reads its producer three times at the same element (Halide's deep
+ * inline case), so substituting copies makes 3^N nodes. */
+static const ir_expr *deep_first(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  return ir_mul(TE_AT((te_tensor *)u, i[0], i[1]), ir_float(ctx, 1.5));
+}
+static const ir_expr *deep_next(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  te_tensor *p = u;
+  const ir_expr *x = TE_AT(p, i[0], i[1]), *y = TE_AT(p, i[0], i[1]), *z = TE_AT(p, i[0], i[1]);
+  return ir_mul(ir_add(ir_mul(x, y), z), ir_float(ctx, 0.25));
+}
+
+/* Lowers (and, with run, builds and checks) a chain of n inlined layers; returns the length of
+ * the lowered text. */
+static size_t deep_chain(int n, int run, double *seconds) {
+  enum { M = 3, N = 16 };
+  struct timespec t0, t1;
+  tec_ctx *ctx = tec_ctx_new();
+  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, M, N));
+  te_tensor *B = te_compute(ctx, &(te_compute_decl){"B0", 2, A->shape, deep_first, A, NULL, NULL});
+  te_tensor **all = tec_ctx_alloc(ctx, sizeof *all * (size_t)(n + 1));
+  all[0] = B;
+  for (int k = 1; k <= n; k++) {
+    B = te_compute(ctx, &(te_compute_decl){tec_ctx_printf(ctx, "B%d", k), 2, A->shape, deep_next,
+                                           B, NULL, NULL});
+    ck_assert_ptr_nonnull(B);
+    all[k] = B;
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  sch_schedule *s = sch_create(ctx, 1, &B);
+  for (int k = 0; k < n; k++) OK(ctx, sch_compute_inline(sch_stage_of(s, all[k])));
+  OK(ctx, sch_vectorize(sch_stage_of(s, B), sch_axis(sch_stage_of(s, B), 1)));
+  lower_func *f = tec_lower(s, "deep", 2, (te_tensor *[]){A, B});
+  ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+  size_t len = strlen(tec_lower_str(f));
+  if (run) {
+    tec_module *m = tec_build(ctx, 1, &f, NULL);
+    ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    DLTensor a = tu_rand_f32(2, (int64_t[]){M, N}, 11), b = tu_zeros(TEC_F32, 2, (int64_t[]){M, N});
+    ck_assert_int_eq(tec_call(tec_module_get(m, "deep"), 2, (DLTensor *[]){&a, &b}), 0);
+    for (int e = 0; e < M * N; e++) {
+      double x = tu_f32(&a)[e] * 1.5;
+      for (int k = 1; k <= n; k++) x = (x * x + x) * 0.25;
+      ck_assert_msg(fabs(tu_f32(&b)[e] - x) < 1e-5, "n %d element %d: %g vs %g", n, e,
+                    tu_f32(&b)[e], x);
+    }
+    tec_dl_free(&a), tec_dl_free(&b);
+  } else {
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+  }
+  if (seconds) *seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  tec_ctx_free(ctx);
+  return len;
+}
+
+START_TEST(deep_inline_linear) {
+  double secs;
+  size_t l20 = deep_chain(20, 0, NULL), l40 = deep_chain(40, 0, NULL);
+  size_t l80 = deep_chain(80, 0, NULL);
+  /* the lowered program grows by a constant per layer */
+  ck_assert_msg(l40 - l20 > 0 && l80 - l40 < 2 * (l40 - l20) + 64 && l80 - l40 + 64 > 2 * (l40 - l20),
+                "sizes %zu %zu %zu", l20, l40, l80);
+  ck_assert_msg(l80 < 100 * 80 + 2000, "80 layers: %zu characters", l80);
+  /* 40 layers lowered, JIT-compiled and checked in well under a second */
+  deep_chain(40, 1, &secs);
+  ck_assert_msg(secs < (tu_emulated() ? 10.0 : 1.0), "40 layers took %.2f s", secs);
+  deep_chain(100, 0, &secs);
+  ck_assert_msg(secs < (tu_emulated() ? 20.0 : 2.0), "100 layers took %.2f s to lower", secs);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("fidelity");
   TCase *valid = tcase_create("valid_schedules");
@@ -158,5 +473,17 @@ int main(void) {
   tcase_add_test(valid, triangular_reorder_refused);
   tcase_add_test(valid, compute_at_gather);
   suite_add_tcase(s, valid);
+  TCase *ignored = tcase_create("nothing_ignored");
+  tcase_add_test(ignored, vectorize_reduce_axis_refused);
+  tcase_add_test(ignored, annotations_on_inlined_refused);
+  tcase_add_test(ignored, unknown_pragma_refused);
+  tcase_add_test(ignored, vectorize_fallback_noted);
+  tcase_add_test(ignored, strict_mode_refuses_notes);
+  tcase_add_test(ignored, precompute_move_noted);
+  suite_add_tcase(s, ignored);
+  TCase *deep = tcase_create("deep_inline");
+  tcase_set_timeout(deep, 60);
+  tcase_add_test(deep, deep_inline_linear);
+  suite_add_tcase(s, deep);
   return tu_run(s);
 }
