@@ -72,9 +72,17 @@ static int check_args(sch_schedule *s, const char *name, int nargs, te_tensor *c
                                       "%d and %d)", name, args[i]->name, j, i);
     int known = 0;
     for (int k = 0; k < s->nstage; k++) known |= s->stages[k]->tensor == args[i];
-    if (!known)
-      return tec_ctx_set_error(ctx, "tec_lower '%s': argument %d ('%s') is not used by the "
-                                    "schedule's outputs", name, i, args[i]->name);
+    /* an input the outputs do not read is a plain unused parameter (a template's optional
+     * input); a computed tensor outside the schedule would never be written */
+    if (!known && args[i]->op != TE_PLACEHOLDER)
+      return tec_ctx_set_error(ctx, "tec_lower '%s': argument %d ('%s') is computed, but not "
+                                    "by this schedule (its outputs do not read it); pass the "
+                                    "schedule's inputs and outputs", name, i, args[i]->name);
+    for (int k = 0; k < s->nstage && !known; k++)
+      if (strcmp(s->stages[k]->tensor->name, args[i]->name) == 0)
+        return tec_ctx_set_error(ctx, "tec_lower '%s': argument %d is a tensor called '%s' that "
+                                      "the schedule does not use, but it uses another tensor of "
+                                      "that name; names must be unique", name, i, args[i]->name);
   }
   for (int k = 0; k < s->nstage; k++) {
     te_tensor *t = s->stages[k]->tensor;
@@ -193,7 +201,9 @@ static lower_func *lower_split(sch_schedule *s, const ir_expr **bodies, const ch
   }
   int nr = 0, np = 0;
   for (int i = 0; i < nargs; i++) {
-    if (plan->const_arg_run[i] || !args[i]->is_const) run_args[nr++] = args[i];
+    /* (a constant neither half reads, an unused argument, stays in run's list) */
+    if (plan->const_arg_run[i] || !args[i]->is_const || !plan->const_arg_prep[i])
+      run_args[nr++] = args[i];
     if (args[i]->is_const && plan->const_arg_prep[i]) prep_args[np++] = args[i];
   }
   for (int i = 0; i < plan->npacked; i++) run_args[nr++] = prep_args[np++] = plan->packed[i];

@@ -2,6 +2,8 @@
  *
  *   compute_at(P, C, C.j.outer):  for (i ...) for (j.outer ...) { P (just this tile) ; C tile }
  *   compute_inline(P):            C = f(P[i]) with P[i] = g(A[i])  ->  C = f(g(A[i]))
+ * Splitting the loop a stage is computed at moves it to the inner loop (the same work per
+ * iteration); fusing it, to the fused loop.
  * The checks live here; bound inference (lower/bound.c) finds the region each attach needs. */
 #include <string.h>
 #include "tec/schedule.h"
@@ -159,4 +161,12 @@ int sch_compute_root(sch_stage *p) {
   p->attach_stage = NULL;
   p->attach_iter = NULL;
   return sch_trace_add(p->sched, SCH_PRIM_COMPUTE_ROOT, (sch_arg[]){{.stage = p}});
+}
+
+void sch_move_attachments(sch_stage *st, const sch_iter *from, sch_iter *to) {
+  for (int i = 0; i < st->sched->nstage; i++) {
+    sch_stage *p = st->sched->stages[i];
+    if (p->attach == SCH_ATTACH_SCOPE && p->attach_stage == st && p->attach_iter == from)
+      p->attach_iter = to;
+  }
 }

@@ -15,6 +15,9 @@ sch_stage *sch_stage_new(sch_schedule *s, te_tensor *t);
 sch_stage *sch_find_stage(sch_schedule *s, const char *who, const char *name);
 sch_iter *sch_find_leaf(sch_stage *st, const char *who, const char *name);
 int sch_replace_leaf(sch_stage *st, int pos, int n, sch_iter *const *its);
+/* Stages computed at loop `from` of st are computed at `to` instead (attach.c): split moves
+ * them to the inner loop (one iteration of it is one of the old loop's), fuse to the fused. */
+void sch_move_attachments(sch_stage *st, const sch_iter *from, sch_iter *to);
 /* The name cache_read/cache_write give a cache of base in scope: "<base>.<scope>", with 1, 2,
  * ... appended while a stage has that name (in the arena; difftest predicts names with it;
  * rfactor names its partials with scope "rf"). NULL when out of memory. */

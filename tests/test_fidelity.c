@@ -466,6 +466,113 @@ START_TEST(deep_inline_linear) {
 }
 END_TEST
 
+
+/* ---------- item 6: names unique, unused inputs ---------- */
+START_TEST(duplicate_names_refused) {
+  tec_ctx *ctx = tec_ctx_new();
+  te_tensor *A1 = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 4, 8));
+  te_tensor *A2 = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 4, 8));
+  te_tensor *in[2] = {A1, A2};
+  te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 2, A1->shape, add_wp, in, NULL, NULL});
+  ck_assert_ptr_null(sch_create(ctx, 1, &C));
+  assert_err(ctx, "sch_create: two different tensors are called 'A' (a placeholder and a "
+                  "placeholder); tensor names must be unique in a schedule (stages, traces, "
+                  "buffers and the lowered IR name them): rename one");
+  tec_ctx_clear_error(ctx);
+  /* a compute op named like an input */
+  te_tensor *B = te_compute(ctx, &(te_compute_decl){"A", 2, A1->shape, ew_double, A1, NULL, NULL});
+  te_tensor *D = te_compute(ctx, &(te_compute_decl){"D", 2, A1->shape, ew_plus1, B, NULL, NULL});
+  ck_assert_ptr_null(sch_create(ctx, 1, &D));
+  tu_assert_contains(tec_ctx_error(ctx), "two different tensors are called 'A' (a placeholder and "
+                                         "a compute op)");
+  tec_ctx_clear_error(ctx);
+  /* equal names in separate schedules of one ctx are fine */
+  te_tensor *E = te_compute(ctx, &(te_compute_decl){"E", 2, A1->shape, ew_double, A1, NULL, NULL});
+  te_tensor *F = te_compute(ctx, &(te_compute_decl){"E", 2, A2->shape, ew_double, A2, NULL, NULL});
+  ck_assert_ptr_nonnull(sch_create(ctx, 1, &E));
+  ck_assert_ptr_nonnull(sch_create(ctx, 1, &F));
+  /* an unused argument named like a used tensor */
+  sch_schedule *s = sch_create(ctx, 1, &E);
+  ck_assert_ptr_null(tec_lower(s, "f", 3, (te_tensor *[]){A1, A2, E}));
+  assert_err(ctx, "tec_lower 'f': argument 1 is a tensor called 'A' that the schedule does not "
+                  "use, but it uses another tensor of that name; names must be unique");
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(unused_placeholder_accepted) {
+  for (int constant = 0; constant < 2; constant++) {
+    tec_ctx *ctx = tec_ctx_new();
+    const ir_expr *n = te_size_var(ctx, "n");
+    te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 4, 8));
+    te_tensor *W = te_const_placeholder(ctx, "W", TEC_F32, 2, TE_SHAPE(ctx, 4, 8));
+    te_tensor *U = constant ? te_const_placeholder(ctx, "U", TEC_F32, 1, &n)
+                            : te_placeholder(ctx, "U", TEC_F32, 1, &n);
+    te_tensor *WP = te_compute(ctx, &(te_compute_decl){"WP", 2, W->shape, ew_double, W, NULL, NULL});
+    te_tensor *in[2] = {A, WP};
+    te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 2, A->shape, add_wp, in, NULL, NULL});
+    sch_schedule *s = sch_create(ctx, 1, &C);
+    te_tensor *args[4] = {A, U, W, C};
+    lower_func *f = tec_lower(s, "un", 4, args);
+    ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+    ck_assert_ptr_nonnull(f->prepare); /* WP packed once */
+    tec_module *m = tec_build(ctx, 1, &f, NULL);
+    ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
+    int64_t nu = 5;
+    DLTensor a = tu_rand_f32(2, (int64_t[]){4, 8}, 1), w = tu_rand_f32(2, (int64_t[]){4, 8}, 2);
+    DLTensor u = tu_rand_f32(1, &nu, 3), c = tu_zeros(TEC_F32, 2, (int64_t[]){4, 8});
+    ck_assert_msg(tec_module_run(m, "un", 4, (DLTensor *[]){&a, &u, &w, &c}) == 0, "%s",
+                  tec_rt_last_error());
+    for (int e = 0; e < 32; e++)
+      ck_assert(fabsf(tu_f32(&c)[e] - (tu_f32(&a)[e] + 2 * tu_f32(&w)[e])) < 1e-6f);
+    tec_dl_free(&a), tec_dl_free(&w), tec_dl_free(&u), tec_dl_free(&c);
+    tec_ctx_free(ctx);
+  }
+}
+END_TEST
+
+
+/* ---------- item 4: the attachment follows split and fuse of its loop ---------- */
+START_TEST(attachment_follows_split_fuse) {
+  enum { M = 7, N = 10 };
+  for (int how = 0; how < 3; how++) {
+    tec_ctx *ctx = tec_ctx_new();
+    te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, M, N));
+    te_tensor *B = te_compute(ctx, &(te_compute_decl){"B", 2, A->shape, ew_double, A, NULL, NULL});
+    te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 2, A->shape, ew_plus1, B, NULL, NULL});
+    sch_schedule *s = sch_create(ctx, 1, &C);
+    sch_stage *sc = sch_stage_of(s, C), *sb = sch_stage_of(s, B);
+    sch_iter *o, *in, *f;
+    OK(ctx, sch_compute_at(sb, sc, sch_axis(sc, 0)));
+    const char *want = NULL;
+    if (how == 0) { /* split the attach loop: B moves to i.inner */
+      OK(ctx, sch_split(sc, sch_axis(sc, 0), 3, &o, &in));
+      want = "for (i.inner, 0, 3) {\n          produce B {";
+    }
+    if (how == 1) { /* fuse it with j: B moves to the fused loop, one element per iteration */
+      OK(ctx, sch_fuse(sc, sch_axis(sc, 0), sch_axis(sc, 1), &f));
+      want = "for (i.j.fused, 0, 70) {\n        produce B {";
+    }
+    if (how == 2) { /* fuse, then split the fused loop */
+      OK(ctx, sch_fuse(sc, sch_axis(sc, 0), sch_axis(sc, 1), &f));
+      OK(ctx, sch_split(sc, f, 8, &o, &in));
+      want = "for (i.j.fused.inner, 0, 8) {";
+    }
+    lower_func *lf = tec_lower(s, "mv", 2, (te_tensor *[]){A, C});
+    ck_assert_msg(lf != NULL, "how %d: %s", how, tec_ctx_error(ctx));
+    tu_assert_contains(tec_lower_str(lf), want);
+    tec_module *m = tec_build(ctx, 1, &lf, NULL);
+    ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
+    DLTensor a = tu_rand_f32(2, (int64_t[]){M, N}, 4), c = tu_zeros(TEC_F32, 2, (int64_t[]){M, N});
+    ck_assert_int_eq(tec_call(tec_module_get(m, "mv"), 2, (DLTensor *[]){&a, &c}), 0);
+    for (int e = 0; e < M * N; e++)
+      ck_assert_msg(fabsf(tu_f32(&c)[e] - (2 * tu_f32(&a)[e] + 1)) < 1e-6f, "how %d e %d", how, e);
+    tec_dl_free(&a), tec_dl_free(&c);
+    tec_ctx_free(ctx);
+  }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("fidelity");
   TCase *valid = tcase_create("valid_schedules");
@@ -485,5 +592,12 @@ int main(void) {
   tcase_set_timeout(deep, 60);
   tcase_add_test(deep, deep_inline_linear);
   suite_add_tcase(s, deep);
+  TCase *expr = tcase_create("expressiveness");
+  tcase_add_test(expr, duplicate_names_refused);
+  tcase_add_test(expr, unused_placeholder_accepted);
+  suite_add_tcase(s, expr);
+  TCase *att = tcase_create("attachment");
+  tcase_add_test(att, attachment_follows_split_fuse);
+  suite_add_tcase(s, att);
   return tu_run(s);
 }
