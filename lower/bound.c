@@ -11,7 +11,10 @@
  * each stage's relations:
  *   split(p, factor f):  outer in [0, ceil(ext(p) / f)), inner in [0, f)
  *   split(p, nparts n):  outer in [0, n), inner in [0, ceil(ext(p) / n))
- *   fuse(o, i):          fused in [0, ext(o) * ext(i)) */
+ *   fuse(o, i):          fused in [0, ext(o) * ext(i))
+ * Division and modulo by a positive constant or size (a fused loop's inner extent): f / m is
+ * monotone; f % m is [lo % m, hi % m] while lo and hi stay in one period of m, so a consumer
+ * tile of a fused-then-split loop needs one or two rows of its producer, not all of them. */
 #include "tec/lower.h"
 #include "ir/internal.h"
 #include "lower/passes.h"
@@ -49,6 +52,21 @@ static int uses_relaxed(const ir_expr *e, const relax *r) {
   return 0;
 }
 
+/* 1 if e is > 0 wherever a loop runs: a positive constant, a size variable (a divisor that
+ * is a size of 0 belongs to a loop that runs no iteration), sums and products of those. */
+static int positive(const ir_expr *e) {
+  int64_t c;
+  if (ir_is_const_int(e, &c)) return c > 0;
+  switch (e->kind) {
+  case IR_VAR: return e->v.i == IR_VAR_SIZE;
+  case IR_MUL: case IR_ADD: return positive(e->a) && positive(e->b);
+  case IR_MAX: return positive(e->a) || positive(e->b);
+  case IR_MIN: return positive(e->a) && positive(e->b);
+  case IR_CAST: return tec_dtype_is_int(e->type) && positive(e->a);
+  default: return 0;
+  }
+}
+
 static ivl interval(const ir_expr *e, const relax *r) {
   ivl none = {NULL, NULL};
   if (!e) return none;
@@ -76,13 +94,25 @@ static ivl interval(const ir_expr *e, const relax *r) {
     return c >= 0 ? m : (ivl){m.hi, m.lo};
   }
   case IR_FLOORDIV: case IR_DIV:
-    if (ir_is_const_int(e->b, &c) && c > 0) {
+    /* monotone in the numerator for a positive divisor; a symbolic one (a fused loop's
+     * inner extent, m) must not vary over the relaxed loops */
+    if ((ir_is_const_int(e->b, &c) && c > 0) ||
+        (e->kind == IR_FLOORDIV && !uses_relaxed(e->b, r) && positive(e->b))) {
       ivl a = interval(e->a, r);
       return (ivl){a.lo ? ir_floordiv(a.lo, e->b) : NULL, a.hi ? ir_floordiv(a.hi, e->b) : NULL};
     }
     return none;
   case IR_FLOORMOD: case IR_MOD:
     if (ir_is_const_int(e->b, &c) && c > 0) return (ivl){ir_int(e->ctx, 0), ir_int(e->ctx, c - 1)};
+    if (e->kind == IR_FLOORMOD && !uses_relaxed(e->b, r) && positive(e->b)) {
+      /* [lo % m, hi % m] when lo and hi fall in one period, else the whole period */
+      ivl a = interval(e->a, r);
+      const ir_expr *zero = ir_int(e->ctx, 0), *last = ir_sub(e->b, ir_int(e->ctx, 1));
+      if (!a.lo || !a.hi) return (ivl){zero, last};
+      const ir_expr *one = ir_eq(ir_floordiv(a.lo, e->b), ir_floordiv(a.hi, e->b));
+      return (ivl){ir_select(one, ir_floormod(a.lo, e->b), zero),
+                   ir_select(one, ir_floormod(a.hi, e->b), last)};
+    }
     return none;
   case IR_MIN: case IR_MAX: {
     ivl a = interval(e->a, r), b = interval(e->b, r);

@@ -573,14 +573,60 @@ START_TEST(attachment_follows_split_fuse) {
 }
 END_TEST
 
+
+/* ---------- item 3: bounds through fuse then split ---------- */
+/* B = A * 2 computed at the outer loop of C's fused-then-split (i, j): with symbolic extents
+ * the region B must cover per 3 elements of C is one or two rows, not the whole tensor. */
+static const char *fuse_split(int64_t M, int64_t N, int run) {
+  tec_ctx *ctx = tec_ctx_new();
+  const ir_expr *n = te_size_var(ctx, "n"), *m = te_size_var(ctx, "m");
+  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, (const ir_expr *[]){n, m});
+  te_tensor *B = te_compute(ctx, &(te_compute_decl){"B", 2, A->shape, ew_double, A, NULL, NULL});
+  te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 2, A->shape, ew_plus1, B, NULL, NULL});
+  sch_schedule *s = sch_create(ctx, 1, &C);
+  sch_stage *sc = sch_stage_of(s, C);
+  sch_iter *f, *o, *in;
+  OK(ctx, sch_fuse(sc, sch_axis(sc, 0), sch_axis(sc, 1), &f));
+  OK(ctx, sch_split(sc, f, 3, &o, &in));
+  OK(ctx, sch_compute_at(sch_stage_of(s, B), sc, o));
+  lower_func *lf = tec_lower(s, "fs", 2, (te_tensor *[]){A, C});
+  ck_assert_msg(lf != NULL, "%s", tec_ctx_error(ctx));
+  static char text[8192];
+  snprintf(text, sizeof text, "%s", tec_lower_str(lf));
+  if (run) {
+    tec_module *mod = tec_build(ctx, 1, &lf, NULL);
+    ck_assert_msg(mod != NULL, "%s", tec_ctx_error(ctx));
+    DLTensor a = tu_rand_f32(2, (int64_t[]){M, N}, 4), c = tu_zeros(TEC_F32, 2, (int64_t[]){M, N});
+    ck_assert_int_eq(tec_call(tec_module_get(mod, "fs"), 2, (DLTensor *[]){&a, &c}), 0);
+    for (int64_t e = 0; e < M * N; e++)
+      ck_assert_msg(fabsf(tu_f32(&c)[e] - (2 * tu_f32(&a)[e] + 1)) < 1e-6f, "%lldx%lld e %lld",
+                    (long long)M, (long long)N, (long long)e);
+    tec_dl_free(&a), tec_dl_free(&c);
+  }
+  tec_ctx_free(ctx);
+  return text;
+}
+
+START_TEST(fuse_split_symbolic_bound) {
+  const char *txt = fuse_split(0, 0, 0);
+  /* before: B's region was the whole tensor, `for (i, 0, n)` inside every outer iteration */
+  assert_not_contains(txt, "for (i, 0, n)");
+  tu_assert_contains(txt, "produce B {");
+  static const int64_t sizes[][2] = {{1, 1}, {4, 5}, {7, 3}, {5, 2}, {3, 1}, {2, 9}};
+  for (int k = 0; k < 6; k++) fuse_split(sizes[k][0], sizes[k][1], 1);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("fidelity");
   TCase *valid = tcase_create("valid_schedules");
+  tcase_set_timeout(valid, 120);
   tcase_add_test(valid, cache_write_triangular);
   tcase_add_test(valid, triangular_reorder_refused);
   tcase_add_test(valid, compute_at_gather);
   suite_add_tcase(s, valid);
   TCase *ignored = tcase_create("nothing_ignored");
+  tcase_set_timeout(ignored, 120);
   tcase_add_test(ignored, vectorize_reduce_axis_refused);
   tcase_add_test(ignored, annotations_on_inlined_refused);
   tcase_add_test(ignored, unknown_pragma_refused);
@@ -589,15 +635,18 @@ int main(void) {
   tcase_add_test(ignored, precompute_move_noted);
   suite_add_tcase(s, ignored);
   TCase *deep = tcase_create("deep_inline");
-  tcase_set_timeout(deep, 60);
+  tcase_set_timeout(deep, 120);
   tcase_add_test(deep, deep_inline_linear);
   suite_add_tcase(s, deep);
   TCase *expr = tcase_create("expressiveness");
+  tcase_set_timeout(expr, 120);
   tcase_add_test(expr, duplicate_names_refused);
   tcase_add_test(expr, unused_placeholder_accepted);
   suite_add_tcase(s, expr);
   TCase *att = tcase_create("attachment");
+  tcase_set_timeout(att, 120);
   tcase_add_test(att, attachment_follows_split_fuse);
+  tcase_add_test(att, fuse_split_symbolic_bound);
   suite_add_tcase(s, att);
   return tu_run(s);
 }
