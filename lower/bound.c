@@ -165,38 +165,16 @@ static int stage_index(const sch_schedule *s, const sch_stage *st) {
   return -1;
 }
 
-/* Region of producer p computed at loop `at` of its consumer. Fills the root ranges of p's
- * data axes and ls->region[pi]. */
-static int attach_region(lower_state *ls, int pi, arith_env *env) {
+/* The box of t that reader stage ri reads in one iteration of loop pos of c (ri is c, or a
+ * stage computed inside c at or within that loop): per dimension [lo[d], hi[d]], or NULL in
+ * lo[d] when a read's index has no bound. -1 with an error when ri is not inside the loop. */
+static int reader_box(lower_state *ls, int pi, sch_stage *c, int pos, int ri, arith_env *env,
+                      const ir_expr **lo, const ir_expr **hi) {
   tec_ctx *ctx = ls->ctx;
-  sch_stage *p = ls->s->stages[pi], *c = p->attach_stage;
+  sch_stage *p = ls->s->stages[pi], *rs = ls->s->stages[ri];
   te_tensor *t = p->tensor;
-  int ci = stage_index(ls->s, c);
-  if (ci < 0 || ci <= pi) return TEC_INTERNAL(ctx, "consumer stage after its producer");
-  if (c->attach == SCH_ATTACH_INLINE)
-    return tec_ctx_set_error(ctx, "compute_at: '%s' is computed at a loop of '%s', which is "
-                                  "inlined and has no loops", t->name, c->tensor->name);
-  int pos = -1;
-  for (int i = 0; i < c->nleaf; i++)
-    if (c->leaf[i] == p->attach_iter) pos = i;
-  if (pos < 0)
-    return tec_ctx_set_error(ctx, "compute_at: loop '%s' is no longer a loop of '%s' (it was "
-                                  "split or fused after compute_at); attach to one of: %s",
-                             p->attach_iter->name, c->tensor->name, sch_stage_str(c));
-  /* The stage that reads t: c itself, or a stage computed (transitively) inside c at or
-   * within the attach loop, e.g. a cache_write accumulator attached to c's tile loop. */
-  int ri = -1;
-  reads rd = {t, 0, 0, NULL, ctx}; /* the chosen reader's reads of t */
-  for (int j = pi + 1; j < ls->s->nstage; j++) {
-    sch_stage *r = ls->s->stages[j];
-    if (r->attach == SCH_ATTACH_INLINE || !ls->body[j]) continue;
-    reads probe = {t, 0, 0, NULL, ctx};
-    if (!lower_collect_reads(&probe, ls->body[j], NULL)) continue;
-    if (ri < 0 || j == ci) ri = j, rd = probe; /* c wins over an earlier reader */
-    if (j == ci) break;
-  }
-  if (ri < 0) return TEC_INTERNAL(ctx, "attached stage without a reader");
-  sch_stage *rs = ls->s->stages[ri];
+  reads rd = {t, 0, 0, NULL, ctx};
+  lower_collect_reads(&rd, ls->body[ri], NULL);
   /* the chain from the reader up to c: every loop in it ranges freely */
   sch_stage *chain[64];
   int nchain = 0;
@@ -254,32 +232,86 @@ static int attach_region(lower_state *ls, int pi, arith_env *env) {
     rv[i] = lower_ivals_get(&iv, rs->root[i]);
     if (!rv[i]) return TEC_INTERNAL(ctx, "reader root without a value");
   }
+  for (int d = 0; d < t->ndim; d++) {
+    lo[d] = hi[d] = NULL;
+    for (int k = 0; k < rd.n; k++) {
+      const ir_expr *idx = ir_substitute(rd.r[k]->args[d], rs->nroot, rvar, rv);
+      ivl x = interval(arith_simplify(idx, env), &rx);
+      if (!x.lo || !x.hi || uses_relaxed(x.lo, &rx) || uses_relaxed(x.hi, &rx)) {
+        lo[d] = hi[d] = NULL;
+        break;
+      }
+      lo[d] = lo[d] ? ir_min(lo[d], x.lo) : x.lo;
+      hi[d] = hi[d] ? ir_max(hi[d], x.hi) : x.hi;
+    }
+  }
+  arith_env_pop(env, arith_env_depth(env) - depth0);
+  return 0;
+}
+
+/* Region of producer p computed at loop `at` of its consumer c: the union of what every
+ * reader reads in one iteration of `at` (c itself, and stages computed inside c at or within
+ * `at`, such as a cache_write accumulator attached to c's tile loop, or another reader of p
+ * attached there too). Fills the root ranges of p's data axes and ls->region[pi]. */
+static int attach_region(lower_state *ls, int pi, arith_env *env) {
+  tec_ctx *ctx = ls->ctx;
+  sch_stage *p = ls->s->stages[pi], *c = p->attach_stage;
+  te_tensor *t = p->tensor;
+  int ci = stage_index(ls->s, c);
+  if (ci < 0 || ci <= pi) return TEC_INTERNAL(ctx, "consumer stage after its producer");
+  if (c->attach == SCH_ATTACH_INLINE)
+    return tec_ctx_set_error(ctx, "compute_at: '%s' is computed at a loop of '%s', which is "
+                                  "inlined and has no loops", t->name, c->tensor->name);
+  int pos = -1;
+  for (int i = 0; i < c->nleaf; i++)
+    if (c->leaf[i] == p->attach_iter) pos = i;
+  if (pos < 0)
+    return tec_ctx_set_error(ctx, "compute_at: loop '%s' is no longer a loop of '%s' (it was "
+                                  "split or fused after compute_at); attach to one of: %s",
+                             p->attach_iter->name, c->tensor->name, sch_stage_str(c));
+  const ir_expr **lo = tec_ctx_alloc(ctx, sizeof *lo * (size_t)(4 * t->ndim));
+  if (!lo) return -1;
+  const ir_expr **hi = lo + t->ndim, **rlo = lo + 2 * t->ndim, **rhi = lo + 3 * t->ndim;
+  int nreaders = 0, unknown_all = 0;
+  unsigned char *unknown = tec_ctx_alloc(ctx, (size_t)t->ndim);
+  if (!unknown) return -1;
+  for (int j = pi + 1; j < ls->s->nstage; j++) {
+    sch_stage *r = ls->s->stages[j];
+    if (r->attach == SCH_ATTACH_INLINE || !ls->body[j]) continue;
+    if (ls->skip && ls->skip[j]) continue; /* computed by the other half of a split */
+    reads probe = {t, 0, 0, NULL, ctx};
+    if (!lower_collect_reads(&probe, ls->body[j], NULL)) continue;
+    if (reader_box(ls, pi, c, pos, j, env, rlo, rhi)) return -1;
+    for (int d = 0; d < t->ndim; d++) {
+      if (!rlo[d]) unknown[d] = 1;
+      if (unknown[d]) continue;
+      lo[d] = nreaders ? ir_min(lo[d], rlo[d]) : rlo[d];
+      hi[d] = nreaders ? ir_max(hi[d], rhi[d]) : rhi[d];
+    }
+    nreaders++;
+  }
+  if (!nreaders) return TEC_INTERNAL(ctx, "attached stage without a reader");
+  (void)unknown_all;
   const ir_expr **reg = tec_ctx_alloc(ctx, sizeof *reg * (size_t)(2 * t->ndim));
   ls->clamp[pi] = tec_ctx_alloc(ctx, sizeof *ls->clamp[pi] * (size_t)t->ndim);
   if (!reg || !ls->clamp[pi]) return -1;
+  int depth0 = arith_env_depth(env);
+  for (int i = 0; i <= pos; i++) { /* the loops around: fixed, bounded by their ranges */
+    const lower_range *r = lower_bounds_get(&ls->b, c->leaf[i]);
+    if (!r) return TEC_INTERNAL(ctx, "consumer leaf without a range");
+    arith_env_push_loop(env, c->leaf[i]->var, ir_int(ctx, 0), r->extent);
+  }
   for (int d = 0; d < t->ndim; d++) {
-    const ir_expr *lo = NULL, *hi = NULL;
-    int unknown = rd.n == 0;
-    for (int k = 0; k < rd.n && !unknown; k++) {
-      const ir_expr *idx = ir_substitute(rd.r[k]->args[d], rs->nroot, rvar, rv);
-      ivl x = interval(arith_simplify(idx, env), &rx);
-      if (!x.lo || !x.hi) {
-        unknown = 1;
-        break;
-      }
-      lo = lo ? ir_min(lo, x.lo) : x.lo;
-      hi = hi ? ir_max(hi, x.hi) : x.hi;
-    }
     const ir_expr *zero = ir_int(ctx, 0), *shape = t->shape[d];
     const ir_expr *min, *ext, *full;
-    if (unknown) {
+    if (unknown[d]) {
       min = zero;
       full = ext = shape;
     } else { /* clamp to the tensor's domain */
-      min = arith_simplify(ir_max(lo, zero), env);
-      const ir_expr *end = arith_simplify(ir_min(ir_add(hi, ir_int(ctx, 1)), shape), env);
+      min = arith_simplify(ir_max(lo[d], zero), env);
+      const ir_expr *end = arith_simplify(ir_min(ir_add(hi[d], ir_int(ctx, 1)), shape), env);
       ext = arith_simplify(ir_sub(end, min), env);
-      full = arith_simplify(ir_add(ir_sub(hi, lo), ir_int(ctx, 1)), env);
+      full = arith_simplify(ir_add(ir_sub(hi[d], lo[d]), ir_int(ctx, 1)), env);
     }
     /* storage: a loop-invariant bound on the extent (the unclamped one bounds it better) */
     arith_range er = arith_bound(ext, env), fr = arith_bound(full, env);
@@ -290,7 +322,7 @@ static int attach_region(lower_state *ls, int pi, arith_env *env) {
     /* A constant storage extent is also the loop extent (vectorizable, unrollable): the
      * iterations past the tensor's end are guarded off (schedule_ops.c), the others compute
      * in-domain elements the consumer may not need. */
-    int fixed = er.has_hi && !unknown;
+    int fixed = er.has_hi && !unknown[d];
     if (put(ctx, &ls->b, p->root[d], min, fixed ? store : ext, env)) return -1;
     ls->clamp[pi][d] = fixed ? shape : NULL;
   }

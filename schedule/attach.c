@@ -72,8 +72,9 @@ int sch_compute_at(sch_stage *p, sch_stage *c, sch_iter *at) {
   int reads = reads_through_inline(c, p->tensor, 0);
   sch_stage *rd[16];
   int nr = effective_readers(p->sched, p->tensor, rd, 16);
-  /* or its one reader is computed inside c (checked against the loop when lowering) */
-  if (!reads && nr == 1 && attached_within(rd[0], c)) reads = 1;
+  /* or a reader is computed inside c. Every reader must end up inside the loop; they may be
+   * attached in any order, so tec_lower checks that (lower/bound.c) */
+  for (int i = 0; i < nr && i < 16 && !reads; i++) reads = attached_within(rd[i], c);
   if (!reads) {
     const char *names = "";
     for (int i = 0; i < nr && i < 16; i++)
@@ -83,10 +84,6 @@ int sch_compute_at(sch_stage *p, sch_stage *c, sch_iter *at) {
                              c->tensor->name, p->tensor->name, p->tensor->name,
                              nr ? names : "none");
   }
-  if (nr > 1)
-    return tec_ctx_set_error(ctx, "compute_at: '%s' is read by %d stages; compute_at needs a "
-                                  "single reader (use cache_read to give each reader its own "
-                                  "copy, or keep it at root)", p->tensor->name, nr);
   if (c->attach == SCH_ATTACH_INLINE)
     return tec_ctx_set_error(ctx, "compute_at: stage '%s' is inlined and has no loops; attach "
                                   "'%s' to a stage that keeps its loops",

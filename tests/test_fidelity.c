@@ -617,6 +617,75 @@ START_TEST(fuse_split_symbolic_bound) {
 }
 END_TEST
 
+
+/* ---------- item 4: a producer with two readers, attached in either order ---------- */
+/* B = A * 2;  C = B + 1;  D = C + B */
+static const ir_expr *c_plus_b(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  te_tensor **t = u;
+  (void)ctx;
+  return ir_add(TE_AT(t[0], i[0], i[1]), TE_AT(t[1], i[0], i[1]));
+}
+
+START_TEST(two_readers_any_order) {
+  enum { M = 5, N = 6 };
+  for (int how = 0; how < 5; how++) {
+    tec_ctx *ctx = tec_ctx_new();
+    te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, M, N));
+    te_tensor *B = te_compute(ctx, &(te_compute_decl){"B", 2, A->shape, ew_double, A, NULL, NULL});
+    te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 2, A->shape, ew_plus1, B, NULL, NULL});
+    te_tensor *cb[2] = {C, B};
+    te_tensor *D = te_compute(ctx, &(te_compute_decl){"D", 2, A->shape, c_plus_b, cb, NULL, NULL});
+    sch_schedule *s = sch_create(ctx, 1, &D);
+    sch_stage *sb = sch_stage_of(s, B), *sc = sch_stage_of(s, C), *sd = sch_stage_of(s, D);
+    const char *refusal = NULL;
+    switch (how) {
+    case 0: /* producer first, then its other reader: legal once both are placed */
+      OK(ctx, sch_compute_at(sb, sd, sch_axis(sd, 0)));
+      OK(ctx, sch_compute_at(sc, sd, sch_axis(sd, 0)));
+      break;
+    case 1: /* the other order */
+      OK(ctx, sch_compute_at(sc, sd, sch_axis(sd, 0)));
+      OK(ctx, sch_compute_at(sb, sd, sch_axis(sd, 0)));
+      break;
+    case 2: /* B at the outer loop, C at the inner one: B covers what C needs */
+      OK(ctx, sch_compute_at(sb, sd, sch_axis(sd, 0)));
+      OK(ctx, sch_compute_at(sc, sd, sch_axis(sd, 1)));
+      break;
+    case 3: /* C left at root reads B before D's loop runs: refused, naming C */
+      OK(ctx, sch_compute_at(sb, sd, sch_axis(sd, 0)));
+      refusal = "compute_at: 'B' is computed at loop 'i' of 'D', but the stage that reads it "
+                "('C') is not computed inside that loop; attach 'B' to a loop of 'C' or of a "
+                "stage around it";
+      break;
+    case 4: /* B inside the loop C is computed at: C would read it before it exists */
+      OK(ctx, sch_compute_at(sc, sd, sch_axis(sd, 0)));
+      OK(ctx, sch_compute_at(sb, sd, sch_axis(sd, 1)));
+      refusal = "compute_at: 'B' is computed at loop 'j' of 'D', but its reader 'C' is computed "
+                "at the outer loop 'i'; attach 'B' at 'i' or outside it";
+      break;
+    }
+    lower_func *f = tec_lower(s, "two", 2, (te_tensor *[]){A, D});
+    if (refusal) {
+      ck_assert_ptr_null(f);
+      assert_err(ctx, refusal);
+    } else {
+      ck_assert_msg(f != NULL, "how %d: %s", how, tec_ctx_error(ctx));
+      assert_not_contains(tec_lower_str(f), "allocate B[float32 * 30]"); /* a row, not all */
+      tec_module *m = tec_build(ctx, 1, &f, NULL);
+      ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
+      DLTensor a = tu_rand_f32(2, (int64_t[]){M, N}, 6), d = tu_zeros(TEC_F32, 2, (int64_t[]){M, N});
+      ck_assert_int_eq(tec_call(tec_module_get(m, "two"), 2, (DLTensor *[]){&a, &d}), 0);
+      for (int e = 0; e < M * N; e++) {
+        float b = 2 * tu_f32(&a)[e];
+        ck_assert_msg(fabsf(tu_f32(&d)[e] - (b + 1 + b)) < 1e-5f, "how %d e %d", how, e);
+      }
+      tec_dl_free(&a), tec_dl_free(&d);
+    }
+    tec_ctx_free(ctx);
+  }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("fidelity");
   TCase *valid = tcase_create("valid_schedules");
@@ -647,6 +716,7 @@ int main(void) {
   tcase_set_timeout(att, 120);
   tcase_add_test(att, attachment_follows_split_fuse);
   tcase_add_test(att, fuse_split_symbolic_bound);
+  tcase_add_test(att, two_readers_any_order);
   suite_add_tcase(s, att);
   return tu_run(s);
 }
