@@ -272,13 +272,12 @@ static int attach_region(lower_state *ls, int pi, arith_env *env) {
   const ir_expr **lo = tec_ctx_alloc(ctx, sizeof *lo * (size_t)(4 * t->ndim));
   if (!lo) return -1;
   const ir_expr **hi = lo + t->ndim, **rlo = lo + 2 * t->ndim, **rhi = lo + 3 * t->ndim;
-  int nreaders = 0, unknown_all = 0;
+  int nreaders = 0;
   unsigned char *unknown = tec_ctx_alloc(ctx, (size_t)t->ndim);
   if (!unknown) return -1;
   for (int j = pi + 1; j < ls->s->nstage; j++) {
     sch_stage *r = ls->s->stages[j];
     if (r->attach == SCH_ATTACH_INLINE || !ls->body[j]) continue;
-    if (ls->skip && ls->skip[j]) continue; /* computed by the other half of a split */
     reads probe = {t, 0, 0, NULL, ctx};
     if (!lower_collect_reads(&probe, ls->body[j], NULL)) continue;
     if (reader_box(ls, pi, c, pos, j, env, rlo, rhi)) return -1;
@@ -291,7 +290,6 @@ static int attach_region(lower_state *ls, int pi, arith_env *env) {
     nreaders++;
   }
   if (!nreaders) return TEC_INTERNAL(ctx, "attached stage without a reader");
-  (void)unknown_all;
   const ir_expr **reg = tec_ctx_alloc(ctx, sizeof *reg * (size_t)(2 * t->ndim));
   ls->clamp[pi] = tec_ctx_alloc(ctx, sizeof *ls->clamp[pi] * (size_t)t->ndim);
   if (!reg || !ls->clamp[pi]) return -1;
