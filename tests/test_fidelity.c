@@ -686,6 +686,60 @@ START_TEST(two_readers_any_order) {
 }
 END_TEST
 
+
+/* The LET never hoists a read out of a select's arm (its condition keeps the load in bounds)
+ * nor binds an index: C[i] = select(i > 0, B[i - 1] * B[i - 1], 0) with B = A * 2 inlined,
+ * and D[i] = E[XI[i]] + E[XI[i]] with XI = X + 1 inlined. */
+typedef struct pin { te_tensor *A, *B, *X, *XI, *E; } pin;
+static const ir_expr *pin_b(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  return ir_mul(TE_AT(((pin *)u)->A, i[0]), ir_float(ctx, 2));
+}
+static const ir_expr *pin_c(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  pin *p = u;
+  const ir_expr *j = ir_sub(i[0], ir_int(ctx, 1));
+  return ir_select(ir_gt(i[0], ir_int(ctx, 0)), ir_mul(TE_AT(p->B, j), TE_AT(p->B, j)),
+                   ir_float(ctx, 0));
+}
+static const ir_expr *pin_xi(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  return ir_add(TE_AT(((pin *)u)->X, i[0]), ir_int_t(ctx, TEC_I32, 1));
+}
+static const ir_expr *pin_d(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  pin *p = u;
+  (void)ctx;
+  return ir_add(TE_AT(p->E, TE_AT(p->XI, i[0])), TE_AT(p->E, TE_AT(p->XI, i[0])));
+}
+
+START_TEST(inline_let_not_hoisted) {
+  enum { N = 9 };
+  tec_ctx *ctx = tec_ctx_new();
+  pin p;
+  p.A = te_placeholder(ctx, "A", TEC_F32, 1, TE_SHAPE(ctx, N));
+  p.B = te_compute(ctx, &(te_compute_decl){"B", 1, TE_SHAPE(ctx, N), pin_b, &p, NULL, NULL});
+  te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 1, TE_SHAPE(ctx, N), pin_c, &p, NULL, NULL});
+  sch_schedule *s = sch_create(ctx, 1, &C);
+  OK(ctx, sch_compute_inline(sch_stage_of(s, p.B)));
+  lower_func *f = tec_lower(s, "pinc", 2, (te_tensor *[]){p.A, C});
+  ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+  assert_not_contains(tec_lower_str(f), "let");
+  p.X = te_placeholder(ctx, "X", TEC_I32, 1, TE_SHAPE(ctx, N));
+  p.E = te_placeholder(ctx, "E", TEC_F32, 1, TE_SHAPE(ctx, N + 1));
+  p.XI = te_compute(ctx, &(te_compute_decl){"XI", 1, TE_SHAPE(ctx, N), pin_xi, &p, NULL, NULL});
+  te_tensor *D = te_compute(ctx, &(te_compute_decl){"D", 1, TE_SHAPE(ctx, N), pin_d, &p, NULL, NULL});
+  sch_schedule *s2 = sch_create(ctx, 1, &D);
+  OK(ctx, sch_compute_inline(sch_stage_of(s2, p.XI)));
+  tec_packed_fn fn = tu_build(ctx, s2, "pind", 3, (te_tensor *[]){p.X, p.E, D});
+  int64_t n = N, n1 = N + 1;
+  DLTensor x = tu_zeros(TEC_I32, 1, &n), e = tu_rand_f32(1, &n1, 8), d = tu_zeros(TEC_F32, 1, &n);
+  int32_t *xs = x.data;
+  for (int k = 0; k < N; k++) xs[k] = (k * 4) % N;
+  ck_assert_int_eq(tec_call(fn, 3, (DLTensor *[]){&x, &e, &d}), 0);
+  for (int k = 0; k < N; k++)
+    ck_assert(fabsf(tu_f32(&d)[k] - 2 * tu_f32(&e)[xs[k] + 1]) < 1e-6f);
+  tec_dl_free(&x), tec_dl_free(&e), tec_dl_free(&d);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("fidelity");
   TCase *valid = tcase_create("valid_schedules");
@@ -706,6 +760,7 @@ int main(void) {
   TCase *deep = tcase_create("deep_inline");
   tcase_set_timeout(deep, 120);
   tcase_add_test(deep, deep_inline_linear);
+  tcase_add_test(deep, inline_let_not_hoisted);
   suite_add_tcase(s, deep);
   TCase *expr = tcase_create("expressiveness");
   tcase_set_timeout(expr, 120);
