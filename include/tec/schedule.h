@@ -226,7 +226,10 @@ int sch_tile(sch_stage *st, sch_iter *x, sch_iter *y, int64_t x_factor, int64_t 
 /* ---- where a stage is computed ---- */
 /* Compute producer inside loop `at` of consumer stage `consumer` (just the region the
  * consumer's iterations inside `at` need, plus halo). Splitting `at` later moves the producer
- * to the inner loop (the same work per iteration), fusing it to the fused loop. */
+ * to the inner loop (the same work per iteration), fusing it to the fused loop. A producer
+ * with several readers may be attached where one of them runs, in any call order: tec_lower
+ * computes the union of what every reader reads there, and refuses (naming it) a reader that
+ * is not computed inside `at` (attach it there too, or inline it into the consumer). */
 int sch_compute_at(sch_stage *producer, sch_stage *consumer, sch_iter *at);
 /* Substitute the producer's body into its consumers (no buffer, no loops). */
 int sch_compute_inline(sch_stage *producer);
