@@ -60,7 +60,7 @@ static void fail(dt_result *res, const char *cls, const char *fmt, const char *a
  * and an internal invariant failing (TEC_ERR_INTERNAL) is a bug whatever the schedule. */
 static const char *const wrong_errors[] = {
     "internal error", "is read but is neither an argument nor computed",
-    "is not used by the schedule's outputs", "is passed twice", NULL};
+    "is computed, but not by this schedule", "is passed twice", NULL};
 
 /* Lowers, builds and runs; compares with ref; copies the output to got if given. */
 static void exec(dt_instance *in, const float *ref, float *got, dt_result *res) {

@@ -234,7 +234,7 @@ void dt_draw(dt_state *st, dt_rng *r, dt_prim *p) {
         if (s->leaf[i]->for_kind == IR_FOR_PARALLEL) it = s->leaf[i];
     put_iter(st, p, 0, it);
     const char *key = k < 34 ? "auto_unroll_max_step" : k < 50 ? "parallel_launch_point"
-                    : k < 64 ? "parallel_dynamic" : k < 80 ? "my_note" : k < 88 ? "Bad-Key"
+                    : k < 64 ? "parallel_dynamic" : k < 80 ? "user_note" : k < 88 ? "Bad-Key"
                     : k < 94 ? "" : "auto_unroll_max_step";
     snprintf(p->str, DT_ID, "%s", key);
     /* parallel_dynamic: a chunk size (now and then a negative one), or NULL for automatic */

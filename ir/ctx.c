@@ -38,6 +38,9 @@ struct tec_ctx {
   free_hook *hooks;
   long budget;          /* allocations left before failing (-1: unlimited) */
   int next_id;
+  const char **notes;   /* notes of the compile calls in progress (arena) */
+  int nnotes, cap_notes;
+  int strict;           /* tec_ctx_set_strict */
 };
 
 /* What the slot holds when the message itself cannot be allocated. */
@@ -250,4 +253,47 @@ const char *tec_ctx_printf(tec_ctx *ctx, const char *fmt, ...) {
   vsnprintf(d, (size_t)n + 1, fmt, ap);
   va_end(ap);
   return d;
+}
+
+/* ---- notes (ir/internal.h) and strict mode (te.h) ---- */
+int tec_ctx_note(tec_ctx *ctx, const char *fmt, ...) {
+  if (!ctx) return -1;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  char *d = n < 0 ? NULL : tec_ctx_alloc(ctx, (size_t)n + 1);
+  if (!d) return -1;
+  va_start(ap, fmt);
+  vsnprintf(d, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  for (int i = 0; i < ctx->nnotes; i++)
+    if (strcmp(ctx->notes[i], d) == 0) return 0; /* said already */
+  if (tec_grow(ctx, (void **)&ctx->notes, &ctx->cap_notes, ctx->nnotes + 1, sizeof *ctx->notes))
+    return -1;
+  ctx->notes[ctx->nnotes++] = d;
+  return 0;
+}
+
+int tec_ctx_note_mark(const tec_ctx *ctx) { return ctx ? ctx->nnotes : 0; }
+
+int tec_ctx_notes_take(tec_ctx *ctx, int mark, const char *const **out) {
+  *out = NULL;
+  if (!ctx || mark < 0 || mark >= ctx->nnotes) return 0;
+  int n = ctx->nnotes - mark;
+  const char **copy = tec_ctx_alloc(ctx, sizeof *copy * (size_t)n);
+  if (!copy) return -1;
+  memcpy(copy, ctx->notes + mark, sizeof *copy * (size_t)n);
+  ctx->nnotes = mark;
+  *out = copy;
+  return n;
+}
+
+void tec_ctx_set_strict(tec_ctx *ctx, int on) {
+  if (ctx) ctx->strict = on != 0;
+}
+
+int tec_ctx_strict(const tec_ctx *ctx) {
+  const char *env = getenv("TEC_STRICT");
+  return (ctx && ctx->strict) || (env && *env && strcmp(env, "0") != 0);
 }

@@ -36,6 +36,17 @@ typedef struct tec_err_scope {
 void tec_err_begin(tec_ctx *ctx, tec_err_scope *sc);
 int tec_err_end(tec_ctx *ctx, tec_err_scope *sc, int ok, const char *who);
 
+/* ---- notes: what a compile call did other than asked, without failing ----
+ * (a vectorize kept serial, a compute_at'd constant stage moved into prepare). A pass calls
+ * tec_ctx_note (an identical note is kept once); tec_lower takes the notes made since its
+ * mark into the lowered function (lower_func.notes), or fails with the first one in strict
+ * mode (tec_ctx_strict, te.h). */
+int tec_ctx_note(tec_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int tec_ctx_note_mark(const tec_ctx *ctx);
+/* The notes made since mark (arena array in *out), removed from the ctx; their count, or -1
+ * when out of memory. */
+int tec_ctx_notes_take(tec_ctx *ctx, int mark, const char *const **out);
+
 /* Growable arena arrays: *arr has *n items of `size` bytes and room for *cap. */
 int tec_grow(tec_ctx *ctx, void **arr, int *cap, int need, size_t size);
 

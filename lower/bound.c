@@ -11,7 +11,10 @@
  * each stage's relations:
  *   split(p, factor f):  outer in [0, ceil(ext(p) / f)), inner in [0, f)
  *   split(p, nparts n):  outer in [0, n), inner in [0, ceil(ext(p) / n))
- *   fuse(o, i):          fused in [0, ext(o) * ext(i)) */
+ *   fuse(o, i):          fused in [0, ext(o) * ext(i))
+ * Division and modulo by a positive constant or size (a fused loop's inner extent): f / m is
+ * monotone; f % m is [lo % m, hi % m] while lo and hi stay in one period of m, so a consumer
+ * tile of a fused-then-split loop needs one or two rows of its producer, not all of them. */
 #include "tec/lower.h"
 #include "ir/internal.h"
 #include "lower/passes.h"
@@ -49,6 +52,21 @@ static int uses_relaxed(const ir_expr *e, const relax *r) {
   return 0;
 }
 
+/* 1 if e is > 0 wherever a loop runs: a positive constant, a size variable (a divisor that
+ * is a size of 0 belongs to a loop that runs no iteration), sums and products of those. */
+static int positive(const ir_expr *e) {
+  int64_t c;
+  if (ir_is_const_int(e, &c)) return c > 0;
+  switch (e->kind) {
+  case IR_VAR: return e->v.i == IR_VAR_SIZE;
+  case IR_MUL: case IR_ADD: return positive(e->a) && positive(e->b);
+  case IR_MAX: return positive(e->a) || positive(e->b);
+  case IR_MIN: return positive(e->a) && positive(e->b);
+  case IR_CAST: return tec_dtype_is_int(e->type) && positive(e->a);
+  default: return 0;
+  }
+}
+
 static ivl interval(const ir_expr *e, const relax *r) {
   ivl none = {NULL, NULL};
   if (!e) return none;
@@ -76,13 +94,25 @@ static ivl interval(const ir_expr *e, const relax *r) {
     return c >= 0 ? m : (ivl){m.hi, m.lo};
   }
   case IR_FLOORDIV: case IR_DIV:
-    if (ir_is_const_int(e->b, &c) && c > 0) {
+    /* monotone in the numerator for a positive divisor; a symbolic one (a fused loop's
+     * inner extent, m) must not vary over the relaxed loops */
+    if ((ir_is_const_int(e->b, &c) && c > 0) ||
+        (e->kind == IR_FLOORDIV && !uses_relaxed(e->b, r) && positive(e->b))) {
       ivl a = interval(e->a, r);
       return (ivl){a.lo ? ir_floordiv(a.lo, e->b) : NULL, a.hi ? ir_floordiv(a.hi, e->b) : NULL};
     }
     return none;
   case IR_FLOORMOD: case IR_MOD:
     if (ir_is_const_int(e->b, &c) && c > 0) return (ivl){ir_int(e->ctx, 0), ir_int(e->ctx, c - 1)};
+    if (e->kind == IR_FLOORMOD && !uses_relaxed(e->b, r) && positive(e->b)) {
+      /* [lo % m, hi % m] when lo and hi fall in one period, else the whole period */
+      ivl a = interval(e->a, r);
+      const ir_expr *zero = ir_int(e->ctx, 0), *last = ir_sub(e->b, ir_int(e->ctx, 1));
+      if (!a.lo || !a.hi) return (ivl){zero, last};
+      const ir_expr *one = ir_eq(ir_floordiv(a.lo, e->b), ir_floordiv(a.hi, e->b));
+      return (ivl){ir_select(one, ir_floormod(a.lo, e->b), zero),
+                   ir_select(one, ir_floormod(a.hi, e->b), last)};
+    }
     return none;
   case IR_MIN: case IR_MAX: {
     ivl a = interval(e->a, r), b = interval(e->b, r);
@@ -135,38 +165,16 @@ static int stage_index(const sch_schedule *s, const sch_stage *st) {
   return -1;
 }
 
-/* Region of producer p computed at loop `at` of its consumer. Fills the root ranges of p's
- * data axes and ls->region[pi]. */
-static int attach_region(lower_state *ls, int pi, arith_env *env) {
+/* The box of t that reader stage ri reads in one iteration of loop pos of c (ri is c, or a
+ * stage computed inside c at or within that loop): per dimension [lo[d], hi[d]], or NULL in
+ * lo[d] when a read's index has no bound. -1 with an error when ri is not inside the loop. */
+static int reader_box(lower_state *ls, int pi, sch_stage *c, int pos, int ri, arith_env *env,
+                      const ir_expr **lo, const ir_expr **hi) {
   tec_ctx *ctx = ls->ctx;
-  sch_stage *p = ls->s->stages[pi], *c = p->attach_stage;
+  sch_stage *p = ls->s->stages[pi], *rs = ls->s->stages[ri];
   te_tensor *t = p->tensor;
-  int ci = stage_index(ls->s, c);
-  if (ci < 0 || ci <= pi) return TEC_INTERNAL(ctx, "consumer stage after its producer");
-  if (c->attach == SCH_ATTACH_INLINE)
-    return tec_ctx_set_error(ctx, "compute_at: '%s' is computed at a loop of '%s', which is "
-                                  "inlined and has no loops", t->name, c->tensor->name);
-  int pos = -1;
-  for (int i = 0; i < c->nleaf; i++)
-    if (c->leaf[i] == p->attach_iter) pos = i;
-  if (pos < 0)
-    return tec_ctx_set_error(ctx, "compute_at: loop '%s' is no longer a loop of '%s' (it was "
-                                  "split or fused after compute_at); attach to one of: %s",
-                             p->attach_iter->name, c->tensor->name, sch_stage_str(c));
-  /* The stage that reads t: c itself, or a stage computed (transitively) inside c at or
-   * within the attach loop, e.g. a cache_write accumulator attached to c's tile loop. */
-  int ri = -1;
-  reads rd = {t, 0, 0, NULL, ctx}; /* the chosen reader's reads of t */
-  for (int j = pi + 1; j < ls->s->nstage; j++) {
-    sch_stage *r = ls->s->stages[j];
-    if (r->attach == SCH_ATTACH_INLINE || !ls->body[j]) continue;
-    reads probe = {t, 0, 0, NULL, ctx};
-    if (!lower_collect_reads(&probe, ls->body[j], NULL)) continue;
-    if (ri < 0 || j == ci) ri = j, rd = probe; /* c wins over an earlier reader */
-    if (j == ci) break;
-  }
-  if (ri < 0) return TEC_INTERNAL(ctx, "attached stage without a reader");
-  sch_stage *rs = ls->s->stages[ri];
+  reads rd = {t, 0, 0, NULL, ctx};
+  lower_collect_reads(&rd, ls->body[ri], NULL);
   /* the chain from the reader up to c: every loop in it ranges freely */
   sch_stage *chain[64];
   int nchain = 0;
@@ -224,32 +232,84 @@ static int attach_region(lower_state *ls, int pi, arith_env *env) {
     rv[i] = lower_ivals_get(&iv, rs->root[i]);
     if (!rv[i]) return TEC_INTERNAL(ctx, "reader root without a value");
   }
+  for (int d = 0; d < t->ndim; d++) {
+    lo[d] = hi[d] = NULL;
+    for (int k = 0; k < rd.n; k++) {
+      const ir_expr *idx = ir_substitute(rd.r[k]->args[d], rs->nroot, rvar, rv);
+      ivl x = interval(arith_simplify(idx, env), &rx);
+      if (!x.lo || !x.hi || uses_relaxed(x.lo, &rx) || uses_relaxed(x.hi, &rx)) {
+        lo[d] = hi[d] = NULL;
+        break;
+      }
+      lo[d] = lo[d] ? ir_min(lo[d], x.lo) : x.lo;
+      hi[d] = hi[d] ? ir_max(hi[d], x.hi) : x.hi;
+    }
+  }
+  arith_env_pop(env, arith_env_depth(env) - depth0);
+  return 0;
+}
+
+/* Region of producer p computed at loop `at` of its consumer c: the union of what every
+ * reader reads in one iteration of `at` (c itself, and stages computed inside c at or within
+ * `at`, such as a cache_write accumulator attached to c's tile loop, or another reader of p
+ * attached there too). Fills the root ranges of p's data axes and ls->region[pi]. */
+static int attach_region(lower_state *ls, int pi, arith_env *env) {
+  tec_ctx *ctx = ls->ctx;
+  sch_stage *p = ls->s->stages[pi], *c = p->attach_stage;
+  te_tensor *t = p->tensor;
+  int ci = stage_index(ls->s, c);
+  if (ci < 0 || ci <= pi) return TEC_INTERNAL(ctx, "consumer stage after its producer");
+  if (c->attach == SCH_ATTACH_INLINE)
+    return tec_ctx_set_error(ctx, "compute_at: '%s' is computed at a loop of '%s', which is "
+                                  "inlined and has no loops", t->name, c->tensor->name);
+  int pos = -1;
+  for (int i = 0; i < c->nleaf; i++)
+    if (c->leaf[i] == p->attach_iter) pos = i;
+  if (pos < 0)
+    return tec_ctx_set_error(ctx, "compute_at: loop '%s' is no longer a loop of '%s' (it was "
+                                  "split or fused after compute_at); attach to one of: %s",
+                             p->attach_iter->name, c->tensor->name, sch_stage_str(c));
+  const ir_expr **lo = tec_ctx_alloc(ctx, sizeof *lo * (size_t)(4 * t->ndim));
+  if (!lo) return -1;
+  const ir_expr **hi = lo + t->ndim, **rlo = lo + 2 * t->ndim, **rhi = lo + 3 * t->ndim;
+  int nreaders = 0;
+  unsigned char *unknown = tec_ctx_alloc(ctx, (size_t)t->ndim);
+  if (!unknown) return -1;
+  for (int j = pi + 1; j < ls->s->nstage; j++) {
+    sch_stage *r = ls->s->stages[j];
+    if (r->attach == SCH_ATTACH_INLINE || !ls->body[j]) continue;
+    reads probe = {t, 0, 0, NULL, ctx};
+    if (!lower_collect_reads(&probe, ls->body[j], NULL)) continue;
+    if (reader_box(ls, pi, c, pos, j, env, rlo, rhi)) return -1;
+    for (int d = 0; d < t->ndim; d++) {
+      if (!rlo[d]) unknown[d] = 1;
+      if (unknown[d]) continue;
+      lo[d] = nreaders ? ir_min(lo[d], rlo[d]) : rlo[d];
+      hi[d] = nreaders ? ir_max(hi[d], rhi[d]) : rhi[d];
+    }
+    nreaders++;
+  }
+  if (!nreaders) return TEC_INTERNAL(ctx, "attached stage without a reader");
   const ir_expr **reg = tec_ctx_alloc(ctx, sizeof *reg * (size_t)(2 * t->ndim));
   ls->clamp[pi] = tec_ctx_alloc(ctx, sizeof *ls->clamp[pi] * (size_t)t->ndim);
   if (!reg || !ls->clamp[pi]) return -1;
+  int depth0 = arith_env_depth(env);
+  for (int i = 0; i <= pos; i++) { /* the loops around: fixed, bounded by their ranges */
+    const lower_range *r = lower_bounds_get(&ls->b, c->leaf[i]);
+    if (!r) return TEC_INTERNAL(ctx, "consumer leaf without a range");
+    arith_env_push_loop(env, c->leaf[i]->var, ir_int(ctx, 0), r->extent);
+  }
   for (int d = 0; d < t->ndim; d++) {
-    const ir_expr *lo = NULL, *hi = NULL;
-    int unknown = rd.n == 0;
-    for (int k = 0; k < rd.n && !unknown; k++) {
-      const ir_expr *idx = ir_substitute(rd.r[k]->args[d], rs->nroot, rvar, rv);
-      ivl x = interval(arith_simplify(idx, env), &rx);
-      if (!x.lo || !x.hi) {
-        unknown = 1;
-        break;
-      }
-      lo = lo ? ir_min(lo, x.lo) : x.lo;
-      hi = hi ? ir_max(hi, x.hi) : x.hi;
-    }
     const ir_expr *zero = ir_int(ctx, 0), *shape = t->shape[d];
     const ir_expr *min, *ext, *full;
-    if (unknown) {
+    if (unknown[d]) {
       min = zero;
       full = ext = shape;
     } else { /* clamp to the tensor's domain */
-      min = arith_simplify(ir_max(lo, zero), env);
-      const ir_expr *end = arith_simplify(ir_min(ir_add(hi, ir_int(ctx, 1)), shape), env);
+      min = arith_simplify(ir_max(lo[d], zero), env);
+      const ir_expr *end = arith_simplify(ir_min(ir_add(hi[d], ir_int(ctx, 1)), shape), env);
       ext = arith_simplify(ir_sub(end, min), env);
-      full = arith_simplify(ir_add(ir_sub(hi, lo), ir_int(ctx, 1)), env);
+      full = arith_simplify(ir_add(ir_sub(hi[d], lo[d]), ir_int(ctx, 1)), env);
     }
     /* storage: a loop-invariant bound on the extent (the unclamped one bounds it better) */
     arith_range er = arith_bound(ext, env), fr = arith_bound(full, env);
@@ -260,12 +320,87 @@ static int attach_region(lower_state *ls, int pi, arith_env *env) {
     /* A constant storage extent is also the loop extent (vectorizable, unrollable): the
      * iterations past the tensor's end are guarded off (schedule_ops.c), the others compute
      * in-domain elements the consumer may not need. */
-    int fixed = er.has_hi && !unknown;
+    int fixed = er.has_hi && !unknown[d];
     if (put(ctx, &ls->b, p->root[d], min, fixed ? store : ext, env)) return -1;
     ls->clamp[pi][d] = fixed ? shape : NULL;
   }
   arith_env_pop(env, arith_env_depth(env) - depth0);
   ls->region[pi] = reg;
+  return 0;
+}
+
+/* Ranges of the loops st's relations make (split: outer and inner; fuse: fused). */
+static int relation_ranges(lower_state *ls, sch_stage *st, arith_env *env) {
+  tec_ctx *ctx = ls->ctx;
+  lower_bounds *b = &ls->b;
+  for (int r = 0; r < st->nrel; r++) {
+    const sch_relation *rel = &st->rel[r];
+    const ir_expr *zero = ir_int(ctx, 0);
+    if (rel->kind == SCH_REL_SPLIT) {
+      const lower_range *p = lower_bounds_get(b, rel->parent);
+      if (!p) return TEC_INTERNAL(ctx, "split parent without a range");
+      /* an attached stage's extents may vary with outer loops: use their bound */
+      const ir_expr *pext = p->extent;
+      int64_t cv;
+      if (!ir_is_const_int(pext, &cv)) {
+        arith_range er = arith_bound(pext, env);
+        if (er.has_hi && st->attach == SCH_ATTACH_SCOPE) pext = ir_int(ctx, er.hi);
+      }
+      const ir_expr *inner = rel->factor ? rel->factor : ceildiv(pext, rel->nparts);
+      const ir_expr *outer = rel->factor ? ceildiv(pext, rel->factor) : rel->nparts;
+      if (put(ctx, b, rel->outer, zero, outer, NULL) || put(ctx, b, rel->inner, zero, inner, NULL))
+        return -1;
+    } else {
+      const lower_range *o = lower_bounds_get(b, rel->outer);
+      const lower_range *in = lower_bounds_get(b, rel->inner);
+      if (!o || !in) return TEC_INTERNAL(ctx, "fuse input without a range");
+      if (put(ctx, b, rel->fused, zero, ir_mul(o->extent, in->extent), NULL)) return -1;
+    }
+  }
+  return 0;
+}
+
+/* A reduce axis may range over a domain that uses the data axes (r in [0, j + 1): a
+ * triangular sum). Its range is declared over the root variables; the loops see root values
+ * (a split j is j.outer*4 + j.inner, an attached stage's j is j + its region's min), so the
+ * range is restated in those, and the loops it depends on must stay outside it. */
+static int reduce_ranges(lower_state *ls, sch_stage *st, arith_env *env) {
+  tec_ctx *ctx = ls->ctx;
+  te_tensor *t = st->tensor;
+  int uses = 0;
+  for (int i = t->ndim; i < st->nroot; i++)
+    for (int d = 0; d < t->ndim; d++)
+      uses |= ir_uses_var(st->root[i]->dom_min, st->root[d]->var) ||
+              ir_uses_var(st->root[i]->dom_extent, st->root[d]->var);
+  if (!uses) return 0;
+  lower_ivals iv = {0};
+  if (lower_iter_values(ctx, st, &ls->b, &iv)) return -1;
+  const ir_expr **vars = tec_ctx_alloc(ctx, sizeof *vars * (size_t)t->ndim);
+  const ir_expr **vals = tec_ctx_alloc(ctx, sizeof *vals * (size_t)t->ndim);
+  if (!vars || !vals) return -1;
+  for (int d = 0; d < t->ndim; d++) {
+    vars[d] = st->root[d]->var;
+    vals[d] = lower_ivals_get(&iv, st->root[d]);
+    if (!vals[d]) return TEC_INTERNAL(ctx, "data axis without a value");
+  }
+  for (int i = t->ndim; i < st->nroot; i++)
+    if (put(ctx, &ls->b, st->root[i], ir_substitute(st->root[i]->dom_min, t->ndim, vars, vals),
+            ir_substitute(st->root[i]->dom_extent, t->ndim, vars, vals), NULL))
+      return -1;
+  if (relation_ranges(ls, st, env)) return -1;
+  /* a loop's range may use only loops outside it */
+  for (int p = 0; p < st->nleaf; p++) {
+    const lower_range *r = lower_bounds_get(&ls->b, st->leaf[p]);
+    if (!r) return TEC_INTERNAL(ctx, "leaf without a range");
+    for (int q = p; q < st->nleaf; q++)
+      if (ir_uses_var(r->min, st->leaf[q]->var) || ir_uses_var(r->extent, st->leaf[q]->var))
+        return tec_ctx_set_error(ctx, "tec_lower '%s': loop '%s' of stage '%s' runs from %s "
+                                      "for %s iterations, which depends on loop '%s' inside it; "
+                                      "reorder so that '%s' is outside '%s'",
+                                 ls->fname ? ls->fname : "?", st->leaf[p]->name, t->name,
+                                 ir_expr_str(r->min), ir_expr_str(r->extent),
+                                 st->leaf[q]->name, st->leaf[q]->name, st->leaf[p]->name);
+  }
   return 0;
 }
 
@@ -288,30 +423,7 @@ int lower_infer_bounds(lower_state *ls) {
     for (int i = first; i < st->nroot; i++)
       if (put(ctx, b, st->root[i], st->root[i]->dom_min, st->root[i]->dom_extent, NULL))
         return -1;
-    for (int r = 0; r < st->nrel; r++) {
-      const sch_relation *rel = &st->rel[r];
-      const ir_expr *zero = ir_int(ctx, 0);
-      if (rel->kind == SCH_REL_SPLIT) {
-        const lower_range *p = lower_bounds_get(b, rel->parent);
-        if (!p) return TEC_INTERNAL(ctx, "split parent without a range");
-        /* an attached stage's extents may vary with outer loops: use their bound */
-        const ir_expr *pext = p->extent;
-        int64_t cv;
-        if (!ir_is_const_int(pext, &cv)) {
-          arith_range er = arith_bound(pext, env);
-          if (er.has_hi && st->attach == SCH_ATTACH_SCOPE) pext = ir_int(ctx, er.hi);
-        }
-        const ir_expr *inner = rel->factor ? rel->factor : ceildiv(pext, rel->nparts);
-        const ir_expr *outer = rel->factor ? ceildiv(pext, rel->factor) : rel->nparts;
-        if (put(ctx, b, rel->outer, zero, outer, NULL) || put(ctx, b, rel->inner, zero, inner, NULL))
-          return -1;
-      } else {
-        const lower_range *o = lower_bounds_get(b, rel->outer);
-        const lower_range *in = lower_bounds_get(b, rel->inner);
-        if (!o || !in) return TEC_INTERNAL(ctx, "fuse input without a range");
-        if (put(ctx, b, rel->fused, zero, ir_mul(o->extent, in->extent), NULL)) return -1;
-      }
-    }
+    if (relation_ranges(ls, st, env) || reduce_ranges(ls, st, env)) return -1;
   }
   return 0;
 }

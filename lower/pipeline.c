@@ -72,9 +72,17 @@ static int check_args(sch_schedule *s, const char *name, int nargs, te_tensor *c
                                       "%d and %d)", name, args[i]->name, j, i);
     int known = 0;
     for (int k = 0; k < s->nstage; k++) known |= s->stages[k]->tensor == args[i];
-    if (!known)
-      return tec_ctx_set_error(ctx, "tec_lower '%s': argument %d ('%s') is not used by the "
-                                    "schedule's outputs", name, i, args[i]->name);
+    /* an input the outputs do not read is a plain unused parameter (a template's optional
+     * input); a computed tensor outside the schedule would never be written */
+    if (!known && args[i]->op != TE_PLACEHOLDER)
+      return tec_ctx_set_error(ctx, "tec_lower '%s': argument %d ('%s') is computed, but not "
+                                    "by this schedule (its outputs do not read it); pass the "
+                                    "schedule's inputs and outputs", name, i, args[i]->name);
+    for (int k = 0; k < s->nstage && !known; k++)
+      if (strcmp(s->stages[k]->tensor->name, args[i]->name) == 0)
+        return tec_ctx_set_error(ctx, "tec_lower '%s': argument %d is a tensor called '%s' that "
+                                      "the schedule does not use, but it uses another tensor of "
+                                      "that name; names must be unique", name, i, args[i]->name);
   }
   for (int k = 0; k < s->nstage; k++) {
     te_tensor *t = s->stages[k]->tensor;
@@ -193,7 +201,9 @@ static lower_func *lower_split(sch_schedule *s, const ir_expr **bodies, const ch
   }
   int nr = 0, np = 0;
   for (int i = 0; i < nargs; i++) {
-    if (plan->const_arg_run[i] || !args[i]->is_const) run_args[nr++] = args[i];
+    /* (a constant neither half reads, an unused argument, stays in run's list) */
+    if (plan->const_arg_run[i] || !args[i]->is_const || !plan->const_arg_prep[i])
+      run_args[nr++] = args[i];
     if (args[i]->is_const && plan->const_arg_prep[i]) prep_args[np++] = args[i];
   }
   for (int i = 0; i < plan->npacked; i++) run_args[nr++] = prep_args[np++] = plan->packed[i];
@@ -202,7 +212,13 @@ static lower_func *lower_split(sch_schedule *s, const ir_expr **bodies, const ch
   if (!saved) return NULL;
   for (int i = 0; i < n; i++) {
     saved[i] = s->stages[i]->attach;
-    if (plan->in_prepare[i]) s->stages[i]->attach = SCH_ATTACH_ROOT;
+    sch_stage *st = s->stages[i];
+    if (plan->in_prepare[i] && st->attach == SCH_ATTACH_SCOPE)
+      tec_ctx_note(ctx, "precompute: '%s' is computed at loop '%s' of '%s', but it depends on "
+                        "constants alone: it is computed whole, once, in %s_prepare (sch_set_"
+                        "precompute(s, 0) keeps it at the loop)", st->tensor->name,
+                   st->attach_iter->name, st->attach_stage->tensor->name, name);
+    if (plan->in_prepare[i]) st->attach = SCH_ATTACH_ROOT;
   }
   lower_func *run = lower_one(s, bodies, tec_ctx_printf(ctx, "%s_run", name), nr, run_args, skip_run);
   lower_func *prep = run ? lower_one(s, bodies, tec_ctx_printf(ctx, "%s_prepare", name), np,
@@ -221,8 +237,30 @@ static lower_func *lower_split(sch_schedule *s, const ir_expr **bodies, const ch
   return run;
 }
 
+static lower_func *lower_notes(sch_schedule *s, const char *name, int nargs,
+                               te_tensor *const *args);
+
+/* The notes the passes make (tec_ctx_note) go into the function, or fail it in strict mode. */
 static lower_func *lower_all(sch_schedule *s, const char *name, int nargs,
                              te_tensor *const *args) {
+  tec_ctx *ctx = s->ctx;
+  int note_mark = tec_ctx_note_mark(ctx);
+  lower_func *f = lower_notes(s, name, nargs, args);
+  const char *const *notes;
+  int nnotes = tec_ctx_notes_take(ctx, note_mark, &notes);
+  if (!f || nnotes < 0) return NULL;
+  if (nnotes && tec_ctx_strict(ctx)) {
+    tec_ctx_set_error(ctx, "tec_lower '%s' (strict mode): %s", name, notes[0]);
+    return NULL;
+  }
+  f->nnotes = nnotes;
+  f->notes = notes;
+  return f;
+}
+
+/* lower_all without the notes */
+static lower_func *lower_notes(sch_schedule *s, const char *name, int nargs,
+                               te_tensor *const *args) {
   tec_ctx *ctx = s->ctx;
   if (check_args(s, name, nargs, args)) return NULL;
   lower_state ls = {0};
@@ -257,6 +295,7 @@ lower_func *tec_lower(sch_schedule *s, const char *name, int nargs, te_tensor *c
 static void print_one(FILE *out, const lower_func *f);
 
 void tec_lower_print(FILE *out, const lower_func *f) {
+  for (int i = 0; i < f->nnotes; i++) fprintf(out, "// note: %s\n", f->notes[i]);
   if (f->prepare) {
     fprintf(out, "// %s: constants packed once by %s, then %s per call\n", f->user_name,
             f->prepare->name, f->name);

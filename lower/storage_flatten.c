@@ -107,9 +107,12 @@ static const ir_stmt *flat_realize(ir_mutator *m, const ir_stmt *s) {
   const ir_expr **exts = tec_ctx_alloc(fl->ctx, sizeof *exts * (size_t)s->n);
   if (!mins || !exts) return NULL;
   const ir_expr *size = NULL;
+  /* a region's min may read memory (an attached stage read through a gathered index,
+   * C[X[i, j]], is computed at X[i, j]): flattened like any read */
   for (int i = 0; i < s->n; i++) {
-    mins[i] = s->args[2 * i];
-    exts[i] = s->args[2 * i + 1];
+    mins[i] = ir_mutate_expr(m, s->args[2 * i]);
+    exts[i] = ir_mutate_expr(m, s->args[2 * i + 1]);
+    if (!mins[i] || !exts[i]) return NULL;
   }
   const ir_expr *const *st = strides(fl, t, s->n, exts, &size);
   const ir_expr *var = ir_var(fl->ctx, t->name, TEC_HANDLET, IR_VAR_BUFFER);

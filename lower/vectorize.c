@@ -17,15 +17,19 @@
  * not depend on the variable (a reduction into a scalar), an IF / loop bound / allocation
  * size that depends on it, values that are already vectors and depend on it, a buffer both
  * loaded and stored unless every access uses the same index and that index is a ramp with a
- * nonzero constant stride (lanes independent), or a non-constant extent.
+ * nonzero constant stride (lanes independent), or a non-constant extent. A loop none of whose
+ * copies became vector code is reported in the lowered function's notes, with the reason.
  */
 #include <stdlib.h>
+#include <string.h>
 #include "lower/arith.h"
 #include "lower/passes.h"
 
 #define VEC_MAX_LANES 1024
 #define VEC_MAX_LETS 64
 #define VEC_MAX_ACCESS 256
+/* fails the state for a reason (the first one is kept) */
+#define VEC_FAIL(st, reason) ((st)->why = (st)->why ? (st)->why : (reason), (st)->fail = 1)
 
 typedef struct vec_access {
   const ir_expr *buf, *index;
@@ -37,6 +41,7 @@ typedef struct vec_state {
   const ir_expr *var, *ramp;
   int lanes;
   int fail;
+  const char *why;   /* the first reason the loop stays serial (the lowered function's note) */
   int nlet;
   const ir_expr *let_from[VEC_MAX_LETS], *let_to[VEC_MAX_LETS];
   int nacc;
@@ -48,7 +53,7 @@ typedef struct vec_state {
 static void collect_expr(vec_state *st, const ir_expr *e) {
   if (!e) return;
   if (e->kind == IR_LOAD) {
-    if (st->nacc >= VEC_MAX_ACCESS) st->fail = 1;
+    if (st->nacc >= VEC_MAX_ACCESS) VEC_FAIL(st, "it makes more than 256 memory accesses");
     else st->acc[st->nacc++] = (vec_access){e->a, e->b, 0};
   }
   collect_expr(st, e->a);
@@ -60,7 +65,7 @@ static void collect_expr(vec_state *st, const ir_expr *e) {
 static void collect_stmt(vec_state *st, const ir_stmt *s) {
   if (!s) return;
   if (s->kind == IR_S_STORE) {
-    if (st->nacc >= VEC_MAX_ACCESS) st->fail = 1;
+    if (st->nacc >= VEC_MAX_ACCESS) VEC_FAIL(st, "it makes more than 256 memory accesses");
     else st->acc[st->nacc++] = (vec_access){s->var, s->a, 1};
   }
   collect_expr(st, s->a);
@@ -85,7 +90,7 @@ static int is_read_write(vec_state *st, const ir_expr *buf) {
     else same &= ir_expr_equal(idx, st->acc[i].index);
   }
   if (!stores || !loads) return 0;
-  if (!same) st->fail = 1;
+  if (!same) VEC_FAIL(st, "a buffer is loaded and stored at different indices");
   return 1;
 }
 
@@ -150,7 +155,7 @@ static const ir_expr *vec_let(vec_state *st, const ir_expr *var, const ir_expr *
   *newvar = var;
   if (!v || v == value || v->type.lanes == 1) return v;
   if (st->nlet >= VEC_MAX_LETS) {
-    st->fail = 1;
+    VEC_FAIL(st, "it binds more than 64 vector lets");
     return NULL;
   }
   *newvar = ir_var(st->ctx, var->name, v->type, IR_VAR_LET);
@@ -203,7 +208,8 @@ static const ir_expr *vec_expr(vec_state *st, const ir_expr *e) {
   }
   if (!changed) return e;
   if (e->type.lanes > 1) { /* already a vector and depends on the variable */
-    st->fail = 1;
+    VEC_FAIL(st, "a value that is already a vector depends on the loop variable (a "
+                 "vectorized loop inside it)");
     return NULL;
   }
   const ir_expr *r = NULL;
@@ -216,7 +222,7 @@ static const ir_expr *vec_expr(vec_state *st, const ir_expr *e) {
     break;
   case IR_CALL: {
     if (e->v.i == IR_INTRIN_PREFETCH) { /* a hint per address: the loop stays serial */
-      st->fail = 1;
+      VEC_FAIL(st, "it prefetches at an address that depends on the loop variable");
       return NULL;
     }
     for (int i = 0; i < e->nargs; i++) args[i] = bcast(args[i], L);
@@ -247,12 +253,13 @@ static const ir_stmt *vec_stmt(vec_state *st, const ir_stmt *s) {
     if (st->fail) return NULL;
     int64_t stride;
     if (idx->type.lanes == 1) { /* the same element every lane: a scalar reduction */
-      st->fail = 1;
+      VEC_FAIL(st, "every lane would store to the same element (a reduction over the loop)");
       return NULL;
     }
     if (is_read_write(st, s->var) &&
         !(idx->kind == IR_RAMP && ir_is_const_int(idx->b, &stride) && stride != 0)) {
-      st->fail = 1;
+      VEC_FAIL(st, "a buffer is loaded and stored at an index that is not a ramp of constant "
+                   "nonzero stride (lanes could overlap)");
       return NULL;
     }
     if (st->fail) return NULL;
@@ -260,21 +267,27 @@ static const ir_stmt *vec_stmt(vec_state *st, const ir_stmt *s) {
   }
   case IR_S_FOR: {
     const ir_expr *min = vec_expr(st, s->a), *ext = vec_expr(st, s->b);
-    if (st->fail || min != s->a || ext != s->b) return st->fail = 1, NULL;
+    if (!st->fail && (min != s->a || ext != s->b))
+      VEC_FAIL(st, "the bounds of an inner loop depend on the loop variable");
+    if (st->fail) return NULL;
     const ir_stmt *body = vec_stmt(st, s->body);
     if (st->fail) return NULL;
     return ir_stmt_with(s, min, ext, s->c, body, NULL, NULL, NULL);
   }
   case IR_S_IF: {
     const ir_expr *cond = vec_expr(st, s->a);
-    if (st->fail || cond != s->a) return st->fail = 1, NULL;
+    if (!st->fail && cond != s->a)
+      VEC_FAIL(st, "a condition (if) depends on the loop variable");
+    if (st->fail) return NULL;
     const ir_stmt *t = vec_stmt(st, s->body), *e = vec_stmt(st, s->else_body);
     if (st->fail) return NULL;
     return ir_stmt_with(s, cond, s->b, s->c, t, e, NULL, NULL);
   }
   case IR_S_ALLOCATE: case IR_S_ATTR: {
     const ir_expr *a = vec_expr(st, s->a);
-    if (st->fail || a != s->a) return st->fail = 1, NULL;
+    if (!st->fail && a != s->a)
+      VEC_FAIL(st, "an allocation size or attribute depends on the loop variable");
+    if (st->fail) return NULL;
     const ir_stmt *body = vec_stmt(st, s->body);
     if (st->fail) return NULL;
     return ir_stmt_with(s, a, s->b, s->c, body, NULL, NULL, NULL);
@@ -313,12 +326,15 @@ static const ir_stmt *vec_stmt(vec_state *st, const ir_stmt *s) {
   }
 }
 
-/* The vector form of loop s (its body already processed), or NULL if it cannot be. */
-static const ir_stmt *vectorize_loop(const ir_stmt *s, const ir_stmt *body) {
+/* The vector form of loop s (its body already processed), or NULL if it cannot be, with the
+ * reason in *why. */
+static const ir_stmt *vectorize_loop(const ir_stmt *s, const ir_stmt *body, const char **why) {
   int64_t L;
+  *why = "it is not a loop of constant extent 2 to 1024";
   if (!ir_is_const_int(s->b, &L) || L < 2 || L > VEC_MAX_LANES || s->b->type.lanes != 1 ||
       !tec_dtype_is_int(s->var->type) || ir_uses_var(s->a, s->var))
     return NULL;
+  *why = "out of memory";
   vec_state *st = calloc(1, sizeof *st);
   if (!st) return NULL;
   st->ctx = s->ctx;
@@ -328,15 +344,36 @@ static const ir_stmt *vectorize_loop(const ir_stmt *s, const ir_stmt *body) {
   collect_stmt(st, body);
   const ir_stmt *r = st->ramp && !st->fail ? vec_stmt(st, body) : NULL;
   if (st->fail) r = NULL; /* (a NULL from a constructor means out of memory: caught above) */
+  *why = st->why ? st->why : "an expression could not be made a vector";
   free(st);
   return r;
+}
+
+/* Per vectorized loop name: whether some copy of it (loop partitioning copies loops) became
+ * vector code, and why one did not. A loop none of whose copies did is a note. */
+typedef struct vec_outcome {
+  int n, cap;
+  struct vec_loop { const char *name; int vectorized; const char *why; } *l;
+} vec_outcome;
+
+static void outcome(tec_ctx *ctx, vec_outcome *o, const char *name, int ok, const char *why) {
+  int i = 0;
+  while (i < o->n && strcmp(o->l[i].name, name) != 0) i++;
+  if (i == o->n) {
+    if (tec_grow(ctx, (void **)&o->l, &o->cap, o->n + 1, sizeof *o->l)) return;
+    o->l[o->n++] = (struct vec_loop){name, 0, NULL};
+  }
+  o->l[i].vectorized |= ok;
+  if (!ok && !o->l[i].why) o->l[i].why = why;
 }
 
 static const ir_stmt *vec_for(ir_mutator *m, const ir_stmt *s) {
   const ir_stmt *body = ir_mutate_stmt(m, s->body); /* innermost loops first */
   if (!body) return NULL;
   if (s->for_kind == IR_FOR_VECTORIZED) {
-    const ir_stmt *v = vectorize_loop(s, body);
+    const char *why = NULL;
+    const ir_stmt *v = vectorize_loop(s, body, &why);
+    outcome(s->ctx, m->user, s->var->name ? s->var->name : "?", v != NULL, why);
     if (v) return v;
     return ir_for(s->var, s->a, s->b, IR_FOR_SERIAL, body); /* scalarized */
   }
@@ -345,11 +382,17 @@ static const ir_stmt *vec_for(ir_mutator *m, const ir_stmt *s) {
 
 const ir_stmt *lower_vectorize(const ir_stmt *s) {
   if (!s) return NULL;
+  vec_outcome o = {0};
   ir_mutator m;
-  ir_mutator_init(&m, s->ctx, NULL);
+  ir_mutator_init(&m, s->ctx, &o);
   m.stmt[IR_S_FOR] = vec_for;
   unsigned long errors_before = tec_ctx_error_count(s->ctx);
   const ir_stmt *r = ir_mutate_stmt(&m, s);
   if (tec_ctx_error_count(s->ctx) != errors_before) return NULL; /* out of memory half way */
+  for (int i = 0; i < o.n; i++)
+    if (!o.l[i].vectorized &&
+        tec_ctx_note(s->ctx, "vectorize: loop '%s' stays a serial loop: %s", o.l[i].name,
+                     o.l[i].why))
+      return NULL;
   return r ? r : s;
 }

@@ -7,17 +7,40 @@
 #include "ir/internal.h"
 #include "schedule/internal.h"
 
+/* An inlined stage has no loops and no buffer: an annotation on it would be dropped. */
+static int check_not_inlined(const char *who, sch_stage *st) {
+  if (st->attach != SCH_ATTACH_INLINE) return 0;
+  return tec_ctx_set_error(st->sched->ctx, "%s: stage '%s' is inlined (compute_inline), so it "
+                                           "has no loops or buffer to annotate; annotate the "
+                                           "loops of its readers, or compute_root '%s' first",
+                           who, st->tensor->name, st->tensor->name);
+}
+
+/* The pragma keys tec acts on, and the prefix of keys kept as plain annotations. */
+static const char *const known_pragmas[] = {"auto_unroll_max_step", "debug_skip_region",
+                                            "parallel_dynamic", "parallel_launch_point",
+                                            "unroll"};
+#define PRAGMA_USER_PREFIX "user_"
+#define KNOWN_PRAGMAS                                                                     \
+  "auto_unroll_max_step, debug_skip_region, parallel_dynamic, parallel_launch_point, unroll, " \
+  "or user_<name> (kept in the lowered IR as an annotation, with no effect)"
+
 static int set_kind(const char *who, sch_stage *st, sch_iter *iv, ir_for_kind kind) {
   static const sch_prim_kind prim[] = {[IR_FOR_PARALLEL] = SCH_PRIM_PARALLEL,
                                        [IR_FOR_VECTORIZED] = SCH_PRIM_VECTORIZE,
                                        [IR_FOR_UNROLLED] = SCH_PRIM_UNROLL};
   if (!st) return -1;
   tec_ctx *ctx = st->sched->ctx;
-  if (sch_check_leaf(who, st, iv)) return -1;
+  if (sch_check_leaf(who, st, iv) || check_not_inlined(who, st)) return -1;
   if (iv->for_kind != IR_FOR_SERIAL && iv->for_kind != kind)
     return tec_ctx_set_error(ctx, "%s: loop '%s' of stage '%s' is already %s; a loop has one "
                                   "kind", who, iv->name, st->tensor->name,
                              ir_for_kind_name(iv->for_kind));
+  if (kind == IR_FOR_VECTORIZED && iv->kind == SCH_ITER_REDUCE)
+    return tec_ctx_set_error(ctx, "vectorize: '%s' is a reduce axis of stage '%s'; every lane "
+                                  "would add into the same element, so only data-parallel loops "
+                                  "are vectorized (vectorize a data axis, or rfactor '%s' to make "
+                                  "it one)", iv->name, st->tensor->name, iv->name);
   if (kind == IR_FOR_PARALLEL) {
     if (iv->kind == SCH_ITER_REDUCE)
       return tec_ctx_set_error(ctx, "parallel: '%s' is a reduce axis of stage '%s'; parallel "
@@ -53,17 +76,23 @@ static int is_count(const ir_expr *value) {
 int sch_pragma(sch_stage *st, sch_iter *iv, const char *key, const ir_expr *value) {
   if (!st) return -1;
   tec_ctx *ctx = st->sched->ctx;
-  if (sch_check_leaf("pragma", st, iv)) return -1;
+  if (sch_check_leaf("pragma", st, iv) || check_not_inlined("pragma", st)) return -1;
   if (!key || !*key)
     return tec_ctx_set_error(ctx, "pragma: loop '%s' of stage '%s': the key is empty; known "
-                                  "keys: debug_skip_region, auto_unroll_max_step, "
-                                  "parallel_launch_point, parallel_dynamic",
-                             iv->name, st->tensor->name);
+                                  "keys: " KNOWN_PRAGMAS, iv->name, st->tensor->name);
   for (const char *c = key; *c; c++)
     if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_'))
       return tec_ctx_set_error(ctx, "pragma: key '%s' on loop '%s' of stage '%s' must use "
                                     "lower-case letters, digits and '_'",
                                key, iv->name, st->tensor->name);
+  int known = strncmp(key, PRAGMA_USER_PREFIX, strlen(PRAGMA_USER_PREFIX)) == 0 &&
+              key[strlen(PRAGMA_USER_PREFIX)];
+  for (size_t k = 0; k < sizeof known_pragmas / sizeof *known_pragmas; k++)
+    known |= strcmp(key, known_pragmas[k]) == 0;
+  if (!known)
+    return tec_ctx_set_error(ctx, "pragma: key '%s' on loop '%s' of stage '%s' has no effect in "
+                                  "tec; known keys: " KNOWN_PRAGMAS,
+                             key, iv->name, st->tensor->name);
   if (strcmp(key, "auto_unroll_max_step") == 0 && !is_count(value))
     return tec_ctx_set_error(ctx, "pragma: auto_unroll_max_step on loop '%s' of stage '%s' "
                                   "needs a constant integer value >= 0",
@@ -90,7 +119,7 @@ int sch_pragma(sch_stage *st, sch_iter *iv, const char *key, const ir_expr *valu
 int sch_prefetch(sch_stage *st, te_tensor *t, sch_iter *iv, int64_t offset) {
   if (!st) return -1;
   tec_ctx *ctx = st->sched->ctx;
-  if (sch_check_leaf("prefetch", st, iv)) return -1;
+  if (sch_check_leaf("prefetch", st, iv) || check_not_inlined("prefetch", st)) return -1;
   if (!t)
     return tec_ctx_set_error(ctx, "prefetch: the tensor to prefetch at loop '%s' of stage '%s' "
                                   "is NULL", iv->name, st->tensor->name);
@@ -133,6 +162,7 @@ int sch_storage_align(sch_stage *st, sch_iter *axis, int64_t factor, int64_t off
   int dim = -1;
   for (int i = 0; i < st->tensor->ndim; i++)
     if (st->root[i] == axis) dim = i;
+  if (check_not_inlined("storage_align", st)) return -1;
   if (axis->stage != st || dim < 0)
     return tec_ctx_set_error(ctx, "storage_align: '%s' is not a data axis of stage '%s' (use "
                                   "sch_axis(stage, i))", axis->name, st->tensor->name);

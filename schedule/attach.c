@@ -2,9 +2,12 @@
  *
  *   compute_at(P, C, C.j.outer):  for (i ...) for (j.outer ...) { P (just this tile) ; C tile }
  *   compute_inline(P):            C = f(P[i]) with P[i] = g(A[i])  ->  C = f(g(A[i]))
+ * Splitting the loop a stage is computed at moves it to the inner loop (the same work per
+ * iteration); fusing it, to the fused loop.
  * The checks live here; bound inference (lower/bound.c) finds the region each attach needs. */
 #include <string.h>
 #include "tec/schedule.h"
+#include "ir/internal.h"
 #include "schedule/internal.h"
 
 /* 1 if stage c reads t, directly or through stages that are inlined into it */
@@ -69,8 +72,9 @@ int sch_compute_at(sch_stage *p, sch_stage *c, sch_iter *at) {
   int reads = reads_through_inline(c, p->tensor, 0);
   sch_stage *rd[16];
   int nr = effective_readers(p->sched, p->tensor, rd, 16);
-  /* or its one reader is computed inside c (checked against the loop when lowering) */
-  if (!reads && nr == 1 && attached_within(rd[0], c)) reads = 1;
+  /* or a reader is computed inside c. Every reader must end up inside the loop; they may be
+   * attached in any order, so tec_lower checks that (lower/bound.c) */
+  for (int i = 0; i < nr && i < 16 && !reads; i++) reads = attached_within(rd[i], c);
   if (!reads) {
     const char *names = "";
     for (int i = 0; i < nr && i < 16; i++)
@@ -80,10 +84,6 @@ int sch_compute_at(sch_stage *p, sch_stage *c, sch_iter *at) {
                              c->tensor->name, p->tensor->name, p->tensor->name,
                              nr ? names : "none");
   }
-  if (nr > 1)
-    return tec_ctx_set_error(ctx, "compute_at: '%s' is read by %d stages; compute_at needs a "
-                                  "single reader (use cache_read to give each reader its own "
-                                  "copy, or keep it at root)", p->tensor->name, nr);
   if (c->attach == SCH_ATTACH_INLINE)
     return tec_ctx_set_error(ctx, "compute_at: stage '%s' is inlined and has no loops; attach "
                                   "'%s' to a stage that keeps its loops",
@@ -126,6 +126,23 @@ int sch_compute_inline(sch_stage *p) {
                                o->tensor->name, p->tensor->name, p->tensor->name,
                                o->tensor->name);
   }
+  /* an inlined stage has no loops or buffer: refuse rather than drop their annotations */
+  for (int i = 0; i < p->nleaf; i++) {
+    const sch_iter *it = p->leaf[i];
+    const char *what = it->for_kind != IR_FOR_SERIAL ? ir_for_kind_name(it->for_kind)
+                       : it->npragma                ? "marked with a pragma"
+                       : it->nprefetch              ? "marked with a prefetch"
+                                                    : NULL;
+    if (what)
+      return tec_ctx_set_error(ctx, "compute_inline: loop '%s' of stage '%s' is %s; an inlined "
+                                    "stage has no loops, so that would be lost (annotate the "
+                                    "loops of its readers instead)",
+                               it->name, p->tensor->name, what);
+  }
+  if (p->nalign)
+    return tec_ctx_set_error(ctx, "compute_inline: stage '%s' has a storage_align; an inlined "
+                                  "stage has no buffer, so that would be lost",
+                             p->tensor->name);
   p->attach = SCH_ATTACH_INLINE;
   p->attach_stage = NULL;
   p->attach_iter = NULL;
@@ -141,4 +158,12 @@ int sch_compute_root(sch_stage *p) {
   p->attach_stage = NULL;
   p->attach_iter = NULL;
   return sch_trace_add(p->sched, SCH_PRIM_COMPUTE_ROOT, (sch_arg[]){{.stage = p}});
+}
+
+void sch_move_attachments(sch_stage *st, const sch_iter *from, sch_iter *to) {
+  for (int i = 0; i < st->sched->nstage; i++) {
+    sch_stage *p = st->sched->stages[i];
+    if (p->attach == SCH_ATTACH_SCOPE && p->attach_stage == st && p->attach_iter == from)
+      p->attach_iter = to;
+  }
 }

@@ -153,7 +153,9 @@ te_tensor *sch_cache_read(sch_schedule *s, te_tensor *t, const char *scope, int 
 
 static const ir_expr *write_body(tec_ctx *ctx, const ir_expr *const *i, void *user) {
   const sch_stage *st = user;
-  return ir_substitute(st->body, st->tensor->ndim, st->tensor->axis, i);
+  int n = st->tensor->ndim;
+  const ir_expr *b = sch_reduce_rebind(ctx, st->body, n, st->tensor->axis, i);
+  return ir_substitute(b, n, st->tensor->axis, i);
 }
 
 /* The cache stage made from d (name filled in here) goes in front of st (stage ti), and st
@@ -193,7 +195,8 @@ static const ir_expr *relayout_body(tec_ctx *ctx, const ir_expr *const *i, void 
     leaves[l] = st->leaf[l]->kind == SCH_ITER_DATA ? i[k++] : st->leaf[l]->var;
   if (sch_leaf_to_root(st, leaves, roots, &guard)) return NULL;
   for (int k = 0; k < st->nroot; k++) vars[k] = st->root[k]->var;
-  const ir_expr *b = st->body;
+  const ir_expr *b = sch_reduce_rebind(ctx, st->body, st->nroot, vars, roots);
+  if (!b) return NULL;
   if (b->kind != IR_REDUCE) {
     const ir_expr *v = ir_substitute(b, st->nroot, vars, roots);
     return guard ? ir_select(guard, v, ir_int_t(ctx, v->type, 0)) : v;

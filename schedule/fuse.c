@@ -37,6 +37,8 @@ int sch_fuse(sch_stage *st, sch_iter *outer, sch_iter *inner, sch_iter **fused) 
   if (sch_replace_leaf(st, pi, 0, NULL) || sch_replace_leaf(st, po, 1, (sch_iter *const[]){f}))
     return -1;
   outer->dead = inner->dead = 1;
+  sch_move_attachments(st, outer, f); /* computed per fused iteration: finer, still right */
+  sch_move_attachments(st, inner, f);
   if (sch_trace_add(st->sched, SCH_PRIM_FUSE,
                     (sch_arg[]){{.stage = st}, {.iter = outer}, {.iter = inner}, {.iter = f}}))
     return -1;

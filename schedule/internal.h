@@ -15,6 +15,9 @@ sch_stage *sch_stage_new(sch_schedule *s, te_tensor *t);
 sch_stage *sch_find_stage(sch_schedule *s, const char *who, const char *name);
 sch_iter *sch_find_leaf(sch_stage *st, const char *who, const char *name);
 int sch_replace_leaf(sch_stage *st, int pos, int n, sch_iter *const *its);
+/* Stages computed at loop `from` of st are computed at `to` instead (attach.c): split moves
+ * them to the inner loop (one iteration of it is one of the old loop's), fuse to the fused. */
+void sch_move_attachments(sch_stage *st, const sch_iter *from, sch_iter *to);
 /* The name cache_read/cache_write give a cache of base in scope: "<base>.<scope>", with 1, 2,
  * ... appended while a stage has that name (in the arena; difftest predicts names with it;
  * rfactor names its partials with scope "rf"). NULL when out of memory. */
@@ -26,6 +29,10 @@ int sch_root_to_leaf(const sch_stage *st, const ir_expr *const *root_vals,
                      const ir_expr **leaf_vals);
 int sch_leaf_to_root(const sch_stage *st, const ir_expr *const *leaf_vals,
                      const ir_expr **root_vals, const ir_expr **guard);
+/* red with its reduce axes made afresh when their domains use vars, with vals in their place
+ * (a cache of a triangular sum gets axes over its own data axes); red when none do. */
+const ir_expr *sch_reduce_rebind(tec_ctx *ctx, const ir_expr *red, int n,
+                                 const ir_expr *const *vars, const ir_expr *const *vals);
 
 /* ---- the primitive list as data (trace.c) ---- */
 typedef enum sch_opd_type {

@@ -108,3 +108,31 @@ int sch_leaf_to_root(const sch_stage *st, const ir_expr *const *leaf_vals,
   }
   return 0;
 }
+
+/* A reduction's axes may range over domains that use the data axes (r in [0, j + 1): a
+ * triangular sum). A tensor made from the reduction with new data axes (a cache, a relayout)
+ * needs axes whose domains use the new ones: red with every such axis replaced by a fresh one
+ * whose min and extent have vars replaced by vals (the source and condition then read the
+ * fresh axes; the caller substitutes vars in them). red itself when no domain uses vars. */
+const ir_expr *sch_reduce_rebind(tec_ctx *ctx, const ir_expr *red, int n,
+                                 const ir_expr *const *vars, const ir_expr *const *vals) {
+  if (!red || red->kind != IR_REDUCE) return red;
+  int uses = 0;
+  for (int a = 0; a < red->nargs; a++)
+    for (int v = 0; v < n; v++)
+      uses |= ir_uses_var(red->args[a]->dom_min, vars[v]) ||
+              ir_uses_var(red->args[a]->dom_extent, vars[v]);
+  if (!uses) return red;
+  const ir_expr **axes = tec_ctx_alloc(ctx, sizeof *axes * (size_t)red->nargs);
+  if (!axes) return NULL;
+  for (int a = 0; a < red->nargs; a++) {
+    const ir_expr *old = red->args[a];
+    axes[a] = te_reduce_axis(ctx, old->name, ir_substitute(old->dom_min, n, vars, vals),
+                             ir_substitute(old->dom_extent, n, vars, vals));
+    if (!axes[a]) return NULL;
+  }
+  const ir_expr *src = ir_substitute(red->a, red->nargs, red->args, axes);
+  const ir_expr *cond = red->b ? ir_substitute(red->b, red->nargs, red->args, axes) : NULL;
+  if (!src || (red->b && !cond)) return NULL;
+  return ir_reduce((ir_combiner)red->v.i, src, red->nargs, axes, cond);
+}

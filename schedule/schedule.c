@@ -77,6 +77,17 @@ sch_schedule *sch_create(tec_ctx *ctx, int nout, te_tensor *const *outs) {
   te_tensor **order;
   int n = te_topo_order(ctx, nout, outs, &order);
   if (n < 0) return NULL;
+  /* stages, loops, traces, buffers and the lowered IR are named by tensor names */
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < i; j++)
+      if (strcmp(order[i]->name, order[j]->name) == 0) {
+        tec_ctx_set_error(ctx, "sch_create: two different tensors are called '%s' (%s and %s); "
+                               "tensor names must be unique in a schedule (stages, traces, "
+                               "buffers and the lowered IR name them): rename one",
+                          order[i]->name, order[j]->op == TE_PLACEHOLDER ? "a placeholder" : "a compute op",
+                          order[i]->op == TE_PLACEHOLDER ? "a placeholder" : "a compute op");
+        return NULL;
+      }
   if (tec_grow(ctx, (void **)&s->stages, &s->cap_stage, n, sizeof *s->stages)) return NULL;
   for (int i = 0; i < n; i++) {
     sch_stage *st = stage_new(s, order[i]);

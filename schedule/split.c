@@ -34,6 +34,7 @@ static int do_split(const char *who, sch_stage *st, sch_iter *iv, int64_t v, int
   int pos = sch_leaf_index(st, iv);
   if (sch_replace_leaf(st, pos, 2, (sch_iter *const[]){o, in})) return -1;
   iv->dead = 1;
+  sch_move_attachments(st, iv, in);
   if (outer) *outer = o;
   if (inner) *inner = in;
   return 0;

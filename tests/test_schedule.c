@@ -662,8 +662,13 @@ START_TEST(err_lower_missing_input) {
   ck_assert_ptr_null(tec_lower(sB, "f", 2, (te_tensor *const[]){A, NULL}));
   assert_err(ctx, "tec_lower 'f': argument 1 is NULL");
   tec_ctx_clear_error(ctx);
-  ck_assert_ptr_null(tec_lower(sB, "f", 3, (te_tensor *const[]){A, B, X}));
-  assert_err(ctx, "tec_lower 'f': argument 2 ('X') is not used by the schedule's outputs");
+  /* issue 13: an input the outputs do not read is an unused parameter, accepted; a computed
+   * tensor of another schedule is refused */
+  ck_assert_msg(tec_lower(sB, "f", 3, (te_tensor *const[]){A, B, X}) != NULL, "%s",
+                tec_ctx_error(ctx));
+  ck_assert_ptr_null(tec_lower(sB, "f", 3, (te_tensor *const[]){A, B, Y}));
+  assert_err(ctx, "tec_lower 'f': argument 2 ('Y') is computed, but not by this schedule (its "
+                  "outputs do not read it); pass the schedule's inputs and outputs");
 }
 END_TEST
 

@@ -368,8 +368,8 @@ static int s_chain(sch_schedule *s, decl *d) {
   TRY(sch_compute_at(sb, sc, o));
   TRY(sch_parallel(sc, o));
   TRY(sch_pragma(sc, o, "parallel_dynamic", ir_int_t(ctx, TEC_I32, 2)));
-  TRY(sch_pragma(sc, in, "my_note", ir_float(ctx, 0.25)));
-  TRY(sch_pragma(sc, in, "my_flag", NULL));
+  TRY(sch_pragma(sc, in, "user_note", ir_float(ctx, 0.25)));
+  TRY(sch_pragma(sc, in, "user_flag", NULL));
   TRY(sch_unroll(sc, in));
   return sch_set_precompute(s, 0);
 }
@@ -643,9 +643,9 @@ START_TEST(trace_text) {
       "  {\"prim\": \"parallel\", \"stage\": \"C\", \"iter\": \"i.outer\"},\n"
       "  {\"prim\": \"pragma\", \"stage\": \"C\", \"iter\": \"i.outer\", \"key\": "
       "\"parallel_dynamic\", \"value\": {\"type\": \"int32\", \"int\": 2}},\n"
-      "  {\"prim\": \"pragma\", \"stage\": \"C\", \"iter\": \"i.inner\", \"key\": \"my_note\", "
+      "  {\"prim\": \"pragma\", \"stage\": \"C\", \"iter\": \"i.inner\", \"key\": \"user_note\", "
       "\"value\": {\"type\": \"float32\", \"float\": 0.25}},\n"
-      "  {\"prim\": \"pragma\", \"stage\": \"C\", \"iter\": \"i.inner\", \"key\": \"my_flag\", "
+      "  {\"prim\": \"pragma\", \"stage\": \"C\", \"iter\": \"i.inner\", \"key\": \"user_flag\", "
       "\"value\": null},\n"
       "  {\"prim\": \"unroll\", \"stage\": \"C\", \"iter\": \"i.inner\"},\n"
       "  {\"prim\": \"set_precompute\", \"enable\": 0}\n"
@@ -654,9 +654,9 @@ START_TEST(trace_text) {
   tu_assert_contains(c, "sch_storage_align(s_B, sch_axis(s_B, 0), 16, 1);\n");
   tu_assert_contains(c, "sch_pragma(s_C, C_i_outer, \"parallel_dynamic\", ir_int_t(ctx, "
                         "TEC_DTYPE(TEC_INT, 32, 1), 2));\n");
-  tu_assert_contains(c, "sch_pragma(s_C, C_i_inner, \"my_note\", ir_float_t(ctx, "
+  tu_assert_contains(c, "sch_pragma(s_C, C_i_inner, \"user_note\", ir_float_t(ctx, "
                         "TEC_DTYPE(TEC_FLOAT, 32, 1), 0.25));\n");
-  tu_assert_contains(c, "sch_pragma(s_C, C_i_inner, \"my_flag\", NULL);\n");
+  tu_assert_contains(c, "sch_pragma(s_C, C_i_inner, \"user_flag\", NULL);\n");
   tu_assert_contains(c, "sch_set_precompute(s, 0);\n");
   tec_ctx_free(ctx);
 }
@@ -859,7 +859,7 @@ START_TEST(replay_errors) {
   decl_chain(ctx, &d);
   sch_schedule *s = sch_create(ctx, 1, &d.c);
   sch_stage *sc = sch_stage_of(s, d.c);
-  OK(ctx, sch_pragma(sc, sch_axis(sc, 0), "my_note", sch_axis(sc, 1)->var));
+  OK(ctx, sch_pragma(sc, sch_axis(sc, 0), "user_note", sch_axis(sc, 1)->var));
   ck_assert_ptr_null(sch_trace_json(ctx, sch_get_trace(s)));
   assert_err(ctx, "sch_trace_json: record 0 (pragma): the value j is not a constant; a trace "
                   "holds integer and float constants only");

@@ -30,6 +30,13 @@ typedef struct lower_func {
   te_tensor **user_args;       /* the arguments as given to tec_lower */
   int npacked;
   te_tensor **packed;          /* tensors prepare writes and run reads */
+  /* What the lowering did other than the schedule asked, without failing: a vectorized loop
+   * the vectorizer kept serial (and why), a compute_at'd stage of constants alone computed
+   * whole in prepare instead. One sentence each; tec_lower_print shows them. In strict mode
+   * (tec_ctx_set_strict, TEC_STRICT=1) tec_lower fails with the first one instead. Kept by
+   * the function tec_lower returns (not by its prepare). */
+  int nnotes;
+  const char *const *notes;
 } lower_func;
 
 /* Lowers schedule s into a function taking args (every placeholder reachable from the

@@ -225,7 +225,11 @@ int sch_tile(sch_stage *st, sch_iter *x, sch_iter *y, int64_t x_factor, int64_t 
 
 /* ---- where a stage is computed ---- */
 /* Compute producer inside loop `at` of consumer stage `consumer` (just the region the
- * consumer's iterations inside `at` need, plus halo). */
+ * consumer's iterations inside `at` need, plus halo). Splitting `at` later moves the producer
+ * to the inner loop (the same work per iteration), fusing it to the fused loop. A producer
+ * with several readers may be attached where one of them runs, in any call order: tec_lower
+ * computes the union of what every reader reads there, and refuses (naming it) a reader that
+ * is not computed inside `at` (attach it there too, or inline it into the consumer). */
 int sch_compute_at(sch_stage *producer, sch_stage *consumer, sch_iter *at);
 /* Substitute the producer's body into its consumers (no buffer, no loops). */
 int sch_compute_inline(sch_stage *producer);
@@ -256,7 +260,11 @@ te_tensor *sch_rfactor(sch_schedule *s, te_tensor *t, sch_iter *axis, int factor
  * fusing that loop afterwards leaves the new loops plain, so annotate after the loop structure
  * is final. */
 int sch_parallel(sch_stage *st, sch_iter *iv);
-int sch_vectorize(sch_stage *st, sch_iter *iv); /* the loop's extent must be a constant */
+/* The loop's extent must be a constant, and the loop data-parallel (a reduce axis is refused:
+ * rfactor it first). A vectorized loop the vectorizer cannot make vector code (the reasons are
+ * in lower/vectorize.c) stays serial and is reported in the lowered function's notes
+ * (lower_func.notes; an error in strict mode, tec_ctx_set_strict). */
+int sch_vectorize(sch_stage *st, sch_iter *iv);
 int sch_unroll(sch_stage *st, sch_iter *iv);    /* the loop's extent must be a constant */
 /* Keys: "debug_skip_region" (the loop and its body are dropped: output wrong by design, for
  * timing experiments), "auto_unroll_max_step" (value: unroll inner constant loops up to that
@@ -269,7 +277,11 @@ int sch_unroll(sch_stage *st, sch_iter *iv);    /* the loop's extent must be a c
  * static range each, so a thread slowed by other load on its core does less (OpenMP's
  * schedule(dynamic, value)); value NULL or 0: about four chunks per thread. tec_lower refuses
  * it on a loop that is not parallel, tec_build inside a parallel_launch_point region, whose
- * loops are cut statically). Other keys are kept as annotations. value may be NULL. */
+ * loops are cut statically), "unroll" (the loop is unrolled, as sch_unroll). A key
+ * "user_<name>" is kept in the lowered IR as an annotation (attr pragma_user_<name>) and has
+ * no effect; any other key is refused, naming the known ones. value may be NULL.
+ * An annotation (loop kind, pragma, prefetch, storage_align) on an inlined stage is refused,
+ * and so is compute_inline of an annotated stage: an inlined stage has no loops or buffer. */
 int sch_pragma(sch_stage *st, sch_iter *iv, const char *key, const ir_expr *value);
 /* At the top of every iteration of loop iv, prefetch (llvm.prefetch: a hint, never a fault,
  * no effect on results) the cache lines of t that iteration iv + offset will read: the region

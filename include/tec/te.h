@@ -55,6 +55,13 @@ int tec_ctx_set_error(tec_ctx *ctx, const char *fmt, ...)
 /* The same with a kind. */
 int tec_ctx_set_error_kind(tec_ctx *ctx, tec_error_kind kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Strict mode: what tec_lower would otherwise report in the lowered function's notes
+ * (lower_func.notes: a vectorize the vectorizer kept serial, a compute_at'd stage of constants
+ * alone moved into the prepare function) fails the call instead, with the note as its error.
+ * On for a ctx with tec_ctx_set_strict(ctx, 1), or for every ctx with the environment
+ * variable TEC_STRICT=1. */
+void tec_ctx_set_strict(tec_ctx *ctx, int on);
+int tec_ctx_strict(const tec_ctx *ctx);
 /* Arena allocation: zeroed, 16-byte aligned, freed with the ctx. NULL on exhaustion. */
 void *tec_ctx_alloc(tec_ctx *ctx, size_t bytes);
 const char *tec_ctx_strdup(tec_ctx *ctx, const char *s);
