@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "codegen_llvm/codegen.h"
+#include "lower/passes.h"
 
 LLVMTypeRef cg_ptr_to(LLVMTypeRef elem) { return LLVMPointerType(elem, 0); }
 
@@ -269,8 +270,10 @@ static int cg_func_build(cg_func *f) {
   f->entry = LLVMAppendBasicBlockInContext(f->llctx, raw, "entry");
   LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(f->llctx, raw, "start");
   LLVMPositionBuilderAtEnd(f->b, start);
-  const ir_stmt *body = cg_slice_vectors(f->ctx, lf->body, f->vector_bits);
-  if (body && cg_stmt(f, body) != 0) return -1;
+  /* the build-time lowering passes for this target (lower/pipeline.c) */
+  const ir_stmt *body = lower_for_target(lf, &(lower_target){.vector_bits = f->vector_bits},
+                                         f->who);
+  if (!body || cg_stmt(f, body) != 0) return -1;
   LLVMBuildRet(f->b, LLVMConstInt(f->i32, 0, 0));
   LLVMPositionBuilderAtEnd(f->b, f->entry); /* allocas are in; now fall into the body */
   LLVMBuildBr(f->b, start);

@@ -148,9 +148,6 @@ typedef struct cg_func {
   int lane_fma;               /* cg_target.lane_fma: broadcasts of loads as group load + lane */
 } cg_func;
 
-/* slice_vectors.c: stores of more lanes than vector_bits holds become native-width stores
- * (LLVM legalizes non-power-of-two vectors such as <48 x float> badly). */
-const ir_stmt *cg_slice_vectors(tec_ctx *ctx, const ir_stmt *body, int vector_bits);
 
 /* codegen.c: types, scopes, declarations, internal errors */
 LLVMTypeRef cg_type(cg_func *f, tec_dtype t);     /* register type: bool is i1 */

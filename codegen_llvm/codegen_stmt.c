@@ -2,9 +2,10 @@
  *
  *   for (i, m, n) body   ->   head: i = phi [m, pre], [i+1, latch]
  *                                   br (i < m+n), body, end
- * Loop kinds: serial loops are emitted as above; a leftover unrolled loop with a constant
- * extent is emitted extent times with i bound to each constant; vectorized loops (which the
- * vectorize pass should have turned into ramps) are serial; a parallel loop's body is
+ * Loop kinds: serial loops are emitted as above; unrolled loops never get here (lowering
+ * unrolls them or makes them serial, lower_for_target included for hand-built programs);
+ * vectorized loops (which the vectorize pass turned into ramps or serial loops) are serial;
+ * a parallel loop's body is
  * outlined into a function that tec_rt_parallel_for runs on the thread pool
  * (codegen_parallel.c).
  * ATTR and PRODUCE only annotate: their bodies are emitted as they are, except
@@ -16,7 +17,6 @@
 #include <string.h>
 #include "codegen_llvm/codegen.h"
 
-#define CG_UNROLL_MAX 1024 /* a longer "unrolled" loop stays a loop */
 
 int cg_emit_loop(cg_func *f, const ir_expr *var, LLVMValueRef lo, LLVMValueRef end,
                  const ir_stmt *body_s) {
@@ -56,23 +56,6 @@ static int cg_for_serial(cg_func *f, const ir_stmt *s) {
   return cg_emit_loop(f, s->var, lo, end, s->body);
 }
 
-static int cg_for_unrolled(cg_func *f, const ir_stmt *s) {
-  int64_t lo, ext;
-  if (!ir_is_const_int(s->a, &lo) || !ir_is_const_int(s->b, &ext) || ext > CG_UNROLL_MAX)
-    return cg_for_serial(f, s);
-  LLVMTypeRef t = cg_type(f, s->var->type);
-  if (!t || !tec_dtype_is_int(s->var->type))
-    return cg_internal(f, "loop variable '%s' is not an integer", s->var->name), -1;
-  for (int64_t k = 0; k < ext; k++) {
-    int mark = f->nbind;
-    if (cg_bind(f, s->var, LLVMConstInt(t, (unsigned long long)(lo + k), 1), NULL) != 0) return -1;
-    int rc = cg_stmt(f, s->body);
-    cg_unbind_to(f, mark);
-    if (rc != 0) return -1;
-  }
-  return 0;
-}
-
 /* The body becomes a function the runtime's thread pool runs (codegen_parallel.c). */
 static int cg_for_parallel(cg_func *f, const ir_stmt *s) { return cg_parallel_outline(f, s); }
 
@@ -81,7 +64,8 @@ static int cg_for(cg_func *f, const ir_stmt *s) {
     return cg_internal(f, "malformed for loop"), -1;
   switch (s->for_kind) {
   case IR_FOR_PARALLEL: return cg_for_parallel(f, s);
-  case IR_FOR_UNROLLED: return cg_for_unrolled(f, s);
+  case IR_FOR_UNROLLED: /* lower_for_target's unroll_rest leaves none */
+    return cg_internal(f, "an unrolled loop '%s' reached codegen", s->var->name), -1;
   case IR_FOR_VECTORIZED:
   case IR_FOR_SERIAL:
   default: return cg_for_serial(f, s);

@@ -30,7 +30,33 @@ typedef struct lower_func {
   te_tensor **user_args;       /* the arguments as given to tec_lower */
   int npacked;
   te_tensor **packed;          /* tensors prepare writes and run reads */
+  /* How it was lowered (tec_lower_with): the options (NULL: none), kept for the build-time
+   * passes (tec_build and tec_emit observe and verify them too); and the pass it stopped
+   * after (NULL: lowered whole; a stopped function cannot be built). */
+  const struct tec_lower_options *options;
+  const char *stopped_after;
 } lower_func;
+
+/* Called after every pass that turns a program into a program (the ones TEC_DUMP_IR shows):
+ * f is the function being lowered (its body is not set yet: the program is `body`). */
+typedef void (*tec_lower_observer)(void *user, const lower_func *f, const char *pass,
+                                   const ir_stmt *body);
+typedef struct tec_lower_options {
+  const char *stop_after;      /* a pass name (tec_lower_pass_name): stop after it; NULL: all */
+  tec_lower_observer observe;  /* NULL: none */
+  void *user;                  /* for observe; must outlive tec_build of the function */
+  int verify;                  /* 1: the IR verifier (lower/verify.c) runs after every pass;
+                                * also on with TEC_VERIFY_IR=1 and in builds without NDEBUG */
+} tec_lower_options;
+
+/* tec_lower with options (opt may be NULL). With stop_after, the function's body is the
+ * program after that pass (for tests and for reading), and tec_build refuses it. */
+lower_func *tec_lower_with(sch_schedule *s, const char *name, int nargs, te_tensor *const *args,
+                           const tec_lower_options *opt);
+/* The pipeline's passes in order, those of tec_lower then those tec_build/tec_emit run per
+ * function for the target (i from 0; NULL past the end); *ir (may be NULL) receives 1 for a
+ * pass from program to program (dumped, observed, verified, a legal stop_after). */
+const char *tec_lower_pass_name(int i, int *ir, int *at_build);
 
 /* Lowers schedule s into a function taking args (every placeholder reachable from the
  * schedule's outputs, and the outputs, must be among them). NULL with an error in the ctx. */

@@ -1,0 +1,491 @@
+/* test_pipeline.c — the pass pipeline as a table (lower/pipeline.c): the passes in order, the
+ * observer that sees every program-to-program step (no stderr redirection), stop_after, the
+ * structural verifier (lower/verify.c) on good and broken programs, prefetch as its own step,
+ * and the build-time passes (what used to be decided inside codegen_llvm/). */
+#include <stdlib.h>
+#include <string.h>
+#include "testutil.h"
+#include "lower/passes.h"
+
+static tec_ctx *ctx;
+static void setup(void) { ctx = tec_ctx_new(); }
+static void teardown(void) {
+  tec_ctx_free(ctx);
+  ctx = NULL;
+}
+
+static int count(const char *s, const char *sub) {
+  int n = 0;
+  for (const char *p = s; (p = strstr(p, sub)); p += strlen(sub)) n++;
+  return n;
+}
+
+/* ---- the observer: records every pass name and the program after it ---- */
+typedef struct seen {
+  int n;
+  const char *pass[64];
+  const char *fname[64];
+  const char *text[64];
+} seen;
+static void observe(void *user, const lower_func *f, const char *pass, const ir_stmt *body) {
+  seen *s = user;
+  ck_assert_int_lt(s->n, 64);
+  s->pass[s->n] = pass;
+  s->fname[s->n] = f->name;
+  s->text[s->n] = ir_stmt_str(body);
+  s->n++;
+}
+static const char *after(const seen *s, const char *pass) {
+  for (int i = 0; i < s->n; i++)
+    if (strcmp(s->pass[i], pass) == 0) return s->text[i];
+  ck_abort_msg("no observation after %s", pass);
+  return NULL;
+}
+
+static const ir_expr *plus_one(tec_ctx *c, const ir_expr *const *idx, void *u) {
+  te_tensor *in = u;
+  return ir_add(te_read(in, in->ndim, idx), ir_float(c, 1));
+}
+static const ir_expr *times_two(tec_ctx *c, const ir_expr *const *idx, void *u) {
+  te_tensor *in = u;
+  return ir_mul(te_read(in, in->ndim, idx), ir_float(c, 2));
+}
+/* A[64, n] -> B = A + 1 -> C = B * 2 */
+static te_tensor *A, *B, *C;
+static sch_schedule *two_stage(int64_t rows, int64_t cols) {
+  A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, rows, cols));
+  B = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 2, .shape = A->shape,
+                                         .body = plus_one, .user = A});
+  C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2, .shape = A->shape,
+                                         .body = times_two, .user = B});
+  sch_schedule *s = sch_create(ctx, 1, &C);
+  ck_assert_msg(s != NULL, "%s", tec_ctx_error(ctx));
+  return s;
+}
+
+/* ======== the table ======== */
+
+START_TEST(table_order) {
+  /* the program passes of tec_lower, then the build-time ones, in this order */
+  static const char *const want[] = {
+      "schedule_ops", "prefetch", "storage_flatten", "guard_loads", "simplify",
+      "loop_partition", "partition simplify", "vectorize", "unroll", "unroll simplify",
+      "storage_rewrite", "unroll_rest", "slice_vectors"};
+  int k = 0, ir, at_build, analyses = 0;
+  const char *n;
+  for (int i = 0; (n = tec_lower_pass_name(i, &ir, &at_build)); i++) {
+    if (!ir) {
+      analyses++;
+      ck_assert_int_eq(at_build, 0);
+      continue;
+    }
+    ck_assert_int_lt(k, 13);
+    ck_assert_str_eq(n, want[k]);
+    ck_assert_int_eq(at_build, k >= 11);
+    k++;
+  }
+  ck_assert_int_eq(k, 13);
+  ck_assert_int_eq(analyses, 4); /* inline, plan_precompute, infer_bounds, check_sizes */
+  ck_assert_ptr_null(tec_lower_pass_name(-1, NULL, NULL));
+}
+END_TEST
+
+/* ======== the observer ======== */
+
+START_TEST(observer_sees_every_step) {
+  sch_schedule *s = two_stage(64, 32);
+  seen sn = {0};
+  tec_lower_options o = {.observe = observe, .user = &sn};
+  lower_func *f = tec_lower_with(s, "f", 2, (te_tensor *const[]){A, C}, &o);
+  ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+  ck_assert_int_eq(sn.n, 11); /* every program pass of tec_lower, each once */
+  for (int i = 0, k = 0; i < sn.n; i++, k++) {
+    int ir, at_build;
+    const char *n;
+    while ((n = tec_lower_pass_name(k, &ir, &at_build)) && !ir) k++;
+    ck_assert_str_eq(sn.pass[i], n);
+    ck_assert_str_eq(sn.fname[i], "f");
+  }
+  /* what each left: tensors before flattening, buffers after */
+  tu_assert_contains(after(&sn, "schedule_ops"), "realize B(");
+  tu_assert_contains(after(&sn, "schedule_ops"), "B[i, j] = (A[i, j] + 1f)");
+  tu_assert_contains(after(&sn, "storage_flatten"), "allocate B[float32 * 2048]");
+  assert_not_contains(after(&sn, "storage_flatten"), "realize");
+  /* the last program observed is the function's */
+  ck_assert_str_eq(sn.text[sn.n - 1], ir_stmt_str(f->body));
+  ck_assert_ptr_null(f->stopped_after);
+  /* a lowering without the observer gives the same program */
+  lower_func *g = tec_lower(s, "f", 2, (te_tensor *const[]){A, C});
+  ck_assert_str_eq(ir_stmt_str(g->body), ir_stmt_str(f->body));
+}
+END_TEST
+
+/* A prepare/run split lowers two functions: the observer sees each one's passes. */
+START_TEST(observer_split_functions) {
+  const ir_expr *sh = ir_int(ctx, 16);
+  te_tensor *W = te_const_placeholder(ctx, "W", TEC_F32, 1, &sh);
+  te_tensor *X = te_placeholder(ctx, "X", TEC_F32, 1, &sh);
+  te_tensor *P = te_compute(ctx, &(te_compute_decl){.name = "P", .ndim = 1, .shape = &sh,
+                                                    .body = times_two, .user = W});
+  te_tensor *Y = te_compute(ctx, &(te_compute_decl){.name = "Y", .ndim = 1, .shape = &sh,
+                                                    .body = plus_one, .user = P});
+  ck_assert_ptr_nonnull(Y);
+  (void)X;
+  sch_schedule *s = sch_create(ctx, 1, &Y);
+  seen sn = {0};
+  tec_lower_options o = {.observe = observe, .user = &sn};
+  lower_func *f = tec_lower_with(s, "g", 2, (te_tensor *const[]){W, Y}, &o);
+  ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+  ck_assert_ptr_nonnull(f->prepare);
+  ck_assert_int_eq(sn.n, 22);
+  ck_assert_str_eq(sn.fname[0], "g_run");
+  ck_assert_str_eq(sn.fname[11], "g_prepare");
+  ck_assert_str_eq(sn.text[10], ir_stmt_str(f->body));
+  ck_assert_str_eq(sn.text[21], ir_stmt_str(f->prepare->body));
+}
+END_TEST
+
+/* ======== stop_after ======== */
+
+START_TEST(stop_after_pass) {
+  sch_schedule *s = two_stage(64, 32);
+  tec_lower_options o = {.stop_after = "schedule_ops"};
+  lower_func *f = tec_lower_with(s, "f", 2, (te_tensor *const[]){A, C}, &o);
+  ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+  ck_assert_str_eq(f->stopped_after, "schedule_ops");
+  const char *t = ir_stmt_str(f->body);
+  tu_assert_contains(t, "realize B(");
+  tu_assert_contains(t, "produce C {");
+  assert_not_contains(t, "allocate");
+  /* a partly lowered function is not code: tec_build and tec_emit refuse it by name */
+  ck_assert_ptr_null(tec_build(ctx, 1, &f, NULL));
+  tu_assert_contains(tec_ctx_error(ctx), "tec_build: function 'f' was lowered only up to pass "
+                                         "'schedule_ops'");
+  ck_assert_int_ne(tec_emit(ctx, 1, &f, NULL, TEC_EMIT_LLVM_IR, "/dev/null"), 0);
+  tu_assert_contains(tec_ctx_error(ctx), "tec_emit: function 'f' was lowered only up to pass");
+
+  o.stop_after = "storage_flatten";
+  f = tec_lower_with(s, "f", 2, (te_tensor *const[]){A, C}, &o);
+  ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+  t = ir_stmt_str(f->body);
+  tu_assert_contains(t, "allocate B[float32 * 2048]");
+  tu_assert_contains(t, "B[((i*32) + j)]"); /* flattened, not yet simplified */
+  assert_not_contains(t, "realize");
+
+  /* the last pass: the whole program, still marked */
+  o.stop_after = "storage_rewrite";
+  f = tec_lower_with(s, "f", 2, (te_tensor *const[]){A, C}, &o);
+  ck_assert_str_eq(ir_stmt_str(f->body), ir_stmt_str(tec_lower(s, "f", 2, (te_tensor *const[]){A, C})->body));
+}
+END_TEST
+
+START_TEST(stop_after_refused) {
+  sch_schedule *s = two_stage(8, 8);
+  static const char *const bad[] = {"no_such_pass", "infer_bounds", "slice_vectors", ""};
+  for (int i = 0; i < 4; i++) {
+    tec_lower_options o = {.stop_after = bad[i]};
+    ck_assert_ptr_null(tec_lower_with(s, "f", 2, (te_tensor *const[]){A, C}, &o));
+    const char *e = tec_ctx_error(ctx);
+    tu_assert_contains(e, tec_ctx_printf(ctx, "tec_lower 'f': stop_after '%s' is not a pass of "
+                                              "tec_lower that makes a program; the passes are "
+                                              "'schedule_ops', 'prefetch', 'storage_flatten'",
+                                         bad[i]));
+    const char *list = strstr(e, "the passes are ");
+    tu_assert_contains(list, "'storage_rewrite'");
+    assert_not_contains(list, "slice_vectors"); /* build-time passes cannot be stopped at */
+    assert_not_contains(list, "infer_bounds");  /* nor analyses: they make no program */
+  }
+  /* and a later valid call is not failed by that refusal */
+  ck_assert_ptr_nonnull(tec_lower(s, "f", 2, (te_tensor *const[]){A, C}));
+}
+END_TEST
+
+/* ======== prefetch: its own step ======== */
+
+static const ir_expr *mm_k;
+static te_tensor *mA, *mB;
+static const ir_expr *mm_body(tec_ctx *c, const ir_expr *const *i, void *u) {
+  return te_sum(ir_mul(TE_AT(mA, i[0], mm_k), TE_AT(mB, mm_k, i[1])), 1, &mm_k, NULL);
+}
+
+START_TEST(prefetch_own_step) {
+  mA = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 16, 64));
+  mB = te_placeholder(ctx, "B", TEC_F32, 2, TE_SHAPE(ctx, 64, 32));
+  mm_k = te_reduce_axis_n(ctx, "k", 64);
+  te_tensor *M = te_compute(ctx, &(te_compute_decl){.name = "M", .ndim = 2,
+                                                    .shape = TE_SHAPE(ctx, 16, 32),
+                                                    .body = mm_body});
+  sch_schedule *s = sch_create(ctx, 1, &M);
+  sch_stage *st = sch_stage_of(s, M);
+  sch_iter *k = sch_reduce_axis(st, 0);
+  OK(ctx, sch_reorder(st, 3, (sch_iter *[]){sch_axis(st, 0), k, sch_axis(st, 1)}));
+  OK(ctx, sch_prefetch(st, mB, k, 4));
+  seen sn = {0};
+  tec_lower_options o = {.observe = observe, .user = &sn, .verify = 1};
+  lower_func *f = tec_lower_with(s, "mm", 3, (te_tensor *const[]){mA, mB, M}, &o);
+  ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+  const char *so = after(&sn, "schedule_ops"), *pf = after(&sn, "prefetch");
+  /* schedule_ops only marks the loop; the prefetch pass makes the statements */
+  ck_assert_int_eq(count(so, "attr prefetch_scope"), 1);
+  assert_not_contains(so, "prefetch(");
+  assert_not_contains(pf, "prefetch_scope");
+  /* B's row k + 4, 32 floats: a prefetch per 64-byte line */
+  tu_assert_contains(pf, "for (pf.B.0, (k + 4), ");
+  tu_assert_contains(pf, "prefetch(B[pf.B.0, ");
+  ck_assert_int_eq(count(pf, "prefetch("), 1);
+  tu_assert_contains(ir_stmt_str(f->body), "prefetch(");
+  /* and it computes the product */
+  tec_packed_fn fn = tu_build(ctx, s, "mm", 3, (te_tensor *const[]){mA, mB, M});
+  int64_t sa[2] = {16, 64}, sb[2] = {64, 32}, sm[2] = {16, 32};
+  DLTensor ta = tu_rand_f32(2, sa, 1), tb = tu_rand_f32(2, sb, 2), tm = tu_zeros(TEC_F32, 2, sm);
+  float ref[16 * 32];
+  tu_ref_matmul(tu_f32(&ta), tu_f32(&tb), ref, 16, 32, 64);
+  ck_assert_int_eq(fn((DLTensor *[]){&ta, &tb, &tm}, 3), 0);
+  ck_assert_double_lt(tu_max_err(tu_f32(&tm), ref, 16 * 32), 1e-4);
+  tec_dl_free(&ta), tec_dl_free(&tb), tec_dl_free(&tm);
+}
+END_TEST
+
+/* ======== the verifier ======== */
+
+/* a hand-built function: one float buffer X[n] */
+static lower_func *hand(const ir_stmt *body, te_tensor **x, const ir_expr **xb,
+                        const ir_expr **n) {
+  *n = te_size_var(ctx, "n");
+  *x = te_placeholder(ctx, "X", TEC_F32, 1, n);
+  *xb = ir_var(ctx, "X", TEC_HANDLET, IR_VAR_BUFFER);
+  lower_func *f = tec_ctx_alloc(ctx, sizeof *f);
+  f->ctx = ctx;
+  f->name = "h";
+  f->nargs = 1;
+  f->args = tec_ctx_alloc(ctx, sizeof *f->args);
+  f->arg_bufs = tec_ctx_alloc(ctx, sizeof *f->arg_bufs);
+  f->args[0] = *x;
+  f->arg_bufs[0] = *xb;
+  f->nsize = 1;
+  f->size_vars = tec_ctx_alloc(ctx, sizeof *f->size_vars);
+  f->size_vars[0] = *n;
+  f->body = body;
+  return f;
+}
+
+START_TEST(verify_good_and_broken) {
+  te_tensor *X;
+  const ir_expr *xb, *n;
+  lower_func *f = hand(NULL, &X, &xb, &n);
+  const ir_expr *i = ir_var(ctx, "i", TEC_INDEX, IR_VAR_INDEX);
+  const ir_expr *j = ir_var(ctx, "j", TEC_INDEX, IR_VAR_INDEX);
+  const ir_expr *T = ir_var(ctx, "T", TEC_HANDLET, IR_VAR_BUFFER);
+  const ir_expr *one = ir_float(ctx, 1), *zero = ir_int(ctx, 0);
+  lower_verify_what flat = {.flat = 1, .sizes = 1}, tensors = {0};
+  /* good: for i in [0, n): X[i] = X[i] + 1, with a temporary T */
+  const ir_stmt *good = ir_allocate(T, TEC_F32, ir_int(ctx, 4), ir_for(i, zero, n, IR_FOR_SERIAL,
+      ir_store(xb, i, ir_add(ir_load(TEC_F32, xb, i, NULL), one), NULL)));
+  ck_assert_int_eq(lower_verify(f, good, "p", &flat), 0);
+  ck_assert_ptr_null(tec_ctx_error(ctx));
+  struct { const ir_stmt *s; const lower_verify_what *w; const char *msg; } bad[] = {
+      /* j bound nowhere */
+      {ir_for(i, zero, n, IR_FOR_SERIAL, ir_store(xb, j, one, NULL)), &flat,
+       "variable is used outside the loop, let or reduction that binds it ('j')"},
+      /* i used after its loop */
+      {ir_seq2(ir_for(i, zero, n, IR_FOR_SERIAL, ir_store(xb, i, one, NULL)),
+               ir_store(xb, i, one, NULL)), &flat,
+       "variable is used outside the loop, let or reduction that binds it ('i')"},
+      /* T never allocated */
+      {ir_for(i, zero, n, IR_FOR_SERIAL, ir_store(T, i, one, NULL)), &flat,
+       "buffer is neither an argument nor allocated around its use ('T')"},
+      /* T read after its allocation ended */
+      {ir_seq2(ir_allocate(T, TEC_F32, ir_int(ctx, 4), ir_store(T, zero, one, NULL)),
+               ir_store(xb, zero, ir_load(TEC_F32, T, zero, NULL), NULL)), &flat,
+       "buffer is neither an argument nor allocated around its use ('T')"},
+      /* negative constant extent */
+      {ir_for(i, zero, ir_int(ctx, -3), IR_FOR_SERIAL, ir_store(xb, i, one, NULL)), &flat,
+       "a loop extent is missing or a negative constant"},
+      {ir_allocate(T, TEC_F32, ir_int(ctx, -1), ir_store(T, zero, one, NULL)), &flat,
+       "an allocation size is missing or a negative constant"},
+      /* a tensor access after flattening */
+      {ir_for(i, zero, n, IR_FOR_SERIAL, ir_store(xb, i, ir_read(ctx, X, 1, &i), NULL)), &flat,
+       "a tensor READ is left after storage_flatten ('X')"},
+      {ir_provide(X, 1, &zero, one), &flat, "a PROVIDE is left after storage_flatten ('X')"},
+      /* a size variable no argument binds */
+      {ir_for(i, zero, te_size_var(ctx, "m"), IR_FOR_SERIAL, ir_store(xb, i, one, NULL)), &flat,
+       "size variable is not one of the function's ('m')"},
+  };
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    tec_ctx_error_rollback(ctx, 0); /* the ctx keeps the first error: start each case clean */
+    ck_assert_ptr_nonnull(bad[k].s);
+    ck_assert_int_eq(lower_verify(f, bad[k].s, "some_pass", bad[k].w), -1);
+    ck_assert_int_eq(tec_ctx_error_kind(ctx), TEC_ERR_INTERNAL);
+    tu_assert_contains(tec_ctx_error(ctx), "internal error: the program of 'h' is malformed "
+                                           "after pass 'some_pass': ");
+    tu_assert_contains(tec_ctx_error(ctx), bad[k].msg);
+  }
+  /* before flattening: a tensor outside its realize, unless it is an argument */
+  te_tensor *Y = te_placeholder(ctx, "Y", TEC_F32, 1, &n);
+  const ir_expr *mn[2] = {zero, n};
+  const ir_stmt *rd = ir_provide(X, 1, &zero, ir_read(ctx, Y, 1, &zero));
+  tec_ctx_error_rollback(ctx, 0);
+  ck_assert_int_eq(lower_verify(f, rd, "p", &tensors), -1);
+  tu_assert_contains(tec_ctx_error(ctx), "tensor is read outside its realize and is no argument "
+                                         "('Y')");
+  ck_assert_int_eq(lower_verify(f, ir_realize(Y, 1, mn, rd), "p", &tensors), 0);
+  /* size variables are checked only once check_sizes has run (it reports them to the user) */
+  const ir_stmt *m = ir_for(i, zero, te_size_var(ctx, "m"), IR_FOR_SERIAL, ir_store(xb, i, one, NULL));
+  lower_verify_what early = {.flat = 1};
+  ck_assert_int_eq(lower_verify(f, m, "p", &early), 0);
+}
+END_TEST
+
+/* A program that is broken when it reaches tec_build is caught by the verifier before codegen
+ * when verification is on, naming the build-time pass. */
+START_TEST(verify_at_build) {
+  te_tensor *X;
+  const ir_expr *xb, *n;
+  const ir_expr *i = ir_var(ctx, "i", TEC_INDEX, IR_VAR_INDEX);
+  const ir_expr *j = ir_var(ctx, "j", TEC_INDEX, IR_VAR_INDEX);
+  lower_func *f = hand(NULL, &X, &xb, &n);
+  f->body = ir_for(i, ir_int(ctx, 0), n, IR_FOR_SERIAL, ir_store(xb, j, ir_float(ctx, 1), NULL));
+  tec_lower_options o = {.verify = 1};
+  f->options = &o;
+  ck_assert_ptr_null(tec_build(ctx, 1, &f, NULL));
+  tu_assert_contains(tec_ctx_error(ctx), "the program of 'h' is malformed after pass "
+                                         "'unroll_rest': variable is used outside");
+}
+END_TEST
+
+/* Verification on over schedules that exercise most passes: they all verify. */
+static const ir_expr *blur(tec_ctx *c, const ir_expr *const *i, void *u) {
+  te_tensor *in = u;
+  const ir_expr *j1 = ir_add(i[1], ir_int(c, 1));
+  return ir_add(TE_AT(in, i[0], i[1]), TE_AT(in, i[0], j1));
+}
+START_TEST(verify_schedules) {
+  for (int variant = 0; variant < 4; variant++) {
+    A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 37, 51));
+    B = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 2, .shape = TE_SHAPE(ctx, 37, 50),
+                                           .body = blur, .user = A});
+    C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2, .shape = B->shape,
+                                           .body = times_two, .user = B});
+    sch_schedule *s = sch_create(ctx, 1, &C);
+    sch_stage *sc = sch_stage_of(s, C), *sb = sch_stage_of(s, B);
+    sch_iter *io, *ii, *jo, *ji;
+    OK(ctx, sch_split(sc, sch_axis(sc, 1), 16, &jo, &ji)); /* a tail */
+    if (variant >= 1) OK(ctx, sch_compute_at(sb, sc, jo));
+    if (variant >= 2) OK(ctx, sch_vectorize(sc, ji));
+    if (variant >= 3) {
+      OK(ctx, sch_split(sc, sch_axis(sc, 0), 4, &io, &ii));
+      OK(ctx, sch_parallel(sc, io));
+      OK(ctx, sch_unroll(sc, ii));
+    }
+    seen sn = {0};
+    tec_lower_options o = {.observe = observe, .user = &sn, .verify = 1};
+    lower_func *f = tec_lower_with(s, "v", 2, (te_tensor *const[]){A, C}, &o);
+    ck_assert_msg(f != NULL, "variant %d: %s", variant, tec_ctx_error(ctx));
+    ck_assert_int_eq(sn.n, 11);
+    tec_module *m = tec_build(ctx, 1, &f, NULL);
+    ck_assert_msg(m != NULL, "variant %d: %s", variant, tec_ctx_error(ctx));
+    ck_assert_int_eq(sn.n, 13); /* unroll_rest and slice_vectors, observed at build */
+    ck_assert_str_eq(sn.pass[11], "unroll_rest");
+    ck_assert_str_eq(sn.pass[12], "slice_vectors");
+    int64_t sa[2] = {37, 51}, sc2[2] = {37, 50};
+    DLTensor ta = tu_rand_f32(2, sa, 3), tc = tu_zeros(TEC_F32, 2, sc2);
+    ck_assert_int_eq(tec_module_get(m, "v")((DLTensor *[]){&ta, &tc}, 2), 0);
+    for (int r = 0; r < 37; r++)
+      for (int c = 0; c < 50; c++)
+        ck_assert_float_eq_tol(tu_f32(&tc)[r * 50 + c],
+                               2 * (tu_f32(&ta)[r * 51 + c] + tu_f32(&ta)[r * 51 + c + 1]), 1e-5);
+    tec_dl_free(&ta), tec_dl_free(&tc);
+  }
+}
+END_TEST
+
+/* ======== build-time passes ======== */
+
+/* A 48-lane vectorized loop: slice_vectors (a lowering pass now, run for the target at
+ * build) cuts each 48-lane store into native-width ones; the observer sees it. */
+START_TEST(slice_vectors_at_build) {
+  A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 4, 48));
+  C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2, .shape = A->shape,
+                                         .body = times_two, .user = A});
+  sch_schedule *s = sch_create(ctx, 1, &C);
+  sch_stage *sc = sch_stage_of(s, C);
+  OK(ctx, sch_vectorize(sc, sch_axis(sc, 1)));
+  seen sn = {0};
+  tec_lower_options o = {.observe = observe, .user = &sn};
+  lower_func *f = tec_lower_with(s, "w", 2, (te_tensor *const[]){A, C}, &o);
+  ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+  tu_assert_contains(ir_stmt_str(f->body), "ramp((i*48), 1, 48)");
+  tec_module *m = tec_build(ctx, 1, &f, NULL);
+  ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
+  int native = tec_target_vector_bits(ctx, NULL) / 32;
+  const char *sl = after(&sn, "slice_vectors");
+  if (native < 48 && native > 1) {
+    ck_assert_int_eq(count(sl, "C["), 48 / native);
+    tu_assert_contains(sl, tec_ctx_printf(ctx, "ramp((i*48), 1, %d)", native));
+    assert_not_contains(sl, ", 1, 48)");
+  }
+  /* the lowered function itself is unchanged: it can be built for another target */
+  tu_assert_contains(ir_stmt_str(f->body), "ramp((i*48), 1, 48)");
+  char *ir = tu_emit_text(ctx, f, "llvm -mtriple=aarch64-linux-gnu", TEC_EMIT_LLVM_IR);
+  ck_assert_ptr_null(strstr(ir, "<48 x float>"));
+  tu_assert_contains(ir, "<4 x float>");
+  free(ir);
+  int64_t sh[2] = {4, 48};
+  DLTensor ta = tu_rand_f32(2, sh, 5), tc = tu_zeros(TEC_F32, 2, sh);
+  ck_assert_int_eq(tec_module_get(m, "w")((DLTensor *[]){&ta, &tc}, 2), 0);
+  for (int k = 0; k < 4 * 48; k++) ck_assert_float_eq(tu_f32(&tc)[k], 2 * tu_f32(&ta)[k]);
+  tec_dl_free(&ta), tec_dl_free(&tc);
+}
+END_TEST
+
+/* A hand-built unrolled loop reaches tec_build: the build-time unroll_rest pass unrolls it
+ * (codegen has no unroller of its own). */
+START_TEST(unroll_rest_at_build) {
+  te_tensor *X;
+  const ir_expr *xb, *n;
+  lower_func *f = hand(NULL, &X, &xb, &n);
+  const ir_expr *i = ir_var(ctx, "i", TEC_INDEX, IR_VAR_INDEX);
+  f->body = ir_for(i, ir_int(ctx, 0), ir_int(ctx, 3), IR_FOR_UNROLLED,
+                   ir_store(xb, i, ir_cast(TEC_F32, ir_mul(i, i)), NULL));
+  seen sn = {0};
+  tec_lower_options o = {.observe = observe, .user = &sn, .verify = 1};
+  f->options = &o;
+  tec_module *m = tec_build(ctx, 1, &f, NULL);
+  ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
+  const char *u = after(&sn, "unroll_rest");
+  assert_not_contains(u, "for (");
+  ck_assert_int_eq(count(u, "X["), 3);
+  int64_t len = 3;
+  DLTensor tx = tu_zeros(TEC_F32, 1, &len);
+  ck_assert_int_eq(tec_module_get(m, "h")((DLTensor *[]){&tx}, 1), 0);
+  for (int k = 0; k < 3; k++) ck_assert_float_eq(tu_f32(&tx)[k], (float)(k * k));
+  tec_dl_free(&tx);
+}
+END_TEST
+
+static Suite *pipeline_suite(void) {
+  Suite *s = suite_create("pipeline");
+  TCase *t = tcase_create("table");
+  tcase_add_checked_fixture(t, setup, teardown);
+  tcase_add_test(t, table_order);
+  tcase_add_test(t, observer_sees_every_step);
+  tcase_add_test(t, observer_split_functions);
+  tcase_add_test(t, stop_after_pass);
+  tcase_add_test(t, stop_after_refused);
+  tcase_add_test(t, prefetch_own_step);
+  suite_add_tcase(s, t);
+  TCase *v = tcase_create("verify");
+  tcase_add_checked_fixture(v, setup, teardown);
+  tcase_add_test(v, verify_good_and_broken);
+  tcase_add_test(v, verify_at_build);
+  tcase_add_test(v, verify_schedules);
+  suite_add_tcase(s, v);
+  TCase *b = tcase_create("build");
+  tcase_add_checked_fixture(b, setup, teardown);
+  tcase_add_test(b, slice_vectors_at_build);
+  tcase_add_test(b, unroll_rest_at_build);
+  suite_add_tcase(s, b);
+  return s;
+}
+
+int main(void) { return tu_run(pipeline_suite()); }
