@@ -8,11 +8,10 @@
  * a parallel loop's body is
  * outlined into a function that tec_rt_parallel_for runs on the thread pool
  * (codegen_parallel.c).
- * ATTR and PRODUCE only annotate: their bodies are emitted as they are, except
- * "pragma_parallel_launch_point", whose body becomes a launch region, and
- * "pragma_parallel_dynamic", whose parallel loop is shared out in dynamic chunks
- * (codegen_parallel.c);
- * inside one, cg_launch_wants picks the statements that region rules apply to.
+ * ATTR and PRODUCE only annotate: their bodies are emitted as they are, except the launch
+ * markers lower/launch_regions.c leaves ("launch_region": outlined and run on every thread;
+ * "launch_task0", "launch_sync") and "pragma_parallel_dynamic", whose parallel loop is shared
+ * out in dynamic chunks (codegen_parallel.c).
  */
 #include <string.h>
 #include "codegen_llvm/codegen.h"
@@ -97,7 +96,6 @@ static int cg_if(cg_func *f, const ir_stmt *s) {
 int cg_stmt(cg_func *f, const ir_stmt *s) {
   if (f->failed) return -1;
   if (!s) return 0; /* an empty body */
-  if (f->launch && cg_launch_wants(f, s)) return cg_launch_stmt(f, s);
   switch (s->kind) {
   case IR_S_FOR: return cg_for(f, s);
   case IR_S_STORE: return cg_store(f, s);
@@ -117,8 +115,11 @@ int cg_stmt(cg_func *f, const ir_stmt *s) {
     return rc;
   }
   case IR_S_ATTR:
-    if (s->name && strcmp(s->name, "pragma_parallel_launch_point") == 0)
-      return cg_launch_point(f, s);
+    if (s->name && strcmp(s->name, "launch_region") == 0) return cg_launch_point(f, s);
+    if (s->name && strcmp(s->name, "launch_task0") == 0) return cg_launch_task0(f, s);
+    if (s->name && strcmp(s->name, "launch_sync") == 0) return cg_launch_sync(f, s);
+    if (s->name && strcmp(s->name, "pragma_parallel_launch_point") == 0) /* launch_regions */
+      return cg_internal(f, "a parallel_launch_point reached codegen undecided"), -1;
     if (s->name && strcmp(s->name, "pragma_parallel_dynamic") == 0)
       return cg_parallel_dynamic(f, s);
     return cg_stmt(f, s->body);

@@ -117,6 +117,10 @@ const ir_stmt *lower_for_target(const lower_func *f, const lower_target *t, cons
  * stores (slice_vectors.c). */
 const ir_stmt *lower_slice_vectors(tec_ctx *ctx, const ir_stmt *body, int vector_bits);
 
+/* parallel_launch_point regions as IR (launch_regions.c): launch_region, launch_sync,
+ * launch_task0 and launch_per_task markers; refusals name `who`. NULL with an error. */
+const ir_stmt *lower_launch_regions(const lower_func *f, const ir_stmt *body, const char *who);
+
 /* ---- the structural IR verifier (verify.c), run between passes ---- */
 typedef struct lower_verify_what {
   int flat;    /* after storage_flatten: no tensor accesses, every buffer declared */

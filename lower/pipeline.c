@@ -22,6 +22,7 @@ typedef struct lower_pipe {
   lower_func *f;               /* FUNC, BUILD: the function */
   const ir_stmt *body;         /* FUNC, BUILD: its program so far */
   const lower_target *target;  /* BUILD */
+  const char *who;             /* BUILD: the API call, for messages */
   lower_verify_what vw;        /* what the verifier may require by now */
 } lower_pipe;
 
@@ -57,6 +58,10 @@ static int p_slice(lower_pipe *p) {
   return 0;
 }
 
+static int p_launch(lower_pipe *p) {
+  return (p->body = lower_launch_regions(p->f, p->body, p->who)) ? 0 : -1;
+}
+
 static const lower_pass passes[] = {
   {"inline", p_inline, DECL, 0},            /* first: every later pass reads inlined bodies */
   {"plan_precompute", p_plan, DECL, 0},     /* the prepare/run split, over inlined bodies */
@@ -75,6 +80,7 @@ static const lower_pass passes[] = {
   {"storage_rewrite", p_rewrite, FUNC, 1},  /* last: merges what partition/unroll copied */
   {"unroll_rest", p_unroll, BUILD, 1},      /* unrolled loops a hand-built program kept */
   {"slice_vectors", p_slice, BUILD, 1},     /* needs the target's vector width */
+  {"launch_regions", p_launch, BUILD, 1},   /* task 0, barriers, per-task buffers */
 };
 enum { NPASS = sizeof passes / sizeof passes[0] };
 
@@ -257,7 +263,7 @@ const ir_stmt *lower_for_target(const lower_func *f, const lower_target *t, cons
     return NULL;
   }
   unsigned long errors_before = tec_ctx_error_count(ctx);
-  lower_pipe p = {.f = (lower_func *)f, .body = f->body, .target = t,
+  lower_pipe p = {.f = (lower_func *)f, .body = f->body, .target = t, .who = who,
                   .vw = {.flat = 1, .sizes = 1}};
   p.ls.ctx = ctx;
   tec_lower_options o = f->options ? *f->options : (tec_lower_options){0};

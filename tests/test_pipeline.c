@@ -70,7 +70,7 @@ START_TEST(table_order) {
   static const char *const want[] = {
       "schedule_ops", "prefetch", "storage_flatten", "guard_loads", "simplify",
       "loop_partition", "partition simplify", "vectorize", "unroll", "unroll simplify",
-      "storage_rewrite", "unroll_rest", "slice_vectors"};
+      "storage_rewrite", "unroll_rest", "slice_vectors", "launch_regions"};
   int k = 0, ir, at_build, analyses = 0;
   const char *n;
   for (int i = 0; (n = tec_lower_pass_name(i, &ir, &at_build)); i++) {
@@ -79,12 +79,12 @@ START_TEST(table_order) {
       ck_assert_int_eq(at_build, 0);
       continue;
     }
-    ck_assert_int_lt(k, 13);
+    ck_assert_int_lt(k, 14);
     ck_assert_str_eq(n, want[k]);
     ck_assert_int_eq(at_build, k >= 11);
     k++;
   }
-  ck_assert_int_eq(k, 13);
+  ck_assert_int_eq(k, 14);
   ck_assert_int_eq(analyses, 4); /* inline, plan_precompute, infer_bounds, check_sizes */
   ck_assert_ptr_null(tec_lower_pass_name(-1, NULL, NULL));
 }
@@ -384,9 +384,10 @@ START_TEST(verify_schedules) {
     ck_assert_int_eq(sn.n, 11);
     tec_module *m = tec_build(ctx, 1, &f, NULL);
     ck_assert_msg(m != NULL, "variant %d: %s", variant, tec_ctx_error(ctx));
-    ck_assert_int_eq(sn.n, 13); /* unroll_rest and slice_vectors, observed at build */
+    ck_assert_int_eq(sn.n, 14); /* the build-time passes, observed at build */
     ck_assert_str_eq(sn.pass[11], "unroll_rest");
     ck_assert_str_eq(sn.pass[12], "slice_vectors");
+    ck_assert_str_eq(sn.pass[13], "launch_regions");
     int64_t sa[2] = {37, 51}, sc2[2] = {37, 50};
     DLTensor ta = tu_rand_f32(2, sa, 3), tc = tu_zeros(TEC_F32, 2, sc2);
     ck_assert_int_eq(tec_module_get(m, "v")((DLTensor *[]){&ta, &tc}, 2), 0);
@@ -463,6 +464,90 @@ START_TEST(unroll_rest_at_build) {
 }
 END_TEST
 
+/* A launch region, hand-built so every kind of statement is in it (X[3], Y[8] zeroed):
+ *   launch_point: for (k, 0, 3) {
+ *     X[0] = X[0] + 1                          shared store: task 0, then a barrier
+ *     allocate P[1] {                          per task
+ *       for (q, 0, 1) { P[0] = k; X[2] = X[2] + P[0] }   every task; X's store in task 0
+ *       for (j, 0, 8) parallel { Y[j] = Y[j] + X[0] }     a chunk per task, then a barrier
+ *     } }
+ * X = {3, 0, 0 + 1 + 2}, Y[j] = 1 + 2 + 3 with any number of threads. */
+START_TEST(launch_regions_as_ir) {
+  const ir_expr *s3 = ir_int(ctx, 3), *s8 = ir_int(ctx, 8), *zero = ir_int(ctx, 0);
+  te_tensor *X = te_placeholder(ctx, "X", TEC_F32, 1, &s3);
+  te_tensor *Y = te_placeholder(ctx, "Y", TEC_F32, 1, &s8);
+  const ir_expr *xb = ir_var(ctx, "X", TEC_HANDLET, IR_VAR_BUFFER);
+  const ir_expr *yb = ir_var(ctx, "Y", TEC_HANDLET, IR_VAR_BUFFER);
+  const ir_expr *pb = ir_var(ctx, "P", TEC_HANDLET, IR_VAR_BUFFER);
+  const ir_expr *k = ir_var(ctx, "k", TEC_INDEX, IR_VAR_INDEX);
+  const ir_expr *q = ir_var(ctx, "q", TEC_INDEX, IR_VAR_INDEX);
+  const ir_expr *j = ir_var(ctx, "j", TEC_INDEX, IR_VAR_INDEX);
+  const ir_expr *two = ir_int(ctx, 2), *x0 = ir_load(TEC_F32, xb, zero, NULL);
+  const ir_stmt *inc = ir_store(xb, zero, ir_add(x0, ir_float(ctx, 1)), NULL);
+  const ir_stmt *guard_items[2] = {
+      ir_store(pb, zero, ir_cast(TEC_F32, k), NULL),
+      ir_store(xb, two, ir_add(ir_load(TEC_F32, xb, two, NULL), ir_load(TEC_F32, pb, zero, NULL)),
+               NULL)};
+  const ir_stmt *pitems[2] = {
+      ir_for(q, zero, ir_int(ctx, 1), IR_FOR_SERIAL, ir_seq(ctx, 2, guard_items)),
+      ir_for(j, zero, s8, IR_FOR_PARALLEL,
+             ir_store(yb, j, ir_add(ir_load(TEC_F32, yb, j, NULL), x0), NULL))};
+  const ir_stmt *kitems[2] = {inc, ir_allocate(pb, TEC_F32, ir_int(ctx, 1), ir_seq(ctx, 2, pitems))};
+  const ir_stmt *body = ir_attr("pragma_parallel_launch_point", NULL,
+                                ir_for(k, zero, s3, IR_FOR_SERIAL, ir_seq(ctx, 2, kitems)));
+  lower_func *f = tec_ctx_alloc(ctx, sizeof *f);
+  *f = (lower_func){.ctx = ctx, .name = "lr", .nargs = 2,
+                    .args = (te_tensor *[]){X, Y}, .arg_bufs = (const ir_expr *[]){xb, yb},
+                    .body = body};
+  seen sn = {0};
+  tec_lower_options o = {.observe = observe, .user = &sn, .verify = 1};
+  f->options = &o;
+  tec_module *m = tec_build(ctx, 1, &f, NULL);
+  ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
+  const char *lr = after(&sn, "launch_regions");
+  assert_not_contains(lr, "pragma_parallel_launch_point");
+  ck_assert_int_eq(count(lr, "// attr launch_region\n"), 1);
+  ck_assert_int_eq(count(lr, "// attr launch_sync\n"), 3);  /* task-0 group, guard, loop */
+  ck_assert_int_eq(count(lr, "// attr launch_task0\n"), 2); /* X[0]'s store, X[2]'s */
+  ck_assert_int_eq(count(lr, "// attr launch_per_task\n"), 1);
+  /* the order: the task-0 store, then P's loop, then the chunked loop */
+  const char *t0 = strstr(lr, "// attr launch_task0\n"), *pt = strstr(lr, "launch_per_task");
+  const char *par = strstr(lr, ") parallel {");
+  ck_assert_msg(t0 && pt && par && t0 < pt && pt < par, "%s", lr);
+  /* the function is unchanged: the decisions are made per build */
+  assert_not_contains(ir_stmt_str(f->body), "launch_sync");
+  static const int threads[] = {1, 2, 3};
+  for (int t = 0; t < 3; t++) {
+    tec_rt_set_num_threads(threads[t]);
+    int64_t n3 = 3, n8 = 8;
+    DLTensor tx = tu_zeros(TEC_F32, 1, &n3), ty = tu_zeros(TEC_F32, 1, &n8);
+    ck_assert_int_eq(tec_module_get(m, "lr")((DLTensor *[]){&tx, &ty}, 2), 0);
+    ck_assert_float_eq(tu_f32(&tx)[0], 3);
+    ck_assert_float_eq(tu_f32(&tx)[1], 0);
+    ck_assert_float_eq(tu_f32(&tx)[2], 3);
+    for (int q2 = 0; q2 < 8; q2++) ck_assert_float_eq(tu_f32(&ty)[q2], 6);
+    tec_dl_free(&tx), tec_dl_free(&ty);
+  }
+  /* a per-task buffer written inside the parallel loop: refused at build, by name */
+  const ir_stmt *bad_par = ir_for(j, zero, s8, IR_FOR_PARALLEL,
+                                  ir_store(pb, zero, ir_cast(TEC_F32, j), NULL));
+  f->body = ir_attr("pragma_parallel_launch_point", NULL,
+                    ir_for(k, zero, s3, IR_FOR_SERIAL,
+                           ir_allocate(pb, TEC_F32, ir_int(ctx, 1), bad_par)));
+  ck_assert_ptr_null(tec_build(ctx, 1, &f, NULL));
+  tu_assert_contains(tec_ctx_error(ctx), "tec_build 'lr': pragma parallel_launch_point on loop "
+                                         "'k': buffer 'P' is allocated inside the marked loop "
+                                         "but outside parallel loop 'j', which writes it");
+  /* no parallel loop: the pragma is dropped, plain code */
+  sn.n = 0;
+  f->body = ir_attr("pragma_parallel_launch_point", NULL, ir_for(k, zero, s3, IR_FOR_SERIAL, inc));
+  m = tec_build(ctx, 1, &f, NULL);
+  ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
+  assert_not_contains(after(&sn, "launch_regions"), "launch");
+  ck_assert_ptr_null(strstr(tec_module_llvm_ir(m), "tec_rt_parallel_launch"));
+}
+END_TEST
+
 static Suite *pipeline_suite(void) {
   Suite *s = suite_create("pipeline");
   TCase *t = tcase_create("table");
@@ -484,6 +569,7 @@ static Suite *pipeline_suite(void) {
   tcase_add_checked_fixture(b, setup, teardown);
   tcase_add_test(b, slice_vectors_at_build);
   tcase_add_test(b, unroll_rest_at_build);
+  tcase_add_test(b, launch_regions_as_ir);
   suite_add_tcase(s, b);
   return s;
 }
