@@ -137,6 +137,9 @@ typedef struct cg_func {
   int vector_fma;             /* cg_target.vector_fma: vector x*y+z as llvm.fma */
   int vector_bits;            /* cg_target.vector_bits: wider stores are sliced to this */
   int lane_fma;               /* cg_target.lane_fma: broadcasts of loads as group load + lane */
+  /* emitting the checked entry (entry.c), else NULL */
+  LLVMValueRef dl_args, dl_nargs, raw, entry_rc;
+  LLVMTypeRef raw_ty, dl_type;
 } cg_func;
 
 
@@ -197,8 +200,12 @@ int cg_launch_point(cg_func *f, const ir_stmt *s);
 /* ATTRs "launch_task0" (body in task 0 only) and "launch_sync" (body, then a barrier). */
 int cg_launch_task0(cg_func *f, const ir_stmt *s);
 int cg_launch_sync(cg_func *f, const ir_stmt *s);
-/* entry.c: the checked DLTensor entry that calls raw (of type raw_ty). */
-int cg_entry_build(cg_func *f, LLVMValueRef raw, LLVMTypeRef raw_ty);
+/* entry.c: the checked DLTensor entry that calls raw (of type raw_ty): the program
+ * lower/entry_checks.c made (asserts over dl_arg reads), then the call. */
+int cg_entry_build(cg_func *f, LLVMValueRef raw, LLVMTypeRef raw_ty, const ir_stmt *prog);
+LLVMValueRef cg_dl_arg(cg_func *f, const ir_expr *e);   /* a dl_arg call */
+int cg_assert(cg_func *f, const ir_stmt *s);             /* an ASSERT */
+int cg_entry_call(cg_func *f);                           /* ATTR entry_call */
 
 /* ---- optimize.c ---- */
 /* Verifies the module, sets target-cpu/target-features on every function and runs

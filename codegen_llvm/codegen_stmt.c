@@ -115,6 +115,7 @@ int cg_stmt(cg_func *f, const ir_stmt *s) {
     return rc;
   }
   case IR_S_ATTR:
+    if (s->name && strcmp(s->name, "entry_call") == 0) return cg_entry_call(f);
     if (s->name && strcmp(s->name, "launch_region") == 0) return cg_launch_point(f, s);
     if (s->name && strcmp(s->name, "launch_task0") == 0) return cg_launch_task0(f, s);
     if (s->name && strcmp(s->name, "launch_sync") == 0) return cg_launch_sync(f, s);
@@ -125,6 +126,7 @@ int cg_stmt(cg_func *f, const ir_stmt *s) {
     return cg_stmt(f, s->body);
   case IR_S_PRODUCE: return cg_stmt(f, s->body);
   case IR_S_EVALUATE: return s->a && !cg_expr(f, s->a) ? -1 : 0;
+  case IR_S_ASSERT: return cg_assert(f, s);
   case IR_S_PROVIDE:
   case IR_S_REALIZE:
     return cg_internal(f, "a %s of tensor '%s' reached codegen (storage flattening should have "

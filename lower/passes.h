@@ -111,8 +111,13 @@ typedef struct lower_target {
   int vector_bits;  /* native SIMD width in bits (32: no SIMD) */
 } lower_target;
 /* f's program ready for code generation for t: the pipeline's build-time passes (pipeline.c)
- * over f->body. NULL with an error in f->ctx. `who` names the API call for messages. */
-const ir_stmt *lower_for_target(const lower_func *f, const lower_target *t, const char *who);
+ * over f->body; *entry receives the checked entry's program (entry_checks.c). NULL with an
+ * error in f->ctx. `who` names the API call for messages. */
+const ir_stmt *lower_for_target(const lower_func *f, const lower_target *t, const char *who,
+                                const ir_stmt **entry);
+/* The checked DLTensor entry of f as asserts over dl_arg reads, size variables bound by lets,
+ * ending in `attr entry_call` (the call of the raw kernel). */
+const ir_stmt *lower_entry_checks(const lower_func *f, const char *who);
 /* Stores wider than vector_bits whose lane count is not a power of two become native-width
  * stores (slice_vectors.c). */
 const ir_stmt *lower_slice_vectors(tec_ctx *ctx, const ir_stmt *body, int vector_bits);

@@ -6,8 +6,8 @@
  * for a target (BUILD, lower_for_target). Passes marked IR turn a program into a program:
  * TEC_DUMP_IR=1 prints the program after each (TEC_DUMP_IR=<word>: after those whose name
  * contains <word>), tec_lower_options.observe sees each, stop_after may name one, and the
- * verifier (verify.c) checks each result when asked (options, TEC_VERIFY_IR=1) and in builds
- * without NDEBUG. */
+ * verifier (verify.c) checks each result when asked (options, TEC_VERIFY_IR=1), and those of
+ * tec_lower in builds without NDEBUG. */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +21,7 @@ typedef struct lower_pipe {
   lower_split_plan plan;       /* DECL: the prepare/run split */
   lower_func *f;               /* FUNC, BUILD: the function */
   const ir_stmt *body;         /* FUNC, BUILD: its program so far */
+  const ir_stmt *entry;        /* BUILD: the checked entry's program (entry_checks) */
   const lower_target *target;  /* BUILD */
   const char *who;             /* BUILD: the API call, for messages */
   lower_verify_what vw;        /* what the verifier may require by now */
@@ -31,7 +32,7 @@ typedef struct lower_pass {
   const char *name;
   int (*run)(lower_pipe *p);   /* 0, or -1: failed (with an error) */
   lower_phase phase;
-  int ir;                      /* program in, program out */
+  int ir;                      /* program in, program out: 1 the body, 2 the entry's */
 } lower_pass;
 
 static int p_inline(lower_pipe *p) { return lower_inline(&p->ls); }
@@ -62,6 +63,10 @@ static int p_launch(lower_pipe *p) {
   return (p->body = lower_launch_regions(p->f, p->body, p->who)) ? 0 : -1;
 }
 
+static int p_entry(lower_pipe *p) {
+  return (p->entry = lower_entry_checks(p->f, p->who)) ? 0 : -1;
+}
+
 static const lower_pass passes[] = {
   {"inline", p_inline, DECL, 0},            /* first: every later pass reads inlined bodies */
   {"plan_precompute", p_plan, DECL, 0},     /* the prepare/run split, over inlined bodies */
@@ -71,7 +76,7 @@ static const lower_pass passes[] = {
   {"storage_flatten", p_flatten, FUNC, 1},  /* needs every tensor placed (schedule_ops) */
   {"guard_loads", p_guard, FUNC, 1},        /* needs loads (flattened); before vectorize */
   {"check_sizes", p_sizes, FUNC, 0},        /* every size var an argument's extent */
-  {"simplify", p_simplify, FUNC, 1},        /* folds the indices 2-3 built, proven guards */
+  {"simplify", p_simplify, FUNC, 1},        /* folds the indices built above, proven guards */
   {"loop_partition", p_partition, FUNC, 1}, /* needs simplify's canonical `e < n` */
   {"partition simplify", p_simplify, FUNC, 1}, /* folds split points, newly proven guards */
   {"vectorize", p_vectorize, FUNC, 1},      /* after partition: a guard would scalarize */
@@ -81,30 +86,30 @@ static const lower_pass passes[] = {
   {"unroll_rest", p_unroll, BUILD, 1},      /* unrolled loops a hand-built program kept */
   {"slice_vectors", p_slice, BUILD, 1},     /* needs the target's vector width */
   {"launch_regions", p_launch, BUILD, 1},   /* task 0, barriers, per-task buffers */
+  {"entry_checks", p_entry, BUILD, 2},      /* the DLTensor entry's asserts (own program) */
 };
 enum { NPASS = sizeof passes / sizeof passes[0] };
 
-static void dump(const char *fname, const char *pass, const ir_stmt *s);
-static int verify_on(const tec_lower_options *o);
+static void dump(const char *pass, const ir_stmt *s);
+static int verify_on(const tec_lower_options *o, lower_phase phase);
 
 /* Runs the passes of `phase` in order (up to the one named stop, if any). */
 static int run_passes(lower_pipe *p, lower_phase phase, const tec_lower_options *o) {
-  tec_ctx *ctx = p->ls.ctx;
   for (int i = 0; i < NPASS; i++) {
     const lower_pass *ps = &passes[i];
     if (ps->phase != phase) continue;
     if (ps->run(p)) return -1;
     if (ps->ir) {
-      dump(p->f->name, ps->name, p->body);
-      if (o && o->observe) o->observe(o->user, p->f, ps->name, p->body);
-      if (p->body && verify_on(o) && lower_verify(p->f, p->body, ps->name, &p->vw)) return -1;
+      const ir_stmt *out = ps->ir == 2 ? p->entry : p->body;
+      dump(ps->name, out);
+      if (o && o->observe) o->observe(o->user, p->f, ps->name, out);
+      if (out && verify_on(o, phase) && lower_verify(p->f, out, ps->name, &p->vw)) return -1;
     }
     if (o && o->stop_after && strcmp(o->stop_after, ps->name) == 0) {
       p->f->stopped_after = ps->name;
       break;
     }
   }
-  (void)ctx;
   return 0;
 }
 
@@ -115,20 +120,23 @@ const char *tec_lower_pass_name(int i, int *ir, int *at_build) {
   return passes[i].name;
 }
 
-static int verify_on(const tec_lower_options *o) {
-#ifndef NDEBUG
-  return 1;
-#else
+/* Asked for, or a build without NDEBUG lowering (not building: a hand-built program given to
+ * tec_build is verified only on request, so codegen's own checks of it stay testable). */
+static int verify_on(const tec_lower_options *o, lower_phase phase) {
   const char *e = getenv("TEC_VERIFY_IR");
-  return (o && o->verify) || (e && strcmp(e, "1") == 0);
+  if ((o && o->verify) || (e && strcmp(e, "1") == 0)) return 1;
+#ifndef NDEBUG
+  return phase != BUILD;
+#else
+  (void)phase;
+  return 0;
 #endif
 }
 
-static void dump(const char *fname, const char *pass, const ir_stmt *s) {
+static void dump(const char *pass, const ir_stmt *s) {
   const char *want = getenv("TEC_DUMP_IR");
   if (!want || !*want || strcmp(want, "0") == 0) return;
   if (strcmp(want, "1") != 0 && !strstr(pass, want)) return;
-  (void)fname;
   fprintf(stderr, "// ---- after %s ----\n", pass);
   ir_print_stmt(stderr, s);
 }
@@ -254,7 +262,8 @@ static lower_func *lower_one(sch_schedule *s, const ir_expr **bodies, const char
 }
 
 /* passes.h: the BUILD passes over a copy of f's program */
-const ir_stmt *lower_for_target(const lower_func *f, const lower_target *t, const char *who) {
+const ir_stmt *lower_for_target(const lower_func *f, const lower_target *t, const char *who,
+                                const ir_stmt **entry) {
   tec_ctx *ctx = f->ctx;
   if (f->stopped_after) {
     tec_ctx_set_error(ctx, "%s: function '%s' was lowered only up to pass '%s' "
@@ -269,6 +278,7 @@ const ir_stmt *lower_for_target(const lower_func *f, const lower_target *t, cons
   tec_lower_options o = f->options ? *f->options : (tec_lower_options){0};
   o.stop_after = NULL;
   if (run_passes(&p, BUILD, &o) || tec_ctx_error_count(ctx) != errors_before) return NULL;
+  *entry = p.entry;
   return p.body ? p.body : ir_evaluate(ir_int(ctx, 0));
 }
 

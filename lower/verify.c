@@ -187,6 +187,12 @@ static void stmt(vf_state *v, const ir_stmt *s) {
     stmt(v, s->body);
     stmt(v, s->else_body);
     break;
+  case IR_S_ASSERT:
+    if (!s->a || !s->name) fail(v, "an assert without a condition or a message", NULL, NULL);
+    expr(v, s->a);
+    expr(v, s->b);
+    expr(v, s->c);
+    break;
   default: /* ATTR, EVALUATE, PRODUCE */
     expr(v, s->a);
     stmt(v, s->body);

@@ -70,7 +70,8 @@ START_TEST(table_order) {
   static const char *const want[] = {
       "schedule_ops", "prefetch", "storage_flatten", "guard_loads", "simplify",
       "loop_partition", "partition simplify", "vectorize", "unroll", "unroll simplify",
-      "storage_rewrite", "unroll_rest", "slice_vectors", "launch_regions"};
+      "storage_rewrite", "unroll_rest", "slice_vectors", "launch_regions",
+      "entry_checks"};
   int k = 0, ir, at_build, analyses = 0;
   const char *n;
   for (int i = 0; (n = tec_lower_pass_name(i, &ir, &at_build)); i++) {
@@ -79,12 +80,12 @@ START_TEST(table_order) {
       ck_assert_int_eq(at_build, 0);
       continue;
     }
-    ck_assert_int_lt(k, 14);
+    ck_assert_int_lt(k, 15);
     ck_assert_str_eq(n, want[k]);
     ck_assert_int_eq(at_build, k >= 11);
     k++;
   }
-  ck_assert_int_eq(k, 14);
+  ck_assert_int_eq(k, 15);
   ck_assert_int_eq(analyses, 4); /* inline, plan_precompute, infer_bounds, check_sizes */
   ck_assert_ptr_null(tec_lower_pass_name(-1, NULL, NULL));
 }
@@ -384,7 +385,7 @@ START_TEST(verify_schedules) {
     ck_assert_int_eq(sn.n, 11);
     tec_module *m = tec_build(ctx, 1, &f, NULL);
     ck_assert_msg(m != NULL, "variant %d: %s", variant, tec_ctx_error(ctx));
-    ck_assert_int_eq(sn.n, 14); /* the build-time passes, observed at build */
+    ck_assert_int_eq(sn.n, 15); /* the build-time passes, observed at build */
     ck_assert_str_eq(sn.pass[11], "unroll_rest");
     ck_assert_str_eq(sn.pass[12], "slice_vectors");
     ck_assert_str_eq(sn.pass[13], "launch_regions");
@@ -548,6 +549,51 @@ START_TEST(launch_regions_as_ir) {
 }
 END_TEST
 
+/* The checked entry's argument checks are an IR program (entry_checks): printed, observed,
+ * verified, and the call's messages are its assert texts. */
+START_TEST(entry_checks_as_ir) {
+  const ir_expr *n = te_size_var(ctx, "n");
+  A = te_placeholder(ctx, "A", TEC_F32, 2, (const ir_expr *const[]){n, ir_int(ctx, 4)});
+  C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2, .shape = A->shape,
+                                         .body = times_two, .user = A});
+  sch_schedule *s = sch_create(ctx, 1, &C);
+  seen sn = {0};
+  tec_lower_options o = {.observe = observe, .user = &sn, .verify = 1};
+  lower_func *f = tec_lower_with(s, "e", 2, (te_tensor *const[]){A, C}, &o);
+  ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+  tec_module *m = tec_build(ctx, 1, &f, NULL);
+  ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
+  const char *ec = after(&sn, "entry_checks");
+  /* in order: the count, the array, then per argument; n bound by a let from A's shape[0] */
+  const char *p1 = strstr(ec, "assert((dl_arg(0, 0, 0) == 2), \"e: expected 2 arguments, got "
+                              "%lld\", dl_arg(0, 0, 0))");
+  const char *p2 = strstr(ec, "\"e: argument 0 ('A') is NULL\"");
+  const char *p3 = strstr(ec, "let n = dl_arg(9, 0, 0)");
+  const char *p4 = strstr(ec, "\"e: argument 1 ('C') shape[0] is %lld, expected %lld (n, bound by "
+                              "argument 0 'A')\"");
+  const char *p5 = strstr(ec, "// attr entry_call");
+  ck_assert_msg(p1 && p2 && p3 && p4 && p5 && p1 < p2 && p2 < p3 && p3 < p4 && p4 < p5, "%s", ec);
+  ck_assert_int_eq(count(ec, "has dtype (code %lld, bits %lld), expected float32"), 2);
+  ck_assert_int_eq(count(ec, "is not compact row-major"), 4);
+  /* the checks run: a wrong extent gets the assert's text */
+  int64_t sa[2] = {3, 4}, sc_bad[2] = {2, 4};
+  DLTensor ta = tu_rand_f32(2, sa, 7), tc = tu_zeros(TEC_F32, 2, sc_bad);
+  ck_assert_int_eq(tec_module_get(m, "e")((DLTensor *[]){&ta, &tc}, 2), -1);
+  ck_assert_str_eq(tec_rt_last_error(), "e: argument 1 ('C') shape[0] is 2, expected 3 (n, bound "
+                                        "by argument 0 'A')");
+  ck_assert_int_eq(tec_module_get(m, "e")((DLTensor *[]){&ta}, 1), -1);
+  ck_assert_str_eq(tec_rt_last_error(), "e: expected 2 arguments, got 1");
+  tec_dl_free(&tc);
+  tc = tu_zeros(TEC_F32, 2, sa);
+  ck_assert_int_eq(tec_module_get(m, "e")((DLTensor *[]){&ta, &tc}, 2), 0);
+  for (int k = 0; k < 12; k++) ck_assert_float_eq(tu_f32(&tc)[k], 2 * tu_f32(&ta)[k]);
+  tec_dl_free(&ta), tec_dl_free(&tc);
+  /* dl_arg is made by ir_dl_arg only */
+  ck_assert_ptr_null(ir_call(ctx, IR_INTRIN_DL_ARG, 3, (const ir_expr *const[]){n, n, n}));
+  tu_assert_contains(tec_ctx_error(ctx), "use ir_dl_arg");
+}
+END_TEST
+
 static Suite *pipeline_suite(void) {
   Suite *s = suite_create("pipeline");
   TCase *t = tcase_create("table");
@@ -570,6 +616,7 @@ static Suite *pipeline_suite(void) {
   tcase_add_test(b, slice_vectors_at_build);
   tcase_add_test(b, unroll_rest_at_build);
   tcase_add_test(b, launch_regions_as_ir);
+  tcase_add_test(b, entry_checks_as_ir);
   suite_add_tcase(s, b);
   return s;
 }

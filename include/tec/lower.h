@@ -1,9 +1,11 @@
 /* lower.h — from a schedule to a loop program (a lowered function).
  *
- * tec_lower runs the pass pipeline (lower/pipeline.c lists it, in order) and returns a
- * function whose body is a flat loop program over 1-d buffers, ready for codegen. Setting the
- * environment variable TEC_DUMP_IR=1 prints the program after every pass to stderr
- * (TEC_DUMP_IR=simplify prints it after the passes whose name contains that word).
+ * tec_lower runs the pass pipeline (lower/pipeline.c: one table, in order) and returns a
+ * function whose body is a flat loop program over 1-d buffers; tec_build and tec_emit run the
+ * table's build-time passes on it for their target, then translate. Setting the environment
+ * variable TEC_DUMP_IR=1 prints the program after every pass to stderr (TEC_DUMP_IR=simplify
+ * prints it after the passes whose name contains that word); tec_lower_with's observer sees
+ * the same steps.
  */
 #ifndef TEC_LOWER_H
 #define TEC_LOWER_H
