@@ -36,6 +36,16 @@ typedef struct tec_err_scope {
 void tec_err_begin(tec_ctx *ctx, tec_err_scope *sc);
 int tec_err_end(tec_ctx *ctx, tec_err_scope *sc, int ok, const char *who);
 
+/* Memory scopes: between tec_mem_scope_begin and tec_mem_scope_end, tec_ctx_alloc takes
+ * memory from the scope's own blocks, which tec_mem_scope_free releases at once (the ctx
+ * frees scopes still alive). Nothing outside what the scope's owner holds may point into it.
+ * tec_lower allocates its lowered function in one (tec_lower_free), tec_build its module's
+ * memory (tec_module_free). NULL with an out-of-memory error. */
+typedef struct tec_mem_scope tec_mem_scope;
+tec_mem_scope *tec_mem_scope_begin(tec_ctx *ctx);
+void tec_mem_scope_end(tec_mem_scope *sc);   /* allocations go back where they went before */
+void tec_mem_scope_free(tec_mem_scope *sc);  /* ends it if needed; NULL is a no-op */
+
 /* Growable arena arrays: *arr has *n items of `size` bytes and room for *cap. */
 int tec_grow(tec_ctx *ctx, void **arr, int *cap, int need, size_t size);
 

@@ -369,14 +369,26 @@ lower_func *tec_lower_with(sch_schedule *s, const char *name, int nargs, te_tens
   if (!s) return NULL;
   tec_err_scope sc;
   tec_err_begin(s->ctx, &sc);
+  /* everything the lowering makes is the function's, freed with it (tec_lower_free) */
+  tec_mem_scope *ms = tec_mem_scope_begin(s->ctx);
   const tec_lower_options *kept = NULL;
-  if (opt) {
+  if (opt && ms) {
     tec_lower_options *o = tec_ctx_alloc(s->ctx, sizeof *o);
     if (o) *o = *opt;
     kept = o;
   }
-  lower_func *f = (!opt || kept) ? lower_all(s, name, nargs, args, kept) : NULL;
-  return tec_err_end(s->ctx, &sc, f != NULL, "tec_lower") ? f : NULL;
+  lower_func *f = ms && (!opt || kept) ? lower_all(s, name, nargs, args, kept) : NULL;
+  tec_mem_scope_end(ms);
+  if (!tec_err_end(s->ctx, &sc, f != NULL, "tec_lower")) {
+    tec_mem_scope_free(ms);
+    return NULL;
+  }
+  f->mem_scope = ms;
+  return f;
+}
+
+void tec_lower_free(lower_func *f) {
+  if (f) tec_mem_scope_free(f->mem_scope); /* f itself is in it */
 }
 
 lower_func *tec_lower(sch_schedule *s, const char *name, int nargs, te_tensor *const *args) {

@@ -2,6 +2,8 @@
  * observer that sees every program-to-program step (no stderr redirection), stop_after, the
  * structural verifier (lower/verify.c) on good and broken programs, prefetch as its own step,
  * and the build-time passes (what used to be decided inside codegen_llvm/). */
+#include <malloc.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
@@ -594,6 +596,99 @@ START_TEST(entry_checks_as_ir) {
 }
 END_TEST
 
+/* ======== scoped memory ======== */
+
+/* A 64x64 matmul, tiled, vectorized and unrolled: a lowering that goes through most passes. */
+static sch_schedule *mm_tiled(te_tensor **M) {
+  mA = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 64, 64));
+  mB = te_placeholder(ctx, "B", TEC_F32, 2, TE_SHAPE(ctx, 64, 64));
+  mm_k = te_reduce_axis_n(ctx, "k", 64);
+  *M = te_compute(ctx, &(te_compute_decl){.name = "M", .ndim = 2, .shape = TE_SHAPE(ctx, 64, 64),
+                                          .body = mm_body});
+  sch_schedule *s = sch_create(ctx, 1, M);
+  sch_stage *st = sch_stage_of(s, *M);
+  sch_iter *io, *jo, *ii, *ji;
+  OK(ctx, sch_tile(st, sch_axis(st, 0), sch_axis(st, 1), 4, 16, &io, &jo, &ii, &ji));
+  OK(ctx, sch_vectorize(st, ji));
+  OK(ctx, sch_unroll(st, ii));
+  return s;
+}
+
+/* 10^4 lowerings of one declaration, each freed: the arena gives every byte back (it ends
+ * where it started after each one) and the heap does not grow with the count. */
+START_TEST(lower_cycles_bounded) {
+  te_tensor *M;
+  sch_schedule *s = mm_tiled(&M);
+  te_tensor *args[] = {mA, mB, M};
+  /* one lowering first: what one costs when kept */
+  lower_func *f = tec_lower(s, "mm", 3, args);
+  ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+  size_t base = tec_ctx_arena_bytes(ctx);
+  const char *want = tec_ctx_strdup(ctx, ir_stmt_str(f->body));
+  tec_lower_free(f);
+  size_t after_free = tec_ctx_arena_bytes(ctx);
+  ck_assert_msg(after_free + 8192 < base, "a freed lowering gave back %zu of %zu bytes",
+                base - after_free, base);
+  base = tec_ctx_arena_bytes(ctx);
+  struct mallinfo2 m0 = mallinfo2();
+  int n = tu_emulated() ? 1000 : 10000;
+  for (int r = 0; r < n; r++) {
+    f = tec_lower(s, "mm", 3, args);
+    ck_assert_msg(f != NULL, "cycle %d: %s", r, tec_ctx_error(ctx));
+    if (r == n - 1) ck_assert_str_eq(ir_stmt_str(f->body), want); /* (printed in the ctx) */
+    tec_lower_free(f);
+    if (r < n - 1) ck_assert_uint_eq(tec_ctx_arena_bytes(ctx), base);
+  }
+  struct mallinfo2 m1 = mallinfo2();
+  /* the one printed string above, and malloc's own slack: far below one lowering per cycle */
+  ck_assert_uint_le(tec_ctx_arena_bytes(ctx), base + 65536);
+  ck_assert_msg(m1.uordblks < m0.uordblks + (1u << 20), "heap grew from %zu to %zu bytes",
+                m0.uordblks, m1.uordblks);
+}
+END_TEST
+
+/* Lower + build + run + free cycles: each module gives its memory back with tec_module_free
+ * but for its handle (a later call on it must still say it was freed). */
+START_TEST(build_cycles_bounded) {
+  te_tensor *M;
+  sch_schedule *s = mm_tiled(&M);
+  te_tensor *args[] = {mA, mB, M};
+  int64_t sh[2] = {64, 64};
+  DLTensor ta = tu_rand_f32(2, sh, 1), tb = tu_rand_f32(2, sh, 2), tm = tu_zeros(TEC_F32, 2, sh);
+  float *ref = malloc(sizeof(float) * 64 * 64);
+  tu_ref_matmul(tu_f32(&ta), tu_f32(&tb), ref, 64, 64, 64);
+  size_t base = 0;
+  struct mallinfo2 m0 = {0};
+  int n = tu_emulated() ? 10 : 200, warm = 5;
+  for (int r = 0; r < n; r++) {
+    if (r == warm) base = tec_ctx_arena_bytes(ctx), m0 = mallinfo2();
+    lower_func *f = tec_lower(s, "mm", 3, args);
+    ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+    tec_module *m = tec_build(ctx, 1, &f, NULL);
+    ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
+    ck_assert_int_eq(tec_module_get(m, "mm")((DLTensor *[]){&ta, &tb, &tm}, 3), 0);
+    ck_assert_double_lt(tu_max_err(tu_f32(&tm), ref, 64 * 64), 1e-4);
+    tec_module_free(m);
+    tec_lower_free(f);
+    ck_assert_ptr_null(tec_module_get(m, "mm"));
+    tu_assert_contains(tec_ctx_error(ctx), "the module was freed");
+  }
+  struct mallinfo2 m1 = mallinfo2();
+  size_t grew = tec_ctx_arena_bytes(ctx) - base;
+  /* the handles and the error texts of the calls on freed modules: a few hundred bytes per
+   * cycle, where a kept lowering and module cost hundreds of kilobytes */
+  ck_assert_msg(grew <= (size_t)(n - warm) * 512, "arena grew %zu bytes over %d builds", grew,
+                n - warm);
+  ck_assert_msg(m1.uordblks < m0.uordblks + (size_t)(n - warm) * 8192,
+                "heap grew from %zu to %zu bytes over %d builds", m0.uordblks, m1.uordblks,
+                n - warm);
+  fprintf(stderr, "build cycles: arena +%zu bytes, heap %zu -> %zu over %d\n", grew,
+          m0.uordblks, m1.uordblks, n - warm);
+  free(ref);
+  tec_dl_free(&ta), tec_dl_free(&tb), tec_dl_free(&tm);
+}
+END_TEST
+
 static Suite *pipeline_suite(void) {
   Suite *s = suite_create("pipeline");
   TCase *t = tcase_create("table");
@@ -618,6 +713,12 @@ static Suite *pipeline_suite(void) {
   tcase_add_test(b, launch_regions_as_ir);
   tcase_add_test(b, entry_checks_as_ir);
   suite_add_tcase(s, b);
+  TCase *mem = tcase_create("memory");
+  tcase_add_checked_fixture(mem, setup, teardown);
+  tcase_set_timeout(mem, 600);
+  tcase_add_test(mem, lower_cycles_bounded);
+  tcase_add_test(mem, build_cycles_bounded);
+  suite_add_tcase(s, mem);
   return s;
 }
 

@@ -37,6 +37,7 @@ typedef struct lower_func {
    * after (NULL: lowered whole; a stopped function cannot be built). */
   const struct tec_lower_options *options;
   const char *stopped_after;
+  struct tec_mem_scope *mem_scope; /* the memory of this lowering (tec_lower_free) */
 } lower_func;
 
 /* Called after every pass that turns a program into a program (the ones TEC_DUMP_IR shows):
@@ -63,6 +64,11 @@ const char *tec_lower_pass_name(int i, int *ir, int *at_build);
 /* Lowers schedule s into a function taking args (every placeholder reachable from the
  * schedule's outputs, and the outputs, must be among them). NULL with an error in the ctx. */
 lower_func *tec_lower(sch_schedule *s, const char *name, int nargs, te_tensor *const *args);
+
+/* Gives back the memory of f (and of its prepare half): everything tec_lower made for it.
+ * f must not be used afterwards, nor freed while a module built from it is in use (the
+ * module's prepare/run calls read it). Without this call the ctx frees it. NULL: no-op. */
+void tec_lower_free(lower_func *f);
 
 /* The lowered function as text: a signature line, then the body. Arena string. */
 const char *tec_lower_str(const lower_func *f);
