@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "codegen_llvm/codegen.h"
+#include "lower/passes.h"
 
 LLVMTypeRef cg_ptr_to(LLVMTypeRef elem) { return LLVMPointerType(elem, 0); }
 
@@ -269,13 +270,16 @@ static int cg_func_build(cg_func *f) {
   f->entry = LLVMAppendBasicBlockInContext(f->llctx, raw, "entry");
   LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(f->llctx, raw, "start");
   LLVMPositionBuilderAtEnd(f->b, start);
-  const ir_stmt *body = cg_slice_vectors(f->ctx, lf->body, f->vector_bits);
-  if (body && cg_stmt(f, body) != 0) return -1;
+  /* the build-time lowering passes for this target (lower/pipeline.c) */
+  const ir_stmt *entry = NULL;
+  const ir_stmt *body = lower_for_target(lf, &(lower_target){.vector_bits = f->vector_bits},
+                                         f->who, &entry);
+  if (!body || !entry || cg_stmt(f, body) != 0) return -1;
   LLVMBuildRet(f->b, LLVMConstInt(f->i32, 0, 0));
   LLVMPositionBuilderAtEnd(f->b, f->entry); /* allocas are in; now fall into the body */
   LLVMBuildBr(f->b, start);
   cg_unbind_to(f, 0);
-  return cg_entry_build(f, raw, raw_ty);
+  return cg_entry_build(f, raw, raw_ty, entry);
 }
 
 LLVMModuleRef cg_module_build(tec_ctx *ctx, LLVMContextRef llctx, int nfuncs,

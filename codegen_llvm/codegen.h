@@ -108,18 +108,9 @@ typedef struct cg_binding {
   LLVMTypeRef elem;    /* buffers: memory type of one element, else NULL */
 } cg_binding;
 
-/* Inside a parallel_launch_point region's function <fn>_launch<k> (codegen_parallel.c). */
-typedef enum cg_launch_mode {
-  CG_LAUNCH_REGION, /* deciding per statement: parallel loops chunked, shared stores guarded */
-  CG_LAUNCH_PLAIN,  /* a subtree every task runs as it is */
-  CG_LAUNCH_GUARD   /* a subtree every task runs, its stores to shared buffers in task 0 only */
-} cg_launch_mode;
+/* Inside a launch region's function <fn>_launch<k> (codegen_parallel.c). */
 typedef struct cg_launch {
   LLVMValueRef task, ntask;    /* i32: this task, the number of tasks */
-  const ir_expr **priv;        /* buffers allocated in the region outside its parallel loops:
-                                * one copy per task */
-  int npriv, cappriv;
-  cg_launch_mode mode;
 } cg_launch;
 
 typedef struct cg_func {
@@ -146,11 +137,11 @@ typedef struct cg_func {
   int vector_fma;             /* cg_target.vector_fma: vector x*y+z as llvm.fma */
   int vector_bits;            /* cg_target.vector_bits: wider stores are sliced to this */
   int lane_fma;               /* cg_target.lane_fma: broadcasts of loads as group load + lane */
+  /* emitting the checked entry (entry.c), else NULL */
+  LLVMValueRef dl_args, dl_nargs, raw, entry_rc;
+  LLVMTypeRef raw_ty, dl_type;
 } cg_func;
 
-/* slice_vectors.c: stores of more lanes than vector_bits holds become native-width stores
- * (LLVM legalizes non-power-of-two vectors such as <48 x float> badly). */
-const ir_stmt *cg_slice_vectors(tec_ctx *ctx, const ir_stmt *body, int vector_bits);
 
 /* codegen.c: types, scopes, declarations, internal errors */
 LLVMTypeRef cg_type(cg_func *f, tec_dtype t);     /* register type: bool is i1 */
@@ -203,14 +194,18 @@ int cg_parallel_outline(cg_func *f, const ir_stmt *s);
 /* The ATTR "pragma_parallel_dynamic" s: the parallel loop under it through
  * tec_rt_parallel_for_dynamic (refused inside a launch region). */
 int cg_parallel_dynamic(cg_func *f, const ir_stmt *s);
-/* The ATTR "pragma_parallel_launch_point" s: its body outlined into <fn>_launch<k> and run by
- * tec_rt_parallel_launch (or emitted as it is when it has no parallel loop). */
+/* The ATTR "launch_region" s (lower/launch_regions.c): its body outlined into
+ * <fn>_launch<k> and run by tec_rt_parallel_launch. */
 int cg_launch_point(cg_func *f, const ir_stmt *s);
-/* Inside a launch region: 1 if cg_stmt must hand s to cg_launch_stmt. */
-int cg_launch_wants(cg_func *f, const ir_stmt *s);
-int cg_launch_stmt(cg_func *f, const ir_stmt *s);
-/* entry.c: the checked DLTensor entry that calls raw (of type raw_ty). */
-int cg_entry_build(cg_func *f, LLVMValueRef raw, LLVMTypeRef raw_ty);
+/* ATTRs "launch_task0" (body in task 0 only) and "launch_sync" (body, then a barrier). */
+int cg_launch_task0(cg_func *f, const ir_stmt *s);
+int cg_launch_sync(cg_func *f, const ir_stmt *s);
+/* entry.c: the checked DLTensor entry that calls raw (of type raw_ty): the program
+ * lower/entry_checks.c made (asserts over dl_arg reads), then the call. */
+int cg_entry_build(cg_func *f, LLVMValueRef raw, LLVMTypeRef raw_ty, const ir_stmt *prog);
+LLVMValueRef cg_dl_arg(cg_func *f, const ir_expr *e);   /* a dl_arg call */
+int cg_assert(cg_func *f, const ir_stmt *s);             /* an ASSERT */
+int cg_entry_call(cg_func *f);                           /* ATTR entry_call */
 
 /* ---- optimize.c ---- */
 /* Verifies the module, sets target-cpu/target-features on every function and runs

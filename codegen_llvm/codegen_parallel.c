@@ -26,9 +26,9 @@
  *
  * ATTR "pragma_parallel_dynamic" (sch_pragma, value: the chunk size, 0 for automatic) calls
  * tec_rt_parallel_for_dynamic(ext, chunk, @f_par0, %closure) instead: the threads take chunks
- * in turn. ATTR "pragma_parallel_launch_point" (sch_pragma) makes its loop a launch region,
- * outlined whole and run once on every thread by tec_rt_parallel_launch: see "launch regions"
- * below; its parallel loops are cut statically, so a dynamic one inside is refused.
+ * in turn. ATTR "launch_region" (lower/launch_regions.c, from pragma parallel_launch_point)
+ * is outlined whole and run once on every thread by tec_rt_parallel_launch: see "launch
+ * regions" below; its parallel loops are cut statically.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -286,7 +286,7 @@ static void cg_launch_barrier(cg_func *f) {
 /* Inside a launch region, parallel loop k (extent ext) runs this task's static chunk,
  *   per = ceil(ext / ntask), [min(task * per, ext), min(task * per + per, ext)),
  * by a direct call of its body function (inlined: its noalias scopes cover the chunk alone,
- * not the barrier), then every task meets at a barrier. */
+ * not the barrier that the launch_sync around the loop adds). */
 static int cg_launch_chunk(cg_func *f, cg_outline *o, LLVMValueRef body, LLVMValueRef ext) {
   LLVMValueRef zero = LLVMConstInt(f->i64, 0, 0), one = LLVMConstInt(f->i64, 1, 0);
   LLVMValueRef n = LLVMBuildSelect(f->b, LLVMBuildICmp(f->b, LLVMIntSGT, ext, zero, ""), ext,
@@ -309,8 +309,7 @@ static int cg_launch_chunk(cg_func *f, cg_outline *o, LLVMValueRef body, LLVMVal
                                   "chunk");
   free(args);
   cg_return_if_failed(f, r, "chunk");
-  cg_launch_barrier(f);
-  return f->failed ? -1 : 0;
+  return f->failed ? -1 : 0; /* the barrier: the launch_sync around the loop */
 }
 
 static int cg_parallel_outline_loop(cg_func *f, const ir_stmt *s, const ir_stmt *dynamic);
@@ -327,15 +326,9 @@ int cg_parallel_outline(cg_func *f, const ir_stmt *s) {
   /* pragma_parallel_dynamic applies to this loop, not to parallel loops inside its body
    * (which run serially in a chunk anyway) */
   const ir_stmt *dynamic = f->par_dynamic;
-  if (dynamic && f->launch) {
-    tec_ctx_set_error(f->ctx, "%s '%s': pragma parallel_dynamic on parallel loop '%s', which is "
-                              "inside a parallel_launch_point region: every thread runs the "
-                              "region and takes a static share of each loop in it; drop one of "
-                              "the two pragmas",
-                      f->who, f->lf->name, s->var->name ? s->var->name : "?");
-    f->failed = 1;
-    return -1;
-  }
+  if (dynamic && f->launch) /* lower/launch_regions.c refuses it */
+    return cg_internal(f, "a dynamic parallel loop '%s' in a launch region",
+                       s->var->name ? s->var->name : "?"), -1;
   f->par_dynamic = NULL;
   int rc = cg_parallel_outline_loop(f, s, dynamic);
   f->par_dynamic = dynamic;
@@ -413,266 +406,54 @@ out:
   return f->failed ? -1 : rc;
 }
 
-/* ================= launch regions (pragma parallel_launch_point) =================
+/* ================= launch regions (lower/launch_regions.c decides) =================
  *
- *   attr pragma_parallel_launch_point {            in f_raw:
+ *   attr launch_region {                           in f_raw:
  *     for (k.outer, 0, 4) {                          %rc = call @tec_rt_parallel_launch(
- *       for (j.outer, 0, 10) parallel { ... }                @f_launch0, %closure)
- *     }                                            define internal i32 @f_launch0(i32 %task,
- *   }                                                      i32 %ntask, i8* %closure)
- *                                                    for k.outer in [0, 4):
+ *       attr launch_sync                                     @f_launch0, %closure)
+ *       for (j.outer, 0, 10) parallel { ... }      define internal i32 @f_launch0(i32 %task,
+ *     }                                                    i32 %ntask, i8* %closure)
+ *   }                                                for k.outer in [0, 4):
  *                                                      call @f_par0_body(chunk of [0, 10))
  *                                                      tec_rt_parallel_barrier()
  *
- * Every task runs the region's code; what differs is decided per statement:
- * - a parallel loop (at any depth): the task's static chunk, then a barrier (the next
- *   iteration of an enclosing serial loop sees every task's writes);
- * - a statement without parallel loops that stores to a shared buffer (an argument, or an
- *   allocation outside the region): in task 0 only (consecutive ones under one test), then a
- *   barrier; if it also writes a per-task buffer from outside it, every task runs it and only
- *   the shared stores are tested;
- * - anything else (index loops, LETs, work on per-task buffers): every task, redundantly.
- * Allocations in the region outside its parallel loops are per task: each task has its own
- * copy (right for thread-private temporaries; storage_rewrite hoists most allocations out of
- * the region, and those are shared). Writing such a per-task buffer inside a parallel loop
- * would leave every copy partly filled: tec_build refuses it. Control flow must be the same
- * in every task (it is: loop bounds and conditions are index expressions), so every task
- * reaches the same barriers. A region without parallel loops is plain serial code. */
+ * The region is outlined whole and every task runs it; a parallel loop in it runs the task's
+ * static chunk; `launch_task0` runs its body in task 0 only, `launch_sync` runs its body then
+ * a barrier, and allocations (`launch_per_task` or not) are each task's own, as any
+ * allocation in the launch function is. Which statement gets which marker is lowering's
+ * decision (lower/launch_regions.c), printed in the IR. */
 
-/* What a subtree of a launch region holds. */
-typedef struct cg_scan {
-  const cg_launch *L;
-  int par;               /* parallel loops met (nesting depth while scanning) */
-  int has_par;           /* a parallel loop */
-  int shared_store;      /* a store to a shared buffer outside parallel loops */
-  int outer_priv_store;  /* a store to a per-task buffer allocated outside the subtree */
-  const ir_expr *allocs[64]; /* allocations inside the subtree (first 64) */
-  int nalloc;
-} cg_scan;
-
-static int cg_is_priv(const cg_launch *L, const ir_expr *var) {
-  for (int i = 0; i < L->npriv; i++)
-    if (L->priv[i] == var) return 1;
-  return 0;
-}
-
-static void cg_scan_for(ir_visitor *v, const ir_stmt *s) {
-  cg_scan *sc = v->user;
-  int par = s->for_kind == IR_FOR_PARALLEL;
-  sc->has_par |= par;
-  sc->par += par;
-  ir_visit_stmt_default(v, s);
-  sc->par -= par;
-}
-
-static void cg_scan_alloc(ir_visitor *v, const ir_stmt *s) {
-  cg_scan *sc = v->user;
-  if (sc->nalloc < 64) sc->allocs[sc->nalloc++] = s->var;
-  ir_visit_stmt_default(v, s);
-}
-
-static void cg_scan_store(ir_visitor *v, const ir_stmt *s) {
-  cg_scan *sc = v->user;
-  if (sc->par == 0) {
-    if (!cg_is_priv(sc->L, s->var)) {
-      sc->shared_store = 1;
-    } else {
-      int inner = 0;
-      for (int i = 0; i < sc->nalloc; i++) inner |= sc->allocs[i] == s->var;
-      if (!inner) sc->outer_priv_store = 1;
-    }
-  }
-  ir_visit_stmt_default(v, s);
-}
-
-static void cg_scan_stmt(const cg_launch *L, const ir_stmt *s, cg_scan *sc) {
-  memset(sc, 0, sizeof *sc);
-  sc->L = L;
-  ir_visitor v;
-  ir_visitor_init(&v, sc);
-  v.stmt[IR_S_FOR] = cg_scan_for;
-  v.stmt[IR_S_ALLOCATE] = cg_scan_alloc;
-  v.stmt[IR_S_STORE] = cg_scan_store;
-  ir_visit_stmt(&v, s);
-}
-
-static int cg_has_parallel(const ir_stmt *s) {
-  cg_launch none;
-  memset(&none, 0, sizeof none);
-  cg_scan sc;
-  cg_scan_stmt(&none, s, &sc);
-  return sc.has_par;
-}
-
-int cg_launch_wants(cg_func *f, const ir_stmt *s) {
-  cg_launch *L = f->launch;
-  switch (L->mode) {
-  case CG_LAUNCH_PLAIN: return 0;
-  case CG_LAUNCH_GUARD: return s->kind == IR_S_STORE && !cg_is_priv(L, s->var);
-  case CG_LAUNCH_REGION:
-  default:
-    return s->kind == IR_S_SEQ || (s->kind == IR_S_FOR && s->for_kind == IR_FOR_PARALLEL) ||
-           !cg_has_parallel(s);
-  }
-}
-
-/* The builder now in `if (task == 0) { ... }`; returns the join block. */
-static LLVMBasicBlockRef cg_if_task0(cg_func *f) {
+/* ATTR launch_task0: if (task == 0) { body } */
+int cg_launch_task0(cg_func *f, const ir_stmt *s) {
+  if (!f->launch) return cg_internal(f, "launch_task0 outside a launch region"), -1;
   LLVMBasicBlockRef then_b = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "task0");
   LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "task0.end");
   LLVMValueRef is0 = LLVMBuildICmp(f->b, LLVMIntEQ, f->launch->task,
                                    LLVMConstInt(f->i32, 0, 0), "is_task0");
   LLVMBuildCondBr(f->b, is0, then_b, join);
   LLVMPositionBuilderAtEnd(f->b, then_b);
-  return join;
-}
-
-/* items[0..n) in mode, back to REGION after. */
-static int cg_launch_emit(cg_func *f, const ir_stmt *const *items, int n, cg_launch_mode mode) {
-  cg_launch *L = f->launch;
-  L->mode = mode;
-  int rc = 0;
-  for (int i = 0; i < n && rc == 0; i++) rc = cg_stmt(f, items[i]);
-  L->mode = CG_LAUNCH_REGION;
-  return rc;
-}
-
-/* Region statements without parallel loops, items[0..n), which all store to shared buffers
- * and to no per-task buffer from outside: task 0 runs them, then a barrier. */
-static int cg_launch_task0(cg_func *f, const ir_stmt *const *items, int n) {
-  LLVMBasicBlockRef join = cg_if_task0(f);
-  if (cg_launch_emit(f, items, n, CG_LAUNCH_PLAIN) != 0) return -1;
+  if (cg_stmt(f, s->body) != 0) return -1;
   LLVMBuildBr(f->b, join);
   LLVMPositionBuilderAtEnd(f->b, join);
+  return 0;
+}
+
+/* ATTR launch_sync: body, then every task meets at a barrier. */
+int cg_launch_sync(cg_func *f, const ir_stmt *s) {
+  if (!f->launch) return cg_internal(f, "launch_sync outside a launch region"), -1;
+  if (cg_stmt(f, s->body) != 0) return -1;
   cg_launch_barrier(f);
   return f->failed ? -1 : 0;
 }
 
-typedef enum cg_item_kind { CG_ITEM_PAR, CG_ITEM_ALL, CG_ITEM_TASK0, CG_ITEM_GUARD } cg_item_kind;
-
-static cg_item_kind cg_classify(const cg_launch *L, const ir_stmt *s) {
-  cg_scan sc;
-  cg_scan_stmt(L, s, &sc);
-  if (sc.has_par) return CG_ITEM_PAR;
-  if (!sc.shared_store) return CG_ITEM_ALL;
-  return sc.outer_priv_store || sc.nalloc >= 64 ? CG_ITEM_GUARD : CG_ITEM_TASK0;
-}
-
-int cg_launch_stmt(cg_func *f, const ir_stmt *s) {
-  cg_launch *L = f->launch;
-  if (L->mode == CG_LAUNCH_GUARD) { /* a shared store in a subtree every task runs */
-    LLVMBasicBlockRef join = cg_if_task0(f);
-    L->mode = CG_LAUNCH_PLAIN;
-    int rc = cg_stmt(f, s);
-    L->mode = CG_LAUNCH_GUARD;
-    if (rc != 0) return -1;
-    LLVMBuildBr(f->b, join);
-    LLVMPositionBuilderAtEnd(f->b, join);
-    return 0;
-  }
-  if (s->kind == IR_S_FOR && s->for_kind == IR_FOR_PARALLEL) return cg_parallel_outline(f, s);
-  const ir_stmt *const *items = s->kind == IR_S_SEQ ? s->seq : &s;
-  int n = s->kind == IR_S_SEQ ? s->n : 1;
-  for (int i = 0; i < n;) {
-    cg_item_kind k = cg_classify(L, items[i]);
-    int j = i + 1;
-    int rc;
-    switch (k) {
-    case CG_ITEM_PAR: rc = cg_stmt(f, items[i]); break; /* back here for its parts */
-    case CG_ITEM_ALL: rc = cg_launch_emit(f, &items[i], 1, CG_LAUNCH_PLAIN); break;
-    case CG_ITEM_TASK0:
-      while (j < n && cg_classify(L, items[j]) == CG_ITEM_TASK0) j++;
-      rc = cg_launch_task0(f, &items[i], j - i);
-      break;
-    case CG_ITEM_GUARD:
-    default:
-      rc = cg_launch_emit(f, &items[i], 1, CG_LAUNCH_GUARD);
-      if (rc == 0) cg_launch_barrier(f);
-      break;
-    }
-    if (rc != 0 || f->failed) return -1;
-    i = j;
-  }
-  return 0;
-}
-
-/* ---- the region's function ---- */
-
-/* Per-task buffers (allocated outside parallel loops); refuses one written inside one. */
-typedef struct cg_priv_scan {
-  cg_func *f;
-  cg_launch *L;
-  const char *region_loop;
-  const ir_expr *par_loop; /* the parallel loop being scanned, or NULL */
-  int oom, bad;
-} cg_priv_scan;
-
-static void cg_priv_for(ir_visitor *v, const ir_stmt *s) {
-  cg_priv_scan *ps = v->user;
-  const ir_expr *saved = ps->par_loop;
-  if (s->for_kind == IR_FOR_PARALLEL && !ps->par_loop) ps->par_loop = s->var;
-  ir_visit_stmt_default(v, s);
-  ps->par_loop = saved;
-}
-
-static void cg_priv_alloc(ir_visitor *v, const ir_stmt *s) {
-  cg_priv_scan *ps = v->user;
-  cg_launch *L = ps->L;
-  if (!ps->par_loop) {
-    if (tec_grow(ps->f->ctx, (void **)&L->priv, &L->cappriv, L->npriv + 1, sizeof *L->priv)) {
-      ps->oom = 1;
-      return;
-    }
-    L->priv[L->npriv++] = s->var;
-  }
-  ir_visit_stmt_default(v, s);
-}
-
-static void cg_priv_store(ir_visitor *v, const ir_stmt *s) {
-  cg_priv_scan *ps = v->user;
-  if (ps->par_loop && !ps->bad && cg_is_priv(ps->L, s->var)) {
-    ps->bad = 1;
-    tec_ctx_set_error(ps->f->ctx,
-                      "%s '%s': pragma parallel_launch_point on loop '%s': buffer '%s' is "
-                      "allocated inside the marked loop but outside parallel loop '%s', which "
-                      "writes it; every thread would have its own copy and fill only its chunk. "
-                      "Compute that stage inside the parallel loop (compute_at), at or outside "
-                      "the marked loop, or remove the pragma",
-                      ps->f->who, ps->f->lf->name, ps->region_loop,
-                      s->var->name ? s->var->name : "?",
-                      ps->par_loop->name ? ps->par_loop->name : "?");
-  }
-  ir_visit_stmt_default(v, s);
-}
-
 int cg_launch_point(cg_func *f, const ir_stmt *s) {
-  if (f->launch || !cg_has_parallel(s->body)) return cg_stmt(f, s->body); /* plain code */
+  if (f->launch) return cg_internal(f, "a launch region inside a launch region"), -1;
   cg_launch L;
   memset(&L, 0, sizeof L);
-  L.mode = CG_LAUNCH_REGION;
-  const ir_stmt *loop = s->body;
-  while (loop && loop->kind == IR_S_ATTR) loop = loop->body;
-  cg_priv_scan ps = {f, &L, loop && loop->kind == IR_S_FOR && loop->var->name ? loop->var->name
-                                                                              : "?", NULL, 0, 0};
-  ir_visitor pv;
-  ir_visitor_init(&pv, &ps);
-  pv.stmt[IR_S_FOR] = cg_priv_for;
-  pv.stmt[IR_S_ALLOCATE] = cg_priv_alloc;
-  pv.stmt[IR_S_STORE] = cg_priv_store;
-  ir_visit_stmt(&pv, s->body);
-
   cg_outline o; /* only the free variables and their values are used */
   memset(&o, 0, sizeof o);
   o.fv.f = f;
   int rc = -1;
-  if (ps.oom) {
-    cg_oom(f);
-    goto out;
-  }
-  if (ps.bad) {
-    f->failed = 1;
-    goto out;
-  }
   if (cg_capture(f, s->body, &o)) goto out;
 
   const char *name = tec_ctx_printf(f->ctx, "%s_launch%d", f->lf->name, f->nlaunch++);

@@ -2,21 +2,20 @@
  *
  *   for (i, m, n) body   ->   head: i = phi [m, pre], [i+1, latch]
  *                                   br (i < m+n), body, end
- * Loop kinds: serial loops are emitted as above; a leftover unrolled loop with a constant
- * extent is emitted extent times with i bound to each constant; vectorized loops (which the
- * vectorize pass should have turned into ramps) are serial; a parallel loop's body is
+ * Loop kinds: serial loops are emitted as above; unrolled loops never get here (lowering
+ * unrolls them or makes them serial, lower_for_target included for hand-built programs);
+ * vectorized loops (which the vectorize pass turned into ramps or serial loops) are serial;
+ * a parallel loop's body is
  * outlined into a function that tec_rt_parallel_for runs on the thread pool
  * (codegen_parallel.c).
- * ATTR and PRODUCE only annotate: their bodies are emitted as they are, except
- * "pragma_parallel_launch_point", whose body becomes a launch region, and
- * "pragma_parallel_dynamic", whose parallel loop is shared out in dynamic chunks
- * (codegen_parallel.c);
- * inside one, cg_launch_wants picks the statements that region rules apply to.
+ * ATTR and PRODUCE only annotate: their bodies are emitted as they are, except the launch
+ * markers lower/launch_regions.c leaves ("launch_region": outlined and run on every thread;
+ * "launch_task0", "launch_sync") and "pragma_parallel_dynamic", whose parallel loop is shared
+ * out in dynamic chunks (codegen_parallel.c).
  */
 #include <string.h>
 #include "codegen_llvm/codegen.h"
 
-#define CG_UNROLL_MAX 1024 /* a longer "unrolled" loop stays a loop */
 
 int cg_emit_loop(cg_func *f, const ir_expr *var, LLVMValueRef lo, LLVMValueRef end,
                  const ir_stmt *body_s) {
@@ -56,23 +55,6 @@ static int cg_for_serial(cg_func *f, const ir_stmt *s) {
   return cg_emit_loop(f, s->var, lo, end, s->body);
 }
 
-static int cg_for_unrolled(cg_func *f, const ir_stmt *s) {
-  int64_t lo, ext;
-  if (!ir_is_const_int(s->a, &lo) || !ir_is_const_int(s->b, &ext) || ext > CG_UNROLL_MAX)
-    return cg_for_serial(f, s);
-  LLVMTypeRef t = cg_type(f, s->var->type);
-  if (!t || !tec_dtype_is_int(s->var->type))
-    return cg_internal(f, "loop variable '%s' is not an integer", s->var->name), -1;
-  for (int64_t k = 0; k < ext; k++) {
-    int mark = f->nbind;
-    if (cg_bind(f, s->var, LLVMConstInt(t, (unsigned long long)(lo + k), 1), NULL) != 0) return -1;
-    int rc = cg_stmt(f, s->body);
-    cg_unbind_to(f, mark);
-    if (rc != 0) return -1;
-  }
-  return 0;
-}
-
 /* The body becomes a function the runtime's thread pool runs (codegen_parallel.c). */
 static int cg_for_parallel(cg_func *f, const ir_stmt *s) { return cg_parallel_outline(f, s); }
 
@@ -81,7 +63,8 @@ static int cg_for(cg_func *f, const ir_stmt *s) {
     return cg_internal(f, "malformed for loop"), -1;
   switch (s->for_kind) {
   case IR_FOR_PARALLEL: return cg_for_parallel(f, s);
-  case IR_FOR_UNROLLED: return cg_for_unrolled(f, s);
+  case IR_FOR_UNROLLED: /* lower_for_target's unroll_rest leaves none */
+    return cg_internal(f, "an unrolled loop '%s' reached codegen", s->var->name), -1;
   case IR_FOR_VECTORIZED:
   case IR_FOR_SERIAL:
   default: return cg_for_serial(f, s);
@@ -113,7 +96,6 @@ static int cg_if(cg_func *f, const ir_stmt *s) {
 int cg_stmt(cg_func *f, const ir_stmt *s) {
   if (f->failed) return -1;
   if (!s) return 0; /* an empty body */
-  if (f->launch && cg_launch_wants(f, s)) return cg_launch_stmt(f, s);
   switch (s->kind) {
   case IR_S_FOR: return cg_for(f, s);
   case IR_S_STORE: return cg_store(f, s);
@@ -133,13 +115,18 @@ int cg_stmt(cg_func *f, const ir_stmt *s) {
     return rc;
   }
   case IR_S_ATTR:
-    if (s->name && strcmp(s->name, "pragma_parallel_launch_point") == 0)
-      return cg_launch_point(f, s);
+    if (s->name && strcmp(s->name, "entry_call") == 0) return cg_entry_call(f);
+    if (s->name && strcmp(s->name, "launch_region") == 0) return cg_launch_point(f, s);
+    if (s->name && strcmp(s->name, "launch_task0") == 0) return cg_launch_task0(f, s);
+    if (s->name && strcmp(s->name, "launch_sync") == 0) return cg_launch_sync(f, s);
+    if (s->name && strcmp(s->name, "pragma_parallel_launch_point") == 0) /* launch_regions */
+      return cg_internal(f, "a parallel_launch_point reached codegen undecided"), -1;
     if (s->name && strcmp(s->name, "pragma_parallel_dynamic") == 0)
       return cg_parallel_dynamic(f, s);
     return cg_stmt(f, s->body);
   case IR_S_PRODUCE: return cg_stmt(f, s->body);
   case IR_S_EVALUATE: return s->a && !cg_expr(f, s->a) ? -1 : 0;
+  case IR_S_ASSERT: return cg_assert(f, s);
   case IR_S_PROVIDE:
   case IR_S_REALIZE:
     return cg_internal(f, "a %s of tensor '%s' reached codegen (storage flattening should have "

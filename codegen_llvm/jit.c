@@ -37,6 +37,7 @@ struct tec_module {
   int released;
   int nprep;                /* one record per function given to tec_build (prepare.c) */
   cg_prepared *prep;
+  tec_mem_scope *scope;     /* everything tec_build allocated but this handle */
 };
 
 /* What generated code may call, by address in this process. */
@@ -89,9 +90,21 @@ static void cg_module_release(void *arg) {
   if (m->tm) LLVMDisposeTargetMachine(m->tm);
   m->jit = NULL;
   m->tm = NULL;
+  /* the handle stays (a later call says the module was freed); what it held goes */
+  m->ir = m->asm_text = NULL;
+  m->fns = NULL;
+  m->nfn = 0;
+  m->prep = NULL;
+  m->nprep = 0;
+  tec_mem_scope_free(m->scope);
+  m->scope = NULL;
 }
 
-void tec_module_free(tec_module *m) { cg_module_release(m); }
+void tec_module_free(tec_module *m) {
+  if (!m || m->released) return;
+  tec_ctx_forget_on_free(m->ctx, cg_module_release, m);
+  cg_module_release(m);
+}
 
 static int cg_define_symbols(tec_ctx *ctx, LLVMOrcLLJITRef jit, LLVMOrcJITDylibRef jd) {
   cg_symbol syms[CG_MAX_SYMBOLS];
@@ -162,7 +175,7 @@ static void *cg_lookup_symbol(tec_ctx *ctx, LLVMOrcLLJITRef jit, const char *nam
 }
 
 static tec_module *build(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs,
-                         const char *target) {
+                         const char *target, tec_module *m) {
   int nuser = nfuncs;
   lower_func **funcs = NULL; /* with the prepare half of each split function */
   if (cg_check_funcs(ctx, nfuncs, user_funcs, "tec_build") != 0 ||
@@ -181,7 +194,6 @@ static tec_module *build(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs
     cg_target_dispose(&t);
     return NULL;
   }
-  tec_module *m = tec_ctx_alloc(ctx, sizeof *m);
   cg_jit_fn *fns = tec_ctx_alloc(ctx, sizeof *fns * (size_t)nfuncs);
   LLVMTargetMachineRef tm = m && fns ? cg_target_machine(ctx, &t, "tec_build") : NULL;
   if (!tm) {
@@ -241,7 +253,13 @@ tec_module *tec_build(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const 
   if (!ctx) return NULL;
   tec_err_scope sc;
   tec_err_begin(ctx, &sc);
-  tec_module *m = build(ctx, nfuncs, funcs, target);
+  /* the handle in the ctx; the rest in a scope tec_module_free gives back */
+  tec_module *shell = tec_ctx_alloc(ctx, sizeof *shell);
+  tec_mem_scope *ms = shell ? tec_mem_scope_begin(ctx) : NULL;
+  tec_module *m = ms ? build(ctx, nfuncs, funcs, target, shell) : NULL;
+  tec_mem_scope_end(ms);
+  if (m) m->scope = ms;
+  else tec_mem_scope_free(ms);
   if (tec_err_end(ctx, &sc, m != NULL, "tec_build")) return m;
   cg_module_release(m); /* built, but something on the way reported an error */
   return NULL;

@@ -26,8 +26,20 @@ typedef struct free_hook {
   void *arg;
 } free_hook;
 
+/* A memory scope (ir/internal.h): blocks of its own, freed together. */
+struct tec_mem_scope {
+  tec_ctx *ctx;
+  arena_block *blocks;
+  size_t bytes;                       /* held in its blocks */
+  struct tec_mem_scope *up;           /* the scope allocations went to before it */
+  struct tec_mem_scope *prev, *next;  /* the ctx's live scopes */
+};
+
 struct tec_ctx {
   arena_block *blocks;
+  tec_mem_scope *cur;   /* where allocations go now (NULL: blocks) */
+  tec_mem_scope *live;  /* every scope not freed yet */
+  size_t bytes;         /* held in arena blocks, scopes included */
   char *error;          /* malloc'd (or no_room); first error since the last clear or scope */
   tec_error_kind kind;  /* its kind (TEC_ERR_NONE without one) */
   unsigned long nerrors;  /* errors reported so far, recorded in the slot or not */
@@ -73,6 +85,7 @@ void tec_ctx_free(tec_ctx *ctx) {
     ctx->blocks = b->next;
     free(b);
   }
+  while (ctx->live) tec_mem_scope_free(ctx->live);
   drop(&ctx->error);
   drop(&ctx->older);
   free(ctx);
@@ -208,9 +221,12 @@ void *tec_ctx_alloc(tec_ctx *ctx, size_t bytes) {
   if (ctx->budget > 0) ctx->budget--;
   bytes = (bytes + 15) & ~(size_t)15;
   if (bytes == 0) bytes = 16;
-  arena_block *b = ctx->blocks;
+  arena_block **head = ctx->cur ? &ctx->cur->blocks : &ctx->blocks;
+  arena_block *b = *head;
   if (!b || b->cap - b->used < bytes) {
-    size_t cap = bytes > 60000 ? bytes : 60000;
+    /* a scope starts small: a lowering of a small program needs little */
+    size_t want = ctx->cur && !*head ? 16384 : 60000;
+    size_t cap = bytes > want ? bytes : want;
     b = malloc(sizeof *b + cap);
     if (!b) {
       tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "out of memory allocating %zu bytes", bytes);
@@ -218,13 +234,15 @@ void *tec_ctx_alloc(tec_ctx *ctx, size_t bytes) {
     }
     b->used = 0;
     b->cap = cap;
+    ctx->bytes += sizeof *b + cap;
+    if (ctx->cur) ctx->cur->bytes += sizeof *b + cap;
     /* a huge block goes behind the current one so the current one keeps filling */
-    if (ctx->blocks && cap > 60000) {
-      b->next = ctx->blocks->next;
-      ctx->blocks->next = b;
+    if (*head && cap > want) {
+      b->next = (*head)->next;
+      (*head)->next = b;
     } else {
-      b->next = ctx->blocks;
-      ctx->blocks = b;
+      b->next = *head;
+      *head = b;
     }
   }
   void *p = b->data + b->used;
@@ -297,3 +315,44 @@ int tec_ctx_strict(const tec_ctx *ctx) {
   const char *env = getenv("TEC_STRICT");
   return (ctx && ctx->strict) || (env && *env && strcmp(env, "0") != 0);
 }
+/* ---- memory scopes ---- */
+tec_mem_scope *tec_mem_scope_begin(tec_ctx *ctx) {
+  if (!ctx) return NULL;
+  tec_mem_scope *sc = calloc(1, sizeof *sc);
+  if (!sc) {
+    tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "out of memory (a memory scope)");
+    return NULL;
+  }
+  sc->ctx = ctx;
+  sc->up = ctx->cur;
+  sc->next = ctx->live;
+  if (ctx->live) ctx->live->prev = sc;
+  ctx->live = sc;
+  ctx->cur = sc;
+  return sc;
+}
+
+void tec_mem_scope_end(tec_mem_scope *sc) {
+  if (sc && sc->ctx->cur == sc) sc->ctx->cur = sc->up;
+}
+
+void tec_mem_scope_free(tec_mem_scope *sc) {
+  if (!sc) return;
+  tec_ctx *ctx = sc->ctx;
+  tec_mem_scope_end(sc);
+  for (tec_mem_scope *o = ctx->live; o; o = o->next) /* a scope opened inside it */
+    if (o->up == sc) o->up = sc->up;
+  if (ctx->cur == sc) ctx->cur = sc->up;
+  if (sc->prev) sc->prev->next = sc->next;
+  else ctx->live = sc->next;
+  if (sc->next) sc->next->prev = sc->prev;
+  while (sc->blocks) {
+    arena_block *b = sc->blocks;
+    sc->blocks = b->next;
+    free(b);
+  }
+  ctx->bytes -= sc->bytes;
+  free(sc);
+}
+
+size_t tec_ctx_arena_bytes(const tec_ctx *ctx) { return ctx ? ctx->bytes : 0; }

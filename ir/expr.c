@@ -215,8 +215,9 @@ const ir_expr *ir_cast(tec_dtype t, const ir_expr *a) {
 }
 
 static const char *const intrin_names[IR_INTRIN_COUNT] = {
-    "exp", "log", "sqrt", "tanh", "fabs", "pow", "floor", "ceil", "fma", "prefetch", "likely"};
-static const int intrin_arity[IR_INTRIN_COUNT] = {1, 1, 1, 1, 1, 2, 1, 1, 3, 1, 1};
+    "exp", "log", "sqrt", "tanh", "fabs", "pow", "floor", "ceil", "fma", "prefetch", "likely",
+    "dl_arg"};
+static const int intrin_arity[IR_INTRIN_COUNT] = {1, 1, 1, 1, 1, 2, 1, 1, 3, 1, 1, 3};
 
 const char *ir_intrinsic_name(ir_intrinsic i) {
   return (unsigned)i < IR_INTRIN_COUNT ? intrin_names[i] : "unknown";
@@ -243,6 +244,11 @@ const ir_expr *ir_call(tec_ctx *ctx, ir_intrinsic fn, int nargs, const ir_expr *
   if (fn == IR_INTRIN_PREFETCH) {
     tec_ctx_set_error(ctx, "ir_call: prefetch takes a memory access, not a value; use "
                            "ir_prefetch(read)");
+    return NULL;
+  }
+  if (fn == IR_INTRIN_DL_ARG) {
+    tec_ctx_set_error(ctx, "ir_call: dl_arg reads the checked entry's arguments; use "
+                           "ir_dl_arg(ctx, field, arg, dim)");
     return NULL;
   }
   if (nargs != intrin_arity[fn]) {
@@ -290,6 +296,20 @@ const ir_expr *ir_prefetch(const ir_expr *access) {
   if (!a) return NULL;
   a[0] = access;
   return make_call(ctx, IR_INTRIN_PREFETCH, access->type, 1, a);
+}
+
+const ir_expr *ir_dl_arg(tec_ctx *ctx, ir_dl_field field, int arg, int dim) {
+  if (!ctx) return NULL;
+  if ((unsigned)field >= IR_DL_FIELD_COUNT || arg < 0 || dim < 0) {
+    tec_ctx_set_error(ctx, "ir_dl_arg: field %d of argument %d, dimension %d does not exist",
+                      (int)field, arg, dim);
+    return NULL;
+  }
+  const ir_expr **a = tec_ctx_alloc(ctx, sizeof *a * 3);
+  if (!a) return NULL;
+  a[0] = ir_int(ctx, field), a[1] = ir_int(ctx, arg), a[2] = ir_int(ctx, dim);
+  if (!a[0] || !a[1] || !a[2]) return NULL;
+  return make_call(ctx, IR_INTRIN_DL_ARG, TEC_I64, 3, a);
 }
 
 static const ir_expr *call1(ir_intrinsic fn, const ir_expr *a) {

@@ -46,6 +46,15 @@ int tec_ctx_note_mark(const tec_ctx *ctx);
 /* The notes made since mark (arena array in *out), removed from the ctx; their count, or -1
  * when out of memory. */
 int tec_ctx_notes_take(tec_ctx *ctx, int mark, const char *const **out);
+/* Memory scopes: between tec_mem_scope_begin and tec_mem_scope_end, tec_ctx_alloc takes
+ * memory from the scope's own blocks, which tec_mem_scope_free releases at once (the ctx
+ * frees scopes still alive). Nothing outside what the scope's owner holds may point into it.
+ * tec_lower allocates its lowered function in one (tec_lower_free), tec_build its module's
+ * memory (tec_module_free). NULL with an out-of-memory error. */
+typedef struct tec_mem_scope tec_mem_scope;
+tec_mem_scope *tec_mem_scope_begin(tec_ctx *ctx);
+void tec_mem_scope_end(tec_mem_scope *sc);   /* allocations go back where they went before */
+void tec_mem_scope_free(tec_mem_scope *sc);  /* ends it if needed; NULL is a no-op */
 
 /* Growable arena arrays: *arr has *n items of `size` bytes and room for *cap. */
 int tec_grow(tec_ctx *ctx, void **arr, int *cap, int need, size_t size);

@@ -273,6 +273,15 @@ static void print_stmt(FILE *f, const ir_stmt *s, int d) {
     indent(f, d);
     fputs("}\n", f);
     return;
+  case IR_S_ASSERT:
+    indent(f, d);
+    fputs("assert(", f);
+    ir_print_expr(f, s->a);
+    fprintf(f, ", \"%s\"", s->name);
+    if (s->b) fputs(", ", f), ir_print_expr(f, s->b);
+    if (s->c) fputs(", ", f), ir_print_expr(f, s->c);
+    fputs(")\n", f);
+    return;
   case IR_STMT_KIND_COUNT: break;
   }
 }

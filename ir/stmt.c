@@ -182,3 +182,15 @@ const ir_stmt *ir_stmt_with(const ir_stmt *s, const ir_expr *a, const ir_expr *b
   n->args = args;
   return n;
 }
+
+const ir_stmt *ir_assert(const ir_expr *cond, const char *msg, const ir_expr *a,
+                         const ir_expr *b) {
+  if (!cond || !msg) return NULL;
+  ir_stmt *s = new_stmt(cond->ctx, IR_S_ASSERT);
+  if (!s) return NULL;
+  s->name = tec_ctx_strdup(cond->ctx, msg);
+  s->a = cond;
+  s->b = a;
+  s->c = b;
+  return s->name ? s : NULL;
+}

@@ -83,10 +83,11 @@ const ir_stmt *lower_schedule_ops(lower_state *ls);
  * compute_at chain outward (pos -1: only loops around the stage's nest), or NULL. */
 const sch_iter *lower_loop_around(const sch_stage *st, int pos, ir_for_kind kind);
 
-/* 2b. (from 2, per loop of a main nest) sch_prefetch: body with the prefetch statements of
- *     leaf pos of st in front; NULL with an error when they cannot be made (prefetch.c). */
-const ir_stmt *lower_prefetch(lower_state *ls, const sch_stage *st, int pos,
-                              const ir_stmt *body);
+/* 2b. sch_prefetch: schedule_ops marks the body of each main-nest loop that has prefetches
+ *     with ATTR "prefetch_scope" (value: the stage index); this pass replaces every marker
+ *     with the prefetch statements of that loop in front of its body. NULL with an error
+ *     when they cannot be made (prefetch.c). */
+const ir_stmt *lower_prefetch(lower_state *ls, const ir_stmt *body);
 
 /* 3. storage flatten: realize -> allocate, provide/read -> store/load on 1-d buffers. */
 const ir_stmt *lower_storage_flatten(const ir_stmt *body, lower_func *f, sch_schedule *s);
@@ -111,5 +112,34 @@ const ir_stmt *lower_guard_loads(const ir_stmt *s);
 int lower_trace_check_wanted(void);
 int lower_trace_check(sch_schedule *s, const char *name, int nargs, te_tensor *const *args,
                       const lower_func *f);
+/* ---- build-time passes: run per function by tec_build / tec_emit for their target ---- */
+typedef struct lower_target {
+  int vector_bits;  /* native SIMD width in bits (32: no SIMD) */
+} lower_target;
+/* f's program ready for code generation for t: the pipeline's build-time passes (pipeline.c)
+ * over f->body; *entry receives the checked entry's program (entry_checks.c). NULL with an
+ * error in f->ctx. `who` names the API call for messages. */
+const ir_stmt *lower_for_target(const lower_func *f, const lower_target *t, const char *who,
+                                const ir_stmt **entry);
+/* The checked DLTensor entry of f as asserts over dl_arg reads, size variables bound by lets,
+ * ending in `attr entry_call` (the call of the raw kernel). */
+const ir_stmt *lower_entry_checks(const lower_func *f, const char *who);
+/* Stores wider than vector_bits whose lane count is not a power of two become native-width
+ * stores (slice_vectors.c). */
+const ir_stmt *lower_slice_vectors(tec_ctx *ctx, const ir_stmt *body, int vector_bits);
+
+/* parallel_launch_point regions as IR (launch_regions.c): launch_region, launch_sync,
+ * launch_task0 and launch_per_task markers; refusals name `who`. NULL with an error. */
+const ir_stmt *lower_launch_regions(const lower_func *f, const ir_stmt *body, const char *who);
+
+/* ---- the structural IR verifier (verify.c), run between passes ---- */
+typedef struct lower_verify_what {
+  int flat;    /* after storage_flatten: no tensor accesses, every buffer declared */
+  int sizes;   /* size variables must be f's (after the check that reports them) */
+} lower_verify_what;
+/* 0 if body is well formed for f; else -1 with an internal error naming the pass after which
+ * the program broke and what is wrong. */
+int lower_verify(const lower_func *f, const ir_stmt *body, const char *after,
+                 const lower_verify_what *what);
 
 #endif

@@ -1,22 +1,13 @@
-/* pipeline.c — tec_lower: the pass pipeline, in order.
+/* pipeline.c — tec_lower: the pass pipeline, one table run by one loop (run_passes).
  *
- *   0. inline            compute_inline'd bodies substituted into their readers
- *   1. infer_bounds      ranges of every iter var; regions of attached stages (needs 0: the
- *                        reads an attached stage must serve may come through inlined ones)
- *   2. schedule_ops      one loop nest per stage, attached ones inside (needs 1)
- *   3. storage_flatten   n-d tensors -> 1-d buffers (needs every tensor placed: after 2)
- *   3b. guard_loads      loads in a select's arm predicated on it (padding reads stay in bounds)
- *   4. simplify          folds the index arithmetic that 2 and 3 build, drops provable guards
- *   5. loop_partition    peels split guards and likely() conditions out of hot loops (needs
- *                        4's canonical `e < n`)
- *   6. simplify          folds the split points and drops the guards now provable
- *   7. vectorize         vector code (after 5/6: a guard left in a vectorized loop scalarizes it)
- *   8. unroll            straight-line copies (after 7: a vectorized body is unrolled whole)
- *   9. simplify          folds min + k of the copies and the ramp arithmetic of 7
- *  10. storage_rewrite   hoists/shares allocations (last: 5 and 8 copy allocations, it merges)
- *
- * TEC_DUMP_IR=1 prints the program after every pass; TEC_DUMP_IR=<word> after the passes
- * whose name contains <word>. */
+ * The table below is the order; each entry says what it needs from the ones before. Three
+ * phases: once per tec_lower on the schedule (DECL), per lowered function (FUNC: <name>, or
+ * <name>_prepare and <name>_run), and per function when tec_build / tec_emit generate code
+ * for a target (BUILD, lower_for_target). Passes marked IR turn a program into a program:
+ * TEC_DUMP_IR=1 prints the program after each (TEC_DUMP_IR=<word>: after those whose name
+ * contains <word>), tec_lower_options.observe sees each, stop_after may name one, and the
+ * verifier (verify.c) checks each result when asked (options, TEC_VERIFY_IR=1), and those of
+ * tec_lower in builds without NDEBUG. */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +15,123 @@
 #include "ir/internal.h"
 #include "lower/passes.h"
 #include "lower/arith.h"
+
+typedef struct lower_pipe {
+  lower_state ls;
+  lower_split_plan plan;       /* DECL: the prepare/run split */
+  lower_func *f;               /* FUNC, BUILD: the function */
+  const ir_stmt *body;         /* FUNC, BUILD: its program so far */
+  const ir_stmt *entry;        /* BUILD: the checked entry's program (entry_checks) */
+  const lower_target *target;  /* BUILD */
+  const char *who;             /* BUILD: the API call, for messages */
+  lower_verify_what vw;        /* what the verifier may require by now */
+} lower_pipe;
+
+typedef enum { DECL, FUNC, BUILD } lower_phase;
+typedef struct lower_pass {
+  const char *name;
+  int (*run)(lower_pipe *p);   /* 0, or -1: failed (with an error) */
+  lower_phase phase;
+  int ir;                      /* program in, program out: 1 the body, 2 the entry's */
+} lower_pass;
+
+static int p_inline(lower_pipe *p) { return lower_inline(&p->ls); }
+static int p_plan(lower_pipe *p) { return lower_plan_precompute(&p->ls, &p->plan); }
+static int p_bounds(lower_pipe *p) { return lower_infer_bounds(&p->ls); }
+static int p_schedule(lower_pipe *p) { return (p->body = lower_schedule_ops(&p->ls)) ? 0 : -1; }
+static int p_prefetch(lower_pipe *p) { return (p->body = lower_prefetch(&p->ls, p->body)) ? 0 : -1; }
+static int p_flatten(lower_pipe *p) {
+  p->vw.flat = 1;
+  return (p->body = lower_storage_flatten(p->body, p->f, p->ls.s)) ? 0 : -1;
+}
+static int p_guard(lower_pipe *p) { p->body = lower_guard_loads(p->body); return 0; }
+static int p_sizes(lower_pipe *p);
+static int p_simplify(lower_pipe *p) { p->body = lower_simplify(p->body); return 0; }
+static int p_partition(lower_pipe *p) { p->body = lower_loop_partition(p->body); return 0; }
+static int p_vectorize(lower_pipe *p) { p->body = lower_vectorize(p->body); return 0; }
+static int p_unroll(lower_pipe *p) { p->body = lower_unroll(p->body); return 0; }
+static int p_rewrite(lower_pipe *p) {
+  if (p->body) p->body = lower_storage_rewrite(p->body);
+  return 0;
+}
+static int p_slice(lower_pipe *p) {
+  p->body = lower_slice_vectors(p->f->ctx, p->body, p->target->vector_bits);
+  return 0;
+}
+
+static int p_launch(lower_pipe *p) {
+  return (p->body = lower_launch_regions(p->f, p->body, p->who)) ? 0 : -1;
+}
+
+static int p_entry(lower_pipe *p) {
+  return (p->entry = lower_entry_checks(p->f, p->who)) ? 0 : -1;
+}
+
+static const lower_pass passes[] = {
+  {"inline", p_inline, DECL, 0},            /* first: every later pass reads inlined bodies */
+  {"plan_precompute", p_plan, DECL, 0},     /* the prepare/run split, over inlined bodies */
+  {"infer_bounds", p_bounds, FUNC, 0},      /* reads through inlined stages to regions */
+  {"schedule_ops", p_schedule, FUNC, 1},    /* loop nests: needs every range and region */
+  {"prefetch", p_prefetch, FUNC, 1},        /* bounds tensor reads: before flattening */
+  {"storage_flatten", p_flatten, FUNC, 1},  /* needs every tensor placed (schedule_ops) */
+  {"guard_loads", p_guard, FUNC, 1},        /* needs loads (flattened); before vectorize */
+  {"check_sizes", p_sizes, FUNC, 0},        /* every size var an argument's extent */
+  {"simplify", p_simplify, FUNC, 1},        /* folds the indices built above, proven guards */
+  {"loop_partition", p_partition, FUNC, 1}, /* needs simplify's canonical `e < n` */
+  {"partition simplify", p_simplify, FUNC, 1}, /* folds split points, newly proven guards */
+  {"vectorize", p_vectorize, FUNC, 1},      /* after partition: a guard would scalarize */
+  {"unroll", p_unroll, FUNC, 1},            /* after vectorize: vector bodies copied whole */
+  {"unroll simplify", p_simplify, FUNC, 1}, /* folds min + k of the copies, ramp arithmetic */
+  {"storage_rewrite", p_rewrite, FUNC, 1},  /* last: merges what partition/unroll copied */
+  {"unroll_rest", p_unroll, BUILD, 1},      /* unrolled loops a hand-built program kept */
+  {"slice_vectors", p_slice, BUILD, 1},     /* needs the target's vector width */
+  {"launch_regions", p_launch, BUILD, 1},   /* task 0, barriers, per-task buffers */
+  {"entry_checks", p_entry, BUILD, 2},      /* the DLTensor entry's asserts (own program) */
+};
+enum { NPASS = sizeof passes / sizeof passes[0] };
+
+static void dump(const char *pass, const ir_stmt *s);
+static int verify_on(const tec_lower_options *o, lower_phase phase);
+
+/* Runs the passes of `phase` in order (up to the one named stop, if any). */
+static int run_passes(lower_pipe *p, lower_phase phase, const tec_lower_options *o) {
+  for (int i = 0; i < NPASS; i++) {
+    const lower_pass *ps = &passes[i];
+    if (ps->phase != phase) continue;
+    if (ps->run(p)) return -1;
+    if (ps->ir) {
+      const ir_stmt *out = ps->ir == 2 ? p->entry : p->body;
+      dump(ps->name, out);
+      if (o && o->observe) o->observe(o->user, p->f, ps->name, out);
+      if (out && verify_on(o, phase) && lower_verify(p->f, out, ps->name, &p->vw)) return -1;
+    }
+    if (o && o->stop_after && strcmp(o->stop_after, ps->name) == 0) {
+      p->f->stopped_after = ps->name;
+      break;
+    }
+  }
+  return 0;
+}
+
+const char *tec_lower_pass_name(int i, int *ir, int *at_build) {
+  if (i < 0 || i >= NPASS) return NULL;
+  if (ir) *ir = passes[i].ir;
+  if (at_build) *at_build = passes[i].phase == BUILD;
+  return passes[i].name;
+}
+
+/* Asked for, or a build without NDEBUG lowering (not building: a hand-built program given to
+ * tec_build is verified only on request, so codegen's own checks of it stay testable). */
+static int verify_on(const tec_lower_options *o, lower_phase phase) {
+  const char *e = getenv("TEC_VERIFY_IR");
+  if ((o && o->verify) || (e && strcmp(e, "1") == 0)) return 1;
+#ifndef NDEBUG
+  return phase != BUILD;
+#else
+  (void)phase;
+  return 0;
+#endif
+}
 
 static void dump(const char *pass, const ir_stmt *s) {
   const char *want = getenv("TEC_DUMP_IR");
@@ -95,15 +203,32 @@ static int check_args(sch_schedule *s, const char *name, int nargs, te_tensor *c
   return 0;
 }
 
-/* Lowers the stages not in skip into function `name` taking args (passes 1 and on). */
+/* Every size variable the program uses must be bound by an argument's shape. */
+static int p_sizes(lower_pipe *p) {
+  size_check sc = {p->f, NULL};
+  ir_visitor v;
+  ir_visitor_init(&v, &sc);
+  v.expr[IR_VAR] = check_size_var;
+  ir_visit_stmt(&v, p->body);
+  p->vw.sizes = 1;
+  if (!sc.unbound) return 0;
+  return tec_ctx_set_error(p->ls.ctx, "tec_lower '%s': size variable '%s' is not the extent of "
+                                      "any argument's dimension, so a call cannot bind it; make "
+                                      "it the shape of an input or output",
+                           p->f->name, sc.unbound->name);
+}
+
+/* Lowers the stages not in skip into function `name` taking args (the FUNC passes). */
 static lower_func *lower_one(sch_schedule *s, const ir_expr **bodies, const char *name, int nargs,
-                             te_tensor *const *args, const unsigned char *skip) {
+                             te_tensor *const *args, const unsigned char *skip,
+                             const tec_lower_options *opt) {
   tec_ctx *ctx = s->ctx;
   unsigned long errors_before = tec_ctx_error_count(ctx);
   lower_func *f = tec_ctx_alloc(ctx, sizeof *f);
   if (!f) return NULL;
   f->ctx = ctx;
   f->name = tec_ctx_strdup(ctx, name);
+  f->options = opt;
   f->nargs = nargs;
   f->args = tec_ctx_alloc(ctx, sizeof *f->args * (size_t)nargs);
   f->arg_bufs = tec_ctx_alloc(ctx, sizeof *f->arg_bufs * (size_t)nargs);
@@ -124,71 +249,52 @@ static lower_func *lower_one(sch_schedule *s, const ir_expr **bodies, const char
     }
   }
 
-  lower_state ls = {0};
-  ls.ctx = ctx;
-  ls.s = s;
-  ls.nargs = nargs;
-  ls.args = args;
-  ls.body = bodies;
-  ls.skip = skip;
-  ls.fname = name;
-  if (lower_infer_bounds(&ls)) return NULL;
-  const ir_stmt *body = lower_schedule_ops(&ls);
-  if (!body) return NULL;
-  dump("schedule_ops", body);
-  body = lower_storage_flatten(body, f, s);
-  if (!body) return NULL;
-  dump("storage_flatten", body);
-  body = lower_guard_loads(body); /* needs loads (after 3); before vectorize */
-  dump("guard_loads", body);
-
-  size_check sc = {f, NULL};
-  ir_visitor v;
-  ir_visitor_init(&v, &sc);
-  v.expr[IR_VAR] = check_size_var;
-  ir_visit_stmt(&v, body);
-  if (sc.unbound) {
-    tec_ctx_set_error(ctx, "tec_lower '%s': size variable '%s' is not the extent of any "
-                           "argument's dimension, so a call cannot bind it; make it the shape "
-                           "of an input or output", name, sc.unbound->name);
-    return NULL;
-  }
-
-  body = lower_simplify(body);
-  dump("simplify", body);
-  /* Loop partition needs the simplified guards; the simplify after it folds the split points
-   * (min/max of floordivs) and removes the guards that became provable. */
-  body = lower_loop_partition(body);
-  dump("loop_partition", body);
-  body = lower_simplify(body);
-  dump("partition simplify", body);
-  /* Vectorize sees clean inner loops; unroll after it copies whole vector bodies (unrolling
-   * first would leave the vectorizer nothing to vectorize over). */
-  body = lower_vectorize(body);
-  dump("vectorize", body);
-  body = lower_unroll(body);
-  dump("unroll", body);
-  body = lower_simplify(body);
-  dump("unroll simplify", body);
-  /* Storage rewrite last: partition and unroll duplicate allocations, it merges the copies. */
-  if (body) body = lower_storage_rewrite(body);
-  dump("storage_rewrite", body);
-  if (!body) {
+  lower_pipe p = {.f = f};
+  p.ls.ctx = ctx;
+  p.ls.s = s;
+  p.ls.nargs = nargs;
+  p.ls.args = args;
+  p.ls.body = bodies;
+  p.ls.skip = skip;
+  p.ls.fname = name;
+  if (run_passes(&p, FUNC, opt)) return NULL;
+  if (!p.body) {
     /* NULL from a pass that failed (it reported why), or an empty program; an error an
      * earlier call left in the ctx says nothing about which */
     if (tec_ctx_error_count(ctx) != errors_before) return NULL;
     /* nothing left to do: zero-size tensors, or a region dropped by debug_skip_region */
-    body = ir_evaluate(ir_int(ctx, 0));
+    p.body = ir_evaluate(ir_int(ctx, 0));
   }
-  f->body = body;
+  f->body = p.body;
   return f;
 }
 
+/* passes.h: the BUILD passes over a copy of f's program */
+const ir_stmt *lower_for_target(const lower_func *f, const lower_target *t, const char *who,
+                                const ir_stmt **entry) {
+  tec_ctx *ctx = f->ctx;
+  if (f->stopped_after) {
+    tec_ctx_set_error(ctx, "%s: function '%s' was lowered only up to pass '%s' "
+                           "(tec_lower_options.stop_after); lower it whole to build it",
+                      who, f->name, f->stopped_after);
+    return NULL;
+  }
+  unsigned long errors_before = tec_ctx_error_count(ctx);
+  lower_pipe p = {.f = (lower_func *)f, .body = f->body, .target = t, .who = who,
+                  .vw = {.flat = 1, .sizes = 1}};
+  p.ls.ctx = ctx;
+  tec_lower_options o = f->options ? *f->options : (tec_lower_options){0};
+  o.stop_after = NULL;
+  if (run_passes(&p, BUILD, &o) || tec_ctx_error_count(ctx) != errors_before) return NULL;
+  *entry = p.entry;
+  return p.body ? p.body : ir_evaluate(ir_int(ctx, 0));
+}
 
 /* The prepare/run split: stages computed from constant placeholders alone go into
  * <name>_prepare (precompute.c decides which); <name>_run reads what they packed. */
 static lower_func *lower_split(sch_schedule *s, const ir_expr **bodies, const char *name,
-                               int nargs, te_tensor *const *args, const lower_split_plan *plan) {
+                               int nargs, te_tensor *const *args, const lower_split_plan *plan,
+                               const tec_lower_options *opt) {
   tec_ctx *ctx = s->ctx;
   int n = s->nstage;
   unsigned char *skip_run = tec_ctx_alloc(ctx, (size_t)n), *skip_prep = tec_ctx_alloc(ctx, (size_t)n);
@@ -220,9 +326,10 @@ static lower_func *lower_split(sch_schedule *s, const ir_expr **bodies, const ch
                    st->attach_iter->name, st->attach_stage->tensor->name, name);
     if (plan->in_prepare[i]) st->attach = SCH_ATTACH_ROOT;
   }
-  lower_func *run = lower_one(s, bodies, tec_ctx_printf(ctx, "%s_run", name), nr, run_args, skip_run);
+  lower_func *run = lower_one(s, bodies, tec_ctx_printf(ctx, "%s_run", name), nr, run_args,
+                              skip_run, opt);
   lower_func *prep = run ? lower_one(s, bodies, tec_ctx_printf(ctx, "%s_prepare", name), np,
-                                     prep_args, skip_prep)
+                                     prep_args, skip_prep, opt)
                          : NULL;
   for (int i = 0; i < n; i++) s->stages[i]->attach = saved[i];
   if (!run || !prep) return NULL;
@@ -238,14 +345,14 @@ static lower_func *lower_split(sch_schedule *s, const ir_expr **bodies, const ch
 }
 
 static lower_func *lower_notes(sch_schedule *s, const char *name, int nargs,
-                               te_tensor *const *args);
+                               te_tensor *const *args, const tec_lower_options *opt);
 
 /* The notes the passes make (tec_ctx_note) go into the function, or fail it in strict mode. */
 static lower_func *lower_all(sch_schedule *s, const char *name, int nargs,
-                             te_tensor *const *args) {
+                             te_tensor *const *args, const tec_lower_options *opt) {
   tec_ctx *ctx = s->ctx;
   int note_mark = tec_ctx_note_mark(ctx);
-  lower_func *f = lower_notes(s, name, nargs, args);
+  lower_func *f = lower_notes(s, name, nargs, args, opt);
   const char *const *notes;
   int nnotes = tec_ctx_notes_take(ctx, note_mark, &notes);
   if (!f || nnotes < 0) return NULL;
@@ -260,19 +367,31 @@ static lower_func *lower_all(sch_schedule *s, const char *name, int nargs,
 
 /* lower_all without the notes */
 static lower_func *lower_notes(sch_schedule *s, const char *name, int nargs,
-                               te_tensor *const *args) {
+                               te_tensor *const *args, const tec_lower_options *opt) {
   tec_ctx *ctx = s->ctx;
   if (check_args(s, name, nargs, args)) return NULL;
-  lower_state ls = {0};
-  ls.ctx = ctx;
-  ls.s = s;
-  ls.nargs = nargs;
-  ls.args = args;
-  if (lower_inline(&ls)) return NULL; /* 0: every later pass reads the inlined bodies */
-  lower_split_plan plan;
-  if (lower_plan_precompute(&ls, &plan)) return NULL;
-  lower_func *f = plan.npacked ? lower_split(s, ls.body, name, nargs, args, &plan)
-                               : lower_one(s, ls.body, name, nargs, args, NULL);
+  if (opt && opt->stop_after) {
+    int ir = 0, at_build = 0;
+    const char *n;
+    for (int i = 0; (n = tec_lower_pass_name(i, &ir, &at_build)); i++)
+      if (ir && !at_build && strcmp(n, opt->stop_after) == 0) break;
+    if (!n) {
+      const char *legal = "";
+      for (int i = 0; (n = tec_lower_pass_name(i, &ir, &at_build)); i++)
+        if (ir && !at_build) legal = tec_ctx_printf(ctx, "%s%s'%s'", legal, *legal ? ", " : "", n);
+      return tec_ctx_set_error(ctx, "tec_lower '%s': stop_after '%s' is not a pass of tec_lower "
+                                    "that makes a program; the passes are %s",
+                               name, opt->stop_after, legal), NULL;
+    }
+  }
+  lower_pipe p = {0};
+  p.ls.ctx = ctx;
+  p.ls.s = s;
+  p.ls.nargs = nargs;
+  p.ls.args = args;
+  if (run_passes(&p, DECL, opt)) return NULL;
+  lower_func *f = p.plan.npacked ? lower_split(s, p.ls.body, name, nargs, args, &p.plan, opt)
+                                 : lower_one(s, p.ls.body, name, nargs, args, NULL, opt);
   if (f && !f->user_name) {
     f->user_name = f->name;
     f->nuser = f->nargs;
@@ -283,13 +402,36 @@ static lower_func *lower_notes(sch_schedule *s, const char *name, int nargs,
 
 /* The entry point decides failure from its own work (te.h): a NULL result or an error
  * reported on the way (a pass that fell back after running out of memory still failed). */
-lower_func *tec_lower(sch_schedule *s, const char *name, int nargs, te_tensor *const *args) {
+lower_func *tec_lower_with(sch_schedule *s, const char *name, int nargs, te_tensor *const *args,
+                           const tec_lower_options *opt) {
   if (!s) return NULL;
   tec_err_scope sc;
   tec_err_begin(s->ctx, &sc);
-  lower_func *f = lower_all(s, name, nargs, args);
+  /* everything the lowering makes is the function's, freed with it (tec_lower_free) */
+  tec_mem_scope *ms = tec_mem_scope_begin(s->ctx);
+  const tec_lower_options *kept = NULL;
+  if (opt && ms) {
+    tec_lower_options *o = tec_ctx_alloc(s->ctx, sizeof *o);
+    if (o) *o = *opt;
+    kept = o;
+  }
+  lower_func *f = ms && (!opt || kept) ? lower_all(s, name, nargs, args, kept) : NULL;
   if (f && lower_trace_check_wanted() && lower_trace_check(s, name, nargs, args, f)) f = NULL;
-  return tec_err_end(s->ctx, &sc, f != NULL, "tec_lower") ? f : NULL;
+  tec_mem_scope_end(ms);
+  if (!tec_err_end(s->ctx, &sc, f != NULL, "tec_lower")) {
+    tec_mem_scope_free(ms);
+    return NULL;
+  }
+  f->mem_scope = ms;
+  return f;
+}
+
+void tec_lower_free(lower_func *f) {
+  if (f) tec_mem_scope_free(f->mem_scope); /* f itself is in it */
+}
+
+lower_func *tec_lower(sch_schedule *s, const char *name, int nargs, te_tensor *const *args) {
+  return tec_lower_with(s, name, nargs, args, NULL);
 }
 
 static void print_one(FILE *out, const lower_func *f);

@@ -9,8 +9,11 @@
  * k is replaced by k + offset, and one prefetch is issued per 64-byte line
  * along t's last dimension (the first element of each line, counted from a multiple of the
  * line's element count; exact when rows start on a line, one line off at worst otherwise: a
- * prefetch is only a hint). The other dimensions of the region get plain loops. Called by
- * schedule_ops.c for each loop of a stage's main nest. */
+ * prefetch is only a hint). The other dimensions of the region get plain loops. A pass of its
+ * own, right after schedule_ops, which marks the body of each main-nest loop that prefetches
+ * with `attr prefetch_scope = <stage index>`; markers are replaced innermost first, so an
+ * outer loop's region includes the prefetches of the loops inside it. */
+#include <string.h>
 #include "tec/lower.h"
 #include "ir/internal.h"
 #include "lower/passes.h"
@@ -129,8 +132,8 @@ static const ir_stmt *pf_nest(lower_state *ls, const sch_stage *st, const sch_it
   return s;
 }
 
-const ir_stmt *lower_prefetch(lower_state *ls, const sch_stage *st, int pos,
-                              const ir_stmt *body) {
+static const ir_stmt *prefetch_loop(lower_state *ls, const sch_stage *st, int pos,
+                                   const ir_stmt *body) {
   const sch_iter *it = st->leaf[pos];
   if (!body || it->nprefetch == 0) return body;
   /* the loop, or one around it (the stage's own, or its consumer's through compute_at) */
@@ -159,4 +162,37 @@ const ir_stmt *lower_prefetch(lower_state *ls, const sch_stage *st, int pos,
   }
   items[it->nprefetch] = body;
   return ir_seq(ls->ctx, it->nprefetch + 1, items);
+}
+
+/* The FOR whose body is a prefetch_scope marker: the marker becomes the loop's prefetches. */
+static const ir_stmt *pf_mutate_for(ir_mutator *m, const ir_stmt *s) {
+  lower_state *ls = m->user;
+  const ir_stmt *mark = s->body;
+  if (!mark || mark->kind != IR_S_ATTR || !mark->name || strcmp(mark->name, "prefetch_scope"))
+    return ir_mutate_stmt_default(m, s);
+  const ir_stmt *inner = ir_mutate_stmt(m, mark->body); /* innermost first */
+  int64_t si = -1;
+  if (!inner) return NULL;
+  if (!ir_is_const_int(mark->a, &si) || si < 0 || si >= ls->s->nstage) {
+    TEC_INTERNAL(ls->ctx, "prefetch_scope marker without a stage");
+    return NULL;
+  }
+  const sch_stage *st = ls->s->stages[si];
+  for (int pos = 0; pos < st->nleaf; pos++)
+    if (st->leaf[pos]->var == s->var) {
+      const ir_stmt *body = prefetch_loop(ls, st, pos, inner);
+      return body ? ir_stmt_with(s, s->a, s->b, s->c, body, NULL, NULL, NULL) : NULL;
+    }
+  TEC_INTERNAL(ls->ctx, "prefetch_scope marker on a loop that is no leaf of its stage");
+  return NULL;
+}
+
+const ir_stmt *lower_prefetch(lower_state *ls, const ir_stmt *body) {
+  if (!body) return NULL;
+  unsigned long errors_before = tec_ctx_error_count(ls->ctx);
+  ir_mutator m;
+  ir_mutator_init(&m, ls->ctx, ls);
+  m.stmt[IR_S_FOR] = pf_mutate_for;
+  const ir_stmt *r = ir_mutate_stmt(&m, body);
+  return tec_ctx_error_count(ls->ctx) != errors_before ? NULL : r;
 }

@@ -9,8 +9,8 @@
  * A stage attached at loop L of a consumer is realized and produced at the top of L's body
  * (over the region bound.c found); root stages are placed in stage order at the top level,
  * intermediates wrapped in `realize`. Loop kinds and pragmas come from the leaves; a loop
- * marked debug_skip_region is dropped with its body; prefetches go in front of a loop's body
- * (prefetch.c). */
+ * marked debug_skip_region is dropped with its body; the body of a loop with prefetches is
+ * marked `attr prefetch_scope` for the prefetch pass (prefetch.c). */
 #include <string.h>
 #include "tec/lower.h"
 #include "ir/internal.h"
@@ -80,7 +80,8 @@ static const ir_stmt *make_loop(lower_state *ls, int si, int pos, const ir_stmt 
         }
       body = place(ls, k, body, ls->region[k]);
     }
-  if (attach) body = lower_prefetch(ls, st, pos, body); /* the main nest only, not an init */
+  /* the main nest only, not an init: marked for the prefetch pass (prefetch.c) */
+  if (attach && it->nprefetch && body) body = ir_attr("prefetch_scope", ir_int(ctx, si), body);
   if (!body) return NULL;
   const lower_range *r = lower_bounds_get(&ls->b, it);
   if (!r) {

@@ -71,6 +71,7 @@ static int check(sch_schedule *s, const char *name, int nargs, te_tensor *const 
   }
   free(a);
   free(b);
+  tec_lower_free(g);
   return rc;
 }
 

@@ -76,7 +76,9 @@ typedef struct ir_stmt ir_stmt;
   X(LET_STMT, "let")     /* let var = a in body */                              \
   X(ATTR, "attr")        /* annotation key = a (str in name) around body */      \
   X(EVALUATE, "evaluate") /* evaluate a for its effect (calls) */               \
-  X(PRODUCE, "produce")  /* marks the computation of tensor: body */
+  X(PRODUCE, "produce")  /* marks the computation of tensor: body */                \
+  X(ASSERT, "assert")    /* unless a holds: fail with the printf message name (%lld of b, \
+                          * c: int64 or NULL) and return -1 (the entry's argument checks) */
 
 typedef enum ir_expr_kind {
 #define IR_X(k, s, n) IR_##k,
@@ -113,8 +115,19 @@ typedef enum ir_intrinsic {
                        * (comparisons linear in a loop variable) and drops them from the
                        * clean middle part; an unmarked select is never partitioned. Make
                        * it with ir_likely. */
+  IR_INTRIN_DL_ARG,   /* dl_arg(field, i, d): int64 read of the checked entry's arguments
+                       * (ir_dl_field; i: the argument, d: the dimension; pointers as their
+                       * address). Only in the entry program lower/entry_checks.c builds; make
+                       * it with ir_dl_arg. */
   IR_INTRIN_COUNT
 } ir_intrinsic;
+
+/* What dl_arg reads: the entry's (DLTensor **args, int32 nargs) and args[i]'s fields. */
+typedef enum ir_dl_field {
+  IR_DL_NARGS, IR_DL_ARGS, IR_DL_TENSOR, IR_DL_DEVICE, IR_DL_NDIM, IR_DL_CODE, IR_DL_BITS,
+  IR_DL_LANES, IR_DL_SHAPE_PTR, IR_DL_SHAPE, IR_DL_STRIDES_PTR, IR_DL_STRIDE, IR_DL_DATA,
+  IR_DL_OFFSET, IR_DL_FIELD_COUNT
+} ir_dl_field;
 
 /* How a reduction combines (v.i of a REDUCE). */
 typedef enum ir_combiner {
@@ -218,6 +231,8 @@ const ir_expr *ir_call(tec_ctx *ctx, ir_intrinsic fn, int nargs, const ir_expr *
 const ir_expr *ir_prefetch(const ir_expr *access);
 /* likely(cond): cond (bool) marked as true on most iterations (see IR_INTRIN_LIKELY) */
 const ir_expr *ir_likely(const ir_expr *cond);
+/* dl_arg(field, arg, dim) (see IR_INTRIN_DL_ARG) */
+const ir_expr *ir_dl_arg(tec_ctx *ctx, ir_dl_field field, int arg, int dim);
 /* The condition c if e is likely(c), else NULL. */
 const ir_expr *ir_likely_arg(const ir_expr *e);
 const ir_expr *ir_exp(const ir_expr *a);
@@ -265,6 +280,9 @@ const ir_stmt *ir_let_stmt(const ir_expr *var, const ir_expr *value, const ir_st
 const ir_stmt *ir_attr(const char *key, const ir_expr *value, const ir_stmt *body);
 const ir_stmt *ir_evaluate(const ir_expr *value);
 const ir_stmt *ir_produce(const te_tensor *t, const ir_stmt *body);
+/* assert(cond, msg, a, b): msg a printf format with a %lld for each of a, b given (int64). */
+const ir_stmt *ir_assert(const ir_expr *cond, const char *msg, const ir_expr *a,
+                         const ir_expr *b);
 /* Shallow copy of s with new children; used by mutators. */
 const ir_stmt *ir_stmt_with(const ir_stmt *s, const ir_expr *a, const ir_expr *b,
                             const ir_expr *c, const ir_stmt *body, const ir_stmt *else_body,

@@ -1,9 +1,11 @@
 /* lower.h — from a schedule to a loop program (a lowered function).
  *
- * tec_lower runs the pass pipeline (lower/pipeline.c lists it, in order) and returns a
- * function whose body is a flat loop program over 1-d buffers, ready for codegen. Setting the
- * environment variable TEC_DUMP_IR=1 prints the program after every pass to stderr
- * (TEC_DUMP_IR=simplify prints it after the passes whose name contains that word).
+ * tec_lower runs the pass pipeline (lower/pipeline.c: one table, in order) and returns a
+ * function whose body is a flat loop program over 1-d buffers; tec_build and tec_emit run the
+ * table's build-time passes on it for their target, then translate. Setting the environment
+ * variable TEC_DUMP_IR=1 prints the program after every pass to stderr (TEC_DUMP_IR=simplify
+ * prints it after the passes whose name contains that word); tec_lower_with's observer sees
+ * the same steps.
  */
 #ifndef TEC_LOWER_H
 #define TEC_LOWER_H
@@ -37,11 +39,43 @@ typedef struct lower_func {
    * the function tec_lower returns (not by its prepare). */
   int nnotes;
   const char *const *notes;
+  /* How it was lowered (tec_lower_with): the options (NULL: none), kept for the build-time
+   * passes (tec_build and tec_emit observe and verify them too); and the pass it stopped
+   * after (NULL: lowered whole; a stopped function cannot be built). */
+  const struct tec_lower_options *options;
+  const char *stopped_after;
+  struct tec_mem_scope *mem_scope; /* the memory of this lowering (tec_lower_free) */
 } lower_func;
+
+/* Called after every pass that turns a program into a program (the ones TEC_DUMP_IR shows):
+ * f is the function being lowered (its body is not set yet: the program is `body`). */
+typedef void (*tec_lower_observer)(void *user, const lower_func *f, const char *pass,
+                                   const ir_stmt *body);
+typedef struct tec_lower_options {
+  const char *stop_after;      /* a pass name (tec_lower_pass_name): stop after it; NULL: all */
+  tec_lower_observer observe;  /* NULL: none */
+  void *user;                  /* for observe; must outlive tec_build of the function */
+  int verify;                  /* 1: the IR verifier (lower/verify.c) runs after every pass;
+                                * also on with TEC_VERIFY_IR=1 and in builds without NDEBUG */
+} tec_lower_options;
+
+/* tec_lower with options (opt may be NULL). With stop_after, the function's body is the
+ * program after that pass (for tests and for reading), and tec_build refuses it. */
+lower_func *tec_lower_with(sch_schedule *s, const char *name, int nargs, te_tensor *const *args,
+                           const tec_lower_options *opt);
+/* The pipeline's passes in order, those of tec_lower then those tec_build/tec_emit run per
+ * function for the target (i from 0; NULL past the end); *ir (may be NULL) receives 1 for a
+ * pass from program to program (dumped, observed, verified, a legal stop_after). */
+const char *tec_lower_pass_name(int i, int *ir, int *at_build);
 
 /* Lowers schedule s into a function taking args (every placeholder reachable from the
  * schedule's outputs, and the outputs, must be among them). NULL with an error in the ctx. */
 lower_func *tec_lower(sch_schedule *s, const char *name, int nargs, te_tensor *const *args);
+
+/* Gives back the memory of f (and of its prepare half): everything tec_lower made for it.
+ * f must not be used afterwards, nor freed while a module built from it is in use (the
+ * module's prepare/run calls read it). Without this call the ctx frees it. NULL: no-op. */
+void tec_lower_free(lower_func *f);
 
 /* The lowered function as text: a signature line, then the body. Arena string. */
 const char *tec_lower_str(const lower_func *f);

@@ -72,6 +72,9 @@ const char *tec_ctx_printf(tec_ctx *ctx, const char *fmt, ...)
 int tec_ctx_on_free(tec_ctx *ctx, void (*fn)(void *), void *arg);
 /* Arena hook for tests: the arena fails after `budget` more allocations (-1: never). */
 void tec_ctx_set_alloc_budget(tec_ctx *ctx, long budget);
+/* Bytes the ctx's arena holds now (its own blocks and the scopes of lowered functions and
+ * built modules not freed yet: tec_lower_free, tec_module_free give theirs back). */
+size_t tec_ctx_arena_bytes(const tec_ctx *ctx);
 
 /* ---- tensors ---- */
 typedef enum te_op_kind {

@@ -1,5 +1,6 @@
 /* slice_vectors.c — cuts stores wider than the target's vector registers into native-width
- * stores before code generation, when their lane count is not a power of two.
+ * stores, when their lane count is not a power of two. A build-time pass (pipeline.c): the
+ * width is the target's, known when tec_build / tec_emit runs, after tec_lower.
  *
  * vectorize() of a 48-wide loop gives `C[ramp(x, 1, 48)] = C[ramp(x, 1, 48)] + ...`. LLVM
  * legalizes a non-power-of-two vector such as <48 x float> badly: carried through a loop it
@@ -15,8 +16,7 @@
  * splits them in halves down to the register width as well as this pass would; slicing them
  * too changed nothing on x86 and cost 1.4% more instructions on a NEON depthwise kernel.
  */
-#include "codegen_llvm/codegen.h"
-#include "tec/ir.h"
+#include "lower/passes.h"
 
 static const ir_expr *slice(const ir_expr *e, int off, int n);
 
@@ -68,7 +68,7 @@ static const ir_expr *slice(const ir_expr *e, int off, int n) {
 
 static const ir_stmt *slice_store(ir_mutator *m, const ir_stmt *s) {
   int vector_bits = *(const int *)m->user;
-  if (!s->a || !s->b) return s; /* malformed: cg_store says so */
+  if (!s->a || !s->b) return s; /* malformed: the verifier or codegen says so */
   unsigned long errors_before = tec_ctx_error_count(m->ctx);
   int lanes = s->b->type.lanes, bits = s->b->type.bits;
   int native = bits > 0 ? vector_bits / bits : 0;
@@ -92,7 +92,7 @@ static const ir_stmt *slice_store(ir_mutator *m, const ir_stmt *s) {
   return s;
 }
 
-const ir_stmt *cg_slice_vectors(tec_ctx *ctx, const ir_stmt *body, int vector_bits) {
+const ir_stmt *lower_slice_vectors(tec_ctx *ctx, const ir_stmt *body, int vector_bits) {
   if (!body || vector_bits < 8) return body;
   ir_mutator m;
   ir_mutator_init(&m, ctx, &vector_bits);

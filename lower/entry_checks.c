@@ -1,0 +1,234 @@
+/* entry_checks.c — lower_entry_checks: the checked entry `int32_t name(DLTensor *const *args,
+ * int32_t nargs)` as an IR program of asserts (a build-time pass; codegen_llvm/entry.c only
+ * translates it and the final call of name_raw).
+ *
+ * In this order, each failure calling tec_rt_check_fail with a message naming the function,
+ * the argument and what was found and expected, then returning -1:
+ *   1. nargs, the argument array;
+ *   2. per argument: non-NULL, kDLCPU, ndim, dtype (bool is {kDLUInt, 8} or kDLBool; a
+ *      mismatch names the common dtypes), lanes, a shape;
+ *   3. size variables: each bound (let) from its first plain occurrence as an extent
+ *      (argument order, then dimension order) and must be >= 0;
+ *   4. per argument: every other extent against its value under the bound sizes, strides
+ *      (NULL or compact row-major; extent-1 dimensions may have any stride), data non-NULL,
+ *      data + byte_offset TEC_ALIGN-aligned (the kernel is compiled assuming it);
+ * then `attr entry_call`: the call of name_raw(data + byte_offset ..., sizes ...).
+ *
+ *   assert((dl_arg(0, 0, 0) == 2), "f: expected 2 arguments, got %lld", dl_arg(0, 0, 0))
+ *   assert((dl_arg(2, 0, 0) != 0), "f: argument 0 ('A') is NULL")  ...
+ *   let n = dl_arg(9, 0, 0) in { assert((n >= 0), ...) ... attr entry_call ... }
+ */
+#include <string.h>
+#include "lower/passes.h"
+#include "tec/runtime.h"
+
+typedef struct ec_state {
+  tec_ctx *ctx;
+  const lower_func *f;
+  int n, cap;
+  const ir_stmt **items;     /* the current sequence */
+  int oom;
+} ec_state;
+
+static const ir_expr *dl(ec_state *st, ir_dl_field fd, int i, int d) {
+  return ir_dl_arg(st->ctx, fd, i, d);
+}
+static void add(ec_state *st, const ir_stmt *s) {
+  if (!s || tec_grow(st->ctx, (void **)&st->items, &st->cap, st->n + 1, sizeof *st->items)) {
+    st->oom = 1;
+    return;
+  }
+  st->items[st->n++] = s;
+}
+static void check(ec_state *st, const ir_expr *ok, const char *msg, const ir_expr *a,
+                  const ir_expr *b) {
+  add(st, ir_assert(ok, msg, a, b));
+}
+static const ir_expr *i64(ec_state *st, int64_t v) { return ir_int(st->ctx, v); }
+
+/* s with every '%' doubled, for a message format ("?" for NULL). */
+static const char *esc(tec_ctx *ctx, const char *s) {
+  if (!s) return "?";
+  if (!strchr(s, '%')) return s;
+  size_t n = strlen(s), k = 0;
+  char *r = tec_ctx_alloc(ctx, 2 * n + 1);
+  if (!r) return "?";
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] == '%') r[k++] = '%';
+    r[k++] = s[i];
+  }
+  return r;
+}
+
+static const char *dl_name(tec_ctx *ctx, int code, int bits) {
+  static const char *names[] = {"int", "uint", "float", "handle", "bfloat"};
+  if (code >= 0 && code < 5) return tec_ctx_printf(ctx, "%s%d", names[code], bits);
+  return tec_ctx_printf(ctx, "(code %d, bits %d)", code, bits);
+}
+
+/* The dtype check: on mismatch, a message naming the dtype found when it is a common one. */
+static void check_dtype(ec_state *st, int i, const char *pre, tec_dtype want) {
+  tec_ctx *ctx = st->ctx;
+  int ec = want.code == TEC_BOOL ? kDLUInt : want.code, eb = want.code == TEC_BOOL ? 8 : want.bits;
+  const char *wname = want.code == TEC_BOOL ? "bool (uint8)" : dl_name(ctx, ec, eb);
+  const ir_expr *code = dl(st, IR_DL_CODE, i, 0), *bits = dl(st, IR_DL_BITS, i, 0);
+  const ir_expr *ok = ir_and(ir_eq(code, i64(st, ec)), ir_eq(bits, i64(st, eb)));
+  if (want.code == TEC_BOOL) /* a newer DLPack's kDLBool (6) byte is fine too */
+    ok = ir_or(ok, ir_and(ir_eq(code, i64(st, 6)), ir_eq(bits, i64(st, 8))));
+  static const int known[][2] = {{0, 8},  {0, 16}, {0, 32}, {0, 64}, {1, 8},  {1, 16},
+                                 {1, 32}, {1, 64}, {2, 16}, {2, 32}, {2, 64}, {4, 16}};
+  int nk = (int)(sizeof known / sizeof known[0]);
+  const ir_stmt **named = tec_ctx_alloc(ctx, sizeof *named * (size_t)(nk + 1));
+  if (!named) {
+    st->oom = 1;
+    return;
+  }
+  const ir_expr *no = ir_bool(ctx, 0);
+  for (int k = 0; k < nk; k++)
+    named[k] = ir_if(ir_and(ir_eq(code, i64(st, known[k][0])), ir_eq(bits, i64(st, known[k][1]))),
+                     ir_assert(no, tec_ctx_printf(ctx, "%s has dtype %s, expected %s", pre,
+                                                  dl_name(ctx, known[k][0], known[k][1]), wname),
+                               NULL, NULL),
+                     NULL);
+  named[nk] = ir_assert(no, tec_ctx_printf(ctx, "%s has dtype (code %%lld, bits %%lld), "
+                                                "expected %s", pre, wname),
+                        code, bits);
+  add(st, ir_if(ir_not(ok), ir_seq(ctx, nk + 1, named), NULL));
+}
+
+static int size_index(const lower_func *lf, const ir_expr *e) {
+  for (int k = 0; k < lf->nsize; k++)
+    if (lf->size_vars[k] == e) return k;
+  return -1;
+}
+
+const ir_stmt *lower_entry_checks(const lower_func *lf, const char *who) {
+  tec_ctx *ctx = lf->ctx;
+  const char *fname = lf->name;
+  int n = lf->nargs;
+  ec_state st = {.ctx = ctx, .f = lf};
+  struct { int arg, dim; } *site = tec_ctx_alloc(ctx, sizeof *site * (size_t)(lf->nsize + 1));
+  const char **pre = tec_ctx_alloc(ctx, sizeof *pre * (size_t)(n + 1));
+  if (!site || !pre) return NULL;
+  for (int k = 0; k < lf->nsize; k++) site[k].arg = -1;
+  for (int i = 0; i < n; i++)
+    for (int d = 0; d < lf->args[i]->ndim; d++) {
+      int k = size_index(lf, lf->args[i]->shape[d]);
+      if (k >= 0 && site[k].arg < 0) site[k].arg = i, site[k].dim = d;
+    }
+  for (int k = 0; k < lf->nsize; k++)
+    if (site[k].arg < 0) {
+      tec_ctx_set_error(ctx, "%s: size variable '%s' of '%s' is not the extent of any "
+                             "argument's dimension, so the arguments cannot bind it",
+                        who, lf->size_vars[k]->name ? lf->size_vars[k]->name : "?", fname);
+      return NULL;
+    }
+
+  /* 1. the argument list */
+  const ir_expr *nargs = dl(&st, IR_DL_NARGS, 0, 0);
+  check(&st, ir_eq(nargs, i64(&st, n)),
+        tec_ctx_printf(ctx, "%s: expected %d argument%s, got %%lld", fname, n, n == 1 ? "" : "s"),
+        nargs, NULL);
+  if (n > 0)
+    check(&st, ir_ne(dl(&st, IR_DL_ARGS, 0, 0), i64(&st, 0)),
+          tec_ctx_printf(ctx, "%s: the argument array is NULL", fname), NULL, NULL);
+
+  /* 2. each tensor's header */
+  for (int i = 0; i < n; i++) {
+    const te_tensor *t = lf->args[i];
+    pre[i] = tec_ctx_printf(ctx, "%s: argument %d ('%s')", fname, i, esc(ctx, t->name));
+    check(&st, ir_ne(dl(&st, IR_DL_TENSOR, i, 0), i64(&st, 0)),
+          tec_ctx_printf(ctx, "%s is NULL", pre[i]), NULL, NULL);
+    const ir_expr *dev = dl(&st, IR_DL_DEVICE, i, 0);
+    check(&st, ir_eq(dev, i64(&st, kDLCPU)),
+          tec_ctx_printf(ctx, "%s is on device type %%lld, expected kDLCPU (%d)", pre[i], kDLCPU),
+          dev, NULL);
+    const ir_expr *nd = dl(&st, IR_DL_NDIM, i, 0);
+    check(&st, ir_eq(nd, i64(&st, t->ndim)),
+          tec_ctx_printf(ctx, "%s has ndim %%lld, expected %d", pre[i], t->ndim), nd, NULL);
+    check_dtype(&st, i, pre[i], t->type);
+    const ir_expr *lanes = dl(&st, IR_DL_LANES, i, 0);
+    int want_lanes = t->type.lanes ? t->type.lanes : 1;
+    check(&st, ir_eq(lanes, i64(&st, want_lanes)),
+          tec_ctx_printf(ctx, "%s has %%lld lanes per element, expected %d", pre[i], want_lanes),
+          lanes, NULL);
+    if (t->ndim > 0)
+      check(&st, ir_ne(dl(&st, IR_DL_SHAPE_PTR, i, 0), i64(&st, 0)),
+            tec_ctx_printf(ctx, "%s has a NULL shape", pre[i]), NULL, NULL);
+  }
+  const ir_stmt *head = ir_seq(ctx, st.n, st.items);
+  st.n = 0;
+
+  /* 4. extents, strides, data (inside 3's lets) */
+  for (int i = 0; i < n; i++) {
+    const te_tensor *t = lf->args[i];
+    const ir_expr **act = tec_ctx_alloc(ctx, sizeof *act * (size_t)(t->ndim + 1));
+    if (!act) return NULL;
+    for (int d = 0; d < t->ndim; d++) {
+      const ir_expr *e = t->shape[d];
+      int k = size_index(lf, e);
+      if (k >= 0 && site[k].arg == i && site[k].dim == d) {
+        act[d] = e; /* the size variable itself, bound from here */
+        continue;
+      }
+      act[d] = dl(&st, IR_DL_SHAPE, i, d);
+      const ir_expr *want = e->type.bits != 64 ? ir_cast(TEC_I64, e) : e;
+      const char *why;
+      if (ir_is_const_int(e, NULL))
+        why = "";
+      else if (k >= 0)
+        why = tec_ctx_printf(ctx, " (%s, bound by argument %d '%s')",
+                             esc(ctx, lf->size_vars[k]->name), site[k].arg,
+                             esc(ctx, lf->args[site[k].arg]->name));
+      else
+        why = tec_ctx_printf(ctx, " (%s)", esc(ctx, ir_expr_str(e)));
+      check(&st, ir_eq(act[d], want),
+            tec_ctx_printf(ctx, "%s shape[%d] is %%lld, expected %%lld%s", pre[i], d, why),
+            act[d], want);
+    }
+    /* strides: NULL, or row-major compact */
+    if (t->ndim > 0) {
+      const ir_stmt **sc = tec_ctx_alloc(ctx, sizeof *sc * (size_t)t->ndim);
+      if (!sc) return NULL;
+      const ir_expr *expect = i64(&st, 1);
+      for (int d = t->ndim - 1; d >= 0; d--) {
+        const ir_expr *s = dl(&st, IR_DL_STRIDE, i, d);
+        const ir_expr *ad = act[d]->type.bits != 64 ? ir_cast(TEC_I64, act[d]) : act[d];
+        sc[t->ndim - 1 - d] = ir_assert(
+            ir_or(ir_eq(s, expect), ir_eq(ad, i64(&st, 1))),
+            tec_ctx_printf(ctx, "%s is not compact row-major: strides[%d] is %%lld, expected "
+                                "%%lld (pass strides = NULL or compact strides)", pre[i], d),
+            s, expect);
+        expect = ir_mul(expect, ad);
+      }
+      add(&st, ir_if(ir_ne(dl(&st, IR_DL_STRIDES_PTR, i, 0), i64(&st, 0)),
+                     ir_seq(ctx, t->ndim, sc), NULL));
+    }
+    check(&st, ir_ne(dl(&st, IR_DL_DATA, i, 0), i64(&st, 0)),
+          tec_ctx_printf(ctx, "%s has NULL data", pre[i]), NULL, NULL);
+    const ir_expr *mis = ir_floormod(ir_add(dl(&st, IR_DL_DATA, i, 0), dl(&st, IR_DL_OFFSET, i, 0)),
+                                     i64(&st, TEC_ALIGN));
+    check(&st, ir_eq(mis, i64(&st, 0)),
+          tec_ctx_printf(ctx, "%s: data + byte_offset is not %d-byte aligned (address %%%% %d = "
+                              "%%lld); allocate with tec_dl_alloc or aligned_alloc(%d, ...)",
+                         pre[i], TEC_ALIGN, TEC_ALIGN, TEC_ALIGN),
+          mis, NULL);
+  }
+  add(&st, ir_attr("entry_call", NULL, ir_evaluate(i64(&st, 0))));
+  if (st.oom) return NULL;
+  const ir_stmt *rest = ir_seq(ctx, st.n, st.items);
+
+  /* 3. the size variables, outermost first */
+  for (int k = lf->nsize - 1; k >= 0 && rest; k--) {
+    int i = site[k].arg, d = site[k].dim;
+    const ir_expr *v = lf->size_vars[k];
+    const ir_stmt *items[2] = {
+        ir_assert(ir_ge(v, i64(&st, 0)),
+                  tec_ctx_printf(ctx, "%s shape[%d] is %%lld, expected a size >= 0 (%s)", pre[i],
+                                 d, esc(ctx, v->name)),
+                  v, NULL),
+        rest};
+    rest = ir_let_stmt(v, dl(&st, IR_DL_SHAPE, i, d), ir_seq(ctx, 2, items));
+  }
+  return rest ? ir_seq2(head, rest) : NULL;
+}
