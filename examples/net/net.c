@@ -293,6 +293,7 @@ static const void *problem(const net_layer *L) {
 
 int net_compile(net *n) {
   if (n->mod) return 0;
+  tec_ctx_free(n->ctx); /* a failed compile's */
   n->ctx = tec_ctx_new();
   if (!n->ctx) return fail(n, "net_compile: %s%s", "out of memory", "");
   lower_func *funcs[NET_MAX];
@@ -335,6 +336,7 @@ static double now(void) {
 
 int net_run(net *n, const float *image, double *secs) {
   if (!n->mod) return fail(n, "net_run: %s%s", "compile the network first", "");
+  if (!image) return fail(n, "net_run: %s%s", "the image is NULL", "");
   memcpy(n->values[0].data, image, sizeof(float) * (size_t)numel(&n->values[0]));
   for (int i = 0; i < n->nlayers; i++) {
     net_layer *L = &n->layers[i];
