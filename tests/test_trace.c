@@ -522,13 +522,22 @@ START_TEST(replay_topi_templates) {
   conv.in_layout = conv.out_layout = b8;
   topi_layout_problem lp = {1, 20, 5, 6, nchw, {TOPI_NCHWC, 16}};
   topi_dense dense = {.m = 8, .n = 24, .k = 16, .const_b = 1, .epi = {.bias = 1}};
-  const void *problems[] = {&dw, &dwc, &conv, &lp, &dense};
+  topi_pool mp = {.n = 1, .c = 20, .h = 9, .w = 9, .kh = 3, .kw = 3, .stride_h = 2,
+                  .stride_w = 2, .pad_h = 1, .pad_w = 1, .mode = TOPI_POOL_MAX, .in_layout = b8,
+                  .out_layout = b8};
+  topi_pool gp = {.n = 1, .c = 20, .h = 5, .w = 5, .mode = TOPI_POOL_AVG, .in_layout = b8,
+                  .out_layout = nchw};
+  topi_softmax sm = {2, 37};
+  topi_eltwise ew = {.n = 1, .c = 20, .h = 5, .w = 6, .layout = b8, .act = TOPI_ACT_RELU};
+  const void *problems[] = {&dw, &dwc, &conv, &lp, &dense, &mp, &gp, &sm, &ew};
   const topi_problem_kind kinds[] = {TOPI_PROBLEM_CONV2D, TOPI_PROBLEM_CONV2D,
-                                     TOPI_PROBLEM_CONV2D, TOPI_PROBLEM_LAYOUT, TOPI_PROBLEM_DENSE};
+                                     TOPI_PROBLEM_CONV2D, TOPI_PROBLEM_LAYOUT, TOPI_PROBLEM_DENSE,
+                                     TOPI_PROBLEM_POOL,   TOPI_PROBLEM_POOL,
+                                     TOPI_PROBLEM_SOFTMAX, TOPI_PROBLEM_ELTWISE};
   int traced = 0;
   for (int i = 0; i < topi_template_count(); i++) {
     const topi_template *t = topi_template_at(i);
-    for (int p = 0; p < 5; p++) {
+    for (int p = 0; p < (int)(sizeof kinds / sizeof kinds[0]); p++) {
       if (kinds[p] != t->problem_kind) continue;
       tec_ctx *ctx = tec_ctx_new();
       if (!t->applies(ctx, problems[p], NULL)) {

@@ -14,6 +14,10 @@ extern const topi_template topi_tmpl_depthwise_nchwc;
 extern const topi_template topi_tmpl_dw_spatial_pack;
 extern const topi_template topi_tmpl_layout;
 extern const topi_template topi_tmpl_dense;
+extern const topi_template topi_tmpl_pool;
+extern const topi_template topi_tmpl_global_pool;
+extern const topi_template topi_tmpl_softmax;
+extern const topi_template topi_tmpl_eltwise;
 
 /* ---- spaces ---- */
 /* Starts a space of at most `cap` knobs for template t whose config struct is `size` bytes. */

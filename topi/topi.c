@@ -14,6 +14,10 @@ static const topi_template *const registry[] = {
     &topi_tmpl_dw_spatial_pack,
     &topi_tmpl_layout,
     &topi_tmpl_dense,
+    &topi_tmpl_pool,
+    &topi_tmpl_global_pool,
+    &topi_tmpl_softmax,
+    &topi_tmpl_eltwise,
 };
 #define NREG ((int)(sizeof registry / sizeof registry[0]))
 

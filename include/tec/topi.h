@@ -83,7 +83,10 @@ typedef struct topi_space {
 typedef enum topi_problem_kind {
   TOPI_PROBLEM_CONV2D, /* topi_conv2d (depthwise too: groups == c_in == c_out) */
   TOPI_PROBLEM_LAYOUT, /* topi_layout_problem */
-  TOPI_PROBLEM_DENSE   /* topi_dense */
+  TOPI_PROBLEM_DENSE,  /* topi_dense */
+  TOPI_PROBLEM_POOL,   /* topi_pool */
+  TOPI_PROBLEM_SOFTMAX,/* topi_softmax */
+  TOPI_PROBLEM_ELTWISE /* topi_eltwise */
 } topi_problem_kind;
 
 struct topi_template {
@@ -194,6 +197,41 @@ typedef struct topi_dense {
   topi_epilogue epi;
 } topi_dense;
 
+/* 2-d pooling, fp32, from layout in_layout to out_layout (any pair: a pool may be the edge's
+ * layout change, e.g. the global pool of a network writing NCHW [n][c][1][1], the dense
+ * layer's [n][c]). Windows start at y*stride - pad; output size floor((h + 2 pad - k) / s) + 1
+ * (no ceil mode). Max: the padding never wins (it is excluded, not zero). Average: by default
+ * (count_include_pad 0) the sum is divided by the number of window elements inside the input,
+ * with count_include_pad 1 by kh*kw. Global pooling (template global_pool): the window is the
+ * whole input; kh, kw, strides and padding must be 0. Arguments: in, out. */
+typedef enum topi_pool_mode { TOPI_POOL_MAX, TOPI_POOL_AVG } topi_pool_mode;
+typedef struct topi_pool {
+  int64_t n, c, h, w;
+  int64_t kh, kw;
+  int64_t stride_h, stride_w;   /* >= 1 */
+  int64_t pad_h, pad_w;         /* 0 <= pad < kernel */
+  topi_pool_mode mode;
+  int count_include_pad;        /* average only: 0 (default) excludes the padding, 1 counts it */
+  topi_layout in_layout, out_layout;
+} topi_pool;
+/* The output size of a (non-global) pooling, or -1 with an error in ctx (ctx may be NULL). */
+int topi_pool_out_hw(tec_ctx *ctx, const topi_pool *p, int64_t *oh, int64_t *ow);
+
+/* Softmax over the rows of a [m][n] tensor (the classifier's [batch][classes]), numerically
+ * stable: out[i, j] = exp(in[i, j] - max_j in[i, :]) / sum_j exp(in[i, j] - max). Arguments:
+ * in, out. */
+typedef struct topi_softmax {
+  int64_t m, n;
+} topi_softmax;
+
+/* Element-wise add of two activations of the same layout (the residual add), then the
+ * activation: out = act(a + b). Arguments: a, b, out. */
+typedef struct topi_eltwise {
+  int64_t n, c, h, w;
+  topi_layout layout;
+  topi_act act;
+} topi_eltwise;
+
 /* ---------------- templates ---------------- */
 
 /* conv2d NCHW[x]c (or NCHW: the first layer) -> NCHW[y]c, direct: blocked input and output
@@ -290,5 +328,50 @@ int topi_layout_schedule(const topi_decl *d, const topi_layout_config *cfg, cons
                          topi_op *out);
 int topi_layout_space(tec_ctx *ctx, const topi_layout_problem *p, const char *target,
                       topi_space *out);
+
+/* Pooling (topi_pool): template "pool2d" (max / average windows) and "global_pool" (the whole
+ * input; output h = w = 1). A reduction stage per output vector (compute_at), the window
+ * taps unrolled when unroll is 1, the innermost output dimension (the block's lanes in
+ * NCHW[x]c) vectorized in groups of the target's lanes; parallel over the two outer
+ * dimensions. Channels past c in an NCHW[x]c output are written as zero. */
+typedef struct topi_pool_config {
+  int64_t vectorize;  /* 1: the innermost output dimension vectorized (split by the lanes) */
+  int64_t unroll;     /* 1: the window's taps unrolled (pool2d only; global_pool: 0) */
+  int64_t parallel;   /* 1: parallel over the two outer output dimensions, fused */
+} topi_pool_config;
+int topi_pool_declare(tec_ctx *ctx, const topi_pool *p, topi_decl *out);
+int topi_pool_schedule(const topi_decl *d, const topi_pool_config *cfg, const char *target,
+                       topi_op *out);
+int topi_pool_space(tec_ctx *ctx, const topi_pool *p, const char *target, topi_space *out);
+int topi_global_pool_declare(tec_ctx *ctx, const topi_pool *p, topi_decl *out);
+int topi_global_pool_schedule(const topi_decl *d, const topi_pool_config *cfg,
+                              const char *target, topi_op *out);
+int topi_global_pool_space(tec_ctx *ctx, const topi_pool *p, const char *target,
+                           topi_space *out);
+
+/* Softmax (topi_softmax), template "softmax": the row maxima, the exponentials, their sums and
+ * the quotients, four passes over the rows. */
+typedef struct topi_softmax_config {
+  int64_t vectorize;  /* 1: the exponential and the quotient loops vectorized */
+  int64_t parallel;   /* 1: parallel over the rows */
+} topi_softmax_config;
+int topi_softmax_declare(tec_ctx *ctx, const topi_softmax *p, topi_decl *out);
+int topi_softmax_schedule(const topi_decl *d, const topi_softmax_config *cfg,
+                          const char *target, topi_op *out);
+int topi_softmax_space(tec_ctx *ctx, const topi_softmax *p, const char *target,
+                       topi_space *out);
+
+/* Residual add (topi_eltwise), template "eltwise_add": out = act(a + b), one pass, the
+ * innermost dimension vectorized, the outer two parallel. (Inside a network, prefer the
+ * residual epilogue of the convolution that produces a or b: no extra pass at all.) */
+typedef struct topi_eltwise_config {
+  int64_t vectorize;  /* 1: the innermost dimension vectorized (split by the lanes) */
+  int64_t parallel;   /* 1: parallel over the two outer dimensions, fused */
+} topi_eltwise_config;
+int topi_eltwise_declare(tec_ctx *ctx, const topi_eltwise *p, topi_decl *out);
+int topi_eltwise_schedule(const topi_decl *d, const topi_eltwise_config *cfg,
+                          const char *target, topi_op *out);
+int topi_eltwise_space(tec_ctx *ctx, const topi_eltwise *p, const char *target,
+                       topi_space *out);
 
 #endif

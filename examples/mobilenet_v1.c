@@ -1,0 +1,8 @@
+/* mobilenet_v1.c — MobileNet v1 (batch 1, fp32, 224x224, seeded weights) from topi templates
+ * (examples/net/net.c): per-layer time, total and the top-5 classes.
+ *   mobilenet_v1 [iters [size [width]]] */
+#include "net/net.h"
+
+int main(int argc, char **argv) {
+  return net_example_main(NET_MOBILENET_V1, "MobileNet v1", argc, argv);
+}

@@ -1,0 +1,458 @@
+/* net.c — MobileNet v1 and ResNet-18 as lists of topi layers (see net.h): building the layer
+ * list with seeded weights, compiling every layer into one module, packing the weights once,
+ * and running the layers in order with a per-layer clock.
+ *
+ *   MobileNet v1: conv 3x3/2 (relu6), 13 x [depthwise 3x3/s (relu6), pointwise 1x1 (relu6)],
+ *                 global average pool, fully connected, softmax
+ *   ResNet-18:    conv 7x7/2 (relu), max pool 3x3/2, 4 stages x 2 basic blocks [conv 3x3/s
+ *                 (relu), conv 3x3 + residual (relu); a 1x1/s projection where the shape
+ *                 changes], global average pool, fully connected, softmax
+ *
+ * Batch norm is taken as folded into the convolutions' weights and biases (inference). */
+#include "net.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define NET_MAX 64
+
+static int fail(net *n, const char *fmt, const char *a, const char *b) {
+  snprintf(n->err, sizeof n->err, fmt, a, b);
+  return -1;
+}
+
+/* ---- the seeded generator ---- */
+
+static uint32_t next(uint32_t *s) {
+  uint32_t x = *s;
+  x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+  return *s = x;
+}
+/* uniform in [-a, a) */
+static float uni(uint32_t *s, double a) {
+  return (float)(a * ((double)(next(s) >> 8) / 8388608.0 - 1.0));
+}
+/* count values in a 64-byte aligned block (the generated code's alignment rule) */
+static float *weights(uint32_t *s, int64_t count, double a) {
+  float *w = aligned_alloc(64, (sizeof(float) * (size_t)count + 63) / 64 * 64);
+  if (w)
+    for (int64_t i = 0; i < count; i++) w[i] = uni(s, a);
+  return w;
+}
+
+/* ---- building the layer list ---- */
+
+typedef struct builder {
+  net *n;
+  uint32_t rng;
+  topi_layout packed;
+  int bad;
+} builder;
+
+static int value(builder *b, int64_t c, int64_t h, int64_t w, topi_layout l) {
+  net *n = b->n;
+  if (n->nvalues >= NET_MAX) return b->bad = 1, 0;
+  n->values[n->nvalues] = (net_value){n->opt.batch, c, h, w, l, NULL};
+  return n->nvalues++;
+}
+
+static net_layer *layer(builder *b, net_op op, const char *tmpl, const char *name, int in) {
+  net *n = b->n;
+  if (n->nlayers >= NET_MAX) return b->bad = 1, NULL;
+  net_layer *L = &n->layers[n->nlayers++];
+  memset(L, 0, sizeof *L);
+  snprintf(L->name, sizeof L->name, "%s", name);
+  L->op = op, L->tmpl = tmpl, L->in = in, L->res = -1;
+  return L;
+}
+
+/* A convolution (groups 1 or depthwise) from value in, bias and act fused, plus the residual
+ * value res (or -1). Returns the output value. */
+static int conv(builder *b, const char *name, int in, int64_t c_out, int64_t k, int64_t s,
+                int depthwise, topi_act act, int res) {
+  if (b->bad) return 0;
+  const net_value *x = &b->n->values[in];
+  topi_conv2d p = {.n = x->n, .c_in = x->c, .h = x->h, .w = x->w, .c_out = c_out, .kh = k,
+                   .kw = k, .stride_h = s, .stride_w = s, .pad_h = (k - 1) / 2,
+                   .pad_w = (k - 1) / 2, .groups = depthwise ? x->c : 1,
+                   .in_layout = x->layout, .out_layout = b->packed,
+                   .epi = {.bias = 1, .residual = res >= 0, .act = act}};
+  int64_t oh, ow;
+  if (topi_conv2d_out_hw(NULL, &p, &oh, &ow)) return b->bad = 1, 0;
+  net_layer *L = layer(b, NET_CONV, depthwise ? "depthwise_nchwc" : "conv2d_nchwc", name, in);
+  if (!L) return 0;
+  L->conv = p, L->res = res;
+  int64_t fan_in = (x->c / p.groups) * k * k;
+  /* He-uniform: the activations keep their scale through relu */
+  L->w = weights(&b->rng, c_out * (x->c / p.groups) * k * k, sqrt(6.0 / (double)fan_in));
+  L->b = weights(&b->rng, c_out, 0.1);
+  if (!L->w || !L->b) b->bad = 1;
+  return L->out = value(b, c_out, oh, ow, b->packed);
+}
+
+static int max_pool(builder *b, const char *name, int in, int64_t k, int64_t s, int64_t pad) {
+  if (b->bad) return 0;
+  const net_value *x = &b->n->values[in];
+  net_layer *L = layer(b, NET_POOL, "pool2d", name, in);
+  if (!L) return 0;
+  L->pool = (topi_pool){.n = x->n, .c = x->c, .h = x->h, .w = x->w, .kh = k, .kw = k,
+                        .stride_h = s, .stride_w = s, .pad_h = pad, .pad_w = pad,
+                        .mode = TOPI_POOL_MAX, .in_layout = x->layout, .out_layout = b->packed};
+  int64_t oh, ow;
+  if (topi_pool_out_hw(NULL, &L->pool, &oh, &ow)) return b->bad = 1, 0;
+  return L->out = value(b, x->c, oh, ow, b->packed);
+}
+
+/* global average pool (packed -> NCHW [n][c][1][1]), fully connected, softmax */
+static void head(builder *b, int in) {
+  if (b->bad) return;
+  net *n = b->n;
+  const net_value *x = &n->values[in];
+  int64_t c = x->c, classes = n->opt.classes;
+  net_layer *L = layer(b, NET_GPOOL, "global_pool", "avgpool", in);
+  if (!L) return;
+  L->pool = (topi_pool){.n = x->n, .c = c, .h = x->h, .w = x->w, .mode = TOPI_POOL_AVG,
+                        .in_layout = x->layout, .out_layout = {TOPI_NCHW, 0}};
+  int pooled = L->out = value(b, c, 1, 1, (topi_layout){TOPI_NCHW, 0});
+  L = layer(b, NET_FC, "dense", "fc", pooled);
+  if (!L) return;
+  L->fc = (topi_dense){.m = n->opt.batch, .n = classes, .k = c, .b_transposed = 1, .const_b = 1,
+                       .epi = {.bias = 1}};
+  L->w = weights(&b->rng, classes * c, sqrt(3.0 / (double)c));
+  L->b = weights(&b->rng, classes, 0.1);
+  if (!L->w || !L->b) b->bad = 1;
+  int logits = L->out = value(b, classes, 1, 1, (topi_layout){TOPI_NCHW, 0});
+  L = layer(b, NET_SOFTMAX, "softmax", "softmax", logits);
+  if (!L) return;
+  L->softmax = (topi_softmax){n->opt.batch, classes};
+  L->out = value(b, classes, 1, 1, (topi_layout){TOPI_NCHW, 0});
+}
+
+static int64_t scaled(double width, int64_t c) {
+  int64_t v = (int64_t)(c * width + 0.5);
+  return v < 1 ? 1 : v;
+}
+
+static void mobilenet_v1(builder *b) {
+  static const struct { int64_t c, s; } blocks[13] = {
+      {64, 1}, {128, 2}, {128, 1}, {256, 2}, {256, 1}, {512, 2}, {512, 1},
+      {512, 1}, {512, 1}, {512, 1}, {512, 1}, {1024, 2}, {1024, 1}};
+  double a = b->n->opt.width;
+  int x = conv(b, "conv1", 0, scaled(a, 32), 3, 2, 0, TOPI_ACT_RELU6, -1);
+  char name[32];
+  for (int i = 0; i < 13 && !b->bad; i++) {
+    snprintf(name, sizeof name, "dw%d", i + 1);
+    x = conv(b, name, x, b->n->values[x].c, 3, blocks[i].s, 1, TOPI_ACT_RELU6, -1);
+    snprintf(name, sizeof name, "pw%d", i + 1);
+    x = conv(b, name, x, scaled(a, blocks[i].c), 1, 1, 0, TOPI_ACT_RELU6, -1);
+  }
+  head(b, x);
+}
+
+static void resnet18(builder *b) {
+  double a = b->n->opt.width;
+  int x = conv(b, "conv1", 0, scaled(a, 64), 7, 2, 0, TOPI_ACT_RELU, -1);
+  x = max_pool(b, "maxpool", x, 3, 2, 1);
+  char name[32];
+  for (int st = 0; st < 4 && !b->bad; st++)
+    for (int blk = 0; blk < 2 && !b->bad; blk++) {
+      int64_t c = scaled(a, 64 << st), s = st > 0 && blk == 0 ? 2 : 1;
+      int shortcut = x;
+      if (s != 1 || b->n->values[x].c != c) {
+        snprintf(name, sizeof name, "layer%d_%d_down", st + 1, blk);
+        shortcut = conv(b, name, x, c, 1, s, 0, TOPI_ACT_NONE, -1);
+      }
+      snprintf(name, sizeof name, "layer%d_%d_conv1", st + 1, blk);
+      int y = conv(b, name, x, c, 3, s, 0, TOPI_ACT_RELU, -1);
+      snprintf(name, sizeof name, "layer%d_%d_conv2", st + 1, blk);
+      x = conv(b, name, y, c, 3, 1, 0, TOPI_ACT_RELU, shortcut);
+    }
+  head(b, x);
+}
+
+net *net_create(const net_options *o, char *err, size_t errlen) {
+  net_options opt = *o;
+  if (!opt.batch) opt.batch = 1;
+  if (!opt.size) opt.size = 224;
+  if (opt.width == 0) opt.width = 1.0;
+  if (!opt.classes) opt.classes = 1000;
+  if (!opt.block) {
+    tec_ctx *c = tec_ctx_new();
+    int bits = c ? tec_target_vector_bits(c, NULL) : -1;
+    tec_ctx_free(c);
+    opt.block = bits >= 128 ? bits / 32 : 4;
+  }
+  const char *bad = NULL;
+  if (opt.kind != NET_MOBILENET_V1 && opt.kind != NET_RESNET18) bad = "unknown network kind";
+  else if (opt.batch < 1 || opt.classes < 1 || opt.block < 1 || opt.width <= 0)
+    bad = "batch, classes and block must be >= 1 and width > 0";
+  else if (opt.size < 32)
+    bad = "the input must be at least 32x32 (five stride-2 steps)";
+  if (bad) {
+    snprintf(err, errlen, "net_create: %s", bad);
+    return NULL;
+  }
+  net *n = calloc(1, sizeof *n);
+  if (!n) return NULL;
+  n->opt = opt;
+  n->layers = calloc(NET_MAX, sizeof *n->layers);
+  n->values = calloc(NET_MAX, sizeof *n->values);
+  builder b = {n, opt.seed ? opt.seed : 1u, {TOPI_NCHWC, opt.block}, !n->layers || !n->values};
+  if (!b.bad) {
+    value(&b, 3, opt.size, opt.size, (topi_layout){TOPI_NCHW, 0});
+    if (opt.kind == NET_MOBILENET_V1) mobilenet_v1(&b);
+    else resnet18(&b);
+  }
+  if (b.bad) {
+    snprintf(err, errlen, "net_create: out of memory or more than %d layers", NET_MAX);
+    net_free(n);
+    return NULL;
+  }
+  return n;
+}
+
+/* ---- compiling, packing, running ---- */
+
+static DLTensor tensor(float *data, int ndim, int64_t *shape) {
+  DLTensor t;
+  memset(&t, 0, sizeof t);
+  t.data = data;
+  t.device = (DLDevice){kDLCPU, 0};
+  t.ndim = ndim;
+  t.dtype = (DLDataType){kDLFloat, 32, 1};
+  t.shape = shape;
+  return t;
+}
+
+/* Appends an argument of ndim dims (the shape given) over data to L's call. */
+static void arg(net_layer *L, float *data, int ndim, const int64_t *shape) {
+  int k = L->nargs++;
+  memcpy(L->shape[k], shape, sizeof(int64_t) * (size_t)ndim);
+  L->t[k] = tensor(data, ndim, L->shape[k]);
+  L->args[k] = &L->t[k];
+}
+
+/* An activation in its layout's tensor shape. */
+static void act_arg(net_layer *L, const net_value *v) {
+  int64_t s[5];
+  int nd = 4;
+  if (v->layout.kind == TOPI_NCHWC) {
+    s[0] = v->n, s[1] = (v->c + v->layout.block - 1) / v->layout.block, s[2] = v->h;
+    s[3] = v->w, s[4] = v->layout.block, nd = 5;
+  } else {
+    s[0] = v->n, s[1] = v->c, s[2] = v->h, s[3] = v->w;
+  }
+  arg(L, v->data, nd, s);
+}
+
+static int64_t numel(const net_value *v) {
+  int64_t c = v->c;
+  if (v->layout.kind == TOPI_NCHWC) c = (c + v->layout.block - 1) / v->layout.block * v->layout.block;
+  return v->n * c * v->h * v->w;
+}
+
+static void make_args(net *n, net_layer *L) {
+  const net_value *in = &n->values[L->in], *out = &n->values[L->out];
+  L->nargs = 0;
+  switch (L->op) {
+  case NET_CONV: {
+    const topi_conv2d *p = &L->conv;
+    act_arg(L, in);
+    arg(L, L->w, 4, (int64_t[]){p->c_out, p->c_in / p->groups, p->kh, p->kw});
+    arg(L, L->b, 1, (int64_t[]){p->c_out});
+    if (L->res >= 0) act_arg(L, &n->values[L->res]);
+    act_arg(L, out);
+    break;
+  }
+  case NET_POOL:
+  case NET_GPOOL: act_arg(L, in), act_arg(L, out); break;
+  case NET_FC:
+    arg(L, in->data, 2, (int64_t[]){L->fc.m, L->fc.k});
+    arg(L, L->w, 2, (int64_t[]){L->fc.n, L->fc.k});
+    arg(L, L->b, 1, (int64_t[]){L->fc.n});
+    arg(L, out->data, 2, (int64_t[]){L->fc.m, L->fc.n});
+    break;
+  case NET_SOFTMAX:
+    arg(L, in->data, 2, (int64_t[]){L->softmax.m, L->softmax.n});
+    arg(L, out->data, 2, (int64_t[]){L->softmax.m, L->softmax.n});
+    break;
+  }
+}
+
+static const void *problem(const net_layer *L) {
+  switch (L->op) {
+  case NET_CONV: return &L->conv;
+  case NET_POOL:
+  case NET_GPOOL: return &L->pool;
+  case NET_FC: return &L->fc;
+  default: return &L->softmax;
+  }
+}
+
+int net_compile(net *n) {
+  if (n->mod) return 0;
+  tec_ctx_free(n->ctx); /* a failed compile's */
+  n->ctx = tec_ctx_new();
+  if (!n->ctx) return fail(n, "net_compile: %s%s", "out of memory", "");
+  lower_func *funcs[NET_MAX];
+  for (int i = 0; i < n->nlayers; i++) {
+    net_layer *L = &n->layers[i];
+    const topi_template *t = topi_template_find(L->tmpl);
+    topi_op op;
+    if (!t) return fail(n, "net_compile: no template %s%s", L->tmpl, "");
+    if (topi_instantiate(n->ctx, t, problem(L), NULL, &op) ||
+        !(funcs[i] = tec_lower(op.sched, L->name, op.nargs, op.args)))
+      return fail(n, "net_compile: layer %s: %s", L->name, tec_ctx_error(n->ctx));
+  }
+  n->mod = tec_build(n->ctx, n->nlayers, funcs, NULL);
+  if (!n->mod) return fail(n, "net_compile: %s%s", tec_ctx_error(n->ctx), "");
+  for (int v = 0; v < n->nvalues; v++) {
+    size_t bytes = ((size_t)numel(&n->values[v]) * sizeof(float) + 63) / 64 * 64;
+    n->values[v].data = aligned_alloc(64, bytes);
+    if (!n->values[v].data) return fail(n, "net_compile: %s%s", "out of memory", "");
+    memset(n->values[v].data, 0, bytes);
+  }
+  for (int i = 0; i < n->nlayers; i++) make_args(n, &n->layers[i]);
+  return 0;
+}
+
+int net_prepare(net *n) {
+  if (!n->mod) return fail(n, "net_prepare: %s%s", "compile the network first", "");
+  for (int i = 0; i < n->nlayers; i++) {
+    net_layer *L = &n->layers[i];
+    if (tec_module_bind_constants(n->mod, L->name, L->nargs, L->args))
+      return fail(n, "net_prepare: layer %s: %s", L->name, tec_rt_last_error());
+  }
+  return 0;
+}
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int net_run(net *n, const float *image, double *secs) {
+  if (!n->mod) return fail(n, "net_run: %s%s", "compile the network first", "");
+  if (!image) return fail(n, "net_run: %s%s", "the image is NULL", "");
+  memcpy(n->values[0].data, image, sizeof(float) * (size_t)numel(&n->values[0]));
+  for (int i = 0; i < n->nlayers; i++) {
+    net_layer *L = &n->layers[i];
+    double t0 = secs ? now() : 0;
+    if (tec_module_run(n->mod, L->name, L->nargs, L->args))
+      return fail(n, "net_run: layer %s: %s", L->name, tec_rt_last_error());
+    if (secs) secs[i] = now() - t0;
+  }
+  return 0;
+}
+
+const float *net_probs(const net *n) { return n->values[n->nvalues - 1].data; }
+const float *net_logits(const net *n) { return n->values[n->nvalues - 2].data; }
+
+float *net_image(const net *n, unsigned seed) {
+  uint32_t s = seed ? seed : 1u;
+  return weights(&s, numel(&n->values[0]), 1.0);
+}
+
+const char *net_error(const net *n) { return n->err; }
+
+void net_free(net *n) {
+  if (!n) return;
+  for (int i = 0; n->layers && i < n->nlayers; i++) free(n->layers[i].w), free(n->layers[i].b);
+  for (int v = 0; n->values && v < n->nvalues; v++) free(n->values[v].data);
+  free(n->layers), free(n->values);
+  tec_ctx_free(n->ctx);
+  free(n);
+}
+
+/* ---- the examples' report ---- */
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+static double median(double *v, int k) {
+  qsort(v, (size_t)k, sizeof *v, cmp_double);
+  return k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
+}
+
+int net_bench(net *n, int iters) {
+  if (iters < 1) iters = 1;
+  double t0 = now();
+  if (net_compile(n)) return -1;
+  double t1 = now();
+  if (net_prepare(n)) return -1;
+  double t2 = now();
+  printf("compile %.2f s (%d layers, one module), prepare (weights packed) %.1f ms, %d "
+         "thread(s)\n", t1 - t0, n->nlayers, 1e3 * (t2 - t1), tec_rt_get_num_threads());
+  float *img = net_image(n, 7);
+  double *secs = malloc(sizeof(double) * (size_t)(n->nlayers * iters));
+  double *tot = malloc(sizeof(double) * (size_t)iters), *col = malloc(sizeof(double) * (size_t)iters);
+  if (!img || !secs || !tot || !col) {
+    free(img), free(secs), free(tot), free(col);
+    return fail(n, "net_bench: %s%s", "out of memory", "");
+  }
+  int rc = net_run(n, img, secs); /* warm-up */
+  for (int it = 0; it < iters && !rc; it++) {
+    double s = now();
+    rc = net_run(n, img, secs + (size_t)it * (size_t)n->nlayers);
+    tot[it] = now() - s;
+  }
+  if (!rc) {
+    printf("%-18s %-16s %-22s %10s\n", "layer", "template", "output", "median ms");
+    double sum = 0;
+    for (int i = 0; i < n->nlayers; i++) {
+      for (int it = 0; it < iters; it++) col[it] = secs[(size_t)it * (size_t)n->nlayers + (size_t)i];
+      double m = median(col, iters);
+      sum += m;
+      const net_layer *L = &n->layers[i];
+      const net_value *o = &n->values[L->out];
+      char shape[64];
+      snprintf(shape, sizeof shape, "%lldx%lldx%lld %s", (long long)o->c, (long long)o->h,
+               (long long)o->w, o->layout.kind == TOPI_NCHWC ? "packed" : "NCHW");
+      printf("%-18s %-16s %-22s %10.3f\n", L->name, L->tmpl, shape, 1e3 * m);
+    }
+    double fastest = tot[0];
+    for (int it = 1; it < iters; it++) fastest = tot[it] < fastest ? tot[it] : fastest;
+    /* on a loaded machine a run's total collects the preemptions of all its layers: the
+     * fastest run and the sum of the layers' medians say more than the median run */
+    printf("total: median %.3f ms, fastest %.3f ms of %d runs; the layers' medians sum to "
+           "%.3f ms\n", 1e3 * median(tot, iters), 1e3 * fastest, iters, 1e3 * sum);
+    const float *p = net_probs(n);
+    int64_t classes = n->opt.classes, best[5];
+    printf("top-5:");
+    for (int k = 0; k < 5 && k < classes; k++) {
+      best[k] = -1;
+      for (int64_t c = 0; c < classes; c++) {
+        int taken = 0;
+        for (int j = 0; j < k; j++) taken |= best[j] == c;
+        if (!taken && (best[k] < 0 || p[c] > p[best[k]])) best[k] = c;
+      }
+      printf(" class %lld (%.4f)", (long long)best[k], (double)p[best[k]]);
+    }
+    printf("\n");
+  }
+  free(img), free(secs), free(tot), free(col);
+  return rc;
+}
+
+int net_example_main(net_kind kind, const char *title, int argc, char **argv) {
+  int iters = argc > 1 ? atoi(argv[1]) : 20;
+  net_options o = {.kind = kind, .size = argc > 2 ? atoll(argv[2]) : 224,
+                   .width = argc > 3 ? atof(argv[3]) : 1.0, .seed = 1};
+  char err[256];
+  net *n = net_create(&o, err, sizeof err);
+  if (!n) {
+    fprintf(stderr, "%s\n", err);
+    return 1;
+  }
+  printf("%s: batch 1, fp32, %lldx%lld, width %.2f, packed layout NCHW%lldc, seeded weights\n",
+         title, (long long)n->opt.size, (long long)n->opt.size, n->opt.width,
+         (long long)n->opt.block);
+  int rc = net_bench(n, iters);
+  if (rc) fprintf(stderr, "%s\n", net_error(n));
+  net_free(n);
+  return rc ? 1 : 0;
+}

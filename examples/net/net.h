@@ -1,0 +1,94 @@
+/* net.h — whole networks (MobileNet v1, ResNet-18) declared from topi templates, shared by the
+ * examples (examples/mobilenet_v1.c, examples/resnet18.c) and the test (tests/test_net.c).
+ *
+ *   net *n = net_create(&(net_options){.kind = NET_MOBILENET_V1, .size = 224, .width = 1.0,
+ *                                      .classes = 1000, .seed = 1}, err, sizeof err);
+ *   net_compile(n);             every layer instantiated (default config), one module
+ *   net_prepare(n);             every weight packed once (the templates' prepare steps)
+ *   net_run(n, image, secs);    the layers in order; secs[i]: layer i's time (or NULL)
+ *   net_probs(n)                [batch][classes], the softmax output
+ *
+ * The activations stay in NCHW[x]c (x = options.block) between layers: the stem convolution
+ * reads the NCHW image in place and the global pool writes NCHW [n][c][1][1], which the fully
+ * connected layer reads as [n][c], so no layout-transform pass runs anywhere. Bias, relu /
+ * relu6 and ResNet's residual add are fused into the convolutions' epilogues. Weights and
+ * biases come from a seeded generator (He-uniform), stored plain (OIHW, [classes][c]) in the
+ * layer, so a reference can compute the same network (tests/support/netref.c). */
+#ifndef TEC_NET_H
+#define TEC_NET_H
+
+#include "tec/tec.h"
+
+typedef enum net_kind { NET_MOBILENET_V1, NET_RESNET18 } net_kind;
+
+typedef struct net_options {
+  net_kind kind;
+  int64_t batch;    /* 0: 1 */
+  int64_t size;     /* input height = width; 0: 224 */
+  double width;     /* channel multiplier (MobileNet's alpha; ResNet: 64 * width first); 0: 1 */
+  int64_t classes;  /* 0: 1000 */
+  int64_t block;    /* channels per block of the packed layout; 0: the host's float lanes */
+  unsigned seed;    /* the weights' and biases' generator */
+} net_options;
+
+typedef enum net_op { NET_CONV, NET_POOL, NET_GPOOL, NET_FC, NET_SOFTMAX } net_op;
+
+/* One activation: logical (n, c, h, w), its layout and its buffer (after net_compile). */
+typedef struct net_value {
+  int64_t n, c, h, w;
+  topi_layout layout;
+  float *data;
+} net_value;
+
+typedef struct net_layer {
+  char name[32];       /* "conv1", "dw3", "layer2_0_conv1", ... (also the function's name) */
+  net_op op;
+  const char *tmpl;    /* the topi template */
+  topi_conv2d conv;    /* NET_CONV (depthwise: groups == c_in) */
+  topi_pool pool;      /* NET_POOL, NET_GPOOL */
+  topi_dense fc;       /* NET_FC: a [batch][c] x w [classes][c]^T + bias */
+  topi_softmax softmax;
+  int in, out, res;    /* value ids; res: the residual (conv epilogue) or -1 */
+  float *w, *b;        /* plain weights (OIHW or [classes][c]) and bias, or NULL */
+  /* the call (net_compile) */
+  int nargs;
+  DLTensor t[5];
+  DLTensor *args[5];
+  int64_t shape[5][5];
+} net_layer;
+
+typedef struct net {
+  net_options opt;
+  int nlayers, nvalues;
+  net_layer *layers;
+  net_value *values;   /* value 0: the NCHW input image; the last: the probabilities */
+  tec_ctx *ctx;
+  tec_module *mod;
+  char err[512];
+} net;
+
+/* The network's layers and weights (no tec work yet). NULL with a message in err. */
+net *net_create(const net_options *o, char *err, size_t errlen);
+/* Instantiates every layer's template with its default config for the host, lowers them and
+ * builds one module; allocates the activations. 0, or -1 with net_error(). */
+int net_compile(net *n);
+/* Packs every constant (the templates' prepare steps). 0, or -1 with net_error(). */
+int net_prepare(net *n);
+/* Runs the layers on image (NCHW [batch][3][size][size]); layer i's seconds in secs[i] unless
+ * secs is NULL. 0, or -1 with net_error(). */
+int net_run(net *n, const float *image, double *secs);
+/* The output [batch][classes] (probabilities) and the logits before the softmax. */
+const float *net_probs(const net *n);
+const float *net_logits(const net *n);
+/* A seeded image in [-1, 1) (the caller frees). */
+float *net_image(const net *n, unsigned seed);
+const char *net_error(const net *n);
+/* What both examples do: compile (timed), prepare (timed), one warm-up run, then `iters` runs
+ * of a seeded image; prints each layer's template, output shape and median time, the median
+ * total and the top-5 classes to stdout. 0, or -1 with net_error(). */
+int net_bench(net *n, int iters);
+/* The examples' main: argv [iters [size [width]]]; prints the error and returns 1 on failure. */
+int net_example_main(net_kind kind, const char *title, int argc, char **argv);
+void net_free(net *n);
+
+#endif

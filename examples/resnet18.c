@@ -1,0 +1,8 @@
+/* resnet18.c — ResNet-18 (batch 1, fp32, 224x224, seeded weights) from topi templates
+ * (examples/net/net.c): per-layer time, total and the top-5 classes.
+ *   resnet18 [iters [size [width]]] */
+#include "net/net.h"
+
+int main(int argc, char **argv) {
+  return net_example_main(NET_RESNET18, "ResNet-18", argc, argv);
+}
