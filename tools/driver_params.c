@@ -92,7 +92,9 @@ int drv_params_finish(const tec_gen_params *p, const char *legal) {
 static int layout(const tec_gen_params *p, const char *key, const char *dflt, topi_layout *out) {
   const char *s = tec_gen_str(p, key, dflt);
   if (topi_layout_parse(p->ctx, s, out) != 0) {
-    tec_ctx_set_error(p->ctx, "--shape: %s=%s: %s", key, s, tec_ctx_error(p->ctx));
+    const char *why = tec_ctx_strdup(p->ctx, tec_ctx_error(p->ctx));
+    tec_ctx_clear_error(p->ctx);
+    tec_ctx_set_error(p->ctx, "--shape: %s=%s: %s", key, s, why ? why : "");
     return -1;
   }
   return 0;
