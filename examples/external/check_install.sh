@@ -22,9 +22,16 @@ echo "check_install: CMake (find_package(tec))"
 cmake -S "$example" -B "$scratch/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$scratch/cmake-build" >/dev/null
 "$scratch/cmake-build/external"
+"$scratch/cmake-build/my_ops" print scale --shape n=10,s=3 | grep -q 'y\[ramp((i.outer\*4), 1, 4)\] = (x4(3f)\*x\[ramp((i.outer\*4), 1, 4)\])'
+echo "check_install: my_ops (a generator on tec::driver) prints its loop program"
 
 echo "check_install: make + pkg-config"
 mkdir -p "$scratch/make-build"
 PKG_CONFIG_PATH=$lib/pkgconfig make -s -C "$scratch/make-build" -f "$example/Makefile" \
-  VPATH="$example" external
+  VPATH="$example" external my_ops
 "$scratch/make-build/external"
+"$scratch/make-build/my_ops" list | grep -q 'scale  *y = s \* x'
+if "$scratch/make-build/my_ops" print scale --shape n=0x 2>/dev/null; then
+  echo "check_install: my_ops accepted n=0x" >&2; exit 1
+fi
+echo "check_install: my_ops (pkg-config) lists its operator and refuses a bad --shape"
