@@ -17,6 +17,7 @@
 #include <llvm-c/IRReader.h>
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
+#include <llvm/Config/llvm-config.h>
 #include "codegen_llvm/codegen.h"
 #include "tec/runtime.h"
 
@@ -69,6 +70,13 @@ static void cg_runtime_symbols(cg_symbol *out, int *n) {
 }
 #define CG_MAX_SYMBOLS 64
 
+/* LLVM 15 renamed the C API's symbol-map pair; the layout is unchanged. */
+#if LLVM_VERSION_MAJOR >= 15
+typedef LLVMOrcCSymbolMapPair cg_symbol_pair;
+#else
+typedef LLVMJITCSymbolMapPair cg_symbol_pair;
+#endif
+
 static int cg_llvm_error(tec_ctx *ctx, LLVMErrorRef err, const char *what) {
   char *msg = LLVMGetErrorMessage(err);
   tec_ctx_set_error(ctx, "%s: %s", what, msg ? msg : "(unknown LLVM error)");
@@ -108,7 +116,7 @@ void tec_module_free(tec_module *m) {
 
 static int cg_define_symbols(tec_ctx *ctx, LLVMOrcLLJITRef jit, LLVMOrcJITDylibRef jd) {
   cg_symbol syms[CG_MAX_SYMBOLS];
-  LLVMJITCSymbolMapPair pairs[CG_MAX_SYMBOLS];
+  cg_symbol_pair pairs[CG_MAX_SYMBOLS];
   int n;
   cg_runtime_symbols(syms, &n);
   for (int i = 0; i < n; i++) {

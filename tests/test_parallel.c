@@ -421,7 +421,7 @@ START_TEST(e2e_outlined_ir_and_asm) {
   tec_module *m = tec_build(x.ctx, 1, &x.f, NULL);
   ck_assert_msg(m != NULL, "%s", tec_ctx_error(x.ctx));
   const char *ir = tec_module_llvm_ir(m);
-  tu_assert_contains(ir, "define internal i32 @vadd_par0(i64");
+  tu_assert_contains(tu_ir_head(ir, "vadd_par0"), "define internal i32 @vadd_par0(i64");
   tu_assert_contains(ir, "call i32 @tec_rt_parallel_for(i64");
   tu_assert_contains(ir, "@vadd_par0, ");
   tu_assert_contains(ir, "!alias.scope"); /* noalias parameters of the inlined body */
@@ -745,10 +745,10 @@ static lower_func *kblock_gemm(tec_ctx *ctx, int64_t M, int64_t N, int64_t K, in
  * entry inlines the raw kernel, so the module holds every call twice). */
 static int count_in_raw(tec_module *m, const char *fn, const char *needle) {
   const char *ir = tec_module_llvm_ir(m);
-  char head[128];
-  snprintf(head, sizeof head, "define i32 @%s_raw(", fn);
-  const char *p = strstr(ir, head);
-  ck_assert_msg(p != NULL, "no %s in the IR", head);
+  char raw[128];
+  snprintf(raw, sizeof raw, "%s_raw", fn);
+  const char *p = tu_ir_define(ir, raw);
+  ck_assert_msg(p != NULL, "no define of @%s in the IR", raw);
   const char *end = strstr(p, "\n}\n");
   int n = 0;
   for (; (p = strstr(p, needle)) && (!end || p < end); p += strlen(needle)) n++;
@@ -788,12 +788,12 @@ START_TEST(launch_kblocked_gemm) {
     check_gemm(tec_module_get(m, "kgemm"), sh[0], sh[1], sh[2], "launch");
     if (k == 0) {
       const char *ir = tec_module_llvm_ir(m);
-      tu_assert_contains(ir, "define internal i32 @kgemm_launch0(i32");
+      tu_assert_contains(tu_ir_head(ir, "kgemm_launch0"), "define internal i32 @kgemm_launch0(i32");
       tu_assert_contains(ir, "call i32 @tec_rt_parallel_barrier()");
       ck_assert_int_eq(count_in_raw(m, "kgemm", "call i32 @tec_rt_parallel_launch("), 1);
       /* the init nest (C = 0, its own parallel nest before k.outer) is outside the region */
       ck_assert_int_eq(count_in_raw(m, "kgemm", "call i32 @tec_rt_parallel_for("), 1);
-      ck_assert_ptr_null(strstr(ir, "define internal i32 @kgemm_par1(")); /* no trampoline */
+      ck_assert_ptr_null(tu_ir_define(ir, "kgemm_par1")); /* no trampoline */
     }
     tec_ctx_free(ctx);
   }

@@ -101,3 +101,29 @@ int tu_run(Suite *s) {
   srunner_free(sr);
   return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
+
+const char *tu_ir_define(const char *ir, const char *fn) {
+  char pat[256];
+  snprintf(pat, sizeof pat, " @%s(", fn);
+  for (const char *p = ir ? strstr(ir, pat) : NULL; p; p = strstr(p + 1, pat)) {
+    const char *line = p;
+    while (line > ir && line[-1] != '\n') line--;
+    if (strncmp(line, "define ", 7) == 0) return line;
+  }
+  return NULL;
+}
+
+const char *tu_ir_head(const char *ir, const char *fn) {
+  static char head[1024];
+  const char *p = tu_ir_define(ir, fn);
+  if (!p) return NULL;
+  size_t n = 0;
+  int params = 0; /* past the '(' of the parameter list: attributes there are kept */
+  while (*p && *p != '\n' && n + 1 < sizeof head) {
+    if (!params && strncmp(p, " noundef ", 9) == 0) p += 8;
+    if (*p == '(') params = 1;
+    head[n++] = *p++;
+  }
+  head[n] = 0;
+  return head;
+}

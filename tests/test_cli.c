@@ -1,0 +1,236 @@
+/* test_cli.c — the `tec` command and a generator program (examples/generator/gen_ops), run as
+ * processes: each verb on good input (outputs checked), bad input (exit status 2 and one line
+ * on stderr naming what was wrong), --help of every verb, and `tec compile` of a convolution
+ * linked with a small C program (tests/cli/conv_main.c) whose numbers are checked against a
+ * naive convolution. TEC_CLI, TEC_GEN, TEC_RUNTIME_LIB and TEC_CLI_SRC come from CMake. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "testutil.h"
+
+static char dir[64];
+static char *out_text, *err_text;
+
+/* Runs "PROG ARGS" (under TEC_TEST_RUN in cross builds) with stdout and stderr captured in
+ * out_text / err_text; the exit status. */
+static int run(const char *prog, const char *args) {
+  const char *emu = getenv("TEC_TEST_RUN") ? getenv("TEC_TEST_RUN") : "";
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "cd %s && %s %s %s > out.txt 2> err.txt", dir, emu, prog, args);
+  int st = system(cmd);
+  free(out_text), free(err_text);
+  char path[128];
+  snprintf(path, sizeof path, "%s/out.txt", dir);
+  out_text = tu_read_file(path, NULL);
+  snprintf(path, sizeof path, "%s/err.txt", dir);
+  err_text = tu_read_file(path, NULL);
+  ck_assert_ptr_nonnull(out_text);
+  ck_assert_ptr_nonnull(err_text);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int lines(const char *s) {
+  int n = 0;
+  for (; *s; s++) n += *s == '\n';
+  return n;
+}
+
+static void setup(void) {
+  strcpy(dir, "/tmp/tec_cli_XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  if (system(cmd) != 0) fprintf(stderr, "test_cli: could not remove %s\n", dir);
+  free(out_text), free(err_text);
+  out_text = err_text = NULL;
+}
+
+#define CONV "conv2d_nchwc --shape c=16,h=10,w=9,oc=16,k=3,pad=1,in=NCHW8c,out=NCHW8c,act=relu"
+
+START_TEST(targets_and_list) {
+  ck_assert_int_eq(run(TEC_CLI, "targets"), 0);
+  tu_assert_contains(out_text, "rasp4b       llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -mattr=+neon");
+  tu_assert_contains(out_text, "armv7a (");
+  tu_assert_contains(out_text, " cortex-a53");
+  tu_assert_contains(out_text, "host (\"llvm\"): llvm -mtriple=");
+  ck_assert_str_eq(err_text, "");
+  ck_assert_int_eq(run(TEC_CLI, "list"), 0);
+  for (int i = 0; i < topi_template_count(); i++) tu_assert_contains(out_text, topi_template_at(i)->name);
+  tu_assert_contains(out_text, "generators: none linked in");
+}
+END_TEST
+
+START_TEST(help) {
+  static const char *const verbs[] = {"targets", "list", "print", "compile", "bench", "tune"};
+  for (int i = 0; i < 6; i++) {
+    char args[64], want[64];
+    snprintf(args, sizeof args, "%s --help", verbs[i]);
+    snprintf(want, sizeof want, "usage: tec %s", verbs[i]);
+    ck_assert_int_eq(run(TEC_CLI, args), 0);
+    tu_assert_contains(out_text, want);
+  }
+  ck_assert_int_eq(run(TEC_CLI, "--help"), 0);
+  tu_assert_contains(out_text, "usage: tec VERB");
+  ck_assert_int_eq(run(TEC_CLI, ""), 2); /* no verb: the usage on stderr */
+  tu_assert_contains(err_text, "usage: tec VERB");
+}
+END_TEST
+
+START_TEST(print_conv) {
+  ck_assert_int_eq(run(TEC_CLI, "print " CONV), 0);
+  tu_assert_contains(out_text, "// conv2d_nchwc ow_tile=");
+  tu_assert_contains(out_text, "func conv2d_nchwc_prepare(kernel: float32[16, 16, 3, 3], kernel_p: float32[");
+  tu_assert_contains(out_text, "func conv2d_nchwc_run(data: float32[1, 2, 10, 9, 8], out: float32[1, 2, 10, 9, 8]");
+  ck_assert_int_eq(run(TEC_CLI, "print " CONV " --config ow_tile=3,parallel=0 --name c3"), 0);
+  tu_assert_contains(out_text, "ow_tile=3 ");
+  tu_assert_contains(out_text, "parallel=0");
+  tu_assert_contains(out_text, "func c3_run(");
+  assert_not_contains(out_text, " parallel {");
+  ck_assert_int_eq(run(TEC_CLI, "print " CONV " --after storage_flatten"), 0);
+  tu_assert_contains(out_text, "---- after storage_flatten ----");
+  ck_assert_ptr_nonnull(strstr(out_text, "func conv2d_nchwc_run(")); /* the final program after the dumps */
+  ck_assert_str_eq(err_text, "");
+}
+END_TEST
+
+/* Bad usage: status 2, one line on stderr starting "tec VERB: " and naming the problem. */
+START_TEST(bad_usage) {
+  static const struct { const char *args, *want; } cases[] = {
+      {"frob", "tec: unknown verb 'frob'; the verbs are targets, list, print"},
+      {"print", "tec print: needs an OP"},
+      {"print nope --shape c=1", "tec print: unknown operator 'nope'; the operators are conv2d_nchwc, "},
+      {"print conv2d_nchwc", "tec print: conv2d_nchwc needs --shape with the keys n c h w oc"},
+      {"print conv2d_nchwc --shape c=16,zz=3", "unknown key 'zz'; the keys are n c h w oc"},
+      {"print conv2d_nchwc --shape c=16,h=x", "--shape: h=x is not an integer"},
+      {"print conv2d_nchwc --shape c=16,h", "--shape: 'h' is not key=value"},
+      {"print conv2d_nchwc --shape c=1,c=2", "'c' given twice"},
+      {"print conv2d_nchwc --shape c=16,h=8,w=8,oc=16,act=tanh", "act=tanh; the activations are none, relu, relu6"},
+      {"print conv2d_nchwc --shape c=16,h=8,w=8,oc=16", "conv2d_nchwc cannot compute this problem: output layout NCHW"},
+      {"print conv2d_nchwc --shape c=16,h=8,w=8,oc=16,in=NCHWx", "--shape: in=NCHWx: topi_layout_parse: unknown layout 'NCHWx' (legal: NCHW, NHWC"},
+      {"print " CONV " --config ow_tile=999", "knob 'ow_tile' = 999 is not legal"},
+      {"print " CONV " --config frob=1", "no knob 'frob' (knobs: ow_tile"},
+      {"print " CONV " --bogus", "unknown option '--bogus' (tec print --help lists the options)"},
+      {"print " CONV " --shape", "--shape needs a value"},
+      {"print " CONV " extra", "unexpected argument 'extra'"},
+      {"print " CONV " --emit asm", "--emit is an option of tec compile"},
+      {"compile " CONV " -o x.o", "needs --target"},
+      {"compile " CONV " --target llvm", "needs -o FILE.o"},
+      {"compile " CONV " --target foo -o x.o", "target 'foo': unknown target kind 'foo'"},
+      {"compile " CONV " --target rasp4b -o x.o --emit obj,pdf", "--emit 'pdf'; the kinds are obj, h, asm, ll"},
+      {"bench " CONV " --repeat 0", "--repeat needs a count from 1 to 1000000, not 0"},
+      {"bench " CONV " --after x", "--after is an option of tec print"},
+      {"tune " CONV, "tec tune: tuning is not built yet (issue 16)"},
+      {"targets extra", "tec targets: takes no operator or options"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    ck_assert_msg(run(TEC_CLI, cases[i].args) == 2, "tec %s: status not 2 (stderr: %s)", cases[i].args, err_text);
+    tu_assert_contains(err_text, cases[i].want);
+    ck_assert_msg(lines(err_text) == 1, "tec %s: %d lines on stderr:\n%s", cases[i].args, lines(err_text), err_text);
+    ck_assert_msg(strncmp(err_text, "tec", 3) == 0, "%s", err_text);
+  }
+}
+END_TEST
+
+/* compile for the host, link the object with conv_main.c and the runtime, check the numbers;
+ * compile for rasp4b with every output kind: NEON in the assembly, the prepare/run pair in the
+ * header. */
+START_TEST(compile_link_run) {
+  ck_assert_int_eq(run(TEC_CLI, "compile " CONV " --name conv --target rasp4b -o arm/conv.o --emit obj,h,asm,ll"), 1);
+  tu_assert_contains(err_text, "arm/conv.o"); /* no such directory: a failure naming the file */
+  ck_assert_int_eq(lines(err_text), 1);
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "mkdir -p %s/arm", dir);
+  ck_assert_int_eq(system(cmd), 0);
+  ck_assert_int_eq(run(TEC_CLI, "compile " CONV " --name conv --target rasp4b -o arm/conv.o --emit obj,h,asm,ll"), 0);
+  ck_assert_str_eq(out_text, "arm/conv.o\narm/conv.h\narm/conv.s\narm/conv.ll\n");
+  snprintf(cmd, sizeof cmd, "%s/arm/conv.s", dir);
+  char *as = tu_read_file(cmd, NULL);
+  tu_assert_contains(as, "fmla\tv");
+  free(as);
+  snprintf(cmd, sizeof cmd, "%s/arm/conv.h", dir);
+  char *h = tu_read_file(cmd, NULL);
+  tu_assert_contains(h, "int32_t conv_prepare_raw(float *kernel, float *kernel_p);");
+  tu_assert_contains(h, "int32_t conv_run_raw(float *data, float *out, float *kernel_p);");
+  free(h);
+  snprintf(cmd, sizeof cmd, "%s/arm/conv.ll", dir);
+  char *ll = tu_read_file(cmd, NULL);
+  tu_assert_contains(ll, "target triple = \"aarch64");
+  free(ll);
+
+  const char *cc = getenv("TEC_TEST_CC") ? getenv("TEC_TEST_CC") : "cc";
+  snprintf(cmd, sizeof cmd, "%s --version > /dev/null 2>&1", cc);
+  if (system(cmd) != 0) return; /* no C compiler for this machine: nothing to link */
+  ck_assert_int_eq(run(TEC_CLI, "compile " CONV " --name conv --target llvm -o conv.o"), 0);
+  ck_assert_str_eq(out_text, "conv.o\nconv.h\n");
+#if defined(__SANITIZE_ADDRESS__) /* the runtime library was built with the sanitizers */
+  const char *san = "-fsanitize=address,undefined";
+#else
+  const char *san = "";
+#endif
+  snprintf(cmd, sizeof cmd, "cd %s && %s -std=c11 -O1 -Wall -Werror %s -I. -o conv %s/cli/conv_main.c conv.o %s -lpthread -lm",
+           dir, cc, san, TEC_CLI_SRC, TEC_RUNTIME_LIB);
+  ck_assert_int_eq(system(cmd), 0);
+  ck_assert_int_eq(run("./conv", ""), 0);
+  tu_assert_contains(out_text, "conv: max error ");
+}
+END_TEST
+
+START_TEST(bench_conv) {
+  ck_assert_int_eq(run(TEC_CLI, "bench " CONV " --repeat 3"), 0);
+  tu_assert_contains(out_text, "conv2d_nchwc: median ");
+  tu_assert_contains(out_text, "over 3 runs (first call ");
+  tu_assert_contains(out_text, ", with prepare)");
+  tu_assert_contains(out_text, " GFLOP/s\n");
+  ck_assert_int_eq(run(TEC_CLI, "bench dense --shape m=16,n=32,k=8 --repeat 2"), 0);
+  tu_assert_contains(out_text, "dense: median ");
+}
+END_TEST
+
+/* The generator program: its operators beside the templates, the same verbs and errors. */
+START_TEST(generator) {
+  ck_assert_int_eq(run(TEC_GEN, "list"), 0);
+  tu_assert_contains(out_text, "  axpy ");
+  tu_assert_contains(out_text, "  rowsum ");
+  tu_assert_contains(out_text, "conv2d_nchwc");
+  ck_assert_int_eq(run(TEC_GEN, "print axpy --shape n=20,lanes=8"), 0);
+  tu_assert_contains(out_text, "func axpy(x: float32[20], y: float32[20], out: float32[20])");
+  tu_assert_contains(out_text, "for (i.outer, 0, 2)");
+  tu_assert_contains(out_text, "out[ramp(16, 1, 4)]"); /* the tail of 20 = 2 * 8 + 4 */
+  ck_assert_int_eq(run(TEC_GEN, "print axpy --shape n=20,lanez=8"), 2);
+  tu_assert_contains(err_text, "tec print: --shape: unknown key 'lanez'; the keys are n lanes a\n");
+  ck_assert_int_eq(run(TEC_GEN, "print axpy --shape n=0"), 2);
+  tu_assert_contains(err_text, "axpy: n and lanes must be >= 1 (n=0, lanes=4)");
+  ck_assert_int_eq(run(TEC_GEN, "print axpy --shape n=8 --config x=1"), 2);
+  tu_assert_contains(err_text, "--config is for topi templates; generator axpy takes --shape only");
+  ck_assert_int_eq(run(TEC_GEN, "compile axpy --shape n=64 --target rasp4b -o axpy.o --emit asm"), 0);
+  ck_assert_str_eq(out_text, "axpy.s\n");
+  ck_assert_int_eq(run(TEC_GEN, "bench rowsum --shape m=64,n=48 --repeat 3"), 0);
+  tu_assert_contains(out_text, "rowsum: median ");
+  assert_not_contains(out_text, "with prepare");
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("cli");
+  TCase *tc = tcase_create("cli");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, targets_and_list);
+  tcase_add_test(tc, help);
+  tcase_add_test(tc, print_conv);
+  tcase_add_test(tc, bad_usage);
+  tcase_add_test(tc, compile_link_run);
+  tcase_add_test(tc, bench_conv);
+  tcase_add_test(tc, generator);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,259 @@
+/* driver.c — the `tec` command's verbs (tec_driver_main): targets, list, print, compile,
+ * bench, tune. An OP is a topi template (topi_template_find) or a generator registered with
+ * TEC_GENERATOR (driver.h); --shape gives its problem, --config its knobs. Every error is one
+ * line on stderr, "tec VERB: what was wrong"; exit status 2 for bad usage (unknown verb, OP,
+ * option, key or value, a problem the template refuses), 1 when a build, file or run fails. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "tools/driver_internal.h"
+
+static tec_generator *generators;
+
+void tec_generator_register(tec_generator *g) {
+  tec_generator **p = &generators;
+  while (*p) p = &(*p)->next; /* registration order */
+  g->next = NULL;
+  *p = g;
+}
+
+tec_generator *drv_generators(void) { return generators; }
+
+static tec_generator *generator_find(const char *name) {
+  for (tec_generator *g = generators; g; g = g->next)
+    if (!strcmp(g->name, name)) return g;
+  return NULL;
+}
+
+/* One line: the message with its newlines folded. */
+static int fail(int status, const char *verb, const char *msg) {
+  fprintf(stderr, "tec%s%s: ", *verb ? " " : "", verb);
+  for (const char *c = msg ? msg : "(no message)"; *c; c++) {
+    if (*c == '\n') {
+      if (c[1]) fputs("; ", stderr);
+    } else {
+      fputc(*c, stderr);
+    }
+  }
+  fputc('\n', stderr);
+  return status;
+}
+
+typedef struct drv_opts {
+  const char *verb, *op, *shape, *config, *target, *name, *out, *emit, *after;
+  int repeat, help;
+} drv_opts;
+
+static const char *const usage_main =
+    "usage: tec VERB [OP] [options]  (tec VERB --help for one verb)\n"
+    "  targets               the target presets, architectures, CPUs and features\n"
+    "  list                  the operators: topi templates and this program's generators\n"
+    "  print OP --shape S    the lowered loop program [--config C] [--target T] [--after PASS]\n"
+    "  compile OP --shape S --target T -o x.o   object + header [--emit obj,h,asm,ll] [--name N]\n"
+    "  bench OP --shape S    JIT-build for the host, prepare once, time run [--repeat N]\n"
+    "  tune OP --shape S     not built yet (issue 16)\n";
+
+static const char *verb_help(const char *verb) {
+  if (!strcmp(verb, "targets"))
+    return "usage: tec targets\n  Lists the target presets (boards), then per architecture the -mcpu\n"
+           "  names and -mattr features --target accepts, and the host target.\n";
+  if (!strcmp(verb, "list"))
+    return "usage: tec list\n  Lists the operators: topi templates with their --shape keys and knobs'\n"
+           "  names, then the generators linked into this program.\n";
+  if (!strcmp(verb, "print"))
+    return "usage: tec print OP --shape KEY=V,... [--config KNOB=V,...] [--target T] [--after PASS]\n"
+           "  Prints the lowered loop program of OP for the problem (and its prepare function).\n"
+           "  --config sets knobs on the target's default config (tec list shows them).\n"
+           "  --after PASS also prints the program after every lowering pass whose name\n"
+           "  contains PASS (TEC_DUMP_IR), before the final program.\n";
+  if (!strcmp(verb, "compile"))
+    return "usage: tec compile OP --shape KEY=V,... --target T -o FILE.o [--emit obj,h,asm,ll]\n"
+           "                   [--config KNOB=V,...] [--name NAME]\n"
+           "  Writes OP ahead of time for target T: the object FILE.o and the header FILE.h by\n"
+           "  default; asm -> FILE.s, ll -> FILE.ll. The function is NAME (default OP): NAME and\n"
+           "  NAME_raw, or NAME_prepare/NAME_run when constants are packed once. Link the object\n"
+           "  with libtec_runtime.a built for T and -lpthread -lm.\n";
+  if (!strcmp(verb, "bench"))
+    return "usage: tec bench OP --shape KEY=V,... [--config KNOB=V,...] [--repeat N] [--target T]\n"
+           "  JIT-builds OP for the host, runs prepare once on random data, then times N runs\n"
+           "  (default 20) and prints the median and fastest (and GFLOP/s for conv and dense).\n";
+  if (!strcmp(verb, "tune")) return "usage: tec tune OP --shape KEY=V,...\n  Not built yet (issue 16).\n";
+  return NULL;
+}
+
+/* Parses argv[2..]: the OP positional and the options. 0, or 2 after printing the error. */
+static int parse_opts(int argc, char **argv, drv_opts *o) {
+  for (int i = 2; i < argc; i++) {
+    const char *a = argv[i];
+    const char **slot = NULL;
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) { o->help = 1; continue; }
+    if (!strcmp(a, "--shape")) slot = &o->shape;
+    else if (!strcmp(a, "--config")) slot = &o->config;
+    else if (!strcmp(a, "--target")) slot = &o->target;
+    else if (!strcmp(a, "--name")) slot = &o->name;
+    else if (!strcmp(a, "-o")) slot = &o->out;
+    else if (!strcmp(a, "--emit")) slot = &o->emit;
+    else if (!strcmp(a, "--after")) slot = &o->after;
+    else if (!strcmp(a, "--repeat")) {
+      char *end = NULL;
+      long v = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;
+      if (!end || *end || v < 1 || v > 1000000) {
+        char m[160];
+        snprintf(m, sizeof m, "--repeat needs a count from 1 to 1000000%s%s", i + 1 < argc ? ", not " : "",
+                 i + 1 < argc ? argv[i + 1] : "");
+        return fail(2, o->verb, m);
+      }
+      o->repeat = (int)v, i++;
+      continue;
+    } else if (a[0] == '-') {
+      char m[200];
+      snprintf(m, sizeof m, "unknown option '%s' (tec %s --help lists the options)", a, o->verb);
+      return fail(2, o->verb, m);
+    } else if (!o->op) {
+      o->op = a;
+      continue;
+    } else {
+      char m[200];
+      snprintf(m, sizeof m, "unexpected argument '%s' (one OP, then options)", a);
+      return fail(2, o->verb, m);
+    }
+    if (i + 1 >= argc) {
+      char m[120];
+      snprintf(m, sizeof m, "%s needs a value", a);
+      return fail(2, o->verb, m);
+    }
+    *slot = argv[++i];
+  }
+  return 0;
+}
+
+/* The OP lowered for the options: a generator's function or a topi template's with its
+ * config (*cfg_str: the config as text, NULL for generators; *flops: 0 if unknown). NULL with
+ * an error in ctx. */
+static lower_func *op_lower(tec_ctx *ctx, const drv_opts *o, const char **cfg_str, double *flops) {
+  const char *name = o->name ? o->name : o->op;
+  tec_gen_params p;
+  *cfg_str = NULL;
+  *flops = 0;
+  if (drv_params_parse(ctx, o->shape, &p) != 0) return NULL;
+  p.target = o->target;
+  tec_generator *g = generator_find(o->op);
+  if (g) {
+    if (o->config) {
+      tec_ctx_set_error(ctx, "--config is for topi templates; generator %s takes --shape only", g->name);
+      return NULL;
+    }
+    lower_func *f = g->fn(ctx, name, &p);
+    if (!f) {
+      if (!tec_ctx_error(ctx) || !*tec_ctx_error(ctx))
+        tec_ctx_set_error(ctx, "generator %s returned no function", g->name);
+      return NULL;
+    }
+    return drv_params_finish(&p, NULL) == 0 ? f : NULL;
+  }
+  const topi_template *t = topi_template_find(o->op);
+  if (!t) {
+    char list[1024] = "";
+    for (int i = 0; i < topi_template_count(); i++)
+      snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", topi_template_at(i)->name);
+    for (tec_generator *q = generators; q; q = q->next)
+      snprintf(list + strlen(list), sizeof list - strlen(list), ", %s", q->name);
+    tec_ctx_set_error(ctx, "unknown operator '%s'; the operators are %s", o->op, list);
+    return NULL;
+  }
+  if (!o->shape) {
+    tec_ctx_set_error(ctx, "%s needs --shape with the keys %s", t->name, drv_problem_keys(t));
+    return NULL;
+  }
+  drv_problem prob;
+  if (drv_problem_parse(t, &p, &prob) != 0) return NULL;
+  const char *why = NULL;
+  if (t->applies && !t->applies(ctx, &prob, &why)) {
+    tec_ctx_set_error(ctx, "%s cannot compute this problem: %s", t->name, why ? why : "(no reason given)");
+    return NULL;
+  }
+  topi_space sp;
+  if (t->space(ctx, &prob, o->target, &sp) != 0) return NULL;
+  void *cfg = tec_ctx_alloc(ctx, sp.config_size);
+  if (!cfg) return NULL;
+  if (o->config) {
+    if (topi_config_parse(ctx, &sp, o->config, cfg) != 0) return NULL;
+  } else {
+    memcpy(cfg, sp.default_config, sp.config_size);
+  }
+  topi_decl d;
+  topi_op op;
+  if (t->declare(ctx, &prob, &d) != 0 || t->schedule(&d, cfg, o->target, &op) != 0) return NULL;
+  *cfg_str = topi_config_str(ctx, &sp, cfg);
+  if (t->problem_kind == TOPI_PROBLEM_CONV2D) *flops = topi_conv2d_flops(&prob.conv);
+  if (t->problem_kind == TOPI_PROBLEM_DENSE) *flops = 2.0 * prob.dense.m * prob.dense.n * prob.dense.k;
+  return tec_lower(op.sched, name, op.nargs, op.args);
+}
+
+int drv_targets(void);
+int drv_list(void);
+int drv_compile(tec_ctx *ctx, lower_func *f, const char *target, const char *out, const char *emit);
+int drv_bench(tec_ctx *ctx, lower_func *f, const char *target, int repeat, double flops);
+
+static int run_verb(drv_opts *o) {
+  const char *v = o->verb;
+  if (!strcmp(v, "tune"))
+    return fail(2, v, "tuning is not built yet (issue 16); tec bench times one config, --config sets it");
+  if (!o->op) {
+    char m[160];
+    snprintf(m, sizeof m, "needs an OP (tec list shows them; tec %s --help)", v);
+    return fail(2, v, m);
+  }
+  if (!strcmp(v, "compile") && (!o->out || !o->target))
+    return fail(2, v, !o->out ? "needs -o FILE.o" : "needs --target (\"llvm\" for the host; tec targets lists presets)");
+  if (strcmp(v, "print") && o->after) return fail(2, v, "--after is an option of tec print");
+  if (strcmp(v, "compile") && o->emit) return fail(2, v, "--emit is an option of tec compile");
+  tec_ctx *ctx = tec_ctx_new();
+  if (!ctx) return fail(1, v, "out of memory");
+  int status = 0;
+  const char *cfg;
+  double flops;
+  if (o->after) {
+    fflush(stdout);
+    setenv("TEC_DUMP_IR", o->after, 1);
+  }
+  int saved = -1;
+  if (o->after) saved = dup(2), dup2(1, 2); /* the pass dumps go to stderr: print them in order */
+  lower_func *f = op_lower(ctx, o, &cfg, &flops);
+  if (o->after) fflush(stderr), dup2(saved, 2), close(saved), unsetenv("TEC_DUMP_IR");
+  if (!f) {
+    status = fail(2, v, tec_ctx_error(ctx));
+  } else if (!strcmp(v, "print")) {
+    if (cfg) printf("// %s %s\n", o->op, cfg);
+    tec_lower_print(stdout, f);
+  } else if (!strcmp(v, "compile")) {
+    status = drv_compile(ctx, f, o->target, o->out, o->emit);
+  } else {
+    status = drv_bench(ctx, f, o->target, o->repeat ? o->repeat : 20, flops);
+  }
+  tec_ctx_free(ctx);
+  return status;
+}
+
+int tec_driver_main(int argc, char **argv) {
+  if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    fputs(usage_main, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  drv_opts o = {.verb = argv[1]};
+  const char *help = verb_help(o.verb);
+  if (!help) {
+    char m[200];
+    snprintf(m, sizeof m, "unknown verb '%s'; the verbs are targets, list, print, compile, bench, tune", o.verb);
+    return fail(2, "", m);
+  }
+  if (parse_opts(argc, argv, &o) != 0) return 2;
+  if (o.help) return fputs(help, stdout), 0;
+  if (!strcmp(o.verb, "targets") || !strcmp(o.verb, "list")) {
+    if (o.op || o.shape || o.config || o.target || o.name || o.out || o.emit || o.after || o.repeat)
+      return fail(2, o.verb, "takes no operator or options");
+    return !strcmp(o.verb, "targets") ? drv_targets() : drv_list();
+  }
+  return run_verb(&o);
+}

@@ -1,0 +1,32 @@
+/* driver_internal.h — what the `tec` command's files share (not installed). */
+#ifndef TEC_DRIVER_INTERNAL_H
+#define TEC_DRIVER_INTERNAL_H
+
+#include "tec/driver.h"
+#include "tec/topi.h"
+
+#define DRV_MAX_PARAMS 32
+struct tec_gen_params {
+  tec_ctx *ctx;
+  int n;
+  const char *key[DRV_MAX_PARAMS], *val[DRV_MAX_PARAMS];
+  int used[DRV_MAX_PARAMS];
+  const char *bad;    /* the first value tec_gen_int could not read */
+  int nasked;
+  const char *asked[DRV_MAX_PARAMS]; /* the keys the generator asked for, for messages */
+  const char *target;
+};
+
+typedef union drv_problem {
+  topi_conv2d conv;
+  topi_layout_problem layout;
+  topi_dense dense;
+} drv_problem;
+
+int drv_params_parse(tec_ctx *ctx, const char *text, tec_gen_params *p);
+/* -1 with an error if a value was bad or a key was never read (legal: the keys, for the message) */
+int drv_params_finish(const tec_gen_params *p, const char *legal);
+const char *drv_problem_keys(const topi_template *t);
+int drv_problem_parse(const topi_template *t, const tec_gen_params *p, drv_problem *out);
+
+#endif

@@ -1,0 +1,171 @@
+/* driver_params.c — the `tec` command's --shape text: "key=value" pairs (commas or spaces),
+ * read into a topi problem (conv2d, layout, dense) with every key checked, or handed to a
+ * generator (tec_gen_int / tec_gen_str, unread keys refused afterwards). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tools/driver_internal.h"
+
+int drv_params_parse(tec_ctx *ctx, const char *text, tec_gen_params *p) {
+  memset(p, 0, sizeof *p);
+  p->ctx = ctx;
+  const char *s = text ? text : "";
+  while (*s) {
+    while (*s == ',' || *s == ' ') s++;
+    if (!*s) break;
+    size_t len = strcspn(s, ", ");
+    const char *eq = memchr(s, '=', len);
+    if (!eq || eq == s || eq == s + len - 1) {
+      tec_ctx_set_error(ctx, "--shape: '%.*s' is not key=value (e.g. --shape n=1,c=16,h=14,w=14)",
+                        (int)len, s);
+      return -1;
+    }
+    if (p->n == DRV_MAX_PARAMS) {
+      tec_ctx_set_error(ctx, "--shape: more than %d key=value pairs", DRV_MAX_PARAMS);
+      return -1;
+    }
+    p->key[p->n] = tec_ctx_printf(ctx, "%.*s", (int)(eq - s), s);
+    p->val[p->n] = tec_ctx_printf(ctx, "%.*s", (int)(s + len - eq - 1), eq + 1);
+    for (int i = 0; i < p->n; i++)
+      if (!strcmp(p->key[i], p->key[p->n])) {
+        tec_ctx_set_error(ctx, "--shape: '%s' given twice", p->key[i]);
+        return -1;
+      }
+    p->n++;
+    s += len;
+  }
+  return 0;
+}
+
+static int find(const tec_gen_params *p, const char *key) {
+  tec_gen_params *q = (tec_gen_params *)p;
+  int seen = 0;
+  for (int i = 0; i < q->nasked; i++) seen |= !strcmp(q->asked[i], key);
+  if (!seen && q->nasked < DRV_MAX_PARAMS) q->asked[q->nasked++] = tec_ctx_strdup(q->ctx, key);
+  for (int i = 0; i < p->n; i++)
+    if (!strcmp(p->key[i], key)) return i;
+  return -1;
+}
+
+int64_t tec_gen_int(const tec_gen_params *p, const char *key, int64_t dflt) {
+  tec_gen_params *q = (tec_gen_params *)p;
+  int i = find(p, key);
+  if (i < 0) return dflt;
+  q->used[i] = 1;
+  char *end;
+  long long v = strtoll(p->val[i], &end, 10);
+  if (*end || end == p->val[i]) {
+    if (!q->bad) q->bad = tec_ctx_printf(p->ctx, "--shape: %s=%s is not an integer", key, p->val[i]);
+    return dflt;
+  }
+  return v;
+}
+
+const char *tec_gen_str(const tec_gen_params *p, const char *key, const char *dflt) {
+  int i = find(p, key);
+  if (i < 0) return dflt;
+  ((tec_gen_params *)p)->used[i] = 1;
+  return p->val[i];
+}
+
+const char *tec_gen_target(const tec_gen_params *p) { return p->target; }
+
+int drv_params_finish(const tec_gen_params *p, const char *legal) {
+  if (p->bad) return tec_ctx_set_error(p->ctx, "%s", p->bad), -1;
+  if (!legal) { /* a generator: the keys it asked for */
+    char *l = tec_ctx_alloc(p->ctx, 1024);
+    if (!l) return -1;
+    l[0] = 0;
+    for (int i = 0; i < p->nasked; i++)
+      snprintf(l + strlen(l), 1024 - strlen(l), "%s%s", i ? " " : "", p->asked[i]);
+    legal = p->nasked ? l : "none";
+  }
+  for (int i = 0; i < p->n; i++)
+    if (!p->used[i]) {
+      tec_ctx_set_error(p->ctx, "--shape: unknown key '%s'%s%s", p->key[i],
+                        legal ? "; the keys are " : "", legal ? legal : "");
+      return -1;
+    }
+  return 0;
+}
+
+static int layout(const tec_gen_params *p, const char *key, const char *dflt, topi_layout *out) {
+  const char *s = tec_gen_str(p, key, dflt);
+  if (topi_layout_parse(p->ctx, s, out) != 0) {
+    const char *why = tec_ctx_strdup(p->ctx, tec_ctx_error(p->ctx));
+    tec_ctx_clear_error(p->ctx);
+    tec_ctx_set_error(p->ctx, "--shape: %s=%s: %s", key, s, why ? why : "");
+    return -1;
+  }
+  return 0;
+}
+
+static int epilogue(const tec_gen_params *p, topi_epilogue *e) {
+  e->bias = tec_gen_int(p, "bias", 0) != 0;
+  e->residual = tec_gen_int(p, "residual", 0) != 0;
+  const char *a = tec_gen_str(p, "act", "none");
+  if (!strcmp(a, "none")) e->act = TOPI_ACT_NONE;
+  else if (!strcmp(a, "relu")) e->act = TOPI_ACT_RELU;
+  else if (!strcmp(a, "relu6")) e->act = TOPI_ACT_RELU6;
+  else return tec_ctx_set_error(p->ctx, "--shape: act=%s; the activations are none, relu, relu6", a), -1;
+  return 0;
+}
+
+#define CONV_KEYS "n c h w oc kh kw (k: both) stride (stride_h stride_w) pad (pad_h pad_w) groups in out bias residual act"
+#define LAYOUT_KEYS "n c h w from to"
+#define DENSE_KEYS "m n k bt const_b bias residual act"
+
+const char *drv_problem_keys(const topi_template *t) {
+  switch (t->problem_kind) {
+  case TOPI_PROBLEM_CONV2D: return CONV_KEYS;
+  case TOPI_PROBLEM_LAYOUT: return LAYOUT_KEYS;
+  default: return DENSE_KEYS;
+  }
+}
+
+/* Sizes not given default to 1 (n) or are required (0 here: the template refuses them). */
+int drv_problem_parse(const topi_template *t, const tec_gen_params *p, drv_problem *out) {
+  memset(out, 0, sizeof *out);
+  switch (t->problem_kind) {
+  case TOPI_PROBLEM_CONV2D: {
+    topi_conv2d *c = &out->conv;
+    c->n = tec_gen_int(p, "n", 1);
+    c->c_in = tec_gen_int(p, "c", 0);
+    c->h = tec_gen_int(p, "h", 0);
+    c->w = tec_gen_int(p, "w", 0);
+    int64_t k = tec_gen_int(p, "k", 1), s = tec_gen_int(p, "stride", 1), pad = tec_gen_int(p, "pad", 0);
+    c->kh = tec_gen_int(p, "kh", k);
+    c->kw = tec_gen_int(p, "kw", k);
+    c->stride_h = tec_gen_int(p, "stride_h", s);
+    c->stride_w = tec_gen_int(p, "stride_w", s);
+    c->pad_h = tec_gen_int(p, "pad_h", pad);
+    c->pad_w = tec_gen_int(p, "pad_w", pad);
+    c->groups = tec_gen_int(p, "groups", 1);
+    c->c_out = tec_gen_int(p, "oc", c->groups > 1 ? c->c_in : 0);
+    if (layout(p, "in", "NCHW", &c->in_layout) || layout(p, "out", "NCHW", &c->out_layout) ||
+        epilogue(p, &c->epi))
+      return -1;
+    break;
+  }
+  case TOPI_PROBLEM_LAYOUT: {
+    topi_layout_problem *l = &out->layout;
+    l->n = tec_gen_int(p, "n", 1);
+    l->c = tec_gen_int(p, "c", 0);
+    l->h = tec_gen_int(p, "h", 0);
+    l->w = tec_gen_int(p, "w", 0);
+    if (layout(p, "from", "NCHW", &l->from) || layout(p, "to", "NCHW", &l->to)) return -1;
+    break;
+  }
+  default: {
+    topi_dense *d = &out->dense;
+    d->m = tec_gen_int(p, "m", 0);
+    d->n = tec_gen_int(p, "n", 0);
+    d->k = tec_gen_int(p, "k", 0);
+    d->b_transposed = tec_gen_int(p, "bt", 0) != 0;
+    d->const_b = tec_gen_int(p, "const_b", 1) != 0;
+    if (epilogue(p, &d->epi)) return -1;
+    break;
+  }
+  }
+  return drv_params_finish(p, drv_problem_keys(t));
+}
