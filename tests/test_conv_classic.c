@@ -117,12 +117,30 @@ START_TEST(winograd_sweep) {
 }
 END_TEST
 
+/* ResNet-18's 3x3 stride-1 layers (bias, ReLU, the residual fused): the error of F(2x2) and
+ * F(4x4) against the double reference, beside the direct template's, printed (the bound the
+ * docs quote) and bounded. Under qemu, the smallest layer only. */
+START_TEST(winograd_resnet18_error) {
+  static const int64_t l[][2] = {{64, 56}, {128, 28}, {256, 14}, {512, 7}};
+  for (int i = tu_emulated() ? 3 : 0; i < 4; i++) {
+    topi_conv2d p = conv(1, l[i][0], l[i][1], l[i][1], l[i][0], 3, 1, 1, NCHWC(16), NCHWC(16), 1,
+                         1, TOPI_ACT_RELU);
+    double e2 = check_wino(&p, 2, 1e-4), e4 = check_wino(&p, 4, 3e-4);
+    double ed = cr_check_template("conv2d_nchwc", &p, NULL);
+    printf("winograd error, ResNet-18 %lldx%lldx%lld 3x3: direct %.2e  F(2x2,3x3) %.2e  "
+           "F(4x4,3x3) %.2e\n",
+           (long long)l[i][0], (long long)l[i][1], (long long)l[i][1], ed, e2, e4);
+  }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("conv_classic");
   TCase *tc = tcase_create("conv_classic");
   tcase_set_timeout(tc, 900);
   tcase_add_test(tc, winograd_matrices);
   tcase_add_test(tc, winograd_sweep);
+  tcase_add_test(tc, winograd_resnet18_error);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }
