@@ -134,6 +134,37 @@ START_TEST(winograd_resnet18_error) {
 }
 END_TEST
 
+/* ---------- im2col + GEMM ---------- */
+
+static void check_im2col(const topi_conv2d *p, const topi_conv2d_im2col_config *cfg) {
+  double err = cr_check_template("conv2d_im2col", p, cfg);
+  ck_assert_msg(err < 1e-4, "im2col: %s: relative error %g", describe(p), err);
+}
+
+#define NHWC_L ((topi_layout){TOPI_NHWC, 0})
+
+START_TEST(im2col_sweep) {
+  topi_act r = TOPI_ACT_RELU, r6 = TOPI_ACT_RELU6, none = TOPI_ACT_NONE;
+  topi_conv2d ps[] = {
+      conv(1, 16, 8, 8, 16, 3, 1, 1, NHWC_L, NHWC_L, 1, 0, r),
+      conv(1, 13, 11, 7, 29, 3, 1, 1, NHWC_L, NHWC_L, 1, 1, r6),   /* odd, primes */
+      conv(2, 20, 9, 9, 40, 3, 2, 2, NHWC_L, NHWC_L, 1, 1, none),  /* n = 2, stride 2, pad 2 */
+      conv(1, 1, 5, 6, 1, 3, 1, 0, NHWC_L, NHWC_L, 0, 0, none),    /* one channel */
+      conv(1, 17, 3, 3, 33, 3, 1, 0, NHWC_L, NHWC_L, 1, 0, r),     /* 1x1 output */
+      conv(1, 24, 7, 5, 10, 1, 1, 0, NHWC_L, NHWC_L, 1, 1, r),     /* 1x1 kernel */
+      conv(2, 32, 6, 6, 48, 1, 2, 0, NHWC_L, NHWC_L, 1, 0, r),     /* 1x1 stride 2 */
+      conv(1, 8, 13, 13, 16, 7, 2, 3, NHWC_L, NHWC_L, 1, 0, r),    /* 7x7 */
+      conv(1, 3, 17, 19, 20, 3, 2, 1, NCHW_L, NHWC_L, 1, 0, r6),   /* NCHW input */
+      conv(1, 20, 9, 7, 24, 3, 1, 1, NCHWC(8), NHWC_L, 1, 0, r),   /* NCHW8c input */
+      conv(1, 12, 4, 4, 12, 3, 1, 2, NHWC_L, NHWC_L, 0, 0, r),     /* output > input */
+      conv(2, 12, 9, 11, 18, 3, 1, 1, NHWC_L, NHWC_L, 1, 1, r),    /* groups 3 */
+      conv(1, 32, 10, 10, 32, 3, 2, 1, NHWC_L, NHWC_L, 1, 0, r6),  /* depthwise */
+  };
+  ps[11].groups = 3, ps[12].groups = 32;
+  for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) check_im2col(&ps[i], NULL);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("conv_classic");
   TCase *tc = tcase_create("conv_classic");
@@ -141,6 +172,7 @@ int main(void) {
   tcase_add_test(tc, winograd_matrices);
   tcase_add_test(tc, winograd_sweep);
   tcase_add_test(tc, winograd_resnet18_error);
+  tcase_add_test(tc, im2col_sweep);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }

@@ -343,7 +343,9 @@ int topi_conv2d_winograd_schedule(const topi_decl *dc, const topi_conv2d_winogra
   /* the batched GEMM: dense.c's tile, the (e, f) batch fused into the parallel panel loop */
   topi_dense_config dcfg = {cfg->mr, cfg->nr, cfg->ku, cfg->jb, cfg->parallel, 0};
   sch_iter *jo;
-  if (topi_gemm_tile_schedule(ctx, &dcfg, sm, sa, 2, &jo)) return -1;
+  if (topi_gemm_tile_schedule(ctx, &dcfg, sm, 2, (sch_iter *[]){sch_axis(sm, 0), sch_axis(sm, 1)},
+                              sch_axis(sm, 2), sch_axis(sm, 3), sa, &jo, NULL))
+    return -1;
 
   /* output transform: (n, channel blocks, tile rows) parallel, tile columns, the m x m tile
    * unrolled, the block's lanes vectorized */

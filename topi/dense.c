@@ -161,12 +161,11 @@ static int schedule_pack(sch_stage *sp, const topi_dense *p, int64_t nr, int lan
 
 /* The register tiling of a (batched) GEMM: see internal.h. */
 int topi_gemm_tile_schedule(tec_ctx *ctx, const topi_dense_config *cfg, sch_stage *so,
-                            sch_stage *sa, int nbatch, sch_iter **panel_loop) {
+                            int nbatch, sch_iter *const *batch, sch_iter *i, sch_iter *j,
+                            sch_stage *sa, sch_iter **panel_loop, sch_iter **row_loop) {
   /* out: [batch,] jo, io, [js,] ii, ji; the accumulator tile at the innermost tile loop */
   sch_iter *io, *jo, *ii, *ji, *js, *at;
-  if (sch_tile(so, sch_axis(so, nbatch), sch_axis(so, nbatch + 1), cfg->mr, cfg->nr, &io, &jo,
-               &ii, &ji))
-    return -1;
+  if (sch_tile(so, i, j, cfg->mr, cfg->nr, &io, &jo, &ii, &ji)) return -1;
   if (cfg->jb > 1) {
     if (sch_split(so, jo, cfg->jb, &jo, &js) ||
         sch_reorder(so, 5, (sch_iter *[]){jo, io, js, ii, ji}))
@@ -177,13 +176,14 @@ int topi_gemm_tile_schedule(tec_ctx *ctx, const topi_dense_config *cfg, sch_stag
     at = io;
   }
   if (sch_vectorize(so, ji)) return -1;
-  *panel_loop = jo;
-  /* the batch axes (outermost) fused with the panel loop: the parallel loop */
+  if (panel_loop) *panel_loop = jo;
+  if (row_loop) *row_loop = io;
+  /* the batch loops (outermost) fused with the panel loop: the parallel loop */
   sch_iter *par = jo;
   if (nbatch > 0) {
-    par = sch_axis(so, 0);
+    par = batch[0];
     for (int b = 1; b < nbatch; b++)
-      if (sch_fuse(so, par, sch_axis(so, b), &par)) return -1;
+      if (sch_fuse(so, par, batch[b], &par)) return -1;
     if (sch_fuse(so, par, jo, &par)) return -1;
   }
   if (cfg->parallel && sch_parallel(so, par)) return -1;
@@ -192,7 +192,8 @@ int topi_gemm_tile_schedule(tec_ctx *ctx, const topi_dense_config *cfg, sch_stag
   /* acc: k outermost (split by ku, the inner part unrolled), mr rows unrolled, nr columns one
    * vector (cut into native registers by codegen) */
   if (sch_compute_at(sa, so, at)) return -1;
-  sch_iter *li = sch_axis(sa, nbatch), *lj = sch_axis(sa, nbatch + 1);
+  int na = sa->tensor->ndim;
+  sch_iter *li = sch_axis(sa, na - 2), *lj = sch_axis(sa, na - 1);
   sch_iter *lk = sch_reduce_axis(sa, 0), *lki;
   if (cfg->ku > 1) {
     if (sch_split(sa, lk, cfg->ku, &lk, &lki) ||
@@ -223,7 +224,10 @@ int topi_dense_schedule(const topi_decl *dc, const topi_dense_config *cfg, const
 
   sch_stage *so = sch_stage_of(s, g->out), *sa = sch_stage_of(s, g->acc);
   sch_iter *jo;
-  if (!so || !sa || topi_gemm_tile_schedule(ctx, cfg, so, sa, 0, &jo)) return -1;
+  if (!so || !sa ||
+      topi_gemm_tile_schedule(ctx, cfg, so, 0, NULL, sch_axis(so, 0), sch_axis(so, 1), sa, &jo,
+                              NULL))
+    return -1;
 
   if (!g->bp) return 0;
   sch_stage *sp = sch_stage_of(s, g->bp);

@@ -15,6 +15,7 @@ extern const topi_template topi_tmpl_dw_spatial_pack;
 extern const topi_template topi_tmpl_layout;
 extern const topi_template topi_tmpl_dense;
 extern const topi_template topi_tmpl_conv2d_winograd;
+extern const topi_template topi_tmpl_conv2d_im2col;
 
 /* ---- spaces ---- */
 /* Starts a space of at most `cap` knobs for template t whose config struct is `size` bytes. */
@@ -35,13 +36,16 @@ int topi_target_lanes(tec_ctx *ctx, const char *target);
 int topi_config_check(const topi_template *t, const topi_decl *d, const void *cfg,
                       const char *target);
 
-/* The register tiling of a (batched) GEMM, dense's schedule (topi/dense.c): so stores the
- * result, axes [batch..., i, j]; sa is its accumulator (same axes, one reduction k), computed at
- * so's tile. so becomes [batch x jo fused (parallel per cfg), io, (js), ii, ji (vectorized)]; the
- * acc tile k-outer (split by ku), mr rows unrolled, nr columns vectorized. *panel_loop: jo
- * (where a per-panel packing of b would be computed). */
+/* The register tiling of a (batched) GEMM, dense's schedule (topi/dense.c). so stores the
+ * result: its leaves `batch` (nbatch of them, outermost), then i (rows) and j (columns), in that
+ * order; sa is its accumulator, whose last two axes are i and j and whose reduction is axis 0,
+ * computed at so's tile. so becomes [batch x jo fused (parallel per cfg), io, (js), ii, ji
+ * (vectorized)]; the acc tile k-outer (split by ku), mr rows unrolled, nr columns vectorized.
+ * *panel_loop: jo (where a per-panel packing of b goes), *row_loop: io (where a per-row-block
+ * producer of a goes); either may be NULL. */
 int topi_gemm_tile_schedule(tec_ctx *ctx, const topi_dense_config *cfg, sch_stage *so,
-                            sch_stage *sa, int nbatch, sch_iter **panel_loop);
+                            int nbatch, sch_iter *const *batch, sch_iter *i, sch_iter *j,
+                            sch_stage *sa, sch_iter **panel_loop, sch_iter **row_loop);
 /* Winograd F(m, r) transform matrices from interpolation points (m = 2 or 4, r = 3):
  * at [m][m+r-1], g [m+r-1][r], bt [m+r-1][m+r-1], row-major; -1 if m or r is not supported.
  * y = AT ((G w) . (BT d)) is the correlation y[i] = sum_k w[k] d[i+k]. */

@@ -293,6 +293,21 @@ int topi_conv2d_winograd_schedule(const topi_decl *d, const topi_conv2d_winograd
 int topi_conv2d_winograd_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
                                topi_space *out);
 
+/* conv2d as im2col + GEMM: any kernel, stride, padding and groups; input in any layout (NHWC
+ * reads contiguously), output NHWC. Per (image, group) a GEMM of the output positions (rows)
+ * by the group's output channels (columns), dense's register tile; the im2col rows computed
+ * per block of mr positions inside the GEMM's loops (never the whole matrix); the kernel packed
+ * into the GEMM's panels in prepare. The knobs are dense's (its space for this GEMM). */
+typedef struct topi_conv2d_im2col_config {
+  int64_t mr, nr, ku, jb; /* dense's knobs (topi_dense_config) */
+  int64_t parallel;       /* 1: parallel over (n, groups, panel groups) */
+} topi_conv2d_im2col_config;
+int topi_conv2d_im2col_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out);
+int topi_conv2d_im2col_schedule(const topi_decl *d, const topi_conv2d_im2col_config *cfg,
+                                const char *target, topi_op *out);
+int topi_conv2d_im2col_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
+                             topi_space *out);
+
 /* Layout transform NCHW <-> NHWC <-> NCHW[x]c (any pair; zero channels written past c). */
 typedef struct topi_layout_config {
   int64_t vectorize;  /* 1: the innermost output dimension vectorized */
