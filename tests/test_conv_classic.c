@@ -165,6 +165,29 @@ START_TEST(im2col_sweep) {
 }
 END_TEST
 
+/* ---------- spatial pack ---------- */
+
+static void check_spatial(const topi_conv2d *p, const topi_conv2d_spatial_pack_config *cfg) {
+  double err = cr_check_template("conv2d_spatial_pack", p, cfg);
+  ck_assert_msg(err < 1e-4, "spatial_pack: %s: relative error %g", describe(p), err);
+}
+
+START_TEST(spatial_pack_sweep) {
+  topi_act r = TOPI_ACT_RELU, r6 = TOPI_ACT_RELU6, none = TOPI_ACT_NONE;
+  const topi_conv2d ps[] = {
+      conv(1, 16, 8, 8, 16, 3, 1, 1, NCHW_L, NCHW_L, 1, 0, r),
+      conv(1, 13, 11, 7, 29, 3, 1, 1, NCHW_L, NCHW_L, 1, 1, r6),   /* odd, primes */
+      conv(2, 20, 9, 9, 40, 3, 2, 2, NCHW_L, NCHW_L, 1, 1, none),  /* n = 2, stride 2, pad 2 */
+      conv(1, 1, 5, 6, 1, 3, 1, 0, NCHW_L, NCHW_L, 0, 0, none),    /* one channel */
+      conv(1, 17, 3, 3, 33, 3, 1, 0, NCHW_L, NCHW_L, 1, 0, r),     /* 1x1 output */
+      conv(1, 24, 7, 5, 10, 1, 1, 0, NCHW_L, NCHW_L, 1, 1, r),     /* 1x1 kernel */
+      conv(1, 8, 13, 13, 16, 7, 2, 3, NCHW_L, NCHW_L, 1, 0, r),    /* 7x7 */
+      conv(1, 12, 4, 4, 12, 3, 1, 2, NCHW_L, NCHW_L, 0, 0, r),     /* output > input */
+  };
+  for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) check_spatial(&ps[i], NULL);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("conv_classic");
   TCase *tc = tcase_create("conv_classic");
@@ -173,6 +196,7 @@ int main(void) {
   tcase_add_test(tc, winograd_sweep);
   tcase_add_test(tc, winograd_resnet18_error);
   tcase_add_test(tc, im2col_sweep);
+  tcase_add_test(tc, spatial_pack_sweep);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }

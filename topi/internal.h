@@ -16,6 +16,7 @@ extern const topi_template topi_tmpl_layout;
 extern const topi_template topi_tmpl_dense;
 extern const topi_template topi_tmpl_conv2d_winograd;
 extern const topi_template topi_tmpl_conv2d_im2col;
+extern const topi_template topi_tmpl_conv2d_spatial_pack;
 
 /* ---- spaces ---- */
 /* Starts a space of at most `cap` knobs for template t whose config struct is `size` bytes. */

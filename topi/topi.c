@@ -15,6 +15,7 @@ static const topi_template *const registry[] = {
     &topi_tmpl_dense,
     &topi_tmpl_conv2d_winograd,
     &topi_tmpl_conv2d_im2col,
+    &topi_tmpl_conv2d_spatial_pack,
 };
 #define NREG ((int)(sizeof registry / sizeof registry[0]))
 

@@ -308,6 +308,22 @@ int topi_conv2d_im2col_schedule(const topi_decl *d, const topi_conv2d_im2col_con
 int topi_conv2d_im2col_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
                              topi_space *out);
 
+/* conv2d NCHW -> NCHW with spatial packing, TVM's arm_cpu conv2d_nchw_spatial_pack: the input
+ * windows of the VH x VW tiles packed (data_vec, a whole-tensor pass as in TVM), the kernel packed into VC
+ * output-channel vectors (kernel_vec, prepare), a VH x VW x VC register tile (VC vectorized),
+ * the epilogue fused into the unpacking output stage. Any kernel, stride, padding; groups 1. */
+typedef struct topi_conv2d_spatial_pack_config {
+  int64_t vc;       /* output channels per register tile (a multiple of the vector lanes) */
+  int64_t vh, vw;   /* output rows / columns per register tile */
+  int64_t parallel; /* 1: parallel over (n, row tiles) */
+} topi_conv2d_spatial_pack_config;
+int topi_conv2d_spatial_pack_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out);
+int topi_conv2d_spatial_pack_schedule(const topi_decl *d,
+                                      const topi_conv2d_spatial_pack_config *cfg,
+                                      const char *target, topi_op *out);
+int topi_conv2d_spatial_pack_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
+                                   topi_space *out);
+
 /* Layout transform NCHW <-> NHWC <-> NCHW[x]c (any pair; zero channels written past c). */
 typedef struct topi_layout_config {
   int64_t vectorize;  /* 1: the innermost output dimension vectorized */
