@@ -188,6 +188,160 @@ START_TEST(spatial_pack_sweep) {
 }
 END_TEST
 
+/* ---------- what runs where ---------- */
+
+static const char *lowered(tec_ctx *ctx, const char *name, const topi_conv2d *p, lower_func **fp) {
+  topi_op op;
+  OK(ctx, topi_instantiate(ctx, topi_template_find(name), p, NULL, &op));
+  lower_func *f = tec_lower(op.sched, "conv", op.nargs, op.args);
+  ck_assert_msg(f && f->prepare, "%s: %s", name, tec_ctx_error(ctx));
+  *fp = f;
+  return strstr(tec_lower_str(f), "func conv_run(");
+}
+
+/* The kernel transform / packing in prepare only; im2col never a whole-matrix buffer (mr rows
+ * of it per row block); winograd's transforms stages of their own. */
+START_TEST(prepare_and_placement) {
+  tec_ctx *ctx = tec_ctx_new();
+  lower_func *f;
+  topi_conv2d p = conv(1, 32, 14, 14, 48, 3, 1, 1, NCHWC(16), NCHWC(16), 1, 1, TOPI_ACT_RELU);
+  const char *run = lowered(ctx, "conv2d_winograd", &p, &f), *prep = tec_lower_str(f->prepare);
+  ck_assert_ptr_nonnull(run);
+  tu_assert_contains(prep, "produce kernel_w");
+  tu_assert_contains(prep, "produce wino_G");
+  assert_not_contains(run, "produce kernel_w");
+  assert_not_contains(run, "kernel[");
+  tu_assert_contains(run, "produce wino_in");
+  tu_assert_contains(run, "produce wino_m");
+
+  p = conv(1, 32, 14, 14, 48, 3, 1, 1, NHWC_L, NHWC_L, 1, 1, TOPI_ACT_RELU);
+  run = lowered(ctx, "conv2d_im2col", &p, &f), prep = tec_lower_str(f->prepare);
+  ck_assert_ptr_nonnull(run);
+  tu_assert_contains(prep, "produce kernel_p");
+  assert_not_contains(run, "kernel[");
+  topi_space sp;
+  OK(ctx, topi_conv2d_im2col_space(ctx, &p, NULL, &sp));
+  const topi_conv2d_im2col_config *c = sp.default_config;
+  tu_assert_contains(run, tec_ctx_printf(ctx, "allocate im2col[float32 * %lld]",
+                                         (long long)(c->mr * 9 * 32)));
+
+  p = conv(1, 32, 14, 14, 48, 3, 1, 1, NCHW_L, NCHW_L, 1, 1, TOPI_ACT_RELU);
+  run = lowered(ctx, "conv2d_spatial_pack", &p, &f), prep = tec_lower_str(f->prepare);
+  ck_assert_ptr_nonnull(run);
+  tu_assert_contains(prep, "produce kernel_vec");
+  assert_not_contains(run, "kernel[");
+  tu_assert_contains(run, "produce data_vec");
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* Configs drawn across each template's space. */
+START_TEST(configs_from_space) {
+  const struct {
+    const char *name;
+    topi_conv2d p;
+  } cs[] = {
+      {"conv2d_winograd", conv(1, 20, 9, 10, 24, 3, 1, 1, NCHWC(8), NCHWC(8), 1, 1, TOPI_ACT_RELU)},
+      {"conv2d_im2col", conv(1, 20, 9, 10, 24, 3, 2, 1, NHWC_L, NHWC_L, 1, 1, TOPI_ACT_RELU6)},
+      {"conv2d_spatial_pack", conv(1, 20, 9, 10, 24, 3, 1, 1, NCHW_L, NCHW_L, 1, 1, TOPI_ACT_RELU)},
+  };
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+    tec_ctx *ctx = tec_ctx_new();
+    const topi_template *t = topi_template_find(cs[i].name);
+    ck_assert_ptr_nonnull(t);
+    topi_space sp;
+    OK(ctx, t->space(ctx, &cs[i].p, NULL, &sp));
+    int64_t n = topi_space_size(&sp);
+    ck_assert_int_gt(n, 20);
+    void *c = malloc(sp.config_size);
+    for (int64_t k = 0; k < (tu_emulated() ? 2 : 4); k++) {
+      ck_assert_int_eq(topi_space_config(&sp, (k * 7919 + 13) % n, c), 0);
+      double err = cr_check_template(cs[i].name, &cs[i].p, c);
+      ck_assert_msg(err < 1e-4, "%s [%s]: relative error %g", cs[i].name,
+                    topi_config_str(ctx, &sp, c), err);
+    }
+    free(c);
+    tec_ctx_free(ctx);
+  }
+}
+END_TEST
+
+static void refused(const char *name, const topi_conv2d *p, const char *msg) {
+  tec_ctx *ctx = tec_ctx_new();
+  const topi_template *t = topi_template_find(name);
+  topi_decl d;
+  topi_space sp;
+  const char *why = NULL;
+  ck_assert_int_eq(t->applies(ctx, p, &why), 0);
+  ck_assert_int_eq(t->declare(ctx, p, &d), -1);
+  assert_err(ctx, msg);
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(t->space(ctx, p, NULL, &sp), -1);
+  assert_err(ctx, msg);
+  tec_ctx_free(ctx);
+}
+
+START_TEST(bad_input) {
+  topi_act none = TOPI_ACT_NONE;
+  topi_conv2d p = conv(1, 16, 8, 8, 16, 3, 2, 1, NCHWC(16), NCHWC(16), 0, 0, none);
+  refused("conv2d_winograd", &p, "conv2d_winograd: a 3x3 kernel with stride 2x2 is not supported "
+                                 "(3x3, stride 1 only)");
+  p = conv(1, 16, 8, 8, 16, 5, 1, 2, NCHWC(16), NCHWC(16), 0, 0, none);
+  refused("conv2d_winograd", &p, "conv2d_winograd: a 5x5 kernel with stride 1x1 is not supported "
+                                 "(3x3, stride 1 only)");
+  p = conv(1, 16, 8, 8, 16, 3, 1, 1, NCHWC(16), NCHWC(16), 0, 0, none);
+  p.groups = 2;
+  refused("conv2d_winograd", &p, "conv2d_winograd: groups = 2 is not supported (only groups = 1)");
+  refused("conv2d_spatial_pack", &p, "conv2d_spatial_pack: groups = 2 is not supported (only "
+                                     "groups = 1; grouped: conv2d_im2col)");
+  p.groups = 3;
+  refused("conv2d_im2col", &p, "conv2d_im2col: groups = 3 must be >= 1 and divide c_in = 16 and "
+                               "c_out = 16");
+  p.groups = 1;
+  refused("conv2d_im2col", &p, "conv2d_im2col: output layout NCHW16c is not supported (NHWC: the "
+                               "GEMM's rows are the output positions, its columns the channels)");
+  refused("conv2d_spatial_pack", &p, "conv2d_spatial_pack: layouts NCHW16c -> NCHW16c are not "
+                                     "supported (NCHW -> NCHW)");
+  p.out_layout = NCHW_L;
+  refused("conv2d_winograd", &p, "conv2d_winograd: output layout NCHW is not supported (NCHW<y>c)");
+  p.out_layout = NCHWC(16), p.in_layout = NHWC_L;
+  refused("conv2d_winograd", &p, "conv2d_winograd: input layout NHWC is not supported (NCHW<x>c "
+                                 "or NCHW)");
+  p = conv(1, 0, 8, 8, 16, 3, 1, 1, NHWC_L, NHWC_L, 0, 0, none);
+  refused("conv2d_im2col", &p, "conv2d_im2col: sizes, kernel and strides must be >= 1 and padding "
+                               ">= 0 (got n=1 c_in=0 h=8 w=8 c_out=16 kernel=3x3 stride=1x1 "
+                               "pad=1x1)");
+  p = conv(1, 4, 2, 2, 4, 3, 1, 0, NCHW_L, NCHW_L, 0, 0, none);
+  refused("conv2d_spatial_pack", &p, "conv2d_spatial_pack: the 3x3 kernel is larger than the "
+                                     "padded 2x2 input");
+
+  /* configs out of the space, a declaration of another template, NULLs */
+  tec_ctx *ctx = tec_ctx_new();
+  topi_decl d, d2;
+  topi_op op;
+  p = conv(1, 16, 8, 8, 16, 3, 1, 1, NCHWC(16), NCHWC(16), 0, 0, none);
+  OK(ctx, topi_conv2d_winograd_declare(ctx, &p, &d));
+  topi_conv2d_winograd_config wc = wino_cfg(&p, 3);
+  ck_assert_int_eq(topi_conv2d_winograd_schedule(&d, &wc, NULL, &op), -1);
+  assert_err(ctx, "conv2d_winograd: knob 'm' = 3 is not legal for this problem and target "
+                  "(legal: 2, 4)");
+  tec_ctx_clear_error(ctx);
+  topi_conv2d q = conv(1, 16, 8, 8, 16, 3, 1, 1, NCHW_L, NCHW_L, 0, 0, none);
+  OK(ctx, topi_conv2d_spatial_pack_declare(ctx, &q, &d2));
+  topi_conv2d_spatial_pack_config sc = {16, 1, 1, 1};
+  ck_assert_int_eq(topi_conv2d_spatial_pack_schedule(&d, &sc, NULL, &op), -1);
+  assert_err(ctx, "conv2d_spatial_pack: the declaration is of template 'conv2d_winograd'");
+  tec_ctx_clear_error(ctx);
+  sc.vh = 9;
+  ck_assert_int_eq(topi_conv2d_spatial_pack_schedule(&d2, &sc, NULL, &op), -1);
+  tu_assert_contains(tec_ctx_error(ctx), "conv2d_spatial_pack: knob 'vh' = 9 is not legal");
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(topi_conv2d_im2col_declare(ctx, NULL, &d), -1);
+  assert_err(ctx, "conv2d_im2col: problem and decl are required");
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("conv_classic");
   TCase *tc = tcase_create("conv_classic");
@@ -197,6 +351,9 @@ int main(void) {
   tcase_add_test(tc, winograd_resnet18_error);
   tcase_add_test(tc, im2col_sweep);
   tcase_add_test(tc, spatial_pack_sweep);
+  tcase_add_test(tc, prepare_and_placement);
+  tcase_add_test(tc, configs_from_space);
+  tcase_add_test(tc, bad_input);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }
