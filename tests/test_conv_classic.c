@@ -19,6 +19,18 @@
 #include "tec/topi.h"
 #include "topi/internal.h"
 
+/* under the sanitizers the naive reference of the large layers is slow: fewer of them */
+#if defined(__SANITIZE_ADDRESS__)
+#define TC_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TC_SANITIZED 1
+#endif
+#endif
+#ifndef TC_SANITIZED
+#define TC_SANITIZED 0
+#endif
+
 #define NCHWC(b) ((topi_layout){TOPI_NCHWC, (b)})
 #define NCHW_L ((topi_layout){TOPI_NCHW, 0})
 
@@ -119,10 +131,11 @@ END_TEST
 
 /* ResNet-18's 3x3 stride-1 layers (bias, ReLU, the residual fused): the error of F(2x2) and
  * F(4x4) against the double reference, beside the direct template's, printed (the bound the
- * docs quote) and bounded. Under qemu, the smallest layer only. */
+ * docs quote) and bounded. Under qemu, the smallest layer only; under the sanitizers, the two
+ * smallest. */
 START_TEST(winograd_resnet18_error) {
   static const int64_t l[][2] = {{64, 56}, {128, 28}, {256, 14}, {512, 7}};
-  for (int i = tu_emulated() ? 3 : 0; i < 4; i++) {
+  for (int i = tu_emulated() ? 3 : TC_SANITIZED ? 2 : 0; i < 4; i++) {
     topi_conv2d p = conv(1, l[i][0], l[i][1], l[i][1], l[i][0], 3, 1, 1, NCHWC(16), NCHWC(16), 1,
                          1, TOPI_ACT_RELU);
     double e2 = check_wino(&p, 2, 1e-4), e4 = check_wino(&p, 4, 3e-4);
@@ -342,6 +355,52 @@ START_TEST(bad_input) {
 }
 END_TEST
 
+/* ---------- the rule table ---------- */
+
+START_TEST(pick) {
+  tec_ctx *ctx = tec_ctx_new();
+  const topi_template *t;
+  const char *why;
+  topi_act r = TOPI_ACT_RELU;
+  const struct {
+    topi_conv2d p;
+    int groups;
+    const char *want;
+  } cs[] = {
+      {conv(1, 64, 56, 56, 64, 3, 1, 1, NCHWC(16), NCHWC(16), 1, 0, r), 1, "conv2d_winograd: rule 3"},
+      {conv(1, 512, 7, 7, 512, 3, 1, 1, NCHWC(16), NCHWC(16), 1, 0, r), 1, "conv2d_nchwc: rule 4"},
+      {conv(1, 64, 56, 56, 128, 3, 2, 1, NCHWC(16), NCHWC(16), 1, 0, r), 1, "conv2d_nchwc: rule 4"},
+      {conv(1, 32, 56, 56, 32, 3, 1, 1, NCHWC(16), NCHWC(16), 1, 0, r), 32, "depthwise_nchwc: rule 1"},
+      {conv(1, 32, 56, 56, 32, 3, 1, 1, NCHW_L, NCHW_L, 1, 0, r), 32, "dw_spatial_pack: rule 2"},
+      {conv(1, 32, 20, 20, 64, 3, 1, 1, NHWC_L, NHWC_L, 1, 0, r), 1, "conv2d_im2col: rule 5"},
+      {conv(1, 32, 20, 20, 64, 3, 1, 1, NCHW_L, NCHW_L, 1, 0, r), 1, "conv2d_spatial_pack: rule 6"},
+      {conv(1, 32, 20, 20, 64, 3, 1, 1, NCHW_L, NHWC_L, 1, 0, r), 4, "conv2d_im2col: rule 5"},
+  };
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+    topi_conv2d p = cs[i].p;
+    p.groups = cs[i].groups;
+    OK(ctx, topi_conv2d_pick(ctx, &p, NULL, &t, &why));
+    ck_assert_msg(!strncmp(why, cs[i].want, strlen(cs[i].want)), "case %zu: %s", i, why);
+    ck_assert_int_eq(t->applies(ctx, &p, NULL), 1);
+  }
+  topi_conv2d p = cs[0].p;
+  OK(ctx, topi_conv2d_pick(ctx, &p, "conv2d_nchwc", &t, &why));
+  ck_assert_str_eq(why, "conv2d_nchwc: forced");
+  ck_assert_int_eq(topi_conv2d_pick(ctx, &p, "conv2d_spatial_pack", &t, &why), -1);
+  assert_err(ctx, "topi_conv2d_pick: forced template 'conv2d_spatial_pack' does not apply: "
+                  "layouts NCHW16c -> NCHW16c are not supported (NCHW -> NCHW)");
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(topi_conv2d_pick(ctx, &p, "dense", &t, &why), -1);
+  assert_err(ctx, "topi_conv2d_pick: 'dense' is not a conv2d template");
+  tec_ctx_clear_error(ctx);
+  p.groups = 4, p.out_layout = NCHW_L;
+  ck_assert_int_eq(topi_conv2d_pick(ctx, &p, NULL, &t, &why), -1);
+  assert_err(ctx, "topi_conv2d_pick: no rule picks a template for NCHW16c -> NCHW, groups 4 "
+                  "(NCHW[x]c or NCHW -> NCHW[y]c, NHWC output, or NCHW -> NCHW are covered)");
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("conv_classic");
   TCase *tc = tcase_create("conv_classic");
@@ -354,6 +413,7 @@ int main(void) {
   tcase_add_test(tc, prepare_and_placement);
   tcase_add_test(tc, configs_from_space);
   tcase_add_test(tc, bad_input);
+  tcase_add_test(tc, pick);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }

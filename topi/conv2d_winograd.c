@@ -330,13 +330,16 @@ int topi_conv2d_winograd_schedule(const topi_decl *dc, const topi_conv2d_winogra
 
   /* input transform: tiles (parallel), channel blocks, then e, f unrolled over the lanes */
   sch_iter *e = sch_axis(sv, 0), *f = sch_axis(sv, 1), *p = sch_axis(sv, 2), *c = sch_axis(sv, 3);
-  sch_iter *co = NULL, *ci = c;
+  sch_iter *co = NULL, *ci = c, *py, *px;
   int64_t cv = d->xb > 1 ? d->xb : 1;
+  /* tiles as (image and tile row, tile column): the padding compares are then on plain loop
+   * variables, which loop partitioning peels off the interior */
+  if (sch_split(sv, p, g->tw, &py, &px)) return -1;
   if (cv > 1 && cv < d->cp && sch_split(sv, c, cv, &co, &ci)) return -1;
-  if (co ? sch_reorder(sv, 5, (sch_iter *[]){p, co, e, f, ci})
-         : sch_reorder(sv, 4, (sch_iter *[]){p, e, f, ci}))
+  if (co ? sch_reorder(sv, 6, (sch_iter *[]){py, px, co, e, f, ci})
+         : sch_reorder(sv, 5, (sch_iter *[]){py, px, e, f, ci}))
     return -1;
-  if ((cfg->parallel && sch_parallel(sv, p)) || sch_unroll(sv, e) || sch_unroll(sv, f) ||
+  if ((cfg->parallel && sch_parallel(sv, py)) || sch_unroll(sv, e) || sch_unroll(sv, f) ||
       (cv > 1 && sch_vectorize(sv, ci)))
     return -1;
 

@@ -335,4 +335,17 @@ int topi_layout_schedule(const topi_decl *d, const topi_layout_config *cfg, cons
 int topi_layout_space(tec_ctx *ctx, const topi_layout_problem *p, const char *target,
                       topi_space *out);
 
+/* ---------- choice ---------- */
+
+/* Picks the conv2d template for p from the rule table in topi/conv2d_pick.c (depthwise ->
+ * depthwise_nchwc / dw_spatial_pack; 3x3 stride 1 with an output of 14x14 or more ->
+ * conv2d_winograd; blocked output -> conv2d_nchwc; NHWC output or groups -> conv2d_im2col;
+ * NCHW -> NCHW -> conv2d_spatial_pack): the first rule that holds and whose template applies.
+ * force (a template name, or NULL) overrides the table. *why (may be NULL) says which rule
+ * picked it ("conv2d_winograd: rule 3 (...)"). The rules do not depend on the target yet (they
+ * were measured on AVX-512). Use the template's space for its default config. -1 with an error
+ * when no rule applies or the forced template does not apply. */
+int topi_conv2d_pick(tec_ctx *ctx, const topi_conv2d *p, const char *force,
+                     const topi_template **out, const char **why);
+
 #endif
