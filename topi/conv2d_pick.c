@@ -6,15 +6,16 @@
  *   rule  condition                                  template             why
  *   1     depthwise, blocked layouts                 depthwise_nchwc      the depthwise kernel
  *   2     depthwise, NCHW                            dw_spatial_pack      the depthwise kernel
- *   3     3x3, stride 1, groups 1, output >= 14x14   conv2d_winograd      F(4x4) 1.1-1.8x direct
+ *   3     3x3, stride 1, groups 1, output >= 14x14   conv2d_winograd      F(4x4) 1.4-2.0x direct
  *                                                                         (ResNet-18, AVX-512)
  *   4     groups 1, output NCHW[y]c                  conv2d_nchwc         direct, blocked
  *   5     output NHWC, or groups > 1                 conv2d_im2col        any groups
  *   6     NCHW -> NCHW                               conv2d_spatial_pack  TVM arm_cpu
  *
  * Rule 3's bound: on 7x7 outputs (512 channels) Winograd's transformed kernel (4x the weights
- * for F(4x4)) streams from memory on every call and it ran at 0.3x the direct template
- * (measured, bench/run conv, 1 thread, AMD EPYC AVX-512).
+ * for F(4x4): 37.7 MB) streams from memory on every call; it ran at 0.94x the direct template
+ * on a quiet machine and 0.3x with other tenants loading memory (bench/run conv, 1 thread, AMD
+ * EPYC AVX-512; 56x56: 1.6x, 28x28: 2.0x, 14x14: 1.4x the direct template).
  */
 #include "topi/internal.h"
 
