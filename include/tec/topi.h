@@ -279,7 +279,9 @@ int topi_dense_space(tec_ctx *ctx, const topi_dense *p, const char *target, topi
  * -> NCHW[y]c. Input, kernel and output transforms are stages (matrices built from
  * interpolation points, topi/conv2d_winograd.c), the kernel transform runs in prepare, the
  * batched GEMM in the transformed domain is dense's register tile. Not bit-comparable with the
- * direct convolution: F(4x4) loses about two decimal digits in fp32. */
+ * direct convolution: on ResNet-18's 3x3 layers F(4x4)'s error is 3-5x the direct template's
+ * (<= 1.7e-4 relative, |a-b|/(1+|b|), against a double reference; F(2x2) about the same as
+ * direct), measured in tests/test_conv_classic.c. */
 typedef struct topi_conv2d_winograd_config {
   int64_t m;        /* output tile m x m: 2 or 4 */
   int64_t mr, nr;   /* the GEMM's register tile: output tiles x output channels (nr: lanes * k) */
