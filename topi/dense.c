@@ -159,6 +159,53 @@ static int schedule_pack(sch_stage *sp, const topi_dense *p, int64_t nr, int lan
   return sch_vectorize(sp, pj);
 }
 
+/* The register tiling of a (batched) GEMM: see internal.h. */
+int topi_gemm_tile_schedule(tec_ctx *ctx, const topi_dense_config *cfg, sch_stage *so,
+                            int nbatch, sch_iter *const *batch, sch_iter *i, sch_iter *j,
+                            sch_stage *sa, sch_iter **panel_loop, sch_iter **row_loop) {
+  /* out: [batch,] jo, io, [js,] ii, ji; the accumulator tile at the innermost tile loop */
+  sch_iter *io, *jo, *ii, *ji, *js, *at;
+  if (sch_tile(so, i, j, cfg->mr, cfg->nr, &io, &jo, &ii, &ji)) return -1;
+  if (cfg->jb > 1) {
+    if (sch_split(so, jo, cfg->jb, &jo, &js) ||
+        sch_reorder(so, 5, (sch_iter *[]){jo, io, js, ii, ji}))
+      return -1;
+    at = js;
+  } else {
+    if (sch_reorder(so, 4, (sch_iter *[]){jo, io, ii, ji})) return -1;
+    at = io;
+  }
+  if (sch_vectorize(so, ji)) return -1;
+  if (panel_loop) *panel_loop = jo;
+  if (row_loop) *row_loop = io;
+  /* the batch loops (outermost) fused with the panel loop: the parallel loop */
+  sch_iter *par = jo;
+  if (nbatch > 0) {
+    par = batch[0];
+    for (int b = 1; b < nbatch; b++)
+      if (sch_fuse(so, par, batch[b], &par)) return -1;
+    if (sch_fuse(so, par, jo, &par)) return -1;
+  }
+  if (cfg->parallel && sch_parallel(so, par)) return -1;
+  if (cfg->parallel == 2 && sch_pragma(so, par, "parallel_dynamic", ir_int(ctx, 0))) return -1;
+
+  /* acc: k outermost (split by ku, the inner part unrolled), mr rows unrolled, nr columns one
+   * vector (cut into native registers by codegen) */
+  if (sch_compute_at(sa, so, at)) return -1;
+  int na = sa->tensor->ndim;
+  sch_iter *li = sch_axis(sa, na - 2), *lj = sch_axis(sa, na - 1);
+  sch_iter *lk = sch_reduce_axis(sa, 0), *lki;
+  if (cfg->ku > 1) {
+    if (sch_split(sa, lk, cfg->ku, &lk, &lki) ||
+        sch_reorder(sa, 4, (sch_iter *[]){lk, lki, li, lj}) || sch_unroll(sa, lki))
+      return -1;
+  } else if (sch_reorder(sa, 3, (sch_iter *[]){lk, li, lj})) {
+    return -1;
+  }
+  if (sch_unroll(sa, li) || sch_vectorize(sa, lj)) return -1;
+  return 0;
+}
+
 int topi_dense_schedule(const topi_decl *dc, const topi_dense_config *cfg, const char *target,
                         topi_op *op) {
   if (!dc || !cfg || !op) return -1;
@@ -175,37 +222,12 @@ int topi_dense_schedule(const topi_decl *dc, const topi_dense_config *cfg, const
   if (!s) return -1;
   *op = (topi_op){dc, s, dc->nargs, args, g->out};
 
-  /* out: jo, io, [js,] ii, ji; the accumulator tile at the innermost tile loop */
   sch_stage *so = sch_stage_of(s, g->out), *sa = sch_stage_of(s, g->acc);
-  sch_iter *io, *jo, *ii, *ji, *js, *at;
+  sch_iter *jo;
   if (!so || !sa ||
-      sch_tile(so, sch_axis(so, 0), sch_axis(so, 1), cfg->mr, cfg->nr, &io, &jo, &ii, &ji))
+      topi_gemm_tile_schedule(ctx, cfg, so, 0, NULL, sch_axis(so, 0), sch_axis(so, 1), sa, &jo,
+                              NULL))
     return -1;
-  if (cfg->jb > 1) {
-    if (sch_split(so, jo, cfg->jb, &jo, &js) ||
-        sch_reorder(so, 5, (sch_iter *[]){jo, io, js, ii, ji}))
-      return -1;
-    at = js;
-  } else {
-    if (sch_reorder(so, 4, (sch_iter *[]){jo, io, ii, ji})) return -1;
-    at = io;
-  }
-  if (sch_vectorize(so, ji)) return -1;
-  if (cfg->parallel && sch_parallel(so, jo)) return -1;
-  if (cfg->parallel == 2 && sch_pragma(so, jo, "parallel_dynamic", ir_int(ctx, 0))) return -1;
-
-  /* acc: k outermost (split by ku, the inner part unrolled), mr rows unrolled, nr columns one
-   * vector (cut into native registers by codegen) */
-  if (sch_compute_at(sa, so, at)) return -1;
-  sch_iter *li = sch_axis(sa, 0), *lj = sch_axis(sa, 1), *lk = sch_reduce_axis(sa, 0), *lki;
-  if (cfg->ku > 1) {
-    if (sch_split(sa, lk, cfg->ku, &lk, &lki) ||
-        sch_reorder(sa, 4, (sch_iter *[]){lk, lki, li, lj}) || sch_unroll(sa, lki))
-      return -1;
-  } else if (sch_reorder(sa, 3, (sch_iter *[]){lk, li, lj})) {
-    return -1;
-  }
-  if (sch_unroll(sa, li) || sch_vectorize(sa, lj)) return -1;
 
   if (!g->bp) return 0;
   sch_stage *sp = sch_stage_of(s, g->bp);

@@ -18,6 +18,9 @@ extern const topi_template topi_tmpl_pool;
 extern const topi_template topi_tmpl_global_pool;
 extern const topi_template topi_tmpl_softmax;
 extern const topi_template topi_tmpl_eltwise;
+extern const topi_template topi_tmpl_conv2d_winograd;
+extern const topi_template topi_tmpl_conv2d_im2col;
+extern const topi_template topi_tmpl_conv2d_spatial_pack;
 
 /* ---- spaces ---- */
 /* Starts a space of at most `cap` knobs for template t whose config struct is `size` bytes. */
@@ -37,6 +40,21 @@ int topi_target_lanes(tec_ctx *ctx, const char *target);
  * target; -1 with an error naming the template or the knob. Every schedule starts with it. */
 int topi_config_check(const topi_template *t, const topi_decl *d, const void *cfg,
                       const char *target);
+
+/* The register tiling of a (batched) GEMM, dense's schedule (topi/dense.c). so stores the
+ * result: its leaves `batch` (nbatch of them, outermost), then i (rows) and j (columns), in that
+ * order; sa is its accumulator, whose last two axes are i and j and whose reduction is axis 0,
+ * computed at so's tile. so becomes [batch x jo fused (parallel per cfg), io, (js), ii, ji
+ * (vectorized)]; the acc tile k-outer (split by ku), mr rows unrolled, nr columns vectorized.
+ * *panel_loop: jo (where a per-panel packing of b goes), *row_loop: io (where a per-row-block
+ * producer of a goes); either may be NULL. */
+int topi_gemm_tile_schedule(tec_ctx *ctx, const topi_dense_config *cfg, sch_stage *so,
+                            int nbatch, sch_iter *const *batch, sch_iter *i, sch_iter *j,
+                            sch_stage *sa, sch_iter **panel_loop, sch_iter **row_loop);
+/* Winograd F(m, r) transform matrices from interpolation points (m = 2 or 4, r = 3):
+ * at [m][m+r-1], g [m+r-1][r], bt [m+r-1][m+r-1], row-major; -1 if m or r is not supported.
+ * y = AT ((G w) . (BT d)) is the correlation y[i] = sum_k w[k] d[i+k]. */
+int topi_winograd_matrices(int m, int r, double *at, double *g, double *bt);
 
 /* ---- layouts ---- */
 int topi_layout_check(tec_ctx *ctx, const char *who, const char *what, topi_layout l);

@@ -18,6 +18,9 @@ static const topi_template *const registry[] = {
     &topi_tmpl_global_pool,
     &topi_tmpl_softmax,
     &topi_tmpl_eltwise,
+    &topi_tmpl_conv2d_winograd,
+    &topi_tmpl_conv2d_im2col,
+    &topi_tmpl_conv2d_spatial_pack,
 };
 #define NREG ((int)(sizeof registry / sizeof registry[0]))
 

@@ -318,6 +318,57 @@ int topi_dense_schedule(const topi_decl *d, const topi_dense_config *cfg, const 
                         topi_op *out);
 int topi_dense_space(tec_ctx *ctx, const topi_dense *p, const char *target, topi_space *out);
 
+/* conv2d Winograd F(m x m, 3 x 3), m = 2 or 4: 3x3, stride 1, groups 1, NCHW[x]c (or NCHW)
+ * -> NCHW[y]c. Input, kernel and output transforms are stages (matrices built from
+ * interpolation points, topi/conv2d_winograd.c), the kernel transform runs in prepare, the
+ * batched GEMM in the transformed domain is dense's register tile. Not bit-comparable with the
+ * direct convolution: on ResNet-18's 3x3 layers F(4x4)'s error is 3-5x the direct template's
+ * (<= 1.7e-4 relative, |a-b|/(1+|b|), against a double reference; F(2x2) about the same as
+ * direct), measured in tests/test_conv_classic.c. */
+typedef struct topi_conv2d_winograd_config {
+  int64_t m;        /* output tile m x m: 2 or 4 */
+  int64_t mr, nr;   /* the GEMM's register tile: output tiles x output channels (nr: lanes * k) */
+  int64_t ku;       /* the GEMM's channel loop unrolled by ku */
+  int64_t jb;       /* GEMM panels per pass over the transformed input */
+  int64_t parallel; /* 1: transforms and GEMM parallel */
+} topi_conv2d_winograd_config;
+int topi_conv2d_winograd_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out);
+int topi_conv2d_winograd_schedule(const topi_decl *d, const topi_conv2d_winograd_config *cfg,
+                                  const char *target, topi_op *out);
+int topi_conv2d_winograd_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
+                               topi_space *out);
+
+/* conv2d as im2col + GEMM: any kernel, stride, padding and groups; input in any layout (NHWC
+ * reads contiguously), output NHWC. Per (image, group) a GEMM of the output positions (rows)
+ * by the group's output channels (columns), dense's register tile; the im2col rows computed
+ * per block of mr positions inside the GEMM's loops (never the whole matrix); the kernel packed
+ * into the GEMM's panels in prepare. The knobs are dense's (its space for this GEMM). */
+typedef struct topi_conv2d_im2col_config {
+  int64_t mr, nr, ku, jb; /* dense's knobs (topi_dense_config) */
+  int64_t parallel;       /* 1: parallel over (n, groups, panel groups) */
+} topi_conv2d_im2col_config;
+int topi_conv2d_im2col_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out);
+int topi_conv2d_im2col_schedule(const topi_decl *d, const topi_conv2d_im2col_config *cfg,
+                                const char *target, topi_op *out);
+int topi_conv2d_im2col_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
+                             topi_space *out);
+
+/* conv2d NCHW -> NCHW with spatial packing, TVM's arm_cpu conv2d_nchw_spatial_pack: the input
+ * windows of the VH x VW tiles packed (data_vec, a whole-tensor pass as in TVM), the kernel packed into VC
+ * output-channel vectors (kernel_vec, prepare), a VH x VW x VC register tile (VC vectorized),
+ * the epilogue fused into the unpacking output stage. Any kernel, stride, padding; groups 1. */
+typedef struct topi_conv2d_spatial_pack_config {
+  int64_t vc;       /* output channels per register tile (a multiple of the vector lanes) */
+  int64_t vh, vw;   /* output rows / columns per register tile */
+  int64_t parallel; /* 1: parallel over (n, row tiles) */
+} topi_conv2d_spatial_pack_config;
+int topi_conv2d_spatial_pack_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out);
+int topi_conv2d_spatial_pack_schedule(const topi_decl *d,
+                                      const topi_conv2d_spatial_pack_config *cfg,
+                                      const char *target, topi_op *out);
+int topi_conv2d_spatial_pack_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
+                                   topi_space *out);
+
 /* Layout transform NCHW <-> NHWC <-> NCHW[x]c (any pair; zero channels written past c). */
 typedef struct topi_layout_config {
   int64_t vectorize;  /* 1: the innermost output dimension vectorized */
@@ -373,5 +424,18 @@ int topi_eltwise_schedule(const topi_decl *d, const topi_eltwise_config *cfg,
                           const char *target, topi_op *out);
 int topi_eltwise_space(tec_ctx *ctx, const topi_eltwise *p, const char *target,
                        topi_space *out);
+
+/* ---------- choice ---------- */
+
+/* Picks the conv2d template for p from the rule table in topi/conv2d_pick.c (depthwise ->
+ * depthwise_nchwc / dw_spatial_pack; 3x3 stride 1 with an output of 14x14 or more ->
+ * conv2d_winograd; blocked output -> conv2d_nchwc; NHWC output or groups -> conv2d_im2col;
+ * NCHW -> NCHW -> conv2d_spatial_pack): the first rule that holds and whose template applies.
+ * force (a template name, or NULL) overrides the table. *why (may be NULL) says which rule
+ * picked it ("conv2d_winograd: rule 3 (...)"). The rules do not depend on the target yet (they
+ * were measured on AVX-512). Use the template's space for its default config. -1 with an error
+ * when no rule applies or the forced template does not apply. */
+int topi_conv2d_pick(tec_ctx *ctx, const topi_conv2d *p, const char *force,
+                     const topi_template **out, const char **why);
 
 #endif
