@@ -393,7 +393,8 @@ int main(int argc, char **argv) {
             "            [--xnn-spin] [--verbose]\n"
             "  --layers: the layers whose name contains one of the words (--list shows them)\n"
             "  --tec-template: this template for every layer instead of depthwise_nchwc /\n"
-            "                  conv2d_nchwc (layers it does not apply to run without tec)\n"
+            "                  conv2d_nchwc (layers it does not apply to run without tec);\n"
+            "                  pick: topi_conv2d_pick's rule table chooses per layer\n"
             "  --tec-config: these knobs instead of the template's defaults (the others stay);\n"
             "                a layer whose space refuses them runs without tec, saying why\n"
             "  --xnn-spin: XNNPACK's workers spin after a call (default: they sleep at once)\n");

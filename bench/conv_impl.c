@@ -154,7 +154,8 @@ static int tec_fail(conv_case *c, const char *what, const char *why) {
 int conv_tec_setup(conv_case *c, const char *forced, const char *config) {
   const conv_layer *L = c->L;
   int depthwise = L->groups == L->c_in && L->c_in == L->c_out && L->groups > 1;
-  c->tec_template = forced ? forced : depthwise ? "depthwise_nchwc" : "conv2d_nchwc";
+  int pick = forced && !strcmp(forced, "pick"); /* topi_conv2d_pick's rule table per layer */
+  c->tec_template = forced && !pick ? forced : depthwise ? "depthwise_nchwc" : "conv2d_nchwc";
   const topi_template *t = topi_template_find(c->tec_template);
   if (t && t->problem_kind != TOPI_PROBLEM_CONV2D)
     return tec_fail(c, "not available", "not a conv2d template (its problem is not topi_conv2d)");
@@ -186,6 +187,9 @@ int conv_tec_setup(conv_case *c, const char *forced, const char *config) {
   for (int i = 0; i < 4 && !found; i++) {
     p.in_layout = pairs[i][0], p.out_layout = pairs[i][1];
     const char *why = NULL;
+    const topi_template *picked = NULL;
+    if (pick && topi_conv2d_pick(c->ctx, &p, NULL, &picked, NULL) == 0)
+      t = picked, c->tec_template = picked->name;
     found = t->applies(c->ctx, &p, &why);
     if (!found && !first_why) first_why = tec_ctx_strdup(c->ctx, why ? why : "(no reason)");
     tec_ctx_clear_error(c->ctx);

@@ -165,7 +165,7 @@ static const ir_expr *v_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
                              ir_int(ctx, d->p.pad_h));
   const ir_expr *x0 = ir_sub(ir_mul(ir_floormod(p, tw), m), ir_int(ctx, d->p.pad_w));
   /* rows[a] = sum_b BT[f][b] d[a][b], a select over f; then sum_a BT[e][a] rows[a] */
-  const ir_expr *rows[WMAX], *by_e[WMAX];
+  const ir_expr *rows[WMAX] = {0}, *by_e[WMAX] = {0};
   for (int a = 0; a < n; a++) {
     const ir_expr *dv[WMAX], *by_f[WMAX];
     for (int b = 0; b < n; b++)
