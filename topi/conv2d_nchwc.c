@@ -269,26 +269,18 @@ static int target_regs(tec_ctx *ctx, const char *target, int lanes) {
  * without (the x86 defaults, as measured) it counts as waste. */
 #define TILE_WBYTES (1 << 20) /* the kernel bytes of one oc tile that stay in L2 */
 
-/* x86 (no lane form) prefers a tile that divides the row when its score is within this of the
- * best and the best tile's kernel slice does not fit L1: then a partial tile costs more than
- * its idle columns, as every column tile of a row streams the slice from L2 again (ResNet's
- * 256x14x14: 5x4 -> 0.94x oneDNN, 14x2 -> 1.01x; 112 wide, 7x7 stride 2: 6x4 -> 1.12x, 4x4 ->
- * 1.17x; but 1x1 stride 2, 8 KB a block: 5x4 -> 1.14x, 14x2 -> 0.81x; medians of 3 rounds of
- * bench/run conv --tec-config, AMD EPYC family 26 model 2). */
-#define DIVIDING_TILE_SLACK 0.8
-#define L1_WBYTES (32 << 10) /* the kernel bytes an L1 data cache keeps (32-48 KB on x86) */
-
 static void default_tile(int64_t ext, int64_t nob, int64_t vpb, int64_t xb, int64_t lanes,
                          int lane, int regs, int gemm, int64_t block_wbytes, int64_t *bt,
                          int64_t *bc) {
-  double best = -1, best_div = -1;
-  int64_t div_t = 1, div_c = 1;
+  double best = -1;
   *bt = *bc = 1;
   int64_t pos_loads = lane ? xb / lanes : xb; /* input loads per position */
   for (int64_t t = 1; t <= 32 && t <= ext; t++)
     for (int64_t c = 1; c <= 8 && c <= nob; c++) {
       int64_t acc = t * c * vpb, wl = xb * c * vpb, tail = ext % t;
-      if (acc + c * vpb + (lane ? t + 1 : 1) > regs || nob % c || (gemm && tail)) continue;
+      if (acc + c * vpb + (lane ? t + 1 : 1) > regs || nob % c ||
+          (gemm && tail))
+        continue;
       /* the kernel slice of an oc tile is read again for every row and column tile: more than
        * TILE_WBYTES of it streams from L3 each time (ResNet's 512x7x7: 4 blocks = 1.2 MB, 0.85x
        * oneDNN; 2 blocks: 1.29 ms against 1.67, measured) */
@@ -300,10 +292,7 @@ static void default_tile(int64_t ext, int64_t nob, int64_t vpb, int64_t xb, int6
         score = (double)ext / (double)(topi_ceil_div(ext, t) * t) * (double)acc /
                 (double)(t + c * vpb);
       if (score > best + 1e-9) best = score, *bt = t, *bc = c;
-      if (!tail && score > best_div + 1e-9) best_div = score, div_t = t, div_c = c;
     }
-  if (!lane && *bc * block_wbytes > L1_WBYTES && best_div >= DIVIDING_TILE_SLACK * best)
-    *bt = div_t, *bc = div_c;
 }
 
 int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
