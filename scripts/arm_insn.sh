@@ -45,7 +45,8 @@ for layer in $(sed -n 's/^  {"\([a-z0-9_]*\)".*/\1/p' "$WORK/tec_layers_meta.h")
     continue
   fi
   macs=$(sed -n 's/.* macs=\([0-9]*\)$/\1/p' "$WORK/$layer.out")
-  xnn=$(awk -F'|' -v l=" $layer " '$2 == l && $3 == " xnnpack " { gsub(/ /, "", $9); print $9; exit }' "$QI/RESULTS.md")
+  base=${layer%%__*} # resnet_c3__winograd: the layer resnet_c3 by another template
+  xnn=$(awk -F'|' -v l=" $base " '$2 == l && $3 == " xnnpack " { gsub(/ /, "", $9); print $9; exit }' "$QI/RESULTS.md")
   tmpl=$(sed -n "s/^$layer: \([a-z0-9_]*\) \(.*\), $CALLS calls.*/\1 (\2)/p" "$WORK/$layer.out")
   check=$(sed -n 's/.*check \([A-Z]*\) (max abs error \([^ ]*\).*/\1 (\2)/p' "$WORK/$layer.out")
   grep "^insn: seg=$CALLS " "$WORK/$layer.insn" | awk -v layer=$layer -v macs=$macs -v check="$check" \

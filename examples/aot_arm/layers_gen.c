@@ -1,7 +1,7 @@
 /* layers_gen.c — ahead of time, the qemu-insn layers (shared/tools/qemu-insn/layers.h) as topi
  * templates at their default config for a target: the depthwise layers with depthwise_nchwc,
- * the others with conv2d_nchwc, NCHW[lanes]c in and out (conv0 reads NCHW if the template takes
- * it), bias and ReLU fused, padding inside the call — the conditions XNNPACK's counts were taken
+ * the others with conv2d_nchwc, and resnet_c3 once more with conv2d_winograd (issue 15),
+ * NCHW[lanes]c in and out (conv0 reads NCHW if the template takes it), bias and ReLU fused, padding inside the call — the conditions XNNPACK's counts were taken
  * in. Writes tec_layers.o/.s/.h and tec_layers_meta.h (per layer: the template, the config, the
  * layouts and the packed buffers' shapes, so insn_bench.c can call any layer generically).
  *
@@ -13,15 +13,18 @@
 #include "tec/tec.h"
 
 typedef struct lay {
-  const char *name;
+  const char *name; /* NAME__TEMPLATE: the layer NAME by another template (XNNPACK's count is NAME's) */
   int c, h, w, k, kh, s, p, g;
+  const char *tmpl; /* NULL: depthwise_nchwc for depthwise layers, else conv2d_nchwc */
 } lay;
 
 /* the layers of qemu-insn's RESULTS.md (same shapes as its layers.h) */
 static const lay layers[] = {
-    {"mbv1_dw_mid", 256, 28, 28, 256, 3, 1, 1, 256}, {"mbv1_dw1", 32, 112, 112, 32, 3, 1, 1, 32},
-    {"mbv1_pw_mid", 256, 28, 28, 256, 1, 1, 0, 1},   {"mbv1_conv0", 3, 224, 224, 32, 3, 2, 1, 1},
-    {"resnet_c3", 128, 28, 28, 128, 3, 1, 1, 1},
+    {"mbv1_dw_mid", 256, 28, 28, 256, 3, 1, 1, 256, NULL}, {"mbv1_dw1", 32, 112, 112, 32, 3, 1, 1, 32, NULL},
+    {"mbv1_pw_mid", 256, 28, 28, 256, 1, 1, 0, 1, NULL}, {"mbv1_conv0", 3, 224, 224, 32, 3, 2, 1, 1, NULL},
+    {"resnet_c3", 128, 28, 28, 128, 3, 1, 1, 1, NULL},
+    /* issue 15: the classic templates on the ResNet layer (winograd counts its transforms) */
+    {"resnet_c3__winograd", 128, 28, 28, 128, 3, 1, 1, 1, "conv2d_winograd"},
 };
 #define NLAY ((int)(sizeof layers / sizeof layers[0]))
 
@@ -54,10 +57,10 @@ int main(int argc, char **argv) {
   for (int i = 0; i < NLAY; i++) {
     const lay *L = &layers[i];
     int dw = L->g > 1;
-    const topi_template *t = topi_template_find(dw ? "depthwise_nchwc" : "conv2d_nchwc");
+    const char *tn = L->tmpl ? L->tmpl : dw ? "depthwise_nchwc" : "conv2d_nchwc";
+    const topi_template *t = topi_template_find(tn);
     if (!t) {
-      fprintf(stderr, "layers_gen: %s: template %s not built into this tec\n", L->name,
-              dw ? "depthwise_nchwc" : "conv2d_nchwc");
+      fprintf(stderr, "layers_gen: %s: template %s not built into this tec\n", L->name, tn);
       continue;
     }
     topi_conv2d p = {.n = 1, .c_in = L->c, .h = L->h, .w = L->w, .c_out = L->k, .kh = L->kh,
