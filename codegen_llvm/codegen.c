@@ -117,19 +117,6 @@ void cg_emit_return(cg_func *f, LLVMValueRef rc) {
   LLVMBuildRet(f->b, rc);
 }
 
-const char *cg_fmt_escape(tec_ctx *ctx, const char *s) {
-  if (!s) return "?";
-  if (!strchr(s, '%')) return s;
-  size_t n = strlen(s), k = 0;
-  char *r = tec_ctx_alloc(ctx, 2 * n + 1);
-  if (!r) return "?";
-  for (size_t i = 0; i < n; i++) {
-    if (s[i] == '%') r[k++] = '%';
-    r[k++] = s[i];
-  }
-  return r;
-}
-
 static int cg_is_ident(const char *s) {
   if (!s || !*s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
     return 0;

@@ -162,8 +162,6 @@ LLVMValueRef cg_internal(cg_func *f, const char *fmt, ...) __attribute__((format
 LLVMValueRef cg_oom(cg_func *f);
 /* A pointer to elements of type elem (typed pointers on LLVM 14, ptr on 15+). */
 LLVMTypeRef cg_ptr_to(LLVMTypeRef elem);
-/* s with every '%' doubled, for a tec_rt_check_fail format. Arena string ("?" for NULL). */
-const char *cg_fmt_escape(tec_ctx *ctx, const char *s);
 /* Calls tec_rt_check_fail(msg, a, b), frees live heap buffers and returns -1. */
 void cg_emit_fail_return(cg_func *f, const char *msg, LLVMValueRef a, LLVMValueRef b);
 /* Frees live heap buffers and returns rc (an i32 error code already reported). */

@@ -344,7 +344,7 @@ int cg_allocate(cg_func *f, const ir_stmt *s) {
     LLVMBuildCondBr(f->b, LLVMBuildIsNull(f->b, mem, ""), bad, ok);
     LLVMPositionBuilderAtEnd(f->b, bad);
     const char *msg = tec_ctx_printf(f->ctx, "%s: out of memory allocating %%lld bytes for '%s'",
-                                     f->lf->name, cg_fmt_escape(f->ctx, name));
+                                     f->lf->name, tec_ctx_fmt_escape(f->ctx, name));
     if (!msg) return cg_oom(f), -1;
     cg_emit_fail_return(f, msg, bytes, NULL);
     LLVMPositionBuilderAtEnd(f->b, ok);

@@ -356,3 +356,17 @@ void tec_mem_scope_free(tec_mem_scope *sc) {
 }
 
 size_t tec_ctx_arena_bytes(const tec_ctx *ctx) { return ctx ? ctx->bytes : 0; }
+
+const char *tec_ctx_fmt_escape(tec_ctx *ctx, const char *s) {
+  if (!s) return "?";
+  if (!strchr(s, '%')) return s;
+  size_t n = strlen(s), k = 0;
+  char *r = tec_ctx_alloc(ctx, 2 * n + 1);
+  if (!r) return "?";
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] == '%') r[k++] = '%';
+    r[k++] = s[i];
+  }
+  r[k] = 0;
+  return r;
+}

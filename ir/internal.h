@@ -59,4 +59,8 @@ void tec_mem_scope_free(tec_mem_scope *sc);  /* ends it if needed; NULL is a no-
 /* Growable arena arrays: *arr has *n items of `size` bytes and room for *cap. */
 int tec_grow(tec_ctx *ctx, void **arr, int *cap, int need, size_t size);
 
+/* s with every '%' doubled, to put a user's name inside a message format ("?" for NULL; s
+ * itself when it has no '%'). In the ctx's arena. */
+const char *tec_ctx_fmt_escape(tec_ctx *ctx, const char *s);
+
 #endif

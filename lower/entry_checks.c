@@ -46,20 +46,6 @@ static void check(ec_state *st, const ir_expr *ok, const char *msg, const ir_exp
 }
 static const ir_expr *i64(ec_state *st, int64_t v) { return ir_int(st->ctx, v); }
 
-/* s with every '%' doubled, for a message format ("?" for NULL). */
-static const char *esc(tec_ctx *ctx, const char *s) {
-  if (!s) return "?";
-  if (!strchr(s, '%')) return s;
-  size_t n = strlen(s), k = 0;
-  char *r = tec_ctx_alloc(ctx, 2 * n + 1);
-  if (!r) return "?";
-  for (size_t i = 0; i < n; i++) {
-    if (s[i] == '%') r[k++] = '%';
-    r[k++] = s[i];
-  }
-  return r;
-}
-
 static const char *dl_name(tec_ctx *ctx, int code, int bits) {
   static const char *names[] = {"int", "uint", "float", "handle", "bfloat"};
   if (code >= 0 && code < 5) return tec_ctx_printf(ctx, "%s%d", names[code], bits);
@@ -136,7 +122,8 @@ const ir_stmt *lower_entry_checks(const lower_func *lf, const char *who) {
   /* 2. each tensor's header */
   for (int i = 0; i < n; i++) {
     const te_tensor *t = lf->args[i];
-    pre[i] = tec_ctx_printf(ctx, "%s: argument %d ('%s')", fname, i, esc(ctx, t->name));
+    pre[i] = tec_ctx_printf(ctx, "%s: argument %d ('%s')", fname, i,
+                            tec_ctx_fmt_escape(ctx, t->name));
     check(&st, ir_ne(dl(&st, IR_DL_TENSOR, i, 0), i64(&st, 0)),
           tec_ctx_printf(ctx, "%s is NULL", pre[i]), NULL, NULL);
     const ir_expr *dev = dl(&st, IR_DL_DEVICE, i, 0);
@@ -178,10 +165,10 @@ const ir_stmt *lower_entry_checks(const lower_func *lf, const char *who) {
         why = "";
       else if (k >= 0)
         why = tec_ctx_printf(ctx, " (%s, bound by argument %d '%s')",
-                             esc(ctx, lf->size_vars[k]->name), site[k].arg,
-                             esc(ctx, lf->args[site[k].arg]->name));
+                             tec_ctx_fmt_escape(ctx, lf->size_vars[k]->name), site[k].arg,
+                             tec_ctx_fmt_escape(ctx, lf->args[site[k].arg]->name));
       else
-        why = tec_ctx_printf(ctx, " (%s)", esc(ctx, ir_expr_str(e)));
+        why = tec_ctx_printf(ctx, " (%s)", tec_ctx_fmt_escape(ctx, ir_expr_str(e)));
       check(&st, ir_eq(act[d], want),
             tec_ctx_printf(ctx, "%s shape[%d] is %%lld, expected %%lld%s", pre[i], d, why),
             act[d], want);
@@ -225,7 +212,7 @@ const ir_stmt *lower_entry_checks(const lower_func *lf, const char *who) {
     const ir_stmt *items[2] = {
         ir_assert(ir_ge(v, i64(&st, 0)),
                   tec_ctx_printf(ctx, "%s shape[%d] is %%lld, expected a size >= 0 (%s)", pre[i],
-                                 d, esc(ctx, v->name)),
+                                 d, tec_ctx_fmt_escape(ctx, v->name)),
                   v, NULL),
         rest};
     rest = ir_let_stmt(v, dl(&st, IR_DL_SHAPE, i, d), ir_seq(ctx, 2, items));
