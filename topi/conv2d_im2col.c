@@ -136,15 +136,10 @@ static int ic_applies(tec_ctx *ctx, const void *problem, const char **why) {
   return w == NULL;
 }
 
-static int ic_refuse(tec_ctx *ctx, const topi_conv2d *p) {
-  const char *why;
-  return ic_applies(ctx, p, &why) ? 0 : tec_ctx_set_error(ctx, WHO ": %s", why);
-}
-
 int topi_conv2d_im2col_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out) {
   if (!ctx) return -1;
   if (!p || !out) return tec_ctx_set_error(ctx, WHO ": problem and decl are required");
-  if (ic_refuse(ctx, p)) return -1;
+  if (topi_refuse(ctx, &topi_tmpl_conv2d_im2col, p)) return -1;
   ic_decl *d = tec_ctx_alloc(ctx, sizeof *d);
   if (!d) return -1;
   memset(d, 0, sizeof *d);
@@ -203,7 +198,7 @@ int topi_conv2d_im2col_schedule(const topi_decl *dc, const topi_conv2d_im2col_co
 int topi_conv2d_im2col_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
                              topi_space *sp) {
   int lanes = topi_target_lanes(ctx, target);
-  if (lanes < 0 || ic_refuse(ctx, p)) return -1;
+  if (lanes < 0 || topi_refuse(ctx, &topi_tmpl_conv2d_im2col, p)) return -1;
   int64_t oh, ow;
   if (topi_conv2d_out_hw(ctx, p, &oh, &ow)) return -1;
   int64_t g = p->groups ? p->groups : 1, kog = p->c_out / g, r = p->kh * p->kw * (p->c_in / g);

@@ -117,26 +117,16 @@ static int cn_applies(tec_ctx *ctx, const void *problem, const char **why) {
     w = tec_ctx_printf(ctx, "groups = %lld is not supported (only groups = 1; depthwise "
                             "convolutions: depthwise_nchwc or dw_spatial_pack)",
                        (long long)p->groups);
-  else if (p->in_layout.kind != TOPI_NCHWC && p->in_layout.kind != TOPI_NCHW)
-    w = tec_ctx_printf(ctx, "input layout %s is not supported (NCHW<x>c or NCHW)",
-                       topi_layout_str(ctx, p->in_layout));
-  else if (p->out_layout.kind != TOPI_NCHWC)
-    w = tec_ctx_printf(ctx, "output layout %s is not supported (NCHW<y>c)",
-                       topi_layout_str(ctx, p->out_layout));
+  else
+    w = topi_conv2d_blocked_out_why(ctx, p);
   if (why) *why = w;
   return w == NULL;
-}
-
-/* 0 if the template applies to p, else -1 with the reason in the ctx. */
-static int cn_refuse(tec_ctx *ctx, const topi_conv2d *p) {
-  const char *why;
-  return cn_applies(ctx, p, &why) ? 0 : tec_ctx_set_error(ctx, WHO ": %s", why);
 }
 
 int topi_conv2d_nchwc_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out) {
   if (!ctx) return -1;
   if (!p || !out) return tec_ctx_set_error(ctx, WHO ": problem and decl are required");
-  if (cn_refuse(ctx, p)) return -1;
+  if (topi_refuse(ctx, &topi_tmpl_conv2d_nchwc, p)) return -1;
   cn_decl *d = tec_ctx_alloc(ctx, sizeof *d);
   if (!d) return -1;
   d->p = *p;
@@ -298,7 +288,7 @@ static void default_tile(int64_t ext, int64_t nob, int64_t vpb, int64_t xb, int6
 int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
                             topi_space *sp) {
   int lanes = topi_target_lanes(ctx, target);
-  if (lanes < 0 || cn_refuse(ctx, p)) return -1;
+  if (lanes < 0 || topi_refuse(ctx, &topi_tmpl_conv2d_nchwc, p)) return -1;
   int64_t oh, ow;
   if (topi_conv2d_out_hw(ctx, p, &oh, &ow)) return -1;
   int gemm = p->kh == 1 && p->kw == 1 && p->stride_h == 1 && p->stride_w == 1 && p->pad_h == 0 &&

@@ -136,15 +136,10 @@ static int sp_applies(tec_ctx *ctx, const void *problem, const char **why) {
   return w == NULL;
 }
 
-static int sp_refuse(tec_ctx *ctx, const topi_conv2d *p) {
-  const char *why;
-  return sp_applies(ctx, p, &why) ? 0 : tec_ctx_set_error(ctx, WHO ": %s", why);
-}
-
 int topi_conv2d_spatial_pack_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out) {
   if (!ctx) return -1;
   if (!p || !out) return tec_ctx_set_error(ctx, WHO ": problem and decl are required");
-  if (sp_refuse(ctx, p)) return -1;
+  if (topi_refuse(ctx, &topi_tmpl_conv2d_spatial_pack, p)) return -1;
   sp_decl *d = tec_ctx_alloc(ctx, sizeof *d);
   if (!d) return -1;
   memset(d, 0, sizeof *d);
@@ -208,7 +203,7 @@ static int target_regs(tec_ctx *ctx, const char *target, int lanes) {
 int topi_conv2d_spatial_pack_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
                                    topi_space *sp) {
   int lanes = topi_target_lanes(ctx, target);
-  if (lanes < 0 || sp_refuse(ctx, p)) return -1;
+  if (lanes < 0 || topi_refuse(ctx, &topi_tmpl_conv2d_spatial_pack, p)) return -1;
   int64_t oh, ow;
   if (topi_conv2d_out_hw(ctx, p, &oh, &ow)) return -1;
   int64_t vcs[4], vhs[4], vws[16], b01[] = {0, 1};

@@ -275,25 +275,16 @@ static int wg_applies(tec_ctx *ctx, const void *problem, const char **why) {
   else if (p->groups > 1)
     w = tec_ctx_printf(ctx, "groups = %lld is not supported (only groups = 1)",
                        (long long)p->groups);
-  else if (p->in_layout.kind != TOPI_NCHWC && p->in_layout.kind != TOPI_NCHW)
-    w = tec_ctx_printf(ctx, "input layout %s is not supported (NCHW<x>c or NCHW)",
-                       topi_layout_str(ctx, p->in_layout));
-  else if (p->out_layout.kind != TOPI_NCHWC)
-    w = tec_ctx_printf(ctx, "output layout %s is not supported (NCHW<y>c)",
-                       topi_layout_str(ctx, p->out_layout));
+  else
+    w = topi_conv2d_blocked_out_why(ctx, p);
   if (why) *why = w;
   return w == NULL;
-}
-
-static int wg_refuse(tec_ctx *ctx, const topi_conv2d *p) {
-  const char *why;
-  return wg_applies(ctx, p, &why) ? 0 : tec_ctx_set_error(ctx, WHO ": %s", why);
 }
 
 int topi_conv2d_winograd_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out) {
   if (!ctx) return -1;
   if (!p || !out) return tec_ctx_set_error(ctx, WHO ": problem and decl are required");
-  if (wg_refuse(ctx, p)) return -1;
+  if (topi_refuse(ctx, &topi_tmpl_conv2d_winograd, p)) return -1;
   wg_decl *d = tec_ctx_alloc(ctx, sizeof *d);
   if (!d) return -1;
   memset(d, 0, sizeof *d);
@@ -369,7 +360,7 @@ int topi_conv2d_winograd_schedule(const topi_decl *dc, const topi_conv2d_winogra
 int topi_conv2d_winograd_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
                                topi_space *sp) {
   int lanes = topi_target_lanes(ctx, target);
-  if (lanes < 0 || wg_refuse(ctx, p)) return -1;
+  if (lanes < 0 || topi_refuse(ctx, &topi_tmpl_conv2d_winograd, p)) return -1;
   int64_t oh, ow;
   if (topi_conv2d_out_hw(ctx, p, &oh, &ow)) return -1;
   int64_t xb = p->in_layout.kind == TOPI_NCHWC ? p->in_layout.block : 1, yb = p->out_layout.block;

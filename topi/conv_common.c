@@ -129,3 +129,13 @@ te_tensor *topi_pack_bias(tec_ctx *ctx, te_tensor *bias, int64_t c, int64_t bloc
                                             .body = pack_bias_body, .user = d,
                                             .tag = "pack_bias", .axis_names = names});
 }
+
+const char *topi_conv2d_blocked_out_why(tec_ctx *ctx, const topi_conv2d *p) {
+  if (p->in_layout.kind != TOPI_NCHWC && p->in_layout.kind != TOPI_NCHW)
+    return tec_ctx_printf(ctx, "input layout %s is not supported (NCHW<x>c or NCHW)",
+                          topi_layout_str(ctx, p->in_layout));
+  if (p->out_layout.kind != TOPI_NCHWC)
+    return tec_ctx_printf(ctx, "output layout %s is not supported (NCHW<y>c)",
+                          topi_layout_str(ctx, p->out_layout));
+  return NULL;
+}

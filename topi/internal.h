@@ -99,4 +99,9 @@ te_tensor *topi_pack_bias(tec_ctx *ctx, te_tensor *bias, int64_t c, int64_t bloc
 /* ceil(a / b) */
 static inline int64_t topi_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/* 0 if template t applies to problem, else -1 with "<t's name>: <why not>" in the ctx. */
+int topi_refuse(tec_ctx *ctx, const topi_template *t, const void *problem);
+/* NULL if p reads NCHW[x]c or NCHW and writes NCHW[y]c, else why not (arena). */
+const char *topi_conv2d_blocked_out_why(tec_ctx *ctx, const topi_conv2d *p);
+
 #endif

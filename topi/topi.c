@@ -48,6 +48,12 @@ int topi_instantiate(tec_ctx *ctx, const topi_template *t, const void *problem,
   return t->schedule(d, sp.default_config, target, out);
 }
 
+int topi_refuse(tec_ctx *ctx, const topi_template *t, const void *problem) {
+  const char *why = NULL;
+  if (t->applies(ctx, problem, &why)) return 0;
+  return tec_ctx_set_error(ctx, "%s: %s", t->name, why ? why : "(no reason given)");
+}
+
 /* ---- spaces ---- */
 
 int topi_space_begin(tec_ctx *ctx, topi_space *sp, const topi_template *t, int cap) {
