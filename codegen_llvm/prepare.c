@@ -4,7 +4,14 @@
  * owns the packed buffers they fill. tec_module_run(m, "conv", args) with the argument list
  * given to tec_lower runs prepare on the first call (or after tec_module_bind_constants), then
  * only <name>_run on every call: constants are read once, by design. Functions without a split
- * are called directly, so callers can use tec_module_run for everything. */
+ * are called directly, so callers can use tec_module_run for everything.
+ *
+ * Threads: any number of threads may call tec_module_run on one module at once, the first
+ * calls included: prepare runs once, under the record's lock, and the others wait for it
+ * (`bound` is published with release/acquire). tec_module_bind_constants takes the same lock,
+ * but replaces the packed buffers that concurrent runs read: call it while no run is in
+ * flight. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "codegen_llvm/codegen.h"
@@ -14,8 +21,10 @@ struct cg_prepared {
   const lower_func *f;     /* the run half (f->prepare is the other) */
   DLTensor *packed;        /* npacked module-owned tensors */
   int64_t *shapes;         /* their shapes (npacked * 16) */
-  int bound;
-  int64_t count;           /* prepare executions */
+  int bound;               /* packed buffers filled (atomic: read without the lock) */
+  int64_t count;           /* prepare executions (atomic) */
+  pthread_mutex_t lock;    /* serializes prepare */
+  int lock_ok;             /* lock initialized */
 };
 
 int cg_expand_funcs(tec_ctx *ctx, int n, lower_func *const *in, int *nout, lower_func ***out) {
@@ -38,7 +47,14 @@ int cg_prepared_init(tec_module *m, tec_ctx *ctx, int n, lower_func *const *func
                      cg_prepared **out, int *nout) {
   cg_prepared *p = tec_ctx_alloc(ctx, sizeof *p * (size_t)(n ? n : 1));
   if (!p) return -1;
-  for (int i = 0; i < n; i++) p[i].f = funcs[i];
+  for (int i = 0; i < n; i++) {
+    p[i].f = funcs[i];
+    p[i].lock_ok = pthread_mutex_init(&p[i].lock, NULL) == 0;
+    if (!p[i].lock_ok) {
+      cg_prepared_release(p, i);
+      return tec_ctx_set_error(ctx, "tec_build: cannot create a lock for the prepare step");
+    }
+  }
   *out = p;
   *nout = n;
   (void)m;
@@ -53,6 +69,8 @@ void cg_prepared_release(cg_prepared *p, int n) {
     p[i].packed = NULL;
     p[i].shapes = NULL;
     p[i].bound = 0;
+    if (p[i].lock_ok) pthread_mutex_destroy(&p[i].lock);
+    p[i].lock_ok = 0;
   }
 }
 
@@ -176,9 +194,24 @@ static int32_t run_prepare(tec_module *m, cg_prepared *p, DLTensor *const *user_
   if (!prep) return tec_rt_set_error("%s: prepare function missing", f->user_name);
   int32_t rc = prep(args, na);
   if (rc == 0) {
-    p->bound = 1;
-    p->count++;
+    __atomic_fetch_add(&p->count, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&p->bound, 1, __ATOMIC_RELEASE);
   }
+  return rc;
+}
+
+/* run_prepare under the record's lock; with only_if_unbound, skipped when another thread has
+ * bound the constants meanwhile. */
+static int32_t locked_prepare(tec_module *m, cg_prepared *p, DLTensor *const *args,
+                              int only_if_unbound) {
+  if (!p->lock_ok) return tec_rt_set_error("%s: the module was freed", p->f->user_name);
+  pthread_mutex_lock(&p->lock);
+  int32_t rc = 0;
+  if (!only_if_unbound || !__atomic_load_n(&p->bound, __ATOMIC_ACQUIRE)) {
+    __atomic_store_n(&p->bound, 0, __ATOMIC_RELAXED);
+    rc = run_prepare(m, p, args);
+  }
+  pthread_mutex_unlock(&p->lock);
   return rc;
 }
 
@@ -190,7 +223,7 @@ int32_t tec_module_bind_constants(tec_module *m, const char *name, int32_t nargs
   if (nargs != p->f->nuser || !args)
     return tec_rt_set_error("%s: expected the %d arguments given to tec_lower, got %d",
                             p->f->user_name, p->f->nuser, nargs);
-  return run_prepare(m, p, args);
+  return locked_prepare(m, p, args, 0);
 }
 
 int32_t tec_module_run(tec_module *m, const char *name, int32_t nargs, DLTensor *const *args) {
@@ -202,8 +235,8 @@ int32_t tec_module_run(tec_module *m, const char *name, int32_t nargs, DLTensor 
   tec_packed_fn fn = cg_module_entry(m, f->name);
   if (!fn) return tec_rt_set_error("%s: function missing", f->user_name);
   if (!f->prepare) return fn(args, nargs);
-  if (!p->bound) {
-    int32_t rc = run_prepare(m, p, args);
+  if (!__atomic_load_n(&p->bound, __ATOMIC_ACQUIRE)) {
+    int32_t rc = locked_prepare(m, p, args, 1);
     if (rc) return rc;
   }
   DLTensor *a[64];
@@ -213,5 +246,5 @@ int32_t tec_module_run(tec_module *m, const char *name, int32_t nargs, DLTensor 
 
 int64_t tec_module_prepare_count(tec_module *m, const char *name) {
   cg_prepared *p = find(m, name, "tec_module_prepare_count");
-  return p ? p->count : -1;
+  return p ? __atomic_load_n(&p->count, __ATOMIC_RELAXED) : -1;
 }
