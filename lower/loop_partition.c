@@ -443,7 +443,10 @@ static const ir_stmt *lp_for(ir_mutator *m, const ir_stmt *s) {
   int need_const = s->for_kind == IR_FOR_VECTORIZED || s->for_kind == IR_FOR_UNROLLED;
   if (!arith_is_index_type(s->var->type)) return recurse_loop(p, m, s);
   lp_state *st = calloc(1, sizeof *st);
-  if (!st) return recurse_loop(p, m, s);
+  if (!st) {
+    tec_ctx_set_error_kind(p->ctx, TEC_ERR_OOM, "out of memory (partitioning a loop)");
+    return recurse_loop(p, m, s);
+  }
   st->ctx = p->ctx;
   st->env = p->env;
   st->has_likely = p->has_likely;

@@ -50,8 +50,9 @@ void arith_linear_add_term(arith_linear *l, const ir_expr *term, int64_t coef) {
   if (l->n == l->cap) {
     int cap = l->cap ? l->cap * 2 : 8;
     arith_term *t = realloc(l->t, sizeof *t * (size_t)cap);
-    if (!t) {
+    if (!t) { /* the caller keeps the expression unsimplified; the call fails (te.h) */
       l->oom = 1;
+      tec_ctx_set_error_kind(term->ctx, TEC_ERR_OOM, "out of memory (simplifying an expression)");
       return;
     }
     l->t = t;

@@ -206,6 +206,8 @@ const ir_stmt *lower_storage_rewrite(const ir_stmt *s) {
   if (!top.oom && r) r = materialize(r, &top, 0);
   free(top.a);
   /* out of memory half way (malloc or the arena): the input is still a correct program */
+  if (top.oom) /* the program is still right without the reuse, but the call fails (te.h) */
+    tec_ctx_set_error_kind(s->ctx, TEC_ERR_OOM, "out of memory (planning storage reuse)");
   if (top.oom || !r || tec_ctx_error_count(s->ctx) != errors_before) return s;
   /* allocations are taken out and put back: compare the text to return s when nothing moved */
   const char *a = ir_stmt_str(r), *b = ir_stmt_str(s);

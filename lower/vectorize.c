@@ -336,7 +336,10 @@ static const ir_stmt *vectorize_loop(const ir_stmt *s, const ir_stmt *body, cons
     return NULL;
   *why = "out of memory";
   vec_state *st = calloc(1, sizeof *st);
-  if (!st) return NULL;
+  if (!st) {
+    tec_ctx_set_error_kind(s->ctx, TEC_ERR_OOM, "out of memory (vectorizing a loop)");
+    return NULL;
+  }
   st->ctx = s->ctx;
   st->var = s->var;
   st->lanes = (int)L;
