@@ -10,6 +10,7 @@
  */
 #include <string.h>
 #include "tec/tec.h"
+#include "tec/difftest.h"
 #include "difftest/dt_internal.h"
 #include "schedule/internal.h"
 

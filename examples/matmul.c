@@ -10,7 +10,7 @@ typedef struct mm { te_tensor *a, *b; const ir_expr *k; } mm;
 
 static const ir_expr *matmul_body(tec_ctx *ctx, const ir_expr *const *i, void *user) {
   mm *m = user;
-  return te_sum(ir_mul(TE_AT(m->a, i[0], m->k), TE_AT(m->b, m->k, i[1])), 1, &m->k, NULL);
+  return TE_SUM(ir_mul(TE_AT(m->a, i[0], m->k), TE_AT(m->b, m->k, i[1])), m->k);
 }
 
 static double now(void) {
@@ -33,13 +33,13 @@ int main(int argc, char **argv) {
                                                      .shape = TE_SHAPE(ctx, n, n),
                                                      .body = matmul_body, .user = &m});
   /* blocked: 32 x 64 tiles of C, k blocked by 4, the unit-stride j loop innermost */
-  sch_schedule *s = sch_create(ctx, 1, &C);
+  sch_schedule *s = SCH_CREATE(ctx, C);
   sch_stage *sc = sch_stage_of(s, C);
   sch_iter *io, *jo, *ii, *ji, *ko, *ki;
   sch_tile(sc, sch_axis(sc, 0), sch_axis(sc, 1), 32, 64, &io, &jo, &ii, &ji);
   sch_split(sc, sch_reduce_axis(sc, 0), 4, &ko, &ki);
-  sch_reorder(sc, 6, (sch_iter *[]){io, jo, ko, ii, ki, ji});
-  lower_func *f = tec_lower(s, "matmul", 3, (te_tensor *[]){A, B, C});
+  SCH_REORDER(sc, io, jo, ko, ii, ki, ji);
+  lower_func *f = TEC_LOWER(s, "matmul", A, B, C);
   tec_module *mod = f ? tec_build(ctx, 1, &f, NULL) : NULL;
   if (!mod) {
     fprintf(stderr, "matmul: %s\n", tec_ctx_error(ctx));
@@ -59,9 +59,8 @@ int main(int argc, char **argv) {
     pa[i] = (float)((i * 7) % 13) / 13.0f - 0.5f;
     pb[i] = (float)((i * 5) % 11) / 11.0f - 0.5f;
   }
-  DLTensor *args[3] = {&a, &b, &c};
   int status = 0;
-  if (fn(args, 3) != 0) {
+  if (TEC_CALL(fn, &a, &b, &c) != 0) {
     fprintf(stderr, "matmul: %s\n", tec_rt_last_error());
     status = 1;
   }
@@ -81,7 +80,7 @@ int main(int argc, char **argv) {
   double best = 1e30;
   for (int r = 0; r < reps; r++) {
     double t0 = now();
-    fn(args, 3);
+    TEC_CALL(fn, &a, &b, &c);
     double t = now() - t0;
     if (t < best) best = t;
   }

@@ -115,6 +115,11 @@ static const ir_stmt *flat_realize(ir_mutator *m, const ir_stmt *s) {
     if (!mins[i] || !exts[i]) return NULL;
   }
   const ir_expr *const *st = strides(fl, t, s->n, exts, &size);
+  /* a region can be empty, its extent negative: an attached stage at an iteration of a split
+   * loop past the end of its consumer (nparts 9 of 5 rows). Its loops then run no time; the
+   * allocation is clamped to 0 elements unless its size is provably non-negative. */
+  if (st && size && !arith_prove(ir_ge(size, ir_int_t(fl->ctx, size->type, 0)), NULL))
+    size = ir_max(size, ir_int_t(fl->ctx, size->type, 0));
   const ir_expr *var = ir_var(fl->ctx, t->name, TEC_HANDLET, IR_VAR_BUFFER);
   if (!st || add(fl, (buf_entry){t, var, mins, st})) return NULL;
   const ir_stmt *body = ir_mutate_stmt(m, s->body);

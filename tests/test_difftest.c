@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
+#include "tec/difftest.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define DT_SANITIZED 1

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "tec/tec.h"
+#include "tec/difftest.h"
 
 static int usage(const char *argv0) {
   fprintf(stderr,

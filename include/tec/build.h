@@ -63,6 +63,14 @@ int64_t tec_module_prepare_count(tec_module *m, const char *name);
 
 /* Convenience: call with a list of tensors. */
 int32_t tec_call(tec_packed_fn fn, int32_t nargs, DLTensor *const *args);
+/* The same with the tensors listed: TEC_CALL(fn, &a, &b, &c); TEC_RUN(m, "conv", &x, &w, &y). */
+#define TEC_CALL(fn, ...)                                                                 \
+  tec_call((fn), (int32_t)(sizeof((DLTensor *[]){__VA_ARGS__}) / sizeof(DLTensor *)),      \
+           (DLTensor *const[]){__VA_ARGS__})
+#define TEC_RUN(m, name, ...)                                                             \
+  tec_module_run((m), (name),                                                             \
+                 (int32_t)(sizeof((DLTensor *[]){__VA_ARGS__}) / sizeof(DLTensor *)),      \
+                 (DLTensor *const[]){__VA_ARGS__})
 
 /* The target's native SIMD width in bits (128 on NEON, 256 with AVX2, 512 with AVX-512, 32
  * without SIMD): a schedule's vector lanes for 32-bit types are bits / 32. -1 with an error. */

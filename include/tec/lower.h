@@ -71,6 +71,10 @@ const char *tec_lower_pass_name(int i, int *ir, int *at_build);
 /* Lowers schedule s into a function taking args (every placeholder reachable from the
  * schedule's outputs, and the outputs, must be among them). NULL with an error in the ctx. */
 lower_func *tec_lower(sch_schedule *s, const char *name, int nargs, te_tensor *const *args);
+/* The same with the arguments listed: TEC_LOWER(s, "mm", A, B, C). */
+#define TEC_LOWER(s, name, ...)                                                           \
+  tec_lower((s), (name), (int)(sizeof((te_tensor *[]){__VA_ARGS__}) / sizeof(te_tensor *)), \
+            (te_tensor *const[]){__VA_ARGS__})
 
 /* Gives back the memory of f (and of its prepare half): everything tec_lower made for it.
  * f must not be used afterwards, nor freed while a module built from it is in use (the

@@ -202,6 +202,10 @@ struct sch_schedule {
 };
 
 sch_schedule *sch_create(tec_ctx *ctx, int nout, te_tensor *const *outs);
+/* The same with the outputs listed: SCH_CREATE(ctx, C) or SCH_CREATE(ctx, C, D). */
+#define SCH_CREATE(ctx, ...)                                                              \
+  sch_create((ctx), (int)(sizeof((te_tensor *[]){__VA_ARGS__}) / sizeof(te_tensor *)),      \
+             (te_tensor *const[]){__VA_ARGS__})
 /* The stage that computes t (s[t] in TVM), or NULL with an error. */
 sch_stage *sch_stage_of(sch_schedule *s, const te_tensor *t);
 /* Root iter vars: i-th data-parallel axis; i-th reduce axis. NULL with an error if absent. */
@@ -219,6 +223,10 @@ int sch_split_nparts(sch_stage *st, sch_iter *iv, int64_t nparts, sch_iter **out
 int sch_fuse(sch_stage *st, sch_iter *outer, sch_iter *inner, sch_iter **fused);
 /* Put the given leaves in this order, in the positions they occupy now. */
 int sch_reorder(sch_stage *st, int n, sch_iter *const *order);
+/* The same with the leaves listed: SCH_REORDER(st, io, jo, ii, ji). */
+#define SCH_REORDER(st, ...)                                                              \
+  sch_reorder((st), (int)(sizeof((sch_iter *[]){__VA_ARGS__}) / sizeof(sch_iter *)),        \
+              (sch_iter *const[]){__VA_ARGS__})
 /* split x and y, order xo, yo, xi, yi. */
 int sch_tile(sch_stage *st, sch_iter *x, sch_iter *y, int64_t x_factor, int64_t y_factor,
              sch_iter **xo, sch_iter **yo, sch_iter **xi, sch_iter **yi);

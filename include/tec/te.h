@@ -143,6 +143,14 @@ const ir_expr *te_min(const ir_expr *src, int naxes, const ir_expr *const *axes,
 const ir_expr *te_prod(const ir_expr *src, int naxes, const ir_expr *const *axes,
                        const ir_expr *cond);
 
+/* The same with the axes listed (no condition): TE_SUM(a * b, k) or TE_SUM(x, ry, rx). */
+#define TE_SUM(src, ...)                                                                  \
+  te_sum((src), (int)(sizeof((const ir_expr *[]){__VA_ARGS__}) / sizeof(const ir_expr *)), \
+         (const ir_expr *const[]){__VA_ARGS__}, NULL)
+#define TE_MAX(src, ...)                                                                  \
+  te_max((src), (int)(sizeof((const ir_expr *[]){__VA_ARGS__}) / sizeof(const ir_expr *)), \
+         (const ir_expr *const[]){__VA_ARGS__}, NULL)
+
 /* t[idx...]: a read of tensor t. */
 const ir_expr *te_read(const te_tensor *t, int nidx, const ir_expr *const *idx);
 #define TE_AT(t, ...)                                                             \

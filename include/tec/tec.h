@@ -1,4 +1,6 @@
-/* tec.h — the umbrella header: tensor expressions, schedules, lowering, codegen, runtime. */
+/* tec.h — the umbrella header: tensor expressions, schedules, lowering, codegen, runtime,
+ * operator templates. The differential schedule tester is not part of it: include
+ * "tec/difftest.h" for dt_run and dt_instance. */
 #ifndef TEC_TEC_H
 #define TEC_TEC_H
 
@@ -10,6 +12,5 @@
 #include "tec/build.h"
 #include "tec/runtime.h"
 #include "tec/topi.h"
-#include "tec/difftest.h"
 
 #endif
