@@ -208,8 +208,8 @@ int tune_apply_best(tec_ctx *ctx, const char *records, const char *template_name
     const char *why = tec_ctx_printf(ctx, "%s", tec_ctx_error(ctx));
     tec_ctx_clear_error(ctx);
     memcpy(config, sp->default_config, sp->config_size);
-    w = tec_ctx_printf(ctx, "tune: the best record for %s in %s does not fit this template's space (%s); using the default config %s",
-                       wl, records, why, defstr);
+    w = tec_ctx_printf(ctx, "tune: the best record for %s in %s, config '%s', does not fit this template's space (%s); using the default config %s",
+                       wl, records, recs[best].config, why, defstr);
   } else {
     return 1;
   }

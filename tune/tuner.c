@@ -243,6 +243,7 @@ done:
   tune_visited_free(&vis);
   free(idx);
   tec_ctx_free(refctx);
+  if (status != 0) tune_result_free(out);
   return status;
 }
 
