@@ -62,6 +62,11 @@ int drv_tune(tec_ctx *ctx, const topi_template *t, const void *problem, const ch
     const tune_trial *b = &r.trials[r.best], *d = &r.trials[0];
     printf("best: %s\n  median %.4f ms, %.2f GFLOP/s (trial %d; the default: %.4f ms)\n", b->config, 1e3 * b->median,
            b->gflops, r.best + 1, d->status == TUNE_OK ? 1e3 * d->median : 0.0);
+    char cfg[1024];
+    snprintf(cfg, sizeof cfg, "%s", b->config);
+    for (char *c = cfg; *c; c++)
+      if (*c == ' ') *c = ',';
+    printf("tec bench %s --shape %s --config %s\n", t->name, shape, cfg);
   }
   if (a->csv) printf("trials: %s\n", a->csv);
   if (a->svg) printf("plot: %s\n", a->svg);
