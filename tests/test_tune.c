@@ -390,6 +390,76 @@ START_TEST(grid_and_bad_options) {
 }
 END_TEST
 
+/* ---------------- a schedule of one's own ---------------- */
+
+/* C = A x B, 32 x 32 x 32: j split by a power-of-two knob, the three loops (i, j.outer,
+ * j.inner) reordered by a candidate list and annotated (i parallel or not; j.inner unrolled,
+ * vectorized or neither). */
+#define U 32
+typedef struct mm {
+  te_tensor *a, *b;
+  const ir_expr *k;
+} mm;
+
+static const ir_expr *mm_body(tec_ctx *ctx, const ir_expr *const *i, void *user) {
+  mm *m = user;
+  return te_sum(ir_mul(TE_AT(m->a, i[0], m->k), TE_AT(m->b, m->k, i[1])), 1, &m->k, NULL);
+}
+
+static lower_func *mm_lower(const tune_task *task, tec_ctx *ctx, int64_t index, const char **cfg, const char **trace) {
+  const tune_space *sp = task->space;
+  const ir_expr *n = ir_int(ctx, U);
+  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, (const ir_expr *[]){n, n});
+  te_tensor *B = te_placeholder(ctx, "B", TEC_F32, 2, (const ir_expr *[]){n, n});
+  mm *m = tec_ctx_alloc(ctx, sizeof *m);
+  *m = (mm){A, B, te_reduce_axis(ctx, "k", ir_int(ctx, 0), n)};
+  te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2, .shape = (const ir_expr *[]){n, n},
+                                                     .body = mm_body, .user = m});
+  sch_schedule *s = sch_create(ctx, 1, &C);
+  sch_stage *st = sch_stage_of(s, C);
+  sch_iter *loops[3];
+  loops[0] = sch_axis(st, 0);
+  if (tune_sch_split(st, sch_axis(st, 1), tune_space_get(sp, index, 0), 2, loops + 1) != 0 ||
+      tune_sch_reorder(st, 3, loops, tune_space_get(sp, index, 1)) != 0 ||
+      tune_sch_annotate(st, 3, loops, tune_space_get(sp, index, 2)) != 0)
+    return NULL;
+  if (cfg) *cfg = tune_space_config_str(ctx, sp, index);
+  if (trace) *trace = NULL;
+  return tec_lower(s, "mm", 3, (te_tensor *[]){A, B, C});
+}
+
+static int mm_ref(void *user, DLTensor *const *args, int nargs, float *out, int64_t nout) {
+  tu_ref_matmul(args[0]->data, args[1]->data, out, U, U, U);
+  return 0;
+}
+
+START_TEST(own_schedule) {
+  tec_ctx *ctx = tec_ctx_new();
+  tune_space *sp = tune_space_new(ctx);
+  ck_assert_int_eq(tune_define_split(sp, "tile_j", U, 2, TUNE_SPLIT_POWER2, 0, NULL), 0); /* 1..32: 6 */
+  const int orders[] = {0, 1, 2, 1, 0, 2};                                               /* i outer or j.outer outer */
+  ck_assert_int_eq(tune_define_reorder(sp, "order", 3, 2, orders), 1);
+  const unsigned ann[] = {TUNE_ANN_NONE | TUNE_ANN_PARALLEL, TUNE_ANN_NONE,
+                          TUNE_ANN_NONE | TUNE_ANN_UNROLL | TUNE_ANN_VECTORIZE};
+  ck_assert_int_eq(tune_define_annotate(sp, "ann", 3, ann), 2);
+  ck_assert_int_eq(tune_space_size(sp), 6 * 2 * 6);
+  tune_task task = {.template_name = "my_matmul", .problem = "n=32", .workload = "my_matmul n=32",
+                    .target = tec_target_str(ctx, NULL), .space = sp, .flops = 2.0 * U * U * U,
+                    .default_index = -1, .lower = mm_lower};
+  tune_options o = tune_options_default();
+  o.trials = 5, o.repeats = 1, o.seed = 9, o.reference = mm_ref;
+  tune_result r;
+  ck_assert_msg(tune_run(ctx, &task, &o, &r) == 0, "%s", tec_ctx_error(ctx));
+  ck_assert_int_eq(r.ntrials, 5);
+  ck_assert_int_eq(r.trials[0].index, 0);
+  ck_assert_str_eq(r.trials[0].config, "tile_j=[32,1] order=[0,1,2] ann=[none,none,none]");
+  for (int i = 0; i < 5; i++) /* every candidate computes the naive product */
+    ck_assert_msg(r.trials[i].status == TUNE_OK, "%s: %s", r.trials[i].config, r.trials[i].error);
+  tune_result_free(&r);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("tune");
   TCase *tc = tcase_create("tune");
@@ -400,6 +470,7 @@ int main(void) {
   tcase_add_test(tc, bad_knobs);
   tcase_add_test(tc, tune_dense_records);
   tcase_add_test(tc, grid_and_bad_options);
+  tcase_add_test(tc, own_schedule);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }

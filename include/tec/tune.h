@@ -112,6 +112,16 @@ const char *tune_space_config_str(tec_ctx *ctx, const tune_space *sp, int64_t in
 /* Prints each knob (name, kind, number of values, the first few) and the size. */
 void tune_space_print(FILE *out, const tune_space *sp);
 
+/* A config's values onto a schedule (tune/apply.c). split: iv split into parts loops by a
+ * split knob's factors (outermost first; out gets the parts loops, outermost first).
+ * reorder: the n axes put in the permutation's order. annotate: each axis unrolled,
+ * vectorized or made parallel as the annotate knob's value says. 0, or -1 with the schedule
+ * primitive's error in the ctx (or one naming a bad argument: parts outside 1..8, n outside
+ * 1..16, a permutation entry out of range). */
+int tune_sch_split(sch_stage *st, sch_iter *iv, const int64_t *factors, int parts, sch_iter **out);
+int tune_sch_reorder(sch_stage *st, int n, sch_iter *const *axes, const int64_t *perm);
+int tune_sch_annotate(sch_stage *st, int n, sch_iter *const *axes, const int64_t *anns);
+
 /* ---------------- tasks ---------------- */
 
 typedef struct tune_task tune_task;
