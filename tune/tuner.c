@@ -130,6 +130,7 @@ static void finish_slot(run_state *st, slot *s) {
 }
 
 static int run_batch(run_state *st, const int64_t *idx, int k, int overlap, int features) {
+  if (k <= 0) return 0;
   slot *slots = calloc((size_t)k, sizeof *slots);
   if (!slots) return tec_ctx_set_error_kind(st->ctx, TEC_ERR_OOM, "tune: out of memory");
   for (int i = 0; i < k; i++) slots[i].index = idx[i];

@@ -3,7 +3,7 @@
  * the features of the lowered candidates measured so far, failed ones at 0 GFLOP/s) and asks
  * simulated annealing over the space's config indices (tune_anneal) for the k unvisited
  * configs of highest predicted GFLOP/s; a candidate is scored by lowering it in a scratch ctx
- * and predicting on its features. Built only with -DTEC_TUNE_XGB=ON (the cost model's files,
+ * (once: its features are cached by config index) and predicting on its features. Built only with -DTEC_TUNE_XGB=ON (the cost model's files,
  * tune/features.c, xgb_model.c, anneal.c, and libxgboost-dev). Deterministic for a seed given
  * the same measurements (the model is trained on measured times, so a different machine or
  * load may change the order after the random start). */
@@ -14,12 +14,59 @@
 
 #define WARMUP_TRIALS 8
 
+/* features by config index, so annealing lowers each candidate once over the whole run */
+typedef struct fcache {
+  int64_t *keys; /* -1: empty */
+  float *feats;  /* cap * TUNE_NFEATURES */
+  int64_t cap, n;
+} fcache;
+
 typedef struct xgb_state {
   tune_model *model;
   tec_ctx *ctx;
   const tune_task *task;
+  fcache cache;
   int failed; /* scoring failures (the candidate scores 0) */
 } xgb_state;
+
+static int64_t slot_of(const fcache *c, int64_t key) {
+  uint64_t s = (uint64_t)key, h = tune_rng_next(&s) & (uint64_t)(c->cap - 1);
+  while (c->keys[h] >= 0 && c->keys[h] != key) h = (h + 1) & (uint64_t)(c->cap - 1);
+  return (int64_t)h;
+}
+
+/* the cached features of key, or NULL */
+static const float *cache_get(const fcache *c, int64_t key) {
+  if (!c->cap) return NULL;
+  int64_t h = slot_of(c, key);
+  return c->keys[h] == key ? c->feats + h * TUNE_NFEATURES : NULL;
+}
+
+static void cache_put(fcache *c, int64_t key, const float *x) {
+  if (2 * (c->n + 1) > c->cap) {
+    fcache g = {.cap = c->cap ? 2 * c->cap : 1024};
+    g.keys = malloc(sizeof *g.keys * (size_t)g.cap);
+    g.feats = malloc(sizeof *g.feats * (size_t)g.cap * TUNE_NFEATURES);
+    if (!g.keys || !g.feats) {
+      free(g.keys), free(g.feats);
+      return; /* not cached: lowered again next time */
+    }
+    memset(g.keys, 0xff, sizeof *g.keys * (size_t)g.cap);
+    for (int64_t i = 0; i < c->cap; i++)
+      if (c->keys[i] >= 0) {
+        int64_t h = slot_of(&g, c->keys[i]);
+        g.keys[h] = c->keys[i];
+        memcpy(g.feats + h * TUNE_NFEATURES, c->feats + i * TUNE_NFEATURES, sizeof *g.feats * TUNE_NFEATURES);
+      }
+    g.n = c->n;
+    free(c->keys), free(c->feats);
+    *c = g;
+  }
+  int64_t h = slot_of(c, key);
+  if (c->keys[h] != key) c->n++;
+  c->keys[h] = key;
+  memcpy(c->feats + h * TUNE_NFEATURES, x, sizeof *x * TUNE_NFEATURES);
+}
 
 float *tune_xgb_features(tec_ctx *ctx, const lower_func *f, int *n) {
   float *x = malloc(sizeof *x * TUNE_NFEATURES);
@@ -41,9 +88,16 @@ static int score(void *u, const int64_t *idx, int n, double *out) {
   float *x = calloc((size_t)n * TUNE_NFEATURES, sizeof *x);
   if (!x) return -1;
   for (int i = 0; i < n; i++) {
+    float *xi = x + (size_t)i * TUNE_NFEATURES;
+    const float *hit = cache_get(&s->cache, idx[i]);
+    if (hit) {
+      memcpy(xi, hit, sizeof *xi * TUNE_NFEATURES);
+      continue;
+    }
     tec_ctx *c = tec_ctx_new();
     lower_func *f = c ? s->task->lower(s->task, c, idx[i], NULL, NULL) : NULL;
-    if (!f || tune_features(c, f, x + (size_t)i * TUNE_NFEATURES, TUNE_NFEATURES) != TUNE_NFEATURES) s->failed++;
+    if (f && tune_features(c, f, xi, TUNE_NFEATURES) == TUNE_NFEATURES) cache_put(&s->cache, idx[i], xi);
+    else memset(xi, 0, sizeof *xi * TUNE_NFEATURES), s->failed++;
     tec_ctx_free(c);
   }
   int rc = tune_model_predict(s->model, x, n, out);
@@ -95,7 +149,7 @@ static int xgb_next(tune_proposer *p, tec_ctx *ctx, const tune_history *h, int k
 
 static void xgb_free(tune_proposer *p) {
   xgb_state *s = p->state;
-  if (s) tune_model_free(s->model);
+  if (s) tune_model_free(s->model), free(s->cache.keys), free(s->cache.feats);
   free(s), free(p);
 }
 
