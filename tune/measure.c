@@ -200,9 +200,9 @@ static void measure_forked(tune_bench *b, tec_module *m, const lower_func *f, in
     _exit(3);
   }
   close(fds[1]);
-  /* prepare may be slow (packing); each run gets the time-out and a little slack */
+  /* prepare may be slow (packing); a run is killed at twice the time-out (and a little) */
   double deadline = now_s() + 10.0 * b->o.timeout + 5.0;
-  int done = 0, killed = 0, runs = 0;
+  int done = 0, killed = 0, prepared = 0;
   for (;;) {
     char c;
     int rc = read_until(fds[0], &c, 1, deadline);
@@ -215,8 +215,8 @@ static void measure_forked(tune_bench *b, tec_module *m, const lower_func *f, in
       done = read_until(fds[0], r, sizeof *r, now_s() + 5.0) == 1;
       break;
     }
-    if (c == 'r') runs++;
-    deadline = now_s() + b->o.timeout + 0.2;
+    prepared = 1;
+    deadline = now_s() + 2.0 * b->o.timeout + 0.5; /* a run that returns is timed by the child itself */
   }
   close(fds[0]);
   int st = 0;
@@ -226,7 +226,7 @@ static void measure_forked(tune_bench *b, tec_module *m, const lower_func *f, in
     memset(r, 0, sizeof *r);
     r->status = TUNE_TIMEOUT;
     snprintf(r->error, sizeof r->error, "%s did not finish within the time-out of %g s (killed)",
-             runs ? "a run" : "prepare or the first run", b->o.timeout);
+             prepared ? "a run" : "prepare", b->o.timeout);
   } else if (!done) {
     memset(r, 0, sizeof *r);
     r->status = TUNE_RUN_ERROR;
