@@ -108,7 +108,10 @@ static tune_proposer *basic(tec_ctx *ctx, const char *name, unsigned seed,
 tune_proposer *tune_proposer_grid(tec_ctx *ctx, unsigned seed) { return basic(ctx, "grid", seed, grid_next); }
 tune_proposer *tune_proposer_random(tec_ctx *ctx, unsigned seed) { return basic(ctx, "random", seed, random_next); }
 
-#ifndef TEC_TUNE_XGB
+#ifdef TEC_TUNE_XGB
+int tune_have_xgb(void) { return 1; }
+#else
+int tune_have_xgb(void) { return 0; }
 tune_proposer *tune_proposer_xgb(tec_ctx *ctx, unsigned seed) {
   tec_ctx_set_error(ctx, "tune: the xgb tuner is not built in (configure with -DTEC_TUNE_XGB=ON, which needs "
                          "libxgboost-dev and tune/xgb_model.c); the tuners here are grid, random");
