@@ -21,9 +21,10 @@
  *   tune_options o = tune_options_default();
  *   o.trials = 64, o.tuner = "random", o.records = "dense.jsonl";
  *   tune_result r;
- *   tune_run(ctx, &task, &o, &r);                  // r.best_config: "mr=6 nr=64 ..."
+ *   tune_run(ctx, &task, &o, &r);      // r.trials[r.best].config: "mr=6 nr=64 ..."
+ *   tune_result_free(&r);
  *   ...
- *   tune_apply_best(ctx, "dense.jsonl", "dense", "m=64,n=64,k=64", NULL, &sp, cfg, &warning);
+ *   tune_apply_best(ctx, "dense.jsonl", "dense", "m=64,n=64,k=64", NULL, &sp, cfg, &warning, 1);
  *
  * Errors: -1 (or NULL) with the message in the ctx, naming what was wrong.
  */
