@@ -462,6 +462,34 @@ START_TEST(own_schedule) {
 }
 END_TEST
 
+/* the cost-model tuner: without it, the message naming the build option; with it
+ * (-DTEC_TUNE_XGB=ON), random until 8 trials have features, then the model's proposals */
+START_TEST(xgb_tuner) {
+  tec_ctx *ctx = tec_ctx_new();
+  tune_task task;
+  make_task(ctx, &task);
+  tune_options o = tune_options_default();
+  o.tuner = "xgb", o.trials = 12, o.batch = 4, o.repeats = 1, o.seed = 3;
+  tune_result r;
+  if (!tune_have_xgb()) {
+    ck_assert_int_eq(tune_run(ctx, &task, &o, &r), -1);
+    assert_err(ctx, "tune: the xgb tuner is not built in (configure with -DTEC_TUNE_XGB=ON, which needs libxgboost-dev "
+                    "and tune/xgb_model.c); the tuners here are grid, random");
+    tec_ctx_free(ctx);
+    return;
+  }
+  ck_assert_msg(tune_run(ctx, &task, &o, &r) == 0, "%s", tec_ctx_error(ctx));
+  ck_assert_int_eq(r.ntrials, 12);
+  for (int i = 0; i < 12; i++) {
+    ck_assert_msg(r.trials[i].status == TUNE_OK, "%s: %s", r.trials[i].config, r.trials[i].error);
+    ck_assert_ptr_nonnull(r.trials[i].features);
+    for (int j = 0; j < i; j++) ck_assert(r.trials[j].index != r.trials[i].index);
+  }
+  tune_result_free(&r);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("tune");
   TCase *tc = tcase_create("tune");
@@ -473,6 +501,7 @@ int main(void) {
   tcase_add_test(tc, tune_dense_records);
   tcase_add_test(tc, grid_and_bad_options);
   tcase_add_test(tc, own_schedule);
+  tcase_add_test(tc, xgb_tuner);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }
