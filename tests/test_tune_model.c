@@ -240,8 +240,8 @@ START_TEST(model_synthetic) {
   OK(ctx, tune_model_predict(m, xt, SYN_TEST, s1));
   double acc = pairwise_accuracy(y + SYN_TRAIN, s1, SYN_TEST);
   printf("synthetic: held-out pairwise accuracy %.3f\n", acc);
-  /* measured 0.88 (60 rounds of depth 3); a constant or random score gets 0.5 */
-  ck_assert_msg(acc > 0.82, "held-out pairwise accuracy %.3f", acc);
+  /* measured 0.911 (60 rounds of depth 3); a constant or random score gets 0.5 */
+  ck_assert_msg(acc > 0.85, "held-out pairwise accuracy %.3f", acc);
   /* the same rows and seed: the same scores */
   OK(ctx, tune_model_fit(m2, x, y, SYN_TRAIN));
   OK(ctx, tune_model_predict(m2, xt, SYN_TEST, s2));
@@ -431,7 +431,7 @@ START_TEST(model_transfer) {
   OK(ctx, tune_model_predict(m, dst.x, dst.n, score));
   double acc = pairwise_accuracy(dst.gflops, score, dst.n);
   /* the measured runtimes' order, predicted from the other workload's alone: better than the
-   * 0.5 of chance (measured 0.XX) */
+   * 0.5 of chance (measured 0.769; the predicted best was the measured 10th of 64) */
   ck_assert_msg(acc > 0.65, "transfer pairwise accuracy %.3f", acc);
   /* the predicted best is in the measured top quarter */
   int top = 0;

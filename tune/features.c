@@ -34,6 +34,7 @@ typedef struct loop_rec {
   int depth;        /* 1 for a top-level loop */
   double trips;     /* runs of its body: the product of the extents from the top */
   int64_t stores;   /* static stores anywhere in its body */
+  double flops;     /* dynamic flops of the stores directly in its body */
 } loop_rec;
 
 typedef struct access_rec {
@@ -64,7 +65,7 @@ typedef struct fstate {
   double alloc_bytes, alloc_max, par_extent;
   int64_t static_stores;
   /* the hottest store */
-  double hot_w, hot_flops;
+  double hot_w;
   int hot_loop;
   /* per store being walked */
   double cur_flops, cur_fma, cur_vflops, cur_lanes_w, cur_int, cur_guards;
@@ -243,7 +244,7 @@ static void walk_stmt(fstate *s, const ir_stmt *st, int loop) {
     int me = s->nloops++;
     loop_rec *l = &s->loops[me];
     *l = (loop_rec){st->var, ext, st->for_kind, loop, loop < 0 ? 1 : s->loops[loop].depth + 1,
-                    loop_trips(s, loop) * (double)ext, 0};
+                    loop_trips(s, loop) * (double)ext, 0, 0};
     if (l->depth > s->max_depth) s->max_depth = l->depth;
     if (st->for_kind == IR_FOR_PARALLEL) {
       s->nparallel++;
@@ -268,8 +269,9 @@ static void walk_stmt(fstate *s, const ir_stmt *st, int loop) {
     if (s->cur_max_lanes > s->max_lanes) s->max_lanes = s->cur_max_lanes;
     s->static_stores++;
     for (int p = loop; p >= 0; p = s->loops[p].parent) s->loops[p].stores++;
+    if (loop >= 0) s->loops[loop].flops += w * s->cur_flops;
     double heat = w * (1.0 + s->cur_flops);
-    if (heat > s->hot_w) s->hot_w = heat, s->hot_flops = w * s->cur_flops, s->hot_loop = loop;
+    if (heat > s->hot_w) s->hot_w = heat, s->hot_loop = loop;
     return;
   }
   case IR_S_ALLOCATE: {
@@ -316,13 +318,20 @@ typedef struct level_buf {
 /* Accesses of one buffer alike but for their constant offset (an unrolled tile's rows, or
  * the load and the store of an update) form a group: it touches its members' common footprint
  * once per distinct offset. */
-#define GROUP_KONSTS 16
 typedef struct access_group {
   int first;          /* the access whose shape the group has */
   double footprint;   /* elements one member touches in one iteration of the level */
-  int nk;             /* distinct offsets (past GROUP_KONSTS: counted, not compared) */
-  int64_t konst[GROUP_KONSTS];
 } access_group;
+typedef struct member {
+  int group;
+  int64_t konst;
+} member;
+
+static int cmp_member(const void *x, const void *y) {
+  const member *a = x, *b = y;
+  if (a->group != b->group) return a->group < b->group ? -1 : 1;
+  return a->konst < b->konst ? -1 : a->konst > b->konst;
+}
 
 static int same_shape(const access_rec *a, const access_rec *b) {
   if (a->buf != b->buf || a->lanes != b->lanes || a->stride != b->stride || !a->linear ||
@@ -350,7 +359,9 @@ static int inside(const fstate *s, int loop, int L) {
 /* Fills lb (one per buffer) for one iteration of loop L. */
 static int level_buffers(fstate *s, int L, level_buf *lb) {
   access_group *g = NULL;
-  int ng = 0, capg = 0;
+  member *mem = malloc(sizeof *mem * (size_t)(s->nacc + 1));
+  int ng = 0, capg = 0, nm = 0;
+  if (!mem) return -1;
   for (int b = 0; b < s->nbufs; b++)
     lb[b].lo = INT64_MAX, lb[b].hi = INT64_MIN, lb[b].elems_cap = s->bufs[b].elems;
   for (int i = 0; i < s->nacc; i++) {
@@ -382,23 +393,19 @@ static int level_buffers(fstate *s, int L, level_buf *lb) {
       if (same_shape(&s->acc[g[j].first], a)) break;
     if (j == ng) {
       if (ng == capg) {
-        access_group *ng2 = realloc(g, sizeof *g * (size_t)(capg = capg ? 2 * capg : 16));
-        if (!ng2) return free(g), -1;
-        g = ng2;
+        access_group *g2 = realloc(g, sizeof *g * (size_t)(capg = capg ? 2 * capg : 16));
+        if (!g2) return free(g), free(mem), -1;
+        g = g2;
       }
       g[ng++] = (access_group){.first = i, .footprint = distinct};
-      b->elems += distinct;
-      g[j].konst[g[j].nk++] = a->konst;
-      continue;
     }
-    int k = 0, nk = g[j].nk < GROUP_KONSTS ? g[j].nk : GROUP_KONSTS;
-    while (k < nk && g[j].konst[k] != a->konst) k++;
-    if (k < nk) continue; /* the same elements again */
-    if (g[j].nk < GROUP_KONSTS) g[j].konst[g[j].nk] = a->konst;
-    g[j].nk++;
-    b->elems += g[j].footprint;
+    mem[nm++] = (member){j, a->linear ? a->konst : i}; /* a non-linear access: its own */
   }
-  free(g);
+  qsort(mem, (size_t)nm, sizeof *mem, cmp_member);
+  for (int i = 0; i < nm; i++)
+    if (i == 0 || cmp_member(&mem[i - 1], &mem[i]) != 0)
+      lb[s->acc[g[mem[i].group].first].buf].elems += g[mem[i].group].footprint;
+  free(g), free(mem);
   return 0;
 }
 
@@ -459,7 +466,7 @@ static const char *const total_names[TUNE_NTOTALS] = {
   "flops", "fma", "vector_fraction", "max_lanes", "mean_lanes", "load_elems", "store_elems",
   "load_bytes", "store_bytes", "load_insns", "allocs", "alloc_bytes", "alloc_max_bytes",
   "parallel_extent", "parallel_loops", "loops", "max_depth", "static_stores", "int_ops",
-  "guards", "intensity", "hot_flops_fraction", "hot_body_lanes", "buffers"};
+  "guards", "intensity", "hot_loop_flops_fraction", "hot_body_lanes", "buffers"};
 
 const char *tune_feature_name(int i) {
   static char names[TUNE_LEVELS * TUNE_PER_LEVEL][32];
@@ -534,7 +541,7 @@ int tune_features(tec_ctx *ctx, const lower_func *f, float *out, int cap) {
   t[k++] = lg(s.int_ops);
   t[k++] = lg(s.guards);
   t[k++] = moved > 0 ? lg(s.flops / moved) : 0;
-  t[k++] = s.flops > 0 ? (float)(s.hot_flops / s.flops) : 0;
+  t[k++] = s.flops > 0 && s.hot_loop >= 0 ? (float)(s.loops[s.hot_loop].flops / s.flops) : 0;
   t[k++] = lg(hot_body_lanes);
   t[k++] = lg(s.nbufs);
   free(s.loops), free(s.acc), free(s.bufs);
