@@ -107,7 +107,7 @@ typedef struct lin {
 static void lin_add_term(lin *l, const ir_expr *v, int64_t c) {
   for (int i = 0; i < l->n; i++)
     if (l->vars[i] == v) {
-      l->coef[i] += c;
+      if (__builtin_add_overflow(l->coef[i], c, &l->coef[i])) l->ok = 0;
       return;
     }
   if (l->n == MAX_TERMS) {
@@ -129,20 +129,33 @@ static void lin_vars(lin *l, const ir_expr *e) {
   for (int i = 0; i < e->nargs; i++) lin_vars(l, e->args[i]);
 }
 
+/* l += scale * e; not linear (or overflowing int64): l->ok = 0 */
 static void lin_of(lin *l, const ir_expr *e, int64_t scale) {
-  int64_t c;
+  int64_t c, p;
   if (!l->ok) return;
   switch (e->kind) {
-  case IR_INT_IMM: l->k += scale * e->v.i; return;
+  case IR_INT_IMM:
+    if (__builtin_mul_overflow(scale, e->v.i, &p) || __builtin_add_overflow(l->k, p, &l->k)) l->ok = 0;
+    return;
   case IR_VAR: lin_add_term(l, e, scale); return;
-  case IR_ADD: lin_of(l, e->a, scale), lin_of(l, e->b, scale); return;
-  case IR_SUB: lin_of(l, e->a, scale), lin_of(l, e->b, -scale); return;
+  case IR_ADD: lin_of(l, e->a, scale); lin_of(l, e->b, scale); return;
+  case IR_SUB:
+    lin_of(l, e->a, scale);
+    if (scale == INT64_MIN) l->ok = 0;
+    else lin_of(l, e->b, -scale);
+    return;
   case IR_MUL:
-    if (ir_is_const_int(e->b, &c)) return lin_of(l, e->a, scale * c);
-    if (ir_is_const_int(e->a, &c)) return lin_of(l, e->b, scale * c);
+    if (ir_is_const_int(e->b, &c) || ir_is_const_int(e->a, &c)) {
+      if (__builtin_mul_overflow(scale, c, &p)) l->ok = 0;
+      else lin_of(l, ir_is_const_int(e->b, &c) ? e->a : e->b, p);
+      return;
+    }
     break;
   case IR_CAST:
-    if (tec_dtype_is_int(e->type)) return lin_of(l, e->a, scale);
+    if (tec_dtype_is_int(e->type)) {
+      lin_of(l, e->a, scale);
+      return;
+    }
     break;
   default: break;
   }
@@ -308,7 +321,7 @@ static void walk_stmt(fstate *s, const ir_stmt *st, int loop) {
 /* ---- per level: bytes touched in one iteration, reuse ---- */
 
 typedef struct level_buf {
-  int64_t lo, hi;     /* element offsets spanned (linear accesses) */
+  double lo, hi;      /* element offsets spanned (linear accesses; double: no overflow) */
   double elems;       /* elements of its groups (below) */
   double dyn;         /* elements accessed, dynamically */
   int elem, any_lin;
@@ -363,7 +376,7 @@ static int level_buffers(fstate *s, int L, level_buf *lb) {
   int ng = 0, capg = 0, nm = 0;
   if (!mem) return -1;
   for (int b = 0; b < s->nbufs; b++)
-    lb[b].lo = INT64_MAX, lb[b].hi = INT64_MIN, lb[b].elems_cap = s->bufs[b].elems;
+    lb[b].lo = INFINITY, lb[b].hi = -INFINITY, lb[b].elems_cap = s->bufs[b].elems;
   for (int i = 0; i < s->nacc; i++) {
     const access_rec *a = &s->acc[i];
     if (!inside(s, a->loop, L)) continue;
@@ -373,15 +386,15 @@ static int level_buffers(fstate *s, int L, level_buf *lb) {
     b->dyn += per_iter * a->lanes;
     b->elem = a->elem;
     double distinct = a->lanes; /* elements the access touches: the inner loops it uses */
-    int64_t lo = a->konst, hi = a->konst;
+    double lo = (double)a->konst, hi = lo;
     for (int t = 0; t < a->nterms; t++) {
       int64_t e = inner_extent(s, a, L, a->vars[t]);
       if (e <= 0) continue;
       distinct *= (double)e;
-      int64_t d = a->coef[t] * (e - 1);
+      double d = (double)a->coef[t] * (double)(e - 1);
       if (d > 0) hi += d; else lo += d;
     }
-    int64_t r = a->stride * (a->lanes - 1);
+    double r = (double)a->stride * (a->lanes - 1);
     if (r > 0) hi += r; else lo += r;
     if (a->linear) {
       b->any_lin = 1;
@@ -434,7 +447,7 @@ static int level_features(fstate *s, int L, float *out) {
   for (int b = 0; b < s->nbufs; b++) {
     if (lb[b].dyn <= 0) continue;
     double elems = lb[b].elems;
-    if (lb[b].any_lin && (double)(lb[b].hi - lb[b].lo + 1) < elems) elems = (double)(lb[b].hi - lb[b].lo + 1);
+    if (lb[b].any_lin && lb[b].hi - lb[b].lo + 1 < elems) elems = lb[b].hi - lb[b].lo + 1;
     if (lb[b].elems_cap > 0 && (double)lb[b].elems_cap < elems) elems = (double)lb[b].elems_cap;
     if (elems < 1) elems = 1;
     double bytes = elems * lb[b].elem;
@@ -488,12 +501,13 @@ int tune_features(tec_ctx *ctx, const lower_func *f, float *out, int cap) {
     return tec_ctx_set_error(ctx, "tune_features: out must hold TUNE_NFEATURES = %d floats, got %d",
                              TUNE_NFEATURES, out ? cap : 0), -1;
   fstate s = {.hot_loop = -1, .max_lanes = 1};
-  for (int i = 0; i < f->nargs && !s.oom; i++) {
+  for (int i = 0; f->args && f->arg_bufs && i < f->nargs && !s.oom; i++) {
     int b = buf_index(&s, f->arg_bufs[i]);
     if (b < 0) break;
     const te_tensor *t = f->args[i];
     int64_t n = 1, d;
-    for (int j = 0; j < t->ndim && n > 0; j++) n = ir_is_const_int(t->shape[j], &d) ? n * d : -1;
+    for (int j = 0; j < t->ndim && n > 0; j++)
+      if (!ir_is_const_int(t->shape[j], &d) || __builtin_mul_overflow(n, d, &n)) n = -1;
     s.bufs[b].elems = n;
   }
   walk_stmt(&s, f->body, -1);

@@ -75,7 +75,8 @@ void tune_model_free(tune_model *m); /* NULL: no-op */
  * maximizing score(u, idx, n, out) (which scores n indices at once: 0, or -1 to stop with that
  * failure). Parallel chains start at random indices; a step moves one knob of each chain to
  * another of its legal values, accepted by the Metropolis rule under a temperature falling
- * linearly from t0 (0.05) to 0, relative to the spread of the first batch's scores;
+ * linearly from t0 (0.05) to 0, relative to the spread of the first batch's scores; then hill
+ * climbing from the best index scored (all one-knob neighbours, while one is better);
  * scores are cached, so no index is scored twice. The best k distinct indices seen that are
  * not set in visited (bit i of byte i/8 for index i; NULL: none visited) are written to
  * out_idx, best first. Spaces of at most TUNE_ANNEAL_EXHAUSTIVE configs are scored whole.
@@ -86,8 +87,8 @@ int tune_anneal(const topi_space *sp, int (*score)(void *u, const int64_t *idx, 
                 void *u, const unsigned char *visited_bitmap_or_NULL, unsigned seed, int k,
                 int64_t *out_idx);
 
-/* The same with the schedule's knobs: chains (0: 64), steps (0: 500), early_stop (stop when
- * the best k have not changed for that many steps; 0: 50) and t0 (the starting temperature, a
+/* The same with the schedule's knobs: chains (0: 16), steps (0: 50), early_stop (stop when
+ * the best k have not changed for that many steps; 0: 10) and t0 (the starting temperature, a
  * fraction of the first batch's score spread; 0: 0.05). Negative values: -1. */
 typedef struct tune_anneal_opts {
   int chains, steps, early_stop;
