@@ -355,6 +355,13 @@ static int same_shape(const access_rec *a, const access_rec *b) {
   return 1;
 }
 
+static uint64_t shape_hash(const access_rec *a) {
+  uint64_t h = (uint64_t)a->buf * 0x9e3779b97f4a7c15ull ^ (uint64_t)a->lanes << 20 ^ (uint64_t)a->stride;
+  for (int t = 0; t < a->nterms; t++)
+    h = (h ^ (uint64_t)(uintptr_t)a->vars[t]) * 0xff51afd7ed558ccdull ^ (uint64_t)a->coef[t];
+  return h ^ (h >> 29);
+}
+
 /* Position of var among the loops strictly inside level L on the access's chain: its
  * extent, or 0 when var is fixed during one iteration of L. */
 static int64_t inner_extent(const fstate *s, const access_rec *a, int L, const ir_expr *var) {
@@ -373,8 +380,12 @@ static int inside(const fstate *s, int loop, int L) {
 static int level_buffers(fstate *s, int L, level_buf *lb) {
   access_group *g = NULL;
   member *mem = malloc(sizeof *mem * (size_t)(s->nacc + 1));
+  size_t hcap = 64;
+  while (hcap < 2 * (size_t)s->nacc) hcap *= 2;
+  int *table = malloc(sizeof *table * hcap); /* linear shapes -> group, -1 empty */
   int ng = 0, capg = 0, nm = 0;
-  if (!mem) return -1;
+  if (!mem || !table) return free(mem), free(table), -1;
+  memset(table, 0xff, sizeof *table * hcap);
   for (int b = 0; b < s->nbufs; b++)
     lb[b].lo = INFINITY, lb[b].hi = -INFINITY, lb[b].elems_cap = s->bufs[b].elems;
   for (int i = 0; i < s->nacc; i++) {
@@ -401,16 +412,21 @@ static int level_buffers(fstate *s, int L, level_buf *lb) {
       if (lo < b->lo) b->lo = lo;
       if (hi > b->hi) b->hi = hi;
     }
-    int j = 0;
-    for (; j < ng; j++)
-      if (same_shape(&s->acc[g[j].first], a)) break;
+    int j = ng;
+    size_t h = 0;
+    if (a->linear) { /* its shape's group, if one was seen */
+      h = shape_hash(a) & (hcap - 1);
+      while (table[h] >= 0 && !same_shape(&s->acc[g[table[h]].first], a)) h = (h + 1) & (hcap - 1);
+      if (table[h] >= 0) j = table[h];
+    }
     if (j == ng) {
       if (ng == capg) {
         access_group *g2 = realloc(g, sizeof *g * (size_t)(capg = capg ? 2 * capg : 16));
-        if (!g2) return free(g), free(mem), -1;
+        if (!g2) return free(g), free(mem), free(table), -1;
         g = g2;
       }
       g[ng++] = (access_group){.first = i, .footprint = distinct};
+      if (a->linear) table[h] = j;
     }
     mem[nm++] = (member){j, a->linear ? a->konst : i}; /* a non-linear access: its own */
   }
@@ -418,7 +434,7 @@ static int level_buffers(fstate *s, int L, level_buf *lb) {
   for (int i = 0; i < nm; i++)
     if (i == 0 || cmp_member(&mem[i - 1], &mem[i]) != 0)
       lb[s->acc[g[mem[i].group].first].buf].elems += g[mem[i].group].footprint;
-  free(g), free(mem);
+  free(g), free(mem), free(table);
   return 0;
 }
 
