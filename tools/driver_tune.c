@@ -27,7 +27,7 @@ int drv_tune(tec_ctx *ctx, const topi_template *t, const void *problem, const ch
     return err(2, m);
   }
   if (!strcmp(o.tuner, "xgb") && !tune_have_xgb())
-    return err(2, "--tuner xgb: this tec is built without the cost model (cmake -DTEC_TUNE_XGB=ON, libxgboost-dev); "
+    return err(2, "--tuner xgb: this tec is built without XGBoost (install libxgboost-dev and reconfigure); "
                   "grid and random are here");
   if (repeat > 16) return err(2, "--repeat for tune is 1 to 16 timed runs per candidate");
   if (a->trials) o.trials = a->trials;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tune/internal.h"
+#include "tec/tune_model.h"
 
 int tune_visited_init(tune_visited *v, int64_t space_size) {
   memset(v, 0, sizeof *v);
@@ -108,17 +109,5 @@ static tune_proposer *basic(tec_ctx *ctx, const char *name, unsigned seed,
 tune_proposer *tune_proposer_grid(tec_ctx *ctx, unsigned seed) { return basic(ctx, "grid", seed, grid_next); }
 tune_proposer *tune_proposer_random(tec_ctx *ctx, unsigned seed) { return basic(ctx, "random", seed, random_next); }
 
-#ifdef TEC_TUNE_XGB
-int tune_have_xgb(void) { return 1; }
-#else
-int tune_have_xgb(void) { return 0; }
-tune_proposer *tune_proposer_xgb(tec_ctx *ctx, unsigned seed) {
-  tec_ctx_set_error(ctx, "tune: the xgb tuner is not built in (configure with -DTEC_TUNE_XGB=ON, which needs "
-                         "libxgboost-dev and tune/xgb_model.c); the tuners here are grid, random");
-  return NULL;
-}
-float *tune_xgb_features(tec_ctx *ctx, const lower_func *f, int *n) {
-  *n = 0;
-  return NULL;
-}
-#endif
+/* the cost-model tuner is tuner_xgb.c; it needs XGBoost (tune_model_available) */
+int tune_have_xgb(void) { return tune_model_available(); }

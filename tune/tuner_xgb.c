@@ -3,8 +3,9 @@
  * the features of the lowered candidates measured so far, failed ones at 0 GFLOP/s) and asks
  * simulated annealing over the space's config indices (tune_anneal) for the k unvisited
  * configs of highest predicted GFLOP/s; a candidate is scored by lowering it in a scratch ctx
- * (once: its features are cached by config index) and predicting on its features. Built only with -DTEC_TUNE_XGB=ON (the cost model's files,
- * tune/features.c, xgb_model.c, anneal.c, and libxgboost-dev). Deterministic for a seed given
+ * (once: its features are cached by config index) and predicting on its features.
+ * Without XGBoost (libxgboost-dev not found at configure time) tune_model_new refuses and so
+ * does this proposer, naming the package. Deterministic for a seed given
  * the same measurements (the model is trained on measured times, so a different machine or
  * load may change the order after the random start). */
 #include <stdlib.h>

@@ -201,7 +201,7 @@ typedef struct tune_options {
   void *hook_user;
 } tune_options;
 tune_options tune_options_default(void);
-/* 1 when the cost-model tuner ("xgb") is built in (-DTEC_TUNE_XGB=ON), else 0. */
+/* 1 when the cost-model tuner ("xgb") is built in (libxgboost-dev found when tec was configured), else 0. */
 int tune_have_xgb(void);
 
 typedef struct tune_result {
