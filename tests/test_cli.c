@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "tec/tune.h"
 #include "testutil.h"
 
 static char dir[64];
@@ -124,10 +125,18 @@ START_TEST(bad_usage) {
       {"compile " CONV " --target rasp4b -o x.o --emit obj,pdf", "--emit 'pdf'; the kinds are obj, h, asm, ll"},
       {"bench " CONV " --repeat 0", "--repeat needs a count from 1 to 1000000, not 0"},
       {"bench " CONV " --after x", "--after is an option of tec print"},
-      {"tune " CONV, "tec tune: tuning is not built yet (issue 16)"},
+      {"tune " CONV, "tec tune: needs --records FILE"},
+      {"tune " CONV " --records r.jsonl --tuner foo", "tec tune: --tuner 'foo'; the tuners are grid, random, xgb"},
+      {"tune " CONV " --records r.jsonl --tuner xgb", "tec tune: --tuner xgb: this tec is built without the cost model"},
+      {"tune " CONV " --records r.jsonl --trials 0", "tec tune: --trials needs an integer from 1 to 1000000, not 0"},
+      {"tune " CONV " --records r.jsonl --timeout x", "tec tune: --timeout needs seconds from 1e-06 to 3600, not x"},
+      {"tune " CONV " --records r.jsonl --config ow_tile=3", "tec tune: takes OP, --shape, --records"},
+      {"tune " CONV " --records r.jsonl --target rasp4b", "tec tune: measures on this machine; --target 'rasp4b' is not the host"},
+      {"bench " CONV " --trials 3", "tec bench: --trials, --tuner, --records, --seed, --csv, --svg, --timeout are options of tec tune"},
       {"targets extra", "tec targets: takes no operator or options"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    if (strstr(cases[i].args, "--tuner xgb") && tune_have_xgb()) continue; /* built with the cost model */
     ck_assert_msg(run(TEC_CLI, cases[i].args) == 2, "tec %s: status not 2 (stderr: %s)", cases[i].args, err_text);
     tu_assert_contains(err_text, cases[i].want);
     ck_assert_msg(lines(err_text) == 1, "tec %s: %d lines on stderr:\n%s", cases[i].args, lines(err_text), err_text);
@@ -191,6 +200,36 @@ START_TEST(bench_conv) {
 }
 END_TEST
 
+/* tec tune: a few trials of a small dense layer; the records, the CSV and the plot written. */
+START_TEST(tune_dense) {
+  ck_assert_int_eq(run(TEC_CLI, "tune dense --shape m=16,n=32,k=8 --trials 3 --repeat 1 --seed 2 --records r.jsonl "
+                                "--csv t.csv --svg t.svg"), 0);
+  tu_assert_contains(out_text, "tune dense k=8,m=16,n=32 on llvm -mtriple=");
+  tu_assert_contains(out_text, "space: 6 knobs, ");
+  tu_assert_contains(out_text, "3 trials in ");
+  tu_assert_contains(out_text, ": 3 ok, 0 build errors, 0 run errors, 0 wrong, 0 time-outs; records in r.jsonl\n");
+  tu_assert_contains(out_text, "best: mr=");
+  tu_assert_contains(err_text, "tune: 3/3 trials, best ");
+  char path[128];
+  snprintf(path, sizeof path, "%s/r.jsonl", dir);
+  char *rec = tu_read_file(path, NULL);
+  ck_assert_ptr_nonnull(rec);
+  ck_assert_int_eq(lines(rec), 3);
+  tu_assert_contains(rec, "{\"workload\":\"dense k=8,m=16,n=32\",\"target\":\"llvm -mtriple=");
+  free(rec);
+  snprintf(path, sizeof path, "%s/t.csv", dir);
+  char *csv = tu_read_file(path, NULL);
+  ck_assert_ptr_nonnull(csv);
+  ck_assert_int_eq(lines(csv), 4);
+  free(csv);
+  snprintf(path, sizeof path, "%s/t.svg", dir);
+  char *svg = tu_read_file(path, NULL);
+  ck_assert_ptr_nonnull(svg);
+  tu_assert_contains(svg, "<polyline");
+  free(svg);
+}
+END_TEST
+
 /* The generator program: its operators beside the templates, the same verbs and errors. */
 START_TEST(generator) {
   ck_assert_int_eq(run(TEC_GEN, "list"), 0);
@@ -226,6 +265,7 @@ int main(void) {
   tcase_add_test(tc, bad_usage);
   tcase_add_test(tc, compile_link_run);
   tcase_add_test(tc, bench_conv);
+  tcase_add_test(tc, tune_dense);
   tcase_add_test(tc, generator);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);

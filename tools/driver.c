@@ -43,6 +43,7 @@ static int fail(int status, const char *verb, const char *msg) {
 typedef struct drv_opts {
   const char *verb, *op, *shape, *config, *target, *name, *out, *emit, *after;
   int repeat, help;
+  drv_tune_args tune; /* tune's own options (--trials, --tuner, ...) */
 } drv_opts;
 
 static const char *const usage_main =
@@ -52,7 +53,7 @@ static const char *const usage_main =
     "  print OP --shape S    the lowered loop program [--config C] [--target T] [--after PASS]\n"
     "  compile OP --shape S --target T -o x.o   object + header [--emit obj,h,asm,ll] [--name N]\n"
     "  bench OP --shape S    JIT-build for the host, prepare once, time run [--repeat N]\n"
-    "  tune OP --shape S     not built yet (issue 16)\n";
+    "  tune OP --shape S --records F   measure configs of OP's space [--trials N --tuner T]\n";
 
 static const char *verb_help(const char *verb) {
   if (!strcmp(verb, "targets"))
@@ -78,7 +79,15 @@ static const char *verb_help(const char *verb) {
     return "usage: tec bench OP --shape KEY=V,... [--config KNOB=V,...] [--repeat N] [--target T]\n"
            "  JIT-builds OP for the host, runs prepare once on random data, then times N runs\n"
            "  (default 20) and prints the median and fastest (and GFLOP/s for conv and dense).\n";
-  if (!strcmp(verb, "tune")) return "usage: tec tune OP --shape KEY=V,...\n  Not built yet (issue 16).\n";
+  if (!strcmp(verb, "tune"))
+    return "usage: tec tune OP --shape KEY=V,... --records FILE [--trials N] [--tuner grid|random|xgb]\n"
+           "                [--seed S] [--csv FILE] [--svg FILE] [--repeat N] [--timeout SEC]\n"
+           "  Measures N configs (default 64) of OP's knob space on the host, the default first:\n"
+           "  each built, prepared once, run --repeat times (default 5, at most 16) after a warm-up,\n"
+           "  its output checked against the default's; a run over --timeout seconds (default 1)\n"
+           "  is a time-out. Every trial is appended to FILE as one JSON line (tec print/bench\n"
+           "  --config takes the best config it prints); --csv writes the trials, --svg a plot of\n"
+           "  the best GFLOP/s so far. The same --seed gives the same trial order (grid, random).\n";
   return NULL;
 }
 
@@ -95,6 +104,28 @@ static int parse_opts(int argc, char **argv, drv_opts *o) {
     else if (!strcmp(a, "-o")) slot = &o->out;
     else if (!strcmp(a, "--emit")) slot = &o->emit;
     else if (!strcmp(a, "--after")) slot = &o->after;
+    else if (!strcmp(a, "--tuner")) slot = &o->tune.tuner;
+    else if (!strcmp(a, "--records")) slot = &o->tune.records;
+    else if (!strcmp(a, "--csv")) slot = &o->tune.csv;
+    else if (!strcmp(a, "--svg")) slot = &o->tune.svg;
+    else if (!strcmp(a, "--trials") || !strcmp(a, "--seed") || !strcmp(a, "--timeout")) {
+      char *end = NULL;
+      double v = i + 1 < argc ? strtod(argv[i + 1], &end) : 0;
+      int is_int = strcmp(a, "--timeout") != 0;
+      double lo = !strcmp(a, "--seed") ? 0 : !strcmp(a, "--trials") ? 1 : 1e-6;
+      double hi = !strcmp(a, "--seed") ? 4294967295.0 : !strcmp(a, "--trials") ? 1000000 : 3600;
+      if (!end || *end || !(v >= lo && v <= hi) || (is_int && v != (double)(long long)v)) {
+        char m[200];
+        snprintf(m, sizeof m, is_int ? "%s needs an integer from %.0f to %.0f%s%s" : "%s needs seconds from %g to %g%s%s", a,
+                 lo, hi, i + 1 < argc ? ", not " : "", i + 1 < argc ? argv[i + 1] : "");
+        return fail(2, o->verb, m);
+      }
+      if (a[2] == 't' && a[3] == 'r') o->tune.trials = (int)v;
+      else if (a[2] == 's') o->tune.seed = (unsigned)v, o->tune.seed_set = 1;
+      else o->tune.timeout = v;
+      i++;
+      continue;
+    }
     else if (!strcmp(a, "--repeat")) {
       char *end = NULL;
       long v = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;
@@ -128,6 +159,28 @@ static int parse_opts(int argc, char **argv, drv_opts *o) {
   return 0;
 }
 
+/* The topi template OP and its problem from --shape (the template applies to it). -1 with an
+ * error in ctx. */
+static int op_problem(tec_ctx *ctx, const drv_opts *o, tec_gen_params *p, const topi_template **out,
+                      drv_problem *prob) {
+  const topi_template *t = topi_template_find(o->op);
+  if (!t) {
+    char list[1024] = "";
+    for (int i = 0; i < topi_template_count(); i++)
+      snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", topi_template_at(i)->name);
+    for (tec_generator *q = generators; q; q = q->next)
+      snprintf(list + strlen(list), sizeof list - strlen(list), ", %s", q->name);
+    return tec_ctx_set_error(ctx, "unknown operator '%s'; the operators are %s", o->op, list);
+  }
+  if (!o->shape) return tec_ctx_set_error(ctx, "%s needs --shape with the keys %s", t->name, drv_problem_keys(t));
+  if (drv_problem_parse(t, p, prob) != 0) return -1;
+  const char *why = NULL;
+  if (t->applies && !t->applies(ctx, prob, &why))
+    return tec_ctx_set_error(ctx, "%s cannot compute this problem: %s", t->name, why ? why : "(no reason given)");
+  *out = t;
+  return 0;
+}
+
 /* The OP lowered for the options: a generator's function or a topi template's with its
  * config (*cfg_str: the config as text, NULL for generators; *flops: 0 if unknown). NULL with
  * an error in ctx. */
@@ -152,27 +205,9 @@ static lower_func *op_lower(tec_ctx *ctx, const drv_opts *o, const char **cfg_st
     }
     return drv_params_finish(&p, NULL) == 0 ? f : NULL;
   }
-  const topi_template *t = topi_template_find(o->op);
-  if (!t) {
-    char list[1024] = "";
-    for (int i = 0; i < topi_template_count(); i++)
-      snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", topi_template_at(i)->name);
-    for (tec_generator *q = generators; q; q = q->next)
-      snprintf(list + strlen(list), sizeof list - strlen(list), ", %s", q->name);
-    tec_ctx_set_error(ctx, "unknown operator '%s'; the operators are %s", o->op, list);
-    return NULL;
-  }
-  if (!o->shape) {
-    tec_ctx_set_error(ctx, "%s needs --shape with the keys %s", t->name, drv_problem_keys(t));
-    return NULL;
-  }
+  const topi_template *t;
   drv_problem prob;
-  if (drv_problem_parse(t, &p, &prob) != 0) return NULL;
-  const char *why = NULL;
-  if (t->applies && !t->applies(ctx, &prob, &why)) {
-    tec_ctx_set_error(ctx, "%s cannot compute this problem: %s", t->name, why ? why : "(no reason given)");
-    return NULL;
-  }
+  if (op_problem(ctx, o, &p, &t, &prob) != 0) return NULL;
   topi_space sp;
   if (t->space(ctx, &prob, o->target, &sp) != 0) return NULL;
   void *cfg = tec_ctx_alloc(ctx, sp.config_size);
@@ -196,15 +231,37 @@ int drv_list(void);
 int drv_compile(tec_ctx *ctx, lower_func *f, const char *target, const char *out, const char *emit);
 int drv_bench(tec_ctx *ctx, lower_func *f, const char *target, int repeat, double flops);
 
+/* tec tune: the template's problem, then tools/driver_tune.c. */
+static int run_tune(drv_opts *o) {
+  if (o->config || o->name || o->after || o->emit || o->out)
+    return fail(2, "tune", "takes OP, --shape, --records, --trials, --tuner, --seed, --csv, --svg, --repeat, --timeout, --target");
+  if (!o->tune.records) return fail(2, "tune", "needs --records FILE (the JSON lines every trial is appended to)");
+  if (generator_find(o->op)) return fail(2, "tune", "tunes topi templates (their knob spaces); a generator has no space");
+  tec_ctx *ctx = tec_ctx_new();
+  if (!ctx) return fail(1, "tune", "out of memory");
+  tec_gen_params p;
+  const topi_template *t = NULL;
+  drv_problem prob;
+  int status;
+  if (drv_params_parse(ctx, o->shape, &p) != 0 || (p.target = o->target, op_problem(ctx, o, &p, &t, &prob)) != 0)
+    status = fail(2, "tune", tec_ctx_error(ctx));
+  else
+    status = drv_tune(ctx, t, &prob, o->shape, o->target, o->repeat, &o->tune);
+  tec_ctx_free(ctx);
+  return status;
+}
+
 static int run_verb(drv_opts *o) {
   const char *v = o->verb;
-  if (!strcmp(v, "tune"))
-    return fail(2, v, "tuning is not built yet (issue 16); tec bench times one config, --config sets it");
   if (!o->op) {
     char m[160];
     snprintf(m, sizeof m, "needs an OP (tec list shows them; tec %s --help)", v);
     return fail(2, v, m);
   }
+  if (strcmp(v, "tune") && (o->tune.tuner || o->tune.records || o->tune.csv || o->tune.svg || o->tune.trials ||
+                            o->tune.seed_set || o->tune.timeout > 0))
+    return fail(2, v, "--trials, --tuner, --records, --seed, --csv, --svg, --timeout are options of tec tune");
+  if (!strcmp(v, "tune")) return run_tune(o);
   if (!strcmp(v, "compile") && (!o->out || !o->target))
     return fail(2, v, !o->out ? "needs -o FILE.o" : "needs --target (\"llvm\" for the host; tec targets lists presets)");
   if (strcmp(v, "print") && o->after) return fail(2, v, "--after is an option of tec print");
@@ -251,7 +308,8 @@ int tec_driver_main(int argc, char **argv) {
   if (parse_opts(argc, argv, &o) != 0) return 2;
   if (o.help) return fputs(help, stdout), 0;
   if (!strcmp(o.verb, "targets") || !strcmp(o.verb, "list")) {
-    if (o.op || o.shape || o.config || o.target || o.name || o.out || o.emit || o.after || o.repeat)
+    if (o.op || o.shape || o.config || o.target || o.name || o.out || o.emit || o.after || o.repeat ||
+        o.tune.tuner || o.tune.records || o.tune.csv || o.tune.svg || o.tune.trials || o.tune.seed_set || o.tune.timeout > 0)
       return fail(2, o.verb, "takes no operator or options");
     return !strcmp(o.verb, "targets") ? drv_targets() : drv_list();
   }

@@ -23,6 +23,17 @@ typedef union drv_problem {
   topi_dense dense;
 } drv_problem;
 
+/* tec tune's own options (0 / NULL: not given) */
+typedef struct drv_tune_args {
+  const char *tuner, *records, *csv, *svg;
+  int trials, seed_set;
+  unsigned seed;
+  double timeout;
+} drv_tune_args;
+/* Tunes template t on problem (shape: the --shape text) for the host; the exit status. */
+int drv_tune(tec_ctx *ctx, const topi_template *t, const void *problem, const char *shape, const char *target,
+             int repeat, const drv_tune_args *a);
+
 int drv_params_parse(tec_ctx *ctx, const char *text, tec_gen_params *p);
 /* -1 with an error if a value was bad or a key was never read (legal: the keys, for the message) */
 int drv_params_finish(const tec_gen_params *p, const char *legal);

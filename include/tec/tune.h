@@ -1,0 +1,252 @@
+/* tune.h — tuning: search a template's knob space by measuring candidates on the host.
+ *
+ *   space     tune_space: knobs, each with its legal values (an "entity" of one or more
+ *             int64s: a split's factors, a permutation, per-axis annotations, one value).
+ *             tune_space_from_topi wraps a topi template's space; define_split / reorder /
+ *             annotate / knob build one for a schedule a user writes (tune/space*.c).
+ *   task      what is tuned: a workload (template + problem) and how one config of the space
+ *             becomes a lowered function (tune_task_topi for the topi templates).
+ *   measure   each candidate built for the host, prepare run once, run timed (warm-up,
+ *             repeats, median), a time-out per run, its output checked once against the
+ *             reference (the default config's output): tune/measure.c.
+ *   tuner     a loop over batches that a proposer (grid, random, xgb: a cost model + simulated
+ *             annealing) picks from the history; candidates compiled in a thread while earlier
+ *             ones are measured; one JSON record per trial appended to a file (tune/records.c);
+ *             progress line, CSV and SVG plot (tune/report.c).
+ *   apply     tune_apply_best: the best record of a workload for a target, or the default with
+ *             a warning naming the workload.
+ *
+ *   tune_task task;
+ *   tune_task_topi(ctx, topi_template_find("dense"), &problem, "m=64,n=64,k=64", NULL, &task);
+ *   tune_options o = tune_options_default();
+ *   o.trials = 64, o.tuner = "random", o.records = "dense.jsonl";
+ *   tune_result r;
+ *   tune_run(ctx, &task, &o, &r);      // r.trials[r.best].config: "mr=6 nr=64 ..."
+ *   tune_result_free(&r);
+ *   ...
+ *   tune_apply_best(ctx, "dense.jsonl", "dense", "m=64,n=64,k=64", NULL, &sp, cfg, &warning, 1);
+ *
+ * Errors: -1 (or NULL) with the message in the ctx, naming what was wrong.
+ */
+#ifndef TEC_TUNE_H
+#define TEC_TUNE_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "tec/build.h"
+#include "tec/runtime.h"
+#include "tec/topi.h"
+
+/* ---------------- spaces ---------------- */
+
+typedef enum tune_knob_kind {
+  TUNE_KNOB_INT,      /* one value (a topi knob, or a categorical knob's choice number) */
+  TUNE_KNOB_SPLIT,    /* `width` factors, outermost first (the first is the outer extent) */
+  TUNE_KNOB_REORDER,  /* a permutation of 0..width-1: the new order of the axes */
+  TUNE_KNOB_ANNOTATE  /* per axis a tune_ann value */
+} tune_knob_kind;
+
+typedef enum tune_split_policy {
+  TUNE_SPLIT_FACTORS, /* every tuple of factors whose product is the extent */
+  TUNE_SPLIT_POWER2,  /* inner factors powers of two, their product <= extent; outer: the rest
+                         (ceil), so the split may leave a tail */
+  TUNE_SPLIT_LIST     /* the candidate tuples given (inner factors; outer computed, ceil) */
+} tune_split_policy;
+
+typedef enum tune_ann {
+  TUNE_ANN_NONE = 1,
+  TUNE_ANN_UNROLL = 2,
+  TUNE_ANN_VECTORIZE = 4,
+  TUNE_ANN_PARALLEL = 8
+} tune_ann;
+
+typedef struct tune_knob {
+  const char *name;
+  tune_knob_kind kind;
+  int width;               /* int64s per value */
+  int64_t nvalues;
+  int64_t *values;         /* nvalues * width */
+  const char **labels;     /* categorical knob: a label per value (NULL otherwise) */
+  size_t topi_offset;      /* wrapped topi knob: the config field's offset */
+} tune_knob;
+
+typedef struct tune_space {
+  int nknobs, cap;
+  tune_knob *knobs;
+  const topi_space *topi;  /* set by tune_space_from_topi: configs are topi config structs */
+  tec_ctx *ctx;
+} tune_space;
+
+/* A space of its own (freed with the ctx, or tune_space_free). NULL with an error. */
+tune_space *tune_space_new(tec_ctx *ctx);
+void tune_space_free(tune_space *sp);
+/* The topi template's space, knob for knob (int knobs, same order, same index numbering as
+ * topi_space_config). */
+tune_space *tune_space_from_topi(tec_ctx *ctx, const topi_space *tsp);
+/* Knob constructors (AutoTVM's define_*). Each returns the knob's index, or -1 with an error
+ * (a duplicate name, an extent < 1, parts < 1 or > 8, an empty candidate list, a tuple whose
+ * product exceeds the extent, a knob with no legal value, a space past 2^62 configs).
+ * split: `parts` factors of `extent` by policy (cands: ncands tuples of parts-1 inner factors,
+ * TUNE_SPLIT_LIST only). reorder: the permutations of naxes axes (all of them in lexicographic
+ * order when ncands is 0, else the ncands given, each naxes long). annotate: per axis one of
+ * the choices in allowed[axis] (a mask of tune_ann), at most one axis vectorized and one
+ * parallel. knob: a categorical choice among nlabels labels, or nvals ints (labels NULL). */
+int tune_define_split(tune_space *sp, const char *name, int64_t extent, int parts,
+                      tune_split_policy policy, int ncands, const int64_t *cands);
+int tune_define_reorder(tune_space *sp, const char *name, int naxes, int ncands,
+                        const int *cands);
+int tune_define_annotate(tune_space *sp, const char *name, int naxes, const unsigned *allowed);
+int tune_define_knob(tune_space *sp, const char *name, int nvals, const int64_t *vals,
+                     const char *const *labels);
+/* The knob named name (-1 if none). */
+int tune_space_find(const tune_space *sp, const char *name);
+/* Number of configs (saturates at INT64_MAX). */
+int64_t tune_space_size(const tune_space *sp);
+/* Config index -> per-knob value indices (knob 0 fastest, as topi_space_config). -1 if out of
+ * range. */
+int tune_space_decode(const tune_space *sp, int64_t index, int64_t *knob_idx);
+int64_t tune_space_encode(const tune_space *sp, const int64_t *knob_idx);
+/* The entity of knob k in config `index` (width int64s), NULL if out of range. */
+const int64_t *tune_space_get(const tune_space *sp, int64_t index, int knob);
+/* "tile_x=[4,16] order=[1,0,2] unroll=[none,unroll] ..." (ctx's arena; NULL if out of range). */
+const char *tune_space_config_str(tec_ctx *ctx, const tune_space *sp, int64_t index);
+/* Prints each knob (name, kind, number of values, the first few) and the size. */
+void tune_space_print(FILE *out, const tune_space *sp);
+
+/* A config's values onto a schedule (tune/apply.c). split: iv split into parts loops by a
+ * split knob's factors (outermost first; out gets the parts loops, outermost first).
+ * reorder: the n axes put in the permutation's order. annotate: each axis unrolled,
+ * vectorized or made parallel as the annotate knob's value says. 0, or -1 with the schedule
+ * primitive's error in the ctx (or one naming a bad argument: parts outside 1..8, n outside
+ * 1..16, a permutation entry out of range). */
+int tune_sch_split(sch_stage *st, sch_iter *iv, const int64_t *factors, int parts, sch_iter **out);
+int tune_sch_reorder(sch_stage *st, int n, sch_iter *const *axes, const int64_t *perm);
+int tune_sch_annotate(sch_stage *st, int n, sch_iter *const *axes, const int64_t *anns);
+
+/* ---------------- tasks ---------------- */
+
+typedef struct tune_task tune_task;
+struct tune_task {
+  const char *template_name;   /* "dense" or the user's name */
+  const char *problem;         /* canonical problem string ("k=64,m=64,n=64") */
+  const char *workload;        /* template + " " + problem */
+  const char *target;          /* the target spelled out (tec_target_str): what records name */
+  const char *target_arg;      /* the target as given (NULL: host): what schedules and builds take */
+  const tune_space *space;
+  double flops;                /* per call (0: unknown; GFLOP/s then reported as 1/seconds) */
+  int64_t default_index;       /* the config index of the default (-1: index 0) */
+  /* The candidate with config `index`, lowered in ctx (a fresh ctx per candidate, on the
+   * compiling thread); *config_str gets its config text and *trace_json its schedule trace
+   * (may be NULL). NULL with an error in ctx. */
+  lower_func *(*lower)(const tune_task *task, tec_ctx *ctx, int64_t index, const char **config_str,
+                       const char **trace_json);
+  void *user;
+};
+
+/* A topi template's task for problem (copied) and target (NULL: host); problem_str is the
+ * problem as text (canonicalized into task->problem: pairs sorted, spaces dropped). */
+int tune_task_topi(tec_ctx *ctx, const topi_template *t, const void *problem,
+                   const char *problem_str, const char *target, tune_task *out);
+/* "n=1, c=32,h=56" -> "c=32,h=56,n=1" (arena). */
+const char *tune_problem_canon(tec_ctx *ctx, const char *text);
+
+/* ---------------- measurement ---------------- */
+
+typedef enum tune_status {
+  TUNE_OK,
+  TUNE_BUILD_ERROR,  /* lowering or building failed */
+  TUNE_RUN_ERROR,    /* prepare or run returned an error, or the measuring child died */
+  TUNE_WRONG,        /* the output differs from the reference */
+  TUNE_TIMEOUT       /* a run took longer than the time-out */
+} tune_status;
+const char *tune_status_name(tune_status s); /* "ok", "build", "run", "wrong", "timeout" */
+
+typedef struct tune_trial {
+  int64_t index;
+  const char *config;      /* malloc'd strings, owned by the result */
+  const char *trace;       /* the schedule trace, JSON on one line */
+  tune_status status;
+  const char *error;       /* "" when ok */
+  int ncosts;
+  double costs[16];        /* seconds per timed run (at most 16 kept) */
+  double median, gflops;   /* 0 unless ok */
+  float *features;         /* for the model tuner (NULL otherwise) */
+} tune_trial;
+
+/* ---------------- the tuner ---------------- */
+
+typedef struct tune_options {
+  int trials;               /* how many candidates (default 64; at most the space's size) */
+  const char *tuner;        /* "grid", "random" or "xgb" */
+  unsigned seed;
+  int batch;                /* proposals per round (default 8) */
+  int warmup, repeats;      /* runs before timing (default 1), timed runs (default 5) */
+  double timeout;           /* seconds per run (default 1): longer is a TUNE_TIMEOUT */
+  int fork;                 /* 1: measure in a forked child (a hang is killed, a crash is an
+                               error record); 0 in-process; -1 (default): 1 unless
+                               TEC_TEST_EMULATED is set */
+  int overlap;              /* 1: compile in a thread during measurement; -1 (default): when
+                               the machine has >= 2 online CPUs */
+  const char *records;      /* JSON lines file appended to (NULL: none) */
+  const char *csv, *svg;    /* written at the end (NULL: none) */
+  int progress;             /* 1: progress line on stderr (\r-updated when a terminal) */
+  double rtol;              /* output check: |x - ref| <= rtol * (1 + |ref|) (default 1e-3) */
+  /* The reference output (NULL: the default config's output). Called once with the inputs
+   * filled; writes out (nout floats). 0 or -1. */
+  int (*reference)(void *user, DLTensor *const *args, int nargs, float *out, int64_t nout);
+  void *reference_user;
+  /* Test hook, called in the measuring process after the first run of candidate `index`:
+   * may change the output (a wrong candidate) or sleep (a time-out). */
+  void (*hook)(void *user, int64_t index, float *out, int64_t nout);
+  void *hook_user;
+} tune_options;
+tune_options tune_options_default(void);
+/* 1 when the cost-model tuner ("xgb") is built in (libxgboost-dev found when tec was configured), else 0. */
+int tune_have_xgb(void);
+
+typedef struct tune_result {
+  int ntrials;
+  tune_trial *trials;       /* in trial order */
+  int best;                 /* index into trials of the fastest correct one, -1 if none */
+  double elapsed;           /* seconds */
+} tune_result;
+
+/* Tunes task. 0 (even if every candidate failed: see the records), or -1 with an error (bad
+ * options, a records file that cannot be opened, the reference failing). */
+int tune_run(tec_ctx *ctx, const tune_task *task, const tune_options *o, tune_result *out);
+void tune_result_free(tune_result *r);
+
+/* ---------------- records ---------------- */
+
+typedef struct tune_record {
+  const char *workload, *target, *template_name, *config, *error, *status, *timestamp,
+      *version;
+  int64_t index;
+  double gflops, median;
+  int ncosts;
+  double costs[16];
+} tune_record;
+
+/* One JSON line for trial t of task (arena). */
+const char *tune_record_json(tec_ctx *ctx, const tune_task *task, const tune_trial *t);
+/* Appends line + '\n' with one write() (O_APPEND). 0 or -1 with an error naming the file. */
+int tune_record_append(tec_ctx *ctx, const char *path, const char *line, int do_fsync);
+/* Reads every record of a file (arena). A line that does not parse is reported on `warn`
+ * (may be NULL) as "FILE:LINE: skipped: why" and skipped. -1 if the file cannot be read. */
+int tune_records_load(tec_ctx *ctx, const char *path, FILE *warn, tune_record **out, int *n);
+/* The fastest ok record of template + problem for target (NULL: host) written into config (a
+ * topi config of space sp, sp->config_size bytes). Returns 1 if a record was applied; 0 if the
+ * default was used, with *warning (arena; also printed on stderr when print is 1) naming the
+ * workload, why (no record; records for other targets only; a record whose config this
+ * space refuses) and the default config used; -1 on error (the file cannot be read). */
+int tune_apply_best(tec_ctx *ctx, const char *records, const char *template_name,
+                    const char *problem, const char *target, const topi_space *sp, void *config,
+                    const char **warning, int print);
+
+/* ---------------- what a user sees ---------------- */
+
+/* CSV of the trials; SVG plot of best-so-far GFLOP/s against trials. 0 or -1 with an error. */
+int tune_write_csv(tec_ctx *ctx, const char *path, const tune_result *r);
+int tune_write_svg(tec_ctx *ctx, const char *path, const tune_task *task, const tune_result *r);
+
+#endif

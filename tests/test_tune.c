@@ -1,0 +1,506 @@
+/* test_tune.c — tuning (tune/): spaces (sizes and values of split, reorder, annotate and
+ * categorical knobs counted by hand, printing, bad knobs with their messages); a small tune of
+ * dense 64x64x64 checked against a naive matmul reference (the records load back, apply-best
+ * picks the fastest record, a corrupt line is reported and skipped, another target's record is
+ * never applied, missing and mismatched records warn with the workload and the default); a
+ * deliberately wrong candidate and a time-out injected through the test hook (error records,
+ * never the best); the same seed giving the same trial order; bad options. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "tec/tune.h"
+#include "testutil.h"
+
+/* ---------------- spaces ---------------- */
+
+static char *print_space(const tune_space *sp) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  ck_assert_ptr_nonnull(f);
+  tune_space_print(f, sp);
+  fclose(f);
+  return buf;
+}
+
+START_TEST(split_counts) {
+  tec_ctx *ctx = tec_ctx_new();
+  tune_space *sp = tune_space_new(ctx);
+  /* 12 = 2^2 * 3: 6 divisors; ordered factorizations into 3: C(4,2) * C(3,2) = 18 */
+  ck_assert_int_eq(tune_define_split(sp, "f2", 12, 2, TUNE_SPLIT_FACTORS, 0, NULL), 0);
+  ck_assert_int_eq(tune_define_split(sp, "f3", 12, 3, TUNE_SPLIT_FACTORS, 0, NULL), 1);
+  /* inner powers of two <= 12: 1 2 4 8; pairs with product <= 12: 10 */
+  ck_assert_int_eq(tune_define_split(sp, "p2", 12, 2, TUNE_SPLIT_POWER2, 0, NULL), 2);
+  ck_assert_int_eq(tune_define_split(sp, "p3", 12, 3, TUNE_SPLIT_POWER2, 0, NULL), 3);
+  const int64_t cands[] = {5, 3, 12};
+  ck_assert_int_eq(tune_define_split(sp, "l2", 12, 2, TUNE_SPLIT_LIST, 3, cands), 4);
+  const int64_t want_n[] = {6, 18, 4, 10, 3};
+  for (int k = 0; k < 5; k++) ck_assert_int_eq(sp->knobs[k].nvalues, want_n[k]);
+  /* values, outer first: f2 = [12,1] [6,2] [4,3] [3,4] [2,6] [1,12] */
+  const int64_t f2[] = {12, 1, 6, 2, 4, 3, 3, 4, 2, 6, 1, 12};
+  for (int i = 0; i < 12; i++) ck_assert_int_eq(sp->knobs[0].values[i], f2[i]);
+  /* f3: [12,1,1] [6,1,2] ... [1,12,1]; every product 12 */
+  ck_assert_int_eq(sp->knobs[1].values[3], 6);
+  ck_assert_int_eq(sp->knobs[1].values[5], 2);
+  for (int v = 0; v < 18; v++) {
+    const int64_t *e = sp->knobs[1].values + 3 * v;
+    ck_assert_int_eq(e[0] * e[1] * e[2], 12);
+  }
+  /* power2: [12,1] [6,2] [3,4] [2,8] (outer = ceil) */
+  const int64_t p2[] = {12, 1, 6, 2, 3, 4, 2, 8};
+  for (int i = 0; i < 8; i++) ck_assert_int_eq(sp->knobs[2].values[i], p2[i]);
+  /* list: [3,5] [4,3] [1,12] */
+  const int64_t l2[] = {3, 5, 4, 3, 1, 12};
+  for (int i = 0; i < 6; i++) ck_assert_int_eq(sp->knobs[4].values[i], l2[i]);
+  ck_assert_int_eq(tune_space_size(sp), 6 * 18 * 4 * 10 * 3);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(reorder_annotate_knob) {
+  tec_ctx *ctx = tec_ctx_new();
+  tune_space *sp = tune_space_new(ctx);
+  ck_assert_int_eq(tune_define_reorder(sp, "order", 3, 0, NULL), 0);
+  ck_assert_int_eq(sp->knobs[0].nvalues, 6);
+  const int64_t perms[] = {0, 1, 2, 0, 2, 1, 1, 0, 2, 1, 2, 0, 2, 0, 1, 2, 1, 0};
+  for (int i = 0; i < 18; i++) ck_assert_int_eq(sp->knobs[0].values[i], perms[i]);
+  const int two[] = {2, 0, 1, 0, 1, 2};
+  ck_assert_int_eq(tune_define_reorder(sp, "order2", 3, 2, two), 1);
+  ck_assert_int_eq(sp->knobs[1].nvalues, 2);
+  /* none|unroll on two axes, none|unroll|vectorize on the last: 2 * 2 * 3 */
+  const unsigned ann[] = {TUNE_ANN_NONE | TUNE_ANN_UNROLL, TUNE_ANN_NONE | TUNE_ANN_UNROLL,
+                          TUNE_ANN_NONE | TUNE_ANN_UNROLL | TUNE_ANN_VECTORIZE};
+  ck_assert_int_eq(tune_define_annotate(sp, "ann", 3, ann), 2);
+  ck_assert_int_eq(sp->knobs[2].nvalues, 12);
+  /* parallel allowed on both axes, at most one of them: none/none, none/par, par/none */
+  const unsigned par[] = {TUNE_ANN_NONE | TUNE_ANN_PARALLEL, TUNE_ANN_NONE | TUNE_ANN_PARALLEL};
+  ck_assert_int_eq(tune_define_annotate(sp, "par", 2, par), 3);
+  ck_assert_int_eq(sp->knobs[3].nvalues, 3);
+  const char *const labels[] = {"root", "at_i", "inline"};
+  ck_assert_int_eq(tune_define_knob(sp, "where", 3, NULL, labels), 4);
+  ck_assert_int_eq(tune_space_size(sp), 6 * 2 * 12 * 3 * 3);
+  /* index: knob 0 fastest; decode, encode and the entity */
+  int64_t idx[5] = {5, 1, 11, 2, 1}, back[5];
+  int64_t index = tune_space_encode(sp, idx);
+  ck_assert_int_eq(index, 5 + 6 * (1 + 2 * (11 + 12 * (2 + 3 * 1))));
+  ck_assert_int_eq(tune_space_decode(sp, index, back), 0);
+  for (int k = 0; k < 5; k++) ck_assert_int_eq(back[k], idx[k]);
+  ck_assert_int_eq(tune_space_get(sp, index, 0)[0], 2);
+  ck_assert_str_eq(tune_space_config_str(ctx, sp, index),
+                   "order=[2,1,0] order2=[0,1,2] ann=[unroll,unroll,vec] par=[par,none] where=at_i");
+  ck_assert_int_eq(tune_space_decode(sp, tune_space_size(sp), back), -1);
+  char *text = print_space(sp);
+  ck_assert_str_eq(text,
+                   "space: 5 knobs, 1296 configs\n"
+                   "  order        reorder     6 values: [0,1,2] [0,2,1] [1,0,2] [1,2,0] [2,0,1] [2,1,0]\n"
+                   "  order2       reorder     2 values: [2,0,1] [0,1,2]\n"
+                   "  ann          annotate   12 values: [none,none,none] [none,none,unroll] [none,none,vec] "
+                   "[none,unroll,none] [none,unroll,unroll] [none,unroll,vec] [unroll,none,none] [unroll,none,unroll] ...\n"
+                   "  par          annotate    3 values: [none,none] [none,par] [par,none]\n"
+                   "  where        category    3 values: root at_i inline\n");
+  free(text);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(bad_knobs) {
+  tec_ctx *ctx = tec_ctx_new();
+  tune_space *sp = tune_space_new(ctx);
+  ck_assert_int_eq(tune_define_split(sp, "x", 8, 2, TUNE_SPLIT_FACTORS, 0, NULL), 0);
+  ck_assert_int_eq(tune_define_split(sp, "x", 8, 2, TUNE_SPLIT_FACTORS, 0, NULL), -1);
+  assert_err(ctx, "tune space: knob 'x': a knob of that name exists already");
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(tune_define_split(sp, "y", 0, 2, TUNE_SPLIT_FACTORS, 0, NULL), -1);
+  assert_err(ctx, "tune space: split 'y': extent 0 and 2 parts; the extent must be >= 1 and the parts 1..8");
+  tec_ctx_clear_error(ctx);
+  const int64_t big[] = {9};
+  ck_assert_int_eq(tune_define_split(sp, "z", 8, 2, TUNE_SPLIT_LIST, 1, big), -1);
+  assert_err(ctx, "tune space: split 'z': candidate 0 has a factor 9 that is < 1 or makes the product exceed the extent 8");
+  tec_ctx_clear_error(ctx);
+  const int notperm[] = {0, 0};
+  ck_assert_int_eq(tune_define_reorder(sp, "r", 2, 1, notperm), -1);
+  assert_err(ctx, "tune space: reorder 'r': candidate 0 is not a permutation of 0..1");
+  tec_ctx_clear_error(ctx);
+  const unsigned none[] = {0};
+  ck_assert_int_eq(tune_define_annotate(sp, "a", 1, none), -1);
+  assert_err(ctx, "tune space: annotate 'a': axis 0 allows 0x0; a non-empty mask of TUNE_ANN_NONE, _UNROLL, "
+                  "_VECTORIZE, _PARALLEL is legal");
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(tune_space_size(sp), 4); /* the failed knobs were not added */
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* ---------------- a small tune of dense 64x64x64 ---------------- */
+
+#define M 64
+static const topi_dense dense_prob = {.m = M, .n = M, .k = M, .const_b = 1};
+static char dir[64];
+
+/* the independent reference: a naive matmul of the tuner's inputs */
+static int naive_ref(void *user, DLTensor *const *args, int nargs, float *out, int64_t nout) {
+  ck_assert_int_eq(nargs, 3);
+  ck_assert_int_eq(nout, M * M);
+  tu_ref_matmul(args[0]->data, args[1]->data, out, M, M, M);
+  ++*(int *)user;
+  return 0;
+}
+
+typedef struct hook_ctl {
+  int64_t wrong, slow;
+} hook_ctl;
+
+static void hook(void *user, int64_t index, float *out, int64_t nout) {
+  const hook_ctl *h = user;
+  if (index == h->wrong) out[nout / 2] += 1.0f;
+  if (index == h->slow) usleep(3000 * 1000); /* killed at 2 x 1 s + 0.5 s when forked */
+}
+
+static void make_task(tec_ctx *ctx, tune_task *task) {
+  ck_assert_msg(tune_task_topi(ctx, topi_template_find("dense"), &dense_prob, "n=64, m=64,k=64", NULL, task) == 0, "%s",
+                tec_ctx_error(ctx));
+}
+
+static tune_options small_options(const char *records, int *ref_calls) {
+  tune_options o = tune_options_default();
+  o.trials = 7, o.batch = 3, o.repeats = 1, o.warmup = 0, o.seed = 5, o.timeout = 1.0, o.records = records;
+  o.reference = naive_ref, o.reference_user = ref_calls;
+  return o;
+}
+
+static int count_lines(const char *path) {
+  char *s = tu_read_file(path, NULL);
+  ck_assert_ptr_nonnull(s);
+  int n = 0;
+  for (char *c = s; *c; c++) n += *c == '\n';
+  free(s);
+  return n;
+}
+
+static void setup(void) {
+  strcpy(dir, "/tmp/tec_tune_XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  if (system(cmd) != 0) fprintf(stderr, "test_tune: could not remove %s\n", dir);
+}
+
+START_TEST(tune_dense_records) {
+  tec_ctx *ctx = tec_ctx_new();
+  tune_task task;
+  make_task(ctx, &task);
+  ck_assert_str_eq(task.workload, "dense k=64,m=64,n=64");
+  topi_space tsp;
+  ck_assert_int_eq(topi_dense_space(ctx, &dense_prob, NULL, &tsp), 0);
+  ck_assert_int_eq(tune_space_size(task.space), topi_space_size(&tsp));
+  ck_assert_int_eq(task.space->nknobs, tsp.nknobs);
+  char rec[128], csv[128], svg[128];
+  snprintf(rec, sizeof rec, "%s/r.jsonl", dir);
+  snprintf(csv, sizeof csv, "%s/t.csv", dir);
+  snprintf(svg, sizeof svg, "%s/t.svg", dir);
+
+  /* run 1: everything correct */
+  int refs = 0;
+  tune_options o = small_options(rec, &refs);
+  o.csv = csv, o.svg = svg;
+  tune_result r1;
+  ck_assert_msg(tune_run(ctx, &task, &o, &r1) == 0, "%s", tec_ctx_error(ctx));
+  ck_assert_int_eq(refs, 1);
+  ck_assert_int_eq(r1.ntrials, 7);
+  ck_assert_int_eq(r1.trials[0].index, task.default_index); /* the default first */
+  for (int i = 0; i < r1.ntrials; i++) {
+    ck_assert_msg(r1.trials[i].status == TUNE_OK, "trial %d: %s", i, r1.trials[i].error);
+    ck_assert_int_eq(r1.trials[i].ncosts, 1);
+    ck_assert(r1.trials[i].gflops > 0);
+    tu_assert_contains(r1.trials[i].trace, "{\"tec_trace\": 1, \"records\": [");
+    for (int j = 0; j < i; j++) ck_assert(r1.trials[j].index != r1.trials[i].index);
+  }
+  ck_assert_int_ge(r1.best, 0);
+  ck_assert_int_eq(count_lines(rec), 7);
+  ck_assert_int_eq(count_lines(csv), 8);
+  char *s = tu_read_file(svg, NULL);
+  ck_assert_ptr_nonnull(s);
+  tu_assert_contains(s, "<svg xmlns=\"http://www.w3.org/2000/svg\"");
+  tu_assert_contains(s, "dense k=64,m=64,n=64: best-so-far GFLOP/s</text>");
+  free(s);
+
+  /* the records load back, one per trial, in order */
+  tune_record *recs;
+  int n;
+  ck_assert_int_eq(tune_records_load(ctx, rec, NULL, &recs, &n), 0);
+  ck_assert_int_eq(n, 7);
+  int fastest = 0;
+  for (int i = 0; i < n; i++) {
+    ck_assert_str_eq(recs[i].workload, "dense k=64,m=64,n=64");
+    ck_assert_str_eq(recs[i].target, task.target);
+    ck_assert_str_eq(recs[i].template_name, "dense");
+    ck_assert_str_eq(recs[i].config, r1.trials[i].config);
+    ck_assert_str_eq(recs[i].status, "ok");
+    ck_assert_int_eq(recs[i].index, r1.trials[i].index);
+    ck_assert_int_eq(recs[i].ncosts, 1);
+    ck_assert_str_eq(recs[i].version, "0.1.0");
+    if (recs[i].gflops > recs[fastest].gflops) fastest = i;
+  }
+  ck_assert_int_eq(fastest, r1.best);
+
+  /* apply-best: the fastest record's config */
+  void *cfg = tec_ctx_alloc(ctx, tsp.config_size);
+  const char *warning;
+  ck_assert_int_eq(tune_apply_best(ctx, rec, "dense", "m=64,n=64,k=64", NULL, &tsp, cfg, &warning, 0), 1);
+  ck_assert_ptr_null(warning);
+  ck_assert_str_eq(topi_config_str(ctx, &tsp, cfg), r1.trials[r1.best].config);
+
+  /* a corrupt line is reported (file:line) and skipped; a much faster record of another
+   * target is never applied */
+  char *all = tu_read_file(rec, NULL);
+  char *line2 = strchr(all, '\n') + 1;
+  char *line3 = strchr(line2, '\n') + 1;
+  FILE *f = fopen(rec, "w");
+  fwrite(all, 1, (size_t)(line3 - all), f);
+  fputs("{\"workload\":\"dense k=64,m=64,n=64\",\"target\":\n", f); /* line 3: cut short */
+  fputs(line3, f);
+  fprintf(f, "{\"workload\":\"dense k=64,m=64,n=64\",\"target\":\"rasp4b\",\"template\":\"dense\",\"config\":"
+             "\"mr=1 nr=16 ku=1 jb=1 parallel=0 pack=0\",\"status\":\"ok\",\"gflops\":99999}\n");
+  fclose(f);
+  free(all);
+  char *warn_text = NULL;
+  size_t wlen = 0;
+  FILE *w = open_memstream(&warn_text, &wlen);
+  ck_assert_int_eq(tune_records_load(ctx, rec, w, &recs, &n), 0);
+  fclose(w);
+  ck_assert_int_eq(n, 8);
+  char want[256];
+  snprintf(want, sizeof want, "%s:3: skipped: expected a string\n", rec);
+  ck_assert_str_eq(warn_text, want);
+  free(warn_text);
+  ck_assert_int_eq(tune_apply_best(ctx, rec, "dense", "k=64,m=64,n=64", NULL, &tsp, cfg, &warning, 0), 1);
+  ck_assert_str_eq(topi_config_str(ctx, &tsp, cfg), r1.trials[r1.best].config);
+
+  /* only another target's record: the default, with a warning naming the workload */
+  char other[128];
+  snprintf(other, sizeof other, "%s/other.jsonl", dir);
+  f = fopen(other, "w");
+  fprintf(f, "{\"workload\":\"dense k=64,m=64,n=64\",\"target\":\"rasp4b\",\"template\":\"dense\",\"config\":"
+             "\"mr=1 nr=16 ku=1 jb=1 parallel=0 pack=0\",\"status\":\"ok\",\"gflops\":99999}\n");
+  fclose(f);
+  const char *defstr = topi_config_str(ctx, &tsp, tsp.default_config);
+  ck_assert_int_eq(tune_apply_best(ctx, other, "dense", "k=64,m=64,n=64", NULL, &tsp, cfg, &warning, 0), 0);
+  ck_assert_str_eq(warning, tec_ctx_printf(ctx, "tune: no record for dense k=64,m=64,n=64 on target '%s' in %s (1 record for "
+                                                "other targets such as 'rasp4b', never applied); using the default config %s",
+                                           task.target, other, defstr));
+  ck_assert_int_eq(memcmp(cfg, tsp.default_config, tsp.config_size), 0);
+  /* no record of this workload at all */
+  ck_assert_int_eq(tune_apply_best(ctx, rec, "dense", "k=32,m=64,n=64", NULL, &tsp, cfg, &warning, 0), 0);
+  ck_assert_str_eq(warning, tec_ctx_printf(ctx, "tune: no record for dense k=32,m=64,n=64 in %s; using the default config %s",
+                                           rec, defstr));
+  /* a record whose config the space refuses */
+  f = fopen(other, "w");
+  fprintf(f, "{\"workload\":\"dense k=64,m=64,n=64\",\"target\":\"%s\",\"template\":\"dense\",\"config\":"
+             "\"mr=99\",\"status\":\"ok\",\"gflops\":5}\n", task.target);
+  fclose(f);
+  ck_assert_int_eq(tune_apply_best(ctx, other, "dense", "k=64,m=64,n=64", NULL, &tsp, cfg, &warning, 0), 0);
+  tu_assert_contains(warning, "tune: the best record for dense k=64,m=64,n=64 in ");
+  tu_assert_contains(warning, ", config 'mr=99', does not fit this template's space (dense: knob 'mr' = 99 is not legal");
+  tu_assert_contains(warning, tec_ctx_printf(ctx, "); using the default config %s", defstr));
+  ck_assert_int_eq(memcmp(cfg, tsp.default_config, tsp.config_size), 0);
+  /* an unreadable file is an error */
+  ck_assert_int_eq(tune_apply_best(ctx, "/nonexistent/r.jsonl", "dense", "k=64,m=64,n=64", NULL, &tsp, cfg, &warning, 0), -1);
+  tu_assert_contains(tec_ctx_error(ctx), "tune: cannot read the records file /nonexistent/r.jsonl: ");
+  tec_ctx_clear_error(ctx);
+
+  /* run 2, same seed: the same trial order; trial 2's candidate made wrong by the hook and
+   * trial 4's slowed past the time-out: error records, never the best */
+  hook_ctl h = {.wrong = r1.trials[2].index, .slow = r1.trials[4].index};
+  char rec2[128];
+  snprintf(rec2, sizeof rec2, "%s/r2.jsonl", dir);
+  tune_options o2 = small_options(rec2, &refs);
+  o2.hook = hook, o2.hook_user = &h;
+  tune_result r2;
+  ck_assert_msg(tune_run(ctx, &task, &o2, &r2) == 0, "%s", tec_ctx_error(ctx));
+  ck_assert_int_eq(r2.ntrials, 7);
+  for (int i = 0; i < 7; i++) ck_assert_int_eq(r2.trials[i].index, r1.trials[i].index);
+  ck_assert_int_eq(r2.trials[2].status, TUNE_WRONG);
+  tu_assert_contains(r2.trials[2].error, "wrong output: element 2048 is ");
+  tu_assert_contains(r2.trials[2].error, "(tolerance 0.001 * (1 + |reference|))");
+  ck_assert_int_eq(r2.trials[4].status, TUNE_TIMEOUT);
+  tu_assert_contains(r2.trials[4].error, "time-out of 1 s");
+  if (!getenv("TEC_TEST_EMULATED")) /* forked: the hanging run is killed */
+    ck_assert_str_eq(r2.trials[4].error, "a run did not finish within the time-out of 1 s (killed)");
+  ck_assert_int_eq(r2.trials[2].gflops, 0);
+  ck_assert(r2.best != 2 && r2.best != 4 && r2.best >= 0);
+  ck_assert_int_eq(r2.trials[r2.best].status, TUNE_OK);
+  ck_assert_int_eq(tune_records_load(ctx, rec2, NULL, &recs, &n), 0);
+  ck_assert_int_eq(n, 7);
+  ck_assert_str_eq(recs[2].status, "wrong");
+  ck_assert_str_eq(recs[2].error, r2.trials[2].error);
+  ck_assert_str_eq(recs[4].status, "timeout");
+  ck_assert_int_eq(tune_apply_best(ctx, rec2, "dense", "k=64,m=64,n=64", NULL, &tsp, cfg, &warning, 0), 1);
+  ck_assert_str_eq(topi_config_str(ctx, &tsp, cfg), r2.trials[r2.best].config);
+
+  /* another seed: another order (7 draws from 4608 configs) */
+  tune_options o3 = small_options(NULL, &refs);
+  o3.seed = 6, o3.trials = 3;
+  tune_result r3;
+  ck_assert_msg(tune_run(ctx, &task, &o3, &r3) == 0, "%s", tec_ctx_error(ctx));
+  ck_assert_int_eq(r3.trials[0].index, r1.trials[0].index);
+  ck_assert(r3.trials[1].index != r1.trials[1].index || r3.trials[2].index != r1.trials[2].index);
+  tune_result_free(&r1), tune_result_free(&r2), tune_result_free(&r3);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* grid: indices in order after the default; the space exhausted ends the run early */
+START_TEST(grid_and_bad_options) {
+  tec_ctx *ctx = tec_ctx_new();
+  tune_task task;
+  const topi_softmax sm = {.m = 4, .n = 8};
+  ck_assert_int_eq(tune_task_topi(ctx, topi_template_find("softmax"), &sm, "m=4,n=8", NULL, &task), 0);
+  ck_assert_int_eq(tune_space_size(task.space), 4); /* vectorize x parallel */
+  tune_options o = tune_options_default();
+  o.tuner = "grid", o.trials = 10, o.repeats = 1;
+  tune_result r;
+  ck_assert_msg(tune_run(ctx, &task, &o, &r) == 0, "%s", tec_ctx_error(ctx));
+  ck_assert_int_eq(r.ntrials, 4);
+  ck_assert_int_eq(r.trials[0].index, task.default_index);
+  int64_t next = 0;
+  for (int i = 1; i < 4; i++, next++) {
+    if (next == task.default_index) next++;
+    ck_assert_int_eq(r.trials[i].index, next);
+    ck_assert_msg(r.trials[i].status == TUNE_OK, "%s", r.trials[i].error);
+  }
+  tune_result_free(&r);
+  o.trials = 0;
+  ck_assert_int_eq(tune_run(ctx, &task, &o, &r), -1);
+  assert_err(ctx, "tune: trials is 0; it must be >= 1");
+  tec_ctx_clear_error(ctx);
+  o.trials = 2, o.tuner = "annealing";
+  ck_assert_int_eq(tune_run(ctx, &task, &o, &r), -1);
+  assert_err(ctx, "tune: unknown tuner 'annealing'; the tuners are grid, random, xgb");
+  tec_ctx_clear_error(ctx);
+  o.tuner = "random", o.repeats = 17;
+  ck_assert_int_eq(tune_run(ctx, &task, &o, &r), -1);
+  assert_err(ctx, "tune: warmup 1, repeats 17; warmup must be >= 0 and repeats 1..16");
+  tec_ctx_clear_error(ctx);
+  o.repeats = 1, o.records = "/nonexistent/dir/r.jsonl";
+  ck_assert_int_eq(tune_run(ctx, &task, &o, &r), -1);
+  tu_assert_contains(tec_ctx_error(ctx), "tune: cannot open the records file /nonexistent/dir/r.jsonl: ");
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* ---------------- a schedule of one's own ---------------- */
+
+/* C = A x B, 32 x 32 x 32: j split by a power-of-two knob, the three loops (i, j.outer,
+ * j.inner) reordered by a candidate list and annotated (i parallel or not; j.inner unrolled,
+ * vectorized or neither). */
+#define U 32
+typedef struct mm {
+  te_tensor *a, *b;
+  const ir_expr *k;
+} mm;
+
+static const ir_expr *mm_body(tec_ctx *ctx, const ir_expr *const *i, void *user) {
+  mm *m = user;
+  return te_sum(ir_mul(TE_AT(m->a, i[0], m->k), TE_AT(m->b, m->k, i[1])), 1, &m->k, NULL);
+}
+
+static lower_func *mm_lower(const tune_task *task, tec_ctx *ctx, int64_t index, const char **cfg, const char **trace) {
+  const tune_space *sp = task->space;
+  const ir_expr *n = ir_int(ctx, U);
+  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, (const ir_expr *[]){n, n});
+  te_tensor *B = te_placeholder(ctx, "B", TEC_F32, 2, (const ir_expr *[]){n, n});
+  mm *m = tec_ctx_alloc(ctx, sizeof *m);
+  *m = (mm){A, B, te_reduce_axis(ctx, "k", ir_int(ctx, 0), n)};
+  te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2, .shape = (const ir_expr *[]){n, n},
+                                                     .body = mm_body, .user = m});
+  sch_schedule *s = sch_create(ctx, 1, &C);
+  sch_stage *st = sch_stage_of(s, C);
+  sch_iter *loops[3];
+  loops[0] = sch_axis(st, 0);
+  if (tune_sch_split(st, sch_axis(st, 1), tune_space_get(sp, index, 0), 2, loops + 1) != 0 ||
+      tune_sch_reorder(st, 3, loops, tune_space_get(sp, index, 1)) != 0 ||
+      tune_sch_annotate(st, 3, loops, tune_space_get(sp, index, 2)) != 0)
+    return NULL;
+  if (cfg) *cfg = tune_space_config_str(ctx, sp, index);
+  if (trace) *trace = NULL;
+  return tec_lower(s, "mm", 3, (te_tensor *[]){A, B, C});
+}
+
+static int mm_ref(void *user, DLTensor *const *args, int nargs, float *out, int64_t nout) {
+  tu_ref_matmul(args[0]->data, args[1]->data, out, U, U, U);
+  return 0;
+}
+
+START_TEST(own_schedule) {
+  tec_ctx *ctx = tec_ctx_new();
+  tune_space *sp = tune_space_new(ctx);
+  ck_assert_int_eq(tune_define_split(sp, "tile_j", U, 2, TUNE_SPLIT_POWER2, 0, NULL), 0); /* 1..32: 6 */
+  const int orders[] = {0, 1, 2, 1, 0, 2};                                               /* i outer or j.outer outer */
+  ck_assert_int_eq(tune_define_reorder(sp, "order", 3, 2, orders), 1);
+  const unsigned ann[] = {TUNE_ANN_NONE | TUNE_ANN_PARALLEL, TUNE_ANN_NONE,
+                          TUNE_ANN_NONE | TUNE_ANN_UNROLL | TUNE_ANN_VECTORIZE};
+  ck_assert_int_eq(tune_define_annotate(sp, "ann", 3, ann), 2);
+  ck_assert_int_eq(tune_space_size(sp), 6 * 2 * 6);
+  tune_task task = {.template_name = "my_matmul", .problem = "n=32", .workload = "my_matmul n=32",
+                    .target = tec_target_str(ctx, NULL), .space = sp, .flops = 2.0 * U * U * U,
+                    .default_index = -1, .lower = mm_lower};
+  tune_options o = tune_options_default();
+  o.trials = 5, o.repeats = 1, o.seed = 9, o.reference = mm_ref;
+  tune_result r;
+  ck_assert_msg(tune_run(ctx, &task, &o, &r) == 0, "%s", tec_ctx_error(ctx));
+  ck_assert_int_eq(r.ntrials, 5);
+  ck_assert_int_eq(r.trials[0].index, 0);
+  ck_assert_str_eq(r.trials[0].config, "tile_j=[32,1] order=[0,1,2] ann=[none,none,none]");
+  for (int i = 0; i < 5; i++) /* every candidate computes the naive product */
+    ck_assert_msg(r.trials[i].status == TUNE_OK, "%s: %s", r.trials[i].config, r.trials[i].error);
+  tune_result_free(&r);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* the cost-model tuner: without XGBoost, the message naming the package; with it
+ * (libxgboost-dev found at configure time), random until 8 trials have features, then the model's proposals */
+START_TEST(xgb_tuner) {
+  tec_ctx *ctx = tec_ctx_new();
+  tune_task task;
+  make_task(ctx, &task);
+  tune_options o = tune_options_default();
+  o.tuner = "xgb", o.trials = 12, o.batch = 4, o.repeats = 1, o.seed = 3;
+  tune_result r;
+  if (!tune_have_xgb()) {
+    ck_assert_int_eq(tune_run(ctx, &task, &o, &r), -1);
+    tu_assert_contains(tec_ctx_error(ctx), "libxgboost-dev");
+    tec_ctx_free(ctx);
+    return;
+  }
+  ck_assert_msg(tune_run(ctx, &task, &o, &r) == 0, "%s", tec_ctx_error(ctx));
+  ck_assert_int_eq(r.ntrials, 12);
+  for (int i = 0; i < 12; i++) {
+    ck_assert_msg(r.trials[i].status == TUNE_OK, "%s: %s", r.trials[i].config, r.trials[i].error);
+    ck_assert_ptr_nonnull(r.trials[i].features);
+    for (int j = 0; j < i; j++) ck_assert(r.trials[j].index != r.trials[i].index);
+  }
+  tune_result_free(&r);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("tune");
+  TCase *tc = tcase_create("tune");
+  tcase_set_timeout(tc, 120);
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, split_counts);
+  tcase_add_test(tc, reorder_annotate_knob);
+  tcase_add_test(tc, bad_knobs);
+  tcase_add_test(tc, tune_dense_records);
+  tcase_add_test(tc, grid_and_bad_options);
+  tcase_add_test(tc, own_schedule);
+  tcase_add_test(tc, xgb_tuner);
+  suite_add_tcase(s, tc);
+  return tu_run(s);
+}

@@ -1,0 +1,78 @@
+/* driver_tune.c — `tec tune`: a topi template's space searched on the host (tune/), every
+ * trial appended to the records file, the progress line on stderr, the best config printed
+ * (the text --config takes), the CSV and SVG when asked. Exit 2 for bad usage, 1 when tuning
+ * fails or no candidate ran correctly. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "tec/tune.h"
+#include "tools/driver_internal.h"
+
+static int err(int status, const char *msg) {
+  fputs("tec tune: ", stderr);
+  for (const char *c = msg ? msg : "(no message)"; *c; c++)
+    if (*c != '\n') fputc(*c, stderr);
+    else if (c[1]) fputs("; ", stderr);
+  fputc('\n', stderr);
+  return status;
+}
+
+int drv_tune(tec_ctx *ctx, const topi_template *t, const void *problem, const char *shape, const char *target,
+             int repeat, const drv_tune_args *a) {
+  tune_options o = tune_options_default();
+  if (a->tuner) o.tuner = a->tuner;
+  if (strcmp(o.tuner, "grid") && strcmp(o.tuner, "random") && strcmp(o.tuner, "xgb")) {
+    char m[160];
+    snprintf(m, sizeof m, "--tuner '%s'; the tuners are grid, random, xgb", o.tuner);
+    return err(2, m);
+  }
+  if (!strcmp(o.tuner, "xgb") && !tune_have_xgb())
+    return err(2, "--tuner xgb: this tec is built without XGBoost (install libxgboost-dev and reconfigure); "
+                  "grid and random are here");
+  if (repeat > 16) return err(2, "--repeat for tune is 1 to 16 timed runs per candidate");
+  if (a->trials) o.trials = a->trials;
+  if (a->seed_set) o.seed = a->seed;
+  if (a->timeout > 0) o.timeout = a->timeout;
+  if (repeat) o.repeats = repeat;
+  o.records = a->records, o.csv = a->csv, o.svg = a->svg, o.progress = 1;
+  tune_task task;
+  if (tune_task_topi(ctx, t, problem, shape, target, &task) != 0) return err(2, tec_ctx_error(ctx));
+  if (target) { /* measured here: the target must be the host's */
+    const char *host = tec_target_str(ctx, NULL);
+    if (host && strcmp(host, task.target)) {
+      char m[600];
+      snprintf(m, sizeof m, "measures on this machine; --target '%s' is not the host (%s)", target, host);
+      return err(2, m);
+    }
+  }
+  printf("tune %s on %s, tuner %s, seed %u\n", task.workload, task.target, o.tuner, o.seed);
+  tune_space_print(stdout, task.space);
+  fflush(stdout);
+  tune_result r;
+  if (tune_run(ctx, &task, &o, &r) != 0) {
+    tune_result_free(&r);
+    return err(1, tec_ctx_error(ctx));
+  }
+  int nerr[5] = {0};
+  for (int i = 0; i < r.ntrials; i++) nerr[r.trials[i].status]++;
+  printf("%d trials in %.1f s: %d ok, %d build errors, %d run errors, %d wrong, %d time-outs; records in %s\n",
+         r.ntrials, r.elapsed, nerr[TUNE_OK], nerr[TUNE_BUILD_ERROR], nerr[TUNE_RUN_ERROR], nerr[TUNE_WRONG],
+         nerr[TUNE_TIMEOUT], a->records);
+  int status = 0;
+  if (r.best < 0) {
+    status = err(1, "no candidate ran correctly (the records say why)");
+  } else {
+    const tune_trial *b = &r.trials[r.best], *d = &r.trials[0];
+    printf("best: %s\n  median %.4f ms, %.2f GFLOP/s (trial %d; the default: %.4f ms)\n", b->config, 1e3 * b->median,
+           b->gflops, r.best + 1, d->status == TUNE_OK ? 1e3 * d->median : 0.0);
+    char cfg[1024];
+    snprintf(cfg, sizeof cfg, "%s", b->config);
+    for (char *c = cfg; *c; c++)
+      if (*c == ' ') *c = ',';
+    printf("tec bench %s --shape %s --config %s\n", t->name, shape, cfg);
+  }
+  if (a->csv) printf("trials: %s\n", a->csv);
+  if (a->svg) printf("plot: %s\n", a->svg);
+  tune_result_free(&r);
+  return status;
+}

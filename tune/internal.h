@@ -1,0 +1,77 @@
+/* internal.h — what the tuner's files share (not installed): the proposer abstraction, the
+ * history it reads, the seeded random numbers and the measurement entry points. */
+#ifndef TEC_TUNE_INTERNAL_H
+#define TEC_TUNE_INTERNAL_H
+
+#include "tec/tune.h"
+
+/* splitmix64: the tuner's only source of randomness (same seed, same trial order). */
+static inline uint64_t tune_rng_next(uint64_t *s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+/* uniform in [0, n) */
+static inline int64_t tune_rng_below(uint64_t *s, int64_t n) {
+  return n <= 1 ? 0 : (int64_t)(tune_rng_next(s) % (uint64_t)n);
+}
+
+/* The indices measured (or in flight) so far: an open-addressing set, plus a bitmap over the
+ * whole space when it is small enough (TUNE_BITMAP_MAX configs) for tune_anneal. */
+#define TUNE_BITMAP_MAX (1ll << 26)
+typedef struct tune_visited {
+  int64_t *slots;   /* -1: empty */
+  int64_t cap, n;
+  unsigned char *bitmap; /* NULL when the space is larger than TUNE_BITMAP_MAX */
+} tune_visited;
+int tune_visited_init(tune_visited *v, int64_t space_size);
+int tune_visited_has(const tune_visited *v, int64_t index);
+int tune_visited_add(tune_visited *v, int64_t index); /* 0, or -1 out of memory */
+void tune_visited_free(tune_visited *v);
+
+/* What a proposer sees: the task, the trials measured so far (in order) and the visited set. */
+typedef struct tune_history {
+  const tune_task *task;
+  const tune_trial *trials;
+  int ntrials;
+  const tune_visited *visited;
+  unsigned seed;
+} tune_history;
+
+/* A proposer picks the next batch: up to k distinct indices not visited. It returns how many
+ * (0: the space is exhausted), or -1 with an error in ctx. Grid, random and the model tuner
+ * (tuner_xgb.c) are three of them. */
+typedef struct tune_proposer tune_proposer;
+struct tune_proposer {
+  const char *name;
+  int wants_features;   /* 1: the tuner computes tune_trial.features for each candidate */
+  int (*next)(tune_proposer *p, tec_ctx *ctx, const tune_history *h, int k, int64_t *out);
+  void (*free)(tune_proposer *p);
+  void *state;
+  uint64_t rng;
+};
+tune_proposer *tune_proposer_grid(tec_ctx *ctx, unsigned seed);
+tune_proposer *tune_proposer_random(tec_ctx *ctx, unsigned seed);
+/* NULL with an error when tec was built without the cost model (XGBoost not found at configure time). */
+tune_proposer *tune_proposer_xgb(tec_ctx *ctx, unsigned seed);
+/* The features of a lowered candidate (NULL without the cost model): malloc'd, *n floats. */
+float *tune_xgb_features(tec_ctx *ctx, const lower_func *f, int *n);
+
+/* ---- measurement (measure.c) ---- */
+typedef struct tune_bench tune_bench;
+/* The arguments of f allocated and filled (seeded), and the reference output: o->reference,
+ * or f itself built and run (the default config). NULL with an error. */
+tune_bench *tune_bench_new(tec_ctx *ctx, lower_func *f, const tune_options *o);
+void tune_bench_free(tune_bench *b);
+/* Measures module m (built from f) into t (status, error, costs, median). */
+void tune_bench_measure(tune_bench *b, tec_module *m, const lower_func *f, tune_trial *t);
+int64_t tune_bench_nout(const tune_bench *b);
+
+/* ---- what a user sees (report.c) ---- */
+void tune_progress(FILE *out, int tty, int done, int total, double best, double elapsed, int final);
+
+/* malloc'd copy ("" for NULL) */
+char *tune_strdup(const char *s);
+
+#endif

@@ -1,0 +1,254 @@
+/* measure.c — measuring one candidate: the arguments allocated and filled once (seeded), the
+ * reference output computed once (the user's reference, or the default config's output);
+ * per candidate, prepare run once (tec_module_bind_constants, untimed), then warm-up and timed
+ * runs of run alone, the output of the first run checked against the reference, every run
+ * held to the time-out. In a forked child when asked (tune_options.fork): a run that hangs is
+ * killed at the time-out, a crash is an error record, not the tuner's end. */
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "tune/internal.h"
+
+struct tune_bench {
+  tec_ctx *ctx;
+  int nargs;
+  DLTensor *t;
+  DLTensor **args;
+  float *out;      /* the output argument's data (the last argument) */
+  int64_t nout;
+  float *ref;
+  tune_options o;
+};
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+int64_t tune_bench_nout(const tune_bench *b) { return b->nout; }
+
+void tune_bench_free(tune_bench *b) {
+  if (!b) return;
+  for (int i = 0; b->args && i < b->nargs; i++)
+    if (b->args[i]) tec_dl_free(&b->t[i]);
+  free(b->t), free(b->args), free(b->ref), free(b);
+}
+
+tune_bench *tune_bench_new(tec_ctx *ctx, lower_func *f, const tune_options *o) {
+  tune_bench *b = calloc(1, sizeof *b);
+  if (!b) return NULL;
+  b->ctx = ctx, b->o = *o, b->nargs = f->nuser;
+  b->t = calloc((size_t)b->nargs, sizeof *b->t);
+  b->args = calloc((size_t)b->nargs, sizeof *b->args);
+  if (!b->t || !b->args) goto oom;
+  for (int i = 0; i < b->nargs; i++) {
+    const te_tensor *a = f->user_args[i];
+    int64_t shape[8];
+    if (a->ndim > 8 || a->type.code != TEC_FLOAT || a->type.bits != 32) {
+      tec_ctx_set_error(ctx, "tune: argument %s is not a float32 tensor of at most 8 dimensions; the tuner measures float32 operators", a->name);
+      goto fail;
+    }
+    for (int d = 0; d < a->ndim; d++)
+      if (!ir_is_const_int(a->shape[d], &shape[d])) {
+        tec_ctx_set_error(ctx, "tune: argument %s has a symbolic shape; the tuner needs constant shapes", a->name);
+        goto fail;
+      }
+    if (tec_dl_alloc(&b->t[i], a->type, a->ndim, shape) != 0) goto oom;
+    b->args[i] = &b->t[i];
+    int64_t n = tec_dl_numel(&b->t[i]);
+    unsigned s = 12345u + 977u * (unsigned)i;
+    for (int64_t e = 0; e < n; e++)
+      s = s * 1103515245u + 12345u, ((float *)b->t[i].data)[e] = (float)((s >> 9) & 0xffff) / 32768.0f - 1.0f;
+  }
+  b->out = b->t[b->nargs - 1].data;
+  b->nout = tec_dl_numel(&b->t[b->nargs - 1]);
+  if (!(b->ref = malloc(sizeof *b->ref * (size_t)b->nout))) goto oom;
+  if (o->reference) {
+    if (o->reference(o->reference_user, b->args, b->nargs, b->ref, b->nout) != 0) {
+      tec_ctx_set_error(ctx, "tune: the reference function failed");
+      goto fail;
+    }
+  } else {
+    tec_module *m = tec_build(ctx, 1, &f, NULL);
+    if (!m) goto fail;
+    int32_t rc = tec_module_run(m, f->user_name, b->nargs, b->args);
+    if (rc == 0) memcpy(b->ref, b->out, sizeof *b->ref * (size_t)b->nout);
+    tec_module_free(m);
+    if (rc != 0) {
+      tec_ctx_set_error(ctx, "tune: the default config (the reference) failed to run: %s", tec_rt_last_error());
+      goto fail;
+    }
+  }
+  return b;
+oom:
+  tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tune: out of memory allocating the arguments");
+fail:
+  tune_bench_free(b);
+  return NULL;
+}
+
+/* What a measurement gives back (sent whole through the pipe from a child). */
+typedef struct meas {
+  int status, ncosts;
+  double costs[16];
+  char error[400];
+} meas;
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void note(int fd, char c) {
+  if (fd >= 0 && write(fd, &c, 1) != 1) { /* the parent is gone: nothing to tell */
+  }
+}
+
+/* Runs the measurement here; fd >= 0: a progress byte per step to the parent. */
+static void measure_here(tune_bench *b, tec_module *m, const lower_func *f, int64_t index, meas *r, int fd) {
+  const char *name = f->user_name;
+  memset(r, 0, sizeof *r);
+  for (int64_t e = 0; e < b->nout; e++) b->out[e] = NAN; /* a candidate that writes nothing is wrong */
+  if (tec_module_bind_constants(m, name, b->nargs, b->args) != 0) {
+    r->status = TUNE_RUN_ERROR;
+    snprintf(r->error, sizeof r->error, "prepare failed: %s", tec_rt_last_error());
+    return;
+  }
+  note(fd, 'p');
+  int runs = b->o.warmup + b->o.repeats;
+  for (int i = 0; i < runs; i++) {
+    double t0 = now_s();
+    int32_t rc = tec_module_run(m, name, b->nargs, b->args);
+    if (b->o.hook) b->o.hook(b->o.hook_user, index, b->out, b->nout);
+    double dt = now_s() - t0;
+    if (rc != 0) {
+      r->status = TUNE_RUN_ERROR;
+      snprintf(r->error, sizeof r->error, "run failed: %s", tec_rt_last_error());
+      return;
+    }
+    if (dt > b->o.timeout) {
+      r->status = TUNE_TIMEOUT;
+      snprintf(r->error, sizeof r->error, "a run took %.3g s, over the time-out of %g s", dt, b->o.timeout);
+      return;
+    }
+    note(fd, 'r');
+    if (i == 0) {
+      for (int64_t e = 0; e < b->nout; e++) {
+        double x = b->out[e], y = b->ref[e];
+        if (isnan(y) && isnan(x)) continue;
+        if (!(fabs(x - y) <= b->o.rtol * (1.0 + fabs(y)))) {
+          r->status = TUNE_WRONG;
+          snprintf(r->error, sizeof r->error,
+                   "wrong output: element %lld is %.9g, the reference %.9g (tolerance %g * (1 + |reference|))",
+                   (long long)e, x, y, b->o.rtol);
+          return;
+        }
+      }
+    }
+    if (i >= b->o.warmup && r->ncosts < 16) r->costs[r->ncosts++] = dt;
+  }
+  r->status = TUNE_OK;
+}
+
+/* Reads exactly n bytes before the deadline: 1 done, 0 end of file, -1 time-out. */
+static int read_until(int fd, void *buf, size_t n, double deadline) {
+  size_t got = 0;
+  while (got < n) {
+    double left = deadline - now_s();
+    if (left <= 0) return -1;
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    int rc = poll(&p, 1, (int)(left * 1000) + 1);
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc == 0) return -1;
+    ssize_t k = read(fd, (char *)buf + got, n - got);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return 0;
+    got += (size_t)k;
+  }
+  return 1;
+}
+
+static void measure_forked(tune_bench *b, tec_module *m, const lower_func *f, int64_t index, meas *r) {
+  int fds[2];
+  memset(r, 0, sizeof *r);
+  if (pipe(fds) != 0) {
+    r->status = TUNE_RUN_ERROR;
+    snprintf(r->error, sizeof r->error, "cannot make a pipe to the measuring process: %s", strerror(errno));
+    return;
+  }
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]), close(fds[1]);
+    r->status = TUNE_RUN_ERROR;
+    snprintf(r->error, sizeof r->error, "cannot fork the measuring process: %s", strerror(errno));
+    return;
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    meas res;
+    measure_here(b, m, f, index, &res, fds[1]);
+    char c = 'R';
+    if (write(fds[1], &c, 1) == 1 && write(fds[1], &res, sizeof res) == (ssize_t)sizeof res) _exit(0);
+    _exit(3);
+  }
+  close(fds[1]);
+  /* prepare may be slow (packing); a run is killed at twice the time-out (and a little) */
+  double deadline = now_s() + 10.0 * b->o.timeout + 5.0;
+  int done = 0, killed = 0, prepared = 0;
+  for (;;) {
+    char c;
+    int rc = read_until(fds[0], &c, 1, deadline);
+    if (rc < 0) {
+      kill(pid, SIGKILL), killed = 1;
+      break;
+    }
+    if (rc == 0) break;
+    if (c == 'R') {
+      done = read_until(fds[0], r, sizeof *r, now_s() + 5.0) == 1;
+      break;
+    }
+    prepared = 1;
+    deadline = now_s() + 2.0 * b->o.timeout + 0.5; /* a run that returns is timed by the child itself */
+  }
+  close(fds[0]);
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  if (killed) {
+    memset(r, 0, sizeof *r);
+    r->status = TUNE_TIMEOUT;
+    snprintf(r->error, sizeof r->error, "%s did not finish within the time-out of %g s (killed)",
+             prepared ? "a run" : "prepare", b->o.timeout);
+  } else if (!done) {
+    memset(r, 0, sizeof *r);
+    r->status = TUNE_RUN_ERROR;
+    if (WIFSIGNALED(st))
+      snprintf(r->error, sizeof r->error, "the measuring process died of signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+    else
+      snprintf(r->error, sizeof r->error, "the measuring process exited with status %d before reporting", WEXITSTATUS(st));
+  }
+}
+
+void tune_bench_measure(tune_bench *b, tec_module *m, const lower_func *f, tune_trial *t) {
+  meas r;
+  if (b->o.fork) measure_forked(b, m, f, t->index, &r);
+  else measure_here(b, m, f, t->index, &r, -1);
+  t->status = (tune_status)r.status;
+  t->ncosts = r.ncosts;
+  memcpy(t->costs, r.costs, sizeof t->costs);
+  t->error = tune_strdup(r.status == TUNE_OK ? "" : r.error);
+  if (r.status == TUNE_OK && r.ncosts > 0) {
+    double s[16];
+    memcpy(s, r.costs, sizeof s);
+    qsort(s, (size_t)r.ncosts, sizeof *s, cmp_double);
+    t->median = r.ncosts % 2 ? s[r.ncosts / 2] : 0.5 * (s[r.ncosts / 2 - 1] + s[r.ncosts / 2]);
+  }
+}

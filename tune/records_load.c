@@ -1,0 +1,219 @@
+/* records_load.c — reading a records file back (a small JSON reader for the flat record
+ * object; a line that does not parse is reported as FILE:LINE and skipped) and apply-best:
+ * the fastest correct record of a workload on a target, never another target's, and a
+ * warning naming the workload and the default used when there is none or it does not fit. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tune/internal.h"
+
+typedef struct jp {
+  tec_ctx *ctx;
+  const char *p;
+  const char *err;
+} jp;
+
+static void ws(jp *j) {
+  while (*j->p == ' ' || *j->p == '\t' || *j->p == '\r') j->p++;
+}
+
+static const char *jstring(jp *j) {
+  if (*j->p != '"') return j->err = "expected a string", NULL;
+  const char *s = ++j->p;
+  size_t n = 0;
+  while (s[n] && s[n] != '"') n += s[n] == '\\' && s[n + 1] ? 2 : 1;
+  if (!s[n]) return j->err = "an unterminated string", NULL;
+  char *out = tec_ctx_alloc(j->ctx, n + 1);
+  if (!out) return j->err = "out of memory", NULL;
+  size_t o = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] != '\\') {
+      out[o++] = s[i];
+      continue;
+    }
+    char c = s[++i];
+    if (c == 'n') out[o++] = '\n';
+    else if (c == 't') out[o++] = '\t';
+    else if (c == 'u' && i + 4 < n) {
+      unsigned v = 0;
+      if (sscanf(s + i + 1, "%4x", &v) != 1) return j->err = "a bad \\u escape", NULL;
+      out[o++] = v < 128 ? (char)v : '?';
+      i += 4;
+    } else out[o++] = c;
+  }
+  j->p = s + n + 1;
+  return out;
+}
+
+static int jnumber(jp *j, double *v) {
+  char *end;
+  errno = 0;
+  *v = strtod(j->p, &end);
+  if (end == j->p) return j->err = "expected a number", -1;
+  j->p = end;
+  return 0;
+}
+
+/* skips any value (objects and arrays balanced, strings honoured) */
+static int jskip(jp *j) {
+  ws(j);
+  if (*j->p == '"') return jstring(j) ? 0 : -1;
+  if (*j->p == '{' || *j->p == '[') {
+    int depth = 0;
+    do {
+      if (*j->p == '"') {
+        if (!jstring(j)) return -1;
+        continue;
+      }
+      if (*j->p == '{' || *j->p == '[') depth++;
+      else if (*j->p == '}' || *j->p == ']') depth--;
+      else if (!*j->p) return j->err = "an unterminated object or array", -1;
+      j->p++;
+    } while (depth > 0);
+    return 0;
+  }
+  if (!strncmp(j->p, "null", 4) || !strncmp(j->p, "true", 4)) return j->p += 4, 0;
+  if (!strncmp(j->p, "false", 5)) return j->p += 5, 0;
+  double v;
+  return jnumber(j, &v);
+}
+
+/* one record line; -1 with j->err */
+static int parse_record(jp *j, tune_record *r) {
+  memset(r, 0, sizeof *r);
+  r->index = -1;
+  ws(j);
+  if (*j->p != '{') return j->err = "not a JSON object", -1;
+  j->p++;
+  for (;;) {
+    ws(j);
+    if (*j->p == '}') break;
+    const char *key = jstring(j);
+    if (!key) return -1;
+    ws(j);
+    if (*j->p != ':') return j->err = "expected ':'", -1;
+    j->p++;
+    ws(j);
+    const char **sfield = !strcmp(key, "workload")    ? &r->workload
+                          : !strcmp(key, "target")      ? &r->target
+                          : !strcmp(key, "template")    ? &r->template_name
+                          : !strcmp(key, "config")      ? &r->config
+                          : !strcmp(key, "error")       ? &r->error
+                          : !strcmp(key, "status")      ? &r->status
+                          : !strcmp(key, "timestamp")   ? &r->timestamp
+                          : !strcmp(key, "tec_version") ? &r->version
+                                                        : NULL;
+    double v;
+    if (sfield) {
+      if (!(*sfield = jstring(j))) return -1;
+    } else if (!strcmp(key, "gflops") || !strcmp(key, "median") || !strcmp(key, "index")) {
+      if (jnumber(j, &v)) return -1;
+      if (key[0] == 'g') r->gflops = v;
+      else if (key[0] == 'm') r->median = v;
+      else r->index = (int64_t)v;
+    } else if (!strcmp(key, "costs")) {
+      if (*j->p != '[') return j->err = "costs is not an array", -1;
+      j->p++;
+      for (ws(j); *j->p != ']'; ws(j)) {
+        if (jnumber(j, &v)) return -1;
+        if (r->ncosts < 16) r->costs[r->ncosts++] = v;
+        ws(j);
+        if (*j->p == ',') j->p++;
+        else if (*j->p != ']') return j->err = "expected ',' or ']' in costs", -1;
+      }
+      j->p++;
+    } else if (jskip(j)) {
+      return -1;
+    }
+    ws(j);
+    if (*j->p == ',') j->p++;
+    else if (*j->p != '}') return j->err = "expected ',' or '}'", -1;
+  }
+  j->p++;
+  ws(j);
+  if (*j->p) return j->err = "text after the object", -1;
+  static const char *const need[] = {"workload", "target", "template", "config", "status"};
+  const char *have[] = {r->workload, r->target, r->template_name, r->config, r->status};
+  for (int i = 0; i < 5; i++)
+    if (!have[i]) return j->err = tec_ctx_printf(j->ctx, "no \"%s\" field", need[i]), -1;
+  return 0;
+}
+
+int tune_records_load(tec_ctx *ctx, const char *path, FILE *warn, tune_record **out, int *n) {
+  *out = NULL, *n = 0;
+  FILE *f = fopen(path, "r");
+  if (!f) return tec_ctx_set_error(ctx, "tune: cannot read the records file %s: %s", path, strerror(errno));
+  int cap = 0;
+  char *line = NULL;
+  size_t lcap = 0;
+  ssize_t len;
+  int lineno = 0, rc = 0;
+  while ((len = getline(&line, &lcap, f)) >= 0) {
+    lineno++;
+    while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
+    if (len == 0) continue;
+    tune_record r;
+    jp j = {.ctx = ctx, .p = line};
+    if (parse_record(&j, &r) != 0) {
+      if (warn) fprintf(warn, "%s:%d: skipped: %s\n", path, lineno, j.err ? j.err : "does not parse");
+      continue;
+    }
+    if (*n == cap) {
+      int ncap = cap ? 2 * cap : 64;
+      tune_record *a = tec_ctx_alloc(ctx, sizeof *a * (size_t)ncap);
+      if (!a) {
+        rc = tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tune: out of memory reading %s", path);
+        break;
+      }
+      if (*n) memcpy(a, *out, sizeof *a * (size_t)*n);
+      *out = a, cap = ncap;
+    }
+    (*out)[(*n)++] = r;
+  }
+  free(line);
+  fclose(f);
+  return rc;
+}
+
+int tune_apply_best(tec_ctx *ctx, const char *records, const char *template_name, const char *problem,
+                    const char *target, const topi_space *sp, void *config, const char **warning, int print) {
+  if (warning) *warning = NULL;
+  memcpy(config, sp->default_config, sp->config_size);
+  const char *tstr = tec_target_str(ctx, target);
+  const char *canon = tune_problem_canon(ctx, problem);
+  if (!tstr || !canon) return -1;
+  const char *wl = tec_ctx_printf(ctx, "%s %s", template_name, canon);
+  const char *defstr = topi_config_str(ctx, sp, sp->default_config);
+  tune_record *recs;
+  int n;
+  if (tune_records_load(ctx, records, print ? stderr : NULL, &recs, &n) != 0) return -1;
+  int best = -1, others = 0;
+  const char *other_target = NULL;
+  for (int i = 0; i < n; i++) {
+    const tune_record *r = &recs[i];
+    if (strcmp(r->workload, wl) || strcmp(r->template_name, template_name) || strcmp(r->status, "ok")) continue;
+    if (strcmp(r->target, tstr)) {
+      others++, other_target = r->target;
+      continue;
+    }
+    if (best < 0 || r->gflops > recs[best].gflops) best = i;
+  }
+  const char *w = NULL;
+  if (best < 0 && others)
+    w = tec_ctx_printf(ctx, "tune: no record for %s on target '%s' in %s (%d record%s for other targets such as '%s', never applied); using the default config %s",
+                       wl, tstr, records, others, others == 1 ? "" : "s", other_target, defstr);
+  else if (best < 0)
+    w = tec_ctx_printf(ctx, "tune: no record for %s in %s; using the default config %s", wl, records, defstr);
+  else if (topi_config_parse(ctx, sp, recs[best].config, config) != 0) {
+    const char *why = tec_ctx_printf(ctx, "%s", tec_ctx_error(ctx));
+    tec_ctx_clear_error(ctx);
+    memcpy(config, sp->default_config, sp->config_size);
+    w = tec_ctx_printf(ctx, "tune: the best record for %s in %s, config '%s', does not fit this template's space (%s); using the default config %s",
+                       wl, records, recs[best].config, why, defstr);
+  } else {
+    return 1;
+  }
+  if (warning) *warning = w;
+  if (print && w) fprintf(stderr, "%s\n", w);
+  return 0;
+}

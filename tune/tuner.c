@@ -1,0 +1,259 @@
+/* tuner.c — the tuning loop (tune_run): a proposer picks each batch of config indices from
+ * the history; the batch's candidates are lowered and built on a compiling thread (each in a
+ * ctx of its own, freed once measured, so memory stays bounded over 10^4 trials) while the
+ * main thread measures the earlier ones, one at a time; each trial is appended to the records
+ * file as one JSON line as soon as it is measured (a killed tuner loses only the trial in
+ * flight). The first trial is the default config, whose output is the reference. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "tune/internal.h"
+
+char *tune_strdup(const char *s) { return strdup(s ? s : ""); }
+
+const char *tune_status_name(tune_status s) {
+  static const char *const names[] = {"ok", "build", "run", "wrong", "timeout"};
+  return (unsigned)s < 5 ? names[s] : "?";
+}
+
+tune_options tune_options_default(void) {
+  return (tune_options){.trials = 64, .tuner = "random", .seed = 1, .batch = 8, .warmup = 1, .repeats = 5,
+                        .timeout = 1.0, .fork = -1, .overlap = -1, .rtol = 1e-3};
+}
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* One candidate between proposal and measurement. */
+typedef struct slot {
+  int64_t index;
+  tec_ctx *ctx;
+  lower_func *f;
+  tec_module *m;
+  const char *config, *trace, *error; /* in ctx */
+  float *features;
+  int nfeatures;
+} slot;
+
+typedef struct pipeline {
+  const tune_task *task;
+  slot *slots;
+  int n, compiled, measured;
+  int features;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+} pipeline;
+
+#define AHEAD 2 /* candidates compiled before their measurement, at most */
+
+static void compile_slot(const tune_task *task, slot *s, int features) {
+  s->ctx = tec_ctx_new();
+  if (!s->ctx) {
+    s->error = "out of memory (a ctx for the candidate)";
+    return;
+  }
+  s->f = task->lower(task, s->ctx, s->index, &s->config, &s->trace);
+  if (s->f) s->m = tec_build(s->ctx, 1, &s->f, task->target_arg);
+  if (!s->f || !s->m) {
+    const char *e = tec_ctx_error(s->ctx);
+    s->error = e && *e ? e : "lowering or building failed without a message";
+    return;
+  }
+  if (features) s->features = tune_xgb_features(s->ctx, s->f, &s->nfeatures);
+}
+
+static void *compile_thread(void *arg) {
+  pipeline *p = arg;
+  for (int i = 0; i < p->n; i++) {
+    pthread_mutex_lock(&p->mu);
+    while (i - p->measured >= AHEAD) pthread_cond_wait(&p->cv, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+    compile_slot(p->task, &p->slots[i], p->features);
+    pthread_mutex_lock(&p->mu);
+    p->compiled = i + 1;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+  }
+  return NULL;
+}
+
+typedef struct run_state {
+  tec_ctx *ctx;
+  const tune_task *task;
+  const tune_options *o;
+  tune_bench *bench;
+  tune_result *res;
+  double t0, best;
+  int total, tty;
+} run_state;
+
+/* Measures slot s into the next trial, records it, frees the candidate. */
+static void finish_slot(run_state *st, slot *s) {
+  tune_result *r = st->res;
+  tune_trial *t = &r->trials[r->ntrials];
+  memset(t, 0, sizeof *t);
+  t->index = s->index;
+  t->config = tune_strdup(s->config ? s->config : tune_space_config_str(s->ctx ? s->ctx : st->ctx, st->task->space, s->index));
+  t->trace = tune_strdup(s->trace);
+  if (s->m) {
+    tune_bench_measure(st->bench, s->m, s->f, t);
+  } else {
+    t->status = TUNE_BUILD_ERROR;
+    t->error = tune_strdup(s->error);
+  }
+  if (t->status == TUNE_OK && t->median > 0) {
+    t->gflops = (st->task->flops > 0 ? st->task->flops : 1.0) / t->median * 1e-9;
+    if (r->best < 0 || t->median < r->trials[r->best].median) r->best = r->ntrials;
+    if (t->gflops > st->best) st->best = t->gflops;
+  }
+  if (s->features) {
+    t->features = malloc(sizeof *t->features * (size_t)s->nfeatures);
+    if (t->features) memcpy(t->features, s->features, sizeof *t->features * (size_t)s->nfeatures);
+    free(s->features), s->features = NULL;
+  }
+  r->ntrials++;
+  if (st->o->records) {
+    tec_ctx *lc = s->ctx ? s->ctx : st->ctx;
+    const char *line = tune_record_json(lc, st->task, t);
+    if (!line || tune_record_append(lc, st->o->records, line, 0) != 0)
+      fprintf(stderr, "tune: warning: trial %d not recorded: %s\n", r->ntrials, tec_ctx_error(lc));
+  }
+  tec_ctx_free(s->ctx);
+  s->ctx = NULL, s->f = NULL, s->m = NULL;
+  if (st->o->progress)
+    tune_progress(stderr, st->tty, r->ntrials, st->total, st->best, now_s() - st->t0, 0);
+}
+
+static int run_batch(run_state *st, const int64_t *idx, int k, int overlap, int features) {
+  if (k <= 0) return 0;
+  slot *slots = calloc((size_t)k, sizeof *slots);
+  if (!slots) return tec_ctx_set_error_kind(st->ctx, TEC_ERR_OOM, "tune: out of memory");
+  for (int i = 0; i < k; i++) slots[i].index = idx[i];
+  pthread_t th;
+  pipeline p = {.task = st->task, .slots = slots, .n = k, .features = features};
+  if (overlap && k > 1) {
+    pthread_mutex_init(&p.mu, NULL);
+    pthread_cond_init(&p.cv, NULL);
+    if (pthread_create(&th, NULL, compile_thread, &p) != 0) overlap = 0;
+  } else {
+    overlap = 0;
+  }
+  for (int i = 0; i < k; i++) {
+    if (overlap) {
+      pthread_mutex_lock(&p.mu);
+      while (p.compiled <= i) pthread_cond_wait(&p.cv, &p.mu);
+      pthread_mutex_unlock(&p.mu);
+    } else {
+      compile_slot(st->task, &slots[i], features);
+    }
+    finish_slot(st, &slots[i]);
+    if (overlap) {
+      pthread_mutex_lock(&p.mu);
+      p.measured = i + 1;
+      pthread_cond_broadcast(&p.cv);
+      pthread_mutex_unlock(&p.mu);
+    }
+  }
+  if (overlap) {
+    pthread_join(th, NULL);
+    pthread_mutex_destroy(&p.mu);
+    pthread_cond_destroy(&p.cv);
+  }
+  free(slots);
+  return 0;
+}
+
+static int check_options(tec_ctx *ctx, const tune_options *o) {
+  if (o->trials < 1) return tec_ctx_set_error(ctx, "tune: trials is %d; it must be >= 1", o->trials);
+  if (o->batch < 1) return tec_ctx_set_error(ctx, "tune: batch is %d; it must be >= 1", o->batch);
+  if (o->warmup < 0 || o->repeats < 1 || o->repeats > 16)
+    return tec_ctx_set_error(ctx, "tune: warmup %d, repeats %d; warmup must be >= 0 and repeats 1..16", o->warmup, o->repeats);
+  if (!(o->timeout > 0)) return tec_ctx_set_error(ctx, "tune: the time-out is %g s; it must be > 0", o->timeout);
+  if (!(o->rtol > 0)) return tec_ctx_set_error(ctx, "tune: rtol is %g; it must be > 0", o->rtol);
+  return 0;
+}
+
+int tune_run(tec_ctx *ctx, const tune_task *task, const tune_options *opt, tune_result *out) {
+  memset(out, 0, sizeof *out);
+  out->best = -1;
+  tune_options o = *opt;
+  if (check_options(ctx, &o) != 0) return -1;
+  const char *tn = o.tuner ? o.tuner : "random";
+  tune_proposer *prop = !strcmp(tn, "grid")     ? tune_proposer_grid(ctx, o.seed)
+                        : !strcmp(tn, "random") ? tune_proposer_random(ctx, o.seed)
+                        : !strcmp(tn, "xgb")    ? tune_proposer_xgb(ctx, o.seed)
+                                                : NULL;
+  if (!prop) {
+    if (strcmp(tn, "grid") && strcmp(tn, "random") && strcmp(tn, "xgb"))
+      tec_ctx_set_error(ctx, "tune: unknown tuner '%s'; the tuners are grid, random, xgb", tn);
+    return -1;
+  }
+  if (o.fork < 0) o.fork = getenv("TEC_TEST_EMULATED") ? 0 : 1;
+  if (o.overlap < 0) o.overlap = sysconf(_SC_NPROCESSORS_ONLN) >= 2;
+  int64_t size = tune_space_size(task->space);
+  int total = size < o.trials ? (int)size : o.trials;
+  int status = -1;
+  run_state st = {.ctx = ctx, .task = task, .o = &o, .res = out, .total = total, .tty = isatty(2)};
+  tec_ctx *refctx = tec_ctx_new();
+  tune_visited vis = {0};
+  int64_t *idx = malloc(sizeof *idx * (size_t)o.batch);
+  out->trials = calloc((size_t)total, sizeof *out->trials);
+  if (!refctx || !idx || !out->trials || tune_visited_init(&vis, size) != 0) {
+    tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tune: out of memory");
+    goto done;
+  }
+  if (o.records && tune_record_append(ctx, o.records, NULL, 0) != 0) goto done; /* can we write it? */
+  int64_t def = task->default_index >= 0 ? task->default_index : 0;
+  lower_func *rf = task->lower(task, refctx, def, NULL, NULL);
+  st.t0 = now_s();
+  if (!rf || !(st.bench = tune_bench_new(refctx, rf, &o))) {
+    tec_ctx_set_error(ctx, "tune: %s: cannot compute the reference output: %s", task->workload, tec_ctx_error(refctx));
+    goto done;
+  }
+  /* round 0: the default config; then the proposer's batches */
+  idx[0] = def;
+  int k = 1;
+  while (out->ntrials < total) {
+    if (out->ntrials > 0) {
+      tune_history h = {.task = task, .trials = out->trials, .ntrials = out->ntrials, .visited = &vis, .seed = o.seed};
+      int want = total - out->ntrials < o.batch ? total - out->ntrials : o.batch;
+      k = prop->next(prop, ctx, &h, want, idx);
+      if (k < 0) goto done;
+      if (k == 0) break;
+    }
+    for (int i = 0; i < k; i++)
+      if (tune_visited_add(&vis, idx[i]) != 0) {
+        tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tune: out of memory");
+        goto done;
+      }
+    if (run_batch(&st, idx, k, o.overlap, prop->wants_features) != 0) goto done;
+  }
+  out->elapsed = now_s() - st.t0;
+  if (o.progress) tune_progress(stderr, st.tty, out->ntrials, total, st.best, out->elapsed, 1);
+  status = 0;
+  if (o.csv && tune_write_csv(ctx, o.csv, out) != 0) status = -1;
+  if (o.svg && tune_write_svg(ctx, o.svg, task, out) != 0) status = -1;
+done:
+  tune_bench_free(st.bench);
+  if (prop->free) prop->free(prop);
+  tune_visited_free(&vis);
+  free(idx);
+  tec_ctx_free(refctx);
+  if (status != 0) tune_result_free(out);
+  return status;
+}
+
+void tune_result_free(tune_result *r) {
+  for (int i = 0; r->trials && i < r->ntrials; i++) {
+    tune_trial *t = &r->trials[i];
+    free((char *)t->config), free((char *)t->trace), free((char *)t->error), free(t->features);
+  }
+  free(r->trials);
+  memset(r, 0, sizeof *r);
+  r->best = -1;
+}
