@@ -22,7 +22,9 @@
  * round-robin (tec, oneDNN, tec, ...) so the machine's load falls on both alike; each run times
  * every layer (clock around each call) and the whole run. Medians. "convs" is the sum of the
  * convolution layers' medians (the network's body); ratios are oneDNN / tec (above 1: tec is
- * faster). GNU OpenMP reads GOMP_SPINCOUNT when loaded: main() re-executes itself once with 2000,
+ * faster). "cores used" is the process's CPU time over the wall time of each one's runs: below
+ * the thread count, its workers were not on a core (other tenants of the machine) or idle;
+ * the calling thread's share beside it (the rest is the workers': their work and spinning). GNU OpenMP reads GOMP_SPINCOUNT when loaded: main() re-executes itself once with 2000,
  * tec's own spin budget (as bench/conv.c). */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -474,6 +476,8 @@ int main(int argc, char **argv) {
   double *tt = malloc(sizeof(double) * (size_t)R), *dt = malloc(sizeof(double) * (size_t)R);
   double *col = malloc(sizeof(double) * (size_t)R), *tmed = malloc(sizeof(double) * (size_t)nl);
   double *dmed = malloc(sizeof(double) * (size_t)nl);
+  /* process CPU seconds per run over wall seconds: the cores each one actually got */
+  double tcpu = 0, dcpu = 0, twall = 0, dwall = 0, tmain = 0, dmain = 0;
   if (!img || !ts || !ds || !tt || !dt || !col || !tmed || !dmed) return 1;
   FILE *csv = NULL;
   if (o.csv && !(csv = fopen(o.csv, "w"))) {
@@ -507,13 +511,20 @@ int main(int argc, char **argv) {
       printf("CHECK FAILED: %d threads: logits differ, max |tec - oneDNN| / max |oneDNN| = %.3g\n", t, rel);
       status = 1;
     }
+    tcpu = dcpu = twall = dwall = tmain = dmain = 0;
     for (int r = 0; r < R; r++) { /* round-robin */
-      double s = bench_now(CLOCK_MONOTONIC);
+      double s = bench_now(CLOCK_MONOTONIC), c = bench_now(CLOCK_PROCESS_CPUTIME_ID);
+      double m = bench_now(CLOCK_THREAD_CPUTIME_ID);
       if (net_run(n, img, ts + (size_t)r * (size_t)nl)) return 1;
       tt[r] = bench_now(CLOCK_MONOTONIC) - s;
-      s = bench_now(CLOCK_MONOTONIC);
+      tcpu += bench_now(CLOCK_PROCESS_CPUTIME_ID) - c, twall += tt[r];
+      tmain += bench_now(CLOCK_THREAD_CPUTIME_ID) - m;
+      s = bench_now(CLOCK_MONOTONIC), c = bench_now(CLOCK_PROCESS_CPUTIME_ID);
+      m = bench_now(CLOCK_THREAD_CPUTIME_ID);
       if (dn_run(d, ds + (size_t)r * (size_t)nl)) return 1;
       dt[r] = bench_now(CLOCK_MONOTONIC) - s;
+      dcpu += bench_now(CLOCK_PROCESS_CPUTIME_ID) - c, dwall += dt[r];
+      dmain += bench_now(CLOCK_THREAD_CPUTIME_ID) - m;
     }
     double tconv = 0, dconv = 0;
     for (int i = 0; i < nl; i++) {
@@ -546,6 +557,8 @@ int main(int argc, char **argv) {
     bench_sort(tt, R), bench_sort(dt, R);
     printf("  %-34s %9.3f %9.3f %7.2f\n", "whole network (fastest run)", tt[0] * 1e3, dt[0] * 1e3,
            dt[0] / tt[0]);
+    printf("  %-34s %9.2f %9.2f\n", "cores used (process CPU / wall)", tcpu / twall, dcpu / dwall);
+    printf("  %-34s %9.2f %9.2f\n", "  of which the calling thread's", tmain / twall, dmain / dwall);
     dn_free(d);
     free(d);
   }
