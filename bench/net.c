@@ -2,8 +2,8 @@
  * activations NCHW16c, weights packed once) against oneDNN running the same network with the
  * same weights, in one run, round-robin, 1 and 2 threads.
  *
- *   net [--net mobilenet|resnet18] [--threads 1,2] [--runs 30] [--layers] [--csv FILE]
- *       [--size 224] [--width 1.0]
+ *   net [--net mobilenet|resnet18] [--threads 1,2] [--runs 30] [--layers] [--prepadded]
+ *       [--csv FILE] [--size 224] [--width 1.0]
  *
  * oneDNN's network (built from tec's layer list, so the shapes and weights are the same):
  *   conv      dnnl convolution_direct, src / weights / dst format `any` (oneDNN picks blocked
@@ -22,7 +22,7 @@
  * round-robin (tec, oneDNN, tec, ...) so the machine's load falls on both alike; each run times
  * every layer (clock around each call) and the whole run. Medians. "convs" is the sum of the
  * convolution layers' medians (the network's body); ratios are oneDNN / tec (above 1: tec is
- * faster). "cores used" is the process's CPU time over the wall time of each one's runs: below
+ * faster). "cores used" is the process's CPU time over the wall time of a run (median): below
  * the thread count, its workers were not on a core (other tenants of the machine) or idle;
  * the calling thread's share beside it (the rest is the workers': their work and spinning). GNU OpenMP reads GOMP_SPINCOUNT when loaded: main() re-executes itself once with 2000,
  * tec's own spin budget (as bench/conv.c). */
@@ -44,7 +44,7 @@
 
 typedef struct opts {
   net_kind kind;
-  int nthreads, threads[MAX_THREADS], runs, layers;
+  int nthreads, threads[MAX_THREADS], runs, layers, prepadded;
   int64_t size;
   double width;
   const char *csv;
@@ -55,8 +55,8 @@ static int parse_opts(int argc, char **argv, opts *o) {
               .size = 224, .width = 1.0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--layers")) {
-      o->layers = 1;
+    if (!strcmp(a, "--layers") || !strcmp(a, "--prepadded")) {
+      *(a[2] == 'l' ? &o->layers : &o->prepadded) = 1;
       continue;
     }
     if (!v) {
@@ -421,6 +421,84 @@ static const float *dn_logits(dn_net *d, int v) {
   return h;
 }
 
+/* ---------------- --prepadded: what a padded layer costs without its pad copy ----------------
+ * A convolution with padding p whose template copies its input into a zero-bordered buffer
+ * first (conv2d_nchwc's pad_copy) is timed again as the same layer declared over an input that
+ * already has the border (h + 2p, w + 2p, padding 0): same output, same arithmetic, no copy and
+ * no border test, which is what a producer writing into the consumer's padded buffer would
+ * give. Layers without padding, or whose input is not blocked, get no variant. */
+
+typedef struct prepad {
+  int on[64];
+  tec_ctx *ctx;
+  tec_module *mod;
+  DLTensor t[64][5];
+  DLTensor *args[64][5];
+  int64_t shape[64][5][5];
+  int nargs[64];
+} prepad;
+
+static int prepad_build(prepad *pp, const net *n) {
+  memset(pp, 0, sizeof *pp);
+  if (!(pp->ctx = tec_ctx_new())) return -1;
+  lower_func *fs[64];
+  int nf = 0;
+  for (int i = 0; i < n->nlayers; i++) {
+    const net_layer *L = &n->layers[i];
+    const topi_conv2d *p = &L->conv;
+    if (L->op != NET_CONV || !(p->pad_h || p->pad_w) || p->in_layout.kind != TOPI_NCHWC) continue;
+    topi_conv2d q = *p;
+    q.h += 2 * p->pad_h, q.w += 2 * p->pad_w, q.pad_h = q.pad_w = 0;
+    topi_op op;
+    const topi_template *t = topi_template_find(L->tmpl);
+    if (!t || topi_instantiate(pp->ctx, t, &q, NULL, &op) ||
+        !(fs[nf] = tec_lower(op.sched, L->name, op.nargs, op.args))) {
+      fprintf(stderr, "net: --prepadded: %s: %s\n", L->name, tec_ctx_error(pp->ctx));
+      return -1;
+    }
+    nf++, pp->on[i] = 1;
+    /* arguments: data (padded), the layer's own weights, bias, residual, out */
+    int64_t cb = (q.c_in + p->in_layout.block - 1) / p->in_layout.block;
+    int64_t xs[5] = {q.n, cb, q.h, q.w, p->in_layout.block};
+    DLTensor x;
+    if (tec_dl_alloc(&x, TEC_F32, 5, xs)) return -1;
+    memset(x.data, 0, sizeof(float) * (size_t)tec_dl_numel(&x));
+    pp->nargs[i] = L->nargs;
+    for (int k = 0; k < L->nargs; k++) {
+      pp->t[i][k] = k ? L->t[k] : x;
+      memcpy(pp->shape[i][k], k ? L->shape[k] : xs, sizeof xs);
+      pp->t[i][k].shape = pp->shape[i][k];
+      pp->args[i][k] = &pp->t[i][k];
+    }
+  }
+  if (!nf) return 0;
+  if (!(pp->mod = tec_build(pp->ctx, nf, fs, NULL))) {
+    fprintf(stderr, "net: --prepadded: %s\n", tec_ctx_error(pp->ctx));
+    return -1;
+  }
+  for (int i = 0; i < n->nlayers; i++)
+    if (pp->on[i] && tec_module_bind_constants(pp->mod, n->layers[i].name, pp->nargs[i], pp->args[i])) {
+      fprintf(stderr, "net: --prepadded: %s: %s\n", n->layers[i].name, tec_rt_last_error());
+      return -1;
+    }
+  return 0;
+}
+
+/* the variants once each, in the network's order; secs[i] (0 where layer i has none) */
+static int prepad_run(prepad *pp, const net *n, double *secs) {
+  for (int i = 0; i < n->nlayers; i++) {
+    secs[i] = 0;
+    if (!pp->on[i]) continue;
+    double t0 = bench_now(CLOCK_MONOTONIC);
+    if (tec_module_run(pp->mod, n->layers[i].name, pp->nargs[i], pp->args[i])) {
+      fprintf(stderr, "net: --prepadded: %s: %s\n", n->layers[i].name, tec_rt_last_error());
+      return -1;
+    }
+    secs[i] = bench_now(CLOCK_MONOTONIC) - t0;
+  }
+  return 0;
+}
+
 /* ---------------- the run ---------------- */
 
 static void set_threads(int t) {
@@ -444,7 +522,7 @@ int main(int argc, char **argv) {
   opts o;
   if (parse_opts(argc, argv, &o)) {
     fprintf(stderr, "usage: net [--net mobilenet|resnet18] [--threads 1,2] [--runs 30] [--layers]\n"
-                    "           [--csv FILE] [--size 224] [--width 1.0]\n");
+                    "           [--prepadded] [--csv FILE] [--size 224] [--width 1.0]\n");
     return 2;
   }
   char cpu[256];
@@ -477,8 +555,12 @@ int main(int argc, char **argv) {
   double *col = malloc(sizeof(double) * (size_t)R), *tmed = malloc(sizeof(double) * (size_t)nl);
   double *dmed = malloc(sizeof(double) * (size_t)nl);
   /* process CPU seconds per run over wall seconds: the cores each one actually got */
-  double tcpu = 0, dcpu = 0, twall = 0, dwall = 0, tmain = 0, dmain = 0;
-  if (!img || !ts || !ds || !tt || !dt || !col || !tmed || !dmed) return 1;
+  double *cu = malloc(sizeof(double) * (size_t)(4 * R)); /* per run: tec, oneDNN, callers' */
+  if (!cu) return 1;
+  double *ps = malloc(sizeof(double) * (size_t)(nl * R)), *pmed = calloc((size_t)nl, sizeof(double));
+  if (!img || !ts || !ds || !tt || !dt || !col || !tmed || !dmed || !ps || !pmed) return 1;
+  static prepad pp;
+  if (o.prepadded && prepad_build(&pp, n)) return 1;
   FILE *csv = NULL;
   if (o.csv && !(csv = fopen(o.csv, "w"))) {
     fprintf(stderr, "net: cannot write %s: %s\n", o.csv, strerror(errno));
@@ -511,20 +593,20 @@ int main(int argc, char **argv) {
       printf("CHECK FAILED: %d threads: logits differ, max |tec - oneDNN| / max |oneDNN| = %.3g\n", t, rel);
       status = 1;
     }
-    tcpu = dcpu = twall = dwall = tmain = dmain = 0;
     for (int r = 0; r < R; r++) { /* round-robin */
       double s = bench_now(CLOCK_MONOTONIC), c = bench_now(CLOCK_PROCESS_CPUTIME_ID);
       double m = bench_now(CLOCK_THREAD_CPUTIME_ID);
       if (net_run(n, img, ts + (size_t)r * (size_t)nl)) return 1;
       tt[r] = bench_now(CLOCK_MONOTONIC) - s;
-      tcpu += bench_now(CLOCK_PROCESS_CPUTIME_ID) - c, twall += tt[r];
-      tmain += bench_now(CLOCK_THREAD_CPUTIME_ID) - m;
+      cu[r] = (bench_now(CLOCK_PROCESS_CPUTIME_ID) - c) / tt[r];
+      cu[2 * R + r] = (bench_now(CLOCK_THREAD_CPUTIME_ID) - m) / tt[r];
       s = bench_now(CLOCK_MONOTONIC), c = bench_now(CLOCK_PROCESS_CPUTIME_ID);
       m = bench_now(CLOCK_THREAD_CPUTIME_ID);
       if (dn_run(d, ds + (size_t)r * (size_t)nl)) return 1;
       dt[r] = bench_now(CLOCK_MONOTONIC) - s;
-      dcpu += bench_now(CLOCK_PROCESS_CPUTIME_ID) - c, dwall += dt[r];
-      dmain += bench_now(CLOCK_THREAD_CPUTIME_ID) - m;
+      cu[R + r] = (bench_now(CLOCK_PROCESS_CPUTIME_ID) - c) / dt[r];
+      cu[3 * R + r] = (bench_now(CLOCK_THREAD_CPUTIME_ID) - m) / dt[r];
+      if (o.prepadded && prepad_run(&pp, n, ps + (size_t)r * (size_t)nl)) return 1;
     }
     double tconv = 0, dconv = 0;
     for (int i = 0; i < nl; i++) {
@@ -532,6 +614,10 @@ int main(int argc, char **argv) {
       tmed[i] = bench_median(col, R);
       for (int r = 0; r < R; r++) col[r] = ds[(size_t)r * (size_t)nl + (size_t)i];
       dmed[i] = bench_median(col, R);
+      if (o.prepadded && pp.on[i]) {
+        for (int r = 0; r < R; r++) col[r] = ps[(size_t)r * (size_t)nl + (size_t)i];
+        pmed[i] = bench_median(col, R);
+      }
       if (n->layers[i].op == NET_CONV) tconv += tmed[i], dconv += dmed[i];
       if (csv) fprintf(csv, "%s,%d,%s,%.4f,%.4f\n", nname, t, n->layers[i].name, tmed[i] * 1e3, dmed[i] * 1e3);
     }
@@ -544,11 +630,21 @@ int main(int argc, char **argv) {
            t > 1 ? "s" : "", R, rel);
     if (o.layers) {
       printf("%-16s %-16s %9s %9s %7s  %s\n", "layer", "tec template", "tec ms", "oneDNN ms",
-             "ratio", "oneDNN impl");
-      for (int i = 0; i < nl; i++)
-        printf("%-16s %-16s %9.3f %9.3f %7.2f  %s%s\n", n->layers[i].name, n->layers[i].tmpl,
-               tmed[i] * 1e3, dmed[i] * 1e3, dmed[i] / tmed[i], d->impl[i],
-               d->nsteps[i] > 1 ? " (+reorder)" : "");
+             "ratio", o.prepadded ? "tec prepadded ms  oneDNN impl" : "oneDNN impl");
+      for (int i = 0; i < nl; i++) {
+        printf("%-16s %-16s %9.3f %9.3f %7.2f  ", n->layers[i].name, n->layers[i].tmpl,
+               tmed[i] * 1e3, dmed[i] * 1e3, dmed[i] / tmed[i]);
+        if (o.prepadded && pp.on[i]) printf("%16.3f  ", pmed[i] * 1e3);
+        else if (o.prepadded) printf("%16s  ", "-");
+        printf("%s%s\n", d->impl[i], d->nsteps[i] > 1 ? " (+reorder)" : "");
+      }
+      if (o.prepadded) {
+        double a = 0, b = 0;
+        for (int i = 0; i < nl; i++)
+          if (pp.on[i]) a += tmed[i], b += pmed[i];
+        printf("padded layers: %.3f ms as run, %.3f ms over an input with the border already "
+               "there (the copies and border tests: %.3f ms)\n", a * 1e3, b * 1e3, (a - b) * 1e3);
+      }
     }
     printf("  %-34s %9s %9s %7s\n", "", "tec ms", "oneDNN ms", "oneDNN/tec");
     printf("  %-34s %9.3f %9.3f %7.2f\n", "convs (sum of the layers' medians)", tconv * 1e3,
@@ -557,14 +653,21 @@ int main(int argc, char **argv) {
     bench_sort(tt, R), bench_sort(dt, R);
     printf("  %-34s %9.3f %9.3f %7.2f\n", "whole network (fastest run)", tt[0] * 1e3, dt[0] * 1e3,
            dt[0] / tt[0]);
-    printf("  %-34s %9.2f %9.2f\n", "cores used (process CPU / wall)", tcpu / twall, dcpu / dwall);
-    printf("  %-34s %9.2f %9.2f\n", "  of which the calling thread's", tmain / twall, dmain / dwall);
+    printf("  %-34s %9.2f %9.2f\n", "cores used (process CPU / wall)", bench_median(cu, R),
+           bench_median(cu + R, R));
+    printf("  %-34s %9.2f %9.2f\n", "  of which the calling thread's", bench_median(cu + 2 * R, R),
+           bench_median(cu + 3 * R, R));
     dn_free(d);
     free(d);
   }
   if (csv) fclose(csv);
   getloadavg(load, 3);
   printf("load at the end %.2f %.2f %.2f\n", load[0], load[1], load[2]);
+  for (int i = 0; i < nl; i++)
+    if (pp.on[i]) tec_dl_free(&pp.t[i][0]);
+  if (pp.mod) tec_module_free(pp.mod);
+  tec_ctx_free(pp.ctx);
+  free(ps), free(pmed), free(cu);
   free(img), free(ts), free(ds), free(tt), free(dt), free(col), free(tmed), free(dmed);
   net_free(n);
   return status;
