@@ -12,6 +12,8 @@
  *     OUTDIR/params.bin         the seeded weights and biases (floats, layer order, each array
  *                               starting on a 16-float boundary), what net_model_prepare reads
  *
+ *     OUTDIR/layers.txt         one line per convolution: name c_in h w c_out k stride pad groups
+ *                               (scripts/net_insn.sh counts XNNPACK on the same shapes)
  *     OUTDIR/expected.txt       with `expect`: the logits of the same network JIT-compiled for
  *                               this machine (net_compile, net_run) on driver.c's seeded image,
  *                               what the driver's output is compared with
@@ -247,6 +249,17 @@ int main(int argc, char **argv) {
              "  if (probs) memcpy(probs, v%d, sizeof(float) * %lld);\n  return 0;\n}\n",
           logits, (long long)n->opt.classes, probs, (long long)n->opt.classes);
   if (fclose(o)) return 1;
+  snprintf(path, sizeof path, "%s/layers.txt", dir);
+  FILE *lt = fopen(path, "w");
+  if (!lt) return 1;
+  for (int i = 0; i < n->nlayers; i++) {
+    const topi_conv2d *p = &n->layers[i].conv;
+    if (n->layers[i].op == NET_CONV)
+      fprintf(lt, "%s %lld %lld %lld %lld %lld %lld %lld %lld\n", n->layers[i].name,
+              (long long)p->c_in, (long long)p->h, (long long)p->w, (long long)p->c_out,
+              (long long)p->kh, (long long)p->stride_h, (long long)p->pad_h, (long long)p->groups);
+  }
+  if (fclose(lt)) return 1;
   if (argc > 6 && !strcmp(argv[6], "expect") && expect(n, dir)) return 1;
   printf("net_aot_gen: %s: %d layers for %s (NCHW%lldc) -> %s/net_layers.{o,h}, net_model.{c,h}, "
          "params.bin (%lld floats)\n",
