@@ -10,8 +10,8 @@
 # warm-up run uncounted); its logits are checked against the same network JIT-compiled on the
 # host. XNNPACK: the shared tool's xnn_conv_bench.c (NHWC, 1 thread, one warm-up and one counted
 # call, its default AArch64 kernels: RESULTS.md's `xnnpack` rows) built over a layer table of
-# this network's convolutions (layers.txt from net_aot_gen), when libxnnpack-dev:arm64 is
-# installed. XNNPACK runs each convolution alone (no pools, fc or softmax between them) and
+# this network's convolutions (layers.txt from net_aot_gen), against XNNPACK's arm64 packages
+# unpacked under WORK_DIR (or XNN_ARM64_ROOT). XNNPACK runs each convolution alone (no pools, fc or softmax between them) and
 # without bias or clamp; tec's layers have bias and relu6 fused. Needs a host build of tec
 # (TEC_BUILD_DIR, default build/), gcc-aarch64-linux-gnu, qemu-user, the plugin sources
 # (QEMU_INSN, default ../shared/tools/qemu-insn).
@@ -33,9 +33,20 @@ sh "$ROOT/examples/net_aot/run.sh" "$BUILD/examples/net_aot/net_aot_gen" "$ROOT"
   "$TARGET" mobilenet "$SIZE" "$WIDTH" >&2
 TEC_NUM_THREADS=1 qemu-aarch64 -L $QEMU_L -plugin "$PLUGIN,out=$WORK/tec.insn" \
   "$WORK/tec/driver" "$WORK/tec/params.bin" "$WORK/tec/out2.txt" 1 >&2
-# XNNPACK on the same convolution shapes
+# XNNPACK on the same convolution shapes. Its AArch64 packages are unpacked into a directory
+# (apt-get download + dpkg -x), never installed: libxnnpack-dev:arm64 cannot be installed beside
+# the host's libxnnpack-dev (apt removes the amd64 one, which bench/run conv links).
+XNN_ROOT=${XNN_ARM64_ROOT:-$WORK/xnn-arm64}
+XNN_LIB=$XNN_ROOT/usr/lib/aarch64-linux-gnu
+if [ ! -e "$XNN_ROOT/usr/include/xnnpack.h" ]; then
+  mkdir -p "$XNN_ROOT/debs"
+  (cd "$XNN_ROOT/debs" && apt-get download libxnnpack0:arm64 libxnnpack-dev:arm64 \
+    libpthreadpool0:arm64 libpthreadpool-dev:arm64 libcpuinfo0:arm64) >&2 ||
+    echo "net_insn: could not download XNNPACK's arm64 packages: no XNNPACK column" >&2
+  for d in "$XNN_ROOT"/debs/*.deb; do if [ -e "$d" ]; then dpkg -x "$d" "$XNN_ROOT"; fi; done
+fi
 have_xnn=0
-if [ -e /usr/lib/aarch64-linux-gnu/libXNNPACK.so ] || [ -e /usr/lib/aarch64-linux-gnu/libXNNPACK.a ]; then
+if [ -e "$XNN_ROOT/usr/include/xnnpack.h" ]; then
   have_xnn=1
   cp "$QI/xnn_conv_bench.c" "$QI/insn_marker.h" "$WORK/xnn/"
   awk 'BEGIN { print "#ifndef QEMU_INSN_LAYERS_H\n#define QEMU_INSN_LAYERS_H\n#include <string.h>";
@@ -45,10 +56,12 @@ if [ -e /usr/lib/aarch64-linux-gnu/libXNNPACK.so ] || [ -e /usr/lib/aarch64-linu
        END { print "};" }' "$WORK/tec/layers.txt" >"$WORK/xnn/layers.h"
   # the helpers of the shared tool's layers.h after its table
   sed -n '/^#define NLAYERS/,$p' "$QI/layers.h" >>"$WORK/xnn/layers.h"
-  aarch64-linux-gnu-gcc -O2 -I "$WORK/xnn" -o "$WORK/xnn/xnn_conv_bench" "$WORK/xnn/xnn_conv_bench.c" \
-    -Wl,-rpath-link,/usr/lib/aarch64-linux-gnu -lXNNPACK -lpthreadpool -lm -ldl
+  aarch64-linux-gnu-gcc -O2 -I "$WORK/xnn" -I "$XNN_ROOT/usr/include" -o "$WORK/xnn/xnn_conv_bench" \
+    "$WORK/xnn/xnn_conv_bench.c" -L "$XNN_LIB" -Wl,-rpath-link,"$XNN_LIB" \
+    -lXNNPACK -lpthreadpool -lm -ldl
   while read -r name rest; do
-    qemu-aarch64 -L $QEMU_L -plugin "$PLUGIN,out=$WORK/xnn/$name.insn" "$WORK/xnn/xnn_conv_bench" \
+    qemu-aarch64 -L $QEMU_L -E LD_LIBRARY_PATH="$XNN_LIB" -plugin "$PLUGIN,out=$WORK/xnn/$name.insn" \
+      "$WORK/xnn/xnn_conv_bench" \
       "$name" 1 >"$WORK/xnn/$name.out" || echo "xnnpack $name: FAILED ($(tail -1 "$WORK/xnn/$name.out"))" >&2
   done <"$WORK/tec/layers.txt"
 fi
