@@ -318,6 +318,22 @@ int net_compile(net *n) {
   return 0;
 }
 
+int net_lower(net *n, const char *target, lower_func **funcs) {
+  if (!n->ctx && !(n->ctx = tec_ctx_new())) return fail(n, "net_lower: %s%s", "out of memory", "");
+  for (int i = 0; i < n->nlayers; i++) {
+    net_layer *L = &n->layers[i];
+    const topi_template *t = topi_template_find(L->tmpl);
+    topi_op op;
+    if (!t) return fail(n, "net_lower: no template %s%s", L->tmpl, "");
+    if (topi_instantiate(n->ctx, t, problem(L), target, &op) ||
+        !(funcs[i] = tec_lower(op.sched, L->name, op.nargs, op.args)))
+      return fail(n, "net_lower: layer %s: %s", L->name, tec_ctx_error(n->ctx));
+  }
+  return 0;
+}
+
+int64_t net_value_floats(const net *n, int v) { return numel(&n->values[v]); }
+
 int net_prepare(net *n) {
   if (!n->mod) return fail(n, "net_prepare: %s%s", "compile the network first", "");
   for (int i = 0; i < n->nlayers; i++) {

@@ -72,6 +72,14 @@ net *net_create(const net_options *o, char *err, size_t errlen);
 /* Instantiates every layer's template with its default config for the host, lowers them and
  * builds one module; allocates the activations. 0, or -1 with net_error(). */
 int net_compile(net *n);
+/* Instantiates every layer's template with its default config for `target` (NULL: the host;
+ * "rasp4b", "llvm -mtriple=...": tec_target_str) and lowers it into funcs[0..nlayers), in
+ * n's context, without building anything: what an ahead-of-time generator emits
+ * (examples/net_aot). Create the network with .block = the target's float lanes. 0, or -1
+ * with net_error(). */
+int net_lower(net *n, const char *target, lower_func **funcs);
+/* The floats value v's buffer holds (its layout's padded channel blocks included). */
+int64_t net_value_floats(const net *n, int v);
 /* Packs every constant (the templates' prepare steps). 0, or -1 with net_error(). */
 int net_prepare(net *n);
 /* Runs the layers on image (NCHW [batch][3][size][size]); layer i's seconds in secs[i] unless

@@ -1,0 +1,364 @@
+/* net.c — a whole network end to end: tec (examples/net/net.c: every layer a topi template,
+ * activations NCHW16c, weights packed once) against oneDNN running the same network with the
+ * same weights, in one run, round-robin, 1 and 2 threads.
+ *
+ *   net [--net mobilenet|resnet18] [--threads 1,2] [--runs 30] [--layers] [--prepadded]
+ *       [--csv FILE] [--size 224] [--width 1.0]
+ *
+ * oneDNN's network (built from tec's layer list, so the shapes and weights are the same):
+ *   conv      dnnl convolution_direct, src / weights / dst format `any` (oneDNN picks blocked
+ *             layouts); bias, then post-ops: residual as a sum post-op (the conv writes in place
+ *             into the shortcut's buffer, which no later layer reads), relu as eltwise relu,
+ *             relu6 as eltwise clip [0, 6]
+ *   max pool  pooling max, dst `any`; global pool: pooling avg over the whole plane
+ *   fc        inner product (weights `any`), bias; softmax over the classes
+ * A reorder runs only where a layer's chosen src format differs from what its producer wrote
+ * (counted in that layer's time; none in MobileNet v1 and ResNet-18 here) and at the edge: the
+ * NCHW image into the first convolution's format, timed on a line of its own. tec's net_run
+ * copies the image into its input buffer (untimed per layer). Both are in the whole network's
+ * time, neither in "convs". Weights are reordered once, outside the timing.
+ *
+ * Per thread count: oneDNN's primitives are made after omp_set_num_threads; both networks run
+ * once and their logits are compared (max |a - b| / max |b|, limit 1e-3), then `runs` times
+ * round-robin (tec, oneDNN, tec, ...) so the machine's load falls on both alike; each run times
+ * every layer (clock around each call) and the whole run. Medians. "convs" is the sum of the
+ * convolution layers' medians (the network's body); ratios are oneDNN / tec (above 1: tec is
+ * faster). "cores used" is the process's CPU time over the wall time of a run (median): below
+ * the thread count, its workers were not on a core (other tenants of the machine) or idle;
+ * the calling thread's share beside it (the rest is the workers': their work and spinning). GNU OpenMP reads GOMP_SPINCOUNT when loaded: main() re-executes itself once with 2000,
+ * tec's own spin budget (as bench/conv.c). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "common.h"
+#include "net_dnnl.h"
+#include "peak.h"
+
+#define MAX_THREADS 8
+
+typedef struct opts {
+  net_kind kind;
+  int nthreads, threads[MAX_THREADS], runs, layers, prepadded;
+  int64_t size;
+  double width;
+  const char *csv;
+} opts;
+
+static int parse_opts(int argc, char **argv, opts *o) {
+  *o = (opts){.kind = NET_MOBILENET_V1, .nthreads = 2, .threads = {1, 2}, .runs = 30,
+              .size = 224, .width = 1.0};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--layers") || !strcmp(a, "--prepadded")) {
+      *(a[2] == 'l' ? &o->layers : &o->prepadded) = 1;
+      continue;
+    }
+    if (!v) {
+      fprintf(stderr, "net: %s: unknown option or missing value\n", a);
+      return -1;
+    }
+    i++;
+    if (!strcmp(a, "--net")) {
+      if (!strcmp(v, "mobilenet")) o->kind = NET_MOBILENET_V1;
+      else if (!strcmp(v, "resnet18")) o->kind = NET_RESNET18;
+      else {
+        fprintf(stderr, "net: --net %s: mobilenet or resnet18\n", v);
+        return -1;
+      }
+    } else if (!strcmp(a, "--threads")) {
+      if ((o->nthreads = bench_parse_list(v, o->threads, MAX_THREADS, 1, 256)) < 1) {
+        fprintf(stderr, "net: --threads %s: a list of 1 to %d positive counts, like 1,2\n", v,
+                MAX_THREADS);
+        return -1;
+      }
+    } else if (!strcmp(a, "--runs")) {
+      o->runs = atoi(v);
+      if (o->runs < 5 || o->runs > 10000) {
+        fprintf(stderr, "net: --runs %s: 5 to 10000\n", v);
+        return -1;
+      }
+    } else if (!strcmp(a, "--size")) {
+      o->size = atoll(v);
+      if (o->size < 32 || o->size > 1024) {
+        fprintf(stderr, "net: --size %s: 32 to 1024\n", v);
+        return -1;
+      }
+    } else if (!strcmp(a, "--width")) {
+      o->width = atof(v);
+      if (!(o->width > 0 && o->width <= 4)) {
+        fprintf(stderr, "net: --width %s: above 0, at most 4\n", v);
+        return -1;
+      }
+    } else if (!strcmp(a, "--csv")) {
+      o->csv = v;
+    } else {
+      fprintf(stderr, "net: unknown option '%s'\n", a);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+
+/* ---------------- --prepadded: what a padded layer costs without its pad copy ----------------
+ * A convolution with padding p whose template copies its input into a zero-bordered buffer
+ * first (conv2d_nchwc's pad_copy) is timed again as the same layer declared over an input that
+ * already has the border (h + 2p, w + 2p, padding 0): same output, same arithmetic, no copy and
+ * no border test, which is what a producer writing into the consumer's padded buffer would
+ * give. Layers without padding, or whose input is not blocked, get no variant. */
+
+typedef struct prepad {
+  int on[64];
+  tec_ctx *ctx;
+  tec_module *mod;
+  DLTensor t[64][5];
+  DLTensor *args[64][5];
+  int64_t shape[64][5][5];
+  int nargs[64];
+} prepad;
+
+static int prepad_build(prepad *pp, const net *n) {
+  memset(pp, 0, sizeof *pp);
+  if (!(pp->ctx = tec_ctx_new())) return -1;
+  lower_func *fs[64];
+  int nf = 0;
+  for (int i = 0; i < n->nlayers; i++) {
+    const net_layer *L = &n->layers[i];
+    const topi_conv2d *p = &L->conv;
+    if (L->op != NET_CONV || !(p->pad_h || p->pad_w) || p->in_layout.kind != TOPI_NCHWC) continue;
+    topi_conv2d q = *p;
+    q.h += 2 * p->pad_h, q.w += 2 * p->pad_w, q.pad_h = q.pad_w = 0;
+    topi_op op;
+    const topi_template *t = topi_template_find(L->tmpl);
+    if (!t || topi_instantiate(pp->ctx, t, &q, NULL, &op) ||
+        !(fs[nf] = tec_lower(op.sched, L->name, op.nargs, op.args))) {
+      fprintf(stderr, "net: --prepadded: %s: %s\n", L->name, tec_ctx_error(pp->ctx));
+      return -1;
+    }
+    nf++, pp->on[i] = 1;
+    /* arguments: data (padded), the layer's own weights, bias, residual, out */
+    int64_t cb = (q.c_in + p->in_layout.block - 1) / p->in_layout.block;
+    int64_t xs[5] = {q.n, cb, q.h, q.w, p->in_layout.block};
+    DLTensor x;
+    if (tec_dl_alloc(&x, TEC_F32, 5, xs)) return -1;
+    memset(x.data, 0, sizeof(float) * (size_t)tec_dl_numel(&x));
+    pp->nargs[i] = L->nargs;
+    for (int k = 0; k < L->nargs; k++) {
+      pp->t[i][k] = k ? L->t[k] : x;
+      memcpy(pp->shape[i][k], k ? L->shape[k] : xs, sizeof xs);
+      pp->t[i][k].shape = pp->shape[i][k];
+      pp->args[i][k] = &pp->t[i][k];
+    }
+  }
+  if (!nf) return 0;
+  if (!(pp->mod = tec_build(pp->ctx, nf, fs, NULL))) {
+    fprintf(stderr, "net: --prepadded: %s\n", tec_ctx_error(pp->ctx));
+    return -1;
+  }
+  for (int i = 0; i < n->nlayers; i++)
+    if (pp->on[i] && tec_module_bind_constants(pp->mod, n->layers[i].name, pp->nargs[i], pp->args[i])) {
+      fprintf(stderr, "net: --prepadded: %s: %s\n", n->layers[i].name, tec_rt_last_error());
+      return -1;
+    }
+  return 0;
+}
+
+/* the variants once each, in the network's order; secs[i] (0 where layer i has none) */
+static int prepad_run(prepad *pp, const net *n, double *secs) {
+  for (int i = 0; i < n->nlayers; i++) {
+    secs[i] = 0;
+    if (!pp->on[i]) continue;
+    double t0 = bench_now(CLOCK_MONOTONIC);
+    if (tec_module_run(pp->mod, n->layers[i].name, pp->nargs[i], pp->args[i])) {
+      fprintf(stderr, "net: --prepadded: %s: %s\n", n->layers[i].name, tec_rt_last_error());
+      return -1;
+    }
+    secs[i] = bench_now(CLOCK_MONOTONIC) - t0;
+  }
+  return 0;
+}
+
+/* ---------------- the run ---------------- */
+
+static void set_threads(int t) {
+  char buf[16];
+  snprintf(buf, sizeof buf, "%d", t);
+  setenv("TEC_NUM_THREADS", buf, 1);
+  tec_rt_set_num_threads(t);
+  omp_set_num_threads(t);
+}
+
+static void reexec_for_omp(char **argv) {
+  if (getenv("GOMP_SPINCOUNT") || getenv("TEC_BENCH_REEXEC")) return;
+  setenv("GOMP_SPINCOUNT", "2000", 0);
+  setenv("TEC_BENCH_REEXEC", "1", 1);
+  execv("/proc/self/exe", argv);
+  fprintf(stderr, "net: re-exec with GOMP_SPINCOUNT=2000 failed: %s\n", strerror(errno));
+}
+
+int main(int argc, char **argv) {
+  reexec_for_omp(argv);
+  opts o;
+  if (parse_opts(argc, argv, &o)) {
+    fprintf(stderr, "usage: net [--net mobilenet|resnet18] [--threads 1,2] [--runs 30] [--layers]\n"
+                    "           [--prepadded] [--csv FILE] [--size 224] [--width 1.0]\n");
+    return 2;
+  }
+  char cpu[256];
+  bench_cpu_model(cpu, sizeof cpu);
+  double load[3] = {0, 0, 0};
+  getloadavg(load, 3);
+  const dnnl_version_t *dv = dnnl_version();
+  printf("CPU: %s, %ld online CPUs, load %.2f %.2f %.2f; oneDNN %d.%d.%d; GOMP_SPINCOUNT=%s\n",
+         cpu, sysconf(_SC_NPROCESSORS_ONLN), load[0], load[1], load[2], dv->major, dv->minor,
+         dv->patch, getenv("GOMP_SPINCOUNT") ? getenv("GOMP_SPINCOUNT") : "unset");
+  char err[256];
+  net *n = net_create(&(net_options){.kind = o.kind, .size = o.size, .width = o.width, .seed = 1},
+                      err, sizeof err);
+  if (!n) {
+    fprintf(stderr, "net: %s\n", err);
+    return 1;
+  }
+  double t0 = bench_now(CLOCK_MONOTONIC);
+  if (net_compile(n) || net_prepare(n)) {
+    fprintf(stderr, "net: %s\n", net_error(n));
+    return 1;
+  }
+  printf("%s %lldx%lld width %.2f: %d layers, tec compiled and prepared in %.1f s\n",
+         o.kind == NET_RESNET18 ? "ResNet-18" : "MobileNet v1", (long long)o.size,
+         (long long)o.size, o.width, n->nlayers, bench_now(CLOCK_MONOTONIC) - t0);
+  int nl = n->nlayers, R = o.runs;
+  float *img = net_image(n, 7);
+  /* per run: nl layers, then the edge (oneDNN's input reorder; tec: its image copy, untimed) */
+  int nc = nl + 1;
+  double *ts = calloc((size_t)(nc * R), sizeof(double)), *ds = calloc((size_t)(nc * R), sizeof(double));
+  double *tt = malloc(sizeof(double) * (size_t)R), *dt = malloc(sizeof(double) * (size_t)R);
+  double *col = malloc(sizeof(double) * (size_t)R), *tmed = malloc(sizeof(double) * (size_t)nl);
+  double *dmed = malloc(sizeof(double) * (size_t)nc);
+  /* process CPU seconds per run over wall seconds: the cores each one actually got */
+  double *cu = malloc(sizeof(double) * (size_t)(4 * R)); /* per run: tec, oneDNN, callers' */
+  if (!cu) return 1;
+  double *ps = malloc(sizeof(double) * (size_t)(nl * R)), *pmed = calloc((size_t)nl, sizeof(double));
+  if (!img || !ts || !ds || !tt || !dt || !col || !tmed || !dmed || !ps || !pmed) return 1;
+  static prepad pp;
+  if (o.prepadded && prepad_build(&pp, n)) return 1;
+  FILE *csv = NULL;
+  if (o.csv && !(csv = fopen(o.csv, "w"))) {
+    fprintf(stderr, "net: cannot write %s: %s\n", o.csv, strerror(errno));
+    return 1;
+  }
+  if (csv) fprintf(csv, "net,threads,layer,tec_ms,onednn_ms\n");
+  const char *nname = o.kind == NET_RESNET18 ? "resnet18" : "mobilenet";
+  int status = 0;
+  for (int ti = 0; ti < o.nthreads && !status; ti++) {
+    int t = o.threads[ti];
+    set_threads(t);
+    dn_net *d = calloc(1, sizeof *d);
+    if (!d || dn_build(d, n, img)) {
+      fprintf(stderr, "net: oneDNN: %s\n", d ? d->err : "out of memory");
+      return 1;
+    }
+    /* once each, checked: the logits (value nvalues - 2) */
+    if (net_run(n, img, ts) || dn_run(d, ds)) {
+      fprintf(stderr, "net: %s\n", n->err[0] ? net_error(n) : d->err);
+      return 1;
+    }
+    const float *a = net_logits(n), *b = dn_logits(d, n->nvalues - 2);
+    double worst = 0, mag = 0;
+    for (int64_t k = 0; k < n->opt.classes; k++) {
+      worst = fmax(worst, fabs((double)a[k] - b[k]));
+      mag = fmax(mag, fabs((double)b[k]));
+    }
+    double rel = worst / (mag + 1e-30);
+    if (!(rel < 1e-3)) {
+      printf("CHECK FAILED: %d threads: logits differ, max |tec - oneDNN| / max |oneDNN| = %.3g\n", t, rel);
+      status = 1;
+    }
+    for (int r = 0; r < R; r++) { /* round-robin */
+      double s = bench_now(CLOCK_MONOTONIC), c = bench_now(CLOCK_PROCESS_CPUTIME_ID);
+      double m = bench_now(CLOCK_THREAD_CPUTIME_ID);
+      if (net_run(n, img, ts + (size_t)r * (size_t)nc)) return 1;
+      tt[r] = bench_now(CLOCK_MONOTONIC) - s;
+      cu[r] = (bench_now(CLOCK_PROCESS_CPUTIME_ID) - c) / tt[r];
+      cu[2 * R + r] = (bench_now(CLOCK_THREAD_CPUTIME_ID) - m) / tt[r];
+      s = bench_now(CLOCK_MONOTONIC), c = bench_now(CLOCK_PROCESS_CPUTIME_ID);
+      m = bench_now(CLOCK_THREAD_CPUTIME_ID);
+      if (dn_run(d, ds + (size_t)r * (size_t)nc)) return 1;
+      dt[r] = bench_now(CLOCK_MONOTONIC) - s;
+      cu[R + r] = (bench_now(CLOCK_PROCESS_CPUTIME_ID) - c) / dt[r];
+      cu[3 * R + r] = (bench_now(CLOCK_THREAD_CPUTIME_ID) - m) / dt[r];
+      if (o.prepadded && prepad_run(&pp, n, ps + (size_t)r * (size_t)nl)) return 1;
+    }
+    double tconv = 0, dconv = 0;
+    for (int i = 0; i < nl; i++) {
+      for (int r = 0; r < R; r++) col[r] = ts[(size_t)r * (size_t)nc + (size_t)i];
+      tmed[i] = bench_median(col, R);
+      for (int r = 0; r < R; r++) col[r] = ds[(size_t)r * (size_t)nc + (size_t)i];
+      dmed[i] = bench_median(col, R);
+      if (o.prepadded && pp.on[i]) {
+        for (int r = 0; r < R; r++) col[r] = ps[(size_t)r * (size_t)nl + (size_t)i];
+        pmed[i] = bench_median(col, R);
+      }
+      if (n->layers[i].op == NET_CONV) tconv += tmed[i], dconv += dmed[i];
+      if (csv) fprintf(csv, "%s,%d,%s,%.4f,%.4f\n", nname, t, n->layers[i].name, tmed[i] * 1e3, dmed[i] * 1e3);
+    }
+    for (int r = 0; r < R; r++) col[r] = ds[(size_t)r * (size_t)nc + (size_t)nl];
+    double edge = bench_median(col, R);
+    double tm = bench_median(tt, R), dm = bench_median(dt, R);
+    if (csv) {
+      fprintf(csv, "%s,%d,convs,%.4f,%.4f\n", nname, t, tconv * 1e3, dconv * 1e3);
+      fprintf(csv, "%s,%d,total,%.4f,%.4f\n", nname, t, tm * 1e3, dm * 1e3);
+    }
+    printf("\n%d thread%s (%d runs each, round-robin; logits agree to %.1e):\n", t,
+           t > 1 ? "s" : "", R, rel);
+    if (o.layers) {
+      printf("%-16s %-16s %9s %9s %7s  %s\n", "layer", "tec template", "tec ms", "oneDNN ms",
+             "ratio", o.prepadded ? "tec prepadded ms  oneDNN impl" : "oneDNN impl");
+      for (int i = 0; i < nl; i++) {
+        printf("%-16s %-16s %9.3f %9.3f %7.2f  ", n->layers[i].name, n->layers[i].tmpl,
+               tmed[i] * 1e3, dmed[i] * 1e3, dmed[i] / tmed[i]);
+        if (o.prepadded && pp.on[i]) printf("%16.3f  ", pmed[i] * 1e3);
+        else if (o.prepadded) printf("%16s  ", "-");
+        printf("%s%s\n", d->impl[i], d->nsteps[i] > 1 ? " (+reorder)" : "");
+      }
+      printf("%-16s %-16s %9s %9.3f %7s  the NCHW image into %s's format\n", "(input edge)",
+             "(memcpy)", "-", edge * 1e3, "", n->layers[0].name);
+      if (o.prepadded) {
+        double a = 0, b = 0;
+        for (int i = 0; i < nl; i++)
+          if (pp.on[i]) a += tmed[i], b += pmed[i];
+        printf("padded layers: %.3f ms as run, %.3f ms over an input with the border already "
+               "there (the copies and border tests: %.3f ms)\n", a * 1e3, b * 1e3, (a - b) * 1e3);
+      }
+    }
+    printf("  %-34s %9s %9s %7s\n", "", "tec ms", "oneDNN ms", "oneDNN/tec");
+    printf("  %-34s %9.3f %9.3f %7.2f\n", "convs (sum of the layers' medians)", tconv * 1e3,
+           dconv * 1e3, dconv / tconv);
+    printf("  %-34s %9.3f %9.3f %7.2f\n", "whole network (median run)", tm * 1e3, dm * 1e3, dm / tm);
+    bench_sort(tt, R), bench_sort(dt, R);
+    printf("  %-34s %9.3f %9.3f %7.2f\n", "whole network (fastest run)", tt[0] * 1e3, dt[0] * 1e3,
+           dt[0] / tt[0]);
+    printf("  %-34s %9.2f %9.2f\n", "cores used (process CPU / wall)", bench_median(cu, R),
+           bench_median(cu + R, R));
+    printf("  %-34s %9.2f %9.2f\n", "  of which the calling thread's", bench_median(cu + 2 * R, R),
+           bench_median(cu + 3 * R, R));
+    dn_free(d);
+    free(d);
+  }
+  if (csv) fclose(csv);
+  getloadavg(load, 3);
+  printf("load at the end %.2f %.2f %.2f\n", load[0], load[1], load[2]);
+  for (int i = 0; i < nl; i++)
+    if (pp.on[i]) tec_dl_free(&pp.t[i][0]);
+  if (pp.mod) tec_module_free(pp.mod);
+  tec_ctx_free(pp.ctx);
+  free(ps), free(pmed), free(cu);
+  free(img), free(ts), free(ds), free(tt), free(dt), free(col), free(tmed), free(dmed);
+  net_free(n);
+  return status;
+}
