@@ -279,10 +279,12 @@ int main(int argc, char **argv) {
         }
       }
       double pair = stat(ts, n, use_min);
-      printf("%-8s %4lldx%3lldx%-3lld s%lld >%4lld  pair %6.3f (dw %5.3f pw %5.3f)",
+      double pw = stat(tpw, n, use_min);
+      printf("%-8s %4lldx%3lldx%-3lld s%lld >%4lld  pair %6.3f (dw %5.3f pw %5.3f, %3.0f GF/s)",
              blocks[bi].name, (long long)blocks[bi].c, (long long)blocks[bi].h,
              (long long)blocks[bi].w, (long long)blocks[bi].stride, (long long)blocks[bi].c_out,
-             pair * 1e3, stat(tdw, n, use_min) * 1e3, stat(tpw, n, use_min) * 1e3);
+             pair * 1e3, stat(tdw, n, use_min) * 1e3, pw * 1e3,
+             topi_conv2d_flops(&c->p.pw) / pw * 1e-9);
       for (int i = 0; i < c->nvar; i++) {
         double m = stat(ts + (i + 1) * n, n, use_min);
         printf("  %s %7.3f (%.2fx)", c->v[i].label, m * 1e3, pair / m);

@@ -392,8 +392,10 @@ int topi_conv2d_spatial_pack_space(tec_ctx *ctx, const topi_conv2d *p, const cha
  *
  * Legal values: fused 0 or a divisor of the output height; the pointwise's ow_tile, oc_tiles,
  * ic_split, ic_unroll as in conv2d_nchwc (ow_tile up to 32 positions); the depthwise's dw_ow_tile,
- * dw_oh_tile as in depthwise_nchwc; parallel 0, 1. Defaults: the two templates' defaults, fused
- * (rows) as measured per shape (bench/README.md, "fused"). */
+ * dw_oh_tile as in depthwise_nchwc; parallel 0, 1. Defaults: the two templates' defaults (the
+ * pointwise's for an R-row problem when fused), fused = R only where the whole intermediate
+ * exceeds 512 KiB and the pointwise's kernel fits 256 KiB, R the smallest divisor of the output
+ * height whose tile holds >= 48 KiB (<= 128 KiB); elsewhere 0 (bench/README.md, "fused"). */
 typedef struct topi_dw_pw_fused_config {
   int64_t fused;      /* 0: dw at root (two passes); R > 0: dw computed per tile of R output rows */
   int64_t ow_tile;    /* pointwise: output positions per register tile */
@@ -402,8 +404,8 @@ typedef struct topi_dw_pw_fused_config {
   int64_t ic_unroll;  /* pointwise: 1 those blocks unrolled, 0 a loop */
   int64_t dw_ow_tile; /* depthwise: output columns per register tile */
   int64_t dw_oh_tile; /* depthwise: output rows per register tile */
-  int64_t parallel;   /* 1: fused: the row tiles in parallel; 0: both passes parallel as the
-                         two templates are */
+  int64_t parallel;   /* 1: parallel (fused: over (n, row tiles); fused = 0: each pass as its
+                         template is) */
 } topi_dw_pw_fused_config;
 int topi_dw_pw_fused_declare(tec_ctx *ctx, const topi_dw_pw *p, topi_decl *out);
 int topi_dw_pw_fused_schedule(const topi_decl *d, const topi_dw_pw_fused_config *cfg,
