@@ -21,7 +21,7 @@ typedef union drv_problem {
   topi_conv2d conv;
   topi_layout_problem layout;
   topi_dense dense;
-  topi_dw_pw dw_pw; /* no --shape keys yet: parsed as dense (zeros), which dw_pw_fused refuses */
+  topi_dw_pw dw_pw;
 } drv_problem;
 
 int drv_params_parse(tec_ctx *ctx, const char *text, tec_gen_params *p);
