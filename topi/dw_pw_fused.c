@@ -122,7 +122,7 @@ static int64_t tile_bytes(const topi_dw_pw *p, int64_t r) {
 
 /* The default row tile (0: not fused). Fusing saves the intermediate's trip through the cache
  * hierarchy but re-reads the pointwise's whole kernel once per row tile. Fused where the whole
- * intermediate does not fit half an L2 (512 KiB) and the kernel does (256 KiB), in the
+ * intermediate does not fit a 1 MiB L2 and the kernel fits a quarter of it (256 KiB), in the
  * smallest tile of at least 48 KiB (at most 128 KiB: L1-sized tiles measured slower, e.g.
  * 112x112x32 at R = 1, 2, 4: 1.01, 1.02, 1.06x the two layers); measured (bench/README.md,
  * "fused"): elsewhere the two passes are as fast or faster. */
@@ -130,7 +130,7 @@ static int64_t default_rows(const topi_dw_pw *p, const int64_t *rows, int nrows)
   int64_t bi = p->pw.in_layout.block, bo = p->pw.out_layout.block;
   int64_t wbytes = topi_ceil_div(p->pw.c_in, bi) * bi * topi_ceil_div(p->pw.c_out, bo) * bo *
                    (int64_t)sizeof(float);
-  if (tile_bytes(p, p->pw.h) <= 512 * 1024 || wbytes > 256 * 1024) return 0;
+  if (tile_bytes(p, p->pw.h) <= 1024 * 1024 || wbytes > 256 * 1024) return 0;
   for (int i = 0; i < nrows; i++)
     if (tile_bytes(p, rows[i]) >= 48 * 1024)
       return tile_bytes(p, rows[i]) <= 128 * 1024 ? rows[i] : 0;

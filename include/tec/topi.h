@@ -394,7 +394,7 @@ int topi_conv2d_spatial_pack_space(tec_ctx *ctx, const topi_conv2d *p, const cha
  * ic_split, ic_unroll as in conv2d_nchwc (ow_tile up to 32 positions); the depthwise's dw_ow_tile,
  * dw_oh_tile as in depthwise_nchwc; parallel 0, 1. Defaults: the two templates' defaults (the
  * pointwise's for an R-row problem when fused), fused = R only where the whole intermediate
- * exceeds 512 KiB and the pointwise's kernel fits 256 KiB, R the smallest divisor of the output
+ * exceeds 1 MiB and the pointwise's kernel fits 256 KiB, R the smallest divisor of the output
  * height whose tile holds >= 48 KiB (<= 128 KiB); elsewhere 0 (bench/README.md, "fused"). */
 typedef struct topi_dw_pw_fused_config {
   int64_t fused;      /* 0: dw at root (two passes); R > 0: dw computed per tile of R output rows */
