@@ -99,6 +99,27 @@ START_TEST(print_conv) {
 }
 END_TEST
 
+/* The depthwise + pointwise block: its --shape keys, its config, both weights' packing in
+ * prepare; a block whose pointwise does not read the depthwise's output is refused. */
+START_TEST(print_dw_pw) {
+  ck_assert_int_eq(run(TEC_CLI, "print dw_pw_fused --shape c=32,h=8,w=8,oc=24,stride=2,"
+                                "bias=1,act=relu6 --config fused=2,ow_tile=4"), 0);
+  tu_assert_contains(out_text, "// dw_pw_fused fused=2 ow_tile=4 ");
+  tu_assert_contains(out_text, "func dw_pw_fused_prepare(dw_kernel: float32[32, 1, 3, 3], "
+                               "dw_bias: float32[32], pw_kernel: float32[24, 32, 1, 1], "
+                               "pw_bias: float32[24], dw_kernel_p: float32[2, 3, 3, 16]");
+  tu_assert_contains(out_text, "func dw_pw_fused_run(data: float32[1, 2, 8, 8, 16], "
+                               "out: float32[1, 2, 4, 4, 16]");
+  ck_assert_str_eq(err_text, "");
+  ck_assert_int_eq(run(TEC_CLI, "print dw_pw_fused"), 2);
+  tu_assert_contains(err_text, "dw_pw_fused needs --shape with the keys n c h w oc k stride "
+                               "layout out bias act");
+  ck_assert_int_eq(run(TEC_CLI, "print dw_pw_fused --shape c=32,h=8,w=8,oc=24,residual=1"), 2);
+  tu_assert_contains(err_text, "dw_pw_fused cannot compute this problem: dw: a residual is not "
+                               "supported (the pointwise may have one)");
+}
+END_TEST
+
 /* Bad usage: status 2, one line on stderr starting "tec VERB: " and naming the problem. */
 START_TEST(bad_usage) {
   static const struct { const char *args, *want; } cases[] = {
@@ -262,6 +283,7 @@ int main(void) {
   tcase_add_test(tc, targets_and_list);
   tcase_add_test(tc, help);
   tcase_add_test(tc, print_conv);
+  tcase_add_test(tc, print_dw_pw);
   tcase_add_test(tc, bad_usage);
   tcase_add_test(tc, compile_link_run);
   tcase_add_test(tc, bench_conv);

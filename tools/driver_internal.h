@@ -21,6 +21,7 @@ typedef union drv_problem {
   topi_conv2d conv;
   topi_layout_problem layout;
   topi_dense dense;
+  topi_dw_pw dw_pw;
 } drv_problem;
 
 /* tec tune's own options (0 / NULL: not given) */

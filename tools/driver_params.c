@@ -114,11 +114,13 @@ static int epilogue(const tec_gen_params *p, topi_epilogue *e) {
 #define CONV_KEYS "n c h w oc kh kw (k: both) stride (stride_h stride_w) pad (pad_h pad_w) groups in out bias residual act"
 #define LAYOUT_KEYS "n c h w from to"
 #define DENSE_KEYS "m n k bt const_b bias residual act"
+#define DW_PW_KEYS "n c h w oc k stride layout out bias act"
 
 const char *drv_problem_keys(const topi_template *t) {
   switch (t->problem_kind) {
   case TOPI_PROBLEM_CONV2D: return CONV_KEYS;
   case TOPI_PROBLEM_LAYOUT: return LAYOUT_KEYS;
+  case TOPI_PROBLEM_DW_PW: return DW_PW_KEYS;
   default: return DENSE_KEYS;
   }
 }
@@ -145,6 +147,29 @@ int drv_problem_parse(const topi_template *t, const tec_gen_params *p, drv_probl
     if (layout(p, "in", "NCHW", &c->in_layout) || layout(p, "out", "NCHW", &c->out_layout) ||
         epilogue(p, &c->epi))
       return -1;
+    break;
+  }
+  case TOPI_PROBLEM_DW_PW: { /* MobileNet's block: depthwise k x k (pad k/2), then 1x1 to oc;
+                               bias and act on both */
+    topi_dw_pw *b = &out->dw_pw;
+    topi_conv2d *dw = &b->dw, *pw = &b->pw;
+    dw->n = tec_gen_int(p, "n", 1);
+    dw->c_in = dw->c_out = dw->groups = tec_gen_int(p, "c", 0);
+    dw->h = tec_gen_int(p, "h", 0);
+    dw->w = tec_gen_int(p, "w", 0);
+    dw->kh = dw->kw = tec_gen_int(p, "k", 3);
+    dw->stride_h = dw->stride_w = tec_gen_int(p, "stride", 1);
+    dw->pad_h = dw->pad_w = dw->kh / 2;
+    if (layout(p, "layout", "NCHW16c", &dw->in_layout) ||
+        layout(p, "out", "NCHW16c", &pw->out_layout) || epilogue(p, &dw->epi))
+      return -1;
+    dw->out_layout = pw->in_layout = dw->in_layout;
+    int64_t oh = 0, ow = 0;
+    topi_conv2d_out_hw(NULL, dw, &oh, &ow); /* a bad size: the template says which */
+    *pw = (topi_conv2d){.n = dw->n, .c_in = dw->c_in, .h = oh, .w = ow,
+                        .c_out = tec_gen_int(p, "oc", 0), .kh = 1, .kw = 1, .stride_h = 1,
+                        .stride_w = 1, .groups = 1, .in_layout = dw->in_layout,
+                        .out_layout = pw->out_layout, .epi = dw->epi};
     break;
   }
   case TOPI_PROBLEM_LAYOUT: {

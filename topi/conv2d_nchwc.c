@@ -124,6 +124,11 @@ static int cn_applies(tec_ctx *ctx, const void *problem, const char **why) {
 }
 
 int topi_conv2d_nchwc_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out) {
+  return topi_conv2d_nchwc_declare_on(ctx, p, NULL, out);
+}
+
+int topi_conv2d_nchwc_declare_on(tec_ctx *ctx, const topi_conv2d *p, te_tensor *data,
+                                 topi_decl *out) {
   if (!ctx) return -1;
   if (!p || !out) return tec_ctx_set_error(ctx, WHO ": problem and decl are required");
   if (topi_refuse(ctx, &topi_tmpl_conv2d_nchwc, p)) return -1;
@@ -131,6 +136,7 @@ int topi_conv2d_nchwc_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out
   if (!d) return -1;
   d->p = *p;
   if (topi_conv_declare_args(ctx, WHO, p, &d->a)) return -1;
+  if (data) d->a.data = data; /* a producer's output (dw_pw_fused), in_layout's shape */
   d->xb = p->in_layout.kind == TOPI_NCHWC ? p->in_layout.block : divisor_upto(p->c_in, 16);
   d->yb = p->out_layout.block;
   d->nib = topi_ceil_div(p->c_in, d->xb);
@@ -175,12 +181,21 @@ int topi_conv2d_nchwc_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out
 }
 
 /* out's loops: (n, O/B, row tiles) fused [parallel], rows of a task, column tiles; the tile
- * O%B x T x y inside (unrolled, lanes vectorized). Returns the tile loop conv is computed at. */
+ * O%B x T x y inside (unrolled, lanes vectorized). Returns the tile loop conv is computed at.
+ * rows > 0 (GEMM form): (n, tiles of `rows` output rows) fused [parallel] outermost, returned in
+ * *row_loop, then O/B, then the tile's positions (rows x ow flattened) / T. */
 static sch_iter *schedule_out(const cn_decl *d, const topi_conv2d_nchwc_config *cfg,
-                              sch_stage *so) {
+                              sch_stage *so, int64_t rows, sch_iter **row_loop) {
   sch_iter *n = sch_axis(so, 0), *v = sch_axis(so, 4), *oo, *oi, *xo, *xi, *par;
   if (sch_split(so, sch_axis(so, 1), cfg->oc_tiles, &oo, &oi)) return NULL;
-  if (d->gemm) {
+  if (rows > 0) {
+    sch_iter *yo, *yi, *m;
+    if (sch_split(so, sch_axis(so, 2), rows, &yo, &yi) || sch_fuse(so, yi, sch_axis(so, 3), &m) ||
+        sch_split(so, m, cfg->ow_tile, &xo, &xi) ||
+        sch_reorder(so, 7, (sch_iter *[]){n, yo, oo, xo, oi, xi, v}) || sch_fuse(so, n, yo, &par))
+      return NULL;
+    *row_loop = par;
+  } else if (d->gemm) {
     sch_iter *m;
     if (sch_fuse(so, sch_axis(so, 2), sch_axis(so, 3), &m) ||
         sch_split(so, m, cfg->ow_tile, &xo, &xi) ||
@@ -206,11 +221,18 @@ int topi_conv2d_nchwc_schedule(const topi_decl *dc, const topi_conv2d_nchwc_conf
                                const char *target, topi_op *op) {
   if (!dc || !cfg || !op) return -1;
   if (topi_config_check(&topi_tmpl_conv2d_nchwc, dc, cfg, target) || topi_op_begin(dc, op)) return -1;
+  return topi_conv2d_nchwc_schedule_in(dc, cfg, op->sched, 0, NULL);
+}
+
+int topi_conv2d_nchwc_schedule_in(const topi_decl *dc, const topi_conv2d_nchwc_config *cfg,
+                                  sch_schedule *s, int64_t rows, sch_iter **row_loop) {
   const cn_decl *d = dc->priv;
-  sch_schedule *s = op->sched;
+  if (rows > 0 && !d->gemm)
+    return tec_ctx_set_error(dc->ctx, WHO ": row tiles (rows = %lld) need the GEMM form (1x1, "
+                                          "stride 1, no padding)", (long long)rows);
   sch_stage *so = sch_stage_of(s, dc->out), *sc = sch_stage_of(s, d->conv);
   if (!so || !sc) return -1;
-  sch_iter *at = schedule_out(d, cfg, so);
+  sch_iter *at = schedule_out(d, cfg, so, rows, row_loop);
   if (!at || sch_compute_at(sc, so, at)) return -1;
   /* conv: n and rows (extent 1 here), the reduction, then the tile O%B x T x y */
   sch_iter *ico, *ici, *ky = sch_reduce_axis(sc, 1), *kx = sch_reduce_axis(sc, 2);

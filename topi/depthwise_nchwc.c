@@ -102,8 +102,12 @@ int topi_depthwise_nchwc_schedule(const topi_decl *dc, const topi_depthwise_nchw
                                   const char *target, topi_op *op) {
   if (!dc || !cfg || !op) return -1;
   if (topi_config_check(&topi_tmpl_depthwise_nchwc, dc, cfg, target) || topi_op_begin(dc, op)) return -1;
+  return topi_depthwise_nchwc_schedule_in(dc, cfg, op->sched);
+}
+
+int topi_depthwise_nchwc_schedule_in(const topi_decl *dc, const topi_depthwise_nchwc_config *cfg,
+                                     sch_schedule *s) {
   const dwc_decl *d = dc->priv;
-  sch_schedule *s = op->sched;
   sch_stage *so = sch_stage_of(s, dc->out), *sd = sch_stage_of(s, d->dw);
   /* out: n, C, yo, xo | yi, xi, v */
   sch_iter *yo, *yi, *xo, *xi, *f;

@@ -21,6 +21,7 @@ extern const topi_template topi_tmpl_eltwise;
 extern const topi_template topi_tmpl_conv2d_winograd;
 extern const topi_template topi_tmpl_conv2d_im2col;
 extern const topi_template topi_tmpl_conv2d_spatial_pack;
+extern const topi_template topi_tmpl_dw_pw_fused;
 
 /* ---- spaces ---- */
 /* Starts a space of at most `cap` knobs for template t whose config struct is `size` bytes. */
@@ -40,6 +41,20 @@ int topi_target_lanes(tec_ctx *ctx, const char *target);
  * target; -1 with an error naming the template or the knob. Every schedule starts with it. */
 int topi_config_check(const topi_template *t, const topi_decl *d, const void *cfg,
                       const char *target);
+
+/* Pieces of two templates that dw_pw_fused chains (no config check: the caller's space did it).
+ * conv2d_nchwc declared on a given data tensor (a producer's output in p's input layout; NULL:
+ * its own placeholder). Its stages of declaration d scheduled in s (any schedule that reaches
+ * d->out): rows 0 as topi_conv2d_nchwc_schedule; rows > 0 (GEMM form only) out's outermost loop
+ * is (n, tiles of `rows` output rows) fused, parallel per cfg, returned in *row_loop (where a
+ * producer of those rows is computed), then the output-channel tiles, then the row tile's
+ * positions in register tiles of cfg->ow_tile. depthwise_nchwc's stages of d scheduled in s. */
+int topi_conv2d_nchwc_declare_on(tec_ctx *ctx, const topi_conv2d *p, te_tensor *data,
+                                 topi_decl *out);
+int topi_conv2d_nchwc_schedule_in(const topi_decl *d, const topi_conv2d_nchwc_config *cfg,
+                                  sch_schedule *s, int64_t rows, sch_iter **row_loop);
+int topi_depthwise_nchwc_schedule_in(const topi_decl *d, const topi_depthwise_nchwc_config *cfg,
+                                     sch_schedule *s);
 
 /* The register tiling of a (batched) GEMM, dense's schedule (topi/dense.c). so stores the
  * result: its leaves `batch` (nbatch of them, outermost), then i (rows) and j (columns), in that

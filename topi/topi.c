@@ -21,6 +21,7 @@ static const topi_template *const registry[] = {
     &topi_tmpl_conv2d_winograd,
     &topi_tmpl_conv2d_im2col,
     &topi_tmpl_conv2d_spatial_pack,
+    &topi_tmpl_dw_pw_fused,
 };
 #define NREG ((int)(sizeof registry / sizeof registry[0]))
 

@@ -86,7 +86,8 @@ typedef enum topi_problem_kind {
   TOPI_PROBLEM_DENSE,  /* topi_dense */
   TOPI_PROBLEM_POOL,   /* topi_pool */
   TOPI_PROBLEM_SOFTMAX,/* topi_softmax */
-  TOPI_PROBLEM_ELTWISE /* topi_eltwise */
+  TOPI_PROBLEM_ELTWISE,/* topi_eltwise */
+  TOPI_PROBLEM_DW_PW   /* topi_dw_pw */
 } topi_problem_kind;
 
 struct topi_template {
@@ -232,6 +233,15 @@ typedef struct topi_eltwise {
   topi_act act;
 } topi_eltwise;
 
+/* A depthwise convolution followed by a 1x1 (pointwise) one: MobileNet's block. dw is
+ * depthwise (groups == c_in == c_out, no residual), NCHW[x]c -> NCHW[x]c; pw reads dw's output
+ * (c_in, h, w and layout equal to dw's output), 1x1, stride 1, no padding, groups 1, -> NCHW[y]c.
+ * Arguments in call order: data, dw kernel [c][1][kh][kw], [dw bias], pw kernel
+ * [c_out][c][1][1], [pw bias], [pw residual], out (kernels and biases constant). */
+typedef struct topi_dw_pw {
+  topi_conv2d dw, pw;
+} topi_dw_pw;
+
 /* ---------------- templates ---------------- */
 
 /* conv2d NCHW[x]c (or NCHW: the first layer) -> NCHW[y]c, direct: blocked input and output
@@ -368,6 +378,40 @@ int topi_conv2d_spatial_pack_schedule(const topi_decl *d,
                                       const char *target, topi_op *out);
 int topi_conv2d_spatial_pack_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
                                    topi_space *out);
+
+/* The depthwise + pointwise block (topi_dw_pw) in one loop nest: depthwise_nchwc's stages
+ * (its register tile) compute the rows of dw's output that one tile of `fused` output rows of
+ * the pointwise needs, inside the pointwise's loop (compute_at), so that tile (fused x ow x c
+ * floats) stays in cache between the two; the pointwise is conv2d_nchwc's GEMM form over the
+ * tile's positions (its register tile and knobs). fused = 0 computes dw's whole output first
+ * (at root): the two templates' loop nests in one function, which is what the two layers do.
+ *
+ *   for (n, oy / fused) parallel
+ *     mid[fused rows][ow][all channel blocks] = act(dw(data) + dw bias)   (depthwise tiles)
+ *     for O / oc_tiles, for positions of the rows / ow_tile: the GEMM tile over mid
+ *
+ * Legal values: fused 0 or a divisor of the output height; the pointwise's ow_tile, oc_tiles,
+ * ic_split, ic_unroll as in conv2d_nchwc (ow_tile up to 32 positions); the depthwise's dw_ow_tile,
+ * dw_oh_tile as in depthwise_nchwc; parallel 0, 1. Defaults: the two templates' defaults (the
+ * pointwise's for an R-row problem when fused), fused = R only where the whole intermediate
+ * exceeds 1 MiB and the pointwise's kernel fits 256 KiB, R the smallest divisor of the output
+ * height whose tile holds >= 48 KiB (<= 128 KiB); elsewhere 0 (bench/README.md, "fused"). */
+typedef struct topi_dw_pw_fused_config {
+  int64_t fused;      /* 0: dw at root (two passes); R > 0: dw computed per tile of R output rows */
+  int64_t ow_tile;    /* pointwise: output positions per register tile */
+  int64_t oc_tiles;   /* pointwise: output-channel blocks per register tile */
+  int64_t ic_split;   /* pointwise: input-channel blocks per unrolled step (conv2d_nchwc) */
+  int64_t ic_unroll;  /* pointwise: 1 those blocks unrolled, 0 a loop */
+  int64_t dw_ow_tile; /* depthwise: output columns per register tile */
+  int64_t dw_oh_tile; /* depthwise: output rows per register tile */
+  int64_t parallel;   /* 1: parallel (fused: over (n, row tiles); fused = 0: each pass as its
+                         template is) */
+} topi_dw_pw_fused_config;
+int topi_dw_pw_fused_declare(tec_ctx *ctx, const topi_dw_pw *p, topi_decl *out);
+int topi_dw_pw_fused_schedule(const topi_decl *d, const topi_dw_pw_fused_config *cfg,
+                              const char *target, topi_op *out);
+int topi_dw_pw_fused_space(tec_ctx *ctx, const topi_dw_pw *p, const char *target,
+                           topi_space *out);
 
 /* Layout transform NCHW <-> NHWC <-> NCHW[x]c (any pair; zero channels written past c). */
 typedef struct topi_layout_config {
