@@ -87,6 +87,17 @@ static int pick_problem(const topi_template *t, tec_ctx *ctx, void *buf) {
     *(topi_softmax *)buf = p;
     break;
   }
+  case TOPI_PROBLEM_DW_PW: { /* MobileNet's block: depthwise 3x3, then pointwise 1x1 */
+    topi_dw_pw p = {
+        .dw = {.n = 1, .c_in = 16, .h = 8, .w = 8, .c_out = 16, .kh = 3, .kw = 3, .stride_h = 1,
+               .stride_w = 1, .pad_h = 1, .pad_w = 1, .groups = 16, .in_layout = L16,
+               .out_layout = L16, .epi = {.bias = 1, .act = TOPI_ACT_RELU6}},
+        .pw = {.n = 1, .c_in = 16, .h = 8, .w = 8, .c_out = 32, .kh = 1, .kw = 1, .stride_h = 1,
+               .stride_w = 1, .groups = 1, .in_layout = L16, .out_layout = L16,
+               .epi = {.bias = 1, .act = TOPI_ACT_RELU6}}};
+    *(topi_dw_pw *)buf = p;
+    break;
+  }
   case TOPI_PROBLEM_ELTWISE: {
     topi_eltwise p = {.n = 1, .c = 20, .h = 4, .w = 4, .layout = L16, .act = TOPI_ACT_RELU};
     *(topi_eltwise *)buf = p;

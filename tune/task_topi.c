@@ -71,6 +71,7 @@ static size_t problem_size(topi_problem_kind k) {
   case TOPI_PROBLEM_POOL: return sizeof(topi_pool);
   case TOPI_PROBLEM_SOFTMAX: return sizeof(topi_softmax);
   case TOPI_PROBLEM_ELTWISE: return sizeof(topi_eltwise);
+  case TOPI_PROBLEM_DW_PW: return sizeof(topi_dw_pw);
   }
   return 0;
 }
@@ -108,6 +109,10 @@ int tune_task_topi(tec_ctx *ctx, const topi_template *t, const void *problem, co
   out->space = sp;
   out->default_index = tune_space_encode(sp, kidx);
   if (t->problem_kind == TOPI_PROBLEM_CONV2D) out->flops = topi_conv2d_flops(problem);
+  if (t->problem_kind == TOPI_PROBLEM_DW_PW) {
+    const topi_dw_pw *b = problem;
+    out->flops = topi_conv2d_flops(&b->dw) + topi_conv2d_flops(&b->pw);
+  }
   if (t->problem_kind == TOPI_PROBLEM_DENSE) {
     const topi_dense *p = problem;
     out->flops = 2.0 * (double)p->m * (double)p->n * (double)p->k;
