@@ -146,6 +146,10 @@ int drv_bench(tec_ctx *ctx, lower_func *f, const char *target, int repeat, doubl
   tec_module *m = tec_build(ctx, 1, &f, target);
   if (!m) {
     err1("bench", ctx);
+    /* a target this host cannot run (or an unknown one) is bad usage: tec compile is the verb
+     * for it */
+    if (tec_ctx_error_kind(ctx) == TEC_ERR_UNSUPPORTED || tec_ctx_error_kind(ctx) == TEC_ERR_USER)
+      status = 2;
     goto done;
   }
   double t0 = now_s();
