@@ -86,7 +86,7 @@ static const struct {
 typedef struct opts {
   const char *layers; /* comma-separated substrings of layer names, NULL: all */
   int nthreads, threads[CONV_MAX_THREADS];
-  int reps, rounds, list, verbose, xnn_spin;
+  int reps, rounds, list, verbose, xnn_spin, all_templates;
   const char *csv_path, *tec_template, *tec_config;
 } opts;
 
@@ -98,6 +98,7 @@ static int parse_opts(int argc, char **argv, opts *o) {
     if (!strcmp(a, "--list")) o->list = 1;
     else if (!strcmp(a, "--verbose")) o->verbose = 1;
     else if (!strcmp(a, "--xnn-spin")) o->xnn_spin = 1;
+    else if (!strcmp(a, "--all-templates")) o->all_templates = 1;
     else if (!v) {
       fprintf(stderr, "conv: %s: unknown option or missing value\n", a);
       return -1;
@@ -129,6 +130,11 @@ static int parse_opts(int argc, char **argv, opts *o) {
     fprintf(stderr, "conv: --rounds %d: 1 to 100\n", o->rounds);
     return -1;
   }
+  if (o->all_templates && (o->tec_template || o->tec_config || o->rounds > 1 || o->csv_path)) {
+    fprintf(stderr, "conv: --all-templates runs every template at its defaults, one round, no "
+                    "CSV: not with --tec-template, --tec-config, --rounds or --csv\n");
+    return -1;
+  }
   return 0;
 }
 
@@ -152,7 +158,7 @@ static void shape_str(const conv_layer *L, char *buf, size_t size) {
 
 
 
-static void set_threads(int t) {
+void conv_set_threads(int t) {
   char buf[16];
   snprintf(buf, sizeof buf, "%d", t);
   setenv("TEC_NUM_THREADS", buf, 1);
@@ -177,7 +183,7 @@ static double xnn_over_dnnl(const double *med) {
 static int measure(conv_case *c, const opts *o, int ti, pthreadpool_t pool, int check,
                    double *med, double *err) {
   int t = o->threads[ti], status = 0, avail[NIMPL];
-  set_threads(t);
+  conv_set_threads(t);
   if (!c->dnnl[ti].tried) conv_dnnl_setup(c, ti); /* after omp_set_num_threads */
   avail[IMPL_TEC] = c->tec_ok, avail[IMPL_DNNL] = c->dnnl[ti].ok, avail[IMPL_XNN] = c->xnn_ok;
   double est = 0;
@@ -390,14 +396,16 @@ int main(int argc, char **argv) {
     fprintf(stderr,
             "usage: conv [--list] [--layers WORD,...] [--threads 1,2] [--reps 20] [--rounds 1]\n"
             "            [--csv FILE] [--tec-template NAME] [--tec-config 'KNOB=V ...']\n"
-            "            [--xnn-spin] [--verbose]\n"
+            "            [--xnn-spin] [--verbose] [--all-templates]\n"
             "  --layers: the layers whose name contains one of the words (--list shows them)\n"
             "  --tec-template: this template for every layer instead of depthwise_nchwc /\n"
             "                  conv2d_nchwc (layers it does not apply to run without tec);\n"
             "                  pick: topi_conv2d_pick's rule table chooses per layer\n"
             "  --tec-config: these knobs instead of the template's defaults (the others stay);\n"
             "                a layer whose space refuses them runs without tec, saying why\n"
-            "  --xnn-spin: XNNPACK's workers spin after a call (default: they sleep at once)\n");
+            "  --xnn-spin: XNNPACK's workers spin after a call (default: they sleep at once)\n"
+            "  --all-templates: every conv2d template (where it applies) on ResNet-18's 3x3\n"
+            "                   layers and every MobileNet v1 layer, beside oneDNN and XNNPACK\n");
     return 2;
   }
   if (o.list) {
@@ -436,6 +444,22 @@ int main(int argc, char **argv) {
   }
   tec_ctx_free(tctx);
 
+  if (o.all_templates) { /* ResNet-18's 3x3 layers and all of MobileNet v1's, as --layers says */
+    const conv_layer *ls[NLAYERS];
+    int n = 0;
+    for (int i = 0; i < NLAYERS; i++)
+      if (selected(&o, layers[i].name) && (!strncmp(layers[i].name, "mb", 2) ||
+                                           (!strncmp(layers[i].name, "rn", 2) && layers[i].k == 3)))
+        ls[n++] = &layers[i];
+    if (!n) {
+      fprintf(stderr, "conv: --all-templates: no ResNet-18 3x3 or MobileNet v1 layer in --layers "
+                      "%s\n", o.layers);
+      return 2;
+    }
+    int rc = conv_all_templates(ls, n, o.threads, o.nthreads, o.reps, !o.xnn_spin);
+    conv_libs_free();
+    return rc < 0 ? 1 : rc;
+  }
   conv_case *cs = calloc(NLAYERS, sizeof *cs);
   int ncase = 0;
   if (!cs) return 1;

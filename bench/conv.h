@@ -42,8 +42,10 @@ typedef struct conv_case {
   float *nchw;        /* an implementation's output converted to NCHW, for the check */
   /* tec */
   int tec_ok;
+  int tec_quiet;            /* 1: conv_tec_setup's failure only in tec_desc, not printed */
+  int borrowed;             /* 1: x, w, b, ref, mag, nchw belong to another case */
   const char *tec_template; /* name */
-  char tec_desc[160];       /* "conv2d_nchwc NCHW16c->NCHW16c ow_tile=..." */
+  char tec_desc[320];       /* "conv2d_nchwc NCHW16c->NCHW16c ow_tile=...", or why not */
   tec_ctx *ctx;
   tec_module *mod;
   topi_layout in_l, out_l;
@@ -70,6 +72,10 @@ void conv_case_free(conv_case *c);
  * NCHW<lanes>c in and out (or the first layout pair it applies to), lowered and built. Prints
  * why and returns -1 when tec cannot run this layer. */
 int conv_tec_setup(conv_case *c, const char *forced, const char *config);
+/* A case for template `name` on base's layer that shares base's data and reference (its own
+ * tec module only; no oneDNN or XNNPACK state): conv_tec_setup, quiet (why it does not apply:
+ * in v->tec_desc). conv_case_free(v) frees only v's tec state; free v before base. */
+int conv_tec_variant(conv_case *v, const conv_case *base, const char *name);
 /* XNNPACK: the operator (bias, clamp [0, inf), padding inside; yield: XNN_FLAG_YIELD_WORKERS). */
 int conv_xnn_setup(conv_case *c, int yield);
 /* oneDNN for thread-count index ti (call after omp_set_num_threads). */
@@ -82,5 +88,12 @@ int conv_run(conv_case *c, int impl, int ti, pthreadpool_t pool);
 void conv_clear_output(conv_case *c, int impl, int ti);
 /* Max relative error of impl's last output against the reference: |out - ref| / mag. */
 double conv_check(conv_case *c, int impl, int ti);
+
+/* conv.c: TEC_NUM_THREADS, tec's pool, OpenMP's thread count */
+void conv_set_threads(int t);
+/* conv_all.c, --all-templates: every conv2d template of the registry on each of the n layers
+ * beside oneDNN and XNNPACK, one table per thread count. 0, 1 if a check failed, -1 on error. */
+int conv_all_templates(const conv_layer *const *layers, int n, const int *threads, int nthreads,
+                       int reps, int xnn_yield);
 
 #endif

@@ -146,9 +146,19 @@ int conv_case_init(conv_case *c, const conv_layer *L, unsigned seed) {
 /* ---------------- tec ---------------- */
 
 static int tec_fail(conv_case *c, const char *what, const char *why) {
-  printf("tec: %s: template %s %s: %s\n", c->L->name, c->tec_template, what,
-         why ? why : "(no message)");
+  snprintf(c->tec_desc, sizeof c->tec_desc, "%s %s: %s", c->tec_template, what,
+           why ? why : "(no message)");
+  if (!c->tec_quiet) printf("tec: %s: template %s\n", c->L->name, c->tec_desc);
   return -1;
+}
+
+int conv_tec_variant(conv_case *v, const conv_case *base, const char *name) {
+  memset(v, 0, sizeof *v);
+  v->L = base->L, v->oh = base->oh, v->ow = base->ow, v->flops = base->flops;
+  v->x = base->x, v->w = base->w, v->b = base->b;
+  v->ref = base->ref, v->mag = base->mag, v->nchw = base->nchw;
+  v->borrowed = 1, v->tec_quiet = 1;
+  return conv_tec_setup(v, name, NULL);
 }
 
 int conv_tec_setup(conv_case *c, const char *forced, const char *config) {
@@ -497,6 +507,10 @@ void conv_case_free(conv_case *c) {
   if (c->xop) xnn_delete_operator(c->xop);
   tec_dl_free(&c->tx), tec_dl_free(&c->tw), tec_dl_free(&c->tb), tec_dl_free(&c->ty);
   if (c->ctx) tec_ctx_free(c->ctx);
+  if (c->borrowed) { /* a conv_tec_variant: the data and reference are the base case's */
+    memset(c, 0, sizeof *c);
+    return;
+  }
   free(c->x), free(c->w), free(c->b), free(c->ref), free(c->mag), free(c->nchw);
   free(c->xin), free(c->xout), free(c->xw);
   memset(c, 0, sizeof *c);

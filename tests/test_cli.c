@@ -87,6 +87,9 @@ START_TEST(print_conv) {
   tu_assert_contains(out_text, "// conv2d_nchwc ow_tile=");
   tu_assert_contains(out_text, "func conv2d_nchwc_prepare(kernel: float32[16, 16, 3, 3], kernel_p: float32[");
   tu_assert_contains(out_text, "func conv2d_nchwc_run(data: float32[1, 2, 10, 9, 8], out: float32[1, 2, 10, 9, 8]");
+  /* dilation 2 along h only: the 3x3 kernel spans 5x3, the output (10 + 2 - 5) + 1 = 8 rows */
+  ck_assert_int_eq(run(TEC_CLI, "print " CONV ",dilation_h=2"), 0);
+  tu_assert_contains(out_text, "func conv2d_nchwc_run(data: float32[1, 2, 10, 9, 8], out: float32[1, 2, 8, 9, 8]");
   ck_assert_int_eq(run(TEC_CLI, "print " CONV " --config ow_tile=3,parallel=0 --name c3"), 0);
   tu_assert_contains(out_text, "ow_tile=3 ");
   tu_assert_contains(out_text, "parallel=0");
@@ -133,6 +136,7 @@ START_TEST(bad_usage) {
       {"print conv2d_nchwc --shape c=1,c=2", "'c' given twice"},
       {"print conv2d_nchwc --shape c=16,h=8,w=8,oc=16,act=tanh", "act=tanh; the activations are none, relu, relu6"},
       {"print conv2d_nchwc --shape c=16,h=8,w=8,oc=16", "conv2d_nchwc cannot compute this problem: output layout NCHW"},
+      {"print " CONV ",dilation=-1", "conv2d_nchwc: dilation must be >= 1 (0 is read as 1; got -1x-1)"},
       {"print conv2d_nchwc --shape c=16,h=8,w=8,oc=16,in=NCHWx", "--shape: in=NCHWx: topi_layout_parse: unknown layout 'NCHWx' (legal: NCHW, NHWC"},
       {"print " CONV " --config ow_tile=999", "knob 'ow_tile' = 999 is not legal"},
       {"print " CONV " --config frob=1", "no knob 'frob' (knobs: ow_tile"},

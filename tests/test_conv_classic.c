@@ -9,6 +9,9 @@
  * (odd and prime sizes, padding 0/1/2, channel counts the blocks do not divide, n = 2, NCHW
  * input, outputs smaller than one tile), ResNet-18's 3x3 stride-1 layers with the error of each
  * tile size measured, configs from the space, and bad problems and configs (exact messages).
+ * Dilation (2x2 and 2x1, with padding and stride) on every template that computes it, and its
+ * bad input: a negative dilation, a dilated kernel larger than the padded input, Winograd's
+ * refusal and the pick that passes it by.
  */
 #include <math.h>
 #include <stdio.h>
@@ -355,6 +358,139 @@ START_TEST(bad_input) {
 }
 END_TEST
 
+/* ---------- dilation ---------- */
+
+/* p with dilation dh x dw */
+static topi_conv2d dilated(topi_conv2d p, int64_t dh, int64_t dw) {
+  p.dilation_h = dh, p.dilation_w = dw;
+  return p;
+}
+
+static void check_dilated(const char *name, const topi_conv2d *p, const void *cfg) {
+  double err = cr_check_template(name, p, cfg);
+  ck_assert_msg(err < 1e-4, "%s: %s dilation %lldx%lld: relative error %g", name, describe(p),
+                (long long)p->dilation_h, (long long)p->dilation_w, err);
+}
+
+/* conv2d_nchwc with the padding copied once and inlined into the reads (pad_copy 1 / 0) */
+static void check_dilated_nchwc(const topi_conv2d *p) {
+  tec_ctx *ctx = tec_ctx_new();
+  topi_space sp;
+  OK(ctx, topi_conv2d_nchwc_space(ctx, p, NULL, &sp));
+  topi_conv2d_nchwc_config c = *(const topi_conv2d_nchwc_config *)sp.default_config;
+  tec_ctx_free(ctx);
+  check_dilated("conv2d_nchwc", p, &c);
+  if (p->pad_h || p->pad_w) c.pad_copy = !c.pad_copy, check_dilated("conv2d_nchwc", p, &c);
+}
+
+/* Every template but Winograd on dilation 2x2 and 2x1 (2 along h, none along w), with padding,
+ * stride 2 and sizes the tiles do not divide; the output sizes checked by hand first. */
+START_TEST(dilation) {
+  topi_act r = TOPI_ACT_RELU, r6 = TOPI_ACT_RELU6, none = TOPI_ACT_NONE;
+  int64_t oh, ow;
+  /* 9x11, 3x3 dilated 2 (extent 5x5), pad 1, stride 2: (9 + 2 - 5) / 2 + 1 = 4, (11 + 2 - 5) / 2
+   * + 1 = 5; dilation 2x1: extent 5x3 -> 4 x 6 */
+  topi_conv2d q = dilated(conv(1, 8, 9, 11, 8, 3, 2, 1, NCHW_L, NCHW_L, 0, 0, none), 2, 2);
+  ck_assert_int_eq(topi_conv2d_out_hw(NULL, &q, &oh, &ow), 0);
+  ck_assert_int_eq(oh, 4);
+  ck_assert_int_eq(ow, 5);
+  ck_assert_double_eq(topi_conv2d_flops(&q), 2.0 * 8 * 4 * 5 * 8 * 9);
+  q.dilation_w = 1;
+  ck_assert_int_eq(topi_conv2d_out_hw(NULL, &q, &oh, &ow), 0);
+  ck_assert_int_eq(oh, 4);
+  ck_assert_int_eq(ow, 6);
+  q.dilation_w = 0; /* 0 reads as 1 */
+  ck_assert_int_eq(topi_conv2d_out_hw(NULL, &q, &oh, &ow), 0);
+  ck_assert_int_eq(ow, 6);
+
+  const int64_t dil[][2] = {{2, 2}, {2, 1}};
+  for (int k = 0; k < 2; k++) {
+    int64_t dh = dil[k][0], dw = dil[k][1];
+    /* direct, blocked: stride 1 pad 2 (the output keeps the input's size), stride 2 pad 1,
+     * NCHW input, 5x5 kernel unpadded */
+    topi_conv2d pn[] = {
+        dilated(conv(1, 16, 11, 13, 24, 3, 1, 2, NCHWC(8), NCHWC(8), 1, 1, r), dh, dw),
+        dilated(conv(2, 12, 14, 10, 20, 3, 2, 1, NCHWC(4), NCHWC(16), 1, 0, r6), dh, dw),
+        dilated(conv(1, 3, 15, 17, 16, 3, 2, 3, NCHW_L, NCHWC(8), 1, 0, r), dh, dw),
+        dilated(conv(1, 8, 13, 12, 8, 5, 1, 0, NCHWC(8), NCHWC(8), 0, 0, none), dh, dw),
+    };
+    for (size_t i = 0; i < sizeof pn / sizeof pn[0]; i++) check_dilated_nchwc(&pn[i]);
+    /* depthwise, blocked and NCHW */
+    topi_conv2d pd[] = {
+        dilated(conv(1, 24, 12, 11, 24, 3, 1, 2, NCHWC(8), NCHWC(8), 1, 1, r), dh, dw),
+        dilated(conv(2, 16, 13, 13, 16, 3, 2, 1, NCHWC(16), NCHWC(16), 1, 0, r6), dh, dw),
+    };
+    for (size_t i = 0; i < sizeof pd / sizeof pd[0]; i++) {
+      pd[i].groups = pd[i].c_in;
+      check_dilated("depthwise_nchwc", &pd[i], NULL);
+      topi_conv2d pl = pd[i];
+      pl.in_layout = pl.out_layout = NCHW_L;
+      check_dilated("dw_spatial_pack", &pl, NULL);
+    }
+    /* im2col (grouped too) and spatial pack */
+    topi_conv2d pi[] = {
+        dilated(conv(1, 12, 11, 13, 20, 3, 1, 2, NHWC_L, NHWC_L, 1, 1, r), dh, dw),
+        dilated(conv(2, 12, 14, 10, 18, 3, 2, 1, NCHW_L, NHWC_L, 1, 0, r6), dh, dw),
+        dilated(conv(1, 12, 9, 11, 18, 3, 1, 1, NHWC_L, NHWC_L, 0, 0, none), dh, dw),
+    };
+    pi[2].groups = 3;
+    for (size_t i = 0; i < sizeof pi / sizeof pi[0]; i++)
+      check_dilated("conv2d_im2col", &pi[i], NULL);
+    topi_conv2d ps[] = {
+        dilated(conv(1, 12, 11, 13, 20, 3, 1, 2, NCHW_L, NCHW_L, 1, 1, r), dh, dw),
+        dilated(conv(2, 7, 14, 10, 18, 3, 2, 1, NCHW_L, NCHW_L, 1, 0, r6), dh, dw),
+        dilated(conv(1, 4, 13, 12, 9, 5, 1, 0, NCHW_L, NCHW_L, 0, 0, none), dh, dw),
+    };
+    for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++)
+      check_dilated("conv2d_spatial_pack", &ps[i], NULL);
+  }
+}
+END_TEST
+
+START_TEST(dilation_bad_input) {
+  topi_act none = TOPI_ACT_NONE;
+  topi_conv2d p = dilated(conv(1, 16, 8, 8, 16, 3, 1, 1, NCHWC(16), NCHWC(16), 0, 0, none), 2, 2);
+  refused("conv2d_winograd", &p, "conv2d_winograd: dilation 2x2 is not supported (the F(m x m, "
+                                 "3 x 3) transforms take 3 adjacent taps: dilation 1 only; "
+                                 "conv2d_nchwc or conv2d_spatial_pack compute dilated "
+                                 "convolutions)");
+  p.dilation_h = 1;
+  refused("conv2d_winograd", &p, "conv2d_winograd: dilation 1x2 is not supported (the F(m x m, "
+                                 "3 x 3) transforms take 3 adjacent taps: dilation 1 only; "
+                                 "conv2d_nchwc or conv2d_spatial_pack compute dilated "
+                                 "convolutions)");
+  p.dilation_h = -1, p.dilation_w = 1;
+  refused("conv2d_nchwc", &p, "conv2d_nchwc: dilation must be >= 1 (0 is read as 1; got -1x1)");
+  p.in_layout = p.out_layout = NHWC_L;
+  refused("conv2d_im2col", &p, "conv2d_im2col: dilation must be >= 1 (0 is read as 1; got -1x1)");
+  /* 3x3 dilated 4 spans 9x9: larger than the padded 8x8 input (undilated it fits) */
+  p = dilated(conv(1, 4, 6, 10, 4, 3, 1, 1, NCHW_L, NCHW_L, 0, 0, none), 4, 1);
+  refused("conv2d_spatial_pack", &p, "conv2d_spatial_pack: the 3x3 kernel with dilation 4x1 spans "
+                                     "9x3, larger than the padded 8x12 input");
+  p.groups = 4;
+  refused("dw_spatial_pack", &p, "dw_spatial_pack: the 3x3 kernel with dilation 4x1 spans 9x3, "
+                                 "larger than the padded 8x12 input");
+  int64_t oh, ow;
+  tec_ctx *ctx = tec_ctx_new();
+  ck_assert_int_eq(topi_conv2d_out_hw(ctx, &p, &oh, &ow), -1);
+  assert_err(ctx, "conv2d: the 3x3 kernel spans 9x3 with dilation, larger than the padded 8x12 "
+                  "input, or a stride is < 1");
+  /* the pick: Winograd's rule does not hold for a dilated 3x3 stride-1 layer: direct */
+  const topi_template *t;
+  const char *why;
+  p = dilated(conv(1, 64, 56, 56, 64, 3, 1, 2, NCHWC(16), NCHWC(16), 1, 0, none), 2, 2);
+  tec_ctx_clear_error(ctx);
+  OK(ctx, topi_conv2d_pick(ctx, &p, NULL, &t, &why));
+  ck_assert_str_eq(why, "conv2d_nchwc: rule 4 (groups 1, blocked output: direct)");
+  ck_assert_int_eq(topi_conv2d_pick(ctx, &p, "conv2d_winograd", &t, &why), -1);
+  assert_err(ctx, "topi_conv2d_pick: forced template 'conv2d_winograd' does not apply: dilation "
+                  "2x2 is not supported (the F(m x m, 3 x 3) transforms take 3 adjacent taps: "
+                  "dilation 1 only; conv2d_nchwc or conv2d_spatial_pack compute dilated "
+                  "convolutions)");
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 /* ---------- the rule table ---------- */
 
 START_TEST(pick) {
@@ -415,5 +551,10 @@ int main(void) {
   tcase_add_test(tc, bad_input);
   tcase_add_test(tc, pick);
   suite_add_tcase(s, tc);
+  TCase *td = tcase_create("dilation");
+  tcase_set_timeout(td, 900);
+  tcase_add_test(td, dilation);
+  tcase_add_test(td, dilation_bad_input);
+  suite_add_tcase(s, td);
   return tu_run(s);
 }

@@ -111,7 +111,9 @@ static int epilogue(const tec_gen_params *p, topi_epilogue *e) {
   return 0;
 }
 
-#define CONV_KEYS "n c h w oc kh kw (k: both) stride (stride_h stride_w) pad (pad_h pad_w) groups in out bias residual act"
+#define CONV_KEYS                                                                          \
+  "n c h w oc kh kw (k: both) stride (stride_h stride_w) pad (pad_h pad_w) dilation "      \
+  "(dilation_h dilation_w) groups in out bias residual act"
 #define LAYOUT_KEYS "n c h w from to"
 #define DENSE_KEYS "m n k bt const_b bias residual act"
 #define DW_PW_KEYS "n c h w oc k stride layout out bias act"
@@ -136,12 +138,15 @@ int drv_problem_parse(const topi_template *t, const tec_gen_params *p, drv_probl
     c->h = tec_gen_int(p, "h", 0);
     c->w = tec_gen_int(p, "w", 0);
     int64_t k = tec_gen_int(p, "k", 1), s = tec_gen_int(p, "stride", 1), pad = tec_gen_int(p, "pad", 0);
+    int64_t dil = tec_gen_int(p, "dilation", 1);
     c->kh = tec_gen_int(p, "kh", k);
     c->kw = tec_gen_int(p, "kw", k);
     c->stride_h = tec_gen_int(p, "stride_h", s);
     c->stride_w = tec_gen_int(p, "stride_w", s);
     c->pad_h = tec_gen_int(p, "pad_h", pad);
     c->pad_w = tec_gen_int(p, "pad_w", pad);
+    c->dilation_h = tec_gen_int(p, "dilation_h", dil);
+    c->dilation_w = tec_gen_int(p, "dilation_w", dil);
     c->groups = tec_gen_int(p, "groups", 1);
     c->c_out = tec_gen_int(p, "oc", c->groups > 1 ? c->c_in : 0);
     if (layout(p, "in", "NCHW", &c->in_layout) || layout(p, "out", "NCHW", &c->out_layout) ||

@@ -1,10 +1,10 @@
 /* conv2d_im2col.c — conv2d NHWC (or NCHW / NCHW[x]c input) -> NHWC as im2col + GEMM, any
- * kernel, stride, padding and groups, as a three-function template.
+ * kernel, stride, padding, dilation and groups, as a three-function template.
  *
  * With R = kh * kw * cig (cig = c_in / groups, kog = c_out / groups) and the output positions
  * pos = y * ow + x as the GEMM's rows:
  *
- *   col[n, g, pos, r]        = data[n, g*cig + c, y*s + ky - pad, x*s + kx - pad]  (zero
+ *   col[n, g, pos, r]        = data[n, g*cig + c, y*s + ky*d - pad, x*s + kx*d - pad]  (zero
  *                              outside), r = (ky*kw + kx)*cig + c
  *   kernel_p[g, ko, r, ki]   = kernel[g*kog + ko*nr + ki, c, ky, kx]  (zero past kog; the
  *                              GEMM's nr-wide panels, dense.c's b_p; prepare)
@@ -50,6 +50,7 @@ static const ir_expr *col_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   const ic_decl *d = gr->d;
   const ir_expr *ky, *kx, *c, *ow = ir_int(ctx, d->a.ow), *zero = ir_int(ctx, 0);
   split_r(ctx, d, i[3], &ky, &kx, &c);
+  ky = topi_dilate(ctx, ky, d->p.dilation_h), kx = topi_dilate(ctx, kx, d->p.dilation_w);
   const ir_expr *y = ir_add(ir_sub(ir_mul(ir_floordiv(i[2], ow), ir_int(ctx, d->p.stride_h)),
                                    ir_int(ctx, d->p.pad_h)), ky);
   const ir_expr *x = ir_add(ir_sub(ir_mul(ir_floormod(i[2], ow), ir_int(ctx, d->p.stride_w)),

@@ -2,7 +2,7 @@
  *
  *   kp[O, I, i, j, u, v]   = kernel[O*y + v, I*x + u, i, j]   (0 past c_out / c_in)  prepare
  *   bias_p[O, v]           = bias[O*y + v]                    (0 past c_out)         prepare
- *   conv[n, O, oy, ox, v]  = sum_{I, i, j, u} pad(data)[n, I*x + u, oy*s + i - p, ox*s + j - p]
+ *   conv[n, O, oy, ox, v]  = sum_{I, i, j, u} pad(data)[n, I*x + u, oy*s + i*d - p, ox*s + j*d - p]
  *                                             * kp[O, I, i, j, u, v]
  *   out[n, O, oy, ox, v]   = epilogue(conv[...] + bias_p[O, v] + residual[n, O, oy, ox, v])
  *
@@ -22,7 +22,7 @@
  *         conv.tile = 0                              (T*B*y/lanes accumulator registers)
  *         for I/ic_split, i, j, I%ic_split (unrolled if ic_unroll), u unrolled
  *           for t < T unrolled, b < B unrolled, v < y vectorized   (one broadcast live)
- *             conv.tile[t, b, v] += pad[n, I, oy*s + i, (ox+t)*s + j, u] * kp[O+b, I, i, j, u, v]
+ *             conv.tile[t, b, v] += pad[n, I, oy*s + i*d, (ox+t)*s + j*d, u] * kp[O+b, I, i, j, u, v]
  *         for b, t unrolled, v vectorized: out = epilogue(conv.tile[..])   (no extra pass)
  *
  * On AArch64 (multiply-add by lane) the x = 4 broadcasts pad[.., u] of a position become one
@@ -87,8 +87,8 @@ static const ir_expr *conv_body(tec_ctx *ctx, const ir_expr *const *i, void *u) 
     const ir_expr *w = ir_int(ctx, d->a.ow);
     y = ir_floordiv(i[2], w), x = ir_floormod(i[2], w), v = i[3];
   } else {
-    y = ir_add(ir_mul(i[2], ir_int(ctx, d->p.stride_h)), d->rky);
-    x = ir_add(ir_mul(i[3], ir_int(ctx, d->p.stride_w)), d->rkx);
+    y = ir_add(ir_mul(i[2], ir_int(ctx, d->p.stride_h)), topi_dilate(ctx, d->rky, d->p.dilation_h));
+    x = ir_add(ir_mul(i[3], ir_int(ctx, d->p.stride_w)), topi_dilate(ctx, d->rkx, d->p.dilation_w));
     v = i[4];
   }
   const ir_expr *c = ir_add(ir_mul(d->ric, ir_int(ctx, d->xb)), d->ru);

@@ -6,8 +6,8 @@
  *   rule  condition                                  template             why
  *   1     depthwise, blocked layouts                 depthwise_nchwc      the depthwise kernel
  *   2     depthwise, NCHW                            dw_spatial_pack      the depthwise kernel
- *   3     3x3, stride 1, groups 1, output >= 14x14   conv2d_winograd      F(4x4) 1.4-2.0x direct
- *                                                                         (ResNet-18, AVX-512)
+ *   3     3x3, stride 1, dilation 1, groups 1,       conv2d_winograd      F(4x4) 1.4-2.0x direct
+ *         output >= 14x14                                                 (ResNet-18, AVX-512)
  *   4     groups 1, output NCHW[y]c                  conv2d_nchwc         direct, blocked
  *   5     output NHWC, or groups > 1                 conv2d_im2col        any groups
  *   6     NCHW -> NCHW                               conv2d_spatial_pack  TVM arm_cpu
@@ -39,7 +39,7 @@ static int r_dw_nchw(const topi_conv2d *p, int64_t oh, int64_t ow) {
 }
 static int r_winograd(const topi_conv2d *p, int64_t oh, int64_t ow) {
   return p->kh == 3 && p->kw == 3 && p->stride_h == 1 && p->stride_w == 1 && groups_of(p) == 1 &&
-         oh >= 14 && ow >= 14;
+         topi_conv2d_dilation_h(p) == 1 && topi_conv2d_dilation_w(p) == 1 && oh >= 14 && ow >= 14;
 }
 static int r_direct(const topi_conv2d *p, int64_t oh, int64_t ow) {
   (void)oh, (void)ow;
@@ -57,7 +57,8 @@ static int r_spatial(const topi_conv2d *p, int64_t oh, int64_t ow) {
 static const pick_rule rules[] = {
     {"depthwise_nchwc", "depthwise, blocked layouts", r_dw_blocked},
     {"dw_spatial_pack", "depthwise, NCHW", r_dw_nchw},
-    {"conv2d_winograd", "3x3, stride 1, groups 1, output >= 14x14: Winograd F(4x4,3x3)",
+    {"conv2d_winograd",
+     "3x3, stride 1, dilation 1, groups 1, output >= 14x14: Winograd F(4x4,3x3)",
      r_winograd},
     {"conv2d_nchwc", "groups 1, blocked output: direct", r_direct},
     {"conv2d_im2col", "NHWC output or groups > 1: im2col + GEMM", r_im2col},

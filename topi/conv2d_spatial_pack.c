@@ -1,15 +1,15 @@
 /* conv2d_spatial_pack.c — conv2d NCHW -> NCHW with spatial packing, TVM's arm_cpu schedule
- * (conv2d_nchw_spatial_pack), as a three-function template. Any kernel, stride and padding;
- * groups 1.
+ * (conv2d_nchw_spatial_pack), as a three-function template. Any kernel, stride, padding and
+ * dilation; groups 1.
  *
  * A register tile is VH output rows x VW output columns x VC output channels. With
- * H = ceil(oh/VH), W = ceil(ow/VW), the window of a tile KH' = (VH-1)*s + kh rows by
- * KW' = (VW-1)*s + kw columns:
+ * H = ceil(oh/VH), W = ceil(ow/VW), the window of a tile KH' = (VH-1)*s + (kh-1)*d + 1 rows by
+ * KW' = (VW-1)*s + (kw-1)*d + 1 columns (d: the dilation):
  *
  *   data_vec[n, H, W, c, vh, vw]     = data[n, c, H*VH*s + vh - pad, W*VW*s + vw - pad]
  *                                      (zero outside; vh < KH', vw < KW')
  *   kernel_vec[K, c, i, j, vc]       = kernel[K*VC + vc, c, i, j]   (zero past c_out; prepare)
- *   conv[n, K, H, W, vh, vw, vc]     = sum_{c,i,j} data_vec[n, H, W, c, vh*s + i, vw*s + j]
+ *   conv[n, K, H, W, vh, vw, vc]     = sum_{c,i,j} data_vec[n, H, W, c, vh*s + i*d, vw*s + j*d]
  *                                                  * kernel_vec[K, c, i, j, vc]
  *   out[n, k, y, x]                  = epilogue(conv[n, k/VC, y/VH, x/VW, y%VH, x%VW, k%VC])
  *
@@ -64,8 +64,10 @@ static const ir_expr *conv_body(tec_ctx *ctx, const ir_expr *const *i, void *u) 
   sp_graph *g = u;
   const sp_decl *d = g->d;
   const ir_expr *x = TE_AT(g->dv, i[0], i[2], i[3], g->rc,
-                           ir_add(ir_mul(i[4], ir_int(ctx, d->p.stride_h)), g->ri),
-                           ir_add(ir_mul(i[5], ir_int(ctx, d->p.stride_w)), g->rj));
+                           ir_add(ir_mul(i[4], ir_int(ctx, d->p.stride_h)),
+                                  topi_dilate(ctx, g->ri, d->p.dilation_h)),
+                           ir_add(ir_mul(i[5], ir_int(ctx, d->p.stride_w)),
+                                  topi_dilate(ctx, g->rj, d->p.dilation_w)));
   const ir_expr *w = TE_AT(g->kv, i[1], g->rc, g->ri, g->rj, i[6]);
   return te_sum(ir_mul(x, w), 3, (const ir_expr *[]){g->rc, g->ri, g->rj}, NULL);
 }
@@ -89,7 +91,8 @@ static sp_graph *sp_build_graph(tec_ctx *ctx, const sp_decl *d, int64_t vh, int6
   *g = (sp_graph){.d = d, .vh = vh, .vw = vw, .vc = vc};
   g->nh = topi_ceil_div(d->a.oh, vh), g->nw = topi_ceil_div(d->a.ow, vw);
   g->nk = topi_ceil_div(p->c_out, vc);
-  g->kh2 = (vh - 1) * p->stride_h + p->kh, g->kw2 = (vw - 1) * p->stride_w + p->kw;
+  g->kh2 = (vh - 1) * p->stride_h + (p->kh - 1) * topi_conv2d_dilation_h(p) + 1;
+  g->kw2 = (vw - 1) * p->stride_w + (p->kw - 1) * topi_conv2d_dilation_w(p) + 1;
   g->rc = te_reduce_axis_n(ctx, "ic", p->c_in);
   g->ri = te_reduce_axis_n(ctx, "ki", p->kh);
   g->rj = te_reduce_axis_n(ctx, "kj", p->kw);

@@ -1,5 +1,6 @@
-/* conv2d_winograd.c — conv2d 3x3, stride 1, NCHW[x]c (or NCHW) -> NCHW[y]c by Winograd's
- * minimal filtering F(m x m, 3 x 3), m = 2 or 4 (alpha = m + 2), as a three-function template.
+/* conv2d_winograd.c — conv2d 3x3, stride 1, undilated, NCHW[x]c (or NCHW) -> NCHW[y]c by
+ * Winograd's minimal filtering F(m x m, 3 x 3), m = 2 or 4 (alpha = m + 2), as a three-function
+ * template.
  *
  * The transform matrices come from topi_winograd_matrices (Toom-Cook on chosen interpolation
  * points, computed in double, not tables). With P = n * ceil(oh/m) * ceil(ow/m) output tiles,
@@ -272,6 +273,11 @@ static int wg_applies(tec_ctx *ctx, const void *problem, const char **why) {
     w = tec_ctx_printf(ctx, "a %lldx%lld kernel with stride %lldx%lld is not supported (3x3, "
                             "stride 1 only)", (long long)p->kh, (long long)p->kw,
                        (long long)p->stride_h, (long long)p->stride_w);
+  else if (topi_conv2d_dilation_h(p) != 1 || topi_conv2d_dilation_w(p) != 1)
+    w = tec_ctx_printf(ctx, "dilation %lldx%lld is not supported (the F(m x m, 3 x 3) transforms "
+                            "take 3 adjacent taps: dilation 1 only; conv2d_nchwc or "
+                            "conv2d_spatial_pack compute dilated convolutions)",
+                       (long long)topi_conv2d_dilation_h(p), (long long)topi_conv2d_dilation_w(p));
   else if (p->groups > 1)
     w = tec_ctx_printf(ctx, "groups = %lld is not supported (only groups = 1)",
                        (long long)p->groups);
@@ -410,6 +416,7 @@ static int wg_space(tec_ctx *ctx, const void *p, const char *t, topi_space *s) {
 }
 
 const topi_template topi_tmpl_conv2d_winograd = {
-    WHO, "conv2d 3x3 stride 1 NCHW[x]c/NCHW -> NCHW[y]c, Winograd F(2x2,3x3) / F(4x4,3x3)",
+    WHO, "conv2d 3x3 stride 1 (no dilation) NCHW[x]c/NCHW -> NCHW[y]c, Winograd F(2x2,3x3) / "
+    "F(4x4,3x3)",
     TOPI_PROBLEM_CONV2D, sizeof(topi_conv2d_winograd_config), wg_applies, wg_declare,
     wg_schedule, wg_space};

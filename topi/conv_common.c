@@ -8,14 +8,32 @@
 #include <string.h>
 #include "topi/internal.h"
 
+int64_t topi_conv2d_dilation_h(const topi_conv2d *p) {
+  return p->dilation_h > 1 ? p->dilation_h : 1;
+}
+int64_t topi_conv2d_dilation_w(const topi_conv2d *p) {
+  return p->dilation_w > 1 ? p->dilation_w : 1;
+}
+
+/* The kernel's extent with dilation d: (k - 1) * d + 1. */
+static int64_t extent(int64_t k, int64_t d) { return (k - 1) * d + 1; }
+
 int topi_conv2d_out_hw(tec_ctx *ctx, const topi_conv2d *p, int64_t *oh, int64_t *ow) {
-  int64_t h = p->h + 2 * p->pad_h - p->kh, w = p->w + 2 * p->pad_w - p->kw;
-  if (p->stride_h < 1 || p->stride_w < 1 || h < 0 || w < 0) {
-    if (ctx)
+  int64_t eh = extent(p->kh, topi_conv2d_dilation_h(p));
+  int64_t ew = extent(p->kw, topi_conv2d_dilation_w(p));
+  int64_t h = p->h + 2 * p->pad_h - eh, w = p->w + 2 * p->pad_w - ew;
+  if (p->stride_h < 1 || p->stride_w < 1 || p->dilation_h < 0 || p->dilation_w < 0 || h < 0 ||
+      w < 0) {
+    if (ctx && eh == p->kh && ew == p->kw)
       tec_ctx_set_error(ctx, "conv2d: the %lldx%lld kernel is larger than the padded %lldx%lld "
-                             "input, or a stride is < 1",
+                             "input, or a stride is < 1 or a dilation < 0",
                         (long long)p->kh, (long long)p->kw, (long long)(p->h + 2 * p->pad_h),
                         (long long)(p->w + 2 * p->pad_w));
+    else if (ctx)
+      tec_ctx_set_error(ctx, "conv2d: the %lldx%lld kernel spans %lldx%lld with dilation, larger "
+                             "than the padded %lldx%lld input, or a stride is < 1",
+                        (long long)p->kh, (long long)p->kw, (long long)eh, (long long)ew,
+                        (long long)(p->h + 2 * p->pad_h), (long long)(p->w + 2 * p->pad_w));
     return -1;
   }
   *oh = h / p->stride_h + 1;
@@ -34,6 +52,9 @@ int topi_conv2d_check(tec_ctx *ctx, const char *who, const topi_conv2d *p) {
                              (long long)p->w, (long long)p->c_out, (long long)p->kh,
                              (long long)p->kw, (long long)p->stride_h, (long long)p->stride_w,
                              (long long)p->pad_h, (long long)p->pad_w);
+  if (p->dilation_h < 0 || p->dilation_w < 0)
+    return tec_ctx_set_error(ctx, "%s: dilation must be >= 1 (0 is read as 1; got %lldx%lld)",
+                             who, (long long)p->dilation_h, (long long)p->dilation_w);
   int64_t g = p->groups ? p->groups : 1;
   if (g < 1 || p->c_in % g || p->c_out % g)
     return tec_ctx_set_error(ctx, "%s: groups = %lld must be >= 1 and divide c_in = %lld and "
@@ -46,10 +67,18 @@ int topi_conv2d_check(tec_ctx *ctx, const char *who, const topi_conv2d *p) {
       topi_layout_check(ctx, who, "output", p->out_layout))
     return -1;
   int64_t oh, ow;
-  if (topi_conv2d_out_hw(NULL, p, &oh, &ow))
-    return tec_ctx_set_error(ctx, "%s: the %lldx%lld kernel is larger than the padded %lldx%lld "
-                                  "input", who, (long long)p->kh, (long long)p->kw,
+  if (topi_conv2d_out_hw(NULL, p, &oh, &ow)) {
+    int64_t dh = topi_conv2d_dilation_h(p), dw = topi_conv2d_dilation_w(p);
+    if (dh == 1 && dw == 1)
+      return tec_ctx_set_error(ctx, "%s: the %lldx%lld kernel is larger than the padded "
+                                    "%lldx%lld input", who, (long long)p->kh, (long long)p->kw,
+                               (long long)(p->h + 2 * p->pad_h), (long long)(p->w + 2 * p->pad_w));
+    return tec_ctx_set_error(ctx, "%s: the %lldx%lld kernel with dilation %lldx%lld spans "
+                                  "%lldx%lld, larger than the padded %lldx%lld input",
+                             who, (long long)p->kh, (long long)p->kw, (long long)dh, (long long)dw,
+                             (long long)extent(p->kh, dh), (long long)extent(p->kw, dw),
                              (long long)(p->h + 2 * p->pad_h), (long long)(p->w + 2 * p->pad_w));
+  }
   return 0;
 }
 

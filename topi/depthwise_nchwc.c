@@ -1,7 +1,8 @@
 /* depthwise_nchwc.c — depthwise convolution in the channel-blocked layout NCHW[x]c -> NCHW[x]c.
  *
  *   kp[C, i, j, v]       = C*x + v < c ? kernel[C*x + v, 0, i, j] : 0           (prepare)
- *   dw[n, C, oy, ox, v]  = sum_{i,j} pad(data)[n, C, oy*s + i - p, ox*s + j - p, v] * kp[C, i, j, v]
+ *   dw[n, C, oy, ox, v]  = sum_{i,j} pad(data)[n, C, oy*s + i*d - p, ox*s + j*d - p, v]
+ *                                    * kp[C, i, j, v]          (d: the dilation)
  *   out[n, C, oy, ox, v] = epilogue(dw[...], bias_p[C, v], residual[n, C, oy, ox, v])
  *
  * The padding is inlined as a select under likely() conditions: loop partitioning gives the
@@ -39,8 +40,10 @@ static const ir_expr *kp_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
 static const ir_expr *dw_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   dwc_decl *d = u;
   const topi_conv2d *p = &d->p;
-  const ir_expr *y = ir_add(ir_mul(i[2], ir_int(ctx, p->stride_h)), ir_sub(d->ri, ir_int(ctx, p->pad_h)));
-  const ir_expr *x = ir_add(ir_mul(i[3], ir_int(ctx, p->stride_w)), ir_sub(d->rj, ir_int(ctx, p->pad_w)));
+  const ir_expr *y = ir_add(ir_mul(i[2], ir_int(ctx, p->stride_h)),
+                            ir_sub(topi_dilate(ctx, d->ri, p->dilation_h), ir_int(ctx, p->pad_h)));
+  const ir_expr *x = ir_add(ir_mul(i[3], ir_int(ctx, p->stride_w)),
+                            ir_sub(topi_dilate(ctx, d->rj, p->dilation_w), ir_int(ctx, p->pad_w)));
   const ir_expr *c = ir_add(ir_mul(i[1], ir_int(ctx, d->block)), i[4]);
   const ir_expr *in = topi_pad_read(d->a.data, p->in_layout, p->h, p->w, i[0], c, y, x, p->pad_h,
                                     p->pad_w);
@@ -135,7 +138,9 @@ int topi_depthwise_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *t
                                topi_space *sp) {
   int lanes = topi_target_lanes(ctx, target);
   int64_t oh, ow;
-  if (lanes < 0 || topi_conv2d_out_hw(ctx, p, &oh, &ow)) return -1;
+  if (lanes < 0 || topi_refuse(ctx, &topi_tmpl_depthwise_nchwc, p) ||
+      topi_conv2d_out_hw(ctx, p, &oh, &ow))
+    return -1;
   static const int64_t b01[] = {0, 1};
   int64_t th[4], tw[32];
   int nth = 0, ntw = 0;

@@ -4,7 +4,7 @@
  *   pad[n, c, y, x]     = in bounds ? data[n, c, y - p, x - p] : 0            (inlined)
  *   A1[n, C, y, x, v]   = pad[n, C*VC + v, y, x]                 packed data  (every call)
  *   B1[C, m, i, j, v]   = kernel[C*VC + v, m, i, j]              packed kernel (prepare)
- *   C0[n, C, oy, ox, v] = sum_{i,j} A1[..., oy*s + i, ox*s + j, v] * B1[C, 0, i, j, v]
+ *   C0[n, C, oy, ox, v] = sum_{i,j} A1[..., oy*s + i*d, ox*s + j*d, v] * B1[C, 0, i, j, v]
  *   out[n, c, oy, ox]   = epilogue(C0[n, c/VC, oy, ox, c%VC], bias[c], residual[...])
  * C0 is computed per tile of output rows inside the output's loops, its VC lanes vectorized,
  * the tile's columns unrolled so the accumulators stay in registers. */
@@ -27,8 +27,11 @@ static const ir_expr *pad_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
 
 static const ir_expr *dw_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   dsp_decl *d = u;
-  const ir_expr *x = TE_AT(d->pad, i[0], i[1], ir_add(ir_mul(i[2], ir_int(ctx, d->p.stride_h)), d->ri),
-                           ir_add(ir_mul(i[3], ir_int(ctx, d->p.stride_w)), d->rj));
+  const ir_expr *y = ir_add(ir_mul(i[2], ir_int(ctx, d->p.stride_h)),
+                            topi_dilate(ctx, d->ri, d->p.dilation_h));
+  const ir_expr *xx = ir_add(ir_mul(i[3], ir_int(ctx, d->p.stride_w)),
+                             topi_dilate(ctx, d->rj, d->p.dilation_w));
+  const ir_expr *x = TE_AT(d->pad, i[0], i[1], y, xx);
   const ir_expr *w = TE_AT(d->a.kernel, i[1], ir_int(ctx, 0), d->ri, d->rj);
   return te_sum(ir_mul(x, w), 2, (const ir_expr *[]){d->ri, d->rj}, NULL);
 }
@@ -136,7 +139,9 @@ int topi_dw_spatial_pack_space(tec_ctx *ctx, const topi_conv2d *p, const char *t
                                topi_space *sp) {
   int lanes = topi_target_lanes(ctx, target);
   int64_t oh, ow;
-  if (lanes < 0 || topi_conv2d_out_hw(ctx, p, &oh, &ow)) return -1;
+  if (lanes < 0 || topi_refuse(ctx, &topi_tmpl_dw_spatial_pack, p) ||
+      topi_conv2d_out_hw(ctx, p, &oh, &ow))
+    return -1;
   static const int64_t vcs[] = {1, 2, 4, 8, 16, 32}, b01[] = {0, 1};
   int64_t th[8], tw[16];
   int nth = 0, ntw = 0;

@@ -111,6 +111,10 @@ const ir_expr *topi_epilogue_expr(tec_ctx *ctx, const topi_epilogue *e, const ir
 /* The bias packed into blocks of `block` channels, zero past c: [ceil(c/block)][block]
  * (constant-derived: computed in prepare). */
 te_tensor *topi_pack_bias(tec_ctx *ctx, te_tensor *bias, int64_t c, int64_t block);
+/* A kernel tap's offset i * dilation (dilation 0 or 1: i itself, no multiply in the IR). */
+static inline const ir_expr *topi_dilate(tec_ctx *ctx, const ir_expr *i, int64_t dilation) {
+  return dilation > 1 ? ir_mul(i, ir_int(ctx, dilation)) : i;
+}
 /* ceil(a / b) */
 static inline int64_t topi_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 

@@ -5,9 +5,11 @@
  *
  * The layer's prepare runs once (the weights packed: not counted), then one warm-up call of
  * run, then INSN_MARK() and CALLS calls each followed by INSN_MARK(), as the XNNPACK benchmark
- * beside the plugin does. Calls go through the checked DLTensor entries. Data in the layer's
- * layout (NCHW[b]c: the block after the spatial dims; NCHW), weights OIHW, bias, ReLU fused;
- * 257 output points are checked against a double-precision reference. */
+ * beside the plugin does. Calls go through the checked DLTensor entries, each given the
+ * arguments its meta row names (prepare_args / run_args: d data, k kernel, b bias, o out), then
+ * the packed tensors. Data in the layer's layout (NCHW[b]c: the block after the spatial dims;
+ * NCHW; NHWC), weights OIHW, bias, ReLU fused; 257 output points are checked against a
+ * double-precision reference. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,13 @@
 #include "insn_marker.h"
 #include "tec/runtime.h"
 #include "tec_layers_meta.h"
+
+/* "NCHW4c", "NCHW", "NHWC" for a meta block */
+static const char *layout(int b, char *buf, size_t n) {
+  if (b > 0) snprintf(buf, n, "NCHW%dc", b);
+  else snprintf(buf, n, "%s", b ? "NHWC" : "NCHW");
+  return buf;
+}
 
 static void rnd(float *p, size_t n, unsigned seed) {
   unsigned s = seed * 2654435761u + 12345u;
@@ -24,9 +33,10 @@ static void rnd(float *p, size_t n, unsigned seed) {
   }
 }
 
-/* element (c, y, x) of an activation of C channels in block b (0: NCHW), batch 1 */
+/* element (c, y, x) of an activation of C channels in block b (0: NCHW, -1: NHWC), batch 1 */
 static size_t at(int b, int C, int H, int W, int c, int y, int x) {
   if (!b) return ((size_t)c * H + y) * W + x;
+  if (b < 0) return ((size_t)y * W + x) * C + c;
   return (((size_t)(c / b) * H + y) * W + x) * b + c % b;
 }
 
@@ -34,8 +44,9 @@ static size_t at(int b, int C, int H, int W, int c, int y, int x) {
 static DLTensor act(int b, int C, int H, int W, float **data, int64_t *s) {
   s[0] = 1, s[1] = C, s[2] = H, s[3] = W, s[4] = 0;
   int nd = 4;
-  if (b) s[1] = (C + b - 1) / b, s[4] = b, nd = 5;
-  size_t n = (size_t)s[1] * H * W * (b ? b : 1);
+  if (b > 0) s[1] = (C + b - 1) / b, s[4] = b, nd = 5;
+  size_t n = (size_t)s[1] * H * W * (b > 0 ? b : 1);
+  if (b < 0) s[1] = H, s[2] = W, s[3] = C;
   *data = tec_rt_alloc(n * sizeof(float));
   memset(*data, 0, n * sizeof(float));
   return tec_dl_view(*data, TEC_F32, nd, s);
@@ -51,7 +62,7 @@ int main(int argc, char **argv) {
   int OH = (l->h + 2 * l->p - l->kh) / l->s + 1, OW = (l->w + 2 * l->p - l->kh) / l->s + 1;
   int cig = l->c / l->g;
   size_t nx = (size_t)l->c * l->h * l->w, nw = (size_t)l->k * cig * l->kh * l->kh;
-  float *x = malloc(nx * sizeof(float)), *xl, *yl, *packed[4];
+  float *x = malloc(nx * sizeof(float)), *xl, *yl, *packed[6];
   float *w = tec_rt_alloc(nw * sizeof(float)), *b = tec_rt_alloc((size_t)l->k * sizeof(float));
   rnd(x, nx, 2), rnd(w, nw, 1), rnd(b, (size_t)l->k, 3);
   static int64_t sx[5], sy[5];
@@ -62,20 +73,28 @@ int main(int argc, char **argv) {
       for (int xx = 0; xx < l->w; xx++)
         xl[at(l->in_block, l->c, l->h, l->w, c, y, xx)] = x[((size_t)c * l->h + y) * l->w + xx];
   int64_t sw[4] = {l->k, cig, l->kh, l->kh}, sb = l->k;
-  DLTensor tw = tec_dl_view(w, TEC_F32, 4, sw), tb = tec_dl_view(b, TEC_F32, 1, &sb), tp[4];
-  DLTensor *pargs[6] = {&tw, &tb}, *rargs[6] = {&tx, &ty};
+  DLTensor tw = tec_dl_view(w, TEC_F32, 4, sw), tb = tec_dl_view(b, TEC_F32, 1, &sb), tp[6];
+  DLTensor *pargs[12], *rargs[12];
+  int np = 0, nr = 0;
+  const char *roles[2] = {l->prepare_args, l->run_args};
+  for (int r = 0; r < 2; r++)
+    for (const char *c = roles[r]; *c; c++) {
+      DLTensor *t = *c == 'd' ? &tx : *c == 'k' ? &tw : *c == 'b' ? &tb : &ty;
+      if (r) rargs[nr++] = t;
+      else pargs[np++] = t;
+    }
   for (int j = 0; j < l->npacked; j++) {
     size_t n = 1;
     for (int k = 0; k < l->packed_ndim[j]; k++) n *= (size_t)l->packed_shape[j][k];
     packed[j] = tec_rt_alloc(n * sizeof(float));
     tp[j] = tec_dl_view(packed[j], TEC_F32, l->packed_ndim[j], l->packed_shape[j]);
-    pargs[2 + j] = rargs[2 + j] = &tp[j];
+    pargs[np++] = rargs[nr++] = &tp[j];
   }
-  if (l->prepare(pargs, 2 + l->npacked) != 0 || l->run(rargs, 2 + l->npacked) != 0)
+  if (l->prepare(pargs, np) != 0 || l->run(rargs, nr) != 0)
     return fprintf(stderr, "insn_bench: %s\n", tec_rt_last_error()), 1;
   INSN_MARK();
   for (int i = 0; i < calls; i++) {
-    l->run(rargs, 2 + l->npacked);
+    l->run(rargs, nr);
     INSN_MARK();
   }
   double maxerr = 0;
@@ -95,7 +114,9 @@ int main(int argc, char **argv) {
     if (!(fabs(got - ref) <= maxerr)) maxerr = fabs(got - ref);
   }
   double macs = (double)l->k * OH * OW * cig * l->kh * l->kh;
-  printf("%s: %s %s, %d calls, check %s (max abs error %.3g over 257 points) macs=%.0f\n", name,
-         l->tmpl, l->config, calls, maxerr < 1e-4 ? "OK" : "FAILED", maxerr, macs);
+  char li[16], lo[16];
+  printf("%s: %s %s->%s %s, %d calls, check %s (max abs error %.3g over 257 points) macs=%.0f\n",
+         name, l->tmpl, layout(l->in_block, li, sizeof li), layout(l->out_block, lo, sizeof lo),
+         l->config, calls, maxerr < 1e-4 ? "OK" : "FAILED", maxerr, macs);
   return maxerr < 1e-4 ? 0 : 1;
 }

@@ -173,13 +173,20 @@ typedef struct topi_conv2d {
   int64_t groups;               /* 1, or c_in (depthwise); 0 is read as 1 */
   topi_layout in_layout, out_layout;
   topi_epilogue epi;
+  int64_t dilation_h, dilation_w; /* kernel taps dilation apart (0 or 1: none): tap (i, j) reads
+                                     input (oy*stride_h + i*dilation_h - pad_h, ...); the
+                                     kernel's extent is (kh - 1) * dilation_h + 1 */
 } topi_conv2d;
 
-/* The output size of a convolution, or -1 with an error in ctx (ctx may be NULL). */
+/* The output size of a convolution, floor((h + 2 pad - ((kh - 1) dilation + 1)) / stride) + 1,
+ * or -1 with an error in ctx (ctx may be NULL). */
 int topi_conv2d_out_hw(tec_ctx *ctx, const topi_conv2d *p, int64_t *oh, int64_t *ow);
-/* Checks the sizes, strides, padding, groups and layouts of p for template `who`. */
+/* Checks the sizes, strides, padding, dilation, groups and layouts of p for template `who`. */
 int topi_conv2d_check(tec_ctx *ctx, const char *who, const topi_conv2d *p);
-/* 2 * multiply-adds (the FLOP count benchmarks report). */
+/* The dilation of p along h and w: 1 when the field is 0. */
+int64_t topi_conv2d_dilation_h(const topi_conv2d *p);
+int64_t topi_conv2d_dilation_w(const topi_conv2d *p);
+/* 2 * multiply-adds (the FLOP count benchmarks report; dilation does not change it). */
 double topi_conv2d_flops(const topi_conv2d *p);
 
 /* A layout transform of an activation tensor. Arguments: in, out. */
@@ -328,8 +335,8 @@ int topi_dense_schedule(const topi_decl *d, const topi_dense_config *cfg, const 
                         topi_op *out);
 int topi_dense_space(tec_ctx *ctx, const topi_dense *p, const char *target, topi_space *out);
 
-/* conv2d Winograd F(m x m, 3 x 3), m = 2 or 4: 3x3, stride 1, groups 1, NCHW[x]c (or NCHW)
- * -> NCHW[y]c. Input, kernel and output transforms are stages (matrices built from
+/* conv2d Winograd F(m x m, 3 x 3), m = 2 or 4: 3x3, stride 1, dilation 1, groups 1, NCHW[x]c
+ * (or NCHW) -> NCHW[y]c. Input, kernel and output transforms are stages (matrices built from
  * interpolation points, topi/conv2d_winograd.c), the kernel transform runs in prepare, the
  * batched GEMM in the transformed domain is dense's register tile. Not bit-comparable with the
  * direct convolution: on ResNet-18's 3x3 layers F(4x4)'s error is 3-5x the direct template's
@@ -348,8 +355,8 @@ int topi_conv2d_winograd_schedule(const topi_decl *d, const topi_conv2d_winograd
 int topi_conv2d_winograd_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
                                topi_space *out);
 
-/* conv2d as im2col + GEMM: any kernel, stride, padding and groups; input in any layout (NHWC
- * reads contiguously), output NHWC. Per (image, group) a GEMM of the output positions (rows)
+/* conv2d as im2col + GEMM: any kernel, stride, padding, dilation and groups; input in any layout
+ * (NHWC reads contiguously), output NHWC. Per (image, group) a GEMM of the output positions (rows)
  * by the group's output channels (columns), dense's register tile; the im2col rows computed
  * per block of mr positions inside the GEMM's loops (never the whole matrix); the kernel packed
  * into the GEMM's panels in prepare. The knobs are dense's (its space for this GEMM). */
@@ -366,7 +373,8 @@ int topi_conv2d_im2col_space(tec_ctx *ctx, const topi_conv2d *p, const char *tar
 /* conv2d NCHW -> NCHW with spatial packing, TVM's arm_cpu conv2d_nchw_spatial_pack: the input
  * windows of the VH x VW tiles packed (data_vec, a whole-tensor pass as in TVM), the kernel packed into VC
  * output-channel vectors (kernel_vec, prepare), a VH x VW x VC register tile (VC vectorized),
- * the epilogue fused into the unpacking output stage. Any kernel, stride, padding; groups 1. */
+ * the epilogue fused into the unpacking output stage. Any kernel, stride, padding, dilation;
+ * groups 1. */
 typedef struct topi_conv2d_spatial_pack_config {
   int64_t vc;       /* output channels per register tile (a multiple of the vector lanes) */
   int64_t vh, vw;   /* output rows / columns per register tile */
@@ -472,7 +480,7 @@ int topi_eltwise_space(tec_ctx *ctx, const topi_eltwise *p, const char *target,
 /* ---------- choice ---------- */
 
 /* Picks the conv2d template for p from the rule table in topi/conv2d_pick.c (depthwise ->
- * depthwise_nchwc / dw_spatial_pack; 3x3 stride 1 with an output of 14x14 or more ->
+ * depthwise_nchwc / dw_spatial_pack; 3x3 stride 1 undilated with an output of 14x14 or more ->
  * conv2d_winograd; blocked output -> conv2d_nchwc; NHWC output or groups -> conv2d_im2col;
  * NCHW -> NCHW -> conv2d_spatial_pack): the first rule that holds and whose template applies.
  * force (a template name, or NULL) overrides the table. *why (may be NULL) says which rule

@@ -4,11 +4,19 @@
 #include "convref.h"
 #include "testutil.h"
 
+/* The dilation as the reference reads it (0 or 1: none), written here, not taken from topi. */
+static int64_t dil(int64_t d) { return d > 1 ? d : 1; }
+
+void cr_out_hw(const topi_conv2d *p, int64_t *oh, int64_t *ow) {
+  *oh = (p->h + 2 * p->pad_h - (p->kh - 1) * dil(p->dilation_h) - 1) / p->stride_h + 1;
+  *ow = (p->w + 2 * p->pad_w - (p->kw - 1) * dil(p->dilation_w) - 1) / p->stride_w + 1;
+}
+
 void cr_conv2d(const topi_conv2d *p, const float *x, const float *w, const float *bias,
                const float *res, float *out) {
-  int64_t g = p->groups ? p->groups : 1, cig = p->c_in / g, cog = p->c_out / g;
-  int64_t oh = (p->h + 2 * p->pad_h - p->kh) / p->stride_h + 1;
-  int64_t ow = (p->w + 2 * p->pad_w - p->kw) / p->stride_w + 1;
+  int64_t g = p->groups ? p->groups : 1, cig = p->c_in / g, cog = p->c_out / g, oh, ow;
+  int64_t dh = dil(p->dilation_h), dw = dil(p->dilation_w);
+  cr_out_hw(p, &oh, &ow);
   for (int64_t n = 0; n < p->n; n++)
     for (int64_t co = 0; co < p->c_out; co++)
       for (int64_t y = 0; y < oh; y++)
@@ -18,7 +26,8 @@ void cr_conv2d(const topi_conv2d *p, const float *x, const float *w, const float
           for (int64_t ci = 0; ci < cig; ci++)
             for (int64_t i = 0; i < p->kh; i++)
               for (int64_t j = 0; j < p->kw; j++) {
-                int64_t yy = y * p->stride_h + i - p->pad_h, xj = xx * p->stride_w + j - p->pad_w;
+                int64_t yy = y * p->stride_h + i * dh - p->pad_h;
+                int64_t xj = xx * p->stride_w + j * dw - p->pad_w;
                 if (yy < 0 || yy >= p->h || xj < 0 || xj >= p->w) continue;
                 int64_t c = grp * cig + ci;
                 acc += (double)x[((n * p->c_in + c) * p->h + yy) * p->w + xj] *
@@ -109,9 +118,8 @@ double cr_check_template(const char *name, const topi_conv2d *p, const void *con
   tec_module *m = tec_build(ctx, 1, &f, NULL);
   ck_assert_msg(m != NULL, "%s: %s", name, tec_ctx_error(ctx));
 
-  int64_t g = p->groups ? p->groups : 1;
-  int64_t oh = (p->h + 2 * p->pad_h - p->kh) / p->stride_h + 1;
-  int64_t ow = (p->w + 2 * p->pad_w - p->kw) / p->stride_w + 1;
+  int64_t g = p->groups ? p->groups : 1, oh, ow;
+  cr_out_hw(p, &oh, &ow);
   int64_t sx[4] = {p->n, p->c_in, p->h, p->w}, sw[4] = {p->c_out, p->c_in / g, p->kh, p->kw};
   int64_t so[4] = {p->n, p->c_out, oh, ow}, sb = p->c_out;
   DLTensor x = tu_rand_f32(4, sx, 11), w = tu_rand_f32(4, sw, 12), b = tu_rand_f32(1, &sb, 13);

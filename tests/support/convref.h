@@ -1,5 +1,5 @@
 /* convref.h — independent references for the convolution templates' tests: a naive conv2d
- * (groups, stride, padding, bias, residual, relu/relu6; double accumulation) on plain NCHW
+ * (groups, stride, padding, dilation, bias, residual, relu/relu6; double accumulation) on plain NCHW
  * arrays, NCHW <-> NCHW[x]c / NHWC copies written directly in C (not through tec), and a driver
  * that runs a topi template on a problem with seeded data and returns the max error against the
  * reference. */
@@ -8,6 +8,8 @@
 
 #include "tec/tec.h"
 
+/* The output size: floor((h + 2 pad - (kh - 1) * dilation - 1) / stride) + 1. */
+void cr_out_hw(const topi_conv2d *p, int64_t *oh, int64_t *ow);
 /* out[n][co][oy][ox] (NCHW) = act(conv(x, w) + bias[co] + res[...]); bias/res may be NULL. */
 void cr_conv2d(const topi_conv2d *p, const float *x, const float *w, const float *bias,
                const float *res, float *out);
