@@ -102,6 +102,23 @@ START_TEST(print_conv) {
 }
 END_TEST
 
+/* Pooling, softmax and the residual add take their own --shape keys (they were read as dense's
+ * m n k into another problem struct): the argument shapes show the problem arrived whole. */
+START_TEST(print_other_ops) {
+  ck_assert_int_eq(run(TEC_CLI, "print pool2d --shape c=16,h=8,w=8,k=3,stride=2,pad=1,"
+                                "in=NCHW16c,out=NCHW16c"), 0);
+  tu_assert_contains(out_text, "func pool2d(in: float32[1, 1, 8, 8, 16], out: float32[1, 1, 4, 4, 16]");
+  ck_assert_int_eq(run(TEC_CLI, "print global_pool --shape c=32,h=7,w=7,mode=avg,"
+                                "in=NCHW16c,out=NCHW"), 0);
+  tu_assert_contains(out_text, "func global_pool(in: float32[1, 2, 7, 7, 16], out: float32[1, 32, 1, 1]");
+  ck_assert_int_eq(run(TEC_CLI, "print softmax --shape m=2,n=10"), 0);
+  tu_assert_contains(out_text, "func softmax(in: float32[2, 10], out: float32[2, 10]");
+  ck_assert_int_eq(run(TEC_CLI, "print eltwise_add --shape c=20,h=4,w=4,layout=NCHW16c,act=relu"), 0);
+  tu_assert_contains(out_text, "func eltwise_add(a: float32[1, 2, 4, 4, 16], b: float32[1, 2, 4, 4, 16], "
+                               "out: float32[1, 2, 4, 4, 16]");
+}
+END_TEST
+
 /* The depthwise + pointwise block: its --shape keys, its config, both weights' packing in
  * prepare; a block whose pointwise does not read the depthwise's output is refused. */
 START_TEST(print_dw_pw) {
@@ -160,6 +177,9 @@ START_TEST(bad_usage) {
       {"tune " CONV " --records r.jsonl --target rasp4b", "tec tune: measures on this machine; --target 'rasp4b' is not the host"},
       {"bench " CONV " --trials 3", "tec bench: --trials, --tuner, --records, --seed, --csv, --svg, --timeout are options of tec tune"},
       {"targets extra", "tec targets: takes no operator or options"},
+      {"print softmax --shape m=2,n=10,k=3", "--shape: unknown key 'k'; the keys are m n"},
+      {"print pool2d --shape c=16,h=8,w=8,k=3,mode=min", "--shape: mode=min; the modes are max, avg"},
+      {"print eltwise_add --shape c=16,h=4,w=4,bias=1", "--shape: unknown key 'bias'; the keys are n c h w layout act"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     if (strstr(cases[i].args, "--tuner xgb") && tune_have_xgb()) continue; /* built with the cost model */
@@ -289,6 +309,7 @@ int main(void) {
   tcase_add_test(tc, help);
   tcase_add_test(tc, print_conv);
   tcase_add_test(tc, print_dw_pw);
+  tcase_add_test(tc, print_other_ops);
   tcase_add_test(tc, bad_usage);
   tcase_add_test(tc, compile_link_run);
   tcase_add_test(tc, bench_conv);

@@ -149,6 +149,19 @@ START_TEST(every_row_tile) {
 }
 END_TEST
 
+/* A dilated depthwise (dilation 2, padding 2: the same output size), fused and not: the fused
+ * row tiles read the input rows the dilated kernel spans. */
+START_TEST(dilated) {
+  topi_dw_pw p = block(1, 24, 12, 11, 20, 1, 8, 16, BR6, BR);
+  p.dw.dilation_h = p.dw.dilation_w = 2, p.dw.pad_h = p.dw.pad_w = 2;
+  check(&p, "fused=2");
+  check(&p, "fused=0");
+  p = block(1, 16, 13, 12, 16, 2, 16, 16, BR, NONE); /* stride 2, dilation 2x1, padding 2x1 */
+  p.dw.dilation_h = 2, p.dw.pad_h = 2;
+  check(&p, "fused=1");
+}
+END_TEST
+
 /* MobileNet v1's 28x28 block (mb09_dw + mb10_pw) fused and not. */
 START_TEST(mobilenet_28) {
   topi_dw_pw p = block(1, 256, 28, 28, 256, 1, 16, 16, BR, BR);
@@ -262,7 +275,7 @@ int main(void) {
     const char *name;
     const TTest *test;
   } cases[] = {{"shape_sweep", shape_sweep},   {"every_row_tile", every_row_tile},
-               {"mobilenet_28", mobilenet_28}, {"tile_in_loop", tile_in_loop},
+               {"mobilenet_28", mobilenet_28}, {"dilated", dilated}, {"tile_in_loop", tile_in_loop},
                {"space_and_names", space_and_names}, {"bad_input", bad_input}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     TCase *tc = tcase_create(cases[i].name);

@@ -22,6 +22,9 @@ typedef union drv_problem {
   topi_layout_problem layout;
   topi_dense dense;
   topi_dw_pw dw_pw;
+  topi_pool pool;
+  topi_softmax softmax;
+  topi_eltwise eltwise;
 } drv_problem;
 
 /* tec tune's own options (0 / NULL: not given) */

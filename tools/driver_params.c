@@ -100,15 +100,19 @@ static int layout(const tec_gen_params *p, const char *key, const char *dflt, to
   return 0;
 }
 
+static int activation(const tec_gen_params *p, topi_act *act) {
+  const char *a = tec_gen_str(p, "act", "none");
+  if (!strcmp(a, "none")) *act = TOPI_ACT_NONE;
+  else if (!strcmp(a, "relu")) *act = TOPI_ACT_RELU;
+  else if (!strcmp(a, "relu6")) *act = TOPI_ACT_RELU6;
+  else return tec_ctx_set_error(p->ctx, "--shape: act=%s; the activations are none, relu, relu6", a), -1;
+  return 0;
+}
+
 static int epilogue(const tec_gen_params *p, topi_epilogue *e) {
   e->bias = tec_gen_int(p, "bias", 0) != 0;
   e->residual = tec_gen_int(p, "residual", 0) != 0;
-  const char *a = tec_gen_str(p, "act", "none");
-  if (!strcmp(a, "none")) e->act = TOPI_ACT_NONE;
-  else if (!strcmp(a, "relu")) e->act = TOPI_ACT_RELU;
-  else if (!strcmp(a, "relu6")) e->act = TOPI_ACT_RELU6;
-  else return tec_ctx_set_error(p->ctx, "--shape: act=%s; the activations are none, relu, relu6", a), -1;
-  return 0;
+  return activation(p, &e->act);
 }
 
 #define CONV_KEYS                                                                          \
@@ -117,14 +121,23 @@ static int epilogue(const tec_gen_params *p, topi_epilogue *e) {
 #define LAYOUT_KEYS "n c h w from to"
 #define DENSE_KEYS "m n k bt const_b bias residual act"
 #define DW_PW_KEYS "n c h w oc k stride layout out bias act"
+#define POOL_KEYS                                                                          \
+  "n c h w kh kw (k: both) stride (stride_h stride_w) pad (pad_h pad_w) mode "              \
+  "count_include_pad in out"
+#define SOFTMAX_KEYS "m n"
+#define ELTWISE_KEYS "n c h w layout act"
 
 const char *drv_problem_keys(const topi_template *t) {
   switch (t->problem_kind) {
   case TOPI_PROBLEM_CONV2D: return CONV_KEYS;
   case TOPI_PROBLEM_LAYOUT: return LAYOUT_KEYS;
   case TOPI_PROBLEM_DW_PW: return DW_PW_KEYS;
-  default: return DENSE_KEYS;
+  case TOPI_PROBLEM_POOL: return POOL_KEYS;
+  case TOPI_PROBLEM_SOFTMAX: return SOFTMAX_KEYS;
+  case TOPI_PROBLEM_ELTWISE: return ELTWISE_KEYS;
+  case TOPI_PROBLEM_DENSE: return DENSE_KEYS;
   }
+  return DENSE_KEYS;
 }
 
 /* Sizes not given default to 1 (n) or are required (0 here: the template refuses them). */
@@ -186,7 +199,43 @@ int drv_problem_parse(const topi_template *t, const tec_gen_params *p, drv_probl
     if (layout(p, "from", "NCHW", &l->from) || layout(p, "to", "NCHW", &l->to)) return -1;
     break;
   }
-  default: {
+  case TOPI_PROBLEM_POOL: { /* pool2d, and global_pool with the window keys left out (0) */
+    topi_pool *q = &out->pool;
+    q->n = tec_gen_int(p, "n", 1);
+    q->c = tec_gen_int(p, "c", 0);
+    q->h = tec_gen_int(p, "h", 0);
+    q->w = tec_gen_int(p, "w", 0);
+    int64_t k = tec_gen_int(p, "k", 0), s = tec_gen_int(p, "stride", k ? 1 : 0);
+    int64_t pad = tec_gen_int(p, "pad", 0);
+    q->kh = tec_gen_int(p, "kh", k);
+    q->kw = tec_gen_int(p, "kw", k);
+    q->stride_h = tec_gen_int(p, "stride_h", s);
+    q->stride_w = tec_gen_int(p, "stride_w", s);
+    q->pad_h = tec_gen_int(p, "pad_h", pad);
+    q->pad_w = tec_gen_int(p, "pad_w", pad);
+    q->count_include_pad = tec_gen_int(p, "count_include_pad", 0) != 0;
+    const char *m = tec_gen_str(p, "mode", "max");
+    if (!strcmp(m, "max")) q->mode = TOPI_POOL_MAX;
+    else if (!strcmp(m, "avg")) q->mode = TOPI_POOL_AVG;
+    else return tec_ctx_set_error(p->ctx, "--shape: mode=%s; the modes are max, avg", m), -1;
+    if (layout(p, "in", "NCHW", &q->in_layout) || layout(p, "out", "NCHW", &q->out_layout))
+      return -1;
+    break;
+  }
+  case TOPI_PROBLEM_SOFTMAX:
+    out->softmax.m = tec_gen_int(p, "m", 1);
+    out->softmax.n = tec_gen_int(p, "n", 0);
+    break;
+  case TOPI_PROBLEM_ELTWISE: {
+    topi_eltwise *e = &out->eltwise;
+    e->n = tec_gen_int(p, "n", 1);
+    e->c = tec_gen_int(p, "c", 0);
+    e->h = tec_gen_int(p, "h", 0);
+    e->w = tec_gen_int(p, "w", 0);
+    if (layout(p, "layout", "NCHW", &e->layout) || activation(p, &e->act)) return -1;
+    break;
+  }
+  case TOPI_PROBLEM_DENSE: {
     topi_dense *d = &out->dense;
     d->m = tec_gen_int(p, "m", 0);
     d->n = tec_gen_int(p, "n", 0);
