@@ -71,6 +71,31 @@ START_TEST(mobilenet_v1) {
 }
 END_TEST
 
+/* At 64x64 ResNet's layer1 runs 16x16: topi_conv2d_pick puts its 3x3 layers (residual add
+ * fused) on conv2d_winograd (F(4x4): test_conv_classic's error bound), checked against the
+ * reference; .direct = 1 keeps them on conv2d_nchwc (the other tests' networks run that way). */
+START_TEST(resnet18_picked) {
+  net_options o = {.kind = NET_RESNET18, .size = 64, .width = 0.125, .classes = 10, .seed = 6};
+  if (tu_emulated()) return; /* two networks' builds: minutes under qemu (winograd's own test
+                                runs there: test_conv_classic) */
+  char err[256];
+  for (int direct = 0; direct < 2; direct++) {
+    o.direct = direct;
+    net *n = net_create(&o, err, sizeof err);
+    ck_assert_msg(n != NULL, "%s", err);
+    int wino = 0;
+    for (int i = 0; i < n->nlayers; i++) wino += !strcmp(n->layers[i].tmpl, "conv2d_winograd");
+    ck_assert_int_eq(wino, direct ? 0 : 4); /* layer1: two blocks of two 3x3 convs */
+    net_free(n);
+  }
+  o.direct = 0;
+#ifndef __SANITIZE_ADDRESS__ /* building the four winograd layers takes ~100 s here, minutes
+                                under ASan: the numbers are checked in the normal builds */
+  check_net(&o, 3e-4);
+#endif
+}
+END_TEST
+
 START_TEST(resnet18) {
   net_options o = {.kind = NET_RESNET18, .batch = 2, .size = 36, .width = 0.125, .classes = 10,
                    .seed = 4};
@@ -109,6 +134,7 @@ int main(void) {
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, mobilenet_v1);
   tcase_add_test(tc, resnet18);
+  tcase_add_test(tc, resnet18_picked);
   tcase_add_test(tc, bad_options);
   suite_add_tcase(s, tc);
   return tu_run(s);

@@ -81,7 +81,16 @@ static int conv(builder *b, const char *name, int in, int64_t c_out, int64_t k, 
                    .epi = {.bias = 1, .residual = res >= 0, .act = act}};
   int64_t oh, ow;
   if (topi_conv2d_out_hw(NULL, &p, &oh, &ow)) return b->bad = 1, 0;
-  net_layer *L = layer(b, NET_CONV, depthwise ? "depthwise_nchwc" : "conv2d_nchwc", name, in);
+  const char *tmpl = depthwise ? "depthwise_nchwc" : "conv2d_nchwc";
+  if (!b->n->opt.direct) { /* the rule table's template for this layer */
+    tec_ctx *c = tec_ctx_new();
+    const topi_template *t = NULL;
+    if (!c || topi_conv2d_pick(c, &p, NULL, &t, NULL) != 0) b->bad = 1;
+    else tmpl = t->name;
+    tec_ctx_free(c);
+    if (b->bad) return 0;
+  }
+  net_layer *L = layer(b, NET_CONV, tmpl, name, in);
   if (!L) return 0;
   L->conv = p, L->res = res;
   int64_t fan_in = (x->c / p.groups) * k * k;

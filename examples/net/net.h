@@ -29,6 +29,9 @@ typedef struct net_options {
   int64_t classes;  /* 0: 1000 */
   int64_t block;    /* channels per block of the packed layout; 0: the host's float lanes */
   unsigned seed;    /* the weights' and biases' generator */
+  int direct;       /* 1: every convolution on the direct templates (conv2d_nchwc,
+                       depthwise_nchwc); 0: topi_conv2d_pick's choice per layer (winograd on
+                       ResNet's 3x3 stride-1 layers of 14x14 and up) */
 } net_options;
 
 typedef enum net_op { NET_CONV, NET_POOL, NET_GPOOL, NET_FC, NET_SOFTMAX } net_op;
