@@ -7,6 +7,8 @@
 # compared with expected.txt (max |a - b| / max |b| <= 1e-4).
 #   run.sh GEN SOURCE_DIR WORK_DIR TARGET NET SIZE WIDTH [HOST_RUNTIME_LIB]
 #   TARGET: "llvm" (this machine: HOST_RUNTIME_LIB and cc) or an AArch64 target ("rasp4b")
+# NET_AOT_LDFLAGS: extra flags for the driver's final link (the sanitizer build's runtime library
+# is instrumented: -fsanitize=address,undefined).
 set -eu
 GEN=$1 SRC=$2 WORK=$3 TARGET=$4 NET=$5 SIZE=$6 WIDTH=$7
 mkdir -p "$WORK"
@@ -23,7 +25,8 @@ fi
 # the network as one object: the layers and their prepare/run pair
 $CC -std=c11 -O2 -Wall -Werror -I "$SRC/include" -I "$WORK" -c "$WORK/net_model.c" -o "$WORK/net_model.o"
 $CC -r -o "$WORK/net.o" "$WORK/net_layers.o" "$WORK/net_model.o"
+# shellcheck disable=SC2086 # NET_AOT_LDFLAGS: several words
 $CC -std=c11 -O2 -Wall -Werror -I "$SRC/include" -I "$WORK" -o "$WORK/driver" \
-  "$SRC/examples/net_aot/driver.c" "$WORK/net.o" "$RT" -lm -lpthread
+  "$SRC/examples/net_aot/driver.c" "$WORK/net.o" "$RT" -lm -lpthread ${NET_AOT_LDFLAGS:-}
 TEC_NUM_THREADS=1 $RUN "$WORK/driver" "$WORK/params.bin" "$WORK/out.txt" 1
 $RUN "$WORK/driver" --compare "$WORK/out.txt" "$WORK/expected.txt"
