@@ -36,19 +36,6 @@ static topi_dw_pw block(int64_t n, int64_t c, int64_t h, int64_t w, int64_t co, 
 static const topi_epilogue BR = {1, 0, TOPI_ACT_RELU}, BR6 = {1, 0, TOPI_ACT_RELU6},
                            NONE = {0, 0, TOPI_ACT_NONE}, RES = {1, 1, TOPI_ACT_RELU};
 
-/* A tensor of layout l holding the NCHW array src (NULL: NaN everywhere, to see what is never
- * written). */
-static DLTensor blocked(topi_layout l, int64_t n, int64_t c, int64_t h, int64_t w,
-                        const float *src) {
-  int64_t shape[5];
-  int nd = cr_shape(l, n, c, h, w, shape);
-  DLTensor t = tu_zeros(TEC_F32, nd, shape);
-  if (src) cr_to_layout(l, n, c, h, w, src, t.data);
-  else
-    for (int64_t i = 0; i < tec_dl_numel(&t); i++) ((float *)t.data)[i] = __builtin_nanf("");
-  return t;
-}
-
 /* Runs p with cfg (NULL: the default; else the default with the knobs of `knobs` set, as
  * topi_config_parse reads them) and returns the max error against the reference. */
 static double run(const topi_dw_pw *p, const char *knobs, char **ir_out) {
@@ -81,9 +68,9 @@ static double run(const topi_dw_pw *p, const char *knobs, char **ir_out) {
   cr_conv2d(pw, mid, wp.data, pw->epi.bias ? bp.data : NULL, pw->epi.residual ? r.data : NULL,
             ref);
 
-  DLTensor xl = blocked(dw->in_layout, n, c, dw->h, dw->w, x.data);
-  DLTensor rl = blocked(pw->out_layout, n, co, oh, ow, r.data);
-  DLTensor ol = blocked(pw->out_layout, n, co, oh, ow, NULL);
+  DLTensor xl = cr_make(dw->in_layout, n, c, dw->h, dw->w, x.data);
+  DLTensor rl = cr_make(pw->out_layout, n, co, oh, ow, r.data);
+  DLTensor ol = cr_make(pw->out_layout, n, co, oh, ow, NULL);
   DLTensor *args[7];
   int na = 0;
   args[na++] = &xl;

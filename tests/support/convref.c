@@ -89,9 +89,7 @@ int cr_shape(topi_layout l, int64_t n, int64_t c, int64_t h, int64_t w, int64_t 
   }
 }
 
-/* A tensor of `shape` holding src laid out in l (src NULL: filled with NaN, to see what is
- * never written). */
-static DLTensor make(topi_layout l, int64_t n, int64_t c, int64_t h, int64_t w, const float *src) {
+DLTensor cr_make(topi_layout l, int64_t n, int64_t c, int64_t h, int64_t w, const float *src) {
   int64_t shape[5];
   int nd = cr_shape(l, n, c, h, w, shape);
   DLTensor t = tu_zeros(TEC_F32, nd, shape);
@@ -128,9 +126,9 @@ double cr_check_template(const char *name, const topi_conv2d *p, const void *con
   float *ref = malloc(sizeof(float) * (size_t)no), *got = malloc(sizeof(float) * (size_t)no);
   cr_conv2d(p, x.data, w.data, p->epi.bias ? b.data : NULL, p->epi.residual ? r.data : NULL, ref);
 
-  DLTensor xl = make(p->in_layout, p->n, p->c_in, p->h, p->w, x.data);
-  DLTensor rl = make(p->out_layout, p->n, p->c_out, oh, ow, r.data);
-  DLTensor ol = make(p->out_layout, p->n, p->c_out, oh, ow, NULL);
+  DLTensor xl = cr_make(p->in_layout, p->n, p->c_in, p->h, p->w, x.data);
+  DLTensor rl = cr_make(p->out_layout, p->n, p->c_out, oh, ow, r.data);
+  DLTensor ol = cr_make(p->out_layout, p->n, p->c_out, oh, ow, NULL);
   DLTensor *args[5];
   int na = 0;
   args[na++] = &xl;

@@ -20,6 +20,9 @@ void cr_to_layout(topi_layout l, int64_t n, int64_t c, int64_t h, int64_t w, con
                   float *dst);
 void cr_from_layout(topi_layout l, int64_t n, int64_t c, int64_t h, int64_t w, const float *src,
                     float *dst);
+/* A fresh tensor of layout l holding the NCHW array src (src NULL: NaN everywhere, to see what
+ * is never written); free with tec_dl_free. */
+DLTensor cr_make(topi_layout l, int64_t n, int64_t c, int64_t h, int64_t w, const float *src);
 /* The tensor shape of layout l, into shape (4 or 5 dims); returns ndim. */
 int cr_shape(topi_layout l, int64_t n, int64_t c, int64_t h, int64_t w, int64_t *shape);
 
