@@ -229,6 +229,10 @@ START_TEST(prepare_and_placement) {
   assert_not_contains(run, "kernel[");
   tu_assert_contains(run, "produce wino_in");
   tu_assert_contains(run, "produce wino_m");
+  /* the input transform's row half is computed per tile inside wino_in, not as a whole tensor */
+  const char *in = strstr(run, "produce wino_in"), *rows = strstr(run, "produce wino_rows");
+  ck_assert_msg(in && rows && rows > in && rows < strstr(run, "produce wino_m"),
+                "wino_rows is not computed inside wino_in");
 
   p = conv(1, 32, 14, 14, 48, 3, 1, 1, NHWC_L, NHWC_L, 1, 1, TOPI_ACT_RELU);
   run = lowered(ctx, "conv2d_im2col", &p, &f), prep = tec_lower_str(f->prepare);

@@ -9,9 +9,14 @@
  *   wino_G[e, i]          = G[e][i]                                   (constant: prepare)
  *   kernel_w[e,f,ko,c,ki] = sum_{i,j} G[e,i] G[f,j] kernel[ko*nr+ki, c, i, j]  (prepare; zero
  *                           past C and K; in the GEMM's nr-wide panels, dense.c's b_p layout)
- *   wino_in[e, f, p, c]   = sum_{a,b} BT[e][a] BT[f][b] d[c, tile p, a, b]  (d zero-padded;
- *                           only the nonzero coefficients, a select over e and f that folds
- *                           to one sum once the e, f loops are unrolled)
+ *   wino_rows[a, f, p, c] = sum_b BT[f][b] d[c, tile p, a, b]  (d zero-padded; only the
+ *                           nonzero coefficients, a select over f that folds to one sum once
+ *                           f is unrolled); computed per tile and channel block inside
+ *                           wino_in's loops (alpha x alpha x block floats)
+ *   wino_in[e, f, p, c]   = sum_a BT[e][a] wino_rows[a, f, p, c]  (two stages, not one: the
+ *                           one-stage form copies the alpha^2-term select tree into each of
+ *                           the alpha^2 unrolled elements — 1.4 GB to lower F(4x4) — and
+ *                           recomputes every row sum alpha times)
  *   wino_acc, wino_m      = the batched GEMM: for each (e, f): wino_in[e,f] (P x Cp) times
  *                           kernel_w[e,f] (Cp x Kb), dense.c's register tile
  *                           (topi_gemm_tile_schedule) with the (e, f) batch in its parallel loop
@@ -19,8 +24,8 @@
  *                           (the output loops split by m and unrolled: the select over y%m and
  *                           x%m folds; the channel lanes vectorized)
  *
- * Every stage but the GEMM's accumulator is computed at root (whole tensors, parallel). The
- * arithmetic is not the direct convolution's: the error grows with m (see docs and
+ * Every stage but the GEMM's accumulator and wino_rows is computed at root (whole tensors,
+ * parallel). The arithmetic is not the direct convolution's: the error grows with m (see docs and
  * tests/test_conv_classic.c: the bound measured on ResNet-18's 3x3 layers).
  */
 #include <math.h>
@@ -85,7 +90,7 @@ typedef struct wg_graph {
   int64_t m, alpha, nr, th, tw, np;
   double at[4 * WMAX], g[WMAX * 3], bt[WMAX * WMAX];
   const ir_expr *ri, *rj, *rc;
-  te_tensor *gm, *u, *v, *acc, *mm, *bp, *out;
+  te_tensor *gm, *u, *t, *v, *acc, *mm, *bp, *out;
 } wg_graph;
 
 /* idx == 0 ? e[0] : idx == 1 ? e[1] : ... e[n-1] */
@@ -156,24 +161,35 @@ static const ir_expr *d_read(const wg_graph *g, const ir_expr *n, const ir_expr 
   return cond ? ir_select(ir_likely(cond), v, ir_float(ctx, 0.0)) : v;
 }
 
+/* The tile's position: image, first input row and column (from -pad) of output tile p */
+static void tile_origin(const wg_graph *g, const ir_expr *p, const ir_expr **img,
+                        const ir_expr **y0, const ir_expr **x0) {
+  tec_ctx *ctx = g->d->a.data->ctx;
+  const ir_expr *tw = ir_int(ctx, g->tw), *th = ir_int(ctx, g->th), *m = ir_int(ctx, g->m);
+  *img = ir_floordiv(p, ir_int(ctx, g->th * g->tw));
+  *y0 = ir_sub(ir_mul(ir_floormod(ir_floordiv(p, tw), th), m), ir_int(ctx, g->d->p.pad_h));
+  *x0 = ir_sub(ir_mul(ir_floormod(p, tw), m), ir_int(ctx, g->d->p.pad_w));
+}
+
+/* first half of the input transform, along the rows: wino_rows[a, f, p, c] =
+ * sum_b BT[f][b] d[c, tile p, a, b] (a select over f that folds once f is unrolled) */
+static const ir_expr *t_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  wg_graph *g = u;
+  int n = (int)g->alpha;
+  const ir_expr *img, *y0, *x0, *dv[WMAX], *by_f[WMAX];
+  tile_origin(g, i[2], &img, &y0, &x0);
+  const ir_expr *y = ir_add(y0, i[0]);
+  for (int b = 0; b < n; b++) dv[b] = d_read(g, img, i[3], y, ir_add(x0, ir_int(ctx, b)));
+  for (int f = 0; f < n; f++) by_f[f] = lincomb(ctx, n, &g->bt[f * n], dv);
+  return pick(ctx, i[1], n, by_f);
+}
+
+/* second half, along the columns: wino_in[e, f, p, c] = sum_a BT[e][a] wino_rows[a, f, p, c] */
 static const ir_expr *v_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   wg_graph *g = u;
-  const wg_decl *d = g->d;
   int n = (int)g->alpha;
-  const ir_expr *tw = ir_int(ctx, g->tw), *th = ir_int(ctx, g->th), *m = ir_int(ctx, g->m);
-  const ir_expr *p = i[2], *img = ir_floordiv(p, ir_int(ctx, g->th * g->tw));
-  const ir_expr *y0 = ir_sub(ir_mul(ir_floormod(ir_floordiv(p, tw), th), m),
-                             ir_int(ctx, d->p.pad_h));
-  const ir_expr *x0 = ir_sub(ir_mul(ir_floormod(p, tw), m), ir_int(ctx, d->p.pad_w));
-  /* rows[a] = sum_b BT[f][b] d[a][b], a select over f; then sum_a BT[e][a] rows[a] */
-  const ir_expr *rows[WMAX] = {0}, *by_e[WMAX] = {0};
-  for (int a = 0; a < n; a++) {
-    const ir_expr *dv[WMAX], *by_f[WMAX];
-    for (int b = 0; b < n; b++)
-      dv[b] = d_read(g, img, i[3], ir_add(y0, ir_int(ctx, a)), ir_add(x0, ir_int(ctx, b)));
-    for (int f = 0; f < n; f++) by_f[f] = lincomb(ctx, n, &g->bt[f * n], dv);
-    rows[a] = pick(ctx, i[1], n, by_f);
-  }
+  const ir_expr *rows[WMAX], *by_e[WMAX];
+  for (int a = 0; a < n; a++) rows[a] = TE_AT(g->t, ir_int(ctx, a), i[1], i[2], i[3]);
   for (int e = 0; e < n; e++) by_e[e] = lincomb(ctx, n, &g->bt[e * n], rows);
   return pick(ctx, i[0], n, by_e);
 }
@@ -232,6 +248,7 @@ static wg_graph *wg_build_graph(tec_ctx *ctx, const wg_decl *d, int64_t m, int64
   int64_t al = g->alpha;
   static const char *const gn[] = {"e", "i"}, *const un[] = {"e", "f", "ko", "c", "ki"};
   static const char *const vn[] = {"e", "f", "p", "c"}, *const mn[] = {"e", "f", "p", "k"};
+  static const char *const tn[] = {"a", "f", "p", "c"};
   static const char *const on[] = {"n", "oc", "oy", "ox", "ocv"};
   g->gm = te_compute(ctx, &(te_compute_decl){.name = "wino_G", .ndim = 2,
                                              .shape = TE_SHAPE(ctx, al, 3), .body = gm_body,
@@ -242,6 +259,12 @@ static wg_graph *wg_build_graph(tec_ctx *ctx, const wg_decl *d, int64_t m, int64
                                                               topi_ceil_div(d->kb, nr), d->cp, nr),
                                             .body = u_body, .user = g,
                                             .tag = "winograd_kernel_transform", .axis_names = un});
+  g->t = te_compute(ctx, &(te_compute_decl){.name = "wino_rows", .ndim = 4,
+                                            .shape = TE_SHAPE(ctx, al, al, g->np, d->cp),
+                                            .body = t_body, .user = g,
+                                            .tag = "winograd_input_transform_rows",
+                                            .axis_names = tn});
+  if (!g->t) return NULL;
   g->v = te_compute(ctx, &(te_compute_decl){.name = "wino_in", .ndim = 4,
                                             .shape = TE_SHAPE(ctx, al, al, g->np, d->cp),
                                             .body = v_body, .user = g,
@@ -338,6 +361,15 @@ int topi_conv2d_winograd_schedule(const topi_decl *dc, const topi_conv2d_winogra
     return -1;
   if ((cfg->parallel && sch_parallel(sv, py)) || sch_unroll(sv, e) || sch_unroll(sv, f) ||
       (cv > 1 && sch_vectorize(sv, ci)))
+    return -1;
+  /* its first half per tile and channel block, inside that loop (alpha x alpha x cv floats,
+   * in L1), a and f unrolled, the lanes vectorized */
+  sch_stage *st = sch_stage_of(s, g->t);
+  if (!st) return -1;
+  sch_iter *ta = sch_axis(st, 0), *tf = sch_axis(st, 1), *tc = sch_axis(st, 3);
+  if (sch_reorder(st, 4, (sch_iter *[]){sch_axis(st, 2), ta, tf, tc}) ||
+      sch_compute_at(st, sv, co ? co : px) || sch_unroll(st, ta) || sch_unroll(st, tf) ||
+      (cv > 1 && sch_vectorize(st, tc)))
     return -1;
 
   /* the batched GEMM: dense.c's tile, the (e, f) batch fused into the parallel panel loop */
