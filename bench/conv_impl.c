@@ -182,7 +182,8 @@ int conv_tec_setup(conv_case *c, const char *forced, const char *config) {
   if (!(c->ctx = tec_ctx_new())) return tec_fail(c, "not available", "out of memory");
   int bits = tec_target_vector_bits(c->ctx, NULL);
   if (bits < 32) return tec_fail(c, "not available", tec_ctx_error(c->ctx));
-  topi_layout blocked = {TOPI_NCHWC, bits / 32}, nchw = {TOPI_NCHW, 0}, nhwc = {TOPI_NHWC, 0};
+  topi_layout blocked = {.kind = TOPI_NCHWC, .block = bits / 32};
+  topi_layout nchw = {.kind = TOPI_NCHW}, nhwc = {.kind = TOPI_NHWC};
   /* the layout pairs tried, in order: the brief's NCHW16c, then what other templates read; a
    * layer with fewer input channels than a block (the networks' first convolution, 3 channels)
    * reads NCHW first, as the previous layer (the image) has no blocked layout to give */
@@ -262,7 +263,7 @@ int conv_xnn_setup(conv_case *c, int yield) {
   c->xout = alloc_floats(nout + 16);
   c->xw = alloc_floats((size_t)(L->c_out * cg * k * k));
   if (!c->xin || !c->xout || !c->xw) return -1;
-  topi_layout nhwc = {TOPI_NHWC, 0};
+  topi_layout nhwc = {.kind = TOPI_NHWC, .block = 0};
   to_layout(c->x, nhwc, L->c_in, L->h, L->w, c->xin, (int64_t)nx);
   /* weights [groups][kg][k][k][cg] from OIHW */
   for (int64_t o = 0; o < L->c_out; o++)
@@ -484,7 +485,7 @@ double conv_check(conv_case *c, int impl, int ti) {
   if (impl == IMPL_TEC) {
     from_layout(c->ty.data, c->out_l, L->c_out, c->oh, c->ow, c->nchw);
   } else if (impl == IMPL_XNN) {
-    topi_layout nhwc = {TOPI_NHWC, 0};
+    topi_layout nhwc = {.kind = TOPI_NHWC, .block = 0};
     from_layout(c->xout, nhwc, L->c_out, c->oh, c->ow, c->nchw);
   } else { /* oneDNN: its dst reordered into c->nchw */
     dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, c->dnnl[ti].dst}, {DNNL_ARG_TO, c->dnnl[ti].user_dst}};

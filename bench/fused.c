@@ -110,8 +110,8 @@ static int run_var(bcase *c, int i) {
 static int setup(bcase *c, int bi, const int *rows, int nrows, int64_t block, int verbose) {
   const __typeof__(blocks[0]) *B = &blocks[bi];
   int64_t oh = (B->h + 2 - 3) / B->stride + 1, ow = (B->w + 2 - 3) / B->stride + 1;
-  topi_layout l = {TOPI_NCHWC, block};
-  topi_epilogue e = {1, 0, TOPI_ACT_RELU};
+  topi_layout l = {.kind = TOPI_NCHWC, .block = block};
+  topi_epilogue e = {.bias = 1, .residual = 0, .act = TOPI_ACT_RELU};
   c->p.dw = (topi_conv2d){.n = 1, .c_in = B->c, .h = B->h, .w = B->w, .c_out = B->c, .kh = 3,
                           .kw = 3, .stride_h = B->stride, .stride_w = B->stride, .pad_h = 1,
                           .pad_w = 1, .groups = B->c, .in_layout = l, .out_layout = l, .epi = e};

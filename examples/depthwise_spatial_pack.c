@@ -51,7 +51,8 @@ static void reference(const topi_conv2d *p, const float *x, const float *k, cons
 /* Builds the operator with the split on or off; NULL (and status set) on failure. */
 static tec_module *build(tec_ctx *ctx, const topi_conv2d *p, int precompute, int print,
                          int *status) {
-  topi_dw_spatial_pack_config cfg = {16, 2, 4, 1}; /* 16 lanes: one AVX-512 vector (4 on NEON) */
+  /* 16 lanes: one AVX-512 vector (4 on NEON) */
+  topi_dw_spatial_pack_config cfg = {.vc = 16, .tile_h = 2, .tile_w = 4, .parallel = 1};
   topi_decl d;
   topi_op op;
   lower_func *f = NULL;

@@ -37,7 +37,8 @@ typedef struct call {
   int64_t nout;
 } call;
 
-static const topi_layout L16 = {TOPI_NCHWC, 16}, LNCHW = {TOPI_NCHW, 0}, LNHWC = {TOPI_NHWC, 0};
+static const topi_layout L16 = {.kind = TOPI_NCHWC, .block = 16}, LNCHW = {.kind = TOPI_NCHW},
+                         LNHWC = {.kind = TOPI_NHWC};
 
 /* Candidate problems of each kind: the first one the template applies to is used. */
 static int pick_problem(const topi_template *t, tec_ctx *ctx, void *buf) {

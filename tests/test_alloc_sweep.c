@@ -142,8 +142,9 @@ void free(void *p) {
 
 static const topi_conv2d problem = {
     .n = 1, .c_in = 16, .h = 10, .w = 10, .c_out = 32, .kh = 3, .kw = 3, .stride_h = 1,
-    .stride_w = 1, .pad_h = 1, .pad_w = 1, .groups = 1, .in_layout = {TOPI_NCHWC, 16},
-    .out_layout = {TOPI_NCHWC, 16}, .epi = {.bias = 1, .act = TOPI_ACT_RELU}};
+    .stride_w = 1, .pad_h = 1, .pad_w = 1, .groups = 1,
+    .in_layout = {.kind = TOPI_NCHWC, .block = 16}, .out_layout = {.kind = TOPI_NCHWC, .block = 16},
+    .epi = {.bias = 1, .act = TOPI_ACT_RELU}};
 
 typedef struct inputs {
   DLTensor t[4];

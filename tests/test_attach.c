@@ -22,8 +22,10 @@ static void run_stencil(int how, int64_t n) {
   tec_ctx *ctx = tec_ctx_new();
   const ir_expr *nv = te_size_var(ctx, "n");
   te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 1, (const ir_expr *[]){ir_add(nv, ir_int(ctx, 2))});
-  te_tensor *B = te_compute(ctx, &(te_compute_decl){"B", 1, A->shape, scale, A, NULL, NULL});
-  te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 1, &nv, stencil, B, NULL, NULL});
+  te_tensor *B = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 1, .shape = A->shape,
+                                                    .body = scale, .user = A});
+  te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 1, .shape = &nv,
+                                                    .body = stencil, .user = B});
   sch_schedule *s = sch_create(ctx, 1, &C);
   sch_stage *sc = sch_stage_of(s, C), *sb = sch_stage_of(s, B);
   sch_iter *o, *in;
@@ -88,14 +90,16 @@ START_TEST(conv2d_padded) {
     cv.H = H, cv.W = W;
     cv.in = te_placeholder(ctx, "data", TEC_F32, 3, TE_SHAPE(ctx, CI, H, W));
     cv.w = te_const_placeholder(ctx, "kernel", TEC_F32, 4, TE_SHAPE(ctx, CO, CI, 3, 3));
-    cv.pad = te_compute(ctx, &(te_compute_decl){"pad", 3, TE_SHAPE(ctx, CI, H + 2, W + 2),
-                                                 pad_body, &cv, NULL, NULL});
+    cv.pad = te_compute(ctx, &(te_compute_decl){.name = "pad", .ndim = 3,
+                                                .shape = TE_SHAPE(ctx, CI, H + 2, W + 2),
+                                                .body = pad_body, .user = &cv});
     cv.rc = te_reduce_axis_n(ctx, "rc", CI);
     cv.ry = te_reduce_axis_n(ctx, "ry", 3);
     cv.rx = te_reduce_axis_n(ctx, "rx", 3);
-    te_tensor *out = te_compute(ctx, &(te_compute_decl){"out", 3, TE_SHAPE(ctx, CO, H, W),
-                                                         conv_body, &cv, NULL,
-                                                         (const char *[]){"co", "h", "w"}});
+    te_tensor *out = te_compute(ctx, &(te_compute_decl){
+                                        .name = "out", .ndim = 3, .shape = TE_SHAPE(ctx, CO, H, W),
+                                        .body = conv_body, .user = &cv,
+                                        .axis_names = (const char *[]){"co", "h", "w"}});
     sch_schedule *s = sch_create(ctx, 1, &out);
     sch_stage *so = sch_stage_of(s, out), *sp = sch_stage_of(s, cv.pad);
     sch_iter *ho, *hi;
@@ -160,8 +164,9 @@ static void run_gemm(int64_t M, int64_t N, int64_t K, int how) {
   te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, M, K));
   te_tensor *B = te_placeholder(ctx, "B", TEC_F32, 2, TE_SHAPE(ctx, K, N));
   mm m = {A, B, te_reduce_axis_n(ctx, "k", K)};
-  te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 2, TE_SHAPE(ctx, M, N), mm_body, &m,
-                                                     NULL, NULL});
+  te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2,
+                                                    .shape = TE_SHAPE(ctx, M, N), .body = mm_body,
+                                                    .user = &m});
   sch_schedule *s = sch_create(ctx, 1, &C);
   te_tensor *CL = sch_cache_write(s, C, "local");
   ck_assert_msg(CL != NULL, "%s", tec_ctx_error(ctx));
@@ -221,7 +226,8 @@ END_TEST
 START_TEST(pragma_debug_skip_region) {
   tec_ctx *ctx = tec_ctx_new();
   te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 1, TE_SHAPE(ctx, 16));
-  te_tensor *B = te_compute(ctx, &(te_compute_decl){"B", 1, A->shape, scale, A, NULL, NULL});
+  te_tensor *B = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 1, .shape = A->shape,
+                                                    .body = scale, .user = A});
   sch_schedule *s = sch_create(ctx, 1, &B);
   sch_stage *sb = sch_stage_of(s, B);
   OK(ctx, sch_pragma(sb, sch_axis(sb, 0), "debug_skip_region", NULL));
@@ -242,8 +248,10 @@ static const ir_expr *copy2(tec_ctx *ctx, const ir_expr *const *i, void *u) {
 START_TEST(storage_align_pads) {
   tec_ctx *ctx = tec_ctx_new();
   te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 5, 7));
-  te_tensor *B = te_compute(ctx, &(te_compute_decl){"B", 2, A->shape, copy2, A, NULL, NULL});
-  te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 2, A->shape, copy2, B, NULL, NULL});
+  te_tensor *B = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 2, .shape = A->shape,
+                                                    .body = copy2, .user = A});
+  te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2, .shape = A->shape,
+                                                    .body = copy2, .user = B});
   sch_schedule *s = sch_create(ctx, 1, &C);
   sch_stage *sb = sch_stage_of(s, B);
   OK(ctx, sch_storage_align(sb, sch_axis(sb, 0), 16, 1));
@@ -275,9 +283,12 @@ START_TEST(misuse_refused) {
   const ir_expr *n = te_size_var(ctx, "n");
   te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, (const ir_expr *[]){n, ir_int(ctx, 8)});
   red r = {A, te_reduce_axis_n(ctx, "k", 8)};
-  te_tensor *R = te_compute(ctx, &(te_compute_decl){"R", 1, &n, rowsum, &r, NULL, NULL});
-  te_tensor *S = te_compute(ctx, &(te_compute_decl){"S", 1, &n, plus1, R, NULL, NULL});
-  te_tensor *T = te_compute(ctx, &(te_compute_decl){"T", 1, &n, plus1, S, NULL, NULL});
+  te_tensor *R = te_compute(ctx, &(te_compute_decl){.name = "R", .ndim = 1, .shape = &n,
+                                                    .body = rowsum, .user = &r});
+  te_tensor *S = te_compute(ctx, &(te_compute_decl){.name = "S", .ndim = 1, .shape = &n,
+                                                    .body = plus1, .user = R});
+  te_tensor *T = te_compute(ctx, &(te_compute_decl){.name = "T", .ndim = 1, .shape = &n,
+                                                    .body = plus1, .user = S});
   sch_schedule *s = sch_create(ctx, 1, &T);
   sch_stage *sr = sch_stage_of(s, R), *ss = sch_stage_of(s, S), *st = sch_stage_of(s, T);
 #define REFUSED(call, text)                                                  \
@@ -321,8 +332,9 @@ START_TEST(rfactor_rowsum) {
     tec_ctx *ctx = tec_ctx_new();
     te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 13, 70));
     red r = {A, te_reduce_axis_n(ctx, "k", 70)};
-    te_tensor *R = te_compute(ctx, &(te_compute_decl){"R", 1, TE_SHAPE(ctx, 13), rowsum, &r,
-                                                       NULL, NULL});
+    te_tensor *R = te_compute(ctx, &(te_compute_decl){.name = "R", .ndim = 1,
+                                                      .shape = TE_SHAPE(ctx, 13), .body = rowsum,
+                                                      .user = &r});
     sch_schedule *s = sch_create(ctx, 1, &R);
     sch_stage *sr = sch_stage_of(s, R);
     sch_iter *ko, *ki;
@@ -357,8 +369,12 @@ START_TEST(rfactor_misuse) {
   tec_ctx *ctx = tec_ctx_new();
   te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 4, 8));
   red r = {A, te_reduce_axis_n(ctx, "k", 8)};
-  te_tensor *R = te_compute(ctx, &(te_compute_decl){"R", 1, TE_SHAPE(ctx, 4), rowsum, &r, NULL, NULL});
-  te_tensor *S = te_compute(ctx, &(te_compute_decl){"S", 1, TE_SHAPE(ctx, 4), plus1, R, NULL, NULL});
+  te_tensor *R = te_compute(ctx, &(te_compute_decl){.name = "R", .ndim = 1,
+                                                    .shape = TE_SHAPE(ctx, 4), .body = rowsum,
+                                                    .user = &r});
+  te_tensor *S = te_compute(ctx, &(te_compute_decl){.name = "S", .ndim = 1,
+                                                    .shape = TE_SHAPE(ctx, 4), .body = plus1,
+                                                    .user = R});
   sch_schedule *s = sch_create(ctx, 1, &S);
   sch_stage *sr = sch_stage_of(s, R);
   ck_assert_ptr_null(sch_rfactor(s, S, sch_axis(sch_stage_of(s, S), 0), 0));
@@ -376,8 +392,10 @@ END_TEST
 START_TEST(compute_at_nested_parallel) {
   tec_ctx *ctx = tec_ctx_new();
   te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 1, TE_SHAPE(ctx, 64));
-  te_tensor *B = te_compute(ctx, &(te_compute_decl){"B", 1, A->shape, plus1, A, NULL, NULL});
-  te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 1, A->shape, plus1, B, NULL, NULL});
+  te_tensor *B = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 1, .shape = A->shape,
+                                                    .body = plus1, .user = A});
+  te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 1, .shape = A->shape,
+                                                    .body = plus1, .user = B});
   sch_schedule *s = sch_create(ctx, 1, &C);
   sch_stage *sb = sch_stage_of(s, B), *sc = sch_stage_of(s, C);
   sch_iter *o, *in;

@@ -19,8 +19,8 @@
 #include "testutil.h"
 #include "tec/topi.h"
 
-#define NCHWC(b) ((topi_layout){TOPI_NCHWC, (b)})
-#define NCHW_L ((topi_layout){TOPI_NCHW, 0})
+#define NCHWC(b) ((topi_layout){.kind = TOPI_NCHWC, .block = (b)})
+#define NCHW_L ((topi_layout){.kind = TOPI_NCHW, .block = 0})
 
 /* A problem: c_in x h x w -> c_out, square kernel k, stride s, pad p. */
 static topi_conv2d conv(int64_t n, int64_t ci, int64_t h, int64_t w, int64_t co, int64_t k,
@@ -186,7 +186,7 @@ START_TEST(bad_input) {
                   "convolutions: depthwise_nchwc or dw_spatial_pack)");
   tec_ctx_clear_error(ctx);
   p.groups = 1;
-  p.in_layout = (topi_layout){TOPI_NHWC, 0};
+  p.in_layout = (topi_layout){.kind = TOPI_NHWC, .block = 0};
   ck_assert_int_eq(topi_conv2d_nchwc_declare(ctx, &p, &d), -1);
   assert_err(ctx, "conv2d_nchwc: input layout NHWC is not supported (NCHW<x>c or NCHW)");
   tec_ctx_clear_error(ctx);

@@ -34,8 +34,8 @@
 #define TC_SANITIZED 0
 #endif
 
-#define NCHWC(b) ((topi_layout){TOPI_NCHWC, (b)})
-#define NCHW_L ((topi_layout){TOPI_NCHW, 0})
+#define NCHWC(b) ((topi_layout){.kind = TOPI_NCHWC, .block = (b)})
+#define NCHW_L ((topi_layout){.kind = TOPI_NCHW, .block = 0})
 
 static topi_conv2d conv(int64_t n, int64_t ci, int64_t h, int64_t w, int64_t co, int64_t k,
                         int64_t s, int64_t p, topi_layout in, topi_layout out, int bias,
@@ -157,7 +157,7 @@ static void check_im2col(const topi_conv2d *p, const topi_conv2d_im2col_config *
   ck_assert_msg(err < 1e-4, "im2col: %s: relative error %g", describe(p), err);
 }
 
-#define NHWC_L ((topi_layout){TOPI_NHWC, 0})
+#define NHWC_L ((topi_layout){.kind = TOPI_NHWC, .block = 0})
 
 START_TEST(im2col_sweep) {
   topi_act r = TOPI_ACT_RELU, r6 = TOPI_ACT_RELU6, none = TOPI_ACT_NONE;
@@ -348,7 +348,7 @@ START_TEST(bad_input) {
   tec_ctx_clear_error(ctx);
   topi_conv2d q = conv(1, 16, 8, 8, 16, 3, 1, 1, NCHW_L, NCHW_L, 0, 0, none);
   OK(ctx, topi_conv2d_spatial_pack_declare(ctx, &q, &d2));
-  topi_conv2d_spatial_pack_config sc = {16, 1, 1, 1};
+  topi_conv2d_spatial_pack_config sc = {.vc = 16, .vh = 1, .vw = 1, .parallel = 1};
   ck_assert_int_eq(topi_conv2d_spatial_pack_schedule(&d, &sc, NULL, &op), -1);
   assert_err(ctx, "conv2d_spatial_pack: the declaration is of template 'conv2d_winograd'");
   tec_ctx_clear_error(ctx);

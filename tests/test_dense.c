@@ -307,7 +307,8 @@ START_TEST(dense_bad) {
   /* a declaration of another template */
   topi_conv2d cp = {.n = 1, .c_in = 4, .h = 3, .w = 3, .c_out = 4, .kh = 1, .kw = 1,
                     .stride_h = 1, .stride_w = 1, .groups = 4,
-                    .in_layout = {TOPI_NCHWC, 4}, .out_layout = {TOPI_NCHWC, 4}};
+                    .in_layout = {.kind = TOPI_NCHWC, .block = 4},
+                    .out_layout = {.kind = TOPI_NCHWC, .block = 4}};
   topi_decl dd;
   OK(ctx, topi_depthwise_nchwc_declare(ctx, &cp, &dd));
   ck_assert_int_ne(topi_dense_schedule(&dd, &c, NULL, &op), 0);

@@ -17,7 +17,7 @@
 #include "testutil.h"
 #include "tec/topi.h"
 
-#define NCHWC(b) ((topi_layout){TOPI_NCHWC, (b)})
+#define NCHWC(b) ((topi_layout){.kind = TOPI_NCHWC, .block = (b)})
 
 /* c x h x w, depthwise k3 stride s pad 1, then 1x1 to co; blocks bi (in, between) and bo (out). */
 static topi_dw_pw block(int64_t n, int64_t c, int64_t h, int64_t w, int64_t co, int64_t s,
@@ -33,8 +33,9 @@ static topi_dw_pw block(int64_t n, int64_t c, int64_t h, int64_t w, int64_t co, 
   return p;
 }
 
-static const topi_epilogue BR = {1, 0, TOPI_ACT_RELU}, BR6 = {1, 0, TOPI_ACT_RELU6},
-                           NONE = {0, 0, TOPI_ACT_NONE}, RES = {1, 1, TOPI_ACT_RELU};
+static const topi_epilogue BR = {.bias = 1, .act = TOPI_ACT_RELU},
+                           BR6 = {.bias = 1, .act = TOPI_ACT_RELU6}, NONE = {.act = TOPI_ACT_NONE},
+                           RES = {.bias = 1, .residual = 1, .act = TOPI_ACT_RELU};
 
 /* Runs p with cfg (NULL: the default; else the default with the knobs of `knobs` set, as
  * topi_config_parse reads them) and returns the max error against the reference. */

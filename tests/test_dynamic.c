@@ -195,7 +195,8 @@ static te_tensor *te_matmul(tec_ctx *ctx, const char *name, te_tensor *A, te_ten
   ck_assert(ir_is_const_int(A->shape[1], &K));
   *m = (mm){A, B, te_reduce_axis_n(ctx, "k", K)};
   const ir_expr *shape[2] = {A->shape[0], B->shape[1]};
-  return te_compute(ctx, &(te_compute_decl){name, 2, shape, mm_body, m, NULL, NULL});
+  return te_compute(ctx, &(te_compute_decl){.name = name, .ndim = 2, .shape = shape,
+                                            .body = mm_body, .user = m});
 }
 
 /* C = A * B, 4x16 tiles, the row-tile loop parallel with pragma parallel_dynamic (chunk). */

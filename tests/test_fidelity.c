@@ -24,7 +24,9 @@ static void run_tri(int how) {
   tec_ctx *ctx = tec_ctx_new();
   te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, M, N));
   tri t = {A};
-  te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 2, TE_SHAPE(ctx, M, N), tri_body, &t, NULL, NULL});
+  te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2,
+                                                    .shape = TE_SHAPE(ctx, M, N), .body = tri_body,
+                                                    .user = &t});
   ck_assert_msg(C != NULL, "%s", tec_ctx_error(ctx));
   sch_schedule *s = sch_create(ctx, 1, &C);
   sch_stage *sc = sch_stage_of(s, C);
@@ -70,7 +72,9 @@ START_TEST(triangular_reorder_refused) {
   tec_ctx *ctx = tec_ctx_new();
   te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 5, 13));
   tri t = {A};
-  te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 2, TE_SHAPE(ctx, 5, 13), tri_body, &t, NULL, NULL});
+  te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2,
+                                                    .shape = TE_SHAPE(ctx, 5, 13), .body = tri_body,
+                                                    .user = &t});
   sch_schedule *s = sch_create(ctx, 1, &C);
   sch_stage *sc = sch_stage_of(s, C);
   OK(ctx, sch_reorder(sc, 2, (sch_iter *[]){sch_reduce_axis(sc, 0), sch_axis(sc, 1)}));
@@ -105,11 +109,15 @@ static void run_gather(int how) {
   g.C = te_placeholder(ctx, "C", TEC_F32, 2, TE_SHAPE(ctx, P, Q));
   /* how >= 3: the gathered tensor is itself computed (CC = C - 3) and attached */
   if (how >= 3)
-    g.CC = te_compute(ctx, &(te_compute_decl){"CC", 2, TE_SHAPE(ctx, P, Q), gat_cc, &g, NULL, NULL});
+    g.CC = te_compute(ctx, &(te_compute_decl){.name = "CC", .ndim = 2, .shape = TE_SHAPE(ctx, P, Q),
+                                              .body = gat_cc, .user = &g});
   g.X = te_placeholder(ctx, "X", TEC_I32, 2, TE_SHAPE(ctx, M, N));
   g.Y = te_placeholder(ctx, "Y", TEC_I32, 2, TE_SHAPE(ctx, M, N));
-  g.B = te_compute(ctx, &(te_compute_decl){"B", 2, TE_SHAPE(ctx, M, N), gat_b, &g, NULL, NULL});
-  te_tensor *D = te_compute(ctx, &(te_compute_decl){"D", 2, TE_SHAPE(ctx, M, N), gat_d, &g, NULL, NULL});
+  g.B = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 2, .shape = TE_SHAPE(ctx, M, N),
+                                           .body = gat_b, .user = &g});
+  te_tensor *D = te_compute(ctx, &(te_compute_decl){.name = "D", .ndim = 2,
+                                                    .shape = TE_SHAPE(ctx, M, N), .body = gat_d,
+                                                    .user = &g});
   ck_assert_msg(D != NULL, "%s", tec_ctx_error(ctx));
   sch_schedule *s = sch_create(ctx, 1, &D);
   sch_stage *sd = sch_stage_of(s, D), *sb = sch_stage_of(s, g.B);
@@ -169,7 +177,9 @@ static const ir_expr *rowsum(tec_ctx *ctx, const ir_expr *const *i, void *u) {
 START_TEST(vectorize_reduce_axis_refused) {
   tec_ctx *ctx = tec_ctx_new();
   mmk m = {te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 8, 16)), te_reduce_axis_n(ctx, "k", 16)};
-  te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 1, TE_SHAPE(ctx, 8), rowsum, &m, NULL, NULL});
+  te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 1,
+                                                    .shape = TE_SHAPE(ctx, 8), .body = rowsum,
+                                                    .user = &m});
   sch_schedule *s = sch_create(ctx, 1, &C);
   sch_stage *sc = sch_stage_of(s, C);
   sch_iter *ko, *ki;
@@ -192,8 +202,10 @@ START_TEST(annotations_on_inlined_refused) {
   for (int how = 0; how < 7; how++) {
     tec_ctx *ctx = tec_ctx_new();
     te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 8, 16));
-    te_tensor *B = te_compute(ctx, &(te_compute_decl){"B", 2, A->shape, ew_double, A, NULL, NULL});
-    te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 2, A->shape, ew_plus1, B, NULL, NULL});
+    te_tensor *B = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 2, .shape = A->shape,
+                                                      .body = ew_double, .user = A});
+    te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2, .shape = A->shape,
+                                                      .body = ew_plus1, .user = B});
     sch_schedule *s = sch_create(ctx, 1, &C);
     sch_stage *sb = sch_stage_of(s, B);
     sch_iter *j = sch_axis(sb, 1);
@@ -256,7 +268,8 @@ END_TEST
 START_TEST(unknown_pragma_refused) {
   tec_ctx *ctx = tec_ctx_new();
   te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 8, 16));
-  te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 2, A->shape, ew_double, A, NULL, NULL});
+  te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2, .shape = A->shape,
+                                                    .body = ew_double, .user = A});
   sch_schedule *s = sch_create(ctx, 1, &C);
   sch_stage *sc = sch_stage_of(s, C);
   ck_assert_int_eq(sch_pragma(sc, sch_axis(sc, 0), "loop_fusion", NULL), -1);
@@ -287,7 +300,9 @@ END_TEST
 static lower_func *tri_vec(tec_ctx *ctx, te_tensor **out_a, te_tensor **out_c) {
   tri *t = tec_ctx_alloc(ctx, sizeof *t);
   t->A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 5, 8));
-  te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 2, TE_SHAPE(ctx, 5, 8), tri_body, t, NULL, NULL});
+  te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2,
+                                                    .shape = TE_SHAPE(ctx, 5, 8), .body = tri_body,
+                                                    .user = t});
   sch_schedule *s = sch_create(ctx, 1, &C);
   sch_stage *sc = sch_stage_of(s, C);
   OK(ctx, sch_vectorize(sc, sch_axis(sc, 1)));
@@ -321,7 +336,8 @@ START_TEST(vectorize_fallback_noted) {
   tec_dl_free(&a), tec_dl_free(&c);
   /* a vectorize that works leaves no note */
   te_tensor *X = te_placeholder(ctx, "X", TEC_F32, 2, TE_SHAPE(ctx, 8, 16));
-  te_tensor *Y = te_compute(ctx, &(te_compute_decl){"Y", 2, X->shape, ew_double, X, NULL, NULL});
+  te_tensor *Y = te_compute(ctx, &(te_compute_decl){.name = "Y", .ndim = 2, .shape = X->shape,
+                                                    .body = ew_double, .user = X});
   sch_schedule *s = sch_create(ctx, 1, &Y);
   OK(ctx, sch_vectorize(sch_stage_of(s, Y), sch_axis(sch_stage_of(s, Y), 1)));
   lower_func *g = tec_lower(s, "ok", 2, (te_tensor *[]){X, Y});
@@ -362,9 +378,11 @@ START_TEST(precompute_move_noted) {
     tec_ctx_set_strict(ctx, strict);
     te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 4, 8));
     te_tensor *W = te_const_placeholder(ctx, "W", TEC_F32, 2, TE_SHAPE(ctx, 4, 8));
-    te_tensor *WP = te_compute(ctx, &(te_compute_decl){"WP", 2, W->shape, ew_double, W, NULL, NULL});
+    te_tensor *WP = te_compute(ctx, &(te_compute_decl){.name = "WP", .ndim = 2, .shape = W->shape,
+                                                       .body = ew_double, .user = W});
     te_tensor *in[2] = {A, WP};
-    te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 2, A->shape, add_wp, in, NULL, NULL});
+    te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2, .shape = A->shape,
+                                                      .body = add_wp, .user = in});
     sch_schedule *s = sch_create(ctx, 1, &C);
     sch_stage *sc = sch_stage_of(s, C);
     OK(ctx, sch_compute_at(sch_stage_of(s, WP), sc, sch_axis(sc, 0)));
@@ -413,12 +431,13 @@ static size_t deep_chain(int n, int run, double *seconds) {
   struct timespec t0, t1;
   tec_ctx *ctx = tec_ctx_new();
   te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, M, N));
-  te_tensor *B = te_compute(ctx, &(te_compute_decl){"B0", 2, A->shape, deep_first, A, NULL, NULL});
+  te_tensor *B = te_compute(ctx, &(te_compute_decl){.name = "B0", .ndim = 2, .shape = A->shape,
+                                                    .body = deep_first, .user = A});
   te_tensor **all = tec_ctx_alloc(ctx, sizeof *all * (size_t)(n + 1));
   all[0] = B;
   for (int k = 1; k <= n; k++) {
-    B = te_compute(ctx, &(te_compute_decl){tec_ctx_printf(ctx, "B%d", k), 2, A->shape, deep_next,
-                                           B, NULL, NULL});
+    B = te_compute(ctx, &(te_compute_decl){.name = tec_ctx_printf(ctx, "B%d", k), .ndim = 2,
+                                           .shape = A->shape, .body = deep_next, .user = B});
     ck_assert_ptr_nonnull(B);
     all[k] = B;
   }
@@ -473,22 +492,27 @@ START_TEST(duplicate_names_refused) {
   te_tensor *A1 = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 4, 8));
   te_tensor *A2 = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 4, 8));
   te_tensor *in[2] = {A1, A2};
-  te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 2, A1->shape, add_wp, in, NULL, NULL});
+  te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2, .shape = A1->shape,
+                                                    .body = add_wp, .user = in});
   ck_assert_ptr_null(sch_create(ctx, 1, &C));
   assert_err(ctx, "sch_create: two different tensors are called 'A' (a placeholder and a "
                   "placeholder); tensor names must be unique in a schedule (stages, traces, "
                   "buffers and the lowered IR name them): rename one");
   tec_ctx_clear_error(ctx);
   /* a compute op named like an input */
-  te_tensor *B = te_compute(ctx, &(te_compute_decl){"A", 2, A1->shape, ew_double, A1, NULL, NULL});
-  te_tensor *D = te_compute(ctx, &(te_compute_decl){"D", 2, A1->shape, ew_plus1, B, NULL, NULL});
+  te_tensor *B = te_compute(ctx, &(te_compute_decl){.name = "A", .ndim = 2, .shape = A1->shape,
+                                                    .body = ew_double, .user = A1});
+  te_tensor *D = te_compute(ctx, &(te_compute_decl){.name = "D", .ndim = 2, .shape = A1->shape,
+                                                    .body = ew_plus1, .user = B});
   ck_assert_ptr_null(sch_create(ctx, 1, &D));
   tu_assert_contains(tec_ctx_error(ctx), "two different tensors are called 'A' (a placeholder and "
                                          "a compute op)");
   tec_ctx_clear_error(ctx);
   /* equal names in separate schedules of one ctx are fine */
-  te_tensor *E = te_compute(ctx, &(te_compute_decl){"E", 2, A1->shape, ew_double, A1, NULL, NULL});
-  te_tensor *F = te_compute(ctx, &(te_compute_decl){"E", 2, A2->shape, ew_double, A2, NULL, NULL});
+  te_tensor *E = te_compute(ctx, &(te_compute_decl){.name = "E", .ndim = 2, .shape = A1->shape,
+                                                    .body = ew_double, .user = A1});
+  te_tensor *F = te_compute(ctx, &(te_compute_decl){.name = "E", .ndim = 2, .shape = A2->shape,
+                                                    .body = ew_double, .user = A2});
   ck_assert_ptr_nonnull(sch_create(ctx, 1, &E));
   ck_assert_ptr_nonnull(sch_create(ctx, 1, &F));
   /* an unused argument named like a used tensor */
@@ -508,9 +532,11 @@ START_TEST(unused_placeholder_accepted) {
     te_tensor *W = te_const_placeholder(ctx, "W", TEC_F32, 2, TE_SHAPE(ctx, 4, 8));
     te_tensor *U = constant ? te_const_placeholder(ctx, "U", TEC_F32, 1, &n)
                             : te_placeholder(ctx, "U", TEC_F32, 1, &n);
-    te_tensor *WP = te_compute(ctx, &(te_compute_decl){"WP", 2, W->shape, ew_double, W, NULL, NULL});
+    te_tensor *WP = te_compute(ctx, &(te_compute_decl){.name = "WP", .ndim = 2, .shape = W->shape,
+                                                       .body = ew_double, .user = W});
     te_tensor *in[2] = {A, WP};
-    te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 2, A->shape, add_wp, in, NULL, NULL});
+    te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2, .shape = A->shape,
+                                                      .body = add_wp, .user = in});
     sch_schedule *s = sch_create(ctx, 1, &C);
     te_tensor *args[4] = {A, U, W, C};
     lower_func *f = tec_lower(s, "un", 4, args);
@@ -538,8 +564,10 @@ START_TEST(attachment_follows_split_fuse) {
   for (int how = 0; how < 3; how++) {
     tec_ctx *ctx = tec_ctx_new();
     te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, M, N));
-    te_tensor *B = te_compute(ctx, &(te_compute_decl){"B", 2, A->shape, ew_double, A, NULL, NULL});
-    te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 2, A->shape, ew_plus1, B, NULL, NULL});
+    te_tensor *B = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 2, .shape = A->shape,
+                                                      .body = ew_double, .user = A});
+    te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2, .shape = A->shape,
+                                                      .body = ew_plus1, .user = B});
     sch_schedule *s = sch_create(ctx, 1, &C);
     sch_stage *sc = sch_stage_of(s, C), *sb = sch_stage_of(s, B);
     sch_iter *o, *in, *f;
@@ -581,8 +609,10 @@ static const char *fuse_split(int64_t M, int64_t N, int run) {
   tec_ctx *ctx = tec_ctx_new();
   const ir_expr *n = te_size_var(ctx, "n"), *m = te_size_var(ctx, "m");
   te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, (const ir_expr *[]){n, m});
-  te_tensor *B = te_compute(ctx, &(te_compute_decl){"B", 2, A->shape, ew_double, A, NULL, NULL});
-  te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 2, A->shape, ew_plus1, B, NULL, NULL});
+  te_tensor *B = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 2, .shape = A->shape,
+                                                    .body = ew_double, .user = A});
+  te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2, .shape = A->shape,
+                                                    .body = ew_plus1, .user = B});
   sch_schedule *s = sch_create(ctx, 1, &C);
   sch_stage *sc = sch_stage_of(s, C);
   sch_iter *f, *o, *in;
@@ -631,10 +661,13 @@ START_TEST(two_readers_any_order) {
   for (int how = 0; how < 5; how++) {
     tec_ctx *ctx = tec_ctx_new();
     te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, M, N));
-    te_tensor *B = te_compute(ctx, &(te_compute_decl){"B", 2, A->shape, ew_double, A, NULL, NULL});
-    te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 2, A->shape, ew_plus1, B, NULL, NULL});
+    te_tensor *B = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 2, .shape = A->shape,
+                                                      .body = ew_double, .user = A});
+    te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2, .shape = A->shape,
+                                                      .body = ew_plus1, .user = B});
     te_tensor *cb[2] = {C, B};
-    te_tensor *D = te_compute(ctx, &(te_compute_decl){"D", 2, A->shape, c_plus_b, cb, NULL, NULL});
+    te_tensor *D = te_compute(ctx, &(te_compute_decl){.name = "D", .ndim = 2, .shape = A->shape,
+                                                      .body = c_plus_b, .user = cb});
     sch_schedule *s = sch_create(ctx, 1, &D);
     sch_stage *sb = sch_stage_of(s, B), *sc = sch_stage_of(s, C), *sd = sch_stage_of(s, D);
     const char *refusal = NULL;
@@ -714,8 +747,11 @@ START_TEST(inline_let_not_hoisted) {
   tec_ctx *ctx = tec_ctx_new();
   pin p;
   p.A = te_placeholder(ctx, "A", TEC_F32, 1, TE_SHAPE(ctx, N));
-  p.B = te_compute(ctx, &(te_compute_decl){"B", 1, TE_SHAPE(ctx, N), pin_b, &p, NULL, NULL});
-  te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 1, TE_SHAPE(ctx, N), pin_c, &p, NULL, NULL});
+  p.B = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 1, .shape = TE_SHAPE(ctx, N),
+                                           .body = pin_b, .user = &p});
+  te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 1,
+                                                    .shape = TE_SHAPE(ctx, N), .body = pin_c,
+                                                    .user = &p});
   sch_schedule *s = sch_create(ctx, 1, &C);
   OK(ctx, sch_compute_inline(sch_stage_of(s, p.B)));
   lower_func *f = tec_lower(s, "pinc", 2, (te_tensor *[]){p.A, C});
@@ -723,8 +759,11 @@ START_TEST(inline_let_not_hoisted) {
   assert_not_contains(tec_lower_str(f), "let");
   p.X = te_placeholder(ctx, "X", TEC_I32, 1, TE_SHAPE(ctx, N));
   p.E = te_placeholder(ctx, "E", TEC_F32, 1, TE_SHAPE(ctx, N + 1));
-  p.XI = te_compute(ctx, &(te_compute_decl){"XI", 1, TE_SHAPE(ctx, N), pin_xi, &p, NULL, NULL});
-  te_tensor *D = te_compute(ctx, &(te_compute_decl){"D", 1, TE_SHAPE(ctx, N), pin_d, &p, NULL, NULL});
+  p.XI = te_compute(ctx, &(te_compute_decl){.name = "XI", .ndim = 1, .shape = TE_SHAPE(ctx, N),
+                                            .body = pin_xi, .user = &p});
+  te_tensor *D = te_compute(ctx, &(te_compute_decl){.name = "D", .ndim = 1,
+                                                    .shape = TE_SHAPE(ctx, N), .body = pin_d,
+                                                    .user = &p});
   sch_schedule *s2 = sch_create(ctx, 1, &D);
   OK(ctx, sch_compute_inline(sch_stage_of(s2, p.XI)));
   tec_packed_fn fn = tu_build(ctx, s2, "pind", 3, (te_tensor *[]){p.X, p.E, D});

@@ -64,9 +64,12 @@ START_TEST(elementwise_chain) {
     tec_ctx *ctx = tec_ctx_new();
     const ir_expr *const *shp = TE_SHAPE(ctx, 13, 21);
     te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, shp);
-    te_tensor *B = te_compute(ctx, &(te_compute_decl){"B", 2, shp, scale_body, A, NULL, NULL});
-    te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 2, shp, exp_body, B, NULL, NULL});
-    te_tensor *D = te_compute(ctx, &(te_compute_decl){"D", 2, shp, relu_body, C, NULL, NULL});
+    te_tensor *B = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 2, .shape = shp,
+                                                      .body = scale_body, .user = A});
+    te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2, .shape = shp,
+                                                      .body = exp_body, .user = B});
+    te_tensor *D = te_compute(ctx, &(te_compute_decl){.name = "D", .ndim = 2, .shape = shp,
+                                                      .body = relu_body, .user = C});
     sch_schedule *s = sch_create(ctx, 1, &D);
     sch_stage *sd = sch_stage_of(s, D), *sb = sch_stage_of(s, B);
     sch_iter *f, *o, *in;
@@ -115,8 +118,10 @@ START_TEST(row_reductions) {
       tec_ctx *ctx = tec_ctx_new();
       te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 37, 45));
       red r = {A, te_reduce_axis_n(ctx, "j", 45), kind};
-      te_tensor *R = te_compute(ctx, &(te_compute_decl){"R", 1, TE_SHAPE(ctx, 37), red_body, &r,
-                                                         NULL, (const char *[]){"i"}});
+      te_tensor *R = te_compute(ctx, &(te_compute_decl){.name = "R", .ndim = 1,
+                                                        .shape = TE_SHAPE(ctx, 37),
+                                                        .body = red_body, .user = &r,
+                                                        .axis_names = (const char *[]){"i"}});
       sch_schedule *s = sch_create(ctx, 1, &R);
       sch_stage *st = sch_stage_of(s, R);
       sch_iter *jo, *ji, *io, *ii;
@@ -208,8 +213,9 @@ static void run_matmul(int64_t M, int64_t N, int64_t K, int which) {
   te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, M, K));
   te_tensor *B = te_placeholder(ctx, "B", TEC_F32, 2, TE_SHAPE(ctx, K, N));
   mm m = {A, B, te_reduce_axis_n(ctx, "k", K)};
-  te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 2, TE_SHAPE(ctx, M, N), mm_body, &m,
-                                                     NULL, NULL});
+  te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2,
+                                                    .shape = TE_SHAPE(ctx, M, N), .body = mm_body,
+                                                    .user = &m});
   sch_schedule *s = sch_create(ctx, 1, &C);
   apply_schedule(sch_stage_of(s, C), which);
   tec_packed_fn fn = tu_build(ctx, s, "matmul", 3, (te_tensor *[]){A, B, C});

@@ -12,8 +12,8 @@
 #include "opsref.h"
 #include "testutil.h"
 
-static const topi_layout nchw = {TOPI_NCHW, 0}, nhwc = {TOPI_NHWC, 0};
-static topi_layout blk(int64_t b) { return (topi_layout){TOPI_NCHWC, b}; }
+static const topi_layout nchw = {.kind = TOPI_NCHW}, nhwc = {.kind = TOPI_NHWC};
+static topi_layout blk(int64_t b) { return (topi_layout){.kind = TOPI_NCHWC, .block = b}; }
 
 static topi_pool pool(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t s,
                       int64_t pad, topi_pool_mode mode, topi_layout in, topi_layout out) {
@@ -105,11 +105,11 @@ END_TEST
 START_TEST(softmax) {
   /* values up to +-50: exp(50) fits float but the sum of 1000 of them loses nothing only with
    * the max subtracted; +-200 overflows exp without it */
-  topi_softmax p = {3, 1000};
+  topi_softmax p = {.m = 3, .n = 1000};
   ck_assert_int_eq(all_configs("softmax", &p), 4);
-  p = (topi_softmax){1, 7};
+  p = (topi_softmax){.m = 1, .n = 7};
   ck_assert_int_eq(all_configs("softmax", &p), 4);
-  p = (topi_softmax){2, 37};
+  p = (topi_softmax){.m = 2, .n = 37};
   double err = or_check_softmax(&p, NULL, 200.0f);
   ck_assert_msg(err < 1e-5, "softmax of +-200: %g", err);
 }
@@ -204,13 +204,13 @@ START_TEST(registry) {
   topi_decl d;
   topi_op op;
   OK(ctx, topi_global_pool_declare(ctx, &gp, &d));
-  topi_pool_config bad = {1, 1, 1};
+  topi_pool_config bad = {.vectorize = 1, .unroll = 1, .parallel = 1};
   tec_ctx_clear_error(ctx);
   ck_assert_int_eq(topi_global_pool_schedule(&d, &bad, NULL, &op), -1);
   assert_err(ctx, "global_pool: knob 'unroll' = 1 is not legal for this problem and target "
                   "(legal: 0)");
   /* a pool declaration handed to the softmax template */
-  topi_softmax_config sc = {1, 1};
+  topi_softmax_config sc = {.vectorize = 1, .parallel = 1};
   tec_ctx_clear_error(ctx);
   ck_assert_int_eq(topi_softmax_schedule(&d, &sc, NULL, &op), -1);
   assert_err(ctx, "softmax: the declaration is of template 'global_pool'");
@@ -247,7 +247,7 @@ START_TEST(bad_input) {
   tec_ctx_clear_error(ctx);
   ck_assert_int_eq(topi_pool_declare(ctx, &p, &d), -1);
   assert_err(ctx, "pool2d: sizes must be >= 1 (got n=0 c=8 h=8 w=8)");
-  p.n = 1, p.in_layout = (topi_layout){TOPI_NCHWC, 0};
+  p.n = 1, p.in_layout = (topi_layout){.kind = TOPI_NCHWC, .block = 0};
   tec_ctx_clear_error(ctx);
   ck_assert_int_eq(topi_pool_declare(ctx, &p, &d), -1);
   tu_assert_contains(tec_ctx_error(ctx), "pool2d: input layout {kind 2, block 0} is not legal");
@@ -267,7 +267,7 @@ START_TEST(bad_input) {
   ck_assert_int_eq(topi_pool_declare(ctx, NULL, &d), -1);
   assert_err(ctx, "pool2d: problem and decl are required");
 
-  topi_softmax s = {0, 10};
+  topi_softmax s = {.m = 0, .n = 10};
   tec_ctx_clear_error(ctx);
   ck_assert_int_eq(topi_softmax_declare(ctx, &s, &d), -1);
   assert_err(ctx, "softmax: sizes must be >= 1 (got m=0 rows, n=10 classes)");

@@ -377,7 +377,8 @@ static vadd_fx make_vadd(int64_t split, int vectorize) {
   te_tensor *A = te_placeholder(x.ctx, "A", TEC_F32, 1, &n);
   te_tensor *B = te_placeholder(x.ctx, "B", TEC_F32, 1, &n);
   x.ab[0] = A, x.ab[1] = B;
-  te_tensor *C = te_compute(x.ctx, &(te_compute_decl){"C", 1, &n, vadd_body, x.ab, NULL, NULL});
+  te_tensor *C = te_compute(x.ctx, &(te_compute_decl){.name = "C", .ndim = 1, .shape = &n,
+                                                      .body = vadd_body, .user = x.ab});
   sch_schedule *s = sch_create(x.ctx, 1, &C);
   sch_stage *sc = sch_stage_of(s, C);
   sch_iter *o, *in;
@@ -467,7 +468,8 @@ static te_tensor *gemm_decl(tec_ctx *ctx, int64_t M, int64_t N, int64_t K, te_te
   mm *m = tec_ctx_alloc(ctx, sizeof *m);
   *m = (mm){A, B, te_reduce_axis_n(ctx, "k", K)};
   *a = A, *b = B;
-  return te_compute(ctx, &(te_compute_decl){"C", 2, TE_SHAPE(ctx, M, N), mm_body, m, NULL, NULL});
+  return te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2, .shape = TE_SHAPE(ctx, M, N),
+                                            .body = mm_body, .user = m});
 }
 
 /* how 0: tile 4x16, accumulator at jo, vectorize, unroll, parallel io;
@@ -555,7 +557,8 @@ START_TEST(e2e_reduction_parallel_rows) {
     const int64_t K = 37;
     te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, (const ir_expr *[]){n, ir_int(ctx, K)});
     red r = {A, te_reduce_axis_n(ctx, "k", K), is_max};
-    te_tensor *R = te_compute(ctx, &(te_compute_decl){"R", 1, &n, red_body, &r, NULL, NULL});
+    te_tensor *R = te_compute(ctx, &(te_compute_decl){.name = "R", .ndim = 1, .shape = &n,
+                                                      .body = red_body, .user = &r});
     sch_schedule *s = sch_create(ctx, 1, &R);
     sch_stage *sr = sch_stage_of(s, R);
     sch_iter *o, *in;
@@ -596,7 +599,8 @@ START_TEST(e2e_fused_split_parallel) {
     tec_ctx *ctx = tec_ctx_new();
     int64_t M = shapes[k][0], N = shapes[k][1];
     te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, M, N));
-    te_tensor *B = te_compute(ctx, &(te_compute_decl){"B", 2, A->shape, affine2, A, NULL, NULL});
+    te_tensor *B = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 2, .shape = A->shape,
+                                                      .body = affine2, .user = A});
     sch_schedule *s = sch_create(ctx, 1, &B);
     sch_stage *sb = sch_stage_of(s, B);
     sch_iter *f, *o, *in;
@@ -673,8 +677,10 @@ START_TEST(e2e_heap_failure_inside_parallel_body) {
   tec_ctx *ctx = tec_ctx_new();
   const int64_t n = 32768 * 9; /* a tile of 128 KiB: past the stack limit, on the heap */
   te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 1, TE_SHAPE(ctx, n));
-  te_tensor *B = te_compute(ctx, &(te_compute_decl){"B", 1, A->shape, times2, A, NULL, NULL});
-  te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 1, A->shape, plus1, B, NULL, NULL});
+  te_tensor *B = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 1, .shape = A->shape,
+                                                    .body = times2, .user = A});
+  te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 1, .shape = A->shape,
+                                                    .body = plus1, .user = B});
   sch_schedule *s = sch_create(ctx, 1, &C);
   sch_stage *sb = sch_stage_of(s, B), *sc = sch_stage_of(s, C);
   sch_iter *o, *in;
@@ -823,11 +829,12 @@ START_TEST(launch_stores_outside_parallel_run_once) {
     center *c = tec_ctx_alloc(ctx, sizeof *c);
     c->a = A;
     c->k = te_reduce_axis_n(ctx, "k", N);
-    te_tensor *S = te_compute(ctx, &(te_compute_decl){"S", 1, TE_SHAPE(ctx, M), rowsum_body, c,
-                                                       NULL, NULL});
+    te_tensor *S = te_compute(ctx, &(te_compute_decl){.name = "S", .ndim = 1,
+                                                      .shape = TE_SHAPE(ctx, M),
+                                                      .body = rowsum_body, .user = c});
     c->s = S;
-    te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 2, A->shape, center_body, c, NULL,
-                                                       NULL});
+    te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2, .shape = A->shape,
+                                                      .body = center_body, .user = c});
     sch_schedule *s = sch_create(ctx, 1, &C);
     sch_stage *sc = sch_stage_of(s, C), *ss = sch_stage_of(s, S);
     sch_iter *io, *jo, *ii, *ji;
@@ -874,8 +881,10 @@ START_TEST(launch_heap_failure_inside_task) {
   tec_ctx *ctx = tec_ctx_new();
   const int64_t n = 32768 * 12;
   te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 1, TE_SHAPE(ctx, n));
-  te_tensor *B = te_compute(ctx, &(te_compute_decl){"B", 1, A->shape, times2, A, NULL, NULL});
-  te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 1, A->shape, plus1, B, NULL, NULL});
+  te_tensor *B = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 1, .shape = A->shape,
+                                                    .body = times2, .user = A});
+  te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 1, .shape = A->shape,
+                                                    .body = plus1, .user = B});
   sch_schedule *s = sch_create(ctx, 1, &C);
   sch_stage *sb = sch_stage_of(s, B), *sc = sch_stage_of(s, C);
   sch_iter *o, *in, *oo, *oi;
@@ -901,7 +910,8 @@ START_TEST(launch_point_plain_and_refused) {
   tec_ctx *ctx = tec_ctx_new();
   const int64_t n = 100;
   te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 1, TE_SHAPE(ctx, n));
-  te_tensor *B = te_compute(ctx, &(te_compute_decl){"B", 1, A->shape, times2, A, NULL, NULL});
+  te_tensor *B = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 1, .shape = A->shape,
+                                                    .body = times2, .user = A});
   sch_schedule *s = sch_create(ctx, 1, &B);
   sch_stage *sb = sch_stage_of(s, B);
   sch_iter *o, *in;
@@ -921,7 +931,8 @@ START_TEST(launch_point_plain_and_refused) {
 
   ctx = tec_ctx_new();
   A = te_placeholder(ctx, "A", TEC_F32, 1, TE_SHAPE(ctx, n));
-  B = te_compute(ctx, &(te_compute_decl){"B", 1, A->shape, times2, A, NULL, NULL});
+  B = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 1, .shape = A->shape, .body = times2,
+                                         .user = A});
   s = sch_create(ctx, 1, &B);
   sb = sch_stage_of(s, B);
   OK(ctx, sch_split(sb, sch_axis(sb, 0), 8, &o, &in));

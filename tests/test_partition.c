@@ -87,8 +87,10 @@ static const ir_expr *shift_body(tec_ctx *ctx, const ir_expr *const *i, void *u)
 START_TEST(likely_vector_mask_jit) {
   tec_ctx *ctx = tec_ctx_new();
   shift m = {te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 6, 8))};
-  te_tensor *b = te_compute(ctx, &(te_compute_decl){"B", 2, TE_SHAPE(ctx, 6, 8), shift_body, &m,
-                                                    NULL, (const char *[]){"j", "i"}});
+  te_tensor *b = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 2,
+                                                    .shape = TE_SHAPE(ctx, 6, 8),
+                                                    .body = shift_body, .user = &m,
+                                                    .axis_names = (const char *[]){"j", "i"}});
   sch_schedule *s = sch_create(ctx, 1, &b);
   sch_stage *sb = sch_stage_of(s, b);
   OK(ctx, sch_vectorize(sb, sch_axis(sb, 1)));
@@ -164,13 +166,16 @@ static sch_schedule *dw_schedule(tec_ctx *ctx, const dw_case *k, dw *d, te_tenso
   const ir_expr *OW = ir_add(ir_floordiv(ir_sub(PW, ir_int(ctx, 3)), ir_int(ctx, k->s)), ir_int(ctx, 1));
   d->data = te_placeholder(ctx, "data", TEC_F32, 3, (const ir_expr *[]){d->H, d->W, C});
   d->w = te_placeholder(ctx, "w", TEC_F32, 3, TE_SHAPE(ctx, 3, 3, k->C));
-  d->pad = te_compute(ctx, &(te_compute_decl){"pad", 3, (const ir_expr *[]){PH, PW, C}, pad_body,
-                                              d, NULL, (const char *[]){"py", "px", "c"}});
+  d->pad = te_compute(ctx, &(te_compute_decl){.name = "pad", .ndim = 3,
+                                              .shape = (const ir_expr *[]){PH, PW, C},
+                                              .body = pad_body, .user = d,
+                                              .axis_names = (const char *[]){"py", "px", "c"}});
   d->ky = te_reduce_axis_n(ctx, "ky", 3);
   d->kx = te_reduce_axis_n(ctx, "kx", 3);
-  te_tensor *out = te_compute(ctx, &(te_compute_decl){"out", 3, (const ir_expr *[]){OH, OW, C},
-                                                      out_body, d, NULL,
-                                                      (const char *[]){"oy", "ox", "c"}});
+  te_tensor *out = te_compute(ctx, &(te_compute_decl){
+                                      .name = "out", .ndim = 3,
+                                      .shape = (const ir_expr *[]){OH, OW, C}, .body = out_body,
+                                      .user = d, .axis_names = (const char *[]){"oy", "ox", "c"}});
   ck_assert_msg(out != NULL, "%s", tec_ctx_error(ctx));
   sch_schedule *s = sch_create(ctx, 1, &out);
   sch_stage *so = sch_stage_of(s, out);

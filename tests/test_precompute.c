@@ -30,10 +30,12 @@ static tec_module *build_mm(tec_ctx *ctx, int precompute, int64_t M, int64_t N, 
   m->a = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, M, K));
   m->b = te_const_placeholder(ctx, "B", TEC_F32, 2, TE_SHAPE(ctx, K, N));
   m->k = te_reduce_axis_n(ctx, "k", K);
-  m->bp = te_compute(ctx, &(te_compute_decl){"Bp", 3, TE_SHAPE(ctx, N / 16, K, 16), pack_body, m,
-                                              NULL, NULL});
-  te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 2, TE_SHAPE(ctx, M, N), mm_body, m, NULL,
-                                                     NULL});
+  m->bp = te_compute(ctx, &(te_compute_decl){.name = "Bp", .ndim = 3,
+                                             .shape = TE_SHAPE(ctx, N / 16, K, 16),
+                                             .body = pack_body, .user = m});
+  te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2,
+                                                    .shape = TE_SHAPE(ctx, M, N), .body = mm_body,
+                                                    .user = m});
   sch_schedule *s = sch_create(ctx, 1, &C);
   sch_stage *sc = sch_stage_of(s, C);
   sch_iter *jo, *ji;
@@ -159,10 +161,10 @@ static void run_dw(const topi_conv2d *p, const topi_dw_spatial_pack_config *cfg)
 
 START_TEST(depthwise_spatial_pack) {
   topi_conv2d p1 = dw_problem(32, 14, 14, 3, 1, 1);
-  topi_dw_spatial_pack_config c1 = {8, 2, 4, 1};
+  topi_dw_spatial_pack_config c1 = {.vc = 8, .tile_h = 2, .tile_w = 4, .parallel = 1};
   run_dw(&p1, &c1);
   topi_conv2d p2 = dw_problem(20, 15, 13, 3, 2, 1); /* stride 2, channels not a multiple of 8 */
-  topi_dw_spatial_pack_config c2 = {8, 3, 5, 0};
+  topi_dw_spatial_pack_config c2 = {.vc = 8, .tile_h = 3, .tile_w = 5, .parallel = 0};
   run_dw(&p2, &c2);
 }
 END_TEST
@@ -172,7 +174,7 @@ START_TEST(depthwise_bad_problem) {
   topi_decl d;
   topi_op op;
   topi_conv2d p = dw_problem(8, 2, 2, 5, 1, 0);
-  topi_dw_spatial_pack_config c = {8, 2, 2, 0};
+  topi_dw_spatial_pack_config c = {.vc = 8, .tile_h = 2, .tile_w = 2, .parallel = 0};
   ck_assert_int_ne(topi_dw_spatial_pack_declare(ctx, &p, &d), 0);
   tu_assert_contains(tec_ctx_error(ctx), "kernel is larger than the padded 2x2 input");
   tec_ctx_clear_error(ctx);

@@ -8,7 +8,8 @@
 
 static topi_conv2d dwp(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t s,
                        int64_t pad, int64_t block) {
-  topi_layout l = block ? (topi_layout){TOPI_NCHWC, block} : (topi_layout){TOPI_NCHW, 0};
+  topi_layout l = block ? (topi_layout){.kind = TOPI_NCHWC, .block = block}
+                        : (topi_layout){.kind = TOPI_NCHW};
   return (topi_conv2d){.n = n, .c_in = c, .h = h, .w = w, .c_out = c, .kh = k, .kw = k,
                        .stride_h = s, .stride_w = s, .pad_h = pad, .pad_w = pad, .groups = c,
                        .in_layout = l, .out_layout = l,
@@ -21,7 +22,9 @@ START_TEST(registry_and_spaces) {
   ck_assert_ptr_null(topi_template_find("nope"));
   ck_assert_ptr_null(topi_template_at(topi_template_count()));
   topi_conv2d p = dwp(1, 20, 9, 9, 3, 1, 1, 16);
-  topi_layout_problem lp = {1, 20, 9, 9, {TOPI_NCHW, 0}, {TOPI_NCHWC, 16}};
+  topi_layout_problem lp = {.n = 1, .c = 20, .h = 9, .w = 9,
+                            .from = {.kind = TOPI_NCHW, .block = 0},
+                            .to = {.kind = TOPI_NCHWC, .block = 16}};
   for (int i = 0; i < topi_template_count(); i++) {
     const topi_template *t = topi_template_at(i);
     ck_assert_ptr_eq(topi_template_find(t->name), t);
@@ -116,7 +119,7 @@ END_TEST
 static void check_transform(topi_layout from, topi_layout to, int64_t n, int64_t c, int64_t h,
                             int64_t w) {
   tec_ctx *ctx = tec_ctx_new();
-  topi_layout_problem p = {n, c, h, w, from, to};
+  topi_layout_problem p = {.n = n, .c = c, .h = h, .w = w, .from = from, .to = to};
   topi_op op;
   ck_assert_msg(topi_instantiate(ctx, topi_template_find("layout_transform"), &p, NULL, &op) == 0,
                 "%s", tec_ctx_error(ctx));
@@ -142,8 +145,8 @@ static void check_transform(topi_layout from, topi_layout to, int64_t n, int64_t
 }
 
 START_TEST(layout_transforms) {
-  const topi_layout L[] = {{TOPI_NCHW, 0}, {TOPI_NHWC, 0}, {TOPI_NCHWC, 16}, {TOPI_NCHWC, 4},
-                           {TOPI_NCHWC, 1}};
+  const topi_layout L[] = {{.kind = TOPI_NCHW}, {.kind = TOPI_NHWC},
+                           {.kind = TOPI_NCHWC, .block = 16}, {.kind = TOPI_NCHWC, .block = 4}, {.kind = TOPI_NCHWC, .block = 1}};
   for (size_t a = 0; a < 5; a++)
     for (size_t b = 0; b < 5; b++) {
       if (a == b || (tu_emulated() && a + b != 2)) continue;
@@ -157,7 +160,8 @@ END_TEST
 START_TEST(layout_bad_problem) {
   tec_ctx *ctx = tec_ctx_new();
   topi_decl d;
-  topi_layout_problem p = {1, 0, 5, 5, {TOPI_NCHW, 0}, {TOPI_NCHWC, 16}};
+  topi_layout_problem p = {.n = 1, .c = 0, .h = 5, .w = 5, .from = {.kind = TOPI_NCHW, .block = 0},
+                           .to = {.kind = TOPI_NCHWC, .block = 16}};
   ck_assert_int_ne(topi_layout_declare(ctx, &p, &d), 0);
   assert_err(ctx, "topi_layout_declare: sizes must be >= 1 (got n=1 c=0 h=5 w=5)");
   tec_ctx_clear_error(ctx);
@@ -274,7 +278,8 @@ START_TEST(depthwise_bad_input) {
   tu_assert_contains(tec_ctx_error(ctx), "rasp9");
   tec_ctx_clear_error(ctx);
   topi_decl dl;
-  topi_layout_problem lp = {1, 4, 2, 2, {TOPI_NCHW, 0}, {TOPI_NHWC, 0}};
+  topi_layout_problem lp = {.n = 1, .c = 4, .h = 2, .w = 2, .from = {.kind = TOPI_NCHW, .block = 0},
+                            .to = {.kind = TOPI_NHWC, .block = 0}};
   ck_assert_int_eq(topi_layout_declare(ctx, &lp, &dl), 0);
   c.oh_tile = 1;
   ck_assert_int_ne(topi_depthwise_nchwc_schedule(&dl, &c, NULL, &op), 0);
@@ -284,11 +289,11 @@ START_TEST(depthwise_bad_input) {
   tec_ctx_clear_error(ctx);
   topi_decl dd;
   ck_assert_int_eq(topi_depthwise_nchwc_declare(ctx, &p, &dd), 0);
-  topi_dw_spatial_pack_config spc = {16, 2, 4, 1};
+  topi_dw_spatial_pack_config spc = {.vc = 16, .tile_h = 2, .tile_w = 4, .parallel = 1};
   ck_assert_int_ne(topi_dw_spatial_pack_schedule(&dd, &spc, NULL, &op), 0);
   assert_err(ctx, "dw_spatial_pack: the declaration is of template 'depthwise_nchwc'");
   tec_ctx_clear_error(ctx);
-  topi_layout_config lc = {1, 1};
+  topi_layout_config lc = {.vectorize = 1, .parallel = 1};
   ck_assert_int_ne(topi_layout_schedule(&dd, &lc, NULL, &op), 0);
   assert_err(ctx, "layout_transform: the declaration is of template 'depthwise_nchwc'");
   tec_ctx_free(ctx);

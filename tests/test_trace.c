@@ -90,7 +90,8 @@ static void decl_rowsum(tec_ctx *ctx, decl *d) {
   *d = (decl){0};
   d->a = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 13, 70));
   d->k = te_reduce_axis_n(ctx, "k", 70);
-  d->c = te_compute(ctx, &(te_compute_decl){"R", 1, TE_SHAPE(ctx, 13), rowsum, d, NULL, NULL});
+  d->c = te_compute(ctx, &(te_compute_decl){.name = "R", .ndim = 1, .shape = TE_SHAPE(ctx, 13),
+                                            .body = rowsum, .user = d});
   set_args(d, 2, (te_tensor *[]){d->a, d->c});
 }
 
@@ -101,8 +102,10 @@ static const ir_expr *plus1(tec_ctx *ctx, const ir_expr *const *i, void *u) {
 static void decl_chain(tec_ctx *ctx, decl *d) {
   *d = (decl){0};
   d->a = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 5, 7));
-  d->b = te_compute(ctx, &(te_compute_decl){"B", 2, d->a->shape, plus1, d->a, NULL, NULL});
-  d->c = te_compute(ctx, &(te_compute_decl){"C", 2, d->a->shape, plus1, d->b, NULL, NULL});
+  d->b = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 2, .shape = d->a->shape,
+                                            .body = plus1, .user = d->a});
+  d->c = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2, .shape = d->a->shape,
+                                            .body = plus1, .user = d->b});
   set_args(d, 2, (te_tensor *[]){d->a, d->c});
 }
 
@@ -511,7 +514,7 @@ static void redeclare_topi(tec_ctx *ctx, void *user, int *n, te_tensor **args, t
 }
 
 START_TEST(replay_topi_templates) {
-  topi_layout nchw = {TOPI_NCHW, 0}, b8 = {TOPI_NCHWC, 8};
+  topi_layout nchw = {.kind = TOPI_NCHW, .block = 0}, b8 = {.kind = TOPI_NCHWC, .block = 8};
   topi_conv2d dw = {.n = 1, .c_in = 16, .h = 9, .w = 9, .c_out = 16, .kh = 3, .kw = 3,
                     .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1, .groups = 16,
                     .in_layout = nchw, .out_layout = nchw, .epi = {.bias = 1, .act = TOPI_ACT_RELU}};
@@ -520,14 +523,15 @@ START_TEST(replay_topi_templates) {
   conv.groups = 1;
   conv.c_out = 24;
   conv.in_layout = conv.out_layout = b8;
-  topi_layout_problem lp = {1, 20, 5, 6, nchw, {TOPI_NCHWC, 16}};
+  topi_layout_problem lp = {.n = 1, .c = 20, .h = 5, .w = 6, .from = nchw,
+                            .to = {.kind = TOPI_NCHWC, .block = 16}};
   topi_dense dense = {.m = 8, .n = 24, .k = 16, .const_b = 1, .epi = {.bias = 1}};
   topi_pool mp = {.n = 1, .c = 20, .h = 9, .w = 9, .kh = 3, .kw = 3, .stride_h = 2,
                   .stride_w = 2, .pad_h = 1, .pad_w = 1, .mode = TOPI_POOL_MAX, .in_layout = b8,
                   .out_layout = b8};
   topi_pool gp = {.n = 1, .c = 20, .h = 5, .w = 5, .mode = TOPI_POOL_AVG, .in_layout = b8,
                   .out_layout = nchw};
-  topi_softmax sm = {2, 37};
+  topi_softmax sm = {.m = 2, .n = 37};
   topi_eltwise ew = {.n = 1, .c = 20, .h = 5, .w = 6, .layout = b8, .act = TOPI_ACT_RELU};
   const void *problems[] = {&dw, &dwc, &conv, &lp, &dense, &mp, &gp, &sm, &ew};
   const topi_problem_kind kinds[] = {TOPI_PROBLEM_CONV2D, TOPI_PROBLEM_CONV2D,
@@ -559,7 +563,9 @@ START_TEST(replay_topi_templates) {
    * split on and off */
   const topi_template *sp = topi_template_find("dw_spatial_pack");
   ck_assert_ptr_nonnull(sp);
-  static const topi_dw_spatial_pack_config cfgs[] = {{16, 2, 4, 1}, {4, 2, 4, 0}};
+  static const topi_dw_spatial_pack_config cfgs[] = {
+      {.vc = 16, .tile_h = 2, .tile_w = 4, .parallel = 1},
+      {.vc = 4, .tile_h = 2, .tile_w = 4, .parallel = 0}};
   for (int c = 0; c < 2; c++)
     for (int pre = 0; pre < 2; pre++) {
       tec_ctx *ctx = tec_ctx_new();
@@ -815,9 +821,11 @@ static const ir_expr *cplus(tec_ctx *ctx, const ir_expr *const *i, void *u) {
 static void decl_taken2(tec_ctx *ctx, decl *d) {
   decl_mm64(ctx, d);
   te_tensor *x = te_placeholder(ctx, "C.local", TEC_F32, 1, TE_SHAPE(ctx, 4));
-  te_tensor *y = te_compute(ctx, &(te_compute_decl){"Y", 1, x->shape, plus1_1d, x, NULL, NULL});
+  te_tensor *y = te_compute(ctx, &(te_compute_decl){.name = "Y", .ndim = 1, .shape = x->shape,
+                                                    .body = plus1_1d, .user = x});
   te_tensor *pair[2] = {d->c, y};
-  d->c = te_compute(ctx, &(te_compute_decl){"Z", 2, d->c->shape, cplus, pair, NULL, NULL});
+  d->c = te_compute(ctx, &(te_compute_decl){.name = "Z", .ndim = 2, .shape = d->c->shape,
+                                            .body = cplus, .user = pair});
   set_args(d, 4, (te_tensor *[]){d->a, d->b, x, d->c});
 }
 

@@ -288,7 +288,8 @@ static int peak_score(void *u, const int64_t *idx, int n, double *out) {
 static void resnet_space(tec_ctx *ctx, topi_space *sp) {
   topi_conv2d p = {.n = 1, .c_in = 128, .h = 28, .w = 28, .c_out = 128, .kh = 3, .kw = 3,
                    .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1,
-                   .in_layout = {TOPI_NCHWC, 16}, .out_layout = {TOPI_NCHWC, 16}};
+                   .in_layout = {.kind = TOPI_NCHWC, .block = 16},
+                   .out_layout = {.kind = TOPI_NCHWC, .block = 16}};
   OK(ctx, topi_conv2d_nchwc_space(ctx, &p, X86, sp));
 }
 

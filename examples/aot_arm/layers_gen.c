@@ -88,7 +88,8 @@ int main(int argc, char **argv) {
   for (int i = 0; i < NLAY; i++) {
     const lay *L = &layers[i];
     const char *usual = L->g > 1 ? "depthwise_nchwc" : "conv2d_nchwc";
-    topi_layout blocked = {TOPI_NCHWC, lanes}, nchw = {TOPI_NCHW, 0}, nhwc = {TOPI_NHWC, 0};
+    topi_layout blocked = {.kind = TOPI_NCHWC, .block = lanes};
+    topi_layout nchw = {.kind = TOPI_NCHW}, nhwc = {.kind = TOPI_NHWC};
     topi_layout pairs[4][2] = {{blocked, blocked}, {nchw, blocked}, {nchw, nchw}, {nhwc, nhwc}};
     if (L->c < lanes) pairs[0][0] = nchw, pairs[1][0] = blocked;
     /* the usual template first, then the registry's other conv2d templates in order */

@@ -15,7 +15,8 @@ int main(int argc, char **argv) {
                    .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1, .groups = 32,
                    .epi = {.bias = 1, .act = TOPI_ACT_RELU}};
   int bits = tec_target_vector_bits(ctx, argv[1]); /* 512 with AVX-512, 128 on NEON */
-  topi_dw_spatial_pack_config cfg = {bits >= 128 ? bits / 32 : 4, 2, 4, 0};
+  topi_dw_spatial_pack_config cfg = {.vc = bits >= 128 ? bits / 32 : 4, .tile_h = 2, .tile_w = 4,
+                                     .parallel = 0};
   topi_decl d;
   topi_op op;
   lower_func *f = NULL;

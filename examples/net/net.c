@@ -123,8 +123,8 @@ static void head(builder *b, int in) {
   net_layer *L = layer(b, NET_GPOOL, "global_pool", "avgpool", in);
   if (!L) return;
   L->pool = (topi_pool){.n = x->n, .c = c, .h = x->h, .w = x->w, .mode = TOPI_POOL_AVG,
-                        .in_layout = x->layout, .out_layout = {TOPI_NCHW, 0}};
-  int pooled = L->out = value(b, c, 1, 1, (topi_layout){TOPI_NCHW, 0});
+                        .in_layout = x->layout, .out_layout = {.kind = TOPI_NCHW, .block = 0}};
+  int pooled = L->out = value(b, c, 1, 1, (topi_layout){.kind = TOPI_NCHW, .block = 0});
   L = layer(b, NET_FC, "dense", "fc", pooled);
   if (!L) return;
   L->fc = (topi_dense){.m = n->opt.batch, .n = classes, .k = c, .b_transposed = 1, .const_b = 1,
@@ -132,11 +132,11 @@ static void head(builder *b, int in) {
   L->w = weights(&b->rng, classes * c, sqrt(3.0 / (double)c));
   L->b = weights(&b->rng, classes, 0.1);
   if (!L->w || !L->b) b->bad = 1;
-  int logits = L->out = value(b, classes, 1, 1, (topi_layout){TOPI_NCHW, 0});
+  int logits = L->out = value(b, classes, 1, 1, (topi_layout){.kind = TOPI_NCHW, .block = 0});
   L = layer(b, NET_SOFTMAX, "softmax", "softmax", logits);
   if (!L) return;
-  L->softmax = (topi_softmax){n->opt.batch, classes};
-  L->out = value(b, classes, 1, 1, (topi_layout){TOPI_NCHW, 0});
+  L->softmax = (topi_softmax){.m = n->opt.batch, .n = classes};
+  L->out = value(b, classes, 1, 1, (topi_layout){.kind = TOPI_NCHW, .block = 0});
 }
 
 static int64_t scaled(double width, int64_t c) {
@@ -208,9 +208,11 @@ net *net_create(const net_options *o, char *err, size_t errlen) {
   n->opt = opt;
   n->layers = calloc(NET_MAX, sizeof *n->layers);
   n->values = calloc(NET_MAX, sizeof *n->values);
-  builder b = {n, opt.seed ? opt.seed : 1u, {TOPI_NCHWC, opt.block}, !n->layers || !n->values};
+  builder b = {.n = n, .rng = opt.seed ? opt.seed : 1u,
+               .packed = {.kind = TOPI_NCHWC, .block = opt.block},
+               .bad = !n->layers || !n->values};
   if (!b.bad) {
-    value(&b, 3, opt.size, opt.size, (topi_layout){TOPI_NCHW, 0});
+    value(&b, 3, opt.size, opt.size, (topi_layout){.kind = TOPI_NCHW, .block = 0});
     if (opt.kind == NET_MOBILENET_V1) mobilenet_v1(&b);
     else resnet18(&b);
   }
