@@ -8,6 +8,7 @@
 #include <string.h>
 #include "tec/tec.h"
 #include "difftest/dt_internal.h"
+#include "schedule/internal.h"
 
 static int compute_stages(dt_state *st, sch_stage **out, int max) {
   int n = 0;

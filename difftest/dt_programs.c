@@ -13,6 +13,7 @@
 #include <string.h>
 #include "tec/tec.h"
 #include "difftest/dt_internal.h"
+#include "schedule/internal.h"
 
 int64_t dt_numel(const dt_instance *in, int arg) {
   int64_t n = 1;

@@ -19,6 +19,7 @@
 #include "ir/internal.h"
 #include "lower/passes.h"
 #include "lower/arith.h"
+#include "schedule/internal.h"
 
 static int put(tec_ctx *ctx, lower_bounds *b, const sch_iter *it, const ir_expr *min,
                const ir_expr *extent, const arith_env *env) {

@@ -15,6 +15,7 @@
 #include "tec/lower.h"
 #include "ir/internal.h"
 #include "lower/passes.h"
+#include "schedule/internal.h"
 
 /* One distinct read P[args] of an inlined producer in the expression being rewritten. */
 typedef struct inl_read {

@@ -9,6 +9,7 @@
 #include "tec/lower.h"
 #include "ir/internal.h"
 #include "lower/passes.h"
+#include "schedule/internal.h"
 
 const ir_expr *lower_ivals_get(const lower_ivals *v, const sch_iter *it) {
   for (int i = v->n - 1; i >= 0; i--)

@@ -15,6 +15,7 @@
 #include "ir/internal.h"
 #include "lower/passes.h"
 #include "lower/arith.h"
+#include "schedule/internal.h"
 
 typedef struct lower_pipe {
   lower_state ls;

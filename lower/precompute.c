@@ -10,6 +10,7 @@
 #include "tec/lower.h"
 #include "ir/internal.h"
 #include "lower/passes.h"
+#include "schedule/internal.h"
 
 typedef struct reads {
   tec_ctx *ctx;

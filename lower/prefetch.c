@@ -18,6 +18,7 @@
 #include "ir/internal.h"
 #include "lower/passes.h"
 #include "lower/arith.h"
+#include "schedule/internal.h"
 
 #define PF_LINE_BYTES 64
 

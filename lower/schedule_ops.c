@@ -16,6 +16,7 @@
 #include "ir/internal.h"
 #include "lower/passes.h"
 #include "lower/arith.h"
+#include "schedule/internal.h"
 
 static const ir_stmt *stage_nest(lower_state *ls, int si);
 

@@ -10,6 +10,7 @@
 #include "ir/internal.h"
 #include "lower/passes.h"
 #include "lower/arith.h"
+#include "schedule/internal.h"
 
 typedef struct buf_entry {
   const te_tensor *t;

@@ -14,6 +14,7 @@
 #include "ir/internal.h"
 #include "lower/passes.h"
 #include "tec/lower.h"
+#include "schedule/internal.h"
 
 int lower_trace_check_wanted(void) {
   const char *e = getenv("TEC_CHECK_TRACE");

@@ -4,6 +4,73 @@
 
 #include "tec/schedule.h"
 
+/* ---- the structures behind sch_stage, sch_iter and sch_schedule (public: accessors) ---- */
+struct sch_iter {
+  const ir_expr *var;      /* the loop variable (int64) */
+  const char *name;
+  sch_iter_kind kind;
+  const ir_expr *dom_min;    /* root iters: declared domain; others: NULL until lowering */
+  const ir_expr *dom_extent;
+  ir_for_kind for_kind;    /* serial, parallel, vectorized, unrolled */
+  int npragma;             /* pragmas on this loop (key, value) */
+  const char **pragma_keys;
+  const ir_expr **pragma_values;
+  int nprefetch;           /* prefetches at this loop (tensor, iterations ahead) */
+  const te_tensor **prefetch_tensors;
+  const int64_t *prefetch_offsets;
+  int dead;                /* split or fused away: no longer a leaf */
+  sch_stage *stage;
+};
+
+typedef enum sch_rel_kind {
+  SCH_REL_SPLIT, /* parent -> outer, inner */
+  SCH_REL_FUSE   /* outer, inner -> fused */
+} sch_rel_kind;
+
+typedef struct sch_relation {
+  sch_rel_kind kind;
+  sch_iter *parent, *outer, *inner; /* split: parent -> (outer, inner) */
+  sch_iter *fused;                  /* fuse: (outer, inner) -> fused */
+  const ir_expr *factor;            /* split: inner extent, or NULL when nparts is given */
+  const ir_expr *nparts;            /* split: outer extent, or NULL */
+} sch_relation;
+
+
+struct sch_stage {
+  te_tensor *tensor;
+  sch_schedule *sched;
+  int nroot;               /* data axes then reduce axes */
+  sch_iter **root;
+  int nleaf;
+  sch_iter **leaf;         /* loop order, outermost first */
+  int nrel;
+  sch_relation *rel;
+  int cap_leaf, cap_rel;
+  sch_attach_kind attach;
+  sch_stage *attach_stage; /* SCOPE: the consumer stage */
+  sch_iter *attach_iter;   /* SCOPE: the loop inside which this stage is computed */
+  int is_output;
+  /* The op as this schedule sees it: cache_read/cache_write rewrite bodies and inputs here,
+   * never in the te_tensor (which other schedules may share). */
+  const ir_expr *body;     /* NULL for placeholders */
+  int ninputs;
+  const te_tensor **inputs;
+  const char *scope;       /* "global" or "local" for cache stages, else NULL */
+  int nalign;              /* storage_align requests */
+  struct sch_align { int axis; int64_t factor, offset; } *align;
+};
+
+struct sch_schedule {
+  tec_ctx *ctx;
+  sch_trace trace;         /* every primitive that succeeded on this schedule */
+  int nout;
+  te_tensor **outputs;
+  int nstage, cap_stage;
+  sch_stage **stages;      /* producers before consumers */
+  int precompute;          /* split constant stages into a prepare step (default 1) */
+};
+
+
 sch_iter *sch_iter_new(sch_stage *st, const char *name, sch_iter_kind kind);
 int sch_leaf_index(const sch_stage *st, const sch_iter *it);
 int sch_check_leaf(const char *who, sch_stage *st, sch_iter *it);

@@ -115,7 +115,7 @@ START_TEST(conv2d_padded) {
         te_tensor *ol = sch_cache_write(s, out, "local");
         ck_assert_msg(ol != NULL, "%s", tec_ctx_error(ctx));
         ck_assert_int_eq(ol->ndim, 4);
-        ck_assert_int_eq(sch_stage_of(s, out)->nleaf, 3); /* out's loops start over */
+        ck_assert_int_eq(sch_stage_nleaf(sch_stage_of(s, out)), 3); /* out's loops start over */
       }
     }
     /* the kernel is a constant: with a cache of it the packing may run in a prepare step,
@@ -195,8 +195,9 @@ static void run_gemm(int64_t M, int64_t N, int64_t K, int how) {
   if (how >= 5) OK(ctx, sch_pragma(sl, ko, "auto_unroll_max_step", ir_int(ctx, 16)));
   if (how >= 6) { /* the packed panel of B per column tile: read by C.local, attached to C */
     te_tensor *BP = NULL;
-    for (int i = 0; i < s->nstage; i++)
-      if (strcmp(s->stages[i]->tensor->name, "B.global") == 0) BP = s->stages[i]->tensor;
+    for (int i = 0; i < sch_schedule_nstage(s); i++)
+      if (strcmp(sch_stage_tensor(sch_schedule_stage(s, i))->name, "B.global") == 0)
+        BP = sch_stage_tensor(sch_schedule_stage(s, i));
     ck_assert_ptr_nonnull(BP);
     OK(ctx, sch_compute_at(sch_stage_of(s, BP), sc, jo));
   }

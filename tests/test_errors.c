@@ -58,7 +58,7 @@ static void schedule_mm(tec_ctx *c, mm *p) {
 static void refused_split(mm *p) {
   sch_iter *o = NULL, *i = NULL;
   ck_assert_int_eq(sch_split(p->st, sch_axis(p->st, 0), 0, &o, &i), -1);
-  ck_assert_ptr_nonnull(tec_ctx_error(p->s->ctx));
+  ck_assert_ptr_nonnull(tec_ctx_error(sch_schedule_ctx(p->s)));
 }
 
 /* Runs the built function and compares with the naive matmul. */

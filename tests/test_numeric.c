@@ -164,45 +164,46 @@ static const ir_expr *mm_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
 static void apply_schedule(sch_stage *st, int which) {
   sch_iter *i = sch_axis(st, 0), *j = sch_axis(st, 1), *k = sch_reduce_axis(st, 0);
   sch_iter *io, *ii, *jo, *ji, *ko, *ki, *f, *fo, *fi, *a, *b;
+  tec_ctx *sctx = sch_schedule_ctx(sch_stage_schedule(st));
   switch (which) {
   case 0: break;                                                       /* naive */
-  case 1: OK(st->sched->ctx, sch_split(st, i, 8, &io, &ii)); break;
-  case 2: OK(st->sched->ctx, sch_split(st, j, 16, &jo, &ji)); break;
-  case 3: OK(st->sched->ctx, sch_tile(st, i, j, 8, 16, &io, &jo, &ii, &ji)); break;
+  case 1: OK(sctx, sch_split(st, i, 8, &io, &ii)); break;
+  case 2: OK(sctx, sch_split(st, j, 16, &jo, &ji)); break;
+  case 3: OK(sctx, sch_tile(st, i, j, 8, 16, &io, &jo, &ii, &ji)); break;
   case 4:
-    OK(st->sched->ctx, sch_tile(st, i, j, 8, 16, &io, &jo, &ii, &ji));
-    OK(st->sched->ctx, sch_reorder(st, 5, (sch_iter *[]){io, jo, k, ii, ji}));
+    OK(sctx, sch_tile(st, i, j, 8, 16, &io, &jo, &ii, &ji));
+    OK(sctx, sch_reorder(st, 5, (sch_iter *[]){io, jo, k, ii, ji}));
     break;
   case 5:
-    OK(st->sched->ctx, sch_split(st, k, 7, &ko, &ki));
-    OK(st->sched->ctx, sch_reorder(st, 4, (sch_iter *[]){ko, i, j, ki}));
+    OK(sctx, sch_split(st, k, 7, &ko, &ki));
+    OK(sctx, sch_reorder(st, 4, (sch_iter *[]){ko, i, j, ki}));
     break;
-  case 6: OK(st->sched->ctx, sch_fuse(st, i, j, &f)); break;
+  case 6: OK(sctx, sch_fuse(st, i, j, &f)); break;
   case 7:
-    OK(st->sched->ctx, sch_fuse(st, i, j, &f));
-    OK(st->sched->ctx, sch_split(st, f, 13, &fo, &fi));
+    OK(sctx, sch_fuse(st, i, j, &f));
+    OK(sctx, sch_split(st, f, 13, &fo, &fi));
     break;
-  case 8: OK(st->sched->ctx, sch_reorder(st, 3, (sch_iter *[]){k, i, j})); break;
-  case 9: OK(st->sched->ctx, sch_split_nparts(st, i, 3, &io, &ii)); break;
+  case 8: OK(sctx, sch_reorder(st, 3, (sch_iter *[]){k, i, j})); break;
+  case 9: OK(sctx, sch_split_nparts(st, i, 3, &io, &ii)); break;
   case 10:
-    OK(st->sched->ctx, sch_tile(st, i, j, 32, 32, &io, &jo, &ii, &ji));
-    OK(st->sched->ctx, sch_split(st, k, 4, &ko, &ki));
-    OK(st->sched->ctx, sch_reorder(st, 6, (sch_iter *[]){io, jo, ko, ki, ii, ji}));
+    OK(sctx, sch_tile(st, i, j, 32, 32, &io, &jo, &ii, &ji));
+    OK(sctx, sch_split(st, k, 4, &ko, &ki));
+    OK(sctx, sch_reorder(st, 6, (sch_iter *[]){io, jo, ko, ki, ii, ji}));
     break;
   case 11:
-    OK(st->sched->ctx, sch_split(st, j, 4, &jo, &ji));
-    OK(st->sched->ctx, sch_split(st, ji, 2, &a, &b));
-    OK(st->sched->ctx, sch_reorder(st, 5, (sch_iter *[]){jo, i, a, k, b}));
+    OK(sctx, sch_split(st, j, 4, &jo, &ji));
+    OK(sctx, sch_split(st, ji, 2, &a, &b));
+    OK(sctx, sch_reorder(st, 5, (sch_iter *[]){jo, i, a, k, b}));
     break;
   case 12:
-    OK(st->sched->ctx, sch_split(st, i, 4, &io, &ii));
-    OK(st->sched->ctx, sch_reorder(st, 4, (sch_iter *[]){io, j, ii, k}));
-    OK(st->sched->ctx, sch_fuse(st, j, ii, &f));
+    OK(sctx, sch_split(st, i, 4, &io, &ii));
+    OK(sctx, sch_reorder(st, 4, (sch_iter *[]){io, j, ii, k}));
+    OK(sctx, sch_fuse(st, j, ii, &f));
     break;
   case 13:
-    OK(st->sched->ctx, sch_split(st, k, 16, &ko, &ki));
-    OK(st->sched->ctx, sch_fuse(st, ko, ki, &f));
-    OK(st->sched->ctx, sch_split_nparts(st, i, 5, &io, &ii));
+    OK(sctx, sch_split(st, k, 16, &ko, &ki));
+    OK(sctx, sch_fuse(st, ko, ki, &f));
+    OK(sctx, sch_split_nparts(st, i, 5, &io, &ii));
     break;
   }
 }

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "testutil.h"
+/* white-box: the split and fuse relations a primitive records are checked directly */
+#include "schedule/internal.h"
 
 
 /* ---- programs ----

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
+/* white-box: one test changes a loop behind the primitives' back (the trace check must see it) */
+#include "schedule/internal.h"
 
 /* ---------------- declarations ---------------- */
 
@@ -311,7 +313,7 @@ static int s_attach_gemm(sch_schedule *s, decl *d) {
   TRY(sch_split(sb, sch_axis(sb, 1), 16, &bo, &bi));
   TRY(sch_reorder(sb, 3, (sch_iter *[]){bo, sch_axis(sb, 0), bi}));
   TRY(sch_vectorize(sb, bi));
-  TRY(sch_pragma(sl, ko, "auto_unroll_max_step", ir_int(s->ctx, 16)));
+  TRY(sch_pragma(sl, ko, "auto_unroll_max_step", ir_int(sch_schedule_ctx(s), 16)));
   return sch_compute_at(sb, sc, jo);
 }
 
@@ -363,7 +365,7 @@ static int s_prefetch(sch_schedule *s, decl *d) {
 
 /* storage_align, compute_at, pragmas of every value kind, the prepare split off */
 static int s_chain(sch_schedule *s, decl *d) {
-  tec_ctx *ctx = s->ctx;
+  tec_ctx *ctx = sch_schedule_ctx(s);
   sch_stage *sb = sch_stage_of(s, d->b), *sc = sch_stage_of(s, d->c);
   sch_iter *o, *in;
   TRY(sch_storage_align(sb, sch_axis(sb, 0), 16, 1));
@@ -417,7 +419,7 @@ static const tcase cases[] = {
 
 static const char *lowered(sch_schedule *s, int nargs, te_tensor *const *args, const char *what) {
   lower_func *f = tec_lower(s, "f", nargs, args);
-  ck_assert_msg(f != NULL, "%s: %s", what, tec_ctx_error(s->ctx));
+  ck_assert_msg(f != NULL, "%s: %s", what, tec_ctx_error(sch_schedule_ctx(s)));
   return tec_lower_str(f);
 }
 
@@ -876,7 +878,7 @@ START_TEST(replay_errors) {
   decl_chain(ctx, &d);
   sch_schedule *s = sch_create(ctx, 1, &d.c);
   sch_stage *sc = sch_stage_of(s, d.c);
-  OK(ctx, sch_pragma(sc, sch_axis(sc, 0), "user_note", sch_axis(sc, 1)->var));
+  OK(ctx, sch_pragma(sc, sch_axis(sc, 0), "user_note", sch_iter_var(sch_axis(sc, 1))));
   ck_assert_ptr_null(sch_trace_json(ctx, sch_get_trace(s)));
   assert_err(ctx, "sch_trace_json: record 0 (pragma): the value j is not a constant; a trace "
                   "holds integer and float constants only");

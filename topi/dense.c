@@ -192,7 +192,7 @@ int topi_gemm_tile_schedule(tec_ctx *ctx, const topi_dense_config *cfg, sch_stag
   /* acc: k outermost (split by ku, the inner part unrolled), mr rows unrolled, nr columns one
    * vector (cut into native registers by codegen) */
   if (sch_compute_at(sa, so, at)) return -1;
-  int na = sa->tensor->ndim;
+  int na = sch_stage_tensor(sa)->ndim;
   sch_iter *li = sch_axis(sa, na - 2), *lj = sch_axis(sa, na - 1);
   sch_iter *lk = sch_reduce_axis(sa, 0), *lki;
   if (cfg->ku > 1) {

@@ -6,7 +6,7 @@
 
 int tune_sch_split(sch_stage *st, sch_iter *iv, const int64_t *factors, int parts, sch_iter **out) {
   if (parts < 1 || parts > 8 || !factors || !iv)
-    return tec_ctx_set_error(st->tensor->ctx, "tune_sch_split: %d parts (1..8) with factors and a loop", parts);
+    return tec_ctx_set_error(sch_stage_tensor(st)->ctx, "tune_sch_split: %d parts (1..8) with factors and a loop", parts);
   sch_iter *cur = iv;
   for (int i = 1; i < parts; i++) {
     int64_t inner = 1;
@@ -21,10 +21,10 @@ int tune_sch_split(sch_stage *st, sch_iter *iv, const int64_t *factors, int part
 
 int tune_sch_reorder(sch_stage *st, int n, sch_iter *const *axes, const int64_t *perm) {
   sch_iter *order[16];
-  if (n < 1 || n > 16) return tec_ctx_set_error(st->tensor->ctx, "tune_sch_reorder: %d axes; 1..16 are legal", n);
+  if (n < 1 || n > 16) return tec_ctx_set_error(sch_stage_tensor(st)->ctx, "tune_sch_reorder: %d axes; 1..16 are legal", n);
   for (int i = 0; i < n; i++) {
     if (perm[i] < 0 || perm[i] >= n)
-      return tec_ctx_set_error(st->tensor->ctx, "tune_sch_reorder: entry %d of the permutation is %lld, not in 0..%d", i,
+      return tec_ctx_set_error(sch_stage_tensor(st)->ctx, "tune_sch_reorder: entry %d of the permutation is %lld, not in 0..%d", i,
                                (long long)perm[i], n - 1);
     order[i] = axes[perm[i]];
   }

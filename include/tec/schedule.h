@@ -33,65 +33,36 @@ typedef enum sch_iter_kind {
   SCH_ITER_REDUCE /* reduction */
 } sch_iter_kind;
 
-struct sch_iter {
-  const ir_expr *var;      /* the loop variable (int64) */
-  const char *name;
-  sch_iter_kind kind;
-  const ir_expr *dom_min;    /* root iters: declared domain; others: NULL until lowering */
-  const ir_expr *dom_extent;
-  ir_for_kind for_kind;    /* serial, parallel, vectorized, unrolled */
-  int npragma;             /* pragmas on this loop (key, value) */
-  const char **pragma_keys;
-  const ir_expr **pragma_values;
-  int nprefetch;           /* prefetches at this loop (tensor, iterations ahead) */
-  const te_tensor **prefetch_tensors;
-  const int64_t *prefetch_offsets;
-  int dead;                /* split or fused away: no longer a leaf */
-  sch_stage *stage;
-};
-
-typedef enum sch_rel_kind {
-  SCH_REL_SPLIT, /* parent -> outer, inner */
-  SCH_REL_FUSE   /* outer, inner -> fused */
-} sch_rel_kind;
-
-typedef struct sch_relation {
-  sch_rel_kind kind;
-  sch_iter *parent, *outer, *inner; /* split: parent -> (outer, inner) */
-  sch_iter *fused;                  /* fuse: (outer, inner) -> fused */
-  const ir_expr *factor;            /* split: inner extent, or NULL when nparts is given */
-  const ir_expr *nparts;            /* split: outer extent, or NULL */
-} sch_relation;
-
+/* The stage and iter structures are internal (schedule/internal.h): a program reads them
+ * through these accessors, and changes them only through the primitives below. */
 typedef enum sch_attach_kind {
   SCH_ATTACH_ROOT,   /* computed at the top level, over its whole extent */
   SCH_ATTACH_INLINE, /* substituted into its consumers */
   SCH_ATTACH_SCOPE   /* computed inside a loop of another stage (compute_at) */
 } sch_attach_kind;
 
-struct sch_stage {
-  te_tensor *tensor;
-  sch_schedule *sched;
-  int nroot;               /* data axes then reduce axes */
-  sch_iter **root;
-  int nleaf;
-  sch_iter **leaf;         /* loop order, outermost first */
-  int nrel;
-  sch_relation *rel;
-  int cap_leaf, cap_rel;
-  sch_attach_kind attach;
-  sch_stage *attach_stage; /* SCOPE: the consumer stage */
-  sch_iter *attach_iter;   /* SCOPE: the loop inside which this stage is computed */
-  int is_output;
-  /* The op as this schedule sees it: cache_read/cache_write rewrite bodies and inputs here,
-   * never in the te_tensor (which other schedules may share). */
-  const ir_expr *body;     /* NULL for placeholders */
-  int ninputs;
-  const te_tensor **inputs;
-  const char *scope;       /* "global" or "local" for cache stages, else NULL */
-  int nalign;              /* storage_align requests */
-  struct sch_align { int axis; int64_t factor, offset; } *align;
-};
+/* An iter var: its name ("i.outer"), its loop variable (an int64 VAR), data or reduce, the
+ * loop kind it is marked with, its stage, and whether it is a current leaf (not split or
+ * fused away). */
+const char *sch_iter_name(const sch_iter *it);
+const ir_expr *sch_iter_var(const sch_iter *it);
+sch_iter_kind sch_iter_type(const sch_iter *it);
+ir_for_kind sch_iter_loop_kind(const sch_iter *it);
+sch_stage *sch_iter_stage(const sch_iter *it);
+int sch_iter_is_leaf(const sch_iter *it);
+/* A stage: the tensor it computes, its current loops (outermost first), where it is computed
+ * (ROOT, INLINE, or SCOPE with the consumer stage and loop through the pointers, which may be
+ * NULL), its cache scope ("global"/"local" for cache stages, else NULL), its schedule. */
+te_tensor *sch_stage_tensor(const sch_stage *st);
+int sch_stage_nleaf(const sch_stage *st);
+sch_iter *sch_stage_leaf(const sch_stage *st, int i); /* NULL outside [0, nleaf) */
+sch_attach_kind sch_stage_attach(const sch_stage *st, sch_stage **at_stage, sch_iter **at_iter);
+const char *sch_stage_scope(const sch_stage *st);
+sch_schedule *sch_stage_schedule(const sch_stage *st);
+/* A schedule's stages, producers before consumers; its ctx. */
+int sch_schedule_nstage(const sch_schedule *s);
+sch_stage *sch_schedule_stage(const sch_schedule *s, int i); /* NULL outside [0, nstage) */
+tec_ctx *sch_schedule_ctx(const sch_schedule *s);
 
 /* ---- schedules as data ----
  * Every primitive, once: X(KIND, name, operands). The list makes the record kinds
@@ -191,15 +162,6 @@ typedef struct sch_trace {
                            longer matches the schedule, and printing or replaying it fails */
 } sch_trace;
 
-struct sch_schedule {
-  tec_ctx *ctx;
-  sch_trace trace;         /* every primitive that succeeded on this schedule */
-  int nout;
-  te_tensor **outputs;
-  int nstage, cap_stage;
-  sch_stage **stages;      /* producers before consumers */
-  int precompute;          /* split constant stages into a prepare step (default 1) */
-};
 
 sch_schedule *sch_create(tec_ctx *ctx, int nout, te_tensor *const *outs);
 /* The same with the outputs listed: SCH_CREATE(ctx, C) or SCH_CREATE(ctx, C, D). */
