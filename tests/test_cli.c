@@ -169,7 +169,7 @@ START_TEST(bad_usage) {
       {"bench " CONV " --after x", "--after is an option of tec print"},
       {"bench " CONV " --target rasp4b32", "cannot run on this host"}, /* armv7: on x86 and AArch64 hosts */
       {"tune " CONV, "tec tune: needs --records FILE"},
-      {"tune " CONV " --records r.jsonl --tuner foo", "tec tune: --tuner 'foo'; the tuners are grid, random, xgb"},
+      {"tune " CONV " --records r.jsonl --tuner foo", "tec tune: --tuner 'foo'; the tuners are grid, random, anneal, xgb"},
       {"tune " CONV " --records r.jsonl --tuner xgb", "tec tune: --tuner xgb: this tec is built without XGBoost (install libxgboost-dev"},
       {"tune " CONV " --records r.jsonl --trials 0", "tec tune: --trials needs an integer from 1 to 1000000, not 0"},
       {"tune " CONV " --records r.jsonl --timeout x", "tec tune: --timeout needs seconds from 1e-06 to 3600, not x"},

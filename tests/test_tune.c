@@ -379,7 +379,7 @@ START_TEST(grid_and_bad_options) {
   tec_ctx_clear_error(ctx);
   o.trials = 2, o.tuner = "annealing";
   ck_assert_int_eq(tune_run(ctx, &task, &o, &r), -1);
-  assert_err(ctx, "tune: unknown tuner 'annealing'; the tuners are grid, random, xgb");
+  assert_err(ctx, "tune: unknown tuner 'annealing'; the tuners are grid, random, anneal, xgb");
   tec_ctx_clear_error(ctx);
   o.tuner = "random", o.repeats = 17;
   ck_assert_int_eq(tune_run(ctx, &task, &o, &r), -1);
@@ -462,6 +462,54 @@ START_TEST(own_schedule) {
 }
 END_TEST
 
+/* annealing on measurements: distinct candidates, each correct; from the third round on each
+ * chain's proposal is one knob away from a config measured before (a neighbour), unless the
+ * chain had to restart (none can in a 72-config space with 20 trials) */
+static int knob_distance(const tune_space *sp, int64_t a, int64_t b) {
+  int64_t ka[8], kb[8];
+  ck_assert_int_eq(tune_space_decode(sp, a, ka), 0);
+  ck_assert_int_eq(tune_space_decode(sp, b, kb), 0);
+  int d = 0;
+  for (int k = 0; k < sp->nknobs; k++) d += ka[k] != kb[k];
+  return d;
+}
+
+START_TEST(anneal_tuner) {
+  tec_ctx *ctx = tec_ctx_new();
+  tune_space *sp = tune_space_new(ctx);
+  ck_assert_int_eq(tune_define_split(sp, "tile_j", U, 2, TUNE_SPLIT_POWER2, 0, NULL), 0);
+  const int orders[] = {0, 1, 2, 1, 0, 2};
+  ck_assert_int_eq(tune_define_reorder(sp, "order", 3, 2, orders), 1);
+  const unsigned ann[] = {TUNE_ANN_NONE | TUNE_ANN_PARALLEL, TUNE_ANN_NONE,
+                          TUNE_ANN_NONE | TUNE_ANN_UNROLL | TUNE_ANN_VECTORIZE};
+  ck_assert_int_eq(tune_define_annotate(sp, "ann", 3, ann), 2);
+  tune_task task = {.template_name = "my_matmul", .problem = "n=32", .workload = "my_matmul n=32",
+                    .target = tec_target_str(ctx, NULL), .space = sp, .flops = 2.0 * U * U * U,
+                    .default_index = -1, .lower = mm_lower};
+  tune_options o = tune_options_default();
+  o.tuner = "anneal", o.trials = 20, o.batch = 4, o.repeats = 1, o.seed = 5, o.reference = mm_ref;
+  tune_result r;
+  ck_assert_msg(tune_run(ctx, &task, &o, &r) == 0, "%s", tec_ctx_error(ctx));
+  ck_assert_int_eq(r.ntrials, 20);
+  ck_assert_int_eq(r.trials[0].index, 0); /* the default first */
+  for (int i = 0; i < 20; i++) {
+    ck_assert_msg(r.trials[i].status == TUNE_OK, "%s: %s", r.trials[i].config, r.trials[i].error);
+    for (int j = 0; j < i; j++) ck_assert(r.trials[j].index != r.trials[i].index);
+  }
+  /* rounds: the default, then 4 chain starts (1..4), then 4 neighbours per round (5..) */
+  for (int i = 5; i < 20; i++) {
+    int near = 0;
+    for (int j = 0; j < i - ((i - 5) % 4) && !near; j++)
+      near = knob_distance(sp, r.trials[j].index, r.trials[i].index) == 1;
+    ck_assert_msg(near, "trial %d (%s) is no neighbour of an earlier round's config", i,
+                  r.trials[i].config);
+  }
+  ck_assert_int_ge(r.best, 0);
+  tune_result_free(&r);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 /* the cost-model tuner: without XGBoost, the message naming the package; with it
  * (libxgboost-dev found at configure time), random until 8 trials have features, then the model's proposals */
 START_TEST(xgb_tuner) {
@@ -501,6 +549,7 @@ int main(void) {
   tcase_add_test(tc, grid_and_bad_options);
   tcase_add_test(tc, own_schedule);
   tcase_add_test(tc, xgb_tuner);
+  tcase_add_test(tc, anneal_tuner);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }

@@ -80,14 +80,17 @@ static const char *verb_help(const char *verb) {
            "  JIT-builds OP for the host, runs prepare once on random data, then times N runs\n"
            "  (default 20) and prints the median and fastest (and GFLOP/s for conv and dense).\n";
   if (!strcmp(verb, "tune"))
-    return "usage: tec tune OP --shape KEY=V,... --records FILE [--trials N] [--tuner grid|random|xgb]\n"
+    return "usage: tec tune OP --shape KEY=V,... --records FILE [--trials N]\n"
+           "                [--tuner grid|random|anneal|xgb]\n"
            "                [--seed S] [--csv FILE] [--svg FILE] [--repeat N] [--timeout SEC]\n"
            "  Measures N configs (default 64) of OP's knob space on the host, the default first:\n"
            "  each built, prepared once, run --repeat times (default 5, at most 16) after a warm-up,\n"
            "  its output checked against the default's; a run over --timeout seconds (default 1)\n"
            "  is a time-out. Every trial is appended to FILE as one JSON line (tec print/bench\n"
            "  --config takes the best config it prints); --csv writes the trials, --svg a plot of\n"
-           "  the best GFLOP/s so far. The same --seed gives the same trial order (grid, random).\n";
+           "  the best GFLOP/s so far. The same --seed gives the same trial order (grid, random;\n"
+           "  anneal, annealing on the measured speeds, and xgb, the cost model, also follow\n"
+           "  the measurements).\n";
   return NULL;
 }
 

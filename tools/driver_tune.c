@@ -21,9 +21,10 @@ int drv_tune(tec_ctx *ctx, const topi_template *t, const void *problem, const ch
              int repeat, const drv_tune_args *a) {
   tune_options o = tune_options_default();
   if (a->tuner) o.tuner = a->tuner;
-  if (strcmp(o.tuner, "grid") && strcmp(o.tuner, "random") && strcmp(o.tuner, "xgb")) {
+  if (strcmp(o.tuner, "grid") && strcmp(o.tuner, "random") && strcmp(o.tuner, "anneal") &&
+      strcmp(o.tuner, "xgb")) {
     char m[160];
-    snprintf(m, sizeof m, "--tuner '%s'; the tuners are grid, random, xgb", o.tuner);
+    snprintf(m, sizeof m, "--tuner '%s'; the tuners are grid, random, anneal, xgb", o.tuner);
     return err(2, m);
   }
   if (!strcmp(o.tuner, "xgb") && !tune_have_xgb())

@@ -53,6 +53,8 @@ struct tune_proposer {
 };
 tune_proposer *tune_proposer_grid(tec_ctx *ctx, unsigned seed);
 tune_proposer *tune_proposer_random(tec_ctx *ctx, unsigned seed);
+/* simulated annealing on measured speeds, no model (propose_anneal.c) */
+tune_proposer *tune_proposer_anneal(tec_ctx *ctx, unsigned seed);
 /* NULL with an error when tec was built without the cost model (XGBoost not found at configure time). */
 tune_proposer *tune_proposer_xgb(tec_ctx *ctx, unsigned seed);
 /* The features of a lowered candidate (NULL without the cost model): malloc'd, *n floats. */

@@ -186,11 +186,13 @@ int tune_run(tec_ctx *ctx, const tune_task *task, const tune_options *opt, tune_
   const char *tn = o.tuner ? o.tuner : "random";
   tune_proposer *prop = !strcmp(tn, "grid")     ? tune_proposer_grid(ctx, o.seed)
                         : !strcmp(tn, "random") ? tune_proposer_random(ctx, o.seed)
+                        : !strcmp(tn, "anneal") ? tune_proposer_anneal(ctx, o.seed)
                         : !strcmp(tn, "xgb")    ? tune_proposer_xgb(ctx, o.seed)
                                                 : NULL;
   if (!prop) {
-    if (strcmp(tn, "grid") && strcmp(tn, "random") && strcmp(tn, "xgb"))
-      tec_ctx_set_error(ctx, "tune: unknown tuner '%s'; the tuners are grid, random, xgb", tn);
+    if (strcmp(tn, "grid") && strcmp(tn, "random") && strcmp(tn, "anneal") && strcmp(tn, "xgb"))
+      tec_ctx_set_error(ctx, "tune: unknown tuner '%s'; the tuners are grid, random, anneal, xgb",
+                        tn);
     return -1;
   }
   if (o.fork < 0) o.fork = getenv("TEC_TEST_EMULATED") ? 0 : 1;

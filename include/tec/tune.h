@@ -9,8 +9,8 @@
  *   measure   each candidate built for the host, prepare run once, run timed (warm-up,
  *             repeats, median), a time-out per run, its output checked once against the
  *             reference (the default config's output): tune/measure.c.
- *   tuner     a loop over batches that a proposer (grid, random, xgb: a cost model + simulated
- *             annealing) picks from the history; candidates compiled in a thread while earlier
+ *   tuner     a loop over batches that a proposer (grid, random, anneal: simulated annealing
+ *             on the measured speeds, xgb: a cost model + simulated annealing) picks from the history; candidates compiled in a thread while earlier
  *             ones are measured; one JSON record per trial appended to a file (tune/records.c);
  *             progress line, CSV and SVG plot (tune/report.c).
  *   apply     tune_apply_best: the best record of a workload for a target, or the default with
@@ -177,7 +177,7 @@ typedef struct tune_trial {
 
 typedef struct tune_options {
   int trials;               /* how many candidates (default 64; at most the space's size) */
-  const char *tuner;        /* "grid", "random" or "xgb" */
+  const char *tuner;        /* "grid", "random", "anneal" (on measurements) or "xgb" */
   unsigned seed;
   int batch;                /* proposals per round (default 8) */
   int warmup, repeats;      /* runs before timing (default 1), timed runs (default 5) */
