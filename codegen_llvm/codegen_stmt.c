@@ -15,6 +15,7 @@
  */
 #include <string.h>
 #include "codegen_llvm/codegen.h"
+#include "schedule/pragma.h"
 
 
 int cg_emit_loop(cg_func *f, const ir_expr *var, LLVMValueRef lo, LLVMValueRef end,
@@ -119,9 +120,9 @@ int cg_stmt(cg_func *f, const ir_stmt *s) {
     if (s->name && strcmp(s->name, "launch_region") == 0) return cg_launch_point(f, s);
     if (s->name && strcmp(s->name, "launch_task0") == 0) return cg_launch_task0(f, s);
     if (s->name && strcmp(s->name, "launch_sync") == 0) return cg_launch_sync(f, s);
-    if (s->name && strcmp(s->name, "pragma_parallel_launch_point") == 0) /* launch_regions */
+    if (sch_pragma_id_of_attr(s->name) == SCH_PRAGMA_PARALLEL_LAUNCH_POINT) /* launch_regions */
       return cg_internal(f, "a parallel_launch_point reached codegen undecided"), -1;
-    if (s->name && strcmp(s->name, "pragma_parallel_dynamic") == 0)
+    if (sch_pragma_id_of_attr(s->name) == SCH_PRAGMA_PARALLEL_DYNAMIC)
       return cg_parallel_dynamic(f, s);
     return cg_stmt(f, s->body);
   case IR_S_PRODUCE: return cg_stmt(f, s->body);

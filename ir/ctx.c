@@ -50,7 +50,10 @@ struct tec_ctx {
   free_hook *hooks;
   long budget;          /* allocations left before failing (-1: unlimited) */
   int next_id;
-  const char **notes;   /* notes of the compile calls in progress (arena) */
+  /* notes of the compile calls in progress: the strings in the arena, the array malloc'd (a
+   * note made inside a lowering's memory scope must not leave the array in that scope: the
+   * scope is freed with a failed lowering, or with tec_lower_free) */
+  const char **notes;
   int nnotes, cap_notes;
   int strict;           /* tec_ctx_set_strict */
 };
@@ -88,6 +91,7 @@ void tec_ctx_free(tec_ctx *ctx) {
   while (ctx->live) tec_mem_scope_free(ctx->live);
   drop(&ctx->error);
   drop(&ctx->older);
+  free(ctx->notes);
   free(ctx);
 }
 
@@ -287,8 +291,14 @@ int tec_ctx_note(tec_ctx *ctx, const char *fmt, ...) {
   va_end(ap);
   for (int i = 0; i < ctx->nnotes; i++)
     if (strcmp(ctx->notes[i], d) == 0) return 0; /* said already */
-  if (tec_grow(ctx, (void **)&ctx->notes, &ctx->cap_notes, ctx->nnotes + 1, sizeof *ctx->notes))
-    return -1;
+  if (ctx->nnotes == ctx->cap_notes) {
+    int cap = ctx->cap_notes ? 2 * ctx->cap_notes : 8;
+    const char **grown = realloc(ctx->notes, sizeof *grown * (size_t)cap);
+    if (!grown)
+      return tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "out of memory (a note)");
+    ctx->notes = grown;
+    ctx->cap_notes = cap;
+  }
   ctx->notes[ctx->nnotes++] = d;
   return 0;
 }

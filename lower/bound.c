@@ -180,24 +180,9 @@ static int reader_box(lower_state *ls, int pi, sch_stage *c, int pos, int ri, ar
   sch_stage *chain[64];
   int nchain = 0;
   for (sch_stage *x = rs; x != c; x = x->attach_stage) {
-    if (x->attach != SCH_ATTACH_SCOPE || nchain >= 64)
-      return tec_ctx_set_error(ctx, "compute_at: '%s' is computed at loop '%s' of '%s', but "
-                                    "the stage that reads it ('%s') is not computed inside that "
-                                    "loop; attach '%s' to a loop of '%s' or of a stage around it",
-                               t->name, p->attach_iter->name, c->tensor->name, rs->tensor->name,
-                               t->name, rs->tensor->name);
-    if (x->attach_stage == c) {
-      int at = -1;
-      for (int i = 0; i < c->nleaf; i++)
-        if (c->leaf[i] == x->attach_iter) at = i;
-      if (at < pos)
-        return tec_ctx_set_error(ctx, "compute_at: '%s' is computed at loop '%s' of '%s', but "
-                                      "its reader '%s' is computed at the outer loop '%s'; "
-                                      "attach '%s' at '%s' or outside it",
-                                 t->name, p->attach_iter->name, c->tensor->name,
-                                 rs->tensor->name, x->attach_iter->name, t->name,
-                                 x->attach_iter->name);
-    }
+    /* (legality.c: every reader is computed inside the loop) */
+    if (lower_attach_of(ls, x) != SCH_ATTACH_SCOPE || nchain >= 64)
+      return TEC_INTERNAL(ctx, "a reader outside its producer's attach loop");
     chain[nchain++] = x;
   }
   lower_ivals iv = {0};
@@ -260,16 +245,12 @@ static int attach_region(lower_state *ls, int pi, arith_env *env) {
   te_tensor *t = p->tensor;
   int ci = stage_index(ls->s, c);
   if (ci < 0 || ci <= pi) return TEC_INTERNAL(ctx, "consumer stage after its producer");
-  if (c->attach == SCH_ATTACH_INLINE)
-    return tec_ctx_set_error(ctx, "compute_at: '%s' is computed at a loop of '%s', which is "
-                                  "inlined and has no loops", t->name, c->tensor->name);
   int pos = -1;
   for (int i = 0; i < c->nleaf; i++)
     if (c->leaf[i] == p->attach_iter) pos = i;
-  if (pos < 0)
-    return tec_ctx_set_error(ctx, "compute_at: loop '%s' is no longer a loop of '%s' (it was "
-                                  "split or fused after compute_at); attach to one of: %s",
-                             p->attach_iter->name, c->tensor->name, sch_stage_str(c));
+  /* (legality.c: the consumer keeps its loops, the loop is one of them) */
+  if (pos < 0 || lower_attach_of(ls, c) == SCH_ATTACH_INLINE)
+    return TEC_INTERNAL(ctx, "an attach loop that is not a loop of its consumer");
   const ir_expr **lo = tec_ctx_alloc(ctx, sizeof *lo * (size_t)(4 * t->ndim));
   if (!lo) return -1;
   const ir_expr **hi = lo + t->ndim, **rlo = lo + 2 * t->ndim, **rhi = lo + 3 * t->ndim;
@@ -278,7 +259,7 @@ static int attach_region(lower_state *ls, int pi, arith_env *env) {
   if (!unknown) return -1;
   for (int j = pi + 1; j < ls->s->nstage; j++) {
     sch_stage *r = ls->s->stages[j];
-    if (r->attach == SCH_ATTACH_INLINE || !ls->body[j]) continue;
+    if (r->attach == SCH_ATTACH_INLINE || !ls->body[j]) continue; /* (never overridden) */
     reads probe = {t, 0, 0, NULL, ctx};
     if (!lower_collect_reads(&probe, ls->body[j], NULL)) continue;
     if (reader_box(ls, pi, c, pos, j, env, rlo, rhi)) return -1;
@@ -345,7 +326,7 @@ static int relation_ranges(lower_state *ls, sch_stage *st, arith_env *env) {
       int64_t cv;
       if (!ir_is_const_int(pext, &cv)) {
         arith_range er = arith_bound(pext, env);
-        if (er.has_hi && st->attach == SCH_ATTACH_SCOPE) pext = ir_int(ctx, er.hi);
+        if (er.has_hi && lower_attach_of(ls, st) == SCH_ATTACH_SCOPE) pext = ir_int(ctx, er.hi);
       }
       const ir_expr *inner = rel->factor ? rel->factor : ceildiv(pext, rel->nparts);
       const ir_expr *outer = rel->factor ? ceildiv(pext, rel->factor) : rel->nparts;
@@ -388,25 +369,12 @@ static int reduce_ranges(lower_state *ls, sch_stage *st, arith_env *env) {
     if (put(ctx, &ls->b, st->root[i], ir_substitute(st->root[i]->dom_min, t->ndim, vars, vals),
             ir_substitute(st->root[i]->dom_extent, t->ndim, vars, vals), NULL))
       return -1;
-  if (relation_ranges(ls, st, env)) return -1;
-  /* a loop's range may use only loops outside it */
-  for (int p = 0; p < st->nleaf; p++) {
-    const lower_range *r = lower_bounds_get(&ls->b, st->leaf[p]);
-    if (!r) return TEC_INTERNAL(ctx, "leaf without a range");
-    for (int q = p; q < st->nleaf; q++)
-      if (ir_uses_var(r->min, st->leaf[q]->var) || ir_uses_var(r->extent, st->leaf[q]->var))
-        return tec_ctx_set_error(ctx, "tec_lower '%s': loop '%s' of stage '%s' runs from %s "
-                                      "for %s iterations, which depends on loop '%s' inside it; "
-                                      "reorder so that '%s' is outside '%s'",
-                                 ls->fname ? ls->fname : "?", st->leaf[p]->name, t->name,
-                                 ir_expr_str(r->min), ir_expr_str(r->extent),
-                                 st->leaf[q]->name, st->leaf[q]->name, st->leaf[p]->name);
-  }
-  return 0;
+  /* (a loop's range may use only loops outside it: legality.c checks) */
+  return relation_ranges(ls, st, env);
 }
 
 int lower_infer_bounds(lower_state *ls) {
-  sch_schedule *s = ls->s;
+  const sch_schedule *s = ls->s;
   tec_ctx *ctx = ls->ctx;
   ls->region = tec_ctx_alloc(ctx, sizeof *ls->region * (size_t)s->nstage);
   ls->clamp = tec_ctx_alloc(ctx, sizeof *ls->clamp * (size_t)s->nstage);
@@ -415,9 +383,9 @@ int lower_infer_bounds(lower_state *ls) {
   lower_bounds *b = &ls->b;
   for (int si = s->nstage - 1; si >= 0; si--) {
     sch_stage *st = s->stages[si];
-    if (st->tensor->op != TE_COMPUTE || st->attach == SCH_ATTACH_INLINE) continue;
+    if (st->tensor->op != TE_COMPUTE || ls->attach[si] == SCH_ATTACH_INLINE) continue;
     int first = 0;
-    if (st->attach == SCH_ATTACH_SCOPE) {
+    if (ls->attach[si] == SCH_ATTACH_SCOPE) {
       if (attach_region(ls, si, env)) return -1;
       first = st->tensor->ndim; /* data axes done */
     }

@@ -54,7 +54,7 @@ static const ir_expr *inline_read(ir_mutator *m, const ir_expr *e) {
   in->pin_depth--;
   if (!e || e->kind != IR_READ) return e;
   int k = stage_index(ls->s, e->tensor);
-  if (k < 0 || ls->s->stages[k]->attach != SCH_ATTACH_INLINE) return e;
+  if (k < 0 || ls->attach[k] != SCH_ATTACH_INLINE) return e;
   const te_tensor *p = e->tensor;
   for (int i = 0; i < in->n; i++)
     if (in->r[i].t == p && same_args(p->ndim, in->r[i].args, e->args)) {
@@ -118,7 +118,7 @@ static const ir_expr *inline_body(lower_state *ls, const ir_expr *b) {
 }
 
 int lower_inline(lower_state *ls) {
-  sch_schedule *s = ls->s;
+  const sch_schedule *s = ls->s;
   ls->body = tec_ctx_alloc(ls->ctx, sizeof *ls->body * (size_t)s->nstage);
   if (!ls->body) return -1;
   for (int i = 0; i < s->nstage; i++) {
@@ -126,13 +126,7 @@ int lower_inline(lower_state *ls) {
     if (!st->body) continue;
     ls->body[i] = inline_body(ls, st->body);
     if (!ls->body[i]) return -1;
-    if (st->attach == SCH_ATTACH_INLINE) {
-      for (int a = 0; a < ls->nargs; a++)
-        if (ls->args[a] == st->tensor)
-          return tec_ctx_set_error(ls->ctx, "compute_inline: '%s' is inlined but also passed "
-                                            "as an argument; an inlined tensor has no buffer",
-                                   st->tensor->name);
-    }
+    /* (an inlined stage passed as an argument is refused by legality.c) */
   }
   return 0;
 }

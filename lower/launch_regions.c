@@ -24,6 +24,7 @@
  *   are cut statically). */
 #include <string.h>
 #include "lower/passes.h"
+#include "schedule/pragma.h"
 
 typedef struct lr_state {
   tec_ctx *ctx;
@@ -251,8 +252,9 @@ static const ir_stmt *lr_stmt(ir_mutator *m, const ir_stmt *s) {
   lr_state *L = m->user;
   if (!s || L->failed) return s;
   if (s->kind == IR_S_ATTR && s->name) {
-    if (strcmp(s->name, "pragma_parallel_launch_point") == 0) return launch_point(m, s);
-    if (strcmp(s->name, "pragma_parallel_dynamic") == 0) {
+    int pragma = sch_pragma_id_of_attr(s->name);
+    if (pragma == SCH_PRAGMA_PARALLEL_LAUNCH_POINT) return launch_point(m, s);
+    if (pragma == SCH_PRAGMA_PARALLEL_DYNAMIC) {
       const ir_stmt *saved = L->dynamic;
       L->dynamic = s;
       const ir_stmt *body = lr_stmt(m, s->body);

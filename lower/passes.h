@@ -18,7 +18,11 @@ typedef struct lower_bounds {
 /* What the passes before the loop program share. */
 typedef struct lower_state {
   tec_ctx *ctx;
-  sch_schedule *s;
+  const sch_schedule *s;      /* read only: lowering never writes the schedule */
+  /* per stage index: how it is computed in this lowering — the stage's attach, but at root
+   * for the constant stages the prepare/run split computes whole in <name>_prepare (always
+   * set by tec_lower; read it through lower_attach_of) */
+  const sch_attach_kind *attach;
   int nargs;
   te_tensor *const *args;
   const ir_expr **body;       /* per stage index: its body with inlined producers substituted */
@@ -28,6 +32,9 @@ typedef struct lower_state {
   const unsigned char *skip;  /* per stage: 1 = not computed by this function (or NULL) */
   const char *fname;          /* the function being lowered (for messages) */
 } lower_state;
+
+/* How st is computed in this lowering (ls->attach; legality.c). */
+sch_attach_kind lower_attach_of(const lower_state *ls, const sch_stage *st);
 
 /* The prepare/run split (precompute.c): which stages depend on constants alone and run once
  * in <name>_prepare, and which of them the run function reads (the packed tensors). */
@@ -73,15 +80,20 @@ typedef struct lower_reads {
 } lower_reads;
 int lower_collect_reads(lower_reads *rd, const ir_expr *e, const ir_stmt *s);
 int lower_infer_bounds(lower_state *ls);
+
+/* 1a/1b. schedule legality (legality.c): what the schedule as a whole must satisfy. Before
+ * infer_bounds the attach structure, loop kinds around attached stages, pragma placement and
+ * prefetch placement (needs no ranges); right after it, what needs ranges (vectorize and
+ * unroll of constant extents, a loop's range using only loops outside it). -1 with the
+ * error of the first violation. */
+int lower_check_schedule(lower_state *ls);
+int lower_check_bounds(lower_state *ls);
 /* Looks an iter up in b (NULL if absent). */
 const lower_range *lower_bounds_get(const lower_bounds *b, const sch_iter *it);
 
 /* 2. schedule to loop nests: one nest per stage, attached stages inside their loop, realize
  *    and produce around them. Tensors in args are the caller's buffers (not realized). */
 const ir_stmt *lower_schedule_ops(lower_state *ls);
-/* The loop of the given kind that is loop `pos` of stage st or around it, following the
- * compute_at chain outward (pos -1: only loops around the stage's nest), or NULL. */
-const sch_iter *lower_loop_around(const sch_stage *st, int pos, ir_for_kind kind);
 
 /* 2b. sch_prefetch: schedule_ops marks the body of each main-nest loop that has prefetches
  *     with ATTR "prefetch_scope" (value: the stage index); this pass replaces every marker
@@ -90,7 +102,7 @@ const sch_iter *lower_loop_around(const sch_stage *st, int pos, ir_for_kind kind
 const ir_stmt *lower_prefetch(lower_state *ls, const ir_stmt *body);
 
 /* 3. storage flatten: realize -> allocate, provide/read -> store/load on 1-d buffers. */
-const ir_stmt *lower_storage_flatten(const ir_stmt *body, lower_func *f, sch_schedule *s);
+const ir_stmt *lower_storage_flatten(const ir_stmt *body, lower_func *f, const sch_schedule *s);
 
 /* 5-8. loop-level passes after simplify (lower/<name>.c, order and reasons in pipeline.c). */
 /* Peels non-dividing split guards out of loops: hot loop without conditions. */
@@ -110,7 +122,7 @@ const ir_stmt *lower_guard_loads(const ir_stmt *s);
  * replayed (through JSON) onto a fresh schedule; -1 with an error naming the first differing
  * line otherwise. */
 int lower_trace_check_wanted(void);
-int lower_trace_check(sch_schedule *s, const char *name, int nargs, te_tensor *const *args,
+int lower_trace_check(const sch_schedule *s, const char *name, int nargs, te_tensor *const *args,
                       const lower_func *f);
 /* ---- build-time passes: run per function by tec_build / tec_emit for their target ---- */
 typedef struct lower_target {

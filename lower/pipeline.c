@@ -39,6 +39,8 @@ typedef struct lower_pass {
 static int p_inline(lower_pipe *p) { return lower_inline(&p->ls); }
 static int p_plan(lower_pipe *p) { return lower_plan_precompute(&p->ls, &p->plan); }
 static int p_bounds(lower_pipe *p) { return lower_infer_bounds(&p->ls); }
+static int p_check(lower_pipe *p) { return lower_check_schedule(&p->ls); }
+static int p_legal(lower_pipe *p) { return lower_check_bounds(&p->ls); }
 static int p_schedule(lower_pipe *p) { return (p->body = lower_schedule_ops(&p->ls)) ? 0 : -1; }
 static int p_prefetch(lower_pipe *p) { return (p->body = lower_prefetch(&p->ls, p->body)) ? 0 : -1; }
 static int p_flatten(lower_pipe *p) {
@@ -71,7 +73,9 @@ static int p_entry(lower_pipe *p) {
 static const lower_pass passes[] = {
   {"inline", p_inline, DECL, 0},            /* first: every later pass reads inlined bodies */
   {"plan_precompute", p_plan, DECL, 0},     /* the prepare/run split, over inlined bodies */
+  {"check_schedule", p_check, FUNC, 0},    /* the attach structure infer_bounds walks */
   {"infer_bounds", p_bounds, FUNC, 0},      /* reads through inlined stages to regions */
+  {"legality", p_legal, FUNC, 0},           /* the schedule checks that need ranges */
   {"schedule_ops", p_schedule, FUNC, 1},    /* loop nests: needs every range and region */
   {"prefetch", p_prefetch, FUNC, 1},        /* bounds tensor reads: before flattening */
   {"storage_flatten", p_flatten, FUNC, 1},  /* needs every tensor placed (schedule_ops) */
@@ -164,7 +168,7 @@ static void check_size_var(ir_visitor *v, const ir_expr *e) {
   ir_visit_expr_default(v, e);
 }
 
-static int check_args(sch_schedule *s, const char *name, int nargs, te_tensor *const *args) {
+static int check_args(const sch_schedule *s, const char *name, int nargs, te_tensor *const *args) {
   tec_ctx *ctx = s->ctx;
   if (!is_c_identifier(name))
     return tec_ctx_set_error(ctx, "tec_lower: function name '%s' is not a C identifier (letters, "
@@ -220,7 +224,8 @@ static int p_sizes(lower_pipe *p) {
 }
 
 /* Lowers the stages not in skip into function `name` taking args (the FUNC passes). */
-static lower_func *lower_one(sch_schedule *s, const ir_expr **bodies, const char *name, int nargs,
+static lower_func *lower_one(const sch_schedule *s, const sch_attach_kind *attach,
+                             const ir_expr **bodies, const char *name, int nargs,
                              te_tensor *const *args, const unsigned char *skip,
                              const tec_lower_options *opt) {
   tec_ctx *ctx = s->ctx;
@@ -253,6 +258,7 @@ static lower_func *lower_one(sch_schedule *s, const ir_expr **bodies, const char
   lower_pipe p = {.f = f};
   p.ls.ctx = ctx;
   p.ls.s = s;
+  p.ls.attach = attach;
   p.ls.nargs = nargs;
   p.ls.args = args;
   p.ls.body = bodies;
@@ -293,8 +299,9 @@ const ir_stmt *lower_for_target(const lower_func *f, const lower_target *t, cons
 
 /* The prepare/run split: stages computed from constant placeholders alone go into
  * <name>_prepare (precompute.c decides which); <name>_run reads what they packed. */
-static lower_func *lower_split(sch_schedule *s, const ir_expr **bodies, const char *name,
-                               int nargs, te_tensor *const *args, const lower_split_plan *plan,
+static lower_func *lower_split(const sch_schedule *s, const sch_attach_kind *attach,
+                               const ir_expr **bodies, const char *name, int nargs,
+                               te_tensor *const *args, const lower_split_plan *plan,
                                const tec_lower_options *opt) {
   tec_ctx *ctx = s->ctx;
   int n = s->nstage;
@@ -314,25 +321,25 @@ static lower_func *lower_split(sch_schedule *s, const ir_expr **bodies, const ch
     if (args[i]->is_const && plan->const_arg_prep[i]) prep_args[np++] = args[i];
   }
   for (int i = 0; i < plan->npacked; i++) run_args[nr++] = prep_args[np++] = plan->packed[i];
-  /* the constant stages are computed whole, at root, in prepare */
-  sch_attach_kind *saved = tec_ctx_alloc(ctx, sizeof *saved * (size_t)n);
-  if (!saved) return NULL;
+  /* the constant stages are computed whole, at root, in prepare: in this lowering's view of
+   * the attach points (the schedule is not written) */
+  sch_attach_kind *view = tec_ctx_alloc(ctx, sizeof *view * (size_t)n);
+  if (!view) return NULL;
   for (int i = 0; i < n; i++) {
-    saved[i] = s->stages[i]->attach;
-    sch_stage *st = s->stages[i];
-    if (plan->in_prepare[i] && st->attach == SCH_ATTACH_SCOPE)
+    const sch_stage *st = s->stages[i];
+    view[i] = attach[i];
+    if (plan->in_prepare[i] && attach[i] == SCH_ATTACH_SCOPE)
       tec_ctx_note(ctx, "precompute: '%s' is computed at loop '%s' of '%s', but it depends on "
                         "constants alone: it is computed whole, once, in %s_prepare (sch_set_"
                         "precompute(s, 0) keeps it at the loop)", st->tensor->name,
                    st->attach_iter->name, st->attach_stage->tensor->name, name);
-    if (plan->in_prepare[i]) st->attach = SCH_ATTACH_ROOT;
+    if (plan->in_prepare[i]) view[i] = SCH_ATTACH_ROOT;
   }
-  lower_func *run = lower_one(s, bodies, tec_ctx_printf(ctx, "%s_run", name), nr, run_args,
-                              skip_run, opt);
-  lower_func *prep = run ? lower_one(s, bodies, tec_ctx_printf(ctx, "%s_prepare", name), np,
-                                     prep_args, skip_prep, opt)
+  lower_func *run = lower_one(s, view, bodies, tec_ctx_printf(ctx, "%s_run", name), nr,
+                              run_args, skip_run, opt);
+  lower_func *prep = run ? lower_one(s, view, bodies, tec_ctx_printf(ctx, "%s_prepare", name),
+                                     np, prep_args, skip_prep, opt)
                          : NULL;
-  for (int i = 0; i < n; i++) s->stages[i]->attach = saved[i];
   if (!run || !prep) return NULL;
   run->prepare = prep;
   run->user_name = tec_ctx_strdup(ctx, name);
@@ -345,11 +352,11 @@ static lower_func *lower_split(sch_schedule *s, const ir_expr **bodies, const ch
   return run;
 }
 
-static lower_func *lower_notes(sch_schedule *s, const char *name, int nargs,
+static lower_func *lower_notes(const sch_schedule *s, const char *name, int nargs,
                                te_tensor *const *args, const tec_lower_options *opt);
 
 /* The notes the passes make (tec_ctx_note) go into the function, or fail it in strict mode. */
-static lower_func *lower_all(sch_schedule *s, const char *name, int nargs,
+static lower_func *lower_all(const sch_schedule *s, const char *name, int nargs,
                              te_tensor *const *args, const tec_lower_options *opt) {
   tec_ctx *ctx = s->ctx;
   int note_mark = tec_ctx_note_mark(ctx);
@@ -367,7 +374,7 @@ static lower_func *lower_all(sch_schedule *s, const char *name, int nargs,
 }
 
 /* lower_all without the notes */
-static lower_func *lower_notes(sch_schedule *s, const char *name, int nargs,
+static lower_func *lower_notes(const sch_schedule *s, const char *name, int nargs,
                                te_tensor *const *args, const tec_lower_options *opt) {
   tec_ctx *ctx = s->ctx;
   if (check_args(s, name, nargs, args)) return NULL;
@@ -385,14 +392,21 @@ static lower_func *lower_notes(sch_schedule *s, const char *name, int nargs,
                                name, opt->stop_after, legal), NULL;
     }
   }
+  /* this lowering's view of where each stage is computed: the schedule's, until the
+   * prepare/run split moves constant stages to root (lower_split) */
+  sch_attach_kind *attach = tec_ctx_alloc(ctx, sizeof *attach * (size_t)s->nstage);
+  if (!attach) return NULL;
+  for (int i = 0; i < s->nstage; i++) attach[i] = s->stages[i]->attach;
   lower_pipe p = {0};
   p.ls.ctx = ctx;
   p.ls.s = s;
+  p.ls.attach = attach;
   p.ls.nargs = nargs;
   p.ls.args = args;
   if (run_passes(&p, DECL, opt)) return NULL;
-  lower_func *f = p.plan.npacked ? lower_split(s, p.ls.body, name, nargs, args, &p.plan, opt)
-                                 : lower_one(s, p.ls.body, name, nargs, args, NULL, opt);
+  lower_func *f = p.plan.npacked
+                      ? lower_split(s, attach, p.ls.body, name, nargs, args, &p.plan, opt)
+                      : lower_one(s, attach, p.ls.body, name, nargs, args, NULL, opt);
   if (f && !f->user_name) {
     f->user_name = f->name;
     f->nuser = f->nargs;
@@ -403,7 +417,7 @@ static lower_func *lower_notes(sch_schedule *s, const char *name, int nargs,
 
 /* The entry point decides failure from its own work (te.h): a NULL result or an error
  * reported on the way (a pass that fell back after running out of memory still failed). */
-lower_func *tec_lower_with(sch_schedule *s, const char *name, int nargs, te_tensor *const *args,
+lower_func *tec_lower_with(const sch_schedule *s, const char *name, int nargs, te_tensor *const *args,
                            const tec_lower_options *opt) {
   if (!s) return NULL;
   tec_err_scope sc;
@@ -431,7 +445,7 @@ void tec_lower_free(lower_func *f) {
   if (f) tec_mem_scope_free(f->mem_scope); /* f itself is in it */
 }
 
-lower_func *tec_lower(sch_schedule *s, const char *name, int nargs, te_tensor *const *args) {
+lower_func *tec_lower(const sch_schedule *s, const char *name, int nargs, te_tensor *const *args) {
   return tec_lower_with(s, name, nargs, args, NULL);
 }
 

@@ -45,7 +45,7 @@ static int index_of(const sch_schedule *s, const te_tensor *t) {
 }
 
 int lower_plan_precompute(lower_state *ls, lower_split_plan *plan) {
-  sch_schedule *s = ls->s;
+  const sch_schedule *s = ls->s;
   tec_ctx *ctx = ls->ctx;
   int n = s->nstage;
   *plan = (lower_split_plan){0};
@@ -74,13 +74,13 @@ int lower_plan_precompute(lower_state *ls, lower_split_plan *plan) {
     int is_arg = 0;
     for (int a = 0; a < ls->nargs; a++) is_arg |= ls->args[a] == st->tensor;
     plan->in_prepare[i] = cst[i] && st->tensor->op == TE_COMPUTE &&
-                          st->attach != SCH_ATTACH_INLINE && !st->is_output && !is_arg;
+                          ls->attach[i] != SCH_ATTACH_INLINE && !st->is_output && !is_arg;
   }
   /* who reads what: prepare stages read by run stages are packed; constant arguments are
    * passed to whichever half reads them */
   for (int i = 0; i < n; i++) {
     sch_stage *st = s->stages[i];
-    if (st->tensor->op != TE_COMPUTE || st->attach == SCH_ATTACH_INLINE) continue;
+    if (st->tensor->op != TE_COMPUTE || ls->attach[i] == SCH_ATTACH_INLINE) continue;
     for (int k = 0; k < rd[i].n; k++) {
       int j = index_of(s, rd[i].t[k]);
       if (j < 0) continue;

@@ -137,16 +137,7 @@ static const ir_stmt *prefetch_loop(lower_state *ls, const sch_stage *st, int po
                                    const ir_stmt *body) {
   const sch_iter *it = st->leaf[pos];
   if (!body || it->nprefetch == 0) return body;
-  /* the loop, or one around it (the stage's own, or its consumer's through compute_at) */
-  const sch_iter *vec = lower_loop_around(st, pos, IR_FOR_VECTORIZED);
-  if (vec) {
-    tec_ctx_set_error(ls->ctx, "prefetch at loop '%s' of stage '%s': %s vectorized; put the "
-                               "prefetch on a loop outside the vectorized one",
-                      it->name, st->tensor->name,
-                      vec == it ? "the loop is" : tec_ctx_printf(ls->ctx, "it is inside '%s', "
-                                                                 "which is", vec->name));
-    return NULL;
-  }
+  /* (a vectorized loop here or around it is refused by legality.c) */
   pf_scan sc = {.ctx = ls->ctx, .env = arith_env_new(ls->ctx)};
   ir_visitor v;
   ir_visitor_init(&v, &sc);

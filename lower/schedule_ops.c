@@ -10,13 +10,15 @@
  * (over the region bound.c found); root stages are placed in stage order at the top level,
  * intermediates wrapped in `realize`. Loop kinds and pragmas come from the leaves; a loop
  * marked debug_skip_region is dropped with its body; the body of a loop with prefetches is
- * marked `attr prefetch_scope` for the prefetch pass (prefetch.c). */
+ * marked `attr prefetch_scope` for the prefetch pass (prefetch.c). The schedule is legal by
+ * now (legality.c checked it): this pass only builds. */
 #include <string.h>
 #include "tec/lower.h"
 #include "ir/internal.h"
 #include "lower/passes.h"
 #include "lower/arith.h"
 #include "schedule/internal.h"
+#include "schedule/pragma.h"
 
 static const ir_stmt *stage_nest(lower_state *ls, int si);
 
@@ -44,21 +46,6 @@ static const ir_stmt *place(lower_state *ls, int si, const ir_stmt *rest,
   return ir_realize(t, t->ndim, bounds, body);
 }
 
-/* passes.h; parallel: nested parallel loops and launch points; vectorized: prefetch.c */
-const sch_iter *lower_loop_around(const sch_stage *st, int pos, ir_for_kind kind) {
-  for (int depth = 0; st && depth < 1000; depth++) {
-    for (int i = 0; i <= pos && i < st->nleaf; i++)
-      if (st->leaf[i]->for_kind == kind) return st->leaf[i];
-    if (st->attach != SCH_ATTACH_SCOPE) return NULL;
-    const sch_stage *c = st->attach_stage;
-    pos = -1;
-    for (int i = 0; i < c->nleaf; i++)
-      if (c->leaf[i] == st->attach_iter) pos = i;
-    st = c;
-  }
-  return NULL;
-}
-
 /* Wraps body in the loop for leaf `pos` of stage si; attached stages go first in its body. */
 static const ir_stmt *make_loop(lower_state *ls, int si, int pos, const ir_stmt *body,
                                 int attach) {
@@ -67,18 +54,8 @@ static const ir_stmt *make_loop(lower_state *ls, int si, int pos, const ir_stmt 
   const sch_iter *it = st->leaf[pos];
   if (attach)
     for (int k = si - 1; k >= 0 && body; k--) {
-      sch_stage *p = ls->s->stages[k];
-      if (p->attach != SCH_ATTACH_SCOPE || p->attach_iter != it) continue;
-      for (int i = 0; i < p->nleaf; i++)
-        if (p->leaf[i]->for_kind == IR_FOR_PARALLEL &&
-            lower_loop_around(st, pos, IR_FOR_PARALLEL)) {
-          tec_ctx_set_error_kind(ctx, TEC_ERR_UNSUPPORTED,
-                                 "parallel: loop '%s' of stage '%s' would run inside parallel "
-                                 "loops of '%s' (it is computed at '%s'); nested parallel loops "
-                                 "are not supported",
-                                 p->leaf[i]->name, p->tensor->name, st->tensor->name, it->name);
-          return NULL;
-        }
+      const sch_stage *p = ls->s->stages[k];
+      if (ls->attach[k] != SCH_ATTACH_SCOPE || p->attach_iter != it) continue;
       body = place(ls, k, body, ls->region[k]);
     }
   /* the main nest only, not an init: marked for the prefetch pass (prefetch.c) */
@@ -89,44 +66,12 @@ static const ir_stmt *make_loop(lower_state *ls, int si, int pos, const ir_stmt 
     TEC_INTERNAL(ctx, "leaf without a range");
     return NULL;
   }
-  if (it->for_kind == IR_FOR_VECTORIZED || it->for_kind == IR_FOR_UNROLLED) {
-    if (!ir_is_const_int(arith_simplify(r->extent, NULL), NULL)) {
-      const char *what = it->for_kind == IR_FOR_VECTORIZED ? "vectorize" : "unroll";
-      tec_ctx_set_error(ctx, "%s: loop '%s' of stage '%s' has extent %s, which is not a "
-                             "constant; split it by a constant factor and %s the inner loop",
-                        what, it->name, st->tensor->name, ir_expr_str(r->extent), what);
-      return NULL;
-    }
-  }
-  for (int p = 0; p < it->npragma; p++) {
-    if (strcmp(it->pragma_keys[p], "debug_skip_region") == 0)
+  for (int p = 0; p < it->npragma; p++)
+    if (sch_pragma_id_of(it->pragma_keys[p]) == SCH_PRAGMA_DEBUG_SKIP_REGION)
       return ir_evaluate(ir_int(ctx, 0)); /* dropped on purpose: output wrong by design */
-    /* the pool is entered once, at the marked loop: inside a parallel loop every thread
-     * already runs */
-    const sch_iter *par = strcmp(it->pragma_keys[p], "parallel_launch_point") == 0
-                              ? lower_loop_around(st, pos - 1, IR_FOR_PARALLEL)
-                              : NULL;
-    if (strcmp(it->pragma_keys[p], "parallel_dynamic") == 0 && it->for_kind != IR_FOR_PARALLEL) {
-      tec_ctx_set_error(ctx, "tec_lower '%s': pragma parallel_dynamic on loop '%s' of stage "
-                             "'%s': the loop is %s, not parallel; it chooses how a parallel "
-                             "loop's iterations are shared out, so call sch_parallel on the loop "
-                             "or drop the pragma",
-                        ls->fname ? ls->fname : "?", it->name, st->tensor->name,
-                        ir_for_kind_name(it->for_kind));
-      return NULL;
-    }
-    if (par) {
-      tec_ctx_set_error(ctx, "tec_lower '%s': pragma parallel_launch_point: loop '%s' is inside "
-                             "parallel loop '%s', where every thread already runs; put the "
-                             "pragma on '%s' or on a loop outside it",
-                        ls->fname ? ls->fname : "?", it->name, par->name, par->name);
-      return NULL;
-    }
-  }
   const ir_stmt *loop = ir_for(it->var, ir_int(ctx, 0), r->extent, it->for_kind, body);
   for (int p = it->npragma - 1; p >= 0; p--)
-    loop = ir_attr(tec_ctx_printf(ctx, "pragma_%s", it->pragma_keys[p]), it->pragma_values[p],
-                   loop);
+    loop = ir_attr(sch_pragma_attr_name(ctx, it->pragma_keys[p]), it->pragma_values[p], loop);
   return loop;
 }
 
@@ -162,7 +107,7 @@ static const ir_stmt *stage_nest(lower_state *ls, int si) {
   const ir_expr *const *idx = vals; /* the first ndim values are the data axes */
   const ir_expr *body = ls->body[si];
   /* an attached stage's loops may run past its tensor's end: guard those iterations */
-  for (int d = 0; st->attach == SCH_ATTACH_SCOPE && ls->clamp[si] && d < t->ndim; d++)
+  for (int d = 0; ls->attach[si] == SCH_ATTACH_SCOPE && ls->clamp[si] && d < t->ndim; d++)
     if (ls->clamp[si][d]) {
       struct lower_guard g = {ir_lt(vals[d], ls->clamp[si][d]), 0};
       if (tec_grow(ctx, (void **)&iv.g, &iv.gcap, iv.nguard + 1, sizeof *iv.g)) return NULL;
@@ -202,11 +147,11 @@ static const ir_stmt *stage_nest(lower_state *ls, int si) {
 }
 
 const ir_stmt *lower_schedule_ops(lower_state *ls) {
-  sch_schedule *s = ls->s;
+  const sch_schedule *s = ls->s;
   const ir_stmt *body = NULL;
   for (int si = s->nstage - 1; si >= 0; si--) {
-    sch_stage *st = s->stages[si];
-    if (st->tensor->op != TE_COMPUTE || st->attach != SCH_ATTACH_ROOT) continue;
+    const sch_stage *st = s->stages[si];
+    if (st->tensor->op != TE_COMPUTE || ls->attach[si] != SCH_ATTACH_ROOT) continue;
     if (ls->skip && ls->skip[si]) continue; /* computed by the other half of a split */
     body = place(ls, si, body, NULL);
     if (!body) return NULL;

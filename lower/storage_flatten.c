@@ -21,7 +21,7 @@ typedef struct buf_entry {
 
 typedef struct flat {
   tec_ctx *ctx;
-  sch_schedule *sched;
+  const sch_schedule *sched;
   int n, cap;
   buf_entry *bufs;
   int error;
@@ -128,7 +128,7 @@ static const ir_stmt *flat_realize(ir_mutator *m, const ir_stmt *s) {
   return ir_allocate(var, t->type, size, body);
 }
 
-const ir_stmt *lower_storage_flatten(const ir_stmt *body, lower_func *f, sch_schedule *s) {
+const ir_stmt *lower_storage_flatten(const ir_stmt *body, lower_func *f, const sch_schedule *s) {
   flat fl = {f->ctx, NULL, 0, 0, NULL, 0};
   for (int i = 0; i < f->nargs; i++) {
     const ir_expr *const *st = strides(&fl, f->args[i], f->args[i]->ndim, f->args[i]->shape, NULL);

@@ -45,7 +45,7 @@ static int first_diff(const char *a, const char *b, const char **la, const char 
   return line;
 }
 
-static int check(sch_schedule *s, const char *name, int nargs, te_tensor *const *args,
+static int check(const sch_schedule *s, const char *name, int nargs, te_tensor *const *args,
                  const lower_func *f) {
   tec_ctx *ctx = s->ctx;
   const char *js = sch_trace_json(ctx, sch_get_trace(s));
@@ -76,7 +76,7 @@ static int check(sch_schedule *s, const char *name, int nargs, te_tensor *const 
   return rc;
 }
 
-int lower_trace_check(sch_schedule *s, const char *name, int nargs, te_tensor *const *args,
+int lower_trace_check(const sch_schedule *s, const char *name, int nargs, te_tensor *const *args,
                       const lower_func *f) {
   static _Thread_local int inside; /* the replay's own tec_lower is not checked again */
   if (inside) return 0;

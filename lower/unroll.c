@@ -18,6 +18,7 @@
 #include <string.h>
 #include "lower/arith.h"
 #include "lower/passes.h"
+#include "schedule/pragma.h"
 
 #define UNROLL_MAX 1024
 #define STEPS_INF INT64_MAX
@@ -93,14 +94,14 @@ static const ir_stmt *un_for(ir_mutator *m, const ir_stmt *s) {
 static const ir_stmt *un_attr(ir_mutator *m, const ir_stmt *s) {
   unroll_state *st = m->user;
   int64_t n;
-  if (s->name && strcmp(s->name, "pragma_auto_unroll_max_step") == 0) {
+  if (sch_pragma_id_of_attr(s->name) == SCH_PRAGMA_AUTO_UNROLL_MAX_STEP) {
     int64_t saved = st->auto_max;
     if (s->a && ir_is_const_int(s->a, &n) && n > 0) st->auto_max = n;
     const ir_stmt *body = ir_mutate_stmt(m, s->body);
     st->auto_max = saved;
     return body;
   }
-  if (s->name && strcmp(s->name, "pragma_unroll") == 0 && s->body &&
+  if (sch_pragma_id_of_attr(s->name) == SCH_PRAGMA_UNROLL && s->body &&
       s->body->kind == IR_S_FOR && s->body->for_kind == IR_FOR_SERIAL) {
     const ir_stmt *f = s->body;
     return ir_mutate_stmt(m, ir_for(f->var, f->a, f->b, IR_FOR_UNROLLED, f->body));

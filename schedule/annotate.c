@@ -6,6 +6,7 @@
 #include "tec/schedule.h"
 #include "ir/internal.h"
 #include "schedule/internal.h"
+#include "schedule/pragma.h"
 
 /* An inlined stage has no loops and no buffer: an annotation on it would be dropped. */
 static int check_not_inlined(const char *who, sch_stage *st) {
@@ -15,15 +16,6 @@ static int check_not_inlined(const char *who, sch_stage *st) {
                                            "loops of its readers, or compute_root '%s' first",
                            who, st->tensor->name, st->tensor->name);
 }
-
-/* The pragma keys tec acts on, and the prefix of keys kept as plain annotations. */
-static const char *const known_pragmas[] = {"auto_unroll_max_step", "debug_skip_region",
-                                            "parallel_dynamic", "parallel_launch_point",
-                                            "unroll"};
-#define PRAGMA_USER_PREFIX "user_"
-#define KNOWN_PRAGMAS                                                                     \
-  "auto_unroll_max_step, debug_skip_region, parallel_dynamic, parallel_launch_point, unroll, " \
-  "or user_<name> (kept in the lowered IR as an annotation, with no effect)"
 
 static int set_kind(const char *who, sch_stage *st, sch_iter *iv, ir_for_kind kind) {
   static const sch_prim_kind prim[] = {[IR_FOR_PARALLEL] = SCH_PRIM_PARALLEL,
@@ -66,42 +58,12 @@ int sch_vectorize(sch_stage *st, sch_iter *iv) {
 }
 int sch_unroll(sch_stage *st, sch_iter *iv) { return set_kind("unroll", st, iv, IR_FOR_UNROLLED); }
 
-/* A pragma value that must be a count: a scalar integer constant >= 0. */
-static int is_count(const ir_expr *value) {
-  int64_t v;
-  return value && value->type.lanes == 1 && tec_dtype_is_int(value->type) &&
-         ir_is_const_int(value, &v) && v >= 0;
-}
-
+/* The key and its value are checked against the pragma table (pragma.c). */
 int sch_pragma(sch_stage *st, sch_iter *iv, const char *key, const ir_expr *value) {
   if (!st) return -1;
   tec_ctx *ctx = st->sched->ctx;
   if (sch_check_leaf("pragma", st, iv) || check_not_inlined("pragma", st)) return -1;
-  if (!key || !*key)
-    return tec_ctx_set_error(ctx, "pragma: loop '%s' of stage '%s': the key is empty; known "
-                                  "keys: " KNOWN_PRAGMAS, iv->name, st->tensor->name);
-  for (const char *c = key; *c; c++)
-    if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_'))
-      return tec_ctx_set_error(ctx, "pragma: key '%s' on loop '%s' of stage '%s' must use "
-                                    "lower-case letters, digits and '_'",
-                               key, iv->name, st->tensor->name);
-  int known = strncmp(key, PRAGMA_USER_PREFIX, strlen(PRAGMA_USER_PREFIX)) == 0 &&
-              key[strlen(PRAGMA_USER_PREFIX)];
-  for (size_t k = 0; k < sizeof known_pragmas / sizeof *known_pragmas; k++)
-    known |= strcmp(key, known_pragmas[k]) == 0;
-  if (!known)
-    return tec_ctx_set_error(ctx, "pragma: key '%s' on loop '%s' of stage '%s' has no effect in "
-                                  "tec; known keys: " KNOWN_PRAGMAS,
-                             key, iv->name, st->tensor->name);
-  if (strcmp(key, "auto_unroll_max_step") == 0 && !is_count(value))
-    return tec_ctx_set_error(ctx, "pragma: auto_unroll_max_step on loop '%s' of stage '%s' "
-                                  "needs a constant integer value >= 0",
-                             iv->name, st->tensor->name);
-  if (strcmp(key, "parallel_dynamic") == 0 && value && !is_count(value))
-    return tec_ctx_set_error(ctx, "pragma: parallel_dynamic on loop '%s' of stage '%s' takes "
-                                  "the chunk size, a constant integer >= 0 (0 or NULL: about "
-                                  "four chunks per thread), not %s",
-                             iv->name, st->tensor->name, ir_expr_str(value));
+  if (sch_pragma_check(ctx, iv->name, st->tensor->name, key, value)) return -1;
   int n = iv->npragma + 1;
   const char **keys = tec_ctx_alloc(ctx, sizeof *keys * (size_t)n);
   const ir_expr **vals = tec_ctx_alloc(ctx, sizeof *vals * (size_t)n);

@@ -61,7 +61,7 @@ typedef struct tec_lower_options {
 
 /* tec_lower with options (opt may be NULL). With stop_after, the function's body is the
  * program after that pass (for tests and for reading), and tec_build refuses it. */
-lower_func *tec_lower_with(sch_schedule *s, const char *name, int nargs, te_tensor *const *args,
+lower_func *tec_lower_with(const sch_schedule *s, const char *name, int nargs, te_tensor *const *args,
                            const tec_lower_options *opt);
 /* The pipeline's passes in order, those of tec_lower then those tec_build/tec_emit run per
  * function for the target (i from 0; NULL past the end); *ir (may be NULL) receives 1 for a
@@ -69,8 +69,10 @@ lower_func *tec_lower_with(sch_schedule *s, const char *name, int nargs, te_tens
 const char *tec_lower_pass_name(int i, int *ir, int *at_build);
 
 /* Lowers schedule s into a function taking args (every placeholder reachable from the
- * schedule's outputs, and the outputs, must be among them). NULL with an error in the ctx. */
-lower_func *tec_lower(sch_schedule *s, const char *name, int nargs, te_tensor *const *args);
+ * schedule's outputs, and the outputs, must be among them). NULL with an error in the ctx.
+ * s is only read: lowering it again gives the same function, and primitives may be applied
+ * to it afterwards. */
+lower_func *tec_lower(const sch_schedule *s, const char *name, int nargs, te_tensor *const *args);
 /* The same with the arguments listed: TEC_LOWER(s, "mm", A, B, C). */
 #define TEC_LOWER(s, name, ...)                                                           \
   tec_lower((s), (name), (int)(sizeof((te_tensor *[]){__VA_ARGS__}) / sizeof(te_tensor *)), \

@@ -249,10 +249,29 @@ int sch_unroll(sch_stage *st, sch_iter *iv);    /* the loop's extent must be a c
  * it on a loop that is not parallel, tec_build inside a parallel_launch_point region, whose
  * loops are cut statically), "unroll" (the loop is unrolled, as sch_unroll). A key
  * "user_<name>" is kept in the lowered IR as an annotation (attr pragma_user_<name>) and has
- * no effect; any other key is refused, naming the known ones. value may be NULL.
+ * no effect; any other key is refused, naming the known ones, and so is a value of the wrong
+ * kind (the table below: a value on a key that takes none, a missing or negative count).
  * An annotation (loop kind, pragma, prefetch, storage_align) on an inlined stage is refused,
  * and so is compute_inline of an annotated stage: an inlined stage has no loops or buffer. */
 int sch_pragma(sch_stage *st, sch_iter *iv, const char *key, const ir_expr *value);
+/* The pragma table (schedule/pragma.c): one row per key sch_pragma accepts, in order; the
+ * last row, "user_<name>", stands for every user_ key. sch_pragma_desc_at(i) for i from 0,
+ * NULL past the end: for docs, help texts and tests. */
+typedef enum sch_pragma_value_kind {
+  SCH_PRAGMA_VALUE_NONE,          /* value must be NULL */
+  SCH_PRAGMA_VALUE_COUNT,         /* a scalar integer constant >= 0 */
+  SCH_PRAGMA_VALUE_COUNT_OR_NONE, /* a count, or NULL */
+  SCH_PRAGMA_VALUE_ANY            /* anything, or NULL */
+} sch_pragma_value_kind;
+typedef struct sch_pragma_desc {
+  const char *key;
+  sch_pragma_value_kind value;
+  const char *pass;  /* the pass that acts on it (tec_lower_pass_name, or "codegen"); NULL: none */
+  const char *doc;   /* one line */
+} sch_pragma_desc;
+const sch_pragma_desc *sch_pragma_desc_at(int i);
+/* "no value", "a constant integer >= 0", ... */
+const char *sch_pragma_value_kind_name(sch_pragma_value_kind k);
 /* At the top of every iteration of loop iv, prefetch (llvm.prefetch: a hint, never a fault,
  * no effect on results) the cache lines of t that iteration iv + offset will read: the region
  * of t the loop body reads, over the loops inside iv, one prefetch per 64-byte line along t's
