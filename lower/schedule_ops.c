@@ -163,7 +163,7 @@ static const ir_stmt *stage_nest(lower_state *ls, int si) {
   /* an attached stage's loops may run past its tensor's end: guard those iterations */
   for (int d = 0; st->attach == SCH_ATTACH_SCOPE && ls->clamp[si] && d < t->ndim; d++)
     if (ls->clamp[si][d]) {
-      struct lower_guard g = {ir_lt(vals[d], ls->clamp[si][d]), 0};
+      sch_relguard g = {ir_lt(vals[d], ls->clamp[si][d]), 0, SCH_TAIL_GUARD_WITH_IF};
       if (tec_grow(ctx, (void **)&iv.g, &iv.gcap, iv.nguard + 1, sizeof *iv.g)) return NULL;
       iv.g[iv.nguard++] = g;
     }

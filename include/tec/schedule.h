@@ -55,8 +55,23 @@ typedef enum sch_rel_kind {
   SCH_REL_FUSE   /* outer, inner -> fused */
 } sch_rel_kind;
 
+/* What a split does with the last chunk when its factor does not divide the extent (Halide's
+ * tail strategies; sch_split_tail). */
+typedef enum sch_tail {
+  SCH_TAIL_GUARD_WITH_IF, /* the body runs under if (root index < extent) (the default) */
+  SCH_TAIL_SHIFT_INWARDS, /* the last chunk starts at extent - factor, overlapping the one
+                             before it: no guard; pure stages only, extent >= factor */
+  SCH_TAIL_ROUND_UP,      /* the loop runs to ceil(extent / factor) * factor: the stage's
+                             buffer is allocated rounded up, its loads past the extent are
+                             predicated off; stages whose buffer tec allocates only */
+  SCH_TAIL_PREDICATE      /* no if: every load and store of the body is predicated on
+                             (root index < extent), so a vectorized inner loop stays vector
+                             code with masked loads and stores */
+} sch_tail;
+
 typedef struct sch_relation {
   sch_rel_kind kind;
+  sch_tail tail;                    /* split: the tail strategy */
   sch_iter *parent, *outer, *inner; /* split: parent -> (outer, inner) */
   sch_iter *fused;                  /* fuse: (outer, inner) -> fused */
   const ir_expr *factor;            /* split: inner extent, or NULL when nparts is given */
