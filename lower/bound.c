@@ -341,6 +341,16 @@ static int relation_ranges(lower_state *ls, sch_stage *st, arith_env *env) {
         arith_range er = arith_bound(pext, env);
         if (er.has_hi && st->attach == SCH_ATTACH_SCOPE) pext = ir_int(ctx, er.hi);
       }
+      int64_t fv;
+      if (rel->tail == SCH_TAIL_SHIFT_INWARDS && ir_is_const_int(p->extent, &cv) &&
+          ir_is_const_int(rel->factor, &fv) && cv < fv)
+        return tec_ctx_set_error(ctx, "tec_lower '%s': axis '%s' of stage '%s' is split by %lld "
+                                      "with tail strategy shift_inwards, but here it has %lld "
+                                      "iterations, fewer than the factor, so no chunk fits "
+                                      "inside it; use a factor <= %lld, or guard_with_if or "
+                                      "predicate",
+                                 ls->fname ? ls->fname : "?", rel->parent->name, st->tensor->name,
+                                 (long long)fv, (long long)cv, (long long)cv);
       const ir_expr *outer, *inner; /* the relation engine's rule (schedule/relation.c) */
       sch_rel_split_extents(rel, pext, &outer, &inner);
       if (put(ctx, b, rel->outer, zero, outer, NULL) || put(ctx, b, rel->inner, zero, inner, NULL))
