@@ -156,8 +156,12 @@ END_TEST
 
 /* a split by n / 4 (a symbolic factor), for several n: at n < 4 the factor counts as 1 */
 START_TEST(symbolic_factor) {
-  graph *g = make(-1);
   sch_iter *o, *i;
+  graph *g;
+  /* TEC_CHECK_TRACE replays the trace of every tec_lower: a symbolic factor cannot be in one */
+  const char *check = getenv("TEC_CHECK_TRACE");
+  if (check && *check && strcmp(check, "0") != 0) goto constant;
+  g = make(-1);
   OK(g->ctx, sch_split_expr(g->sc, sch_axis(g->sc, 0), ir_floordiv(g->n, ir_int(g->ctx, 4)), &o,
                             &i));
   OK(g->ctx, sch_compute_inline(g->sb));
@@ -166,9 +170,10 @@ START_TEST(symbolic_factor) {
   for (size_t k = 0; k < sizeof ns / sizeof *ns; k++) check_numbers(g, ns[k], "n / 4");
   /* the trace cannot print a symbolic factor */
   ck_assert_ptr_null(sch_trace_json(g->ctx, sch_get_trace(g->s)));
-  tu_assert_contains(tec_ctx_error(g->ctx), "split_expr");
+  assert_err(g->ctx, "sch_trace_json: record 0 (split_expr): the value floordiv(n, 4) is not a "
+                     "constant; a trace holds integer and float constants only");
   done(g);
-  /* a constant expression is an ordinary split, and its trace round-trips */
+constant: /* a constant expression is an ordinary split, and its trace round-trips */
   g = make(19);
   OK(g->ctx, sch_split_expr(g->sc, sch_axis(g->sc, 0), ir_int(g->ctx, 4), &o, &i));
   const char *want = lower_str(g);
