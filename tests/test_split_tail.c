@@ -154,6 +154,31 @@ START_TEST(predicate) {
 }
 END_TEST
 
+/* with compute_at: a producer inside a shifted or predicated consumer loop, and a rounded-up
+ * producer attached inside its consumer */
+START_TEST(with_compute_at) {
+  static const int64_t ns[] = {19, 16, 9};
+  for (int tail = 0; tail < 4; tail++)
+    for (size_t k = 0; k < sizeof ns / sizeof *ns; k++) {
+      graph *g = make(ns[k]);
+      sch_iter *o, *i, *o2, *i2;
+      if (tail == SCH_TAIL_ROUND_UP) { /* B rounded up, attached at C's outer loop */
+        OK(g->ctx, sch_split(g->sc, sch_axis(g->sc, 0), 8, &o, &i));
+        OK(g->ctx, sch_compute_at(g->sb, g->sc, o));
+        OK(g->ctx, sch_split_tail(g->sb, sch_axis(g->sb, 0), 4, tail, &o2, &i2));
+      } else {
+        OK(g->ctx, sch_split_tail(g->sc, sch_axis(g->sc, 0), 8, tail, &o, &i));
+        OK(g->ctx, sch_compute_at(g->sb, g->sc, o));
+      }
+      char what[64];
+      snprintf(what, sizeof what, "compute_at, tail %d", tail);
+      lower_str(g);
+      check_numbers(g, ns[k], what);
+      done(g);
+    }
+}
+END_TEST
+
 /* a split by n / 4 (a symbolic factor), for several n: at n < 4 the factor counts as 1 */
 START_TEST(symbolic_factor) {
   sch_iter *o, *i;
@@ -252,6 +277,16 @@ START_TEST(refusals) {
                   "data axis of the tensor itself with it (then split the parts as you like)");
   tec_ctx_clear_error(ctx);
   done(g);
+  /* cache_write of a stage split with another strategy than guard_with_if */
+  g = make(19);
+  ctx = g->ctx;
+  OK(ctx, sch_split_tail(g->sc, sch_axis(g->sc, 0), 8, SCH_TAIL_PREDICATE, &o, &i));
+  ck_assert_ptr_null(sch_cache_write(g->s, g->C, "local"));
+  assert_err(ctx, "cache_write: axis 'i' of stage 'C' is split with tail strategy predicate; "
+                  "cache_write lays the cache out in the split loops' order with a padded tail "
+                  "and starts the stage's loops over, so only guard_with_if splits can be laid "
+                  "out; call cache_write first, then split_tail the cache's or the stage's loops");
+  done(g);
   /* round_up of a tensor passed as an argument: tec_lower refuses */
   g = make(19);
   ctx = g->ctx;
@@ -332,6 +367,7 @@ int main(void) {
   tcase_add_test(tc, shift_inwards);
   tcase_add_test(tc, round_up);
   tcase_add_test(tc, predicate);
+  tcase_add_test(tc, with_compute_at);
   tcase_add_test(tc, symbolic_factor);
   tcase_add_test(tc, trace_round_trip);
   tcase_add_test(tc, refusals);
