@@ -95,11 +95,14 @@ static int has_inner_stage(dt_state *st) {
 void dt_draw(dt_state *st, dt_rng *r, dt_prim *p) {
   static const int weight[SCH_PRIM_COUNT] = {
       [SCH_PRIM_SPLIT] = 16,         [SCH_PRIM_SPLIT_NPARTS] = 6, [SCH_PRIM_FUSE] = 9,
+      [SCH_PRIM_SPLIT_TAIL] = 8,
       [SCH_PRIM_REORDER] = 9,        [SCH_PRIM_TILE] = 6,         [SCH_PRIM_COMPUTE_AT] = 14,
       [SCH_PRIM_COMPUTE_INLINE] = 9, [SCH_PRIM_COMPUTE_ROOT] = 3, [SCH_PRIM_CACHE_READ] = 5,
       [SCH_PRIM_CACHE_WRITE] = 6,    [SCH_PRIM_PARALLEL] = 6,     [SCH_PRIM_VECTORIZE] = 7,
       [SCH_PRIM_UNROLL] = 5,         [SCH_PRIM_PRAGMA] = 4,       [SCH_PRIM_STORAGE_ALIGN] = 4,
-      [SCH_PRIM_PREFETCH] = 4}; /* rfactor and set_precompute: never drawn (yet) */
+      [SCH_PRIM_PREFETCH] = 4}; /* rfactor, set_precompute, split_expr: never drawn (yet;
+                                  split_expr's factors are size expressions, the cases' sizes
+                                  are constants) */
   memset(p, 0, sizeof *p);
   int total = 0;
   for (int k = 0; k < SCH_PRIM_COUNT; k++) total += weight[k];
@@ -123,6 +126,13 @@ void dt_draw(dt_state *st, dt_rng *r, dt_prim *p) {
     sch_iter *it = pick_iter(st, r, s);
     put_iter(st, p, 0, it);
     p->a = pick_factor(r, dt_iter_extent(it));
+    break;
+  }
+  case SCH_PRIM_SPLIT_TAIL: { /* every strategy; now and then one out of range (refused) */
+    sch_iter *it = pick_iter(st, r, s);
+    put_iter(st, p, 0, it);
+    p->a = pick_factor(r, dt_iter_extent(it));
+    p->b = dt_rng_chance(r, 3) ? 4 : dt_rng_int(r, 0, 3);
     break;
   }
   case SCH_PRIM_FUSE:

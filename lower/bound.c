@@ -8,7 +8,7 @@
  *   C[i] = P[i.outer*8 + i.inner - 1] + P[i.outer*8 + i.inner + 1], P at i.outer
  *     -> P region: [i.outer*8 - 1, i.outer*8 + 8], clamped to P's domain
  * Consumers are processed before producers (reverse stage order). Then ranges flow through
- * each stage's relations:
+ * each stage's relations (the split rule is the relation engine's, schedule/relation.c):
  *   split(p, factor f):  outer in [0, ceil(ext(p) / f)), inner in [0, f)
  *   split(p, nparts n):  outer in [0, n), inner in [0, ceil(ext(p) / n))
  *   fuse(o, i):          fused in [0, ext(o) * ext(i))
@@ -33,11 +33,6 @@ const lower_range *lower_bounds_get(const lower_bounds *b, const sch_iter *it) {
   for (int i = b->n - 1; i >= 0; i--)
     if (b->r[i].iter == it) return &b->r[i];
   return NULL;
-}
-
-/* ceil(a / b) for a >= 0, b >= 1, without the overflow of (a + b - 1) / b */
-static const ir_expr *ceildiv(const ir_expr *a, const ir_expr *b) {
-  return ir_add(ir_floordiv(ir_sub(a, ir_int(a->ctx, 1)), b), ir_int(a->ctx, 1));
 }
 
 /* ---- symbolic intervals ---- */
@@ -328,8 +323,18 @@ static int relation_ranges(lower_state *ls, sch_stage *st, arith_env *env) {
         arith_range er = arith_bound(pext, env);
         if (er.has_hi && lower_attach_of(ls, st) == SCH_ATTACH_SCOPE) pext = ir_int(ctx, er.hi);
       }
-      const ir_expr *inner = rel->factor ? rel->factor : ceildiv(pext, rel->nparts);
-      const ir_expr *outer = rel->factor ? ceildiv(pext, rel->factor) : rel->nparts;
+      int64_t fv;
+      if (rel->tail == SCH_TAIL_SHIFT_INWARDS && ir_is_const_int(p->extent, &cv) &&
+          ir_is_const_int(rel->factor, &fv) && cv < fv)
+        return tec_ctx_set_error(ctx, "tec_lower '%s': axis '%s' of stage '%s' is split by %lld "
+                                      "with tail strategy shift_inwards, but here it has %lld "
+                                      "iterations, fewer than the factor, so no chunk fits "
+                                      "inside it; use a factor <= %lld, or guard_with_if or "
+                                      "predicate",
+                                 ls->fname ? ls->fname : "?", rel->parent->name, st->tensor->name,
+                                 (long long)fv, (long long)cv, (long long)cv);
+      const ir_expr *outer, *inner; /* the relation engine's rule (schedule/relation.c) */
+      sch_rel_split_extents(rel, pext, &outer, &inner);
       if (put(ctx, b, rel->outer, zero, outer, NULL) || put(ctx, b, rel->inner, zero, inner, NULL))
         return -1;
     } else {

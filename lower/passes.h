@@ -4,6 +4,7 @@
 
 #include "tec/lower.h"
 #include "ir/internal.h"
+#include "schedule/relation.h"
 
 /* The range [min, min + extent) of every iteration variable of every stage. */
 typedef struct lower_range {
@@ -52,12 +53,7 @@ int lower_inline(lower_state *ls);
 
 /* Values of a stage's iter vars in terms of its leaf loop variables, and the guards of its
  * non-dividing splits (iter_values.c). */
-typedef struct lower_ivals {
-  int n, cap;
-  struct lower_ival { const sch_iter *iter; const ir_expr *val; } *v;
-  int nguard, gcap;
-  struct lower_guard { const ir_expr *cond; int reduce; } *g;
-} lower_ivals;
+typedef sch_relvals lower_ivals;
 int lower_iter_values(tec_ctx *ctx, const sch_stage *st, const lower_bounds *b, lower_ivals *out);
 const ir_expr *lower_ivals_get(const lower_ivals *v, const sch_iter *it);
 

@@ -28,6 +28,22 @@ static int in_args(const lower_state *ls, const te_tensor *t) {
   return 0;
 }
 
+/* The extent st's buffer needs along dimension d: a ROUND_UP split of that axis (schedule.h)
+ * rounds it up to a multiple of its factor; NULL when there is none. */
+static const ir_expr *rounded_up(const sch_stage *st, int d, const ir_expr *ext) {
+  for (int r = 0; r < st->nrel; r++) {
+    const sch_relation *rel = &st->rel[r];
+    if (rel->kind != SCH_REL_SPLIT || rel->tail != SCH_TAIL_ROUND_UP || rel->parent != st->root[d])
+      continue;
+    const ir_expr *n = sch_ceildiv(ext, rel->factor);
+    int64_t nv, fv;
+    return ir_is_const_int(n, &nv) && ir_is_const_int(rel->factor, &fv)
+               ? ir_int(ext->ctx, nv * fv)
+               : ir_mul(n, rel->factor);
+  }
+  return NULL;
+}
+
 /* realize + produce of stage si around `rest` */
 static const ir_stmt *place(lower_state *ls, int si, const ir_stmt *rest,
                             const ir_expr *const *region) {
@@ -36,12 +52,27 @@ static const ir_stmt *place(lower_state *ls, int si, const ir_stmt *rest,
   const ir_stmt *nest = stage_nest(ls, si);
   if (!nest) return NULL;
   const ir_stmt *body = ir_seq2(ir_produce(t, nest), rest);
-  if (in_args(ls, t)) return body;
+  if (in_args(ls, t)) {
+    for (int i = 0; i < t->ndim; i++)
+      if (rounded_up(st, i, t->shape[i])) {
+        tec_ctx_set_error(ls->ctx, "tec_lower '%s': axis '%s' of stage '%s' is split with tail "
+                                   "strategy round_up, which writes past the tensor's end, but "
+                                   "'%s' is an argument of the function (the caller's buffer, "
+                                   "which tec cannot round up); use guard_with_if, predicate or "
+                                   "shift_inwards, or do not pass '%s'",
+                          ls->fname ? ls->fname : "?", st->root[i]->name, t->name, t->name,
+                          t->name);
+        return NULL;
+      }
+    return body;
+  }
   const ir_expr **bounds = tec_ctx_alloc(ls->ctx, sizeof *bounds * (size_t)(2 * t->ndim));
   if (!bounds) return NULL;
   for (int i = 0; i < t->ndim; i++) {
     bounds[2 * i] = region ? region[2 * i] : ir_int(ls->ctx, 0);
     bounds[2 * i + 1] = region ? region[2 * i + 1] : t->shape[i];
+    const ir_expr *up = rounded_up(st, i, bounds[2 * i + 1]);
+    if (up) bounds[2 * i + 1] = up;
   }
   return ir_realize(t, t->ndim, bounds, body);
 }
@@ -75,13 +106,21 @@ static const ir_stmt *make_loop(lower_state *ls, int si, int pos, const ir_stmt 
   return loop;
 }
 
-/* body under the guards (data-only guards when data_only) */
+/* body under the guards (data-only guards when data_only), as their tail strategies say
+ * (schedule.h): an if around the body; PREDICATE: an attr that guard_loads.c turns into
+ * predicates on every load and store; ROUND_UP: on every load (the stores stay plain: the
+ * buffer is rounded up, place above) */
 static const ir_stmt *guarded(const lower_ivals *iv, const ir_stmt *body, int data_only) {
-  const ir_expr *cond = NULL;
+  const ir_expr *cond = NULL, *pred = NULL, *loads = NULL;
   for (int g = 0; g < iv->nguard; g++) {
     if (data_only && iv->g[g].reduce) continue;
-    cond = cond ? ir_and(cond, iv->g[g].cond) : iv->g[g].cond;
+    const ir_expr *c = iv->g[g].cond, **to = &cond;
+    if (iv->g[g].tail == SCH_TAIL_PREDICATE) to = &pred;
+    if (iv->g[g].tail == SCH_TAIL_ROUND_UP) to = &loads;
+    *to = *to ? ir_and(*to, c) : c;
   }
+  if (loads) body = ir_attr("tail_predicate_loads", loads, body);
+  if (pred) body = ir_attr("tail_predicate", pred, body);
   return cond ? ir_if(cond, body, NULL) : body;
 }
 
@@ -109,7 +148,7 @@ static const ir_stmt *stage_nest(lower_state *ls, int si) {
   /* an attached stage's loops may run past its tensor's end: guard those iterations */
   for (int d = 0; ls->attach[si] == SCH_ATTACH_SCOPE && ls->clamp[si] && d < t->ndim; d++)
     if (ls->clamp[si][d]) {
-      struct lower_guard g = {ir_lt(vals[d], ls->clamp[si][d]), 0};
+      sch_relguard g = {ir_lt(vals[d], ls->clamp[si][d]), 0, SCH_TAIL_GUARD_WITH_IF};
       if (tec_grow(ctx, (void **)&iv.g, &iv.gcap, iv.nguard + 1, sizeof *iv.g)) return NULL;
       iv.g[iv.nguard++] = g;
     }

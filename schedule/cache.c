@@ -9,6 +9,7 @@
 #include "tec/schedule.h"
 #include "ir/internal.h"
 #include "schedule/internal.h"
+#include "schedule/relation.h"
 
 static int check_scope(tec_ctx *ctx, const char *who, const char *scope) {
   if (scope && (strcmp(scope, "global") == 0 || strcmp(scope, "local") == 0)) return 0;
@@ -297,6 +298,19 @@ static te_tensor *cache_write(sch_schedule *s, te_tensor *t, const char *scope) 
                       annotated ? "" : " (a new layout may split data axes only)");
     return NULL;
   }
+  for (int r = 0; r < st->nrel; r++)
+    if (st->rel[r].kind == SCH_REL_SPLIT && st->rel[r].tail != SCH_TAIL_GUARD_WITH_IF) {
+      /* the new layout pads the tail (its element outer*factor + inner is root's); a tail
+       * strategy is how loops handle it, and the stage's loops start over */
+      tec_ctx_set_error(ctx, "cache_write: axis '%s' of stage '%s' is split with tail strategy "
+                             "%s; cache_write lays the cache out in the split loops' order with "
+                             "a padded tail and starts the stage's loops over, so only "
+                             "guard_with_if splits can be laid out; call cache_write first, then "
+                             "split_tail the cache's or the stage's loops",
+                        st->rel[r].parent->name, t->name,
+                        sch_tail_name(st->rel[r].tail));
+      return NULL;
+    }
   if (reordered) return cache_relayout(s, st, ti, scope);
   te_compute_decl d = {0};
   d.ndim = t->ndim;

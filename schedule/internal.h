@@ -29,6 +29,7 @@ typedef enum sch_rel_kind {
 
 typedef struct sch_relation {
   sch_rel_kind kind;
+  sch_tail tail;                    /* split: the tail strategy */
   sch_iter *parent, *outer, *inner; /* split: parent -> (outer, inner) */
   sch_iter *fused;                  /* fuse: (outer, inner) -> fused */
   const ir_expr *factor;            /* split: inner extent, or NULL when nparts is given */

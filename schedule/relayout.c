@@ -5,10 +5,12 @@
  *   split c by 4, reorder (c.outer, h, c.inner):
  *     to leaves: c.outer = c / 4, c.inner = c % 4          (sch_root_to_leaf)
  *     to roots:  c = c.outer*4 + c.inner, guard c < C      (sch_leaf_to_root)
- * Extents come from the declared domains (valid for root-attached stages). */
+ * Extents come from the declared domains (valid for root-attached stages); the relation
+ * engine (relation.c) does the mapping. */
 #include "tec/schedule.h"
 #include "ir/internal.h"
 #include "schedule/internal.h"
+#include "schedule/relation.h"
 
 const ir_expr *sch_iter_extent(const sch_stage *st, const sch_iter *it) {
   for (int i = 0; i < st->nroot; i++)
@@ -16,16 +18,10 @@ const ir_expr *sch_iter_extent(const sch_stage *st, const sch_iter *it) {
   for (int r = 0; r < st->nrel; r++) {
     const sch_relation *rel = &st->rel[r];
     if (rel->kind == SCH_REL_SPLIT && (rel->outer == it || rel->inner == it)) {
-      const ir_expr *p = sch_iter_extent(st, rel->parent);
+      const ir_expr *p = sch_iter_extent(st, rel->parent), *o, *in;
       if (!p) return NULL;
-      const ir_expr *one = ir_int(p->ctx, 1);
-      const ir_expr *n = rel->factor ? rel->factor : rel->nparts;
-      int64_t pv, nv; /* ceil(p / n), folded when both are known */
-      const ir_expr *other = ir_is_const_int(p, &pv) && ir_is_const_int(n, &nv) && nv > 0
-                                 ? ir_int(p->ctx, pv > 0 ? (pv - 1) / nv + 1 : 0)
-                                 : ir_add(ir_floordiv(ir_sub(p, one), n), one);
-      if (rel->factor) return rel->outer == it ? other : rel->factor;
-      return rel->outer == it ? rel->nparts : other;
+      sch_rel_split_extents(rel, p, &o, &in);
+      return rel->outer == it ? o : in;
     }
     if (rel->kind == SCH_REL_FUSE && rel->fused == it) {
       const ir_expr *a = sch_iter_extent(st, rel->outer), *b = sch_iter_extent(st, rel->inner);
@@ -37,75 +33,47 @@ const ir_expr *sch_iter_extent(const sch_stage *st, const sch_iter *it) {
   return NULL;
 }
 
-typedef struct imap {
-  int n;
-  const sch_iter *it[256];
-  const ir_expr *val[256];
-} imap;
-
-static const ir_expr *get(const imap *m, const sch_iter *it) {
-  for (int i = m->n - 1; i >= 0; i--)
-    if (m->it[i] == it) return m->val[i];
+/* the declared domains: roots start at their min, the loops relations make at 0 */
+static const ir_expr *dom_min(void *user, const sch_iter *it) {
+  const sch_stage *st = user;
+  for (int i = 0; i < st->nroot; i++)
+    if (st->root[i] == it) return it->dom_min;
   return NULL;
 }
-static int put(imap *m, const sch_iter *it, const ir_expr *v) {
-  if (!v || m->n >= 256) return -1;
-  m->it[m->n] = it;
-  m->val[m->n++] = v;
-  return 0;
+static const ir_expr *dom_extent(void *user, const sch_iter *it) {
+  return sch_iter_extent(user, it);
 }
 
 int sch_root_to_leaf(const sch_stage *st, const ir_expr *const *root_vals,
                      const ir_expr **leaf_vals) {
-  imap m = {0};
+  tec_ctx *ctx = st->sched->ctx;
+  sch_relvals v = {0};
+  sch_reldims d = {dom_min, dom_extent, (void *)st};
   for (int i = 0; i < st->nroot; i++)
-    if (put(&m, st->root[i], ir_sub(root_vals[i], st->root[i]->dom_min))) return -1;
-  for (int r = 0; r < st->nrel; r++) {
-    const sch_relation *rel = &st->rel[r];
-    if (rel->kind == SCH_REL_SPLIT) {
-      const ir_expr *p = get(&m, rel->parent), *ie = sch_iter_extent(st, rel->inner);
-      if (!p || !ie || put(&m, rel->outer, ir_floordiv(p, ie)) ||
-          put(&m, rel->inner, ir_floormod(p, ie)))
-        return -1;
-    } else {
-      const ir_expr *o = get(&m, rel->outer), *i = get(&m, rel->inner);
-      const ir_expr *ie = sch_iter_extent(st, rel->inner);
-      if (!o || !i || !ie || put(&m, rel->fused, ir_add(ir_mul(o, ie), i))) return -1;
-    }
-  }
+    if (sch_relvals_put(ctx, &v, st->root[i], root_vals[i])) return -1;
+  if (sch_rel_to_leaf(ctx, st, &d, &v)) return -1;
   for (int l = 0; l < st->nleaf; l++)
-    if (!(leaf_vals[l] = get(&m, st->leaf[l]))) return -1;
+    if (!(leaf_vals[l] = sch_relvals_get(&v, st->leaf[l]))) return -1;
   return 0;
 }
 
 int sch_leaf_to_root(const sch_stage *st, const ir_expr *const *leaf_vals,
                      const ir_expr **root_vals, const ir_expr **guard) {
-  imap m = {0};
+  tec_ctx *ctx = st->sched->ctx;
+  sch_relvals v = {0};
+  sch_reldims d = {dom_min, dom_extent, (void *)st};
   *guard = NULL;
   for (int l = 0; l < st->nleaf; l++)
-    if (put(&m, st->leaf[l], leaf_vals[l])) return -1;
-  for (int r = st->nrel - 1; r >= 0; r--) {
-    const sch_relation *rel = &st->rel[r];
-    if (rel->kind == SCH_REL_SPLIT) {
-      const ir_expr *o = get(&m, rel->outer), *i = get(&m, rel->inner);
-      const ir_expr *ie = sch_iter_extent(st, rel->inner), *pe = sch_iter_extent(st, rel->parent);
-      if (!o || !i || !ie || !pe) return -1;
-      const ir_expr *p = ir_add(ir_mul(o, ie), i);
-      if (put(&m, rel->parent, p)) return -1;
-      const ir_expr *g = ir_lt(p, pe);
-      *guard = *guard ? ir_and(*guard, g) : g;
-    } else {
-      const ir_expr *f = get(&m, rel->fused), *ie = sch_iter_extent(st, rel->inner);
-      if (!f || !ie || put(&m, rel->outer, ir_floordiv(f, ie)) ||
-          put(&m, rel->inner, ir_floormod(f, ie)))
-        return -1;
-    }
-  }
-  for (int i = 0; i < st->nroot; i++) {
-    const ir_expr *v = get(&m, st->root[i]);
-    if (!v) return -1;
-    root_vals[i] = ir_add(v, st->root[i]->dom_min);
-  }
+    if (sch_relvals_put(ctx, &v, st->leaf[l], leaf_vals[l])) return -1;
+  /* a root that is still a leaf is a loop from 0: its value adds its min */
+  for (int l = 0; l < st->nleaf; l++)
+    if (dom_min((void *)st, st->leaf[l]) &&
+        sch_relvals_put(ctx, &v, st->leaf[l], ir_add(leaf_vals[l], st->leaf[l]->dom_min)))
+      return -1;
+  if (sch_rel_to_root(ctx, st, &d, SCH_REL_PLAIN, &v)) return -1;
+  for (int g = 0; g < v.nguard; g++) *guard = *guard ? ir_and(*guard, v.g[g].cond) : v.g[g].cond;
+  for (int i = 0; i < st->nroot; i++)
+    if (!(root_vals[i] = sch_relvals_get(&v, st->root[i]))) return -1;
   return 0;
 }
 

@@ -30,6 +30,14 @@ static int inv_split_nparts(sch_schedule *s, sch_arg *a) {
   (void)s;
   return sch_split_nparts(a[0].stage, a[1].iter, a[2].i, &a[3].iter, &a[4].iter);
 }
+static int inv_split_tail(sch_schedule *s, sch_arg *a) {
+  (void)s;
+  return sch_split_tail(a[0].stage, a[1].iter, a[2].i, a[3].i, &a[4].iter, &a[5].iter);
+}
+static int inv_split_expr(sch_schedule *s, sch_arg *a) {
+  (void)s;
+  return sch_split_expr(a[0].stage, a[1].iter, a[2].value, &a[3].iter, &a[4].iter);
+}
 static int inv_fuse(sch_schedule *s, sch_arg *a) {
   (void)s;
   return sch_fuse(a[0].stage, a[1].iter, a[2].iter, &a[3].iter);

@@ -10,25 +10,17 @@
 #include "tec/schedule.h"
 #include "ir/internal.h"
 #include "schedule/internal.h"
+#include "schedule/relation.h"
 
-/* Values of the stage's reduce roots in terms of its reduce leaves (newest relation first),
- * and the guards of its non-dividing splits. */
-typedef struct rval {
-  int n;
-  const sch_iter *it[256];
-  const ir_expr *val[256];
-} rval;
-
-static const ir_expr *get(const rval *v, const sch_iter *it) {
-  for (int i = v->n - 1; i >= 0; i--)
-    if (v->it[i] == it) return v->val[i];
+/* the declared domains (relation engine): reduce roots start at their min */
+static const ir_expr *dom_min(void *user, const sch_iter *it) {
+  const sch_stage *st = user;
+  for (int i = 0; i < st->nroot; i++)
+    if (st->root[i] == it) return it->dom_min;
   return NULL;
 }
-static int put(rval *v, const sch_iter *it, const ir_expr *e) {
-  if (!e || v->n >= 256) return -1;
-  v->it[v->n] = it;
-  v->val[v->n++] = e;
-  return 0;
+static const ir_expr *dom_extent(void *user, const sch_iter *it) {
+  return sch_iter_extent(user, it);
 }
 
 typedef struct rf_user {
@@ -44,33 +36,23 @@ static const ir_expr *rf_body(tec_ctx *ctx, const ir_expr *const *idx, void *use
   rf_user *u = user;
   const sch_stage *st = u->st;
   const te_tensor *t = st->tensor;
-  rval v = {0};
+  sch_relvals v = {0};
+  sch_reldims dims = {dom_min, dom_extent, (void *)st};
   /* leaves: the factored one is a data axis of the new op, the others new reduce axes */
   int nd = 0;
   for (int i = 0; i < st->nleaf; i++) {
     const sch_iter *l = st->leaf[i];
     if (l->kind != SCH_ITER_REDUCE) continue;
     const ir_expr *e = l == u->factored ? idx[u->factor_axis] : u->leaf_vars[nd++];
-    if (put(&v, l, e)) return NULL;
+    /* a reduce root that is still a leaf is a loop from 0: its value adds its min */
+    if (dom_min((void *)st, l)) e = ir_add(e, l->dom_min);
+    if (sch_relvals_put(ctx, &v, l, e)) return NULL;
   }
+  /* only reduce leaves have values: the data axes' relations are left alone (the engine
+   * skips a relation without values) */
+  if (sch_rel_to_root(ctx, st, &dims, 0, &v)) return NULL;
   const ir_expr *guard = NULL;
-  for (int r = st->nrel - 1; r >= 0; r--) {
-    const sch_relation *rel = &st->rel[r];
-    if (rel->kind == SCH_REL_SPLIT && rel->parent->kind == SCH_ITER_REDUCE) {
-      const ir_expr *o = get(&v, rel->outer), *in = get(&v, rel->inner);
-      const ir_expr *ie = sch_iter_extent(st, rel->inner), *pe = sch_iter_extent(st, rel->parent);
-      if (!o || !in || !ie || !pe) return NULL;
-      const ir_expr *p = ir_add(ir_mul(o, ie), in);
-      if (put(&v, rel->parent, p)) return NULL;
-      const ir_expr *g = ir_lt(p, pe);
-      guard = guard ? ir_and(guard, g) : g;
-    } else if (rel->kind == SCH_REL_FUSE && rel->fused->kind == SCH_ITER_REDUCE) {
-      const ir_expr *f = get(&v, rel->fused), *ie = sch_iter_extent(st, rel->inner);
-      if (!f || !ie) return NULL;
-      if (put(&v, rel->outer, ir_floordiv(f, ie)) || put(&v, rel->inner, ir_floormod(f, ie)))
-        return NULL;
-    }
-  }
+  for (int g = 0; g < v.nguard; g++) guard = guard ? ir_and(guard, v.g[g].cond) : v.g[g].cond;
   int nred = st->nroot - t->ndim;
   const ir_expr *vars[64], *vals[64];
   int nv = 0;
@@ -80,10 +62,10 @@ static const ir_expr *rf_body(tec_ctx *ctx, const ir_expr *const *idx, void *use
   }
   for (int i = 0; i < nred; i++) {
     const sch_iter *r = st->root[t->ndim + i];
-    const ir_expr *rv = get(&v, r);
+    const ir_expr *rv = sch_relvals_get(&v, r);
     if (!rv) return NULL;
     vars[nv] = r->var;
-    vals[nv++] = ir_add(rv, r->dom_min);
+    vals[nv++] = rv;
   }
   const ir_expr *red = st->body;
   const ir_expr *src = ir_substitute(red->a, nv, vars, vals);

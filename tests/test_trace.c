@@ -754,8 +754,9 @@ START_TEST(parse_errors) {
   bad_json("{\"tec_trace\": 1, \"records\": [\n"
            "  {\"prim\": \"splt\", \"stage\": \"C\"}\n]}",
            "sch_trace_parse_json: line 2: record 0: field 'prim': expected one of split, "
-           "split_nparts, fuse, reorder, tile, compute_at, compute_inline, compute_root, "
-           "cache_read, cache_write, rfactor, parallel, vectorize, unroll, pragma, "
+           "split_nparts, split_tail, split_expr, fuse, reorder, tile, compute_at, "
+           "compute_inline, compute_root, cache_read, cache_write, rfactor, parallel, "
+           "vectorize, unroll, pragma, "
            "storage_align, prefetch, set_precompute, found the string \"splt\"");
   bad_json("{\"tec_trace\": 1, \"records\": [\n"
            "  {\"prim\": \"compute_root\", \"stage\": \"B\"},\n"

@@ -15,9 +15,10 @@
  * primitive, the stage and the axis and says what would be legal.
  *
  * Tail handling: a split whose factor does not divide the extent makes the last outer
- * iteration partial. The default (and for now the only) strategy is a guard: the body runs
- * under `if (root index < extent)`, so results are always exact; loop partitioning later peels
- * the guard out of the hot loop.
+ * iteration partial. The default strategy is a guard: the body runs under
+ * `if (root index < extent)`, so results are always exact; loop partitioning later peels the
+ * guard out of the hot loop. sch_split_tail chooses another of Halide's strategies
+ * (shift_inwards, round_up, predicate: sch_tail below); schedule/relation.c applies them.
  */
 #ifndef TEC_SCHEDULE_H
 #define TEC_SCHEDULE_H
@@ -32,6 +33,20 @@ typedef enum sch_iter_kind {
   SCH_ITER_DATA,  /* data-parallel */
   SCH_ITER_REDUCE /* reduction */
 } sch_iter_kind;
+
+/* What a split does with the last chunk when its factor does not divide the extent (Halide's
+ * tail strategies; sch_split_tail). */
+typedef enum sch_tail {
+  SCH_TAIL_GUARD_WITH_IF, /* the body runs under if (root index < extent) (the default) */
+  SCH_TAIL_SHIFT_INWARDS, /* the last chunk starts at extent - factor, overlapping the one
+                             before it: no guard; pure stages only, extent >= factor */
+  SCH_TAIL_ROUND_UP,      /* the loop runs to ceil(extent / factor) * factor: the stage's
+                             buffer is allocated rounded up, its loads past the extent are
+                             predicated off; stages whose buffer tec allocates only */
+  SCH_TAIL_PREDICATE      /* no if: every load and store of the body is predicated on
+                             (root index < extent), so a vectorized inner loop stays vector
+                             code with masked loads and stores */
+} sch_tail;
 
 /* The stage and iter structures are internal (schedule/internal.h): a program reads them
  * through these accessors, and changes them only through the primitives below. */
@@ -86,6 +101,11 @@ tec_ctx *sch_schedule_ctx(const sch_schedule *s);
   X(SPLIT, split, "stage:stage iter:iter@stage factor:int >outer:iter >inner:iter")           \
   /* split iter into nparts outer iterations */                                               \
   X(SPLIT_NPARTS, split_nparts, "stage:stage iter:iter@stage nparts:int >outer:iter >inner:iter") \
+  /* split by factor with a tail strategy (sch_tail: 0 guard_with_if .. 3 predicate) */       \
+  X(SPLIT_TAIL, split_tail, "stage:stage iter:iter@stage factor:int tail:int "                \
+                            ">outer:iter >inner:iter")                                        \
+  /* split by a factor expression of size variables (symbolic) */                             \
+  X(SPLIT_EXPR, split_expr, "stage:stage iter:iter@stage factor:value >outer:iter >inner:iter") \
   /* fuse two adjacent loops */                                                               \
   X(FUSE, fuse, "stage:stage outer:iter@stage inner:iter@stage >fused:iter")                  \
   /* put loops in a new order */                                                              \
@@ -178,6 +198,30 @@ sch_iter *sch_leaf_named(sch_stage *st, const char *name);
 
 /* Split iv into outer and inner; inner has `factor` iterations. */
 int sch_split(sch_stage *st, sch_iter *iv, int64_t factor, sch_iter **outer, sch_iter **inner);
+/* sch_split with a tail strategy (sch_tail; an int64 so traces carry it as a number):
+ *   GUARD_WITH_IF   as sch_split.
+ *   SHIFT_INWARDS   no guard: the last chunk starts at extent - factor and recomputes points
+ *                   the chunk before it computed. Refused on a reduction (its update is not
+ *                   idempotent) and when the extent is known to be less than the factor;
+ *                   tec_lower refuses it where an attached stage's range is smaller than the
+ *                   factor, and keeps a guard where the extent is only known at run time.
+ *   ROUND_UP        no guard on stores: the loop runs to ceil(extent / factor) * factor and
+ *                   tec allocates the stage's buffer rounded up; loads past the extent are
+ *                   predicated off (they read nothing). Only on a data axis of the tensor
+ *                   itself (not a loop a split/fuse made), of a stage that is not an output;
+ *                   tec_lower refuses it when the tensor is an argument (the caller's buffer).
+ *   PREDICATE       no if: every load and store of the body is predicated on the guard, so a
+ *                   vectorized inner loop becomes masked vector loads and stores.
+ * Results are exact with every strategy; the lowered IR differs (tests/test_split_tail.c). */
+int sch_split_tail(sch_stage *st, sch_iter *iv, int64_t factor, int64_t tail, sch_iter **outer,
+                   sch_iter **inner);
+/* Split iv by a factor that is an integer expression of constants and size variables
+ * (split(i, n / 4)); a constant factor is sch_split. The factor is fixed when the function is
+ * called; a value below 1 then counts as 1. Tail: guard_with_if. A trace holding a symbolic
+ * factor cannot be printed or replayed (sch_trace_c and sch_trace_json refuse it): only
+ * constant values are printable. */
+int sch_split_expr(sch_stage *st, sch_iter *iv, const ir_expr *factor, sch_iter **outer,
+                   sch_iter **inner);
 /* Split iv into `nparts` outer iterations. */
 int sch_split_nparts(sch_stage *st, sch_iter *iv, int64_t nparts, sch_iter **outer,
                      sch_iter **inner);
