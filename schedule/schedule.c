@@ -118,6 +118,11 @@ sch_stage *sch_stage_of(sch_schedule *s, const te_tensor *t) {
 
 sch_iter *sch_axis(sch_stage *st, int i) {
   if (!st) return NULL;
+  if (st->tensor->ndim == 0) {
+    tec_ctx_set_error(st->sched->ctx, "sch_axis: stage '%s' is a scalar (rank 0): it has no "
+                                      "data axes", st->tensor->name);
+    return NULL;
+  }
   if (i < 0 || i >= st->tensor->ndim) {
     tec_ctx_set_error(st->sched->ctx, "sch_axis: stage '%s' has %d axes (0 to %d), asked for %d",
                       st->tensor->name, st->tensor->ndim, st->tensor->ndim - 1, i);

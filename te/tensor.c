@@ -24,16 +24,17 @@ const ir_expr *const *te_shape(tec_ctx *ctx, int n, const int64_t *dims) {
 /* Validates a shape and copies it into the arena. */
 static const ir_expr *const *copy_shape(tec_ctx *ctx, const char *who, const char *name,
                                         int ndim, const ir_expr *const *shape) {
-  if (ndim < 1 || ndim > 16) {
-    tec_ctx_set_error(ctx, "%s '%s': ndim is %d; a tensor has 1 to 16 dimensions", who, name,
-                      ndim);
+  if (ndim < 0 || ndim > 16) {
+    tec_ctx_set_error(ctx, "%s '%s': ndim is %d; a tensor has 0 (a scalar) to 16 dimensions",
+                      who, name, ndim);
     return NULL;
   }
-  if (!shape) {
+  if (!shape && ndim > 0) {
     tec_ctx_set_error(ctx, "%s '%s': shape is NULL; pass %d extents", who, name, ndim);
     return NULL;
   }
-  const ir_expr **s = tec_ctx_alloc(ctx, sizeof *s * (size_t)ndim);
+  /* rank 0 (a scalar) has an empty shape: one element, no axes */
+  const ir_expr **s = tec_ctx_alloc(ctx, sizeof *s * (size_t)(ndim ? ndim : 1));
   if (!s) return NULL;
   for (int i = 0; i < ndim; i++) {
     if (!shape[i]) {
@@ -210,7 +211,7 @@ te_tensor *te_compute(tec_ctx *ctx, const te_compute_decl *d) {
   }
   const ir_expr *const *shape = copy_shape(ctx, "te_compute", d->name, d->ndim, d->shape);
   if (!shape) return NULL;
-  const ir_expr **axis = tec_ctx_alloc(ctx, sizeof *axis * (size_t)d->ndim);
+  const ir_expr **axis = tec_ctx_alloc(ctx, sizeof *axis * (size_t)(d->ndim ? d->ndim : 1));
   if (!axis) return NULL;
   for (int i = 0; i < d->ndim; i++) {
     const char *nm = d->axis_names && d->axis_names[i] ? d->axis_names[i]

@@ -109,6 +109,11 @@ const ir_expr *const *te_shape(tec_ctx *ctx, int n, const int64_t *dims);
   te_shape((ctx), (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)),     \
            (const int64_t[]){__VA_ARGS__})
 
+/* ndim 0 (shape may be NULL) is a scalar: one element, read with no indices
+ * (te_read(alpha, 0, NULL)) and passed to the built function as a 0-dim DLTensor (shape
+ * unused), like TVM's scalar tensors; the entry checks its ndim and dtype, and its data must be
+ * 64-byte aligned like any argument. This is how a scalar parameter is declared (there is no
+ * separate te_scalar_param: one way to say it). */
 te_tensor *te_placeholder(tec_ctx *ctx, const char *name, tec_dtype type, int ndim,
                           const ir_expr *const *shape);
 /* A placeholder whose value is fixed across calls (weights): stages derived from constants
@@ -120,7 +125,8 @@ te_tensor *te_const_placeholder(tec_ctx *ctx, const char *name, tec_dtype type, 
 typedef const ir_expr *(*te_body_fn)(tec_ctx *ctx, const ir_expr *const *idx, void *user);
 typedef struct te_compute_decl {
   const char *name;               /* tensor name (required, unique among ops) */
-  int ndim;                       /* >= 1 */
+  int ndim;                       /* 0 (a scalar: no axes, no loops, e.g. a full reduction)
+                                   * to 16 */
   const ir_expr *const *shape;    /* ndim extents */
   te_body_fn body;                /* value of one element */
   void *user;                     /* passed to body */
