@@ -47,6 +47,11 @@ static int check_producer(const char *who, sch_stage *p) {
     return tec_ctx_set_error(ctx, "%s: '%s' is an output of the schedule; outputs are computed "
                                   "at root (schedule a cache_write stage instead)",
                              who, p->tensor->name);
+  if (p->tensor->nout > 1)
+    return tec_ctx_set_error(ctx, "%s: '%s' is the stage of a multi-output op (%d outputs); "
+                                  "such an op is computed at root (compute_at and compute_inline "
+                                  "of it are not supported)",
+                             who, p->tensor->name, p->tensor->nout);
   return 0;
 }
 
@@ -69,6 +74,11 @@ int sch_compute_at(sch_stage *p, sch_stage *c, sch_iter *at) {
   if (c->sched != p->sched)
     return tec_ctx_set_error(ctx, "compute_at: stages '%s' and '%s' belong to different "
                                   "schedules", p->tensor->name, c->tensor->name);
+  if (c->tensor->nout > 1)
+    return tec_ctx_set_error(ctx, "compute_at: '%s' is the stage of a multi-output op (%d "
+                                  "outputs); computing '%s' inside its loops is not supported "
+                                  "(compute '%s' at root)",
+                             c->tensor->name, c->tensor->nout, p->tensor->name, p->tensor->name);
   int reads = reads_through_inline(c, p->tensor, 0);
   sch_stage *rd[16];
   int nr = effective_readers(p->sched, p->tensor, rd, 16);

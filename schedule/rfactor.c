@@ -126,6 +126,13 @@ te_tensor *sch_rfactor(sch_schedule *s, te_tensor *t, sch_iter *axis, int factor
                            "stage whose body is a reduction", t->name);
     return NULL;
   }
+  if (t->nout > 1 || st->body->v.i == IR_COMB_USER) {
+    tec_ctx_set_error(ctx, "rfactor: '%s' is a reduction by %s; rfactor is built for sum, "
+                           "prod, max and min only (the partial results of a user reducer would "
+                           "need its whole tuple in the rfactor stage)",
+                      t->name, st->body->v.i == IR_COMB_USER ? "a user reducer" : "a multi-output op");
+    return NULL;
+  }
   if (sch_check_leaf("rfactor", st, axis)) return NULL;
   if (axis->kind != SCH_ITER_REDUCE) {
     tec_ctx_set_error(ctx, "rfactor: '%s' is a data-parallel loop of stage '%s'; pass one of its "

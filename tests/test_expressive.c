@@ -55,8 +55,9 @@ START_TEST(scalar_parameter) {
   te_tensor *alpha = te_placeholder(ctx, "alpha", TEC_F32, 0, NULL);
   ck_assert_ptr_nonnull(alpha);
   ck_assert_int_eq(alpha->ndim, 0);
-  te_tensor *B = te_compute(ctx, &(te_compute_decl){"B", 1, A->shape, scale_body,
-                                                    (te_tensor *[]){A, alpha}});
+  te_tensor *B = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 1, .shape = A->shape,
+                                                    .body = scale_body,
+                                                    .user = (te_tensor *[]){A, alpha}});
   ck_assert_ptr_nonnull(B);
   sch_schedule *s = sch_create(ctx, 1, &B);
   sch_stage *sb = sch_stage_of(s, B);
@@ -108,8 +109,9 @@ START_TEST(scalar_reduction) {
                                                     .user = A});
   ck_assert_ptr_nonnull(S);
   ck_assert_int_eq(S->ndim, 0);
-  te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 1, A->shape, center_body,
-                                                    (te_tensor *[]){A, S}});
+  te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 1, .shape = A->shape,
+                                                    .body = center_body,
+                                                    .user = (te_tensor *[]){A, S}});
   ck_assert_ptr_nonnull(C);
   /* (1) the scalar as an output, its reduce axis split */
   sch_schedule *s1 = sch_create(ctx, 1, &S);
@@ -181,6 +183,360 @@ START_TEST(scalar_stage_has_no_axes) {
 }
 END_TEST
 
+/* ================= several outputs ================= */
+
+/* (S, D)[i, j] = (A + B, A - B) */
+static int sumdiff_body(tec_ctx *c, const ir_expr *const *i, void *u, const ir_expr **v) {
+  (void)c;
+  te_tensor *const *in = u;
+  const ir_expr *a = TE_AT(in[0], i[0], i[1]), *b = TE_AT(in[1], i[0], i[1]);
+  v[0] = ir_add(a, b);
+  v[1] = ir_sub(a, b);
+  return 0;
+}
+static const ir_expr *prod_body(tec_ctx *c, const ir_expr *const *i, void *u) {
+  (void)c;
+  te_tensor *const *in = u; /* S, D */
+  return ir_mul(TE_AT(in[0], i[0], i[1]), TE_AT(in[1], i[0], i[1]));
+}
+
+START_TEST(multi_output_one_nest) {
+  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 5, 19));
+  te_tensor *B = te_placeholder(ctx, "B", TEC_F32, 2, TE_SHAPE(ctx, 5, 19));
+  te_tensor *o[2];
+  OK(ctx, te_compute_multi(ctx, &(te_compute_multi_decl){.names = (const char *[]){"S", "D"},
+                                                         .ndim = 2, .shape = A->shape,
+                                                         .body = sumdiff_body,
+                                                         .user = (te_tensor *[]){A, B}},
+                           2, o));
+  te_tensor *S = o[0], *D = o[1];
+  ck_assert_int_eq(S->nout, 2);
+  ck_assert_int_eq(D->value_index, 1);
+  ck_assert_ptr_eq(S->axis, D->axis);
+  /* (1) both outputs as arguments: one stage, one loop nest writing both */
+  sch_schedule *s = sch_create(ctx, 1, &D);
+  ck_assert_int_eq(s->nstage, 3); /* A, B and the op */
+  sch_stage *st = sch_stage_of(s, S);
+  ck_assert_ptr_eq(st, sch_stage_of(s, D));
+  sch_iter *jo, *ji;
+  OK(ctx, sch_split(st, sch_axis(st, 1), 8, &jo, &ji));
+  OK(ctx, sch_parallel(st, sch_axis(st, 0)));
+  lower_func *f = tec_lower(s, "sumdiff", 4, (te_tensor *[]){A, B, S, D});
+  ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+  const char *ir = tec_lower_str(f);
+  /* i, j.outer, j.inner and the peeled tail of j: once, both outputs in each body */
+  ck_assert_msg(count_loops(ir) == 4, "%s", ir);
+  tu_assert_contains(ir, "S[");
+  tu_assert_contains(ir, "D[");
+  tec_module *m = tec_build(ctx, 1, &f, NULL);
+  ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
+  int64_t sh[] = {5, 19};
+  DLTensor da = tu_rand_f32(2, sh, 1), db = tu_rand_f32(2, sh, 2);
+  DLTensor ds = tu_zeros(TEC_F32, 2, sh), dd = tu_zeros(TEC_F32, 2, sh);
+  RUN_OK(TEC_RUN(m, "sumdiff", &da, &db, &ds, &dd));
+  for (int k = 0; k < 5 * 19; k++) {
+    ck_assert_float_eq(tu_f32(&ds)[k], tu_f32(&da)[k] + tu_f32(&db)[k]);
+    ck_assert_float_eq(tu_f32(&dd)[k], tu_f32(&da)[k] - tu_f32(&db)[k]);
+  }
+  /* every output of the op is an argument */
+  ck_assert_ptr_null(tec_lower(s, "half", 3, (te_tensor *[]){A, B, S}));
+  assert_err(ctx, "tec_lower 'half': output 'D' must be one of the arguments");
+  tec_ctx_clear_error(ctx);
+  /* (2) the outputs as intermediates, read separately by a later stage */
+  te_tensor *P = te_compute(ctx, &(te_compute_decl){.name = "P", .ndim = 2, .shape = A->shape,
+                                                    .body = prod_body,
+                                                    .user = (te_tensor *[]){S, D}});
+  sch_schedule *s2 = sch_create(ctx, 1, &P);
+  tec_packed_fn fn = tu_build(ctx, s2, "squares", 3, (te_tensor *[]){A, B, P});
+  DLTensor dp = tu_zeros(TEC_F32, 2, sh);
+  RUN_OK(TEC_CALL(fn, &da, &db, &dp));
+  for (int k = 0; k < 5 * 19; k++) {
+    float a = tu_f32(&da)[k], b = tu_f32(&db)[k];
+    ck_assert_float_eq(tu_f32(&dp)[k], (a + b) * (a - b));
+  }
+  /* what is not built for such an op is refused */
+  sch_stage *sm = sch_stage_of(s2, D);
+  ck_assert_int_eq(sch_compute_inline(sm), -1);
+  assert_err(ctx, "compute_inline: 'S' is the stage of a multi-output op (2 outputs); such an op "
+                  "is computed at root (compute_at and compute_inline of it are not supported)");
+  tec_ctx_clear_error(ctx);
+  sch_stage *sp = sch_stage_of(s2, P);
+  ck_assert_int_eq(sch_compute_at(sm, sp, sch_axis(sp, 0)), -1);
+  assert_err(ctx, "compute_at: 'S' is the stage of a multi-output op (2 outputs); such an op "
+                  "is computed at root (compute_at and compute_inline of it are not supported)");
+  tec_ctx_clear_error(ctx);
+  ck_assert_ptr_null(sch_cache_write(s2, D, "global"));
+  assert_err(ctx, "cache_write: 'D' is an output of a multi-output op (2 outputs); cache_write "
+                  "of such an op is not supported");
+  tec_ctx_clear_error(ctx);
+  ck_assert_ptr_null(sch_cache_read(s2, A, "local", 1, (te_tensor *[]){S}));
+  assert_err(ctx, "cache_read: 'A' is read by 'S', the stage of a multi-output op; cache_read "
+                  "for such a reader is not supported");
+  tec_ctx_clear_error(ctx);
+  tec_dl_free(&da);
+  tec_dl_free(&db);
+  tec_dl_free(&ds);
+  tec_dl_free(&dd);
+  tec_dl_free(&dp);
+}
+END_TEST
+
+static int one_sum_one_plain(tec_ctx *c, const ir_expr *const *i, void *u, const ir_expr **v) {
+  te_tensor *A = u;
+  const ir_expr *k = te_reduce_axis_n(c, "k", A->shape[1]->v.i);
+  v[0] = TE_SUM(TE_AT(A, i[0], k), k);
+  v[1] = TE_AT(A, i[0], ir_int(c, 0));
+  return 0;
+}
+static int fail_body(tec_ctx *c, const ir_expr *const *i, void *u, const ir_expr **v) {
+  (void)c, (void)i, (void)u;
+  v[0] = NULL;
+  return -1;
+}
+
+START_TEST(multi_output_bad_input) {
+  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 3, 4));
+  te_tensor *o[2];
+  te_compute_multi_decl d = {.names = (const char *[]){"X", "Y"}, .ndim = 1,
+                             .shape = TE_SHAPE(ctx, 3), .body = one_sum_one_plain, .user = A};
+  ck_assert_int_eq(te_compute_multi(ctx, &d, 2, o), -1);
+  assert_err(ctx, "te_compute_multi 'X': values 0 and 1 differ in their reduction (a reduction "
+                  "and plain); the values are all plain or all reductions over the same axes "
+                  "and condition");
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(te_compute_multi(ctx, &d, 1, o), -1);
+  assert_err(ctx, "te_compute_multi: nout is 1; an op has 2 to 16 outputs (use te_compute for "
+                  "one)");
+  tec_ctx_clear_error(ctx);
+  d.names = (const char *[]){"X", "X"};
+  ck_assert_int_eq(te_compute_multi(ctx, &d, 2, o), -1);
+  assert_err(ctx, "te_compute_multi 'X': outputs 0 and 1 are both called 'X'; each output is "
+                  "its own tensor and needs its own name");
+  tec_ctx_clear_error(ctx);
+  d.names = (const char *[]){"X", "Y"};
+  d.body = fail_body;
+  ck_assert_int_eq(te_compute_multi(ctx, &d, 2, o), -1);
+  assert_err(ctx, "te_compute_multi 'X': the body callback failed or left a value NULL");
+  tec_ctx_clear_error(ctx);
+}
+END_TEST
+
+/* ================= user reducers ================= */
+
+/* argmax: (index, value); the larger value wins, the smaller index breaks a tie. A NaN never
+ * compares larger or equal, so it is never chosen. */
+static int argmax_combine(tec_ctx *c, const ir_expr *const *x, const ir_expr *const *y, void *u,
+                          const ir_expr **out) {
+  (void)c, (void)u;
+  const ir_expr *take = ir_or(ir_gt(y[1], x[1]), ir_and(ir_eq(y[1], x[1]), ir_lt(y[0], x[0])));
+  out[0] = ir_select(take, y[0], x[0]);
+  out[1] = ir_select(take, y[1], x[1]);
+  return 0;
+}
+static const te_reducer *argmax_reducer(tec_ctx *c) {
+  return te_reducer_new(c, "argmax", 2, (tec_dtype[]){TEC_I32, TEC_F32},
+                        (const ir_expr *[]){ir_int_t(c, TEC_I32, INT32_MAX),
+                                            ir_float(c, -INFINITY)},
+                        argmax_combine, NULL);
+}
+static int argmax_body(tec_ctx *c, const ir_expr *const *i, void *u, const ir_expr **v) {
+  te_tensor *A = u;
+  const ir_expr *k = te_reduce_axis(c, "k", ir_int(c, 0), A->shape[1]);
+  const ir_expr *srcs[] = {ir_cast(TEC_I32, k), TE_AT(A, i[0], k)};
+  return te_reduce(c, argmax_reducer(c), srcs, 1, &k, NULL, v);
+}
+
+/* the reference: first index of the largest non-NaN value; (INT32_MAX, -inf) if none */
+static void ref_argmax(const float *row, int n, int32_t *idx, float *val) {
+  *idx = INT32_MAX;
+  *val = -INFINITY;
+  for (int k = 0; k < n; k++)
+    if (row[k] > *val || (row[k] == *val && k < *idx)) *idx = k, *val = row[k];
+}
+
+static void check_argmax(tec_module *m, const char *name, int rows, int n) {
+  float *a = aligned_alloc(64, 64 * sizeof(float) * (size_t)((rows * n + 63) / 64 + 1));
+  _Alignas(64) int32_t idx[8];
+  _Alignas(64) float val[8];
+  unsigned seed = 7;
+  for (int r = 0; r < rows; r++)
+    for (int k = 0; k < n; k++) {
+      seed = seed * 1103515245u + 12345u;
+      a[r * n + k] = (float)((int)(seed >> 16) % 7) - 4.0f; /* few values: many ties */
+    }
+  /* row 1 all -inf, row 2 holds NaNs, row 3 all NaN */
+  for (int k = 0; k < n; k++) a[n + k] = -INFINITY;
+  a[2 * n + 0] = NAN;
+  a[2 * n + n - 1] = NAN;
+  for (int k = 0; k < n; k++) a[3 * n + k] = NAN;
+  int64_t sa[] = {rows, n}, so[] = {rows};
+  DLTensor da = dl(a, TEC_F32, 2, sa), di = dl(idx, TEC_I32, 1, so), dv = dl(val, TEC_F32, 1, so);
+  RUN_OK(TEC_RUN(m, name, &da, &di, &dv));
+  for (int r = 0; r < rows; r++) {
+    int32_t ri;
+    float rv;
+    ref_argmax(a + r * n, n, &ri, &rv);
+    ck_assert_msg(idx[r] == ri && (val[r] == rv), "%s row %d: got (%d, %g), expected (%d, %g)",
+                  name, r, idx[r], (double)val[r], ri, (double)rv);
+  }
+  ck_assert_int_eq(idx[1], 0);        /* all -inf: the first */
+  ck_assert_int_eq(idx[3], INT32_MAX); /* all NaN: none */
+  free(a);
+}
+
+START_TEST(argmax_tuple_reduction) {
+  const int rows = 6, n = 13;
+  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, rows, n));
+  te_tensor *o[2];
+  OK(ctx, te_compute_multi(ctx, &(te_compute_multi_decl){.names = (const char *[]){"idx", "val"},
+                                                         .ndim = 1, .shape = TE_SHAPE(ctx, rows),
+                                                         .body = argmax_body, .user = A},
+                           2, o));
+  ck_assert_int_eq(o[0]->type.bits, 32);
+  ck_assert_int_eq(o[0]->type.code, TEC_INT);
+  lower_func *fs[3];
+  /* (1) default schedule */
+  sch_schedule *s = sch_create(ctx, 2, o);
+  fs[0] = tec_lower(s, "argmax_plain", 3, (te_tensor *[]){A, o[0], o[1]});
+  ck_assert_msg(fs[0] != NULL, "%s", tec_ctx_error(ctx));
+  const char *ir = tec_lower_str(fs[0]);
+  ck_assert_msg(count_loops(ir) == 2, "%s", ir); /* over i: init, then over k the update */
+  tu_assert_contains(ir, "argmax_new0");
+  /* (2) the reduce axis split by a factor that does not divide it, reordered outward */
+  sch_schedule *s2 = sch_create(ctx, 2, o);
+  sch_stage *st = sch_stage_of(s2, o[1]);
+  sch_iter *ko, *ki;
+  OK(ctx, sch_split(st, sch_reduce_axis(st, 0), 4, &ko, &ki));
+  OK(ctx, sch_reorder(st, 3, (sch_iter *[]){ko, sch_axis(st, 0), ki}));
+  fs[1] = tec_lower(s2, "argmax_split", 3, (te_tensor *[]){A, o[0], o[1]});
+  ck_assert_msg(fs[1] != NULL, "%s", tec_ctx_error(ctx));
+  /* (3) rows in parallel, the reduce axis unrolled by 2 */
+  sch_schedule *s3 = sch_create(ctx, 2, o);
+  sch_stage *s3t = sch_stage_of(s3, o[0]);
+  OK(ctx, sch_parallel(s3t, sch_axis(s3t, 0)));
+  OK(ctx, sch_split(s3t, sch_reduce_axis(s3t, 0), 2, &ko, &ki));
+  OK(ctx, sch_unroll(s3t, ki));
+  fs[2] = tec_lower(s3, "argmax_par", 3, (te_tensor *[]){A, o[0], o[1]});
+  ck_assert_msg(fs[2] != NULL, "%s", tec_ctx_error(ctx));
+  tec_module *m = tec_build(ctx, 3, fs, NULL);
+  ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
+  check_argmax(m, "argmax_plain", rows, n);
+  check_argmax(m, "argmax_split", rows, n);
+  check_argmax(m, "argmax_par", rows, n);
+  /* rfactor of a tuple reducer is not built */
+  ck_assert_ptr_null(sch_rfactor(s, o[0], sch_reduce_axis(sch_stage_of(s, o[0]), 0), 0));
+  assert_err(ctx, "rfactor: 'idx' is a reduction by a user reducer; rfactor is built for sum, "
+                  "prod, max and min only (the partial results of a user reducer would need its "
+                  "whole tuple in the rfactor stage)");
+  tec_ctx_clear_error(ctx);
+}
+END_TEST
+
+/* a one-value user reducer: the product of |x| + 1 in float64 ... as max(x*y, x+y) etc */
+static int mulabs_combine(tec_ctx *c, const ir_expr *const *x, const ir_expr *const *y, void *u,
+                          const ir_expr **out) {
+  (void)c, (void)u;
+  out[0] = ir_mul(x[0], ir_fabs(y[0])); /* x * |y|: the product of magnitudes */
+  return 0;
+}
+static const ir_expr *mulabs_body(tec_ctx *c, const ir_expr *const *i, void *u) {
+  te_tensor *A = u;
+  const te_reducer *r = te_reducer_new(c, "mulabs", 1, (tec_dtype[]){TEC_F64},
+                                       (const ir_expr *[]){ir_float(c, 1.0)}, mulabs_combine,
+                                       NULL);
+  const ir_expr *k = te_reduce_axis(c, "k", ir_int(c, 0), A->shape[1]);
+  const ir_expr *v;
+  const ir_expr *src = ir_cast(TEC_F64, TE_AT(A, i[0], k));
+  /* only the odd columns */
+  if (te_reduce(c, r, &src, 1, &k, ir_eq(ir_floormod(k, ir_int(c, 2)), ir_int(c, 1)), &v))
+    return NULL;
+  return v;
+}
+
+START_TEST(user_reducer_one_value) {
+  const int rows = 4, n = 9;
+  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, rows, n));
+  te_tensor *P = te_compute(ctx, &(te_compute_decl){.name = "P", .ndim = 1,
+                                                    .shape = TE_SHAPE(ctx, rows),
+                                                    .body = mulabs_body, .user = A});
+  ck_assert_msg(P != NULL, "%s", tec_ctx_error(ctx));
+  ck_assert_int_eq(P->type.bits, 64);
+  sch_schedule *s = sch_create(ctx, 1, &P);
+  /* cache_write and a split reduce axis */
+  te_tensor *PL = sch_cache_write(s, P, "local");
+  ck_assert_msg(PL != NULL, "%s", tec_ctx_error(ctx));
+  sch_stage *sl = sch_stage_of(s, PL);
+  sch_iter *ko, *ki;
+  OK(ctx, sch_split(sl, sch_reduce_axis(sl, 0), 2, &ko, &ki));
+  tec_packed_fn fn = tu_build(ctx, s, "mulabs", 2, (te_tensor *[]){A, P});
+  int64_t sa[] = {rows, n}, so[] = {rows};
+  DLTensor da = tu_rand_f32(2, sa, 5), dp = tu_zeros(TEC_F64, 1, so);
+  RUN_OK(TEC_CALL(fn, &da, &dp));
+  for (int r = 0; r < rows; r++) {
+    double ref = 1.0;
+    for (int k = 1; k < n; k += 2) ref *= fabs((double)tu_f32(&da)[r * n + k]);
+    ck_assert_double_eq_tol(((double *)dp.data)[r], ref, 1e-12);
+  }
+  tec_dl_free(&da);
+  tec_dl_free(&dp);
+  ck_assert_ptr_null(sch_rfactor(s, PL, ko, 0));
+  assert_err(ctx, "rfactor: 'P.local' is a reduction by a user reducer; rfactor is built for "
+                  "sum, prod, max and min only (the partial results of a user reducer would need "
+                  "its whole tuple in the rfactor stage)");
+  tec_ctx_clear_error(ctx);
+}
+END_TEST
+
+static const ir_expr *first_of_argmax(tec_ctx *c, const ir_expr *const *i, void *u) {
+  const ir_expr *v[2];
+  return argmax_body(c, i, u, v) ? NULL : v[0];
+}
+
+static int bad_combine(tec_ctx *c, const ir_expr *const *x, const ir_expr *const *y, void *u,
+                       const ir_expr **out) {
+  (void)u;
+  out[0] = ir_add(x[0], y[0]);
+  out[1] = ir_cast(TEC_F64, x[1]); /* declared float32 */
+  (void)c;
+  return 0;
+}
+
+START_TEST(user_reducer_bad_input) {
+  const tec_dtype ty[] = {TEC_I32, TEC_F32};
+  const ir_expr *id2[] = {ir_int_t(ctx, TEC_I32, 0), ir_float(ctx, 0)};
+  ck_assert_ptr_null(te_reducer_new(ctx, "r", 0, ty, id2, argmax_combine, NULL));
+  assert_err(ctx, "te_reducer_new 'r': k is 0; a reducer combines 1 to 16 values");
+  tec_ctx_clear_error(ctx);
+  ck_assert_ptr_null(te_reducer_new(ctx, "r", 2, ty, (const ir_expr *[]){id2[0], NULL},
+                                    argmax_combine, NULL));
+  assert_err(ctx, "te_reducer_new 'r': identity 1 is NULL; give 2 identities");
+  tec_ctx_clear_error(ctx);
+  ck_assert_ptr_null(te_reducer_new(ctx, "r", 2, ty, id2, bad_combine, NULL));
+  assert_err(ctx, "te_reducer_new 'r': combined value 1 is float64 but the reducer declares "
+                  "float32");
+  tec_ctx_clear_error(ctx);
+  ck_assert_ptr_null(te_reducer_new(ctx, "r", 2, (const tec_dtype[]){TEC_I32, TEC_BOOLT}, id2,
+                                    argmax_combine, NULL));
+  assert_err(ctx, "te_reducer_new 'r': value 1 has type bool; a reducer combines scalar numbers");
+  tec_ctx_clear_error(ctx);
+  const te_reducer *am = argmax_reducer(ctx);
+  ck_assert_ptr_nonnull(am);
+  const ir_expr *k = te_reduce_axis_n(ctx, "k", 4);
+  const ir_expr *v[2];
+  ck_assert_int_eq(te_reduce(ctx, am, (const ir_expr *[]){k, ir_float(ctx, 1)}, 1, &k, NULL, v), -1);
+  assert_err(ctx, "te_reduce 'argmax': value 0 is int64 but the reducer combines int32; cast it");
+  tec_ctx_clear_error(ctx);
+  /* a tuple reducer's values belong to one te_compute_multi */
+  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 3, 4));
+  ck_assert_ptr_null(te_compute(ctx, &(te_compute_decl){.name = "I", .ndim = 1,
+                                                        .shape = TE_SHAPE(ctx, 3),
+                                                        .body = first_of_argmax, .user = A}));
+  assert_err(ctx, "te_compute 'I': the body is value 0 of reducer 'argmax', which has 2 values "
+                  "that reduce together; declare the op with te_compute_multi and give it all 2");
+  tec_ctx_clear_error(ctx);
+}
+END_TEST
+
 static Suite *expressive_suite(void) {
   Suite *s = suite_create("expressive");
   TCase *tc = tcase_create("rank0");
@@ -188,6 +544,17 @@ static Suite *expressive_suite(void) {
   tcase_add_test(tc, scalar_parameter);
   tcase_add_test(tc, scalar_reduction);
   tcase_add_test(tc, scalar_stage_has_no_axes);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("multi");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, multi_output_one_nest);
+  tcase_add_test(tc, multi_output_bad_input);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("reducer");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, argmax_tuple_reduction);
+  tcase_add_test(tc, user_reducer_one_value);
+  tcase_add_test(tc, user_reducer_bad_input);
   suite_add_tcase(s, tc);
   return s;
 }
