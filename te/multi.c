@@ -20,6 +20,30 @@ static int same_reduce(const ir_expr *a, const ir_expr *b) {
   return 1;
 }
 
+/* A combine may use its lhs/rhs variables, size variables and constants only. */
+typedef struct combine_check {
+  const te_reducer *r;
+  const ir_expr *bad;
+} combine_check;
+
+static void check_combine_expr(ir_visitor *v, const ir_expr *e) {
+  combine_check *cc = v->user;
+  if (cc->bad) return;
+  if (e->kind == IR_READ || e->kind == IR_REDUCE || e->kind == IR_LOAD) {
+    cc->bad = e;
+    return;
+  }
+  if (e->kind == IR_VAR && e->v.i != IR_VAR_SIZE) {
+    int ok = 0;
+    for (int i = 0; i < cc->r->k; i++) ok |= e == cc->r->lhs[i] || e == cc->r->rhs[i];
+    if (!ok) {
+      cc->bad = e;
+      return;
+    }
+  }
+  ir_visit_expr_default(v, e);
+}
+
 int te_compute_multi(tec_ctx *ctx, const te_compute_multi_decl *d, int nout, te_tensor **outs) {
   if (!ctx) return -1;
   if (!d || !outs) return tec_ctx_set_error(ctx, "te_compute_multi: the declaration or outs is NULL");
@@ -165,8 +189,23 @@ const te_reducer *te_reducer_new(tec_ctx *ctx, const char *name, int k, const te
                         tec_dtype_str(ty[i], b2, sizeof b2));
       return NULL;
     }
-  r->name = tec_ctx_strdup(ctx, name);
   r->k = k;
+  r->lhs = lhs;
+  r->rhs = rhs;
+  for (int i = 0; i < k; i++) {
+    combine_check cc = {r, NULL};
+    ir_visitor v;
+    ir_visitor_init(&v, &cc);
+    for (int x = 0; x < IR_EXPR_KIND_COUNT; x++) v.expr[x] = check_combine_expr;
+    ir_visit_expr(&v, res[i]);
+    if (cc.bad) {
+      tec_ctx_set_error(ctx, "te_reducer_new '%s': combined value %d uses %s; a combine may use "
+                             "its lhs and rhs variables, size variables and constants only",
+                        name, i, ir_expr_str(cc.bad));
+      return NULL;
+    }
+  }
+  r->name = tec_ctx_strdup(ctx, name);
   r->types = ty;
   r->lhs = lhs;
   r->rhs = rhs;

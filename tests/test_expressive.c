@@ -122,6 +122,11 @@ START_TEST(scalar_reduction) {
   /* (2) the scalar as an intermediate */
   sch_schedule *s2 = sch_create(ctx, 1, &C);
   tec_packed_fn f2 = tu_build(ctx, s2, "center", 2, (te_tensor *[]){A, C});
+  /* (3) the scalar computed inside C's loop (again per row: legal, if wasteful) */
+  sch_schedule *s3 = sch_create(ctx, 1, &C);
+  sch_stage *s3c = sch_stage_of(s3, C);
+  OK(ctx, sch_compute_at(sch_stage_of(s3, S), s3c, sch_axis(s3c, 0)));
+  tec_packed_fn f3 = tu_build(ctx, s3, "center_at", 2, (te_tensor *[]){A, C});
   for (int64_t len = 1; len <= 23; len += 11) {
     _Alignas(64) float a[23];
     _Alignas(64) float c[23];
@@ -134,6 +139,9 @@ START_TEST(scalar_reduction) {
     RUN_OK(TEC_CALL(f1, &da, &ds));
     ck_assert_float_eq_tol(sum, ref, 1e-4);
     RUN_OK(TEC_CALL(f2, &da, &dc));
+    for (int i = 0; i < len; i++) ck_assert_float_eq_tol(c[i], a[i] - ref / (double)len, 1e-4);
+    memset(c, 0, sizeof c);
+    RUN_OK(TEC_CALL(f3, &da, &dc));
     for (int i = 0; i < len; i++) ck_assert_float_eq_tol(c[i], a[i] - ref / (double)len, 1e-4);
   }
 }
@@ -492,6 +500,13 @@ static const ir_expr *first_of_argmax(tec_ctx *c, const ir_expr *const *i, void 
   return argmax_body(c, i, u, v) ? NULL : v[0];
 }
 
+static int reading_combine(tec_ctx *c, const ir_expr *const *x, const ir_expr *const *y,
+                           void *u, const ir_expr **out) {
+  (void)c, (void)y;
+  out[0] = ir_add(x[0], TE_AT((te_tensor *)u, ir_int(c, 0)));
+  return 0;
+}
+
 static int bad_combine(tec_ctx *c, const ir_expr *const *x, const ir_expr *const *y, void *u,
                        const ir_expr **out) {
   (void)u;
@@ -518,6 +533,12 @@ START_TEST(user_reducer_bad_input) {
   ck_assert_ptr_null(te_reducer_new(ctx, "r", 2, (const tec_dtype[]){TEC_I32, TEC_BOOLT}, id2,
                                     argmax_combine, NULL));
   assert_err(ctx, "te_reducer_new 'r': value 1 has type bool; a reducer combines scalar numbers");
+  tec_ctx_clear_error(ctx);
+  te_tensor *W = te_placeholder(ctx, "W", TEC_F32, 1, TE_SHAPE(ctx, 4));
+  ck_assert_ptr_null(te_reducer_new(ctx, "r", 1, (const tec_dtype[]){TEC_F32},
+                                    (const ir_expr *[]){ir_float(ctx, 0)}, reading_combine, W));
+  assert_err(ctx, "te_reducer_new 'r': combined value 0 uses W[0]; a combine may use its lhs and "
+                  "rhs variables, size variables and constants only");
   tec_ctx_clear_error(ctx);
   const te_reducer *am = argmax_reducer(ctx);
   ck_assert_ptr_nonnull(am);
