@@ -400,9 +400,11 @@ START_TEST(argmax_tuple_reduction) {
                                                          .ndim = 1, .shape = TE_SHAPE(ctx, rows),
                                                          .body = argmax_body, .user = A},
                            2, o));
+  ck_assert_str_eq(ir_expr_str(o[0]->body), "argmax.0(int32(k), axis=[k])");
+  ck_assert_str_eq(ir_expr_str(o[1]->body), "argmax.1(A[i, k], axis=[k])");
   ck_assert_int_eq(o[0]->type.bits, 32);
   ck_assert_int_eq(o[0]->type.code, TEC_INT);
-  lower_func *fs[3];
+  lower_func *fs[4];
   /* (1) default schedule */
   sch_schedule *s = sch_create(ctx, 2, o);
   fs[0] = tec_lower(s, "argmax_plain", 3, (te_tensor *[]){A, o[0], o[1]});
@@ -426,11 +428,22 @@ START_TEST(argmax_tuple_reduction) {
   OK(ctx, sch_unroll(s3t, ki));
   fs[2] = tec_lower(s3, "argmax_par", 3, (te_tensor *[]){A, o[0], o[1]});
   ck_assert_msg(fs[2] != NULL, "%s", tec_ctx_error(ctx));
-  tec_module *m = tec_build(ctx, 3, fs, NULL);
+  /* (4) two rows at once in vector lanes: the update's lets become vector lets */
+  sch_schedule *s4 = sch_create(ctx, 2, o);
+  sch_stage *s4t = sch_stage_of(s4, o[0]);
+  sch_iter *io, *ii;
+  OK(ctx, sch_split(s4t, sch_axis(s4t, 0), 2, &io, &ii));
+  OK(ctx, sch_reorder(s4t, 3, (sch_iter *[]){io, sch_reduce_axis(s4t, 0), ii}));
+  OK(ctx, sch_vectorize(s4t, ii));
+  fs[3] = tec_lower(s4, "argmax_vec", 3, (te_tensor *[]){A, o[0], o[1]});
+  ck_assert_msg(fs[3] != NULL, "%s", tec_ctx_error(ctx));
+  ck_assert_msg(fs[3]->nnotes == 0, "%s", tec_lower_str(fs[3]));
+  tec_module *m = tec_build(ctx, 4, fs, NULL);
   ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
   check_argmax(m, "argmax_plain", rows, n);
   check_argmax(m, "argmax_split", rows, n);
   check_argmax(m, "argmax_par", rows, n);
+  check_argmax(m, "argmax_vec", rows, n);
   /* rfactor of a tuple reducer is not built */
   ck_assert_ptr_null(sch_rfactor(s, o[0], sch_reduce_axis(sch_stage_of(s, o[0]), 0), 0));
   assert_err(ctx, "rfactor: 'idx' is a reduction by a user reducer; rfactor is built for sum, "
@@ -507,6 +520,14 @@ static int reading_combine(tec_ctx *c, const ir_expr *const *x, const ir_expr *c
   return 0;
 }
 
+static int swapped_argmax(tec_ctx *c, const ir_expr *const *i, void *u, const ir_expr **v) {
+  const ir_expr *w[2];
+  if (argmax_body(c, i, u, w)) return -1;
+  v[0] = w[1];
+  v[1] = w[0];
+  return 0;
+}
+
 static int bad_combine(tec_ctx *c, const ir_expr *const *x, const ir_expr *const *y, void *u,
                        const ir_expr **out) {
   (void)u;
@@ -554,6 +575,15 @@ START_TEST(user_reducer_bad_input) {
                                                         .body = first_of_argmax, .user = A}));
   assert_err(ctx, "te_compute 'I': the body is value 0 of reducer 'argmax', which has 2 values "
                   "that reduce together; declare the op with te_compute_multi and give it all 2");
+  tec_ctx_clear_error(ctx);
+  te_tensor *o[2];
+  ck_assert_int_eq(te_compute_multi(ctx, &(te_compute_multi_decl){
+                                             .names = (const char *[]){"V", "I"}, .ndim = 1,
+                                             .shape = TE_SHAPE(ctx, 3), .body = swapped_argmax,
+                                             .user = A},
+                                    2, o), -1);
+  assert_err(ctx, "te_compute_multi 'V': value 0 is value 1 of reducer 'argmax' (2 values); a "
+                  "te_reduce's values must be the op's values, all of them and in order");
   tec_ctx_clear_error(ctx);
 }
 END_TEST
