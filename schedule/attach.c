@@ -74,11 +74,6 @@ int sch_compute_at(sch_stage *p, sch_stage *c, sch_iter *at) {
   if (c->sched != p->sched)
     return tec_ctx_set_error(ctx, "compute_at: stages '%s' and '%s' belong to different "
                                   "schedules", p->tensor->name, c->tensor->name);
-  if (c->tensor->nout > 1)
-    return tec_ctx_set_error(ctx, "compute_at: '%s' is the stage of a multi-output op (%d "
-                                  "outputs); computing '%s' inside its loops is not supported "
-                                  "(compute '%s' at root)",
-                             c->tensor->name, c->tensor->nout, p->tensor->name, p->tensor->name);
   int reads = reads_through_inline(c, p->tensor, 0);
   sch_stage *rd[16];
   int nr = effective_readers(p->sched, p->tensor, rd, 16);

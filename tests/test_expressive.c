@@ -289,6 +289,56 @@ START_TEST(multi_output_one_nest) {
 }
 END_TEST
 
+static const ir_expr *double_body(tec_ctx *c, const ir_expr *const *i, void *u) {
+  return ir_mul(TE_AT((te_tensor *)u, i[0], i[1]), ir_float(c, 2.0));
+}
+/* (S, D) = (A + B, T * A): T is read by the second output only */
+static int sum_tprod_body(tec_ctx *c, const ir_expr *const *i, void *u, const ir_expr **v) {
+  (void)c;
+  te_tensor *const *in = u; /* A, B, T */
+  const ir_expr *a = TE_AT(in[0], i[0], i[1]);
+  v[0] = ir_add(a, TE_AT(in[1], i[0], i[1]));
+  v[1] = ir_mul(TE_AT(in[2], i[0], i[1]), a);
+  return 0;
+}
+
+/* a producer computed inside the loops of a multi-output op, read by its second output only */
+START_TEST(multi_output_as_consumer) {
+  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 5, 19));
+  te_tensor *B = te_placeholder(ctx, "B", TEC_F32, 2, TE_SHAPE(ctx, 5, 19));
+  te_tensor *T = te_compute(ctx, &(te_compute_decl){.name = "T", .ndim = 2, .shape = A->shape,
+                                                    .body = double_body, .user = B});
+  te_tensor *o[2];
+  OK(ctx, te_compute_multi(ctx, &(te_compute_multi_decl){.names = (const char *[]){"S", "D"},
+                                                         .ndim = 2, .shape = A->shape,
+                                                         .body = sum_tprod_body,
+                                                         .user = (te_tensor *[]){A, B, T}},
+                           2, o));
+  sch_schedule *s = sch_create(ctx, 2, o);
+  sch_stage *st = sch_stage_of(s, o[0]);
+  OK(ctx, sch_compute_at(sch_stage_of(s, T), st, sch_axis(st, 0)));
+  lower_func *f = tec_lower(s, "at_multi", 4, (te_tensor *[]){A, B, o[0], o[1]});
+  ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+  /* one row of T per row of the op */
+  tu_assert_contains(tec_lower_str(f), "allocate T[float32 * 19]");
+  tec_module *m = tec_build(ctx, 1, &f, NULL);
+  ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
+  int64_t sh[] = {5, 19};
+  DLTensor da = tu_rand_f32(2, sh, 3), db = tu_rand_f32(2, sh, 4);
+  DLTensor ds = tu_zeros(TEC_F32, 2, sh), dd = tu_zeros(TEC_F32, 2, sh);
+  RUN_OK(TEC_RUN(m, "at_multi", &da, &db, &ds, &dd));
+  for (int k = 0; k < 5 * 19; k++) {
+    float a = tu_f32(&da)[k], b = tu_f32(&db)[k];
+    ck_assert_float_eq(tu_f32(&ds)[k], a + b);
+    ck_assert_float_eq(tu_f32(&dd)[k], (b * 2.0f) * a);
+  }
+  tec_dl_free(&da);
+  tec_dl_free(&db);
+  tec_dl_free(&ds);
+  tec_dl_free(&dd);
+}
+END_TEST
+
 static int one_sum_one_plain(tec_ctx *c, const ir_expr *const *i, void *u, const ir_expr **v) {
   te_tensor *A = u;
   const ir_expr *k = te_reduce_axis_n(c, "k", A->shape[1]->v.i);
@@ -599,6 +649,7 @@ static Suite *expressive_suite(void) {
   tc = tcase_create("multi");
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, multi_output_one_nest);
+  tcase_add_test(tc, multi_output_as_consumer);
   tcase_add_test(tc, multi_output_bad_input);
   suite_add_tcase(s, tc);
   tc = tcase_create("reducer");

@@ -170,9 +170,9 @@ const ir_expr *te_prod(const ir_expr *src, int naxes, const ir_expr *const *axes
  * stage, named after the first output, and one loop nest writes every output. Later stages
  * read the outputs separately. The values are either all plain expressions or all reductions
  * over the same reduce axes and condition (te_sum/te_max... each combine on its own, a
- * te_reduce's values combine together). Not supported on such an op (refused with a message):
- * compute_inline, compute_at of it or into it, cache_read for it as a reader, cache_write,
- * rfactor. */
+ * te_reduce's values combine together). Other stages may be computed at its loops. Not
+ * supported on such an op (refused with a message): compute_inline or compute_at of it,
+ * cache_read for it as a reader, cache_write, rfactor. */
 typedef int (*te_multi_body_fn)(tec_ctx *ctx, const ir_expr *const *idx, void *user,
                                 const ir_expr **values);
 typedef struct te_compute_multi_decl {
