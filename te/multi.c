@@ -14,7 +14,7 @@
 static int same_reduce(const ir_expr *a, const ir_expr *b) {
   if (a->kind != IR_REDUCE || b->kind != IR_REDUCE)
     return (a->kind == IR_REDUCE) == (b->kind == IR_REDUCE);
-  if (a->nargs != b->nargs || a->b != b->b) return 0;
+  if (a->nargs != b->nargs || !a->b != !b->b || (a->b && !ir_expr_equal(a->b, b->b))) return 0;
   for (int i = 0; i < a->nargs; i++)
     if (a->args[i] != b->args[i]) return 0;
   return 1;
@@ -79,11 +79,13 @@ int te_compute_multi(tec_ctx *ctx, const te_compute_multi_decl *d, int nout, te_
   te_body_info info = {0};
   for (int i = 0; i < nout; i++) {
     if (!same_reduce(vals[0], vals[i]))
-      return tec_ctx_set_error(ctx, "te_compute_multi '%s': values 0 and %d differ in their "
-                                    "reduction (%s and %s); the values are all plain or all "
-                                    "reductions over the same axes and condition",
-                               name, i, vals[0]->kind == IR_REDUCE ? "a reduction" : "plain",
-                               vals[i]->kind == IR_REDUCE ? "a reduction" : "plain");
+      return tec_ctx_set_error(ctx, "te_compute_multi '%s': values 0 and %d %s; the values are "
+                                    "all plain or all reductions over the same axes and "
+                                    "condition",
+                               name, i,
+                               (vals[0]->kind == IR_REDUCE) != (vals[i]->kind == IR_REDUCE)
+                                   ? "differ: one is a reduction, the other is not"
+                                   : "reduce over different axes or conditions");
     const ir_expr *v = vals[i];
     if (v->kind == IR_REDUCE && v->v.i == IR_COMB_USER &&
         (v->reducer->k != nout || v->value_index != i || vals[0]->reducer != v->reducer))

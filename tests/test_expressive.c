@@ -339,6 +339,60 @@ START_TEST(multi_output_as_consumer) {
 }
 END_TEST
 
+/* (sum, max) of a row's columns k != skip: two built-in reductions in one nest; the
+ * condition is built twice (equal, not the same node) */
+static int sum_max_body(tec_ctx *c, const ir_expr *const *i, void *u, const ir_expr **v) {
+  te_tensor *A = u;
+  const ir_expr *k = te_reduce_axis_n(c, "k", 7);
+  v[0] = te_sum(TE_AT(A, i[0], k), 1, &k, ir_ne(k, ir_int(c, 2)));
+  v[1] = te_max(TE_AT(A, i[0], k), 1, &k, ir_ne(k, ir_int(c, 2)));
+  return 0;
+}
+static int sum_max_other_cond(tec_ctx *c, const ir_expr *const *i, void *u, const ir_expr **v) {
+  te_tensor *A = u;
+  const ir_expr *k = te_reduce_axis_n(c, "k", 7);
+  v[0] = te_sum(TE_AT(A, i[0], k), 1, &k, ir_ne(k, ir_int(c, 2)));
+  v[1] = te_max(TE_AT(A, i[0], k), 1, &k, NULL);
+  return 0;
+}
+
+START_TEST(multi_output_builtin_reductions) {
+  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 3, 7));
+  te_tensor *o[2];
+  te_compute_multi_decl d = {.names = (const char *[]){"rsum", "rmax"}, .ndim = 1,
+                             .shape = TE_SHAPE(ctx, 3), .body = sum_max_other_cond, .user = A};
+  ck_assert_int_eq(te_compute_multi(ctx, &d, 2, o), -1);
+  assert_err(ctx, "te_compute_multi 'rsum': values 0 and 1 reduce over different axes or "
+                  "conditions; the values are all plain or all reductions over the same axes and "
+                  "condition");
+  tec_ctx_clear_error(ctx);
+  d.body = sum_max_body;
+  OK(ctx, te_compute_multi(ctx, &d, 2, o));
+  sch_schedule *s = sch_create(ctx, 2, o);
+  sch_stage *st = sch_stage_of(s, o[0]);
+  sch_iter *ko, *ki;
+  OK(ctx, sch_split(st, sch_reduce_axis(st, 0), 3, &ko, &ki));
+  tec_packed_fn fn = tu_build(ctx, s, "summax", 3, (te_tensor *[]){A, o[0], o[1]});
+  int64_t sa[] = {3, 7}, so[] = {3};
+  DLTensor da = tu_rand_f32(2, sa, 9), ds = tu_zeros(TEC_F32, 1, so), dm = tu_zeros(TEC_F32, 1, so);
+  RUN_OK(TEC_CALL(fn, &da, &ds, &dm));
+  for (int r = 0; r < 3; r++) {
+    float sum = 0, mx = -INFINITY;
+    for (int k = 0; k < 7; k++) {
+      if (k == 2) continue;
+      float x = tu_f32(&da)[r * 7 + k];
+      sum += x;
+      mx = x > mx ? x : mx;
+    }
+    ck_assert_float_eq_tol(tu_f32(&ds)[r], sum, 1e-5);
+    ck_assert_float_eq(tu_f32(&dm)[r], mx);
+  }
+  tec_dl_free(&da);
+  tec_dl_free(&ds);
+  tec_dl_free(&dm);
+}
+END_TEST
+
 static int one_sum_one_plain(tec_ctx *c, const ir_expr *const *i, void *u, const ir_expr **v) {
   te_tensor *A = u;
   const ir_expr *k = te_reduce_axis_n(c, "k", A->shape[1]->v.i);
@@ -358,9 +412,9 @@ START_TEST(multi_output_bad_input) {
   te_compute_multi_decl d = {.names = (const char *[]){"X", "Y"}, .ndim = 1,
                              .shape = TE_SHAPE(ctx, 3), .body = one_sum_one_plain, .user = A};
   ck_assert_int_eq(te_compute_multi(ctx, &d, 2, o), -1);
-  assert_err(ctx, "te_compute_multi 'X': values 0 and 1 differ in their reduction (a reduction "
-                  "and plain); the values are all plain or all reductions over the same axes "
-                  "and condition");
+  assert_err(ctx, "te_compute_multi 'X': values 0 and 1 differ: one is a reduction, the other "
+                  "is not; the values are all plain or all reductions over the same axes and "
+                  "condition");
   tec_ctx_clear_error(ctx);
   ck_assert_int_eq(te_compute_multi(ctx, &d, 1, o), -1);
   assert_err(ctx, "te_compute_multi: nout is 1; an op has 2 to 16 outputs (use te_compute for "
@@ -650,6 +704,7 @@ static Suite *expressive_suite(void) {
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, multi_output_one_nest);
   tcase_add_test(tc, multi_output_as_consumer);
+  tcase_add_test(tc, multi_output_builtin_reductions);
   tcase_add_test(tc, multi_output_bad_input);
   suite_add_tcase(s, tc);
   tc = tcase_create("reducer");
