@@ -557,6 +557,46 @@ START_TEST(argmax_tuple_reduction) {
 }
 END_TEST
 
+static int argmax_all_body(tec_ctx *c, const ir_expr *const *i, void *u, const ir_expr **v) {
+  (void)i;
+  te_tensor *X = u;
+  const ir_expr *k = te_reduce_axis(c, "k", ir_int(c, 0), X->shape[0]);
+  const ir_expr *srcs[] = {ir_cast(TEC_I32, k), TE_AT(X, k)};
+  return te_reduce(c, argmax_reducer(c), srcs, 1, &k, NULL, v);
+}
+
+/* argmax of a whole vector of symbolic length: two rank-0 outputs */
+START_TEST(argmax_scalar_outputs) {
+  const ir_expr *n = te_size_var(ctx, "n");
+  te_tensor *X = te_placeholder(ctx, "X", TEC_F32, 1, (const ir_expr *[]){n});
+  te_tensor *o[2];
+  OK(ctx, te_compute_multi(ctx, &(te_compute_multi_decl){.names = (const char *[]){"at", "best"},
+                                                         .ndim = 0, .body = argmax_all_body,
+                                                         .user = X},
+                           2, o));
+  sch_schedule *s = sch_create(ctx, 2, o);
+  sch_stage *st = sch_stage_of(s, o[1]);
+  sch_iter *ko, *ki;
+  OK(ctx, sch_split(st, sch_reduce_axis(st, 0), 4, &ko, &ki));
+  tec_packed_fn fn = tu_build(ctx, s, "argmax_all", 3, (te_tensor *[]){X, o[0], o[1]});
+  _Alignas(64) float x[11] = {1, -2, 5, 5, 0, -7, 5, 3, 2, 1, 0};
+  _Alignas(64) int32_t at;
+  _Alignas(64) float best;
+  for (int64_t len = 1; len <= 11; len += 5) {
+    int64_t sh[] = {len};
+    DLTensor dx = dl(x, TEC_F32, 1, sh), da = dl(&at, TEC_I32, 0, NULL),
+             db = dl(&best, TEC_F32, 0, NULL);
+    RUN_OK(TEC_CALL(fn, &dx, &da, &db));
+    int32_t ri;
+    float rv;
+    ref_argmax(x, (int)len, &ri, &rv);
+    ck_assert_int_eq(at, ri);
+    ck_assert_float_eq(best, rv);
+  }
+  ck_assert_int_eq(at, 2); /* 5 at 2, 3 and 6: the first */
+}
+END_TEST
+
 /* a one-value user reducer: the product of |x| + 1 in float64 ... as max(x*y, x+y) etc */
 static int mulabs_combine(tec_ctx *c, const ir_expr *const *x, const ir_expr *const *y, void *u,
                           const ir_expr **out) {
@@ -710,6 +750,7 @@ static Suite *expressive_suite(void) {
   tc = tcase_create("reducer");
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, argmax_tuple_reduction);
+  tcase_add_test(tc, argmax_scalar_outputs);
   tcase_add_test(tc, user_reducer_one_value);
   tcase_add_test(tc, user_reducer_bad_input);
   suite_add_tcase(s, tc);
