@@ -93,6 +93,11 @@ te_tensor *sch_cache_read(sch_schedule *s, te_tensor *t, const char *scope, int 
     return NULL;
   }
   if (check_scope(ctx, "cache_read", scope)) return NULL;
+  if (t->nout > 1) {
+    tec_ctx_set_error(ctx, "cache_read: '%s' is an output of a multi-output op (%d outputs); "
+                           "cache_read of such an op is not supported", t->name, t->nout);
+    return NULL;
+  }
   for (int i = 0; i < s->nstage; i++) {
     const te_tensor *r = s->stages[i]->tensor;
     for (int k = 0; r->nout > 1 && k < s->stages[i]->ninputs; k++)

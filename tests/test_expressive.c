@@ -277,6 +277,10 @@ START_TEST(multi_output_one_nest) {
   assert_err(ctx, "cache_write: 'D' is an output of a multi-output op (2 outputs); cache_write "
                   "of such an op is not supported");
   tec_ctx_clear_error(ctx);
+  ck_assert_ptr_null(sch_cache_read(s2, D, "local", 1, (te_tensor *[]){P}));
+  assert_err(ctx, "cache_read: 'D' is an output of a multi-output op (2 outputs); cache_read of "
+                  "such an op is not supported");
+  tec_ctx_clear_error(ctx);
   ck_assert_ptr_null(sch_cache_read(s2, A, "local", 1, (te_tensor *[]){S}));
   assert_err(ctx, "cache_read: 'A' is read by 'S', the stage of a multi-output op; cache_read "
                   "for such a reader is not supported");
@@ -390,6 +394,11 @@ START_TEST(multi_output_builtin_reductions) {
   tec_dl_free(&da);
   tec_dl_free(&ds);
   tec_dl_free(&dm);
+  ck_assert_ptr_null(sch_rfactor(s, o[1], ko, 0));
+  assert_err(ctx, "rfactor: 'rmax' is an output of a multi-output op; rfactor is built for "
+                  "one-output sum, prod, max and min only (the partial results would need every "
+                  "output in the rfactor stage)");
+  tec_ctx_clear_error(ctx);
 }
 END_TEST
 
@@ -548,11 +557,16 @@ START_TEST(argmax_tuple_reduction) {
   check_argmax(m, "argmax_split", rows, n);
   check_argmax(m, "argmax_par", rows, n);
   check_argmax(m, "argmax_vec", rows, n);
-  /* rfactor of a tuple reducer is not built */
+  /* rfactor of a tuple reducer is not built (named by either output) */
+  ck_assert_ptr_null(sch_rfactor(s, o[1], sch_reduce_axis(sch_stage_of(s, o[1]), 0), 0));
+  assert_err(ctx, "rfactor: 'val' is reduced by a user reducer; rfactor is built for "
+                  "one-output sum, prod, max and min only (the partial results would need the "
+                  "reducer's whole tuple in the rfactor stage)");
+  tec_ctx_clear_error(ctx);
   ck_assert_ptr_null(sch_rfactor(s, o[0], sch_reduce_axis(sch_stage_of(s, o[0]), 0), 0));
-  assert_err(ctx, "rfactor: 'idx' is a reduction by a user reducer; rfactor is built for sum, "
-                  "prod, max and min only (the partial results of a user reducer would need its "
-                  "whole tuple in the rfactor stage)");
+  assert_err(ctx, "rfactor: 'idx' is reduced by a user reducer; rfactor is built for "
+                  "one-output sum, prod, max and min only (the partial results would need the "
+                  "reducer's whole tuple in the rfactor stage)");
   tec_ctx_clear_error(ctx);
 }
 END_TEST
@@ -645,9 +659,9 @@ START_TEST(user_reducer_one_value) {
   tec_dl_free(&da);
   tec_dl_free(&dp);
   ck_assert_ptr_null(sch_rfactor(s, PL, ko, 0));
-  assert_err(ctx, "rfactor: 'P.local' is a reduction by a user reducer; rfactor is built for "
-                  "sum, prod, max and min only (the partial results of a user reducer would need "
-                  "its whole tuple in the rfactor stage)");
+  assert_err(ctx, "rfactor: 'P.local' is reduced by a user reducer; rfactor is built for "
+                  "one-output sum, prod, max and min only (the partial results would need the "
+                  "reducer's whole tuple in the rfactor stage)");
   tec_ctx_clear_error(ctx);
 }
 END_TEST

@@ -172,7 +172,7 @@ const ir_expr *te_prod(const ir_expr *src, int naxes, const ir_expr *const *axes
  * over the same reduce axes and condition (te_sum/te_max... each combine on its own, a
  * te_reduce's values combine together). Other stages may be computed at its loops. Not
  * supported on such an op (refused with a message): compute_inline or compute_at of it,
- * cache_read for it as a reader, cache_write, rfactor. */
+ * cache_read of its outputs or for it as a reader, cache_write, rfactor. */
 typedef int (*te_multi_body_fn)(tec_ctx *ctx, const ir_expr *const *idx, void *user,
                                 const ir_expr **values);
 typedef struct te_compute_multi_decl {
