@@ -25,7 +25,7 @@ const ir_expr *const *te_shape(tec_ctx *ctx, int n, const int64_t *dims) {
 
 /* te/internal.h: validates a shape and copies it into the arena. */
 const ir_expr *const *te_copy_shape(tec_ctx *ctx, const char *who, const char *name,
-                                        int ndim, const ir_expr *const *shape) {
+                                    int ndim, const ir_expr *const *shape) {
   if (ndim < 0 || ndim > 16) {
     tec_ctx_set_error(ctx, "%s '%s': ndim is %d; a tensor has 0 (a scalar) to 16 dimensions",
                       who, name, ndim);
