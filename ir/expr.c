@@ -394,6 +394,16 @@ const ir_expr *ir_reduce(ir_combiner comb, const ir_expr *src, int naxes,
   return e;
 }
 
+const ir_expr *ir_reduce_like(const ir_expr *like, const ir_expr *src, int naxes,
+                              const ir_expr *const *axes, const ir_expr *cond) {
+  const ir_expr *e = ir_reduce((ir_combiner)like->v.i, src, naxes, axes, cond);
+  if (!e || like->v.i != IR_COMB_USER) return e;
+  ir_expr *u = (ir_expr *)e; /* fresh from ir_reduce: not shared yet */
+  u->reducer = like->reducer;
+  u->value_index = like->value_index;
+  return u;
+}
+
 const ir_expr *ir_load(tec_dtype t, const ir_expr *buf, const ir_expr *index,
                        const ir_expr *pred) {
   if (!buf || !index) return NULL;
@@ -521,6 +531,7 @@ const ir_expr *ir_combiner_identity(tec_ctx *ctx, ir_combiner comb, tec_dtype t)
     int64_t hi = t.bits >= 64 ? INT64_MAX : (int64_t)((1ull << (t.bits - 1)) - 1);
     return ir_int_t(ctx, t, lo ? -hi - 1 : hi);
   }
+  case IR_COMB_USER: break; /* the reducer's identity[value_index] */
   }
   return NULL;
 }
@@ -531,6 +542,7 @@ const ir_expr *ir_combine(ir_combiner comb, const ir_expr *x, const ir_expr *y) 
   case IR_COMB_PROD: return ir_mul(x, y);
   case IR_COMB_MAX: return ir_max(x, y);
   case IR_COMB_MIN: return ir_min(x, y);
+  case IR_COMB_USER: break; /* the values combine together: lower/schedule_ops.c */
   }
   return NULL;
 }

@@ -118,7 +118,10 @@ void ir_print_expr(FILE *f, const ir_expr *e) {
     fputc(']', f);
     return;
   case IR_REDUCE:
-    fprintf(f, "%s(", (unsigned)e->v.i < 4 ? comb_names[e->v.i] : "reduce");
+    if (e->v.i == IR_COMB_USER && e->reducer)
+      fprintf(f, "%s.%d(", e->reducer->name, e->value_index);
+    else
+      fprintf(f, "%s(", (unsigned)e->v.i < 4 ? comb_names[e->v.i] : "reduce");
     ir_print_expr(f, e->a);
     fputs(", axis=[", f);
     print_args(f, e->nargs, e->args);

@@ -91,6 +91,7 @@ int ir_expr_equal(const ir_expr *a, const ir_expr *b) {
   }
   if (a->kind == IR_CALL || a->kind == IR_REDUCE) {
     if (a->v.i != b->v.i) return 0;
+    if (a->reducer != b->reducer || a->value_index != b->value_index) return 0;
   }
   if (a->tensor != b->tensor || a->var != b->var || a->nargs != b->nargs) return 0;
   if (!ir_expr_equal(a->a, b->a) || !ir_expr_equal(a->b, b->b) || !ir_expr_equal(a->c, b->c))

@@ -161,6 +161,15 @@ static int stage_index(const sch_schedule *s, const sch_stage *st) {
   return -1;
 }
 
+/* The reads of rd->t in stage si's body: every output's, for a multi-output op (te/multi.c). */
+static int stage_reads(lower_state *ls, int si, reads *rd) {
+  const te_tensor *t = ls->s->stages[si]->tensor;
+  lower_collect_reads(rd, ls->body[si], NULL);
+  for (int k = 1; k < t->nout; k++)
+    lower_collect_reads(rd, lower_inline_body(ls, t->outputs[k]->body), NULL);
+  return rd->n;
+}
+
 /* The box of t that reader stage ri reads in one iteration of loop pos of c (ri is c, or a
  * stage computed inside c at or within that loop): per dimension [lo[d], hi[d]], or NULL in
  * lo[d] when a read's index has no bound. -1 with an error when ri is not inside the loop. */
@@ -170,7 +179,7 @@ static int reader_box(lower_state *ls, int pi, sch_stage *c, int pos, int ri, ar
   sch_stage *p = ls->s->stages[pi], *rs = ls->s->stages[ri];
   te_tensor *t = p->tensor;
   reads rd = {t, 0, 0, NULL, ctx};
-  lower_collect_reads(&rd, ls->body[ri], NULL);
+  stage_reads(ls, ri, &rd);
   /* the chain from the reader up to c: every loop in it ranges freely */
   sch_stage *chain[64];
   int nchain = 0;
@@ -256,7 +265,7 @@ static int attach_region(lower_state *ls, int pi, arith_env *env) {
     sch_stage *r = ls->s->stages[j];
     if (r->attach == SCH_ATTACH_INLINE || !ls->body[j]) continue; /* (never overridden) */
     reads probe = {t, 0, 0, NULL, ctx};
-    if (!lower_collect_reads(&probe, ls->body[j], NULL)) continue;
+    if (!stage_reads(ls, j, &probe)) continue;
     if (reader_box(ls, pi, c, pos, j, env, rlo, rhi)) return -1;
     for (int d = 0; d < t->ndim; d++) {
       if (!rlo[d]) unknown[d] = 1;

@@ -106,15 +106,15 @@ static const ir_expr *inline_expr(lower_state *ls, const ir_expr *e) {
   return r;
 }
 
-/* A body with its inlined reads: a reduction keeps its place at the top, its source and
- * condition rewritten each on its own. */
-static const ir_expr *inline_body(lower_state *ls, const ir_expr *b) {
+/* passes.h. A body with its inlined reads: a reduction keeps its place at the top, its source
+ * and condition rewritten each on its own. */
+const ir_expr *lower_inline_body(lower_state *ls, const ir_expr *b) {
   if (b->kind != IR_REDUCE) return inline_expr(ls, b);
   const ir_expr *src = inline_expr(ls, b->a);
   const ir_expr *cond = b->b ? inline_expr(ls, b->b) : NULL;
   if (!src || (b->b && !cond)) return NULL;
   if (src == b->a && cond == b->b) return b;
-  return ir_reduce((ir_combiner)b->v.i, src, b->nargs, b->args, cond);
+  return ir_reduce_like(b, src, b->nargs, b->args, cond);
 }
 
 int lower_inline(lower_state *ls) {
@@ -124,7 +124,7 @@ int lower_inline(lower_state *ls) {
   for (int i = 0; i < s->nstage; i++) {
     sch_stage *st = s->stages[i];
     if (!st->body) continue;
-    ls->body[i] = inline_body(ls, st->body);
+    ls->body[i] = lower_inline_body(ls, st->body);
     if (!ls->body[i]) return -1;
     /* (an inlined stage passed as an argument is refused by legality.c) */
   }

@@ -50,6 +50,9 @@ int lower_plan_precompute(lower_state *ls, lower_split_plan *plan);
 
 /* 0. inline: st->body with every compute_inline'd producer substituted (fills state->body). */
 int lower_inline(lower_state *ls);
+/* Body b (of an op of the schedule) with the inlined producers of state->body substituted: the
+ * other outputs of a multi-output op, whose stage carries the first output's body. */
+const ir_expr *lower_inline_body(lower_state *ls, const ir_expr *b);
 
 /* Values of a stage's iter vars in terms of its leaf loop variables, and the guards of its
  * non-dividing splits (iter_values.c). */

@@ -184,7 +184,8 @@ static int check_args(const sch_schedule *s, const char *name, int nargs, te_ten
         return tec_ctx_set_error(ctx, "tec_lower '%s': tensor '%s' is passed twice (arguments "
                                       "%d and %d)", name, args[i]->name, j, i);
     int known = 0;
-    for (int k = 0; k < s->nstage; k++) known |= s->stages[k]->tensor == args[i];
+    const te_tensor *op = args[i]->nout > 1 ? args[i]->outputs[0] : args[i]; /* multi-output */
+    for (int k = 0; k < s->nstage; k++) known |= s->stages[k]->tensor == op;
     /* an input the outputs do not read is a plain unused parameter (a template's optional
      * input); a computed tensor outside the schedule would never be written */
     if (!known && args[i]->op != TE_PLACEHOLDER)
@@ -201,6 +202,11 @@ static int check_args(const sch_schedule *s, const char *name, int nargs, te_ten
     te_tensor *t = s->stages[k]->tensor;
     int found = 0;
     for (int i = 0; i < nargs; i++) found |= args[i] == t;
+    for (int o = 1; o < t->nout && found && s->stages[k]->is_output; o++) {
+      found = 0; /* every output of a multi-output op that is an output */
+      for (int i = 0; i < nargs; i++) found |= args[i] == t->outputs[o];
+      if (!found) t = t->outputs[o];
+    }
     if (!found && (t->op == TE_PLACEHOLDER || s->stages[k]->is_output))
       return tec_ctx_set_error(ctx, "tec_lower '%s': %s '%s' must be one of the arguments",
                                name, t->op == TE_PLACEHOLDER ? "input" : "output", t->name);

@@ -63,7 +63,7 @@ int lower_plan_precompute(lower_state *ls, lower_split_plan *plan) {
       continue;
     }
     rd[i] = reads_of(ctx, ls->body[i]);
-    cst[i] = 1;
+    cst[i] = t->nout < 2; /* a multi-output op: its other bodies are not read here; never */
     for (int k = 0; k < rd[i].n; k++) {
       int j = index_of(s, rd[i].t[k]);
       if (j < 0 || !cst[j]) cst[i] = 0;

@@ -7,7 +7,8 @@
  * update nest:
  *   for (i ...) { for (j ...) C[i, j] = 0f;  for (j ...) for (k ...) C[i, j] = C[i, j] + ... }
  * A stage attached at loop L of a consumer is realized and produced at the top of L's body
- * (over the region bound.c found); root stages are placed in stage order at the top level,
+ * (over the region bound.c found); a multi-output op's nest writes all its outputs (user
+ * reducers: reduce_update); root stages are placed in stage order at the top level,
  * intermediates wrapped in `realize`. Loop kinds and pragmas come from the leaves; a loop
  * marked debug_skip_region is dropped with its body; the body of a loop with prefetches is
  * marked `attr prefetch_scope` for the prefetch pass (prefetch.c). The schedule is legal by
@@ -52,7 +53,10 @@ static const ir_stmt *place(lower_state *ls, int si, const ir_stmt *rest,
   const ir_stmt *nest = stage_nest(ls, si);
   if (!nest) return NULL;
   const ir_stmt *body = ir_seq2(ir_produce(t, nest), rest);
-  if (in_args(ls, t)) {
+  int nv = t->nout > 1 ? t->nout : 1;
+  for (int k = 0; k < nv; k++) {
+    te_tensor *o = nv > 1 ? t->outputs[k] : t;
+    if (!in_args(ls, o)) continue;
     for (int i = 0; i < t->ndim; i++)
       if (rounded_up(st, i, t->shape[i])) {
         tec_ctx_set_error(ls->ctx, "tec_lower '%s': axis '%s' of stage '%s' is split with tail "
@@ -60,13 +64,12 @@ static const ir_stmt *place(lower_state *ls, int si, const ir_stmt *rest,
                                    "'%s' is an argument of the function (the caller's buffer, "
                                    "which tec cannot round up); use guard_with_if, predicate or "
                                    "shift_inwards, or do not pass '%s'",
-                          ls->fname ? ls->fname : "?", st->root[i]->name, t->name, t->name,
-                          t->name);
+                          ls->fname ? ls->fname : "?", st->root[i]->name, t->name, o->name,
+                          o->name);
         return NULL;
       }
-    return body;
   }
-  const ir_expr **bounds = tec_ctx_alloc(ls->ctx, sizeof *bounds * (size_t)(2 * t->ndim));
+  const ir_expr **bounds = tec_ctx_alloc(ls->ctx, sizeof *bounds * (size_t)(2 * t->ndim + 1));
   if (!bounds) return NULL;
   for (int i = 0; i < t->ndim; i++) {
     bounds[2 * i] = region ? region[2 * i] : ir_int(ls->ctx, 0);
@@ -74,7 +77,12 @@ static const ir_stmt *place(lower_state *ls, int si, const ir_stmt *rest,
     const ir_expr *up = rounded_up(st, i, bounds[2 * i + 1]);
     if (up) bounds[2 * i + 1] = up;
   }
-  return ir_realize(t, t->ndim, bounds, body);
+  /* every output of a multi-output op that is not an argument lives around the nest */
+  for (int k = nv - 1; k >= 0 && body; k--) {
+    te_tensor *o = nv > 1 ? t->outputs[k] : t;
+    if (!in_args(ls, o)) body = ir_realize(o, o->ndim, bounds, body);
+  }
+  return body;
 }
 
 /* Wraps body in the loop for leaf `pos` of stage si; attached stages go first in its body. */
@@ -124,6 +132,68 @@ static const ir_stmt *guarded(const lower_ivals *iv, const ir_stmt *body, int da
   return cond ? ir_if(cond, body, NULL) : body;
 }
 
+/* The identities of nv reductions, one store per output. */
+static const ir_stmt *reduce_init(tec_ctx *ctx, int nv, te_tensor *const *outs,
+                                  const ir_expr *const *bodies, const ir_expr *const *idx) {
+  const ir_stmt **ps = tec_ctx_alloc(ctx, sizeof *ps * (size_t)nv);
+  if (!ps) return NULL;
+  for (int k = 0; k < nv; k++) {
+    const ir_expr *b = bodies[k];
+    const ir_expr *id = b->v.i == IR_COMB_USER
+                            ? b->reducer->identity[b->value_index]
+                            : ir_combiner_identity(ctx, (ir_combiner)b->v.i, outs[k]->type);
+    if (!(ps[k] = ir_provide(outs[k], outs[k]->ndim, idx, id))) return NULL;
+  }
+  return ir_seq(ctx, nv, ps);
+}
+
+/* One step of nv reductions. Built-in combiners each update their own output; the values of a
+ * user reducer combine together, all read before any is written:
+ *   let x0 = O0[i], y0 = src0, ..., n0 = result0(x, y), ... in O0[i] = n0; O1[i] = n1 */
+static const ir_stmt *reduce_update(tec_ctx *ctx, int nv, te_tensor *const *outs,
+                                    const ir_expr *const *bodies, const ir_expr *const *idx,
+                                    int nr, const ir_expr *const *vars,
+                                    const ir_expr *const *vals) {
+  const ir_stmt **ps = tec_ctx_alloc(ctx, sizeof *ps * (size_t)nv);
+  const ir_expr **cur = tec_ctx_alloc(ctx, sizeof *cur * (size_t)nv);
+  const ir_expr **src = tec_ctx_alloc(ctx, sizeof *src * (size_t)nv);
+  if (!ps || !cur || !src) return NULL;
+  for (int k = 0; k < nv; k++) {
+    cur[k] = ir_read(ctx, outs[k], outs[k]->ndim, idx);
+    src[k] = ir_substitute(bodies[k]->a, nr, vars, vals);
+    if (!cur[k] || !src[k]) return NULL;
+  }
+  const te_reducer *r = bodies[0]->v.i == IR_COMB_USER ? bodies[0]->reducer : NULL;
+  if (!r) {
+    for (int k = 0; k < nv; k++)
+      if (!(ps[k] = ir_provide(outs[k], outs[k]->ndim, idx,
+                               ir_combine((ir_combiner)bodies[k]->v.i, cur[k], src[k]))))
+        return NULL;
+    return ir_seq(ctx, nv, ps);
+  }
+  /* fresh variables per nest: the reducer's own lhs/rhs are shared by every use */
+  int k2 = 2 * nv;
+  const ir_expr **from = tec_ctx_alloc(ctx, sizeof *from * (size_t)k2);
+  const ir_expr **to = tec_ctx_alloc(ctx, sizeof *to * (size_t)k2);
+  const ir_expr **nw = tec_ctx_alloc(ctx, sizeof *nw * (size_t)nv);
+  if (!from || !to || !nw) return NULL;
+  for (int k = 0; k < nv; k++) {
+    from[k] = r->lhs[k];
+    from[nv + k] = r->rhs[k];
+    to[k] = ir_var(ctx, r->lhs[k]->name, r->types[k], IR_VAR_LET);
+    to[nv + k] = ir_var(ctx, r->rhs[k]->name, r->types[k], IR_VAR_LET);
+    nw[k] = ir_var(ctx, tec_ctx_printf(ctx, "%s_new%d", r->name, k), r->types[k], IR_VAR_LET);
+    if (!to[k] || !to[nv + k] || !nw[k]) return NULL;
+    if (!(ps[k] = ir_provide(outs[k], outs[k]->ndim, idx, nw[k]))) return NULL;
+  }
+  const ir_stmt *s = ir_seq(ctx, nv, ps);
+  for (int k = nv - 1; k >= 0 && s; k--)
+    s = ir_let_stmt(nw[k], ir_substitute(r->result[k], k2, from, to), s);
+  for (int k = nv - 1; k >= 0 && s; k--) s = ir_let_stmt(to[nv + k], src[k], s);
+  for (int k = nv - 1; k >= 0 && s; k--) s = ir_let_stmt(to[k], cur[k], s);
+  return s;
+}
+
 /* The nest computing stage si (attached producers included). */
 static const ir_stmt *stage_nest(lower_state *ls, int si) {
   tec_ctx *ctx = ls->ctx;
@@ -152,21 +222,31 @@ static const ir_stmt *stage_nest(lower_state *ls, int si) {
       if (tec_grow(ctx, (void **)&iv.g, &iv.gcap, iv.nguard + 1, sizeof *iv.g)) return NULL;
       iv.g[iv.nguard++] = g;
     }
+  /* a multi-output op writes each of its outputs in the one nest */
+  int nv = t->nout > 1 ? t->nout : 1;
+  te_tensor *const *outs = nv > 1 ? t->outputs : &t;
+  const ir_expr **bodies = tec_ctx_alloc(ctx, sizeof *bodies * (size_t)nv);
+  if (!bodies) return NULL;
+  bodies[0] = body;
+  for (int k = 1; k < nv; k++)
+    if (!(bodies[k] = lower_inline_body(ls, t->outputs[k]->body))) return NULL;
   if (body->kind != IR_REDUCE) {
-    const ir_stmt *s = ir_provide(t, t->ndim, idx, ir_substitute(body, nr, vars, vals));
-    s = guarded(&iv, s, 0);
+    const ir_stmt **ps = tec_ctx_alloc(ctx, sizeof *ps * (size_t)nv);
+    if (!ps) return NULL;
+    for (int k = 0; k < nv; k++)
+      if (!(ps[k] = ir_provide(outs[k], t->ndim, idx, ir_substitute(bodies[k], nr, vars, vals))))
+        return NULL;
+    const ir_stmt *s = guarded(&iv, ir_seq(ctx, nv, ps), 0);
     for (int i = st->nleaf - 1; i >= 0 && s; i--) s = make_loop(ls, si, i, s, 1);
     return s;
   }
   /* reduction: init and update */
-  ir_combiner comb = (ir_combiner)body->v.i;
-  const ir_expr *src = ir_substitute(body->a, nr, vars, vals);
   const ir_expr *cond = body->b ? ir_substitute(body->b, nr, vars, vals) : NULL;
-  const ir_expr *cur = ir_read(ctx, t, t->ndim, idx);
-  const ir_stmt *update = ir_provide(t, t->ndim, idx, ir_combine(comb, cur, src));
+  const ir_stmt *update = reduce_update(ctx, nv, outs, bodies, idx, nr, vars, vals);
+  const ir_stmt *init = reduce_init(ctx, nv, outs, bodies, idx);
+  if (!update || !init) return NULL;
   if (cond) update = ir_if(cond, update, NULL);
   update = guarded(&iv, update, 0);
-  const ir_stmt *init = ir_provide(t, t->ndim, idx, ir_combiner_identity(ctx, comb, t->type));
   init = guarded(&iv, init, 1);
   int first_red = st->nleaf;
   for (int i = 0; i < st->nleaf; i++)

@@ -46,7 +46,7 @@ static const ir_expr *linear_index(const buf_entry *b, int n, const ir_expr *con
     if (!ir_is_one(b->stride[i])) x = ir_mul(x, b->stride[i]);
     lin = lin ? ir_add(lin, x) : x;
   }
-  return lin;
+  return lin ? lin : ir_int(b->var->ctx, 0); /* rank 0: the one element */
 }
 
 /* Row-major strides of extents, padded where the stage asks for storage_align. Returns the

@@ -47,6 +47,11 @@ static int check_producer(const char *who, sch_stage *p) {
     return tec_ctx_set_error(ctx, "%s: '%s' is an output of the schedule; outputs are computed "
                                   "at root (schedule a cache_write stage instead)",
                              who, p->tensor->name);
+  if (p->tensor->nout > 1)
+    return tec_ctx_set_error(ctx, "%s: '%s' is the stage of a multi-output op (%d outputs); "
+                                  "such an op is computed at root (compute_at and compute_inline "
+                                  "of it are not supported)",
+                             who, p->tensor->name, p->tensor->nout);
   return 0;
 }
 

@@ -94,6 +94,21 @@ te_tensor *sch_cache_read(sch_schedule *s, te_tensor *t, const char *scope, int 
     return NULL;
   }
   if (check_scope(ctx, "cache_read", scope)) return NULL;
+  if (t->nout > 1) {
+    tec_ctx_set_error(ctx, "cache_read: '%s' is an output of a multi-output op (%d outputs); "
+                           "cache_read of such an op is not supported", t->name, t->nout);
+    return NULL;
+  }
+  for (int i = 0; i < s->nstage; i++) {
+    const te_tensor *r = s->stages[i]->tensor;
+    for (int k = 0; r->nout > 1 && k < s->stages[i]->ninputs; k++)
+      if (s->stages[i]->inputs[k] == t) {
+        tec_ctx_set_error(ctx, "cache_read: '%s' is read by '%s', the stage of a multi-output "
+                               "op; cache_read for such a reader is not supported",
+                          t->name, r->name);
+        return NULL;
+      }
+  }
   int ti = stage_index(s, t);
   if (ti < 0) {
     tec_ctx_set_error(ctx, "cache_read: tensor '%s' is not part of this schedule", t->name);
@@ -206,7 +221,7 @@ static const ir_expr *relayout_body(tec_ctx *ctx, const ir_expr *const *i, void 
   const ir_expr *src = ir_substitute(b->a, st->nroot, vars, roots);
   const ir_expr *cond = b->b ? ir_substitute(b->b, st->nroot, vars, roots) : NULL;
   if (guard) cond = cond ? ir_and(guard, cond) : guard;
-  return ir_reduce((ir_combiner)b->v.i, src, b->nargs, b->args, cond);
+  return ir_reduce_like(b, src, b->nargs, b->args, cond);
 }
 
 /* cache_write of a split/reordered stage: the cache takes the leaf layout of the data loops
@@ -271,6 +286,11 @@ static te_tensor *cache_write(sch_schedule *s, te_tensor *t, const char *scope) 
     return NULL;
   }
   if (check_scope(ctx, "cache_write", scope)) return NULL;
+  if (t->nout > 1) {
+    tec_ctx_set_error(ctx, "cache_write: '%s' is an output of a multi-output op (%d outputs); "
+                           "cache_write of such an op is not supported", t->name, t->nout);
+    return NULL;
+  }
   int ti = stage_index(s, t);
   if (ti < 0) {
     tec_ctx_set_error(ctx, "cache_write: tensor '%s' is not part of this schedule", t->name);

@@ -102,5 +102,5 @@ const ir_expr *sch_reduce_rebind(tec_ctx *ctx, const ir_expr *red, int n,
   const ir_expr *src = ir_substitute(red->a, red->nargs, red->args, axes);
   const ir_expr *cond = red->b ? ir_substitute(red->b, red->nargs, red->args, axes) : NULL;
   if (!src || (red->b && !cond)) return NULL;
-  return ir_reduce((ir_combiner)red->v.i, src, red->nargs, axes, cond);
+  return ir_reduce_like(red, src, red->nargs, axes, cond);
 }

@@ -101,11 +101,20 @@ te_tensor *sch_rfactor(sch_schedule *s, te_tensor *t, sch_iter *axis, int factor
   }
   sch_stage *st = NULL;
   int si = -1;
-  for (int i = 0; i < s->nstage; i++)
-    if (s->stages[i]->tensor == t) st = s->stages[i], si = i;
+  for (int i = 0; i < s->nstage; i++) /* a multi-output op's stage is its first output's */
+    if (s->stages[i]->tensor == (t->nout > 1 ? t->outputs[0] : t)) st = s->stages[i], si = i;
   if (!st || t->op != TE_COMPUTE || !st->body || st->body->kind != IR_REDUCE) {
     tec_ctx_set_error(ctx, "rfactor: '%s' is not a reduction of this schedule; rfactor needs a "
                            "stage whose body is a reduction", t->name);
+    return NULL;
+  }
+  if (t->nout > 1 || st->body->v.i == IR_COMB_USER) {
+    int user = st->body->v.i == IR_COMB_USER;
+    tec_ctx_set_error(ctx, "rfactor: '%s' is %s; rfactor is built for one-output sum, prod, max "
+                           "and min only (the partial results would need %s in the rfactor "
+                           "stage)",
+                      t->name, user ? "reduced by a user reducer" : "an output of a multi-output op",
+                      user ? "the reducer's whole tuple" : "every output");
     return NULL;
   }
   if (sch_check_leaf("rfactor", st, axis)) return NULL;

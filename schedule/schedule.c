@@ -90,9 +90,13 @@ sch_schedule *sch_create(tec_ctx *ctx, int nout, te_tensor *const *outs) {
       }
   if (tec_grow(ctx, (void **)&s->stages, &s->cap_stage, n, sizeof *s->stages)) return NULL;
   for (int i = 0; i < n; i++) {
+    /* a multi-output op has one stage, its first output's: the others are written there */
+    if (order[i]->nout > 1 && order[i]->value_index > 0) continue;
     sch_stage *st = stage_new(s, order[i]);
     if (!st) return NULL;
-    for (int j = 0; j < nout; j++) st->is_output |= outs[j] == order[i];
+    for (int j = 0; j < nout; j++)
+      st->is_output |= outs[j] == order[i] ||
+                       (outs[j]->nout > 1 && outs[j]->outputs[0] == order[i]);
     s->stages[s->nstage++] = st;
   }
   return s;
@@ -102,6 +106,7 @@ sch_stage *sch_stage_new(sch_schedule *s, te_tensor *t) { return stage_new(s, t)
 
 sch_stage *sch_stage_of(sch_schedule *s, const te_tensor *t) {
   if (!s || !t) return NULL;
+  if (t->nout > 1) t = t->outputs[0]; /* one stage for all outputs of an op */
   for (int i = 0; i < s->nstage; i++)
     if (s->stages[i]->tensor == t) {
       if (t->op != TE_COMPUTE) {
@@ -118,6 +123,11 @@ sch_stage *sch_stage_of(sch_schedule *s, const te_tensor *t) {
 
 sch_iter *sch_axis(sch_stage *st, int i) {
   if (!st) return NULL;
+  if (st->tensor->ndim == 0) {
+    tec_ctx_set_error(st->sched->ctx, "sch_axis: stage '%s' is a scalar (rank 0): it has no "
+                                      "data axes", st->tensor->name);
+    return NULL;
+  }
   if (i < 0 || i >= st->tensor->ndim) {
     tec_ctx_set_error(st->sched->ctx, "sch_axis: stage '%s' has %d axes (0 to %d), asked for %d",
                       st->tensor->name, st->tensor->ndim, st->tensor->ndim - 1, i);

@@ -3,10 +3,12 @@
  * A compute op calls the user's body callback once with fresh axis variables and keeps the
  * expression it returns. The body is checked here, once: a reduction may only be the top of
  * the body, every variable it uses must be one of its axes, its reduce axes, or a size var,
- * and the tensors it reads become the op's inputs. */
+ * and the tensors it reads become the op's inputs. Multi-output ops and user reducers build
+ * on these checks in te/multi.c. */
 #include <string.h>
 #include "tec/te.h"
 #include "ir/internal.h"
+#include "te/internal.h"
 
 const ir_expr *te_size_var(tec_ctx *ctx, const char *name) {
   return ir_var(ctx, name, TEC_INDEX, IR_VAR_SIZE);
@@ -21,19 +23,20 @@ const ir_expr *const *te_shape(tec_ctx *ctx, int n, const int64_t *dims) {
   return s;
 }
 
-/* Validates a shape and copies it into the arena. */
-static const ir_expr *const *copy_shape(tec_ctx *ctx, const char *who, const char *name,
-                                        int ndim, const ir_expr *const *shape) {
-  if (ndim < 1 || ndim > 16) {
-    tec_ctx_set_error(ctx, "%s '%s': ndim is %d; a tensor has 1 to 16 dimensions", who, name,
-                      ndim);
+/* te/internal.h: validates a shape and copies it into the arena. */
+const ir_expr *const *te_copy_shape(tec_ctx *ctx, const char *who, const char *name,
+                                    int ndim, const ir_expr *const *shape) {
+  if (ndim < 0 || ndim > 16) {
+    tec_ctx_set_error(ctx, "%s '%s': ndim is %d; a tensor has 0 (a scalar) to 16 dimensions",
+                      who, name, ndim);
     return NULL;
   }
-  if (!shape) {
+  if (!shape && ndim > 0) {
     tec_ctx_set_error(ctx, "%s '%s': shape is NULL; pass %d extents", who, name, ndim);
     return NULL;
   }
-  const ir_expr **s = tec_ctx_alloc(ctx, sizeof *s * (size_t)ndim);
+  /* rank 0 (a scalar) has an empty shape: one element, no axes */
+  const ir_expr **s = tec_ctx_alloc(ctx, sizeof *s * (size_t)(ndim ? ndim : 1));
   if (!s) return NULL;
   for (int i = 0; i < ndim; i++) {
     if (!shape[i]) {
@@ -55,7 +58,7 @@ static const ir_expr *const *copy_shape(tec_ctx *ctx, const char *who, const cha
   return s;
 }
 
-static int check_name(tec_ctx *ctx, const char *who, const char *name) {
+int te_check_name(tec_ctx *ctx, const char *who, const char *name) {
   if (!name || !*name) {
     tec_ctx_set_error(ctx, "%s: a tensor needs a non-empty name", who);
     return -1;
@@ -65,12 +68,12 @@ static int check_name(tec_ctx *ctx, const char *who, const char *name) {
 
 static te_tensor *placeholder(tec_ctx *ctx, const char *who, const char *name, tec_dtype type,
                               int ndim, const ir_expr *const *shape, int is_const) {
-  if (!ctx || check_name(ctx, who, name)) return NULL;
+  if (!ctx || te_check_name(ctx, who, name)) return NULL;
   if (type.lanes != 1 || type.code == TEC_HANDLE) {
     tec_ctx_set_error(ctx, "%s '%s': element type must be a scalar number or bool", who, name);
     return NULL;
   }
-  const ir_expr *const *s = copy_shape(ctx, who, name, ndim, shape);
+  const ir_expr *const *s = te_copy_shape(ctx, who, name, ndim, shape);
   te_tensor *t = s ? tec_ctx_alloc(ctx, sizeof *t) : NULL;
   if (!t) return NULL;
   t->op = TE_PLACEHOLDER;
@@ -197,23 +200,13 @@ static void check_expr(ir_visitor *v, const ir_expr *e) {
 
 static const char *const default_axis_names[] = {"i", "j", "k", "l", "m"};
 
-te_tensor *te_compute(tec_ctx *ctx, const te_compute_decl *d) {
-  if (!ctx) return NULL;
-  if (!d) {
-    tec_ctx_set_error(ctx, "te_compute: the declaration is NULL");
-    return NULL;
-  }
-  if (check_name(ctx, "te_compute", d->name)) return NULL;
-  if (!d->body) {
-    tec_ctx_set_error(ctx, "te_compute '%s': body callback is NULL", d->name);
-    return NULL;
-  }
-  const ir_expr *const *shape = copy_shape(ctx, "te_compute", d->name, d->ndim, d->shape);
-  if (!shape) return NULL;
-  const ir_expr **axis = tec_ctx_alloc(ctx, sizeof *axis * (size_t)d->ndim);
+/* te/internal.h */
+const ir_expr *const *te_new_axes(tec_ctx *ctx, int ndim, const ir_expr *const *shape,
+                                  const char *const *names) {
+  const ir_expr **axis = tec_ctx_alloc(ctx, sizeof *axis * (size_t)(ndim ? ndim : 1));
   if (!axis) return NULL;
-  for (int i = 0; i < d->ndim; i++) {
-    const char *nm = d->axis_names && d->axis_names[i] ? d->axis_names[i]
+  for (int i = 0; i < ndim; i++) {
+    const char *nm = names && names[i] ? names[i]
                      : i < 5 ? default_axis_names[i]
                              : tec_ctx_printf(ctx, "ax%d", i);
     ir_expr *v = (ir_expr *)ir_var(ctx, nm, TEC_INDEX, IR_VAR_INDEX);
@@ -222,18 +215,16 @@ te_tensor *te_compute(tec_ctx *ctx, const te_compute_decl *d) {
     v->dom_extent = shape[i];
     axis[i] = v;
   }
-  const char *had_error = tec_ctx_error(ctx);
-  const ir_expr *body = d->body(ctx, axis, d->user);
-  if (!body) {
-    if (!had_error && !tec_ctx_error(ctx))
-      tec_ctx_set_error(ctx, "te_compute '%s': the body callback returned NULL", d->name);
-    return NULL;
-  }
-  if (body->type.lanes != 1 || body->type.code == TEC_HANDLE) {
-    tec_ctx_set_error(ctx, "te_compute '%s': the body must be a scalar number or bool", d->name);
-    return NULL;
-  }
-  body_check bc = {ctx, d->name, d->ndim, axis, 0, NULL, 0, 0, NULL, 0, 0};
+  return axis;
+}
+
+/* te/internal.h */
+int te_check_body(tec_ctx *ctx, const char *who, const char *name, int ndim,
+                  const ir_expr *const *axis, const ir_expr *body, te_body_info *info) {
+  if (body->type.lanes != 1 || body->type.code == TEC_HANDLE)
+    return tec_ctx_set_error(ctx, "%s '%s': the body must be a scalar number or bool", who, name);
+  body_check bc = {ctx, name, ndim, axis, 0, NULL, 0, 0, (const te_tensor **)info->inputs,
+                   info->ninputs, info->cap};
   const ir_expr *top = body;
   if (body->kind == IR_REDUCE) {
     bc.nreduce = body->nargs;
@@ -249,7 +240,46 @@ te_tensor *te_compute(tec_ctx *ctx, const te_compute_decl *d) {
     ir_visit_expr(&v, body->a);
     ir_visit_expr(&v, body->b);
   }
-  if (bc.error) return NULL;
+  info->inputs = (const te_tensor **)bc.inputs;
+  info->ninputs = bc.ninputs;
+  info->cap = bc.cap;
+  info->nreduce = bc.nreduce;
+  info->raxis = bc.raxis;
+  return bc.error ? -1 : 0;
+}
+
+te_tensor *te_compute(tec_ctx *ctx, const te_compute_decl *d) {
+  if (!ctx) return NULL;
+  if (!d) {
+    tec_ctx_set_error(ctx, "te_compute: the declaration is NULL");
+    return NULL;
+  }
+  if (te_check_name(ctx, "te_compute", d->name)) return NULL;
+  if (!d->body) {
+    tec_ctx_set_error(ctx, "te_compute '%s': body callback is NULL", d->name);
+    return NULL;
+  }
+  const ir_expr *const *shape = te_copy_shape(ctx, "te_compute", d->name, d->ndim, d->shape);
+  if (!shape) return NULL;
+  const ir_expr *const *axis = te_new_axes(ctx, d->ndim, shape, d->axis_names);
+  if (!axis) return NULL;
+  const char *had_error = tec_ctx_error(ctx);
+  const ir_expr *body = d->body(ctx, axis, d->user);
+  if (!body) {
+    if (!had_error && !tec_ctx_error(ctx))
+      tec_ctx_set_error(ctx, "te_compute '%s': the body callback returned NULL", d->name);
+    return NULL;
+  }
+  if (body->kind == IR_REDUCE && body->v.i == IR_COMB_USER && body->reducer->k != 1) {
+    tec_ctx_set_error(ctx, "te_compute '%s': the body is value %d of reducer '%s', which has %d "
+                           "values that reduce together; declare the op with te_compute_multi "
+                           "and give it all %d",
+                      d->name, body->value_index, body->reducer->name, body->reducer->k,
+                      body->reducer->k);
+    return NULL;
+  }
+  te_body_info info = {0};
+  if (te_check_body(ctx, "te_compute", d->name, d->ndim, axis, body, &info)) return NULL;
   te_tensor *t = tec_ctx_alloc(ctx, sizeof *t);
   if (!t) return NULL;
   t->op = TE_COMPUTE;
@@ -259,12 +289,13 @@ te_tensor *te_compute(tec_ctx *ctx, const te_compute_decl *d) {
   t->ndim = d->ndim;
   t->shape = shape;
   t->axis = axis;
-  t->nreduce = bc.nreduce;
-  t->reduce_axis = bc.raxis;
+  t->nreduce = info.nreduce;
+  t->reduce_axis = info.raxis;
   t->body = body;
-  t->ninputs = bc.ninputs;
-  t->inputs = bc.inputs;
+  t->ninputs = info.ninputs;
+  t->inputs = info.inputs;
   t->tag = d->tag ? tec_ctx_strdup(ctx, d->tag) : NULL;
+  t->nout = 1;
   t->id = tec_ctx_next_id(ctx);
   return t;
 }
@@ -279,6 +310,9 @@ typedef struct topo {
 
 static void visit(topo *tp, te_tensor *t, int depth) {
   if (tp->err) return;
+  /* a multi-output op: its first output stands for the op; all outputs follow its inputs */
+  int nout = t->nout > 1 ? t->nout : 1;
+  if (nout > 1) t = t->outputs[0];
   for (int i = 0; i < tp->n; i++)
     if (tp->out[i] == t) return;
   if (depth > 10000) {
@@ -288,11 +322,11 @@ static void visit(topo *tp, te_tensor *t, int depth) {
     return;
   }
   for (int i = 0; i < t->ninputs; i++) visit(tp, (te_tensor *)t->inputs[i], depth + 1);
-  if (tec_grow(tp->ctx, (void **)&tp->out, &tp->cap, tp->n + 1, sizeof *tp->out)) {
+  if (tec_grow(tp->ctx, (void **)&tp->out, &tp->cap, tp->n + nout, sizeof *tp->out)) {
     tp->err = 1;
     return;
   }
-  tp->out[tp->n++] = t;
+  for (int k = 0; k < nout; k++) tp->out[tp->n++] = nout > 1 ? t->outputs[k] : t;
 }
 
 int te_topo_order(tec_ctx *ctx, int nout, te_tensor *const *outs, te_tensor ***out) {

@@ -495,11 +495,11 @@ START_TEST(err_shapes_and_names) {
   ck_assert_ptr_null(te_placeholder(ctx, "", TEC_F32, 1, TE_SHAPE(ctx, 4)));
   assert_err(ctx, "te_placeholder: a tensor needs a non-empty name");
   tec_ctx_clear_error(ctx);
-  ck_assert_ptr_null(te_placeholder(ctx, "A", TEC_F32, 0, NULL));
-  assert_err(ctx, "te_placeholder 'A': ndim is 0; a tensor has 1 to 16 dimensions");
+  ck_assert_ptr_null(te_placeholder(ctx, "A", TEC_F32, -1, NULL));
+  assert_err(ctx, "te_placeholder 'A': ndim is -1; a tensor has 0 (a scalar) to 16 dimensions");
   tec_ctx_clear_error(ctx);
   ck_assert_ptr_null(te_placeholder(ctx, "A", TEC_F32, 17, TE_SHAPE(ctx, 1)));
-  assert_err(ctx, "te_placeholder 'A': ndim is 17; a tensor has 1 to 16 dimensions");
+  assert_err(ctx, "te_placeholder 'A': ndim is 17; a tensor has 0 (a scalar) to 16 dimensions");
   tec_ctx_clear_error(ctx);
   ck_assert_ptr_null(te_placeholder(ctx, "A", TEC_F32, 1, NULL));
   assert_err(ctx, "te_placeholder 'A': shape is NULL; pass 1 extents");
@@ -517,9 +517,9 @@ START_TEST(err_shapes_and_names) {
   ck_assert_ptr_nonnull(te_placeholder(ctx, "E", TEC_F32, 1, TE_SHAPE(ctx, 0)));
 
   te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 4, 8));
-  ck_assert_ptr_null(te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 0, .body = add_one,
+  ck_assert_ptr_null(te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = -1, .body = add_one,
                                                         .user = A}));
-  assert_err(ctx, "te_compute 'C': ndim is 0; a tensor has 1 to 16 dimensions");
+  assert_err(ctx, "te_compute 'C': ndim is -1; a tensor has 0 (a scalar) to 16 dimensions");
   tec_ctx_clear_error(ctx);
   ck_assert_ptr_null(te_compute(ctx, &(te_compute_decl){.name = NULL, .ndim = 2,
                                                         .shape = A->shape, .body = add_one,

@@ -134,7 +134,9 @@ typedef enum ir_combiner {
   IR_COMB_SUM,  /* identity 0 */
   IR_COMB_PROD, /* identity 1 */
   IR_COMB_MAX,  /* identity: lowest value of the type */
-  IR_COMB_MIN   /* identity: highest value of the type */
+  IR_COMB_MIN,  /* identity: highest value of the type */
+  IR_COMB_USER  /* a te_reducer (the REDUCE's `reducer`): value `value_index` of a tuple of
+                 * reductions that combine together (te_reduce; lowered by schedule_ops.c) */
 } ir_combiner;
 
 /* Kind of a FOR loop. */
@@ -169,6 +171,8 @@ struct ir_expr {
   const ir_expr *var;           /* LET: the bound variable */
   const te_tensor *tensor;      /* READ: the tensor read */
   const ir_expr *dom_min, *dom_extent; /* VAR of an axis: its declared range (or NULL) */
+  const struct te_reducer *reducer; /* REDUCE with IR_COMB_USER: the reducer */
+  int value_index;              /* REDUCE with IR_COMB_USER: which of its values this is */
   int id;                       /* unique per ctx (VAR: for printing) */
 };
 
@@ -243,6 +247,10 @@ const ir_expr *ir_fabs(const ir_expr *a);
 const ir_expr *ir_read(tec_ctx *ctx, const te_tensor *t, int nargs, const ir_expr *const *idx);
 const ir_expr *ir_reduce(ir_combiner comb, const ir_expr *src, int naxes,
                          const ir_expr *const *axes, const ir_expr *cond);
+/* A reduction like `like` (its combiner, and the reducer and value of IR_COMB_USER) over new
+ * parts: what a pass that rewrites a reduction's source, axes or condition builds. */
+const ir_expr *ir_reduce_like(const ir_expr *like, const ir_expr *src, int naxes,
+                              const ir_expr *const *axes, const ir_expr *cond);
 const ir_expr *ir_load(tec_dtype t, const ir_expr *buf, const ir_expr *index,
                        const ir_expr *pred);
 const ir_expr *ir_ramp(const ir_expr *base, const ir_expr *stride, int lanes);

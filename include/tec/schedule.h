@@ -188,9 +188,11 @@ sch_schedule *sch_create(tec_ctx *ctx, int nout, te_tensor *const *outs);
 #define SCH_CREATE(ctx, ...)                                                              \
   sch_create((ctx), (int)(sizeof((te_tensor *[]){__VA_ARGS__}) / sizeof(te_tensor *)),      \
              (te_tensor *const[]){__VA_ARGS__})
-/* The stage that computes t (s[t] in TVM), or NULL with an error. */
+/* The stage that computes t (s[t] in TVM), or NULL with an error. All outputs of a
+ * multi-output op (te_compute_multi) share one stage, named after the first. */
 sch_stage *sch_stage_of(sch_schedule *s, const te_tensor *t);
-/* Root iter vars: i-th data-parallel axis; i-th reduce axis. NULL with an error if absent. */
+/* Root iter vars: i-th data-parallel axis; i-th reduce axis. NULL with an error if absent (a
+ * rank-0 stage has no data axes). */
 sch_iter *sch_axis(sch_stage *st, int i);
 sch_iter *sch_reduce_axis(sch_stage *st, int i);
 /* A current leaf by name ("i", "i.outer", "i.inner.j.fused" ...), or NULL. */

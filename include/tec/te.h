@@ -98,6 +98,12 @@ struct te_tensor {
   int ninputs;
   const te_tensor *const *inputs; /* tensors read by body, each once, in first-read order */
   const char *tag;               /* free-form (topi uses it), may be NULL */
+  /* multi-output ops (te_compute_multi): the op's nout outputs in order (same shape and axes,
+   * one stage, one loop nest) and this one's place among them; nout is 1 for a plain op (0
+   * for placeholders and tensors made before this field existed) */
+  int nout;
+  int value_index;
+  te_tensor *const *outputs;
   int id;
 };
 
@@ -109,6 +115,11 @@ const ir_expr *const *te_shape(tec_ctx *ctx, int n, const int64_t *dims);
   te_shape((ctx), (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)),     \
            (const int64_t[]){__VA_ARGS__})
 
+/* ndim 0 (shape may be NULL) is a scalar: one element, read with no indices
+ * (te_read(alpha, 0, NULL)) and passed to the built function as a 0-dim DLTensor (shape
+ * unused), like TVM's scalar tensors; the entry checks its ndim and dtype, and its data must be
+ * 64-byte aligned like any argument. This is how a scalar parameter is declared (there is no
+ * separate te_scalar_param: one way to say it). */
 te_tensor *te_placeholder(tec_ctx *ctx, const char *name, tec_dtype type, int ndim,
                           const ir_expr *const *shape);
 /* A placeholder whose value is fixed across calls (weights): stages derived from constants
@@ -120,7 +131,8 @@ te_tensor *te_const_placeholder(tec_ctx *ctx, const char *name, tec_dtype type, 
 typedef const ir_expr *(*te_body_fn)(tec_ctx *ctx, const ir_expr *const *idx, void *user);
 typedef struct te_compute_decl {
   const char *name;               /* tensor name (required, unique among ops) */
-  int ndim;                       /* >= 1 */
+  int ndim;                       /* 0 (a scalar: no axes, no loops, e.g. a full reduction)
+                                   * to 16 */
   const ir_expr *const *shape;    /* ndim extents */
   te_body_fn body;                /* value of one element */
   void *user;                     /* passed to body */
@@ -150,6 +162,56 @@ const ir_expr *te_prod(const ir_expr *src, int naxes, const ir_expr *const *axes
 #define TE_MAX(src, ...)                                                                  \
   te_max((src), (int)(sizeof((const ir_expr *[]){__VA_ARGS__}) / sizeof(const ir_expr *)), \
          (const ir_expr *const[]){__VA_ARGS__}, NULL)
+
+/* ---- several outputs, user reducers ----
+ * A compute op with several outputs (TVM's compute returning a tuple): one body callback gives
+ * nout values over the same axes; each becomes its own tensor (own name, dtype, buffer and
+ * argument) but the op is scheduled and lowered once: sch_stage_of any output gives the same
+ * stage, named after the first output, and one loop nest writes every output. Later stages
+ * read the outputs separately. The values are either all plain expressions or all reductions
+ * over the same reduce axes and condition (te_sum/te_max... each combine on its own, a
+ * te_reduce's values combine together). Other stages may be computed at its loops. Not
+ * supported on such an op (refused with a message): compute_inline or compute_at of it,
+ * cache_read of its outputs or for it as a reader, cache_write, rfactor. */
+typedef int (*te_multi_body_fn)(tec_ctx *ctx, const ir_expr *const *idx, void *user,
+                                const ir_expr **values);
+typedef struct te_compute_multi_decl {
+  const char *const *names;       /* nout tensor names (required, unique) */
+  int ndim;                       /* 0 to 16 */
+  const ir_expr *const *shape;    /* ndim extents, shared by the outputs */
+  te_multi_body_fn body;          /* fills values[0..nout-1]; returns 0, or -1 (with an error) */
+  void *user;                     /* passed to body */
+  const char *tag;                /* optional */
+  const char *const *axis_names;  /* optional, as in te_compute_decl */
+} te_compute_multi_decl;
+/* Writes the nout (2 to 16) output tensors to outs; 0, or -1 with an error. */
+int te_compute_multi(tec_ctx *ctx, const te_compute_multi_decl *decl, int nout,
+                     te_tensor **outs);
+
+/* A user-defined commutative reducer over k-tuples (TVM's comm_reducer): combine(lhs, rhs)
+ * gives the k values that replace the running lhs when the element rhs arrives, identity[i]
+ * is where value i starts. The combine must be associative and commutative for the result not
+ * to depend on the loop order a schedule chooses (tec cannot check it: argmax with "the
+ * smaller index wins ties" is, a "last one seen" rule is not). lhs/rhs are variables of the
+ * given dtypes; the combine is called once, at te_reducer_new. */
+typedef int (*te_combine_fn)(tec_ctx *ctx, const ir_expr *const *lhs,
+                             const ir_expr *const *rhs, void *user, const ir_expr **out);
+typedef struct te_reducer {
+  const char *name;               /* for printing: name.i(src, axis=[...]) */
+  int k;                          /* 1 to 16 values */
+  const tec_dtype *types;         /* k dtypes */
+  const ir_expr *const *lhs, *const *rhs; /* k variables each (IR_VAR_LET) */
+  const ir_expr *const *result;   /* k expressions over lhs and rhs */
+  const ir_expr *const *identity; /* k constants */
+} te_reducer;
+const te_reducer *te_reducer_new(tec_ctx *ctx, const char *name, int k, const tec_dtype *types,
+                                 const ir_expr *const *identity, te_combine_fn combine,
+                                 void *user);
+/* The k reductions of srcs (k values, of the reducer's dtypes) over axes where cond (or NULL),
+ * written to out: the values of a te_compute_multi body (k == 1: a te_compute body too).
+ * 0, or -1 with an error. */
+int te_reduce(tec_ctx *ctx, const te_reducer *r, const ir_expr *const *srcs, int naxes,
+              const ir_expr *const *axes, const ir_expr *cond, const ir_expr **out);
 
 /* t[idx...]: a read of tensor t. */
 const ir_expr *te_read(const te_tensor *t, int nidx, const ir_expr *const *idx);
