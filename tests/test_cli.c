@@ -175,7 +175,7 @@ START_TEST(bad_usage) {
       {"tune " CONV " --records r.jsonl --timeout x", "tec tune: --timeout needs seconds from 1e-06 to 3600, not x"},
       {"tune " CONV " --records r.jsonl --config ow_tile=3", "tec tune: takes OP, --shape, --records"},
       {"tune " CONV " --records r.jsonl --target rasp4b", "tec tune: measures on this machine; --target 'rasp4b' is not the host"},
-      {"bench " CONV " --trials 3", "tec bench: --trials, --tuner, --records, --seed, --csv, --svg, --timeout are options of tec tune"},
+      {"bench " CONV " --trials 3", "tec bench: --trials, --tuner, --records, --seed, --csv, --svg, --timeout, --remote* and --ssh-option are options of tec tune"},
       {"targets extra", "tec targets: takes no operator or options"},
       {"print softmax --shape m=2,n=10,k=3", "--shape: unknown key 'k'; the keys are m n"},
       {"print pool2d --shape c=16,h=8,w=8,k=3,mode=min", "--shape: mode=min; the modes are max, avg"},
