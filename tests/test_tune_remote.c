@@ -379,7 +379,7 @@ START_TEST(remote_errors) {
   o = small(1, &ro);
   o.timeout = 1e-9;
   ck_assert_msg(tune_run(ctx, &task, &o, &r) == 0, "%s", tec_ctx_error(ctx));
-  ck_assert_int_eq(r.trials[0].status, TUNE_TIMEOUT);
+  ck_assert_msg(r.trials[0].status == TUNE_TIMEOUT, "%s", r.trials[0].error);
   snprintf(want, sizeof want, "remote %s: a run took ", host_ok);
   ck_assert_msg(strncmp(r.trials[0].error, want, strlen(want)) == 0, "%s", r.trials[0].error);
   tu_assert_contains(r.trials[0].error, " s, over the time-out of 1e-09 s");
