@@ -25,7 +25,8 @@
 
 /* The remote shell's script: the program runs in the background under a watchdog that
  * kills it (-9: an emulator stuck in a guest's threads ignores gentler signals) when its
- * budget is spent; the directory goes when the shell exits. */
+ * budget is spent, and is itself ended (with its sleep) when the program ends first; the
+ * directory goes when the shell exits. */
 static const char script_head[] =
     "d=$(mktemp -d \"${TMPDIR:-/tmp}/tec-tune.XXXXXX\") || exit 97\n"
     "trap 'rm -rf \"$d\"' EXIT\n"
@@ -33,7 +34,7 @@ static const char script_head[] =
     "cat > \"$d/c\" && chmod 700 \"$d/c\" || exit 97\n";
 static const char script_tail[] =
     "p=$!\n"
-    "(sleep %d; kill -9 $p) >/dev/null 2>&1 &\n"
+    "(trap 'kill $s 2>/dev/null; exit 0' TERM; sleep %d & s=$!; wait $s; kill -9 $p) >/dev/null 2>&1 &\n"
     "w=$!\n"
     "wait $p\n"
     "s=$?\n"

@@ -226,7 +226,8 @@ typedef struct tune_options {
   void (*hook)(void *user, int64_t index, float *out, int64_t nout);
   void *hook_user;
   /* Measure on other hosts over SSH (NULL: here). The hook is then called here, on the
-   * output read back (it can make a candidate wrong, not slow); fork and overlap do not apply
+   * output read back, from the hosts' threads (it can make a candidate wrong, not slow; it
+   * must be thread-safe with more than one host); fork and overlap do not apply
    * (candidates are built on a thread of their own while the hosts measure). */
   const tune_remote *remote;
 } tune_options;
