@@ -214,6 +214,11 @@ tune_remote_run *tune_remote_open(tec_ctx *ctx, const tune_task *task, const tun
     const char *why = ro->hosts[i] ? parse_host(ro->hosts[i], &r->hosts[i]) : "it is NULL";
     if (why && bad(ctx, r, "tune: remote host '%s': %s ([user@]host[:port])", ro->hosts[i] ? ro->hosts[i] : "", why)) return NULL;
   }
+  if (ro->nssh_options < 0 || ro->nssh_options > 64) {
+    tec_ctx_set_error(ctx, "tune: %d ssh options; 0 to 64 are legal", ro->nssh_options);
+    tune_remote_close(r);
+    return NULL;
+  }
   for (int i = 0; i < ro->nssh_options; i++) {
     const char *s = ro->ssh_options ? ro->ssh_options[i] : NULL, *eq = s ? strchr(s, '=') : NULL;
     int ok = eq && eq > s && eq[1];
