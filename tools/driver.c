@@ -90,7 +90,13 @@ static const char *verb_help(const char *verb) {
            "  --config takes the best config it prints); --csv writes the trials, --svg a plot of\n"
            "  the best GFLOP/s so far. The same --seed gives the same trial order (grid, random;\n"
            "  anneal, annealing on the measured speeds, and xgb, the cost model, also follow\n"
-           "  the measurements).\n";
+           "  the measurements).\n"
+           "  --remote [USER@]HOST[:PORT][,...]  measure on those hosts over ssh instead (BatchMode:\n"
+           "     keys or an agent), in parallel, for --target (default: the host's); each candidate\n"
+           "     built here (--remote-cc CC, --remote-runtime libtec_runtime.a for the target),\n"
+           "     copied to a temporary directory there, run, removed (docs/tuning.md)\n"
+           "  --remote-run-prefix 'WORDS'  run the program behind them (qemu-aarch64 -L DIR)\n"
+           "  --ssh-option KEY=VALUE        passed as ssh -o KEY=VALUE (repeatable, at most 16)\n";
   return NULL;
 }
 
@@ -111,6 +117,16 @@ static int parse_opts(int argc, char **argv, drv_opts *o) {
     else if (!strcmp(a, "--records")) slot = &o->tune.records;
     else if (!strcmp(a, "--csv")) slot = &o->tune.csv;
     else if (!strcmp(a, "--svg")) slot = &o->tune.svg;
+    else if (!strcmp(a, "--remote")) slot = &o->tune.remote;
+    else if (!strcmp(a, "--remote-run-prefix")) slot = &o->tune.remote_prefix;
+    else if (!strcmp(a, "--remote-cc")) slot = &o->tune.remote_cc;
+    else if (!strcmp(a, "--remote-runtime")) slot = &o->tune.remote_runtime;
+    else if (!strcmp(a, "--ssh-option")) {
+      if (i + 1 >= argc) return fail(2, o->verb, "--ssh-option needs KEY=VALUE");
+      if (o->tune.nssh == 16) return fail(2, o->verb, "--ssh-option: at most 16");
+      o->tune.ssh[o->tune.nssh++] = argv[++i];
+      continue;
+    }
     else if (!strcmp(a, "--trials") || !strcmp(a, "--seed") || !strcmp(a, "--timeout")) {
       char *end = NULL;
       double v = i + 1 < argc ? strtod(argv[i + 1], &end) : 0;
@@ -262,8 +278,10 @@ static int run_verb(drv_opts *o) {
     return fail(2, v, m);
   }
   if (strcmp(v, "tune") && (o->tune.tuner || o->tune.records || o->tune.csv || o->tune.svg || o->tune.trials ||
-                            o->tune.seed_set || o->tune.timeout > 0))
-    return fail(2, v, "--trials, --tuner, --records, --seed, --csv, --svg, --timeout are options of tec tune");
+                            o->tune.seed_set || o->tune.timeout > 0 || o->tune.remote || o->tune.remote_prefix ||
+                            o->tune.remote_cc || o->tune.remote_runtime || o->tune.nssh))
+    return fail(2, v, "--trials, --tuner, --records, --seed, --csv, --svg, --timeout, --remote* and --ssh-option are "
+                      "options of tec tune");
   if (!strcmp(v, "tune")) return run_tune(o);
   if (!strcmp(v, "compile") && (!o->out || !o->target))
     return fail(2, v, !o->out ? "needs -o FILE.o" : "needs --target (\"llvm\" for the host; tec targets lists presets)");
@@ -312,7 +330,8 @@ int tec_driver_main(int argc, char **argv) {
   if (o.help) return fputs(help, stdout), 0;
   if (!strcmp(o.verb, "targets") || !strcmp(o.verb, "list")) {
     if (o.op || o.shape || o.config || o.target || o.name || o.out || o.emit || o.after || o.repeat ||
-        o.tune.tuner || o.tune.records || o.tune.csv || o.tune.svg || o.tune.trials || o.tune.seed_set || o.tune.timeout > 0)
+        o.tune.tuner || o.tune.records || o.tune.csv || o.tune.svg || o.tune.trials || o.tune.seed_set || o.tune.timeout > 0 ||
+        o.tune.remote || o.tune.remote_prefix || o.tune.remote_cc || o.tune.remote_runtime || o.tune.nssh)
       return fail(2, o.verb, "takes no operator or options");
     return !strcmp(o.verb, "targets") ? drv_targets() : drv_list();
   }

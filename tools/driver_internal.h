@@ -33,6 +33,11 @@ typedef struct drv_tune_args {
   int trials, seed_set;
   unsigned seed;
   double timeout;
+  /* measured over SSH (tools/driver_tune.c): --remote HOSTS, --remote-run-prefix,
+   * --remote-cc, --remote-runtime, --ssh-option (repeatable) */
+  const char *remote, *remote_prefix, *remote_cc, *remote_runtime;
+  int nssh;
+  const char *ssh[16];
 } drv_tune_args;
 /* Tunes template t on problem (shape: the --shape text) for the host; the exit status. */
 int drv_tune(tec_ctx *ctx, const topi_template *t, const void *problem, const char *shape, const char *target,

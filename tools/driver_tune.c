@@ -1,8 +1,10 @@
-/* driver_tune.c — `tec tune`: a topi template's space searched on the host (tune/), every
- * trial appended to the records file, the progress line on stderr, the best config printed
- * (the text --config takes), the CSV and SVG when asked. Exit 2 for bad usage, 1 when tuning
- * fails or no candidate ran correctly. */
+/* driver_tune.c — `tec tune`: a topi template's space searched on the host (tune/), or on
+ * other hosts over ssh (--remote), every trial appended to the records file, the progress line
+ * on stderr, the best config printed (the text --config takes), the CSV and SVG when asked.
+ * Exit 2 for bad usage, 1 when tuning fails or no candidate ran correctly. */
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "tec/tune.h"
@@ -15,6 +17,36 @@ static int err(int status, const char *msg) {
     else if (c[1]) fputs("; ", stderr);
   fputc('\n', stderr);
   return status;
+}
+
+/* The runtime library beside this program: <bin>/../lib/libtec_runtime.a (or lib64, ...) installed, or the
+ * build tree's <build>/libtec_runtime.a (the program in <build>/tools). */
+static const char *own_runtime(char *buf, size_t size) {
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return NULL;
+  exe[n] = 0;
+  char *slash = strrchr(exe, '/');
+  if (!slash) return NULL;
+  *slash = 0;
+  const char *rel[] = {"../lib/libtec_runtime.a", "../lib64/libtec_runtime.a", "../lib/x86_64-linux-gnu/libtec_runtime.a",
+                       "../lib/aarch64-linux-gnu/libtec_runtime.a", "../libtec_runtime.a"};
+  for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
+    snprintf(buf, size, "%s/%s", exe, rel[i]);
+    if (access(buf, R_OK) == 0) return buf;
+  }
+  return NULL;
+}
+
+/* --remote's list split on commas into hosts (at most 64). 0, or 2 after the message. */
+static int remote_hosts(char *list, const char **hosts, int *n) {
+  *n = 0;
+  for (char *h = strtok(list, ","); h; h = strtok(NULL, ",")) {
+    if (*n == 64) return err(2, "--remote: at most 64 hosts");
+    hosts[(*n)++] = h;
+  }
+  if (*n == 0) return err(2, "--remote needs [USER@]HOST[:PORT][,...]");
+  return 0;
 }
 
 int drv_tune(tec_ctx *ctx, const topi_template *t, const void *problem, const char *shape, const char *target,
@@ -38,7 +70,28 @@ int drv_tune(tec_ctx *ctx, const topi_template *t, const void *problem, const ch
   o.records = a->records, o.csv = a->csv, o.svg = a->svg, o.progress = 1;
   tune_task task;
   if (tune_task_topi(ctx, t, problem, shape, target, &task) != 0) return err(2, tec_ctx_error(ctx));
-  if (target) { /* measured here: the target must be the host's */
+
+  if (!a->remote && (a->remote_prefix || a->remote_cc || a->remote_runtime || a->nssh))
+    return err(2, "--remote-run-prefix, --remote-cc, --remote-runtime and --ssh-option go with --remote HOSTS");
+  tune_remote ro = {0};
+  const char *hosts[64];
+  char list[4096], rt[PATH_MAX + 64];
+  if (a->remote) {
+    if (strlen(a->remote) >= sizeof list) return err(2, "--remote: the host list is too long");
+    snprintf(list, sizeof list, "%s", a->remote);
+    if (remote_hosts(list, hosts, &ro.nhosts) != 0) return 2;
+    const char *host = tec_target_str(ctx, NULL);
+    ro.hosts = hosts, ro.run_prefix = a->remote_prefix, ro.cc = a->remote_cc, ro.ssh_options = a->ssh, ro.nssh_options = a->nssh;
+    ro.runtime = a->remote_runtime;
+    if (!ro.runtime && (!target || (host && !strcmp(host, task.target)))) ro.runtime = own_runtime(rt, sizeof rt);
+    if (!ro.runtime) {
+      char m[700];
+      snprintf(m, sizeof m, "--remote for target '%s' needs --remote-runtime FILE: libtec_runtime.a built for it "
+               "(a runtime-only cross build: docs/tuning.md)", task.target);
+      return err(2, m);
+    }
+    o.remote = &ro;
+  } else if (target) { /* measured here: the target must be the host's */
     const char *host = tec_target_str(ctx, NULL);
     if (host && strcmp(host, task.target)) {
       char m[600];
@@ -46,13 +99,17 @@ int drv_tune(tec_ctx *ctx, const topi_template *t, const void *problem, const ch
       return err(2, m);
     }
   }
-  printf("tune %s on %s, tuner %s, seed %u\n", task.workload, task.target, o.tuner, o.seed);
+  printf("tune %s on %s, tuner %s, seed %u%s%s\n", task.workload, task.target, o.tuner, o.seed,
+         a->remote ? ", measured on " : "", a->remote ? a->remote : "");
   tune_space_print(stdout, task.space);
   fflush(stdout);
   tune_result r;
-  if (tune_run(ctx, &task, &o, &r) != 0) {
+  if (tune_run(ctx, &task, &o, &r) != 0) { /* bad remote options are bad usage */
     tune_result_free(&r);
-    return err(1, tec_ctx_error(ctx));
+    const char *e = tec_ctx_error(ctx);
+    return err(a->remote && e && (strstr(e, "tune: remote host") || strstr(e, "tune: ssh option") ||
+                                  strstr(e, "tune: the run prefix") || strstr(e, "tune: the C compiler") ||
+                                  strstr(e, "runtime library")) ? 2 : 1, e);
   }
   int nerr[5] = {0};
   for (int i = 0; i < r.ntrials; i++) nerr[r.trials[i].status]++;

@@ -69,6 +69,40 @@ void tune_bench_free(tune_bench *b);
 /* Measures module m (built from f) into t (status, error, costs, median). */
 void tune_bench_measure(tune_bench *b, tec_module *m, const lower_func *f, tune_trial *t);
 int64_t tune_bench_nout(const tune_bench *b);
+/* The options the bench was made with (warm-up, repeats, time-out, rtol, hook). */
+const tune_options *tune_bench_options(const tune_bench *b);
+/* Output out (nout floats, the first run's) against the reference, after the hook (called
+ * with index): TUNE_OK, or TUNE_WRONG with the first differing element in err. Thread-safe
+ * (the reference is only read). */
+tune_status tune_bench_check(const tune_bench *b, int64_t index, float *out, char *err, size_t errsize);
+/* t's status, error (copied) and costs; the median when ok. */
+void tune_trial_set(tune_trial *t, tune_status s, const char *error, int ncosts, const double *costs);
+/* How measure.c and the remote driver fill input k: element e of the seeded sequence. */
+#define TUNE_FILL_SEED(k) (12345u + 977u * (unsigned)(k))
+
+/* ---- remote measurement (remote.c, remote_ssh.c, remote_driver.c) ---- */
+typedef struct tune_remote_run tune_remote_run;
+/* Checks o->remote (hosts, options, the compiler and runtime library) and makes the local
+ * work directory. NULL with an error naming what was wrong. */
+tune_remote_run *tune_remote_open(tec_ctx *ctx, const tune_task *task, const tune_options *o);
+/* Removes the work directory; reports once on stderr each host that failed every candidate. */
+void tune_remote_close(tune_remote_run *r);
+int tune_remote_nhosts(const tune_remote_run *r);
+/* Candidate f emitted for the task's target and linked with the driver: the executable's path
+ * (malloc'd), or NULL with the message in *error (malloc'd). Thread: the compiling one. */
+char *tune_remote_build(tune_remote_run *r, tec_ctx *ctx, const lower_func *f, char **error);
+/* Runs exe on host h and fills t (status, error, costs, median; the output checked with b).
+ * Returns 1 when the host could not be reached (ssh failed before the program started), else
+ * 0. Thread-safe for different hosts. */
+int tune_remote_measure(tune_remote_run *r, int h, tune_bench *b, const char *exe, int64_t index, tune_trial *t);
+/* Host h dropped (unreachable): reported once on stderr with why. */
+void tune_remote_drop(tune_remote_run *r, int h, const char *why);
+const char *tune_remote_host_name(const tune_remote_run *r, int h);
+
+/* The driver's C source for f (remote_driver.c): the prototypes of f's raw functions, the
+ * buffers' sizes, and the fixed main (fill, prepare, warm-up, timed runs, the protocol on
+ * stdout). malloc'd, or NULL with *why. */
+char *tune_remote_driver_source(const lower_func *f, const char **why);
 
 /* ---- what a user sees (report.c) ---- */
 void tune_progress(FILE *out, int tty, int done, int total, double best, double elapsed, int final);

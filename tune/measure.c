@@ -63,7 +63,7 @@ tune_bench *tune_bench_new(tec_ctx *ctx, lower_func *f, const tune_options *o) {
     if (tec_dl_alloc(&b->t[i], a->type, a->ndim, shape) != 0) goto oom;
     b->args[i] = &b->t[i];
     int64_t n = tec_dl_numel(&b->t[i]);
-    unsigned s = 12345u + 977u * (unsigned)i;
+    unsigned s = TUNE_FILL_SEED(i); /* the remote driver fills the same way (remote_driver.c) */
     for (int64_t e = 0; e < n; e++)
       s = s * 1103515245u + 12345u, ((float *)b->t[i].data)[e] = (float)((s >> 9) & 0xffff) / 32768.0f - 1.0f;
   }
@@ -111,6 +111,26 @@ static void note(int fd, char c) {
   }
 }
 
+static tune_status compare(const tune_bench *b, const float *out, char *err, size_t errsize) {
+  for (int64_t e = 0; e < b->nout; e++) {
+    double x = out[e], y = b->ref[e];
+    if (isnan(y) && isnan(x)) continue;
+    if (!(fabs(x - y) <= b->o.rtol * (1.0 + fabs(y)))) {
+      snprintf(err, errsize, "wrong output: element %lld is %.9g, the reference %.9g (tolerance %g * (1 + |reference|))",
+               (long long)e, x, y, b->o.rtol);
+      return TUNE_WRONG;
+    }
+  }
+  return TUNE_OK;
+}
+
+tune_status tune_bench_check(const tune_bench *b, int64_t index, float *out, char *err, size_t errsize) {
+  if (b->o.hook) b->o.hook(b->o.hook_user, index, out, b->nout);
+  return compare(b, out, err, errsize);
+}
+
+const tune_options *tune_bench_options(const tune_bench *b) { return &b->o; }
+
 /* Runs the measurement here; fd >= 0: a progress byte per step to the parent. */
 static void measure_here(tune_bench *b, tec_module *m, const lower_func *f, int64_t index, meas *r, int fd) {
   const char *name = f->user_name;
@@ -139,18 +159,9 @@ static void measure_here(tune_bench *b, tec_module *m, const lower_func *f, int6
       return;
     }
     note(fd, 'r');
-    if (i == 0) {
-      for (int64_t e = 0; e < b->nout; e++) {
-        double x = b->out[e], y = b->ref[e];
-        if (isnan(y) && isnan(x)) continue;
-        if (!(fabs(x - y) <= b->o.rtol * (1.0 + fabs(y)))) {
-          r->status = TUNE_WRONG;
-          snprintf(r->error, sizeof r->error,
-                   "wrong output: element %lld is %.9g, the reference %.9g (tolerance %g * (1 + |reference|))",
-                   (long long)e, x, y, b->o.rtol);
-          return;
-        }
-      }
+    if (i == 0 && compare(b, b->out, r->error, sizeof r->error) != TUNE_OK) {
+      r->status = TUNE_WRONG;
+      return;
     }
     if (i >= b->o.warmup && r->ncosts < 16) r->costs[r->ncosts++] = dt;
   }
@@ -241,14 +252,22 @@ void tune_bench_measure(tune_bench *b, tec_module *m, const lower_func *f, tune_
   meas r;
   if (b->o.fork) measure_forked(b, m, f, t->index, &r);
   else measure_here(b, m, f, t->index, &r, -1);
-  t->status = (tune_status)r.status;
-  t->ncosts = r.ncosts;
-  memcpy(t->costs, r.costs, sizeof t->costs);
-  t->error = tune_strdup(r.status == TUNE_OK ? "" : r.error);
-  if (r.status == TUNE_OK && r.ncosts > 0) {
-    double s[16];
-    memcpy(s, r.costs, sizeof s);
-    qsort(s, (size_t)r.ncosts, sizeof *s, cmp_double);
-    t->median = r.ncosts % 2 ? s[r.ncosts / 2] : 0.5 * (s[r.ncosts / 2 - 1] + s[r.ncosts / 2]);
+  tune_trial_set(t, (tune_status)r.status, r.error, r.ncosts, r.costs);
+}
+
+void tune_trial_set(tune_trial *t, tune_status s, const char *error, int ncosts, const double *costs) {
+  if (ncosts > 16) ncosts = 16;
+  if (ncosts < 0) ncosts = 0;
+  t->status = s;
+  t->ncosts = ncosts;
+  memset(t->costs, 0, sizeof t->costs);
+  if (ncosts) memcpy(t->costs, costs, sizeof *costs * (size_t)ncosts);
+  t->error = tune_strdup(s == TUNE_OK ? "" : error);
+  t->median = 0;
+  if (s == TUNE_OK && ncosts > 0) {
+    double v[16];
+    memcpy(v, t->costs, sizeof v);
+    qsort(v, (size_t)ncosts, sizeof *v, cmp_double);
+    t->median = ncosts % 2 ? v[ncosts / 2] : 0.5 * (v[ncosts / 2 - 1] + v[ncosts / 2]);
   }
 }

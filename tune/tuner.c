@@ -38,28 +38,45 @@ typedef struct slot {
   const char *config, *trace, *error; /* in ctx */
   float *features;
   int nfeatures;
+  char *exe;          /* remote: the candidate's program (malloc'd path) */
+  tune_trial meas;    /* remote: what the host measured */
+  int measured;       /* remote: meas is set */
 } slot;
 
 typedef struct pipeline {
   const tune_task *task;
   slot *slots;
   int n, compiled, measured;
-  int features;
+  int features, ahead;
   pthread_mutex_t mu;
   pthread_cond_t cv;
+  /* remote: the slots built and waiting for a host (a host that cannot be reached gives its
+   * candidate back), the hosts still measuring */
+  tune_remote_run *remote;
+  tune_bench *bench;
+  int *queue, qhead, qtail, alive, ndone;
+  char *dead;
 } pipeline;
 
-#define AHEAD 2 /* candidates compiled before their measurement, at most */
+#define AHEAD 2 /* candidates compiled before their measurement, at most (+ hosts - 1 remote) */
 
-static void compile_slot(const tune_task *task, slot *s, int features) {
+static void compile_slot(const tune_task *task, slot *s, int features, tune_remote_run *remote) {
   s->ctx = tec_ctx_new();
   if (!s->ctx) {
     s->error = "out of memory (a ctx for the candidate)";
     return;
   }
   s->f = task->lower(task, s->ctx, s->index, &s->config, &s->trace);
-  if (s->f) s->m = tec_build(s->ctx, 1, &s->f, task->target_arg);
-  if (!s->f || !s->m) {
+  if (s->f && remote) {
+    char *err = NULL;
+    if (!(s->exe = tune_remote_build(remote, s->ctx, s->f, &err)))
+      s->error = tec_ctx_strdup(s->ctx, err ? err : "out of memory building the remote program");
+    free(err);
+    if (!s->exe) return;
+  } else if (s->f) {
+    s->m = tec_build(s->ctx, 1, &s->f, task->target_arg);
+  }
+  if (!s->f || (!s->m && !remote)) {
     const char *e = tec_ctx_error(s->ctx);
     s->error = e && *e ? e : "lowering or building failed without a message";
     return;
@@ -71,11 +88,15 @@ static void *compile_thread(void *arg) {
   pipeline *p = arg;
   for (int i = 0; i < p->n; i++) {
     pthread_mutex_lock(&p->mu);
-    while (i - p->measured >= AHEAD) pthread_cond_wait(&p->cv, &p->mu);
+    while (i - p->measured >= p->ahead) pthread_cond_wait(&p->cv, &p->mu);
     pthread_mutex_unlock(&p->mu);
-    compile_slot(p->task, &p->slots[i], p->features);
+    compile_slot(p->task, &p->slots[i], p->features, p->remote);
     pthread_mutex_lock(&p->mu);
     p->compiled = i + 1;
+    if (p->remote) { /* a program goes to the hosts' queue; a build failure is done */
+      if (p->slots[i].exe) p->queue[p->qtail++] = i;
+      else p->slots[i].measured = 1, p->ndone++;
+    }
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
   }
@@ -90,6 +111,7 @@ typedef struct run_state {
   tune_result *res;
   double t0, best;
   int total, tty;
+  tune_remote_run *remote;
 } run_state;
 
 /* Measures slot s into the next trial, records it, frees the candidate. */
@@ -100,7 +122,12 @@ static void finish_slot(run_state *st, slot *s) {
   t->index = s->index;
   t->config = tune_strdup(s->config ? s->config : tune_space_config_str(s->ctx ? s->ctx : st->ctx, st->task->space, s->index));
   t->trace = tune_strdup(s->trace);
-  if (s->m) {
+  if (s->measured && s->exe) {
+    t->status = s->meas.status, t->error = s->meas.error, t->ncosts = s->meas.ncosts, t->median = s->meas.median;
+    memcpy(t->costs, s->meas.costs, sizeof t->costs);
+    s->meas.error = NULL;
+    unlink(s->exe);
+  } else if (s->m) {
     tune_bench_measure(st->bench, s->m, s->f, t);
   } else {
     t->status = TUNE_BUILD_ERROR;
@@ -124,9 +151,103 @@ static void finish_slot(run_state *st, slot *s) {
       fprintf(stderr, "tune: warning: trial %d not recorded: %s\n", r->ntrials, tec_ctx_error(lc));
   }
   tec_ctx_free(s->ctx);
-  s->ctx = NULL, s->f = NULL, s->m = NULL;
+  free(s->exe);
+  s->ctx = NULL, s->f = NULL, s->m = NULL, s->exe = NULL;
   if (st->o->progress)
     tune_progress(stderr, st->tty, r->ntrials, st->total, st->best, now_s() - st->t0, 0);
+}
+
+typedef struct host_worker {
+  pipeline *p;
+  int host;
+} host_worker;
+
+/* One host: takes the next built candidate, measures it, marks it done; a host that cannot be
+ * reached gives the candidate back and stops while another host is alive (the last one left
+ * records the failures). */
+static void *host_thread(void *arg) {
+  host_worker *w = arg;
+  pipeline *p = w->p;
+  pthread_mutex_lock(&p->mu);
+  for (;;) {
+    while (p->qhead == p->qtail && p->ndone < p->n) pthread_cond_wait(&p->cv, &p->mu);
+    if (p->qhead == p->qtail) break; /* everything measured */
+    int i = p->queue[p->qhead++];
+    pthread_mutex_unlock(&p->mu);
+    slot *s = &p->slots[i];
+    tune_trial t;
+    memset(&t, 0, sizeof t);
+    t.index = s->index;
+    int unreachable = tune_remote_measure(p->remote, w->host, p->bench, s->exe, s->index, &t);
+    pthread_mutex_lock(&p->mu);
+    if (unreachable && p->alive > 1) {
+      p->alive--, p->dead[w->host] = 1;
+      p->queue[p->qtail++] = i;
+      pthread_cond_broadcast(&p->cv);
+      pthread_mutex_unlock(&p->mu);
+      tune_remote_drop(p->remote, w->host, t.error);
+      free((char *)t.error);
+      return NULL;
+    }
+    s->meas = t, s->measured = 1, p->ndone++;
+    pthread_cond_broadcast(&p->cv);
+  }
+  pthread_mutex_unlock(&p->mu);
+  return NULL;
+}
+
+/* A batch measured on the remote hosts: one thread builds, one per live host measures, this
+ * one records in trial order. */
+static int run_batch_remote(run_state *st, const int64_t *idx, int k, int features, char *dead) {
+  int nh = tune_remote_nhosts(st->remote);
+  slot *slots = calloc((size_t)k, sizeof *slots);
+  pipeline p = {.task = st->task, .slots = slots, .n = k, .features = features, .ahead = AHEAD + nh - 1,
+                .remote = st->remote, .bench = st->bench, .dead = dead};
+  p.queue = malloc(sizeof *p.queue * (size_t)(k + nh));
+  host_worker *w = malloc(sizeof *w * (size_t)nh);
+  pthread_t *th = malloc(sizeof *th * (size_t)(nh + 1));
+  if (!slots || !p.queue || !w || !th) {
+    free(slots), free(p.queue), free(w), free(th);
+    return tec_ctx_set_error_kind(st->ctx, TEC_ERR_OOM, "tune: out of memory");
+  }
+  for (int i = 0; i < k; i++) slots[i].index = idx[i];
+  pthread_mutex_init(&p.mu, NULL);
+  pthread_cond_init(&p.cv, NULL);
+  int nth = 0, builder = pthread_create(&th[nth], NULL, compile_thread, &p) == 0;
+  nth += builder;
+  for (int h = 0; h < nh; h++)
+    if (!dead[h]) {
+      w[h] = (host_worker){.p = &p, .host = h};
+      if (pthread_create(&th[nth], NULL, host_thread, &w[h]) == 0) nth++, p.alive++;
+    }
+  int rc = 0;
+  if (!builder || p.alive == 0) { /* no threads: nothing can be measured */
+    pthread_mutex_lock(&p.mu);
+    p.measured = k, p.compiled = k, p.ndone = k, p.qhead = p.qtail;
+    pthread_cond_broadcast(&p.cv);
+    pthread_mutex_unlock(&p.mu);
+    rc = tec_ctx_set_error(st->ctx, "tune: cannot start the threads that build and measure remotely");
+  }
+  for (int i = 0; i < k && rc == 0; i++) {
+    pthread_mutex_lock(&p.mu);
+    while (!slots[i].measured) pthread_cond_wait(&p.cv, &p.mu);
+    pthread_mutex_unlock(&p.mu);
+    finish_slot(st, &slots[i]);
+    pthread_mutex_lock(&p.mu);
+    p.measured = i + 1;
+    pthread_cond_broadcast(&p.cv);
+    pthread_mutex_unlock(&p.mu);
+  }
+  for (int i = 0; i < nth; i++) pthread_join(th[i], NULL);
+  for (int i = 0; i < k; i++) { /* after a failure: what was not recorded */
+    if (slots[i].exe) unlink(slots[i].exe);
+    free(slots[i].exe), free((char *)slots[i].meas.error), free(slots[i].features);
+    tec_ctx_free(slots[i].ctx);
+  }
+  pthread_mutex_destroy(&p.mu);
+  pthread_cond_destroy(&p.cv);
+  free(slots), free(p.queue), free(w), free(th);
+  return rc;
 }
 
 static int run_batch(run_state *st, const int64_t *idx, int k, int overlap, int features) {
@@ -135,7 +256,7 @@ static int run_batch(run_state *st, const int64_t *idx, int k, int overlap, int 
   if (!slots) return tec_ctx_set_error_kind(st->ctx, TEC_ERR_OOM, "tune: out of memory");
   for (int i = 0; i < k; i++) slots[i].index = idx[i];
   pthread_t th;
-  pipeline p = {.task = st->task, .slots = slots, .n = k, .features = features};
+  pipeline p = {.task = st->task, .slots = slots, .n = k, .features = features, .ahead = AHEAD};
   if (overlap && k > 1) {
     pthread_mutex_init(&p.mu, NULL);
     pthread_cond_init(&p.cv, NULL);
@@ -149,7 +270,7 @@ static int run_batch(run_state *st, const int64_t *idx, int k, int overlap, int 
       while (p.compiled <= i) pthread_cond_wait(&p.cv, &p.mu);
       pthread_mutex_unlock(&p.mu);
     } else {
-      compile_slot(st->task, &slots[i], features);
+      compile_slot(st->task, &slots[i], features, NULL);
     }
     finish_slot(st, &slots[i]);
     if (overlap) {
@@ -203,6 +324,7 @@ int tune_run(tec_ctx *ctx, const tune_task *task, const tune_options *opt, tune_
   run_state st = {.ctx = ctx, .task = task, .o = &o, .res = out, .total = total, .tty = isatty(2)};
   tec_ctx *refctx = tec_ctx_new();
   tune_visited vis = {0};
+  char *dead = NULL; /* remote: the hosts dropped */
   int64_t *idx = malloc(sizeof *idx * (size_t)o.batch);
   out->trials = calloc((size_t)total, sizeof *out->trials);
   if (!refctx || !idx || !out->trials || tune_visited_init(&vis, size) != 0) {
@@ -210,6 +332,13 @@ int tune_run(tec_ctx *ctx, const tune_task *task, const tune_options *opt, tune_
     goto done;
   }
   if (o.records && tune_record_append(ctx, o.records, NULL, 0) != 0) goto done; /* can we write it? */
+  if (o.remote) {
+    if (!(st.remote = tune_remote_open(ctx, task, &o))) goto done;
+    if (!(dead = calloc((size_t)tune_remote_nhosts(st.remote), 1))) {
+      tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tune: out of memory");
+      goto done;
+    }
+  }
   int64_t def = task->default_index >= 0 ? task->default_index : 0;
   lower_func *rf = task->lower(task, refctx, def, NULL, NULL);
   st.t0 = now_s();
@@ -233,7 +362,9 @@ int tune_run(tec_ctx *ctx, const tune_task *task, const tune_options *opt, tune_
         tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tune: out of memory");
         goto done;
       }
-    if (run_batch(&st, idx, k, o.overlap, prop->wants_features) != 0) goto done;
+    if ((st.remote ? run_batch_remote(&st, idx, k, prop->wants_features, dead)
+                   : run_batch(&st, idx, k, o.overlap, prop->wants_features)) != 0)
+      goto done;
   }
   out->elapsed = now_s() - st.t0;
   if (o.progress) tune_progress(stderr, st.tty, out->ntrials, total, st.best, out->elapsed, 1);
@@ -241,6 +372,8 @@ int tune_run(tec_ctx *ctx, const tune_task *task, const tune_options *opt, tune_
   if (o.csv && tune_write_csv(ctx, o.csv, out) != 0) status = -1;
   if (o.svg && tune_write_svg(ctx, o.svg, task, out) != 0) status = -1;
 done:
+  tune_remote_close(st.remote);
+  free(dead);
   tune_bench_free(st.bench);
   if (prop->free) prop->free(prop);
   tune_visited_free(&vis);

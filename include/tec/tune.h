@@ -8,9 +8,12 @@
  *             becomes a lowered function (tune_task_topi for the topi templates).
  *   measure   each candidate built for the host, prepare run once, run timed (warm-up,
  *             repeats, median), a time-out per run, its output checked once against the
- *             reference (the default config's output): tune/measure.c.
+ *             reference (the default config's output): tune/measure.c. Or built ahead of
+ *             time for the target and measured on other hosts over SSH (tune_remote:
+ *             tune/remote*.c).
  *   tuner     a loop over batches that a proposer (grid, random, anneal: simulated annealing
- *             on the measured speeds, xgb: a cost model + simulated annealing) picks from the history; candidates compiled in a thread while earlier
+ *             on the measured speeds, xgb: a cost model + simulated annealing) picks from the
+ *             history; candidates compiled in a thread while earlier
  *             ones are measured; one JSON record per trial appended to a file (tune/records.c);
  *             progress line, CSV and SVG plot (tune/report.c).
  *   apply     tune_apply_best: the best record of a workload for a target, or the default with
@@ -175,6 +178,30 @@ typedef struct tune_trial {
 
 /* ---------------- the tuner ---------------- */
 
+/* Remote measurement (tune/remote.c): each candidate emitted as an object for the task's
+ * target (tec_emit), linked here with a small generated C driver and the target's runtime
+ * library by the target's C compiler, then sent over OpenSSH (`ssh`, BatchMode=yes: keys or an
+ * agent, never a password) to a fresh temporary directory on a host, run there (prepare once,
+ * warm-up, timed runs, the time-out per run), the times and the first run's output read back
+ * and checked here against the reference; the directory is removed on the remote when the
+ * run ends. Hosts measure in parallel, one candidate per host at a time; trials are recorded
+ * in trial order. A host that cannot be reached is dropped (its candidate goes to another
+ * host; the last host left records the failures). */
+typedef struct tune_remote {
+  int nhosts;
+  const char *const *hosts;   /* "[user@]host[:port]" ("[::1]:22" for IPv6) */
+  const char *run_prefix;     /* words run before the program on the remote, split on spaces
+                                 ("qemu-aarch64 -L /usr/aarch64-linux-gnu"); NULL: none */
+  int nssh_options;
+  const char *const *ssh_options; /* each "Key=Value", passed as ssh -o Key=Value */
+  const char *identity;       /* ssh -i FILE (NULL: ssh's default keys or agent) */
+  const char *cc;             /* the target's C compiler, words split on spaces (NULL: "cc" for
+                                 the host's architecture, aarch64-linux-gnu-gcc for AArch64,
+                                 arm-linux-gnueabihf-gcc for ARMv7) */
+  const char *runtime;        /* libtec_runtime.a built for the target (required) */
+  const char *ssh;            /* the ssh program (NULL: "ssh" on PATH) */
+} tune_remote;
+
 typedef struct tune_options {
   int trials;               /* how many candidates (default 64; at most the space's size) */
   const char *tuner;        /* "grid", "random", "anneal" (on measurements) or "xgb" */
@@ -199,6 +226,11 @@ typedef struct tune_options {
    * may change the output (a wrong candidate) or sleep (a time-out). */
   void (*hook)(void *user, int64_t index, float *out, int64_t nout);
   void *hook_user;
+  /* Measure on other hosts over SSH (NULL: here). The hook is then called here, on the
+   * output read back, from the hosts' threads (it can make a candidate wrong, not slow; it
+   * must be thread-safe with more than one host); fork and overlap do not apply
+   * (candidates are built on a thread of their own while the hosts measure). */
+  const tune_remote *remote;
 } tune_options;
 tune_options tune_options_default(void);
 /* 1 when the cost-model tuner ("xgb") is built in (libxgboost-dev found when tec was configured), else 0. */
