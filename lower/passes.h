@@ -64,6 +64,11 @@ typedef struct lower_relax {
  * modulo by positive constants, min, max, select. 0 when e has no such bound free of them. */
 int lower_interval(const ir_expr *e, const lower_relax *r, const ir_expr **lo,
                    const ir_expr **hi);
+/* [*olo, *ohi] of x / m (mod: x % m) for x in [lo, hi], hi - lo a constant, m a positive
+ * constant: a chunk of a fused-then-split loop, one row when lo's residues keep it in one
+ * (bound_chunk.c). 0 when hi - lo is not a constant. */
+int lower_chunk_divmod(const ir_expr *lo, const ir_expr *hi, int64_t m, int mod,
+                       const ir_expr **olo, const ir_expr **ohi);
 /* The READs of tensor t in e and in s (either may be NULL), appended to rd; returns rd->n. */
 typedef struct lower_reads {
   const te_tensor *t;
