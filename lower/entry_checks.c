@@ -294,11 +294,13 @@ const ir_stmt *lower_entry_checks(const lower_func *lf, const char *who) {
     /* extent = a*v + b: v = (extent - b) / a, when that is a whole size >= 0 */
     const ir_expr *off = b ? ir_sub(ext, i64(&st, b)) : ext;
     const ir_expr *ok = ir_ge(off, i64(&st, 0));
+    if (b < 0) ok = ir_and(ok, ir_ge(ext, i64(&st, 0))); /* m - 1: an extent is >= 0 too */
     if (a > 1) ok = ir_and(ok, ir_eq(ir_floormod(off, i64(&st, a)), i64(&st, 0)));
+    int64_t first = b >= 0 ? b : b + a * ((a - 1 - b) / a); /* the least legal extent */
     const char *legal =
-        a > 1 ? tec_ctx_printf(ctx, "%lld, %lld, %lld, ...", (long long)b, (long long)(b + a),
-                               (long long)(b + 2 * a))
-              : tec_ctx_printf(ctx, "%lld or more", (long long)b);
+        a > 1 ? tec_ctx_printf(ctx, "%lld, %lld, %lld, ...", (long long)first,
+                               (long long)(first + a), (long long)(first + 2 * a))
+              : tec_ctx_printf(ctx, "%lld or more", (long long)first);
     const ir_stmt *chk = ir_assert(
         ok, tec_ctx_printf(ctx, "%s shape[%d] is %%lld, expected %s for a size %s >= 0: %s",
                            pre[i], d, tec_ctx_fmt_escape(ctx, ir_expr_str(lf->args[i]->shape[d])),

@@ -29,6 +29,19 @@ int sch_fuse(sch_stage *st, sch_iter *outer, sch_iter *inner, sch_iter **fused) 
   sch_iter_kind kind = outer->kind == SCH_ITER_REDUCE || inner->kind == SCH_ITER_REDUCE
                            ? SCH_ITER_REDUCE
                            : SCH_ITER_DATA;
+  if (kind == SCH_ITER_REDUCE && outer->kind != inner->kind) {
+    sch_iter *red = outer->kind == SCH_ITER_REDUCE ? outer : inner;
+    const ir_expr *ext = sch_iter_extent(st, red);
+    for (int d = 0; ext && d < st->tensor->ndim; d++)
+      if (ir_uses_var(ext, st->root[d]->var) ||
+          (red->dom_min && ir_uses_var(red->dom_min, st->root[d]->var)))
+        return tec_ctx_set_error(ctx, "fuse: reduce axis '%s' of stage '%s' runs over a range "
+                                      "that depends on data axis '%s' (%s iterations); a "
+                                      "fused loop needs its parts' extents fixed, so only a "
+                                      "reduce axis of fixed range fuses with a data axis",
+                                 red->name, st->tensor->name, st->root[d]->name,
+                                 ir_expr_str(ext));
+  }
   sch_iter *f = sch_iter_new(st, tec_ctx_printf(ctx, "%s.%s.fused", outer->name, inner->name),
                              kind);
   if (!f) return -1;

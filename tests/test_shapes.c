@@ -9,7 +9,8 @@
  * A data axis fused with a reduce axis: the fused loop is a reduce loop, the init runs before
  * it over the elements it covers (IR), sum and max against plain C with the fused loop split
  * with a tail, the reduce axis outside the data one, a split data axis; parallel, vectorize,
- * rfactor and cache_write of such a loop refused with their messages. */
+ * rfactor and cache_write of such a loop refused with their messages, and a reduce axis whose
+ * range moves with the data axis (a triangular sum) refused at fuse. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,24 @@ START_TEST(shape_offset_binds) {
                                         "((2*n) + 3) for a size n >= 0: 3, 5, 7, ...");
   ck_assert_int_eq(call_plus1(fn, 2, 5, 3, 5), -1);
   ck_assert_str_eq(tec_rt_last_error(), "f: argument 1 ('C') shape[0] is 3, expected 2 (m + 1)");
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* m - 1 and 3*n - 4: the extents are sizes too (>= 0) */
+START_TEST(shape_negative_offset_binds) {
+  tec_ctx *ctx = tec_ctx_new();
+  const ir_expr *m = te_size_var(ctx, "m"), *n = te_size_var(ctx, "n");
+  tec_packed_fn fn = plus1_fn(ctx, ir_sub(m, ir_int(ctx, 1)),
+                              ir_sub(ir_mul(ir_int(ctx, 3), n), ir_int(ctx, 4)));
+  ck_assert_msg(fn != NULL, "%s", tec_ctx_error(ctx));
+  static const int64_t sz[][2] = {{0, 2}, {4, 5}, {1, 8}};
+  for (int k = 0; k < 3; k++)
+    ck_assert_msg(call_plus1(fn, sz[k][0], sz[k][1], sz[k][0], sz[k][1]) == 0, "%s",
+                  tec_rt_last_error());
+  ck_assert_int_eq(call_plus1(fn, 2, 1, 2, 1), -1);
+  ck_assert_str_eq(tec_rt_last_error(), "f: argument 0 ('A') shape[1] is 1, expected "
+                                        "((3*n) - 4) for a size n >= 0: 2, 5, 8, ...");
   tec_ctx_free(ctx);
 }
 END_TEST
@@ -240,17 +259,43 @@ START_TEST(fuse_data_reduce_refusals) {
 }
 END_TEST
 
+/* C[i, j] = sum over r < j + 1 of A[i, r]: r's extent moves with j, so no fused extent */
+static te_tensor *tri_a;
+static const ir_expr *tri_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  const ir_expr *r = te_reduce_axis(ctx, "r", ir_int(ctx, 0), ir_add(i[1], ir_int(ctx, 1)));
+  return te_sum(TE_AT(tri_a, i[0], r), 1, &r, NULL);
+}
+
+START_TEST(fuse_data_triangular_refused) {
+  tec_ctx *ctx = tec_ctx_new();
+  tri_a = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 4, 5));
+  te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 2, TE_SHAPE(ctx, 4, 5), tri_body, NULL,
+                                                    NULL, NULL});
+  sch_schedule *s = sch_create(ctx, 1, &C);
+  sch_stage *sc = sch_stage_of(s, C);
+  sch_iter *f;
+  ck_assert_int_eq(sch_fuse(sc, sch_axis(sc, 1), sch_reduce_axis(sc, 0), &f), -1);
+  assert_err(ctx, "fuse: reduce axis 'r' of stage 'C' runs over a range that depends on data "
+                  "axis 'j' ((j + 1) iterations); a fused loop needs its parts' extents fixed, so "
+                  "only a reduce axis of fixed range fuses with a data axis");
+  ck_assert_ptr_null(f);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("shapes");
   TCase *sz = tcase_create("size_exprs");
   tcase_add_test(sz, shape_multiple_binds);
   tcase_add_test(sz, shape_offset_binds);
+  tcase_add_test(sz, shape_negative_offset_binds);
   tcase_add_test(sz, shape_floordiv_bound_elsewhere);
   tcase_add_test(sz, shape_not_invertible_refused);
   suite_add_tcase(s, sz);
   TCase *fr = tcase_create("fuse_data_reduce");
   tcase_add_test(fr, fuse_data_reduce_numbers);
   tcase_add_test(fr, fuse_data_reduce_refusals);
+  tcase_add_test(fr, fuse_data_triangular_refused);
   suite_add_tcase(s, fr);
   return tu_run(s);
 }
