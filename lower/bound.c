@@ -94,12 +94,18 @@ static ivl interval(const ir_expr *e, const relax *r) {
      * inner extent, m) must not vary over the relaxed loops */
     if ((ir_is_const_int(e->b, &c) && c > 0) ||
         (e->kind == IR_FLOORDIV && !uses_relaxed(e->b, r) && positive(e->b))) {
-      ivl a = interval(e->a, r);
+      ivl a = interval(e->a, r), q;
+      if (ir_is_const_int(e->b, &c) && lower_chunk_divmod(a.lo, a.hi, c, 0, &q.lo, &q.hi))
+        return q; /* a chunk of constant width: its rows (bound_chunk.c) */
       return (ivl){a.lo ? ir_floordiv(a.lo, e->b) : NULL, a.hi ? ir_floordiv(a.hi, e->b) : NULL};
     }
     return none;
   case IR_FLOORMOD: case IR_MOD:
-    if (ir_is_const_int(e->b, &c) && c > 0) return (ivl){ir_int(e->ctx, 0), ir_int(e->ctx, c - 1)};
+    if (ir_is_const_int(e->b, &c) && c > 0) {
+      ivl a = interval(e->a, r), q;
+      if (lower_chunk_divmod(a.lo, a.hi, c, 1, &q.lo, &q.hi)) return q; /* its columns */
+      return (ivl){ir_int(e->ctx, 0), ir_int(e->ctx, c - 1)};
+    }
     if (e->kind == IR_FLOORMOD && !uses_relaxed(e->b, r) && positive(e->b)) {
       /* [lo % m, hi % m] when lo and hi fall in one period, else the whole period */
       ivl a = interval(e->a, r);

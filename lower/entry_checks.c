@@ -7,8 +7,12 @@
  *   1. nargs, the argument array;
  *   2. per argument: non-NULL, kDLCPU, ndim, dtype (bool is {kDLUInt, 8} or kDLBool; a
  *      mismatch names the common dtypes), lanes, a shape;
- *   3. size variables: each bound (let) from its first plain occurrence as an extent
- *      (argument order, then dimension order) and must be >= 0;
+ *   3. size variables: each bound (let) from its first occurrence (argument order, then
+ *      dimension order) as an extent a*v + b with integer constants a >= 1, b (v, 8*m, m + 1,
+ *      2*n + 3): v = (extent - b) / a, which must be a whole size >= 0 (a refusal names the
+ *      legal extents: "expected (m*8) for a size m >= 0: 0, 8, 16, ..."). A size used only in
+ *      shapes that do not determine it (n / 4, m*n) is refused (lower_size_sites, at
+ *      tec_lower): another argument's dimension must bind it;
  *   4. per argument: every other extent against its value under the bound sizes, strides
  *      (NULL or compact row-major; extent-1 dimensions may have any stride), data non-NULL,
  *      data + byte_offset TEC_ALIGN-aligned (the kernel is compiled assuming it);
@@ -20,6 +24,7 @@
  */
 #include <string.h>
 #include "lower/passes.h"
+#include "lower/arith.h"
 #include "tec/runtime.h"
 
 typedef struct ec_state {
@@ -82,6 +87,78 @@ static void check_dtype(ec_state *st, int i, const char *pre, tec_dtype want) {
   add(st, ir_if(ir_not(ok), ir_seq(ctx, nk + 1, named), NULL));
 }
 
+/* 1 when e is a*v + b with integer constants a >= 1 and b (v, 8*m, m + 1, 2*n + 3): the
+ * extent then gives v = (e - b) / a, when e - b is a multiple of a and >= 0. */
+static int affine_in(tec_ctx *ctx, const ir_expr *e, const ir_expr *v, int64_t *a, int64_t *b) {
+  if (e == v) {
+    *a = 1, *b = 0;
+    return 1;
+  }
+  if (!ir_uses_var(e, v)) return 0;
+  arith_linear l;
+  arith_linear_init(&l, ctx, TEC_I64);
+  arith_linear_add_expr(&l, e, 1);
+  int ok = !l.oom && l.n == 1 && l.t[0].e == v && l.t[0].coef >= 1;
+  if (ok) *a = l.t[0].coef, *b = l.c;
+  arith_linear_free(&l);
+  return ok;
+}
+
+static void first_size_var(ir_visitor *vis, const ir_expr *e) {
+  const ir_expr **found = vis->user;
+  if (e->kind == IR_VAR && e->v.i == IR_VAR_SIZE && !*found) *found = e;
+  ir_visit_expr_default(vis, e);
+}
+
+/* passes.h */
+int lower_size_sites(const lower_func *lf, const char *who, lower_size_site *site) {
+  tec_ctx *ctx = lf->ctx;
+  for (int k = 0; k < lf->nsize; k++) {
+    const ir_expr *v = lf->size_vars[k];
+    site[k].arg = -1;
+    int uarg = -1, udim = -1; /* the first shape that uses v without binding it */
+    for (int i = 0; i < lf->nargs && site[k].arg < 0; i++)
+      for (int d = 0; d < lf->args[i]->ndim && site[k].arg < 0; d++) {
+        const ir_expr *e = lf->args[i]->shape[d];
+        if (affine_in(ctx, e, v, &site[k].a, &site[k].b))
+          site[k].arg = i, site[k].dim = d;
+        else if (uarg < 0 && ir_uses_var(e, v))
+          uarg = i, udim = d;
+      }
+    if (site[k].arg >= 0) continue;
+    const char *vn = tec_ctx_fmt_escape(ctx, v->name ? v->name : "?");
+    if (uarg < 0)
+      return tec_ctx_set_error(ctx, "%s: size variable '%s' of '%s' is not the extent of any "
+                                    "argument's dimension, so the arguments cannot bind it",
+                               who, vn, lf->name);
+    const ir_expr *e = lf->args[uarg]->shape[udim];
+    const ir_expr *other = NULL;
+    ir_visitor vis;
+    ir_visitor_init(&vis, &other);
+    vis.expr[IR_VAR] = first_size_var;
+    for (const ir_expr *x = e;;) { /* another size variable in the shape, if any */
+      other = NULL;
+      ir_visit_expr(&vis, x);
+      if (other != v) break;
+      x = ir_substitute(x, 1, &v, (const ir_expr *[]){ir_int(ctx, 1)});
+    }
+    return tec_ctx_set_error(ctx, "%s: size variable '%s' of '%s' cannot be bound from the "
+                                  "arguments' shapes: it appears in argument %d ('%s') shape[%d] "
+                                  "= %s, which does not give one value of '%s'%s; give an "
+                                  "argument a dimension of extent %s, or a*%s + b with integer "
+                                  "constants a >= 1 and b (such as 8*%s or %s + 1)",
+                             who, vn, lf->name, uarg, tec_ctx_fmt_escape(ctx, lf->args[uarg]->name),
+                             udim, tec_ctx_fmt_escape(ctx, ir_expr_str(e)), vn,
+                             other ? " (it uses other sizes too)" : "", vn, vn, vn, vn);
+  }
+  return 0;
+}
+
+static int site_at(const lower_func *lf, const lower_size_site *site, int i, int d) {
+  for (int k = 0; k < lf->nsize; k++)
+    if (site[k].arg == i && site[k].dim == d) return k;
+  return -1;
+}
 static int size_index(const lower_func *lf, const ir_expr *e) {
   for (int k = 0; k < lf->nsize; k++)
     if (lf->size_vars[k] == e) return k;
@@ -93,22 +170,9 @@ const ir_stmt *lower_entry_checks(const lower_func *lf, const char *who) {
   const char *fname = lf->name;
   int n = lf->nargs;
   ec_state st = {.ctx = ctx, .f = lf};
-  struct { int arg, dim; } *site = tec_ctx_alloc(ctx, sizeof *site * (size_t)(lf->nsize + 1));
+  lower_size_site *site = tec_ctx_alloc(ctx, sizeof *site * (size_t)(lf->nsize + 1));
   const char **pre = tec_ctx_alloc(ctx, sizeof *pre * (size_t)(n + 1));
-  if (!site || !pre) return NULL;
-  for (int k = 0; k < lf->nsize; k++) site[k].arg = -1;
-  for (int i = 0; i < n; i++)
-    for (int d = 0; d < lf->args[i]->ndim; d++) {
-      int k = size_index(lf, lf->args[i]->shape[d]);
-      if (k >= 0 && site[k].arg < 0) site[k].arg = i, site[k].dim = d;
-    }
-  for (int k = 0; k < lf->nsize; k++)
-    if (site[k].arg < 0) {
-      tec_ctx_set_error(ctx, "%s: size variable '%s' of '%s' is not the extent of any "
-                             "argument's dimension, so the arguments cannot bind it",
-                        who, lf->size_vars[k]->name ? lf->size_vars[k]->name : "?", fname);
-      return NULL;
-    }
+  if (!site || !pre || lower_size_sites(lf, who, site)) return NULL;
 
   /* 1. the argument list */
   const ir_expr *nargs = dl(&st, IR_DL_NARGS, 0, 0);
@@ -153,12 +217,13 @@ const ir_stmt *lower_entry_checks(const lower_func *lf, const char *who) {
     if (!act) return NULL;
     for (int d = 0; d < t->ndim; d++) {
       const ir_expr *e = t->shape[d];
-      int k = size_index(lf, e);
-      if (k >= 0 && site[k].arg == i && site[k].dim == d) {
+      int k = size_index(lf, e), ks = site_at(lf, site, i, d);
+      if (ks >= 0 && site[ks].a == 1 && site[ks].b == 0) {
         act[d] = e; /* the size variable itself, bound from here */
         continue;
       }
       act[d] = dl(&st, IR_DL_SHAPE, i, d);
+      if (ks >= 0) continue; /* a*v + b, checked where v is bound */
       const ir_expr *want = e->type.bits != 64 ? ir_cast(TEC_I64, e) : e;
       const char *why;
       if (ir_is_const_int(e, NULL))
@@ -167,8 +232,13 @@ const ir_stmt *lower_entry_checks(const lower_func *lf, const char *who) {
         why = tec_ctx_printf(ctx, " (%s, bound by argument %d '%s')",
                              tec_ctx_fmt_escape(ctx, lf->size_vars[k]->name), site[k].arg,
                              tec_ctx_fmt_escape(ctx, lf->args[site[k].arg]->name));
-      else
-        why = tec_ctx_printf(ctx, " (%s)", tec_ctx_fmt_escape(ctx, ir_expr_str(e)));
+      else { /* " (8*m)", not " ((8*m))" */
+        const char *es = tec_ctx_fmt_escape(ctx, ir_expr_str(e));
+        size_t len = es ? strlen(es) : 0;
+        int wrapped = len > 1 && es[0] == '(' && es[len - 1] == ')';
+        why = tec_ctx_printf(ctx, " (%.*s)", (int)(wrapped ? len - 2 : len),
+                             es ? es + wrapped : "");
+      }
       check(&st, ir_eq(act[d], want),
             tec_ctx_printf(ctx, "%s shape[%d] is %%lld, expected %%lld%s", pre[i], d, why),
             act[d], want);
@@ -208,14 +278,35 @@ const ir_stmt *lower_entry_checks(const lower_func *lf, const char *who) {
   /* 3. the size variables, outermost first */
   for (int k = lf->nsize - 1; k >= 0 && rest; k--) {
     int i = site[k].arg, d = site[k].dim;
-    const ir_expr *v = lf->size_vars[k];
-    const ir_stmt *items[2] = {
-        ir_assert(ir_ge(v, i64(&st, 0)),
-                  tec_ctx_printf(ctx, "%s shape[%d] is %%lld, expected a size >= 0 (%s)", pre[i],
-                                 d, tec_ctx_fmt_escape(ctx, v->name)),
-                  v, NULL),
-        rest};
-    rest = ir_let_stmt(v, dl(&st, IR_DL_SHAPE, i, d), ir_seq(ctx, 2, items));
+    int64_t a = site[k].a, b = site[k].b;
+    const ir_expr *v = lf->size_vars[k], *ext = dl(&st, IR_DL_SHAPE, i, d);
+    const char *vn = tec_ctx_fmt_escape(ctx, v->name);
+    if (a == 1 && b == 0) {
+      const ir_stmt *items[2] = {
+          ir_assert(ir_ge(v, i64(&st, 0)),
+                    tec_ctx_printf(ctx, "%s shape[%d] is %%lld, expected a size >= 0 (%s)",
+                                   pre[i], d, vn),
+                    v, NULL),
+          rest};
+      rest = ir_let_stmt(v, ext, ir_seq(ctx, 2, items));
+      continue;
+    }
+    /* extent = a*v + b: v = (extent - b) / a, when that is a whole size >= 0 */
+    const ir_expr *off = b ? ir_sub(ext, i64(&st, b)) : ext;
+    const ir_expr *ok = ir_ge(off, i64(&st, 0));
+    if (b < 0) ok = ir_and(ok, ir_ge(ext, i64(&st, 0))); /* m - 1: an extent is >= 0 too */
+    if (a > 1) ok = ir_and(ok, ir_eq(ir_floormod(off, i64(&st, a)), i64(&st, 0)));
+    int64_t first = b >= 0 ? b : b + a * ((a - 1 - b) / a); /* the least legal extent */
+    const char *legal =
+        a > 1 ? tec_ctx_printf(ctx, "%lld, %lld, %lld, ...", (long long)first,
+                               (long long)(first + a), (long long)(first + 2 * a))
+              : tec_ctx_printf(ctx, "%lld or more", (long long)first);
+    const ir_stmt *chk = ir_assert(
+        ok, tec_ctx_printf(ctx, "%s shape[%d] is %%lld, expected %s for a size %s >= 0: %s",
+                           pre[i], d, tec_ctx_fmt_escape(ctx, ir_expr_str(lf->args[i]->shape[d])),
+                           vn, legal),
+        ext, NULL);
+    rest = ir_seq2(chk, ir_let_stmt(v, a > 1 ? ir_floordiv(off, i64(&st, a)) : off, rest));
   }
   return rest ? ir_seq2(head, rest) : NULL;
 }

@@ -70,6 +70,11 @@ typedef struct lower_relax {
  * modulo by positive constants, min, max, select. 0 when e has no such bound free of them. */
 int lower_interval(const ir_expr *e, const lower_relax *r, const ir_expr **lo,
                    const ir_expr **hi);
+/* [*olo, *ohi] of x / m (mod: x % m) for x in [lo, hi], hi - lo a constant, m a positive
+ * constant: a chunk of a fused-then-split loop, one row when lo's residues keep it in one
+ * (bound_chunk.c). 0 when hi - lo is not a constant. */
+int lower_chunk_divmod(const ir_expr *lo, const ir_expr *hi, int64_t m, int mod,
+                       const ir_expr **olo, const ir_expr **ohi);
 /* The READs of tensor t in e and in s (either may be NULL), appended to rd; returns rd->n. */
 typedef struct lower_reads {
   const te_tensor *t;
@@ -135,6 +140,14 @@ const ir_stmt *lower_for_target(const lower_func *f, const lower_target *t, cons
 /* The checked DLTensor entry of f as asserts over dl_arg reads, size variables bound by lets,
  * ending in `attr entry_call` (the call of the raw kernel). */
 const ir_stmt *lower_entry_checks(const lower_func *f, const char *who);
+/* Where each size variable of f is bound from (entry_checks.c): argument arg's dimension dim,
+ * whose extent is a*v + b (a >= 1); site has f->nsize entries. -1 with an error for `who`
+ * naming a size no shape determines (one used only as n / 4, or m*n). */
+typedef struct lower_size_site {
+  int arg, dim;
+  int64_t a, b;
+} lower_size_site;
+int lower_size_sites(const lower_func *f, const char *who, lower_size_site *site);
 /* Stores wider than vector_bits whose lane count is not a power of two become native-width
  * stores (slice_vectors.c). */
 const ir_stmt *lower_slice_vectors(tec_ctx *ctx, const ir_stmt *body, int vector_bits);

@@ -214,7 +214,8 @@ static int check_args(const sch_schedule *s, const char *name, int nargs, te_ten
   return 0;
 }
 
-/* Every size variable the program uses must be bound by an argument's shape. */
+/* Every size variable the program uses must be bound by an argument's shape, one whose
+ * extent determines it (entry_checks.c: v, or a*v + b). */
 static int p_sizes(lower_pipe *p) {
   size_check sc = {p->f, NULL};
   ir_visitor v;
@@ -222,11 +223,35 @@ static int p_sizes(lower_pipe *p) {
   v.expr[IR_VAR] = check_size_var;
   ir_visit_stmt(&v, p->body);
   p->vw.sizes = 1;
-  if (!sc.unbound) return 0;
-  return tec_ctx_set_error(p->ls.ctx, "tec_lower '%s': size variable '%s' is not the extent of "
-                                      "any argument's dimension, so a call cannot bind it; make "
-                                      "it the shape of an input or output",
-                           p->f->name, sc.unbound->name);
+  if (sc.unbound)
+    return tec_ctx_set_error(p->ls.ctx, "tec_lower '%s': size variable '%s' is not the extent "
+                                        "of any argument's dimension, so a call cannot bind it; "
+                                        "make it the shape of an input or output",
+                             p->f->name, sc.unbound->name);
+  lower_size_site *site = tec_ctx_alloc(p->ls.ctx, sizeof *site * (size_t)(p->f->nsize + 1));
+  if (!site) return -1;
+  return lower_size_sites(p->f, tec_ctx_printf(p->ls.ctx, "tec_lower '%s'", p->f->name), site);
+}
+
+typedef struct size_list {
+  tec_ctx *ctx;
+  lower_func *f;
+  int *cap, oom;
+} size_list;
+
+static void add_size_var(ir_visitor *v, const ir_expr *e) {
+  size_list *sl = v->user;
+  lower_func *f = sl->f;
+  if (e->kind == IR_VAR && e->v.i == IR_VAR_SIZE) {
+    int seen = 0;
+    for (int k = 0; k < f->nsize; k++) seen |= f->size_vars[k] == e;
+    if (!seen && tec_grow(sl->ctx, (void **)&f->size_vars, sl->cap, f->nsize + 1,
+                          sizeof *f->size_vars))
+      sl->oom = 1;
+    else if (!seen)
+      f->size_vars[f->nsize++] = e;
+  }
+  ir_visit_expr_default(v, e);
 }
 
 /* Lowers the stages not in skip into function `name` taking args (the FUNC passes). */
@@ -249,15 +274,14 @@ static lower_func *lower_one(const sch_schedule *s, const sch_attach_kind *attac
   for (int i = 0; i < nargs; i++) {
     f->args[i] = args[i];
     f->arg_bufs[i] = ir_var(ctx, args[i]->name, TEC_HANDLET, IR_VAR_BUFFER);
+    /* every size a shape uses (8*m, n / 4: m, n), in order of first use */
     for (int d = 0; d < args[i]->ndim; d++) {
-      const ir_expr *e = args[i]->shape[d];
-      if (e->kind != IR_VAR || e->v.i != IR_VAR_SIZE) continue;
-      int seen = 0;
-      for (int k = 0; k < f->nsize; k++) seen |= f->size_vars[k] == e;
-      if (seen) continue;
-      if (tec_grow(ctx, (void **)&f->size_vars, &cap, f->nsize + 1, sizeof *f->size_vars))
-        return NULL;
-      f->size_vars[f->nsize++] = e;
+      size_list sl = {ctx, f, &cap, 0};
+      ir_visitor v;
+      ir_visitor_init(&v, &sl);
+      v.expr[IR_VAR] = add_size_var;
+      ir_visit_expr(&v, args[i]->shape[d]);
+      if (sl.oom) return NULL;
     }
   }
 

@@ -6,6 +6,9 @@
  * becomes an init nest over the data loops that sit inside the first reduce loop, then the
  * update nest:
  *   for (i ...) { for (j ...) C[i, j] = 0f;  for (j ...) for (k ...) C[i, j] = C[i, j] + ... }
+ * A data axis fused with a reduce one lives in a reduce loop; the init loops over the range it
+ * covers there, outside it (init_store):
+ *   for (i.init, 0, 4) C[i.init] = 0f;  for (i.k.fused, 0, 32) C[i.k.fused / 8] = ... + ...
  * A stage attached at loop L of a consumer is realized and produced at the top of L's body
  * (over the region bound.c found); a multi-output op's nest writes all its outputs (user
  * reducers: reduce_update); root stages are placed in stage order at the top level,
@@ -194,6 +197,70 @@ static const ir_stmt *reduce_update(tec_ctx *ctx, int nv, te_tensor *const *outs
   return s;
 }
 
+/* The init of a reduction whose data axes are all outside its reduce loops: idx. A data axis
+ * fused with a reduce axis (sch_fuse) has a value that uses reduce loops, i = f / K for
+ * fused f: the init, outside those loops, runs instead over the range the axis takes while
+ * they run (lower_interval, with the reduce loops free), clamped to the axis's own range, in
+ * fresh loops `<axis>.init` around it (in *nfresh, *fresh_var, *fresh_ext). Guards that use
+ * a reduce loop are dropped: the clamp stands for them. */
+static const ir_stmt *init_store(lower_state *ls, const sch_stage *st, const lower_ivals *iv,
+                                 const ir_expr *const *idx, int nv, te_tensor *const *outs,
+                                 const ir_expr *const *bodies, int *nfresh,
+                                 const ir_expr **fresh_var, const ir_expr **fresh_ext) {
+  tec_ctx *ctx = ls->ctx;
+  te_tensor *t = st->tensor;
+  lower_relax rx = {0, NULL, NULL, NULL};
+  rx.vars = tec_ctx_alloc(ctx, sizeof *rx.vars * (size_t)(3 * st->nleaf + 1));
+  const ir_expr **idx2 = tec_ctx_alloc(ctx, sizeof *idx2 * (size_t)(t->ndim + 1));
+  if (!rx.vars || !idx2) return NULL;
+  rx.lo = rx.vars + st->nleaf, rx.hi = rx.vars + 2 * st->nleaf;
+  for (int i = 0; i < st->nleaf; i++) {
+    const lower_range *r = lower_bounds_get(&ls->b, st->leaf[i]);
+    if (st->leaf[i]->kind != SCH_ITER_REDUCE || !r) continue;
+    rx.vars[rx.n] = st->leaf[i]->var;
+    rx.lo[rx.n] = ir_int(ctx, 0);
+    rx.hi[rx.n++] = ir_sub(r->extent, ir_int(ctx, 1));
+  }
+  *nfresh = 0;
+  for (int d = 0; d < t->ndim; d++) {
+    idx2[d] = idx[d];
+    int mixed = 0;
+    for (int k = 0; k < rx.n; k++) mixed |= ir_uses_var(idx[d], rx.vars[k]);
+    if (!mixed) continue;
+    const lower_range *r = lower_bounds_get(&ls->b, st->root[d]);
+    const ir_expr *lo, *hi;
+    if (!r || !lower_interval(idx[d], &rx, &lo, &hi)) {
+      tec_ctx_set_error(ctx, "tec_lower '%s': data axis '%s' of stage '%s' is fused into a "
+                             "reduce loop, and the range it takes there (%s) has no bound to "
+                             "initialize the reduction over; fuse it with the reduce axis "
+                             "before splitting either",
+                        ls->fname ? ls->fname : "?", st->root[d]->name, t->name,
+                        ir_expr_str(idx[d]));
+      return NULL;
+    }
+    const ir_expr *start = ir_max(lo, r->min);
+    const ir_expr *end = ir_min(ir_add(hi, ir_int(ctx, 1)), ir_add(r->min, r->extent));
+    fresh_var[*nfresh] = ir_var(ctx, tec_ctx_printf(ctx, "%s.init", st->root[d]->name),
+                                TEC_INDEX, IR_VAR_INDEX);
+    fresh_ext[*nfresh] = arith_simplify(ir_sub(end, start), NULL);
+    idx2[d] = ir_add(fresh_var[*nfresh], start);
+    ++*nfresh;
+  }
+  const ir_stmt *init = reduce_init(ctx, nv, outs, bodies, idx2);
+  if (!init) return NULL;
+  /* the data guards, less those that use a reduce loop when the init has loops of its own */
+  lower_ivals kept = *iv;
+  kept.g = tec_ctx_alloc(ctx, sizeof *kept.g * (size_t)(iv->nguard + 1));
+  if (!kept.g) return NULL;
+  kept.nguard = 0;
+  for (int g = 0; g < iv->nguard; g++) {
+    int uses = 0;
+    for (int k = 0; k < rx.n && *nfresh; k++) uses |= ir_uses_var(iv->g[g].cond, rx.vars[k]);
+    if (!uses) kept.g[kept.nguard++] = iv->g[g];
+  }
+  return guarded(&kept, init, 1);
+}
+
 /* The nest computing stage si (attached producers included). */
 static const ir_stmt *stage_nest(lower_state *ls, int si) {
   tec_ctx *ctx = ls->ctx;
@@ -243,11 +310,16 @@ static const ir_stmt *stage_nest(lower_state *ls, int si) {
   /* reduction: init and update */
   const ir_expr *cond = body->b ? ir_substitute(body->b, nr, vars, vals) : NULL;
   const ir_stmt *update = reduce_update(ctx, nv, outs, bodies, idx, nr, vars, vals);
-  const ir_stmt *init = reduce_init(ctx, nv, outs, bodies, idx);
-  if (!update || !init) return NULL;
+  const ir_stmt *init = NULL;
+  if (!update) return NULL;
   if (cond) update = ir_if(cond, update, NULL);
   update = guarded(&iv, update, 0);
-  init = guarded(&iv, init, 1);
+  const ir_expr **fresh_var = tec_ctx_alloc(ctx, sizeof *fresh_var * (size_t)(2 * t->ndim + 1));
+  if (!fresh_var) return NULL;
+  const ir_expr **fresh_ext = fresh_var + t->ndim;
+  int nfresh = 0;
+  init = init_store(ls, st, &iv, idx, nv, outs, bodies, &nfresh, fresh_var, fresh_ext);
+  if (!init) return NULL;
   int first_red = st->nleaf;
   for (int i = 0; i < st->nleaf; i++)
     if (st->leaf[i]->kind == SCH_ITER_REDUCE) {
@@ -258,6 +330,8 @@ static const ir_stmt *stage_nest(lower_state *ls, int si) {
     update = make_loop(ls, si, i, update, 1);
     if (st->leaf[i]->kind == SCH_ITER_DATA) init = make_loop(ls, si, i, init, 0);
   }
+  for (int k = nfresh - 1; k >= 0 && init; k--)
+    init = ir_for(fresh_var[k], ir_int(ctx, 0), fresh_ext[k], IR_FOR_SERIAL, init);
   /* a failed nest is NULL, and ir_seq2 would drop it silently: stop with its error */
   if (!init || !update) return NULL;
   const ir_stmt *s = ir_seq2(init, update);

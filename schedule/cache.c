@@ -302,6 +302,13 @@ static te_tensor *cache_write(sch_schedule *s, te_tensor *t, const char *scope) 
                            "written (use cache_read to copy an input)", t->name);
     return NULL;
   }
+  const sch_iter *md, *mr;
+  if (sch_mixed_fuse(st, &md, &mr)) {
+    tec_ctx_set_error(ctx, "cache_write: stage '%s' is already scheduled (data axis '%s' is "
+                           "fused with reduce axis '%s'); call cache_write before other "
+                           "primitives on it", t->name, md->name, mr->name);
+    return NULL;
+  }
   int reordered = st->nrel > 0;
   for (int i = 0; i < st->nleaf && !reordered; i++) reordered |= st->leaf[i] != st->root[i];
   int annotated = st->attach != SCH_ATTACH_ROOT;

@@ -1,6 +1,11 @@
 /* fuse.c — fuse two adjacent loops into one.
  *
  *   for (i, 0, 4) for (j, 0, 8)  ->  for (i.j.fused, 0, 32)  (i = fused / 8, j = fused % 8)
+ *
+ * Two data axes make a data loop, anything with a reduce axis a reduce loop: fusing data axis
+ * i with reduce axis k (C[i] = sum(A[i, k])) makes a loop that walks the partial sums of one
+ * element after another; the lowering initializes the elements it covers before it
+ * (schedule_ops.c), and the loop is refused for parallel and vectorize like any reduce loop.
  */
 #include "tec/schedule.h"
 #include "schedule/internal.h"
@@ -19,14 +24,26 @@ int sch_fuse(sch_stage *st, sch_iter *outer, sch_iter *inner, sch_iter **fused) 
                                   "(outer immediately before inner); the loops are: %s. "
                                   "Reorder them first",
                              outer->name, inner->name, st->tensor->name, sch_stage_str(st));
-  if (outer->kind != inner->kind)
-    return tec_ctx_set_error(ctx, "fuse: axis '%s' is %s and '%s' is %s in stage '%s'; only "
-                                  "two data-parallel or two reduce axes can be fused",
-                             outer->name, outer->kind == SCH_ITER_REDUCE ? "a reduce axis" : "data-parallel",
-                             inner->name, inner->kind == SCH_ITER_REDUCE ? "a reduce axis" : "data-parallel",
-                             st->tensor->name);
+  /* a data axis with a reduce axis: the fused loop is a reduce loop (a data point's partial
+   * sums are spread over it), lowered with the init outside it (schedule_ops.c) */
+  sch_iter_kind kind = outer->kind == SCH_ITER_REDUCE || inner->kind == SCH_ITER_REDUCE
+                           ? SCH_ITER_REDUCE
+                           : SCH_ITER_DATA;
+  if (kind == SCH_ITER_REDUCE && outer->kind != inner->kind) {
+    sch_iter *red = outer->kind == SCH_ITER_REDUCE ? outer : inner;
+    const ir_expr *ext = sch_iter_extent(st, red);
+    for (int d = 0; ext && d < st->tensor->ndim; d++)
+      if (ir_uses_var(ext, st->root[d]->var) ||
+          (red->dom_min && ir_uses_var(red->dom_min, st->root[d]->var)))
+        return tec_ctx_set_error(ctx, "fuse: reduce axis '%s' of stage '%s' runs over a range "
+                                      "that depends on data axis '%s' (%s iterations); a "
+                                      "fused loop needs its parts' extents fixed, so only a "
+                                      "reduce axis of fixed range fuses with a data axis",
+                                 red->name, st->tensor->name, st->root[d]->name,
+                                 ir_expr_str(ext));
+  }
   sch_iter *f = sch_iter_new(st, tec_ctx_printf(ctx, "%s.%s.fused", outer->name, inner->name),
-                             outer->kind);
+                             kind);
   if (!f) return -1;
   sch_relation r = {0};
   r.kind = SCH_REL_FUSE;
@@ -44,4 +61,17 @@ int sch_fuse(sch_stage *st, sch_iter *outer, sch_iter *inner, sch_iter **fused) 
     return -1;
   if (fused) *fused = f;
   return 0;
+}
+
+const sch_relation *sch_mixed_fuse(const sch_stage *st, const sch_iter **data,
+                                   const sch_iter **red) {
+  for (int r = 0; st && r < st->nrel; r++) {
+    const sch_relation *rel = &st->rel[r];
+    if (rel->kind != SCH_REL_FUSE || rel->outer->kind == rel->inner->kind) continue;
+    int outer_data = rel->outer->kind == SCH_ITER_DATA;
+    *data = outer_data ? rel->outer : rel->inner;
+    *red = outer_data ? rel->inner : rel->outer;
+    return rel;
+  }
+  return NULL;
 }

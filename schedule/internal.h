@@ -91,6 +91,11 @@ void sch_move_attachments(sch_stage *st, const sch_iter *from, sch_iter *to);
  * rfactor names its partials with scope "rf"). NULL when out of memory. */
 const char *sch_cache_name(sch_schedule *s, const char *base, const char *scope);
 
+/* fuse.c: the first relation of st fusing a data axis with a reduce axis, or NULL; its data
+ * side in *data, its reduce side in *red (primitives that cannot follow such a fuse). */
+const sch_relation *sch_mixed_fuse(const sch_stage *st, const sch_iter **data,
+                                   const sch_iter **red);
+
 /* relayout.c: extents of iters from the domains; index maps between roots and leaves. */
 const ir_expr *sch_iter_extent(const sch_stage *st, const sch_iter *it);
 int sch_root_to_leaf(const sch_stage *st, const ir_expr *const *root_vals,

@@ -123,6 +123,14 @@ te_tensor *sch_rfactor(sch_schedule *s, te_tensor *t, sch_iter *axis, int factor
                            "reduce loops", axis->name, t->name);
     return NULL;
   }
+  const sch_iter *md, *mr;
+  const sch_relation *mixed = sch_mixed_fuse(st, &md, &mr);
+  if (mixed) {
+    tec_ctx_set_error(ctx, "rfactor: loop '%s' of stage '%s' fuses data axis '%s' with reduce "
+                           "axis '%s'; rfactor factors reduce axes only (rfactor before fusing)",
+                      mixed->fused->name, t->name, md->name, mr->name);
+    return NULL;
+  }
   if (factor_axis < 0 || factor_axis > t->ndim || t->ndim + 1 > 16) {
     tec_ctx_set_error(ctx, "rfactor: factor_axis %d for stage '%s'; it must be in [0, %d]",
                       factor_axis, t->name, t->ndim);

@@ -647,6 +647,58 @@ START_TEST(fuse_split_symbolic_bound) {
 }
 END_TEST
 
+/* The constant-extent case: before, B covered rows lo/N .. M-1, every column, per chunk of F
+ * elements of C (`allocate B[float32 * M*N]`, `for (i, 0, (M - ((i.j.fused.outer*F) / N)))`).
+ * Now: F divides N: one row, F columns; N divides F: F/N whole rows; otherwise the rows the
+ * chunk touches (at most 2 here) and their columns. */
+static void fuse_split_const(int64_t M, int64_t N, int64_t F, const char *alloc,
+                             const char *rows) {
+  tec_ctx *ctx = tec_ctx_new();
+  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, M, N));
+  te_tensor *B = te_compute(ctx, &(te_compute_decl){"B", 2, A->shape, ew_double, A, NULL, NULL});
+  te_tensor *C = te_compute(ctx, &(te_compute_decl){"C", 2, A->shape, ew_plus1, B, NULL, NULL});
+  sch_schedule *s = sch_create(ctx, 1, &C);
+  sch_stage *sc = sch_stage_of(s, C);
+  sch_iter *f, *o, *in;
+  OK(ctx, sch_fuse(sc, sch_axis(sc, 0), sch_axis(sc, 1), &f));
+  OK(ctx, sch_split(sc, f, F, &o, &in));
+  OK(ctx, sch_compute_at(sch_stage_of(s, B), sc, o));
+  lower_func *lf = tec_lower(s, "fs", 2, (te_tensor *[]){A, C});
+  ck_assert_msg(lf != NULL, "%s", tec_ctx_error(ctx));
+  const char *txt = tec_lower_str(lf);
+  tu_assert_contains(txt, alloc);
+  if (rows) tu_assert_contains(txt, rows);
+  else assert_not_contains(txt, "for (i, "); /* one row: no row loop */
+  char before[64];
+  snprintf(before, sizeof before, "for (i, 0, (%lld - ", (long long)M);
+  assert_not_contains(txt, before);
+  tec_module *mod = tec_build(ctx, 1, &lf, NULL);
+  ck_assert_msg(mod != NULL, "%s", tec_ctx_error(ctx));
+  DLTensor a = tu_rand_f32(2, (int64_t[]){M, N}, 5), c = tu_zeros(TEC_F32, 2, (int64_t[]){M, N});
+  ck_assert_int_eq(tec_call(tec_module_get(mod, "fs"), 2, (DLTensor *[]){&a, &c}), 0);
+  for (int64_t e = 0; e < M * N; e++)
+    ck_assert_msg(tu_f32(&c)[e] == 2 * tu_f32(&a)[e] + 1, "%lldx%lld by %lld: e %lld",
+                  (long long)M, (long long)N, (long long)F, (long long)e);
+  tec_dl_free(&a), tec_dl_free(&c);
+  tec_ctx_free(ctx);
+}
+
+START_TEST(fuse_split_const_bound) {
+  /* 3 divides 9: a chunk stays in its row (before: allocate B[float32 * 72]) */
+  fuse_split_const(8, 9, 3, "allocate B[float32 * 3]", NULL);
+  fuse_split_const(7, 8, 4, "allocate B[float32 * 4]", NULL);
+  /* 3 divides 6: two whole rows per chunk of 6 */
+  fuse_split_const(8, 3, 6, "allocate B[float32 * 6]", "for (i, 0, 2) {\n");
+  /* neither: one or two rows (before: 80, 24, 32 and 35 elements) */
+  fuse_split_const(8, 10, 3, "allocate B[float32 * 20]",
+                   "for (i, 0, min((8 - ((i.j.fused.outer*3) / 10)), 2)) {");
+  fuse_split_const(6, 4, 3, "allocate B[float32 * 8]", "min((6 - ");
+  /* 6 from a residue 0 or 2 of 4 spans 2 rows, never 3 */
+  fuse_split_const(8, 4, 6, "allocate B[float32 * 8]", "for (i, 0, 2) {\n");
+  fuse_split_const(5, 7, 4, "allocate B[float32 * 14]", "min((5 - ");
+}
+END_TEST
+
 
 /* ---------- item 4: a producer with two readers, attached in either order ---------- */
 /* B = A * 2;  C = B + 1;  D = C + B */
@@ -810,6 +862,7 @@ int main(void) {
   tcase_set_timeout(att, 120);
   tcase_add_test(att, attachment_follows_split_fuse);
   tcase_add_test(att, fuse_split_symbolic_bound);
+  tcase_add_test(att, fuse_split_const_bound);
   tcase_add_test(att, two_readers_any_order);
   suite_add_tcase(s, att);
   return tu_run(s);

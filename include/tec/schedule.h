@@ -227,7 +227,11 @@ int sch_split_expr(sch_stage *st, sch_iter *iv, const ir_expr *factor, sch_iter 
 /* Split iv into `nparts` outer iterations. */
 int sch_split_nparts(sch_stage *st, sch_iter *iv, int64_t nparts, sch_iter **outer,
                      sch_iter **inner);
-/* Fuse two adjacent leaves (outer immediately before inner) into one. */
+/* Fuse two adjacent leaves (outer immediately before inner) into one. Two data axes make a
+ * data loop; a data axis with a reduce axis (either order) makes a reduce loop, lowered with
+ * the reduction's init before it over the elements it covers; parallel, vectorize, rfactor
+ * and cache_write refuse it like any reduce loop, and a reduce axis whose range depends on
+ * the data axes (r < j + 1) is refused here. */
 int sch_fuse(sch_stage *st, sch_iter *outer, sch_iter *inner, sch_iter **fused);
 /* Put the given leaves in this order, in the positions they occupy now. */
 int sch_reorder(sch_stage *st, int n, sch_iter *const *order);

@@ -107,7 +107,12 @@ struct te_tensor {
   int id;
 };
 
-/* A symbolic size (int64), bound from actual tensor shapes at call time. */
+/* A symbolic size (int64), bound from actual tensor shapes at call time: from the first
+ * argument dimension (argument order, then dimension order) whose extent is n or a*n + b with
+ * integer constants a >= 1 and b (8*n, n + 1, 2*n + 3), as n = (extent - b) / a, a call
+ * whose extent is not such a value refused with a message naming the legal ones. A size
+ * appearing only in shapes that do not determine it (n / 4, m*n) is refused by tec_lower;
+ * such shapes are fine once another dimension binds n (they are then checked). */
 const ir_expr *te_size_var(tec_ctx *ctx, const char *name);
 /* Shape helper: an array of n int64 immediates in the arena. */
 const ir_expr *const *te_shape(tec_ctx *ctx, int n, const int64_t *dims);
