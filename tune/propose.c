@@ -73,17 +73,25 @@ static int grid_next(tune_proposer *p, tec_ctx *ctx, const tune_history *h, int 
   return n;
 }
 
-/* random: uniform draws, a visited one drawn again; after 64 misses in a row (a nearly full
- * space) the next unvisited index after the draw */
+/* One uniform draw neither visited nor in out[0..n): a taken one is drawn again; after 64
+ * misses in a row (a nearly full space) the next free index after the draw; -1 if none. */
+int64_t tune_draw_free(const tune_history *h, uint64_t *rng, const int64_t *out, int n) {
+  int64_t size = tune_space_size(h->task->space), x = tune_rng_below(rng, size);
+  for (int miss = 0; (tune_visited_has(h->visited, x) || in_batch(out, n, x)) && miss < 64; miss++)
+    x = tune_rng_below(rng, size);
+  for (int64_t step = 0; (tune_visited_has(h->visited, x) || in_batch(out, n, x)) && step < size;
+       step++)
+    x = (x + 1) % size;
+  return tune_visited_has(h->visited, x) || in_batch(out, n, x) ? -1 : x;
+}
+
+/* random: uniform draws without replacement (tune_draw_free) */
 static int random_next(tune_proposer *p, tec_ctx *ctx, const tune_history *h, int k, int64_t *out) {
-  int64_t size = tune_space_size(h->task->space);
-  int64_t left = size - h->visited->n;
+  int64_t left = tune_space_size(h->task->space) - h->visited->n;
   int n = 0;
   while (n < k && n < left) {
-    int64_t x = tune_rng_below(&p->rng, size);
-    for (int miss = 0; (tune_visited_has(h->visited, x) || in_batch(out, n, x)) && miss < 64; miss++)
-      x = tune_rng_below(&p->rng, size);
-    while (tune_visited_has(h->visited, x) || in_batch(out, n, x)) x = (x + 1) % size;
+    int64_t x = tune_draw_free(h, &p->rng, out, n);
+    if (x < 0) break;
     out[n++] = x;
   }
   return n;

@@ -8,8 +8,9 @@
  * the chain moves to it if it is faster, or else with probability
  * exp(-(g_cur - g_new) / (g_best * T)) (g: GFLOP/s; a failed candidate is never moved to), T
  * falling geometrically from 0.3 by 0.8 per round to 0.01. A chain with no unvisited neighbour
- * restarts at a random unvisited config. The generator is splitmix64 from the seed; as the
- * moves follow the measured speeds, the trial order is the seed's only for equal measurements.
+ * restarts at a random unvisited config (tune_draw_free). The generator is the tuner's
+ * (tune_rng_*, from the seed); as the moves follow the measured speeds, the trial order is the
+ * seed's only for equal measurements.
  *
  * This is the "annealing" of AutoTVM-style comparisons with no cost model (the model tuner,
  * tuner_xgb.c, anneals over predictions instead of measurements). */
@@ -32,14 +33,7 @@ typedef struct sa_state {
   double best;       /* best GFLOP/s so far */
 } sa_state;
 
-static uint64_t next_u64(uint64_t *s) {
-  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-static int64_t below(uint64_t *s, int64_t n) { return (int64_t)(next_u64(s) % (uint64_t)n); }
-static double unit(uint64_t *s) { return (double)(next_u64(s) >> 11) / 9007199254740992.0; }
+static double unit(uint64_t *s) { return (double)(tune_rng_next(s) >> 11) / 9007199254740992.0; }
 
 static int taken(const tune_history *h, const int64_t *out, int n, int64_t x) {
   if (tune_visited_has(h->visited, x)) return 1;
@@ -52,15 +46,15 @@ static int64_t neighbour(const tune_space *sp, uint64_t *rng, int64_t idx) {
   int movable = 0;
   for (int j = 0; j < sp->nknobs; j++) movable += sp->knobs[j].nvalues > 1;
   if (!movable) return idx;
-  int pick = (int)below(rng, movable);
+  int pick = (int)tune_rng_below(rng, movable);
   int64_t radix = 1;
   for (int j = 0; j < sp->nknobs; j++) {
     int64_t nv = sp->knobs[j].nvalues, d, nd;
     if (nv > 1 && pick-- == 0) {
       d = (idx / radix) % nv;
-      if (next_u64(rng) & 1) /* an adjacent value (values ascend) */
-        nd = d == 0 ? 1 : d == nv - 1 ? nv - 2 : (next_u64(rng) & 1) ? d + 1 : d - 1;
-      else if ((nd = below(rng, nv - 1)) >= d) nd++;
+      if (tune_rng_next(rng) & 1) /* an adjacent value (values ascend) */
+        nd = d == 0 ? 1 : d == nv - 1 ? nv - 2 : (tune_rng_next(rng) & 1) ? d + 1 : d - 1;
+      else if ((nd = tune_rng_below(rng, nv - 1)) >= d) nd++;
       return idx + (nd - d) * radix;
     }
     radix *= nv;
@@ -79,13 +73,6 @@ static int64_t free_neighbour(const tune_history *h, const int64_t *out, int n, 
     radix *= nv;
   }
   return -1;
-}
-
-static int64_t random_free(const tune_history *h, uint64_t *rng, const int64_t *out, int n) {
-  int64_t size = tune_space_size(h->task->space), x = below(rng, size);
-  for (int miss = 0; taken(h, out, n, x) && miss < 64; miss++) x = below(rng, size);
-  for (int64_t step = 0; taken(h, out, n, x) && step < size; step++) x = (x + 1) % size;
-  return taken(h, out, n, x) ? -1 : x;
 }
 
 /* Reads back the trials measured since the last call: each chain's proposal decides its move. */
@@ -133,7 +120,7 @@ static int anneal_next(tune_proposer *p, tec_ctx *ctx, const tune_history *h, in
         x = neighbour(h->task->space, &p->rng, c->at);
       if (taken(h, out, n, x)) x = free_neighbour(h, out, n, c->at);
     }
-    if (x < 0 || taken(h, out, n, x)) x = random_free(h, &p->rng, out, n);
+    if (x < 0 || taken(h, out, n, x)) x = tune_draw_free(h, &p->rng, out, n);
     if (x < 0) break; /* the space is exhausted */
     out[n++] = x;
     c->pending = x;
