@@ -3,7 +3,15 @@
 #ifndef TEC_TUNE_INTERNAL_H
 #define TEC_TUNE_INTERNAL_H
 
+#include <time.h>
 #include "tec/tune.h"
+
+/* seconds on the monotonic clock */
+static inline double tune_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
 
 /* splitmix64: the tuner's only source of randomness (same seed, same trial order). */
 static inline uint64_t tune_rng_next(uint64_t *s) {

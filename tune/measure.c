@@ -26,12 +26,6 @@ struct tune_bench {
   tune_options o;
 };
 
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 int64_t tune_bench_nout(const tune_bench *b) { return b->nout; }
 
 void tune_bench_free(tune_bench *b) {
@@ -144,10 +138,10 @@ static void measure_here(tune_bench *b, tec_module *m, const lower_func *f, int6
   note(fd, 'p');
   int runs = b->o.warmup + b->o.repeats;
   for (int i = 0; i < runs; i++) {
-    double t0 = now_s();
+    double t0 = tune_now();
     int32_t rc = tec_module_run(m, name, b->nargs, b->args);
     if (b->o.hook) b->o.hook(b->o.hook_user, index, b->out, b->nout);
-    double dt = now_s() - t0;
+    double dt = tune_now() - t0;
     if (rc != 0) {
       r->status = TUNE_RUN_ERROR;
       snprintf(r->error, sizeof r->error, "run failed: %s", tec_rt_last_error());
@@ -172,7 +166,7 @@ static void measure_here(tune_bench *b, tec_module *m, const lower_func *f, int6
 static int read_until(int fd, void *buf, size_t n, double deadline) {
   size_t got = 0;
   while (got < n) {
-    double left = deadline - now_s();
+    double left = deadline - tune_now();
     if (left <= 0) return -1;
     struct pollfd p = {.fd = fd, .events = POLLIN};
     int rc = poll(&p, 1, (int)(left * 1000) + 1);
@@ -212,7 +206,7 @@ static void measure_forked(tune_bench *b, tec_module *m, const lower_func *f, in
   }
   close(fds[1]);
   /* prepare may be slow (packing); a run is killed at twice the time-out (and a little) */
-  double deadline = now_s() + 10.0 * b->o.timeout + 5.0;
+  double deadline = tune_now() + 10.0 * b->o.timeout + 5.0;
   int done = 0, killed = 0, prepared = 0;
   for (;;) {
     char c;
@@ -223,11 +217,11 @@ static void measure_forked(tune_bench *b, tec_module *m, const lower_func *f, in
     }
     if (rc == 0) break;
     if (c == 'R') {
-      done = read_until(fds[0], r, sizeof *r, now_s() + 5.0) == 1;
+      done = read_until(fds[0], r, sizeof *r, tune_now() + 5.0) == 1;
       break;
     }
     prepared = 1;
-    deadline = now_s() + 2.0 * b->o.timeout + 0.5; /* a run that returns is timed by the child itself */
+    deadline = tune_now() + 2.0 * b->o.timeout + 0.5; /* a run that returns is timed by the child itself */
   }
   close(fds[0]);
   int st = 0;

@@ -41,12 +41,6 @@ static const char script_tail[] =
     "kill $w 2>/dev/null\n"
     "exit $s\n";
 
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static char *read_file(const char *path, size_t *n) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   struct stat s;
@@ -98,9 +92,9 @@ static double progress(sshrun *s, size_t *scan, double deadline, double timeout)
     if (!nl) break;
     const char *line = s->out + *scan;
     *scan = (size_t)(nl - s->out) + 1;
-    if (!strncmp(line, "tec-tune 1\n", 11)) s->started = 1, deadline = now_s() + 10 * timeout + 5 + SLACK_S;
-    else if (!strncmp(line, "status ", 7)) s->status_seen = 1, deadline = now_s() + START_S;
-    else if (*line == 'p' || *line == 'r') s->prepared = 1, deadline = now_s() + 2 * timeout + SLACK_S;
+    if (!strncmp(line, "tec-tune 1\n", 11)) s->started = 1, deadline = tune_now() + 10 * timeout + 5 + SLACK_S;
+    else if (!strncmp(line, "status ", 7)) s->status_seen = 1, deadline = tune_now() + START_S;
+    else if (*line == 'p' || *line == 'r') s->prepared = 1, deadline = tune_now() + 2 * timeout + SLACK_S;
   }
   return deadline;
 }
@@ -145,7 +139,7 @@ static void run_ssh(tune_remote_run *r, const tune_rhost *h, const char *prog, s
   int in = sv[0], out = po[0], err = pe[0];
   fcntl(in, F_SETFL, O_NONBLOCK), fcntl(out, F_SETFL, O_NONBLOCK), fcntl(err, F_SETFL, O_NONBLOCK);
   size_t sent = 0, scan = 0;
-  double deadline = now_s() + START_S;
+  double deadline = tune_now() + START_S;
   char buf[65536];
   while (out >= 0 || err >= 0) {
     struct pollfd p[3];
@@ -153,7 +147,7 @@ static void run_ssh(tune_remote_run *r, const tune_rhost *h, const char *prog, s
     if (in >= 0) iin = np, p[np++] = (struct pollfd){.fd = in, .events = POLLOUT};
     if (out >= 0) iout = np, p[np++] = (struct pollfd){.fd = out, .events = POLLIN};
     if (err >= 0) ierr = np, p[np++] = (struct pollfd){.fd = err, .events = POLLIN};
-    double left = deadline - now_s();
+    double left = deadline - tune_now();
     if (left <= 0) {
       kill(pid, SIGKILL);
       s->killed = 1;
@@ -196,12 +190,12 @@ static void run_ssh(tune_remote_run *r, const tune_rhost *h, const char *prog, s
   if (out >= 0) close(out);
   if (err >= 0) close(err);
   /* ssh ends once its streams are closed; a stuck one is killed after 10 s */
-  double wait_until = now_s() + 10.0;
+  double wait_until = tune_now() + 10.0;
   int st = 0;
   for (;;) {
     pid_t w = waitpid(pid, &st, WNOHANG);
     if (w == pid || (w < 0 && errno != EINTR)) break;
-    if (now_s() > wait_until) kill(pid, SIGKILL), wait_until = now_s() + 3600;
+    if (tune_now() > wait_until) kill(pid, SIGKILL), wait_until = tune_now() + 3600;
     struct timespec ts = {0, 5000000};
     nanosleep(&ts, NULL);
   }

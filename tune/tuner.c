@@ -23,12 +23,6 @@ tune_options tune_options_default(void) {
                         .timeout = 1.0, .fork = -1, .overlap = -1, .rtol = 1e-3};
 }
 
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* One candidate between proposal and measurement. */
 typedef struct slot {
   int64_t index;
@@ -154,7 +148,7 @@ static void finish_slot(run_state *st, slot *s) {
   free(s->exe);
   s->ctx = NULL, s->f = NULL, s->m = NULL, s->exe = NULL;
   if (st->o->progress)
-    tune_progress(stderr, st->tty, r->ntrials, st->total, st->best, now_s() - st->t0, 0);
+    tune_progress(stderr, st->tty, r->ntrials, st->total, st->best, tune_now() - st->t0, 0);
 }
 
 typedef struct host_worker {
@@ -341,7 +335,7 @@ int tune_run(tec_ctx *ctx, const tune_task *task, const tune_options *opt, tune_
   }
   int64_t def = task->default_index >= 0 ? task->default_index : 0;
   lower_func *rf = task->lower(task, refctx, def, NULL, NULL);
-  st.t0 = now_s();
+  st.t0 = tune_now();
   if (!rf || !(st.bench = tune_bench_new(refctx, rf, &o))) {
     tec_ctx_set_error(ctx, "tune: %s: cannot compute the reference output: %s", task->workload, tec_ctx_error(refctx));
     goto done;
@@ -366,7 +360,7 @@ int tune_run(tec_ctx *ctx, const tune_task *task, const tune_options *opt, tune_
                    : run_batch(&st, idx, k, o.overlap, prop->wants_features)) != 0)
       goto done;
   }
-  out->elapsed = now_s() - st.t0;
+  out->elapsed = tune_now() - st.t0;
   if (o.progress) tune_progress(stderr, st.tty, out->ntrials, total, st.best, out->elapsed, 1);
   status = 0;
   if (o.csv && tune_write_csv(ctx, o.csv, out) != 0) status = -1;
