@@ -6,7 +6,8 @@
  *   check_schedule  (before infer_bounds, which walks the attach structure it checks)
  *     compute_at: the consumer is inlined; the loop is no longer one of the consumer's; a
  *       reader of the stage is not computed inside the loop, or at an outer loop of it
- *     compute_inline: an inlined tensor passed as an argument
+ *     compute_inline: an inlined tensor passed as an argument; a split, fuse or reorder of an
+ *       inlined stage is a note (its loops are never made)
  *     parallel: a stage computed at a loop that its own parallel loop would nest in another
  *     pragma: parallel_dynamic on a loop that is not parallel; parallel_launch_point inside a
  *       parallel loop
@@ -17,7 +18,7 @@
  *
  * Stages are checked in the order bound inference and schedule_ops visit them (consumers
  * first), so the first error a schedule reports is the one it reported before the checks
- * moved here. Neither pass writes anything but errors. */
+ * moved here. Neither pass writes anything but errors and notes. */
 #include <string.h>
 #include "tec/lower.h"
 #include "ir/internal.h"
@@ -157,6 +158,21 @@ static int check_loops(const lower_state *ls, int si) {
   return 0;
 }
 
+/* An inlined stage has no loops: its splits, fuses and reorders have no effect. Not an error
+ * (compute_root would honour them again, and TVM accepts them), but not silent: a note. */
+static int note_inlined_loops(const lower_state *ls, const sch_stage *st) {
+  int reordered = st->nleaf != st->nroot;
+  for (int i = 0; i < st->nleaf && !reordered; i++) reordered = st->leaf[i] != st->root[i];
+  if (!st->nrel && !reordered) return 0;
+  return tec_ctx_note(ls->ctx, "compute_inline: stage '%s' is inlined, so its loops as scheduled "
+                               "(%s) are never made: its %s no effect (schedule the loops of its "
+                               "readers, or compute_root '%s')",
+                      st->tensor->name, sch_stage_str(st),
+                      st->nrel ? "splits and fuses have" : "reorder has", st->tensor->name) < 0
+             ? -1
+             : 0;
+}
+
 int lower_check_schedule(lower_state *ls) {
   const sch_schedule *s = ls->s;
   for (int si = 0; si < s->nstage; si++)
@@ -165,6 +181,9 @@ int lower_check_schedule(lower_state *ls) {
         return tec_ctx_set_error(ls->ctx, "compute_inline: '%s' is inlined but also passed "
                                           "as an argument; an inlined tensor has no buffer",
                                  s->stages[si]->tensor->name);
+  /* a split, fuse or reorder of a stage the user inlined shapes loops that are never made */
+  for (int si = 0; si < s->nstage; si++)
+    if (s->stages[si]->attach == SCH_ATTACH_INLINE && note_inlined_loops(ls, s->stages[si])) return -1;
   /* bound inference's order: the attach structure of every stage it bounds */
   for (int si = s->nstage - 1; si >= 0; si--) {
     const sch_stage *st = s->stages[si];

@@ -265,6 +265,63 @@ START_TEST(annotations_on_inlined_refused) {
 }
 END_TEST
 
+/* B split and reordered, then inlined into C: B's loops are never made, so the split and the
+ * reorder do nothing. Not refused (compute_root would honour them again) but a note; strict
+ * mode refuses it; the numbers are the unscheduled program's. A split undone by compute_root
+ * after the inline leaves no note. */
+START_TEST(loops_of_inlined_noted) {
+  for (int how = 0; how < 4; how++) {
+    tec_ctx *ctx = tec_ctx_new();
+    tec_ctx_set_strict(ctx, how == 2);
+    te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 8, 16));
+    te_tensor *B = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 2, .shape = A->shape,
+                                                      .body = ew_double, .user = A});
+    te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2, .shape = A->shape,
+                                                      .body = ew_plus1, .user = B});
+    sch_schedule *s = sch_create(ctx, 1, &C);
+    sch_stage *sb = sch_stage_of(s, B);
+    sch_iter *jo, *ji;
+    const char *note;
+    if (how == 1) { /* a reorder alone */
+      OK(ctx, sch_reorder(sb, 2, (sch_iter *[]){sch_axis(sb, 1), sch_axis(sb, 0)}));
+      note = "compute_inline: stage 'B' is inlined, so its loops as scheduled (j, i) are never "
+             "made: its reorder has no effect (schedule the loops of its readers, or "
+             "compute_root 'B')";
+    } else {
+      OK(ctx, sch_split(sb, sch_axis(sb, 1), 4, &jo, &ji));
+      OK(ctx, sch_reorder(sb, 2, (sch_iter *[]){ji, jo}));
+      note = "compute_inline: stage 'B' is inlined, so its loops as scheduled (i, j.inner, "
+             "j.outer) are never made: its splits and fuses have no effect (schedule the loops "
+             "of its readers, or compute_root 'B')";
+    }
+    OK(ctx, sch_compute_inline(sb));
+    if (how == 3) OK(ctx, sch_compute_root(sb));
+    lower_func *f = tec_lower(s, "inl", 2, (te_tensor *[]){A, C});
+    if (how == 2) {
+      ck_assert_ptr_null(f);
+      char want[512];
+      snprintf(want, sizeof want, "tec_lower 'inl' (strict mode): %s", note);
+      assert_err(ctx, want);
+      tec_ctx_free(ctx);
+      continue;
+    }
+    ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+    if (how == 3) ck_assert_int_eq(f->nnotes, 0);
+    else {
+      ck_assert_int_eq(f->nnotes, 1);
+      ck_assert_str_eq(f->notes[0], note);
+    }
+    tec_module *m = tec_build(ctx, 1, &f, NULL);
+    ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
+    DLTensor a = tu_rand_f32(2, (int64_t[]){8, 16}, 5), c = tu_zeros(TEC_F32, 2, (int64_t[]){8, 16});
+    ck_assert_int_eq(tec_call(tec_module_get(m, "inl"), 2, (DLTensor *[]){&a, &c}), 0);
+    for (int e = 0; e < 8 * 16; e++) ck_assert(fabsf(tu_f32(&c)[e] - (tu_f32(&a)[e] * 2 + 1)) < 1e-5f);
+    tec_dl_free(&a), tec_dl_free(&c);
+    tec_ctx_free(ctx);
+  }
+}
+END_TEST
+
 START_TEST(unknown_pragma_refused) {
   tec_ctx *ctx = tec_ctx_new();
   te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 8, 16));
@@ -843,6 +900,7 @@ int main(void) {
   tcase_set_timeout(ignored, 120);
   tcase_add_test(ignored, vectorize_reduce_axis_refused);
   tcase_add_test(ignored, annotations_on_inlined_refused);
+  tcase_add_test(ignored, loops_of_inlined_noted);
   tcase_add_test(ignored, unknown_pragma_refused);
   tcase_add_test(ignored, vectorize_fallback_noted);
   tcase_add_test(ignored, strict_mode_refuses_notes);
