@@ -205,9 +205,12 @@ static side side_add(side a, side b, const ir_expr *like) {
 
 /* s * p for an expression p (p's constant case is scale). */
 static side side_mul(side s, const ir_expr *p) {
+  int64_t k, c;
   if (!s.has) return unknown_side;
   if (!s.e && s.c == 0) return s;
   if (!s.e && s.c == 1) return sym_side(p);
+  if (!s.e && arith_is_imm(p, &k))
+    return __builtin_mul_overflow(s.c, k, &c) ? unknown_side : (side){NULL, c, 1};
   return sym_side(ir_mul(side_expr(s, p), p));
 }
 
@@ -290,13 +293,13 @@ static int divmod_sym(const ir_expr *e, ivl a, const walk *w, ivl *out) {
   int isc = arith_is_imm(m, &c), mod = e->kind == IR_FLOORMOD || e->kind == IR_MOD;
   int trunc = e->kind == IR_DIV || e->kind == IR_MOD;
   /* truncation is floor for x >= 0 */
-  int floor = !trunc || (a.lo.has && !a.lo.e && a.lo.c >= 0);
-  if (!floor) {
+  int as_floor = !trunc || (a.lo.has && !a.lo.e && a.lo.c >= 0);
+  if (!as_floor) {
     ivl n = numeric(e->a, w);
-    floor = n.lo.has && n.lo.c >= 0;
+    as_floor = n.lo.has && n.lo.c >= 0;
   }
   const ir_expr *lo = side_expr(a.lo, e), *hi = side_expr(a.hi, e), *qlo, *qhi;
-  if (isc && floor && arith_chunk_divmod(lo, hi, c, mod, &qlo, &qhi)) {
+  if (isc && as_floor && arith_chunk_divmod(lo, hi, c, mod, &qlo, &qhi)) {
     *out = (ivl){sym_side(qlo), sym_side(qhi)}; /* a chunk's rows or columns */
     return 1;
   }
@@ -306,7 +309,7 @@ static int divmod_sym(const ir_expr *e, ivl a, const walk *w, ivl *out) {
     *out = (ivl){lo ? sym_side(f(lo, m)) : unknown_side, hi ? sym_side(f(hi, m)) : unknown_side};
     return 1;
   }
-  if (!floor) { /* a truncating remainder of a possibly negative x */
+  if (!as_floor) { /* a truncating remainder of a possibly negative x */
     if (!isc) return 0;
     *out = of_range(arith_range_of(-(c - 1), c - 1));
     return 1;
