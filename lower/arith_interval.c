@@ -9,11 +9,12 @@
  * arith_interval lets the relaxed variables range over [lo, hi] (expressions, typically a
  * loop's [min, min + extent - 1]) and keeps every subexpression without them as itself:
  *   i.inner in [0, 7]:   i.outer*8 + i.inner - 1   ->  [i.outer*8 - 1, i.outer*8 + 6]
- *   i in [0, n - 1]:     floordiv(i*4 + j, 4) - i  ->  the linear form cancels i first
- * Sums go through the linear form, so (i*4 + j) - i*4 bounds like j. Where every operand of
- * a rule has constant sides, the constant rule applies (a constant range is the special
- * case of a symbolic interval); where no symbolic rule does, the answer is the constant
- * analysis of the subexpression (relaxed variables by their constant sides, others by env).
+ *   i in [0, n - 1]:     (i*4 + j) - i*4           ->  [j, j]
+ * (sums go through the linear form, where i cancels before it is relaxed). Where every
+ * operand of a rule has constant sides, the constant rule applies (a constant range is the
+ * special case of a symbolic interval); where no symbolic rule does, the answer is the
+ * constant analysis of the subexpression (relaxed variables by their constant sides, the
+ * others by env).
  *
  * Symbolic rules: products by a factor that does not vary and whose sign is known; division
  * and modulo by a divisor m that does not vary and is positive (arith_divisor_positive: > 0
