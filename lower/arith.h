@@ -12,7 +12,10 @@
  * or the input returned unchanged.
  *
  * The simplifier lives in lower/simplify*.c (the pass and the expression dispatch, canonical
- * linear forms, division rules); ranges and the env in lower/arith_bound.c.
+ * linear forms, division rules); the env and constants in lower/arith_env.c; the one interval
+ * analysis — constant ranges (arith_bound) and symbolic intervals over relaxed variables
+ * (arith_interval, which bound inference and prefetch use) — in lower/arith_interval.c, with
+ * the rows and columns of a fused loop's chunk in lower/arith_chunk.c.
  */
 #ifndef TEC_LOWER_ARITH_H
 #define TEC_LOWER_ARITH_H
@@ -42,6 +45,26 @@ int arith_env_depth(const arith_env *env);
 
 /* The interval of an integer expression (unknown sides for anything else). env may be NULL. */
 arith_range arith_bound(const ir_expr *e, const arith_env *env);
+/* Symbolic intervals: vars[i] free to range over [lo[i], hi[i]] (expressions; NULL: unbounded),
+ * every other variable fixed. */
+typedef struct arith_relax {
+  int n;
+  const ir_expr **vars, **lo, **hi;
+} arith_relax;
+/* [*lo, *hi] of the integer e with r's variables free (r may be NULL), by the rules of
+ * arith_bound: sums (as linear forms, so terms cancel), products, division and modulo by a
+ * positive divisor, min, max, select; env (may be NULL) bounds the other variables where a
+ * rule needs a sign or falls back to constants. 0 when a side is unknown or uses r's vars. */
+int arith_interval(const ir_expr *e, const arith_relax *r, const arith_env *env,
+                   const ir_expr **lo, const ir_expr **hi);
+/* 1 if the divisor m is > 0 wherever a loop it divides runs: m >= 0 under env, and m > 0 when
+ * every size variable is >= 1 (a size of 0 empties the loop whose extent it is). */
+int arith_divisor_positive(const ir_expr *m, const arith_env *env);
+/* [*olo, *ohi] of x / m (mod: x % m) for x in [lo, hi], hi - lo a constant, m a positive
+ * constant: a chunk of a fused-then-split loop, one row when lo's residues keep it in one
+ * (arith_chunk.c). 0 when hi - lo is not a constant. */
+int arith_chunk_divmod(const ir_expr *lo, const ir_expr *hi, int64_t m, int mod,
+                       const ir_expr **olo, const ir_expr **ohi);
 /* 1 if cond is provably true under env, else 0. */
 int arith_prove(const ir_expr *cond, const arith_env *env);
 /* The simplified expression; e itself when nothing changed. env may be NULL. */

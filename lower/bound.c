@@ -4,7 +4,9 @@
  * A stage at root covers its op's declared domain. A stage attached at loop L of consumer C
  * covers what C's iterations inside L read of it: the consumer's root values are written in
  * terms of its leaf loops (iter_values.c); loops outside and at L are fixed, loops inside L
- * range over their extents, and each index of each read is bounded by interval arithmetic:
+ * range over their extents, and each index of each read is bounded by the symbolic interval
+ * analysis (arith_interval, lower/arith_interval.c: the loops inside L relaxed, the env
+ * holding every loop's range):
  *   C[i] = P[i.outer*8 + i.inner - 1] + P[i.outer*8 + i.inner + 1], P at i.outer
  *     -> P region: [i.outer*8 - 1, i.outer*8 + 8], clamped to P's domain
  * Consumers are processed before producers (reverse stage order). Then ranges flow through
@@ -12,9 +14,9 @@
  *   split(p, factor f):  outer in [0, ceil(ext(p) / f)), inner in [0, f)
  *   split(p, nparts n):  outer in [0, n), inner in [0, ceil(ext(p) / n))
  *   fuse(o, i):          fused in [0, ext(o) * ext(i))
- * Division and modulo by a positive constant or size (a fused loop's inner extent): f / m is
- * monotone; f % m is [lo % m, hi % m] while lo and hi stay in one period of m, so a consumer
- * tile of a fused-then-split loop needs one or two rows of its producer, not all of them. */
+ * (Division and modulo by a fused loop's inner extent are monotone or stay in one period
+ * there, so a consumer tile of a fused-then-split loop needs one or two rows of its
+ * producer, not all of them.) */
 #include "tec/lower.h"
 #include "ir/internal.h"
 #include "lower/passes.h"
@@ -35,111 +37,7 @@ const lower_range *lower_bounds_get(const lower_bounds *b, const sch_iter *it) {
   return NULL;
 }
 
-/* ---- symbolic intervals ---- */
-typedef lower_relax relax;
-
-typedef struct ivl {
-  const ir_expr *lo, *hi; /* NULL: unbounded */
-} ivl;
-
-static int uses_relaxed(const ir_expr *e, const relax *r) {
-  for (int i = 0; i < r->n; i++)
-    if (ir_uses_var(e, r->vars[i])) return 1;
-  return 0;
-}
-
-/* 1 if e is > 0 wherever a loop runs: a positive constant, a size variable (a divisor that
- * is a size of 0 belongs to a loop that runs no iteration), sums and products of those. */
-static int positive(const ir_expr *e) {
-  int64_t c;
-  if (ir_is_const_int(e, &c)) return c > 0;
-  switch (e->kind) {
-  case IR_VAR: return e->v.i == IR_VAR_SIZE;
-  case IR_MUL: case IR_ADD: return positive(e->a) && positive(e->b);
-  case IR_MAX: return positive(e->a) || positive(e->b);
-  case IR_MIN: return positive(e->a) && positive(e->b);
-  case IR_CAST: return tec_dtype_is_int(e->type) && positive(e->a);
-  default: return 0;
-  }
-}
-
-static ivl interval(const ir_expr *e, const relax *r) {
-  ivl none = {NULL, NULL};
-  if (!e) return none;
-  if (!uses_relaxed(e, r)) return (ivl){e, e};
-  int64_t c;
-  switch (e->kind) {
-  case IR_VAR:
-    for (int i = 0; i < r->n; i++)
-      if (r->vars[i] == e) return (ivl){r->lo[i], r->hi[i]};
-    return (ivl){e, e};
-  case IR_ADD: {
-    ivl a = interval(e->a, r), b = interval(e->b, r);
-    return (ivl){a.lo && b.lo ? ir_add(a.lo, b.lo) : NULL, a.hi && b.hi ? ir_add(a.hi, b.hi) : NULL};
-  }
-  case IR_SUB: {
-    ivl a = interval(e->a, r), b = interval(e->b, r);
-    return (ivl){a.lo && b.hi ? ir_sub(a.lo, b.hi) : NULL, a.hi && b.lo ? ir_sub(a.hi, b.lo) : NULL};
-  }
-  case IR_MUL: {
-    const ir_expr *x = e->a, *k = e->b;
-    if (!ir_is_const_int(k, &c)) x = e->b, k = e->a;
-    if (!ir_is_const_int(k, &c)) return none;
-    ivl a = interval(x, r);
-    ivl m = {a.lo ? ir_mul(a.lo, k) : NULL, a.hi ? ir_mul(a.hi, k) : NULL};
-    return c >= 0 ? m : (ivl){m.hi, m.lo};
-  }
-  case IR_FLOORDIV: case IR_DIV:
-    /* monotone in the numerator for a positive divisor; a symbolic one (a fused loop's
-     * inner extent, m) must not vary over the relaxed loops */
-    if ((ir_is_const_int(e->b, &c) && c > 0) ||
-        (e->kind == IR_FLOORDIV && !uses_relaxed(e->b, r) && positive(e->b))) {
-      ivl a = interval(e->a, r), q;
-      if (ir_is_const_int(e->b, &c) && lower_chunk_divmod(a.lo, a.hi, c, 0, &q.lo, &q.hi))
-        return q; /* a chunk of constant width: its rows (bound_chunk.c) */
-      return (ivl){a.lo ? ir_floordiv(a.lo, e->b) : NULL, a.hi ? ir_floordiv(a.hi, e->b) : NULL};
-    }
-    return none;
-  case IR_FLOORMOD: case IR_MOD:
-    if (ir_is_const_int(e->b, &c) && c > 0) {
-      ivl a = interval(e->a, r), q;
-      if (lower_chunk_divmod(a.lo, a.hi, c, 1, &q.lo, &q.hi)) return q; /* its columns */
-      return (ivl){ir_int(e->ctx, 0), ir_int(e->ctx, c - 1)};
-    }
-    if (e->kind == IR_FLOORMOD && !uses_relaxed(e->b, r) && positive(e->b)) {
-      /* [lo % m, hi % m] when lo and hi fall in one period, else the whole period */
-      ivl a = interval(e->a, r);
-      const ir_expr *zero = ir_int(e->ctx, 0), *last = ir_sub(e->b, ir_int(e->ctx, 1));
-      if (!a.lo || !a.hi) return (ivl){zero, last};
-      const ir_expr *one = ir_eq(ir_floordiv(a.lo, e->b), ir_floordiv(a.hi, e->b));
-      return (ivl){ir_select(one, ir_floormod(a.lo, e->b), zero),
-                   ir_select(one, ir_floormod(a.hi, e->b), last)};
-    }
-    return none;
-  case IR_MIN: case IR_MAX: {
-    ivl a = interval(e->a, r), b = interval(e->b, r);
-    const ir_expr *(*f)(const ir_expr *, const ir_expr *) = e->kind == IR_MIN ? ir_min : ir_max;
-    if (e->kind == IR_MIN)
-      return (ivl){a.lo && b.lo ? f(a.lo, b.lo) : NULL,
-                   a.hi && b.hi ? f(a.hi, b.hi) : a.hi ? a.hi : b.hi};
-    return (ivl){a.lo && b.lo ? f(a.lo, b.lo) : a.lo ? a.lo : b.lo,
-                 a.hi && b.hi ? f(a.hi, b.hi) : NULL};
-  }
-  case IR_SELECT: {
-    ivl a = interval(e->b, r), b = interval(e->c, r);
-    return (ivl){a.lo && b.lo ? ir_min(a.lo, b.lo) : NULL, a.hi && b.hi ? ir_max(a.hi, b.hi) : NULL};
-  }
-  default:
-    return none;
-  }
-}
-
-int lower_interval(const ir_expr *e, const lower_relax *r, const ir_expr **lo,
-                   const ir_expr **hi) {
-  ivl x = interval(e, r);
-  *lo = x.lo, *hi = x.hi;
-  return x.lo && x.hi && !uses_relaxed(x.lo, r) && !uses_relaxed(x.hi, r);
-}
+typedef arith_relax relax;
 
 /* ---- collecting reads of one tensor ---- */
 typedef lower_reads reads;
@@ -232,13 +130,13 @@ static int reader_box(lower_state *ls, int pi, sch_stage *c, int pos, int ri, ar
     lo[d] = hi[d] = NULL;
     for (int k = 0; k < rd.n; k++) {
       const ir_expr *idx = ir_substitute(rd.r[k]->args[d], rs->nroot, rvar, rv);
-      ivl x = interval(arith_simplify(idx, env), &rx);
-      if (!x.lo || !x.hi || uses_relaxed(x.lo, &rx) || uses_relaxed(x.hi, &rx)) {
+      const ir_expr *xlo, *xhi;
+      if (!arith_interval(arith_simplify(idx, env), &rx, env, &xlo, &xhi)) {
         lo[d] = hi[d] = NULL;
         break;
       }
-      lo[d] = lo[d] ? ir_min(lo[d], x.lo) : x.lo;
-      hi[d] = hi[d] ? ir_max(hi[d], x.hi) : x.hi;
+      lo[d] = lo[d] ? ir_min(lo[d], xlo) : xlo;
+      hi[d] = hi[d] ? ir_max(hi[d], xhi) : xhi;
     }
   }
   arith_env_pop(env, arith_env_depth(env) - depth0);

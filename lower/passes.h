@@ -61,20 +61,7 @@ int lower_iter_values(tec_ctx *ctx, const sch_stage *st, const lower_bounds *b, 
 const ir_expr *lower_ivals_get(const lower_ivals *v, const sch_iter *it);
 
 /* 1. bound inference: ranges of every iter var; the region an attached stage computes. */
-/* Symbolic intervals (bound.c): vars[i] free to range over [lo[i], hi[i]] (NULL: unbounded). */
-typedef struct lower_relax {
-  int n;
-  const ir_expr **vars, **lo, **hi;
-} lower_relax;
-/* [*lo, *hi] of the integer e with r's variables free: sums, constant multiples, division and
- * modulo by positive constants, min, max, select. 0 when e has no such bound free of them. */
-int lower_interval(const ir_expr *e, const lower_relax *r, const ir_expr **lo,
-                   const ir_expr **hi);
-/* [*olo, *ohi] of x / m (mod: x % m) for x in [lo, hi], hi - lo a constant, m a positive
- * constant: a chunk of a fused-then-split loop, one row when lo's residues keep it in one
- * (bound_chunk.c). 0 when hi - lo is not a constant. */
-int lower_chunk_divmod(const ir_expr *lo, const ir_expr *hi, int64_t m, int mod,
-                       const ir_expr **olo, const ir_expr **ohi);
+/* (symbolic intervals over the loops inside an attach point: arith_interval, lower/arith.h) */
 /* The READs of tensor t in e and in s (either may be NULL), appended to rd; returns rd->n. */
 typedef struct lower_reads {
   const te_tensor *t;

@@ -4,8 +4,8 @@
  *     for (ji, 0, 64) vectorized       ->      for (pf, 0, 4) prefetch(Bp[jo, k + 8, pf*16])
  *       C.local[..] += .. Bp[jo, k, ji]        for (ji, 0, 64) vectorized ...
  *
- * The region of t that one iteration reads is bounded over the loops inside k with bound.c's
- * interval arithmetic (lower_interval: every index must have a bound free of those loops),
+ * The region of t that one iteration reads is bounded over the loops inside k by the symbolic
+ * interval analysis (arith_interval: every index must have a bound free of those loops),
  * k is replaced by k + offset, and one prefetch is issued per 64-byte line
  * along t's last dimension (the first element of each line, counted from a multiple of the
  * line's element count; exact when rows start on a line, one line off at worst otherwise: a
@@ -26,7 +26,7 @@
  * loop (a let's is unbounded), and the stages realized there. Read once per prefetched loop. */
 typedef struct pf_scan {
   tec_ctx *ctx;
-  lower_relax rx;
+  arith_relax rx;
   int cap[3], oom;             /* of rx's three arrays */
   arith_env *env;        /* the loops' ranges, to simplify indices before bounding them */
   const te_tensor **realized;
@@ -97,7 +97,7 @@ static const ir_stmt *pf_nest(lower_state *ls, const sch_stage *st, const sch_it
   for (int k = 0; k < rd.n; k++)
     for (int d = 0; d < nd; d++) {
       const ir_expr *idx = arith_simplify(rd.r[k]->args[d], sc->env), *a, *b;
-      if (!lower_interval(idx, &sc->rx, &a, &b)) {
+      if (!arith_interval(idx, &sc->rx, sc->env, &a, &b)) {
         tec_ctx_set_error(ctx, "%s: index %s has no bound over the loops inside '%s' (sums, "
                                "constant multiples, division and modulo by constants, min, max "
                                "and select of their variables have one); prefetch at a loop "

@@ -200,7 +200,7 @@ static const ir_stmt *reduce_update(tec_ctx *ctx, int nv, te_tensor *const *outs
 /* The init of a reduction whose data axes are all outside its reduce loops: idx. A data axis
  * fused with a reduce axis (sch_fuse) has a value that uses reduce loops, i = f / K for
  * fused f: the init, outside those loops, runs instead over the range the axis takes while
- * they run (lower_interval, the reduce loops and the data loops inside them free), clamped
+ * they run (arith_interval, the reduce loops and the data loops inside them free), clamped
  * to the axis's own range, in fresh loops `<axis>.init` around it (in *nfresh, *fresh_var,
  * *fresh_ext). Guards that use a reduce loop are dropped: the clamp stands for them. */
 static const ir_stmt *init_store(lower_state *ls, const sch_stage *st, const lower_ivals *iv,
@@ -209,14 +209,14 @@ static const ir_stmt *init_store(lower_state *ls, const sch_stage *st, const low
                                  const ir_expr **fresh_var, const ir_expr **fresh_ext) {
   tec_ctx *ctx = ls->ctx;
   te_tensor *t = st->tensor;
-  lower_relax rx = {0, NULL, NULL, NULL};
+  arith_relax rx = {0, NULL, NULL, NULL};
   rx.vars = tec_ctx_alloc(ctx, sizeof *rx.vars * (size_t)(3 * st->nleaf + 1));
   const ir_expr **idx2 = tec_ctx_alloc(ctx, sizeof *idx2 * (size_t)(t->ndim + 1));
   if (!rx.vars || !idx2) return NULL;
   rx.lo = rx.vars + st->nleaf, rx.hi = rx.vars + 2 * st->nleaf;
   /* rx: the reduce loops; wide: those and the data loops inside the outermost reduce loop,
    * which do not run where the init of a mixed axis goes (its range must not use them) */
-  lower_relax wide = {0, NULL, NULL, NULL};
+  arith_relax wide = {0, NULL, NULL, NULL};
   wide.vars = tec_ctx_alloc(ctx, sizeof *wide.vars * (size_t)(3 * st->nleaf + 1));
   if (!wide.vars) return NULL;
   wide.lo = wide.vars + st->nleaf, wide.hi = wide.vars + 2 * st->nleaf;
@@ -242,7 +242,7 @@ static const ir_stmt *init_store(lower_state *ls, const sch_stage *st, const low
     if (!mixed) continue;
     const lower_range *r = lower_bounds_get(&ls->b, st->root[d]);
     const ir_expr *lo, *hi;
-    if (!r || !lower_interval(idx[d], &wide, &lo, &hi)) {
+    if (!r || !arith_interval(idx[d], &wide, NULL, &lo, &hi)) {
       tec_ctx_set_error(ctx, "tec_lower '%s': data axis '%s' of stage '%s' is fused into a "
                              "reduce loop, and the range it takes there (%s) has no bound to "
                              "initialize the reduction over; fuse it with the reduce axis "

@@ -1,4 +1,5 @@
-/* bound_chunk.c — the rows and columns a chunk of a fused loop touches (bound inference).
+/* arith_chunk.c — the rows and columns a chunk of a fused loop touches (a division and modulo
+ * rule of the symbolic interval analysis, arith_interval.c; bound inference relies on it).
  *
  * After fuse(i, j) -> f and split(f, F) -> (o, f.inner) with constant extents, one iteration
  * of o covers x = o*F + f.inner in [lo, lo + w] (w = F - 1), and the consumer reads row
@@ -15,9 +16,6 @@
  *   x % m in [s, s + select(fits, w, m - 1)],  s = select(fits, lo % m, 0),
  *   fits = lo % m + w < m
  * written so that the extent (hi - lo + 1) has a constant bound for the storage. */
-#include "tec/lower.h"
-#include "ir/internal.h"
-#include "lower/passes.h"
 #include "lower/arith.h"
 
 static int64_t gcd64(int64_t a, int64_t b) {
@@ -31,7 +29,7 @@ static int64_t gcd64(int64_t a, int64_t b) {
   return a;
 }
 
-int lower_chunk_divmod(const ir_expr *lo, const ir_expr *hi, int64_t m, int mod,
+int arith_chunk_divmod(const ir_expr *lo, const ir_expr *hi, int64_t m, int mod,
                        const ir_expr **olo, const ir_expr **ohi) {
   if (!lo || !hi || m <= 0 || !tec_dtype_is_int(lo->type) || lo->type.lanes != 1) return 0;
   tec_ctx *ctx = lo->ctx;
