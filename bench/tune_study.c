@@ -382,9 +382,11 @@ int main(int argc, char **argv) {
       nr++;
     }
     double load_end = load1(), ref = rr[0].best_gflops, start = rr[0].load_start;
+    char run[32];
+    snprintf(run, sizeof run, "%s", rr[0].run);
     for (int r = 0; r < nr && !status; r++) {
       study_row *w = &rr[r];
-      snprintf(w->run, sizeof w->run, "%s", rr[0].run);
+      snprintf(w->run, sizeof w->run, "%s", run);
       snprintf(w->cpu, sizeof w->cpu, "%s", machine);
       snprintf(w->layer, sizeof w->layer, "%s", L->name);
       snprintf(w->same_as, sizeof w->same_as, "%s", u[k].same_as);
