@@ -221,14 +221,14 @@ static int run_tuner(const net *n, const unique *u, const opts *o, const char *t
 static int done_before(const study_row *rows, int nrows, const opts *o, const char *layer) {
   for (int i = 0; i < nrows; i++) {
     const study_row *r = &rows[i];
-    if (strcmp(r->layer, layer) || strcmp(r->tuner, "reference") || r->trials != o->trials ||
+    if (strcmp(r->layer, layer) || strcmp(r->tuner, "reference") || r->trials != study_trials(o->trials, r->space) ||
         r->threads != o->threads || r->seed != o->seed)
       continue;
     int have = 0;
     for (int t = 0; t < o->ntuners; t++)
       for (int j = 0; j < nrows; j++)
         if (!strcmp(rows[j].run, r->run) && !strcmp(rows[j].layer, layer) &&
-            !strcmp(rows[j].tuner, o->tuners[t]) && rows[j].trials == o->tuner_trials) {
+            !strcmp(rows[j].tuner, o->tuners[t]) && rows[j].trials == study_trials(o->tuner_trials, r->space)) {
           have++;
           break;
         }

@@ -36,6 +36,11 @@ typedef struct study_row {
   char note[160];
 } study_row;
 
+/* The trials a run of `requested` makes in a space of `space` configs (tune stops there). */
+static inline int study_trials(int requested, long long space) {
+  return space > 0 && space < requested ? (int)space : requested;
+}
+
 /* Appends row as one CSV line (the header first when the file is new). 0, or -1 (errno). */
 int study_row_append(const char *path, const study_row *r);
 /* Every row of the CSV (malloc'd, *n rows); lines that do not parse are reported on stderr

@@ -127,7 +127,7 @@ static const study_row *newest_ref(const study_row *rows, int n, const study_fil
   for (int i = 0; i < n; i++) {
     const study_row *r = &rows[i];
     if (strcmp(r->layer, layer) || strcmp(r->tuner, "reference") || r->threads != f->threads ||
-        r->seed != f->seed || r->trials != f->ref_trials)
+        r->seed != f->seed || r->trials != study_trials(f->ref_trials, r->space))
       continue;
     if (!best || strcmp(r->run, best->run) >= 0) best = r;
   }
@@ -146,7 +146,8 @@ static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(co
 
 int study_report(FILE *out, const study_row *rows, int n, const study_filter *f, const char *csv_path) {
   fprintf(out, "# Tuning study: MobileNet v1 layers (issue #16's targets)\n\n");
-  fprintf(out, "Reference: random search of %d trials; each tuner: %d trials, seed %u, %d thread%s; "
+  fprintf(out, "Reference: random search of %d trials; each tuner: %d trials (both: the whole space "
+          "when it is smaller), seed %u, %d thread%s; "
           "from `%s` (newest run per layer with these settings). `%%`: the tuner's best of its "
           "trials over the reference's best; `t95`: the first trial whose best-so-far reaches 95 %% "
           "of the reference (`>N`: never); `s`: the tuner's wall-clock seconds. Trial 1 of every "
