@@ -406,7 +406,7 @@ static int instantiate(net *n, int i, const char *who, const char *target, topi_
                       : -1;
   if (rc < 0) {
     snprintf(n->err, sizeof n->err, "%s: layer %s: %s", who, L->name,
-             tmp ? tec_ctx_error(tmp) : "out of memory");
+             cfg && tmp ? tec_ctx_error(tmp) : "out of memory");
     tec_ctx_free(tmp);
     return -1;
   }
