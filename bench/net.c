@@ -3,7 +3,7 @@
  * same weights, in one run, round-robin, 1 and 2 threads.
  *
  *   net [--net mobilenet|resnet18] [--threads 1,2] [--runs 30] [--layers] [--prepadded]
- *       [--csv FILE] [--size 224] [--width 1.0]
+ *       [--csv FILE] [--size 224] [--width 1.0] [--records FILE]
  *
  * oneDNN's network (built from tec's layer list, so the shapes and weights are the same):
  *   conv      dnnl convolution_direct, src / weights / dst format `any` (oneDNN picks blocked
@@ -26,7 +26,13 @@
  * faster). "cores used" is the process's CPU time over the wall time of a run (median): below
  * the thread count, its workers were not on a core (other tenants of the machine) or idle;
  * the calling thread's share beside it (the rest is the workers': their work and spinning). GNU OpenMP reads GOMP_SPINCOUNT when loaded: main() re-executes itself once with 2000,
- * tec's own spin budget (as bench/conv.c). */
+ * tec's own spin budget (as bench/conv.c).
+ *
+ * --records FILE: a second tec network built with every layer on the best tuning record of its
+ * workload (net_options.records: tune_apply_best; a layer without one keeps its default and is
+ * named in a warning), checked against the default network's logits, and timed in the same
+ * round-robin (tec, tec tuned, oneDNN, ...): its convs and whole-network times beside the
+ * defaults', and the ratio default / tuned (above 1: the records made it faster). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
@@ -46,7 +52,7 @@ typedef struct opts {
   int nthreads, threads[MAX_THREADS], runs, layers, prepadded;
   int64_t size;
   double width;
-  const char *csv;
+  const char *csv, *records;
 } opts;
 
 static int parse_opts(int argc, char **argv, opts *o) {
@@ -96,6 +102,8 @@ static int parse_opts(int argc, char **argv, opts *o) {
       }
     } else if (!strcmp(a, "--csv")) {
       o->csv = v;
+    } else if (!strcmp(a, "--records")) {
+      o->records = v;
     } else {
       fprintf(stderr, "net: unknown option '%s'\n", a);
       return -1;
@@ -206,7 +214,7 @@ int main(int argc, char **argv) {
   opts o;
   if (parse_opts(argc, argv, &o)) {
     fprintf(stderr, "usage: net [--net mobilenet|resnet18] [--threads 1,2] [--runs 30] [--layers]\n"
-                    "           [--prepadded] [--csv FILE] [--size 224] [--width 1.0]\n");
+                    "           [--prepadded] [--csv FILE] [--size 224] [--width 1.0] [--records FILE]\n");
     return 2;
   }
   char cpu[256];
@@ -232,6 +240,19 @@ int main(int argc, char **argv) {
   printf("%s %lldx%lld width %.2f: %d layers, tec compiled and prepared in %.1f s\n",
          o.kind == NET_RESNET18 ? "ResNet-18" : "MobileNet v1", (long long)o.size,
          (long long)o.size, o.width, n->nlayers, bench_now(CLOCK_MONOTONIC) - t0);
+  net *tn = NULL; /* --records: the same network on the records' configs */
+  if (o.records) {
+    tn = net_create(&(net_options){.kind = o.kind, .size = o.size, .width = o.width, .seed = 1,
+                                   .records = o.records}, err, sizeof err);
+    if (!tn || net_compile(tn) || net_prepare(tn)) {
+      fprintf(stderr, "net: --records: %s\n", tn ? net_error(tn) : err);
+      return 1;
+    }
+    int tuned = 0;
+    for (int i = 0; i < tn->nlayers; i++) tuned += tn->layers[i].tuned;
+    printf("tuned network (--records %s): %d of %d layers on a record, the others on their "
+           "default (named above)\n", o.records, tuned, tn->nlayers);
+  }
   int nl = n->nlayers, R = o.runs;
   float *img = net_image(n, 7);
   /* per run: nl layers, then the edge (oneDNN's input reorder; tec: its image copy, untimed) */
@@ -244,6 +265,10 @@ int main(int argc, char **argv) {
   double *cu = malloc(sizeof(double) * (size_t)(4 * R)); /* per run: tec, oneDNN, callers' */
   if (!cu) return 1;
   double *ps = malloc(sizeof(double) * (size_t)(nl * R)), *pmed = calloc((size_t)nl, sizeof(double));
+  /* --records: the tuned network's per-layer seconds, whole runs, medians */
+  double *us = calloc((size_t)(nc * R), sizeof(double)), *ut = malloc(sizeof(double) * (size_t)R);
+  double *umed = calloc((size_t)nl, sizeof(double));
+  if (!us || !ut || !umed) return 1;
   if (!img || !ts || !ds || !tt || !dt || !col || !tmed || !dmed || !ps || !pmed) return 1;
   static prepad pp;
   if (o.prepadded && prepad_build(&pp, n)) return 1;
@@ -252,7 +277,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "net: cannot write %s: %s\n", o.csv, strerror(errno));
     return 1;
   }
-  if (csv) fprintf(csv, "net,threads,layer,tec_ms,onednn_ms\n");
+  if (csv) fprintf(csv, "net,threads,layer,tec_ms,onednn_ms%s\n", tn ? ",tec_tuned_ms" : "");
   const char *nname = o.kind == NET_RESNET18 ? "resnet18" : "mobilenet";
   int status = 0;
   for (int ti = 0; ti < o.nthreads && !status; ti++) {
@@ -279,6 +304,22 @@ int main(int argc, char **argv) {
       printf("CHECK FAILED: %d threads: logits differ, max |tec - oneDNN| / max |oneDNN| = %.3g\n", t, rel);
       status = 1;
     }
+    double urel = 0;
+    if (tn) { /* the tuned network against the default one */
+      if (net_run(tn, img, us)) {
+        fprintf(stderr, "net: --records: %s\n", net_error(tn));
+        return 1;
+      }
+      double uw = 0;
+      for (int64_t k = 0; k < n->opt.classes; k++)
+        uw = fmax(uw, fabs((double)net_logits(tn)[k] - a[k]));
+      urel = uw / (mag + 1e-30);
+      if (!(urel < 1e-3)) {
+        printf("CHECK FAILED: %d threads: the tuned network's logits differ from the default's by %.3g "
+               "(of max |logit|)\n", t, urel);
+        status = 1;
+      }
+    }
     for (int r = 0; r < R; r++) { /* round-robin */
       double s = bench_now(CLOCK_MONOTONIC), c = bench_now(CLOCK_PROCESS_CPUTIME_ID);
       double m = bench_now(CLOCK_THREAD_CPUTIME_ID);
@@ -293,8 +334,13 @@ int main(int argc, char **argv) {
       cu[R + r] = (bench_now(CLOCK_PROCESS_CPUTIME_ID) - c) / dt[r];
       cu[3 * R + r] = (bench_now(CLOCK_THREAD_CPUTIME_ID) - m) / dt[r];
       if (o.prepadded && prepad_run(&pp, n, ps + (size_t)r * (size_t)nl)) return 1;
+      if (tn) {
+        s = bench_now(CLOCK_MONOTONIC);
+        if (net_run(tn, img, us + (size_t)r * (size_t)nc)) return 1;
+        ut[r] = bench_now(CLOCK_MONOTONIC) - s;
+      }
     }
-    double tconv = 0, dconv = 0;
+    double tconv = 0, dconv = 0, uconv = 0;
     for (int i = 0; i < nl; i++) {
       for (int r = 0; r < R; r++) col[r] = ts[(size_t)r * (size_t)nc + (size_t)i];
       tmed[i] = bench_median(col, R);
@@ -304,15 +350,22 @@ int main(int argc, char **argv) {
         for (int r = 0; r < R; r++) col[r] = ps[(size_t)r * (size_t)nl + (size_t)i];
         pmed[i] = bench_median(col, R);
       }
-      if (n->layers[i].op == NET_CONV) tconv += tmed[i], dconv += dmed[i];
-      if (csv) fprintf(csv, "%s,%d,%s,%.4f,%.4f\n", nname, t, n->layers[i].name, tmed[i] * 1e3, dmed[i] * 1e3);
+      if (tn) {
+        for (int r = 0; r < R; r++) col[r] = us[(size_t)r * (size_t)nc + (size_t)i];
+        umed[i] = bench_median(col, R);
+      }
+      if (n->layers[i].op == NET_CONV) tconv += tmed[i], dconv += dmed[i], uconv += umed[i];
+      if (csv) fprintf(csv, "%s,%d,%s,%.4f,%.4f", nname, t, n->layers[i].name, tmed[i] * 1e3, dmed[i] * 1e3);
+      if (csv) fprintf(csv, tn ? ",%.4f\n" : "\n", umed[i] * 1e3);
     }
     for (int r = 0; r < R; r++) col[r] = ds[(size_t)r * (size_t)nc + (size_t)nl];
     double edge = bench_median(col, R);
-    double tm = bench_median(tt, R), dm = bench_median(dt, R);
+    double tm = bench_median(tt, R), dm = bench_median(dt, R), um = tn ? bench_median(ut, R) : 0;
     if (csv) {
-      fprintf(csv, "%s,%d,convs,%.4f,%.4f\n", nname, t, tconv * 1e3, dconv * 1e3);
-      fprintf(csv, "%s,%d,total,%.4f,%.4f\n", nname, t, tm * 1e3, dm * 1e3);
+      fprintf(csv, "%s,%d,convs,%.4f,%.4f", nname, t, tconv * 1e3, dconv * 1e3);
+      fprintf(csv, tn ? ",%.4f\n" : "\n", uconv * 1e3);
+      fprintf(csv, "%s,%d,total,%.4f,%.4f", nname, t, tm * 1e3, dm * 1e3);
+      fprintf(csv, tn ? ",%.4f\n" : "\n", um * 1e3);
     }
     printf("\n%d thread%s (%d runs each, round-robin; logits agree to %.1e):\n", t,
            t > 1 ? "s" : "", R, rel);
@@ -347,6 +400,22 @@ int main(int argc, char **argv) {
            bench_median(cu + R, R));
     printf("  %-34s %9.2f %9.2f\n", "  of which the calling thread's", bench_median(cu + 2 * R, R),
            bench_median(cu + 3 * R, R));
+    if (tn) {
+      printf("\n  tuned (--records %s; logits agree with the default's to %.1e):\n", o.records, urel);
+      if (o.layers) {
+        printf("  %-16s %9s %9s %7s  %s\n", "layer", "tec ms", "tuned ms", "ratio", "config (* a record's)");
+        for (int i = 0; i < nl; i++)
+          printf("  %-16s %9.3f %9.3f %7.2f  %s%s\n", n->layers[i].name, tmed[i] * 1e3, umed[i] * 1e3,
+                 tmed[i] / umed[i], tn->layers[i].tuned ? "* " : "", tn->layers[i].config);
+      }
+      printf("  %-34s %9s %9s %7s\n", "", "tec ms", "tuned ms", "tec/tuned");
+      printf("  %-34s %9.3f %9.3f %7.2f\n", "convs (sum of the layers' medians)", tconv * 1e3, uconv * 1e3,
+             tconv / uconv);
+      printf("  %-34s %9.3f %9.3f %7.2f\n", "whole network (median run)", tm * 1e3, um * 1e3, tm / um);
+      bench_sort(ut, R);
+      printf("  %-34s %9.3f %9.3f %7.2f\n", "whole network (fastest run)", tt[0] * 1e3, ut[0] * 1e3,
+             tt[0] / ut[0]);
+    }
     dn_free(d);
     free(d);
   }
@@ -357,7 +426,8 @@ int main(int argc, char **argv) {
     if (pp.on[i]) tec_dl_free(&pp.t[i][0]);
   if (pp.mod) tec_module_free(pp.mod);
   tec_ctx_free(pp.ctx);
-  free(ps), free(pmed), free(cu);
+  free(ps), free(pmed), free(cu), free(us), free(ut), free(umed);
+  net_free(tn);
   free(img), free(ts), free(ds), free(tt), free(dt), free(col), free(tmed), free(dmed);
   net_free(n);
   return status;

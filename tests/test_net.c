@@ -4,14 +4,21 @@
  * (width 0.25, 40x40: odd sizes down the stride-2 steps, 8 channels in blocks of the host's
  * lanes) and ResNet-18 (width 0.125, 36x36, batch 2: projections, fused residuals, max pool).
  * Also: the activations stay packed between layers (no layout-transform layer), every weight
- * is packed once (prepare), two runs agree bit for bit, and bad options are refused. */
+ * is packed once (prepare), two runs agree bit for bit, and bad options are refused. Tuning
+ * records applied (options.records): a layer whose workload has a record is built on that
+ * record's config (every layer of the same workload), the others on their default with a
+ * warning naming their workload, and the network still computes the reference's numbers. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include "netref.h"
+#include "tec/tune.h"
 #include "testutil.h"
 
-static void check_net(const net_options *o, double tol_logits) {
+/* builds, runs and checks the network against the reference; returns it (the caller frees) */
+static net *check_net(const net_options *o, double tol_logits) {
   char err[256];
   net *n = net_create(o, err, sizeof err);
   ck_assert_msg(n != NULL, "%s", err);
@@ -62,12 +69,12 @@ static void check_net(const net_options *o, double tol_logits) {
     ck_assert_double_eq_tol(s, 1.0, 1e-5);
   }
   free(img), free(logits), free(probs), free(first), free(secs);
-  net_free(n);
+  return n;
 }
 
 START_TEST(mobilenet_v1) {
   net_options o = {.kind = NET_MOBILENET_V1, .size = 40, .width = 0.25, .classes = 10, .seed = 3};
-  check_net(&o, 1e-4);
+  net_free(check_net(&o, 1e-4));
 }
 END_TEST
 
@@ -91,7 +98,7 @@ START_TEST(resnet18_picked) {
   o.direct = 0;
 #ifndef __SANITIZE_ADDRESS__ /* building the four winograd layers takes ~100 s here, minutes
                                 under ASan: the numbers are checked in the normal builds */
-  check_net(&o, 3e-4);
+  net_free(check_net(&o, 3e-4));
 #endif
 }
 END_TEST
@@ -99,7 +106,112 @@ END_TEST
 START_TEST(resnet18) {
   net_options o = {.kind = NET_RESNET18, .batch = 2, .size = 36, .width = 0.125, .classes = 10,
                    .seed = 4};
-  check_net(&o, 1e-4);
+  net_free(check_net(&o, 1e-4));
+}
+END_TEST
+
+/* A record for layer `name`'s workload (as `tec tune` writes it) with a config that is not the
+ * default (the space's last one, or its first); its text in cfgtext. */
+static void write_record(const net *n, const char *name, const char *path, char *cfgtext, size_t len) {
+  int i = 0;
+  while (i < n->nlayers && strcmp(n->layers[i].name, name)) i++;
+  ck_assert_int_lt(i, n->nlayers);
+  const net_layer *L = &n->layers[i];
+  const topi_template *t = topi_template_find(L->tmpl);
+  tec_ctx *ctx = tec_ctx_new();
+  char shape[512];
+  net_layer_shape(n, i, shape, sizeof shape);
+  tune_task task;
+  ck_assert_msg(tune_task_topi(ctx, t, &L->conv, shape, NULL, &task) == 0, "%s", tec_ctx_error(ctx));
+  topi_space sp;
+  ck_assert_int_eq(t->space(ctx, &L->conv, NULL, &sp), 0);
+  int64_t size = topi_space_size(&sp), idx = size - 1;
+  ck_assert_int_gt(size, 1);
+  if (idx == task.default_index) idx = 0;
+  void *cfg = tec_ctx_alloc(ctx, sp.config_size);
+  ck_assert_int_eq(topi_space_config(&sp, idx, cfg), 0);
+  const char *text = topi_config_str(ctx, &sp, cfg);
+  ck_assert_str_ne(text, topi_config_str(ctx, &sp, sp.default_config));
+  snprintf(cfgtext, len, "%s", text);
+  tune_trial tr = {.index = idx, .config = text, .status = TUNE_OK, .error = "", .ncosts = 1,
+                   .costs = {1e-3}, .median = 1e-3, .gflops = 1.0};
+  const char *line = tune_record_json(ctx, &task, &tr);
+  ck_assert_ptr_nonnull(line);
+  ck_assert_int_eq(tune_record_append(ctx, path, line, 0), 0);
+  tec_ctx_free(ctx);
+}
+
+START_TEST(mobilenet_records) {
+  net_options o = {.kind = NET_MOBILENET_V1, .size = 40, .width = 0.25, .classes = 10, .seed = 3};
+  char err[256], path[64] = "/tmp/tec_net_records_XXXXXX", pw[256], dw[256], shape[512], want[600];
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  net *n0 = net_create(&o, err, sizeof err);
+  ck_assert_ptr_nonnull(n0);
+  /* the shape text `tec tune --shape` reads, every key spelled out */
+  snprintf(want, sizeof want, "n=1,c=8,h=20,w=20,oc=8,kh=3,kw=3,stride_h=1,stride_w=1,pad_h=1,"
+           "pad_w=1,dilation_h=1,dilation_w=1,groups=8,in=NCHW%lldc,out=NCHW%lldc,bias=1,"
+           "residual=0,act=relu6", (long long)n0->opt.block, (long long)n0->opt.block);
+  ck_assert_str_eq(net_layer_shape(n0, 1, shape, sizeof shape), want); /* dw1 */
+  ck_assert_str_eq(n0->layers[1].name, "dw1");
+  write_record(n0, "pw2", path, pw, sizeof pw);
+  write_record(n0, "dw8", path, dw, sizeof dw); /* dw7..dw11: one workload */
+  o.records = path;
+  net *n = check_net(&o, 1e-4); /* built on the records, checked against the reference */
+  for (int i = 0; i < n->nlayers; i++) {
+    const net_layer *L = &n->layers[i];
+    int dup = !strcmp(L->name, "dw7") || !strcmp(L->name, "dw8") || !strcmp(L->name, "dw9") ||
+              !strcmp(L->name, "dw10") || !strcmp(L->name, "dw11");
+    if (!strcmp(L->name, "pw2") || dup) {
+      ck_assert_msg(L->tuned, "%s: %s", L->name, L->note);
+      ck_assert_str_eq(L->config, dup ? dw : pw);
+      ck_assert_str_eq(L->note, "");
+      continue;
+    }
+    ck_assert_msg(!L->tuned, "%s tuned", L->name);
+    /* the warning names the workload: the template and the canonical shape */
+    tec_ctx *ctx = tec_ctx_new();
+    const char *wl = tec_ctx_printf(ctx, "tune: no record for %s %s in %s; using the default config ",
+                                    L->tmpl, tune_problem_canon(ctx, net_layer_shape(n, i, shape, sizeof shape)), path);
+    ck_assert_msg(strncmp(L->note, wl, strlen(wl)) == 0, "%s: note '%s'", L->name, L->note);
+    tec_ctx_free(ctx);
+  }
+  net_free(n);
+  /* the config is the one scheduled: pw2 lowered by net_lower is the template lowered with the
+   * record's config, and not with the default */
+  n = net_create(&o, err, sizeof err);
+  lower_func *funcs[64];
+  ck_assert_msg(net_lower(n, NULL, funcs) == 0, "%s", net_error(n));
+  int i = 0;
+  while (strcmp(n->layers[i].name, "pw2")) i++;
+  const topi_template *t = topi_template_find(n->layers[i].tmpl);
+  tec_ctx *ctx = tec_ctx_new();
+  topi_space sp;
+  ck_assert_int_eq(t->space(ctx, &n->layers[i].conv, NULL, &sp), 0);
+  void *cfg = tec_ctx_alloc(ctx, sp.config_size);
+  ck_assert_int_eq(topi_config_parse(ctx, &sp, pw, cfg), 0);
+  const void *cfgs[2] = {cfg, sp.default_config};
+  for (int k = 0; k < 2; k++) {
+    topi_decl d;
+    topi_op op;
+    ck_assert_int_eq(t->declare(ctx, &n->layers[i].conv, &d), 0);
+    ck_assert_int_eq(t->schedule(&d, cfgs[k], NULL, &op), 0);
+    lower_func *f = tec_lower(op.sched, "pw2", op.nargs, op.args);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(strcmp(tec_lower_str(funcs[i]), tec_lower_str(f)) == 0, k == 0);
+  }
+  tec_ctx_free(ctx);
+  net_free(n);
+  /* a records file that cannot be read is an error, not the defaults */
+  o.records = "/nonexistent/records.jsonl";
+  n = net_create(&o, err, sizeof err);
+  ck_assert_int_eq(net_compile(n), -1);
+  ck_assert_str_eq(net_error(n), "net_compile: tune: cannot read the records file "
+                                 "/nonexistent/records.jsonl: No such file or directory");
+  net_free(n);
+  net_free(n0);
+  unlink(path);
 }
 END_TEST
 
@@ -135,6 +247,7 @@ int main(void) {
   tcase_add_test(tc, mobilenet_v1);
   tcase_add_test(tc, resnet18);
   tcase_add_test(tc, resnet18_picked);
+  tcase_add_test(tc, mobilenet_records);
   tcase_add_test(tc, bad_options);
   suite_add_tcase(s, tc);
   return tu_run(s);

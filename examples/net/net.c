@@ -1,5 +1,6 @@
 /* net.c — MobileNet v1 and ResNet-18 as lists of topi layers (see net.h): building the layer
- * list with seeded weights, compiling every layer into one module, packing the weights once,
+ * list with seeded weights, compiling every layer into one module (each on its template's
+ * default config, or on the best tuning record of its workload), packing the weights once,
  * and running the layers in order with a per-layer clock.
  *
  *   MobileNet v1: conv 3x3/2 (relu6), 13 x [depthwise 3x3/s (relu6), pointwise 1x1 (relu6)],
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "tec/tune.h"
 
 #define NET_MAX 64
 
@@ -302,19 +304,135 @@ static const void *problem(const net_layer *L) {
   }
 }
 
+static const char *layout_str(topi_layout l, char *buf, size_t len) {
+  if (l.kind == TOPI_NCHWC) snprintf(buf, len, "NCHW%lldc", (long long)l.block);
+  else snprintf(buf, len, "%s", l.kind == TOPI_NHWC ? "NHWC" : "NCHW");
+  return buf;
+}
+
+static const char *act_str(topi_act a) {
+  return a == TOPI_ACT_RELU ? "relu" : a == TOPI_ACT_RELU6 ? "relu6" : "none";
+}
+
+const char *net_layer_shape(const net *n, int i, char *buf, size_t len) {
+  const net_layer *L = &n->layers[i];
+  char in[24], out[24];
+  switch (L->op) {
+  case NET_CONV: {
+    const topi_conv2d *p = &L->conv;
+    snprintf(buf, len, "n=%lld,c=%lld,h=%lld,w=%lld,oc=%lld,kh=%lld,kw=%lld,stride_h=%lld,"
+             "stride_w=%lld,pad_h=%lld,pad_w=%lld,dilation_h=%lld,dilation_w=%lld,groups=%lld,"
+             "in=%s,out=%s,bias=%d,residual=%d,act=%s",
+             (long long)p->n, (long long)p->c_in, (long long)p->h, (long long)p->w,
+             (long long)p->c_out, (long long)p->kh, (long long)p->kw, (long long)p->stride_h,
+             (long long)p->stride_w, (long long)p->pad_h, (long long)p->pad_w,
+             (long long)topi_conv2d_dilation_h(p), (long long)topi_conv2d_dilation_w(p),
+             (long long)(p->groups ? p->groups : 1), layout_str(p->in_layout, in, sizeof in),
+             layout_str(p->out_layout, out, sizeof out), p->epi.bias != 0, p->epi.residual != 0,
+             act_str(p->epi.act));
+    break;
+  }
+  case NET_POOL:
+  case NET_GPOOL: {
+    const topi_pool *p = &L->pool;
+    snprintf(buf, len, "n=%lld,c=%lld,h=%lld,w=%lld,kh=%lld,kw=%lld,stride_h=%lld,stride_w=%lld,"
+             "pad_h=%lld,pad_w=%lld,mode=%s,count_include_pad=%d,in=%s,out=%s",
+             (long long)p->n, (long long)p->c, (long long)p->h, (long long)p->w, (long long)p->kh,
+             (long long)p->kw, (long long)p->stride_h, (long long)p->stride_w, (long long)p->pad_h,
+             (long long)p->pad_w, p->mode == TOPI_POOL_MAX ? "max" : "avg",
+             p->count_include_pad != 0, layout_str(p->in_layout, in, sizeof in),
+             layout_str(p->out_layout, out, sizeof out));
+    break;
+  }
+  case NET_FC: {
+    const topi_dense *p = &L->fc;
+    snprintf(buf, len, "m=%lld,n=%lld,k=%lld,bt=%d,const_b=%d,bias=%d,residual=%d,act=%s",
+             (long long)p->m, (long long)p->n, (long long)p->k, p->b_transposed != 0,
+             p->const_b != 0, p->epi.bias != 0, p->epi.residual != 0, act_str(p->epi.act));
+    break;
+  }
+  default:
+    snprintf(buf, len, "m=%lld,n=%lld", (long long)L->softmax.m, (long long)L->softmax.n);
+  }
+  return buf;
+}
+
+/* With options.records: the file read once up front, its unreadable lines reported on stderr
+ * (once, not per layer) and a file that cannot be read refused. 0, or -1 with net_error(). */
+static int check_records(net *n, const char *who) {
+  if (!n->opt.records) return 0;
+  tec_ctx *tmp = tec_ctx_new();
+  tune_record *recs;
+  int nrec;
+  if (!tmp || tune_records_load(tmp, n->opt.records, stderr, &recs, &nrec) != 0) {
+    snprintf(n->err, sizeof n->err, "%s: %s", who, tmp ? tec_ctx_error(tmp) : "out of memory");
+    tec_ctx_free(tmp);
+    return -1;
+  }
+  tec_ctx_free(tmp);
+  return 0;
+}
+
+/* Layer i's template scheduled into op in n's ctx for target: the default config
+ * (topi_instantiate), or with options.records the best record of the layer's workload for the
+ * target (tune_apply_best: a warning naming the workload and the default used when there is
+ * none, kept in L->note). 0, or -1 with net_error() ("who: layer NAME: why"). */
+static int instantiate(net *n, int i, const char *who, const char *target, topi_op *op) {
+  net_layer *L = &n->layers[i];
+  const topi_template *t = topi_template_find(L->tmpl);
+  if (!t) return fail(n, "%s: no template %s", who, L->tmpl);
+  const void *p = problem(L);
+  if (!n->opt.records) {
+    if (topi_instantiate(n->ctx, t, p, target, op) == 0) return 0;
+    snprintf(n->err, sizeof n->err, "%s: layer %s: %s", who, L->name, tec_ctx_error(n->ctx));
+    return -1;
+  }
+  const char *why = NULL;
+  topi_space sp;
+  topi_decl *d = tec_ctx_alloc(n->ctx, sizeof *d);
+  if (!d || !t->applies(n->ctx, p, &why) || t->declare(n->ctx, p, d) ||
+      t->space(n->ctx, p, target, &sp)) {
+    snprintf(n->err, sizeof n->err, "%s: layer %s: %s", who, L->name,
+             why ? why : tec_ctx_error(n->ctx));
+    return -1;
+  }
+  void *cfg = tec_ctx_alloc(n->ctx, sp.config_size);
+  tec_ctx *tmp = tec_ctx_new(); /* the records are read into its arena, freed per layer */
+  char shape[512];
+  const char *warning = NULL;
+  int rc = cfg && tmp ? tune_apply_best(tmp, n->opt.records, t->name,
+                                        net_layer_shape(n, i, shape, sizeof shape), target, &sp,
+                                        cfg, &warning, 0)
+                      : -1;
+  if (rc < 0) {
+    snprintf(n->err, sizeof n->err, "%s: layer %s: %s", who, L->name,
+             cfg && tmp ? tec_ctx_error(tmp) : "out of memory");
+    tec_ctx_free(tmp);
+    return -1;
+  }
+  L->tuned = rc == 1;
+  snprintf(L->note, sizeof L->note, "%s", warning ? warning : "");
+  if (warning) fprintf(stderr, "%s: layer %s: %s\n", who, L->name, warning);
+  tec_ctx_free(tmp);
+  const char *cs = topi_config_str(n->ctx, &sp, cfg);
+  snprintf(L->config, sizeof L->config, "%s", cs ? cs : "");
+  if (t->schedule(d, cfg, target, op) == 0) return 0;
+  snprintf(n->err, sizeof n->err, "%s: layer %s: %s", who, L->name, tec_ctx_error(n->ctx));
+  return -1;
+}
+
 int net_compile(net *n) {
   if (n->mod) return 0;
   tec_ctx_free(n->ctx); /* a failed compile's */
   n->ctx = tec_ctx_new();
   if (!n->ctx) return fail(n, "net_compile: %s%s", "out of memory", "");
   lower_func *funcs[NET_MAX];
+  if (check_records(n, "net_compile")) return -1;
   for (int i = 0; i < n->nlayers; i++) {
     net_layer *L = &n->layers[i];
-    const topi_template *t = topi_template_find(L->tmpl);
     topi_op op;
-    if (!t) return fail(n, "net_compile: no template %s%s", L->tmpl, "");
-    if (topi_instantiate(n->ctx, t, problem(L), NULL, &op) ||
-        !(funcs[i] = tec_lower(op.sched, L->name, op.nargs, op.args)))
+    if (instantiate(n, i, "net_compile", NULL, &op)) return -1;
+    if (!(funcs[i] = tec_lower(op.sched, L->name, op.nargs, op.args)))
       return fail(n, "net_compile: layer %s: %s", L->name, tec_ctx_error(n->ctx));
   }
   n->mod = tec_build(n->ctx, n->nlayers, funcs, NULL);
@@ -331,13 +449,12 @@ int net_compile(net *n) {
 
 int net_lower(net *n, const char *target, lower_func **funcs) {
   if (!n->ctx && !(n->ctx = tec_ctx_new())) return fail(n, "net_lower: %s%s", "out of memory", "");
+  if (check_records(n, "net_lower")) return -1;
   for (int i = 0; i < n->nlayers; i++) {
     net_layer *L = &n->layers[i];
-    const topi_template *t = topi_template_find(L->tmpl);
     topi_op op;
-    if (!t) return fail(n, "net_lower: no template %s%s", L->tmpl, "");
-    if (topi_instantiate(n->ctx, t, problem(L), target, &op) ||
-        !(funcs[i] = tec_lower(op.sched, L->name, op.nargs, op.args)))
+    if (instantiate(n, i, "net_lower", target, &op)) return -1;
+    if (!(funcs[i] = tec_lower(op.sched, L->name, op.nargs, op.args)))
       return fail(n, "net_lower: layer %s: %s", L->name, tec_ctx_error(n->ctx));
   }
   return 0;

@@ -3,7 +3,8 @@
  *
  *   net *n = net_create(&(net_options){.kind = NET_MOBILENET_V1, .size = 224, .width = 1.0,
  *                                      .classes = 1000, .seed = 1}, err, sizeof err);
- *   net_compile(n);             every layer instantiated (default config), one module
+ *   net_compile(n);             every layer instantiated (default config, or the best tuning
+ *                               record of its workload with .records), one module
  *   net_prepare(n);             every weight packed once (the templates' prepare steps)
  *   net_run(n, image, secs);    the layers in order; secs[i]: layer i's time (or NULL)
  *   net_probs(n)                [batch][classes], the softmax output
@@ -32,6 +33,12 @@ typedef struct net_options {
   int direct;       /* 1: every convolution on the direct templates (conv2d_nchwc,
                        depthwise_nchwc); 0: topi_conv2d_pick's choice per layer (winograd on
                        ResNet's 3x3 stride-1 layers of 14x14 and up) */
+  const char *records; /* tuning records (tune/, JSON lines; NULL: every layer on its
+                          template's default config). net_compile / net_lower give each layer
+                          the fastest record of its workload (template + net_layer_shape) for
+                          the target (tune_apply_best); a layer without one keeps the default,
+                          with a warning naming it on stderr and in its `note`. The string must
+                          outlive the network. */
 } net_options;
 
 typedef enum net_op { NET_CONV, NET_POOL, NET_GPOOL, NET_FC, NET_SOFTMAX } net_op;
@@ -53,6 +60,12 @@ typedef struct net_layer {
   topi_softmax softmax;
   int in, out, res;    /* value ids; res: the residual (conv epilogue) or -1 */
   float *w, *b;        /* plain weights (OIHW or [classes][c]) and bias, or NULL */
+  /* with options.records (set by net_compile / net_lower): the config the layer was built
+   * with ("oc_tiles=2 ow_tile=14 ..."), 1 if a record gave it (0: the default), and the
+   * warning that names the layer's workload and the default used ("" when tuned) */
+  int tuned;
+  char config[256];
+  char note[768];
   /* the call (net_compile) */
   int nargs;
   DLTensor t[5];
@@ -72,15 +85,23 @@ typedef struct net {
 
 /* The network's layers and weights (no tec work yet). NULL with a message in err. */
 net *net_create(const net_options *o, char *err, size_t errlen);
-/* Instantiates every layer's template with its default config for the host, lowers them and
- * builds one module; allocates the activations. 0, or -1 with net_error(). */
+/* Instantiates every layer's template with its default config for the host (or its best
+ * record: options.records), lowers them and builds one module; allocates the activations. 0,
+ * or -1 with net_error() (also when the records file cannot be read). */
 int net_compile(net *n);
-/* Instantiates every layer's template with its default config for `target` (NULL: the host;
+/* Instantiates every layer's template with its default config (or best record for the
+ * target: options.records) for `target` (NULL: the host;
  * "rasp4b", "llvm -mtriple=...": tec_target_str) and lowers it into funcs[0..nlayers), in
  * n's context, without building anything: what an ahead-of-time generator emits
  * (examples/net_aot). Create the network with .block = the target's float lanes. 0, or -1
  * with net_error(). */
 int net_lower(net *n, const char *target, lower_func **funcs);
+/* Layer i's problem as `tec tune --shape` text ("n=1,c=32,h=112,w=112,oc=32,kh=3,...": every
+ * key of its template's problem kind spelled out, so `tec tune TEMPLATE --shape TEXT` tunes the
+ * same workload), written into buf (truncated to len); returns buf. The workload a tuning
+ * record names is the layer's template, a space, then this text canonicalized
+ * (tune_problem_canon). */
+const char *net_layer_shape(const net *n, int i, char *buf, size_t len);
 /* The floats value v's buffer holds (its layout's padded channel blocks included). */
 int64_t net_value_floats(const net *n, int v);
 /* Packs every constant (the templates' prepare steps). 0, or -1 with net_error(). */

@@ -1,0 +1,435 @@
+/* tune_study.c — issue #16's tuning targets measured on MobileNet v1's convolutions: for each
+ * unique workload of the network's layer list (examples/net/net.c with the templates
+ * topi_conv2d_pick chooses there; layers with the same template and problem are tuned once),
+ *
+ *   reference   a random search of --trials (1000) configs: its best is "the best config";
+ *   random, anneal, xgb   --tuner-trials (64) each, seed --seed, records fresh per run,
+ *
+ * each run timed on the wall clock (the task, the default config's reference output, every
+ * trial). Per tuner: its best as % of the reference's, the first trial whose best-so-far
+ * reaches 95 % of it, its seconds. Rows are appended to DIR/study.csv when a layer's runs are
+ * all done (a layer cut short leaves none), layers already there with the same settings are
+ * skipped (--redo runs them again), and DIR/study.md is rewritten from the whole CSV after each
+ * layer (tune_study_report.c), so a study can be split over several quiet windows (--layers,
+ * --count). Every trial is in DIR/records/LAYER-TUNER.jsonl (and .csv, .svg) and appended to
+ * DIR/TUNER.jsonl, the records `bench/run net --records` applies.
+ *
+ *   usage: printed by main() on a bad option.
+ *
+ * The random tuner draws from its seeded generator and the visited set only, so with the same
+ * seed its N trials are the reference's first N configs; it is run (and timed) on its own
+ * anyway and the study checks that the configs agree (the note column). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "common.h"
+#include "net/net.h"
+#include "peak.h"
+#include "tec/tune.h"
+#include "tune_study.h"
+
+#define MAX_UNIQUE 64
+
+typedef struct opts {
+  const char *layers, *out;
+  int trials, tuner_trials, threads, repeats, count, redo, list, report;
+  unsigned seed;
+  double timeout, width;
+  int64_t size;
+  int ntuners;
+  const char *tuners[3];
+} opts;
+
+typedef struct unique {
+  int layer;          /* its first layer in the network */
+  char same_as[160];
+  char shape[640];    /* net_layer_shape */
+  char workload[720]; /* template + canonical shape */
+} unique;
+
+static void usage(void) {
+  fprintf(stderr,
+          "usage: tune_study [--layers all|NAME,...] [--count N] [--trials 1000] [--tuner-trials 64]\n"
+          "                  [--tuners random,anneal,xgb] [--seed 1] [--threads 1] [--repeats 5]\n"
+          "                  [--timeout 1] [--out tune-study] [--redo] [--list] [--report]\n"
+          "                  [--size 224] [--width 1.0]\n");
+}
+
+static int parse(int argc, char **argv, opts *o) {
+  *o = (opts){.layers = "all", .out = "tune-study", .trials = 1000, .tuner_trials = 64,
+              .threads = 1, .repeats = 5, .count = 1 << 30, .seed = 1, .timeout = 1.0,
+              .width = 1.0, .size = 224, .ntuners = 3, .tuners = {"random", "anneal", "xgb"}};
+  static char tuners[64];
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    int *flag = !strcmp(a, "--redo") ? &o->redo : !strcmp(a, "--list") ? &o->list
+                : !strcmp(a, "--report") ? &o->report : NULL;
+    if (flag) {
+      *flag = 1;
+      continue;
+    }
+    if (!v) {
+      fprintf(stderr, "tune-study: %s: unknown option or missing value\n", a);
+      return -1;
+    }
+    i++;
+    const char *bad = NULL;
+    if (!strcmp(a, "--layers")) o->layers = v;
+    else if (!strcmp(a, "--out")) o->out = v;
+    else if (!strcmp(a, "--trials")) bad = (o->trials = atoi(v)) < 2 ? "at least 2" : NULL;
+    else if (!strcmp(a, "--tuner-trials")) bad = (o->tuner_trials = atoi(v)) < 2 ? "at least 2" : NULL;
+    else if (!strcmp(a, "--count")) bad = (o->count = atoi(v)) < 1 ? "at least 1" : NULL;
+    else if (!strcmp(a, "--seed")) o->seed = (unsigned)strtoul(v, NULL, 10);
+    else if (!strcmp(a, "--threads")) bad = (o->threads = atoi(v)) < 1 || o->threads > 256 ? "1 to 256" : NULL;
+    else if (!strcmp(a, "--repeats")) bad = (o->repeats = atoi(v)) < 1 || o->repeats > 16 ? "1 to 16" : NULL;
+    else if (!strcmp(a, "--timeout")) bad = !((o->timeout = atof(v)) > 0) ? "above 0 seconds" : NULL;
+    else if (!strcmp(a, "--size")) bad = (o->size = atoll(v)) < 32 || o->size > 1024 ? "32 to 1024" : NULL;
+    else if (!strcmp(a, "--width")) bad = !((o->width = atof(v)) > 0 && o->width <= 4) ? "above 0, at most 4" : NULL;
+    else if (!strcmp(a, "--tuners")) {
+      snprintf(tuners, sizeof tuners, "%s", v);
+      o->ntuners = 0;
+      for (char *t = strtok(tuners, ","); t; t = strtok(NULL, ",")) {
+        if (o->ntuners == 3 || (strcmp(t, "random") && strcmp(t, "anneal") && strcmp(t, "xgb"))) {
+          bad = "a list of random, anneal, xgb";
+          break;
+        }
+        o->tuners[o->ntuners++] = t;
+      }
+      if (!o->ntuners) bad = "a list of random, anneal, xgb";
+    } else {
+      fprintf(stderr, "tune-study: unknown option '%s'\n", a);
+      return -1;
+    }
+    if (bad) {
+      fprintf(stderr, "tune-study: %s %s: %s\n", a, v, bad);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* The network's convolutions, one per workload, in network order. */
+static int uniques(tec_ctx *ctx, const net *n, unique *u) {
+  int nu = 0;
+  for (int i = 0; i < n->nlayers; i++) {
+    const net_layer *L = &n->layers[i];
+    if (L->op != NET_CONV) continue;
+    char shape[640];
+    net_layer_shape(n, i, shape, sizeof shape);
+    char wl[720];
+    snprintf(wl, sizeof wl, "%s %s", L->tmpl, tune_problem_canon(ctx, shape));
+    int k = 0;
+    while (k < nu && strcmp(u[k].workload, wl)) k++;
+    if (k < nu) {
+      size_t len = strlen(u[k].same_as);
+      snprintf(u[k].same_as + len, sizeof u[k].same_as - len, "%s%s", len ? " " : "", L->name);
+      continue;
+    }
+    if (nu == MAX_UNIQUE) return -1;
+    u[nu] = (unique){.layer = i};
+    snprintf(u[nu].shape, sizeof u[nu].shape, "%s", shape);
+    snprintf(u[nu].workload, sizeof u[nu].workload, "%s", wl);
+    nu++;
+  }
+  return nu;
+}
+
+static void now_iso(char *buf, size_t len) {
+  time_t t = time(NULL);
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static double load1(void) {
+  double l[3] = {0, 0, 0};
+  getloadavg(l, 3);
+  return l[0];
+}
+
+/* The trials' best-so-far against target: the first 1-based trial reaching it, 0 if none. */
+static int trials_to(const tune_result *r, double target) {
+  double best = 0;
+  for (int i = 0; i < r->ntrials; i++) {
+    if (r->trials[i].status == TUNE_OK && r->trials[i].gflops > best) best = r->trials[i].gflops;
+    if (best >= target) return i + 1;
+  }
+  return 0;
+}
+
+/* Appends the lines of file src to dst. */
+static int append_file(const char *src, const char *dst) {
+  FILE *a = fopen(src, "r"), *b = a ? fopen(dst, "a") : NULL;
+  char buf[1 << 16];
+  size_t k;
+  int rc = a && b ? 0 : -1;
+  while (rc == 0 && (k = fread(buf, 1, sizeof buf, a)) > 0) rc = fwrite(buf, 1, k, b) == k ? 0 : -1;
+  if (a) fclose(a);
+  if (b && fclose(b) != 0) rc = -1;
+  return rc;
+}
+
+/* One tuner on one layer: fresh records, the run timed, the row filled (pct and t95 later). */
+static int run_tuner(const net *n, const unique *u, const opts *o, const char *tuner, int trials,
+                     const char *label, const char *tag, tune_result *res, study_row *row) {
+  const net_layer *L = &n->layers[u->layer];
+  char base[512], rec[600], csv[600], svg[600], all[600];
+  snprintf(base, sizeof base, "%s/records/%s-%s", o->out, L->name, tag);
+  snprintf(rec, sizeof rec, "%s.jsonl", base);
+  snprintf(csv, sizeof csv, "%s.csv", base);
+  snprintf(svg, sizeof svg, "%s.svg", base);
+  snprintf(all, sizeof all, "%s/%s.jsonl", o->out, tag);
+  if (unlink(rec) != 0 && errno != ENOENT) {
+    fprintf(stderr, "tune-study: cannot remove %s: %s\n", rec, strerror(errno));
+    return -1;
+  }
+  tec_ctx *ctx = tec_ctx_new();
+  tune_options to = tune_options_default();
+  to.trials = trials, to.tuner = tuner, to.seed = o->seed, to.repeats = o->repeats;
+  to.timeout = o->timeout, to.records = rec, to.csv = csv, to.svg = svg, to.progress = 1;
+  tune_task task;
+  double t0 = bench_now(CLOCK_MONOTONIC);
+  int rc = ctx ? tune_task_topi(ctx, topi_template_find(L->tmpl), &L->conv, u->shape, NULL, &task) : -1;
+  if (rc == 0) rc = tune_run(ctx, &task, &to, res);
+  double secs = bench_now(CLOCK_MONOTONIC) - t0;
+  if (rc != 0) {
+    fprintf(stderr, "tune-study: %s, %s: %s\n", L->name, tuner, ctx ? tec_ctx_error(ctx) : "out of memory");
+    tec_ctx_free(ctx);
+    return -1;
+  }
+  if (append_file(rec, all) != 0) fprintf(stderr, "tune-study: warning: %s not appended to %s\n", rec, all);
+  snprintf(row->tmpl, sizeof row->tmpl, "%s", L->tmpl);
+  snprintf(row->workload, sizeof row->workload, "%s", u->shape);
+  row->space = (long long)tune_space_size(task.space);
+  row->mflops = task.flops * 1e-6;
+  snprintf(row->tuner, sizeof row->tuner, "%s", label);
+  row->trials = res->ntrials, row->seconds = secs;
+  row->best_trial = res->best + 1;
+  row->best_gflops = res->best >= 0 ? res->trials[res->best].gflops : 0;
+  row->default_gflops = res->ntrials && res->trials[0].status == TUNE_OK ? res->trials[0].gflops : 0;
+  for (int i = 0; i < res->ntrials; i++) row->errors += res->trials[i].status != TUNE_OK;
+  tec_ctx_free(ctx);
+  return 0;
+}
+
+/* The layers already in the CSV with these settings (every requested tuner there). */
+static int done_before(const study_row *rows, int nrows, const opts *o, const char *layer) {
+  for (int i = 0; i < nrows; i++) {
+    const study_row *r = &rows[i];
+    if (strcmp(r->layer, layer) || strcmp(r->tuner, "reference") || r->trials != study_trials(o->trials, r->space) ||
+        r->threads != o->threads || r->seed != o->seed)
+      continue;
+    int have = 0;
+    for (int t = 0; t < o->ntuners; t++)
+      for (int j = 0; j < nrows; j++)
+        if (!strcmp(rows[j].run, r->run) && !strcmp(rows[j].layer, layer) &&
+            !strcmp(rows[j].tuner, o->tuners[t]) && rows[j].trials == study_trials(o->tuner_trials, r->space)) {
+          have++;
+          break;
+        }
+    if (have == o->ntuners) return 1;
+  }
+  return 0;
+}
+
+static int write_report(const opts *o, const net *n, const unique *u, int nu) {
+  char csv[600], md[600];
+  snprintf(csv, sizeof csv, "%s/study.csv", o->out);
+  snprintf(md, sizeof md, "%s/study.md", o->out);
+  study_row *rows;
+  int nrows;
+  if (study_rows_load(csv, &rows, &nrows) != 0) {
+    fprintf(stderr, "tune-study: cannot read %s: %s\n", csv, strerror(errno));
+    return -1;
+  }
+  const char *names[MAX_UNIQUE];
+  for (int k = 0; k < nu; k++) names[k] = n->layers[u[k].layer].name;
+  study_filter f = {.ref_trials = o->trials, .tuner_trials = o->tuner_trials, .threads = o->threads,
+                    .seed = o->seed, .nlayers = nu, .layers = names};
+  FILE *out = fopen(md, "w");
+  if (!out) {
+    fprintf(stderr, "tune-study: cannot write %s: %s\n", md, strerror(errno));
+    free(rows);
+    return -1;
+  }
+  study_report(out, rows, nrows, &f, csv);
+  fclose(out);
+  free(rows);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  opts o;
+  if (parse(argc, argv, &o) != 0) {
+    usage();
+    return 2;
+  }
+  char env[16];
+  snprintf(env, sizeof env, "%d", o.threads);
+  setenv("TEC_NUM_THREADS", env, 1);
+  tec_rt_set_num_threads(o.threads);
+  char err[256];
+  net *n = net_create(&(net_options){.kind = NET_MOBILENET_V1, .size = o.size, .width = o.width, .seed = 1},
+                      err, sizeof err);
+  if (!n) {
+    fprintf(stderr, "tune-study: %s\n", err);
+    return 1;
+  }
+  tec_ctx *ctx = tec_ctx_new();
+  static unique u[MAX_UNIQUE];
+  int nu = uniques(ctx, n, u);
+  if (nu < 0) {
+    fprintf(stderr, "tune-study: more than %d unique layers\n", MAX_UNIQUE);
+    return 1;
+  }
+  /* --layers: names of the network's convolutions (any layer of a workload picks it) */
+  int want[MAX_UNIQUE] = {0};
+  if (!strcmp(o.layers, "all")) {
+    for (int k = 0; k < nu; k++) want[k] = 1;
+  } else {
+    char list[1024];
+    snprintf(list, sizeof list, "%s", o.layers);
+    for (char *name = strtok(list, ","); name; name = strtok(NULL, ",")) {
+      int k = 0, found = 0;
+      for (; k < nu && !found; k++) {
+        char pad[170];
+        snprintf(pad, sizeof pad, " %s ", u[k].same_as);
+        char key[40];
+        snprintf(key, sizeof key, " %s ", name);
+        found = !strcmp(n->layers[u[k].layer].name, name) || strstr(pad, key);
+        if (found) want[k] = 1;
+      }
+      if (!found) {
+        fprintf(stderr, "tune-study: --layers: no convolution '%s'; the layers are conv1, dw1..dw13, pw1..pw13 "
+                "(--list shows the unique ones)\n", name);
+        return 2;
+      }
+    }
+  }
+  char cpu[128];
+  bench_cpu_model(cpu, sizeof cpu);
+  char machine[160];
+  snprintf(machine, sizeof machine, "%s, %ld online CPUs", cpu, sysconf(_SC_NPROCESSORS_ONLN));
+  printf("tune-study: MobileNet v1 %lldx%lld width %.2f, %d unique convolutions; %s; load %.2f; "
+         "%d thread%s; reference: random %d trials; tuners %d trials, seed %u%s\n",
+         (long long)o.size, (long long)o.size, o.width, nu, machine, load1(), o.threads,
+         o.threads > 1 ? "s" : "", o.trials, o.tuner_trials, o.seed,
+         tune_have_xgb() ? "" : "; xgb: not built in (libxgboost-dev), skipped");
+  if (o.list) {
+    printf("%-6s %-16s %-28s %10s %9s  %s\n", "layer", "template", "same workload", "space", "MFLOP", "shape (tec tune --shape)");
+    for (int k = 0; k < nu; k++) {
+      const net_layer *L = &n->layers[u[k].layer];
+      tune_task task;
+      long long size = -1;
+      if (tune_task_topi(ctx, topi_template_find(L->tmpl), &L->conv, u[k].shape, NULL, &task) == 0)
+        size = (long long)tune_space_size(task.space);
+      printf("%-6s %-16s %-28s %10lld %9.1f  %s\n", L->name, L->tmpl, u[k].same_as, size,
+             topi_conv2d_flops(&L->conv) * 1e-6, u[k].shape);
+    }
+    return 0;
+  }
+  char dir[600];
+  snprintf(dir, sizeof dir, "%s/records", o.out);
+  if ((mkdir(o.out, 0777) != 0 && errno != EEXIST) || (mkdir(dir, 0777) != 0 && errno != EEXIST)) {
+    fprintf(stderr, "tune-study: cannot make %s: %s\n", dir, strerror(errno));
+    return 1;
+  }
+  char csv[600];
+  snprintf(csv, sizeof csv, "%s/study.csv", o.out);
+  if (o.report) {
+    if (write_report(&o, n, u, nu) != 0) return 1;
+    printf("report: %s/study.md\n", o.out);
+    return 0;
+  }
+  study_row *rows;
+  int nrows;
+  if (study_rows_load(csv, &rows, &nrows) != 0) {
+    fprintf(stderr, "tune-study: cannot read %s: %s\n", csv, strerror(errno));
+    return 1;
+  }
+  int ran = 0, status = 0;
+  for (int k = 0; k < nu && ran < o.count && !status; k++) {
+    const net_layer *L = &n->layers[u[k].layer];
+    if (!want[k]) continue;
+    if (!o.redo && done_before(rows, nrows, &o, L->name)) {
+      printf("%s: in %s already with these settings (--redo runs it again)\n", L->name, csv);
+      continue;
+    }
+    ran++;
+    study_row rr[4];
+    memset(rr, 0, sizeof rr);
+    now_iso(rr[0].run, sizeof rr[0].run);
+    rr[0].load_start = load1();
+    printf("\n%s%s%s%s: %s %s\n", L->name, u[k].same_as[0] ? " (same workload: " : "", u[k].same_as,
+           u[k].same_as[0] ? ")" : "", L->tmpl, u[k].shape);
+    fflush(stdout);
+    tune_result res[4];
+    memset(res, 0, sizeof res);
+    char tag[4][32];
+    snprintf(tag[0], sizeof tag[0], "random-ref%d", o.trials);
+    int nr = 1;
+    if (run_tuner(n, &u[k], &o, "random", o.trials, "reference", tag[0], &res[0], &rr[0]) != 0) status = 1;
+    for (int t = 0; t < o.ntuners && !status; t++) {
+      if (!strcmp(o.tuners[t], "xgb") && !tune_have_xgb()) continue;
+      snprintf(tag[nr], sizeof tag[nr], "%s%d", o.tuners[t], o.tuner_trials);
+      if (run_tuner(n, &u[k], &o, o.tuners[t], o.tuner_trials, o.tuners[t], tag[nr], &res[nr], &rr[nr]) != 0)
+        status = 1;
+      nr++;
+    }
+    double load_end = load1(), ref = rr[0].best_gflops, start = rr[0].load_start;
+    char run[32];
+    snprintf(run, sizeof run, "%s", rr[0].run);
+    for (int r = 0; r < nr && !status; r++) {
+      study_row *w = &rr[r];
+      snprintf(w->run, sizeof w->run, "%s", run);
+      snprintf(w->cpu, sizeof w->cpu, "%s", machine);
+      snprintf(w->layer, sizeof w->layer, "%s", L->name);
+      snprintf(w->same_as, sizeof w->same_as, "%s", u[k].same_as);
+      w->load_start = start, w->load_end = load_end;
+      w->threads = o.threads, w->seed = o.seed;
+      double target = 0.95 * (r == 0 ? w->best_gflops : ref);
+      w->pct_of_ref = ref > 0 ? 100 * w->best_gflops / ref : 0;
+      w->trials_to_95 = ref > 0 ? trials_to(&res[r], target) : 0;
+      if (!strcmp(w->tuner, "random")) { /* the same seed: the reference's first configs? */
+        int same = res[r].ntrials <= res[0].ntrials;
+        for (int i = 0; same && i < res[r].ntrials; i++) same = res[r].trials[i].index == res[0].trials[i].index;
+        snprintf(w->note, sizeof w->note, "%s the reference's first %d configs", same ? "same as" : "NOT",
+                 res[r].ntrials);
+      }
+      if (ref <= 0) snprintf(w->note, sizeof w->note, "no reference trial ran correctly");
+      char k95[16];
+      if (w->trials_to_95) snprintf(k95, sizeof k95, "%d", w->trials_to_95);
+      else snprintf(k95, sizeof k95, ">%d", w->trials);
+      printf("  %-9s %5d trials %8.1f s (%.3f s/trial), best %8.2f GFLOP/s (trial %d) = %5.1f %% of the "
+             "reference, 95 %% at trial %s, %d failed%s%s\n", w->tuner, w->trials, w->seconds,
+             w->seconds / w->trials, w->best_gflops, w->best_trial, w->pct_of_ref, k95, w->errors,
+             w->note[0] ? "; " : "", w->note);
+      if (study_row_append(csv, w) != 0) {
+        fprintf(stderr, "tune-study: cannot append to %s: %s\n", csv, strerror(errno));
+        status = 1;
+      }
+    }
+    for (int r = 0; r < 4; r++) tune_result_free(&res[r]);
+    if (!status) {
+      printf("  default config: %.2f GFLOP/s = %.1f %% of the reference; load %.2f -> %.2f\n",
+             rr[0].default_gflops, ref > 0 ? 100 * rr[0].default_gflops / ref : 0, rr[0].load_start, load_end);
+      free(rows);
+      if (study_rows_load(csv, &rows, &nrows) != 0 || write_report(&o, n, u, nu) != 0) status = 1;
+    }
+    fflush(stdout);
+  }
+  free(rows);
+  if (!status) {
+    write_report(&o, n, u, nu);
+    printf("\n%d layer%s run; results: %s, %s/study.md; records: %s/<tuner>.jsonl\n", ran,
+           ran == 1 ? "" : "s", csv, o.out, o.out);
+  }
+  tec_ctx_free(ctx);
+  net_free(n);
+  return status;
+}

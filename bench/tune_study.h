@@ -1,0 +1,62 @@
+/* tune_study.h — what bench/tune_study.c (the runs) and bench/tune_study_report.c (the table)
+ * share: one CSV row per (layer run, tuner), the CSV's columns, reading and writing rows. */
+#ifndef TEC_BENCH_TUNE_STUDY_H
+#define TEC_BENCH_TUNE_STUDY_H
+
+#include <stdio.h>
+
+#define STUDY_COLUMNS                                                                          \
+  "run,cpu,load_start,load_end,threads,seed,layer,same_as,template,workload,space,mflops,"    \
+  "tuner,trials,best_gflops,best_trial,pct_of_ref,trials_to_95,seconds,errors,default_gflops," \
+  "note"
+
+/* One tuner's run on one layer. The reference (tuner "reference": random search of --trials)
+ * has pct_of_ref 100 and trials_to_95 against its own best. */
+typedef struct study_row {
+  char run[32];           /* the layer run's start (UTC, ISO 8601): groups its rows */
+  char cpu[160];          /* the CPU model and online CPUs */
+  double load_start, load_end; /* 1-minute load average before / after the layer */
+  int threads;
+  unsigned seed;
+  char layer[32];         /* the first layer of the workload ("dw7") */
+  char same_as[160];      /* the other layers of the same workload ("dw8 dw9 dw10 dw11") */
+  char tmpl[32];
+  char workload[640];     /* the template's problem, `tec tune --shape` text */
+  long long space;        /* configs in the space */
+  double mflops;          /* per call */
+  char tuner[16];         /* "reference", "random", "anneal", "xgb" */
+  int trials;             /* trials run */
+  double best_gflops;     /* 0: no trial ran correctly */
+  int best_trial;         /* 1-based */
+  double pct_of_ref;      /* best_gflops / the reference's, in % */
+  int trials_to_95;       /* first trial whose best-so-far is >= 95 % of the reference; 0: none */
+  double seconds;         /* wall clock of the tuner's run (task, reference output, trials) */
+  int errors;             /* trials that failed (build, run, wrong, time-out) */
+  double default_gflops;  /* trial 1: the template's default config */
+  char note[160];
+} study_row;
+
+/* The trials a run of `requested` makes in a space of `space` configs (tune stops there). */
+static inline int study_trials(int requested, long long space) {
+  return space > 0 && space < requested ? (int)space : requested;
+}
+
+/* Appends row as one CSV line (the header first when the file is new). 0, or -1 (errno). */
+int study_row_append(const char *path, const study_row *r);
+/* Every row of the CSV (malloc'd, *n rows); lines that do not parse are reported on stderr
+ * and skipped. 0 with *n = 0 when the file does not exist; -1 if it cannot be read. */
+int study_rows_load(const char *path, study_row **rows, int *n);
+
+/* What the table is made of: the rows of these settings, newest run per layer. */
+typedef struct study_filter {
+  int ref_trials, tuner_trials, threads;
+  unsigned seed;
+  int nlayers;
+  const char *const *layers; /* the network's unique workloads' first layers, in order */
+} study_filter;
+
+/* The markdown report (the table, the per-tuner summary, the machines) from the CSV at
+ * csv_path, written to out. Returns the number of layers in the table. */
+int study_report(FILE *out, const study_row *rows, int n, const study_filter *f, const char *csv_path);
+
+#endif
