@@ -59,6 +59,11 @@ const ir_expr *lower_inline_body(lower_state *ls, const ir_expr *b);
 typedef sch_relvals lower_ivals;
 int lower_iter_values(tec_ctx *ctx, const sch_stage *st, const lower_bounds *b, lower_ivals *out);
 const ir_expr *lower_ivals_get(const lower_ivals *v, const sch_iter *it);
+/* The values for a reduction's init, outside the reduce loops: data leaves as above, and each
+ * data axis fused with a reduce axis a fresh loop var `<axis>.init` (*nfresh of them, with
+ * their extents); reduce loops have no value. 0, or -1 with an error. */
+int lower_init_values(tec_ctx *ctx, const sch_stage *st, const lower_bounds *b, lower_ivals *out,
+                      int *nfresh, const ir_expr ***fresh_var, const ir_expr ***fresh_ext);
 
 /* 1. bound inference: ranges of every iter var; the region an attached stage computes. */
 /* (symbolic intervals over the loops inside an attach point: arith_interval, lower/arith.h) */

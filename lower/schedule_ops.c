@@ -6,8 +6,8 @@
  * becomes an init nest over the data loops that sit inside the first reduce loop, then the
  * update nest:
  *   for (i ...) { for (j ...) C[i, j] = 0f;  for (j ...) for (k ...) C[i, j] = C[i, j] + ... }
- * A data axis fused with a reduce one lives in a reduce loop; the init loops over the range it
- * covers there, outside it (init_store):
+ * A data axis fused with a reduce one lives in a reduce loop; the init loops over that axis
+ * itself, outside it (init_store):
  *   for (i.init, 0, 4) C[i.init] = 0f;  for (i.k.fused, 0, 32) C[i.k.fused / 8] = ... + ...
  * A stage attached at loop L of a consumer is realized and produced at the top of L's body
  * (over the region bound.c found); a multi-output op's nest writes all its outputs (user
@@ -197,81 +197,50 @@ static const ir_stmt *reduce_update(tec_ctx *ctx, int nv, te_tensor *const *outs
   return s;
 }
 
-/* The init of a reduction whose data axes are all outside its reduce loops: idx. A data axis
- * fused with a reduce axis (sch_fuse) has a value that uses reduce loops, i = f / K for
- * fused f: the init, outside those loops, runs instead over the range the axis takes while
- * they run (arith_interval, the reduce loops and the data loops inside them free), clamped
- * to the axis's own range, in fresh loops `<axis>.init` around it (in *nfresh, *fresh_var,
- * *fresh_ext). Guards that use a reduce loop are dropped: the clamp stands for them. */
-static const ir_stmt *init_store(lower_state *ls, const sch_stage *st, const lower_ivals *iv,
+/* The tail guards an attached stage's loops need where they run past its tensor's end
+ * (vals: the values of its data axes), added to iv. */
+static int clamp_guards(lower_state *ls, int si, const ir_expr *const *vals, lower_ivals *iv) {
+  const te_tensor *t = ls->s->stages[si]->tensor;
+  for (int d = 0; ls->attach[si] == SCH_ATTACH_SCOPE && ls->clamp[si] && d < t->ndim; d++)
+    if (ls->clamp[si][d]) {
+      sch_relguard g = {ir_lt(vals[d], ls->clamp[si][d]), 0, SCH_TAIL_GUARD_WITH_IF};
+      if (tec_grow(ls->ctx, (void **)&iv->g, &iv->gcap, iv->nguard + 1, sizeof *iv->g)) return -1;
+      iv->g[iv->nguard++] = g;
+    }
+  return 0;
+}
+
+/* The init of a reduction, to run before its outermost reduce loop. When every data axis is
+ * outside the reduce loops it stores at idx under the data guards. A data axis fused with a
+ * reduce axis (sch_fuse) has its value in a reduce loop: the init then takes its values from
+ * lower_init_values (iter_values.c), which loops over the fused data axes themselves in fresh
+ * loops `<axis>.init` (in *nfresh, *fresh_var, *fresh_ext), so that it writes exactly the
+ * elements the reduce loops go on to update. */
+static const ir_stmt *init_store(lower_state *ls, int si, const lower_ivals *iv,
                                  const ir_expr *const *idx, int nv, te_tensor *const *outs,
                                  const ir_expr *const *bodies, int *nfresh,
-                                 const ir_expr **fresh_var, const ir_expr **fresh_ext) {
+                                 const ir_expr ***fresh_var, const ir_expr ***fresh_ext) {
   tec_ctx *ctx = ls->ctx;
-  te_tensor *t = st->tensor;
-  arith_relax rx = {0, NULL, NULL, NULL};
-  rx.vars = tec_ctx_alloc(ctx, sizeof *rx.vars * (size_t)(3 * st->nleaf + 1));
-  const ir_expr **idx2 = tec_ctx_alloc(ctx, sizeof *idx2 * (size_t)(t->ndim + 1));
-  if (!rx.vars || !idx2) return NULL;
-  rx.lo = rx.vars + st->nleaf, rx.hi = rx.vars + 2 * st->nleaf;
-  /* rx: the reduce loops; wide: those and the data loops inside the outermost reduce loop,
-   * which do not run where the init of a mixed axis goes (its range must not use them) */
-  arith_relax wide = {0, NULL, NULL, NULL};
-  wide.vars = tec_ctx_alloc(ctx, sizeof *wide.vars * (size_t)(3 * st->nleaf + 1));
-  if (!wide.vars) return NULL;
-  wide.lo = wide.vars + st->nleaf, wide.hi = wide.vars + 2 * st->nleaf;
-  int inside = 0;
-  for (int i = 0; i < st->nleaf; i++) {
-    const lower_range *r = lower_bounds_get(&ls->b, st->leaf[i]);
-    int red = st->leaf[i]->kind == SCH_ITER_REDUCE;
-    inside |= red;
-    if (!r || !inside) continue;
-    wide.vars[wide.n] = st->leaf[i]->var;
-    wide.lo[wide.n] = ir_int(ctx, 0);
-    wide.hi[wide.n++] = ir_sub(r->extent, ir_int(ctx, 1));
-    if (!red) continue;
-    rx.vars[rx.n] = st->leaf[i]->var;
-    rx.lo[rx.n] = ir_int(ctx, 0);
-    rx.hi[rx.n++] = ir_sub(r->extent, ir_int(ctx, 1));
-  }
+  const sch_stage *st = ls->s->stages[si];
+  const sch_iter *md, *mr;
   *nfresh = 0;
-  for (int d = 0; d < t->ndim; d++) {
-    idx2[d] = idx[d];
-    int mixed = 0;
-    for (int k = 0; k < rx.n; k++) mixed |= ir_uses_var(idx[d], rx.vars[k]);
-    if (!mixed) continue;
-    const lower_range *r = lower_bounds_get(&ls->b, st->root[d]);
-    const ir_expr *lo, *hi;
-    if (!r || !arith_interval(idx[d], &wide, NULL, &lo, &hi)) {
-      tec_ctx_set_error(ctx, "tec_lower '%s': data axis '%s' of stage '%s' is fused into a "
-                             "reduce loop, and the range it takes there (%s) has no bound to "
-                             "initialize the reduction over; fuse it with the reduce axis "
-                             "before splitting either",
-                        ls->fname ? ls->fname : "?", st->root[d]->name, t->name,
-                        ir_expr_str(idx[d]));
+  if (!sch_mixed_fuse(st, &md, &mr)) {
+    const ir_stmt *init = reduce_init(ctx, nv, outs, bodies, idx);
+    return init ? guarded(iv, init, 1) : NULL;
+  }
+  lower_ivals w = {0};
+  if (lower_init_values(ctx, st, &ls->b, &w, nfresh, fresh_var, fresh_ext)) return NULL;
+  const te_tensor *t = st->tensor;
+  const ir_expr **idx2 = tec_ctx_alloc(ctx, sizeof *idx2 * (size_t)(t->ndim + 1));
+  if (!idx2) return NULL;
+  for (int d = 0; d < t->ndim; d++)
+    if (!(idx2[d] = lower_ivals_get(&w, st->root[d]))) {
+      TEC_INTERNAL(ctx, "data axis without a value in the init");
       return NULL;
     }
-    const ir_expr *start = ir_max(lo, r->min);
-    const ir_expr *end = ir_min(ir_add(hi, ir_int(ctx, 1)), ir_add(r->min, r->extent));
-    fresh_var[*nfresh] = ir_var(ctx, tec_ctx_printf(ctx, "%s.init", st->root[d]->name),
-                                TEC_INDEX, IR_VAR_INDEX);
-    fresh_ext[*nfresh] = arith_simplify(ir_sub(end, start), NULL);
-    idx2[d] = ir_add(fresh_var[*nfresh], start);
-    ++*nfresh;
-  }
+  if (clamp_guards(ls, si, idx2, &w)) return NULL;
   const ir_stmt *init = reduce_init(ctx, nv, outs, bodies, idx2);
-  if (!init) return NULL;
-  /* the data guards, less those that use a reduce loop when the init has loops of its own */
-  lower_ivals kept = *iv;
-  kept.g = tec_ctx_alloc(ctx, sizeof *kept.g * (size_t)(iv->nguard + 1));
-  if (!kept.g) return NULL;
-  kept.nguard = 0;
-  for (int g = 0; g < iv->nguard; g++) {
-    int uses = 0;
-    for (int k = 0; k < rx.n && *nfresh; k++) uses |= ir_uses_var(iv->g[g].cond, rx.vars[k]);
-    if (!uses) kept.g[kept.nguard++] = iv->g[g];
-  }
-  return guarded(&kept, init, 1);
+  return init ? guarded(&w, init, 1) : NULL;
 }
 
 /* The nest computing stage si (attached producers included). */
@@ -296,12 +265,7 @@ static const ir_stmt *stage_nest(lower_state *ls, int si) {
   const ir_expr *const *idx = vals; /* the first ndim values are the data axes */
   const ir_expr *body = ls->body[si];
   /* an attached stage's loops may run past its tensor's end: guard those iterations */
-  for (int d = 0; ls->attach[si] == SCH_ATTACH_SCOPE && ls->clamp[si] && d < t->ndim; d++)
-    if (ls->clamp[si][d]) {
-      sch_relguard g = {ir_lt(vals[d], ls->clamp[si][d]), 0, SCH_TAIL_GUARD_WITH_IF};
-      if (tec_grow(ctx, (void **)&iv.g, &iv.gcap, iv.nguard + 1, sizeof *iv.g)) return NULL;
-      iv.g[iv.nguard++] = g;
-    }
+  if (clamp_guards(ls, si, vals, &iv)) return NULL;
   /* a multi-output op writes each of its outputs in the one nest */
   int nv = t->nout > 1 ? t->nout : 1;
   te_tensor *const *outs = nv > 1 ? t->outputs : &t;
@@ -327,11 +291,9 @@ static const ir_stmt *stage_nest(lower_state *ls, int si) {
   if (!update) return NULL;
   if (cond) update = ir_if(cond, update, NULL);
   update = guarded(&iv, update, 0);
-  const ir_expr **fresh_var = tec_ctx_alloc(ctx, sizeof *fresh_var * (size_t)(2 * t->ndim + 1));
-  if (!fresh_var) return NULL;
-  const ir_expr **fresh_ext = fresh_var + t->ndim;
+  const ir_expr **fresh_var = NULL, **fresh_ext = NULL;
   int nfresh = 0;
-  init = init_store(ls, st, &iv, idx, nv, outs, bodies, &nfresh, fresh_var, fresh_ext);
+  init = init_store(ls, si, &iv, idx, nv, outs, bodies, &nfresh, &fresh_var, &fresh_ext);
   if (!init) return NULL;
   int first_red = st->nleaf;
   for (int i = 0; i < st->nleaf; i++)

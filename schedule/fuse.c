@@ -4,22 +4,11 @@
  *
  * Two data axes make a data loop, anything with a reduce axis a reduce loop: fusing data axis
  * i with reduce axis k (C[i] = sum(A[i, k])) makes a loop that walks the partial sums of one
- * element after another; the lowering initializes the elements it covers before it
- * (schedule_ops.c), and the loop is refused for parallel and vectorize like any reduce loop.
+ * element after another; the lowering initializes the elements it covers before it, in
+ * loops over the fused data axis itself (schedule_ops.c, iter_values.c), and the loop is refused for parallel and vectorize like any reduce loop.
  */
 #include "tec/schedule.h"
 #include "schedule/internal.h"
-
-/* 1 if data loop x is, or is split from, a fuse of data loops */
-static int from_data_fuse(const sch_stage *st, const sch_iter *x) {
-  for (int r = st->nrel - 1; r >= 0; r--) {
-    const sch_relation *rel = &st->rel[r];
-    if (rel->kind == SCH_REL_FUSE && rel->fused == x) return 1;
-    if (rel->kind == SCH_REL_SPLIT && (rel->outer == x || rel->inner == x))
-      return from_data_fuse(st, rel->parent);
-  }
-  return 0;
-}
 
 int sch_fuse(sch_stage *st, sch_iter *outer, sch_iter *inner, sch_iter **fused) {
   if (fused) *fused = NULL;
@@ -42,14 +31,6 @@ int sch_fuse(sch_stage *st, sch_iter *outer, sch_iter *inner, sch_iter **fused) 
                            : SCH_ITER_DATA;
   if (kind == SCH_ITER_REDUCE && outer->kind != inner->kind) {
     sch_iter *red = outer->kind == SCH_ITER_REDUCE ? outer : inner;
-    sch_iter *dat = red == outer ? inner : outer;
-    if (from_data_fuse(st, dat))
-      return tec_ctx_set_error(ctx, "fuse: data loop '%s' of stage '%s' comes from fusing data "
-                                    "axes, and the reduction's init before a reduce loop needs "
-                                    "a box of elements per iteration, which a fused data loop "
-                                    "does not cover; fuse reduce axis '%s' with a data axis or "
-                                    "a split of one",
-                               dat->name, st->tensor->name, red->name);
     const ir_expr *ext = sch_iter_extent(st, red);
     for (int d = 0; ext && d < st->tensor->ndim; d++)
       if (ir_uses_var(ext, st->root[d]->var) ||
