@@ -164,13 +164,13 @@ static int note_inlined_loops(const lower_state *ls, const sch_stage *st) {
   int reordered = st->nleaf != st->nroot;
   for (int i = 0; i < st->nleaf && !reordered; i++) reordered = st->leaf[i] != st->root[i];
   if (!st->nrel && !reordered) return 0;
-  return tec_ctx_note(ls->ctx, "compute_inline: stage '%s' is inlined, so its loops as scheduled "
-                               "(%s) are never made: its %s no effect (schedule the loops of its "
-                               "readers, or compute_root '%s')",
-                      st->tensor->name, sch_stage_str(st),
-                      st->nrel ? "splits and fuses have" : "reorder has", st->tensor->name) < 0
-             ? -1
-             : 0;
+  int rc = tec_ctx_note(ls->ctx, "compute_inline: stage '%s' is inlined, so its loops as "
+                                 "scheduled (%s) are never made: its %s no effect (schedule the "
+                                 "loops of its readers, or compute_root '%s')",
+                        st->tensor->name, sch_stage_str(st),
+                        st->nrel ? "splits and fuses have" : "reorder has", st->tensor->name);
+  if (rc < 0) return -1;
+  return 0;
 }
 
 int lower_check_schedule(lower_state *ls) {

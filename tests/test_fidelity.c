@@ -167,6 +167,19 @@ static const ir_expr *ew_double(tec_ctx *ctx, const ir_expr *const *i, void *u) 
 static const ir_expr *ew_plus1(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   return ir_add(TE_AT((te_tensor *)u, i[0], i[1]), ir_float(ctx, 1));
 }
+
+/* The elementwise chain most inlining and attachment tests use: A of the given shape,
+ * B = A*2, C = B + 1 (in *B, *C); returns A. */
+static te_tensor *double_plus1(tec_ctx *ctx, const ir_expr *const *shape, te_tensor **B,
+                               te_tensor **C) {
+  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, shape);
+  *B = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 2, .shape = A->shape,
+                                          .body = ew_double, .user = A});
+  *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2, .shape = A->shape,
+                                          .body = ew_plus1, .user = *B});
+  ck_assert_msg(A && *B && *C, "%s", tec_ctx_error(ctx));
+  return A;
+}
 typedef struct mmk { te_tensor *A; const ir_expr *k; } mmk;
 static const ir_expr *rowsum(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   mmk *m = u;
@@ -201,11 +214,7 @@ END_TEST
 START_TEST(annotations_on_inlined_refused) {
   for (int how = 0; how < 7; how++) {
     tec_ctx *ctx = tec_ctx_new();
-    te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 8, 16));
-    te_tensor *B = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 2, .shape = A->shape,
-                                                      .body = ew_double, .user = A});
-    te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2, .shape = A->shape,
-                                                      .body = ew_plus1, .user = B});
+    te_tensor *B, *C, *A = double_plus1(ctx, TE_SHAPE(ctx, 8, 16), &B, &C);
     sch_schedule *s = sch_create(ctx, 1, &C);
     sch_stage *sb = sch_stage_of(s, B);
     sch_iter *j = sch_axis(sb, 1);
@@ -273,11 +282,7 @@ START_TEST(loops_of_inlined_noted) {
   for (int how = 0; how < 4; how++) {
     tec_ctx *ctx = tec_ctx_new();
     tec_ctx_set_strict(ctx, how == 2);
-    te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 8, 16));
-    te_tensor *B = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 2, .shape = A->shape,
-                                                      .body = ew_double, .user = A});
-    te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2, .shape = A->shape,
-                                                      .body = ew_plus1, .user = B});
+    te_tensor *B, *C, *A = double_plus1(ctx, TE_SHAPE(ctx, 8, 16), &B, &C);
     sch_schedule *s = sch_create(ctx, 1, &C);
     sch_stage *sb = sch_stage_of(s, B);
     sch_iter *jo, *ji;
@@ -620,11 +625,7 @@ START_TEST(attachment_follows_split_fuse) {
   enum { M = 7, N = 10 };
   for (int how = 0; how < 3; how++) {
     tec_ctx *ctx = tec_ctx_new();
-    te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, M, N));
-    te_tensor *B = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 2, .shape = A->shape,
-                                                      .body = ew_double, .user = A});
-    te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2, .shape = A->shape,
-                                                      .body = ew_plus1, .user = B});
+    te_tensor *B, *C, *A = double_plus1(ctx, TE_SHAPE(ctx, M, N), &B, &C);
     sch_schedule *s = sch_create(ctx, 1, &C);
     sch_stage *sc = sch_stage_of(s, C), *sb = sch_stage_of(s, B);
     sch_iter *o, *in, *f;
@@ -665,11 +666,7 @@ END_TEST
 static const char *fuse_split(int64_t M, int64_t N, int run) {
   tec_ctx *ctx = tec_ctx_new();
   const ir_expr *n = te_size_var(ctx, "n"), *m = te_size_var(ctx, "m");
-  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, (const ir_expr *[]){n, m});
-  te_tensor *B = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 2, .shape = A->shape,
-                                                    .body = ew_double, .user = A});
-  te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2, .shape = A->shape,
-                                                    .body = ew_plus1, .user = B});
+  te_tensor *B, *C, *A = double_plus1(ctx, (const ir_expr *[]){n, m}, &B, &C);
   sch_schedule *s = sch_create(ctx, 1, &C);
   sch_stage *sc = sch_stage_of(s, C);
   sch_iter *f, *o, *in;
@@ -769,11 +766,7 @@ START_TEST(two_readers_any_order) {
   enum { M = 5, N = 6 };
   for (int how = 0; how < 5; how++) {
     tec_ctx *ctx = tec_ctx_new();
-    te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, M, N));
-    te_tensor *B = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 2, .shape = A->shape,
-                                                      .body = ew_double, .user = A});
-    te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2, .shape = A->shape,
-                                                      .body = ew_plus1, .user = B});
+    te_tensor *B, *C, *A = double_plus1(ctx, TE_SHAPE(ctx, M, N), &B, &C);
     te_tensor *cb[2] = {C, B};
     te_tensor *D = te_compute(ctx, &(te_compute_decl){.name = "D", .ndim = 2, .shape = A->shape,
                                                       .body = c_plus_b, .user = cb});

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "testutil.h"
 #include "lower/arith.h"
+#include "ir_eval.h"
 
 static tec_ctx *ctx;
 static const ir_expr *I, *J, *K, *U, *N, *M;
@@ -188,45 +189,6 @@ END_TEST
 
 /* ---- random soundness: the bounds hold at every point ---- */
 
-typedef struct evalenv {
-  const ir_expr *vars[8];
-  int64_t vals[8];
-  int n, bad;
-} evalenv;
-
-static int64_t ev(const ir_expr *e, evalenv *en) {
-  int64_t a, b;
-  switch (e->kind) {
-  case IR_INT_IMM: return e->v.i;
-  case IR_VAR:
-    for (int i = 0; i < en->n; i++)
-      if (en->vars[i] == e) return en->vals[i];
-    return en->bad = 1, 0;
-  case IR_ADD: return ev(e->a, en) + ev(e->b, en);
-  case IR_SUB: return ev(e->a, en) - ev(e->b, en);
-  case IR_MUL: return ev(e->a, en) * ev(e->b, en);
-  case IR_FLOORDIV:
-  case IR_FLOORMOD: {
-    a = ev(e->a, en), b = ev(e->b, en);
-    if (b == 0) return en->bad = 1, 0;
-    int64_t q = a / b, r = a % b;
-    if (r != 0 && ((r < 0) != (b < 0))) q--, r += b;
-    return e->kind == IR_FLOORDIV ? q : r;
-  }
-  case IR_DIV:
-  case IR_MOD:
-    a = ev(e->a, en), b = ev(e->b, en);
-    if (b == 0) return en->bad = 1, 0;
-    return e->kind == IR_DIV ? a / b : a % b;
-  case IR_MIN: a = ev(e->a, en), b = ev(e->b, en); return a < b ? a : b;
-  case IR_MAX: a = ev(e->a, en), b = ev(e->b, en); return a > b ? a : b;
-  case IR_EQ: return ev(e->a, en) == ev(e->b, en);
-  case IR_LT: return ev(e->a, en) < ev(e->b, en);
-  case IR_SELECT: a = ev(e->a, en); return a ? ev(e->b, en) : ev(e->c, en);
-  default: return en->bad = 1, 0;
-  }
-}
-
 static unsigned rng;
 static int rnd(int n) {
   rng = rng * 1103515245u + 12345u;
@@ -267,12 +229,14 @@ START_TEST(test_random_sound) {
     if (!lo && !hi) continue;
     sides++;
     for (int s = 0; s < 12; s++) {
-      evalenv en = {{I, U, N, J, K}, {rnd(13), rnd(41) - 20, rnd(6) + 1}, 5, 0};
+      tu_evalenv en = {.vars = {I, U, N, J, K},
+                       .vals = {rnd(13), rnd(41) - 20, rnd(6) + 1},
+                       .n = 5};
       for (int64_t j = en.vals[0]; j < en.vals[0] + en.vals[2]; j++)
         for (int64_t k = 0; k <= 5; k++) {
           en.vals[3] = j, en.vals[4] = k, en.bad = 0;
-          int64_t v = ev(e, &en);
-          int64_t l = lo ? ev(lo, &en) : v, h = hi ? ev(hi, &en) : v;
+          int64_t v = tu_eval(e, &en);
+          int64_t l = lo ? tu_eval(lo, &en) : v, h = hi ? tu_eval(hi, &en) : v;
           if (en.bad) continue;
           ck_assert_msg(l <= v && v <= h, "%s = %lld at i=%lld u=%lld n=%lld j=%lld k=%lld, "
                         "outside [%s, %s] = [%lld, %lld]", ir_expr_str(e), (long long)v,

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "testutil.h"
 #include "lower/arith.h"
+#include "ir_eval.h"
 
 static tec_ctx *ctx;
 static const ir_expr *I, *J, *K, *N, *U, *IO, *II;
@@ -246,55 +247,7 @@ START_TEST(test_same_pointer_and_odd_input) {
 }
 END_TEST
 
-/* ---- independent evaluator and random expressions ---- */
-
-typedef struct evalenv {
-  const ir_expr *vars[8];
-  int64_t vals[8];
-  int n;
-  int bad; /* contract violation: truncating division of a negative number, ... */
-} evalenv;
-
-static int64_t ev(const ir_expr *e, evalenv *en) {
-  int64_t a, b;
-  switch (e->kind) {
-  case IR_INT_IMM: return e->v.i;
-  case IR_VAR:
-    for (int i = 0; i < en->n; i++)
-      if (en->vars[i] == e) return en->vals[i];
-    en->bad = 1;
-    return 0;
-  case IR_ADD: return ev(e->a, en) + ev(e->b, en);
-  case IR_SUB: return ev(e->a, en) - ev(e->b, en);
-  case IR_MUL: return ev(e->a, en) * ev(e->b, en);
-  case IR_FLOORDIV:
-  case IR_FLOORMOD: {
-    a = ev(e->a, en), b = ev(e->b, en);
-    if (b == 0) return en->bad = 1, 0;
-    int64_t q = a / b, r = a % b;
-    if (r != 0 && ((r < 0) != (b < 0))) q--, r += b;
-    return e->kind == IR_FLOORDIV ? q : r;
-  }
-  case IR_DIV:
-  case IR_MOD:
-    a = ev(e->a, en), b = ev(e->b, en);
-    if (b <= 0 || a < 0) return en->bad = 1, 0;
-    return e->kind == IR_DIV ? a / b : a % b;
-  case IR_MIN: a = ev(e->a, en), b = ev(e->b, en); return a < b ? a : b;
-  case IR_MAX: a = ev(e->a, en), b = ev(e->b, en); return a > b ? a : b;
-  case IR_EQ: return ev(e->a, en) == ev(e->b, en);
-  case IR_NE: return ev(e->a, en) != ev(e->b, en);
-  case IR_LT: return ev(e->a, en) < ev(e->b, en);
-  case IR_LE: return ev(e->a, en) <= ev(e->b, en);
-  case IR_GT: return ev(e->a, en) > ev(e->b, en);
-  case IR_GE: return ev(e->a, en) >= ev(e->b, en);
-  case IR_AND: a = ev(e->a, en), b = ev(e->b, en); return a && b;
-  case IR_OR: a = ev(e->a, en), b = ev(e->b, en); return a || b;
-  case IR_NOT: return !ev(e->a, en);
-  case IR_SELECT: a = ev(e->a, en); return a ? ev(e->b, en) : ev(e->c, en);
-  default: en->bad = 1; return 0;
-  }
-}
+/* ---- random expressions, checked against the independent evaluator (support/ir_eval.c) ---- */
 
 static unsigned rng_state;
 static int rnd(int n) {
@@ -343,11 +296,12 @@ static const ir_expr *gen_int(int depth) {
 }
 
 /* Samples a value of every variable inside its env range (unbound ones from a wide range). */
-static void sample(evalenv *en, int bounded) {
+static void sample(tu_evalenv *en, int bounded) {
   const ir_expr *vars[] = {I, J, K, N, U, IO, II};
   int64_t lo[] = {0, 0, -6, 0, -60, 0, 0}, hi[] = {12, 7, 9, 40, 60, 12, 7};
   en->n = 7;
   en->bad = 0;
+  en->strict_trunc = 1; /* the simplifier may assume a >= 0, b > 0 for truncating div/mod */
   for (int i = 0; i < 7; i++) {
     en->vars[i] = vars[i];
     int64_t l = bounded || vars[i] == N ? lo[i] : -60, h = bounded || vars[i] == N ? hi[i] : 60;
@@ -384,14 +338,14 @@ static void random_check(int bounded, unsigned seed) {
     ck_assert_msg(s2 == s, "not idempotent:\n  %s\n  %s\n  %s", ir_expr_str(e), ir_expr_str(s),
                   ir_expr_str(s2));
     for (int k = 0; k < 50; k++) {
-      evalenv en;
+      tu_evalenv en;
       int tries = 0;
       do sample(&en, bounded);
-      while (assumed && !ev(assumed, &en) && ++tries < 1000);
-      if (assumed && !ev(assumed, &en)) continue; /* (nearly) unsatisfiable */
-      int64_t want = ev(e, &en);
+      while (assumed && !tu_eval(assumed, &en) && ++tries < 1000);
+      if (assumed && !tu_eval(assumed, &en)) continue; /* (nearly) unsatisfiable */
+      int64_t want = tu_eval(e, &en);
       ck_assert(!en.bad);
-      int64_t got = ev(s, &en);
+      int64_t got = tu_eval(s, &en);
       ck_assert_msg(!en.bad && got == want,
                     "mismatch (%s):\n  %s\n  %s\n  i=%lld j=%lld k=%lld n=%lld u=%lld io=%lld "
                     "ii=%lld: want %lld got %lld",
