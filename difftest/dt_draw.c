@@ -100,9 +100,8 @@ void dt_draw(dt_state *st, dt_rng *r, dt_prim *p) {
       [SCH_PRIM_COMPUTE_INLINE] = 9, [SCH_PRIM_COMPUTE_ROOT] = 3, [SCH_PRIM_CACHE_READ] = 5,
       [SCH_PRIM_CACHE_WRITE] = 6,    [SCH_PRIM_PARALLEL] = 6,     [SCH_PRIM_VECTORIZE] = 7,
       [SCH_PRIM_UNROLL] = 5,         [SCH_PRIM_PRAGMA] = 4,       [SCH_PRIM_STORAGE_ALIGN] = 4,
-      [SCH_PRIM_PREFETCH] = 4}; /* rfactor, set_precompute, split_expr: never drawn (yet;
-                                  split_expr's factors are size expressions, the cases' sizes
-                                  are constants) */
+      [SCH_PRIM_PREFETCH] = 4,       [SCH_PRIM_RFACTOR] = 5,      [SCH_PRIM_SET_PRECOMPUTE] = 1};
+  /* split_expr is never drawn: its factors are size expressions, the cases' sizes constants */
   memset(p, 0, sizeof *p);
   int total = 0;
   for (int k = 0; k < SCH_PRIM_COUNT; k++) total += weight[k];
@@ -263,6 +262,24 @@ void dt_draw(dt_state *st, dt_rng *r, dt_prim *p) {
     p->a = dt_rng_chance(r, 92) ? dt_rng_int(r, 1, 4) : dt_rng_int(r, -1, 0);
     break;
   }
+  case SCH_PRIM_RFACTOR: { /* mostly a reduction's reduce loop (split or not), axis 0..ndim */
+    sch_stage *all[64], *red[64];
+    int n = compute_stages(st, all, 64), m = 0;
+    for (int i = 0; i < n; i++)
+      if (all[i]->tensor->nreduce) red[m++] = all[i];
+    sch_stage *t = m && dt_rng_chance(r, 85) ? red[dt_rng_int(r, 0, m - 1)] : s;
+    dt_ident(p->tensor, DT_ID, t->tensor->name);
+    sch_iter *it = pick_iter(st, r, t);
+    if (dt_rng_chance(r, 75))
+      for (int i = 0, k = (int)dt_rng_int(r, 0, 3); i < t->nleaf; i++)
+        if (t->leaf[i]->kind == SCH_ITER_REDUCE && k-- >= 0) it = t->leaf[i];
+    put_iter(st, p, 0, it);
+    p->a = dt_rng_chance(r, 6) ? dt_rng_int(r, -1, 4) : dt_rng_int(r, 0, t->tensor->ndim);
+    break;
+  }
+  case SCH_PRIM_SET_PRECOMPUTE: /* 0 or 1; now and then a value out of range (refused) */
+    p->a = dt_rng_chance(r, 10) ? dt_rng_int(r, -1, 3) : dt_rng_int(r, 0, 1);
+    break;
   case SCH_PRIM_STORAGE_ALIGN: {
     sch_iter *it = s->tensor->ndim && dt_rng_chance(r, 70)
                        ? s->root[dt_rng_int(r, 0, s->tensor->ndim - 1)] : pick_iter(st, r, s);
