@@ -99,9 +99,10 @@ static const ir_stmt *pf_nest(lower_state *ls, const sch_stage *st, const sch_it
       const ir_expr *idx = arith_simplify(rd.r[k]->args[d], sc->env), *a, *b;
       if (!arith_interval(idx, &sc->rx, sc->env, &a, &b)) {
         tec_ctx_set_error(ctx, "%s: index %s has no bound over the loops inside '%s' (sums, "
-                               "constant multiples, division and modulo by constants, min, max "
-                               "and select of their variables have one); prefetch at a loop "
-                               "where it has", who, ir_expr_str(idx), it->name);
+                               "multiples by a factor of known sign that does not vary, "
+                               "division and modulo by a positive divisor that does not vary, "
+                               "min, max and select of their variables have one); prefetch at "
+                               "a loop where it has", who, ir_expr_str(idx), it->name);
         return NULL;
       }
       lo[d] = k ? ir_min(lo[d], a) : a;

@@ -207,8 +207,9 @@ START_TEST(prefetch_lower_errors) {
     mm_small(&m, 0, 1);
     ck_assert_int_eq(sch_prefetch(m.st, m.A, m.jo, 1), 0);
     mm_refused(&m, "prefetch of 'A' at loop 'j.outer' of stage 'C': index floordiv((k*k), "
-                   "(k + 1)) has no bound over the loops inside 'j.outer' (sums, constant "
-                   "multiples, division and modulo by constants, min, max and select of their "
+                   "(k + 1)) has no bound over the loops inside 'j.outer' (sums, multiples "
+                   "by a factor of known sign that does not vary, division and modulo by a "
+                   "positive divisor that does not vary, min, max and select of their "
                    "variables have one); prefetch at a loop where it has");
     tec_ctx_free(m.ctx);
     /* at k itself the same index is fine: nothing varies inside k but ii and ji */
