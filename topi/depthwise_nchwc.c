@@ -134,6 +134,19 @@ int topi_depthwise_nchwc_schedule_in(const topi_decl *dc, const topi_depthwise_n
   return 0;
 }
 
+/* The space's rule (topi_space.rule): the tile's accumulators (oh_tile x ow_tile x vpb
+ * vectors), a kernel tap and an input vector (vpb each) within the target's vector registers
+ * (a tile past them spills; its unrolled body, tile x taps, is at most 4 x 28 x taps). */
+typedef struct dwc_rule {
+  int64_t vpb, regs;
+} dwc_rule;
+
+static int dwc_rule_ok(const void *data, const void *config) {
+  const dwc_rule *r = data;
+  const topi_depthwise_nchwc_config *c = config;
+  return c->oh_tile * c->ow_tile * r->vpb + 2 * r->vpb <= r->regs;
+}
+
 int topi_depthwise_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
                                topi_space *sp) {
   int lanes = topi_target_lanes(ctx, target);
@@ -161,7 +174,12 @@ int topi_depthwise_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *t
       topi_space_add(ctx, sp, "parallel", "parallel over (n, channel block)",
                      offsetof(topi_depthwise_nchwc_config, parallel), 2, b01, 1))
     return -1;
-  return 0;
+  dwc_rule *r = tec_ctx_alloc(ctx, sizeof *r);
+  if (!r) return -1;
+  *r = (dwc_rule){topi_ceil_div(p->in_layout.block, lanes), topi_target_regs(ctx, target, lanes)};
+  const char *doc = tec_ctx_printf(ctx, "registers: oh_tile*ow_tile*%lld + %lld <= %lld",
+                                   (long long)r->vpb, 2 * (long long)r->vpb, (long long)r->regs);
+  return doc ? topi_space_set_rule(ctx, sp, 0x3u, dwc_rule_ok, r, doc) : -1;
 }
 
 static int dwc_declare(tec_ctx *ctx, const void *p, topi_decl *d) {

@@ -61,7 +61,8 @@ struct tune_proposer {
 };
 tune_proposer *tune_proposer_grid(tec_ctx *ctx, unsigned seed);
 tune_proposer *tune_proposer_random(tec_ctx *ctx, unsigned seed);
-/* One uniform draw of an index neither visited nor in out[0..n) (propose.c), -1 if none. */
+/* One uniform draw of an index in the space (tune_space_allows), neither visited nor in
+ * out[0..n) (propose.c), -1 if none. */
 int64_t tune_draw_free(const tune_history *h, uint64_t *rng, const int64_t *out, int n);
 /* simulated annealing on measured speeds, no model (propose_anneal.c) */
 tune_proposer *tune_proposer_anneal(tec_ctx *ctx, unsigned seed);

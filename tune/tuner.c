@@ -312,7 +312,7 @@ int tune_run(tec_ctx *ctx, const tune_task *task, const tune_options *opt, tune_
   }
   if (o.fork < 0) o.fork = getenv("TEC_TEST_EMULATED") ? 0 : 1;
   if (o.overlap < 0) o.overlap = sysconf(_SC_NPROCESSORS_ONLN) >= 2;
-  int64_t size = tune_space_size(task->space);
+  int64_t size = tune_space_size(task->space), range = tune_space_range(task->space);
   int total = size < o.trials ? (int)size : o.trials;
   int status = -1;
   run_state st = {.ctx = ctx, .task = task, .o = &o, .res = out, .total = total, .tty = isatty(2)};
@@ -321,7 +321,7 @@ int tune_run(tec_ctx *ctx, const tune_task *task, const tune_options *opt, tune_
   char *dead = NULL; /* remote: the hosts dropped */
   int64_t *idx = malloc(sizeof *idx * (size_t)o.batch);
   out->trials = calloc((size_t)total, sizeof *out->trials);
-  if (!refctx || !idx || !out->trials || tune_visited_init(&vis, size) != 0) {
+  if (!refctx || !idx || !out->trials || tune_visited_init(&vis, range) != 0) {
     tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tune: out of memory");
     goto done;
   }

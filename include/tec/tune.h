@@ -103,8 +103,15 @@ int tune_define_knob(tune_space *sp, const char *name, int nvals, const int64_t 
                      const char *const *labels);
 /* The knob named name (-1 if none). */
 int tune_space_find(const tune_space *sp, const char *name);
-/* Number of configs (saturates at INT64_MAX). */
+/* Number of configs in the space (saturates at INT64_MAX): the knobs' product less the configs
+ * a topi template's rule refuses (topi_space.rule: a register tile past the target's vector
+ * registers, an unrolled body past its cap; AutoTVM's multi_filter). */
 int64_t tune_space_size(const tune_space *sp);
+/* The index range: the knobs' product. Indices are mixed radix over it, the refused ones
+ * included (they keep their numbers); the tuners propose only indices the space allows. */
+int64_t tune_space_range(const tune_space *sp);
+/* 1 if index is in range and its config is in the space (the rule, if any, accepts it). */
+int tune_space_allows(const tune_space *sp, int64_t index);
 /* Config index -> per-knob value indices (knob 0 fastest, as topi_space_config). -1 if out of
  * range. */
 int tune_space_decode(const tune_space *sp, int64_t index, int64_t *knob_idx);
@@ -113,7 +120,8 @@ int64_t tune_space_encode(const tune_space *sp, const int64_t *knob_idx);
 const int64_t *tune_space_get(const tune_space *sp, int64_t index, int knob);
 /* "tile_x=[4,16] order=[1,0,2] unroll=[none,unroll] ..." (ctx's arena; NULL if out of range). */
 const char *tune_space_config_str(tec_ctx *ctx, const tune_space *sp, int64_t index);
-/* Prints each knob (name, kind, number of values, the first few) and the size. */
+/* Prints each knob (name, kind, number of values, the first few) and the size (with the
+ * configs the rule pruned and the rule, if any). */
 void tune_space_print(FILE *out, const tune_space *sp);
 
 /* A config's values onto a schedule (tune/apply.c). split: iv split into parts loops by a
