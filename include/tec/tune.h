@@ -181,6 +181,7 @@ typedef struct tune_trial {
   int ncosts;
   double costs[16];        /* seconds per timed run (at most 16 kept) */
   double median, gflops;   /* 0 unless ok */
+  double build_seconds;    /* the build's wall time (tec_build; lowering excluded); 0 if not built */
   float *features;         /* for the model tuner (NULL otherwise) */
 } tune_trial;
 
@@ -217,9 +218,17 @@ typedef struct tune_options {
   int batch;                /* proposals per round (default 8) */
   int warmup, repeats;      /* runs before timing (default 1), timed runs (default 5) */
   double timeout;           /* seconds per run (default 1): longer is a TUNE_TIMEOUT */
-  int fork;                 /* 1: measure in a forked child (a hang is killed, a crash is an
-                               error record); 0 in-process; -1 (default): 1 unless
+  int fork;                 /* 1: build and measure in a forked child (a hang is killed, a
+                               crash is an error record); 0 in-process; -1 (default): 1 unless
                                TEC_TEST_EMULATED is set */
+  double build_timeout;     /* seconds per build (default 60). With fork, each candidate is
+                               built (tec_build: LLVM) in a child that is killed past it: a
+                               TUNE_BUILD_ERROR record "build took longer than N s (killed)", and
+                               a child that dies building (memory: the OOM killer) is one too;
+                               the tuner goes on. Without fork (fork 0, or TEC_TEST_EMULATED)
+                               builds run in the tuner's process to their end, not held to it
+                               (the record's build_s says how long); remote builds neither.
+                               Lowering is in the tuner's process either way. */
   int overlap;              /* 1: compile in a thread during measurement; -1 (default): when
                                the machine has >= 2 online CPUs */
   const char *records;      /* JSON lines file appended to (NULL: none) */
