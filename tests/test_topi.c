@@ -53,6 +53,23 @@ START_TEST(registry_and_spaces) {
     ck_assert_int_eq(topi_space_allows(&sp, sp.default_config), 1);
     free(cfg);
   }
+  /* the default is in the space on every target, also where the blocks are wide for the
+   * registers (AVX2 and NEON with 16 or 64 channels a block: the default tile narrowed to what
+   * the registers hold, at least 1 x 1) */
+  static const char *const tg[] = {"llvm -mtriple=x86_64-linux-gnu -mcpu=haswell", "rasp4b", "rasp4b32",
+                                   "llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512"};
+  for (int ti = 0; ti < 4; ti++)
+    for (int64_t blk = 4; blk <= 64; blk *= 4) {
+      topi_conv2d q = dwp(1, 64, 28, 28, 3, 1, 1, blk);
+      topi_space s2;
+      ck_assert_msg(topi_depthwise_nchwc_space(ctx, &q, tg[ti], &s2) == 0, "%s: %s", tg[ti], tec_ctx_error(ctx));
+      ck_assert_int_eq(topi_space_allows(&s2, s2.default_config), 1);
+      ck_assert_int_ge(topi_space_size(&s2), 2);
+      topi_conv2d c2 = q;
+      c2.groups = 1, c2.c_out = 128;
+      ck_assert_msg(topi_conv2d_nchwc_space(ctx, &c2, tg[ti], &s2) == 0, "%s: %s", tg[ti], tec_ctx_error(ctx));
+      ck_assert_int_eq(topi_space_allows(&s2, s2.default_config), 1);
+    }
   /* the depthwise template's space, exactly (AVX-512: 16 lanes, 32 registers; the rule
    * refuses oh_tile * ow_tile + 2 > 32: 4x8 and 4x9, each with parallel 0 and 1) */
   topi_space sp;

@@ -306,7 +306,8 @@ static void default_tile(int64_t ext, int64_t nob, int64_t vpb, int64_t xb, int6
  * (oc_tiles x vpb) and the input broadcast (1; lane: the tile's T input vectors and one more)
  * exceed the target's vector registers is not in the space, nor an unrolled body of more than
  * CN_BODY_MAX vector multiply-adds (the tile times the unrolled input lanes, x when x <= 16,
- * times ic_split when ic_unroll). Such tiles spill, and LLVM's time and memory grow faster than
+ * times ic_split when ic_unroll); a 1 x 1 tile is always in (blocks wider than the registers
+ * leave nothing smaller), not unrolled past the cap. Such tiles spill, and LLVM's time and memory grow faster than
  * the body (pw12 of MobileNet on AVX-512, tec compile, Xeon family 6 model 167, loaded: 336
  * multiply-adds 0.5-1.0 s, 672 1.4 s, 896 3.1 s, 1344 5.3 s, 2688 13 s, 10752 129 s and 450
  * MB; last session's ow_tile=25 oc_tiles=5 ic_split=16 ic_unroll=1, 32000, 241 s and 1 GB).
@@ -323,7 +324,8 @@ static int cn_rule_ok(const void *data, const void *config) {
   int64_t tile = c->ow_tile * c->oc_tiles * r->vpb;
   int64_t live = tile + c->oc_tiles * r->vpb + (r->lane ? c->ow_tile + 1 : 1);
   int64_t body = tile * r->xu * (c->ic_unroll ? c->ic_split : 1);
-  return live <= r->regs && body <= CN_BODY_MAX;
+  int one = c->ow_tile == 1 && c->oc_tiles == 1; /* the smallest tile is always in (wide blocks) */
+  return (live <= r->regs || one) && (body <= CN_BODY_MAX || (one && !c->ic_unroll));
 }
 
 int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,

@@ -207,7 +207,7 @@ static int sp_rule_ok(const void *data, const void *config) {
   const sp_rule *r = data;
   const topi_conv2d_spatial_pack_config *c = config;
   int64_t nv = c->vc / r->lanes;
-  return c->vh * c->vw * nv + nv + 1 <= r->regs;
+  return c->vh * c->vw * nv + nv + 1 <= r->regs || c->vh * c->vw == 1; /* 1 x 1 always in */
 }
 
 int topi_conv2d_spatial_pack_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,

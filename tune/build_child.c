@@ -133,10 +133,10 @@ int tune_child_build(tec_ctx *ctx, const lower_func *f, const char *target, doub
 
 void tune_child_measure(tune_bench *b, tune_child *c, tune_trial *t) {
   char go = 'M';
-  int ok = write(c->down, &go, 1) == 1;
-  close(c->down);
-  if (!ok) { /* the child is gone: tune_bench_wait reads the end of file and reports how */
+  if (write(c->down, &go, 1) != 1) { /* the child is gone: tune_bench_wait reads the end of
+                                        file and reports how it died */
   }
+  close(c->down);
   tune_bench_wait(b, c->pid, c->up, t);
   c->pid = 0;
 }

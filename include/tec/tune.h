@@ -6,9 +6,10 @@
  *             annotate / knob build one for a schedule a user writes (tune/space*.c).
  *   task      what is tuned: a workload (template + problem) and how one config of the space
  *             becomes a lowered function (tune_task_topi for the topi templates).
- *   measure   each candidate built for the host, prepare run once, run timed (warm-up,
- *             repeats, median), a time-out per run, its output checked once against the
- *             reference (the default config's output): tune/measure.c. Or built ahead of
+ *   measure   each candidate built for the host (in a forked child killed past the build
+ *             time-out: tune/build_child.c), prepare run once, run timed (warm-up, repeats,
+ *             median), a time-out per run, its output checked once against the reference
+ *             (the default config's output): tune/measure.c. Or built ahead of
  *             time for the target and measured on other hosts over SSH (tune_remote:
  *             tune/remote*.c).
  *   tuner     a loop over batches that a proposer (grid, random, anneal: simulated annealing
