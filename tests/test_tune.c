@@ -653,6 +653,45 @@ START_TEST(build_timeout) {
 }
 END_TEST
 
+/* A template's rule carried into the tune space: the size is the product less the pruned, every
+ * index allowed exactly when the topi space gives its config as in the space, and the printout
+ * names the pruned count and the rule (MobileNet pw12 on AVX-512: 6144 combinations, 1250 in). */
+START_TEST(topi_rule_space) {
+  tec_ctx *ctx = tec_ctx_new();
+  topi_conv2d p = {.n = 1, .c_in = 512, .h = 7, .w = 7, .c_out = 1024, .kh = 1, .kw = 1, .stride_h = 1,
+                   .stride_w = 1, .groups = 1, .in_layout = {TOPI_NCHWC, 16}, .out_layout = {TOPI_NCHWC, 16},
+                   .epi = {.bias = 1, .act = TOPI_ACT_RELU6}};
+  const char *x86 = "llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512";
+  tune_task task;
+  ck_assert_msg(tune_task_topi(ctx, topi_template_find("conv2d_nchwc"), &p, "pw12", x86, &task) == 0, "%s",
+                tec_ctx_error(ctx));
+  topi_space tsp;
+  ck_assert_int_eq(topi_conv2d_nchwc_space(ctx, &p, x86, &tsp), 0);
+  ck_assert_int_eq(tune_space_range(task.space), 6144);
+  ck_assert_int_eq(tune_space_size(task.space), 1250);
+  topi_conv2d_nchwc_config c;
+  int64_t in = 0;
+  for (int64_t i = 0; i < 6144; i++) {
+    int a = tune_space_allows(task.space, i);
+    ck_assert_int_eq(a, topi_space_config(&tsp, i, &c) == 0);
+    in += a;
+  }
+  ck_assert_int_eq(in, 1250);
+  ck_assert_int_eq(tune_space_allows(task.space, -1), 0);
+  ck_assert_int_eq(tune_space_allows(task.space, 6144), 0);
+  ck_assert_int_eq(tune_space_allows(task.space, task.default_index), 1);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  tune_space_print(f, task.space);
+  fclose(f);
+  tu_assert_contains(text, "space: 7 knobs, 1250 configs (4894 of the knobs' 6144 combinations pruned by the rule: "
+                           "registers: ow_tile*oc_tiles*1 + oc_tiles*1 + 1 <= 32; unrolled body:");
+  free(text);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("tune");
   TCase *tc = tcase_create("tune");
@@ -667,6 +706,7 @@ int main(void) {
   tcase_add_test(tc, xgb_tuner);
   tcase_add_test(tc, anneal_tuner);
   tcase_add_test(tc, build_timeout);
+  tcase_add_test(tc, topi_rule_space);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }
