@@ -180,7 +180,7 @@ START_TEST(bad_usage) {
       {"tune " CONV " --records r.jsonl --remote -oProxyCommand=x", "tec tune: tune: remote host '-oProxyCommand=x': a host name may hold"},
       {"tune " CONV " --records r.jsonl --remote box --ssh-option BatchMode", "tec tune: tune: ssh option 'BatchMode': each is Key=Value"},
       {"tune " CONV " --records r.jsonl --remote box --target rasp4b", "tec tune: --remote for target 'llvm -mtriple=aarch64-unknown-linux-gnu -mcpu=cortex-a72 -mattr=+neon' needs --remote-runtime FILE"},
-      {"bench " CONV " --trials 3", "tec bench: --trials, --tuner, --records, --seed, --csv, --svg, --timeout, --remote* and --ssh-option are options of tec tune"},
+      {"bench " CONV " --trials 3", "tec bench: --trials, --tuner, --records, --seed, --csv, --svg, --timeout, --build-timeout, --remote* and --ssh-option are options of tec tune"},
       {"targets extra", "tec targets: takes no operator or options"},
       {"print softmax --shape m=2,n=10,k=3", "--shape: unknown key 'k'; the keys are m n"},
       {"print pool2d --shape c=16,h=8,w=8,k=3,mode=min", "--shape: mode=min; the modes are max, avg"},

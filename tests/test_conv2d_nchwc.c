@@ -122,12 +122,12 @@ START_TEST(configs_from_space) {
     tec_ctx *ctx = tec_ctx_new();
     topi_space sp;
     OK(ctx, topi_conv2d_nchwc_space(ctx, &ps[i], NULL, &sp));
-    int64_t n = topi_space_size(&sp);
-    ck_assert_int_gt(n, 50);
+    int64_t n = topi_space_range(&sp);
+    ck_assert_int_gt(topi_space_size(&sp), 50);
     topi_conv2d_nchwc_config c;
     for (int64_t k = 0; k < (tu_emulated() ? 2 : 6); k++) {
       int64_t idx = (k * 7919 + 13) % n;
-      ck_assert_int_eq(topi_space_config(&sp, idx, &c), 0);
+      while (topi_space_config(&sp, idx, &c) == 1) idx = (idx + 1) % n; /* the next in the space */
       OK(ctx, topi_space_check(ctx, &sp, &c));
       check_conv(&ps[i], &c);
     }
@@ -300,6 +300,96 @@ START_TEST(neon_lowering) {
 }
 END_TEST
 
+/* The space's rule (issue #16: a tile past the registers spilled and took LLVM minutes): for
+ * AVX-512 (32 zmm, broadcast input) and AArch64 NEON (32 q, the tile's inputs loaded as vectors
+ * for fmla by element) and ARMv7 NEON (16 q), every config of the knobs' product is refused
+ * exactly when its registers (accumulators + weight vectors + input registers) exceed the
+ * file or its unrolled body exceeds 768 vector multiply-adds, counted here independently over
+ * the knobs' values; the default is in the space; the tuner's wrap agrees. */
+typedef struct rule_case {
+  const char *target;
+  int64_t lanes, regs;
+  int lane; /* AArch64: fmla by element (input loaded as whole vectors) */
+} rule_case;
+
+START_TEST(space_register_budget) {
+  static const rule_case ts[] = {
+      {"llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512", 16, 32, 0},
+      {"llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -mattr=+neon", 4, 32, 1},
+      {"rasp4b32", 4, 16, 0},
+  };
+  const topi_conv2d ps[] = {
+      /* MobileNet pw12 (GEMM form) and pw13, a padded 3x3 (ResNet), an AArch64 NCHW4c layer */
+      conv(1, 512, 7, 7, 1024, 1, 1, 0, NCHWC(16), NCHWC(16), 1, 0, TOPI_ACT_RELU6),
+      conv(1, 1024, 7, 7, 1024, 1, 1, 0, NCHWC(16), NCHWC(16), 1, 0, TOPI_ACT_RELU6),
+      conv(1, 128, 28, 28, 128, 3, 1, 1, NCHWC(16), NCHWC(16), 1, 0, TOPI_ACT_RELU),
+      conv(1, 64, 56, 56, 128, 1, 1, 0, NCHWC(4), NCHWC(4), 1, 0, TOPI_ACT_RELU6),
+  };
+  for (size_t ti = 0; ti < sizeof ts / sizeof ts[0]; ti++)
+    for (size_t pi = 0; pi < sizeof ps / sizeof ps[0]; pi++) {
+      tec_ctx *ctx = tec_ctx_new();
+      const topi_conv2d *p = &ps[pi];
+      const rule_case *t = &ts[ti];
+      topi_space sp;
+      OK(ctx, topi_conv2d_nchwc_space(ctx, p, t->target, &sp));
+      ck_assert_ptr_nonnull(sp.rule);
+      ck_assert_ptr_nonnull(strstr(sp.rule_doc, "registers"));
+      int64_t xb = p->in_layout.block, vpb = (p->out_layout.block + t->lanes - 1) / t->lanes;
+      int64_t xu = xb <= 16 ? xb : 1;
+      int lane = t->lane && xb % t->lanes == 0;
+      /* the count over the knobs' values (nested loops, not the index decoding) */
+      const topi_knob *k = sp.knobs;
+      ck_assert_str_eq(k[0].name, "ow_tile");
+      ck_assert_str_eq(k[1].name, "oc_tiles");
+      ck_assert_str_eq(k[2].name, "ic_split");
+      ck_assert_str_eq(k[3].name, "ic_unroll");
+      int64_t rest = 1, in = 0, range = 1;
+      for (int j = 0; j < sp.nknobs; j++) range *= k[j].nvalues;
+      for (int j = 4; j < sp.nknobs; j++) rest *= k[j].nvalues;
+      for (int a = 0; a < k[0].nvalues; a++)
+        for (int b = 0; b < k[1].nvalues; b++)
+          for (int c = 0; c < k[2].nvalues; c++)
+            for (int u = 0; u < k[3].nvalues; u++) {
+              int64_t T = k[0].values[a], B = k[1].values[b], S = k[2].values[c], U = k[3].values[u];
+              int64_t regs = T * B * vpb + B * vpb + (lane ? T + 1 : 1);
+              int64_t body = T * B * vpb * xu * (U ? S : 1);
+              int one = T == 1 && B == 1; /* 1 x 1 is always in (not unrolled past 768) */
+              in += ((regs <= t->regs || one) && (body <= 768 || (one && !U))) * rest;
+            }
+      ck_assert_int_eq(topi_space_range(&sp), range);
+      ck_assert_int_eq(topi_space_size(&sp), in);
+      ck_assert_int_eq(sp.pruned, range - in);
+      ck_assert_int_gt(sp.pruned, 0);
+      ck_assert_int_gt(in, 0);
+      /* every index: refused exactly when over the budget, and then nothing over it is in */
+      topi_conv2d_nchwc_config c;
+      int64_t n = 0;
+      for (int64_t i = 0; i < range; i++) {
+        int rc = topi_space_config(&sp, i, &c);
+        int64_t regs = c.ow_tile * c.oc_tiles * vpb + c.oc_tiles * vpb + (lane ? c.ow_tile + 1 : 1);
+        int64_t body = c.ow_tile * c.oc_tiles * vpb * xu * (c.ic_unroll ? c.ic_split : 1);
+        int one = c.ow_tile == 1 && c.oc_tiles == 1;
+        int over = (regs > t->regs && !one) || (body > 768 && !(one && !c.ic_unroll));
+        ck_assert_msg(rc == (over ? 1 : 0), "%s %s: rc %d, %lld registers, body %lld", t->target,
+                      topi_config_str(ctx, &sp, &c), rc, (long long)regs, (long long)body);
+        n += rc == 0;
+      }
+      ck_assert_int_eq(n, in);
+      ck_assert_int_eq(topi_space_config(&sp, range, &c), -1);
+      /* the default is in the space */
+      ck_assert_int_eq(topi_space_allows(&sp, sp.default_config), 1);
+      /* the last session's blow-up (pw12, AVX-512) is out */
+      if (ti == 0 && pi == 0) {
+        c = *(const topi_conv2d_nchwc_config *)sp.default_config;
+        c.ow_tile = 25, c.oc_tiles = 5, c.ic_split = 16, c.ic_unroll = 1;
+        ck_assert_int_eq(topi_space_allows(&sp, &c), 0);
+        OK(ctx, topi_space_check(ctx, &sp, &c)); /* legal knob values: a hand-written config */
+      }
+      tec_ctx_free(ctx);
+    }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("conv2d_nchwc");
   TCase *tc = tcase_create("conv2d_nchwc");
@@ -311,6 +401,7 @@ int main(void) {
   tcase_add_test(tc, prepare_and_fusion);
   tcase_add_test(tc, bad_input);
   tcase_add_test(tc, neon_lowering);
+  tcase_add_test(tc, space_register_budget);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }

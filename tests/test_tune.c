@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "tec/tune.h"
 #include "testutil.h"
@@ -537,6 +538,160 @@ START_TEST(xgb_tuner) {
 }
 END_TEST
 
+/* ---------------- the build time-out ---------------- */
+
+/* mm's C = A x B (U = 32); knob "heavy" 1: the i, j and k loops all unrolled, 32768 multiply-adds
+ * in one straight line, which LLVM takes far longer than the 3 s time-out below over; 0: no
+ * loop unrolled (tens of milliseconds). */
+static lower_func *heavy_lower(const tune_task *task, tec_ctx *ctx, int64_t index, const char **cfg,
+                               const char **trace) {
+  const tune_space *sp = task->space;
+  int64_t heavy = tune_space_get(sp, index, 0)[0];
+  const ir_expr *n = ir_int(ctx, U);
+  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, (const ir_expr *[]){n, n});
+  te_tensor *B = te_placeholder(ctx, "B", TEC_F32, 2, (const ir_expr *[]){n, n});
+  mm *m = tec_ctx_alloc(ctx, sizeof *m);
+  *m = (mm){A, B, te_reduce_axis(ctx, "k", ir_int(ctx, 0), n)};
+  te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2, .shape = (const ir_expr *[]){n, n},
+                                                     .body = mm_body, .user = m});
+  sch_schedule *s = sch_create(ctx, 1, &C);
+  sch_stage *st = sch_stage_of(s, C);
+  if (heavy && (sch_unroll(st, sch_axis(st, 0)) || sch_unroll(st, sch_axis(st, 1)) ||
+                sch_unroll(st, sch_reduce_axis(st, 0))))
+    return NULL;
+  if (cfg) *cfg = tune_space_config_str(ctx, sp, index);
+  if (trace) *trace = NULL;
+  return tec_lower(s, "mm", 3, (te_tensor *[]){A, B, C});
+}
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void heavy_task(tec_ctx *ctx, tune_task *task) {
+  tune_space *sp = tune_space_new(ctx);
+  const int64_t vals[] = {0, 1, 0, 0};
+  ck_assert_int_eq(tune_define_knob(sp, "heavy", 4, vals, NULL), 0);
+  *task = (tune_task){.template_name = "heavy", .problem = "n=32", .workload = "heavy n=32",
+                      .target = tec_target_str(ctx, NULL), .space = sp, .flops = 2.0 * U * U * U,
+                      .default_index = 0, .lower = heavy_lower};
+}
+
+/* A build past the build time-out is killed (fork on): an error record naming the time-out,
+ * and the tuner goes on to the next candidate and finishes. Without fork the build is not
+ * held to it (docs: it runs to its end). */
+START_TEST(build_timeout) {
+  tec_ctx *ctx = tec_ctx_new();
+  tune_task task;
+  heavy_task(ctx, &task);
+  char records[128];
+  snprintf(records, sizeof records, "%s/heavy.jsonl", dir);
+  tune_options o = tune_options_default();
+  o.tuner = "grid", o.trials = 4, o.batch = 2, o.repeats = 1, o.warmup = 0, o.reference = mm_ref;
+  o.records = records;
+  tune_result r;
+  if (!getenv("TEC_TEST_EMULATED")) {
+    /* the heavy candidate (index 1) killed at 3 s; the light ones before and after it built */
+    o.fork = 1, o.build_timeout = 3.0;
+    double t0 = now_s();
+    ck_assert_msg(tune_run(ctx, &task, &o, &r) == 0, "%s", tec_ctx_error(ctx));
+    double took = now_s() - t0;
+    ck_assert_int_eq(r.ntrials, 4);
+    for (int i = 0; i < 4; i++) {
+      ck_assert_int_eq(r.trials[i].index, i);
+      if (i == 1) {
+        ck_assert_int_eq(r.trials[i].status, TUNE_BUILD_ERROR);
+        ck_assert_str_eq(r.trials[i].error, "build took longer than 3 s (killed)");
+        ck_assert_double_ge(r.trials[i].build_seconds, 3.0);
+        ck_assert_double_lt(r.trials[i].build_seconds, 3.0 + 1.0);
+      } else {
+        ck_assert_msg(r.trials[i].status == TUNE_OK, "%d: %s", i, r.trials[i].error);
+        ck_assert_double_gt(r.trials[i].build_seconds, 0.0);
+        ck_assert_double_lt(r.trials[i].build_seconds, 3.0);
+      }
+    }
+    ck_assert_int_ne(r.best, 1);
+    ck_assert_double_lt(took, 30.0); /* the heavy build did not run to its end */
+    tune_result_free(&r);
+    /* the record says so */
+    tune_record *recs;
+    int nrec;
+    ck_assert_int_eq(tune_records_load(ctx, records, stderr, &recs, &nrec), 0);
+    ck_assert_int_eq(nrec, 4);
+    ck_assert_str_eq(recs[1].status, "build");
+    ck_assert_str_eq(recs[1].error, "build took longer than 3 s (killed)");
+    ck_assert_str_eq(recs[3].status, "ok");
+    /* a tiny time-out: every build killed, every trial recorded, the run still returns 0 */
+    o.build_timeout = 0.001, o.records = NULL, o.overlap = 0;
+    task.default_index = 0;
+    ck_assert_msg(tune_run(ctx, &task, &o, &r) == 0, "%s", tec_ctx_error(ctx));
+    ck_assert_int_eq(r.ntrials, 4);
+    for (int i = 0; i < 4; i++) {
+      ck_assert_int_eq(r.trials[i].status, TUNE_BUILD_ERROR);
+      ck_assert_str_eq(r.trials[i].error, "build took longer than 0.001 s (killed)");
+    }
+    ck_assert_int_eq(r.best, -1);
+    tune_result_free(&r);
+  }
+  /* without fork: built in the tuner's process, to the end (the light ones only here) */
+  const int64_t light[] = {0, 0};
+  tune_space *sp = tune_space_new(ctx);
+  ck_assert_int_eq(tune_define_knob(sp, "heavy", 2, light, NULL), 0);
+  task.space = sp;
+  o.fork = 0, o.build_timeout = 0.001, o.records = NULL;
+  ck_assert_msg(tune_run(ctx, &task, &o, &r) == 0, "%s", tec_ctx_error(ctx));
+  ck_assert_int_eq(r.ntrials, 2);
+  for (int i = 0; i < 2; i++) ck_assert_msg(r.trials[i].status == TUNE_OK, "%s", r.trials[i].error);
+  tune_result_free(&r);
+  /* a build time-out that is not > 0 is refused, naming it */
+  o.build_timeout = 0;
+  ck_assert_int_ne(tune_run(ctx, &task, &o, &r), 0);
+  ck_assert_ptr_nonnull(strstr(tec_ctx_error(ctx), "the build time-out is 0 s; it must be > 0"));
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* A template's rule carried into the tune space: the size is the product less the pruned, every
+ * index allowed exactly when the topi space gives its config as in the space, and the printout
+ * names the pruned count and the rule (MobileNet pw12 on AVX-512: 6144 combinations, 1250 in). */
+START_TEST(topi_rule_space) {
+  tec_ctx *ctx = tec_ctx_new();
+  topi_conv2d p = {.n = 1, .c_in = 512, .h = 7, .w = 7, .c_out = 1024, .kh = 1, .kw = 1, .stride_h = 1,
+                   .stride_w = 1, .groups = 1, .in_layout = {TOPI_NCHWC, 16}, .out_layout = {TOPI_NCHWC, 16},
+                   .epi = {.bias = 1, .act = TOPI_ACT_RELU6}};
+  const char *x86 = "llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512";
+  tune_task task;
+  ck_assert_msg(tune_task_topi(ctx, topi_template_find("conv2d_nchwc"), &p, "pw12", x86, &task) == 0, "%s",
+                tec_ctx_error(ctx));
+  topi_space tsp;
+  ck_assert_int_eq(topi_conv2d_nchwc_space(ctx, &p, x86, &tsp), 0);
+  ck_assert_int_eq(tune_space_range(task.space), 6144);
+  ck_assert_int_eq(tune_space_size(task.space), 1250);
+  topi_conv2d_nchwc_config c;
+  int64_t in = 0;
+  for (int64_t i = 0; i < 6144; i++) {
+    int a = tune_space_allows(task.space, i);
+    ck_assert_int_eq(a, topi_space_config(&tsp, i, &c) == 0);
+    in += a;
+  }
+  ck_assert_int_eq(in, 1250);
+  ck_assert_int_eq(tune_space_allows(task.space, -1), 0);
+  ck_assert_int_eq(tune_space_allows(task.space, 6144), 0);
+  ck_assert_int_eq(tune_space_allows(task.space, task.default_index), 1);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  tune_space_print(f, task.space);
+  fclose(f);
+  tu_assert_contains(text, "space: 7 knobs, 1250 configs (4894 of the knobs' 6144 combinations pruned by the rule: "
+                           "registers: ow_tile*oc_tiles*1 + oc_tiles*1 + 1 <= 32; unrolled body:");
+  free(text);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("tune");
   TCase *tc = tcase_create("tune");
@@ -550,6 +705,8 @@ int main(void) {
   tcase_add_test(tc, own_schedule);
   tcase_add_test(tc, xgb_tuner);
   tcase_add_test(tc, anneal_tuner);
+  tcase_add_test(tc, build_timeout);
+  tcase_add_test(tc, topi_rule_space);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }

@@ -297,6 +297,7 @@ START_TEST(anneal_peak) {
   tec_ctx *ctx = tec_ctx_new();
   topi_space sp;
   resnet_space(ctx, &sp);
+  sp.rule = NULL, sp.pruned = 0; /* the bowl over the knobs' whole product (the rule: below) */
   int64_t size = topi_space_size(&sp);
   ck_assert_int_gt(size, 4 * TUNE_ANNEAL_EXHAUSTIVE);
   peak p = {.sp = &sp, .target = size * 2 / 3 + 1};
@@ -332,6 +333,32 @@ START_TEST(anneal_peak) {
   }
   printf("anneal: space %lld, scored %ld, %ld calls\n", (long long)size, scored, p.calls);
   free(visited), free(p.seen);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* With the template's rule (registers, unrolled body), anneal proposes only configs in the space,
+ * never asks the score of a refused one, and still finds a peak placed inside the space. */
+START_TEST(anneal_keeps_to_rule) {
+  tec_ctx *ctx = tec_ctx_new();
+  topi_space sp;
+  resnet_space(ctx, &sp);
+  ck_assert_ptr_nonnull(sp.rule);
+  int64_t range = topi_space_range(&sp);
+  ck_assert_int_gt(sp.pruned, 0);
+  topi_conv2d_nchwc_config c;
+  int64_t target = range * 2 / 3 + 1;
+  while (topi_space_config(&sp, target, &c) != 0) target++; /* the peak: a config in the space */
+  peak p = {.sp = &sp, .target = target};
+  p.seen = calloc((size_t)range, 1);
+  int64_t best[8];
+  int n = tune_anneal(&sp, peak_score, &p, NULL, 11, 8, best);
+  ck_assert_int_eq(n, 8);
+  for (int i = 0; i < n; i++) ck_assert_int_eq(topi_space_config(&sp, best[i], &c), 0);
+  for (int64_t i = 0; i < range; i++) /* nothing outside the space was scored */
+    if (p.seen[i]) ck_assert_int_eq(topi_space_config(&sp, i, &c), 0);
+  ck_assert_int_eq(best[0], target);
+  free(p.seen);
   tec_ctx_free(ctx);
 }
 END_TEST
@@ -459,6 +486,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, model_synthetic);
   tcase_add_test(tc, anneal_peak);
   tcase_add_test(tc, anneal_small_and_bad);
+  tcase_add_test(tc, anneal_keeps_to_rule);
   tcase_add_test(tc, model_transfer);
   suite_add_tcase(s, tc);
   return s;

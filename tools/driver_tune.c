@@ -66,6 +66,7 @@ int drv_tune(tec_ctx *ctx, const topi_template *t, const void *problem, const ch
   if (a->trials) o.trials = a->trials;
   if (a->seed_set) o.seed = a->seed;
   if (a->timeout > 0) o.timeout = a->timeout;
+  if (a->build_timeout > 0) o.build_timeout = a->build_timeout;
   if (repeat) o.repeats = repeat;
   o.records = a->records, o.csv = a->csv, o.svg = a->svg, o.progress = 1;
   tune_task task;

@@ -262,12 +262,6 @@ int topi_conv2d_nchwc_schedule_in(const topi_decl *dc, const topi_conv2d_nchwc_c
   return 0;
 }
 
-/* Vector registers of the target (AVX-512 and AArch64: 32; AVX2 and ARMv7 NEON: 16). */
-static int target_regs(tec_ctx *ctx, const char *target, int lanes) {
-  const char *t = tec_target_str(ctx, target);
-  if (t && strstr(t, "armv7")) return 16;
-  return lanes >= 16 || lanes == 4 ? 32 : 16;
-}
 
 /* The default register tile: the most multiply-adds per load that fits the registers. Per
  * input-channel block of x lanes a T x B tile does x*T*B*vpb multiply-adds and loads x*B*vpb
@@ -307,6 +301,33 @@ static void default_tile(int64_t ext, int64_t nob, int64_t vpb, int64_t xb, int6
     }
 }
 
+/* The space's rule (topi_space.rule, AutoTVM's multi_filter): a register tile whose
+ * accumulators (ow_tile x oc_tiles x vpb vectors), the weight vectors of one input lane
+ * (oc_tiles x vpb) and the input broadcast (1; lane: the tile's T input vectors and one more)
+ * exceed the target's vector registers is not in the space, nor an unrolled body of more than
+ * CN_BODY_MAX vector multiply-adds (the tile times the unrolled input lanes, x when x <= 16,
+ * times ic_split when ic_unroll); a 1 x 1 tile is always in (blocks wider than the registers
+ * leave nothing smaller), not unrolled past the cap. Such tiles spill, and LLVM's time and memory grow faster than
+ * the body (pw12 of MobileNet on AVX-512, tec compile, Xeon family 6 model 167, loaded: 336
+ * multiply-adds 0.5-1.0 s, 672 1.4 s, 896 3.1 s, 1344 5.3 s, 2688 13 s, 10752 129 s and 450
+ * MB; last session's ow_tile=25 oc_tiles=5 ic_split=16 ic_unroll=1, 32000, 241 s and 1 GB).
+ * 768 keeps the AArch64 defaults (ic_split 2 unrolled, up to 24 vectors x 16 lanes). */
+#define CN_BODY_MAX 768
+
+typedef struct cn_rule {
+  int64_t vpb, xu, regs, lane; /* vectors per block, unrolled input lanes, registers, lane */
+} cn_rule;
+
+static int cn_rule_ok(const void *data, const void *config) {
+  const cn_rule *r = data;
+  const topi_conv2d_nchwc_config *c = config;
+  int64_t tile = c->ow_tile * c->oc_tiles * r->vpb;
+  int64_t live = tile + c->oc_tiles * r->vpb + (r->lane ? c->ow_tile + 1 : 1);
+  int64_t body = tile * r->xu * (c->ic_unroll ? c->ic_split : 1);
+  int one = c->ow_tile == 1 && c->oc_tiles == 1; /* the smallest tile is always in (wide blocks) */
+  return (live <= r->regs || one) && (body <= CN_BODY_MAX || (one && !c->ic_unroll));
+}
+
 int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
                             topi_space *sp) {
   int lanes = topi_target_lanes(ctx, target);
@@ -329,7 +350,7 @@ int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *targ
   int lane = lane_fma && xb % lanes == 0; /* the input's lanes load as whole vectors */
   int64_t block_wbytes = yb * nib * xb * p->kh * p->kw * (int64_t)sizeof(float);
   default_tile(ext, nob, topi_ceil_div(yb, lanes), xb, lanes, lane,
-               target_regs(ctx, target, lanes), gemm, block_wbytes, &bt, &bc);
+               topi_target_regs(ctx, target, lanes), gemm, block_wbytes, &bt, &bc);
   /* rows per task: the most that still leaves 8 tasks or more */
   int64_t tiles = p->n * topi_ceil_div(nob, bc), rdef = 1;
   for (int i = 0; i < nrows; i++)
@@ -365,7 +386,17 @@ int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *targ
       topi_space_add(ctx, sp, "parallel", "parallel over (n, output-channel tiles, row tiles)",
                      offsetof(topi_conv2d_nchwc_config, parallel), 2, b01, 1))
     return -1;
-  return 0;
+  cn_rule *r = tec_ctx_alloc(ctx, sizeof *r);
+  if (!r) return -1;
+  *r = (cn_rule){topi_ceil_div(yb, lanes), xb <= 16 ? xb : 1, topi_target_regs(ctx, target, lanes),
+                 lane};
+  const char *doc = tec_ctx_printf(
+      ctx, "registers: ow_tile*oc_tiles*%lld + oc_tiles*%lld + %s <= %lld; unrolled body: "
+           "ow_tile*oc_tiles*%lld*%lld%s <= %d multiply-adds",
+      (long long)r->vpb, (long long)r->vpb, lane ? "ow_tile + 1" : "1", (long long)r->regs,
+      (long long)r->vpb, (long long)r->xu, " (*ic_split if ic_unroll)", CN_BODY_MAX);
+  if (!doc) return -1;
+  return topi_space_set_rule(ctx, sp, 0xfu, cn_rule_ok, r, doc);
 }
 
 static int cn_declare(tec_ctx *ctx, const void *p, topi_decl *d) {

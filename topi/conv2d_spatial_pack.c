@@ -196,11 +196,18 @@ int topi_conv2d_spatial_pack_schedule(const topi_decl *dc,
   return 0;
 }
 
-/* Vector registers of the target (AVX-512 and AArch64: 32; AVX2 and ARMv7 NEON: 16). */
-static int target_regs(tec_ctx *ctx, const char *target, int lanes) {
-  const char *t = tec_target_str(ctx, target);
-  if (t && strstr(t, "armv7")) return 16;
-  return lanes >= 16 || lanes == 4 ? 32 : 16;
+
+/* The space's rule (topi_space.rule): the tile's accumulators (vh x vw x vc/lanes vectors),
+ * vc/lanes kernel vectors and a broadcast within the target's vector registers. */
+typedef struct sp_rule {
+  int64_t lanes, regs;
+} sp_rule;
+
+static int sp_rule_ok(const void *data, const void *config) {
+  const sp_rule *r = data;
+  const topi_conv2d_spatial_pack_config *c = config;
+  int64_t nv = c->vc / r->lanes;
+  return c->vh * c->vw * nv + nv + 1 <= r->regs || c->vh * c->vw == 1; /* 1 x 1 always in */
 }
 
 int topi_conv2d_spatial_pack_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
@@ -216,7 +223,7 @@ int topi_conv2d_spatial_pack_space(tec_ctx *ctx, const topi_conv2d *p, const cha
   for (int64_t v = 1; v <= 16 && v <= ow; v++) vws[nvw++] = v;
   /* default: the most accumulators (VH x VW x VC/lanes) that leave room for the VC/lanes
    * kernel vectors and a broadcast, VC two vectors when c_out has them (TVM: VC 8 on NEON) */
-  int regs = target_regs(ctx, target, lanes);
+  int regs = topi_target_regs(ctx, target, lanes);
   int64_t dvc = nvc > 1 ? vcs[1] : vcs[0], nv = dvc / lanes, dvh = vhs[nvh > 1 ? 1 : 0];
   int64_t dvw = 1;
   for (int i = 0; i < nvw; i++)
@@ -231,7 +238,11 @@ int topi_conv2d_spatial_pack_space(tec_ctx *ctx, const topi_conv2d *p, const cha
       topi_space_add(ctx, sp, "parallel", "parallel over (n, row tiles)",
                      offsetof(topi_conv2d_spatial_pack_config, parallel), 2, b01, 1))
     return -1;
-  return 0;
+  sp_rule *r = tec_ctx_alloc(ctx, sizeof *r);
+  if (!r) return -1;
+  *r = (sp_rule){lanes, regs};
+  const char *doc = tec_ctx_printf(ctx, "registers: vh*vw*vc/%d + vc/%d + 1 <= %d", lanes, lanes, regs);
+  return doc ? topi_space_set_rule(ctx, sp, 0x7u, sp_rule_ok, r, doc) : -1;
 }
 
 static int sp_declare(tec_ctx *ctx, const void *p, topi_decl *d) {

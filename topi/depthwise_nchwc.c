@@ -134,6 +134,20 @@ int topi_depthwise_nchwc_schedule_in(const topi_decl *dc, const topi_depthwise_n
   return 0;
 }
 
+/* The space's rule (topi_space.rule): the tile's accumulators (oh_tile x ow_tile x vpb
+ * vectors), a kernel tap and an input vector (vpb each) within the target's vector registers
+ * (a tile past them spills; its unrolled body, tile x taps, is at most 4 x 28 x taps). */
+typedef struct dwc_rule {
+  int64_t vpb, regs;
+} dwc_rule;
+
+static int dwc_rule_ok(const void *data, const void *config) {
+  const dwc_rule *r = data;
+  const topi_depthwise_nchwc_config *c = config;
+  return c->oh_tile * c->ow_tile * r->vpb + 2 * r->vpb <= r->regs ||
+         c->oh_tile * c->ow_tile == 1; /* the smallest tile is always in (wide blocks) */
+}
+
 int topi_depthwise_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
                                topi_space *sp) {
   int lanes = topi_target_lanes(ctx, target);
@@ -148,8 +162,12 @@ int topi_depthwise_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *t
   for (int64_t t = 1; t <= 28 && t <= ow; t++) tw[ntw++] = t;
   /* The accumulators of a tile, th * tw vectors, plus the kernel taps and an input row must fit
    * the register file: 32 vector registers on AVX-512 and AArch64 NEON. Prefer a tile width
-   * that divides the output width (no tail), up to 14 (AVX-512) or 8 (NEON, 4 lanes). */
+   * that divides the output width (no tail), up to 14 (AVX-512) or 8 (NEON, 4 lanes), and no
+   * wider than the registers hold (the space's rule: AVX2 or NEON with 16-channel blocks, 2 or
+   * 4 vectors a pixel, 6 pixels). */
+  int64_t vpb = topi_ceil_div(p->in_layout.block, lanes), regs = topi_target_regs(ctx, target, lanes);
   int64_t cap = lanes >= 16 ? 14 : 8, def_w = 1;
+  if (cap > (regs - 2 * vpb) / vpb) cap = (regs - 2 * vpb) / vpb > 1 ? (regs - 2 * vpb) / vpb : 1;
   for (int64_t t = 1; t <= cap && t <= ow; t++)
     if (ow % t == 0 || ow <= cap) def_w = t;
   if (ow > cap && def_w < cap / 2) def_w = cap; /* a prime width: a tail beats tiny tiles */
@@ -161,7 +179,12 @@ int topi_depthwise_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *t
       topi_space_add(ctx, sp, "parallel", "parallel over (n, channel block)",
                      offsetof(topi_depthwise_nchwc_config, parallel), 2, b01, 1))
     return -1;
-  return 0;
+  dwc_rule *r = tec_ctx_alloc(ctx, sizeof *r);
+  if (!r) return -1;
+  *r = (dwc_rule){vpb, regs};
+  const char *doc = tec_ctx_printf(ctx, "registers: oh_tile*ow_tile*%lld + %lld <= %lld",
+                                   (long long)r->vpb, 2 * (long long)r->vpb, (long long)r->regs);
+  return doc ? topi_space_set_rule(ctx, sp, 0x3u, dwc_rule_ok, r, doc) : -1;
 }
 
 static int dwc_declare(tec_ctx *ctx, const void *p, topi_decl *d) {

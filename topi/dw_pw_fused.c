@@ -137,6 +137,23 @@ static int64_t default_rows(const topi_dw_pw *p, const int64_t *rows, int nrows)
   return 0;
 }
 
+/* The space's rule: the pointwise's (conv2d_nchwc's) and the depthwise's, on their knobs. */
+typedef struct dp_rule {
+  topi_space pw, dw;
+} dp_rule;
+
+static int dp_rule_ok(const void *data, const void *config) {
+  const dp_rule *r = data;
+  const topi_dw_pw_fused_config *c = config;
+  topi_conv2d_nchwc_config pc;
+  topi_depthwise_nchwc_config dc;
+  memcpy(&pc, r->pw.default_config, sizeof pc);
+  memcpy(&dc, r->dw.default_config, sizeof dc);
+  pc.ow_tile = c->ow_tile, pc.oc_tiles = c->oc_tiles, pc.ic_split = c->ic_split;
+  pc.ic_unroll = c->ic_unroll, dc.ow_tile = c->dw_ow_tile, dc.oh_tile = c->dw_oh_tile;
+  return topi_space_allows(&r->pw, &pc) && topi_space_allows(&r->dw, &dc);
+}
+
 int topi_dw_pw_fused_space(tec_ctx *ctx, const topi_dw_pw *p, const char *target,
                            topi_space *sp) {
   if (!ctx) return -1;
@@ -187,7 +204,12 @@ int topi_dw_pw_fused_space(tec_ctx *ctx, const topi_dw_pw *p, const char *target
                      "1: parallel (fused: over the row tiles; else both passes)",
                      offsetof(topi_dw_pw_fused_config, parallel), 2, b01, 1))
     return -1;
-  return 0;
+  dp_rule *rr = tec_ctx_alloc(ctx, sizeof *rr);
+  if (!rr) return -1;
+  rr->pw = psp, rr->dw = dsp;
+  const char *doc = tec_ctx_printf(ctx, "pointwise %s; depthwise (dw_) %s",
+                                   psp.rule_doc ? psp.rule_doc : "-", dsp.rule_doc ? dsp.rule_doc : "-");
+  return doc ? topi_space_set_rule(ctx, sp, 0x7eu, dp_rule_ok, rr, doc) : -1;
 }
 
 static int dp_declare(tec_ctx *ctx, const void *p, topi_decl *d) {

@@ -124,20 +124,60 @@ int topi_space_check(tec_ctx *ctx, const topi_space *sp, const void *config) {
   return 0;
 }
 
-int64_t topi_space_size(const topi_space *sp) {
+int64_t topi_space_range(const topi_space *sp) {
   int64_t n = 1;
   for (int i = 0; i < sp->nknobs; i++)
     if (__builtin_mul_overflow(n, (int64_t)sp->knobs[i].nvalues, &n)) return INT64_MAX;
   return n;
 }
 
+int64_t topi_space_size(const topi_space *sp) {
+  int64_t n = topi_space_range(sp);
+  return n == INT64_MAX ? n : n - sp->pruned;
+}
+
+int topi_space_allows(const topi_space *sp, const void *config) {
+  return !sp->rule || sp->rule(sp->rule_data, config);
+}
+
 int topi_space_config(const topi_space *sp, int64_t index, void *config) {
-  if (index < 0 || index >= topi_space_size(sp)) return -1;
+  if (index < 0 || index >= topi_space_range(sp)) return -1;
   memcpy(config, sp->default_config, sp->config_size);
   for (int i = 0; i < sp->nknobs; i++) {
     topi_config_set(sp, config, i, sp->knobs[i].values[index % sp->knobs[i].nvalues]);
     index /= sp->knobs[i].nvalues;
   }
+  return topi_space_allows(sp, config) ? 0 : 1;
+}
+
+int topi_space_set_rule(tec_ctx *ctx, topi_space *sp, unsigned knob_mask,
+                        int (*rule)(const void *rule_data, const void *config),
+                        const void *rule_data, const char *doc) {
+  const char *who = sp->tmpl ? sp->tmpl->name : "topi";
+  if (!rule(rule_data, sp->default_config))
+    return tec_ctx_set_error(ctx, "%s: the default config %s is outside its own space (%s)", who,
+                             topi_config_str(ctx, sp, sp->default_config), doc ? doc : "");
+  void *cfg = tec_ctx_alloc(ctx, sp->config_size);
+  if (!cfg) return -1;
+  /* the rule's knobs enumerated (the others at their default: the rule does not read them) */
+  int64_t combos = 1, others = 1, refused = 0;
+  for (int k = 0; k < sp->nknobs; k++) {
+    int64_t *n = knob_mask >> k & 1 ? &combos : &others;
+    if (__builtin_mul_overflow(*n, (int64_t)sp->knobs[k].nvalues, n))
+      return tec_ctx_set_error(ctx, "%s: the space is too large for a rule", who);
+  }
+  for (int64_t c = 0; c < combos; c++) {
+    memcpy(cfg, sp->default_config, sp->config_size);
+    int64_t r = c;
+    for (int k = 0; k < sp->nknobs; k++)
+      if (knob_mask >> k & 1) {
+        topi_config_set(sp, cfg, k, sp->knobs[k].values[r % sp->knobs[k].nvalues]);
+        r /= sp->knobs[k].nvalues;
+      }
+    refused += !rule(rule_data, cfg);
+  }
+  sp->rule = rule, sp->rule_data = rule_data, sp->rule_doc = doc;
+  sp->pruned = refused * others;
   return 0;
 }
 
@@ -210,6 +250,12 @@ int topi_target_lanes(tec_ctx *ctx, const char *target) {
   int bits = tec_target_vector_bits(ctx, target);
   if (bits < 0) return -1;
   return bits >= 128 ? bits / 32 : 1;
+}
+
+int topi_target_regs(tec_ctx *ctx, const char *target, int lanes) {
+  const char *t = tec_target_str(ctx, target);
+  if (t && strstr(t, "armv7")) return 16;
+  return lanes >= 16 || lanes == 4 ? 32 : 16;
 }
 
 int topi_config_check(const topi_template *t, const topi_decl *d, const void *cfg,

@@ -108,6 +108,16 @@ static int is_visited(const anneal *a, int64_t i) {
   return a->visited && (a->visited[i >> 3] >> (i & 7)) & 1;
 }
 
+/* 1 if index i is in the space: the template's rule (topi_space.rule), if any, accepts it */
+static int allowed(const anneal *a, int64_t i) {
+  if (!a->sp->rule) return 1;
+  int64_t buf[64];
+  void *cfg = a->sp->config_size <= sizeof buf ? buf : malloc(a->sp->config_size);
+  int ok = cfg && topi_space_config(a->sp, i, cfg) == 0;
+  if (cfg != buf) free(cfg);
+  return ok;
+}
+
 /* better: a higher score, then the smaller index */
 static int better(double s1, int64_t i1, double s2, int64_t i2) {
   return s1 > s2 || (s1 == s2 && i1 < i2);
@@ -125,12 +135,17 @@ static void top_offer(anneal *a, int64_t idx, double s) {
   a->top_changed = 1;
 }
 
-/* Scores idx[0..n) into out, asking the caller only for indices not scored before. */
+/* Scores idx[0..n) into out, asking the caller only for indices not scored before and in the
+ * space (one the rule refuses scores NaN: never a candidate, never moved to). */
 static int eval(anneal *a, const int64_t *idx, int n, double *out) {
   a->npend = 0;
   for (int i = 0; i < n; i++) {
     double v;
     if (cache_get(&a->c, idx[i], &v)) continue;
+    if (!allowed(a, idx[i])) {
+      if (cache_put(&a->c, idx[i], NAN)) return -1;
+      continue;
+    }
     int dup = 0;
     for (int j = 0; j < a->npend && !dup; j++) dup = a->pend[j] == idx[i];
     if (!dup) a->pend[a->npend++] = idx[i];
@@ -214,7 +229,7 @@ static int run(anneal *a, const tune_anneal_opts *o) {
     double out[TUNE_ANNEAL_EXHAUSTIVE];
     int n = 0;
     for (int64_t i = 0; i < a->size; i++)
-      if (!is_visited(a, i)) all[n++] = i;
+      if (!is_visited(a, i) && allowed(a, i)) all[n++] = i;
     return eval(a, all, n, out);
   }
   if (batch < 1) return -1;
@@ -223,7 +238,8 @@ static int run(anneal *a, const tune_anneal_opts *o) {
   double *cur_s = malloc(sizeof(double) * nb), *prop_s = malloc(sizeof(double) * nb);
   int rc = -1;
   if (!cur || !prop || !cur_s || !prop_s) goto done;
-  for (int i = 0; i < batch; i++) cur[i] = rand_below(a, a->size);
+  for (int i = 0; i < batch; i++) /* chains start in the space (a few draws, then any) */
+    for (int d = 0; d < 64 && (d == 0 || !allowed(a, cur[i])); d++) cur[i] = rand_below(a, a->size);
   if (eval(a, cur, batch, cur_s)) goto done;
   double lo = INFINITY, hi = -INFINITY;
   for (int i = 0; i < batch; i++)
@@ -252,8 +268,8 @@ int tune_anneal_with(const topi_space *sp,
                      const unsigned char *visited, unsigned seed, int k, int64_t *out_idx,
                      const tune_anneal_opts *opts) {
   if (!sp || !score || k < 1 || !out_idx || sp->nknobs < 0 || (sp->nknobs && !sp->knobs)) return -1;
-  int64_t size = topi_space_size(sp);
-  if (size < 1 || size == INT64_MAX) return -1;
+  int64_t size = topi_space_range(sp); /* indices: the knobs' product, refused ones included */
+  if (size < 1 || size == INT64_MAX || topi_space_size(sp) < 1) return -1;
   tune_anneal_opts o = {16, 50, 10, 0.05};
   if (opts) {
     if (opts->chains < 0 || opts->steps < 0 || opts->early_stop < 0 || !(opts->t0 >= 0)) return -1;

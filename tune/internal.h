@@ -61,7 +61,8 @@ struct tune_proposer {
 };
 tune_proposer *tune_proposer_grid(tec_ctx *ctx, unsigned seed);
 tune_proposer *tune_proposer_random(tec_ctx *ctx, unsigned seed);
-/* One uniform draw of an index neither visited nor in out[0..n) (propose.c), -1 if none. */
+/* One uniform draw of an index in the space (tune_space_allows), neither visited nor in
+ * out[0..n) (propose.c), -1 if none. */
 int64_t tune_draw_free(const tune_history *h, uint64_t *rng, const int64_t *out, int n);
 /* simulated annealing on measured speeds, no model (propose_anneal.c) */
 tune_proposer *tune_proposer_anneal(tec_ctx *ctx, unsigned seed);
@@ -81,6 +82,30 @@ void tune_bench_measure(tune_bench *b, tec_module *m, const lower_func *f, tune_
 int64_t tune_bench_nout(const tune_bench *b);
 /* The options the bench was made with (warm-up, repeats, time-out, rtol, hook). */
 const tune_options *tune_bench_options(const tune_bench *b);
+/* The two sides of a forked measurement (the protocol on one pipe): in the child, measures m
+ * and writes the progress bytes and the result to fd, then _exit()s; in the parent, reads them
+ * from fd (closed here) with the time-outs, kills a child past them, reaps pid, fills t. */
+void tune_bench_child_measure(tune_bench *b, tec_module *m, const lower_func *f, int64_t index, int fd)
+    __attribute__((noreturn));
+void tune_bench_wait(tune_bench *b, int pid, int fd, tune_trial *t);
+
+/* ---- a candidate built in a forked child (build_child.c) ---- */
+typedef struct tune_child {
+  int pid;        /* 0: none */
+  int up, down;   /* the child's reports / the parent's go-ahead */
+} tune_child;
+/* Forks a child that builds f (lowered in this process, inherited) for target in ctx and
+ * waits for its measurement. 0 with *c set when it built within timeout seconds; else -1 with
+ * why in err (over the time-out: "build took longer than N s (killed)"; the build's error; the
+ * child died, e.g. of memory) and the child reaped. *seconds: the build's wall time. */
+int tune_child_build(tec_ctx *ctx, const lower_func *f, const char *target, double timeout,
+                     tune_bench *b, int64_t index, tune_child *c, char *err, size_t errsize,
+                     double *seconds);
+/* The built child measures its candidate (tune_bench_wait's time-outs) into t; reaped. */
+void tune_child_measure(tune_bench *b, tune_child *c, tune_trial *t);
+/* A child not measured (the tuner stopped): killed and reaped. */
+void tune_child_discard(tune_child *c);
+
 /* Output out (nout floats, the first run's) against the reference, after the hook (called
  * with index): TUNE_OK, or TUNE_WRONG with the first differing element in err. Thread-safe
  * (the reference is only read). */

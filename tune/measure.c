@@ -3,7 +3,9 @@
  * per candidate, prepare run once (tec_module_bind_constants, untimed), then warm-up and timed
  * runs of run alone, the output of the first run checked against the reference, every run
  * held to the time-out. In a forked child when asked (tune_options.fork): a run that hangs is
- * killed at the time-out, a crash is an error record, not the tuner's end. */
+ * killed at the time-out, a crash is an error record, not the tuner's end. The child that
+ * built a candidate (build_child.c) measures it through tune_bench_child_measure and
+ * tune_bench_wait, the two sides of the same protocol. */
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
@@ -180,31 +182,17 @@ static int read_until(int fd, void *buf, size_t n, double deadline) {
   return 1;
 }
 
-static void measure_forked(tune_bench *b, tec_module *m, const lower_func *f, int64_t index, meas *r) {
-  int fds[2];
+void tune_bench_child_measure(tune_bench *b, tec_module *m, const lower_func *f, int64_t index, int fd) {
+  meas res;
+  measure_here(b, m, f, index, &res, fd);
+  char c = 'R';
+  if (write(fd, &c, 1) == 1 && write(fd, &res, sizeof res) == (ssize_t)sizeof res) _exit(0);
+  _exit(3);
+}
+
+/* The parent's side of a measuring child pid reporting on fds[0] (closed here), reaped. */
+static void wait_measure(tune_bench *b, pid_t pid, const int *fds, meas *r) {
   memset(r, 0, sizeof *r);
-  if (pipe(fds) != 0) {
-    r->status = TUNE_RUN_ERROR;
-    snprintf(r->error, sizeof r->error, "cannot make a pipe to the measuring process: %s", strerror(errno));
-    return;
-  }
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]), close(fds[1]);
-    r->status = TUNE_RUN_ERROR;
-    snprintf(r->error, sizeof r->error, "cannot fork the measuring process: %s", strerror(errno));
-    return;
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    meas res;
-    measure_here(b, m, f, index, &res, fds[1]);
-    char c = 'R';
-    if (write(fds[1], &c, 1) == 1 && write(fds[1], &res, sizeof res) == (ssize_t)sizeof res) _exit(0);
-    _exit(3);
-  }
-  close(fds[1]);
   /* prepare may be slow (packing); a run is killed at twice the time-out (and a little) */
   double deadline = tune_now() + 10.0 * b->o.timeout + 5.0;
   int done = 0, killed = 0, prepared = 0;
@@ -240,6 +228,36 @@ static void measure_forked(tune_bench *b, tec_module *m, const lower_func *f, in
     else
       snprintf(r->error, sizeof r->error, "the measuring process exited with status %d before reporting", WEXITSTATUS(st));
   }
+}
+
+void tune_bench_wait(tune_bench *b, int pid, int fd, tune_trial *t) {
+  meas r;
+  wait_measure(b, (pid_t)pid, (int[]){fd, -1}, &r);
+  tune_trial_set(t, (tune_status)r.status, r.error, r.ncosts, r.costs);
+}
+
+static void measure_forked(tune_bench *b, tec_module *m, const lower_func *f, int64_t index, meas *r) {
+  int fds[2];
+  memset(r, 0, sizeof *r);
+  if (pipe(fds) != 0) {
+    r->status = TUNE_RUN_ERROR;
+    snprintf(r->error, sizeof r->error, "cannot make a pipe to the measuring process: %s", strerror(errno));
+    return;
+  }
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]), close(fds[1]);
+    r->status = TUNE_RUN_ERROR;
+    snprintf(r->error, sizeof r->error, "cannot fork the measuring process: %s", strerror(errno));
+    return;
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    tune_bench_child_measure(b, m, f, index, fds[1]);
+  }
+  close(fds[1]);
+  wait_measure(b, pid, fds, r);
 }
 
 void tune_bench_measure(tune_bench *b, tec_module *m, const lower_func *f, tune_trial *t) {

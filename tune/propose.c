@@ -64,25 +64,29 @@ static int in_batch(const int64_t *out, int n, int64_t x) {
   return 0;
 }
 
-/* grid: the next unvisited indices in order (the cursor is the state) */
+/* grid: the next unvisited indices of the space in order (the cursor is the state) */
 static int grid_next(tune_proposer *p, tec_ctx *ctx, const tune_history *h, int k, int64_t *out) {
-  int64_t *cursor = p->state, size = tune_space_size(h->task->space);
+  int64_t *cursor = p->state, range = tune_space_range(h->task->space);
   int n = 0;
-  for (; n < k && *cursor < size; ++*cursor)
-    if (!tune_visited_has(h->visited, *cursor)) out[n++] = *cursor;
+  for (; n < k && *cursor < range; ++*cursor)
+    if (!tune_visited_has(h->visited, *cursor) && tune_space_allows(h->task->space, *cursor))
+      out[n++] = *cursor;
   return n;
 }
 
-/* One uniform draw neither visited nor in out[0..n): a taken one is drawn again; after 64
- * misses in a row (a nearly full space) the next free index after the draw; -1 if none. */
+/* taken: visited, in out[0..n), or not in the space (its rule refuses it) */
+static int taken(const tune_history *h, const int64_t *out, int n, int64_t x) {
+  return tune_visited_has(h->visited, x) || in_batch(out, n, x) || !tune_space_allows(h->task->space, x);
+}
+
+/* One uniform draw of the index range that is not taken (tune_draw_free's doc in internal.h):
+ * a taken one is drawn again; after 64 misses in a row (a nearly full or heavily pruned
+ * space) the next free index after the draw; -1 if none. */
 int64_t tune_draw_free(const tune_history *h, uint64_t *rng, const int64_t *out, int n) {
-  int64_t size = tune_space_size(h->task->space), x = tune_rng_below(rng, size);
-  for (int miss = 0; (tune_visited_has(h->visited, x) || in_batch(out, n, x)) && miss < 64; miss++)
-    x = tune_rng_below(rng, size);
-  for (int64_t step = 0; (tune_visited_has(h->visited, x) || in_batch(out, n, x)) && step < size;
-       step++)
-    x = (x + 1) % size;
-  return tune_visited_has(h->visited, x) || in_batch(out, n, x) ? -1 : x;
+  int64_t range = tune_space_range(h->task->space), x = tune_rng_below(rng, range);
+  for (int miss = 0; taken(h, out, n, x) && miss < 64; miss++) x = tune_rng_below(rng, range);
+  for (int64_t step = 0; taken(h, out, n, x) && step < range; step++) x = (x + 1) % range;
+  return taken(h, out, n, x) ? -1 : x;
 }
 
 /* random: uniform draws without replacement (tune_draw_free) */

@@ -36,7 +36,7 @@ typedef struct sa_state {
 static double unit(uint64_t *s) { return (double)(tune_rng_next(s) >> 11) / 9007199254740992.0; }
 
 static int taken(const tune_history *h, const int64_t *out, int n, int64_t x) {
-  if (tune_visited_has(h->visited, x)) return 1;
+  if (tune_visited_has(h->visited, x) || !tune_space_allows(h->task->space, x)) return 1;
   for (int i = 0; i < n; i++)
     if (out[i] == x) return 1;
   return 0;

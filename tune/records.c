@@ -50,7 +50,7 @@ const char *tune_record_json(tec_ctx *ctx, const tune_task *task, const tune_tri
   put_str(buf, cap, &len, t->config);
   PUT(",\"status\":\"%s\",\"costs\":[", tune_status_name(t->status));
   for (int i = 0; i < t->ncosts; i++) PUT("%s%.6e", i ? "," : "", t->costs[i]);
-  PUT("],\"median\":%.6e,\"gflops\":%.4f,\"error\":", t->median, t->gflops);
+  PUT("],\"median\":%.6e,\"gflops\":%.4f,\"build_s\":%.3f,\"error\":", t->median, t->gflops, t->build_seconds);
   put_str(buf, cap, &len, t->error);
   PUT(",\"timestamp\":\"%s\",\"tec_version\":\"%s\",\"trace\":%s}", stamp, TEC_VERSION,
       t->trace && *t->trace ? t->trace : "null");

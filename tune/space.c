@@ -43,7 +43,7 @@ int tune_space_find(const tune_space *sp, const char *name) {
   return -1;
 }
 
-int64_t tune_space_size(const tune_space *sp) {
+int64_t tune_space_range(const tune_space *sp) {
   int64_t n = 1;
   for (int k = 0; k < sp->nknobs; k++) {
     int64_t v = sp->knobs[k].nvalues;
@@ -53,8 +53,23 @@ int64_t tune_space_size(const tune_space *sp) {
   return n;
 }
 
+int64_t tune_space_size(const tune_space *sp) {
+  int64_t n = tune_space_range(sp);
+  return n == INT64_MAX || !sp->topi ? n : n - sp->topi->pruned;
+}
+
+int tune_space_allows(const tune_space *sp, int64_t index) {
+  if (index < 0 || index >= tune_space_range(sp)) return 0;
+  if (!sp->topi || !sp->topi->rule) return 1;
+  int64_t buf[64]; /* a topi config: int64 fields */
+  void *cfg = sp->topi->config_size <= sizeof buf ? buf : malloc(sp->topi->config_size);
+  int ok = cfg && topi_space_config(sp->topi, index, cfg) == 0;
+  if (cfg != buf) free(cfg);
+  return ok;
+}
+
 int tune_space_decode(const tune_space *sp, int64_t index, int64_t *knob_idx) {
-  if (index < 0 || index >= tune_space_size(sp)) return -1;
+  if (index < 0 || index >= tune_space_range(sp)) return -1;
   for (int k = 0; k < sp->nknobs; k++) {
     knob_idx[k] = index % sp->knobs[k].nvalues;
     index /= sp->knobs[k].nvalues;
@@ -72,7 +87,7 @@ int64_t tune_space_encode(const tune_space *sp, const int64_t *knob_idx) {
 }
 
 const int64_t *tune_space_get(const tune_space *sp, int64_t index, int knob) {
-  if (knob < 0 || knob >= sp->nknobs || index < 0 || index >= tune_space_size(sp)) return NULL;
+  if (knob < 0 || knob >= sp->nknobs || index < 0 || index >= tune_space_range(sp)) return NULL;
   for (int k = 0; k < knob; k++) index /= sp->knobs[k].nvalues;
   const tune_knob *kn = &sp->knobs[knob];
   return kn->values + (index % kn->nvalues) * kn->width;
@@ -110,7 +125,7 @@ static void value_str(const tune_knob *kn, int64_t v, char *buf, size_t cap) {
 }
 
 const char *tune_space_config_str(tec_ctx *ctx, const tune_space *sp, int64_t index) {
-  if (index < 0 || index >= tune_space_size(sp)) return NULL;
+  if (index < 0 || index >= tune_space_range(sp)) return NULL;
   size_t cap = 64 + (size_t)sp->nknobs * 160, len = 0;
   char *buf = tec_ctx_alloc(ctx, cap);
   if (!buf) return NULL;
@@ -127,8 +142,13 @@ const char *tune_space_config_str(tec_ctx *ctx, const tune_space *sp, int64_t in
 
 void tune_space_print(FILE *out, const tune_space *sp) {
   static const char *const kind[] = {"int", "split", "reorder", "annotate"};
-  fprintf(out, "space: %d knob%s, %lld config%s\n", sp->nknobs, sp->nknobs == 1 ? "" : "s",
-          (long long)tune_space_size(sp), tune_space_size(sp) == 1 ? "" : "s");
+  int64_t n = tune_space_size(sp), pruned = tune_space_range(sp) - n;
+  fprintf(out, "space: %d knob%s, %lld config%s", sp->nknobs, sp->nknobs == 1 ? "" : "s", (long long)n,
+          n == 1 ? "" : "s");
+  if (sp->topi && sp->topi->rule)
+    fprintf(out, " (%lld of the knobs' %lld combinations pruned by the rule: %s)", (long long)pruned,
+            (long long)tune_space_range(sp), sp->topi->rule_doc ? sp->topi->rule_doc : "?");
+  fprintf(out, "\n");
   for (int k = 0; k < sp->nknobs; k++) {
     const tune_knob *kn = &sp->knobs[k];
     fprintf(out, "  %-12s %-8s %4lld value%s:", kn->name, kn->labels ? "category" : kind[kn->kind],

@@ -33,7 +33,7 @@ static int add_knob(tune_space *sp, const char *name, tune_knob_kind kind, ents 
   if (!name || !*name) err = "a knob needs a name";
   else if (tune_space_find(sp, name) >= 0) err = "a knob of that name exists already";
   else if (e->n == 0) err = "it has no legal value";
-  else if (tune_space_size(sp) > (1ll << 62) / e->n) err = "the space would pass 2^62 configs";
+  else if (tune_space_range(sp) > (1ll << 62) / e->n) err = "the space would pass 2^62 configs";
   if (!err && sp->nknobs == sp->cap) {
     int cap = sp->cap ? 2 * sp->cap : 8;
     tune_knob *k = realloc(sp->knobs, sizeof *k * (size_t)cap);

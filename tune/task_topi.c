@@ -46,9 +46,15 @@ static lower_func *topi_task_lower(const tune_task *task, tec_ctx *ctx, int64_t 
   const topi_task *tt = task->user;
   void *cfg = tec_ctx_alloc(ctx, tt->tsp.config_size);
   if (!cfg) return NULL;
-  if (topi_space_config(&tt->tsp, index, cfg) != 0) {
-    tec_ctx_set_error(ctx, "tune: config index %lld is outside the space of %s (%lld configs)", (long long)index,
-                      tt->t->name, (long long)topi_space_size(&tt->tsp));
+  int in = topi_space_config(&tt->tsp, index, cfg);
+  if (in < 0) {
+    tec_ctx_set_error(ctx, "tune: config index %lld is outside the index range of %s (0..%lld)", (long long)index,
+                      tt->t->name, (long long)topi_space_range(&tt->tsp) - 1);
+    return NULL;
+  }
+  if (in > 0) {
+    tec_ctx_set_error(ctx, "tune: config index %lld of %s (%s) is not in the space: its rule refuses it (%s)",
+                      (long long)index, tt->t->name, topi_config_str(ctx, &tt->tsp, cfg), tt->tsp.rule_doc);
     return NULL;
   }
   if (config_str) *config_str = topi_config_str(ctx, &tt->tsp, cfg);

@@ -20,7 +20,7 @@ const char *tune_status_name(tune_status s) {
 
 tune_options tune_options_default(void) {
   return (tune_options){.trials = 64, .tuner = "random", .seed = 1, .batch = 8, .warmup = 1, .repeats = 5,
-                        .timeout = 1.0, .fork = -1, .overlap = -1, .rtol = 1e-3};
+                        .timeout = 1.0, .fork = -1, .overlap = -1, .rtol = 1e-3, .build_timeout = 60.0};
 }
 
 /* One candidate between proposal and measurement. */
@@ -33,12 +33,15 @@ typedef struct slot {
   float *features;
   int nfeatures;
   char *exe;          /* remote: the candidate's program (malloc'd path) */
+  tune_child child;   /* fork: the child that built the candidate and will measure it */
+  double build_s;     /* the build's wall time (lowering excluded) */
   tune_trial meas;    /* remote: what the host measured */
   int measured;       /* remote: meas is set */
 } slot;
 
 typedef struct pipeline {
   const tune_task *task;
+  const tune_options *o;  /* fork: built in a child held to o->build_timeout */
   slot *slots;
   int n, compiled, measured;
   int features, ahead;
@@ -54,13 +57,26 @@ typedef struct pipeline {
 
 #define AHEAD 2 /* candidates compiled before their measurement, at most (+ hosts - 1 remote) */
 
-static void compile_slot(const tune_task *task, slot *s, int features, tune_remote_run *remote) {
+static void compile_slot(const tune_task *task, slot *s, int features, tune_remote_run *remote,
+                         const tune_options *o, tune_bench *bench) {
   s->ctx = tec_ctx_new();
   if (!s->ctx) {
     s->error = "out of memory (a ctx for the candidate)";
     return;
   }
   s->f = task->lower(task, s->ctx, s->index, &s->config, &s->trace);
+  double t0 = tune_now();
+  if (s->f && !remote && o && o->fork) { /* built in a child, killed past the build time-out */
+    char err[512];
+    if (tune_child_build(s->ctx, s->f, task->target_arg, o->build_timeout, bench, s->index, &s->child, err,
+                         sizeof err, &s->build_s) != 0) {
+      s->error = tec_ctx_strdup(s->ctx, err);
+      if (!s->error) s->error = "out of memory";
+      return;
+    }
+    if (features) s->features = tune_xgb_features(s->ctx, s->f, &s->nfeatures);
+    return;
+  }
   if (s->f && remote) {
     char *err = NULL;
     if (!(s->exe = tune_remote_build(remote, s->ctx, s->f, &err)))
@@ -70,6 +86,7 @@ static void compile_slot(const tune_task *task, slot *s, int features, tune_remo
   } else if (s->f) {
     s->m = tec_build(s->ctx, 1, &s->f, task->target_arg);
   }
+  s->build_s = tune_now() - t0;
   if (!s->f || (!s->m && !remote)) {
     const char *e = tec_ctx_error(s->ctx);
     s->error = e && *e ? e : "lowering or building failed without a message";
@@ -84,7 +101,7 @@ static void *compile_thread(void *arg) {
     pthread_mutex_lock(&p->mu);
     while (i - p->measured >= p->ahead) pthread_cond_wait(&p->cv, &p->mu);
     pthread_mutex_unlock(&p->mu);
-    compile_slot(p->task, &p->slots[i], p->features, p->remote);
+    compile_slot(p->task, &p->slots[i], p->features, p->remote, p->o, p->bench);
     pthread_mutex_lock(&p->mu);
     p->compiled = i + 1;
     if (p->remote) { /* a program goes to the hosts' queue; a build failure is done */
@@ -116,7 +133,10 @@ static void finish_slot(run_state *st, slot *s) {
   t->index = s->index;
   t->config = tune_strdup(s->config ? s->config : tune_space_config_str(s->ctx ? s->ctx : st->ctx, st->task->space, s->index));
   t->trace = tune_strdup(s->trace);
-  if (s->measured && s->exe) {
+  t->build_seconds = s->build_s;
+  if (s->child.pid) {
+    tune_child_measure(st->bench, &s->child, t);
+  } else if (s->measured && s->exe) {
     t->status = s->meas.status, t->error = s->meas.error, t->ncosts = s->meas.ncosts, t->median = s->meas.median;
     memcpy(t->costs, s->meas.costs, sizeof t->costs);
     s->meas.error = NULL;
@@ -250,7 +270,8 @@ static int run_batch(run_state *st, const int64_t *idx, int k, int overlap, int 
   if (!slots) return tec_ctx_set_error_kind(st->ctx, TEC_ERR_OOM, "tune: out of memory");
   for (int i = 0; i < k; i++) slots[i].index = idx[i];
   pthread_t th;
-  pipeline p = {.task = st->task, .slots = slots, .n = k, .features = features, .ahead = AHEAD};
+  pipeline p = {.task = st->task, .o = st->o, .bench = st->bench, .slots = slots, .n = k, .features = features,
+                .ahead = AHEAD};
   if (overlap && k > 1) {
     pthread_mutex_init(&p.mu, NULL);
     pthread_cond_init(&p.cv, NULL);
@@ -264,7 +285,7 @@ static int run_batch(run_state *st, const int64_t *idx, int k, int overlap, int 
       while (p.compiled <= i) pthread_cond_wait(&p.cv, &p.mu);
       pthread_mutex_unlock(&p.mu);
     } else {
-      compile_slot(st->task, &slots[i], features, NULL);
+      compile_slot(st->task, &slots[i], features, NULL, st->o, st->bench);
     }
     finish_slot(st, &slots[i]);
     if (overlap) {
@@ -279,6 +300,7 @@ static int run_batch(run_state *st, const int64_t *idx, int k, int overlap, int 
     pthread_mutex_destroy(&p.mu);
     pthread_cond_destroy(&p.cv);
   }
+  for (int i = 0; i < k; i++) tune_child_discard(&slots[i].child); /* none left: every slot measured */
   free(slots);
   return 0;
 }
@@ -289,6 +311,8 @@ static int check_options(tec_ctx *ctx, const tune_options *o) {
   if (o->warmup < 0 || o->repeats < 1 || o->repeats > 16)
     return tec_ctx_set_error(ctx, "tune: warmup %d, repeats %d; warmup must be >= 0 and repeats 1..16", o->warmup, o->repeats);
   if (!(o->timeout > 0)) return tec_ctx_set_error(ctx, "tune: the time-out is %g s; it must be > 0", o->timeout);
+  if (!(o->build_timeout > 0))
+    return tec_ctx_set_error(ctx, "tune: the build time-out is %g s; it must be > 0 (default 60)", o->build_timeout);
   if (!(o->rtol > 0)) return tec_ctx_set_error(ctx, "tune: rtol is %g; it must be > 0", o->rtol);
   return 0;
 }
@@ -312,7 +336,7 @@ int tune_run(tec_ctx *ctx, const tune_task *task, const tune_options *opt, tune_
   }
   if (o.fork < 0) o.fork = getenv("TEC_TEST_EMULATED") ? 0 : 1;
   if (o.overlap < 0) o.overlap = sysconf(_SC_NPROCESSORS_ONLN) >= 2;
-  int64_t size = tune_space_size(task->space);
+  int64_t size = tune_space_size(task->space), range = tune_space_range(task->space);
   int total = size < o.trials ? (int)size : o.trials;
   int status = -1;
   run_state st = {.ctx = ctx, .task = task, .o = &o, .res = out, .total = total, .tty = isatty(2)};
@@ -321,7 +345,7 @@ int tune_run(tec_ctx *ctx, const tune_task *task, const tune_options *opt, tune_
   char *dead = NULL; /* remote: the hosts dropped */
   int64_t *idx = malloc(sizeof *idx * (size_t)o.batch);
   out->trials = calloc((size_t)total, sizeof *out->trials);
-  if (!refctx || !idx || !out->trials || tune_visited_init(&vis, size) != 0) {
+  if (!refctx || !idx || !out->trials || tune_visited_init(&vis, range) != 0) {
     tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tune: out of memory");
     goto done;
   }

@@ -107,10 +107,10 @@ static int score(void *u, const int64_t *idx, int n, double *out) {
 }
 
 static int random_fill(tune_proposer *p, const tune_history *h, int k, int64_t *out, int n) {
-  int64_t size = tune_space_size(h->task->space);
+  int64_t range = tune_space_range(h->task->space);
   for (int guard = 0; n < k && guard < 1000000; guard++) {
-    int64_t x = tune_rng_below(&p->rng, size);
-    int dup = tune_visited_has(h->visited, x);
+    int64_t x = tune_rng_below(&p->rng, range);
+    int dup = tune_visited_has(h->visited, x) || !tune_space_allows(h->task->space, x);
     for (int i = 0; i < n && !dup; i++) dup = out[i] == x;
     if (!dup) out[n++] = x;
   }

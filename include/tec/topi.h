@@ -78,6 +78,16 @@ typedef struct topi_space {
   const topi_knob *knobs;
   size_t config_size;         /* bytes of the config struct */
   const void *default_config; /* the target's default, config_size bytes (arena) */
+  /* A rule across knobs (AutoTVM's multi_filter), NULL if none: the configs of the knobs'
+   * product it refuses are not in the space (conv2d_nchwc: a register tile past the target's
+   * vector registers, an unrolled body past its cap). 1 if config is in the space. Configs
+   * keep their index in the product (topi_space_range); the tuners skip the refused ones.
+   * topi_space_check and the schedules do not apply it: a config written by hand may still
+   * use any legal knob values. */
+  int (*rule)(const void *rule_data, const void *config);
+  const void *rule_data;
+  const char *rule_doc;       /* the rule in one line, for printouts (NULL if none) */
+  int64_t pruned;             /* configs of the product the rule refuses */
 } topi_space;
 
 typedef enum topi_problem_kind {
@@ -118,10 +128,16 @@ void topi_config_set(const topi_space *sp, void *config, int knob, int64_t value
 /* 0 if every knob of config holds one of its legal values, else -1 with an error naming the
  * knob, its value and the legal ones. */
 int topi_space_check(tec_ctx *ctx, const topi_space *sp, const void *config);
-/* The number of configs (the product of the knobs' value counts; saturates at INT64_MAX), and
- * the index-th one (mixed radix, knob 0 fastest) written into config. */
+/* The index range: the product of the knobs' value counts (saturates at INT64_MAX). The
+ * number of configs in the space: the range less the ones the rule refuses (sp->pruned). The
+ * index-th config of the product (mixed radix, knob 0 fastest, 0 <= index < range) written
+ * into config: 0 if it is in the space, 1 if the rule refuses it (config written anyway), -1
+ * if index is out of range. */
+int64_t topi_space_range(const topi_space *sp);
 int64_t topi_space_size(const topi_space *sp);
 int topi_space_config(const topi_space *sp, int64_t index, void *config);
+/* 1 if config (every knob legal) is in the space: the rule, if any, accepts it. */
+int topi_space_allows(const topi_space *sp, const void *config);
 /* "ow_tile=14 oc_tiles=2 ..." (arena). */
 const char *topi_config_str(tec_ctx *ctx, const topi_space *sp, const void *config);
 /* The reverse: "knob=value" pairs separated by spaces or commas, set on a copy of the space's

@@ -6,9 +6,10 @@
  *             annotate / knob build one for a schedule a user writes (tune/space*.c).
  *   task      what is tuned: a workload (template + problem) and how one config of the space
  *             becomes a lowered function (tune_task_topi for the topi templates).
- *   measure   each candidate built for the host, prepare run once, run timed (warm-up,
- *             repeats, median), a time-out per run, its output checked once against the
- *             reference (the default config's output): tune/measure.c. Or built ahead of
+ *   measure   each candidate built for the host (in a forked child killed past the build
+ *             time-out: tune/build_child.c), prepare run once, run timed (warm-up, repeats,
+ *             median), a time-out per run, its output checked once against the reference
+ *             (the default config's output): tune/measure.c. Or built ahead of
  *             time for the target and measured on other hosts over SSH (tune_remote:
  *             tune/remote*.c).
  *   tuner     a loop over batches that a proposer (grid, random, anneal: simulated annealing
@@ -103,8 +104,15 @@ int tune_define_knob(tune_space *sp, const char *name, int nvals, const int64_t 
                      const char *const *labels);
 /* The knob named name (-1 if none). */
 int tune_space_find(const tune_space *sp, const char *name);
-/* Number of configs (saturates at INT64_MAX). */
+/* Number of configs in the space (saturates at INT64_MAX): the knobs' product less the configs
+ * a topi template's rule refuses (topi_space.rule: a register tile past the target's vector
+ * registers, an unrolled body past its cap; AutoTVM's multi_filter). */
 int64_t tune_space_size(const tune_space *sp);
+/* The index range: the knobs' product. Indices are mixed radix over it, the refused ones
+ * included (they keep their numbers); the tuners propose only indices the space allows. */
+int64_t tune_space_range(const tune_space *sp);
+/* 1 if index is in range and its config is in the space (the rule, if any, accepts it). */
+int tune_space_allows(const tune_space *sp, int64_t index);
 /* Config index -> per-knob value indices (knob 0 fastest, as topi_space_config). -1 if out of
  * range. */
 int tune_space_decode(const tune_space *sp, int64_t index, int64_t *knob_idx);
@@ -113,7 +121,8 @@ int64_t tune_space_encode(const tune_space *sp, const int64_t *knob_idx);
 const int64_t *tune_space_get(const tune_space *sp, int64_t index, int knob);
 /* "tile_x=[4,16] order=[1,0,2] unroll=[none,unroll] ..." (ctx's arena; NULL if out of range). */
 const char *tune_space_config_str(tec_ctx *ctx, const tune_space *sp, int64_t index);
-/* Prints each knob (name, kind, number of values, the first few) and the size. */
+/* Prints each knob (name, kind, number of values, the first few) and the size (with the
+ * configs the rule pruned and the rule, if any). */
 void tune_space_print(FILE *out, const tune_space *sp);
 
 /* A config's values onto a schedule (tune/apply.c). split: iv split into parts loops by a
@@ -173,6 +182,7 @@ typedef struct tune_trial {
   int ncosts;
   double costs[16];        /* seconds per timed run (at most 16 kept) */
   double median, gflops;   /* 0 unless ok */
+  double build_seconds;    /* the build's wall time (tec_build; lowering excluded); 0 if not built */
   float *features;         /* for the model tuner (NULL otherwise) */
 } tune_trial;
 
@@ -209,9 +219,17 @@ typedef struct tune_options {
   int batch;                /* proposals per round (default 8) */
   int warmup, repeats;      /* runs before timing (default 1), timed runs (default 5) */
   double timeout;           /* seconds per run (default 1): longer is a TUNE_TIMEOUT */
-  int fork;                 /* 1: measure in a forked child (a hang is killed, a crash is an
-                               error record); 0 in-process; -1 (default): 1 unless
+  int fork;                 /* 1: build and measure in a forked child (a hang is killed, a
+                               crash is an error record); 0 in-process; -1 (default): 1 unless
                                TEC_TEST_EMULATED is set */
+  double build_timeout;     /* seconds per build (default 60). With fork, each candidate is
+                               built (tec_build: LLVM) in a child that is killed past it: a
+                               TUNE_BUILD_ERROR record "build took longer than N s (killed)", and
+                               a child that dies building (memory: the OOM killer) is one too;
+                               the tuner goes on. Without fork (fork 0, or TEC_TEST_EMULATED)
+                               builds run in the tuner's process to their end, not held to it
+                               (the record's build_s says how long); remote builds neither.
+                               Lowering is in the tuner's process either way. */
   int overlap;              /* 1: compile in a thread during measurement; -1 (default): when
                                the machine has >= 2 online CPUs */
   const char *records;      /* JSON lines file appended to (NULL: none) */
