@@ -7,8 +7,11 @@
  * Generated code calls the runtime (tec_rt_*) and libm. Those are defined in the JIT as
  * absolute symbols taken from this process (no -rdynamic needed, even when tec is linked
  * statically), and a process-symbol generator resolves anything else (memset, ...).
- * A tec_module lives in its ctx's arena; tec_ctx_on_free disposes the JIT when the ctx goes,
- * and tec_module_free may do it earlier (the second release is a no-op).
+ * A module (cg_module) lives in a memory scope of its ctx, with everything its build made;
+ * tec_ctx_on_free disposes the JIT and the scope when the ctx goes, and tec_module_free does
+ * it earlier. The user holds a handle from handles.c, not the module's address: a recycled
+ * slot with a generation, so a freed module's handle still says "the module was freed" and
+ * repeated build/free cycles hold O(1) memory. Every public entry resolves the handle first.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -27,19 +30,20 @@ typedef struct cg_jit_fn {
   void *raw;
 } cg_jit_fn;
 
-struct tec_module {
+typedef struct cg_module {
   tec_ctx *ctx;
-  LLVMOrcLLJITRef jit;      /* NULL once released */
+  tec_module *handle;       /* the user's (handles.c); NULL until made */
+  LLVMOrcLLJITRef jit;
   LLVMTargetMachineRef tm;  /* host machine: tec_module_asm */
-  const char *ir;           /* optimized IR text (arena) */
-  const char *asm_text;     /* made on first request (arena) */
+  const char *ir;           /* optimized IR text (scope) */
+  char *asm_text;           /* made on first request (malloc'd) */
   int nfn;
   cg_jit_fn *fns;
-  int released;
   int nprep;                /* one record per function given to tec_build (prepare.c) */
   cg_prepared *prep;
-  tec_mem_scope *scope;     /* everything tec_build allocated but this handle */
-};
+  int hooked;               /* its tec_ctx_on_free hook is registered */
+  tec_mem_scope *scope;     /* everything tec_build allocated, this struct included */
+} cg_module;
 
 /* What generated code may call, by address in this process. */
 typedef struct cg_symbol {
@@ -89,28 +93,35 @@ static void cg_report_error(void *arg, LLVMErrorRef err) {
   cg_llvm_error((tec_ctx *)arg, err, "tec JIT");
 }
 
+/* Disposes everything of a module, its own memory last; the handle is freed first, so a
+ * later call on it says the module was freed. */
 static void cg_module_release(void *arg) {
-  tec_module *m = arg;
-  if (!m || m->released) return;
-  m->released = 1;
+  cg_module *m = arg;
+  if (!m) return;
+  if (m->handle) cg_handle_release(m->handle);
+  if (m->hooked) tec_ctx_forget_on_free(m->ctx, cg_module_release, m);
   cg_prepared_release(m->prep, m->nprep);
   if (m->jit) LLVMOrcDisposeLLJIT(m->jit);
   if (m->tm) LLVMDisposeTargetMachine(m->tm);
-  m->jit = NULL;
-  m->tm = NULL;
-  /* the handle stays (a later call says the module was freed); what it held goes */
-  m->ir = m->asm_text = NULL;
-  m->fns = NULL;
-  m->nfn = 0;
-  m->prep = NULL;
-  m->nprep = 0;
-  tec_mem_scope_free(m->scope);
-  m->scope = NULL;
+  free(m->asm_text);
+  tec_mem_scope_free(m->scope); /* m with it */
 }
 
-void tec_module_free(tec_module *m) {
-  if (!m || m->released) return;
-  tec_ctx_forget_on_free(m->ctx, cg_module_release, m);
+/* The live module of a handle; NULL (with "the module was freed" for a freed one's handle,
+ * in its ctx and as the runtime's error) otherwise. */
+static cg_module *cg_live(const tec_module *h, const char *who) {
+  tec_ctx *ctx = NULL;
+  cg_module *m = h ? cg_handle_get(h, &ctx) : NULL;
+  if (!m && h) {
+    if (ctx) tec_ctx_set_error(ctx, "%s: the module was freed", who);
+    tec_rt_set_error("%s: the module was freed", who);
+  }
+  return m;
+}
+
+void tec_module_free(tec_module *h) {
+  tec_ctx *ctx;
+  cg_module *m = h ? cg_handle_get(h, &ctx) : NULL; /* a second free is a no-op */
   cg_module_release(m);
 }
 
@@ -182,16 +193,18 @@ static void *cg_lookup_symbol(tec_ctx *ctx, LLVMOrcLLJITRef jit, const char *nam
   return (void *)(uintptr_t)addr;
 }
 
-static tec_module *build(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs,
-                         const char *target, tec_module *m) {
+/* Fills m (in its scope, current now); -1 with an error leaves what was made in m for
+ * cg_module_release. */
+static int build(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs, const char *target,
+                 cg_module *m) {
   int nuser = nfuncs;
   lower_func **funcs = NULL; /* with the prepare half of each split function */
   if (cg_check_funcs(ctx, nfuncs, user_funcs, "tec_build") != 0 ||
       cg_expand_funcs(ctx, nuser, user_funcs, &nfuncs, &funcs) != 0 ||
       cg_check_funcs(ctx, nfuncs, funcs, "tec_build") != 0)
-    return NULL;
+    return -1;
   cg_target t;
-  if (cg_target_parse(ctx, target, &t) != 0) return NULL;
+  if (cg_target_parse(ctx, target, &t) != 0) return -1;
   if (!t.is_host) {
     char *host = LLVMGetDefaultTargetTriple();
     tec_ctx_set_error_kind(ctx, TEC_ERR_UNSUPPORTED,
@@ -200,14 +213,14 @@ static tec_module *build(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs
                            target, t.triple, host);
     LLVMDisposeMessage(host);
     cg_target_dispose(&t);
-    return NULL;
+    return -1;
   }
   cg_jit_fn *fns = tec_ctx_alloc(ctx, sizeof *fns * (size_t)nfuncs);
-  LLVMTargetMachineRef tm = m && fns ? cg_target_machine(ctx, &t, "tec_build") : NULL;
+  LLVMTargetMachineRef tm = fns ? cg_target_machine(ctx, &t, "tec_build") : NULL;
   if (!tm) {
-    if (!m || !fns) tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tec_build: out of memory");
+    if (!fns) tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tec_build: out of memory");
     cg_target_dispose(&t);
-    return NULL;
+    return -1;
   }
   LLVMOrcThreadSafeContextRef tsctx = LLVMOrcCreateNewThreadSafeContext();
   LLVMContextRef llctx = LLVMOrcThreadSafeContextGetContext(tsctx);
@@ -217,7 +230,7 @@ static tec_module *build(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs
     LLVMOrcDisposeThreadSafeContext(tsctx);
     LLVMDisposeTargetMachine(tm);
     cg_target_dispose(&t);
-    return NULL;
+    return -1;
   }
   char *ir = LLVMPrintModuleToString(mod);
   m->ir = tec_ctx_strdup(ctx, ir);
@@ -228,57 +241,49 @@ static tec_module *build(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs
   cg_target_dispose(&t);
   if (!jit) {
     LLVMDisposeTargetMachine(tm);
-    return NULL;
+    return -1;
   }
-  m->ctx = ctx;
   m->jit = jit;
   m->tm = tm;
   m->fns = fns;
-  if (cg_prepared_init(m, ctx, nuser, user_funcs, &m->prep, &m->nprep) != 0) {
-    cg_module_release(m);
-    return NULL;
-  }
-  if (tec_ctx_on_free(ctx, cg_module_release, m) != 0) {
-    cg_module_release(m);
-    tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tec_build: out of memory");
-    return NULL;
-  }
+  if (cg_prepared_init(ctx, nuser, user_funcs, &m->prep, &m->nprep) != 0) return -1;
+  if (!(m->handle = cg_handle_new(ctx, m))) return -1;
+  if (tec_ctx_on_free(ctx, cg_module_release, m) != 0)
+    return tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tec_build: out of memory");
+  m->hooked = 1;
   for (int i = 0; i < nfuncs; i++) {
     const char *raw = tec_ctx_printf(ctx, "%s_raw", funcs[i]->name);
     fns[i].name = tec_ctx_strdup(ctx, funcs[i]->name);
     fns[i].entry = (tec_packed_fn)cg_lookup_symbol(ctx, jit, funcs[i]->name);
     fns[i].raw = fns[i].entry && raw ? cg_lookup_symbol(ctx, jit, raw) : NULL;
-    if (!fns[i].entry || !fns[i].raw) {
-      cg_module_release(m);
-      return NULL;
-    }
+    if (!fns[i].entry || !fns[i].raw) return -1;
     m->nfn = i + 1;
   }
-  return m;
+  return 0;
 }
 
 tec_module *tec_build(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const char *target) {
   if (!ctx) return NULL;
   tec_err_scope sc;
   tec_err_begin(ctx, &sc);
-  /* the handle in the ctx; the rest in a scope tec_module_free gives back */
-  tec_module *shell = tec_ctx_alloc(ctx, sizeof *shell);
-  tec_mem_scope *ms = shell ? tec_mem_scope_begin(ctx) : NULL;
-  tec_module *m = ms ? build(ctx, nfuncs, funcs, target, shell) : NULL;
+  /* the module and all its build made in one scope, which tec_module_free gives back */
+  tec_mem_scope *ms = tec_mem_scope_begin(ctx);
+  cg_module *m = ms ? tec_ctx_alloc(ctx, sizeof *m) : NULL;
+  if (m) {
+    m->ctx = ctx;
+    m->scope = ms;
+  }
+  int rc = m ? build(ctx, nfuncs, funcs, target, m) : -1;
   tec_mem_scope_end(ms);
-  if (m) m->scope = ms;
-  else tec_mem_scope_free(ms);
-  if (tec_err_end(ctx, &sc, m != NULL, "tec_build")) return m;
-  cg_module_release(m); /* built, but something on the way reported an error */
+  if (!m) tec_mem_scope_free(ms);
+  if (tec_err_end(ctx, &sc, rc == 0, "tec_build")) return m->handle;
+  cg_module_release(m); /* failed, or built while something on the way reported an error */
   return NULL;
 }
 
-static const cg_jit_fn *cg_find(tec_module *m, const char *name, const char *who) {
+static const cg_jit_fn *cg_find(const tec_module *h, const char *name, const char *who) {
+  cg_module *m = cg_live(h, who);
   if (!m) return NULL;
-  if (m->released) {
-    tec_ctx_set_error(m->ctx, "%s: the module was freed", who);
-    return NULL;
-  }
   for (int i = 0; i < m->nfn; i++)
     if (name && strcmp(m->fns[i].name, name) == 0) return &m->fns[i];
   const char *have = "";
@@ -296,20 +301,18 @@ static const cg_jit_fn *cg_find(tec_module *m, const char *name, const char *who
   return NULL;
 }
 
-tec_ctx *cg_module_prepared(tec_module *m, cg_prepared **p, int *n) {
+tec_ctx *cg_module_prepared(tec_module *h, cg_prepared **p, int *n, const char *who) {
+  cg_module *m = cg_live(h, who);
   if (!m) return NULL;
-  if (m->released) {
-    tec_ctx_set_error(m->ctx, "the module was freed");
-    tec_rt_set_error("the module was freed");
-    return NULL;
-  }
   *p = m->prep;
   *n = m->nprep;
   return m->ctx;
 }
 
-tec_packed_fn cg_module_entry(tec_module *m, const char *name) {
-  for (int i = 0; m && !m->released && i < m->nfn; i++)
+tec_packed_fn cg_module_entry(tec_module *h, const char *name) {
+  tec_ctx *ctx;
+  cg_module *m = h ? cg_handle_get(h, &ctx) : NULL;
+  for (int i = 0; m && i < m->nfn; i++)
     if (strcmp(m->fns[i].name, name) == 0) return m->fns[i].entry;
   return NULL;
 }
@@ -319,27 +322,29 @@ tec_packed_fn tec_module_get(tec_module *m, const char *name) {
   return fn ? fn->entry : NULL;
 }
 
-void *tec_module_get_raw(tec_module *m, const char *name) {
+void *tec_module_get_raw(tec_module *h, const char *name) {
   size_t n = name ? strlen(name) : 0;
+  tec_ctx *ctx;
+  cg_module *m = h ? cg_handle_get(h, &ctx) : NULL;
   if (m && n > 4 && strcmp(name + n - 4, "_raw") == 0) { /* "f_raw" is accepted too */
-    for (int i = 0; i < m->nfn && !m->released; i++)
+    for (int i = 0; i < m->nfn; i++)
       if (strlen(m->fns[i].name) == n - 4 && strncmp(m->fns[i].name, name, n - 4) == 0)
         return m->fns[i].raw;
   }
-  const cg_jit_fn *fn = cg_find(m, name, "tec_module_get_raw");
+  const cg_jit_fn *fn = cg_find(h, name, "tec_module_get_raw");
   return fn ? fn->raw : NULL;
 }
 
-const char *tec_module_llvm_ir(tec_module *m) { return m ? m->ir : NULL; }
+const char *tec_module_llvm_ir(tec_module *h) {
+  cg_module *m = cg_live(h, "tec_module_llvm_ir");
+  return m ? m->ir : NULL;
+}
 
 /* Assembly is made on demand from the IR text, in a context of its own. */
-const char *tec_module_asm(tec_module *m) {
+const char *tec_module_asm(tec_module *h) {
+  cg_module *m = cg_live(h, "tec_module_asm");
   if (!m) return NULL;
   if (m->asm_text) return m->asm_text;
-  if (m->released || !m->tm || !m->ir) {
-    tec_ctx_set_error(m->ctx, "tec_module_asm: the module was freed");
-    return NULL;
-  }
   LLVMContextRef llctx = LLVMContextCreate();
   LLVMMemoryBufferRef buf =
       LLVMCreateMemoryBufferWithMemoryRangeCopy(m->ir, strlen(m->ir), "tec.ll");
@@ -360,7 +365,13 @@ const char *tec_module_asm(tec_module *m) {
   } else {
     const char *start = LLVMGetBufferStart(out);
     size_t size = LLVMGetBufferSize(out);
-    m->asm_text = tec_ctx_printf(m->ctx, "%.*s", (int)size, start);
+    m->asm_text = malloc(size + 1); /* (not the arena: it goes with the module) */
+    if (m->asm_text) {
+      memcpy(m->asm_text, start, size);
+      m->asm_text[size] = '\0';
+    } else {
+      tec_ctx_set_error_kind(m->ctx, TEC_ERR_OOM, "tec_module_asm: out of memory");
+    }
     LLVMDisposeMemoryBuffer(out);
   }
   LLVMDisposeModule(mod);
