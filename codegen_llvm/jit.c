@@ -16,8 +16,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <llvm-c/Error.h>
 #include <llvm-c/IRReader.h>
+#include <llvm-c/BitWriter.h>
+#include <llvm-c/Error.h>
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
 #include <llvm/Config/llvm-config.h>
@@ -35,7 +36,8 @@ typedef struct cg_module {
   tec_module *handle;       /* the user's (handles.c); NULL until made */
   LLVMOrcLLJITRef jit;
   LLVMTargetMachineRef tm;  /* host machine: tec_module_asm */
-  const char *ir;           /* optimized IR text (scope) */
+  char *ir;                 /* the optimized IR text (malloc'd) */
+  LLVMMemoryBufferRef bitcode; /* at -O0 the module as bitcode instead, ir made on request */
   char *asm_text;           /* made on first request (malloc'd) */
   int nfn;
   cg_jit_fn *fns;
@@ -103,6 +105,8 @@ static void cg_module_release(void *arg) {
   cg_prepared_release(m->prep, m->nprep);
   if (m->jit) LLVMOrcDisposeLLJIT(m->jit);
   if (m->tm) LLVMDisposeTargetMachine(m->tm);
+  if (m->bitcode) LLVMDisposeMemoryBuffer(m->bitcode);
+  free(m->ir);
   free(m->asm_text);
   tec_mem_scope_free(m->scope); /* m with it */
 }
@@ -232,9 +236,22 @@ static int build(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs, const 
     cg_target_dispose(&t);
     return -1;
   }
-  char *ir = LLVMPrintModuleToString(mod);
-  m->ir = tec_ctx_strdup(ctx, ir);
-  LLVMDisposeMessage(ir);
+  /* the IR text; at -O0, the fast build, bitcode (a third of the time to write: only a caller
+   * of tec_module_llvm_ir pays for the text, whose use-list comments may then differ) */
+  if (t.opt_level == 0) {
+    m->bitcode = LLVMWriteBitcodeToMemoryBuffer(mod);
+  } else {
+    char *ir = LLVMPrintModuleToString(mod);
+    m->ir = ir ? strdup(ir) : NULL;
+    LLVMDisposeMessage(ir);
+  }
+  if (!m->bitcode && !m->ir) {
+    LLVMDisposeModule(mod);
+    LLVMOrcDisposeThreadSafeContext(tsctx);
+    LLVMDisposeTargetMachine(tm);
+    cg_target_dispose(&t);
+    return tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tec_build: out of memory (the IR text)");
+  }
   LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(mod, tsctx);
   LLVMOrcDisposeThreadSafeContext(tsctx); /* the module keeps the context alive */
   LLVMOrcLLJITRef jit = cg_make_jit(ctx, &t, tsm);
@@ -335,48 +352,66 @@ void *tec_module_get_raw(tec_module *h, const char *name) {
   return fn ? fn->raw : NULL;
 }
 
-const char *tec_module_llvm_ir(tec_module *h) {
-  cg_module *m = cg_live(h, "tec_module_llvm_ir");
-  return m ? m->ir : NULL;
-}
-
-/* Assembly is made on demand from the IR text, in a context of its own. */
-const char *tec_module_asm(tec_module *h) {
-  cg_module *m = cg_live(h, "tec_module_asm");
-  if (!m) return NULL;
-  if (m->asm_text) return m->asm_text;
-  LLVMContextRef llctx = LLVMContextCreate();
+/* The module again, from its bitcode or IR text, in llctx; NULL with an error. */
+static LLVMModuleRef cg_reload(cg_module *m, LLVMContextRef llctx, const char *who) {
   LLVMMemoryBufferRef buf =
-      LLVMCreateMemoryBufferWithMemoryRangeCopy(m->ir, strlen(m->ir), "tec.ll");
+      m->bitcode ? LLVMCreateMemoryBufferWithMemoryRangeCopy(LLVMGetBufferStart(m->bitcode),
+                                                             LLVMGetBufferSize(m->bitcode), "tec")
+                 : LLVMCreateMemoryBufferWithMemoryRangeCopy(m->ir, strlen(m->ir), "tec.ll");
   LLVMModuleRef mod = NULL;
   char *err = NULL;
-  if (LLVMParseIRInContext(llctx, buf, &mod, &err)) { /* takes buf */
+  if (!buf || LLVMParseIRInContext(llctx, buf, &mod, &err)) { /* takes buf */
     tec_ctx_set_error_kind(m->ctx, TEC_ERR_INTERNAL,
-                           "tec_module_asm: internal error: cannot re-read the IR: %s",
+                           "%s: internal error: cannot re-read the module: %s", who,
                            err ? err : "?");
     LLVMDisposeMessage(err);
-    LLVMContextDispose(llctx);
     return NULL;
   }
+  return mod;
+}
+
+/* Text made on demand from the module kept, in a context of its own: the IR, or (tm) the
+ * assembly. */
+static char *cg_text(cg_module *m, LLVMTargetMachineRef tm, const char *who) {
+  LLVMContextRef llctx = LLVMContextCreate();
+  LLVMModuleRef mod = llctx ? cg_reload(m, llctx, who) : NULL;
+  char *text = NULL, *err = NULL;
+  if (mod && !tm) {
+    char *ir = LLVMPrintModuleToString(mod);
+    text = ir ? strdup(ir) : NULL; /* (malloc'd: it goes with the module) */
+    LLVMDisposeMessage(ir);
+    if (!text) tec_ctx_set_error_kind(m->ctx, TEC_ERR_OOM, "%s: out of memory", who);
+  }
   LLVMMemoryBufferRef out = NULL;
-  if (LLVMTargetMachineEmitToMemoryBuffer(m->tm, mod, LLVMAssemblyFile, &err, &out)) {
-    tec_ctx_set_error(m->ctx, "tec_module_asm: %s", err ? err : "code generation failed");
+  if (mod && tm && LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &err, &out)) {
+    tec_ctx_set_error(m->ctx, "%s: %s", who, err ? err : "code generation failed");
     LLVMDisposeMessage(err);
-  } else {
-    const char *start = LLVMGetBufferStart(out);
+  } else if (mod && tm) {
     size_t size = LLVMGetBufferSize(out);
-    m->asm_text = malloc(size + 1); /* (not the arena: it goes with the module) */
-    if (m->asm_text) {
-      memcpy(m->asm_text, start, size);
-      m->asm_text[size] = '\0';
+    text = malloc(size + 1);
+    if (text) {
+      memcpy(text, LLVMGetBufferStart(out), size);
+      text[size] = '\0';
     } else {
-      tec_ctx_set_error_kind(m->ctx, TEC_ERR_OOM, "tec_module_asm: out of memory");
+      tec_ctx_set_error_kind(m->ctx, TEC_ERR_OOM, "%s: out of memory", who);
     }
     LLVMDisposeMemoryBuffer(out);
   }
-  LLVMDisposeModule(mod);
-  LLVMContextDispose(llctx);
-  return m->asm_text;
+  if (mod) LLVMDisposeModule(mod);
+  if (llctx) LLVMContextDispose(llctx);
+  return text;
+}
+
+const char *tec_module_llvm_ir(tec_module *h) {
+  cg_module *m = cg_live(h, "tec_module_llvm_ir");
+  if (m && !m->ir) m->ir = cg_text(m, NULL, "tec_module_llvm_ir");
+  return m ? m->ir : NULL;
+}
+
+const char *tec_module_asm(tec_module *h) {
+  cg_module *m = cg_live(h, "tec_module_asm");
+  if (m && !m->asm_text) m->asm_text = cg_text(m, m->tm, "tec_module_asm");
+  return m ? m->asm_text : NULL;
 }
 
 int32_t tec_call(tec_packed_fn fn, int32_t nargs, DLTensor *const *args) {

@@ -33,6 +33,23 @@ static void cg_llvm_init_all(void) {
 
 void cg_llvm_init(void) { pthread_once(&cg_init_once, cg_llvm_init_all); }
 
+/* The host's CPU name and features, asked once: LLVM reads cpuid (or /proc/cpuinfo) each
+ * time, a few hundred microseconds of every build. NULL if out of memory. */
+static pthread_once_t cg_host_once = PTHREAD_ONCE_INIT;
+static char *cg_host_cpu, *cg_host_features;
+
+static char *cg_take_llvm_string(char *s);
+static void cg_host_init(void) {
+  cg_host_cpu = cg_take_llvm_string(LLVMGetHostCPUName());
+  cg_host_features = cg_take_llvm_string(LLVMGetHostCPUFeatures());
+}
+
+static char *cg_host_copy(int features) {
+  pthread_once(&cg_host_once, cg_host_init);
+  const char *s = features ? cg_host_features : cg_host_cpu;
+  return s ? strdup(s) : NULL;
+}
+
 /* A parsed but not yet resolved target: each option's value or NULL. */
 typedef struct cg_target_opts {
   const char *triple, *cpu, *attr;
@@ -325,13 +342,13 @@ int cg_target_parse(tec_ctx *ctx, const char *str, cg_target *out) {
   if (opts.cpu)
     out->cpu = cg_strndup(opts.cpu, strlen(opts.cpu));
   else if (host_cpu)
-    out->cpu = cg_take_llvm_string(LLVMGetHostCPUName());
+    out->cpu = cg_host_copy(0);
   else
     out->cpu = cg_strndup("", 0);
   /* Features, later ones winning: the arch's base, the host's real ones (LLVM 14 names some
    * CPUs "generic": without them the code would be SSE2 only; under qemu-user they may be
    * empty, and the base keeps NEON on) or the CPU's implied ones, then the user's. */
-  char *implied = host_cpu ? cg_take_llvm_string(LLVMGetHostCPUFeatures())
+  char *implied = host_cpu ? cg_host_copy(1)
                            : cg_strndup(cpu ? cpu->features : "", cpu ? strlen(cpu->features) : 0);
   if (implied)
     out->features = cg_concat_features(out->arch ? out->arch->base_features : "", implied,
