@@ -4,7 +4,8 @@
  * built function computes the right numbers (checked against plain C every 100th cycle and at
  * the end), and every freed module's handle, the first one's included, still says "the
  * module was freed". The builds use the cheap path "llvm -O0" (build.h): a default -O3 build
- * costs 40-80 ms, which would make 10^4 cycles take ten minutes. */
+ * costs 40-80 ms, which would make 10^4 cycles take ten minutes. The optimization levels of
+ * a target string are checked here too. */
 #include <check.h>
 #include <malloc.h>
 #include <stdio.h>
@@ -12,7 +13,7 @@
 #include <time.h>
 #include "testutil.h"
 #if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/allocator_interface.h>
+size_t __sanitizer_get_current_allocated_bytes(void); /* the ASan runtime's (no header needed) */
 #endif
 
 #define N 1000 /* elements: 62 vectors of 16 and a tail of 8 */
@@ -107,12 +108,86 @@ START_TEST(cycles_bounded) {
 }
 END_TEST
 
+/* The optimization level of a target string: -O0 .. -O3 build the same numbers; no level is
+ * -O3 (the IR is the same text); -O0 leaves what the optimizer would remove; bad levels are
+ * refused with the known ones. */
+START_TEST(opt_levels) {
+  tec_ctx *ctx = tec_ctx_new();
+  A = te_placeholder(ctx, "A", TEC_F32, 1, TE_SHAPE(ctx, N));
+  te_tensor *B = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 1,
+                                                    .shape = TE_SHAPE(ctx, N), .body = body});
+  sch_schedule *s = sch_create(ctx, 1, &B);
+  sch_stage *st = sch_stage_of(s, B);
+  sch_iter *o, *in;
+  OK(ctx, sch_split(st, sch_axis(st, 0), 16, &o, &in));
+  OK(ctx, sch_vectorize(st, in));
+  lower_func *f = tec_lower(s, "axpb", 2, (te_tensor *[]){A, B});
+  ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+  int64_t sh[1] = {N};
+  DLTensor ta = tu_rand_f32(1, sh, 3), tb = tu_zeros(TEC_F32, 1, sh);
+  float ref[N];
+  for (int i = 0; i < N; i++) ref[i] = tu_f32(&ta)[i] * 3.0f + 1.0f;
+  const char *targets[] = {"llvm -O0", "llvm -O1", "llvm -O2", "llvm -O3", NULL};
+  const char *ir[5];
+  for (int k = 0; k < 5; k++) {
+    tec_module *m = tec_build(ctx, 1, &f, targets[k]);
+    ck_assert_msg(m != NULL, "%s: %s", targets[k] ? targets[k] : "NULL", tec_ctx_error(ctx));
+    memset(tb.data, 0, sizeof(float) * N);
+    ck_assert_int_eq(TEC_CALL(tec_module_get(m, "axpb"), &ta, &tb), 0);
+    ck_assert_double_lt(tu_max_err(tu_f32(&tb), ref, N), 1e-5);
+    ir[k] = tec_ctx_strdup(ctx, tec_module_llvm_ir(m));
+    ck_assert_ptr_nonnull(ir[k]);
+    tu_assert_contains(ir[k], "define i32 @axpb(");
+    tu_assert_contains(tec_module_asm(m), "axpb_raw:");
+    tec_module_free(m);
+  }
+  ck_assert_str_eq(ir[3], ir[4]);             /* the default is -O3 */
+  tu_assert_contains(ir[0], "br label %start"); /* a jump to the next block, kept at -O0 */
+  assert_not_contains(ir[3], "br label %start");
+  /* the level is part of the spelled-out target, but for the default */
+  const char *t0 = tec_target_str(ctx, "llvm -O0"), *t3 = tec_target_str(ctx, "llvm -O3");
+  ck_assert_ptr_nonnull(t0);
+  ck_assert_ptr_nonnull(t3);
+  ck_assert_str_eq(t0 + strlen(t0) - 4, " -O0");
+  assert_not_contains(t3, " -O");
+  tu_assert_contains(tec_target_str(ctx, "rasp4b -O1"), "-mtriple=aarch64");
+  tu_assert_contains(tec_target_str(ctx, "rasp4b -O1"), " -O1");
+  const struct {
+    const char *target, *msg;
+  } bad[] = {
+      {"llvm -O7", "target 'llvm -O7': unknown optimization level '-O7' (known: -O0, -O1, -O2, "
+                   "-O3; the default is -O3)"},
+      {"llvm -O", "unknown optimization level '-O'"},
+      {"llvm -Ofast", "unknown optimization level '-Ofast'"},
+      {"llvm -O=0", "unknown optimization level '-O=0'"},
+      {"llvm -O0 -O3", "the optimization level is given twice (-O0, -O3)"},
+      {"llvm -O2 -mcpu=nope", "unknown CPU 'nope'"},
+  };
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    tec_ctx_clear_error(ctx);
+    ck_assert_ptr_null(tec_build(ctx, 1, &f, bad[k].target));
+    tu_assert_contains(tec_ctx_error(ctx), bad[k].msg);
+    tec_ctx_clear_error(ctx);
+    ck_assert_ptr_null(tec_target_str(ctx, bad[k].target));
+    tu_assert_contains(tec_ctx_error(ctx), bad[k].msg);
+  }
+  tec_ctx_clear_error(ctx);
+  ck_assert_ptr_null(tec_build(ctx, 1, &f, "llvm -march=x86-64"));
+  tu_assert_contains(tec_ctx_error(ctx), "-mattr=, -O0 .. -O3"); /* the known options */
+  tec_dl_free(&ta), tec_dl_free(&tb);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 static Suite *cycles_suite(void) {
   Suite *s = suite_create("cycles");
   TCase *t = tcase_create("memory");
   tcase_set_timeout(t, 900);
   tcase_add_test(t, cycles_bounded);
   suite_add_tcase(s, t);
+  TCase *l = tcase_create("levels");
+  tcase_add_test(l, opt_levels);
+  suite_add_tcase(s, l);
   return s;
 }
 
