@@ -14,8 +14,9 @@
  * A slot belongs to the ctx that built its module for as long as that ctx lives (a stale
  * token's error goes to its own ctx, never to another's): a free slot is reused only by its
  * owner, and the ctx's free hook gives its slots to the others when it goes. The table grows
- * with the most modules alive at once (chunks of 64 slots, never moved: lookups read it
- * without the lock); a slot is 32 bytes.
+ * with the most modules alive at once (chunks of 64 slots, the first static, the others
+ * malloc'd and kept for the process; never moved: lookups read them without the lock); a slot
+ * is 24 bytes.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -37,7 +38,8 @@ typedef struct cg_slot {
 } cg_slot;
 
 static pthread_mutex_t cg_lock = PTHREAD_MUTEX_INITIALIZER;
-static cg_slot *cg_chunks[CG_NCHUNKS]; /* written under the lock, read with acquire */
+static cg_slot cg_chunk0[CG_CHUNK];   /* the first 64 slots allocate nothing */
+static cg_slot *cg_chunks[CG_NCHUNKS] = {cg_chunk0}; /* written under the lock, read with acquire */
 static unsigned cg_nslots;             /* slots made so far (under the lock) */
 
 static cg_slot *cg_slot_at(unsigned i) {

@@ -34,20 +34,27 @@ static void cg_llvm_init_all(void) {
 void cg_llvm_init(void) { pthread_once(&cg_init_once, cg_llvm_init_all); }
 
 /* The host's CPU name and features, asked once: LLVM reads cpuid (or /proc/cpuinfo) each
- * time, a few hundred microseconds of every build. NULL if out of memory. */
-static pthread_once_t cg_host_once = PTHREAD_ONCE_INIT;
-static char *cg_host_cpu, *cg_host_features;
+ * time, a few hundred microseconds of every build. Kept in static buffers (nothing allocated
+ * for the process); one that does not fit is asked each time. A copy (malloc'd), or NULL. */
+static pthread_mutex_t cg_host_lock = PTHREAD_MUTEX_INITIALIZER;
+static char cg_host_cpu[128], cg_host_features[8192];
 
 static char *cg_take_llvm_string(char *s);
-static void cg_host_init(void) {
-  cg_host_cpu = cg_take_llvm_string(LLVMGetHostCPUName());
-  cg_host_features = cg_take_llvm_string(LLVMGetHostCPUFeatures());
-}
-
+static char *cg_strndup(const char *s, size_t n);
 static char *cg_host_copy(int features) {
-  pthread_once(&cg_host_once, cg_host_init);
-  const char *s = features ? cg_host_features : cg_host_cpu;
-  return s ? strdup(s) : NULL;
+  char *buf = features ? cg_host_features : cg_host_cpu;
+  size_t cap = features ? sizeof cg_host_features : sizeof cg_host_cpu;
+  pthread_mutex_lock(&cg_host_lock);
+  char *r = NULL;
+  if (*buf) {
+    r = cg_strndup(buf, strlen(buf));
+  } else {
+    char *s = features ? LLVMGetHostCPUFeatures() : LLVMGetHostCPUName();
+    if (s && *s && strlen(s) < cap) memcpy(buf, s, strlen(s) + 1);
+    r = cg_take_llvm_string(s);
+  }
+  pthread_mutex_unlock(&cg_host_lock);
+  return r;
 }
 
 /* A parsed but not yet resolved target: each option's value or NULL. */
