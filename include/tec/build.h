@@ -49,7 +49,8 @@ typedef int32_t (*tec_packed_fn)(DLTensor *const *args, int32_t nargs);
 tec_module *tec_build(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const char *target);
 tec_packed_fn tec_module_get(tec_module *m, const char *name);
 void *tec_module_get_raw(tec_module *m, const char *name);
-/* The optimized LLVM IR / the assembly of the module, as text in the ctx's arena. */
+/* The optimized LLVM IR / the assembly of the module, as text the module owns (valid until
+ * tec_module_free). The assembly is made on the first request; so is the IR of a -O0 build. */
 const char *tec_module_llvm_ir(tec_module *m);
 const char *tec_module_asm(tec_module *m);
 void tec_module_free(tec_module *m);
