@@ -77,18 +77,19 @@ typedef struct cg_target {
   int vector_bits; /* native SIMD width: 128 on NEON, 512 with AVX-512, 32 without SIMD */
   int vector_fma;  /* emit vector multiply-add as llvm.fma (cg_arch.vector_fma holds) */
   int lane_fma;    /* cg_arch.lane_fma of the target's arch, with vectors of >= 2 floats */
+  int opt_level;   /* -O0 .. -O3 (default 3): the pass pipeline and instruction selection */
   const cg_arch *arch; /* NULL: a host architecture tec has no table for */
   LLVMTargetRef target;
 } cg_target;
 
 /* Initializes every LLVM target once (thread safe). */
 void cg_llvm_init(void);
-/* Parses "llvm [-mtriple=T] [-mcpu=C] [-mattr=F]" or "PRESET [options]" (NULL: "llvm", the
+/* Parses "llvm [-mtriple=T] [-mcpu=C] [-mattr=F] [-O<n>]" or "PRESET [options]" (NULL: "llvm", the
  * host), checks CPU and features against target_table.c. 0, or -1 with an error in ctx naming
  * the bad part and what is known. On success free with cg_target_dispose. */
 int cg_target_parse(tec_ctx *ctx, const char *str, cg_target *out);
 void cg_target_dispose(cg_target *t);
-/* A target machine for t (PIC, O3); NULL with an error in ctx. */
+/* A target machine for t (PIC, code generation at t->opt_level); NULL with an error in ctx. */
 LLVMTargetMachineRef cg_target_machine(tec_ctx *ctx, const cg_target *t, const char *who);
 
 /* ---- codegen.c (+ codegen_expr.c, codegen_mem.c, codegen_stmt.c, entry.c) ---- */
@@ -220,12 +221,20 @@ const char *cg_c_type_name(tec_dtype t);
 typedef struct cg_prepared cg_prepared;
 /* The list with each function's prepare half after it. */
 int cg_expand_funcs(tec_ctx *ctx, int n, lower_func *const *in, int *nout, lower_func ***out);
-int cg_prepared_init(tec_module *m, tec_ctx *ctx, int n, lower_func *const *funcs,
-                     cg_prepared **out, int *nout);
+int cg_prepared_init(tec_ctx *ctx, int n, lower_func *const *funcs, cg_prepared **out,
+                     int *nout);
 void cg_prepared_release(cg_prepared *p, int n);
 /* The module's split-function records (returns the module's ctx, NULL if released). */
-tec_ctx *cg_module_prepared(tec_module *m, cg_prepared **p, int *n);
+tec_ctx *cg_module_prepared(tec_module *m, cg_prepared **p, int *n, const char *who);
 /* The checked entry of a function of the module, or NULL. */
 tec_packed_fn cg_module_entry(tec_module *m, const char *name);
+
+/* ---- module handles (handles.c) ---- */
+/* A handle for module obj in ctx; NULL with an out-of-memory error. */
+tec_module *cg_handle_new(tec_ctx *ctx, void *obj);
+/* The live module of h, or NULL (h freed; *ctx: its ctx while that lives, else NULL). */
+void *cg_handle_get(const tec_module *h, tec_ctx **ctx);
+/* Marks h freed (its slot serves a later module; h stays "freed"); a freed h is a no-op. */
+void cg_handle_release(const tec_module *h);
 
 #endif

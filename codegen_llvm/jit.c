@@ -7,14 +7,18 @@
  * Generated code calls the runtime (tec_rt_*) and libm. Those are defined in the JIT as
  * absolute symbols taken from this process (no -rdynamic needed, even when tec is linked
  * statically), and a process-symbol generator resolves anything else (memset, ...).
- * A tec_module lives in its ctx's arena; tec_ctx_on_free disposes the JIT when the ctx goes,
- * and tec_module_free may do it earlier (the second release is a no-op).
+ * A module (cg_module) lives in a memory scope of its ctx, with everything its build made;
+ * tec_ctx_on_free disposes the JIT and the scope when the ctx goes, and tec_module_free does
+ * it earlier. The user holds a handle from handles.c, not the module's address: a recycled
+ * slot with a generation, so a freed module's handle still says "the module was freed" and
+ * repeated build/free cycles hold O(1) memory. Every public entry resolves the handle first.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <llvm-c/Error.h>
 #include <llvm-c/IRReader.h>
+#include <llvm-c/BitWriter.h>
+#include <llvm-c/Error.h>
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
 #include <llvm/Config/llvm-config.h>
@@ -27,19 +31,21 @@ typedef struct cg_jit_fn {
   void *raw;
 } cg_jit_fn;
 
-struct tec_module {
+typedef struct cg_module {
   tec_ctx *ctx;
-  LLVMOrcLLJITRef jit;      /* NULL once released */
+  tec_module *handle;       /* the user's (handles.c); NULL until made */
+  LLVMOrcLLJITRef jit;
   LLVMTargetMachineRef tm;  /* host machine: tec_module_asm */
-  const char *ir;           /* optimized IR text (arena) */
-  const char *asm_text;     /* made on first request (arena) */
+  char *ir;                 /* the optimized IR text (malloc'd) */
+  LLVMMemoryBufferRef bitcode; /* at -O0 the module as bitcode instead, ir made on request */
+  char *asm_text;           /* made on first request (malloc'd) */
   int nfn;
   cg_jit_fn *fns;
-  int released;
   int nprep;                /* one record per function given to tec_build (prepare.c) */
   cg_prepared *prep;
-  tec_mem_scope *scope;     /* everything tec_build allocated but this handle */
-};
+  int hooked;               /* its tec_ctx_on_free hook is registered */
+  tec_mem_scope *scope;     /* everything tec_build allocated, this struct included */
+} cg_module;
 
 /* What generated code may call, by address in this process. */
 typedef struct cg_symbol {
@@ -77,6 +83,13 @@ typedef LLVMOrcCSymbolMapPair cg_symbol_pair;
 typedef LLVMJITCSymbolMapPair cg_symbol_pair;
 #endif
 
+static char *cg_strdup(const char *s) { /* malloc'd here, not inside libc's strdup */
+  size_t n = strlen(s) + 1;
+  char *r = malloc(n);
+  if (r) memcpy(r, s, n);
+  return r;
+}
+
 static int cg_llvm_error(tec_ctx *ctx, LLVMErrorRef err, const char *what) {
   char *msg = LLVMGetErrorMessage(err);
   tec_ctx_set_error(ctx, "%s: %s", what, msg ? msg : "(unknown LLVM error)");
@@ -89,28 +102,37 @@ static void cg_report_error(void *arg, LLVMErrorRef err) {
   cg_llvm_error((tec_ctx *)arg, err, "tec JIT");
 }
 
+/* Disposes everything of a module, its own memory last; the handle is freed first, so a
+ * later call on it says the module was freed. */
 static void cg_module_release(void *arg) {
-  tec_module *m = arg;
-  if (!m || m->released) return;
-  m->released = 1;
+  cg_module *m = arg;
+  if (!m) return;
+  if (m->handle) cg_handle_release(m->handle);
+  if (m->hooked) tec_ctx_forget_on_free(m->ctx, cg_module_release, m);
   cg_prepared_release(m->prep, m->nprep);
   if (m->jit) LLVMOrcDisposeLLJIT(m->jit);
   if (m->tm) LLVMDisposeTargetMachine(m->tm);
-  m->jit = NULL;
-  m->tm = NULL;
-  /* the handle stays (a later call says the module was freed); what it held goes */
-  m->ir = m->asm_text = NULL;
-  m->fns = NULL;
-  m->nfn = 0;
-  m->prep = NULL;
-  m->nprep = 0;
-  tec_mem_scope_free(m->scope);
-  m->scope = NULL;
+  if (m->bitcode) LLVMDisposeMemoryBuffer(m->bitcode);
+  free(m->ir);
+  free(m->asm_text);
+  tec_mem_scope_free(m->scope); /* m with it */
 }
 
-void tec_module_free(tec_module *m) {
-  if (!m || m->released) return;
-  tec_ctx_forget_on_free(m->ctx, cg_module_release, m);
+/* The live module of a handle; NULL (with "the module was freed" for a freed one's handle,
+ * in its ctx and as the runtime's error) otherwise. */
+static cg_module *cg_live(const tec_module *h, const char *who) {
+  tec_ctx *ctx = NULL;
+  cg_module *m = h ? cg_handle_get(h, &ctx) : NULL;
+  if (!m && h) {
+    if (ctx) tec_ctx_set_error(ctx, "%s: the module was freed", who);
+    tec_rt_set_error("%s: the module was freed", who);
+  }
+  return m;
+}
+
+void tec_module_free(tec_module *h) {
+  tec_ctx *ctx;
+  cg_module *m = h ? cg_handle_get(h, &ctx) : NULL; /* a second free is a no-op */
   cg_module_release(m);
 }
 
@@ -182,16 +204,18 @@ static void *cg_lookup_symbol(tec_ctx *ctx, LLVMOrcLLJITRef jit, const char *nam
   return (void *)(uintptr_t)addr;
 }
 
-static tec_module *build(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs,
-                         const char *target, tec_module *m) {
+/* Fills m (in its scope, current now); -1 with an error leaves what was made in m for
+ * cg_module_release. */
+static int build(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs, const char *target,
+                 cg_module *m) {
   int nuser = nfuncs;
   lower_func **funcs = NULL; /* with the prepare half of each split function */
   if (cg_check_funcs(ctx, nfuncs, user_funcs, "tec_build") != 0 ||
       cg_expand_funcs(ctx, nuser, user_funcs, &nfuncs, &funcs) != 0 ||
       cg_check_funcs(ctx, nfuncs, funcs, "tec_build") != 0)
-    return NULL;
+    return -1;
   cg_target t;
-  if (cg_target_parse(ctx, target, &t) != 0) return NULL;
+  if (cg_target_parse(ctx, target, &t) != 0) return -1;
   if (!t.is_host) {
     char *host = LLVMGetDefaultTargetTriple();
     tec_ctx_set_error_kind(ctx, TEC_ERR_UNSUPPORTED,
@@ -200,14 +224,14 @@ static tec_module *build(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs
                            target, t.triple, host);
     LLVMDisposeMessage(host);
     cg_target_dispose(&t);
-    return NULL;
+    return -1;
   }
   cg_jit_fn *fns = tec_ctx_alloc(ctx, sizeof *fns * (size_t)nfuncs);
-  LLVMTargetMachineRef tm = m && fns ? cg_target_machine(ctx, &t, "tec_build") : NULL;
+  LLVMTargetMachineRef tm = fns ? cg_target_machine(ctx, &t, "tec_build") : NULL;
   if (!tm) {
-    if (!m || !fns) tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tec_build: out of memory");
+    if (!fns) tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tec_build: out of memory");
     cg_target_dispose(&t);
-    return NULL;
+    return -1;
   }
   LLVMOrcThreadSafeContextRef tsctx = LLVMOrcCreateNewThreadSafeContext();
   LLVMContextRef llctx = LLVMOrcThreadSafeContextGetContext(tsctx);
@@ -217,68 +241,73 @@ static tec_module *build(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs
     LLVMOrcDisposeThreadSafeContext(tsctx);
     LLVMDisposeTargetMachine(tm);
     cg_target_dispose(&t);
-    return NULL;
+    return -1;
   }
-  char *ir = LLVMPrintModuleToString(mod);
-  m->ir = tec_ctx_strdup(ctx, ir);
-  LLVMDisposeMessage(ir);
+  /* the IR text; at -O0, the fast build, bitcode (a third of the time to write: only a caller
+   * of tec_module_llvm_ir pays for the text, whose use-list comments may then differ) */
+  if (t.opt_level == 0) {
+    m->bitcode = LLVMWriteBitcodeToMemoryBuffer(mod);
+  } else {
+    char *ir = LLVMPrintModuleToString(mod);
+    m->ir = ir ? cg_strdup(ir) : NULL;
+    LLVMDisposeMessage(ir);
+  }
+  if (!m->bitcode && !m->ir) {
+    LLVMDisposeModule(mod);
+    LLVMOrcDisposeThreadSafeContext(tsctx);
+    LLVMDisposeTargetMachine(tm);
+    cg_target_dispose(&t);
+    return tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tec_build: out of memory (the IR text)");
+  }
   LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(mod, tsctx);
   LLVMOrcDisposeThreadSafeContext(tsctx); /* the module keeps the context alive */
   LLVMOrcLLJITRef jit = cg_make_jit(ctx, &t, tsm);
   cg_target_dispose(&t);
   if (!jit) {
     LLVMDisposeTargetMachine(tm);
-    return NULL;
+    return -1;
   }
-  m->ctx = ctx;
   m->jit = jit;
   m->tm = tm;
   m->fns = fns;
-  if (cg_prepared_init(m, ctx, nuser, user_funcs, &m->prep, &m->nprep) != 0) {
-    cg_module_release(m);
-    return NULL;
-  }
-  if (tec_ctx_on_free(ctx, cg_module_release, m) != 0) {
-    cg_module_release(m);
-    tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tec_build: out of memory");
-    return NULL;
-  }
+  if (cg_prepared_init(ctx, nuser, user_funcs, &m->prep, &m->nprep) != 0) return -1;
+  if (!(m->handle = cg_handle_new(ctx, m))) return -1;
+  if (tec_ctx_on_free(ctx, cg_module_release, m) != 0)
+    return tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tec_build: out of memory");
+  m->hooked = 1;
   for (int i = 0; i < nfuncs; i++) {
     const char *raw = tec_ctx_printf(ctx, "%s_raw", funcs[i]->name);
     fns[i].name = tec_ctx_strdup(ctx, funcs[i]->name);
     fns[i].entry = (tec_packed_fn)cg_lookup_symbol(ctx, jit, funcs[i]->name);
     fns[i].raw = fns[i].entry && raw ? cg_lookup_symbol(ctx, jit, raw) : NULL;
-    if (!fns[i].entry || !fns[i].raw) {
-      cg_module_release(m);
-      return NULL;
-    }
+    if (!fns[i].entry || !fns[i].raw) return -1;
     m->nfn = i + 1;
   }
-  return m;
+  return 0;
 }
 
 tec_module *tec_build(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const char *target) {
   if (!ctx) return NULL;
   tec_err_scope sc;
   tec_err_begin(ctx, &sc);
-  /* the handle in the ctx; the rest in a scope tec_module_free gives back */
-  tec_module *shell = tec_ctx_alloc(ctx, sizeof *shell);
-  tec_mem_scope *ms = shell ? tec_mem_scope_begin(ctx) : NULL;
-  tec_module *m = ms ? build(ctx, nfuncs, funcs, target, shell) : NULL;
+  /* the module and all its build made in one scope, which tec_module_free gives back */
+  tec_mem_scope *ms = tec_mem_scope_begin(ctx);
+  cg_module *m = ms ? tec_ctx_alloc(ctx, sizeof *m) : NULL;
+  if (m) {
+    m->ctx = ctx;
+    m->scope = ms;
+  }
+  int rc = m ? build(ctx, nfuncs, funcs, target, m) : -1;
   tec_mem_scope_end(ms);
-  if (m) m->scope = ms;
-  else tec_mem_scope_free(ms);
-  if (tec_err_end(ctx, &sc, m != NULL, "tec_build")) return m;
-  cg_module_release(m); /* built, but something on the way reported an error */
+  if (!m) tec_mem_scope_free(ms);
+  if (tec_err_end(ctx, &sc, rc == 0, "tec_build")) return m->handle;
+  cg_module_release(m); /* failed, or built while something on the way reported an error */
   return NULL;
 }
 
-static const cg_jit_fn *cg_find(tec_module *m, const char *name, const char *who) {
+static const cg_jit_fn *cg_find(const tec_module *h, const char *name, const char *who) {
+  cg_module *m = cg_live(h, who);
   if (!m) return NULL;
-  if (m->released) {
-    tec_ctx_set_error(m->ctx, "%s: the module was freed", who);
-    return NULL;
-  }
   for (int i = 0; i < m->nfn; i++)
     if (name && strcmp(m->fns[i].name, name) == 0) return &m->fns[i];
   const char *have = "";
@@ -296,20 +325,18 @@ static const cg_jit_fn *cg_find(tec_module *m, const char *name, const char *who
   return NULL;
 }
 
-tec_ctx *cg_module_prepared(tec_module *m, cg_prepared **p, int *n) {
+tec_ctx *cg_module_prepared(tec_module *h, cg_prepared **p, int *n, const char *who) {
+  cg_module *m = cg_live(h, who);
   if (!m) return NULL;
-  if (m->released) {
-    tec_ctx_set_error(m->ctx, "the module was freed");
-    tec_rt_set_error("the module was freed");
-    return NULL;
-  }
   *p = m->prep;
   *n = m->nprep;
   return m->ctx;
 }
 
-tec_packed_fn cg_module_entry(tec_module *m, const char *name) {
-  for (int i = 0; m && !m->released && i < m->nfn; i++)
+tec_packed_fn cg_module_entry(tec_module *h, const char *name) {
+  tec_ctx *ctx;
+  cg_module *m = h ? cg_handle_get(h, &ctx) : NULL;
+  for (int i = 0; m && i < m->nfn; i++)
     if (strcmp(m->fns[i].name, name) == 0) return m->fns[i].entry;
   return NULL;
 }
@@ -319,53 +346,79 @@ tec_packed_fn tec_module_get(tec_module *m, const char *name) {
   return fn ? fn->entry : NULL;
 }
 
-void *tec_module_get_raw(tec_module *m, const char *name) {
+void *tec_module_get_raw(tec_module *h, const char *name) {
   size_t n = name ? strlen(name) : 0;
+  tec_ctx *ctx;
+  cg_module *m = h ? cg_handle_get(h, &ctx) : NULL;
   if (m && n > 4 && strcmp(name + n - 4, "_raw") == 0) { /* "f_raw" is accepted too */
-    for (int i = 0; i < m->nfn && !m->released; i++)
+    for (int i = 0; i < m->nfn; i++)
       if (strlen(m->fns[i].name) == n - 4 && strncmp(m->fns[i].name, name, n - 4) == 0)
         return m->fns[i].raw;
   }
-  const cg_jit_fn *fn = cg_find(m, name, "tec_module_get_raw");
+  const cg_jit_fn *fn = cg_find(h, name, "tec_module_get_raw");
   return fn ? fn->raw : NULL;
 }
 
-const char *tec_module_llvm_ir(tec_module *m) { return m ? m->ir : NULL; }
-
-/* Assembly is made on demand from the IR text, in a context of its own. */
-const char *tec_module_asm(tec_module *m) {
-  if (!m) return NULL;
-  if (m->asm_text) return m->asm_text;
-  if (m->released || !m->tm || !m->ir) {
-    tec_ctx_set_error(m->ctx, "tec_module_asm: the module was freed");
-    return NULL;
-  }
-  LLVMContextRef llctx = LLVMContextCreate();
+/* The module again, from its bitcode or IR text, in llctx; NULL with an error. */
+static LLVMModuleRef cg_reload(cg_module *m, LLVMContextRef llctx, const char *who) {
   LLVMMemoryBufferRef buf =
-      LLVMCreateMemoryBufferWithMemoryRangeCopy(m->ir, strlen(m->ir), "tec.ll");
+      m->bitcode ? LLVMCreateMemoryBufferWithMemoryRangeCopy(LLVMGetBufferStart(m->bitcode),
+                                                             LLVMGetBufferSize(m->bitcode), "tec")
+                 : LLVMCreateMemoryBufferWithMemoryRangeCopy(m->ir, strlen(m->ir), "tec.ll");
   LLVMModuleRef mod = NULL;
   char *err = NULL;
-  if (LLVMParseIRInContext(llctx, buf, &mod, &err)) { /* takes buf */
+  if (!buf || LLVMParseIRInContext(llctx, buf, &mod, &err)) { /* takes buf */
     tec_ctx_set_error_kind(m->ctx, TEC_ERR_INTERNAL,
-                           "tec_module_asm: internal error: cannot re-read the IR: %s",
+                           "%s: internal error: cannot re-read the module: %s", who,
                            err ? err : "?");
     LLVMDisposeMessage(err);
-    LLVMContextDispose(llctx);
     return NULL;
   }
+  return mod;
+}
+
+/* Text made on demand from the module kept, in a context of its own: the IR, or (tm) the
+ * assembly. */
+static char *cg_text(cg_module *m, LLVMTargetMachineRef tm, const char *who) {
+  LLVMContextRef llctx = LLVMContextCreate();
+  LLVMModuleRef mod = llctx ? cg_reload(m, llctx, who) : NULL;
+  char *text = NULL, *err = NULL;
+  if (mod && !tm) {
+    char *ir = LLVMPrintModuleToString(mod);
+    text = ir ? cg_strdup(ir) : NULL; /* (malloc'd: it goes with the module) */
+    LLVMDisposeMessage(ir);
+    if (!text) tec_ctx_set_error_kind(m->ctx, TEC_ERR_OOM, "%s: out of memory", who);
+  }
   LLVMMemoryBufferRef out = NULL;
-  if (LLVMTargetMachineEmitToMemoryBuffer(m->tm, mod, LLVMAssemblyFile, &err, &out)) {
-    tec_ctx_set_error(m->ctx, "tec_module_asm: %s", err ? err : "code generation failed");
+  if (mod && tm && LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &err, &out)) {
+    tec_ctx_set_error(m->ctx, "%s: %s", who, err ? err : "code generation failed");
     LLVMDisposeMessage(err);
-  } else {
-    const char *start = LLVMGetBufferStart(out);
+  } else if (mod && tm) {
     size_t size = LLVMGetBufferSize(out);
-    m->asm_text = tec_ctx_printf(m->ctx, "%.*s", (int)size, start);
+    text = malloc(size + 1);
+    if (text) {
+      memcpy(text, LLVMGetBufferStart(out), size);
+      text[size] = '\0';
+    } else {
+      tec_ctx_set_error_kind(m->ctx, TEC_ERR_OOM, "%s: out of memory", who);
+    }
     LLVMDisposeMemoryBuffer(out);
   }
-  LLVMDisposeModule(mod);
-  LLVMContextDispose(llctx);
-  return m->asm_text;
+  if (mod) LLVMDisposeModule(mod);
+  if (llctx) LLVMContextDispose(llctx);
+  return text;
+}
+
+const char *tec_module_llvm_ir(tec_module *h) {
+  cg_module *m = cg_live(h, "tec_module_llvm_ir");
+  if (m && !m->ir) m->ir = cg_text(m, NULL, "tec_module_llvm_ir");
+  return m ? m->ir : NULL;
+}
+
+const char *tec_module_asm(tec_module *h) {
+  cg_module *m = cg_live(h, "tec_module_asm");
+  if (m && !m->asm_text) m->asm_text = cg_text(m, m->tm, "tec_module_asm");
+  return m ? m->asm_text : NULL;
 }
 
 int32_t tec_call(tec_packed_fn fn, int32_t nargs, DLTensor *const *args) {

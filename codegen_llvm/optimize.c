@@ -1,4 +1,5 @@
-/* optimize.c — verify the module, tell every function its CPU, run default<O3>.
+/* optimize.c — verify the module, tell every function its CPU, run default<O3> (or the
+ * target's -O<n>: default<O0> runs no optimization, for a fast build).
  *
  * The target-cpu / target-features attributes are what make the vectorizers and instruction
  * selection use AVX-512 or NEON; the TargetMachine handed to LLVMRunPasses supplies the cost
@@ -69,7 +70,9 @@ int cg_optimize(tec_ctx *ctx, LLVMModuleRef mod, LLVMTargetMachineRef tm, const 
   LLVMPassBuilderOptionsSetSLPVectorization(opts, 1);
   LLVMPassBuilderOptionsSetLoopUnrolling(opts, 1);
   LLVMPassBuilderOptionsSetLoopInterleaving(opts, 1);
-  LLVMErrorRef err = LLVMRunPasses(mod, "default<O3>", tm, opts);
+  static const char *const pipelines[] = {"default<O0>", "default<O1>", "default<O2>",
+                                          "default<O3>"};
+  LLVMErrorRef err = LLVMRunPasses(mod, pipelines[t->opt_level], tm, opts);
   LLVMDisposePassBuilderOptions(opts);
   if (err) {
     char *msg = LLVMGetErrorMessage(err);

@@ -43,8 +43,8 @@ int cg_expand_funcs(tec_ctx *ctx, int n, lower_func *const *in, int *nout, lower
   return 0;
 }
 
-int cg_prepared_init(tec_module *m, tec_ctx *ctx, int n, lower_func *const *funcs,
-                     cg_prepared **out, int *nout) {
+int cg_prepared_init(tec_ctx *ctx, int n, lower_func *const *funcs, cg_prepared **out,
+                     int *nout) {
   cg_prepared *p = tec_ctx_alloc(ctx, sizeof *p * (size_t)(n ? n : 1));
   if (!p) return -1;
   for (int i = 0; i < n; i++) {
@@ -57,7 +57,6 @@ int cg_prepared_init(tec_module *m, tec_ctx *ctx, int n, lower_func *const *func
   }
   *out = p;
   *nout = n;
-  (void)m;
   return 0;
 }
 
@@ -77,7 +76,7 @@ void cg_prepared_release(cg_prepared *p, int n) {
 static cg_prepared *find(tec_module *m, const char *name, const char *who) {
   cg_prepared *p;
   int n;
-  tec_ctx *ctx = cg_module_prepared(m, &p, &n);
+  tec_ctx *ctx = cg_module_prepared(m, &p, &n, who);
   if (!ctx) return NULL;
   for (int i = 0; i < n; i++)
     if (name && p[i].f->user_name && strcmp(p[i].f->user_name, name) == 0) return &p[i];

@@ -3,6 +3,8 @@
  *   "llvm" or NULL                       the host: its triple, CPU name and real features
  *   "llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -mattr=+neon"
  *   "rasp4b"                             a preset (target_table.c), options may follow
+ *   "llvm -O0"                           any of them with an optimization level -O0 .. -O3
+ *                                        (default -O3): -O0 builds fast, runs slow
  *
  * Options are a table (cg_options); each writes one field of the parsed target. CPUs,
  * features, presets and vector widths are data in target_table.c; this file only reads it.
@@ -31,9 +33,34 @@ static void cg_llvm_init_all(void) {
 
 void cg_llvm_init(void) { pthread_once(&cg_init_once, cg_llvm_init_all); }
 
+/* The host's CPU name and features, asked once: LLVM reads cpuid (or /proc/cpuinfo) each
+ * time, a few hundred microseconds of every build. Kept in static buffers (nothing allocated
+ * for the process); one that does not fit is asked each time. A copy (malloc'd), or NULL. */
+static pthread_mutex_t cg_host_lock = PTHREAD_MUTEX_INITIALIZER;
+static char cg_host_cpu[128], cg_host_features[8192];
+
+static char *cg_take_llvm_string(char *s);
+static char *cg_strndup(const char *s, size_t n);
+static char *cg_host_copy(int features) {
+  char *buf = features ? cg_host_features : cg_host_cpu;
+  size_t cap = features ? sizeof cg_host_features : sizeof cg_host_cpu;
+  pthread_mutex_lock(&cg_host_lock);
+  char *r = NULL;
+  if (*buf) {
+    r = cg_strndup(buf, strlen(buf));
+  } else {
+    char *s = features ? LLVMGetHostCPUFeatures() : LLVMGetHostCPUName();
+    if (s && *s && strlen(s) < cap) memcpy(buf, s, strlen(s) + 1);
+    r = cg_take_llvm_string(s);
+  }
+  pthread_mutex_unlock(&cg_host_lock);
+  return r;
+}
+
 /* A parsed but not yet resolved target: each option's value or NULL. */
 typedef struct cg_target_opts {
   const char *triple, *cpu, *attr;
+  const char *opt; /* the "-O<n>" word */
 } cg_target_opts;
 
 typedef struct cg_option {
@@ -120,6 +147,18 @@ static int cg_parse_words(tec_ctx *ctx, const char *str, cg_target_opts *opts) {
                                  str, word, cg_known_presets(ctx));
       continue;
     }
+    if (strncmp(word, "-O", 2) == 0) { /* -O0 .. -O3: no '=' as in a compiler's */
+      if (!(word[2] >= '0' && word[2] <= '3' && word[3] == '\0'))
+        return tec_ctx_set_error(ctx,
+                                 "target '%s': unknown optimization level '%s' (known: -O0, "
+                                 "-O1, -O2, -O3; the default is -O3)",
+                                 str, word);
+      if (opts->opt)
+        return tec_ctx_set_error(ctx, "target '%s': the optimization level is given twice (%s, "
+                                 "%s)", str, opts->opt, word);
+      opts->opt = word;
+      continue;
+    }
     const char *eq = strchr(word, '=');
     size_t keylen = eq ? (size_t)(eq - word) : len;
     const cg_option *opt = NULL;
@@ -129,7 +168,7 @@ static int cg_parse_words(tec_ctx *ctx, const char *str, cg_target_opts *opts) {
     if (!opt)
       return tec_ctx_set_error(ctx,
                                "target '%s': unknown option '%s' (known: -mtriple=, -mcpu=, "
-                               "-mattr=)",
+                               "-mattr=, -O0 .. -O3)",
                                str, word);
     if (!eq || !eq[1])
       return tec_ctx_set_error(ctx, "target '%s': option '%s' needs a value (%s=<%s>)", str,
@@ -310,13 +349,13 @@ int cg_target_parse(tec_ctx *ctx, const char *str, cg_target *out) {
   if (opts.cpu)
     out->cpu = cg_strndup(opts.cpu, strlen(opts.cpu));
   else if (host_cpu)
-    out->cpu = cg_take_llvm_string(LLVMGetHostCPUName());
+    out->cpu = cg_host_copy(0);
   else
     out->cpu = cg_strndup("", 0);
   /* Features, later ones winning: the arch's base, the host's real ones (LLVM 14 names some
    * CPUs "generic": without them the code would be SSE2 only; under qemu-user they may be
    * empty, and the base keeps NEON on) or the CPU's implied ones, then the user's. */
-  char *implied = host_cpu ? cg_take_llvm_string(LLVMGetHostCPUFeatures())
+  char *implied = host_cpu ? cg_host_copy(1)
                            : cg_strndup(cpu ? cpu->features : "", cpu ? strlen(cpu->features) : 0);
   if (implied)
     out->features = cg_concat_features(out->arch ? out->arch->base_features : "", implied,
@@ -329,6 +368,7 @@ int cg_target_parse(tec_ctx *ctx, const char *str, cg_target *out) {
    * least two floats per vector register */
   out->lane_fma = out->arch && out->arch->lane_fma && out->vector_bits >= 64;
   cg_dedupe_features(out->features); /* after the width: "+avx512f" of a CPU then "-avx512f" */
+  out->opt_level = opts.opt ? opts.opt[2] - '0' : 3;
   return 0;
 oom:
   free(host_norm);
@@ -358,17 +398,21 @@ const char *tec_target_str(tec_ctx *ctx, const char *target) {
   if (!ctx) return NULL;
   cg_target t;
   if (cg_target_parse(ctx, target, &t) != 0) return NULL;
-  const char *r = tec_ctx_printf(ctx, "llvm -mtriple=%s%s%s%s%s", t.triple, *t.cpu ? " -mcpu=" : "",
-                                 t.cpu, *t.features ? " -mattr=" : "", t.features);
+  const char *r = tec_ctx_printf(ctx, "llvm -mtriple=%s%s%s%s%s%s", t.triple, *t.cpu ? " -mcpu=" : "",
+                                 t.cpu, *t.features ? " -mattr=" : "", t.features,
+                                 t.opt_level == 3 ? "" : tec_ctx_printf(ctx, " -O%d", t.opt_level));
   cg_target_dispose(&t);
   if (!r) tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "target: out of memory");
   return r;
 }
 
 LLVMTargetMachineRef cg_target_machine(tec_ctx *ctx, const cg_target *t, const char *who) {
+  /* -O0 is LLVM's fast instruction selection, no register allocation tuning */
+  static const LLVMCodeGenOptLevel levels[] = {LLVMCodeGenLevelNone, LLVMCodeGenLevelLess,
+                                               LLVMCodeGenLevelDefault, LLVMCodeGenLevelAggressive};
   LLVMTargetMachineRef tm =
-      LLVMCreateTargetMachine(t->target, t->triple, t->cpu, t->features,
-                              LLVMCodeGenLevelAggressive, LLVMRelocPIC, LLVMCodeModelDefault);
+      LLVMCreateTargetMachine(t->target, t->triple, t->cpu, t->features, levels[t->opt_level],
+                              LLVMRelocPIC, LLVMCodeModelDefault);
   if (!tm)
     tec_ctx_set_error(ctx, "%s: LLVM cannot make a target machine for %s (cpu '%s')", who,
                       t->triple, t->cpu);

@@ -68,7 +68,7 @@ static void exec(dt_instance *in, const float *ref, float *got, dt_result *res) 
   res->outcome = DT_OK;
   tec_ctx_clear_error(ctx);
   lower_func *f = tec_lower(in->sched, "dt_case", in->nargs, in->args);
-  tec_module *m = f ? tec_build(ctx, 1, &f, NULL) : NULL;
+  tec_module *m = f ? tec_build(ctx, 1, &f, in->target) : NULL;
   if (!m) {
     const char *e = tec_ctx_error(ctx);
     if (!e || !*e) {
@@ -184,8 +184,9 @@ done:
   return rc;
 }
 
-void dt_case_run(dt_program prog, int variant, dt_rng *r, int max_prims, const dt_prim *prims,
-                 int nprims, const float *ref, dt_text *text, dt_result *res) {
+void dt_case_run(dt_program prog, int variant, const char *target, dt_rng *r, int max_prims,
+                 const dt_prim *prims, int nprims, const float *ref, dt_text *text,
+                 dt_result *res) {
   tec_ctx *ctx = tec_ctx_new();
   dt_instance *in = ctx ? dt_instance_new(ctx, prog, variant) : NULL;
   if (!in) {
@@ -193,6 +194,7 @@ void dt_case_run(dt_program prog, int variant, dt_rng *r, int max_prims, const d
     tec_ctx_free(ctx);
     return;
   }
+  in->target = target;
   static dt_state st; /* large; one case at a time */
   dt_state_init(&st, in, text);
   int n = prims ? nprims : (int)dt_rng_int(r, 1, max_prims);

@@ -105,8 +105,9 @@ typedef struct dt_result {
 
 /* Runs one case on instance program/variant: draws primitives from r (if prims is NULL) or
  * replays the given ones, then lowers, builds, runs and compares with ref (numel floats). */
-void dt_case_run(dt_program prog, int variant, dt_rng *r, int max_prims, const dt_prim *prims,
-                 int nprims, const float *ref, dt_text *text, dt_result *res);
+void dt_case_run(dt_program prog, int variant, const char *target, dt_rng *r, int max_prims,
+                 const dt_prim *prims, int nprims, const float *ref, dt_text *text,
+                 dt_result *res);
 /* Lowers, builds and runs in's schedule against ref; fills res->outcome/msg (not prims). */
 void dt_case_exec(dt_instance *in, const float *ref, dt_result *res);
 /* The same for the unscheduled instance against plain C; its output goes to got. */

@@ -77,6 +77,7 @@ void dt_state_init(dt_state *st, dt_instance *in, dt_text *text) {
   dt_text_printf(text, "tec_ctx *ctx = tec_ctx_new();\n");
   dt_text_printf(text, "dt_instance *p = dt_instance_new(ctx, %s, %d); /* %s */\n",
                  program_enum[in->program], in->variant, dt_program_name(in->program));
+  if (in->target) dt_text_printf(text, "p->target = \"%s\";\n", in->target);
   dt_text_printf(text, "sch_schedule *s = p->sched;\n");
   sch_schedule *s = in->sched;
   for (int i = 0; i < s->nstage; i++) {

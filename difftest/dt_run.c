@@ -41,6 +41,7 @@ static int reference(const dt_options *opt, FILE *log, dt_refs *refs, dt_program
     tec_ctx_free(ctx);
     return -1;
   }
+  in->target = opt->target;
   int out = in->nargs - 1;
   int64_t n = dt_numel(in, out);
   const float *x[8];
@@ -83,7 +84,7 @@ static void case_in_process(const dt_options *opt, dt_program p, int v, uint64_t
   dt_text text = {slot->text, 0, sizeof slot->text};
   dt_rng r = dt_rng_make(opt->seed, caseno);
   dt_rng_next(&r); /* the program's variant was the first draw */
-  dt_case_run(p, v, &r, max_prims(opt), prims, nprims, ref, &text, &slot->res);
+  dt_case_run(p, v, opt->target, &r, max_prims(opt), prims, nprims, ref, &text, &slot->res);
 }
 
 /* Starts a case in a child process writing into slot (shared memory): its pid, or -1. */

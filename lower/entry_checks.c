@@ -223,6 +223,7 @@ const ir_stmt *lower_entry_checks(const lower_func *lf, const char *who) {
         continue;
       }
       act[d] = dl(&st, IR_DL_SHAPE, i, d);
+      if (!act[d]) return NULL; /* out of memory (the arena said so) */
       if (ks >= 0) continue; /* a*v + b, checked where v is bound */
       const ir_expr *want = e->type.bits != 64 ? ir_cast(TEC_I64, e) : e;
       const char *why;

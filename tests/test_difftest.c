@@ -67,6 +67,34 @@ START_TEST(perturbed_reference_is_caught) {
 }
 END_TEST
 
+/* dt_options.target "llvm -O0" (tec-difftest --fast-build): the same cases have the same
+ * outcomes as at the default level, and a reproducer sets the target it failed with. */
+START_TEST(fast_build_same_outcomes) {
+  dt_report r[2];
+  const char *targets[2] = {NULL, "llvm -O0"};
+  for (int k = 0; k < 2; k++) {
+    dt_options o = {.seed = 11, .count = 60, .isolate = 1, .jobs = 2, .log = stderr,
+                    .target = targets[k], .known_issues = known_issues};
+    ck_assert_int_eq(dt_run(&o, &r[k]), 0);
+  }
+  ck_assert_int_gt(r[1].ok, 0);
+  ck_assert_int_eq(r[1].failures, 0);
+  ck_assert_mem_eq(r[0].per_program, r[1].per_program, sizeof r[0].per_program);
+  FILE *sink = tmpfile();
+  ck_assert_ptr_nonnull(sink);
+  dt_options o = {.seed = 3, .count = 6, .isolate = 1, .jobs = 2, .inject_fault = 1, .log = sink,
+                  .target = "llvm -O0"};
+  dt_report f;
+  ck_assert_int_eq(dt_run(&o, &f), 1);
+  rewind(sink);
+  char buf[4096];
+  size_t n = fread(buf, 1, sizeof buf - 1, sink);
+  buf[n] = 0;
+  tu_assert_contains(buf, "p->target = \"llvm -O0\";");
+  fclose(sink);
+}
+END_TEST
+
 START_TEST(compare_flags_differences) {
   float want[4] = {1, 2, 3, 100}, got[4] = {1, 2, 3, 100};
   int64_t at;
@@ -137,6 +165,7 @@ int main(void) {
   TCase *tc = tcase_create("difftest");
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, compare_flags_differences);
+  tcase_add_test(tc, fast_build_same_outcomes);
   tcase_add_test(tc, instance_check_replays);
   tcase_add_test(tc, perturbed_reference_is_caught);
   tcase_add_test(tc, regression_nested_parallel_in_reduction_attach);

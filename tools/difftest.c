@@ -4,6 +4,7 @@
  *   tec-difftest --seed 7 --count 5000            # every program
  *   tec-difftest --seed 7 --case 1234 --verbose   # replay one case, print its schedule
  *   tec-difftest --program conv2d --count 200
+ *   tec-difftest --fast-build --count 5000        # build with "llvm -O0": several times faster
  *
  * Each case runs in a child process (a crash is reported with its schedule); a failing
  * schedule is shrunk and printed as C calls. Exit status: 0 no failures, 1 failures, 2 usage.
@@ -19,6 +20,7 @@ static int usage(const char *argv0) {
   fprintf(stderr,
           "usage: %s [--seed N] [--count N] [--case N] [--program NAME]... [--max-prims N] [--jobs N]\n"
           "          [--verbose] [--stop-on-fail] [--no-isolate] [--no-shrink]\n"
+          "          [--fast-build | --target STR]  (tec_build's target; --fast-build: \"llvm -O0\")\n"
           "programs:",
           argv0);
   for (int p = 0; p < DT_NPROGRAMS; p++) fprintf(stderr, " %s", dt_program_name((dt_program)p));
@@ -42,6 +44,8 @@ int main(int argc, char **argv) {
     else if (strcmp(a, "--stop-on-fail") == 0) o.stop_on_fail = 1;
     else if (strcmp(a, "--no-isolate") == 0) o.isolate = 0;
     else if (strcmp(a, "--no-shrink") == 0) o.minimize = 0;
+    else if (strcmp(a, "--fast-build") == 0) o.target = "llvm -O0";
+    else if (strcmp(a, "--target") == 0 && v) o.target = v, i++;
     else if (strcmp(a, "--jobs") == 0 && number(v, &n) == 0 && n > 0) o.jobs = (int)n, i++;
     else if (strcmp(a, "--seed") == 0 && number(v, &n) == 0) o.seed = (uint64_t)n, i++;
     else if (strcmp(a, "--count") == 0 && number(v, &n) == 0 && n > 0) o.count = (int)n, i++;
@@ -58,6 +62,13 @@ int main(int argc, char **argv) {
       o.programs |= 1u << p;
       i++;
     } else return usage(argv[0]);
+  }
+  if (o.target) { /* a bad target is a usage error, not a failure of every case */
+    tec_ctx *ctx = tec_ctx_new();
+    const char *ok = ctx ? tec_target_str(ctx, o.target) : NULL;
+    if (!ok) fprintf(stderr, "%s: --target: %s\n", argv[0], ctx ? tec_ctx_error(ctx) : "out of memory");
+    tec_ctx_free(ctx);
+    if (!ok) return usage(argv[0]);
   }
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   if (!o.jobs) o.jobs = cpus > 1 ? (int)cpus : 1;

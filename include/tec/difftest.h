@@ -57,6 +57,7 @@ typedef struct dt_instance {
   te_tensor *args[8];
   int ndim[8];
   int64_t shape[8][4];       /* concrete shapes of args (symbolic sizes bound to these) */
+  const char *target;        /* tec_build's target (NULL: the host at -O3) */
 } dt_instance;
 
 /* Builds program p (variant v) in ctx. NULL with an error in ctx if v is out of range. */
@@ -88,6 +89,9 @@ typedef struct dt_options {
                          way, and print the shortest one */
   int inject_fault;   /* self-test: perturb one element of every reference, so every case that
                          builds must be reported as a failure */
+  const char *target;  /* tec_build's target for every case (NULL: the host at -O3); "llvm -O0"
+                          builds several times faster (tec-difftest --fast-build) and tests
+                          the same lowering, with LLVM's fast instruction selection */
   const char *const *known_issues; /* NULL-terminated substrings: a failure whose message
                          contains one is a reported bug still open; it is counted as known,
                          not as a failure (still printed with its reproducer) */
