@@ -176,7 +176,7 @@ static void tile_origin(const wg_graph *g, const ir_expr *p, const ir_expr **img
 static const ir_expr *t_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   wg_graph *g = u;
   int n = (int)g->alpha;
-  const ir_expr *img, *y0, *x0, *dv[WMAX], *by_f[WMAX];
+  const ir_expr *img, *y0, *x0, *dv[WMAX], *by_f[WMAX] = {0};
   tile_origin(g, i[2], &img, &y0, &x0);
   const ir_expr *y = ir_add(y0, i[0]);
   for (int b = 0; b < n; b++) dv[b] = d_read(g, img, i[3], y, ir_add(x0, ir_int(ctx, b)));
@@ -188,7 +188,7 @@ static const ir_expr *t_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
 static const ir_expr *v_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   wg_graph *g = u;
   int n = (int)g->alpha;
-  const ir_expr *rows[WMAX], *by_e[WMAX];
+  const ir_expr *rows[WMAX], *by_e[WMAX] = {0};
   for (int a = 0; a < n; a++) rows[a] = TE_AT(g->t, ir_int(ctx, a), i[1], i[2], i[3]);
   for (int e = 0; e < n; e++) by_e[e] = lincomb(ctx, n, &g->bt[e * n], rows);
   return pick(ctx, i[0], n, by_e);
