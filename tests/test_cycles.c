@@ -73,7 +73,8 @@ START_TEST(cycles_bounded) {
     if (r % 100 == 0 || r == n - 1) {
       memset(tb.data, 0, sizeof(float) * N);
       ck_assert_int_eq(TEC_CALL(tec_module_get(m, "axpb"), &ta, &tb), 0);
-      ck_assert_double_lt(tu_max_err(tu_f32(&tb), ref, N), 1e-5); /* (a fused multiply-add or not) */
+      /* 1e-5: with a fused multiply-add or without */
+      ck_assert_double_lt(tu_max_err(tu_f32(&tb), ref, N), 1e-5);
       checked++;
     }
     tec_module_free(m);
@@ -137,7 +138,9 @@ START_TEST(opt_levels) {
     ck_assert_double_lt(tu_max_err(tu_f32(&tb), ref, N), 1e-5);
     ir[k] = tec_ctx_strdup(ctx, tec_module_llvm_ir(m));
     ck_assert_ptr_nonnull(ir[k]);
-    tu_assert_contains(ir[k], "define i32 @axpb(");
+    const char *head = tu_ir_head(ir[k], "axpb"); /* without LLVM 19's return attributes */
+    ck_assert_msg(head != NULL, "%s: axpb is not defined", targets[k] ? targets[k] : "NULL");
+    tu_assert_contains(head, "define i32 @axpb(");
     tu_assert_contains(tec_module_asm(m), "axpb_raw:");
     tec_module_free(m);
   }

@@ -121,6 +121,11 @@ const char *tu_ir_head(const char *ir, const char *fn) {
   int params = 0; /* past the '(' of the parameter list: attributes there are kept */
   while (*p && *p != '\n' && n + 1 < sizeof head) {
     if (!params && strncmp(p, " noundef ", 9) == 0) p += 8;
+    if (!params && strncmp(p, " range(", 7) == 0) { /* LLVM 19's return range(i32 -1, 1) */
+      const char *e = strchr(p, ')');
+      if (e) p = e + 1;
+      continue;
+    }
     if (*p == '(') params = 1;
     head[n++] = *p++;
   }

@@ -28,9 +28,10 @@ char *tu_emit_text(tec_ctx *ctx, lower_func *f, const char *target, tec_emit_kin
 tec_packed_fn tu_build(tec_ctx *ctx, sch_schedule *s, const char *name, int nargs,
                        te_tensor *const *args);
 /* The definition of function fn in LLVM IR text: a pointer into ir at the "define" that starts
- * it, or NULL. tu_ir_head: that line, in a static buffer, without the "noundef" return
- * attribute LLVM 18 and later infer, so a check of a definition's head reads the same on LLVM
- * 14 and 19 ("define internal i32 @f(i64 ..."); NULL if fn is not defined. */
+ * it, or NULL. tu_ir_head: that line, in a static buffer, without the "noundef" and
+ * "range(...)" return attributes LLVM 18 and 19 infer, so a check of a definition's head
+ * reads the same on LLVM 14 and 19 ("define internal i32 @f(i64 ..."); NULL if fn is not
+ * defined. */
 const char *tu_ir_define(const char *ir, const char *fn);
 const char *tu_ir_head(const char *ir, const char *fn);
 /* Asserts that str contains sub, printing both otherwise. */
