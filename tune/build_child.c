@@ -20,7 +20,7 @@
 
 /* Reads n bytes before the deadline (deadline < 0: no deadline): 1 done, 0 end of file or an
  * error, -1 time-out. */
-static int read_by(int fd, void *buf, size_t n, double deadline) {
+int tune_read_by(int fd, void *buf, size_t n, double deadline) {
   size_t got = 0;
   while (got < n) {
     int ms = -1;
@@ -66,7 +66,7 @@ static void child(tec_ctx *ctx, const lower_func *f, const char *target, tune_be
    * other children, so the end of file is not enough): it exits then */
   pid_t parent = getppid();
   int rc;
-  while ((rc = read_by(down, &c, 1, tune_now() + 1.0)) < 0)
+  while ((rc = tune_read_by(down, &c, 1, tune_now() + 1.0)) < 0)
     if (getppid() != parent) _exit(0);
   if (rc != 1 || c != 'M') _exit(0); /* not measured: the tuner stopped */
   tune_bench_child_measure(b, m, f, index, up);
@@ -100,7 +100,7 @@ int tune_child_build(tec_ctx *ctx, const lower_func *f, const char *target, doub
   }
   close(up[1]), close(down[0]);
   char r = 0;
-  int rc = read_by(up[0], &r, 1, t0 + timeout);
+  int rc = tune_read_by(up[0], &r, 1, t0 + timeout);
   *seconds = tune_now() - t0;
   if (rc == 1 && r == 'B') {
     *c = (tune_child){.pid = (int)pid, .up = up[0], .down = down[1]};
@@ -112,7 +112,7 @@ int tune_child_build(tec_ctx *ctx, const lower_func *f, const char *target, doub
     snprintf(err, errsize, "build took longer than %g s (killed)", timeout);
   } else if (rc == 1 && r == 'E') {
     char msg[400];
-    if (read_by(up[0], msg, sizeof msg, tune_now() + 5.0) == 1) {
+    if (tune_read_by(up[0], msg, sizeof msg, tune_now() + 5.0) == 1) {
       msg[sizeof msg - 1] = 0;
       snprintf(err, errsize, "%s", msg);
     } else {

@@ -145,4 +145,8 @@ void tune_progress(FILE *out, int tty, int done, int total, double best, double 
 /* malloc'd copy ("" for NULL) */
 char *tune_strdup(const char *s);
 
+/* build_child.c: reads n bytes from fd before the deadline (tune_now() seconds; < 0: none):
+ * 1 done, 0 end of file or an error, -1 time-out. Used by measure.c too. */
+int tune_read_by(int fd, void *buf, size_t n, double deadline);
+
 #endif

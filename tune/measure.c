@@ -164,24 +164,6 @@ static void measure_here(tune_bench *b, tec_module *m, const lower_func *f, int6
   r->status = TUNE_OK;
 }
 
-/* Reads exactly n bytes before the deadline: 1 done, 0 end of file, -1 time-out. */
-static int read_until(int fd, void *buf, size_t n, double deadline) {
-  size_t got = 0;
-  while (got < n) {
-    double left = deadline - tune_now();
-    if (left <= 0) return -1;
-    struct pollfd p = {.fd = fd, .events = POLLIN};
-    int rc = poll(&p, 1, (int)(left * 1000) + 1);
-    if (rc < 0 && errno == EINTR) continue;
-    if (rc == 0) return -1;
-    ssize_t k = read(fd, (char *)buf + got, n - got);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return 0;
-    got += (size_t)k;
-  }
-  return 1;
-}
-
 void tune_bench_child_measure(tune_bench *b, tec_module *m, const lower_func *f, int64_t index, int fd) {
   meas res;
   measure_here(b, m, f, index, &res, fd);
@@ -198,14 +180,14 @@ static void wait_measure(tune_bench *b, pid_t pid, const int *fds, meas *r) {
   int done = 0, killed = 0, prepared = 0;
   for (;;) {
     char c;
-    int rc = read_until(fds[0], &c, 1, deadline);
+    int rc = tune_read_by(fds[0], &c, 1, deadline);
     if (rc < 0) {
       kill(pid, SIGKILL), killed = 1;
       break;
     }
     if (rc == 0) break;
     if (c == 'R') {
-      done = read_until(fds[0], r, sizeof *r, tune_now() + 5.0) == 1;
+      done = tune_read_by(fds[0], r, sizeof *r, tune_now() + 5.0) == 1;
       break;
     }
     prepared = 1;
