@@ -114,12 +114,14 @@ const ir_stmt *lower_storage_rewrite(const ir_stmt *s);
 /* 3b. loads inside a select's arm are predicated on that arm's condition. */
 const ir_stmt *lower_guard_loads(const ir_stmt *s);
 
-/* TEC_CHECK_TRACE=1 (trace_check.c): f, lowered from s, must equal the lowering of s's trace
- * replayed (through JSON) onto a fresh schedule; -1 with an error naming the first differing
- * line otherwise. */
+/* TEC_CHECK_TRACE=1 (trace_check.c): f, lowered from s with opt (may be NULL), must equal the
+ * lowering of s's trace replayed (through JSON) onto a fresh schedule, with opt's stop_after
+ * and verify (not its observer); -1 with an error naming the first differing line otherwise.
+ * lower_trace_replaying: 1 while that replay lowers (TEC_DUMP_IR stays quiet for it). */
 int lower_trace_check_wanted(void);
 int lower_trace_check(const sch_schedule *s, const char *name, int nargs, te_tensor *const *args,
-                      const lower_func *f);
+                      const lower_func *f, const tec_lower_options *opt);
+int lower_trace_replaying(void);
 /* ---- build-time passes: run per function by tec_build / tec_emit for their target ---- */
 typedef struct lower_target {
   int vector_bits;  /* native SIMD width in bits (32: no SIMD) */

@@ -140,7 +140,7 @@ static int verify_on(const tec_lower_options *o, lower_phase phase) {
 
 static void dump(const char *pass, const ir_stmt *s) {
   const char *want = getenv("TEC_DUMP_IR");
-  if (!want || !*want || strcmp(want, "0") == 0) return;
+  if (!want || !*want || strcmp(want, "0") == 0 || lower_trace_replaying()) return;
   if (strcmp(want, "1") != 0 && !strstr(pass, want)) return;
   fprintf(stderr, "// ---- after %s ----\n", pass);
   ir_print_stmt(stderr, s);
@@ -461,7 +461,8 @@ lower_func *tec_lower_with(const sch_schedule *s, const char *name, int nargs, t
     kept = o;
   }
   lower_func *f = ms && (!opt || kept) ? lower_all(s, name, nargs, args, kept) : NULL;
-  if (f && lower_trace_check_wanted() && lower_trace_check(s, name, nargs, args, f)) f = NULL;
+  if (f && lower_trace_check_wanted() && lower_trace_check(s, name, nargs, args, f, kept))
+    f = NULL;
   tec_mem_scope_end(ms);
   if (!tec_err_end(s->ctx, &sc, f != NULL, "tec_lower")) {
     tec_mem_scope_free(ms);

@@ -5,7 +5,9 @@
  * sch_trace_parse_json), is replayed onto a fresh schedule of the same outputs, and that
  * schedule is lowered too; the two programs must print identically. A difference means a
  * primitive changed the schedule without a record (or a record that replays differently),
- * and the tec_lower call fails with an error naming the first line that differs. Running a
+ * and the tec_lower call fails with an error naming the first line that differs. The replay
+ * lowers with the caller's stop_after and verify, without its observer and quiet under
+ * TEC_DUMP_IR, so a test that counts either sees its own lowering only. Running a
  * test suite with TEC_CHECK_TRACE=1 checks every schedule its tests and examples write (CTest
  * does it for the schedule-heavy tests: tests/CMakeLists.txt). Off, the cost is one getenv. */
 #include <stdio.h>
@@ -46,7 +48,7 @@ static int first_diff(const char *a, const char *b, const char **la, const char 
 }
 
 static int check(const sch_schedule *s, const char *name, int nargs, te_tensor *const *args,
-                 const lower_func *f) {
+                 const lower_func *f, const tec_lower_options *opt) {
   tec_ctx *ctx = s->ctx;
   const char *js = sch_trace_json(ctx, sch_get_trace(s));
   sch_trace *t = js ? sch_trace_parse_json(ctx, js) : NULL;
@@ -54,7 +56,10 @@ static int check(const sch_schedule *s, const char *name, int nargs, te_tensor *
   if (!fresh || sch_trace_replay(fresh, t))
     return tec_ctx_set_error(ctx, "TEC_CHECK_TRACE: the trace of '%s' does not replay: %s", name,
                              tec_ctx_error(ctx) ? tec_ctx_error(ctx) : "(no message)");
-  lower_func *g = tec_lower(fresh, name, nargs, args);
+  /* the same stop and verification; the caller's observer sees its own lowering only */
+  tec_lower_options same = {0};
+  if (opt) same.stop_after = opt->stop_after, same.verify = opt->verify;
+  lower_func *g = tec_lower_with(fresh, name, nargs, args, &same);
   if (!g)
     return tec_ctx_set_error(ctx, "TEC_CHECK_TRACE: the replayed schedule of '%s' does not "
                                   "lower: %s",
@@ -76,12 +81,15 @@ static int check(const sch_schedule *s, const char *name, int nargs, te_tensor *
   return rc;
 }
 
+static _Thread_local int inside; /* the replay's own tec_lower is not checked again */
+
+int lower_trace_replaying(void) { return inside; }
+
 int lower_trace_check(const sch_schedule *s, const char *name, int nargs, te_tensor *const *args,
-                      const lower_func *f) {
-  static _Thread_local int inside; /* the replay's own tec_lower is not checked again */
+                      const lower_func *f, const tec_lower_options *opt) {
   if (inside) return 0;
   inside = 1;
-  int rc = check(s, name, nargs, args, f);
+  int rc = check(s, name, nargs, args, f, opt);
   inside = 0;
   return rc;
 }
