@@ -215,6 +215,11 @@ int cg_optimize(tec_ctx *ctx, LLVMModuleRef mod, LLVMTargetMachineRef tm, const 
 /* ---- emit.c ---- */
 /* The C type of one element of t in a header ("float", "int64_t", "uint8_t" for bool). */
 const char *cg_c_type_name(tec_dtype t);
+/* target.c: s[0..n) copied into malloc'd memory (not libc's strndup: the allocator sweep
+ * counts tec's own mallocs); an LLVM message copied that way, then disposed (NULL: ""). NULL
+ * when out of memory. */
+char *cg_strndup(const char *s, size_t n);
+char *cg_take_llvm_string(char *s);
 
 
 /* ---- prepare/run split (prepare.c) ---- */

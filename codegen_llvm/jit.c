@@ -83,13 +83,6 @@ typedef LLVMOrcCSymbolMapPair cg_symbol_pair;
 typedef LLVMJITCSymbolMapPair cg_symbol_pair;
 #endif
 
-static char *cg_strdup(const char *s) { /* malloc'd here, not inside libc's strdup */
-  size_t n = strlen(s) + 1;
-  char *r = malloc(n);
-  if (r) memcpy(r, s, n);
-  return r;
-}
-
 static int cg_llvm_error(tec_ctx *ctx, LLVMErrorRef err, const char *what) {
   char *msg = LLVMGetErrorMessage(err);
   tec_ctx_set_error(ctx, "%s: %s", what, msg ? msg : "(unknown LLVM error)");
@@ -249,8 +242,7 @@ static int build(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs, const 
     m->bitcode = LLVMWriteBitcodeToMemoryBuffer(mod);
   } else {
     char *ir = LLVMPrintModuleToString(mod);
-    m->ir = ir ? cg_strdup(ir) : NULL;
-    LLVMDisposeMessage(ir);
+    m->ir = ir ? cg_take_llvm_string(ir) : NULL;
   }
   if (!m->bitcode && !m->ir) {
     LLVMDisposeModule(mod);
@@ -385,8 +377,7 @@ static char *cg_text(cg_module *m, LLVMTargetMachineRef tm, const char *who) {
   char *text = NULL, *err = NULL;
   if (mod && !tm) {
     char *ir = LLVMPrintModuleToString(mod);
-    text = ir ? cg_strdup(ir) : NULL; /* (malloc'd: it goes with the module) */
-    LLVMDisposeMessage(ir);
+    text = ir ? cg_take_llvm_string(ir) : NULL; /* (malloc'd: it goes with the module) */
     if (!text) tec_ctx_set_error_kind(m->ctx, TEC_ERR_OOM, "%s: out of memory", who);
   }
   LLVMMemoryBufferRef out = NULL;

@@ -39,8 +39,6 @@ void cg_llvm_init(void) { pthread_once(&cg_init_once, cg_llvm_init_all); }
 static pthread_mutex_t cg_host_lock = PTHREAD_MUTEX_INITIALIZER;
 static char cg_host_cpu[128], cg_host_features[8192];
 
-static char *cg_take_llvm_string(char *s);
-static char *cg_strndup(const char *s, size_t n);
 static char *cg_host_copy(int features) {
   char *buf = features ? cg_host_features : cg_host_cpu;
   size_t cap = features ? sizeof cg_host_features : sizeof cg_host_cpu;
@@ -76,7 +74,7 @@ static const cg_option cg_options[] = {
 };
 #define CG_NOPTIONS ((int)(sizeof cg_options / sizeof cg_options[0]))
 
-static char *cg_strndup(const char *s, size_t n) {
+char *cg_strndup(const char *s, size_t n) {
   char *r = malloc(n + 1);
   if (r) {
     memcpy(r, s, n);
@@ -85,7 +83,7 @@ static char *cg_strndup(const char *s, size_t n) {
   return r;
 }
 
-static char *cg_take_llvm_string(char *s) { /* copy an LLVM message into malloc memory */
+char *cg_take_llvm_string(char *s) {
   char *r = cg_strndup(s ? s : "", s ? strlen(s) : 0);
   if (s) LLVMDisposeMessage(s);
   return r;

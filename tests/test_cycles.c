@@ -25,6 +25,20 @@ static const ir_expr *body(tec_ctx *c, const ir_expr *const *i, void *u) {
   return ir_add(ir_mul(TE_AT(A, i[0]), ir_float(c, 3.0)), ir_float(c, 1.0));
 }
 
+/* B = 3A + 1 over N elements (A in the global), split by 16 with the inner loop vectorized:
+ * the declaration and schedule both tests lower. */
+static sch_schedule *axpb(tec_ctx *ctx, te_tensor **B) {
+  A = te_placeholder(ctx, "A", TEC_F32, 1, TE_SHAPE(ctx, N));
+  *B = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 1, .shape = TE_SHAPE(ctx, N),
+                                          .body = body});
+  sch_schedule *s = sch_create(ctx, 1, B);
+  sch_stage *st = sch_stage_of(s, *B);
+  sch_iter *o, *in;
+  OK(ctx, sch_split(st, sch_axis(st, 0), 16, &o, &in));
+  OK(ctx, sch_vectorize(st, in));
+  return s;
+}
+
 /* Bytes the heap holds now: the sanitizer's allocator under ASan (it replaces malloc, and
  * mallinfo2 would see only glibc's untouched arena), else glibc's. */
 static size_t heap_bytes(void) {
@@ -43,14 +57,8 @@ static double now_s(void) {
 
 START_TEST(cycles_bounded) {
   tec_ctx *ctx = tec_ctx_new();
-  A = te_placeholder(ctx, "A", TEC_F32, 1, TE_SHAPE(ctx, N));
-  te_tensor *B = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 1,
-                                                    .shape = TE_SHAPE(ctx, N), .body = body});
-  sch_schedule *s = sch_create(ctx, 1, &B);
-  sch_stage *st = sch_stage_of(s, B);
-  sch_iter *o, *in;
-  OK(ctx, sch_split(st, sch_axis(st, 0), 16, &o, &in));
-  OK(ctx, sch_vectorize(st, in));
+  te_tensor *B;
+  sch_schedule *s = axpb(ctx, &B);
   te_tensor *args[] = {A, B};
   int64_t sh[1] = {N};
   DLTensor ta = tu_rand_f32(1, sh, 7), tb = tu_zeros(TEC_F32, 1, sh);
@@ -114,14 +122,8 @@ END_TEST
  * refused with the known ones. */
 START_TEST(opt_levels) {
   tec_ctx *ctx = tec_ctx_new();
-  A = te_placeholder(ctx, "A", TEC_F32, 1, TE_SHAPE(ctx, N));
-  te_tensor *B = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 1,
-                                                    .shape = TE_SHAPE(ctx, N), .body = body});
-  sch_schedule *s = sch_create(ctx, 1, &B);
-  sch_stage *st = sch_stage_of(s, B);
-  sch_iter *o, *in;
-  OK(ctx, sch_split(st, sch_axis(st, 0), 16, &o, &in));
-  OK(ctx, sch_vectorize(st, in));
+  te_tensor *B;
+  sch_schedule *s = axpb(ctx, &B);
   lower_func *f = tec_lower(s, "axpb", 2, (te_tensor *[]){A, B});
   ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
   int64_t sh[1] = {N};

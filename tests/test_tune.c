@@ -409,15 +409,22 @@ static const ir_expr *mm_body(tec_ctx *ctx, const ir_expr *const *i, void *user)
   return te_sum(ir_mul(TE_AT(m->a, i[0], m->k), TE_AT(m->b, m->k, i[1])), 1, &m->k, NULL);
 }
 
+/* C = A x B (U x U x U), A and B in *a, *b. */
+static te_tensor *mm_decl(tec_ctx *ctx, te_tensor **a, te_tensor **b) {
+  const ir_expr *n = ir_int(ctx, U);
+  *a = te_placeholder(ctx, "A", TEC_F32, 2, (const ir_expr *[]){n, n});
+  *b = te_placeholder(ctx, "B", TEC_F32, 2, (const ir_expr *[]){n, n});
+  mm *m = tec_ctx_alloc(ctx, sizeof *m);
+  if (!m) return NULL;
+  *m = (mm){*a, *b, te_reduce_axis(ctx, "k", ir_int(ctx, 0), n)};
+  return te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2,
+                                            .shape = (const ir_expr *[]){n, n},
+                                            .body = mm_body, .user = m});
+}
+
 static lower_func *mm_lower(const tune_task *task, tec_ctx *ctx, int64_t index, const char **cfg, const char **trace) {
   const tune_space *sp = task->space;
-  const ir_expr *n = ir_int(ctx, U);
-  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, (const ir_expr *[]){n, n});
-  te_tensor *B = te_placeholder(ctx, "B", TEC_F32, 2, (const ir_expr *[]){n, n});
-  mm *m = tec_ctx_alloc(ctx, sizeof *m);
-  *m = (mm){A, B, te_reduce_axis(ctx, "k", ir_int(ctx, 0), n)};
-  te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2, .shape = (const ir_expr *[]){n, n},
-                                                     .body = mm_body, .user = m});
+  te_tensor *A, *B, *C = mm_decl(ctx, &A, &B);
   sch_schedule *s = sch_create(ctx, 1, &C);
   sch_stage *st = sch_stage_of(s, C);
   sch_iter *loops[3];
@@ -547,13 +554,7 @@ static lower_func *heavy_lower(const tune_task *task, tec_ctx *ctx, int64_t inde
                                const char **trace) {
   const tune_space *sp = task->space;
   int64_t heavy = tune_space_get(sp, index, 0)[0];
-  const ir_expr *n = ir_int(ctx, U);
-  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, (const ir_expr *[]){n, n});
-  te_tensor *B = te_placeholder(ctx, "B", TEC_F32, 2, (const ir_expr *[]){n, n});
-  mm *m = tec_ctx_alloc(ctx, sizeof *m);
-  *m = (mm){A, B, te_reduce_axis(ctx, "k", ir_int(ctx, 0), n)};
-  te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2, .shape = (const ir_expr *[]){n, n},
-                                                     .body = mm_body, .user = m});
+  te_tensor *A, *B, *C = mm_decl(ctx, &A, &B);
   sch_schedule *s = sch_create(ctx, 1, &C);
   sch_stage *st = sch_stage_of(s, C);
   if (heavy && (sch_unroll(st, sch_axis(st, 0)) || sch_unroll(st, sch_axis(st, 1)) ||

@@ -150,6 +150,16 @@ int topi_space_config(const topi_space *sp, int64_t index, void *config) {
   return topi_space_allows(sp, config) ? 0 : 1;
 }
 
+int topi_space_allows_index(const topi_space *sp, int64_t index) {
+  if (index < 0 || index >= topi_space_range(sp)) return 0;
+  if (!sp->rule) return 1;
+  int64_t buf[64]; /* a config is int64 fields: on the stack unless it is large */
+  void *cfg = sp->config_size <= sizeof buf ? buf : malloc(sp->config_size);
+  int ok = cfg && topi_space_config(sp, index, cfg) == 0;
+  if (cfg != buf) free(cfg);
+  return ok;
+}
+
 int topi_space_set_rule(tec_ctx *ctx, topi_space *sp, unsigned knob_mask,
                         int (*rule)(const void *rule_data, const void *config),
                         const void *rule_data, const char *doc) {

@@ -60,12 +60,7 @@ int64_t tune_space_size(const tune_space *sp) {
 
 int tune_space_allows(const tune_space *sp, int64_t index) {
   if (index < 0 || index >= tune_space_range(sp)) return 0;
-  if (!sp->topi || !sp->topi->rule) return 1;
-  int64_t buf[64]; /* a topi config: int64 fields */
-  void *cfg = sp->topi->config_size <= sizeof buf ? buf : malloc(sp->topi->config_size);
-  int ok = cfg && topi_space_config(sp->topi, index, cfg) == 0;
-  if (cfg != buf) free(cfg);
-  return ok;
+  return !sp->topi || topi_space_allows_index(sp->topi, index);
 }
 
 int tune_space_decode(const tune_space *sp, int64_t index, int64_t *knob_idx) {

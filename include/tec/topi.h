@@ -138,6 +138,8 @@ int64_t topi_space_size(const topi_space *sp);
 int topi_space_config(const topi_space *sp, int64_t index, void *config);
 /* 1 if config (every knob legal) is in the space: the rule, if any, accepts it. */
 int topi_space_allows(const topi_space *sp, const void *config);
+/* 1 if index (0 <= index < range) names a config in the space, else 0. */
+int topi_space_allows_index(const topi_space *sp, int64_t index);
 /* "ow_tile=14 oc_tiles=2 ..." (arena). */
 const char *topi_config_str(tec_ctx *ctx, const topi_space *sp, const void *config);
 /* The reverse: "knob=value" pairs separated by spaces or commas, set on a copy of the space's
