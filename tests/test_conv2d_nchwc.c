@@ -165,6 +165,44 @@ START_TEST(prepare_and_fusion) {
 }
 END_TEST
 
+/* The AVX-512 defaults where measurement moved them (topi/conv2d_nchwc.c, default_tile and
+ * copy_def): stride 2 reads the padding inline (the copy would move 4x the input per output),
+ * stride 1 copies it; a 7-column output takes a whole-row tile (7 x 2) rather than 4 + 3
+ * columns x 4 blocks. */
+START_TEST(avx512_defaults) {
+  tec_ctx *ctx = tec_ctx_new();
+  const char *avx512 = "llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512";
+  static const struct {
+    int64_t c, hw, oc, k, stride, pad;
+    int64_t ow_tile, oc_tiles, pad_copy; /* -1: not checked */
+  } cases[] = {
+      {256, 14, 512, 3, 2, 1, 7, 2, 0},  /* ResNet-18 layer4.0 */
+      {128, 28, 256, 3, 2, 1, -1, -1, 0}, /* layer3.0 */
+      {64, 56, 128, 3, 2, 1, -1, -1, 0},  /* layer2.0 */
+      {512, 7, 512, 3, 1, 1, 7, 2, 1},    /* layer4 */
+      {128, 28, 128, 3, 1, 1, -1, -1, 1}, /* layer2 */
+      {256, 14, 512, 1, 2, 0, 7, 2, 0},   /* layer4 downsample: no padding, only inline */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    topi_conv2d p = conv(1, cases[i].c, cases[i].hw, cases[i].hw, cases[i].oc, cases[i].k,
+                         cases[i].stride, cases[i].pad, NCHWC(16), NCHWC(16), 1, 0,
+                         TOPI_ACT_RELU);
+    topi_space sp;
+    OK(ctx, topi_conv2d_nchwc_space(ctx, &p, avx512, &sp));
+    const topi_conv2d_nchwc_config *c = sp.default_config;
+    if (cases[i].ow_tile >= 0) {
+      ck_assert_msg(c->ow_tile == cases[i].ow_tile && c->oc_tiles == cases[i].oc_tiles,
+                    "case %zu: tile %lld x %lld, expected %lld x %lld", i, (long long)c->ow_tile,
+                    (long long)c->oc_tiles, (long long)cases[i].ow_tile,
+                    (long long)cases[i].oc_tiles);
+    }
+    ck_assert_msg(c->pad_copy == cases[i].pad_copy, "case %zu: pad_copy %lld, expected %lld", i,
+                  (long long)c->pad_copy, (long long)cases[i].pad_copy);
+  }
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 START_TEST(bad_input) {
   tec_ctx *ctx = tec_ctx_new();
   topi_decl d;
@@ -399,6 +437,7 @@ int main(void) {
   tcase_add_test(tc, resnet18);
   tcase_add_test(tc, configs_from_space);
   tcase_add_test(tc, prepare_and_fusion);
+  tcase_add_test(tc, avx512_defaults);
   tcase_add_test(tc, bad_input);
   tcase_add_test(tc, neon_lowering);
   tcase_add_test(tc, space_register_budget);

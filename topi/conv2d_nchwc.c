@@ -294,9 +294,14 @@ static void default_tile(int64_t ext, int64_t nob, int64_t vpb, int64_t xb, int6
       double loads = (double)(ext / t) * (double)(t * pos_loads + wl) +
                      (tail ? (double)(tail * pos_loads + wl) : 0.0);
       double score = (double)(ext * xb * c * vpb) / loads;
-      if (!lane) /* the model the x86 defaults were measured with: a partial tile as waste */
-        score = (double)ext / (double)(topi_ceil_div(ext, t) * t) * (double)acc /
-                (double)(t + c * vpb);
+      if (!lane) { /* the model the x86 defaults were measured with: a partial tile as waste,
+                    * counted twice (its own columns' lost work and a narrower tile's fewer
+                    * multiply-adds per load): ResNet's 256x14x14 -> 512 stride 2 (7 columns),
+                    * 4 + 3 columns x 4 blocks against 7 x 2, 0.87x / 0.98x oneDNN (1 thread),
+                    * 0.88x / 0.97x (2 threads), Xeon family 6 model 167, round-robin */
+        double util = (double)ext / (double)(topi_ceil_div(ext, t) * t);
+        score = util * util * (double)acc / (double)(t + c * vpb);
+      }
       if (score > best + 1e-9) best = score, *bt = t, *bc = c;
     }
 }
@@ -356,9 +361,14 @@ int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *targ
   for (int i = 0; i < nrows; i++)
     if (tiles * (oh / rows[i]) >= 8) rdef = rows[i];
   /* the padded copy pays off where the inlined compares sit in the hot loop (blocked input);
-   * an NCHW input's copy is a slow layout change for a kernel with few input channels */
+   * an NCHW input's copy is a slow layout change for a kernel with few input channels; with
+   * stride 2 the copy moves 4x the input per output and the inlined padding wins (ResNet's
+   * three 3x3 stride-2 layers, 2 threads: 0.83 -> 1.03, 0.85 -> 0.96, 0.87 -> 0.92 x oneDNN;
+   * 1 thread within 5 %, Xeon family 6 model 167), while a 7x7 stride-1 layer (512x7x7, every
+   * tile on a border) is 1.4x slower without the copy */
   int padded = p->pad_h > 0 || p->pad_w > 0;
-  int64_t copy_def = padded && p->in_layout.kind == TOPI_NCHWC;
+  int64_t copy_def = padded && p->in_layout.kind == TOPI_NCHWC && p->stride_h == 1 &&
+                     p->stride_w == 1;
   /* multiply-add by lane: two input-channel blocks per unrolled step halve the loop's
    * overhead (the tile's loads already fit in one step's registers) */
   int64_t ics_def = lane && nib % 2 == 0 ? 2 : 1, unr_def = ics_def > 1;
