@@ -381,25 +381,35 @@ START_TEST(space_register_budget) {
       ck_assert_str_eq(k[1].name, "oc_tiles");
       ck_assert_str_eq(k[2].name, "ic_split");
       ck_assert_str_eq(k[3].name, "ic_unroll");
-      int64_t rest = 1, in = 0, range = 1;
+      ck_assert_str_eq(k[4].name, "oh_tile");
+      ck_assert_str_eq(k[6].name, "parallel");
+      int gemm = p->kh == 1 && p->stride_h == 1 && p->pad_h == 0;
+      int64_t in = 0, range = 1, ow = p->w; /* stride 1 in the GEMM form */
       for (int j = 0; j < sp.nknobs; j++) range *= k[j].nvalues;
-      for (int j = 4; j < sp.nknobs; j++) rest *= k[j].nvalues;
       for (int a = 0; a < k[0].nvalues; a++)
         for (int b = 0; b < k[1].nvalues; b++)
           for (int c = 0; c < k[2].nvalues; c++)
-            for (int u = 0; u < k[3].nvalues; u++) {
-              int64_t T = k[0].values[a], B = k[1].values[b], S = k[2].values[c], U = k[3].values[u];
-              int64_t regs = T * B * vpb + B * vpb + (lane ? T + 1 : 1);
-              int64_t body = T * B * vpb * xu * (U ? S : 1);
-              int one = T == 1 && B == 1; /* 1 x 1 is always in (not unrolled past 768) */
-              in += ((regs <= t->regs || one) && (body <= 768 || (one && !U))) * rest;
-            }
+            for (int u = 0; u < k[3].nvalues; u++)
+              for (int r = 0; r < k[4].nvalues; r++)
+                for (int q = 0; q < k[6].nvalues; q++) {
+                  int64_t T = k[0].values[a], B = k[1].values[b], S = k[2].values[c];
+                  int64_t U = k[3].values[u], R = k[4].values[r], P = k[6].values[q];
+                  int64_t regs = T * B * vpb + B * vpb + (lane ? T + 1 : 1);
+                  int64_t body = T * B * vpb * xu * (U ? S : 1);
+                  int one = T == 1 && B == 1; /* 1 x 1 is always in (not unrolled past 768) */
+                  /* GEMM form: rows per task only with rows-first tasks, whose positions
+                   * (R * ow) the position tile divides */
+                  int rows_ok = !gemm || (P == 2 ? (R * ow) % T == 0 : R == 1);
+                  in += ((regs <= t->regs || one) && (body <= 768 || (one && !U)) && rows_ok) *
+                        k[5].nvalues;
+                }
       ck_assert_int_eq(topi_space_range(&sp), range);
       ck_assert_int_eq(topi_space_size(&sp), in);
       ck_assert_int_eq(sp.pruned, range - in);
       ck_assert_int_gt(sp.pruned, 0);
       ck_assert_int_gt(in, 0);
-      /* every index: refused exactly when over the budget, and then nothing over it is in */
+      /* every index: refused exactly when over the budget (or, in the GEMM form, rows per task
+       * without rows-first tasks or not cut into whole position tiles) */
       topi_conv2d_nchwc_config c;
       int64_t n = 0;
       for (int64_t i = 0; i < range; i++) {
@@ -407,7 +417,9 @@ START_TEST(space_register_budget) {
         int64_t regs = c.ow_tile * c.oc_tiles * vpb + c.oc_tiles * vpb + (lane ? c.ow_tile + 1 : 1);
         int64_t body = c.ow_tile * c.oc_tiles * vpb * xu * (c.ic_unroll ? c.ic_split : 1);
         int one = c.ow_tile == 1 && c.oc_tiles == 1;
-        int over = (regs > t->regs && !one) || (body > 768 && !(one && !c.ic_unroll));
+        int rows_ok = !gemm || (c.parallel == 2 ? (c.oh_tile * ow) % c.ow_tile == 0
+                                                : c.oh_tile == 1);
+        int over = (regs > t->regs && !one) || (body > 768 && !(one && !c.ic_unroll)) || !rows_ok;
         ck_assert_msg(rc == (over ? 1 : 0), "%s %s: rc %d, %lld registers, body %lld", t->target,
                       topi_config_str(ctx, &sp, &c), rc, (long long)regs, (long long)body);
         n += rc == 0;

@@ -17,6 +17,8 @@
  * The schedule (ow_tile = T output positions, oc_tiles = B output-channel blocks, oh_tile = R):
  *
  *   for (n, O/B, oy/R) fused, parallel               (gemm: (n, O/B, m/T), R = 1)
+ *                       (parallel 2, rows first: (n, oy/R, O/B); gemm: (n, oy/R, O/B), then
+ *                        the R rows' positions / T)
  *     for oy%R                                       (what partitioning splits at padded rows)
  *       for ox/T                                     conv computed here: T x B x y floats
  *         conv.tile = 0                              (T*B*y/lanes accumulator registers)
@@ -24,6 +26,11 @@
  *           for t < T unrolled, b < B unrolled, v < y vectorized   (one broadcast live)
  *             conv.tile[t, b, v] += pad[n, I, oy*s + i*d, (ox+t)*s + j*d, u] * kp[O+b, I, i, j, u, v]
  *         for b, t unrolled, v vectorized: out = epilogue(conv.tile[..])   (no extra pass)
+ *
+ * parallel 2 orders the tasks rows first: with the runtime's contiguous static ranges each
+ * thread then reads its own rows of the input, where with channel tiles first (parallel 1)
+ * every thread reads all of it, for its share of the output channels. Where the input is
+ * larger than the kernel, that input traffic is what the layer waits on at 2 threads.
  *
  * On AArch64 (multiply-add by lane) the x = 4 broadcasts pad[.., u] of a position become one
  * q load and fmla by element (codegen_mem.c), so the default tile keeps T input vectors live
@@ -187,12 +194,14 @@ int topi_conv2d_nchwc_declare_on(tec_ctx *ctx, const topi_conv2d *p, te_tensor *
 static sch_iter *schedule_out(const cn_decl *d, const topi_conv2d_nchwc_config *cfg,
                               sch_stage *so, int64_t rows, sch_iter **row_loop) {
   sch_iter *n = sch_axis(so, 0), *v = sch_axis(so, 4), *oo, *oi, *xo, *xi, *par;
+  int by_rows = cfg->parallel == 2; /* tasks rows first, the channel tiles inside */
   if (sch_split(so, sch_axis(so, 1), cfg->oc_tiles, &oo, &oi)) return NULL;
   if (rows > 0) {
     sch_iter *yo, *yi, *m;
     if (sch_split(so, sch_axis(so, 2), rows, &yo, &yi) || sch_fuse(so, yi, sch_axis(so, 3), &m) ||
         sch_split(so, m, cfg->ow_tile, &xo, &xi) ||
-        sch_reorder(so, 7, (sch_iter *[]){n, yo, oo, xo, oi, xi, v}) || sch_fuse(so, n, yo, &par))
+        sch_reorder(so, 7, (sch_iter *[]){n, yo, oo, xo, oi, xi, v}) || sch_fuse(so, n, yo, &par) ||
+        (by_rows && sch_fuse(so, par, oo, &par)))
       return NULL;
     *row_loop = par;
   } else if (d->gemm) {
@@ -207,8 +216,9 @@ static sch_iter *schedule_out(const cn_decl *d, const topi_conv2d_nchwc_config *
     sch_iter *yo, *yi;
     if (sch_split(so, sch_axis(so, 2), cfg->oh_tile, &yo, &yi) ||
         sch_split(so, sch_axis(so, 3), cfg->ow_tile, &xo, &xi) ||
-        sch_reorder(so, 8, (sch_iter *[]){n, oo, yo, yi, xo, oi, xi, v}) ||
-        sch_fuse(so, n, oo, &par) || sch_fuse(so, par, yo, &par))
+        sch_reorder(so, 8, by_rows ? (sch_iter *[]){n, yo, oo, yi, xo, oi, xi, v}
+                                   : (sch_iter *[]){n, oo, yo, yi, xo, oi, xi, v}) ||
+        sch_fuse(so, n, by_rows ? yo : oo, &par) || sch_fuse(so, par, by_rows ? oo : yo, &par))
       return NULL;
   }
   if ((cfg->parallel && sch_parallel(so, par)) || sch_unroll(so, oi) || sch_unroll(so, xi) ||
@@ -232,6 +242,9 @@ int topi_conv2d_nchwc_schedule_in(const topi_decl *dc, const topi_conv2d_nchwc_c
                                           "stride 1, no padding)", (long long)rows);
   sch_stage *so = sch_stage_of(s, dc->out), *sc = sch_stage_of(s, d->conv);
   if (!so || !sc) return -1;
+  sch_iter *own_rows = NULL;
+  if (rows == 0 && d->gemm && cfg->parallel == 2) /* rows first: oh_tile rows per task */
+    rows = cfg->oh_tile, row_loop = &own_rows;
   sch_iter *at = schedule_out(d, cfg, so, rows, row_loop);
   if (!at || sch_compute_at(sc, so, at)) return -1;
   /* conv: n and rows (extent 1 here), the reduction, then the tile O%B x T x y */
@@ -321,6 +334,7 @@ static void default_tile(int64_t ext, int64_t nob, int64_t vpb, int64_t xb, int6
 
 typedef struct cn_rule {
   int64_t vpb, xu, regs, lane; /* vectors per block, unrolled input lanes, registers, lane */
+  int64_t gemm, ow;            /* the GEMM form, the output width */
 } cn_rule;
 
 static int cn_rule_ok(const void *data, const void *config) {
@@ -330,6 +344,10 @@ static int cn_rule_ok(const void *data, const void *config) {
   int64_t live = tile + c->oc_tiles * r->vpb + (r->lane ? c->ow_tile + 1 : 1);
   int64_t body = tile * r->xu * (c->ic_unroll ? c->ic_split : 1);
   int one = c->ow_tile == 1 && c->oc_tiles == 1; /* the smallest tile is always in (wide blocks) */
+  /* GEMM form: oh_tile rows per task only with the rows-first tasks, whose position tiles
+   * divide the task's oh_tile * ow positions (a tail would keep a guard inside the tile) */
+  if (r->gemm && (c->parallel == 2 ? (c->oh_tile * r->ow) % c->ow_tile != 0 : c->oh_tile != 1))
+    return 0;
   return (live <= r->regs || one) && (body <= CN_BODY_MAX || (one && !c->ic_unroll));
 }
 
@@ -344,12 +362,12 @@ int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *targ
   int64_t xb = p->in_layout.kind == TOPI_NCHWC ? p->in_layout.block : divisor_upto(p->c_in, 16);
   int64_t yb = p->out_layout.block, nib = topi_ceil_div(p->c_in, xb);
   int64_t nob = topi_ceil_div(p->c_out, yb), ext = gemm ? oh * ow : ow;
-  int64_t tw[32], tc[8], ics[64], rows[64], b01[] = {0, 1}, bt, bc;
+  int64_t tw[32], tc[8], ics[64], rows[64], b01[] = {0, 1}, par_vals[] = {0, 1, 2}, bt, bc;
   int ntw = 0, ntc = 0;
   for (int64_t t = 1; t <= 32 && t <= ext; t++) tw[ntw++] = t;
   for (int64_t t = 1; t <= 8 && t <= nob; t++) tc[ntc++] = t;
   int nics = topi_divisors(nib, nib, ics, 64);
-  int nrows = gemm ? (rows[0] = 1, 1) : topi_divisors(oh, oh, rows, 64);
+  int nrows = topi_divisors(oh, gemm ? 8 : oh, rows, 64);
   int lane_fma = tec_target_lane_fma(ctx, target);
   if (lane_fma < 0) return -1;
   int lane = lane_fma && xb % lanes == 0; /* the input's lanes load as whole vectors */
@@ -358,8 +376,22 @@ int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *targ
                topi_target_regs(ctx, target, lanes), gemm, block_wbytes, &bt, &bc);
   /* rows per task: the most that still leaves 8 tasks or more */
   int64_t tiles = p->n * topi_ceil_div(nob, bc), rdef = 1;
-  for (int i = 0; i < nrows; i++)
+  for (int i = 0; i < nrows && !gemm; i++)
     if (tiles * (oh / rows[i]) >= 8) rdef = rows[i];
+  /* tasks rows first where the layer's input is larger than its kernel (input pixels >=
+   * c_out * kh * kw): each thread reads half the input instead of all of it (MobileNet v1 in
+   * the network at 2 threads, bench/run net: pw2-pw5 0.185 -> 0.164, 0.459 -> 0.307, 0.190
+   * -> 0.162, 0.407 -> 0.345 ms; Xeon family 6 model 167). The GEMM form then takes the
+   * fewest rows per task whose positions the default tile divides (more tasks; contiguous
+   * ranges keep each thread's rows together). */
+  int64_t par_def = p->h * p->w >= p->c_out * p->kh * p->kw ? 2 : 1;
+  if (gemm && par_def == 2) {
+    int64_t r = 0;
+    for (int i = nrows - 1; i >= 0; i--)
+      if ((rows[i] * ow) % bt == 0) r = rows[i];
+    if (r) rdef = r;
+    else par_def = 1;
+  }
   /* the padded copy pays off where the inlined compares sit in the hot loop (blocked input);
    * an NCHW input's copy is a slow layout change for a kernel with few input channels; with
    * stride 2 the copy moves 4x the input per output and the inlined padding wins (ResNet's
@@ -387,26 +419,33 @@ int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *targ
                      "1: the ic_split input-channel blocks of a pass unrolled (straight-line "
                      "code, no loop overhead); 0: a loop",
                      offsetof(topi_conv2d_nchwc_config, ic_unroll), 2, b01, unr_def) ||
-      topi_space_add(ctx, sp, "oh_tile", "output rows per parallel task (1 in the GEMM form)",
+      topi_space_add(ctx, sp, "oh_tile",
+                     "output rows per parallel task (GEMM form: 1 unless parallel is 2)",
                      offsetof(topi_conv2d_nchwc_config, oh_tile), nrows, rows, rdef) ||
       topi_space_add(ctx, sp, "pad_copy",
                      "1: the padded input copied once per call; 0: padding inlined (0 without "
                      "padding)",
                      offsetof(topi_conv2d_nchwc_config, pad_copy), padded ? 2 : 1, b01, copy_def) ||
-      topi_space_add(ctx, sp, "parallel", "parallel over (n, output-channel tiles, row tiles)",
-                     offsetof(topi_conv2d_nchwc_config, parallel), 2, b01, 1))
+      topi_space_add(ctx, sp, "parallel",
+                     "1: parallel over (n, output-channel tiles, row tiles); 2: over (n, row "
+                     "tiles, output-channel tiles): each thread writes whole rows",
+                     offsetof(topi_conv2d_nchwc_config, parallel), 3, par_vals, par_def))
     return -1;
   cn_rule *r = tec_ctx_alloc(ctx, sizeof *r);
   if (!r) return -1;
   *r = (cn_rule){topi_ceil_div(yb, lanes), xb <= 16 ? xb : 1, topi_target_regs(ctx, target, lanes),
-                 lane};
+                 lane, gemm, ow};
   const char *doc = tec_ctx_printf(
       ctx, "registers: ow_tile*oc_tiles*%lld + oc_tiles*%lld + %s <= %lld; unrolled body: "
            "ow_tile*oc_tiles*%lld*%lld%s <= %d multiply-adds",
       (long long)r->vpb, (long long)r->vpb, lane ? "ow_tile + 1" : "1", (long long)r->regs,
       (long long)r->vpb, (long long)r->xu, " (*ic_split if ic_unroll)", CN_BODY_MAX);
+  if (doc && gemm)
+    doc = tec_ctx_printf(ctx, "%s; GEMM form: oh_tile 1 unless parallel is 2, then oh_tile*%lld "
+                              "a multiple of ow_tile", doc, (long long)ow);
   if (!doc) return -1;
-  return topi_space_set_rule(ctx, sp, 0xfu, cn_rule_ok, r, doc);
+  /* knobs read: ow_tile, oc_tiles, ic_split, ic_unroll (0xf), oh_tile and parallel (GEMM) */
+  return topi_space_set_rule(ctx, sp, gemm ? 0x5fu : 0xfu, cn_rule_ok, r, doc);
 }
 
 static int cn_declare(tec_ctx *ctx, const void *p, topi_decl *d) {

@@ -281,10 +281,14 @@ typedef struct topi_conv2d_nchwc_config {
                          the window (kh, kw) outermost in the reduction, 1 innermost */
   int64_t ic_unroll;  /* 1: those ic_split blocks unrolled inside a window step; 0: a loop */
   int64_t oh_tile;    /* output rows per parallel task (the row loop inside a task is what loop
-                         partitioning splits at the padded rows); 1 in the GEMM form */
+                         partitioning splits at the padded rows); in the GEMM form 1, or with
+                         parallel 2 the rows of a task (a divisor of oh up to 8) */
   int64_t pad_copy;   /* 1: the zero-padded input copied once per call (root, parallel); 0: the
                          padding inlined into the reads (topi_pad_read); 0 without padding */
-  int64_t parallel;   /* 1: parallel over (n, output-channel tiles, row tiles) fused */
+  int64_t parallel;   /* 1: parallel over (n, output-channel tiles, row tiles) fused; 2: over
+                         (n, row tiles, output-channel tiles): with contiguous static ranges each
+                         thread reads only its rows of the input, not all of it (the default
+                         where the input is larger than the kernel); 0: serial */
 } topi_conv2d_nchwc_config;
 int topi_conv2d_nchwc_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out);
 int topi_conv2d_nchwc_schedule(const topi_decl *d, const topi_conv2d_nchwc_config *cfg,
