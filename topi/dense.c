@@ -286,6 +286,22 @@ static int64_t dense_default_jb(const topi_dense *p, int64_t nr, int64_t budget,
   return jb < 1 ? 1 : jb;
 }
 
+/* The space's rule (AutoTVM's multi_filter, as conv2d_nchwc's): a register tile whose
+ * accumulators (mr x nr / lanes vectors), one row of b's vectors and a's broadcast exceed the
+ * target's vector registers spills in the innermost loop (AVX-512's 12 x 4 vectors: 48
+ * accumulators in 32 zmm) and is not in the space; a one-vector-wide single-row tile always
+ * is. Scalar targets (no vectors) have no rule. */
+typedef struct dense_rule {
+  int64_t lanes, regs;
+} dense_rule;
+
+static int dense_rule_ok(const void *data, const void *config) {
+  const dense_rule *r = data;
+  const topi_dense_config *c = config;
+  int64_t vecs = topi_ceil_div(c->nr, r->lanes);
+  return c->mr * vecs + vecs + 1 <= r->regs || (c->mr == 1 && vecs == 1);
+}
+
 int topi_dense_space(tec_ctx *ctx, const topi_dense *p, const char *target, topi_space *sp) {
   if (!ctx) return -1;
   const char *why;
@@ -324,7 +340,13 @@ int topi_dense_space(tec_ctx *ctx, const topi_dense *p, const char *target, topi
                      offsetof(topi_dense_config, pack), npack, pack,
                      p->const_b ? PACK_ROOT : PACK_PANEL))
     return -1;
-  return 0;
+  if (lanes < 4) return 0;
+  dense_rule *r = tec_ctx_alloc(ctx, sizeof *r);
+  if (!r) return -1;
+  *r = (dense_rule){lanes, topi_target_regs(ctx, target, lanes)};
+  const char *doc = tec_ctx_printf(ctx, "registers: mr*(nr/%d) + nr/%d + 1 <= %lld", lanes, lanes,
+                                   (long long)r->regs);
+  return doc ? topi_space_set_rule(ctx, sp, 0x3u, dense_rule_ok, r, doc) : -1;
 }
 
 static int dense_declare(tec_ctx *ctx, const void *p, topi_decl *d) {
