@@ -8,7 +8,7 @@
 #define STUDY_COLUMNS                                                                          \
   "run,cpu,load_start,load_end,threads,seed,layer,same_as,template,workload,space,mflops,"    \
   "tuner,trials,best_gflops,best_trial,pct_of_ref,trials_to_95,seconds,errors,default_gflops," \
-  "note"
+  "note,remeasured_gflops,pct_remeasured"
 
 /* One tuner's run on one layer. The reference (tuner "reference": random search of --trials)
  * has pct_of_ref 100 and trials_to_95 against its own best. */
@@ -34,6 +34,12 @@ typedef struct study_row {
   int errors;             /* trials that failed (build, run, wrong, time-out) */
   double default_gflops;  /* trial 1: the template's default config */
   char note[160];
+  /* Each run's 3 fastest configs measured again after the layer's runs, side by side (rounds
+   * in turn, the median of each config's rounds); the run's speed: the fastest of its three.
+   * The best of many noisy trials is an optimistic measurement, the more trials the more so
+   * (the reference's 1000 against a tuner's 64). 0 in rows written before these columns. */
+  double remeasured_gflops;
+  double pct_remeasured;  /* remeasured_gflops / the reference's, in % */
 } study_row;
 
 /* The trials a run of `requested` makes in a space of `space` configs (tune stops there). */
