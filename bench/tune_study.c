@@ -232,9 +232,23 @@ static lower_func *pick_lower(const tune_task *t, tec_ctx *ctx, int64_t i, const
 #define REMEASURE_ROUNDS 5
 #define REMEASURE_TOP 3
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
+/* The config indices of r's k fastest correct trials, distinct, fastest first, into out; the
+ * count (fewer when fewer configs ran correctly). */
+static int fastest_configs(const tune_result *r, int k, int64_t *out) {
+  int n = 0;
+  while (n < k) {
+    int pick = -1;
+    for (int t = 0; t < r->ntrials; t++) {
+      const tune_trial *tr = &r->trials[t];
+      int taken = 0;
+      for (int j = 0; j < n; j++) taken |= out[j] == tr->index;
+      if (tr->status == TUNE_OK && !taken && (pick < 0 || tr->gflops > r->trials[pick].gflops))
+        pick = t;
+    }
+    if (pick < 0) break;
+    out[n++] = r->trials[pick].index;
+  }
+  return n;
 }
 
 /* The configs idx[0..n) (distinct, n <= 4 * REMEASURE_TOP) measured again side by side:
@@ -273,10 +287,7 @@ static int remeasure(const unique *u, const net_layer *L, const opts *o, const i
     tune_result_free(&res);
   }
   if (rc != 0) fprintf(stderr, "tune-study: %s: re-measuring: %s\n", L->name, tec_ctx_error(ctx));
-  for (int i = 0; i < n; i++) {
-    qsort(g[i], (size_t)ng[i], sizeof(double), cmp_double);
-    gflops[i] = ng[i] ? g[i][ng[i] / 2] : 0;
-  }
+  for (int i = 0; i < n; i++) gflops[i] = ng[i] ? bench_median(g[i], ng[i]) : 0;
   tec_ctx_free(ctx);
   return rc;
 }
@@ -449,24 +460,16 @@ int main(int argc, char **argv) {
      * run's speed: the fastest of its own re-measured */
     int64_t bidx[4 * REMEASURE_TOP];
     int nb = 0, which[4][REMEASURE_TOP], nw[4] = {0};
-    for (int r = 0; r < nr && !status; r++)
-      for (int top = 0; top < REMEASURE_TOP; top++) {
-        int pick = -1; /* the fastest correct trial not taken yet */
-        for (int t = 0; t < res[r].ntrials; t++) {
-          const tune_trial *tr = &res[r].trials[t];
-          int taken = 0;
-          for (int j = 0; j < nw[r]; j++) taken |= bidx[which[r][j]] == tr->index;
-          if (tr->status == TUNE_OK && !taken && (pick < 0 || tr->gflops > res[r].trials[pick].gflops))
-            pick = t;
-        }
-        if (pick < 0) break;
-        int64_t ix = res[r].trials[pick].index;
-        int slot = -1;
-        for (int j = 0; j < nb && slot < 0; j++)
-          if (bidx[j] == ix) slot = j;
-        if (slot < 0) bidx[nb] = ix, slot = nb++;
-        which[r][nw[r]++] = slot;
+    for (int r = 0; r < nr && !status; r++) {
+      int64_t top[REMEASURE_TOP];
+      nw[r] = fastest_configs(&res[r], REMEASURE_TOP, top);
+      for (int j = 0; j < nw[r]; j++) { /* its slot among the distinct configs */
+        int slot = 0;
+        while (slot < nb && bidx[slot] != top[j]) slot++;
+        if (slot == nb) bidx[nb++] = top[j];
+        which[r][j] = slot;
       }
+    }
     double bg[4 * REMEASURE_TOP] = {0};
     if (!status && nb > 0) {
       printf("  re-measuring %d distinct configs (each run's %d fastest), %d rounds side by side\n",

@@ -387,7 +387,7 @@ int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *targ
   int64_t par_def = p->h * p->w >= p->c_out * p->kh * p->kw ? 2 : 1;
   if (gemm && par_def == 2) {
     int64_t r = 0;
-    for (int i = nrows - 1; i >= 0; i--)
+    for (int i = 0; i < nrows && !r; i++) /* ascending: the fewest rows */
       if ((rows[i] * ow) % bt == 0) r = rows[i];
     if (r) rdef = r;
     else par_def = 1;
@@ -428,7 +428,7 @@ int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *targ
                      offsetof(topi_conv2d_nchwc_config, pad_copy), padded ? 2 : 1, b01, copy_def) ||
       topi_space_add(ctx, sp, "parallel",
                      "1: parallel over (n, output-channel tiles, row tiles); 2: over (n, row "
-                     "tiles, output-channel tiles): each thread writes whole rows",
+                     "tiles, output-channel tiles): each thread reads only its rows of the input",
                      offsetof(topi_conv2d_nchwc_config, parallel), 3, par_vals, par_def))
     return -1;
   cn_rule *r = tec_ctx_alloc(ctx, sizeof *r);
