@@ -286,7 +286,8 @@ int topi_conv2d_nchwc_schedule_in(const topi_decl *dc, const topi_conv2d_nchwc_c
  * tile (the tile loops are inside the fused parallel loop, which loop partitioning cannot
  * split); a partial column tile is peeled: with lanes it costs the loads of its own columns,
  * without (the x86 defaults, as measured) it counts as waste. */
-#define TILE_WBYTES (1 << 20) /* the kernel bytes of one oc tile that stay in L2 */
+#define TILE_WBYTES (1 << 20)   /* the kernel bytes of one oc tile that stay in L2 */
+#define TILE_L1BYTES (32 << 10) /* ... and that stay in L1 */
 
 static void default_tile(int64_t ext, int64_t nob, int64_t vpb, int64_t xb, int64_t lanes,
                          int lane, int regs, int gemm, int64_t block_wbytes, int64_t *bt,
@@ -313,7 +314,15 @@ static void default_tile(int64_t ext, int64_t nob, int64_t vpb, int64_t xb, int6
                     * 4 + 3 columns x 4 blocks against 7 x 2, 0.87x / 0.98x oneDNN (1 thread),
                     * 0.88x / 0.97x (2 threads), Xeon family 6 model 167, round-robin */
         double util = (double)ext / (double)(topi_ceil_div(ext, t) * t);
-        score = util * util * (double)acc / (double)(t + c * vpb);
+        /* a direct layer whose tile's kernel slice outgrows L1 streams the weights from L2
+         * for every column tile: a weight vector counts as 3 loads, a broadcast (from L1) as
+         * one (ResNet-18's 3x3 layers, 1 thread, with the scheduler option of
+         * codegen_llvm/target.c: 14 x 2 against 5 x 4 / 6 x 4, 128x28x28 -> 256 stride 2
+         * 162-170 -> 178-181 GFLOP/s, 64x56x56 -> 128 stride 2 171-173 -> 179-181,
+         * 256x14x14 -> 256 166 -> 176-178; 28 x 1, all broadcasts, 145-151; Xeon family 6
+         * model 167) */
+        double wcost = !gemm && c * block_wbytes > TILE_L1BYTES ? 3.0 : 1.0;
+        score = util * util * (double)acc / ((double)t + wcost * (double)(c * vpb));
       }
       if (score > best + 1e-9) best = score, *bt = t, *bc = c;
     }
