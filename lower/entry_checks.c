@@ -161,7 +161,9 @@ int lower_size_sites(const lower_func *lf, const char *who, lower_size_site *sit
 /* " + margin 1 + 2" for a dimension with a margin, else "". */
 static const char *margin_note(tec_ctx *ctx, const te_tensor *t, int d) {
   int64_t b = te_margin(t, d, 0), a = te_margin(t, d, 1);
-  return b || a ? tec_ctx_printf(ctx, " + margin %lld + %lld", (long long)b, (long long)a) : "";
+  const char *s = b || a ? tec_ctx_printf(ctx, " + margin %lld + %lld", (long long)b, (long long)a)
+                         : "";
+  return s ? s : ""; /* (out of memory: the message without it) */
 }
 
 /* e's text without the outer parentheses: "8*m", not "(8*m)" */
@@ -169,7 +171,8 @@ static const char *bare_str(tec_ctx *ctx, const ir_expr *e) {
   const char *es = tec_ctx_fmt_escape(ctx, ir_expr_str(e));
   size_t len = es ? strlen(es) : 0;
   int wrapped = len > 1 && es[0] == '(' && es[len - 1] == ')';
-  return tec_ctx_printf(ctx, "%.*s", (int)(wrapped ? len - 2 : len), es ? es + wrapped : "");
+  const char *s = tec_ctx_printf(ctx, "%.*s", (int)(wrapped ? len - 2 : len), es ? es + wrapped : "");
+  return s ? s : "";
 }
 
 static int site_at(const lower_func *lf, const lower_size_site *site, int i, int d) {
@@ -299,6 +302,7 @@ const ir_stmt *lower_entry_checks(const lower_func *lf, const char *who) {
     const char *mg = margin_note(ctx, lf->args[i], d);
     if (*mg) /* "(n + 2), n + margin 1 + 1," */
       mg = tec_ctx_printf(ctx, ", %s%s,", bare_str(ctx, lf->args[i]->shape[d]), mg);
+    if (!mg) return NULL;
     if (a == 1 && b == 0) {
       const ir_stmt *items[2] = {
           ir_assert(ir_ge(v, i64(&st, 0)),

@@ -35,16 +35,17 @@ static int same_margin(const te_tensor *t, const int64_t *m) {
 
 static const char *margin_str(tec_ctx *ctx, int ndim, const int64_t *m) {
   const char *s = "before {";
-  for (int d = 0; d < 2 * ndim; d++)
+  for (int d = 0; d < 2 * ndim && s; d++)
     s = tec_ctx_printf(ctx, "%s%s%lld", s, d == ndim ? "}, after {" : d ? ", " : "",
                        (long long)(m ? m[d] : 0));
-  return tec_ctx_printf(ctx, "%s}", s);
+  s = s ? tec_ctx_printf(ctx, "%s}", s) : NULL;
+  return s ? s : "(out of memory)";
 }
 
 int te_tensor_set_margin(tec_ctx *ctx, te_tensor *t, const int64_t *before,
                          const int64_t *after) {
   if (!ctx || !t) return -1; /* NULL from an earlier failure: no new message */
-  const char *nm = tec_ctx_fmt_escape(ctx, t->name);
+  const char *nm = t->name;
   if (t->ndim == 0)
     return tec_ctx_set_error(ctx, "te_tensor_set_margin '%s': a scalar (ndim 0) has no "
                                   "dimensions to give a margin", nm);
@@ -69,7 +70,7 @@ int te_tensor_set_margin(tec_ctx *ctx, te_tensor *t, const int64_t *before,
   if (t->margin_fixed_by)
     return tec_ctx_set_error(ctx, "te_tensor_set_margin '%s': function '%s' was lowered with "
                                   "'%s' as an argument and its margins (%s); set margins before "
-                                  "tec_lower", nm, tec_ctx_fmt_escape(ctx, t->margin_fixed_by), nm,
+                                  "tec_lower", nm, t->margin_fixed_by, nm,
                              margin_str(ctx, t->ndim, t->margin));
   if (t->margin)
     return tec_ctx_set_error(ctx, "te_tensor_set_margin '%s': its margins are already %s; they "
@@ -80,14 +81,13 @@ int te_tensor_set_margin(tec_ctx *ctx, te_tensor *t, const int64_t *before,
   if (!keep || !ext) return -1;
   memcpy(keep, m, sizeof *keep * (size_t)(2 * t->ndim));
   for (int d = 0; d < t->ndim; d++) {
-    int64_t add = m[d] + m[t->ndim + d], v;
+    int64_t add, v, sum = 0;
+    int is_const = ir_is_const_int(t->shape[d], &v);
     if (__builtin_add_overflow(m[d], m[t->ndim + d], &add) ||
-        (ir_is_const_int(t->shape[d], &v) && __builtin_add_overflow(v, add, &v)))
+        (is_const && __builtin_add_overflow(v, add, &sum)))
       return tec_ctx_set_error(ctx, "te_tensor_set_margin '%s': the buffer extent of dimension "
                                     "%d overflows int64", nm, d);
-    ext[d] = !add ? t->shape[d]
-             : ir_is_const_int(t->shape[d], &v) ? ir_int(ctx, v + add)
-                                                : ir_add(t->shape[d], ir_int(ctx, add));
+    ext[d] = !add ? t->shape[d] : is_const ? ir_int(ctx, sum) : ir_add(t->shape[d], ir_int(ctx, add));
     if (!ext[d]) return -1;
   }
   t->margin = keep;
