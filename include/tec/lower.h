@@ -83,7 +83,8 @@ lower_func *tec_lower(const sch_schedule *s, const char *name, int nargs, te_ten
  * module's prepare/run calls read it). Without this call the ctx frees it. NULL: no-op. */
 void tec_lower_free(lower_func *f);
 
-/* The lowered function as text: a signature line, then the body. Arena string. */
+/* The lowered function as text: a signature line (an argument with a margin followed by
+ * `margin[before+after, ...]` per dimension), then the body. Arena string. */
 const char *tec_lower_str(const lower_func *f);
 void tec_lower_print(FILE *out, const lower_func *f);
 
