@@ -95,7 +95,9 @@ int topi_conv_declare_args(tec_ctx *ctx, const char *who, const topi_conv2d *p,
   if (topi_conv2d_check(ctx, who, p) || topi_conv2d_out_hw(ctx, p, &a->oh, &a->ow)) return -1;
   int64_t g = p->groups ? p->groups : 1;
   int nd;
-  const ir_expr *const *s = topi_layout_shape(ctx, p->in_layout, p->n, p->c_in, p->h, p->w, &nd);
+  /* an input margin: the whole buffer, read at + margin (topi_layout_read) */
+  const ir_expr *const *s =
+      topi_layout_buffer_shape(ctx, p->in_layout, p->n, p->c_in, p->h, p->w, &nd);
   a->data = te_placeholder(ctx, "data", TEC_F32, nd, s);
   a->kernel = te_const_placeholder(ctx, "kernel", TEC_F32, 4,
                                    TE_SHAPE(ctx, p->c_out, p->c_in / g, p->kh, p->kw));
@@ -103,10 +105,18 @@ int topi_conv_declare_args(tec_ctx *ctx, const char *who, const topi_conv2d *p,
   if (p->epi.residual) {
     s = topi_layout_shape(ctx, p->out_layout, p->n, p->c_out, a->oh, a->ow, &nd);
     a->residual = te_placeholder(ctx, "residual", TEC_F32, nd, s);
+    if (a->residual && topi_set_margin(ctx, who, a->residual, p->out_layout)) return -1;
   }
   if (!a->data || !a->kernel || (p->epi.bias && !a->bias) || (p->epi.residual && !a->residual))
     return -1;
   return 0;
+}
+
+int topi_set_margin(tec_ctx *ctx, const char *who, te_tensor *t, topi_layout l) {
+  if (!l.margin) return 0;
+  return tec_ctx_set_error(ctx, "%s: %s's layout %s has a margin: output margins need "
+                                "te_tensor_set_margin (not in this build); margin 0 is what %s "
+                                "writes", who, t->name, topi_layout_str(ctx, l), who);
 }
 
 int topi_conv_finish_decl(tec_ctx *ctx, const topi_template *t, const topi_conv2d *p,
@@ -157,6 +167,11 @@ te_tensor *topi_pack_bias(tec_ctx *ctx, te_tensor *bias, int64_t c, int64_t bloc
                                             .shape = TE_SHAPE(ctx, topi_ceil_div(c, block), block),
                                             .body = pack_bias_body, .user = d,
                                             .tag = "pack_bias", .axis_names = names});
+}
+
+const char *topi_conv2d_margin_refused(tec_ctx *ctx, const char *who, const topi_conv2d *p) {
+  const char *w = topi_margin_refused(ctx, who, "input", p->in_layout);
+  return w ? w : topi_margin_refused(ctx, who, "output", p->out_layout);
 }
 
 const char *topi_conv2d_blocked_out_why(tec_ctx *ctx, const topi_conv2d *p) {

@@ -37,7 +37,7 @@ void tune_bench_free(tune_bench *b) {
   free(b->t), free(b->args), free(b->ref), free(b);
 }
 
-tune_bench *tune_bench_new(tec_ctx *ctx, lower_func *f, const tune_options *o) {
+tune_bench *tune_bench_new(tec_ctx *ctx, const tune_task *task, lower_func *f, const tune_options *o) {
   tune_bench *b = calloc(1, sizeof *b);
   if (!b) return NULL;
   b->ctx = ctx, b->o = *o, b->nargs = f->nuser;
@@ -63,6 +63,7 @@ tune_bench *tune_bench_new(tec_ctx *ctx, lower_func *f, const tune_options *o) {
     for (int64_t e = 0; e < n; e++)
       s = s * 1103515245u + 12345u, ((float *)b->t[i].data)[e] = (float)((s >> 9) & 0xffff) / 32768.0f - 1.0f;
   }
+  if (task && task->fill) task->fill(task, b->args, b->nargs);
   b->out = b->t[b->nargs - 1].data;
   b->nout = tec_dl_numel(&b->t[b->nargs - 1]);
   if (!(b->ref = malloc(sizeof *b->ref * (size_t)b->nout))) goto oom;

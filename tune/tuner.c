@@ -360,7 +360,7 @@ int tune_run(tec_ctx *ctx, const tune_task *task, const tune_options *opt, tune_
   int64_t def = task->default_index >= 0 ? task->default_index : 0;
   lower_func *rf = task->lower(task, refctx, def, NULL, NULL);
   st.t0 = tune_now();
-  if (!rf || !(st.bench = tune_bench_new(refctx, rf, &o))) {
+  if (!rf || !(st.bench = tune_bench_new(refctx, task, rf, &o))) {
     tec_ctx_set_error(ctx, "tune: %s: cannot compute the reference output: %s", task->workload, tec_ctx_error(refctx));
     goto done;
   }

@@ -153,6 +153,11 @@ struct tune_task {
   lower_func *(*lower)(const tune_task *task, tec_ctx *ctx, int64_t index, const char **config_str,
                        const char **trace_json);
   void *user;
+  /* What the task's inputs must hold beyond the seeded random fill (NULL: nothing): called
+   * once on the filled arguments, before the reference output is computed. A topi task whose
+   * input has a margin zeroes its ring (topi_arg_zero_ring). Remote measurement refuses a task
+   * with one (the remote driver fills the arguments itself). */
+  void (*fill)(const tune_task *task, DLTensor *const *args, int nargs);
 };
 
 /* A topi template's task for problem (copied) and target (NULL: host); problem_str is the
