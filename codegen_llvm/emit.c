@@ -112,7 +112,15 @@ static int cg_write_header(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, c
   fprintf(out, " *   name(args, nargs)  checks every DLTensor (dtype, shape, strides, 64-byte\n");
   fprintf(out, " *                      alignment) and returns 0, or -1 with tec_rt_last_error().\n");
   fprintf(out, " *   name_raw(...)      no checks: buffers must be %d-byte aligned, compact and\n", TEC_ALIGN);
-  fprintf(out, " *                      must not overlap; then the symbolic sizes.\n */\n");
+  fprintf(out, " *                      must not overlap; then the symbolic sizes.\n");
+  int margins = 0;
+  for (int i = 0; i < nfuncs; i++)
+    for (int a = 0; a < funcs[i]->nargs; a++) margins |= te_has_margin(funcs[i]->args[a]);
+  if (margins)
+    fprintf(out, " * An argument `T: float32[4, 5] in a buffer [8, 7] (margin ...)` is the window of a\n"
+               " * larger buffer: pass the whole buffer (its DLTensor has the buffer's extents);\n"
+               " * T[i, j] is its element [i + before[0], j + before[1]], the margin is never touched.\n");
+  fprintf(out, " */\n");
   fprintf(out, "#ifndef %s\n#define %s\n\n#include <stdint.h>\n#include <dlpack/dlpack.h>\n\n", guard, guard);
   fprintf(out, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n");
   for (int i = 0; i < nfuncs; i++) {
@@ -129,6 +137,16 @@ static int cg_write_header(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, c
       fprintf(out, "%s%s: %s[", a ? ", " : "", t->name ? t->name : "?", tec_dtype_str(t->type, tb, sizeof tb));
       for (int d = 0; d < t->ndim; d++) fprintf(out, "%s%s", d ? ", " : "", ir_expr_str(t->shape[d]));
       fprintf(out, "]");
+      if (!te_has_margin(t)) continue;
+      /* the window of a larger buffer: the DLTensor (and the raw pointer) is the buffer */
+      fprintf(out, " in a buffer [");
+      for (int d = 0; d < t->ndim; d++)
+        fprintf(out, "%s%s", d ? ", " : "", ir_expr_str(te_buffer_shape(t)[d]));
+      for (int side = 0; side < 2; side++)
+        for (int d = 0; d < t->ndim; d++)
+          fprintf(out, "%s%lld", d ? ", " : side ? "}, after {" : "] (margin before {",
+                  (long long)te_margin(t, d, side));
+      fprintf(out, "})");
     }
     fprintf(out, ") */\n");
     fprintf(out, "int32_t %s(DLTensor *const *args, int32_t nargs);\n", f->name);

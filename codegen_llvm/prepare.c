@@ -119,6 +119,7 @@ static int bind_sizes(const lower_func *f, DLTensor *const *args, int only_const
   for (int a = 0; a < f->nuser; a++) {
     const te_tensor *t = f->user_args[a];
     if (only_const && !t->is_const) continue;
+    if (te_has_margin(t)) continue; /* its extents are not its shape (constants have none) */
     if (!args[a] || !args[a]->shape || args[a]->ndim != t->ndim) continue;
     for (int d = 0; d < t->ndim; d++) {
       const ir_expr *e = t->shape[d];

@@ -16,6 +16,10 @@
  *   4. per argument: every other extent against its value under the bound sizes, strides
  *      (NULL or compact row-major; extent-1 dimensions may have any stride), data non-NULL,
  *      data + byte_offset TEC_ALIGN-aligned (the kernel is compiled assuming it);
+ * An argument with a margin (te_tensor_set_margin) is checked as its buffer: extents
+ * shape + before + after (te_buffer_shape), the messages saying so ("expected 30 (28 +
+ * margin 1 + 1)"), and a size bound from such an extent subtracts the margin (n + 2: n =
+ * extent - 2).
  * then `attr entry_call`: the call of name_raw(data + byte_offset ..., sizes ...).
  *
  *   assert((dl_arg(0, 0, 0) == 2), "f: expected 2 arguments, got %lld", dl_arg(0, 0, 0))
@@ -119,7 +123,7 @@ int lower_size_sites(const lower_func *lf, const char *who, lower_size_site *sit
     int uarg = -1, udim = -1; /* the first shape that uses v without binding it */
     for (int i = 0; i < lf->nargs && site[k].arg < 0; i++)
       for (int d = 0; d < lf->args[i]->ndim && site[k].arg < 0; d++) {
-        const ir_expr *e = lf->args[i]->shape[d];
+        const ir_expr *e = te_buffer_shape(lf->args[i])[d];
         if (affine_in(ctx, e, v, &site[k].a, &site[k].b))
           site[k].arg = i, site[k].dim = d;
         else if (uarg < 0 && ir_uses_var(e, v))
@@ -131,7 +135,7 @@ int lower_size_sites(const lower_func *lf, const char *who, lower_size_site *sit
       return tec_ctx_set_error(ctx, "%s: size variable '%s' of '%s' is not the extent of any "
                                     "argument's dimension, so the arguments cannot bind it",
                                who, vn, lf->name);
-    const ir_expr *e = lf->args[uarg]->shape[udim];
+    const ir_expr *e = te_buffer_shape(lf->args[uarg])[udim];
     const ir_expr *other = NULL;
     ir_visitor vis;
     ir_visitor_init(&vis, &other);
@@ -152,6 +156,20 @@ int lower_size_sites(const lower_func *lf, const char *who, lower_size_site *sit
                              other ? " (it uses other sizes too)" : "", vn, vn, vn, vn);
   }
   return 0;
+}
+
+/* " + margin 1 + 2" for a dimension with a margin, else "". */
+static const char *margin_note(tec_ctx *ctx, const te_tensor *t, int d) {
+  int64_t b = te_margin(t, d, 0), a = te_margin(t, d, 1);
+  return b || a ? tec_ctx_printf(ctx, " + margin %lld + %lld", (long long)b, (long long)a) : "";
+}
+
+/* e's text without the outer parentheses: "8*m", not "(8*m)" */
+static const char *bare_str(tec_ctx *ctx, const ir_expr *e) {
+  const char *es = tec_ctx_fmt_escape(ctx, ir_expr_str(e));
+  size_t len = es ? strlen(es) : 0;
+  int wrapped = len > 1 && es[0] == '(' && es[len - 1] == ')';
+  return tec_ctx_printf(ctx, "%.*s", (int)(wrapped ? len - 2 : len), es ? es + wrapped : "");
 }
 
 static int site_at(const lower_func *lf, const lower_size_site *site, int i, int d) {
@@ -216,7 +234,8 @@ const ir_stmt *lower_entry_checks(const lower_func *lf, const char *who) {
     const ir_expr **act = tec_ctx_alloc(ctx, sizeof *act * (size_t)(t->ndim + 1));
     if (!act) return NULL;
     for (int d = 0; d < t->ndim; d++) {
-      const ir_expr *e = t->shape[d];
+      const ir_expr *e = te_buffer_shape(t)[d]; /* the shape, plus a margin if t has one */
+      const char *mg = margin_note(ctx, t, d);
       int k = size_index(lf, e), ks = site_at(lf, site, i, d);
       if (ks >= 0 && site[ks].a == 1 && site[ks].b == 0) {
         act[d] = e; /* the size variable itself, bound from here */
@@ -228,18 +247,13 @@ const ir_stmt *lower_entry_checks(const lower_func *lf, const char *who) {
       const ir_expr *want = e->type.bits != 64 ? ir_cast(TEC_I64, e) : e;
       const char *why;
       if (ir_is_const_int(e, NULL))
-        why = "";
+        why = *mg ? tec_ctx_printf(ctx, " (%s%s)", bare_str(ctx, t->shape[d]), mg) : "";
       else if (k >= 0)
         why = tec_ctx_printf(ctx, " (%s, bound by argument %d '%s')",
                              tec_ctx_fmt_escape(ctx, lf->size_vars[k]->name), site[k].arg,
                              tec_ctx_fmt_escape(ctx, lf->args[site[k].arg]->name));
-      else { /* " (8*m)", not " ((8*m))" */
-        const char *es = tec_ctx_fmt_escape(ctx, ir_expr_str(e));
-        size_t len = es ? strlen(es) : 0;
-        int wrapped = len > 1 && es[0] == '(' && es[len - 1] == ')';
-        why = tec_ctx_printf(ctx, " (%.*s)", (int)(wrapped ? len - 2 : len),
-                             es ? es + wrapped : "");
-      }
+      else /* " (8*m)", not " ((8*m))" */
+        why = tec_ctx_printf(ctx, " (%s%s)", bare_str(ctx, t->shape[d]), mg);
       check(&st, ir_eq(act[d], want),
             tec_ctx_printf(ctx, "%s shape[%d] is %%lld, expected %%lld%s", pre[i], d, why),
             act[d], want);
@@ -282,6 +296,9 @@ const ir_stmt *lower_entry_checks(const lower_func *lf, const char *who) {
     int64_t a = site[k].a, b = site[k].b;
     const ir_expr *v = lf->size_vars[k], *ext = dl(&st, IR_DL_SHAPE, i, d);
     const char *vn = tec_ctx_fmt_escape(ctx, v->name);
+    const char *mg = margin_note(ctx, lf->args[i], d);
+    if (*mg) /* "(n + 2), n + margin 1 + 1," */
+      mg = tec_ctx_printf(ctx, ", %s%s,", bare_str(ctx, lf->args[i]->shape[d]), mg);
     if (a == 1 && b == 0) {
       const ir_stmt *items[2] = {
           ir_assert(ir_ge(v, i64(&st, 0)),
@@ -303,9 +320,9 @@ const ir_stmt *lower_entry_checks(const lower_func *lf, const char *who) {
                                (long long)(first + a), (long long)(first + 2 * a))
               : tec_ctx_printf(ctx, "%lld or more", (long long)first);
     const ir_stmt *chk = ir_assert(
-        ok, tec_ctx_printf(ctx, "%s shape[%d] is %%lld, expected %s for a size %s >= 0: %s",
-                           pre[i], d, tec_ctx_fmt_escape(ctx, ir_expr_str(lf->args[i]->shape[d])),
-                           vn, legal),
+        ok, tec_ctx_printf(ctx, "%s shape[%d] is %%lld, expected %s%s for a size %s >= 0: %s",
+                           pre[i], d, tec_ctx_fmt_escape(ctx, ir_expr_str(te_buffer_shape(lf->args[i])[d])),
+                           mg, vn, legal),
         ext, NULL);
     rest = ir_seq2(chk, ir_let_stmt(v, a > 1 ? ir_floordiv(off, i64(&st, a)) : off, rest));
   }

@@ -211,6 +211,24 @@ static int check_args(const sch_schedule *s, const char *name, int nargs, te_ten
       return tec_ctx_set_error(ctx, "tec_lower '%s': %s '%s' must be one of the arguments",
                                name, t->op == TE_PLACEHOLDER ? "input" : "output", t->name);
   }
+  /* a margin (te_tensor_set_margin) describes the caller's buffer: arguments only */
+  for (int k = 0; k < s->nstage; k++) {
+    te_tensor *t = s->stages[k]->tensor;
+    for (int o = 0; o < (t->nout > 1 ? t->nout : 1); o++) {
+      const te_tensor *u = t->nout > 1 ? t->outputs[o] : t;
+      int found = 0;
+      for (int i = 0; i < nargs; i++) found |= args[i] == u;
+      if (!found && te_has_margin(u))
+        return tec_ctx_set_error(ctx, "tec_lower '%s': tensor '%s' has a margin "
+                                      "(te_tensor_set_margin) but is not an argument; margins "
+                                      "apply to arguments only (the caller's buffer), an "
+                                      "intermediate has none: pass '%s' as an argument or "
+                                      "drop its margin", name, u->name, u->name);
+    }
+  }
+  /* the flattened indices and the build's entry checks read the margins: they stay */
+  for (int i = 0; i < nargs; i++)
+    if (!args[i]->margin_fixed_by) args[i]->margin_fixed_by = tec_ctx_strdup(ctx, name);
   return 0;
 }
 
@@ -503,6 +521,9 @@ static void print_one(FILE *out, const lower_func *f) {
       ir_print_expr(out, t->shape[d]);
     }
     fputc(']', out);
+    for (int d = 0; te_has_margin(t) && d < t->ndim; d++)
+      fprintf(out, "%s%lld+%lld%s", d ? ", " : " margin[", (long long)te_margin(t, d, 0),
+              (long long)te_margin(t, d, 1), d == t->ndim - 1 ? "]" : "");
   }
   fputs(") {\n", out);
   char *buf = NULL;

@@ -5,7 +5,10 @@
  * Strides are compact row-major, from the tensor's shape (a realize region's extents, for an
  * intermediate, with its mins subtracted); storage_align pads a dimension's stride up to
  * factor*k + offset elements. Arguments keep the buffer variables of the lowered function;
- * intermediates get a fresh handle variable named after the tensor. */
+ * intermediates get a fresh handle variable named after the tensor. An argument with a margin
+ * (te_tensor_set_margin) is the window of its buffer: strides from the buffer's extents
+ * (te_buffer_shape), indices offset by `before` (min = -before):
+ *   B[4, 5] with before {1, 2}, after {3, 0}: B[i, j] -> B[((i + 1)*7 + (j + 2))] */
 #include "tec/lower.h"
 #include "ir/internal.h"
 #include "lower/passes.h"
@@ -131,8 +134,14 @@ static const ir_stmt *flat_realize(ir_mutator *m, const ir_stmt *s) {
 const ir_stmt *lower_storage_flatten(const ir_stmt *body, lower_func *f, const sch_schedule *s) {
   flat fl = {f->ctx, NULL, 0, 0, NULL, 0};
   for (int i = 0; i < f->nargs; i++) {
-    const ir_expr *const *st = strides(&fl, f->args[i], f->args[i]->ndim, f->args[i]->shape, NULL);
-    if (!st || add(&fl, (buf_entry){f->args[i], f->arg_bufs[i], NULL, st})) return NULL;
+    const te_tensor *t = f->args[i];
+    const ir_expr *const *st = strides(&fl, t, t->ndim, te_buffer_shape(t), NULL);
+    const ir_expr **min = te_has_margin(t) ? tec_ctx_alloc(f->ctx, sizeof *min * (size_t)t->ndim)
+                                           : NULL;
+    if (te_has_margin(t) && !min) return NULL;
+    for (int d = 0; min && d < t->ndim; d++) /* the window starts `before` into the buffer */
+      if (!(min[d] = ir_int(f->ctx, -te_margin(t, d, 0)))) return NULL;
+    if (!st || add(&fl, (buf_entry){t, f->arg_bufs[i], min, st})) return NULL;
   }
   fl.sched = s; /* arguments are compact: storage_align applies to intermediates only */
   ir_mutator m;

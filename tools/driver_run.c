@@ -122,7 +122,7 @@ int drv_bench(tec_ctx *ctx, lower_func *f, const char *target, int repeat, doubl
     int64_t shape[8];
     if (a->ndim > 8) goto symbolic;
     for (int d = 0; d < a->ndim; d++)
-      if (!ir_is_const_int(a->shape[d], &shape[d])) goto symbolic;
+      if (!ir_is_const_int(te_buffer_shape(a)[d], &shape[d])) goto symbolic; /* with a margin */
     if (tec_dl_alloc(&t[i], a->type, a->ndim, shape) != 0) {
       fprintf(stderr, "tec bench: cannot allocate argument %s\n", a->name);
       goto done;

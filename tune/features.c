@@ -523,7 +523,7 @@ int tune_features(tec_ctx *ctx, const lower_func *f, float *out, int cap) {
     const te_tensor *t = f->args[i];
     int64_t n = 1, d;
     for (int j = 0; j < t->ndim && n > 0; j++)
-      if (!ir_is_const_int(t->shape[j], &d) || __builtin_mul_overflow(n, d, &n)) n = -1;
+      if (!ir_is_const_int(te_buffer_shape(t)[j], &d) || __builtin_mul_overflow(n, d, &n)) n = -1;
     s.bufs[b].elems = n;
   }
   walk_stmt(&s, f->body, -1);

@@ -51,6 +51,14 @@ tune_bench *tune_bench_new(tec_ctx *ctx, const tune_task *task, lower_func *f, c
       tec_ctx_set_error(ctx, "tune: argument %s is not a float32 tensor of at most 8 dimensions; the tuner measures float32 operators", a->name);
       goto fail;
     }
+    if (te_has_margin(a)) { /* refused, not half-done: see tune.h */
+      tec_ctx_set_error_kind(ctx, TEC_ERR_UNSUPPORTED, "tune: argument %s has a margin "
+                             "(te_tensor_set_margin); the tuner allocates compact arguments and "
+                             "compares whole outputs, not windows of larger buffers: tune without "
+                             "the margin (the best schedule is the same) and set it for the final "
+                             "build", a->name);
+      goto fail;
+    }
     for (int d = 0; d < a->ndim; d++)
       if (!ir_is_const_int(a->shape[d], &shape[d])) {
         tec_ctx_set_error(ctx, "tune: argument %s has a symbolic shape; the tuner needs constant shapes", a->name);

@@ -103,6 +103,7 @@ static const char driver_main[] =
 
 static int64_t tensor_bytes(const te_tensor *t) {
   int64_t n = (t->type.bits + 7) / 8 * (t->type.lanes > 1 ? t->type.lanes : 1), e;
+  if (te_has_margin(t)) return -1; /* tune_bench_new refuses margins first */
   for (int d = 0; d < t->ndim; d++) {
     if (!ir_is_const_int(t->shape[d], &e)) return -1;
     n *= e;

@@ -10,7 +10,10 @@
  *       no checks: the buffers in argument order, then the symbolic sizes in the order of
  *       lower_func.size_vars. The caller guarantees what the checked form verifies: each
  *       buffer TEC_ALIGN (64)-byte aligned and compact, and no two buffers overlapping (they
- *       are declared noalias). It returns -1 only if a heap temporary cannot be allocated.
+ *       are declared noalias). An argument with a margin (te_tensor_set_margin) is its whole
+ *       buffer, of extents shape + before + after, in both forms: the checked form expects
+ *       those extents in the DLTensor ("expected 30 (28 + margin 1 + 1)"), the raw form the
+ *       buffer's first element; the function reads or writes the window only. It returns -1 only if a heap temporary cannot be allocated.
  * Function names must be C identifiers and not name a runtime or libm symbol ("fma").
  *
  * Parallel loops (sch_parallel) run on the runtime's thread pool: each becomes an internal

@@ -105,10 +105,18 @@ struct te_tensor {
   int value_index;
   te_tensor *const *outputs;
   int id;
+  /* argument margins (te_tensor_set_margin): NULL, or 2*ndim counts, before[d] at [d] and
+   * after[d] at [ndim + d]; buffer_shape holds the extents shape[d] + before[d] + after[d]
+   * (read both through te_margin and te_buffer_shape). margin_fixed_by names the function
+   * whose lowering fixed them (NULL: may still change). */
+  const int64_t *margin;
+  const ir_expr *const *buffer_shape;
+  const char *margin_fixed_by;
 };
 
 /* A symbolic size (int64), bound from actual tensor shapes at call time: from the first
- * argument dimension (argument order, then dimension order) whose extent is n or a*n + b with
+ * argument dimension (argument order, then dimension order) whose buffer extent (the shape
+ * plus a margin, te_tensor_set_margin) is n or a*n + b with
  * integer constants a >= 1 and b (8*n, n + 1, 2*n + 3), as n = (extent - b) / a, a call
  * whose extent is not such a value refused with a message naming the legal ones. A size
  * appearing only in shapes that do not determine it (n / 4, m*n) is refused by tec_lower;
@@ -131,6 +139,29 @@ te_tensor *te_placeholder(tec_ctx *ctx, const char *name, tec_dtype type, int nd
  * alone move into a separate prepare step. */
 te_tensor *te_const_placeholder(tec_ctx *ctx, const char *name, tec_dtype type, int ndim,
                                 const ir_expr *const *shape);
+
+/* ---- argument margins: a tensor as the window of a larger buffer ----
+ * Declares that t, as an argument of a lowered function, is the window of a larger compact
+ * buffer: before[d] elements precede it and after[d] follow it in dimension d (NULL: zeros).
+ * The argument's DLTensor then has extent shape[d] + before[d] + after[d]; the function reads
+ * or writes only the window, t[i...] being buffer element [i + before] (the margin is the
+ * caller's: tec never reads or writes it). Like TVM's buffer with elem_offset and strides,
+ * Halide's output buffer larger than the region computed. The use: a convolution writing the
+ * interior of a zero-bordered buffer that the next 3x3 convolution reads as its padded input.
+ * Symbolic shapes work (the entry binds n from extent n + before + after). Refused: negative
+ * margins, a scalar (ndim 0), a te_const_placeholder (the prepare step packs constants into
+ * compact buffers), other values than margins set before, and any change once tec_lower has
+ * lowered a function taking t; tec_lower refuses a tensor with a margin that is not one of its
+ * arguments (an intermediate has no caller's buffer). Setting the same margins again is a
+ * no-op. Returns 0, or -1 with an error in ctx. */
+int te_tensor_set_margin(tec_ctx *ctx, te_tensor *t, const int64_t *before, const int64_t *after);
+/* The margin of dimension d on side 0 (before) or 1 (after); 0 without one. */
+int64_t te_margin(const te_tensor *t, int d, int side);
+/* 1 if t has a margin in some dimension. */
+int te_has_margin(const te_tensor *t);
+/* The extents of t's buffer as an argument: shape[d] + before[d] + after[d] (t->shape itself
+ * without a margin). What allocates, checks or describes an argument's buffer reads this. */
+const ir_expr *const *te_buffer_shape(const te_tensor *t);
 
 /* A compute op, declared as a struct. body receives one index VAR per dimension. */
 typedef const ir_expr *(*te_body_fn)(tec_ctx *ctx, const ir_expr *const *idx, void *user);
