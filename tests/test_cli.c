@@ -250,10 +250,13 @@ START_TEST(bench_conv) {
   tu_assert_contains(out_text, " GFLOP/s\n");
   ck_assert_int_eq(run(TEC_CLI, "bench dense --shape m=16,n=32,k=8 --repeat 2"), 0);
   tu_assert_contains(out_text, "dense: median ");
-  /* an input with a margin: the whole buffer allocated, its ring zeroed */
+  /* margins: the whole buffers allocated, the input's ring zeroed */
   ck_assert_int_eq(run(TEC_CLI, "bench conv2d_nchwc --shape c=16,h=8,w=8,oc=16,k=3,pad=1,"
                                 "in=NCHW16c+m1,out=NCHW16c --repeat 2"), 0);
   tu_assert_contains(out_text, "conv2d_nchwc: median ");
+  ck_assert_int_eq(run(TEC_CLI, "bench depthwise_nchwc --shape c=32,h=8,w=8,groups=32,k=3,pad=1,"
+                                "in=NCHW16c+m1,out=NCHW16c+m1,residual=1 --repeat 2"), 0);
+  tu_assert_contains(out_text, "depthwise_nchwc: median ");
 }
 END_TEST
 

@@ -201,10 +201,10 @@ static int conv_ref(void *user, DLTensor *const *args, int nargs, float *out, in
 
 START_TEST(tune_with_margins) {
   tec_ctx *ctx = tec_ctx_new();
-  tune_prob = conv(16, 8, 8, 16, 3, 1, 1, 1, blk(16, 1), blk(16, 0), 0);
+  tune_prob = conv(16, 8, 8, 16, 3, 1, 1, 1, blk(16, 1), blk(16, 2), 0);
   tune_task task;
   OK(ctx, tune_task_topi(ctx, topi_template_find("conv2d_nchwc"), &tune_prob,
-                         "c=16,h=8,w=8,oc=16,k=3,pad=1,in=NCHW16c+m1", NULL, &task));
+                         "c=16,h=8,w=8,oc=16,k=3,pad=1,in=NCHW16c+m1,out=NCHW16c+m2", NULL, &task));
   ck_assert_ptr_nonnull(task.fill);
   tune_options o = tune_options_default();
   int calls = 0;
@@ -216,6 +216,11 @@ START_TEST(tune_with_margins) {
   for (int i = 0; i < r.ntrials; i++)
     ck_assert_msg(r.trials[i].status == TUNE_OK, "trial %d: %s", i, r.trials[i].error);
   tune_result_free(&r);
+  /* remote measurement refuses it (its driver fills compact buffers) */
+  tune_remote ro = {.nhosts = 1, .hosts = (const char *const[]){"localhost"}, .runtime = "x"};
+  o.remote = &ro;
+  ck_assert_int_ne(tune_run(ctx, &task, &o, &r), 0);
+  tu_assert_contains(tec_ctx_error(ctx), "remote measurement does not fill inputs with a margin");
   tec_ctx_free(ctx);
 }
 END_TEST
@@ -293,7 +298,7 @@ int main(void) {
   tcase_add_test(tc, conv_pad_copy);
   tcase_add_test(tc, no_compares);
   tcase_add_test(tc, depthwise_input_margin);
-  /* output_margin: with te_tensor_set_margin (the merge of branch margin) */
+  tcase_add_test(tc, output_margin);
   tcase_add_test(tc, tune_with_margins);
   tcase_add_test(tc, refusals);
   suite_add_tcase(s, tc);

@@ -114,9 +114,13 @@ int topi_conv_declare_args(tec_ctx *ctx, const char *who, const topi_conv2d *p,
 
 int topi_set_margin(tec_ctx *ctx, const char *who, te_tensor *t, topi_layout l) {
   if (!l.margin) return 0;
-  return tec_ctx_set_error(ctx, "%s: %s's layout %s has a margin: output margins need "
-                                "te_tensor_set_margin (not in this build); margin 0 is what %s "
-                                "writes", who, t->name, topi_layout_str(ctx, l), who);
+  int64_t before[5], after[5];
+  topi_layout_margins(l, before, after);
+  if (te_tensor_set_margin(ctx, t, before, after) == 0) return 0;
+  const char *why = tec_ctx_strdup(ctx, tec_ctx_error(ctx));
+  tec_ctx_clear_error(ctx);
+  return tec_ctx_set_error(ctx, "%s: %s in layout %s: %s", who, t->name, topi_layout_str(ctx, l),
+                           why ? why : "");
 }
 
 int topi_conv_finish_decl(tec_ctx *ctx, const topi_template *t, const topi_conv2d *p,

@@ -190,8 +190,10 @@ typedef struct topi_layout {
  * zeroes it once: tec leaves it as it is). conv2d_nchwc and depthwise_nchwc honour margins on
  * input, output and residual (the residual has the output's layout, margin included); every
  * other template refuses a non-zero margin in its applies ("<template>: ... takes margin 0").
- * Where the input is a buffer of the full size (te placeholder [..][h+2m][w+2m][..]), the
- * output and the residual are windows of theirs (te_tensor_set_margin): see each decl's args. */
+ * As tensors: the input is a placeholder of the whole buffer ([..][h+2m][w+2m][..]); the output
+ * and the residual have the logical shape and are windows of their buffers
+ * (te_tensor_set_margin, margins {0, 0, m, m, 0} in NCHW[x]c): every argument's DLTensor has
+ * the buffer's extents. */
 
 /* "NCHW", "NHWC", "NCHW16c", with an optional margin suffix "+m<k>" ("NCHW16c+m1", "NHWC+m2";
  * k a decimal 0..1024) -> layout; -1 with an error listing the accepted forms. topi_layout_str

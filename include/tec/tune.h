@@ -9,9 +9,10 @@
  *   measure   each candidate built for the host (in a forked child killed past the build
  *             time-out: tune/build_child.c), prepare run once, run timed (warm-up, repeats,
  *             median), a time-out per run, its output checked once against the reference
- *             (the default config's output): tune/measure.c. Arguments are compact: a
- *             task whose arguments have margins (te_tensor_set_margin) is refused (tune
- *             without them; the schedule does not depend on them). Or built ahead of
+ *             (the default config's output): tune/measure.c. An argument with a margin
+ *             (te_tensor_set_margin) is allocated with its buffer's extents and the output
+ *             compared in its window only (tune_task.fill zeroes what must be zero; remote
+ *             measurement refuses margins). Or built ahead of
  *             time for the target and measured on other hosts over SSH (tune_remote:
  *             tune/remote*.c).
  *   tuner     a loop over batches that a proposer (grid, random, anneal: simulated annealing

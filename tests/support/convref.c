@@ -171,7 +171,7 @@ double cr_check_template(const char *name, const topi_conv2d *p, const void *con
     for (int64_t n = 0; n < p->n; n++)
       for (int64_t i = 0; i < oh * ow; i++)
         for (int64_t v = p->c_out % B; v < B; v++) {
-          float e = o[((n * cb + cb - 1) * oh * ow + i) * B + v];
+          float e = o[at(p->out_layout, p->n, cb * B, oh, ow, n, (cb - 1) * B + v, i / ow, i % ow)];
           ck_assert_msg(e == 0.0f, "%s: padded output channel lane %lld is %g, not 0", name,
                         (long long)v, (double)e);
         }
