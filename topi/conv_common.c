@@ -1,6 +1,7 @@
 /* conv_common.c — what every convolution template shares: checking a topi_conv2d, the output
- * size and FLOP count, the declared arguments (data in its layout, plain OIHW kernel and bias
- * as constants, the residual in the output's layout), the fused epilogue expression and the
+ * size and FLOP count, the declared arguments (data in its layout, its margin's buffer whole;
+ * plain OIHW kernel and bias as constants; the residual in the output's layout, a window of
+ * its buffer with a margin), the fused epilogue expression and the
  * blocked bias (packed once, in prepare):
  *
  *   bias [c_out]  ->  bias_p[C, v] = C*block + v < c_out ? bias[C*block + v] : 0
@@ -112,17 +113,6 @@ int topi_conv_declare_args(tec_ctx *ctx, const char *who, const topi_conv2d *p,
   return 0;
 }
 
-int topi_set_margin(tec_ctx *ctx, const char *who, te_tensor *t, topi_layout l) {
-  if (!l.margin) return 0;
-  int64_t before[5], after[5];
-  topi_layout_margins(l, before, after);
-  if (te_tensor_set_margin(ctx, t, before, after) == 0) return 0;
-  const char *why = tec_ctx_strdup(ctx, tec_ctx_error(ctx));
-  tec_ctx_clear_error(ctx);
-  return tec_ctx_set_error(ctx, "%s: %s in layout %s: %s", who, t->name, topi_layout_str(ctx, l),
-                           why ? why : "");
-}
-
 int topi_conv_finish_decl(tec_ctx *ctx, const topi_template *t, const topi_conv2d *p,
                           const topi_conv_args *a, te_tensor *out, void *priv, topi_decl *d) {
   if (!out) return -1;
@@ -171,11 +161,6 @@ te_tensor *topi_pack_bias(tec_ctx *ctx, te_tensor *bias, int64_t c, int64_t bloc
                                             .shape = TE_SHAPE(ctx, topi_ceil_div(c, block), block),
                                             .body = pack_bias_body, .user = d,
                                             .tag = "pack_bias", .axis_names = names});
-}
-
-const char *topi_conv2d_margin_refused(tec_ctx *ctx, const char *who, const topi_conv2d *p) {
-  const char *w = topi_margin_refused(ctx, who, "input", p->in_layout);
-  return w ? w : topi_margin_refused(ctx, who, "output", p->out_layout);
 }
 
 const char *topi_conv2d_blocked_out_why(tec_ctx *ctx, const topi_conv2d *p) {

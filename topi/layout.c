@@ -1,5 +1,7 @@
-/* layout.c — activation layouts (NCHW, NHWC, NCHW[x]c): parsing, shapes, indexing, and the
- * layout-transform template used at a network's edges.
+/* layout.c — activation layouts (NCHW, NHWC, NCHW[x]c, each with an optional zero margin
+ * "+m<k>": topi/margin.c): parsing, shapes (logical and the buffer's), indexing (a margin read
+ * at +m), the inlined zero padding, and the layout-transform template used at a network's
+ * edges.
  *
  *   NCHW -> NCHW16c:  out[n, C, y, x, v] = c < channels ? in[n, C*16 + v, y, x] : 0
  *   NCHW16c -> NCHW:  out[n, c, y, x]    = in[n, c / 16, y, x, c % 16]
@@ -71,53 +73,6 @@ int topi_layout_check(tec_ctx *ctx, const char *who, const char *what, topi_layo
   return tec_ctx_set_error(ctx, "%s: %s layout {kind %d, block %lld} is not legal (TOPI_NCHW or "
                                 "TOPI_NHWC with block 0, TOPI_NCHWC with 1 <= block <= 4096)",
                            who, what, (int)l.kind, (long long)l.block);
-}
-
-const char *topi_margin_refused(tec_ctx *ctx, const char *who, const char *what, topi_layout l) {
-  if (!l.margin) return NULL;
-  return tec_ctx_printf(ctx, "%s layout %s has a margin of %lld; %s takes margin 0 only (margins: "
-                             "conv2d_nchwc, depthwise_nchwc)",
-                        what, topi_layout_str(ctx, l), (long long)l.margin, who);
-}
-
-int topi_layout_margins(topi_layout l, int64_t *before, int64_t *after) {
-  int nd = l.kind == TOPI_NCHWC ? 5 : 4, hd = l.kind == TOPI_NHWC ? 1 : 2;
-  for (int i = 0; i < nd; i++) before[i] = after[i] = i == hd || i == hd + 1 ? l.margin : 0;
-  return nd;
-}
-
-int topi_arg_zero_ring(const topi_template *t, const void *problem, int arg, int64_t *before,
-                       int64_t *after) {
-  if (!t || !problem || arg != 0) return 0; /* the data argument comes first everywhere */
-  topi_layout l;
-  switch (t->problem_kind) {
-  case TOPI_PROBLEM_CONV2D: l = ((const topi_conv2d *)problem)->in_layout; break;
-  case TOPI_PROBLEM_DW_PW: l = ((const topi_dw_pw *)problem)->dw.in_layout; break;
-  case TOPI_PROBLEM_POOL: l = ((const topi_pool *)problem)->in_layout; break;
-  case TOPI_PROBLEM_LAYOUT: l = ((const topi_layout_problem *)problem)->from; break;
-  case TOPI_PROBLEM_ELTWISE: l = ((const topi_eltwise *)problem)->layout; break;
-  default: return 0;
-  }
-  return l.margin > 0 ? topi_layout_margins(l, before, after) : 0;
-}
-
-/* Zeroes the ring of dimensions d.. of the block at data (inner: elements per index of d). */
-static void zero_ring_dim(float *data, int d, int ndim, const int64_t *ext, const int64_t *inner,
-                          const int64_t *before, const int64_t *after) {
-  for (int64_t i = 0; i < ext[d]; i++) {
-    float *p = data + i * inner[d];
-    if (i < before[d] || i >= ext[d] - after[d]) memset(p, 0, sizeof *p * (size_t)inner[d]);
-    else if (d + 1 < ndim) zero_ring_dim(p, d + 1, ndim, ext, inner, before, after);
-  }
-}
-
-void topi_zero_ring(float *data, int ndim, const int64_t *extents, const int64_t *before,
-                    const int64_t *after) {
-  int64_t inner[8];
-  if (ndim < 1 || ndim > 8) return;
-  inner[ndim - 1] = 1;
-  for (int d = ndim - 1; d > 0; d--) inner[d - 1] = inner[d] * extents[d];
-  zero_ring_dim(data, 0, ndim, extents, inner, before, after);
 }
 
 const ir_expr *const *topi_layout_buffer_shape(tec_ctx *ctx, topi_layout l, int64_t n, int64_t c,
