@@ -257,6 +257,9 @@ START_TEST(bench_conv) {
   ck_assert_int_eq(run(TEC_CLI, "bench depthwise_nchwc --shape c=32,h=8,w=8,groups=32,k=3,pad=1,"
                                 "in=NCHW16c+m1,out=NCHW16c+m1,residual=1 --repeat 2"), 0);
   tu_assert_contains(out_text, "depthwise_nchwc: median ");
+  ck_assert_int_eq(run(TEC_CLI, "bench dw_pw_fused --shape c=32,h=8,w=8,oc=24,layout=NCHW16c+m1,"
+                                "out=NCHW8c+m1 --repeat 2"), 0);
+  tu_assert_contains(out_text, "dw_pw_fused: median ");
 }
 END_TEST
 

@@ -246,14 +246,14 @@ START_TEST(refusals) {
     tu_assert_contains(tec_ctx_error(ctx), "takes margin 0 only");
     tec_ctx_clear_error(ctx);
   }
-  /* depthwise: dw_spatial_pack (NCHW) refuses, the fused block too */
+  /* depthwise: dw_spatial_pack (NCHW) refuses; the fused block's intermediate takes none */
   topi_conv2d dsp = conv(16, 8, 8, 16, 3, 1, 1, 16, (topi_layout){TOPI_NCHW, 0, 1},
                          (topi_layout){TOPI_NCHW, 0, 0}, 0);
   ck_assert_int_ne(topi_template_find("dw_spatial_pack")->declare(ctx, &dsp, &d), 0);
   tu_assert_contains(tec_ctx_error(ctx), "dw_spatial_pack takes margin 0 only");
   tec_ctx_clear_error(ctx);
-  topi_dw_pw b = {conv(16, 8, 8, 16, 3, 1, 1, 16, blk(16, 1), blk(16, 0), 0),
-                  conv(16, 8, 8, 32, 1, 1, 0, 1, blk(16, 0), blk(16, 0), 0)};
+  topi_dw_pw b = {conv(16, 8, 8, 16, 3, 1, 1, 16, blk(16, 0), blk(16, 1), 0),
+                  conv(16, 8, 8, 32, 1, 1, 0, 1, blk(16, 1), blk(16, 0), 0)};
   b.dw.epi.residual = b.pw.epi.residual = 0;
   ck_assert_int_ne(topi_dw_pw_fused_declare(ctx, &b, &d), 0);
   tu_assert_contains(tec_ctx_error(ctx), "takes margin 0 only");

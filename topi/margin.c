@@ -12,7 +12,7 @@
 const char *topi_margin_refused(tec_ctx *ctx, const char *who, const char *what, topi_layout l) {
   if (!l.margin) return NULL;
   return tec_ctx_printf(ctx, "%s layout %s has a margin of %lld; %s takes margin 0 only (margins: "
-                             "conv2d_nchwc, depthwise_nchwc)",
+                             "conv2d_nchwc, depthwise_nchwc, dw_pw_fused's data and out)",
                         what, topi_layout_str(ctx, l), (long long)l.margin, who);
 }
 

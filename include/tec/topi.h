@@ -188,8 +188,9 @@ typedef struct topi_layout {
  * m reads with no compare and copies nothing (pad > m: compares for the rest). A template
  * writing such an output writes the interior only and never touches the ring (the caller
  * zeroes it once: tec leaves it as it is). conv2d_nchwc and depthwise_nchwc honour margins on
- * input, output and residual (the residual has the output's layout, margin included); every
- * other template refuses a non-zero margin in its applies ("<template>: ... takes margin 0").
+ * input, output and residual (the residual has the output's layout, margin included), and
+ * dw_pw_fused on its data, output and residual (its intermediate, dw's output, takes none);
+ * every other template refuses a non-zero margin in its applies ("... takes margin 0 only").
  * As tensors: the input is a placeholder of the whole buffer ([..][h+2m][w+2m][..]); the output
  * and the residual have the logical shape and are windows of their buffers
  * (te_tensor_set_margin, margins {0, 0, m, m, 0} in NCHW[x]c): every argument's DLTensor has
