@@ -138,7 +138,9 @@ static int prepad_build(prepad *pp, const net *n) {
   for (int i = 0; i < n->nlayers; i++) {
     const net_layer *L = &n->layers[i];
     const topi_conv2d *p = &L->conv;
-    if (L->op != NET_CONV || !(p->pad_h || p->pad_w) || p->in_layout.kind != TOPI_NCHWC) continue;
+    if (L->op != NET_CONV || !(p->pad_h || p->pad_w) || p->in_layout.kind != TOPI_NCHWC ||
+        p->in_layout.margin) /* a margin already holds the padding */
+      continue;
     topi_conv2d q = *p;
     q.h += 2 * p->pad_h, q.w += 2 * p->pad_w, q.pad_h = q.pad_w = 0;
     topi_op op;

@@ -155,6 +155,8 @@ START_TEST(bad_usage) {
       {"print conv2d_nchwc --shape c=16,h=8,w=8,oc=16", "conv2d_nchwc cannot compute this problem: output layout NCHW"},
       {"print " CONV ",dilation=-1", "conv2d_nchwc: dilation must be >= 1 (0 is read as 1; got -1x-1)"},
       {"print conv2d_nchwc --shape c=16,h=8,w=8,oc=16,in=NCHWx", "--shape: in=NCHWx: topi_layout_parse: unknown layout 'NCHWx' (legal: NCHW, NHWC"},
+      {"print conv2d_nchwc --shape c=16,h=8,w=8,oc=16,in=NCHW16c+mx", "--shape: in=NCHW16c+mx: topi_layout_parse: unknown layout 'NCHW16c+mx'"},
+      {"print pool2d --shape c=16,h=8,w=8,k=3,pad=1,in=NCHW16c+m1,out=NCHW16c", "pool2d cannot compute this problem: pool2d: input layout NCHW16c+m1 has a margin of 1; pool2d takes margin 0 only"},
       {"print " CONV " --config ow_tile=999", "knob 'ow_tile' = 999 is not legal"},
       {"print " CONV " --config frob=1", "no knob 'frob' (knobs: ow_tile"},
       {"print " CONV " --bogus", "unknown option '--bogus' (tec print --help lists the options)"},
@@ -248,6 +250,16 @@ START_TEST(bench_conv) {
   tu_assert_contains(out_text, " GFLOP/s\n");
   ck_assert_int_eq(run(TEC_CLI, "bench dense --shape m=16,n=32,k=8 --repeat 2"), 0);
   tu_assert_contains(out_text, "dense: median ");
+  /* margins: the whole buffers allocated, the input's ring zeroed */
+  ck_assert_int_eq(run(TEC_CLI, "bench conv2d_nchwc --shape c=16,h=8,w=8,oc=16,k=3,pad=1,"
+                                "in=NCHW16c+m1,out=NCHW16c --repeat 2"), 0);
+  tu_assert_contains(out_text, "conv2d_nchwc: median ");
+  ck_assert_int_eq(run(TEC_CLI, "bench depthwise_nchwc --shape c=32,h=8,w=8,groups=32,k=3,pad=1,"
+                                "in=NCHW16c+m1,out=NCHW16c+m1,residual=1 --repeat 2"), 0);
+  tu_assert_contains(out_text, "depthwise_nchwc: median ");
+  ck_assert_int_eq(run(TEC_CLI, "bench dw_pw_fused --shape c=32,h=8,w=8,oc=24,layout=NCHW16c+m1,"
+                                "out=NCHW8c+m1 --repeat 2"), 0);
+  tu_assert_contains(out_text, "dw_pw_fused: median ");
 }
 END_TEST
 

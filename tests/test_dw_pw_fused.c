@@ -87,8 +87,9 @@ static double run(const topi_dw_pw *p, const char *knobs, char **ir_out) {
   ck_assert_int_eq(tec_module_prepare_count(m, "block"), 1);
   cr_from_layout(pw->out_layout, n, co, oh, ow, ol.data, got);
   double err = tu_max_err(got, ref, no);
+  ck_assert_int_eq(cr_ring_written(pw->out_layout, n, co, oh, ow, ol.data), 0); /* margin */
   int64_t B = pw->out_layout.block, cb = (co + B - 1) / B;
-  for (int64_t i = 0; co % B && i < n * oh * ow; i++) /* the lanes past c_out: zero */
+  for (int64_t i = 0; co % B && !pw->out_layout.margin && i < n * oh * ow; i++) /* past c_out: 0 */
     for (int64_t v = co % B; v < B; v++) {
       float e = ((float *)ol.data)[((i / (oh * ow) * cb + cb - 1) * oh * ow + i % (oh * ow)) * B + v];
       ck_assert_msg(e == 0.0f, "padded output lane %lld is %g, not 0", (long long)v, (double)e);
@@ -123,6 +124,27 @@ START_TEST(shape_sweep) {
     check(&ps[i], cfgs[i % 4]);
     check(&ps[i], cfgs[(i + 1) % 4]);
   }
+}
+END_TEST
+
+/* Margins: data's (dw reads its padding from the ring) and out's and the residual's (pw writes
+ * the window); the intermediate between them takes none. */
+START_TEST(margins) {
+  topi_dw_pw ps[] = {block(1, 32, 12, 12, 48, 1, 16, 16, BR, RES),
+                     block(1, 40, 11, 9, 24, 2, 16, 8, BR6, BR6)};
+  ps[0].dw.in_layout.margin = 1, ps[0].pw.out_layout.margin = 1;
+  ps[1].dw.in_layout.margin = 2, ps[1].pw.out_layout.margin = 1;
+  for (int i = 0; i < 2; i++) {
+    check(&ps[i], "fused=1");
+    check(&ps[i], "fused=0");
+  }
+  tec_ctx *ctx = tec_ctx_new();
+  topi_decl d;
+  ps[0].dw.out_layout.margin = ps[0].pw.in_layout.margin = 1;
+  ck_assert_int_ne(topi_dw_pw_fused_declare(ctx, &ps[0], &d), 0);
+  tu_assert_contains(tec_ctx_error(ctx), "dw_pw_fused: dw's output layout NCHW16c+m1 has a "
+                                         "margin of 1; dw_pw_fused's intermediate takes margin 0 only");
+  tec_ctx_free(ctx);
 }
 END_TEST
 
@@ -264,7 +286,8 @@ int main(void) {
     const TTest *test;
   } cases[] = {{"shape_sweep", shape_sweep},   {"every_row_tile", every_row_tile},
                {"mobilenet_28", mobilenet_28}, {"dilated", dilated}, {"tile_in_loop", tile_in_loop},
-               {"space_and_names", space_and_names}, {"bad_input", bad_input}};
+               {"space_and_names", space_and_names}, {"bad_input", bad_input},
+               {"margins", margins}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     TCase *tc = tcase_create(cases[i].name);
     tcase_set_timeout(tc, 120);

@@ -29,6 +29,26 @@ static net *check_net(const net_options *o, double tol_logits) {
     if (L->op == NET_CONV || L->op == NET_POOL)
       ck_assert_int_eq(n->values[L->out].layout.kind, TOPI_NCHWC);
     if (L->op == NET_CONV && i > 0) ck_assert_int_eq(n->values[L->in].layout.kind, TOPI_NCHWC);
+    /* margins: a direct 3x3 layer whose input another direct layer writes reads its padding
+     * from the input's ring (examples/net/net.h) */
+    int direct = L->op == NET_CONV && (!strcmp(L->tmpl, "conv2d_nchwc") ||
+                                       !strcmp(L->tmpl, "depthwise_nchwc"));
+    const net_layer *P = NULL;
+    for (int j = 0; j < i; j++)
+      if (n->layers[j].out == L->in) P = &n->layers[j];
+    int only_direct = P && P->op == NET_CONV && (!strcmp(P->tmpl, "conv2d_nchwc") ||
+                                                 !strcmp(P->tmpl, "depthwise_nchwc"));
+    for (int j = 0; j < n->nlayers; j++) /* every reader honours margins; no residual chain
+                                             (a residual shares its consumer's output margin) */
+      if (n->layers[j].in == L->in || n->layers[j].res == L->in)
+        only_direct &= n->layers[j].res != L->in && n->layers[j].op == NET_CONV &&
+                       (!strcmp(n->layers[j].tmpl, "conv2d_nchwc") ||
+                        !strcmp(n->layers[j].tmpl, "depthwise_nchwc"));
+    only_direct &= !P || P->res < 0;
+    if (direct && only_direct && !o->no_margins && L->conv.pad_h == 1)
+      ck_assert_msg(n->values[L->in].layout.margin >= 1 && L->conv.in_layout.margin >= 1,
+                    "layer %s: no margin on its input", L->name);
+    if (o->no_margins) ck_assert_int_eq(n->values[L->in].layout.margin, 0);
   }
   ck_assert_msg(net_compile(n) == 0, "%s", net_error(n));
   ck_assert_msg(net_prepare(n) == 0, "%s", net_error(n));
@@ -74,6 +94,8 @@ static net *check_net(const net_options *o, double tol_logits) {
 
 START_TEST(mobilenet_v1) {
   net_options o = {.kind = NET_MOBILENET_V1, .size = 40, .width = 0.25, .classes = 10, .seed = 3};
+  net_free(check_net(&o, 1e-4));
+  o.no_margins = 1; /* the layouts before margins */
   net_free(check_net(&o, 1e-4));
 }
 END_TEST
@@ -149,9 +171,10 @@ START_TEST(mobilenet_records) {
   close(fd);
   net *n0 = net_create(&o, err, sizeof err);
   ck_assert_ptr_nonnull(n0);
-  /* the shape text `tec tune --shape` reads, every key spelled out */
+  /* the shape text `tec tune --shape` reads, every key spelled out (dw1's input: conv1's
+   * output, with the margin dw1's padding takes) */
   snprintf(want, sizeof want, "n=1,c=8,h=20,w=20,oc=8,kh=3,kw=3,stride_h=1,stride_w=1,pad_h=1,"
-           "pad_w=1,dilation_h=1,dilation_w=1,groups=8,in=NCHW%lldc,out=NCHW%lldc,bias=1,"
+           "pad_w=1,dilation_h=1,dilation_w=1,groups=8,in=NCHW%lldc+m1,out=NCHW%lldc,bias=1,"
            "residual=0,act=relu6", (long long)n0->opt.block, (long long)n0->opt.block);
   ck_assert_str_eq(net_layer_shape(n0, 1, shape, sizeof shape), want); /* dw1 */
   ck_assert_str_eq(n0->layers[1].name, "dw1");

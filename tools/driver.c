@@ -205,13 +205,15 @@ static int op_problem(tec_ctx *ctx, const drv_opts *o, tec_gen_params *p, const 
 }
 
 /* The OP lowered for the options: a generator's function or a topi template's with its
- * config (*cfg_str: the config as text, NULL for generators; *flops: 0 if unknown). NULL with
- * an error in ctx. */
-static lower_func *op_lower(tec_ctx *ctx, const drv_opts *o, const char **cfg_str, double *flops) {
+ * config (*cfg_str: the config as text, NULL for generators; *flops: 0 if unknown; *tmpl and
+ * *prob: the template and its problem, *tmpl NULL for generators). NULL with an error in ctx. */
+static lower_func *op_lower(tec_ctx *ctx, const drv_opts *o, const char **cfg_str, double *flops,
+                            const topi_template **tmpl, drv_problem *prob) {
   const char *name = o->name ? o->name : o->op;
   tec_gen_params p;
   *cfg_str = NULL;
   *flops = 0;
+  *tmpl = NULL;
   if (drv_params_parse(ctx, o->shape, &p) != 0) return NULL;
   p.target = o->target;
   tec_generator *g = generator_find(o->op);
@@ -229,10 +231,9 @@ static lower_func *op_lower(tec_ctx *ctx, const drv_opts *o, const char **cfg_st
     return drv_params_finish(&p, NULL) == 0 ? f : NULL;
   }
   const topi_template *t;
-  drv_problem prob;
-  if (op_problem(ctx, o, &p, &t, &prob) != 0) return NULL;
+  if (op_problem(ctx, o, &p, &t, prob) != 0) return NULL;
   topi_space sp;
-  if (t->space(ctx, &prob, o->target, &sp) != 0) return NULL;
+  if (t->space(ctx, prob, o->target, &sp) != 0) return NULL;
   void *cfg = tec_ctx_alloc(ctx, sp.config_size);
   if (!cfg) return NULL;
   if (o->config) {
@@ -242,17 +243,19 @@ static lower_func *op_lower(tec_ctx *ctx, const drv_opts *o, const char **cfg_st
   }
   topi_decl d;
   topi_op op;
-  if (t->declare(ctx, &prob, &d) != 0 || t->schedule(&d, cfg, o->target, &op) != 0) return NULL;
+  if (t->declare(ctx, prob, &d) != 0 || t->schedule(&d, cfg, o->target, &op) != 0) return NULL;
   *cfg_str = topi_config_str(ctx, &sp, cfg);
-  if (t->problem_kind == TOPI_PROBLEM_CONV2D) *flops = topi_conv2d_flops(&prob.conv);
-  if (t->problem_kind == TOPI_PROBLEM_DENSE) *flops = 2.0 * prob.dense.m * prob.dense.n * prob.dense.k;
+  *tmpl = t;
+  if (t->problem_kind == TOPI_PROBLEM_CONV2D) *flops = topi_conv2d_flops(&prob->conv);
+  if (t->problem_kind == TOPI_PROBLEM_DENSE) *flops = 2.0 * prob->dense.m * prob->dense.n * prob->dense.k;
   return tec_lower(op.sched, name, op.nargs, op.args);
 }
 
 int drv_targets(void);
 int drv_list(void);
 int drv_compile(tec_ctx *ctx, lower_func *f, const char *target, const char *out, const char *emit);
-int drv_bench(tec_ctx *ctx, lower_func *f, const char *target, int repeat, double flops);
+int drv_bench(tec_ctx *ctx, lower_func *f, const char *target, int repeat, double flops,
+              const topi_template *t, const void *problem);
 
 /* tec tune: the template's problem, then tools/driver_tune.c. */
 static int run_tune(drv_opts *o) {
@@ -296,13 +299,15 @@ static int run_verb(drv_opts *o) {
   int status = 0;
   const char *cfg;
   double flops;
+  const topi_template *t;
+  drv_problem prob;
   if (o->after) {
     fflush(stdout);
     setenv("TEC_DUMP_IR", o->after, 1);
   }
   int saved = -1;
   if (o->after) saved = dup(2), dup2(1, 2); /* the pass dumps go to stderr: print them in order */
-  lower_func *f = op_lower(ctx, o, &cfg, &flops);
+  lower_func *f = op_lower(ctx, o, &cfg, &flops, &t, &prob);
   if (o->after) fflush(stderr), dup2(saved, 2), close(saved), unsetenv("TEC_DUMP_IR");
   if (!f) {
     status = fail(2, v, tec_ctx_error(ctx));
@@ -312,7 +317,7 @@ static int run_verb(drv_opts *o) {
   } else if (!strcmp(v, "compile")) {
     status = drv_compile(ctx, f, o->target, o->out, o->emit);
   } else {
-    status = drv_bench(ctx, f, o->target, o->repeat ? o->repeat : 20, flops);
+    status = drv_bench(ctx, f, o->target, o->repeat ? o->repeat : 20, flops, t, &prob);
   }
   tec_ctx_free(ctx);
   return status;

@@ -182,11 +182,12 @@ int drv_problem_parse(const topi_template *t, const tec_gen_params *p, drv_probl
         layout(p, "out", "NCHW16c", &pw->out_layout) || epilogue(p, &dw->epi))
       return -1;
     dw->out_layout = pw->in_layout = dw->in_layout;
+    dw->out_layout.margin = pw->in_layout.margin = 0; /* the intermediate: no margin */
     int64_t oh = 0, ow = 0;
     topi_conv2d_out_hw(NULL, dw, &oh, &ow); /* a bad size: the template says which */
     *pw = (topi_conv2d){.n = dw->n, .c_in = dw->c_in, .h = oh, .w = ow,
                         .c_out = tec_gen_int(p, "oc", 0), .kh = 1, .kw = 1, .stride_h = 1,
-                        .stride_w = 1, .groups = 1, .in_layout = dw->in_layout,
+                        .stride_w = 1, .groups = 1, .in_layout = dw->out_layout,
                         .out_layout = pw->out_layout, .epi = dw->epi};
     break;
   }

@@ -1,6 +1,6 @@
 /* driver_run.c — the `tec` verbs that produce something: targets and list (tables), compile
  * (tec_emit: object, header, assembly, IR) and bench (JIT build, prepare once, the median of
- * timed runs on random data). */
+ * timed runs on random data; a topi input's margin ring zeroed). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,7 +105,8 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-int drv_bench(tec_ctx *ctx, lower_func *f, const char *target, int repeat, double flops) {
+int drv_bench(tec_ctx *ctx, lower_func *f, const char *target, int repeat, double flops,
+              const topi_template *tmpl, const void *problem) {
   int n = f->nuser;
   DLTensor *t = calloc((size_t)n, sizeof *t);
   DLTensor **args = calloc((size_t)n, sizeof *args);
@@ -133,6 +134,9 @@ int drv_bench(tec_ctx *ctx, lower_func *f, const char *target, int repeat, doubl
       unsigned s = 12345u + (unsigned)i;
       for (int64_t e = 0; e < count; e++)
         s = s * 1103515245u + 12345u, ((float *)t[i].data)[e] = (float)((s >> 9) & 0xffff) / 32768.0f - 1.0f;
+      int64_t before[8], after[8]; /* an input with a margin: its ring holds zeros */
+      if (topi_arg_zero_ring(tmpl, problem, i, before, after) == a->ndim)
+        topi_zero_ring(t[i].data, a->ndim, shape, before, after);
     } else {
       memset(t[i].data, 0, (size_t)(count * tec_dtype_bytes(a->type)));
     }

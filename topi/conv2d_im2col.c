@@ -129,7 +129,8 @@ static int ic_applies(tec_ctx *ctx, const void *problem, const char **why) {
   const topi_conv2d *p = problem;
   const char *w = NULL;
   if (topi_conv2d_check(ctx, WHO, p)) w = tec_ctx_error(ctx);
-  else if (p->out_layout.kind != TOPI_NHWC)
+  else if ((w = topi_conv2d_margin_refused(ctx, WHO, p))) {
+  } else if (p->out_layout.kind != TOPI_NHWC)
     w = tec_ctx_printf(ctx, "output layout %s is not supported (NHWC: the GEMM's rows are the "
                             "output positions, its columns the channels)",
                        topi_layout_str(ctx, p->out_layout));

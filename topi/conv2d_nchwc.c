@@ -8,7 +8,10 @@
  *
  * The padding: pad[n, I, y, x, u] (topi_pad_read) either inlined into conv's reads (pad_copy
  * 0: the compares stay in the hot loop until loop partitioning peels them off the interior
- * rows/columns) or computed once per call, root and parallel (pad_copy 1). A 1x1 stride-1
+ * rows/columns) or computed once per call, root and parallel (pad_copy 1). An input with a
+ * margin >= the padding (NCHW16c+m1, pad 1) has no pad stage: conv reads the buffer's zero ring
+ * in place, with no compare and no copy (pad_copy is then only 0). An output margin: out is
+ * the window of the caller's buffer, its ring never written. A 1x1 stride-1
  * unpadded convolution is a GEMM over the packed layout: conv is declared over the flattened
  * output positions m = oy*OW + ox ([n][O][OH*OW][y]), so a register tile may cross output rows.
  * NCHW input (a network's first layer, c_in = 3) is read in place with x = the largest divisor
@@ -98,10 +101,14 @@ static const ir_expr *conv_body(tec_ctx *ctx, const ir_expr *const *i, void *u) 
     x = ir_add(ir_mul(i[3], ir_int(ctx, d->p.stride_w)), topi_dilate(ctx, d->rkx, d->p.dilation_w));
     v = i[4];
   }
-  const ir_expr *c = ir_add(ir_mul(d->ric, ir_int(ctx, d->xb)), d->ru);
-  const ir_expr *a = d->pad ? TE_AT(d->pad, i[0], d->ric, y, x, d->ru)
-                            : topi_pad_read(d->a.data, d->p.in_layout, d->p.h, d->p.w, i[0], c,
-                                            y, x, 0, 0);
+  const ir_expr *c = ir_add(ir_mul(d->ric, ir_int(ctx, d->xb)), d->ru), *a;
+  if (d->pad) a = TE_AT(d->pad, i[0], d->ric, y, x, d->ru);
+  else { /* no padding, or all of it in the input's margin: read in place, no compare */
+    if (d->p.pad_h) y = ir_sub(y, ir_int(ctx, d->p.pad_h));
+    if (d->p.pad_w) x = ir_sub(x, ir_int(ctx, d->p.pad_w));
+    a = topi_pad_read(d->a.data, d->p.in_layout, d->p.h, d->p.w, i[0], c, y, x, d->p.pad_h,
+                      d->p.pad_w);
+  }
   const ir_expr *w = TE_AT(d->kp, i[1], d->ric, d->rky, d->rkx, d->ru, v);
   return te_sum(ir_mul(a, w), 4, (const ir_expr *[]){d->ric, d->rky, d->rkx, d->ru}, NULL);
 }
@@ -114,6 +121,12 @@ static const ir_expr *out_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   return topi_epilogue_expr(ctx, &d->p.epi, acc, d->bp ? TE_AT(d->bp, i[1], i[4]) : NULL,
                             d->a.residual ? TE_AT(d->a.residual, i[0], i[1], i[2], i[3], i[4])
                                           : NULL);
+}
+
+/* 1 if some padding lies past the input's margin (the rest is read from the ring in place):
+ * the padded input stage (inlined compares or the copy, pad_copy) exists. */
+static int cn_padded(const topi_conv2d *p) {
+  return p->pad_h > p->in_layout.margin || p->pad_w > p->in_layout.margin;
 }
 
 static int cn_applies(tec_ctx *ctx, const void *problem, const char **why) {
@@ -154,7 +167,7 @@ int topi_conv2d_nchwc_declare_on(tec_ctx *ctx, const topi_conv2d *p, te_tensor *
   d->rky = te_reduce_axis_n(ctx, "ky", p->kh);
   d->rkx = te_reduce_axis_n(ctx, "kx", p->kw);
   d->ru = te_reduce_axis_n(ctx, "icv", d->xb);
-  if (p->pad_h || p->pad_w) {
+  if (cn_padded(p)) {
     static const char *const pn[] = {"n", "I", "y", "x", "u"};
     d->pad = te_compute(ctx, &(te_compute_decl){
                                  .name = "pad", .ndim = 5,
@@ -183,7 +196,7 @@ int topi_conv2d_nchwc_declare_on(tec_ctx *ctx, const topi_conv2d *p, te_tensor *
                                      .shape = TE_SHAPE(ctx, p->n, d->nob, d->a.oh, d->a.ow, d->yb),
                                      .body = out_body, .user = d, .tag = "epilogue",
                                      .axis_names = n5});
-  if (!d->kp || !d->conv) return -1;
+  if (!d->kp || !d->conv || !o || topi_set_margin(ctx, WHO, o, p->out_layout)) return -1;
   return topi_conv_finish_decl(ctx, &topi_tmpl_conv2d_nchwc, p, &d->a, o, d, out);
 }
 
@@ -407,7 +420,7 @@ int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *targ
    * three 3x3 stride-2 layers, 2 threads: 0.83 -> 1.03, 0.85 -> 0.96, 0.87 -> 0.92 x oneDNN;
    * 1 thread within 5 %, Xeon family 6 model 167), while a 7x7 stride-1 layer (512x7x7, every
    * tile on a border) is 1.4x slower without the copy */
-  int padded = p->pad_h > 0 || p->pad_w > 0;
+  int padded = cn_padded(p); /* padding within the input's margin costs nothing: no copy */
   int64_t copy_def = padded && p->in_layout.kind == TOPI_NCHWC && p->stride_h == 1 &&
                      p->stride_w == 1;
   /* multiply-add by lane: two input-channel blocks per unrolled step halve the loop's
@@ -432,8 +445,8 @@ int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *targ
                      "output rows per parallel task (GEMM form: 1 unless parallel is 2)",
                      offsetof(topi_conv2d_nchwc_config, oh_tile), nrows, rows, rdef) ||
       topi_space_add(ctx, sp, "pad_copy",
-                     "1: the padded input copied once per call; 0: padding inlined (0 without "
-                     "padding)",
+                     "1: the padded input copied once per call; 0: padding inlined (only 0 "
+                     "without padding past the input's margin)",
                      offsetof(topi_conv2d_nchwc_config, pad_copy), padded ? 2 : 1, b01, copy_def) ||
       topi_space_add(ctx, sp, "parallel",
                      "1: parallel over (n, output-channel tiles, row tiles); 2: over (n, row "

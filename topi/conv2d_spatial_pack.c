@@ -129,7 +129,8 @@ static int sp_applies(tec_ctx *ctx, const void *problem, const char **why) {
   const topi_conv2d *p = problem;
   const char *w = NULL;
   if (topi_conv2d_check(ctx, WHO, p)) w = tec_ctx_error(ctx);
-  else if (p->groups > 1)
+  else if ((w = topi_conv2d_margin_refused(ctx, WHO, p))) {
+  } else if (p->groups > 1)
     w = tec_ctx_printf(ctx, "groups = %lld is not supported (only groups = 1; grouped: "
                             "conv2d_im2col)", (long long)p->groups);
   else if (p->in_layout.kind != TOPI_NCHW || p->out_layout.kind != TOPI_NCHW)

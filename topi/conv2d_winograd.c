@@ -292,7 +292,8 @@ static int wg_applies(tec_ctx *ctx, const void *problem, const char **why) {
   const topi_conv2d *p = problem;
   const char *w = NULL;
   if (topi_conv2d_check(ctx, WHO, p)) w = tec_ctx_error(ctx);
-  else if (p->kh != 3 || p->kw != 3 || p->stride_h != 1 || p->stride_w != 1)
+  else if ((w = topi_conv2d_margin_refused(ctx, WHO, p))) {
+  } else if (p->kh != 3 || p->kw != 3 || p->stride_h != 1 || p->stride_w != 1)
     w = tec_ctx_printf(ctx, "a %lldx%lld kernel with stride %lldx%lld is not supported (3x3, "
                             "stride 1 only)", (long long)p->kh, (long long)p->kw,
                        (long long)p->stride_h, (long long)p->stride_w);

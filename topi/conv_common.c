@@ -1,6 +1,7 @@
 /* conv_common.c — what every convolution template shares: checking a topi_conv2d, the output
- * size and FLOP count, the declared arguments (data in its layout, plain OIHW kernel and bias
- * as constants, the residual in the output's layout), the fused epilogue expression and the
+ * size and FLOP count, the declared arguments (data in its layout, its margin's buffer whole;
+ * plain OIHW kernel and bias as constants; the residual in the output's layout, a window of
+ * its buffer with a margin), the fused epilogue expression and the
  * blocked bias (packed once, in prepare):
  *
  *   bias [c_out]  ->  bias_p[C, v] = C*block + v < c_out ? bias[C*block + v] : 0
@@ -95,7 +96,9 @@ int topi_conv_declare_args(tec_ctx *ctx, const char *who, const topi_conv2d *p,
   if (topi_conv2d_check(ctx, who, p) || topi_conv2d_out_hw(ctx, p, &a->oh, &a->ow)) return -1;
   int64_t g = p->groups ? p->groups : 1;
   int nd;
-  const ir_expr *const *s = topi_layout_shape(ctx, p->in_layout, p->n, p->c_in, p->h, p->w, &nd);
+  /* an input margin: the whole buffer, read at + margin (topi_layout_read) */
+  const ir_expr *const *s =
+      topi_layout_buffer_shape(ctx, p->in_layout, p->n, p->c_in, p->h, p->w, &nd);
   a->data = te_placeholder(ctx, "data", TEC_F32, nd, s);
   a->kernel = te_const_placeholder(ctx, "kernel", TEC_F32, 4,
                                    TE_SHAPE(ctx, p->c_out, p->c_in / g, p->kh, p->kw));
@@ -103,6 +106,7 @@ int topi_conv_declare_args(tec_ctx *ctx, const char *who, const topi_conv2d *p,
   if (p->epi.residual) {
     s = topi_layout_shape(ctx, p->out_layout, p->n, p->c_out, a->oh, a->ow, &nd);
     a->residual = te_placeholder(ctx, "residual", TEC_F32, nd, s);
+    if (a->residual && topi_set_margin(ctx, who, a->residual, p->out_layout)) return -1;
   }
   if (!a->data || !a->kernel || (p->epi.bias && !a->bias) || (p->epi.residual && !a->residual))
     return -1;

@@ -6,7 +6,9 @@
  *   out[n, C, oy, ox, v] = epilogue(dw[...], bias_p[C, v], residual[n, C, oy, ox, v])
  *
  * The padding is inlined as a select under likely() conditions: loop partitioning gives the
- * interior rows and column tiles a body without compares, the border keeps them. The output is
+ * interior rows and column tiles a body without compares, the border keeps them; an input
+ * margin >= the padding is read in place (no compare, nothing to partition) and an output
+ * margin is left alone (out is the window of the caller's buffer). The output is
  * cut into register tiles of oh_tile x ow_tile pixels of one channel block; dw is computed per
  * tile (compute_at), its taps and pixels unrolled and the block's lanes vectorized, so the
  * accumulators stay in vector registers and the epilogue is applied as the tile is written:
@@ -98,6 +100,7 @@ int topi_depthwise_nchwc_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *
   te_tensor *o = te_compute(ctx, &(te_compute_decl){.name = "out", .ndim = 5, .shape = os,
                                                     .body = out_body, .user = d, .tag = "epilogue",
                                                     .axis_names = on});
+  if (!o || topi_set_margin(ctx, "depthwise_nchwc", o, p->out_layout)) return -1;
   return topi_conv_finish_decl(ctx, &topi_tmpl_depthwise_nchwc, p, &d->a, o, d, out);
 }
 

@@ -34,7 +34,11 @@ static int dp_applies(tec_ctx *ctx, const void *problem, const char **why) {
   const char *w = NULL, *sub = NULL;
   int64_t oh = 0, ow = 0;
   if (!p) w = "the problem is NULL";
-  else if (!topi_tmpl_depthwise_nchwc.applies(ctx, &p->dw, &sub))
+  else if ((w = topi_margin_refused(ctx, "dw_pw_fused's intermediate", "dw's output",
+                                     p->dw.out_layout)) ||
+           (w = topi_margin_refused(ctx, "dw_pw_fused's intermediate", "pw's input",
+                                     p->pw.in_layout))) {
+  } else if (!topi_tmpl_depthwise_nchwc.applies(ctx, &p->dw, &sub))
     w = tec_ctx_printf(ctx, "dw: %s", sub ? sub : "(no reason given)");
   else if (p->dw.epi.residual)
     w = "dw: a residual is not supported (the pointwise may have one)";

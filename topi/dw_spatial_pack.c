@@ -47,7 +47,8 @@ static int dsp_applies(tec_ctx *ctx, const void *problem, const char **why) {
   const topi_conv2d *p = problem;
   const char *w = NULL;
   if (topi_conv2d_check(ctx, "dw_spatial_pack", p)) w = tec_ctx_error(ctx);
-  else if (p->groups != p->c_in || p->c_out != p->c_in)
+  else if ((w = topi_conv2d_margin_refused(ctx, "dw_spatial_pack", p))) {
+  } else if (p->groups != p->c_in || p->c_out != p->c_in)
     w = "not depthwise (needs groups == c_in == c_out)";
   else if (p->in_layout.kind != TOPI_NCHW || p->out_layout.kind != TOPI_NCHW)
     w = "reads and writes NCHW only";

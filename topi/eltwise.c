@@ -30,7 +30,8 @@ static const char *ew_why(tec_ctx *ctx, const topi_eltwise *p) {
     return tec_ctx_printf(ctx, "eltwise_add: activation %d is not one of TOPI_ACT_NONE, _RELU, "
                                "_RELU6", (int)p->act);
   if (topi_layout_check(ctx, "eltwise_add", "the", p->layout)) return tec_ctx_error(ctx);
-  return NULL;
+  const char *m = topi_margin_refused(ctx, "eltwise_add", "the", p->layout);
+  return m ? tec_ctx_printf(ctx, "eltwise_add: %s", m) : NULL;
 }
 
 int topi_eltwise_declare(tec_ctx *ctx, const topi_eltwise *p, topi_decl *out) {

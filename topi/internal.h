@@ -1,5 +1,5 @@
 /* topi/internal.h — pieces the templates share: the registry entries, space building, layout
- * indexing, the declared arguments of a convolution, the fused epilogue and the blocked
+ * indexing and margins, the declared arguments of a convolution, the fused epilogue and the blocked
  * kernel/bias packing. Not installed; templates only. */
 #ifndef TEC_TOPI_INTERNAL_H
 #define TEC_TOPI_INTERNAL_H
@@ -82,10 +82,15 @@ int topi_winograd_matrices(int m, int r, double *at, double *g, double *bt);
 
 /* ---- layouts ---- */
 int topi_layout_check(tec_ctx *ctx, const char *who, const char *what, topi_layout l);
-/* The tensor shape of an (n, c, h, w) activation in layout l (arena). ndim in *nd. */
+/* The tensor shape of an (n, c, h, w) activation in layout l (arena), the margin left out (the
+ * logical shape). ndim in *nd. */
 const ir_expr *const *topi_layout_shape(tec_ctx *ctx, topi_layout l, int64_t n, int64_t c,
                                         int64_t h, int64_t w, int *nd);
-/* Reads logical element (n, c, y, x) of t, which has layout l. */
+/* The same with the margin: the whole buffer ([..][h + 2m][w + 2m][..]). */
+const ir_expr *const *topi_layout_buffer_shape(tec_ctx *ctx, topi_layout l, int64_t n, int64_t c,
+                                               int64_t h, int64_t w, int *nd);
+/* Reads logical element (n, c, y, x) of t, which has layout l: a tensor of l's buffer shape,
+ * (y, x) read at (y + margin, x + margin). */
 const ir_expr *topi_layout_read(const te_tensor *t, topi_layout l, const ir_expr *n,
                                 const ir_expr *c, const ir_expr *y, const ir_expr *x);
 /* The logical (n, c, y, x) of a tensor element whose indices are idx in layout l. */
@@ -96,10 +101,25 @@ void topi_layout_coords(tec_ctx *ctx, topi_layout l, const ir_expr *const *idx,
 /* Zero padding, inlined: logical element (n, c, y, x) of t (layout l, spatial size h x w) when
  * 0 <= y < h and 0 <= x < w, else 0. The condition is marked likely(), so loop partitioning
  * gives the interior a body without it (only the comparisons that can fail are emitted: a pad
- * of 0 gives none). */
+ * of 0 gives none). With a margin m (t the buffer), the ring's zeros are read in place: a pad
+ * <= m gives no compare, a larger one compares against -m and h + m. */
 const ir_expr *topi_pad_read(const te_tensor *t, topi_layout l, int64_t h, int64_t w,
                              const ir_expr *n, const ir_expr *c, const ir_expr *y,
                              const ir_expr *x, int64_t pad_h, int64_t pad_w);
+
+/* ---- margins (topi/margin.c) ---- */
+/* NULL if l has no margin, else "<what> layout <l> has a margin ...; <who> takes margin 0
+ * only" (arena): the applies of a template that does not honour margins. */
+const char *topi_margin_refused(tec_ctx *ctx, const char *who, const char *what, topi_layout l);
+/* The same for a convolution's input and output layouts. */
+const char *topi_conv2d_margin_refused(tec_ctx *ctx, const char *who, const topi_conv2d *p);
+/* The margins of l's dimensions (m on h and w, 0 elsewhere) into before/after (5 entries
+ * room); returns the rank. */
+int topi_layout_margins(topi_layout l, int64_t *before, int64_t *after);
+/* An argument t (the output, a residual) in layout l: with a margin, t (l's logical shape) is
+ * made the window of the buffer with l's ring (te_tensor_set_margin; tec never touches the
+ * ring). 0, or -1 with an error naming who. */
+int topi_set_margin(tec_ctx *ctx, const char *who, te_tensor *t, topi_layout l);
 
 /* ---- convolution arguments and epilogue ---- */
 typedef struct topi_conv_args {
@@ -109,7 +129,8 @@ typedef struct topi_conv_args {
   te_tensor *residual;  /* out_layout, or NULL */
   int64_t oh, ow;
 } topi_conv_args;
-/* Declares the arguments of p (names: data, kernel, bias, residual). */
+/* Declares the arguments of p (names: data, kernel, bias, residual): data with in_layout's
+ * buffer shape (its margin included), the residual the window of out_layout's buffer. */
 int topi_conv_declare_args(tec_ctx *ctx, const char *who, const topi_conv2d *p, topi_conv_args *a);
 /* Fills d's argument list from a and out, in the documented order. */
 int topi_conv_finish_decl(tec_ctx *ctx, const topi_template *t, const topi_conv2d *p,

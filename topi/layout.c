@@ -1,5 +1,7 @@
-/* layout.c — activation layouts (NCHW, NHWC, NCHW[x]c): parsing, shapes, indexing, and the
- * layout-transform template used at a network's edges.
+/* layout.c — activation layouts (NCHW, NHWC, NCHW[x]c, each with an optional zero margin
+ * "+m<k>": topi/margin.c): parsing, shapes (logical and the buffer's), indexing (a margin read
+ * at +m), the inlined zero padding, and the layout-transform template used at a network's
+ * edges.
  *
  *   NCHW -> NCHW16c:  out[n, C, y, x, v] = c < channels ? in[n, C*16 + v, y, x] : 0
  *   NCHW16c -> NCHW:  out[n, c, y, x]    = in[n, c / 16, y, x, c % 16]
@@ -9,35 +11,73 @@
 #include <string.h>
 #include "topi/internal.h"
 
+#define TOPI_MARGIN_MAX 1024
+
+/* The layout without its suffix (s[0..len)) -> kind and block; 0 or -1. */
+static int parse_base(const char *s, size_t len, topi_layout *out) {
+  if (len == 4 && !strncmp(s, "NCHW", 4)) return *out = (topi_layout){TOPI_NCHW, 0, 0}, 0;
+  if (len == 4 && !strncmp(s, "NHWC", 4)) return *out = (topi_layout){TOPI_NHWC, 0, 0}, 0;
+  if (len > 5 && !strncmp(s, "NCHW", 4) && s[4] >= '1' && s[4] <= '9' && s[len - 1] == 'c') {
+    long long b = 0;
+    for (size_t i = 4; i < len - 1; i++) {
+      if (s[i] < '0' || s[i] > '9' || b > 4096) return -1;
+      b = b * 10 + (s[i] - '0');
+    }
+    if (b >= 1 && b <= 4096) return *out = (topi_layout){TOPI_NCHWC, b, 0}, 0;
+  }
+  return -1;
+}
+
+/* "<k>" (decimal digits only, 0 <= k <= TOPI_MARGIN_MAX) -> *m; 0 or -1. */
+static int parse_margin(const char *s, int64_t *m) {
+  int64_t v = 0;
+  if (!*s) return -1;
+  for (; *s; s++) {
+    if (*s < '0' || *s > '9' || v > TOPI_MARGIN_MAX) return -1;
+    v = v * 10 + (*s - '0');
+  }
+  if (v > TOPI_MARGIN_MAX) return -1;
+  return *m = v, 0;
+}
+
 int topi_layout_parse(tec_ctx *ctx, const char *s, topi_layout *out) {
   if (!s) return tec_ctx_set_error(ctx, "topi_layout_parse: layout is NULL");
-  if (!strcmp(s, "NCHW")) return *out = (topi_layout){TOPI_NCHW, 0}, 0;
-  if (!strcmp(s, "NHWC")) return *out = (topi_layout){TOPI_NHWC, 0}, 0;
-  if (!strncmp(s, "NCHW", 4) && s[4] >= '1' && s[4] <= '9') {
-    char *end;
-    long long b = strtoll(s + 4, &end, 10);
-    if (!strcmp(end, "c") && b >= 1 && b <= 4096) return *out = (topi_layout){TOPI_NCHWC, b}, 0;
-  }
+  const char *plus = strchr(s, '+');
+  size_t len = plus ? (size_t)(plus - s) : strlen(s);
+  topi_layout l;
+  if (parse_base(s, len, &l) == 0 && (!plus || (plus[1] == 'm' && !parse_margin(plus + 2, &l.margin))))
+    return *out = l, 0;
   return tec_ctx_set_error(ctx, "topi_layout_parse: unknown layout '%s' (legal: NCHW, NHWC, "
-                                "NCHW<x>c with 1 <= x <= 4096, e.g. NCHW16c)", s);
+                                "NCHW<x>c with 1 <= x <= 4096, e.g. NCHW16c; each optionally "
+                                "with a zero margin '+m<k>', 0 <= k <= %d, e.g. NCHW16c+m1)",
+                           s, TOPI_MARGIN_MAX);
 }
 
 const char *topi_layout_str(tec_ctx *ctx, topi_layout l) {
+  const char *base = "?";
   switch (l.kind) {
-  case TOPI_NCHW: return "NCHW";
-  case TOPI_NHWC: return "NHWC";
-  case TOPI_NCHWC: return tec_ctx_printf(ctx, "NCHW%lldc", (long long)l.block);
+  case TOPI_NCHW: base = "NCHW"; break;
+  case TOPI_NHWC: base = "NHWC"; break;
+  case TOPI_NCHWC: base = tec_ctx_printf(ctx, "NCHW%lldc", (long long)l.block); break;
   }
-  return "?";
+  return l.margin ? tec_ctx_printf(ctx, "%s+m%lld", base, (long long)l.margin) : base;
 }
 
 int topi_layout_check(tec_ctx *ctx, const char *who, const char *what, topi_layout l) {
+  if (l.margin < 0 || l.margin > TOPI_MARGIN_MAX)
+    return tec_ctx_set_error(ctx, "%s: %s layout's margin %lld is not legal (0 <= margin <= %d)",
+                             who, what, (long long)l.margin, TOPI_MARGIN_MAX);
   if (l.kind == TOPI_NCHWC ? l.block >= 1 && l.block <= 4096
                            : (l.kind == TOPI_NCHW || l.kind == TOPI_NHWC) && l.block == 0)
     return 0;
   return tec_ctx_set_error(ctx, "%s: %s layout {kind %d, block %lld} is not legal (TOPI_NCHW or "
                                 "TOPI_NHWC with block 0, TOPI_NCHWC with 1 <= block <= 4096)",
                            who, what, (int)l.kind, (long long)l.block);
+}
+
+const ir_expr *const *topi_layout_buffer_shape(tec_ctx *ctx, topi_layout l, int64_t n, int64_t c,
+                                               int64_t h, int64_t w, int *nd) {
+  return topi_layout_shape(ctx, l, n, c, h + 2 * l.margin, w + 2 * l.margin, nd);
 }
 
 const ir_expr *const *topi_layout_shape(tec_ctx *ctx, topi_layout l, int64_t n, int64_t c,
@@ -52,6 +92,10 @@ const ir_expr *const *topi_layout_shape(tec_ctx *ctx, topi_layout l, int64_t n, 
 const ir_expr *topi_layout_read(const te_tensor *t, topi_layout l, const ir_expr *n,
                                 const ir_expr *c, const ir_expr *y, const ir_expr *x) {
   if (!t || !c) return NULL;
+  if (l.margin) { /* the interior of the buffer */
+    const ir_expr *m = ir_int(t->ctx, l.margin);
+    y = ir_add(y, m), x = ir_add(x, m);
+  }
   switch (l.kind) {
   case TOPI_NHWC: return TE_AT(t, n, y, x, c);
   case TOPI_NCHWC: {
@@ -67,10 +111,11 @@ const ir_expr *topi_pad_read(const te_tensor *t, topi_layout l, int64_t h, int64
                              const ir_expr *x, int64_t pad_h, int64_t pad_w) {
   if (!t) return NULL;
   tec_ctx *ctx = t->ctx;
-  const ir_expr *cond = NULL, *zero = ir_int(ctx, 0);
+  const ir_expr *cond = NULL;
 #define TOPI_AND(e) cond = cond ? ir_and(cond, (e)) : (e)
-  if (pad_h > 0) TOPI_AND(ir_ge(y, zero)), TOPI_AND(ir_lt(y, ir_int(ctx, h)));
-  if (pad_w > 0) TOPI_AND(ir_ge(x, zero)), TOPI_AND(ir_lt(x, ir_int(ctx, w)));
+  int64_t m = l.margin; /* the ring's zeros are read in place: compares only past it */
+  if (pad_h > m) TOPI_AND(ir_ge(y, ir_int(ctx, -m))), TOPI_AND(ir_lt(y, ir_int(ctx, h + m)));
+  if (pad_w > m) TOPI_AND(ir_ge(x, ir_int(ctx, -m))), TOPI_AND(ir_lt(x, ir_int(ctx, w + m)));
 #undef TOPI_AND
   const ir_expr *v = topi_layout_read(t, l, n, c, y, x);
   return cond ? ir_select(ir_likely(cond), v, ir_float(ctx, 0.0)) : v;
@@ -116,6 +161,11 @@ static int lt_applies(tec_ctx *ctx, const void *problem, const char **why) {
     if (why) *why = tec_ctx_error(ctx);
     return 0;
   }
+  const char *m = topi_margin_refused(ctx, "layout_transform", "from", p->from);
+  if (m || (m = topi_margin_refused(ctx, "layout_transform", "to", p->to))) {
+    if (why) *why = m;
+    return 0;
+  }
   return 1;
 }
 
@@ -129,6 +179,7 @@ int topi_layout_declare(tec_ctx *ctx, const topi_layout_problem *p, topi_decl *o
   if (topi_layout_check(ctx, "topi_layout_declare", "from", p->from) ||
       topi_layout_check(ctx, "topi_layout_declare", "to", p->to))
     return -1;
+  if (topi_refuse(ctx, &topi_tmpl_layout, p)) return -1;
   lt_decl *d = tec_ctx_alloc(ctx, sizeof *d);
   te_tensor **args = tec_ctx_alloc(ctx, 2 * sizeof *args);
   if (!d || !args) return -1;

@@ -59,6 +59,9 @@ static const char *pool_why(tec_ctx *ctx, const topi_pool *p, int global) {
   if (topi_layout_check(ctx, who, "input", p->in_layout) ||
       topi_layout_check(ctx, who, "output", p->out_layout))
     return tec_ctx_error(ctx);
+  const char *m = topi_margin_refused(ctx, who, "input", p->in_layout);
+  if (m || (m = topi_margin_refused(ctx, who, "output", p->out_layout)))
+    return tec_ctx_printf(ctx, "%s: %s", who, m);
   if (global) {
     if (p->kh || p->kw || p->stride_h || p->stride_w || p->pad_h || p->pad_w)
       return tec_ctx_printf(ctx, "global_pool: the window is the whole input: kh, kw, strides "

@@ -73,9 +73,10 @@ float *tune_xgb_features(tec_ctx *ctx, const lower_func *f, int *n);
 
 /* ---- measurement (measure.c) ---- */
 typedef struct tune_bench tune_bench;
-/* The arguments of f allocated and filled (seeded), and the reference output: o->reference,
- * or f itself built and run (the default config). NULL with an error. */
-tune_bench *tune_bench_new(tec_ctx *ctx, lower_func *f, const tune_options *o);
+/* The arguments of f allocated and filled (seeded, then task->fill if any; task may be NULL),
+ * and the reference output: o->reference, or f itself built and run (the default config).
+ * NULL with an error. */
+tune_bench *tune_bench_new(tec_ctx *ctx, const tune_task *task, lower_func *f, const tune_options *o);
 void tune_bench_free(tune_bench *b);
 /* Measures module m (built from f) into t (status, error, costs, median). */
 void tune_bench_measure(tune_bench *b, tec_module *m, const lower_func *f, tune_trial *t);

@@ -5,7 +5,8 @@
  * held to the time-out. In a forked child when asked (tune_options.fork): a run that hangs is
  * killed at the time-out, a crash is an error record, not the tuner's end. The child that
  * built a candidate (build_child.c) measures it through tune_bench_child_measure and
- * tune_bench_wait, the two sides of the same protocol. */
+ * tune_bench_wait, the two sides of the same protocol. Arguments with a margin
+ * (te_tensor_set_margin) are allocated whole; the output is compared in its window. */
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
@@ -25,6 +26,8 @@ struct tune_bench {
   float *out;      /* the output argument's data (the last argument) */
   int64_t nout;
   float *ref;
+  int ndim;                         /* the output's buffer: extents, and the window compared */
+  int64_t ext[8], lo[8], hi[8];     /* (lo <= index < hi in every dimension; no margin: all) */
   tune_options o;
 };
 
@@ -37,7 +40,7 @@ void tune_bench_free(tune_bench *b) {
   free(b->t), free(b->args), free(b->ref), free(b);
 }
 
-tune_bench *tune_bench_new(tec_ctx *ctx, lower_func *f, const tune_options *o) {
+tune_bench *tune_bench_new(tec_ctx *ctx, const tune_task *task, lower_func *f, const tune_options *o) {
   tune_bench *b = calloc(1, sizeof *b);
   if (!b) return NULL;
   b->ctx = ctx, b->o = *o, b->nargs = f->nuser;
@@ -51,16 +54,8 @@ tune_bench *tune_bench_new(tec_ctx *ctx, lower_func *f, const tune_options *o) {
       tec_ctx_set_error(ctx, "tune: argument %s is not a float32 tensor of at most 8 dimensions; the tuner measures float32 operators", a->name);
       goto fail;
     }
-    if (te_has_margin(a)) { /* refused, not half-done: see tune.h */
-      tec_ctx_set_error_kind(ctx, TEC_ERR_UNSUPPORTED, "tune: argument %s has a margin "
-                             "(te_tensor_set_margin); the tuner allocates compact arguments and "
-                             "compares whole outputs, not windows of larger buffers: tune without "
-                             "the margin (the best schedule is the same) and set it for the final "
-                             "build", a->name);
-      goto fail;
-    }
-    for (int d = 0; d < a->ndim; d++)
-      if (!ir_is_const_int(a->shape[d], &shape[d])) {
+    for (int d = 0; d < a->ndim; d++) /* a margin (te_tensor_set_margin): the whole buffer */
+      if (!ir_is_const_int(te_buffer_shape(a)[d], &shape[d])) {
         tec_ctx_set_error(ctx, "tune: argument %s has a symbolic shape; the tuner needs constant shapes", a->name);
         goto fail;
       }
@@ -71,8 +66,14 @@ tune_bench *tune_bench_new(tec_ctx *ctx, lower_func *f, const tune_options *o) {
     for (int64_t e = 0; e < n; e++)
       s = s * 1103515245u + 12345u, ((float *)b->t[i].data)[e] = (float)((s >> 9) & 0xffff) / 32768.0f - 1.0f;
   }
+  if (task && task->fill) task->fill(task, b->args, b->nargs);
   b->out = b->t[b->nargs - 1].data;
   b->nout = tec_dl_numel(&b->t[b->nargs - 1]);
+  const te_tensor *o_t = f->user_args[b->nargs - 1]; /* the window compared, not the margin */
+  b->ndim = o_t->ndim;
+  for (int d = 0; d < b->ndim; d++)
+    b->ext[d] = b->t[b->nargs - 1].shape[d], b->lo[d] = te_margin(o_t, d, 0),
+    b->hi[d] = b->ext[d] - te_margin(o_t, d, 1);
   if (!(b->ref = malloc(sizeof *b->ref * (size_t)b->nout))) goto oom;
   if (o->reference) {
     if (o->reference(o->reference_user, b->args, b->nargs, b->ref, b->nout) != 0) {
@@ -115,8 +116,19 @@ static void note(int fd, char c) {
   }
 }
 
+/* 1 if buffer element e of the output lies in its window (outside the margin). */
+static int in_window(const tune_bench *b, int64_t e) {
+  for (int d = b->ndim - 1; d >= 0; d--) {
+    int64_t i = e % b->ext[d];
+    if (i < b->lo[d] || i >= b->hi[d]) return 0;
+    e /= b->ext[d];
+  }
+  return 1;
+}
+
 static tune_status compare(const tune_bench *b, const float *out, char *err, size_t errsize) {
   for (int64_t e = 0; e < b->nout; e++) {
+    if (!in_window(b, e)) continue; /* the margin is the caller's: never written */
     double x = out[e], y = b->ref[e];
     if (isnan(y) && isnan(x)) continue;
     if (!(fabs(x - y) <= b->o.rtol * (1.0 + fabs(y)))) {

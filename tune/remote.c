@@ -202,6 +202,12 @@ tune_remote_run *tune_remote_open(tec_ctx *ctx, const tune_task *task, const tun
     tec_ctx_set_error(ctx, "tune: remote measurement needs 1 to 256 hosts; %d given", ro->nhosts);
     return NULL;
   }
+  if (task->fill) { /* the remote driver fills the arguments with the seeded sequence only */
+    tec_ctx_set_error(ctx, "tune: %s: remote measurement does not fill inputs with a margin "
+                           "(their rings must be zero); measure here, or use margin 0",
+                      task->workload);
+    return NULL;
+  }
   tune_remote_run *r = calloc(1, sizeof *r);
   if (!r || !(r->hosts = calloc((size_t)ro->nhosts, sizeof *r->hosts))) {
     free(r);

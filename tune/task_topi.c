@@ -69,6 +69,16 @@ static lower_func *topi_task_lower(const tune_task *task, tec_ctx *ctx, int64_t 
   return tec_lower(op.sched, "tune_candidate", op.nargs, op.args);
 }
 
+/* task->fill: the rings of inputs with a margin zeroed (topi_arg_zero_ring). */
+static void topi_task_fill(const tune_task *task, DLTensor *const *args, int nargs) {
+  const topi_task *tt = task->user;
+  for (int i = 0; i < nargs; i++) {
+    int64_t before[8], after[8];
+    if (topi_arg_zero_ring(tt->t, tt->problem, i, before, after) == args[i]->ndim)
+      topi_zero_ring(args[i]->data, args[i]->ndim, args[i]->shape, before, after);
+  }
+}
+
 static size_t problem_size(topi_problem_kind k) {
   switch (k) {
   case TOPI_PROBLEM_CONV2D: return sizeof(topi_conv2d);
@@ -125,5 +135,7 @@ int tune_task_topi(tec_ctx *ctx, const topi_template *t, const void *problem, co
   }
   out->lower = topi_task_lower;
   out->user = tt;
+  int64_t before[8], after[8];
+  if (topi_arg_zero_ring(t, tt->problem, 0, before, after) > 0) out->fill = topi_task_fill;
   return out->problem && out->workload ? 0 : -1;
 }

@@ -360,10 +360,17 @@ int tune_run(tec_ctx *ctx, const tune_task *task, const tune_options *opt, tune_
   int64_t def = task->default_index >= 0 ? task->default_index : 0;
   lower_func *rf = task->lower(task, refctx, def, NULL, NULL);
   st.t0 = tune_now();
-  if (!rf || !(st.bench = tune_bench_new(refctx, rf, &o))) {
+  if (!rf || !(st.bench = tune_bench_new(refctx, task, rf, &o))) {
     tec_ctx_set_error(ctx, "tune: %s: cannot compute the reference output: %s", task->workload, tec_ctx_error(refctx));
     goto done;
   }
+  for (int i = 0; o.remote && i < rf->nuser; i++)
+    if (te_has_margin(rf->user_args[i])) { /* the remote driver allocates compact buffers */
+      tec_ctx_set_error(ctx, "tune: %s: argument %s has a margin (te_tensor_set_margin); remote "
+                             "measurement takes compact arguments: measure here", task->workload,
+                        rf->user_args[i]->name);
+      goto done;
+    }
   /* round 0: the default config; then the proposer's batches */
   idx[0] = def;
   int k = 1;

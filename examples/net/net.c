@@ -183,6 +183,56 @@ static void resnet18(builder *b) {
   head(b, x);
 }
 
+/* ---- margins: the padding of a convolution's input written once, not per call ---- */
+
+/* 1 if layer L reads and writes activations with margins (topi.h, "Margins"). */
+static int honours_margins(const net_layer *L) {
+  return L->op == NET_CONV &&
+         (!strcmp(L->tmpl, "conv2d_nchwc") || !strcmp(L->tmpl, "depthwise_nchwc"));
+}
+
+static int root(int *up, int v) {
+  while (up[v] != v) v = up[v] = up[up[v]];
+  return v;
+}
+
+/* Each activation's margin: the largest padding of the convolutions reading it, when every
+ * layer writing or reading it honours margins (else 0). The image (value 0) is the caller's,
+ * copied in: none. A residual has its consumer's output layout, so the residual and that
+ * output share one margin (grouped: the largest of the group, 0 if any member cannot). The
+ * layers' problems then carry their values' layouts. */
+static void set_margins(net *n) {
+  int up[NET_MAX], ok[NET_MAX];
+  int64_t m[NET_MAX];
+  for (int v = 0; v < n->nvalues; v++) up[v] = v, ok[v] = v > 0, m[v] = 0;
+  for (int i = 0; i < n->nlayers; i++) {
+    const net_layer *L = &n->layers[i];
+    if (!honours_margins(L)) {
+      ok[L->in] = ok[L->out] = 0;
+      if (L->res >= 0) ok[L->res] = 0;
+      continue;
+    }
+    int64_t pad = L->conv.pad_h > L->conv.pad_w ? L->conv.pad_h : L->conv.pad_w;
+    if (pad > m[L->in]) m[L->in] = pad;
+    if (L->res >= 0) up[root(up, L->res)] = root(up, L->out);
+  }
+  for (int v = 0; v < n->nvalues; v++) { /* the group's verdict and margin at its root */
+    int r = root(up, v);
+    ok[r] = ok[r] && ok[v];
+    if (m[v] > m[r]) m[r] = m[v];
+  }
+  for (int v = 0; v < n->nvalues; v++) {
+    int r = root(up, v);
+    n->values[v].layout.margin = ok[r] ? m[r] : 0;
+  }
+  for (int i = 0; i < n->nlayers; i++) {
+    net_layer *L = &n->layers[i];
+    if (L->op != NET_CONV) continue;
+    L->conv.in_layout = n->values[L->in].layout;
+    L->conv.out_layout = n->values[L->out].layout;
+  }
+}
+
 net *net_create(const net_options *o, char *err, size_t errlen) {
   net_options opt = *o;
   if (!opt.batch) opt.batch = 1;
@@ -217,6 +267,7 @@ net *net_create(const net_options *o, char *err, size_t errlen) {
     value(&b, 3, opt.size, opt.size, (topi_layout){.kind = TOPI_NCHW, .block = 0});
     if (opt.kind == NET_MOBILENET_V1) mobilenet_v1(&b);
     else resnet18(&b);
+    if (!b.bad && !opt.no_margins) set_margins(n);
   }
   if (b.bad) {
     snprintf(err, errlen, "net_create: out of memory or more than %d layers", NET_MAX);
@@ -247,23 +298,23 @@ static void arg(net_layer *L, float *data, int ndim, const int64_t *shape) {
   L->args[k] = &L->t[k];
 }
 
-/* An activation in its layout's tensor shape. */
+/* An activation in its layout's tensor shape: its whole buffer (the margin's ring included). */
 static void act_arg(net_layer *L, const net_value *v) {
-  int64_t s[5];
+  int64_t s[5], h = v->h + 2 * v->layout.margin, w = v->w + 2 * v->layout.margin;
   int nd = 4;
   if (v->layout.kind == TOPI_NCHWC) {
-    s[0] = v->n, s[1] = (v->c + v->layout.block - 1) / v->layout.block, s[2] = v->h;
-    s[3] = v->w, s[4] = v->layout.block, nd = 5;
+    s[0] = v->n, s[1] = (v->c + v->layout.block - 1) / v->layout.block, s[2] = h;
+    s[3] = w, s[4] = v->layout.block, nd = 5;
   } else {
-    s[0] = v->n, s[1] = v->c, s[2] = v->h, s[3] = v->w;
+    s[0] = v->n, s[1] = v->c, s[2] = h, s[3] = w;
   }
   arg(L, v->data, nd, s);
 }
 
 static int64_t numel(const net_value *v) {
-  int64_t c = v->c;
+  int64_t c = v->c, m = v->layout.margin;
   if (v->layout.kind == TOPI_NCHWC) c = (c + v->layout.block - 1) / v->layout.block * v->layout.block;
-  return v->n * c * v->h * v->w;
+  return v->n * c * (v->h + 2 * m) * (v->w + 2 * m);
 }
 
 static void make_args(net *n, net_layer *L) {
@@ -307,6 +358,8 @@ static const void *problem(const net_layer *L) {
 static const char *layout_str(topi_layout l, char *buf, size_t len) {
   if (l.kind == TOPI_NCHWC) snprintf(buf, len, "NCHW%lldc", (long long)l.block);
   else snprintf(buf, len, "%s", l.kind == TOPI_NHWC ? "NHWC" : "NCHW");
+  if (l.margin) /* topi_layout_parse's suffix: the workload of a layer with margins */
+    snprintf(buf + strlen(buf), len - strlen(buf), "+m%lld", (long long)l.margin);
   return buf;
 }
 

@@ -14,7 +14,15 @@
  * connected layer reads as [n][c], so no layout-transform pass runs anywhere. Bias, relu /
  * relu6 and ResNet's residual add are fused into the convolutions' epilogues. Weights and
  * biases come from a seeded generator (He-uniform), stored plain (OIHW, [classes][c]) in the
- * layer, so a reference can compute the same network (tests/support/netref.c). */
+ * layer, so a reference can compute the same network (tests/support/netref.c).
+ *
+ * Margins (topi.h): an activation that only convolutions on conv2d_nchwc / depthwise_nchwc
+ * write and read gets the largest padding of its readers as a zero ring (NCHW16c+m1): the
+ * producer writes the interior, the next 3x3 convolution reads its padding from the ring with
+ * no compare and no copy. A residual shares its consumer's output margin. Value buffers
+ * (net_value_floats: the ring included) are zeroed once, in net_compile; nothing writes the
+ * rings. MobileNet v1: every pointwise output (the depthwise layers' inputs); ResNet-18 with
+ * the picked templates: the 7x7 stage (winograd takes the rest, and takes margin 0). */
 #ifndef TEC_NET_H
 #define TEC_NET_H
 
@@ -30,6 +38,7 @@ typedef struct net_options {
   int64_t classes;  /* 0: 1000 */
   int64_t block;    /* channels per block of the packed layout; 0: the host's float lanes */
   unsigned seed;    /* the weights' and biases' generator */
+  int no_margins;   /* 1: every activation without a margin (the layouts before margins) */
   int direct;       /* 1: every convolution on the direct templates (conv2d_nchwc,
                        depthwise_nchwc); 0: topi_conv2d_pick's choice per layer (winograd on
                        ResNet's 3x3 stride-1 layers of 14x14 and up) */
@@ -102,7 +111,8 @@ int net_lower(net *n, const char *target, lower_func **funcs);
  * record names is the layer's template, a space, then this text canonicalized
  * (tune_problem_canon). */
 const char *net_layer_shape(const net *n, int i, char *buf, size_t len);
-/* The floats value v's buffer holds (its layout's padded channel blocks included). */
+/* The floats value v's buffer holds (its layout's padded channel blocks and its margin's ring
+ * included). */
 int64_t net_value_floats(const net *n, int v);
 /* Packs every constant (the templates' prepare steps). 0, or -1 with net_error(). */
 int net_prepare(net *n);

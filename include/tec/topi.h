@@ -172,11 +172,48 @@ typedef enum topi_layout_kind {
 typedef struct topi_layout {
   topi_layout_kind kind;
   int64_t block;  /* TOPI_NCHWC: channels per block (>= 1); otherwise 0 */
+  int64_t margin; /* a zero ring of margin rows and columns around h and w, part of the buffer
+                     (0 <= margin <= 1024; 0: none, today's tensors) */
 } topi_layout;
 
-/* "NCHW", "NHWC", "NCHW16c" -> layout; -1 with an error listing the accepted forms. */
+/* Margins. An activation whose layout has margin m lives in the interior of a buffer whose
+ * spatial dims are m larger on each side, the ring holding zeros:
+ *
+ *   NCHW16c+m1, h = w = 3:  buffer [n][C/16][5][5][16]     . . . . .    . ring (zeros)
+ *                           element (y, x) at [y+1][x+1]    . # # # .    # the activation
+ *                                                           . # # # .
+ *   (NCHW: [n][c][h+2m][w+2m]; NHWC: [n][h+2m][w+2m][c])    . # # # .
+ *                                                           . . . . .
+ * A template reading such an input takes its padding from the ring: a convolution with pad <=
+ * m reads with no compare and copies nothing (pad > m: compares for the rest). A template
+ * writing such an output writes the interior only and never touches the ring (the caller
+ * zeroes it once: tec leaves it as it is). conv2d_nchwc and depthwise_nchwc honour margins on
+ * input, output and residual (the residual has the output's layout, margin included), and
+ * dw_pw_fused on its data, output and residual (its intermediate, dw's output, takes none);
+ * every other template refuses a non-zero margin in its applies ("... takes margin 0 only").
+ * As tensors: the input is a placeholder of the whole buffer ([..][h+2m][w+2m][..]); the output
+ * and the residual have the logical shape and are windows of their buffers
+ * (te_tensor_set_margin, margins {0, 0, m, m, 0} in NCHW[x]c): every argument's DLTensor has
+ * the buffer's extents. */
+
+/* "NCHW", "NHWC", "NCHW16c", with an optional margin suffix "+m<k>" ("NCHW16c+m1", "NHWC+m2";
+ * k a decimal 0..1024) -> layout; -1 with an error listing the accepted forms. topi_layout_str
+ * writes the suffix only for a margin > 0 (a layout without one prints as it always did). */
 int topi_layout_parse(tec_ctx *ctx, const char *s, topi_layout *out);
 const char *topi_layout_str(tec_ctx *ctx, topi_layout l);
+
+/* For whatever allocates and fills a template's arguments (tec bench, the tuner, tests): the
+ * zero ring of argument `arg` (call order) of template t on problem: an input whose layout has
+ * a margin is declared with its whole buffer, whose ring must hold zeros. before/after (room
+ * for 5) get the ring of each dimension of the argument's shape; returns the rank, or 0 when
+ * the argument has no ring. (An output or residual with a margin is a window instead: its
+ * tensor's te_buffer_shape gives the buffer, and its ring is the caller's, never read.) */
+int topi_arg_zero_ring(const topi_template *t, const void *problem, int arg, int64_t *before,
+                       int64_t *after);
+/* Zeroes the ring of a compact float buffer of ndim extents: the elements within before[d] of
+ * the start or after[d] of the end of some dimension d. */
+void topi_zero_ring(float *data, int ndim, const int64_t *extents, const int64_t *before,
+                    const int64_t *after);
 
 /* ---------------- problems ---------------- */
 
@@ -284,7 +321,8 @@ typedef struct topi_conv2d_nchwc_config {
                          partitioning splits at the padded rows); in the GEMM form 1, or with
                          parallel 2 the rows of a task (a divisor of oh up to 8) */
   int64_t pad_copy;   /* 1: the zero-padded input copied once per call (root, parallel); 0: the
-                         padding inlined into the reads (topi_pad_read); 0 without padding */
+                         padding inlined into the reads (topi_pad_read); only 0 without padding
+                         or with all of it in the input's margin (the ring read in place) */
   int64_t parallel;   /* 1: parallel over (n, output-channel tiles, row tiles) fused; 2: over
                          (n, row tiles, output-channel tiles): with contiguous static ranges each
                          thread reads only its rows of the input, not all of it (the default

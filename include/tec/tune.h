@@ -9,9 +9,10 @@
  *   measure   each candidate built for the host (in a forked child killed past the build
  *             time-out: tune/build_child.c), prepare run once, run timed (warm-up, repeats,
  *             median), a time-out per run, its output checked once against the reference
- *             (the default config's output): tune/measure.c. Arguments are compact: a
- *             task whose arguments have margins (te_tensor_set_margin) is refused (tune
- *             without them; the schedule does not depend on them). Or built ahead of
+ *             (the default config's output): tune/measure.c. An argument with a margin
+ *             (te_tensor_set_margin) is allocated with its buffer's extents and the output
+ *             compared in its window only (tune_task.fill zeroes what must be zero; remote
+ *             measurement refuses margins). Or built ahead of
  *             time for the target and measured on other hosts over SSH (tune_remote:
  *             tune/remote*.c).
  *   tuner     a loop over batches that a proposer (grid, random, anneal: simulated annealing
@@ -155,6 +156,11 @@ struct tune_task {
   lower_func *(*lower)(const tune_task *task, tec_ctx *ctx, int64_t index, const char **config_str,
                        const char **trace_json);
   void *user;
+  /* What the task's inputs must hold beyond the seeded random fill (NULL: nothing): called
+   * once on the filled arguments, before the reference output is computed. A topi task whose
+   * input has a margin zeroes its ring (topi_arg_zero_ring). Remote measurement refuses a task
+   * with one (the remote driver fills the arguments itself). */
+  void (*fill)(const tune_task *task, DLTensor *const *args, int nargs);
 };
 
 /* A topi template's task for problem (copied) and target (NULL: host); problem_str is the

@@ -44,12 +44,14 @@ void cr_conv2d(const topi_conv2d *p, const float *x, const float *w, const float
 
 int64_t cr_numel(topi_layout l, int64_t n, int64_t c, int64_t h, int64_t w) {
   if (l.kind == TOPI_NCHWC) c = (c + l.block - 1) / l.block * l.block;
-  return n * c * h * w;
+  return n * c * (h + 2 * l.margin) * (w + 2 * l.margin);
 }
 
+/* The buffer offset of logical element (n, c, y, x): the margin's ring around h and w. */
 static int64_t at(topi_layout l, int64_t N, int64_t C, int64_t H, int64_t W, int64_t n, int64_t c,
                   int64_t y, int64_t x) {
   (void)N;
+  H += 2 * l.margin, W += 2 * l.margin, y += l.margin, x += l.margin;
   switch (l.kind) {
   case TOPI_NHWC: return ((n * H + y) * W + x) * C + c;
   case TOPI_NCHWC: {
@@ -80,6 +82,7 @@ void cr_from_layout(topi_layout l, int64_t n, int64_t c, int64_t h, int64_t w, c
 }
 
 int cr_shape(topi_layout l, int64_t n, int64_t c, int64_t h, int64_t w, int64_t *s) {
+  h += 2 * l.margin, w += 2 * l.margin;
   switch (l.kind) {
   case TOPI_NHWC: s[0] = n, s[1] = h, s[2] = w, s[3] = c; return 4;
   case TOPI_NCHWC:
@@ -97,6 +100,22 @@ DLTensor cr_make(topi_layout l, int64_t n, int64_t c, int64_t h, int64_t w, cons
   else
     for (int64_t i = 0; i < tec_dl_numel(&t); i++) ((float *)t.data)[i] = __builtin_nanf("");
   return t;
+}
+
+int64_t cr_ring_written(topi_layout l, int64_t n, int64_t c, int64_t h, int64_t w,
+                        const float *buf) {
+  int64_t m = l.margin, H = h + 2 * m, W = w + 2 * m, cp = c, bad = 0;
+  if (l.kind == TOPI_NCHWC) cp = (c + l.block - 1) / l.block * l.block;
+  topi_layout whole = l;
+  whole.margin = 0; /* offsets in the whole buffer */
+  for (int64_t a = 0; a < n; a++)
+    for (int64_t b = 0; b < cp; b++)
+      for (int64_t y = 0; y < H; y++)
+        for (int64_t x = 0; x < W; x++)
+          if ((y < m || y >= h + m || x < m || x >= w + m) &&
+              !__builtin_isnan(buf[at(whole, n, cp, H, W, a, b, y, x)]))
+            bad++;
+  return bad;
 }
 
 double cr_check_template(const char *name, const topi_conv2d *p, const void *config) {
@@ -142,6 +161,9 @@ double cr_check_template(const char *name, const topi_conv2d *p, const void *con
   ck_assert_int_eq(tec_module_prepare_count(m, "conv"), 1);
   cr_from_layout(p->out_layout, p->n, p->c_out, oh, ow, ol.data, got);
   double err = tu_max_err(got, ref, no);
+  int64_t ring = cr_ring_written(p->out_layout, p->n, p->c_out, oh, ow, ol.data);
+  ck_assert_msg(ring == 0, "%s: %lld elements of the output's margin written (left NaN)", name,
+                (long long)ring);
   if (p->out_layout.kind == TOPI_NCHWC && p->c_out % p->out_layout.block) {
     /* the lanes past c_out: zero (residual lanes there are zero too) */
     float *o = ol.data;
@@ -149,7 +171,7 @@ double cr_check_template(const char *name, const topi_conv2d *p, const void *con
     for (int64_t n = 0; n < p->n; n++)
       for (int64_t i = 0; i < oh * ow; i++)
         for (int64_t v = p->c_out % B; v < B; v++) {
-          float e = o[((n * cb + cb - 1) * oh * ow + i) * B + v];
+          float e = o[at(p->out_layout, p->n, cb * B, oh, ow, n, (cb - 1) * B + v, i / ow, i % ow)];
           ck_assert_msg(e == 0.0f, "%s: padded output channel lane %lld is %g, not 0", name,
                         (long long)v, (double)e);
         }

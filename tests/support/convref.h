@@ -13,7 +13,9 @@ void cr_out_hw(const topi_conv2d *p, int64_t *oh, int64_t *ow);
 /* out[n][co][oy][ox] (NCHW) = act(conv(x, w) + bias[co] + res[...]); bias/res may be NULL. */
 void cr_conv2d(const topi_conv2d *p, const float *x, const float *w, const float *bias,
                const float *res, float *out);
-/* Number of floats of an (n, c, h, w) activation stored in layout l. */
+/* Layouts with a margin m (topi.h): the buffer [..][h + 2m][w + 2m][..], the activation in
+ * its interior; to_layout zeroes the ring, from_layout reads the interior. */
+/* Number of floats of an (n, c, h, w) activation stored in layout l (its buffer). */
 int64_t cr_numel(topi_layout l, int64_t n, int64_t c, int64_t h, int64_t w);
 /* Plain NCHW -> layout l (zero channels past c), and back. */
 void cr_to_layout(topi_layout l, int64_t n, int64_t c, int64_t h, int64_t w, const float *src,
@@ -23,7 +25,11 @@ void cr_from_layout(topi_layout l, int64_t n, int64_t c, int64_t h, int64_t w, c
 /* A fresh tensor of layout l holding the NCHW array src (src NULL: NaN everywhere, to see what
  * is never written); free with tec_dl_free. */
 DLTensor cr_make(topi_layout l, int64_t n, int64_t c, int64_t h, int64_t w, const float *src);
-/* The tensor shape of layout l, into shape (4 or 5 dims); returns ndim. */
+/* The elements of the margin's ring of buf (layout l, an (n, c, h, w) activation) that are
+ * not NaN: 0 when what cr_make(.., NULL) filled with NaN was left alone. */
+int64_t cr_ring_written(topi_layout l, int64_t n, int64_t c, int64_t h, int64_t w,
+                        const float *buf);
+/* The buffer shape of layout l (margin included), into shape (4 or 5 dims); returns ndim. */
 int cr_shape(topi_layout l, int64_t n, int64_t c, int64_t h, int64_t w, int64_t *shape);
 
 /* Runs template `name` on p with config (NULL: the space's default) for the host: declares,
