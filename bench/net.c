@@ -3,7 +3,10 @@
  * same weights, in one run, round-robin, 1 and 2 threads.
  *
  *   net [--net mobilenet|resnet18] [--threads 1,2] [--runs 30] [--layers] [--prepadded]
- *       [--csv FILE] [--size 224] [--width 1.0] [--records FILE]
+ *       [--no-margins] [--csv FILE] [--size 224] [--width 1.0] [--records FILE]
+ *
+ * --no-margins: tec's activations without margins (net_options.no_margins: every padded layer
+ * reads its input through compares or copies it, as before margins), for a side-by-side run.
  *
  * oneDNN's network (built from tec's layer list, so the shapes and weights are the same):
  *   conv      dnnl convolution_direct, src / weights / dst format `any` (oneDNN picks blocked
@@ -49,7 +52,7 @@
 
 typedef struct opts {
   net_kind kind;
-  int nthreads, threads[MAX_THREADS], runs, layers, prepadded;
+  int nthreads, threads[MAX_THREADS], runs, layers, prepadded, no_margins;
   int64_t size;
   double width;
   const char *csv, *records;
@@ -60,8 +63,8 @@ static int parse_opts(int argc, char **argv, opts *o) {
               .size = 224, .width = 1.0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--layers") || !strcmp(a, "--prepadded")) {
-      *(a[2] == 'l' ? &o->layers : &o->prepadded) = 1;
+    if (!strcmp(a, "--layers") || !strcmp(a, "--prepadded") || !strcmp(a, "--no-margins")) {
+      *(a[2] == 'l' ? &o->layers : a[2] == 'p' ? &o->prepadded : &o->no_margins) = 1;
       continue;
     }
     if (!v) {
@@ -228,7 +231,8 @@ int main(int argc, char **argv) {
          cpu, sysconf(_SC_NPROCESSORS_ONLN), load[0], load[1], load[2], dv->major, dv->minor,
          dv->patch, getenv("GOMP_SPINCOUNT") ? getenv("GOMP_SPINCOUNT") : "unset");
   char err[256];
-  net *n = net_create(&(net_options){.kind = o.kind, .size = o.size, .width = o.width, .seed = 1},
+  net *n = net_create(&(net_options){.kind = o.kind, .size = o.size, .width = o.width, .seed = 1,
+                                    .no_margins = o.no_margins},
                       err, sizeof err);
   if (!n) {
     fprintf(stderr, "net: %s\n", err);
@@ -245,7 +249,8 @@ int main(int argc, char **argv) {
   net *tn = NULL; /* --records: the same network on the records' configs */
   if (o.records) {
     tn = net_create(&(net_options){.kind = o.kind, .size = o.size, .width = o.width, .seed = 1,
-                                   .records = o.records}, err, sizeof err);
+                                   .records = o.records, .no_margins = o.no_margins},
+                    err, sizeof err);
     if (!tn || net_compile(tn) || net_prepare(tn)) {
       fprintf(stderr, "net: --records: %s\n", tn ? net_error(tn) : err);
       return 1;
