@@ -12,7 +12,8 @@
  * skipped (--redo runs them again), and DIR/study.md is rewritten from the whole CSV after each
  * layer (tune_study_report.c), so a study can be split over several quiet windows (--layers,
  * --count). Every trial is in DIR/records/LAYER-TUNER.jsonl (and .csv, .svg) and appended to
- * DIR/TUNER.jsonl, the records `bench/run net --records` applies.
+ * DIR/TUNER.jsonl, the records `bench/run net --records` applies. --no-margins: the layers of
+ * the network without activation margins (net_options.no_margins; the studies before margins).
  *
  *   usage: printed by main() on a bad option.
  *
@@ -37,7 +38,7 @@
 
 typedef struct opts {
   const char *layers, *out;
-  int trials, tuner_trials, threads, repeats, count, redo, list, report;
+  int trials, tuner_trials, threads, repeats, count, redo, list, report, no_margins;
   unsigned seed;
   double timeout, width;
   int64_t size;
@@ -57,7 +58,7 @@ static void usage(void) {
           "usage: tune_study [--layers all|NAME,...] [--count N] [--trials 1000] [--tuner-trials 64]\n"
           "                  [--tuners random,anneal,xgb] [--seed 1] [--threads 1] [--repeats 5]\n"
           "                  [--timeout 1] [--out tune-study] [--redo] [--list] [--report]\n"
-          "                  [--size 224] [--width 1.0]\n");
+          "                  [--size 224] [--width 1.0] [--no-margins]\n");
 }
 
 static int parse(int argc, char **argv, opts *o) {
@@ -68,7 +69,8 @@ static int parse(int argc, char **argv, opts *o) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     int *flag = !strcmp(a, "--redo") ? &o->redo : !strcmp(a, "--list") ? &o->list
-                : !strcmp(a, "--report") ? &o->report : NULL;
+                : !strcmp(a, "--report") ? &o->report
+                : !strcmp(a, "--no-margins") ? &o->no_margins : NULL;
     if (flag) {
       *flag = 1;
       continue;
@@ -349,7 +351,8 @@ int main(int argc, char **argv) {
   setenv("TEC_NUM_THREADS", env, 1);
   tec_rt_set_num_threads(o.threads);
   char err[256];
-  net *n = net_create(&(net_options){.kind = NET_MOBILENET_V1, .size = o.size, .width = o.width, .seed = 1},
+  net *n = net_create(&(net_options){.kind = NET_MOBILENET_V1, .size = o.size, .width = o.width, .seed = 1,
+                                    .no_margins = o.no_margins},
                       err, sizeof err);
   if (!n) {
     fprintf(stderr, "tune-study: %s\n", err);
