@@ -39,6 +39,7 @@
 typedef struct opts {
   const char *layers, *out;
   int trials, tuner_trials, threads, repeats, count, redo, list, report, no_margins;
+  double min_repeat_ms;
   unsigned seed;
   double timeout, width;
   int64_t size;
@@ -58,7 +59,7 @@ static void usage(void) {
           "usage: tune_study [--layers all|NAME,...] [--count N] [--trials 1000] [--tuner-trials 64]\n"
           "                  [--tuners random,anneal,xgb] [--seed 1] [--threads 1] [--repeats 5]\n"
           "                  [--timeout 1] [--out tune-study] [--redo] [--list] [--report]\n"
-          "                  [--size 224] [--width 1.0] [--no-margins]\n");
+          "                  [--size 224] [--width 1.0] [--no-margins] [--min-repeat-ms 0]\n");
 }
 
 static int parse(int argc, char **argv, opts *o) {
@@ -89,6 +90,8 @@ static int parse(int argc, char **argv, opts *o) {
     else if (!strcmp(a, "--seed")) o->seed = (unsigned)strtoul(v, NULL, 10);
     else if (!strcmp(a, "--threads")) bad = (o->threads = atoi(v)) < 1 || o->threads > 256 ? "1 to 256" : NULL;
     else if (!strcmp(a, "--repeats")) bad = (o->repeats = atoi(v)) < 1 || o->repeats > 16 ? "1 to 16" : NULL;
+    else if (!strcmp(a, "--min-repeat-ms"))
+      bad = !((o->min_repeat_ms = atof(v)) >= 0) || o->min_repeat_ms > 1000 ? "0 to 1000 ms" : NULL;
     else if (!strcmp(a, "--timeout")) bad = !((o->timeout = atof(v)) > 0) ? "above 0 seconds" : NULL;
     else if (!strcmp(a, "--size")) bad = (o->size = atoll(v)) < 32 || o->size > 1024 ? "32 to 1024" : NULL;
     else if (!strcmp(a, "--width")) bad = !((o->width = atof(v)) > 0 && o->width <= 4) ? "above 0, at most 4" : NULL;
@@ -193,6 +196,7 @@ static int run_tuner(const net *n, const unique *u, const opts *o, const char *t
   tec_ctx *ctx = tec_ctx_new();
   tune_options to = tune_options_default();
   to.trials = trials, to.tuner = tuner, to.seed = o->seed, to.repeats = o->repeats;
+  to.min_repeat_ms = o->min_repeat_ms;
   to.timeout = o->timeout, to.records = rec, to.csv = csv, to.svg = svg, to.progress = 1;
   tune_task task;
   double t0 = bench_now(CLOCK_MONOTONIC);
@@ -279,6 +283,7 @@ static int remeasure(const unique *u, const net_layer *L, const opts *o, const i
   for (int round = 0; round < REMEASURE_ROUNDS && rc == 0; round++) {
     tune_options to = tune_options_default();
     to.trials = n, to.tuner = "grid", to.seed = o->seed, to.repeats = o->repeats;
+    to.min_repeat_ms = o->min_repeat_ms;
     to.timeout = o->timeout;
     tune_result res;
     memset(&res, 0, sizeof res);

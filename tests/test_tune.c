@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "tec/tune.h"
 #include "testutil.h"
+#include "tune/internal.h" /* tune_calls_per_cost */
 
 /* ---------------- spaces ---------------- */
 
@@ -393,6 +394,61 @@ START_TEST(grid_and_bad_options) {
 }
 END_TEST
 
+/* min_repeat_ms: each timed cost repeats the call until it lasts that long (counted through the
+ * hook, called after every call in the measuring process: fork 0); 0 is one call per cost; a
+ * negative value or one past 1000 * the time-out is refused */
+static void count_calls(void *user, int64_t index, float *out, int64_t nout) {
+  (void)index, (void)out, (void)nout;
+  (*(int64_t *)user)++;
+}
+
+START_TEST(min_repeat_ms) {
+  tec_ctx *ctx = tec_ctx_new();
+  tune_task task;
+  const topi_softmax sm = {.m = 4, .n = 8}; /* well under a microsecond a call */
+  ck_assert_int_eq(tune_task_topi(ctx, topi_template_find("softmax"), &sm, "m=4,n=8", NULL, &task), 0);
+  tune_options o = tune_options_default();
+  int64_t calls = 0;
+  o.tuner = "grid", o.trials = 1, o.warmup = 1, o.repeats = 3, o.fork = 0, o.overlap = 0;
+  o.hook = count_calls, o.hook_user = &calls;
+  tune_result r;
+  ck_assert_msg(tune_run(ctx, &task, &o, &r) == 0, "%s", tec_ctx_error(ctx));
+  ck_assert_int_eq(r.trials[0].status, TUNE_OK);
+  int64_t plain = calls; /* the reference's run(s) and warmup + repeats */
+  ck_assert_int_le(plain, 1 + 3 + 2);
+  tune_result_free(&r);
+  calls = 0, o.min_repeat_ms = 2.0;
+  ck_assert_msg(tune_run(ctx, &task, &o, &r) == 0, "%s", tec_ctx_error(ctx));
+  ck_assert_int_eq(r.trials[0].status, TUNE_OK);
+  /* after the warm-up, calibration calls until a run lasts 2 ms, then 3 timed runs of that many
+   * calls each: the calls past those made without cover 3 x 2 ms at the calls' mean time (at
+   * least half of it: timing noise) */
+  ck_assert(r.trials[0].ncosts == 3);
+  int64_t extra = calls - plain + 3;
+  ck_assert_msg(extra >= 3 * 2, "%lld calls with min_repeat_ms 2, %lld without", (long long)calls,
+                (long long)plain);
+  for (int k = 0; k < r.trials[0].ncosts; k++) /* a cost is the mean of its run's calls */
+    ck_assert_msg((double)extra * r.trials[0].costs[k] >= 3e-3 && r.trials[0].costs[k] < 1e-3,
+                  "%lld calls past the plain ones, a call %g s", (long long)extra,
+                  r.trials[0].costs[k]);
+  tune_result_free(&r);
+  o.min_repeat_ms = -1;
+  ck_assert_int_eq(tune_run(ctx, &task, &o, &r), -1);
+  assert_err(ctx, "tune: min_repeat_ms is -1; it must be 0 (one call per cost) to 1000 * the "
+                  "time-out (1000 ms)");
+  tec_ctx_clear_error(ctx);
+  o.min_repeat_ms = 1500;
+  ck_assert_int_eq(tune_run(ctx, &task, &o, &r), -1);
+  assert_err(ctx, "tune: min_repeat_ms is 1500; it must be 0 (one call per cost) to 1000 * the "
+                  "time-out (1000 ms)");
+  ck_assert_int_eq(tune_calls_per_cost(0, 1e-6), 1);
+  ck_assert_int_eq(tune_calls_per_cost(2.0, 1e-4), 20);
+  ck_assert_int_eq(tune_calls_per_cost(2.0, 1.0), 1);
+  ck_assert_int_eq(tune_calls_per_cost(1000.0, 0), 100000);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 /* ---------------- a schedule of one's own ---------------- */
 
 /* C = A x B, 32 x 32 x 32: j split by a power-of-two knob, the three loops (i, j.outer,
@@ -703,6 +759,7 @@ int main(void) {
   tcase_add_test(tc, bad_knobs);
   tcase_add_test(tc, tune_dense_records);
   tcase_add_test(tc, grid_and_bad_options);
+  tcase_add_test(tc, min_repeat_ms);
   tcase_add_test(tc, own_schedule);
   tcase_add_test(tc, xgb_tuner);
   tcase_add_test(tc, anneal_tuner);

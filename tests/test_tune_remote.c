@@ -257,6 +257,20 @@ START_TEST(remote_dense) {
   ck_assert_int_eq(entries("rtmp"), 0); /* removed on the remote */
   ck_assert_int_eq(entries("ltmp"), 0); /* and here */
   tune_result_free(&r);
+  /* min_repeat_ms on the remote: the driver calibrates its calls and reports the mean of a
+   * call, of the local measurement's order (a call here is microseconds: under 1 ms) */
+  tune_options om = small(2, &ro);
+  om.min_repeat_ms = 2.0;
+  ck_assert_msg(tune_run(ctx, &task, &om, &r) == 0, "%s", tec_ctx_error(ctx));
+  ck_assert_int_eq(r.ntrials, 2);
+  for (int i = 0; i < 2; i++) {
+    ck_assert_msg(r.trials[i].status == TUNE_OK, "%s", r.trials[i].error);
+    ck_assert_int_eq(r.trials[i].ncosts, om.repeats);
+    for (int k = 0; k < r.trials[i].ncosts; k++)
+      ck_assert_msg(r.trials[i].costs[k] > 0 && r.trials[i].costs[k] < 1e-3, "cost %g s",
+                    r.trials[i].costs[k]);
+  }
+  tune_result_free(&r);
   tune_result_free(&local);
   tec_ctx_free(ctx);
 }

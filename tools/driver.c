@@ -83,12 +83,14 @@ static const char *verb_help(const char *verb) {
     return "usage: tec tune OP --shape KEY=V,... --records FILE [--trials N]\n"
            "                [--tuner grid|random|anneal|xgb]\n"
            "                [--seed S] [--csv FILE] [--svg FILE] [--repeat N] [--timeout SEC]\n"
-           "                [--build-timeout SEC]\n"
+           "                [--build-timeout SEC] [--min-repeat-ms MS]\n"
            "  Measures N configs (default 64) of OP's knob space on the host, the default first:\n"
            "  each built, prepared once, run --repeat times (default 5, at most 16) after a warm-up,\n"
            "  its output checked against the default's; a run over --timeout seconds (default 1)\n"
            "  is a time-out; a build over --build-timeout seconds (default 60) is killed and is a\n"
-           "  build error. Every trial is appended to FILE as one JSON line (tec print/bench\n"
+           "  build error. --min-repeat-ms MS: each timed run repeats the call until it lasts MS\n"
+           "  (the cost is the mean; default 0: one call), steadier for layers of a few microseconds.\n"
+           "  Every trial is appended to FILE as one JSON line (tec print/bench\n"
            "  --config takes the best config it prints); --csv writes the trials, --svg a plot of\n"
            "  the best GFLOP/s so far. The same --seed gives the same trial order (grid, random;\n"
            "  anneal, annealing on the measured speeds, and xgb, the cost model, also follow\n"
@@ -127,6 +129,19 @@ static int parse_opts(int argc, char **argv, drv_opts *o) {
       if (i + 1 >= argc) return fail(2, o->verb, "--ssh-option needs KEY=VALUE");
       if (o->tune.nssh == 16) return fail(2, o->verb, "--ssh-option: at most 16");
       o->tune.ssh[o->tune.nssh++] = argv[++i];
+      continue;
+    }
+    else if (!strcmp(a, "--min-repeat-ms")) {
+      char *end = NULL;
+      double v = i + 1 < argc ? strtod(argv[i + 1], &end) : -1;
+      if (!end || *end || !(v >= 0 && v <= 10000)) {
+        char m[200];
+        snprintf(m, sizeof m, "--min-repeat-ms needs milliseconds from 0 to 10000%s%s", i + 1 < argc ? ", not " : "",
+                 i + 1 < argc ? argv[i + 1] : "");
+        return fail(2, o->verb, m);
+      }
+      o->tune.min_repeat_ms = v;
+      i++;
       continue;
     }
     else if (!strcmp(a, "--trials") || !strcmp(a, "--seed") || !strcmp(a, "--timeout") ||
@@ -260,7 +275,7 @@ int drv_bench(tec_ctx *ctx, lower_func *f, const char *target, int repeat, doubl
 /* tec tune: the template's problem, then tools/driver_tune.c. */
 static int run_tune(drv_opts *o) {
   if (o->config || o->name || o->after || o->emit || o->out)
-    return fail(2, "tune", "takes OP, --shape, --records, --trials, --tuner, --seed, --csv, --svg, --repeat, --timeout, --build-timeout, --target");
+    return fail(2, "tune", "takes OP, --shape, --records, --trials, --tuner, --seed, --csv, --svg, --repeat, --timeout, --build-timeout, --min-repeat-ms, --target");
   if (!o->tune.records) return fail(2, "tune", "needs --records FILE (the JSON lines every trial is appended to)");
   if (generator_find(o->op)) return fail(2, "tune", "tunes topi templates (their knob spaces); a generator has no space");
   tec_ctx *ctx = tec_ctx_new();
@@ -285,9 +300,10 @@ static int run_verb(drv_opts *o) {
     return fail(2, v, m);
   }
   if (strcmp(v, "tune") && (o->tune.tuner || o->tune.records || o->tune.csv || o->tune.svg || o->tune.trials ||
-                            o->tune.seed_set || o->tune.timeout > 0 || o->tune.build_timeout > 0 || o->tune.remote || o->tune.remote_prefix ||
+                            o->tune.seed_set || o->tune.timeout > 0 || o->tune.build_timeout > 0 || o->tune.min_repeat_ms >= 0 ||
+                            o->tune.remote || o->tune.remote_prefix ||
                             o->tune.remote_cc || o->tune.remote_runtime || o->tune.nssh))
-    return fail(2, v, "--trials, --tuner, --records, --seed, --csv, --svg, --timeout, --build-timeout, --remote* and --ssh-option are "
+    return fail(2, v, "--trials, --tuner, --records, --seed, --csv, --svg, --timeout, --build-timeout, --min-repeat-ms, --remote* and --ssh-option are "
                       "options of tec tune");
   if (!strcmp(v, "tune")) return run_tune(o);
   if (!strcmp(v, "compile") && (!o->out || !o->target))
@@ -328,7 +344,7 @@ int tec_driver_main(int argc, char **argv) {
     fputs(usage_main, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
-  drv_opts o = {.verb = argv[1]};
+  drv_opts o = {.verb = argv[1], .tune = {.min_repeat_ms = -1}};
   const char *help = verb_help(o.verb);
   if (!help) {
     char m[200];
@@ -340,7 +356,7 @@ int tec_driver_main(int argc, char **argv) {
   if (!strcmp(o.verb, "targets") || !strcmp(o.verb, "list")) {
     if (o.op || o.shape || o.config || o.target || o.name || o.out || o.emit || o.after || o.repeat ||
         o.tune.tuner || o.tune.records || o.tune.csv || o.tune.svg || o.tune.trials || o.tune.seed_set || o.tune.timeout > 0 || o.tune.build_timeout > 0 ||
-        o.tune.remote || o.tune.remote_prefix || o.tune.remote_cc || o.tune.remote_runtime || o.tune.nssh)
+        o.tune.min_repeat_ms >= 0 || o.tune.remote || o.tune.remote_prefix || o.tune.remote_cc || o.tune.remote_runtime || o.tune.nssh)
       return fail(2, o.verb, "takes no operator or options");
     return !strcmp(o.verb, "targets") ? drv_targets() : drv_list();
   }

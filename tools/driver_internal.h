@@ -32,7 +32,7 @@ typedef struct drv_tune_args {
   const char *tuner, *records, *csv, *svg;
   int trials, seed_set;
   unsigned seed;
-  double timeout, build_timeout;
+  double timeout, build_timeout, min_repeat_ms; /* min_repeat_ms < 0: not given */
   /* measured over SSH (tools/driver_tune.c): --remote HOSTS, --remote-run-prefix,
    * --remote-cc, --remote-runtime, --ssh-option (repeatable) */
   const char *remote, *remote_prefix, *remote_cc, *remote_runtime;

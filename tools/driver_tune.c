@@ -67,6 +67,13 @@ int drv_tune(tec_ctx *ctx, const topi_template *t, const void *problem, const ch
   if (a->seed_set) o.seed = a->seed;
   if (a->timeout > 0) o.timeout = a->timeout;
   if (a->build_timeout > 0) o.build_timeout = a->build_timeout;
+  if (a->min_repeat_ms >= 0) o.min_repeat_ms = a->min_repeat_ms;
+  if (o.min_repeat_ms > 1000.0 * o.timeout) {
+    char m[200];
+    snprintf(m, sizeof m, "--min-repeat-ms %g is longer than the time-out (--timeout, %g ms): a timed run of the calls must fit in it",
+             o.min_repeat_ms, 1000.0 * o.timeout);
+    return err(2, m);
+  }
   if (repeat) o.repeats = repeat;
   o.records = a->records, o.csv = a->csv, o.svg = a->svg, o.progress = 1;
   tune_task task;

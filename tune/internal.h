@@ -76,6 +76,11 @@ typedef struct tune_bench tune_bench;
 /* The arguments of f allocated and filled (seeded, then task->fill if any; task may be NULL),
  * and the reference output: o->reference, or f itself built and run (the default config).
  * NULL with an error. */
+/* Calls per timed cost: enough for min_repeat_ms at call_s seconds a call (1 when 0; at most
+ * TUNE_MAX_CALLS). measure.c and the remote driver grow a calibration run's calls with it
+ * (at least doubling) until the run lasts min_repeat_ms. */
+#define TUNE_MAX_CALLS 100000
+int64_t tune_calls_per_cost(double min_repeat_ms, double call_s);
 tune_bench *tune_bench_new(tec_ctx *ctx, const tune_task *task, lower_func *f, const tune_options *o);
 void tune_bench_free(tune_bench *b);
 /* Measures module m (built from f) into t (status, error, costs, median). */

@@ -147,6 +147,12 @@ tune_status tune_bench_check(const tune_bench *b, int64_t index, float *out, cha
 
 const tune_options *tune_bench_options(const tune_bench *b) { return &b->o; }
 
+int64_t tune_calls_per_cost(double min_repeat_ms, double call_s) {
+  if (!(min_repeat_ms > 0)) return 1;
+  double n = ceil(min_repeat_ms * 1e-3 / (call_s > 1e-9 ? call_s : 1e-9));
+  return n < 1 ? 1 : n > TUNE_MAX_CALLS ? TUNE_MAX_CALLS : (int64_t)n;
+}
+
 /* Runs the measurement here; fd >= 0: a progress byte per step to the parent. */
 static void measure_here(tune_bench *b, tec_module *m, const lower_func *f, int64_t index, meas *r, int fd) {
   const char *name = f->user_name;
@@ -159,11 +165,31 @@ static void measure_here(tune_bench *b, tec_module *m, const lower_func *f, int6
   }
   note(fd, 'p');
   int runs = b->o.warmup + b->o.repeats;
+  int64_t number = 1; /* calls per timed cost (min_repeat_ms): calibrated after the warm-up */
   for (int i = 0; i < runs; i++) {
+    int32_t rc = 0;
+    /* calibration (untimed): the calls grow until they last min_repeat_ms (a cold first call
+     * can be 30x a warm one, so one call's time does not say how many) */
+    for (int step = 0; i == b->o.warmup && b->o.min_repeat_ms > 0 && step < 24 && rc == 0; step++) {
+      double t0 = tune_now();
+      for (int64_t k = 0; k < number && rc == 0; k++) {
+        rc = tec_module_run(m, name, b->nargs, b->args);
+        if (b->o.hook) b->o.hook(b->o.hook_user, index, b->out, b->nout);
+      }
+      double dt = tune_now() - t0;
+      note(fd, 'r'); /* progress: the parent's deadline is per step */
+      if (dt >= 1e-3 * b->o.min_repeat_ms || number >= TUNE_MAX_CALLS || dt > b->o.timeout) break;
+      int64_t next = tune_calls_per_cost(b->o.min_repeat_ms, dt / (double)number);
+      number = next > 2 * number ? next : 2 * number;
+      if (number > TUNE_MAX_CALLS) number = TUNE_MAX_CALLS;
+    }
+    int64_t calls = i >= b->o.warmup ? number : 1;
     double t0 = tune_now();
-    int32_t rc = tec_module_run(m, name, b->nargs, b->args);
-    if (b->o.hook) b->o.hook(b->o.hook_user, index, b->out, b->nout);
-    double dt = tune_now() - t0;
+    for (int64_t k = 0; k < calls && rc == 0; k++) {
+      rc = tec_module_run(m, name, b->nargs, b->args);
+      if (b->o.hook) b->o.hook(b->o.hook_user, index, b->out, b->nout);
+    }
+    double dt = (tune_now() - t0) / (double)calls;
     if (rc != 0) {
       r->status = TUNE_RUN_ERROR;
       snprintf(r->error, sizeof r->error, "run failed: %s", tec_rt_last_error());

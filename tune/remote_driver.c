@@ -9,11 +9,13 @@
  *   p                         prepare done
  *   r                         per run
  *   status ok | status run MESSAGE | status timeout MESSAGE
- *   costs N C1 ... CN         seconds per timed run (ok only)
+ *   costs N C1 ... CN         seconds per call of each timed run (ok only): a timed run makes
+ *                             the calls a calibration after the warm-up found to last
+ *                             MIN_REPEAT_MS (as measure.c), back to back; the cost is their mean
  *   out BYTES                 then the first run's output, raw (ok only)
  *
  * alarm() ends it if it outlives its own time budget (the SSH session was cut). Usage:
- *   driver WARMUP REPEATS TIMEOUT */
+ *   driver WARMUP REPEATS TIMEOUT MIN_REPEAT_MS */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,18 +29,19 @@ static const char driver_main[] =
     "}\n"
     "\n"
     "int main(int argc, char **argv) {\n"
-    "  if (argc != 4) {\n"
-    "    fprintf(stderr, \"usage: %s WARMUP REPEATS TIMEOUT\\n\", argv[0]);\n"
+    "  if (argc != 5) {\n"
+    "    fprintf(stderr, \"usage: %s WARMUP REPEATS TIMEOUT MIN_REPEAT_MS\\n\", argv[0]);\n"
     "    return 2;\n"
     "  }\n"
     "  int warmup = atoi(argv[1]), repeats = atoi(argv[2]);\n"
-    "  double timeout = atof(argv[3]);\n"
-    "  if (warmup < 0 || warmup > 1000 || repeats < 1 || repeats > 16 || !(timeout > 0) || timeout > 1e5) {\n"
-    "    fprintf(stderr, \"driver: bad WARMUP %s, REPEATS %s or TIMEOUT %s\\n\", argv[1], argv[2], argv[3]);\n"
+    "  double timeout = atof(argv[3]), min_ms = atof(argv[4]);\n"
+    "  if (warmup < 0 || warmup > 1000 || repeats < 1 || repeats > 16 || !(timeout > 0) || timeout > 1e5 ||\n"
+    "      !(min_ms >= 0) || min_ms > 1000.0 * timeout) {\n"
+    "    fprintf(stderr, \"driver: bad WARMUP %s, REPEATS %s, TIMEOUT %s or MIN_REPEAT_MS %s\\n\", argv[1], argv[2], argv[3], argv[4]);\n"
     "    return 2;\n"
     "  }\n"
     "  int runs = warmup + repeats;\n"
-    "  alarm((unsigned)(10.0 + 10.0 * timeout + runs * (2.0 * timeout + 1.0)));\n"
+    "  alarm((unsigned)(10.0 + 10.0 * timeout + runs * (2.0 * timeout + 1.0) + repeats * 2e-3 * min_ms));\n"
     "  void *b[TT_NBUF] = {0};\n"
     "  float *first = NULL;\n"
     "  printf(\"tec-tune 1\\n\");\n"
@@ -73,10 +76,25 @@ static const char driver_main[] =
     "  fflush(stdout);\n"
     "  double costs[16];\n"
     "  int nc = 0;\n"
+    "  long long number = 1;\n"
     "  for (int i = 0; i < runs; i++) {\n"
+    "    int rc = 0;\n"
+    "    for (int step = 0; i == warmup && min_ms > 0 && step < 24 && rc == 0; step++) {\n"
+    "      double c0 = now_s();\n"
+    "      for (long long k = 0; k < number && rc == 0; k++) rc = tt_run(b);\n"
+    "      double cs = now_s() - c0;\n"
+    "      printf(\"r\\n\");\n"
+    "      fflush(stdout);\n"
+    "      if (cs >= 1e-3 * min_ms || number >= 100000 || cs > timeout) break;\n"
+    "      double n = ceil(min_ms * 1e-3 / (cs / (double)number > 1e-9 ? cs / (double)number : 1e-9));\n"
+    "      long long next = n > 100000 ? 100000 : (long long)n;\n"
+    "      number = next > 2 * number ? next : 2 * number;\n"
+    "      if (number > 100000) number = 100000;\n"
+    "    }\n"
+    "    long long calls = i >= warmup ? number : 1;\n"
     "    double t0 = now_s();\n"
-    "    int rc = tt_run(b);\n"
-    "    double dt = now_s() - t0;\n"
+    "    for (long long k = 0; k < calls && rc == 0; k++) rc = tt_run(b);\n"
+    "    double dt = (now_s() - t0) / (double)calls;\n"
     "    if (rc != 0) {\n"
     "      printf(\"status run run failed (a heap temporary could not be allocated)\\n\");\n"
     "      goto out;\n"

@@ -103,9 +103,10 @@ static void run_ssh(tune_remote_run *r, const tune_rhost *h, const char *prog, s
                     sshrun *s) {
   const tune_remote *ro = r->opt;
   char script[2000], num[64], tail[200];
-  snprintf(num, sizeof num, "%d %d %.9g", o->warmup, o->repeats, o->timeout);
+  snprintf(num, sizeof num, "%d %d %.9g %.9g", o->warmup, o->repeats, o->timeout, o->min_repeat_ms);
   /* the driver's own alarm() budget, and a little more */
-  double budget = 15.0 + 10.0 * o->timeout + (o->warmup + o->repeats) * (2.0 * o->timeout + 1.0);
+  double budget = 15.0 + 10.0 * o->timeout + (o->warmup + o->repeats) * (2.0 * o->timeout + 1.0) +
+                  o->repeats * 2e-3 * o->min_repeat_ms;
   snprintf(tail, sizeof tail, script_tail, budget < 1e6 ? (int)budget : 1000000);
   int len = snprintf(script, sizeof script, "%s%s\"$d/c\" %s &\n%s", script_head, r->prefix_quoted, num, tail);
   if (len < 0 || (size_t)len >= sizeof script) {

@@ -311,6 +311,9 @@ static int check_options(tec_ctx *ctx, const tune_options *o) {
   if (o->warmup < 0 || o->repeats < 1 || o->repeats > 16)
     return tec_ctx_set_error(ctx, "tune: warmup %d, repeats %d; warmup must be >= 0 and repeats 1..16", o->warmup, o->repeats);
   if (!(o->timeout > 0)) return tec_ctx_set_error(ctx, "tune: the time-out is %g s; it must be > 0", o->timeout);
+  if (!(o->min_repeat_ms >= 0) || o->min_repeat_ms > 1000.0 * o->timeout)
+    return tec_ctx_set_error(ctx, "tune: min_repeat_ms is %g; it must be 0 (one call per cost) to 1000 * the "
+                                  "time-out (%g ms)", o->min_repeat_ms, 1000.0 * o->timeout);
   if (!(o->build_timeout > 0))
     return tec_ctx_set_error(ctx, "tune: the build time-out is %g s; it must be > 0 (default 60)", o->build_timeout);
   if (!(o->rtol > 0)) return tec_ctx_set_error(ctx, "tune: rtol is %g; it must be > 0", o->rtol);

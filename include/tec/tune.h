@@ -188,7 +188,8 @@ typedef struct tune_trial {
   tune_status status;
   const char *error;       /* "" when ok */
   int ncosts;
-  double costs[16];        /* seconds per timed run (at most 16 kept) */
+  double costs[16];        /* seconds per call, each timed run's (at most 16 kept; with
+                              min_repeat_ms the mean of the run's calls) */
   double median, gflops;   /* 0 unless ok */
   double build_seconds;    /* the build's wall time (tec_build; lowering excluded); 0 if not built */
   float *features;         /* for the model tuner (NULL otherwise) */
@@ -226,6 +227,11 @@ typedef struct tune_options {
   unsigned seed;
   int batch;                /* proposals per round (default 8) */
   int warmup, repeats;      /* runs before timing (default 1), timed runs (default 5) */
+  double min_repeat_ms;     /* each timed cost lasts at least this long: the candidate's first
+                               run fixes a number of calls made back to back, the cost is their
+                               mean (TVM's min_repeat_ms); a layer of 10 us timed one call at a
+                               time ranks its candidates by the timer's and the machine's noise.
+                               0 (default): one call per cost. At most 1000 * timeout */
   double timeout;           /* seconds per run (default 1): longer is a TUNE_TIMEOUT */
   int fork;                 /* 1: build and measure in a forked child (a hang is killed, a
                                crash is an error record); 0 in-process; -1 (default): 1 unless
