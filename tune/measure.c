@@ -153,6 +153,16 @@ int64_t tune_calls_per_cost(double min_repeat_ms, double call_s) {
   return n < 1 ? 1 : n > TUNE_MAX_CALLS ? TUNE_MAX_CALLS : (int64_t)n;
 }
 
+/* n calls of the candidate back to back, the hook after each: 0, or the first failure's code. */
+static int32_t run_calls(tune_bench *b, tec_module *m, const char *name, int64_t index, int64_t n) {
+  int32_t rc = 0;
+  for (int64_t k = 0; k < n && rc == 0; k++) {
+    rc = tec_module_run(m, name, b->nargs, b->args);
+    if (b->o.hook) b->o.hook(b->o.hook_user, index, b->out, b->nout);
+  }
+  return rc;
+}
+
 /* Runs the measurement here; fd >= 0: a progress byte per step to the parent. */
 static void measure_here(tune_bench *b, tec_module *m, const lower_func *f, int64_t index, meas *r, int fd) {
   const char *name = f->user_name;
@@ -172,10 +182,7 @@ static void measure_here(tune_bench *b, tec_module *m, const lower_func *f, int6
      * can be 30x a warm one, so one call's time does not say how many) */
     for (int step = 0; i == b->o.warmup && b->o.min_repeat_ms > 0 && step < 24 && rc == 0; step++) {
       double t0 = tune_now();
-      for (int64_t k = 0; k < number && rc == 0; k++) {
-        rc = tec_module_run(m, name, b->nargs, b->args);
-        if (b->o.hook) b->o.hook(b->o.hook_user, index, b->out, b->nout);
-      }
+      rc = run_calls(b, m, name, index, number);
       double dt = tune_now() - t0;
       note(fd, 'r'); /* progress: the parent's deadline is per step */
       if (dt >= 1e-3 * b->o.min_repeat_ms || number >= TUNE_MAX_CALLS || dt > b->o.timeout) break;
@@ -185,10 +192,7 @@ static void measure_here(tune_bench *b, tec_module *m, const lower_func *f, int6
     }
     int64_t calls = i >= b->o.warmup ? number : 1;
     double t0 = tune_now();
-    for (int64_t k = 0; k < calls && rc == 0; k++) {
-      rc = tec_module_run(m, name, b->nargs, b->args);
-      if (b->o.hook) b->o.hook(b->o.hook_user, index, b->out, b->nout);
-    }
+    if (rc == 0) rc = run_calls(b, m, name, index, calls);
     double dt = (tune_now() - t0) / (double)calls;
     if (rc != 0) {
       r->status = TUNE_RUN_ERROR;

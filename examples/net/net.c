@@ -355,11 +355,11 @@ static const void *problem(const net_layer *L) {
   }
 }
 
+/* topi_layout_str's text (the workload's "in=NCHW16c+m1") in buf. */
 static const char *layout_str(topi_layout l, char *buf, size_t len) {
-  if (l.kind == TOPI_NCHWC) snprintf(buf, len, "NCHW%lldc", (long long)l.block);
-  else snprintf(buf, len, "%s", l.kind == TOPI_NHWC ? "NHWC" : "NCHW");
-  if (l.margin) /* topi_layout_parse's suffix: the workload of a layer with margins */
-    snprintf(buf + strlen(buf), len - strlen(buf), "+m%lld", (long long)l.margin);
+  tec_ctx *c = tec_ctx_new();
+  snprintf(buf, len, "%s", c ? topi_layout_str(c, l) : "?");
+  tec_ctx_free(c);
   return buf;
 }
 
