@@ -160,29 +160,69 @@ START_TEST(prepare_and_fusion) {
   const topi_conv2d_nchwc_config *c = sp.default_config;
   if (tec_target_vector_bits(ctx, NULL) == 512)
     tu_assert_contains(run, tec_ctx_printf(ctx, "allocate conv[float32 * %lld]",
-                                           (long long)(c->ow_tile * c->oc_tiles * 16)));
+                                           (long long)(c->ow_tile * c->oh_reg * c->oc_tiles * 16)));
   tec_ctx_free(ctx);
+}
+END_TEST
+
+/* Register tiles of several output rows (oh_reg 2-4) against the reference: 7x7 outputs
+ * (stride 1 with a residual, stride 2; the rows a tile does not divide are peeled) and a 6x8
+ * output with dilation 2 and n = 2 under every rows-per-task value that holds the tile's rows
+ * (3 rows in tasks of 6: no tail; 4 in 6: a tail in each task); the tile's columns cut until
+ * the target's registers hold it. */
+START_TEST(tile_rows) {
+  const topi_conv2d ps[] = {
+      conv(1, 32, 7, 7, 32, 3, 1, 1, NCHWC(16), NCHWC(16), 1, 1, TOPI_ACT_RELU),
+      conv(1, 16, 14, 13, 32, 3, 2, 1, NCHWC(16), NCHWC(16), 1, 0, TOPI_ACT_NONE),
+      conv(2, 8, 8, 10, 16, 3, 1, 1, NCHWC(8), NCHWC(8), 0, 0, TOPI_ACT_RELU6),
+  };
+  int tried = 0;
+  for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) {
+    topi_conv2d p = ps[i];
+    if (i == 2) p.dilation_h = p.dilation_w = 2;
+    tec_ctx *ctx = tec_ctx_new();
+    topi_space sp;
+    OK(ctx, topi_conv2d_nchwc_space(ctx, &p, NULL, &sp));
+    const topi_knob *k = &sp.knobs[7];
+    ck_assert_str_eq(k->name, "oh_reg");
+    ck_assert_int_eq(k->nvalues, 4); /* 1-4: rows narrower than 32 positions */
+    const topi_knob *rk = &sp.knobs[4]; /* oh_tile: rows per task */
+    for (int h = 1; h < k->nvalues; h++)
+      for (int r = 0; r < rk->nvalues; r++) {
+        topi_conv2d_nchwc_config c = *(const topi_conv2d_nchwc_config *)sp.default_config;
+        c.oh_reg = k->values[h], c.oh_tile = rk->values[r];
+        if (c.oh_tile < c.oh_reg) continue;
+        OK(ctx, topi_space_check(ctx, &sp, &c));
+        while (!topi_space_allows(&sp, &c) && c.ow_tile > 1) c.ow_tile--;
+        if (!topi_space_allows(&sp, &c)) c.oc_tiles = 1;
+        ck_assert_msg(topi_space_allows(&sp, &c), "%s", topi_config_str(ctx, &sp, &c));
+        check_conv(&p, &c);
+        tried++;
+      }
+    tec_ctx_free(ctx);
+  }
+  ck_assert_int_eq(tried, 12); /* 7 rows: tasks of 7 (3 x); 6: of 2, 3, 6 / 3, 6 / 6 */
 }
 END_TEST
 
 /* The AVX-512 defaults where measurement moved them (topi/conv2d_nchwc.c, default_tile and
  * copy_def): stride 2 reads the padding inline (the copy would move 4x the input per output),
  * stride 1 copies it; a 7-column output takes a whole-row tile (7 x 2) rather than 4 + 3
- * columns x 4 blocks. */
+ * columns x 4 blocks, and two such rows (28 accumulators). */
 START_TEST(avx512_defaults) {
   tec_ctx *ctx = tec_ctx_new();
   const char *avx512 = "llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512";
   static const struct {
     int64_t c, hw, oc, k, stride, pad;
-    int64_t ow_tile, oc_tiles, pad_copy; /* -1: not checked */
+    int64_t ow_tile, oc_tiles, pad_copy, oh_reg; /* -1: not checked */
   } cases[] = {
-      {256, 14, 512, 3, 2, 1, 7, 2, 0},  /* ResNet-18 layer4.0 */
-      {128, 28, 256, 3, 2, 1, 14, 2, 0}, /* layer3.0: the kernel slice streams from L2 */
-      {64, 56, 128, 3, 2, 1, 14, 2, 0},  /* layer2.0 */
-      {512, 7, 512, 3, 1, 1, 7, 2, 1},    /* layer4 */
-      {256, 14, 256, 3, 1, 1, 14, 2, 1},  /* layer3 */
-      {128, 28, 128, 3, 1, 1, 14, 2, 1},  /* layer2 */
-      {256, 14, 512, 1, 2, 0, 7, 2, 0},   /* layer4 downsample: no padding, only inline */
+      {256, 14, 512, 3, 2, 1, 7, 2, 0, 2},  /* ResNet-18 layer4.0: two rows of 7 */
+      {128, 28, 256, 3, 2, 1, 14, 2, 0, 1}, /* layer3.0: the kernel slice streams from L2 */
+      {64, 56, 128, 3, 2, 1, 14, 2, 0, 1},  /* layer2.0 */
+      {512, 7, 512, 3, 1, 1, 7, 2, 1, 2},    /* layer4 */
+      {256, 14, 256, 3, 1, 1, 14, 2, 1, 1},  /* layer3 */
+      {128, 28, 128, 3, 1, 1, 14, 2, 1, 1},  /* layer2 */
+      {256, 14, 512, 1, 2, 0, 7, 2, 0, 2},   /* layer4 downsample: no padding, only inline */
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     topi_conv2d p = conv(1, cases[i].c, cases[i].hw, cases[i].hw, cases[i].oc, cases[i].k,
@@ -199,6 +239,8 @@ START_TEST(avx512_defaults) {
     }
     ck_assert_msg(c->pad_copy == cases[i].pad_copy, "case %zu: pad_copy %lld, expected %lld", i,
                   (long long)c->pad_copy, (long long)cases[i].pad_copy);
+    ck_assert_msg(c->oh_reg == cases[i].oh_reg, "case %zu: oh_reg %lld, expected %lld", i,
+                  (long long)c->oh_reg, (long long)cases[i].oh_reg);
   }
   tec_ctx_free(ctx);
 }
@@ -418,6 +460,7 @@ START_TEST(space_register_budget) {
       conv(1, 1024, 7, 7, 1024, 1, 1, 0, NCHWC(16), NCHWC(16), 1, 0, TOPI_ACT_RELU6),
       conv(1, 128, 28, 28, 128, 3, 1, 1, NCHWC(16), NCHWC(16), 1, 0, TOPI_ACT_RELU),
       conv(1, 64, 56, 56, 128, 1, 1, 0, NCHWC(4), NCHWC(4), 1, 0, TOPI_ACT_RELU6),
+      conv(1, 512, 7, 7, 512, 3, 1, 1, NCHWC(16), NCHWC(16), 1, 0, TOPI_ACT_RELU), /* rows */
   };
   for (size_t ti = 0; ti < sizeof ts / sizeof ts[0]; ti++)
     for (size_t pi = 0; pi < sizeof ps / sizeof ps[0]; pi++) {
@@ -439,6 +482,7 @@ START_TEST(space_register_budget) {
       ck_assert_str_eq(k[3].name, "ic_unroll");
       ck_assert_str_eq(k[4].name, "oh_tile");
       ck_assert_str_eq(k[6].name, "parallel");
+      ck_assert_str_eq(k[7].name, "oh_reg");
       int gemm = p->kh == 1 && p->stride_h == 1 && p->pad_h == 0;
       int64_t in = 0, range = 1, ow = p->w; /* stride 1 in the GEMM form */
       for (int j = 0; j < sp.nknobs; j++) range *= k[j].nvalues;
@@ -447,18 +491,20 @@ START_TEST(space_register_budget) {
           for (int c = 0; c < k[2].nvalues; c++)
             for (int u = 0; u < k[3].nvalues; u++)
               for (int r = 0; r < k[4].nvalues; r++)
-                for (int q = 0; q < k[6].nvalues; q++) {
-                  int64_t T = k[0].values[a], B = k[1].values[b], S = k[2].values[c];
-                  int64_t U = k[3].values[u], R = k[4].values[r], P = k[6].values[q];
-                  int64_t regs = T * B * vpb + B * vpb + (lane ? T + 1 : 1);
-                  int64_t body = T * B * vpb * xu * (U ? S : 1);
-                  int one = T == 1 && B == 1; /* 1 x 1 is always in (not unrolled past 768) */
-                  /* GEMM form: rows per task only with rows-first tasks, whose positions
-                   * (R * ow) the position tile divides */
-                  int rows_ok = !gemm || (P == 2 ? (R * ow) % T == 0 : R == 1);
-                  in += ((regs <= t->regs || one) && (body <= 768 || (one && !U)) && rows_ok) *
-                        k[5].nvalues;
-                }
+                for (int q = 0; q < k[6].nvalues; q++)
+                  for (int h = 0; h < k[7].nvalues; h++) {
+                    int64_t T = k[0].values[a], B = k[1].values[b], S = k[2].values[c];
+                    int64_t U = k[3].values[u], R = k[4].values[r], P = k[6].values[q];
+                    int64_t H = k[7].values[h];
+                    int64_t regs = T * H * B * vpb + B * vpb + (lane ? T * H + 1 : 1);
+                    int64_t body = T * H * B * vpb * xu * (U ? S : 1);
+                    int one = T == 1 && B == 1 && H == 1; /* always in (not unrolled past 768) */
+                    /* GEMM form: rows per task only with rows-first tasks, whose positions
+                     * (R * ow) the position tile divides; a tile's rows within a task's */
+                    int rows_ok = (!gemm || (P == 2 ? (R * ow) % T == 0 : R == 1)) && H <= R;
+                    in += ((regs <= t->regs || one) && (body <= 768 || (one && !U)) && rows_ok) *
+                          k[5].nvalues;
+                  }
       ck_assert_int_eq(topi_space_range(&sp), range);
       ck_assert_int_eq(topi_space_size(&sp), in);
       ck_assert_int_eq(sp.pruned, range - in);
@@ -470,11 +516,13 @@ START_TEST(space_register_budget) {
       int64_t n = 0;
       for (int64_t i = 0; i < range; i++) {
         int rc = topi_space_config(&sp, i, &c);
-        int64_t regs = c.ow_tile * c.oc_tiles * vpb + c.oc_tiles * vpb + (lane ? c.ow_tile + 1 : 1);
-        int64_t body = c.ow_tile * c.oc_tiles * vpb * xu * (c.ic_unroll ? c.ic_split : 1);
-        int one = c.ow_tile == 1 && c.oc_tiles == 1;
-        int rows_ok = !gemm || (c.parallel == 2 ? (c.oh_tile * ow) % c.ow_tile == 0
-                                                : c.oh_tile == 1);
+        int64_t pos = c.ow_tile * c.oh_reg;
+        int64_t regs = pos * c.oc_tiles * vpb + c.oc_tiles * vpb + (lane ? pos + 1 : 1);
+        int64_t body = pos * c.oc_tiles * vpb * xu * (c.ic_unroll ? c.ic_split : 1);
+        int one = c.ow_tile == 1 && c.oc_tiles == 1 && c.oh_reg == 1;
+        int rows_ok = (!gemm || (c.parallel == 2 ? (c.oh_tile * ow) % c.ow_tile == 0
+                                                 : c.oh_tile == 1)) &&
+                      c.oh_reg <= c.oh_tile;
         int over = (regs > t->regs && !one) || (body > 768 && !(one && !c.ic_unroll)) || !rows_ok;
         ck_assert_msg(rc == (over ? 1 : 0), "%s %s: rc %d, %lld registers, body %lld", t->target,
                       topi_config_str(ctx, &sp, &c), rc, (long long)regs, (long long)body);
@@ -505,6 +553,7 @@ int main(void) {
   tcase_add_test(tc, resnet18);
   tcase_add_test(tc, configs_from_space);
   tcase_add_test(tc, prepare_and_fusion);
+  tcase_add_test(tc, tile_rows);
   tcase_add_test(tc, avx512_defaults);
   tcase_add_test(tc, avx512_tile_no_spill);
   tcase_add_test(tc, bad_input);

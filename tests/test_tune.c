@@ -742,8 +742,9 @@ START_TEST(topi_rule_space) {
   FILE *f = open_memstream(&text, &len);
   tune_space_print(f, task.space);
   fclose(f);
-  tu_assert_contains(text, "space: 7 knobs, 1464 configs (16968 of the knobs' 18432 combinations pruned by the rule: "
-                           "registers: ow_tile*oc_tiles*1 + oc_tiles*1 + 1 <= 32; unrolled body:");
+  tu_assert_contains(text, "space: 8 knobs, 1464 configs (16968 of the knobs' 18432 combinations pruned by the rule: "
+                           "registers: ow_tile*oh_reg*oc_tiles*1 + oc_tiles*1 + 1 <= 32; unrolled "
+                           "body:");
   free(text);
   tec_ctx_free(ctx);
 }

@@ -22,13 +22,18 @@
  *   for (n, O/B, oy/R) fused, parallel               (gemm: (n, O/B, m/T), R = 1)
  *                       (parallel 2, rows first: (n, oy/R, O/B); gemm: (n, oy/R, O/B), then
  *                        the R rows' positions / T)
- *     for oy%R                                       (what partitioning splits at padded rows)
- *       for ox/T                                     conv computed here: T x B x y floats
- *         conv.tile = 0                              (T*B*y/lanes accumulator registers)
+ *     for oy%R / H                                   (what partitioning splits at padded rows)
+ *       for ox/T                                     conv computed here: H x T x B x y floats
+ *         conv.tile = 0                              (H*T*B*y/lanes accumulator registers)
  *         for I/ic_split, i, j, I%ic_split (unrolled if ic_unroll), u unrolled
- *           for t < T unrolled, b < B unrolled, v < y vectorized   (one broadcast live)
- *             conv.tile[t, b, v] += pad[n, I, oy*s + i*d, (ox+t)*s + j*d, u] * kp[O+b, I, i, j, u, v]
- *         for b, t unrolled, v vectorized: out = epilogue(conv.tile[..])   (no extra pass)
+ *           for h < H, t < T unrolled, b < B unrolled, v < y vectorized (one broadcast live)
+ *             conv.tile[h, t, b, v] += pad[n, I, (oy+h)*s + i*d, (ox+t)*s + j*d, u]
+ *                                      * kp[O+b, I, i, j, u, v]
+ *         for h, b, t unrolled, v vectorized: out = epilogue(conv.tile[..]) (no extra pass)
+ *
+ * H = oh_reg rows per register tile (direct form only; 1 by default, and without its loop):
+ * ResNet's 7x7 layers hold 7 x 2 blocks in one row, 2 x 7 x 2 in two; the rows past the last
+ * whole H are a shorter tile that loop partitioning peels.
  *
  * parallel 2 orders the tasks rows first: with the runtime's contiguous static ranges each
  * thread then reads its own rows of the input, where with channel tiles first (parallel 1)
@@ -201,7 +206,7 @@ int topi_conv2d_nchwc_declare_on(tec_ctx *ctx, const topi_conv2d *p, te_tensor *
 }
 
 /* out's loops: (n, O/B, row tiles) fused [parallel], rows of a task, column tiles; the tile
- * O%B x T x y inside (unrolled, lanes vectorized). Returns the tile loop conv is computed at.
+ * [oh_reg rows x] O%B x T x y inside (unrolled, lanes vectorized). Returns the tile loop conv is computed at.
  * rows > 0 (GEMM form): (n, tiles of `rows` output rows) fused [parallel] outermost, returned in
  * *row_loop, then O/B, then the tile's positions (rows x ow flattened) / T. */
 static sch_iter *schedule_out(const cn_decl *d, const topi_conv2d_nchwc_config *cfg,
@@ -226,12 +231,21 @@ static sch_iter *schedule_out(const cn_decl *d, const topi_conv2d_nchwc_config *
       return NULL;
     xo = par;
   } else {
-    sch_iter *yo, *yi;
+    sch_iter *yo, *yi, *yr = NULL;
     if (sch_split(so, sch_axis(so, 2), cfg->oh_tile, &yo, &yi) ||
-        sch_split(so, sch_axis(so, 3), cfg->ow_tile, &xo, &xi) ||
-        sch_reorder(so, 8, by_rows ? (sch_iter *[]){n, yo, oo, yi, xo, oi, xi, v}
-                                   : (sch_iter *[]){n, oo, yo, yi, xo, oi, xi, v}) ||
-        sch_fuse(so, n, by_rows ? yo : oo, &par) || sch_fuse(so, par, by_rows ? oo : yo, &par))
+        (cfg->oh_reg > 1 && sch_split(so, yi, cfg->oh_reg, &yi, &yr)) ||
+        sch_split(so, sch_axis(so, 3), cfg->ow_tile, &xo, &xi))
+      return NULL;
+    /* the tile's rows (oh_reg > 1) between the column tiles and the blocks */
+    sch_iter *ord[9], **q = ord;
+    if (by_rows) *q++ = n, *q++ = yo, *q++ = oo;
+    else *q++ = n, *q++ = oo, *q++ = yo;
+    *q++ = yi, *q++ = xo;
+    if (yr) *q++ = yr;
+    *q++ = oi, *q++ = xi, *q++ = v;
+    if (sch_reorder(so, (int)(q - ord), ord) ||
+        sch_fuse(so, n, by_rows ? yo : oo, &par) || sch_fuse(so, par, by_rows ? oo : yo, &par) ||
+        (yr && sch_unroll(so, yr)))
       return NULL;
   }
   if ((cfg->parallel && sch_parallel(so, par)) || sch_unroll(so, oi) || sch_unroll(so, xi) ||
@@ -266,13 +280,15 @@ int topi_conv2d_nchwc_schedule_in(const topi_decl *dc, const topi_conv2d_nchwc_c
   if (sch_split(sc, sch_reduce_axis(sc, 0), cfg->ic_split, &ico, &ici)) return -1;
   int nd = d->conv->ndim, k = 0;
   sch_iter *order[10];
+  int tile_rows = !d->gemm && cfg->oh_reg > 1; /* the tile's rows unrolled inside u */
   order[k++] = sch_axis(sc, 0);
-  if (!d->gemm) order[k++] = sch_axis(sc, 2);
+  if (!d->gemm && !tile_rows) order[k++] = sch_axis(sc, 2);
   order[k++] = ico, order[k++] = ky, order[k++] = kx, order[k++] = ici, order[k++] = u;
+  if (tile_rows) order[k++] = sch_axis(sc, 2);
   /* positions outside blocks: one broadcast of the input live at a time, B weight vectors */
   order[k++] = sch_axis(sc, nd - 2), order[k++] = sch_axis(sc, 1), order[k++] = sch_axis(sc, nd - 1);
   if (sch_reorder(sc, k, order) || (cfg->ic_unroll && sch_unroll(sc, ici)) ||
-      sch_unroll(sc, sch_axis(sc, 1)) ||
+      (tile_rows && sch_unroll(sc, sch_axis(sc, 2))) || sch_unroll(sc, sch_axis(sc, 1)) ||
       sch_unroll(sc, sch_axis(sc, nd - 2)) || sch_vectorize(sc, sch_axis(sc, nd - 1)) ||
       (d->xb <= 16 && sch_unroll(sc, u)))
     return -1;
@@ -302,43 +318,59 @@ int topi_conv2d_nchwc_schedule_in(const topi_decl *dc, const topi_conv2d_nchwc_c
 #define TILE_WBYTES (1 << 20)   /* the kernel bytes of one oc tile that stay in L2 */
 #define TILE_L1BYTES (32 << 10) /* ... and that stay in L1 */
 
-static void default_tile(int64_t ext, int64_t nob, int64_t vpb, int64_t xb, int64_t lanes,
-                         int lane, int regs, int gemm, int64_t block_wbytes, int64_t *bt,
-                         int64_t *bc) {
+/* The tile's multiply-adds per load (x86 model below) for r rows of t columns, c blocks. */
+static double tile_rate(int64_t t, int64_t r, int64_t c, int64_t vpb, double wcost) {
+  return (double)(t * r * c * vpb) / ((double)(t * r) + wcost * (double)(c * vpb));
+}
+
+static void default_tile(int64_t ext, int64_t oh, int64_t nob, int64_t vpb, int64_t xb,
+                         int64_t lanes, int lane, int regs, int gemm, int64_t block_wbytes,
+                         int64_t *bt, int64_t *br, int64_t *bc) {
   double best = -1;
-  *bt = *bc = 1;
+  *bt = *bc = *br = 1;
   int64_t pos_loads = lane ? xb / lanes : xb; /* input loads per position */
-  for (int64_t t = 1; t <= 32 && t <= ext; t++)
-    for (int64_t c = 1; c <= 8 && c <= nob; c++) {
-      int64_t acc = t * c * vpb, wl = xb * c * vpb, tail = ext % t;
-      if (acc + c * vpb + (lane ? t + 1 : 1) > regs || nob % c ||
-          (gemm && tail))
-        continue;
-      /* the kernel slice of an oc tile is read again for every row and column tile: more than
-       * TILE_WBYTES of it streams from L3 each time (ResNet's 512x7x7: 4 blocks = 1.2 MB, 0.85x
-       * oneDNN; 2 blocks: 1.29 ms against 1.67, measured) */
-      if (c > 1 && c * block_wbytes > TILE_WBYTES) continue;
-      double loads = (double)(ext / t) * (double)(t * pos_loads + wl) +
-                     (tail ? (double)(tail * pos_loads + wl) : 0.0);
-      double score = (double)(ext * xb * c * vpb) / loads;
-      if (!lane) { /* the model the x86 defaults were measured with: a partial tile as waste,
-                    * counted twice (its own columns' lost work and a narrower tile's fewer
-                    * multiply-adds per load): ResNet's 256x14x14 -> 512 stride 2 (7 columns),
-                    * 4 + 3 columns x 4 blocks against 7 x 2, 0.87x / 0.98x oneDNN (1 thread),
-                    * 0.88x / 0.97x (2 threads), Xeon family 6 model 167, round-robin */
-        double util = (double)ext / (double)(topi_ceil_div(ext, t) * t);
-        /* a direct layer whose tile's kernel slice outgrows L1 streams the weights from L2
-         * for every column tile: a weight vector counts as 3 loads, a broadcast (from L1) as
-         * one (ResNet-18's 3x3 layers, 1 thread, with the scheduler option of
-         * codegen_llvm/target.c: 14 x 2 against 5 x 4 / 6 x 4, 128x28x28 -> 256 stride 2
-         * 162-170 -> 178-181 GFLOP/s, 64x56x56 -> 128 stride 2 171-173 -> 179-181,
-         * 256x14x14 -> 256 166 -> 176-178; 28 x 1, all broadcasts, 145-151; Xeon family 6
-         * model 167) */
-        double wcost = !gemm && c * block_wbytes > TILE_L1BYTES ? 3.0 : 1.0;
-        score = util * util * (double)acc / ((double)t + wcost * (double)(c * vpb));
+  /* rows per tile: x86's direct form, where one row is narrower than the 32 positions a tile
+   * holds at most (the space's oh_reg values) */
+  int64_t max_r = lane || gemm || ext >= 32 ? 1 : oh < 4 ? oh : 4;
+  for (int64_t r = 1; r <= max_r; r++) /* rows outermost: a tie keeps one row */
+    for (int64_t t = 1; t <= 32 && t <= ext; t++)
+      for (int64_t c = 1; c <= 8 && c <= nob; c++) {
+        int64_t acc = t * r * c * vpb, wl = xb * c * vpb, tail = ext % t;
+        if (acc + c * vpb + (lane ? t * r + 1 : 1) > regs || nob % c || (gemm && tail)) continue;
+        /* the kernel slice of an oc tile is read again for every row and column tile: more
+         * than TILE_WBYTES of it streams from L3 each time (ResNet's 512x7x7: 4 blocks = 1.2
+         * MB, 0.85x oneDNN; 2 blocks: 1.29 ms against 1.67, measured) */
+        if (c > 1 && c * block_wbytes > TILE_WBYTES) continue;
+        double loads = (double)(ext / t) * (double)(t * pos_loads + wl) +
+                       (tail ? (double)(tail * pos_loads + wl) : 0.0);
+        double score = (double)(ext * xb * c * vpb) / loads;
+        if (!lane) { /* the model the x86 defaults were measured with: a partial tile as waste,
+                      * counted twice (its own columns' lost work and a narrower tile's fewer
+                      * multiply-adds per load): ResNet's 256x14x14 -> 512 stride 2 (7 columns),
+                      * 4 + 3 columns x 4 blocks against 7 x 2, 0.87x / 0.98x oneDNN (1 thread),
+                      * 0.88x / 0.97x (2 threads), Xeon family 6 model 167, round-robin */
+          double util = (double)ext / (double)(topi_ceil_div(ext, t) * t);
+          /* a direct layer whose tile's kernel slice outgrows L1 streams the weights from L2
+           * for every column tile: a weight vector counts as 3 loads, a broadcast (from L1) as
+           * one (ResNet-18's 3x3 layers, 1 thread, with the scheduler option of
+           * codegen_llvm/target.c: 14 x 2 against 5 x 4 / 6 x 4, 128x28x28 -> 256 stride 2
+           * 162-170 -> 178-181 GFLOP/s, 64x56x56 -> 128 stride 2 171-173 -> 179-181,
+           * 256x14x14 -> 256 166 -> 176-178; 28 x 1, all broadcasts, 145-151; Xeon family 6
+           * model 167) */
+          double wcost = !gemm && c * block_wbytes > TILE_L1BYTES ? 3.0 : 1.0;
+          /* rows: the oh % r rows left over run as a shorter tile (loop partitioning peels
+           * them), so the rate is the harmonic mix of the full tiles' and the tail's. Two rows
+           * of 7 on ResNet's 7x7 layers (28 accumulators where one row holds 14), bench/run
+           * conv, 1 / 2 threads: 512x7x7 1.00 -> 1.14 / 1.07x oneDNN, 256x14x14 -> 512
+           * stride 2 1.01 -> 1.08 / 1.06x (Xeon family 6 model 167, quiet) */
+          double rate = tile_rate(t, r, c, vpb, wcost);
+          if (oh % r)
+            rate = (double)oh / ((double)(oh - oh % r) / rate +
+                                 (double)(oh % r) / tile_rate(t, oh % r, c, vpb, wcost));
+          score = util * util * rate;
+        }
+        if (score > best + 1e-9) best = score, *bt = t, *br = r, *bc = c;
       }
-      if (score > best + 1e-9) best = score, *bt = t, *bc = c;
-    }
 }
 
 /* The space's rule (topi_space.rule, AutoTVM's multi_filter): a register tile whose
@@ -362,10 +394,11 @@ typedef struct cn_rule {
 static int cn_rule_ok(const void *data, const void *config) {
   const cn_rule *r = data;
   const topi_conv2d_nchwc_config *c = config;
-  int64_t tile = c->ow_tile * c->oc_tiles * r->vpb;
-  int64_t live = tile + c->oc_tiles * r->vpb + (r->lane ? c->ow_tile + 1 : 1);
+  int64_t tile = c->ow_tile * c->oh_reg * c->oc_tiles * r->vpb;
+  int64_t live = tile + c->oc_tiles * r->vpb + (r->lane ? c->ow_tile * c->oh_reg + 1 : 1);
   int64_t body = tile * r->xu * (c->ic_unroll ? c->ic_split : 1);
-  int one = c->ow_tile == 1 && c->oc_tiles == 1; /* the smallest tile is always in (wide blocks) */
+  int one = c->ow_tile == 1 && c->oc_tiles == 1 && c->oh_reg == 1; /* always in (wide blocks) */
+  if (c->oh_reg > c->oh_tile) return 0; /* a task's rows hold the tile's */
   /* GEMM form: oh_tile rows per task only with the rows-first tasks, whose position tiles
    * divide the task's oh_tile * ow positions (a tail would keep a guard inside the tile) */
   if (r->gemm && (c->parallel == 2 ? (c->oh_tile * r->ow) % c->ow_tile != 0 : c->oh_tile != 1))
@@ -394,12 +427,18 @@ int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *targ
   if (lane_fma < 0) return -1;
   int lane = lane_fma && xb % lanes == 0; /* the input's lanes load as whole vectors */
   int64_t block_wbytes = yb * nib * xb * p->kh * p->kw * (int64_t)sizeof(float);
-  default_tile(ext, nob, topi_ceil_div(yb, lanes), xb, lanes, lane,
-               topi_target_regs(ctx, target, lanes), gemm, block_wbytes, &bt, &bc);
+  int64_t br;
+  default_tile(ext, oh, nob, topi_ceil_div(yb, lanes), xb, lanes, lane,
+               topi_target_regs(ctx, target, lanes), gemm, block_wbytes, &bt, &br, &bc);
   /* rows per task: the most that still leaves 8 tasks or more */
   int64_t tiles = p->n * topi_ceil_div(nob, bc), rdef = 1;
   for (int i = 0; i < nrows && !gemm; i++)
     if (tiles * (oh / rows[i]) >= 8) rdef = rows[i];
+  if (br > rdef) br = 1; /* a task's rows hold the tile's */
+  /* rows per register tile: up to 4 where a row is narrower than the 32 positions a tile
+   * holds at most; 1 in the GEMM form */
+  int64_t regrows[4], nreg = 0;
+  for (int64_t r = 1; r <= 4 && r <= oh && (r == 1 || (!gemm && ow < 32)); r++) regrows[nreg++] = r;
   /* tasks rows first where the layer's input is larger than its kernel (input pixels >=
    * c_out * kh * kw): each thread reads half the input instead of all of it (MobileNet v1 in
    * the network at 2 threads, bench/run net: pw2-pw5 0.185 -> 0.164, 0.459 -> 0.307, 0.190
@@ -426,7 +465,7 @@ int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *targ
   /* multiply-add by lane: two input-channel blocks per unrolled step halve the loop's
    * overhead (the tile's loads already fit in one step's registers) */
   int64_t ics_def = lane && nib % 2 == 0 ? 2 : 1, unr_def = ics_def > 1;
-  if (topi_space_begin(ctx, sp, &topi_tmpl_conv2d_nchwc, 7) ||
+  if (topi_space_begin(ctx, sp, &topi_tmpl_conv2d_nchwc, 8) ||
       topi_space_add(ctx, sp, "ow_tile",
                      gemm ? "output positions (oh*ow flattened) per register tile"
                           : "output columns per register tile",
@@ -451,23 +490,27 @@ int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *targ
       topi_space_add(ctx, sp, "parallel",
                      "1: parallel over (n, output-channel tiles, row tiles); 2: over (n, row "
                      "tiles, output-channel tiles): each thread reads only its rows of the input",
-                     offsetof(topi_conv2d_nchwc_config, parallel), 3, par_vals, par_def))
+                     offsetof(topi_conv2d_nchwc_config, parallel), 3, par_vals, par_def) ||
+      topi_space_add(ctx, sp, "oh_reg",
+                     "output rows per register tile (at most oh_tile; 1 in the GEMM form)",
+                     offsetof(topi_conv2d_nchwc_config, oh_reg), (int)nreg, regrows, br))
     return -1;
   cn_rule *r = tec_ctx_alloc(ctx, sizeof *r);
   if (!r) return -1;
   *r = (cn_rule){topi_ceil_div(yb, lanes), xb <= 16 ? xb : 1, topi_target_regs(ctx, target, lanes),
                  lane, gemm, ow};
   const char *doc = tec_ctx_printf(
-      ctx, "registers: ow_tile*oc_tiles*%lld + oc_tiles*%lld + %s <= %lld; unrolled body: "
-           "ow_tile*oc_tiles*%lld*%lld%s <= %d multiply-adds",
-      (long long)r->vpb, (long long)r->vpb, lane ? "ow_tile + 1" : "1", (long long)r->regs,
+      ctx, "registers: ow_tile*oh_reg*oc_tiles*%lld + oc_tiles*%lld + %s <= %lld; unrolled "
+           "body: ow_tile*oh_reg*oc_tiles*%lld*%lld%s <= %d multiply-adds; oh_reg <= oh_tile",
+      (long long)r->vpb, (long long)r->vpb, lane ? "ow_tile*oh_reg + 1" : "1", (long long)r->regs,
       (long long)r->vpb, (long long)r->xu, " (*ic_split if ic_unroll)", CN_BODY_MAX);
   if (doc && gemm)
     doc = tec_ctx_printf(ctx, "%s; GEMM form: oh_tile 1 unless parallel is 2, then oh_tile*%lld "
                               "a multiple of ow_tile", doc, (long long)ow);
   if (!doc) return -1;
-  /* knobs read: ow_tile, oc_tiles, ic_split, ic_unroll (0xf), oh_tile and parallel (GEMM) */
-  return topi_space_set_rule(ctx, sp, gemm ? 0x5fu : 0xfu, cn_rule_ok, r, doc);
+  /* knobs read: ow_tile, oc_tiles, ic_split, ic_unroll, oh_tile (0x1f), oh_reg (0x80) and
+   * parallel (GEMM: 0x40) */
+  return topi_space_set_rule(ctx, sp, gemm ? 0xdfu : 0x9fu, cn_rule_ok, r, doc);
 }
 
 static int cn_declare(tec_ctx *ctx, const void *p, topi_decl *d) {

@@ -105,7 +105,8 @@ int topi_dw_pw_fused_schedule(const topi_decl *dc, const topi_dw_pw_fused_config
   const dp_decl *d = dc->priv;
   topi_conv2d_nchwc_config pc = {.ow_tile = cfg->ow_tile, .oc_tiles = cfg->oc_tiles,
                                  .ic_split = cfg->ic_split, .ic_unroll = cfg->ic_unroll,
-                                 .oh_tile = 1, .pad_copy = 0, .parallel = cfg->parallel};
+                                 .oh_tile = 1, .pad_copy = 0, .parallel = cfg->parallel,
+                                 .oh_reg = 1};
   topi_depthwise_nchwc_config dwc = {.ow_tile = cfg->dw_ow_tile, .oh_tile = cfg->dw_oh_tile,
                                      .parallel = cfg->fused ? 0 : cfg->parallel};
   sch_iter *rows = NULL;

@@ -327,6 +327,10 @@ typedef struct topi_conv2d_nchwc_config {
                          (n, row tiles, output-channel tiles): with contiguous static ranges each
                          thread reads only its rows of the input, not all of it (the default
                          where the input is larger than the kernel); 0: serial */
+  int64_t oh_reg;     /* output rows per register tile (direct form): the tile is oh_reg rows x
+                         ow_tile columns x oc_tiles blocks, for rows too narrow to fill the
+                         registers (ResNet's 7x7 layers); 1 in the GEMM form, whose ow_tile
+                         positions already cross rows. At most oh_tile. */
 } topi_conv2d_nchwc_config;
 int topi_conv2d_nchwc_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out);
 int topi_conv2d_nchwc_schedule(const topi_decl *d, const topi_conv2d_nchwc_config *cfg,
