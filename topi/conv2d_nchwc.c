@@ -206,7 +206,8 @@ int topi_conv2d_nchwc_declare_on(tec_ctx *ctx, const topi_conv2d *p, te_tensor *
 }
 
 /* out's loops: (n, O/B, row tiles) fused [parallel], rows of a task, column tiles; the tile
- * [oh_reg rows x] O%B x T x y inside (unrolled, lanes vectorized). Returns the tile loop conv is computed at.
+ * [oh_reg rows x] O%B x T x y inside (unrolled, lanes vectorized). Returns the tile loop conv
+ * is computed at.
  * rows > 0 (GEMM form): (n, tiles of `rows` output rows) fused [parallel] outermost, returned in
  * *row_loop, then O/B, then the tile's positions (rows x ow flattened) / T. */
 static sch_iter *schedule_out(const cn_decl *d, const topi_conv2d_nchwc_config *cfg,
