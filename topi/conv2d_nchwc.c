@@ -324,15 +324,14 @@ static double tile_rate(int64_t t, int64_t r, int64_t c, int64_t vpb, double wco
   return (double)(t * r * c * vpb) / ((double)(t * r) + wcost * (double)(c * vpb));
 }
 
-static void default_tile(int64_t ext, int64_t oh, int64_t nob, int64_t vpb, int64_t xb,
-                         int64_t lanes, int lane, int regs, int gemm, int64_t block_wbytes,
-                         int64_t *bt, int64_t *br, int64_t *bc) {
+/* max_r: the most rows per tile the space offers (the default takes one row on lane targets) */
+static void default_tile(int64_t ext, int64_t oh, int64_t max_r, int64_t nob, int64_t vpb,
+                         int64_t xb, int64_t lanes, int lane, int regs, int gemm,
+                         int64_t block_wbytes, int64_t *bt, int64_t *br, int64_t *bc) {
   double best = -1;
   *bt = *bc = *br = 1;
   int64_t pos_loads = lane ? xb / lanes : xb; /* input loads per position */
-  /* rows per tile: x86's direct form, where one row is narrower than the 32 positions a tile
-   * holds at most (the space's oh_reg values) */
-  int64_t max_r = lane || gemm || ext >= 32 ? 1 : oh < 4 ? oh : 4;
+  if (lane) max_r = 1;
   for (int64_t r = 1; r <= max_r; r++) /* rows outermost: a tie keeps one row */
     for (int64_t t = 1; t <= 32 && t <= ext; t++)
       for (int64_t c = 1; c <= 8 && c <= nob; c++) {
@@ -428,18 +427,17 @@ int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *targ
   if (lane_fma < 0) return -1;
   int lane = lane_fma && xb % lanes == 0; /* the input's lanes load as whole vectors */
   int64_t block_wbytes = yb * nib * xb * p->kh * p->kw * (int64_t)sizeof(float);
-  int64_t br;
-  default_tile(ext, oh, nob, topi_ceil_div(yb, lanes), xb, lanes, lane,
+  /* rows per register tile: up to 4 where a row is narrower than the 32 positions a tile
+   * holds at most; 1 in the GEMM form */
+  int64_t regrows[4], nreg = !gemm && ow < 32 ? (oh < 4 ? oh : 4) : 1, br;
+  for (int64_t r = 0; r < nreg; r++) regrows[r] = r + 1;
+  default_tile(ext, oh, nreg, nob, topi_ceil_div(yb, lanes), xb, lanes, lane,
                topi_target_regs(ctx, target, lanes), gemm, block_wbytes, &bt, &br, &bc);
   /* rows per task: the most that still leaves 8 tasks or more */
   int64_t tiles = p->n * topi_ceil_div(nob, bc), rdef = 1;
   for (int i = 0; i < nrows && !gemm; i++)
     if (tiles * (oh / rows[i]) >= 8) rdef = rows[i];
   if (br > rdef) br = 1; /* a task's rows hold the tile's */
-  /* rows per register tile: up to 4 where a row is narrower than the 32 positions a tile
-   * holds at most; 1 in the GEMM form */
-  int64_t regrows[4], nreg = 0;
-  for (int64_t r = 1; r <= 4 && r <= oh && (r == 1 || (!gemm && ow < 32)); r++) regrows[nreg++] = r;
   /* tasks rows first where the layer's input is larger than its kernel (input pixels >=
    * c_out * kh * kw): each thread reads half the input instead of all of it (MobileNet v1 in
    * the network at 2 threads, bench/run net: pw2-pw5 0.185 -> 0.164, 0.459 -> 0.307, 0.190
