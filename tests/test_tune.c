@@ -750,6 +750,51 @@ START_TEST(topi_rule_space) {
 }
 END_TEST
 
+/* The cost-model tuner's exploration picks (tune_explore_fill): knob a (2 values) never 1 in
+ * six trials, b (4 values) tried {2, 2, 2, 0} times. The value of largest deficit is a = 1 (6/2
+ * - 0 = 3 against b = 3's 1.5); it goes into the model's best config, or its next when that one
+ * is visited or already picked; b = 3 comes once no best config can take a = 1 any more. */
+static int64_t ab(const tune_space *sp, int64_t a, int64_t b) {
+  return tune_space_encode(sp, (int64_t[]){a, b});
+}
+
+START_TEST(explore_picks) {
+  tec_ctx *ctx = tec_ctx_new();
+  tune_space *sp = tune_space_new(ctx);
+  const int64_t vals[4] = {0, 1, 2, 3};
+  ck_assert_int_eq(tune_define_knob(sp, "a", 2, vals, NULL), 0);
+  ck_assert_int_eq(tune_define_knob(sp, "b", 4, vals, NULL), 1);
+  tune_task task = {.space = sp};
+  tune_visited vis;
+  ck_assert_int_eq(tune_visited_init(&vis, tune_space_range(sp)), 0);
+  const int64_t bs[6] = {0, 0, 1, 1, 2, 2};
+  tune_trial tr[6];
+  memset(tr, 0, sizeof tr);
+  for (int i = 0; i < 6; i++) {
+    tr[i].index = ab(sp, 0, bs[i]);
+    ck_assert_int_eq(tune_visited_add(&vis, tr[i].index), 0);
+  }
+  tune_history h = {.task = &task, .trials = tr, .ntrials = 6, .visited = &vis};
+  const int64_t top[2] = {ab(sp, 0, 1), ab(sp, 0, 2)};
+  int64_t out[4];
+  ck_assert_int_eq(tune_explore_fill(&h, top, 2, out, 0, 1), 1);
+  ck_assert_int_eq(out[0], ab(sp, 1, 1));
+  /* picked already: the model's second best takes a = 1 */
+  ck_assert_int_eq(tune_explore_fill(&h, top, 2, out, 1, 1), 2);
+  ck_assert_int_eq(out[1], ab(sp, 1, 2));
+  /* both taken (one visited, one picked): no best config can take a = 1; then b = 3 (its
+   * deficit 7/4 - 0, the pick counted) into the best config */
+  ck_assert_int_eq(tune_visited_add(&vis, ab(sp, 1, 1)), 0);
+  out[0] = ab(sp, 1, 2);
+  ck_assert_int_eq(tune_explore_fill(&h, top, 2, out, 1, 1), 2);
+  ck_assert_int_eq(out[1], ab(sp, 0, 3));
+  /* no best config to put a value into: no pick */
+  ck_assert_int_eq(tune_explore_fill(&h, top, 0, out, 0, 2), 0);
+  tune_visited_free(&vis);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("tune");
   TCase *tc = tcase_create("tune");
@@ -763,6 +808,7 @@ int main(void) {
   tcase_add_test(tc, min_repeat_ms);
   tcase_add_test(tc, own_schedule);
   tcase_add_test(tc, xgb_tuner);
+  tcase_add_test(tc, explore_picks);
   tcase_add_test(tc, anneal_tuner);
   tcase_add_test(tc, build_timeout);
   tcase_add_test(tc, topi_rule_space);

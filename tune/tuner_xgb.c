@@ -1,19 +1,24 @@
 /* tuner_xgb.c — the model-based proposer (AutoTVM's XGBTuner): until enough trials have
  * features it proposes at random; then each round it fits the cost model (tune_model_fit on
  * the features of the lowered candidates measured so far, failed ones at 0 GFLOP/s) and asks
- * simulated annealing over the space's config indices (tune_anneal) for the k unvisited
- * configs of highest predicted GFLOP/s; a candidate is scored by lowering it in a scratch ctx
- * (once: its features are cached by config index) and predicting on its features.
+ * simulated annealing over the space's config indices (tune_anneal) for the unvisited configs
+ * of highest predicted GFLOP/s; a candidate is scored by lowering it in a scratch ctx (once:
+ * its features are cached by config index) and predicting on its features.
+ *
+ * Each round EXPLORE_PER_ROUND of the k go to the knob values tried least, set into the
+ * model's best configs (tune_explore_fill, explore.c, says why).
+ *
  * Without XGBoost (libxgboost-dev not found at configure time) tune_model_new refuses and so
- * does this proposer, naming the package. Deterministic for a seed given
- * the same measurements (the model is trained on measured times, so a different machine or
- * load may change the order after the random start). */
+ * does this proposer, naming the package. Deterministic for a seed given the same
+ * measurements (the model is trained on measured times, so a different machine or load may
+ * change the order after the random start). */
 #include <stdlib.h>
 #include <string.h>
 #include "tec/tune_model.h"
 #include "tune/internal.h"
 
 #define WARMUP_TRIALS 8
+#define EXPLORE_PER_ROUND 2
 
 /* features by config index, so annealing lowers each candidate once over the whole run */
 typedef struct fcache {
@@ -117,6 +122,13 @@ static int random_fill(tune_proposer *p, const tune_history *h, int k, int64_t *
   return n;
 }
 
+/* 1 if x is in out[0..n) */
+static int in_out(const int64_t *out, int n, int64_t x) {
+  for (int i = 0; i < n; i++)
+    if (out[i] == x) return 1;
+  return 0;
+}
+
 static int xgb_next(tune_proposer *p, tec_ctx *ctx, const tune_history *h, int k, int64_t *out) {
   xgb_state *s = p->state;
   s->task = h->task;
@@ -125,8 +137,9 @@ static int xgb_next(tune_proposer *p, tec_ctx *ctx, const tune_history *h, int k
   if (nf < WARMUP_TRIALS || !h->task->space->topi) return random_fill(p, h, k, out, 0);
   float *x = malloc(sizeof *x * (size_t)nf * TUNE_NFEATURES);
   double *y = malloc(sizeof *y * (size_t)nf);
-  if (!x || !y) {
-    free(x), free(y);
+  int64_t *top = malloc(sizeof *top * (size_t)k);
+  if (!x || !y || !top) {
+    free(x), free(y), free(top);
     return tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tune: out of memory");
   }
   int r = 0;
@@ -138,14 +151,24 @@ static int xgb_next(tune_proposer *p, tec_ctx *ctx, const tune_history *h, int k
   }
   int rc = tune_model_fit(s->model, x, y, r);
   free(x), free(y);
-  if (rc != 0) return -1;
-  int n = tune_anneal(h->task->space->topi, score, s, h->visited->bitmap, (unsigned)tune_rng_next(&p->rng), k, out);
-  if (n < 0) return -1;
-  /* anneal may return visited ones when the space has no bitmap: drop them, fill at random */
+  int n = rc != 0 ? -1 : tune_anneal(h->task->space->topi, score, s, h->visited->bitmap, (unsigned)tune_rng_next(&p->rng), k, top);
+  if (n < 0) {
+    free(top);
+    return -1;
+  }
+  /* anneal may return visited ones when the space has no bitmap: dropped */
   int m = 0;
   for (int i = 0; i < n; i++)
-    if (!tune_visited_has(h->visited, out[i])) out[m++] = out[i];
-  return random_fill(p, h, k, out, m);
+    if (!tune_visited_has(h->visited, top[i])) top[m++] = top[i];
+  /* the model's best k - EXPLORE_PER_ROUND (all k when k is that small), the explorations,
+   * then the model's next best and random ones for what is left */
+  int keep = k > EXPLORE_PER_ROUND ? k - EXPLORE_PER_ROUND : k, got = 0;
+  for (int i = 0; i < m && got < keep; i++) out[got++] = top[i];
+  got = tune_explore_fill(h, top, m, out, got, k - got);
+  for (int i = 0; i < m && got < k; i++)
+    if (!in_out(out, got, top[i])) out[got++] = top[i];
+  free(top);
+  return random_fill(p, h, k, out, got);
 }
 
 static void xgb_free(tune_proposer *p) {
