@@ -15,6 +15,17 @@
  * DIR/TUNER.jsonl, the records `bench/run net --records` applies. --no-margins: the layers of
  * the network without activation margins (net_options.no_margins; the studies before margins).
  *
+ * --reference DIR0: the reference is not searched but loaded from an earlier study's
+ * DIR0/records/LAYER-random-refN.jsonl (load_reference: checked to be this layer's, on this
+ * target, with this build's configs, as many trials as the search would make; an error
+ * otherwise), for re-running the tuners after a tuner change without the ~5 min per layer. Its
+ * 3 fastest configs are still re-measured side by side with the tuners' in this run. The file
+ * (and its .csv, .svg) is copied into DIR/records, so DIR is self-contained, but not appended
+ * to DIR/random-refN.jsonl (nothing was measured). Its row's note says where it came from; it
+ * counts as this layer's reference for the skipping below like a searched one (same settings:
+ * threads and seed are checked against DIR0/study.csv), so --redo is needed to run a layer
+ * already in DIR again, with or without --reference.
+ *
  *   usage: printed by main() on a bad option.
  *
  * The random tuner draws from its seeded generator and the visited set only, so with the same
@@ -22,6 +33,7 @@
  * anyway and the study checks that the configs agree (the note column). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +57,7 @@ typedef struct opts {
   int64_t size;
   int ntuners;
   const char *tuners[3];
+  const char *reference; /* --reference DIR0, or NULL */
 } opts;
 
 typedef struct unique {
@@ -59,7 +72,8 @@ static void usage(void) {
           "usage: tune_study [--layers all|NAME,...] [--count N] [--trials 1000] [--tuner-trials 64]\n"
           "                  [--tuners random,anneal,xgb] [--seed 1] [--threads 1] [--repeats 5]\n"
           "                  [--timeout 1] [--out tune-study] [--redo] [--list] [--report]\n"
-          "                  [--size 224] [--width 1.0] [--no-margins] [--min-repeat-ms 0]\n");
+          "                  [--size 224] [--width 1.0] [--no-margins] [--min-repeat-ms 0]\n"
+          "                  [--reference DIR0]  (the reference's records from an earlier study's --out)\n");
 }
 
 static int parse(int argc, char **argv, opts *o) {
@@ -84,6 +98,7 @@ static int parse(int argc, char **argv, opts *o) {
     const char *bad = NULL;
     if (!strcmp(a, "--layers")) o->layers = v;
     else if (!strcmp(a, "--out")) o->out = v;
+    else if (!strcmp(a, "--reference")) o->reference = v;
     else if (!strcmp(a, "--trials")) bad = (o->trials = atoi(v)) < 2 ? "at least 2" : NULL;
     else if (!strcmp(a, "--tuner-trials")) bad = (o->tuner_trials = atoi(v)) < 2 ? "at least 2" : NULL;
     else if (!strcmp(a, "--count")) bad = (o->count = atoi(v)) < 1 ? "at least 1" : NULL;
@@ -179,6 +194,21 @@ static int append_file(const char *src, const char *dst) {
   return rc;
 }
 
+/* The row's fields from a run's result (pct_of_ref, trials_to_95, the re-measurement: later). */
+static void fill_row(study_row *row, const net_layer *L, const unique *u, const tune_task *task, const char *label,
+                     const tune_result *res, double secs) {
+  snprintf(row->tmpl, sizeof row->tmpl, "%s", L->tmpl);
+  snprintf(row->workload, sizeof row->workload, "%s", u->shape);
+  row->space = (long long)tune_space_size(task->space);
+  row->mflops = task->flops * 1e-6;
+  snprintf(row->tuner, sizeof row->tuner, "%s", label);
+  row->trials = res->ntrials, row->seconds = secs;
+  row->best_trial = res->best + 1;
+  row->best_gflops = res->best >= 0 ? res->trials[res->best].gflops : 0;
+  row->default_gflops = res->ntrials && res->trials[0].status == TUNE_OK ? res->trials[0].gflops : 0;
+  for (int i = 0; i < res->ntrials; i++) row->errors += res->trials[i].status != TUNE_OK;
+}
+
 /* One tuner on one layer: fresh records, the run timed, the row filled (pct and t95 later). */
 static int run_tuner(const net *n, const unique *u, const opts *o, const char *tuner, int trials,
                      const char *label, const char *tag, tune_result *res, study_row *row) {
@@ -209,18 +239,147 @@ static int run_tuner(const net *n, const unique *u, const opts *o, const char *t
     return -1;
   }
   if (append_file(rec, all) != 0) fprintf(stderr, "tune-study: warning: %s not appended to %s\n", rec, all);
-  snprintf(row->tmpl, sizeof row->tmpl, "%s", L->tmpl);
-  snprintf(row->workload, sizeof row->workload, "%s", u->shape);
-  row->space = (long long)tune_space_size(task.space);
-  row->mflops = task.flops * 1e-6;
-  snprintf(row->tuner, sizeof row->tuner, "%s", label);
-  row->trials = res->ntrials, row->seconds = secs;
-  row->best_trial = res->best + 1;
-  row->best_gflops = res->best >= 0 ? res->trials[res->best].gflops : 0;
-  row->default_gflops = res->ntrials && res->trials[0].status == TUNE_OK ? res->trials[0].gflops : 0;
-  for (int i = 0; i < res->ntrials; i++) row->errors += res->trials[i].status != TUNE_OK;
+  fill_row(row, L, u, &task, label, res, secs);
   tec_ctx_free(ctx);
   return 0;
+}
+
+/* Copies file src to dst (nothing to do when they are the same file). 0 or -1 (errno). */
+static int copy_file(const char *src, const char *dst) {
+  struct stat a, b;
+  if (stat(src, &a) == 0 && stat(dst, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) return 0;
+  if (unlink(dst) != 0 && errno != ENOENT) return -1;
+  return append_file(src, dst);
+}
+
+static int status_of(const char *name) {
+  for (int s = TUNE_OK; s <= TUNE_TIMEOUT; s++)
+    if (!strcmp(name, tune_status_name((tune_status)s))) return s;
+  return -1;
+}
+
+static time_t iso_time(const char *s) {
+  struct tm tm;
+  memset(&tm, 0, sizeof tm);
+  return s && strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm) ? timegm(&tm) : (time_t)-1;
+}
+
+/* --reference: the reference of an earlier study, DIR0/records/LAYER-TAG.jsonl, as this run's
+ * (its trials in file order, nothing measured). Every record must be this layer's workload on
+ * this target, its config the one its index names in this build's space (a changed space
+ * would re-measure other configs), the first the default config, and there must be as many as
+ * the search makes. Its seconds, threads and seed: DIR0/study.csv's reference row of this layer
+ * with the same results (fastest trial, its GFLOP/s, the default's), threads and seed checked;
+ * without one, the seconds are its records' timestamp span (the first trial and the task's
+ * setup not counted, 1 s resolution) and threads and seed go unchecked (a warning). The files
+ * (.jsonl, .csv, .svg) are copied to DIR/records (one DIR0 lacks: DIR's removed). -1 with the
+ * mismatch on stderr. */
+static int load_reference(const net *n, const unique *u, const opts *o, const char *tag, tune_result *res,
+                          study_row *row) {
+  const net_layer *L = &n->layers[u->layer];
+  const topi_template *tmpl = topi_template_find(L->tmpl);
+  char src[600];
+  snprintf(src, sizeof src, "%s/records/%s-%s.jsonl", o->reference, L->name, tag);
+  tec_ctx *ctx = tec_ctx_new();
+  tune_task task;
+  topi_space sp;
+  tune_record *rec = NULL;
+  int nrec = 0;
+  if (!ctx || tune_task_topi(ctx, tmpl, &L->conv, u->shape, NULL, &task) || tmpl->space(ctx, &L->conv, NULL, &sp) ||
+      tune_records_load(ctx, src, stderr, &rec, &nrec)) {
+    fprintf(stderr, "tune-study: %s: --reference: %s\n", L->name, ctx ? tec_ctx_error(ctx) : "out of memory");
+    tec_ctx_free(ctx);
+    return -1;
+  }
+  long long space = (long long)tune_space_size(task.space);
+  int64_t def = task.default_index < 0 ? 0 : task.default_index;
+  int want = study_trials(o->trials, space);
+  void *cfg = tec_ctx_alloc(ctx, sp.config_size);
+  const char *bad = !cfg ? "out of memory" : NULL;
+  for (int i = 0; i < nrec && !bad; i++) {
+    const tune_record *r = &rec[i];
+    const char *have;
+    int in;
+    if (strcmp(r->workload, task.workload))
+      bad = tec_ctx_printf(ctx, "record %d: workload '%s', not this layer's '%s'", i + 1, r->workload, task.workload);
+    else if (strcmp(r->target, task.target))
+      bad = tec_ctx_printf(ctx, "record %d: target '%s', not this machine's '%s'", i + 1, r->target, task.target);
+    else if (status_of(r->status) < 0)
+      bad = tec_ctx_printf(ctx, "record %d: unknown status '%s'", i + 1, r->status);
+    else if ((in = topi_space_config(&sp, r->index, cfg)) != 0)
+      bad = tec_ctx_printf(ctx, "record %d: config index %lld is not in this build's space (%s; the space changed?)",
+                           i + 1, (long long)r->index, in < 0 ? "out of its range" : "its rule refuses it");
+    else if (strcmp(have = topi_config_str(ctx, &sp, cfg), r->config))
+      bad = tec_ctx_printf(ctx, "record %d: config '%s' at index %lld, but this build's config %lld is '%s' (the space "
+                           "changed?)", i + 1, r->config, (long long)r->index, (long long)r->index, have);
+    else if (i == 0 && r->index != def)
+      bad = tec_ctx_printf(ctx, "record 1: config index %lld, not the default config's %lld", (long long)r->index,
+                           (long long)def);
+  }
+  if (!bad && nrec != want)
+    bad = tec_ctx_printf(ctx, "%d records, not the %d of a reference search of --trials %d (space %lld)", nrec,
+                         want, o->trials, space);
+  if (!bad && !(res->trials = calloc((size_t)nrec, sizeof *res->trials))) bad = "out of memory";
+  if (bad) {
+    fprintf(stderr, "tune-study: %s: --reference: %s: %s\n", L->name, src, bad);
+    tec_ctx_free(ctx);
+    return -1;
+  }
+  res->ntrials = nrec, res->best = -1;
+  for (int i = 0; i < nrec; i++) {
+    const tune_record *r = &rec[i];
+    tune_trial *t = &res->trials[i];
+    t->index = r->index, t->status = (tune_status)status_of(r->status);
+    t->config = strdup(r->config), t->error = strdup(r->error ? r->error : "");
+    t->ncosts = r->ncosts, t->median = r->median, t->gflops = r->gflops;
+    memcpy(t->costs, r->costs, sizeof t->costs);
+    if (t->status == TUNE_OK && t->median > 0 && (res->best < 0 || t->median < res->trials[res->best].median))
+      res->best = i; /* as tune picks it */
+  }
+  time_t first = iso_time(rec[0].timestamp), last = iso_time(rec[nrec - 1].timestamp);
+  fill_row(row, L, u, &task, "reference", res, first != (time_t)-1 && last != (time_t)-1 ? difftime(last, first) : 0);
+  /* its row in DIR0's CSV: the newest reference row of the layer with these results */
+  char csv[600];
+  snprintf(csv, sizeof csv, "%s/study.csv", o->reference);
+  study_row *rows = NULL;
+  int nrows = 0, rc = 0;
+  const study_row *from = NULL;
+  if (study_rows_load(csv, &rows, &nrows) != 0) nrows = 0;
+  for (int i = 0; i < nrows; i++) {
+    const study_row *r = &rows[i];
+    if (!strcmp(r->layer, L->name) && !strcmp(r->tuner, "reference") && r->trials == row->trials &&
+        r->best_trial == row->best_trial && fabs(r->best_gflops - row->best_gflops) < 1e-3 &&
+        fabs(r->default_gflops - row->default_gflops) < 1e-3 && (!from || strcmp(r->run, from->run) >= 0))
+      from = r;
+  }
+  snprintf(row->note, sizeof row->note, "%s%s (run %s)%s", STUDY_REF_LOADED, o->reference,
+           rec[0].timestamp ? rec[0].timestamp : "unknown",
+           from ? "" : "; no row in its study.csv: s from its timestamps, threads and seed unchecked");
+  if (from && (from->threads != o->threads || from->seed != o->seed)) {
+    fprintf(stderr, "tune-study: %s: --reference: %s was measured with %d thread%s, seed %u (%s, run %s); this "
+            "run: %d thread%s, seed %u\n", L->name, src, from->threads, from->threads > 1 ? "s" : "", from->seed, csv,
+            from->run, o->threads, o->threads > 1 ? "s" : "", o->seed);
+    rc = -1;
+  } else if (from) {
+    row->seconds = from->seconds;
+  } else {
+    fprintf(stderr, "tune-study: %s: warning: --reference: no row of %s in %s: its threads and seed are not "
+            "checked; seconds: its records' timestamp span\n", L->name, src, csv);
+  }
+  for (int e = 0; e < 3 && rc == 0; e++) { /* DIR self-contained: the records, CSV and plot */
+    static const char *const ext[] = {"jsonl", "csv", "svg"};
+    char a[600], b[600];
+    snprintf(a, sizeof a, "%s/records/%s-%s.%s", o->reference, L->name, tag, ext[e]);
+    snprintf(b, sizeof b, "%s/records/%s-%s.%s", o->out, L->name, tag, ext[e]);
+    int failed = access(a, F_OK) == 0 ? copy_file(a, b) != 0 : unlink(b) != 0 && errno != ENOENT;
+    if (failed) {
+      fprintf(stderr, "tune-study: cannot copy %s to %s: %s\n", a, b, strerror(errno));
+      rc = -1;
+    }
+  }
+  free(rows);
+  tec_ctx_free(ctx);
+  return rc;
 }
 
 /* The re-measurement's task: config i of a one-knob space is the base task's config idx[i]. */
@@ -399,9 +558,10 @@ int main(int argc, char **argv) {
   char machine[160];
   snprintf(machine, sizeof machine, "%s, %ld online CPUs", cpu, sysconf(_SC_NPROCESSORS_ONLN));
   printf("tune-study: MobileNet v1 %lldx%lld width %.2f, %d unique convolutions; %s; load %.2f; "
-         "%d thread%s; reference: random %d trials; tuners %d trials, seed %u%s\n",
+         "%d thread%s; reference: random %d trials%s%s; tuners %d trials, seed %u%s\n",
          (long long)o.size, (long long)o.size, o.width, nu, machine, load1(), o.threads,
-         o.threads > 1 ? "s" : "", o.trials, o.tuner_trials, o.seed,
+         o.threads > 1 ? "s" : "", o.trials, o.reference ? ", loaded from " : "", o.reference ? o.reference : "",
+         o.tuner_trials, o.seed,
          tune_have_xgb() ? "" : "; xgb: not built in (libxgboost-dev), skipped");
   if (o.list) {
     printf("%-6s %-16s %-28s %10s %9s  %s\n", "layer", "template", "same workload", "space", "MFLOP", "shape (tec tune --shape)");
@@ -435,6 +595,18 @@ int main(int argc, char **argv) {
     fprintf(stderr, "tune-study: cannot read %s: %s\n", csv, strerror(errno));
     return 1;
   }
+  for (int k = 0; o.reference && k < nu; k++) { /* a missing reference: before any layer runs */
+    char path[600];
+    snprintf(path, sizeof path, "%s/records/%s-random-ref%d.jsonl", o.reference, n->layers[u[k].layer].name, o.trials);
+    if (want[k] && (o.redo || !done_before(rows, nrows, &o, n->layers[u[k].layer].name)) && access(path, R_OK) != 0) {
+      fprintf(stderr, "tune-study: %s: --reference: cannot read %s: %s\n", n->layers[u[k].layer].name, path,
+              strerror(errno));
+      free(rows);
+      tec_ctx_free(ctx);
+      net_free(n);
+      return 1;
+    }
+  }
   int ran = 0, status = 0;
   for (int k = 0; k < nu && ran < o.count && !status; k++) {
     const net_layer *L = &n->layers[u[k].layer];
@@ -456,7 +628,11 @@ int main(int argc, char **argv) {
     char tag[4][32];
     snprintf(tag[0], sizeof tag[0], "random-ref%d", o.trials);
     int nr = 1;
-    if (run_tuner(n, &u[k], &o, "random", o.trials, "reference", tag[0], &res[0], &rr[0]) != 0) status = 1;
+    if (o.reference ? load_reference(n, &u[k], &o, tag[0], &res[0], &rr[0])
+                    : run_tuner(n, &u[k], &o, "random", o.trials, "reference", tag[0], &res[0], &rr[0]))
+      status = 1;
+    else if (o.reference)
+      printf("  reference: %d trials loaded from %s/records/%s-%s.jsonl\n", rr[0].trials, o.reference, L->name, tag[0]);
     for (int t = 0; t < o.ntuners && !status; t++) {
       if (!strcmp(o.tuners[t], "xgb") && !tune_have_xgb()) continue;
       snprintf(tag[nr], sizeof tag[nr], "%s%d", o.tuners[t], o.tuner_trials);

@@ -30,7 +30,8 @@ typedef struct study_row {
   int best_trial;         /* 1-based */
   double pct_of_ref;      /* best_gflops / the reference's, in % */
   int trials_to_95;       /* first trial whose best-so-far is >= 95 % of the reference; 0: none */
-  double seconds;         /* wall clock of the tuner's run (task, reference output, trials) */
+  double seconds;         /* wall clock of the tuner's run (task, reference output, trials); a
+                             reference loaded from an earlier study (--reference): that run's */
   int errors;             /* trials that failed (build, run, wrong, time-out) */
   double default_gflops;  /* trial 1: the template's default config */
   char note[160];
@@ -41,6 +42,10 @@ typedef struct study_row {
   double remeasured_gflops;
   double pct_remeasured;  /* remeasured_gflops / the reference's, in % */
 } study_row;
+
+/* The note of a reference loaded from an earlier study (tune_study --reference), followed by
+ * "DIR0 (run TIME)": not searched in its layer run; the report lists these layers. */
+#define STUDY_REF_LOADED "reference loaded from "
 
 /* The trials a run of `requested` makes in a space of `space` configs (tune stops there). */
 static inline int study_trials(int requested, long long space) {

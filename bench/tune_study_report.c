@@ -2,7 +2,8 @@
  * bench/tune_study.c) written and read back, and the markdown report made from it: per layer
  * the newest run with the requested settings, the reference's best GFLOP/s and each tuner's
  * best-in-N as % of it, trials to 95 % and seconds side by side; then per tuner how many layers
- * met the targets (>= 95 % within its trials, under 60 s) and the machines the rows came from. */
+ * met the targets (>= 95 % within its trials, under 60 s), the layers whose reference was loaded
+ * from an earlier study (--reference) and the machines the rows came from. */
 #include "tune_study.h"
 #include <errno.h>
 #include <stdlib.h>
@@ -207,6 +208,18 @@ int study_report(FILE *out, const study_row *rows, int n, const study_filter *f,
     fprintf(out, " %s, %.2f-%.2f |\n", ref->run, ref->load_start, ref->load_end);
   }
   fprintf(out, "\n%d of %d unique layers measured.\n\n", nl, f->nlayers);
+  int reused = 0; /* references loaded from an earlier study (tune_study --reference) */
+  for (int l = 0; l < f->nlayers; l++) {
+    const study_row *ref = newest_ref(rows, n, f, f->layers[l]);
+    if (!ref || strncmp(ref->note, STUDY_REF_LOADED, strlen(STUDY_REF_LOADED))) continue;
+    if (!reused++)
+      fprintf(out, "References loaded from an earlier study's records (`--reference`), not searched in the "
+              "layer's run: their GFLOP/s, trial and s/trial are that run's, so the tuners' trial %% and t95 "
+              "compare across runs; the re-measured %% stays within the run (the reference's fastest configs "
+              "measured side by side with the tuners'):\n\n");
+    fprintf(out, "- %s: %s\n", ref->layer, ref->note);
+  }
+  if (reused) fputc('\n', out);
   for (int t = 0; t < 3; t++) {
     if (!ran[t]) continue;
     qsort(t95[t], (size_t)ran[t], sizeof(int), cmp_int);
