@@ -750,15 +750,28 @@ START_TEST(topi_rule_space) {
 }
 END_TEST
 
-/* The cost-model tuner's exploration picks (tune_explore_fill): knob a (2 values) never 1 in
- * six trials, b (4 values) tried {2, 2, 2, 0} times. The value of largest deficit is a = 1 (6/2
- * - 0 = 3 against b = 3's 1.5); it goes into the model's best config, or its next when that one
- * is visited or already picked; b = 3 comes once no best config can take a = 1 any more. */
+/* The cost-model tuner's exploration picks (tune_explore_fill), in a space of knob a (2
+ * values) and b (4). Six trials: a never 1, b tried {2, 2, 2, 0} times. The value owed most is
+ * a = 1 (min(6/2, 3) - 0 = 3, against b = 3's 1.5): put into the model's best config, or its
+ * next when that one is visited or already picked; when neither can take it as it is, the
+ * best is repaired (b moved one step); b = 3 comes once no config with a = 1 is left. A value
+ * tried TUNE_EXPLORE_OWED_MAX times is owed no more, whatever its share. */
 static int64_t ab(const tune_space *sp, int64_t a, int64_t b) {
   return tune_space_encode(sp, (int64_t[]){a, b});
 }
 
+/* the history: trials (a, b) = pairs[i], all visited */
+static void explore_history(const tune_space *sp, const int (*pairs)[2], int n, tune_trial *tr, tune_visited *vis) {
+  ck_assert_int_eq(tune_visited_init(vis, tune_space_range(sp)), 0);
+  memset(tr, 0, sizeof *tr * (size_t)n);
+  for (int i = 0; i < n; i++) {
+    tr[i].index = ab(sp, pairs[i][0], pairs[i][1]);
+    ck_assert_int_eq(tune_visited_add(vis, tr[i].index), 0);
+  }
+}
+
 START_TEST(explore_picks) {
+  ck_assert_int_eq(TUNE_EXPLORE_OWED_MAX, 3);
   tec_ctx *ctx = tec_ctx_new();
   tune_space *sp = tune_space_new(ctx);
   const int64_t vals[4] = {0, 1, 2, 3};
@@ -766,14 +779,8 @@ START_TEST(explore_picks) {
   ck_assert_int_eq(tune_define_knob(sp, "b", 4, vals, NULL), 1);
   tune_task task = {.space = sp};
   tune_visited vis;
-  ck_assert_int_eq(tune_visited_init(&vis, tune_space_range(sp)), 0);
-  const int64_t bs[6] = {0, 0, 1, 1, 2, 2};
-  tune_trial tr[6];
-  memset(tr, 0, sizeof tr);
-  for (int i = 0; i < 6; i++) {
-    tr[i].index = ab(sp, 0, bs[i]);
-    ck_assert_int_eq(tune_visited_add(&vis, tr[i].index), 0);
-  }
+  tune_trial tr[12];
+  explore_history(sp, (const int[][2]){{0, 0}, {0, 0}, {0, 1}, {0, 1}, {0, 2}, {0, 2}}, 6, tr, &vis);
   tune_history h = {.task = &task, .trials = tr, .ntrials = 6, .visited = &vis};
   const int64_t top[2] = {ab(sp, 0, 1), ab(sp, 0, 2)};
   int64_t out[4];
@@ -782,14 +789,25 @@ START_TEST(explore_picks) {
   /* picked already: the model's second best takes a = 1 */
   ck_assert_int_eq(tune_explore_fill(&h, top, 2, out, 1, 1), 2);
   ck_assert_int_eq(out[1], ab(sp, 1, 2));
-  /* both taken (one visited, one picked): no best config can take a = 1; then b = 3 (its
-   * deficit 7/4 - 0, the pick counted) into the best config */
+  /* (1, 1) visited, (1, 2) picked: the best repaired, b one step down */
   ck_assert_int_eq(tune_visited_add(&vis, ab(sp, 1, 1)), 0);
   out[0] = ab(sp, 1, 2);
+  ck_assert_int_eq(tune_explore_fill(&h, top, 2, out, 1, 1), 2);
+  ck_assert_int_eq(out[1], ab(sp, 1, 0));
+  /* every config with a = 1 taken: b = 3 (owed 7/4 less the pick's 1) into the best */
+  ck_assert_int_eq(tune_visited_add(&vis, ab(sp, 1, 0)), 0);
+  ck_assert_int_eq(tune_visited_add(&vis, ab(sp, 1, 2)), 0);
+  out[0] = ab(sp, 1, 3);
   ck_assert_int_eq(tune_explore_fill(&h, top, 2, out, 1, 1), 2);
   ck_assert_int_eq(out[1], ab(sp, 0, 3));
   /* no best config to put a value into: no pick */
   ck_assert_int_eq(tune_explore_fill(&h, top, 0, out, 0, 2), 0);
+  tune_visited_free(&vis);
+  /* twelve trials, a = 1 in three (a share of 6 but owed 3), each b in three: nothing owed */
+  explore_history(sp, (const int[][2]){{0, 0}, {0, 0}, {0, 0}, {0, 1}, {0, 1}, {0, 1}, {0, 2}, {0, 2}, {0, 2},
+                                       {1, 3}, {1, 3}, {1, 3}}, 12, tr, &vis);
+  h.ntrials = 12;
+  ck_assert_int_eq(tune_explore_fill(&h, top, 2, out, 0, 2), 0);
   tune_visited_free(&vis);
   tec_ctx_free(ctx);
 }

@@ -69,8 +69,10 @@ tune_proposer *tune_proposer_anneal(tec_ctx *ctx, unsigned seed);
 /* NULL with an error when tec was built without the cost model (XGBoost not found at configure time). */
 tune_proposer *tune_proposer_xgb(tec_ctx *ctx, unsigned seed);
 /* Up to `want` exploration picks appended to out[0..n): each one of the configs top[0..ntop)
- * (the model's best first) with one knob moved to the value tried least for its share
- * (explore.c). Returns the new count (fewer picks when no top config can take a value). */
+ * (the model's best first) with one knob moved to the value tried least for what it is owed,
+ * its share of the trials up to TUNE_EXPLORE_OWED_MAX (explore.c). Returns the new count
+ * (fewer picks when every value has had its due or no top config can take one). */
+#define TUNE_EXPLORE_OWED_MAX 3
 int tune_explore_fill(const tune_history *h, const int64_t *top, int ntop, int64_t *out, int n, int want);
 /* The features of a lowered candidate (NULL without the cost model): malloc'd, *n floats. */
 float *tune_xgb_features(tec_ctx *ctx, const lower_func *f, int *n);
