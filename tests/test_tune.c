@@ -752,7 +752,7 @@ END_TEST
 
 /* The cost-model tuner's exploration picks (tune_explore_fill), in a space of knob a (2
  * values) and b (4). Six trials: a never 1, b tried {2, 2, 2, 0} times. The value owed most is
- * a = 1 (min(6/2, 3) - 0 = 3, against b = 3's 1.5): put into the model's best config, or its
+ * a = 1 (6/2 - 0 = 3, against b = 3's 1.5): put into the model's best config, or its
  * next when that one is visited or already picked; when neither can take it as it is, the
  * best is repaired (b moved one step); b = 3 comes once no config with a = 1 is left. A value
  * tried TUNE_EXPLORE_OWED_MAX times is owed no more, whatever its share. */
@@ -771,7 +771,7 @@ static void explore_history(const tune_space *sp, const int (*pairs)[2], int n, 
 }
 
 START_TEST(explore_picks) {
-  ck_assert_int_eq(TUNE_EXPLORE_OWED_MAX, 3);
+  ck_assert_int_eq(TUNE_EXPLORE_OWED_MAX, 6);
   tec_ctx *ctx = tec_ctx_new();
   tune_space *sp = tune_space_new(ctx);
   const int64_t vals[4] = {0, 1, 2, 3};
@@ -779,7 +779,7 @@ START_TEST(explore_picks) {
   ck_assert_int_eq(tune_define_knob(sp, "b", 4, vals, NULL), 1);
   tune_task task = {.space = sp};
   tune_visited vis;
-  tune_trial tr[12];
+  tune_trial tr[16];
   explore_history(sp, (const int[][2]){{0, 0}, {0, 0}, {0, 1}, {0, 1}, {0, 2}, {0, 2}}, 6, tr, &vis);
   tune_history h = {.task = &task, .trials = tr, .ntrials = 6, .visited = &vis};
   const int64_t top[2] = {ab(sp, 0, 1), ab(sp, 0, 2)};
@@ -803,10 +803,10 @@ START_TEST(explore_picks) {
   /* no best config to put a value into: no pick */
   ck_assert_int_eq(tune_explore_fill(&h, top, 0, out, 0, 2), 0);
   tune_visited_free(&vis);
-  /* twelve trials, a = 1 in three (a share of 6 but owed 3), each b in three: nothing owed */
-  explore_history(sp, (const int[][2]){{0, 0}, {0, 0}, {0, 0}, {0, 1}, {0, 1}, {0, 1}, {0, 2}, {0, 2}, {0, 2},
-                                       {1, 3}, {1, 3}, {1, 3}}, 12, tr, &vis);
-  h.ntrials = 12;
+  /* sixteen trials, a = 1 in six (a share of 8 but owed 6), each b in four: nothing owed */
+  explore_history(sp, (const int[][2]){{0, 0}, {0, 0}, {0, 0}, {0, 1}, {0, 1}, {0, 1}, {0, 2}, {0, 2}, {0, 3}, {0, 3},
+                                       {1, 0}, {1, 1}, {1, 2}, {1, 2}, {1, 3}, {1, 3}}, 16, tr, &vis);
+  h.ntrials = 16;
   ck_assert_int_eq(tune_explore_fill(&h, top, 2, out, 0, 2), 0);
   tune_visited_free(&vis);
   tec_ctx_free(ctx);

@@ -1,7 +1,9 @@
 /* explore.c — the cost-model tuner's exploration picks (tune_explore_fill). A value of a knob
  * of V values is owed n / V of n trials (the batch's picks so far counted), at most
  * TUNE_EXPLORE_OWED_MAX: a few trials with a value are enough for the model to place it, and
- * a value the model has placed as slow would otherwise be owed more every round. The value
+ * in a long run a value the model has placed as slow would otherwise be owed more every
+ * round. Knobs of few values come first (two output-channel blocks, half of conv1's space,
+ * are owed 4.5 of 9 trials; one of 29 column counts 0.3). The value
  * owed most is set into the model's best config (then its second, ...) in place of that
  * knob's value, and the first such config that the space allows and nobody has visited or
  * picked is the pick. When none is, the best top config that can take the value is

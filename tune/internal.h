@@ -72,7 +72,7 @@ tune_proposer *tune_proposer_xgb(tec_ctx *ctx, unsigned seed);
  * (the model's best first) with one knob moved to the value tried least for what it is owed,
  * its share of the trials up to TUNE_EXPLORE_OWED_MAX (explore.c). Returns the new count
  * (fewer picks when every value has had its due or no top config can take one). */
-#define TUNE_EXPLORE_OWED_MAX 3
+#define TUNE_EXPLORE_OWED_MAX 6
 int tune_explore_fill(const tune_history *h, const int64_t *top, int ntop, int64_t *out, int n, int want);
 /* The features of a lowered candidate (NULL without the cost model): malloc'd, *n floats. */
 float *tune_xgb_features(tec_ctx *ctx, const lower_func *f, int *n);
