@@ -527,6 +527,8 @@ int main(int argc, char **argv) {
   int nu = uniques(ctx, n, u);
   if (nu < 0) {
     fprintf(stderr, "tune-study: more than %d unique layers\n", MAX_UNIQUE);
+    tec_ctx_free(ctx);
+    net_free(n);
     return 1;
   }
   /* --layers: names of the network's convolutions (any layer of a workload picks it) */
@@ -549,6 +551,8 @@ int main(int argc, char **argv) {
       if (!found) {
         fprintf(stderr, "tune-study: --layers: no convolution '%s'; the layers are conv1, dw1..dw13, pw1..pw13 "
                 "(--list shows the unique ones)\n", name);
+        tec_ctx_free(ctx);
+        net_free(n);
         return 2;
       }
     }
@@ -564,7 +568,8 @@ int main(int argc, char **argv) {
          o.tuner_trials, o.seed,
          tune_have_xgb() ? "" : "; xgb: not built in (libxgboost-dev), skipped");
   if (o.list) {
-    printf("%-6s %-16s %-28s %10s %9s  %s\n", "layer", "template", "same workload", "space", "MFLOP", "shape (tec tune --shape)");
+    printf("%-6s %-16s %-28s %10s %9s  %s\n", "layer", "template", "same workload", "space", "MFLOP",
+           "shape (tec tune --shape)");
     for (int k = 0; k < nu; k++) {
       const net_layer *L = &n->layers[u[k].layer];
       tune_task task;

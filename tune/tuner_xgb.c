@@ -151,7 +151,9 @@ static int xgb_next(tune_proposer *p, tec_ctx *ctx, const tune_history *h, int k
   }
   int rc = tune_model_fit(s->model, x, y, r);
   free(x), free(y);
-  int n = rc != 0 ? -1 : tune_anneal(h->task->space->topi, score, s, h->visited->bitmap, (unsigned)tune_rng_next(&p->rng), k, top);
+  int n = rc != 0 ? -1
+                  : tune_anneal(h->task->space->topi, score, s, h->visited->bitmap,
+                                (unsigned)tune_rng_next(&p->rng), k, top);
   if (n < 0) {
     free(top);
     return -1;
