@@ -24,12 +24,6 @@
 
 #define MAX_KNOBS 64
 
-static int in_out(const int64_t *out, int n, int64_t x) {
-  for (int i = 0; i < n; i++)
-    if (out[i] == x) return 1;
-  return 0;
-}
-
 /* Adds config x's knob values to the counts (cnt[k][v] at off[k] + v). */
 static void count_config(const tune_space *sp, int64_t x, const int64_t *off, int64_t *cnt) {
   int64_t kv[MAX_KNOBS];
@@ -51,7 +45,7 @@ static int64_t repair(const tune_history *h, int64_t *kv, int keep, const int64_
         kv[k] = was + sign * d;
         if (kv[k] < 0 || kv[k] >= sp->knobs[k].nvalues) continue;
         int64_t x = tune_space_encode(sp, kv);
-        if (x >= 0 && tune_space_allows(sp, x) && !tune_visited_has(h->visited, x) && !in_out(out, n, x)) {
+        if (x >= 0 && !tune_taken(h, out, n, x)) {
           kv[k] = was;
           return x;
         }
@@ -71,10 +65,8 @@ static int64_t place(const tune_history *h, const int64_t *top, int ntop, int bk
     for (int j = 0; j < ntop; j++) {
       if (tune_space_decode(sp, top[j], kv) != 0 || kv[bk] == bv) continue;
       kv[bk] = bv;
-      int64_t x = tune_space_encode(sp, kv);
-      if (pass == 1) x = repair(h, kv, bk, out, n);
-      else if (x < 0 || !tune_space_allows(sp, x) || tune_visited_has(h->visited, x) || in_out(out, n, x)) x = -1;
-      if (x >= 0) return x;
+      int64_t x = pass == 1 ? repair(h, kv, bk, out, n) : tune_space_encode(sp, kv);
+      if (x >= 0 && (pass == 1 || !tune_taken(h, out, n, x))) return x;
     }
   return -1;
 }

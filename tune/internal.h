@@ -61,6 +61,8 @@ struct tune_proposer {
 };
 tune_proposer *tune_proposer_grid(tec_ctx *ctx, unsigned seed);
 tune_proposer *tune_proposer_random(tec_ctx *ctx, unsigned seed);
+/* 1 if x is visited, in out[0..n), or not in the space (its rule refuses it) (propose.c). */
+int tune_taken(const tune_history *h, const int64_t *out, int n, int64_t x);
 /* One uniform draw of an index in the space (tune_space_allows), neither visited nor in
  * out[0..n) (propose.c), -1 if none. */
 int64_t tune_draw_free(const tune_history *h, uint64_t *rng, const int64_t *out, int n);

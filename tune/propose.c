@@ -74,8 +74,7 @@ static int grid_next(tune_proposer *p, tec_ctx *ctx, const tune_history *h, int 
   return n;
 }
 
-/* taken: visited, in out[0..n), or not in the space (its rule refuses it) */
-static int taken(const tune_history *h, const int64_t *out, int n, int64_t x) {
+int tune_taken(const tune_history *h, const int64_t *out, int n, int64_t x) {
   return tune_visited_has(h->visited, x) || in_batch(out, n, x) || !tune_space_allows(h->task->space, x);
 }
 
@@ -84,9 +83,9 @@ static int taken(const tune_history *h, const int64_t *out, int n, int64_t x) {
  * space) the next free index after the draw; -1 if none. */
 int64_t tune_draw_free(const tune_history *h, uint64_t *rng, const int64_t *out, int n) {
   int64_t range = tune_space_range(h->task->space), x = tune_rng_below(rng, range);
-  for (int miss = 0; taken(h, out, n, x) && miss < 64; miss++) x = tune_rng_below(rng, range);
-  for (int64_t step = 0; taken(h, out, n, x) && step < range; step++) x = (x + 1) % range;
-  return taken(h, out, n, x) ? -1 : x;
+  for (int miss = 0; tune_taken(h, out, n, x) && miss < 64; miss++) x = tune_rng_below(rng, range);
+  for (int64_t step = 0; tune_taken(h, out, n, x) && step < range; step++) x = (x + 1) % range;
+  return tune_taken(h, out, n, x) ? -1 : x;
 }
 
 /* random: uniform draws without replacement (tune_draw_free) */

@@ -35,13 +35,6 @@ typedef struct sa_state {
 
 static double unit(uint64_t *s) { return (double)(tune_rng_next(s) >> 11) / 9007199254740992.0; }
 
-static int taken(const tune_history *h, const int64_t *out, int n, int64_t x) {
-  if (tune_visited_has(h->visited, x) || !tune_space_allows(h->task->space, x)) return 1;
-  for (int i = 0; i < n; i++)
-    if (out[i] == x) return 1;
-  return 0;
-}
-
 static int64_t neighbour(const tune_space *sp, uint64_t *rng, int64_t idx) {
   int movable = 0;
   for (int j = 0; j < sp->nknobs; j++) movable += sp->knobs[j].nvalues > 1;
@@ -69,7 +62,7 @@ static int64_t free_neighbour(const tune_history *h, const int64_t *out, int n, 
   for (int j = 0; j < sp->nknobs; j++) {
     int64_t nv = sp->knobs[j].nvalues, d = (idx / radix) % nv;
     for (int64_t v = 0; v < nv; v++)
-      if (v != d && !taken(h, out, n, idx + (v - d) * radix)) return idx + (v - d) * radix;
+      if (v != d && !tune_taken(h, out, n, idx + (v - d) * radix)) return idx + (v - d) * radix;
     radix *= nv;
   }
   return -1;
@@ -116,11 +109,11 @@ static int anneal_next(tune_proposer *p, tec_ctx *ctx, const tune_history *h, in
     chain *c = &st->c[i];
     int64_t x = -1;
     if (c->at >= 0) {
-      for (int d = 0; d < 32 && (x < 0 || taken(h, out, n, x)); d++)
+      for (int d = 0; d < 32 && (x < 0 || tune_taken(h, out, n, x)); d++)
         x = neighbour(h->task->space, &p->rng, c->at);
-      if (taken(h, out, n, x)) x = free_neighbour(h, out, n, c->at);
+      if (tune_taken(h, out, n, x)) x = free_neighbour(h, out, n, c->at);
     }
-    if (x < 0 || taken(h, out, n, x)) x = tune_draw_free(h, &p->rng, out, n);
+    if (x < 0 || tune_taken(h, out, n, x)) x = tune_draw_free(h, &p->rng, out, n);
     if (x < 0) break; /* the space is exhausted */
     out[n++] = x;
     c->pending = x;

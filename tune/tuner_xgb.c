@@ -122,13 +122,6 @@ static int random_fill(tune_proposer *p, const tune_history *h, int k, int64_t *
   return n;
 }
 
-/* 1 if x is in out[0..n) */
-static int in_out(const int64_t *out, int n, int64_t x) {
-  for (int i = 0; i < n; i++)
-    if (out[i] == x) return 1;
-  return 0;
-}
-
 static int xgb_next(tune_proposer *p, tec_ctx *ctx, const tune_history *h, int k, int64_t *out) {
   xgb_state *s = p->state;
   s->task = h->task;
@@ -168,7 +161,7 @@ static int xgb_next(tune_proposer *p, tec_ctx *ctx, const tune_history *h, int k
   for (int i = 0; i < m && got < keep; i++) out[got++] = top[i];
   got = tune_explore_fill(h, top, m, out, got, k - got);
   for (int i = 0; i < m && got < k; i++)
-    if (!in_out(out, got, top[i])) out[got++] = top[i];
+    if (!tune_taken(h, out, got, top[i])) out[got++] = top[i];
   free(top);
   return random_fill(p, h, k, out, got);
 }
