@@ -258,20 +258,13 @@ static int status_of(const char *name) {
   return -1;
 }
 
-static time_t iso_time(const char *s) {
-  struct tm tm;
-  memset(&tm, 0, sizeof tm);
-  return s && strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm) ? timegm(&tm) : (time_t)-1;
-}
-
 /* --reference: the reference of an earlier study, DIR0/records/LAYER-TAG.jsonl, as this run's
  * (its trials in file order, nothing measured). Every record must be this layer's workload on
  * this target, its config the one its index names in this build's space (a changed space
  * would re-measure other configs), the first the default config, and there must be as many as
  * the search makes. Its seconds, threads and seed: DIR0/study.csv's reference row of this layer
  * with the same results (fastest trial, its GFLOP/s, the default's), threads and seed checked;
- * without one, the seconds are its records' timestamp span (the first trial and the task's
- * setup not counted, 1 s resolution) and threads and seed go unchecked (a warning). The files
+ * without one, an error (a layer cut short leaves no row). The files
  * (.jsonl, .csv, .svg) are copied to DIR/records (one DIR0 lacks: DIR's removed). -1 with the
  * mismatch on stderr. */
 static int load_reference(const net *n, const unique *u, const opts *o, const char *tag, tune_result *res,
@@ -336,9 +329,9 @@ static int load_reference(const net *n, const unique *u, const opts *o, const ch
     if (t->status == TUNE_OK && t->median > 0 && (res->best < 0 || t->median < res->trials[res->best].median))
       res->best = i; /* as tune picks it */
   }
-  time_t first = iso_time(rec[0].timestamp), last = iso_time(rec[nrec - 1].timestamp);
-  fill_row(row, L, u, &task, "reference", res, first != (time_t)-1 && last != (time_t)-1 ? difftime(last, first) : 0);
-  /* its row in DIR0's CSV: the newest reference row of the layer with these results */
+  fill_row(row, L, u, &task, "reference", res, 0);
+  /* its row in DIR0's CSV (the newest reference row of the layer with these results): its
+   * seconds, threads and seed */
   char csv[600];
   snprintf(csv, sizeof csv, "%s/study.csv", o->reference);
   study_row *rows = NULL;
@@ -352,19 +345,18 @@ static int load_reference(const net *n, const unique *u, const opts *o, const ch
         fabs(r->default_gflops - row->default_gflops) < 1e-3 && (!from || strcmp(r->run, from->run) >= 0))
       from = r;
   }
-  snprintf(row->note, sizeof row->note, "%s%s (run %s)%s", STUDY_REF_LOADED, o->reference,
-           rec[0].timestamp ? rec[0].timestamp : "unknown",
-           from ? "" : "; no row in its study.csv: s from its timestamps, threads and seed unchecked");
-  if (from && (from->threads != o->threads || from->seed != o->seed)) {
+  if (!from) {
+    fprintf(stderr, "tune-study: %s: --reference: %s has no reference row of %s with these results, so its "
+            "threads and seed are unknown\n", L->name, csv, src);
+    rc = -1;
+  } else if (from->threads != o->threads || from->seed != o->seed) {
     fprintf(stderr, "tune-study: %s: --reference: %s was measured with %d thread%s, seed %u (%s, run %s); this "
             "run: %d thread%s, seed %u\n", L->name, src, from->threads, from->threads > 1 ? "s" : "", from->seed, csv,
             from->run, o->threads, o->threads > 1 ? "s" : "", o->seed);
     rc = -1;
-  } else if (from) {
-    row->seconds = from->seconds;
   } else {
-    fprintf(stderr, "tune-study: %s: warning: --reference: no row of %s in %s: its threads and seed are not "
-            "checked; seconds: its records' timestamp span\n", L->name, src, csv);
+    row->seconds = from->seconds;
+    snprintf(row->note, sizeof row->note, "%s%s (run %s)", STUDY_REF_LOADED, o->reference, from->run);
   }
   for (int e = 0; e < 3 && rc == 0; e++) { /* DIR self-contained: the records, CSV and plot */
     static const char *const ext[] = {"jsonl", "csv", "svg"};
