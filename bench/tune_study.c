@@ -4,6 +4,9 @@
  *
  *   reference   a random search of --trials (1000) configs: its best is "the best config";
  *   random, anneal, xgb   --tuner-trials (64) each, seed --seed, records fresh per run,
+ *   xgb-t      (--tuners ...,xgb-t) xgb with transfer (tune_options.transfer) from DIR/xgb-t64.jsonl:
+ *              the xgb-t records of the layers run before it in DIR, as when a network is tuned
+ *              layer by layer into one file,
  *
  * each run timed on the wall clock (the task, the default config's reference output, every
  * trial). Per tuner: its best as % of the reference's, the first trial whose best-so-far
@@ -47,6 +50,7 @@
 #include "tune_study.h"
 
 #define MAX_UNIQUE 64
+#define MAX_RUNS 5 /* the reference and at most 4 tuners */
 
 typedef struct opts {
   const char *layers, *out;
@@ -56,7 +60,7 @@ typedef struct opts {
   double timeout, width;
   int64_t size;
   int ntuners;
-  const char *tuners[3];
+  const char *tuners[4];
   const char *reference; /* --reference DIR0, or NULL */
 } opts;
 
@@ -70,7 +74,7 @@ typedef struct unique {
 static void usage(void) {
   fprintf(stderr,
           "usage: tune_study [--layers all|NAME,...] [--count N] [--trials 1000] [--tuner-trials 64]\n"
-          "                  [--tuners random,anneal,xgb] [--seed 1] [--threads 1] [--repeats 5]\n"
+          "                  [--tuners random,anneal,xgb(,xgb-t)] [--seed 1] [--threads 1] [--repeats 5]\n"
           "                  [--timeout 1] [--out tune-study] [--redo] [--list] [--report]\n"
           "                  [--size 224] [--width 1.0] [--no-margins] [--min-repeat-ms 0]\n"
           "                  [--reference DIR0]  (the reference's records from an earlier study's --out)\n");
@@ -114,13 +118,13 @@ static int parse(int argc, char **argv, opts *o) {
       snprintf(tuners, sizeof tuners, "%s", v);
       o->ntuners = 0;
       for (char *t = strtok(tuners, ","); t; t = strtok(NULL, ",")) {
-        if (o->ntuners == 3 || (strcmp(t, "random") && strcmp(t, "anneal") && strcmp(t, "xgb"))) {
-          bad = "a list of random, anneal, xgb";
+        if (o->ntuners == 4 || (strcmp(t, "random") && strcmp(t, "anneal") && strcmp(t, "xgb") && strcmp(t, "xgb-t"))) {
+          bad = "a list of random, anneal, xgb, xgb-t";
           break;
         }
         o->tuners[o->ntuners++] = t;
       }
-      if (!o->ntuners) bad = "a list of random, anneal, xgb";
+      if (!o->ntuners) bad = "a list of random, anneal, xgb, xgb-t";
     } else {
       fprintf(stderr, "tune-study: unknown option '%s'\n", a);
       return -1;
@@ -228,6 +232,15 @@ static int run_tuner(const net *n, const unique *u, const opts *o, const char *t
   to.trials = trials, to.tuner = tuner, to.seed = o->seed, to.repeats = o->repeats;
   to.min_repeat_ms = o->min_repeat_ms;
   to.timeout = o->timeout, to.records = rec, to.csv = csv, to.svg = svg, to.progress = 1;
+  if (!strcmp(tuner, "xgb-t")) { /* xgb with transfer from the layers before it in DIR */
+    FILE *f = fopen(all, "a");   /* none yet: an empty file (the first layer has nothing to learn from) */
+    if (!f || fclose(f) != 0) {
+      fprintf(stderr, "tune-study: cannot create %s: %s\n", all, strerror(errno));
+      tec_ctx_free(ctx);
+      return -1;
+    }
+    to.tuner = "xgb", to.transfer = all;
+  }
   tune_task task;
   double t0 = bench_now(CLOCK_MONOTONIC);
   int rc = ctx ? tune_task_topi(ctx, topi_template_find(L->tmpl), &L->conv, u->shape, NULL, &task) : -1;
@@ -408,7 +421,7 @@ static int fastest_configs(const tune_result *r, int k, int64_t *out) {
   return n;
 }
 
-/* The configs idx[0..n) (distinct, n <= 4 * REMEASURE_TOP) measured again side by side:
+/* The configs idx[0..n) (distinct, n <= MAX_RUNS * REMEASURE_TOP) measured again side by side:
  * REMEASURE_ROUNDS rounds, each a grid run over all of them in turn (tune's own measurement:
  * built, prepared once, warm-up, the timed runs' median, output checked); gflops[i]: the
  * median of config i's rounds (0 if it failed in every round). */
@@ -417,7 +430,7 @@ static int remeasure(const unique *u, const net_layer *L, const opts *o, const i
   tec_ctx *ctx = tec_ctx_new();
   tune_task base, pick;
   tune_space *sp = ctx ? tune_space_new(ctx) : NULL;
-  int64_t vals[4 * REMEASURE_TOP];
+  int64_t vals[MAX_RUNS * REMEASURE_TOP];
   for (int i = 0; i < n; i++) vals[i] = i;
   if (!sp || tune_task_topi(ctx, topi_template_find(L->tmpl), &L->conv, u->shape, NULL, &base) ||
       tune_define_knob(sp, "best_of", n, vals, NULL)) {
@@ -429,8 +442,8 @@ static int remeasure(const unique *u, const net_layer *L, const opts *o, const i
   pick_user pu = {&base, idx};
   pick = base;
   pick.space = sp, pick.lower = pick_lower, pick.user = &pu, pick.default_index = 0;
-  double g[4 * REMEASURE_TOP][REMEASURE_ROUNDS];
-  int ng[4 * REMEASURE_TOP] = {0}, rc = 0;
+  double g[MAX_RUNS * REMEASURE_TOP][REMEASURE_ROUNDS];
+  int ng[MAX_RUNS * REMEASURE_TOP] = {0}, rc = 0;
   for (int round = 0; round < REMEASURE_ROUNDS && rc == 0; round++) {
     tune_options to = tune_options_default();
     to.trials = n, to.tuner = "grid", to.seed = o->seed, to.repeats = o->repeats;
@@ -613,16 +626,16 @@ int main(int argc, char **argv) {
       continue;
     }
     ran++;
-    study_row rr[4];
+    study_row rr[MAX_RUNS];
     memset(rr, 0, sizeof rr);
     now_iso(rr[0].run, sizeof rr[0].run);
     rr[0].load_start = load1();
     printf("\n%s%s%s%s: %s %s\n", L->name, u[k].same_as[0] ? " (same workload: " : "", u[k].same_as,
            u[k].same_as[0] ? ")" : "", L->tmpl, u[k].shape);
     fflush(stdout);
-    tune_result res[4];
+    tune_result res[MAX_RUNS];
     memset(res, 0, sizeof res);
-    char tag[4][32];
+    char tag[MAX_RUNS][32];
     snprintf(tag[0], sizeof tag[0], "random-ref%d", o.trials);
     int nr = 1;
     if (o.reference ? load_reference(n, &u[k], &o, tag[0], &res[0], &rr[0])
@@ -631,7 +644,7 @@ int main(int argc, char **argv) {
     else if (o.reference)
       printf("  reference: %d trials loaded from %s/records/%s-%s.jsonl\n", rr[0].trials, o.reference, L->name, tag[0]);
     for (int t = 0; t < o.ntuners && !status; t++) {
-      if (!strcmp(o.tuners[t], "xgb") && !tune_have_xgb()) continue;
+      if (!strncmp(o.tuners[t], "xgb", 3) && !tune_have_xgb()) continue;
       snprintf(tag[nr], sizeof tag[nr], "%s%d", o.tuners[t], o.tuner_trials);
       if (run_tuner(n, &u[k], &o, o.tuners[t], o.tuner_trials, o.tuners[t], tag[nr], &res[nr], &rr[nr]) != 0)
         status = 1;
@@ -639,8 +652,8 @@ int main(int argc, char **argv) {
     }
     /* every run's REMEASURE_TOP fastest configs again, side by side (distinct configs); a
      * run's speed: the fastest of its own re-measured */
-    int64_t bidx[4 * REMEASURE_TOP];
-    int nb = 0, which[4][REMEASURE_TOP], nw[4] = {0};
+    int64_t bidx[MAX_RUNS * REMEASURE_TOP];
+    int nb = 0, which[MAX_RUNS][REMEASURE_TOP], nw[MAX_RUNS] = {0};
     for (int r = 0; r < nr && !status; r++) {
       int64_t top[REMEASURE_TOP];
       nw[r] = fastest_configs(&res[r], REMEASURE_TOP, top);
@@ -651,7 +664,7 @@ int main(int argc, char **argv) {
         which[r][j] = slot;
       }
     }
-    double bg[4 * REMEASURE_TOP] = {0};
+    double bg[MAX_RUNS * REMEASURE_TOP] = {0};
     if (!status && nb > 0) {
       printf("  re-measuring %d distinct configs (each run's %d fastest), %d rounds side by side\n",
              nb, REMEASURE_TOP, REMEASURE_ROUNDS);

@@ -125,7 +125,8 @@ int study_rows_load(const char *path, study_row **rows, int *n) {
   return 0;
 }
 
-static const char *const TUNERS[] = {"random", "anneal", "xgb"};
+static const char *const TUNERS[] = {"random", "anneal", "xgb", "xgb-t"};
+#define NT 4
 
 /* the newest reference row of layer with the filter's settings, or NULL */
 static const study_row *newest_ref(const study_row *rows, int n, const study_filter *f, const char *layer) {
@@ -159,19 +160,20 @@ int study_report(FILE *out, const study_row *rows, int n, const study_filter *f,
           "side after the layer's runs (the bests of every run in turn, the median of the "
           "rounds: the best of 1000 noisy trials is luckier than the best of 64); `t95`: the "
           "first trial whose best-so-far reaches 95 %% of the reference (trial measurements; "
-          "`>N`: never); `s`: the tuner's wall-clock seconds. Trial 1 of every run is the "
+          "`>N`: never); `s`: the tuner's wall-clock seconds; `xgb-t`: xgb with transfer from the xgb-t records "
+          "of the layers run before it (same template). Trial 1 of every run is the "
           "template's default config (`default %%`). A tuner meets the target on a layer when "
           "its re-measured %% is >= 95 in under 60 s (rows without a re-measurement: its "
           "trials' %% and t95).\n\n",
           f->ref_trials, f->tuner_trials, f->seed, f->threads, f->threads > 1 ? "s" : "", csv_path);
   fprintf(out, "| layer | template | space | ref GFLOP/s (trial) | ref s/trial | default %% |");
-  for (int t = 0; t < 3; t++) fprintf(out, " %s %% | t95 | s |", TUNERS[t]);
+  for (int t = 0; t < NT; t++) fprintf(out, " %s %% | t95 | s |", TUNERS[t]);
   fprintf(out, " run (UTC), load |\n|---|---|---:|---:|---:|---:|");
-  for (int t = 0; t < 3; t++) fprintf(out, "---:|---:|---:|");
+  for (int t = 0; t < NT; t++) fprintf(out, "---:|---:|---:|");
   fprintf(out, "---|\n");
-  int nl = 0, met[3] = {0}, ran[3] = {0}, *t95[3];
-  double maxs[3] = {0};
-  for (int t = 0; t < 3; t++) t95[t] = calloc((size_t)f->nlayers + 1, sizeof(int));
+  int nl = 0, met[NT] = {0}, ran[NT] = {0}, *t95[NT];
+  double maxs[NT] = {0};
+  for (int t = 0; t < NT; t++) t95[t] = calloc((size_t)f->nlayers + 1, sizeof(int));
   char cpus[8][160];
   int ncpu = 0;
   for (int l = 0; l < f->nlayers; l++) {
@@ -187,7 +189,7 @@ int study_report(FILE *out, const study_row *rows, int n, const study_filter *f,
     fprintf(out, "| %s | %s | %lld | %.2f (%d) | %.3f | %.0f |", name, ref->tmpl, ref->space,
             ref->best_gflops, ref->best_trial, ref->seconds / (ref->trials ? ref->trials : 1),
             ref->best_gflops > 0 ? 100 * ref->default_gflops / ref->best_gflops : 0);
-    for (int t = 0; t < 3; t++) {
+    for (int t = 0; t < NT; t++) {
       const study_row *r = tuner_row(rows, n, ref, TUNERS[t]);
       if (!r) {
         fprintf(out, " n/a | | |");
@@ -220,7 +222,7 @@ int study_report(FILE *out, const study_row *rows, int n, const study_filter *f,
     fprintf(out, "- %s: %s\n", ref->layer, ref->note);
   }
   if (reused) fputc('\n', out);
-  for (int t = 0; t < 3; t++) {
+  for (int t = 0; t < NT; t++) {
     if (!ran[t]) continue;
     qsort(t95[t], (size_t)ran[t], sizeof(int), cmp_int);
     int med = t95[t][ran[t] / 2];
@@ -235,6 +237,6 @@ int study_report(FILE *out, const study_row *rows, int n, const study_filter *f,
   fprintf(out, "\nMachine%s:", ncpu > 1 ? "s" : "");
   for (int c = 0; c < ncpu; c++) fprintf(out, "%s %s", c ? ";" : "", cpus[c]);
   fprintf(out, "\n");
-  for (int t = 0; t < 3; t++) free(t95[t]);
+  for (int t = 0; t < NT; t++) free(t95[t]);
   return nl;
 }

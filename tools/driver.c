@@ -83,7 +83,7 @@ static const char *verb_help(const char *verb) {
     return "usage: tec tune OP --shape KEY=V,... --records FILE [--trials N]\n"
            "                [--tuner grid|random|anneal|xgb]\n"
            "                [--seed S] [--csv FILE] [--svg FILE] [--repeat N] [--timeout SEC]\n"
-           "                [--build-timeout SEC] [--min-repeat-ms MS]\n"
+           "                [--build-timeout SEC] [--min-repeat-ms MS] [--transfer FILE]\n"
            "  Measures N configs (default 64) of OP's knob space on the host, the default first:\n"
            "  each built, prepared once, run --repeat times (default 5, at most 16) after a warm-up,\n"
            "  its output checked against the default's; a run over --timeout seconds (default 1)\n"
@@ -95,6 +95,9 @@ static const char *verb_help(const char *verb) {
            "  the best GFLOP/s so far. The same --seed gives the same trial order (grid, random;\n"
            "  anneal, annealing on the measured speeds, and xgb, the cost model, also follow\n"
            "  the measurements).\n"
+           "  --transfer FILE  (xgb) the cost model first learns from FILE's records of other\n"
+           "     workloads of OP on this target (their features), so the first batch is its own,\n"
+           "     not random; it may be the --records file of a network tuned layer by layer\n"
            "  --remote [USER@]HOST[:PORT][,...]  measure on those hosts over ssh instead (BatchMode:\n"
            "     keys or an agent), in parallel, for --target (default: the host's); each candidate\n"
            "     built here (--remote-cc CC, --remote-runtime libtec_runtime.a for the target),\n"
@@ -119,6 +122,7 @@ static int parse_opts(int argc, char **argv, drv_opts *o) {
     else if (!strcmp(a, "--after")) slot = &o->after;
     else if (!strcmp(a, "--tuner")) slot = &o->tune.tuner;
     else if (!strcmp(a, "--records")) slot = &o->tune.records;
+    else if (!strcmp(a, "--transfer")) slot = &o->tune.transfer;
     else if (!strcmp(a, "--csv")) slot = &o->tune.csv;
     else if (!strcmp(a, "--svg")) slot = &o->tune.svg;
     else if (!strcmp(a, "--remote")) slot = &o->tune.remote;
@@ -275,7 +279,7 @@ int drv_bench(tec_ctx *ctx, lower_func *f, const char *target, int repeat, doubl
 /* tec tune: the template's problem, then tools/driver_tune.c. */
 static int run_tune(drv_opts *o) {
   if (o->config || o->name || o->after || o->emit || o->out)
-    return fail(2, "tune", "takes OP, --shape, --records, --trials, --tuner, --seed, --csv, --svg, --repeat, --timeout, --build-timeout, --min-repeat-ms, --target");
+    return fail(2, "tune", "takes OP, --shape, --records, --transfer, --trials, --tuner, --seed, --csv, --svg, --repeat, --timeout, --build-timeout, --min-repeat-ms, --target");
   if (!o->tune.records) return fail(2, "tune", "needs --records FILE (the JSON lines every trial is appended to)");
   if (generator_find(o->op)) return fail(2, "tune", "tunes topi templates (their knob spaces); a generator has no space");
   tec_ctx *ctx = tec_ctx_new();
@@ -299,11 +303,11 @@ static int run_verb(drv_opts *o) {
     snprintf(m, sizeof m, "needs an OP (tec list shows them; tec %s --help)", v);
     return fail(2, v, m);
   }
-  if (strcmp(v, "tune") && (o->tune.tuner || o->tune.records || o->tune.csv || o->tune.svg || o->tune.trials ||
+  if (strcmp(v, "tune") && (o->tune.tuner || o->tune.records || o->tune.transfer || o->tune.csv || o->tune.svg || o->tune.trials ||
                             o->tune.seed_set || o->tune.timeout > 0 || o->tune.build_timeout > 0 || o->tune.min_repeat_ms >= 0 ||
                             o->tune.remote || o->tune.remote_prefix ||
                             o->tune.remote_cc || o->tune.remote_runtime || o->tune.nssh))
-    return fail(2, v, "--trials, --tuner, --records, --seed, --csv, --svg, --timeout, --build-timeout, --min-repeat-ms, --remote* and --ssh-option are "
+    return fail(2, v, "--trials, --tuner, --records, --transfer, --seed, --csv, --svg, --timeout, --build-timeout, --min-repeat-ms, --remote* and --ssh-option are "
                       "options of tec tune");
   if (!strcmp(v, "tune")) return run_tune(o);
   if (!strcmp(v, "compile") && (!o->out || !o->target))
@@ -355,7 +359,7 @@ int tec_driver_main(int argc, char **argv) {
   if (o.help) return fputs(help, stdout), 0;
   if (!strcmp(o.verb, "targets") || !strcmp(o.verb, "list")) {
     if (o.op || o.shape || o.config || o.target || o.name || o.out || o.emit || o.after || o.repeat ||
-        o.tune.tuner || o.tune.records || o.tune.csv || o.tune.svg || o.tune.trials || o.tune.seed_set || o.tune.timeout > 0 || o.tune.build_timeout > 0 ||
+        o.tune.tuner || o.tune.records || o.tune.transfer || o.tune.csv || o.tune.svg || o.tune.trials || o.tune.seed_set || o.tune.timeout > 0 || o.tune.build_timeout > 0 ||
         o.tune.min_repeat_ms >= 0 || o.tune.remote || o.tune.remote_prefix || o.tune.remote_cc || o.tune.remote_runtime || o.tune.nssh)
       return fail(2, o.verb, "takes no operator or options");
     return !strcmp(o.verb, "targets") ? drv_targets() : drv_list();

@@ -29,7 +29,7 @@ typedef union drv_problem {
 
 /* tec tune's own options (0 / NULL: not given) */
 typedef struct drv_tune_args {
-  const char *tuner, *records, *csv, *svg;
+  const char *tuner, *records, *csv, *svg, *transfer;
   int trials, seed_set;
   unsigned seed;
   double timeout, build_timeout, min_repeat_ms; /* min_repeat_ms < 0: not given */

@@ -62,6 +62,12 @@ int drv_tune(tec_ctx *ctx, const topi_template *t, const void *problem, const ch
   if (!strcmp(o.tuner, "xgb") && !tune_have_xgb())
     return err(2, "--tuner xgb: this tec is built without XGBoost (install libxgboost-dev and reconfigure); "
                   "grid and random are here");
+  if (a->transfer && strcmp(o.tuner, "xgb")) {
+    char m[200];
+    snprintf(m, sizeof m, "--transfer is for --tuner xgb (the cost model learns from other workloads' records); "
+             "tuner %s does not learn", o.tuner);
+    return err(2, m);
+  }
   if (repeat > 16) return err(2, "--repeat for tune is 1 to 16 timed runs per candidate");
   if (a->trials) o.trials = a->trials;
   if (a->seed_set) o.seed = a->seed;
@@ -75,7 +81,7 @@ int drv_tune(tec_ctx *ctx, const topi_template *t, const void *problem, const ch
     return err(2, m);
   }
   if (repeat) o.repeats = repeat;
-  o.records = a->records, o.csv = a->csv, o.svg = a->svg, o.progress = 1;
+  o.records = a->records, o.csv = a->csv, o.svg = a->svg, o.progress = 1, o.transfer = a->transfer;
   tune_task task;
   if (tune_task_topi(ctx, t, problem, shape, target, &task) != 0) return err(2, tec_ctx_error(ctx));
 

@@ -39,12 +39,28 @@ int tune_visited_add(tune_visited *v, int64_t index); /* 0, or -1 out of memory 
 void tune_visited_free(tune_visited *v);
 
 /* What a proposer sees: the task, the trials measured so far (in order) and the visited set. */
+/* Rows of other workloads for the cost model (transfer.c): n rows of TUNE_NFEATURES floats and
+ * their GFLOP/s (0: failed), in ngroups consecutive groups, one per workload. */
+typedef struct tune_prior {
+  int n, ngroups;
+  float *x;
+  double *y;
+  int *group_rows;
+} tune_prior;
+/* The transfer rows for task from the records file path (tune_options.transfer); what was
+ * skipped is counted into counts' transfer_* fields, a corrupt line reported on warn (may be
+ * NULL). 0 (possibly with no rows), or -1 with an error (the file cannot be read, memory). */
+int tune_prior_load(tec_ctx *ctx, const tune_task *task, const char *path, FILE *warn, tune_prior *out,
+                    tune_result *counts);
+void tune_prior_free(tune_prior *p);
+
 typedef struct tune_history {
   const tune_task *task;
   const tune_trial *trials;
   int ntrials;
   const tune_visited *visited;
   unsigned seed;
+  const tune_prior *prior; /* transfer rows (NULL or empty: none) */
 } tune_history;
 
 /* A proposer picks the next batch: up to k distinct indices not visited. It returns how many
@@ -53,7 +69,7 @@ typedef struct tune_history {
 typedef struct tune_proposer tune_proposer;
 struct tune_proposer {
   const char *name;
-  int wants_features;   /* 1: the tuner computes tune_trial.features for each candidate */
+  int learns;           /* 1: it can use transfer rows (tune_options.transfer) */
   int (*next)(tune_proposer *p, tec_ctx *ctx, const tune_history *h, int k, int64_t *out);
   void (*free)(tune_proposer *p);
   void *state;

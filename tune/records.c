@@ -1,13 +1,16 @@
 /* records.c — one JSON line per trial (workload, target, template, config index and text,
- * the schedule trace, status, per-run costs, GFLOP/s, error, timestamp, tec version) and its
+ * the schedule trace, status, per-run costs, GFLOP/s, error, timestamp, tec version, the
+ * candidate's cost-model features with their set's version, for transfer) and its
  * atomic append: the whole line in one write() on an O_APPEND descriptor, so concurrent
  * tuners never interleave and a killed one loses at most the trial in flight. */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "tec/tune_model.h"
 #include "tune/internal.h"
 
 #ifndef TEC_VERSION
@@ -31,7 +34,8 @@ static void put_str(char *buf, size_t cap, size_t *len, const char *s) {
 const char *tune_record_json(tec_ctx *ctx, const tune_task *task, const tune_trial *t) {
   size_t trace_len = t->trace ? strlen(t->trace) : 0;
   size_t cap = 1024 + 2 * (strlen(task->workload) + strlen(task->target) + (t->config ? strlen(t->config) : 0) +
-                           (t->error ? strlen(t->error) : 0)) + trace_len + 40 * 16;
+                           (t->error ? strlen(t->error) : 0)) + trace_len + 40 * 16 +
+               (t->features ? 16 * TUNE_NFEATURES : 0);
   char *buf = tec_ctx_alloc(ctx, cap);
   if (!buf) return NULL;
   size_t len = 0;
@@ -52,8 +56,13 @@ const char *tune_record_json(tec_ctx *ctx, const tune_task *task, const tune_tri
   for (int i = 0; i < t->ncosts; i++) PUT("%s%.6e", i ? "," : "", t->costs[i]);
   PUT("],\"median\":%.6e,\"gflops\":%.4f,\"build_s\":%.3f,\"error\":", t->median, t->gflops, t->build_seconds);
   put_str(buf, cap, &len, t->error);
-  PUT(",\"timestamp\":\"%s\",\"tec_version\":\"%s\",\"trace\":%s}", stamp, TEC_VERSION,
-      t->trace && *t->trace ? t->trace : "null");
+  PUT(",\"timestamp\":\"%s\",\"tec_version\":\"%s\"", stamp, TEC_VERSION);
+  if (t->features) { /* for transfer (tune_options.transfer): the set's version, then the values */
+    PUT(",\"features_version\":%d,\"features\":[", TUNE_FEATURES_VERSION);
+    for (int i = 0; i < TUNE_NFEATURES; i++) PUT("%s%.5g", i ? "," : "", isfinite(t->features[i]) ? (double)t->features[i] : 0.0);
+    PUT("]");
+  }
+  PUT(",\"trace\":%s}", t->trace && *t->trace ? t->trace : "null");
   if (len >= cap) {
     tec_ctx_set_error(ctx, "tune: internal error: a record line of %zu bytes did not fit %zu", len, cap);
     return NULL;

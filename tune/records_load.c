@@ -78,6 +78,31 @@ static int jskip(jp *j) {
   return jnumber(j, &v);
 }
 
+/* a JSON array of numbers into *out (arena), *n of them; -1 with j->err */
+static int jfloats(jp *j, float **out, int *n) {
+  if (*j->p != '[') return j->err = "features is not an array", -1;
+  int cap = 0;
+  *out = NULL, *n = 0;
+  j->p++;
+  for (ws(j); *j->p != ']'; ws(j)) {
+    double v;
+    if (jnumber(j, &v)) return -1;
+    if (*n == cap) {
+      int ncap = cap ? 2 * cap : 128;
+      float *a = tec_ctx_alloc(j->ctx, sizeof *a * (size_t)ncap);
+      if (!a) return j->err = "out of memory", -1;
+      if (*n) memcpy(a, *out, sizeof *a * (size_t)*n);
+      *out = a, cap = ncap;
+    }
+    (*out)[(*n)++] = (float)v;
+    ws(j);
+    if (*j->p == ',') j->p++;
+    else if (*j->p != ']') return j->err = "expected ',' or ']' in features", -1;
+  }
+  j->p++;
+  return 0;
+}
+
 /* one record line; -1 with j->err */
 static int parse_record(jp *j, tune_record *r) {
   memset(r, 0, sizeof *r);
@@ -106,11 +131,15 @@ static int parse_record(jp *j, tune_record *r) {
     double v;
     if (sfield) {
       if (!(*sfield = jstring(j))) return -1;
-    } else if (!strcmp(key, "gflops") || !strcmp(key, "median") || !strcmp(key, "index")) {
+    } else if (!strcmp(key, "gflops") || !strcmp(key, "median") || !strcmp(key, "index") ||
+               !strcmp(key, "features_version")) {
       if (jnumber(j, &v)) return -1;
       if (key[0] == 'g') r->gflops = v;
       else if (key[0] == 'm') r->median = v;
+      else if (key[0] == 'f') r->features_version = (int)v;
       else r->index = (int64_t)v;
+    } else if (!strcmp(key, "features")) {
+      if (jfloats(j, &r->features, &r->nfeatures)) return -1;
     } else if (!strcmp(key, "costs")) {
       if (*j->p != '[') return j->err = "costs is not an array", -1;
       j->p++;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "tec/tune_model.h"
 #include "tune/internal.h"
 
 char *tune_strdup(const char *s) { return strdup(s ? s : ""); }
@@ -305,6 +306,20 @@ static int run_batch(run_state *st, const int64_t *idx, int k, int overlap, int 
   return 0;
 }
 
+/* One line on what transfer took from the file and what it left, and why. */
+static void transfer_note(FILE *f, const tune_task *task, const tune_options *o, const tune_result *r) {
+  fprintf(f, "tune: transfer from %s: %d rows of %d other workload%s of %s on this target", o->transfer,
+          r->transfer_rows, r->transfer_groups, r->transfer_groups == 1 ? "" : "s", task->template_name);
+  if (r->transfer_skipped_self) fprintf(f, "; %d of this workload not used", r->transfer_skipped_self);
+  if (r->transfer_skipped_other) fprintf(f, "; %d of other templates or targets skipped", r->transfer_skipped_other);
+  if (r->transfer_skipped_nofeat)
+    fprintf(f, "; %d without features of this feature set (version %d) skipped", r->transfer_skipped_nofeat,
+            TUNE_FEATURES_VERSION);
+  if (r->transfer_skipped_small)
+    fprintf(f, "; %d of workloads with fewer than 2 rows or none correct skipped", r->transfer_skipped_small);
+  fprintf(f, "%s\n", r->transfer_groups ? "" : "; the first batch is random");
+}
+
 static int check_options(tec_ctx *ctx, const tune_options *o) {
   if (o->trials < 1) return tec_ctx_set_error(ctx, "tune: trials is %d; it must be >= 1", o->trials);
   if (o->batch < 1) return tec_ctx_set_error(ctx, "tune: batch is %d; it must be >= 1", o->batch);
@@ -345,12 +360,22 @@ int tune_run(tec_ctx *ctx, const tune_task *task, const tune_options *opt, tune_
   run_state st = {.ctx = ctx, .task = task, .o = &o, .res = out, .total = total, .tty = isatty(2)};
   tec_ctx *refctx = tec_ctx_new();
   tune_visited vis = {0};
+  tune_prior prior = {0};
   char *dead = NULL; /* remote: the hosts dropped */
   int64_t *idx = malloc(sizeof *idx * (size_t)o.batch);
   out->trials = calloc((size_t)total, sizeof *out->trials);
   if (!refctx || !idx || !out->trials || tune_visited_init(&vis, range) != 0) {
     tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tune: out of memory");
     goto done;
+  }
+  if (o.transfer) {
+    if (!prop->learns) {
+      tec_ctx_set_error(ctx, "tune: transfer (records of other workloads, %s) is for the cost-model tuner, xgb; "
+                             "tuner %s does not learn from them", o.transfer, prop->name);
+      goto done;
+    }
+    if (tune_prior_load(ctx, task, o.transfer, o.progress ? stderr : NULL, &prior, out) != 0) goto done;
+    if (o.progress) transfer_note(stderr, task, &o, out);
   }
   if (o.records && tune_record_append(ctx, o.records, NULL, 0) != 0) goto done; /* can we write it? */
   if (o.remote) {
@@ -379,7 +404,8 @@ int tune_run(tec_ctx *ctx, const tune_task *task, const tune_options *opt, tune_
   int k = 1;
   while (out->ntrials < total) {
     if (out->ntrials > 0) {
-      tune_history h = {.task = task, .trials = out->trials, .ntrials = out->ntrials, .visited = &vis, .seed = o.seed};
+      tune_history h = {.task = task, .trials = out->trials, .ntrials = out->ntrials, .visited = &vis,
+                        .seed = o.seed, .prior = &prior};
       int want = total - out->ntrials < o.batch ? total - out->ntrials : o.batch;
       k = prop->next(prop, ctx, &h, want, idx);
       if (k < 0) goto done;
@@ -390,8 +416,8 @@ int tune_run(tec_ctx *ctx, const tune_task *task, const tune_options *opt, tune_
         tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tune: out of memory");
         goto done;
       }
-    if ((st.remote ? run_batch_remote(&st, idx, k, prop->wants_features, dead)
-                   : run_batch(&st, idx, k, o.overlap, prop->wants_features)) != 0)
+    /* features for every tuner: the records carry them for transfer (tune_options.transfer) */
+    if ((st.remote ? run_batch_remote(&st, idx, k, 1, dead) : run_batch(&st, idx, k, o.overlap, 1)) != 0)
       goto done;
   }
   out->elapsed = tune_now() - st.t0;
@@ -405,6 +431,7 @@ done:
   tune_bench_free(st.bench);
   if (prop->free) prop->free(prop);
   tune_visited_free(&vis);
+  tune_prior_free(&prior);
   free(idx);
   tec_ctx_free(refctx);
   if (status != 0) tune_result_free(out);

@@ -8,6 +8,13 @@
  * Each round EXPLORE_PER_ROUND of the k go to the knob values tried least, set into the
  * model's best configs (tune_explore_fill, explore.c, says why).
  *
+ * Transfer (tune_options.transfer, rows loaded by transfer.c): the model is fitted on the
+ * other workloads' rows, one group each, before this workload has any, so the first batch
+ * after the default is the model's, not random; every later fit keeps those groups and adds
+ * this workload's rows as one more, weighted to count as much as all of them together (the
+ * pairwise objective draws a pair per row, so 6 workloads of 64 rows would otherwise outvote
+ * this one's 8 at the start and still its 64 at the end).
+ *
  * Without XGBoost (libxgboost-dev not found at configure time) tune_model_new refuses and so
  * does this proposer, naming the package. Deterministic for a seed given the same
  * measurements (the model is trained on measured times, so a different machine or load may
@@ -122,28 +129,49 @@ static int random_fill(tune_proposer *p, const tune_history *h, int k, int64_t *
   return n;
 }
 
-static int xgb_next(tune_proposer *p, tec_ctx *ctx, const tune_history *h, int k, int64_t *out) {
-  xgb_state *s = p->state;
-  s->task = h->task;
-  int nf = 0;
-  for (int i = 0; i < h->ntrials; i++) nf += h->trials[i].features != NULL;
-  if (nf < WARMUP_TRIALS || !h->task->space->topi) return random_fill(p, h, k, out, 0);
-  float *x = malloc(sizeof *x * (size_t)nf * TUNE_NFEATURES);
-  double *y = malloc(sizeof *y * (size_t)nf);
-  int64_t *top = malloc(sizeof *top * (size_t)k);
-  if (!x || !y || !top) {
-    free(x), free(y), free(top);
+/* Fits the model on the transfer rows (one group per workload, weight 1 each) and this
+ * workload's rows with features (one more group when there are 2 or more, weighing as much as
+ * all the transfer rows together). 0, or -1 with an error. */
+static int fit(xgb_state *s, tec_ctx *ctx, const tune_history *h, int nf) {
+  const tune_prior *pr = h->prior && h->prior->ngroups ? h->prior : NULL;
+  int np = pr ? pr->n : 0, own = nf >= 2 ? nf : 0, ng = (pr ? pr->ngroups : 0) + (own > 0);
+  float *x = malloc(sizeof *x * (size_t)(np + own + 1) * TUNE_NFEATURES);
+  double *y = malloc(sizeof *y * (size_t)(np + own + 1));
+  int *rows = malloc(sizeof *rows * (size_t)(ng + 1));
+  float *w = malloc(sizeof *w * (size_t)(ng + 1));
+  if (!x || !y || !rows || !w) {
+    free(x), free(y), free(rows), free(w);
     return tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tune: out of memory");
   }
-  int r = 0;
-  for (int i = 0; i < h->ntrials; i++) {
+  int g = 0, r = 0;
+  if (pr) {
+    memcpy(x, pr->x, sizeof *x * (size_t)np * TUNE_NFEATURES);
+    memcpy(y, pr->y, sizeof *y * (size_t)np);
+    for (; g < pr->ngroups; g++) rows[g] = pr->group_rows[g], w[g] = 1.0f;
+    r = np;
+  }
+  for (int i = 0; own && i < h->ntrials; i++) {
     const tune_trial *t = &h->trials[i];
     if (!t->features) continue;
     memcpy(x + (size_t)r * TUNE_NFEATURES, t->features, sizeof *x * TUNE_NFEATURES);
     y[r++] = t->status == TUNE_OK ? t->gflops : 0.0;
   }
-  int rc = tune_model_fit(s->model, x, y, r);
-  free(x), free(y);
+  if (own) rows[g] = own, w[g++] = np > own ? (float)np / (float)own : 1.0f;
+  int rc = tune_model_fit_weighted(s->model, x, y, r, rows, w, g);
+  free(x), free(y), free(rows), free(w);
+  return rc;
+}
+
+static int xgb_next(tune_proposer *p, tec_ctx *ctx, const tune_history *h, int k, int64_t *out) {
+  xgb_state *s = p->state;
+  s->task = h->task;
+  int nf = 0;
+  for (int i = 0; i < h->ntrials; i++) nf += h->trials[i].features != NULL;
+  int prior = h->prior && h->prior->ngroups > 0; /* transfer: the model from the first batch on */
+  if ((nf < WARMUP_TRIALS && !prior) || !h->task->space->topi) return random_fill(p, h, k, out, 0);
+  int64_t *top = malloc(sizeof *top * (size_t)k);
+  if (!top) return tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tune: out of memory");
+  int rc = fit(s, ctx, h, nf);
   int n = rc != 0 ? -1
                   : tune_anneal(h->task->space->topi, score, s, h->visited->bitmap,
                                 (unsigned)tune_rng_next(&p->rng), k, top);
@@ -185,7 +213,7 @@ tune_proposer *tune_proposer_xgb(tec_ctx *ctx, unsigned seed) {
     free(p), free(s);
     return NULL;
   }
-  p->name = "xgb", p->wants_features = 1, p->next = xgb_next, p->free = xgb_free, p->state = s;
+  p->name = "xgb", p->learns = 1, p->next = xgb_next, p->free = xgb_free, p->state = s;
   p->rng = 0x7ec0000000000000ull ^ seed ^ 0x5bd1e995u;
   return p;
 }

@@ -65,8 +65,8 @@ static DMatrixHandle matrix(tune_model *m, const float *x, int n) {
   return d;
 }
 
-int tune_model_fit_groups(tune_model *m, const float *x, const double *gflops, int n,
-                          const int *group_rows, int ngroups) {
+int tune_model_fit_weighted(tune_model *m, const float *x, const double *gflops, int n,
+                            const int *group_rows, const float *group_weight, int ngroups) {
   if (!m) return -1;
   if (!x || !gflops || !group_rows)
     return tec_ctx_set_error(m->ctx, "tune_model_fit: x, gflops and group_rows are required"), -1;
@@ -77,6 +77,9 @@ int tune_model_fit_groups(tune_model *m, const float *x, const double *gflops, i
     if (group_rows[g] < 1)
       return tec_ctx_set_error(m->ctx, "tune_model_fit: group %d has %d rows (must be >= 1)", g, group_rows[g]), -1;
     sum += group_rows[g];
+    if (group_weight && !(isfinite(group_weight[g]) && group_weight[g] > 0))
+      return tec_ctx_set_error(m->ctx, "tune_model_fit: group %d has weight %g (must be finite and > 0)", g,
+                               (double)group_weight[g]), -1;
   }
   if (sum != n)
     return tec_ctx_set_error(m->ctx, "tune_model_fit: the groups hold %ld rows, not n = %d", sum, n), -1;
@@ -101,6 +104,10 @@ int tune_model_fit_groups(tune_model *m, const float *x, const double *gflops, i
   if (!d) goto done;
   if (XGDMatrixSetFloatInfo(d, "label", y, (bst_ulong)n)) { xgb_fail(m, "SetFloatInfo(label)"); goto done; }
   if (XGDMatrixSetUIntInfo(d, "group", groups, (bst_ulong)ngroups)) { xgb_fail(m, "SetUIntInfo(group)"); goto done; }
+  if (group_weight && XGDMatrixSetFloatInfo(d, "weight", group_weight, (bst_ulong)ngroups)) {
+    xgb_fail(m, "SetFloatInfo(weight)");
+    goto done;
+  }
   if (XGBoosterCreate(&d, 1, &b)) { xgb_fail(m, "BoosterCreate"); goto done; }
   if (set_params(m, b)) goto done;
   for (int it = 0; it < TUNE_ROUNDS; it++)
@@ -151,9 +158,9 @@ tune_model *tune_model_new(tec_ctx *ctx, unsigned seed) {
   return NULL;
 }
 void tune_model_free(tune_model *m) { (void)m; }
-int tune_model_fit_groups(tune_model *m, const float *x, const double *gflops, int n,
-                          const int *group_rows, int ngroups) {
-  (void)m, (void)x, (void)gflops, (void)n, (void)group_rows, (void)ngroups;
+int tune_model_fit_weighted(tune_model *m, const float *x, const double *gflops, int n,
+                            const int *group_rows, const float *group_weight, int ngroups) {
+  (void)m, (void)x, (void)gflops, (void)n, (void)group_rows, (void)group_weight, (void)ngroups;
   return -1;
 }
 int tune_model_predict(tune_model *m, const float *x, int n, double *score) {
@@ -162,6 +169,11 @@ int tune_model_predict(tune_model *m, const float *x, int n, double *score) {
 }
 
 #endif
+
+int tune_model_fit_groups(tune_model *m, const float *x, const double *gflops, int n,
+                          const int *group_rows, int ngroups) {
+  return tune_model_fit_weighted(m, x, gflops, n, group_rows, NULL, ngroups);
+}
 
 int tune_model_fit(tune_model *m, const float *x, const double *gflops, int n) {
   int rows = n;

@@ -192,7 +192,9 @@ typedef struct tune_trial {
                               min_repeat_ms the mean of the run's calls) */
   double median, gflops;   /* 0 unless ok */
   double build_seconds;    /* the build's wall time (tec_build; lowering excluded); 0 if not built */
-  float *features;         /* for the model tuner (NULL otherwise) */
+  float *features;         /* TUNE_NFEATURES floats of the lowered candidate (tune_model.h;
+                              NULL when it did not lower or build): the cost model's input,
+                              written into the record for transfer */
 } tune_trial;
 
 /* ---------------- the tuner ---------------- */
@@ -263,6 +265,15 @@ typedef struct tune_options {
    * must be thread-safe with more than one host); fork and overlap do not apply
    * (candidates are built on a thread of their own while the hosts measure). */
   const tune_remote *remote;
+  /* Transfer (the cost-model tuner only; AutoTVM's load_history): a records file whose rows
+   * of other workloads of the same template and target, with their features (written by every
+   * tuner since feature set TUNE_FEATURES_VERSION), train the model before this workload's
+   * first measurement: one group per workload, so the first batch after the default comes
+   * from that model, not at random, and every later fit keeps them beside this workload's
+   * rows (which weigh as much as all of them together). This workload's own records there
+   * are not used (tune_result says how many rows were taken and why others were skipped).
+   * May be the records file itself. NULL: none. */
+  const char *transfer;
 } tune_options;
 tune_options tune_options_default(void);
 /* 1 when the cost-model tuner ("xgb") is built in (libxgboost-dev found when tec was configured), else 0. */
@@ -273,6 +284,11 @@ typedef struct tune_result {
   tune_trial *trials;       /* in trial order */
   int best;                 /* index into trials of the fastest correct one, -1 if none */
   double elapsed;           /* seconds */
+  /* transfer: rows and workloads taken; rows skipped as this workload's own, as another
+   * template's or target's, without features of this feature set (older records), and rows
+   * of workloads with fewer than 2 rows or no correct one (nothing to rank) */
+  int transfer_rows, transfer_groups;
+  int transfer_skipped_self, transfer_skipped_other, transfer_skipped_nofeat, transfer_skipped_small;
 } tune_result;
 
 /* Tunes task. 0 (even if every candidate failed: see the records), or -1 with an error (bad
@@ -289,6 +305,8 @@ typedef struct tune_record {
   double gflops, median;
   int ncosts;
   double costs[16];
+  int features_version, nfeatures; /* the record's feature set (0, 0: none) */
+  float *features;                 /* nfeatures floats (arena), or NULL */
 } tune_record;
 
 /* One JSON line for trial t of task (arena). */

@@ -46,6 +46,10 @@
 #define TUNE_PER_LEVEL (7 + 2 * TUNE_LEVEL_BUFS)
 #define TUNE_NTOTALS 24
 #define TUNE_NFEATURES (TUNE_LEVELS * TUNE_PER_LEVEL + TUNE_NTOTALS)
+/* The feature set's version, written into records beside the features (tune/records.c):
+ * change it whenever features.c changes what a feature means, so that transfer (tune_options.
+ * transfer) refuses older rows instead of mixing two meanings. */
+#define TUNE_FEATURES_VERSION 1
 
 /* The features of lowered function f (its run part: f->body; prepare is not timed) into
  * out[0..TUNE_NFEATURES). Returns TUNE_NFEATURES, or -1 with an error in ctx (ctx, f, its body
@@ -70,6 +74,11 @@ int tune_model_fit(tune_model *m, const float *x, const double *gflops, int n);
  * group's gflops are divided by that group's largest, so workloads of different speeds mix. */
 int tune_model_fit_groups(tune_model *m, const float *x, const double *gflops, int n,
                           const int *group_rows, int ngroups);
+/* tune_model_fit_groups with a weight per group (group_weight[g] > 0, finite; NULL: all 1):
+ * each row's pairs count that much (XGBoost's per-group weights for ranking), so a new
+ * workload's few rows can count as much as the many rows of the workloads transferred. */
+int tune_model_fit_weighted(tune_model *m, const float *x, const double *gflops, int n,
+                            const int *group_rows, const float *group_weight, int ngroups);
 /* Scores of n rows (higher: predicted faster; only their order means something). -1 with an
  * error before a fit or on NULL arguments. */
 int tune_model_predict(tune_model *m, const float *x, int n, double *score);

@@ -1,0 +1,215 @@
+/* test_tune_transfer.c — the cost-model tuner's transfer (tune_options.transfer, tune/
+ * transfer.c): every record carries its candidate's features and their set's version, read
+ * back as written; a records file of another workload trains the model before the new
+ * workload's first measurement, so the first batch follows what those records say (labels set
+ * by this test: configs with nr=16 fastest, so the model's picks must all have nr=16, which 6
+ * random picks would have with odds of about 1 in 4000); the rows taken and every kind skipped
+ * (another template, another target, no features, a workload of one row, the workload's own)
+ * are counted; the first batch is the same for the same seed; bad input (a tuner that does
+ * not learn, a missing file, a bad group weight) is refused with a message. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "tec/tune.h"
+#include "tec/tune_model.h"
+#include "testutil.h"
+
+static char dir[64];
+
+static void setup(void) {
+  strcpy(dir, "/tmp/tec_transfer_XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  if (system(cmd) != 0) fprintf(stderr, "test_tune_transfer: could not remove %s\n", dir);
+}
+
+static void dense_task(tec_ctx *ctx, const topi_dense *p, const char *shape, tune_task *task) {
+  ck_assert_msg(tune_task_topi(ctx, topi_template_find("dense"), p, shape, NULL, task) == 0, "%s",
+                tec_ctx_error(ctx));
+}
+
+static tune_options quick(int trials, const char *tuner) {
+  tune_options o = tune_options_default();
+  o.trials = trials, o.batch = 8, o.repeats = 1, o.warmup = 0, o.seed = 11, o.tuner = tuner;
+  return o;
+}
+
+static const topi_dense prob_a = {.m = 64, .n = 64, .k = 64, .const_b = 1};
+static const topi_dense prob_b = {.m = 32, .n = 64, .k = 96, .const_b = 1};
+
+/* Every record has the features of its trial (to the 5 digits written) and the version. */
+START_TEST(records_carry_features) {
+  tec_ctx *ctx = tec_ctx_new();
+  tune_task task;
+  dense_task(ctx, &prob_a, "m=64,n=64,k=64", &task);
+  char rec[128];
+  snprintf(rec, sizeof rec, "%s/a.jsonl", dir);
+  tune_options o = quick(6, "random");
+  o.records = rec;
+  tune_result r;
+  ck_assert_msg(tune_run(ctx, &task, &o, &r) == 0, "%s", tec_ctx_error(ctx));
+  tune_record *recs;
+  int n;
+  ck_assert_int_eq(tune_records_load(ctx, rec, stderr, &recs, &n), 0);
+  ck_assert_int_eq(n, 6);
+  for (int i = 0; i < n; i++) {
+    ck_assert_int_eq(recs[i].features_version, TUNE_FEATURES_VERSION);
+    ck_assert_int_eq(recs[i].nfeatures, TUNE_NFEATURES);
+    ck_assert_ptr_nonnull(r.trials[i].features);
+    for (int f = 0; f < TUNE_NFEATURES; f++) {
+      double a = recs[i].features[f], b = r.trials[i].features[f];
+      ck_assert_msg(a - b <= 1e-4 * (1 + (b < 0 ? -b : b)) && b - a <= 1e-4 * (1 + (b < 0 ? -b : b)),
+                    "record %d feature %d (%s): %g read back, %g measured", i, f, tune_feature_name(f), a, b);
+    }
+  }
+  tune_result_free(&r);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* appends a record line for trial t of task, its gflops replaced by g (no features if drop) */
+static void put(tec_ctx *ctx, FILE *f, const tune_task *task, const tune_trial *t, double g, int drop) {
+  tune_trial c = *t;
+  c.gflops = g, c.status = TUNE_OK;
+  if (drop) c.features = NULL;
+  const char *line = tune_record_json(ctx, task, &c);
+  ck_assert_ptr_nonnull(line);
+  fprintf(f, "%s\n", line);
+}
+
+static int nr16(const char *config) { return strstr(config, " nr=16 ") != NULL; }
+
+START_TEST(transfer_learns) {
+  tec_ctx *ctx = tec_ctx_new();
+  tune_task ta, tb, tother;
+  dense_task(ctx, &prob_a, "m=64,n=64,k=64", &ta);
+  dense_task(ctx, &prob_b, "m=32,n=64,k=96", &tb);
+  tune_result ra;
+  tune_options oa = quick(24, "random");
+  ck_assert_msg(tune_run(ctx, &ta, &oa, &ra) == 0, "%s", tec_ctx_error(ctx));
+  int with = 0;
+  for (int i = 0; i < ra.ntrials; i++) with += nr16(ra.trials[i].config);
+  ck_assert_msg(with >= 2 && with <= ra.ntrials - 2, "the random trials should mix nr=16 and others: %d of %d", with,
+                ra.ntrials);
+
+  /* the transfer file: workload A's 24 rows labelled "nr=16 is 10x faster", and one line of
+   * each kind that must be skipped */
+  char path[128];
+  snprintf(path, sizeof path, "%s/t.jsonl", dir);
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  for (int i = 0; i < ra.ntrials; i++) put(ctx, f, &ta, &ra.trials[i], nr16(ra.trials[i].config) ? 100 : 10, 0);
+  tother = ta, tother.template_name = "matmul_own", tother.workload = "matmul_own n=64";
+  put(ctx, f, &tother, &ra.trials[0], 50, 0);                      /* another template */
+  tother = ta, tother.target = "llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72";
+  put(ctx, f, &tother, &ra.trials[1], 50, 0);                      /* another target */
+  tother = ta, tother.workload = "dense k=8,m=8,n=8";
+  put(ctx, f, &tother, &ra.trials[2], 50, 0);                      /* a workload of one row */
+  tother = ta, tother.workload = "dense k=16,m=16,n=16";
+  put(ctx, f, &tother, &ra.trials[3], 50, 1);                      /* no features */
+  put(ctx, f, &tb, &ra.trials[4], 50, 0);                          /* B's own */
+  fprintf(f, "{\"workload\": \"dense\", this line is cut\n");     /* corrupt: reported */
+  ck_assert_int_eq(fclose(f), 0);
+
+  tune_options ob = quick(9, "xgb");
+  ob.transfer = path;
+  tune_result rb;
+  if (!tune_have_xgb()) { /* the refusal names the package */
+    ck_assert_int_eq(tune_run(ctx, &tb, &ob, &rb), -1);
+    tu_assert_contains(tec_ctx_error(ctx), "libxgboost-dev");
+    tune_result_free(&ra);
+    tec_ctx_free(ctx);
+    return;
+  }
+  ck_assert_msg(tune_run(ctx, &tb, &ob, &rb) == 0, "%s", tec_ctx_error(ctx));
+  ck_assert_int_eq(rb.transfer_rows, 24);
+  ck_assert_int_eq(rb.transfer_groups, 1);
+  ck_assert_int_eq(rb.transfer_skipped_other, 2);
+  ck_assert_int_eq(rb.transfer_skipped_small, 1);
+  ck_assert_int_eq(rb.transfer_skipped_nofeat, 1);
+  ck_assert_int_eq(rb.transfer_skipped_self, 1);
+  ck_assert_int_eq(rb.ntrials, 9);
+  /* trial 0: the default; 1..6: the model's six best; 7, 8: exploration */
+  for (int i = 1; i <= 6; i++)
+    ck_assert_msg(nr16(rb.trials[i].config), "trial %d of the first batch, %s, does not follow the transfer rows",
+                  i, rb.trials[i].config);
+
+  /* the same seed and file: the same first batch */
+  tune_result rc;
+  ck_assert_msg(tune_run(ctx, &tb, &ob, &rc) == 0, "%s", tec_ctx_error(ctx));
+  for (int i = 0; i < 9; i++) ck_assert_int_eq(rc.trials[i].index, rb.trials[i].index);
+  tune_result_free(&rc);
+
+  /* labels reversed (nr=16 the slowest): no nr=16 among the model's picks */
+  f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  for (int i = 0; i < ra.ntrials; i++) put(ctx, f, &ta, &ra.trials[i], nr16(ra.trials[i].config) ? 10 : 100, 0);
+  ck_assert_int_eq(fclose(f), 0);
+  ck_assert_msg(tune_run(ctx, &tb, &ob, &rc) == 0, "%s", tec_ctx_error(ctx));
+  for (int i = 1; i <= 6; i++)
+    ck_assert_msg(!nr16(rc.trials[i].config), "trial %d, %s: the transfer rows rank nr=16 last", i, rc.trials[i].config);
+  tune_result_free(&rc);
+  tune_result_free(&rb);
+  tune_result_free(&ra);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(transfer_bad_input) {
+  tec_ctx *ctx = tec_ctx_new();
+  tune_task task;
+  dense_task(ctx, &prob_a, "m=64,n=64,k=64", &task);
+  char path[128];
+  snprintf(path, sizeof path, "%s/none.jsonl", dir);
+  tune_result r;
+  tune_options o = quick(4, "random");
+  o.transfer = path;
+  ck_assert_int_eq(tune_run(ctx, &task, &o, &r), -1); /* random does not learn */
+  tu_assert_contains(tec_ctx_error(ctx), "for the cost-model tuner, xgb");
+  tu_assert_contains(tec_ctx_error(ctx), "tuner random");
+  if (tune_have_xgb()) {
+    o.tuner = "xgb";
+    ck_assert_int_eq(tune_run(ctx, &task, &o, &r), -1); /* no such file */
+    tu_assert_contains(tec_ctx_error(ctx), "transfer");
+    tu_assert_contains(tec_ctx_error(ctx), path);
+
+    /* an empty file: nothing to learn from, the tuner runs (random first batch) */
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fclose(f), 0);
+    ck_assert_msg(tune_run(ctx, &task, &o, &r) == 0, "%s", tec_ctx_error(ctx));
+    ck_assert_int_eq(r.transfer_rows, 0);
+    ck_assert_int_eq(r.ntrials, 4);
+    tune_result_free(&r);
+
+    /* group weights must be finite and > 0 */
+    tec_ctx_clear_error(ctx);
+    tune_model *m = tune_model_new(ctx, 1);
+    ck_assert_ptr_nonnull(m);
+    float x[3 * TUNE_NFEATURES] = {0};
+    double y[3] = {1, 2, 3};
+    ck_assert_int_eq(tune_model_fit_weighted(m, x, y, 3, (int[]){1, 2}, (float[]){1, 0}, 2), -1);
+    tu_assert_contains(tec_ctx_error(ctx), "group 1 has weight 0");
+    ck_assert_int_eq(tune_model_fit_weighted(m, x, y, 3, (int[]){1, 2}, (float[]){1, 3}, 2), 0);
+    tune_model_free(m);
+  }
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("tune_transfer");
+  TCase *tc = tcase_create("tune_transfer");
+  tcase_set_timeout(tc, 120);
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, records_carry_features);
+  tcase_add_test(tc, transfer_learns);
+  tcase_add_test(tc, transfer_bad_input);
+  suite_add_tcase(s, tc);
+  return tu_run(s);
+}
