@@ -118,14 +118,9 @@ static int score(void *u, const int64_t *idx, int n, double *out) {
   return rc;
 }
 
+/* out[n..k) filled with uniform draws of free indices (tune_draw_free: the random tuner's) */
 static int random_fill(tune_proposer *p, const tune_history *h, int k, int64_t *out, int n) {
-  int64_t range = tune_space_range(h->task->space);
-  for (int guard = 0; n < k && guard < 1000000; guard++) {
-    int64_t x = tune_rng_below(&p->rng, range);
-    int dup = tune_visited_has(h->visited, x) || !tune_space_allows(h->task->space, x);
-    for (int i = 0; i < n && !dup; i++) dup = out[i] == x;
-    if (!dup) out[n++] = x;
-  }
+  for (int64_t x; n < k && (x = tune_draw_free(h, &p->rng, out, n)) >= 0;) out[n++] = x;
   return n;
 }
 
