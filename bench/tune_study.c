@@ -4,9 +4,9 @@
  *
  *   reference   a random search of --trials (1000) configs: its best is "the best config";
  *   random, anneal, xgb   --tuner-trials (64) each, seed --seed, records fresh per run,
- *   xgb-t      (--tuners ...,xgb-t) xgb with transfer (tune_options.transfer) from DIR/xgb-t64.jsonl:
- *              the xgb-t records of the layers run before it in DIR, as when a network is tuned
- *              layer by layer into one file,
+ *   xgb-t      (--tuners ...,xgb-t) xgb with transfer (tune_options.transfer) from the xgb-t
+ *              records in DIR/records of the layers before it in the network (transfer_file),
+ *              as when a network is tuned layer by layer into one file,
  *
  * each run timed on the wall clock (the task, the default config's reference output, every
  * trial). Per tuner: its best as % of the reference's, the first trial whose best-so-far
@@ -187,6 +187,31 @@ static int trials_to(const tune_result *r, double target) {
 }
 
 /* Appends the lines of file src to dst. */
+static int append_file(const char *src, const char *dst);
+
+/* xgb-t's transfer file for unique layer k: the xgb-t records of the unique layers before it
+ * in the network's order that DIR holds (a layer never run is left out), concatenated into
+ * DIR/records/LAYER-TAG-transfer.jsonl, so a layer learns from the same layers whichever
+ * invocation ran them and whatever ran after. NULL on error (printed). */
+static const char *transfer_file(const net *n, const unique *u, int k, const opts *o, const char *tag, char *path,
+                                 size_t len) {
+  snprintf(path, len, "%s/records/%s-%s-transfer.jsonl", o->out, n->layers[u[k].layer].name, tag);
+  FILE *f = fopen(path, "w");
+  if (!f || fclose(f) != 0) {
+    fprintf(stderr, "tune-study: cannot create %s: %s\n", path, strerror(errno));
+    return NULL;
+  }
+  for (int j = 0; j < k; j++) {
+    char src[600];
+    snprintf(src, sizeof src, "%s/records/%s-%s.jsonl", o->out, n->layers[u[j].layer].name, tag);
+    if (access(src, R_OK) == 0 && append_file(src, path) != 0) {
+      fprintf(stderr, "tune-study: cannot append %s to %s\n", src, path);
+      return NULL;
+    }
+  }
+  return path;
+}
+
 static int append_file(const char *src, const char *dst) {
   FILE *a = fopen(src, "r"), *b = a ? fopen(dst, "a") : NULL;
   char buf[1 << 16];
@@ -215,7 +240,7 @@ static void fill_row(study_row *row, const net_layer *L, const unique *u, const 
 
 /* One tuner on one layer: fresh records, the run timed, the row filled (pct and t95 later). */
 static int run_tuner(const net *n, const unique *u, const opts *o, const char *tuner, int trials,
-                     const char *label, const char *tag, tune_result *res, study_row *row) {
+                     const char *label, const char *tag, const char *transfer, tune_result *res, study_row *row) {
   const net_layer *L = &n->layers[u->layer];
   char base[512], rec[600], csv[600], svg[600], all[600];
   snprintf(base, sizeof base, "%s/records/%s-%s", o->out, L->name, tag);
@@ -232,15 +257,7 @@ static int run_tuner(const net *n, const unique *u, const opts *o, const char *t
   to.trials = trials, to.tuner = tuner, to.seed = o->seed, to.repeats = o->repeats;
   to.min_repeat_ms = o->min_repeat_ms;
   to.timeout = o->timeout, to.records = rec, to.csv = csv, to.svg = svg, to.progress = 1;
-  if (!strcmp(tuner, "xgb-t")) { /* xgb with transfer from the layers before it in DIR */
-    FILE *f = fopen(all, "a");   /* none yet: an empty file (the first layer has nothing to learn from) */
-    if (!f || fclose(f) != 0) {
-      fprintf(stderr, "tune-study: cannot create %s: %s\n", all, strerror(errno));
-      tec_ctx_free(ctx);
-      return -1;
-    }
-    to.tuner = "xgb", to.transfer = all;
-  }
+  if (transfer) to.tuner = "xgb", to.transfer = transfer; /* xgb-t */
   tune_task task;
   double t0 = bench_now(CLOCK_MONOTONIC);
   int rc = ctx ? tune_task_topi(ctx, topi_template_find(L->tmpl), &L->conv, u->shape, NULL, &task) : -1;
@@ -639,14 +656,17 @@ int main(int argc, char **argv) {
     snprintf(tag[0], sizeof tag[0], "random-ref%d", o.trials);
     int nr = 1;
     if (o.reference ? load_reference(n, &u[k], &o, tag[0], &res[0], &rr[0])
-                    : run_tuner(n, &u[k], &o, "random", o.trials, "reference", tag[0], &res[0], &rr[0]))
+                    : run_tuner(n, &u[k], &o, "random", o.trials, "reference", tag[0], NULL, &res[0], &rr[0]))
       status = 1;
     else if (o.reference)
       printf("  reference: %d trials loaded from %s/records/%s-%s.jsonl\n", rr[0].trials, o.reference, L->name, tag[0]);
     for (int t = 0; t < o.ntuners && !status; t++) {
       if (!strncmp(o.tuners[t], "xgb", 3) && !tune_have_xgb()) continue;
       snprintf(tag[nr], sizeof tag[nr], "%s%d", o.tuners[t], o.tuner_trials);
-      if (run_tuner(n, &u[k], &o, o.tuners[t], o.tuner_trials, o.tuners[t], tag[nr], &res[nr], &rr[nr]) != 0)
+      char tpath[700];
+      const char *tr = strcmp(o.tuners[t], "xgb-t") ? NULL : transfer_file(n, u, k, &o, tag[nr], tpath, sizeof tpath);
+      if ((!strcmp(o.tuners[t], "xgb-t") && !tr) ||
+          run_tuner(n, &u[k], &o, o.tuners[t], o.tuner_trials, o.tuners[t], tag[nr], tr, &res[nr], &rr[nr]) != 0)
         status = 1;
       nr++;
     }

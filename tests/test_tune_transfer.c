@@ -6,7 +6,8 @@
  * random picks would have with odds of about 1 in 4000); the rows taken and every kind skipped
  * (another template, another target, no features, a workload of one row, the workload's own)
  * are counted; the first batch is the same for the same seed; bad input (a tuner that does
- * not learn, a missing file, a bad group weight) is refused with a message. */
+ * not learn, a missing file, a directory, a space of tune_define_* knobs, a bad group weight)
+ * is refused with a message; corrupt lines and non-finite numbers are counted, not used. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,7 +114,12 @@ START_TEST(transfer_learns) {
   tother = ta, tother.workload = "dense k=16,m=16,n=16";
   put(ctx, f, &tother, &ra.trials[3], 50, 1);                      /* no features */
   put(ctx, f, &tb, &ra.trials[4], 50, 0);                          /* B's own */
-  fprintf(f, "{\"workload\": \"dense\", this line is cut\n");     /* corrupt: reported */
+  fprintf(f, "{\"workload\": \"dense\", this line is cut\n");     /* corrupt: counted */
+  fprintf(f, "{\"workload\":\"dense k=4,m=4,n=4\",\"target\":\"x\",\"template\":\"dense\",\"config\":\"\","
+             "\"status\":\"ok\",\"gflops\":1e999}\n");                   /* not a finite number: counted */
+  fprintf(f, "{\"workload\":\"dense k=4,m=4,n=4\",\"target\":\"%s\",\"template\":\"dense\",\"config\":\"\","
+             "\"status\":\"ok\",\"gflops\":3,\"features_version\":1,\"features\":null}\n",
+          ta.target);                                                 /* features not an array: none */
   ck_assert_int_eq(fclose(f), 0);
 
   tune_options ob = quick(9, "xgb");
@@ -131,7 +137,8 @@ START_TEST(transfer_learns) {
   ck_assert_int_eq(rb.transfer_groups, 1);
   ck_assert_int_eq(rb.transfer_skipped_other, 2);
   ck_assert_int_eq(rb.transfer_skipped_small, 1);
-  ck_assert_int_eq(rb.transfer_skipped_nofeat, 1);
+  ck_assert_int_eq(rb.transfer_skipped_nofeat, 2);
+  ck_assert_int_eq(rb.transfer_skipped_corrupt, 2);
   ck_assert_int_eq(rb.transfer_skipped_self, 1);
   ck_assert_int_eq(rb.ntrials, 9);
   /* trial 0: the default; 1..6: the model's six best; 7, 8: exploration */
@@ -174,9 +181,28 @@ START_TEST(transfer_bad_input) {
   tu_assert_contains(tec_ctx_error(ctx), "tuner random");
   if (tune_have_xgb()) {
     o.tuner = "xgb";
+    tec_ctx_clear_error(ctx);
     ck_assert_int_eq(tune_run(ctx, &task, &o, &r), -1); /* no such file */
+    tu_assert_contains(tec_ctx_error(ctx), "cannot read the records file");
     tu_assert_contains(tec_ctx_error(ctx), "transfer");
     tu_assert_contains(tec_ctx_error(ctx), path);
+
+    /* a directory is not a records file */
+    o.transfer = dir;
+    tec_ctx_clear_error(ctx);
+    ck_assert_int_eq(tune_run(ctx, &task, &o, &r), -1);
+    tu_assert_contains(tec_ctx_error(ctx), "reading the records file");
+    tu_assert_contains(tec_ctx_error(ctx), "(the transfer records)");
+    o.transfer = path;
+
+    /* a space of the user's own knobs has no features: refused */
+    tune_space *sp = tune_space_new(ctx);
+    ck_assert_int_eq(tune_define_knob(sp, "u", 2, (const int64_t[]){1, 2}, NULL), 0);
+    tune_task own = task;
+    own.space = sp, own.template_name = "mine", own.workload = "mine n=1", own.default_index = 0;
+    tec_ctx_clear_error(ctx);
+    ck_assert_int_eq(tune_run(ctx, &own, &o, &r), -1);
+    tu_assert_contains(tec_ctx_error(ctx), "needs a topi template's space");
 
     /* an empty file: nothing to learn from, the tuner runs (random first batch) */
     FILE *f = fopen(path, "w");

@@ -50,6 +50,8 @@ typedef struct tune_prior {
 /* The transfer rows for task from the records file path (tune_options.transfer); what was
  * skipped is counted into counts' transfer_* fields, a corrupt line reported on warn (may be
  * NULL). 0 (possibly with no rows), or -1 with an error (the file cannot be read, memory). */
+/* tune_records_load, and how many lines did not parse (reported on warn, if any). */
+int tune_records_load_counted(tec_ctx *ctx, const char *path, FILE *warn, tune_record **out, int *n, int *skipped);
 int tune_prior_load(tec_ctx *ctx, const tune_task *task, const char *path, FILE *warn, tune_prior *out,
                     tune_result *counts);
 void tune_prior_free(tune_prior *p);

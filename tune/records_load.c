@@ -3,6 +3,7 @@
  * the fastest correct record of a workload on a target, never another target's, and a
  * warning naming the workload and the default used when there is none or it does not fit. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tune/internal.h"
@@ -45,11 +46,15 @@ static const char *jstring(jp *j) {
   return out;
 }
 
+/* a JSON number (not strtod's inf, nan or hex), finite as a double */
 static int jnumber(jp *j, double *v) {
   char *end;
+  const char *s = j->p + (*j->p == '-');
+  if (*s < '0' || *s > '9' || (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))) return j->err = "expected a number", -1;
   errno = 0;
   *v = strtod(j->p, &end);
   if (end == j->p) return j->err = "expected a number", -1;
+  if (!isfinite(*v)) return j->err = "a number out of range", -1;
   j->p = end;
   return 0;
 }
@@ -136,10 +141,15 @@ static int parse_record(jp *j, tune_record *r) {
       if (jnumber(j, &v)) return -1;
       if (key[0] == 'g') r->gflops = v;
       else if (key[0] == 'm') r->median = v;
-      else if (key[0] == 'f') r->features_version = (int)v;
-      else r->index = (int64_t)v;
-    } else if (!strcmp(key, "features")) {
-      if (jfloats(j, &r->features, &r->nfeatures)) return -1;
+      else if (key[0] == 'f') r->features_version = v >= 0 && v <= 1e6 ? (int)v : -1; /* -1: not ours */
+      else if (v >= -1 && v < 9e18) r->index = (int64_t)v;
+      else return j->err = "index out of range", -1;
+    } else if (!strcmp(key, "features")) { /* not an array of numbers: the record has none */
+      const char *at = j->p;
+      if (jfloats(j, &r->features, &r->nfeatures)) {
+        r->features = NULL, r->nfeatures = 0, j->err = NULL, j->p = at;
+        if (jskip(j)) return -1;
+      }
     } else if (!strcmp(key, "costs")) {
       if (*j->p != '[') return j->err = "costs is not an array", -1;
       j->p++;
@@ -169,7 +179,12 @@ static int parse_record(jp *j, tune_record *r) {
 }
 
 int tune_records_load(tec_ctx *ctx, const char *path, FILE *warn, tune_record **out, int *n) {
-  *out = NULL, *n = 0;
+  int skipped;
+  return tune_records_load_counted(ctx, path, warn, out, n, &skipped);
+}
+
+int tune_records_load_counted(tec_ctx *ctx, const char *path, FILE *warn, tune_record **out, int *n, int *skipped) {
+  *out = NULL, *n = 0, *skipped = 0;
   FILE *f = fopen(path, "r");
   if (!f) return tec_ctx_set_error(ctx, "tune: cannot read the records file %s: %s", path, strerror(errno));
   int cap = 0;
@@ -185,6 +200,7 @@ int tune_records_load(tec_ctx *ctx, const char *path, FILE *warn, tune_record **
     jp j = {.ctx = ctx, .p = line};
     if (parse_record(&j, &r) != 0) {
       if (warn) fprintf(warn, "%s:%d: skipped: %s\n", path, lineno, j.err ? j.err : "does not parse");
+      ++*skipped;
       continue;
     }
     if (*n == cap) {
@@ -199,6 +215,9 @@ int tune_records_load(tec_ctx *ctx, const char *path, FILE *warn, tune_record **
     }
     (*out)[(*n)++] = r;
   }
+  int e = errno; /* getline's, when it failed */
+  if (rc == 0 && ferror(f)) /* a directory, or a read that failed part way */
+    rc = tec_ctx_set_error(ctx, "tune: reading the records file %s failed: %s", path, strerror(e));
   free(line);
   fclose(f);
   return rc;

@@ -4,8 +4,12 @@
  * this build's feature set (TUNE_FEATURES_VERSION), grouped by workload in the order the file
  * first names them. A failed record is a row at 0 GFLOP/s (ranked last, as the tuner's own
  * failures are). A group with fewer than 2 rows or no correct one ranks nothing and is left
- * out. What was skipped, and why, is counted into the tune_result (and a corrupt line is
- * reported on `warn`), so nothing in the file is passed over without a word. */
+ * out. What was skipped, and why, is counted into the tune_result (a corrupt line also
+ * reported on `warn`), so nothing in the file is passed over without a word. A feature that
+ * is not a finite float counts as no features. The whole file is read and the model refitted
+ * on every row at each batch: a file of a few thousand rows costs tens of ms a fit; nothing
+ * caps it (a network's worth of layers is what it is for). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tec/tune_model.h"
@@ -25,8 +29,8 @@ int tune_prior_load(tec_ctx *ctx, const tune_task *task, const char *path, FILE 
   int n = 0, rc = -1;
   int *group = NULL, *order = NULL; /* per record: its group (-1: not a row); group -> first record */
   if (!tmp) return tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tune: out of memory");
-  if (tune_records_load(tmp, path, warn, &recs, &n) != 0) {
-    tec_ctx_set_error(ctx, "tune: transfer: %s", tec_ctx_error(tmp));
+  if (tune_records_load_counted(tmp, path, warn, &recs, &n, &counts->transfer_skipped_corrupt) != 0) {
+    tec_ctx_set_error_kind(ctx, tec_ctx_error_kind(tmp), "%s (the transfer records)", tec_ctx_error(tmp));
     goto done;
   }
   group = malloc(sizeof *group * (size_t)(n ? n : 1));
@@ -45,6 +49,12 @@ int tune_prior_load(tec_ctx *ctx, const tune_task *task, const char *path, FILE 
       continue;
     }
     if (r->features_version != TUNE_FEATURES_VERSION || r->nfeatures != TUNE_NFEATURES || !r->features) {
+      counts->transfer_skipped_nofeat++;
+      continue;
+    }
+    int finite = 1; /* the reader admits finite numbers only; a float may still overflow */
+    for (int f = 0; f < TUNE_NFEATURES; f++) finite &= isfinite(r->features[f]) != 0;
+    if (!finite) {
       counts->transfer_skipped_nofeat++;
       continue;
     }

@@ -317,6 +317,7 @@ static void transfer_note(FILE *f, const tune_task *task, const tune_options *o,
             TUNE_FEATURES_VERSION);
   if (r->transfer_skipped_small)
     fprintf(f, "; %d of workloads with fewer than 2 rows or none correct skipped", r->transfer_skipped_small);
+  if (r->transfer_skipped_corrupt) fprintf(f, "; %d lines that do not parse skipped", r->transfer_skipped_corrupt);
   fprintf(f, "%s\n", r->transfer_groups ? "" : "; the first batch is random");
 }
 
@@ -369,6 +370,11 @@ int tune_run(tec_ctx *ctx, const tune_task *task, const tune_options *opt, tune_
     goto done;
   }
   if (o.transfer) {
+    if (prop->learns && !task->space->topi) {
+      tec_ctx_set_error(ctx, "tune: transfer (%s) needs a topi template's space (its candidates have features); "
+                             "%s's space is built with tune_define_*", o.transfer, task->template_name);
+      goto done;
+    }
     if (!prop->learns) {
       tec_ctx_set_error(ctx, "tune: transfer (records of other workloads, %s) is for the cost-model tuner, xgb; "
                              "tuner %s does not learn from them", o.transfer, prop->name);

@@ -11,7 +11,7 @@
  * Transfer (tune_options.transfer, rows loaded by transfer.c): the model is fitted on the
  * other workloads' rows, one group each, before this workload has any, so the first batch
  * after the default is the model's, not random; every later fit keeps those groups and adds
- * this workload's rows as one more, weighted to count as much as all of them together (the
+ * this workload's rows as one more, weighted to count at least as much as all of them (the
  * pairwise objective draws a pair per row, so 6 workloads of 64 rows would otherwise outvote
  * this one's 8 at the start and still its 64 at the end).
  *
@@ -125,7 +125,7 @@ static int random_fill(tune_proposer *p, const tune_history *h, int k, int64_t *
 }
 
 /* Fits the model on the transfer rows (one group per workload, weight 1 each) and this
- * workload's rows with features (one more group when there are 2 or more, weighing as much as
+ * workload's rows with features (one more group when there are 2 or more, weighing at least as much as
  * all the transfer rows together). 0, or -1 with an error. */
 static int fit(xgb_state *s, tec_ctx *ctx, const tune_history *h, int nf) {
   const tune_prior *pr = h->prior && h->prior->ngroups ? h->prior : NULL;

@@ -270,7 +270,8 @@ typedef struct tune_options {
    * tuner since feature set TUNE_FEATURES_VERSION), train the model before this workload's
    * first measurement: one group per workload, so the first batch after the default comes
    * from that model, not at random, and every later fit keeps them beside this workload's
-   * rows (which weigh as much as all of them together). This workload's own records there
+   * rows (which weigh at least as much as all of them together). Only a topi template's
+   * space has features (a space of tune_define_* knobs refuses it). This workload's own records there
    * are not used (tune_result says how many rows were taken and why others were skipped).
    * May be the records file itself. NULL: none. */
   const char *transfer;
@@ -289,6 +290,7 @@ typedef struct tune_result {
    * of workloads with fewer than 2 rows or no correct one (nothing to rank) */
   int transfer_rows, transfer_groups;
   int transfer_skipped_self, transfer_skipped_other, transfer_skipped_nofeat, transfer_skipped_small;
+  int transfer_skipped_corrupt; /* lines that did not parse (also reported on stderr with progress) */
 } tune_result;
 
 /* Tunes task. 0 (even if every candidate failed: see the records), or -1 with an error (bad
