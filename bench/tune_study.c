@@ -664,8 +664,8 @@ int main(int argc, char **argv) {
       if (!strncmp(o.tuners[t], "xgb", 3) && !tune_have_xgb()) continue;
       snprintf(tag[nr], sizeof tag[nr], "%s%d", o.tuners[t], o.tuner_trials);
       char tpath[700];
-      const char *tr = strcmp(o.tuners[t], "xgb-t") ? NULL : transfer_file(n, u, k, &o, tag[nr], tpath, sizeof tpath);
-      if ((!strcmp(o.tuners[t], "xgb-t") && !tr) ||
+      const char *tr = NULL; /* xgb-t: the layers before it (transfer_file) */
+      if ((!strcmp(o.tuners[t], "xgb-t") && !(tr = transfer_file(n, u, k, &o, tag[nr], tpath, sizeof tpath))) ||
           run_tuner(n, &u[k], &o, o.tuners[t], o.tuner_trials, o.tuners[t], tag[nr], tr, &res[nr], &rr[nr]) != 0)
         status = 1;
       nr++;

@@ -38,7 +38,6 @@ int tune_visited_has(const tune_visited *v, int64_t index);
 int tune_visited_add(tune_visited *v, int64_t index); /* 0, or -1 out of memory */
 void tune_visited_free(tune_visited *v);
 
-/* What a proposer sees: the task, the trials measured so far (in order) and the visited set. */
 /* Rows of other workloads for the cost model (transfer.c): n rows of TUNE_NFEATURES floats and
  * their GFLOP/s (0: failed), in ngroups consecutive groups, one per workload. */
 typedef struct tune_prior {
@@ -47,15 +46,17 @@ typedef struct tune_prior {
   double *y;
   int *group_rows;
 } tune_prior;
+/* tune_records_load, and how many lines did not parse (reported on warn, if any). */
+int tune_records_load_counted(tec_ctx *ctx, const char *path, FILE *warn, tune_record **out, int *n, int *skipped);
 /* The transfer rows for task from the records file path (tune_options.transfer); what was
  * skipped is counted into counts' transfer_* fields, a corrupt line reported on warn (may be
  * NULL). 0 (possibly with no rows), or -1 with an error (the file cannot be read, memory). */
-/* tune_records_load, and how many lines did not parse (reported on warn, if any). */
-int tune_records_load_counted(tec_ctx *ctx, const char *path, FILE *warn, tune_record **out, int *n, int *skipped);
 int tune_prior_load(tec_ctx *ctx, const tune_task *task, const char *path, FILE *warn, tune_prior *out,
                     tune_result *counts);
 void tune_prior_free(tune_prior *p);
 
+/* What a proposer sees: the task, the trials measured so far (in order), the visited set and
+ * the transfer rows. */
 typedef struct tune_history {
   const tune_task *task;
   const tune_trial *trials;

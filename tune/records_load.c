@@ -3,9 +3,11 @@
  * the fastest correct record of a workload on a target, never another target's, and a
  * warning naming the workload and the default used when there is none or it does not fit. */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "tec/tune_model.h"
 #include "tune/internal.h"
 
 typedef struct jp {
@@ -83,28 +85,40 @@ static int jskip(jp *j) {
   return jnumber(j, &v);
 }
 
-/* a JSON array of numbers into *out (arena), *n of them; -1 with j->err */
-static int jfloats(jp *j, float **out, int *n) {
-  if (*j->p != '[') return j->err = "features is not an array", -1;
-  int cap = 0;
-  *out = NULL, *n = 0;
+/* a JSON array of numbers (what: its key, for the message): the first cap into out, *n all of
+ * them; -1 with j->err */
+static int jnumbers(jp *j, const char *what, double *out, int cap, int *n) {
+  if (*j->p != '[') return j->err = tec_ctx_printf(j->ctx, "%s is not an array", what), -1;
+  *n = 0;
   j->p++;
   for (ws(j); *j->p != ']'; ws(j)) {
     double v;
     if (jnumber(j, &v)) return -1;
-    if (*n == cap) {
-      int ncap = cap ? 2 * cap : 128;
-      float *a = tec_ctx_alloc(j->ctx, sizeof *a * (size_t)ncap);
-      if (!a) return j->err = "out of memory", -1;
-      if (*n) memcpy(a, *out, sizeof *a * (size_t)*n);
-      *out = a, cap = ncap;
-    }
-    (*out)[(*n)++] = (float)v;
+    if (*n < cap) out[*n] = v;
+    ++*n;
     ws(j);
     if (*j->p == ',') j->p++;
-    else if (*j->p != ']') return j->err = "expected ',' or ']' in features", -1;
+    else if (*j->p != ']') return j->err = tec_ctx_printf(j->ctx, "expected ',' or ']' in %s", what), -1;
   }
   j->p++;
+  return 0;
+}
+
+/* "features": TUNE_NFEATURES numbers, each a finite float, into r (arena); anything else
+ * (not an array, another length, a number past float's range) leaves r without features */
+static int jfeatures(jp *j, tune_record *r) {
+  const char *at = j->p;
+  double v[TUNE_NFEATURES];
+  int n = 0, ok = jnumbers(j, "features", v, TUNE_NFEATURES, &n) == 0 && n == TUNE_NFEATURES;
+  for (int i = 0; ok && i < n; i++) ok = fabs(v[i]) <= FLT_MAX;
+  if (!ok) { /* skipped whole, as any value of a key the record does not use */
+    j->err = NULL, j->p = at;
+    return jskip(j);
+  }
+  if (!(r->features = tec_ctx_alloc(j->ctx, sizeof *r->features * TUNE_NFEATURES)))
+    return j->err = "out of memory", -1;
+  for (int i = 0; i < n; i++) r->features[i] = (float)v[i];
+  r->nfeatures = n;
   return 0;
 }
 
@@ -144,23 +158,11 @@ static int parse_record(jp *j, tune_record *r) {
       else if (key[0] == 'f') r->features_version = v >= 0 && v <= 1e6 ? (int)v : -1; /* -1: not ours */
       else if (v >= -1 && v < 9e18) r->index = (int64_t)v;
       else return j->err = "index out of range", -1;
-    } else if (!strcmp(key, "features")) { /* not an array of numbers: the record has none */
-      const char *at = j->p;
-      if (jfloats(j, &r->features, &r->nfeatures)) {
-        r->features = NULL, r->nfeatures = 0, j->err = NULL, j->p = at;
-        if (jskip(j)) return -1;
-      }
+    } else if (!strcmp(key, "features")) {
+      if (jfeatures(j, r)) return -1;
     } else if (!strcmp(key, "costs")) {
-      if (*j->p != '[') return j->err = "costs is not an array", -1;
-      j->p++;
-      for (ws(j); *j->p != ']'; ws(j)) {
-        if (jnumber(j, &v)) return -1;
-        if (r->ncosts < 16) r->costs[r->ncosts++] = v;
-        ws(j);
-        if (*j->p == ',') j->p++;
-        else if (*j->p != ']') return j->err = "expected ',' or ']' in costs", -1;
-      }
-      j->p++;
+      if (jnumbers(j, "costs", r->costs, 16, &r->ncosts)) return -1;
+      if (r->ncosts > 16) r->ncosts = 16;
     } else if (jskip(j)) {
       return -1;
     }

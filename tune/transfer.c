@@ -5,15 +5,18 @@
  * first names them. A failed record is a row at 0 GFLOP/s (ranked last, as the tuner's own
  * failures are). A group with fewer than 2 rows or no correct one ranks nothing and is left
  * out. What was skipped, and why, is counted into the tune_result (a corrupt line also
- * reported on `warn`), so nothing in the file is passed over without a word. A feature that
- * is not a finite float counts as no features. The whole file is read and the model refitted
- * on every row at each batch: a file of a few thousand rows costs tens of ms a fit; nothing
- * caps it (a network's worth of layers is what it is for). */
-#include <math.h>
+ * reported on `warn`), so nothing in the file is passed over without a word (the reader
+ * leaves a record whose features are not TUNE_NFEATURES finite floats without any). The
+ * whole file is read and the model refitted on every row at each batch: a file of a few
+ * thousand rows costs tens of ms a fit; nothing caps it (a network's worth of layers is what
+ * it is for). */
 #include <stdlib.h>
 #include <string.h>
 #include "tec/tune_model.h"
 #include "tune/internal.h"
+
+/* a record's row label: its GFLOP/s when correct, else 0 (ranked last) */
+static double row_gflops(const tune_record *r) { return !strcmp(r->status, "ok") && r->gflops > 0 ? r->gflops : 0.0; }
 
 void tune_prior_free(tune_prior *p) {
   if (!p) return;
@@ -48,13 +51,7 @@ int tune_prior_load(tec_ctx *ctx, const tune_task *task, const char *path, FILE 
       counts->transfer_skipped_self++;
       continue;
     }
-    if (r->features_version != TUNE_FEATURES_VERSION || r->nfeatures != TUNE_NFEATURES || !r->features) {
-      counts->transfer_skipped_nofeat++;
-      continue;
-    }
-    int finite = 1; /* the reader admits finite numbers only; a float may still overflow */
-    for (int f = 0; f < TUNE_NFEATURES; f++) finite &= isfinite(r->features[f]) != 0;
-    if (!finite) {
+    if (r->features_version != TUNE_FEATURES_VERSION || !r->features) {
       counts->transfer_skipped_nofeat++;
       continue;
     }
@@ -70,7 +67,7 @@ int tune_prior_load(tec_ctx *ctx, const tune_task *task, const char *path, FILE 
     goto oom;
   }
   for (int i = 0; i < n; i++)
-    if (group[i] >= 0) rows[group[i]]++, good[group[i]] |= !strcmp(recs[i].status, "ok") && recs[i].gflops > 0;
+    if (group[i] >= 0) rows[group[i]]++, good[group[i]] |= row_gflops(&recs[i]) > 0;
   int total = 0;
   for (int g = 0; g < ng; g++) {
     if (rows[g] >= 2 && good[g]) total += rows[g];
@@ -88,7 +85,7 @@ int tune_prior_load(tec_ctx *ctx, const tune_task *task, const char *path, FILE 
     for (int i = 0; i < n; i++) {
       if (group[i] != g) continue;
       memcpy(out->x + (size_t)out->n * TUNE_NFEATURES, recs[i].features, sizeof *out->x * TUNE_NFEATURES);
-      out->y[out->n++] = !strcmp(recs[i].status, "ok") && recs[i].gflops > 0 ? recs[i].gflops : 0.0;
+      out->y[out->n++] = row_gflops(&recs[i]);
     }
     out->group_rows[out->ngroups++] = rows[g];
   }

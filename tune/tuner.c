@@ -370,14 +370,14 @@ int tune_run(tec_ctx *ctx, const tune_task *task, const tune_options *opt, tune_
     goto done;
   }
   if (o.transfer) {
-    if (prop->learns && !task->space->topi) {
-      tec_ctx_set_error(ctx, "tune: transfer (%s) needs a topi template's space (its candidates have features); "
-                             "%s's space is built with tune_define_*", o.transfer, task->template_name);
-      goto done;
-    }
     if (!prop->learns) {
       tec_ctx_set_error(ctx, "tune: transfer (records of other workloads, %s) is for the cost-model tuner, xgb; "
                              "tuner %s does not learn from them", o.transfer, prop->name);
+      goto done;
+    }
+    if (!task->space->topi) {
+      tec_ctx_set_error(ctx, "tune: transfer (%s) needs a topi template's space (its candidates have features); "
+                             "%s's space is built with tune_define_*", o.transfer, task->template_name);
       goto done;
     }
     if (tune_prior_load(ctx, task, o.transfer, o.progress ? stderr : NULL, &prior, out) != 0) goto done;

@@ -308,7 +308,8 @@ typedef struct tune_record {
   int ncosts;
   double costs[16];
   int features_version, nfeatures; /* the record's feature set (0, 0: none) */
-  float *features;                 /* nfeatures floats (arena), or NULL */
+  float *features;                 /* TUNE_NFEATURES finite floats (arena), or NULL: none, or
+                                      not that many finite floats */
 } tune_record;
 
 /* One JSON line for trial t of task (arena). */
