@@ -603,22 +603,34 @@ END_TEST
 
 /* ---------------- the build time-out ---------------- */
 
-/* mm's C = A x B (U = 32); knob "heavy" 1: the i, j and k loops all unrolled, 32768 multiply-adds
- * in one straight line, which LLVM takes far longer than the 3 s time-out below over; 0: no
- * loop unrolled (tens of milliseconds). */
+/* mm's C = A x B (U = 32), one candidate per value of knob "heavy", built by the task's build
+ * function (tune_task.build): heavy 1 stands for a build that blows up (LLVM's time on a huge
+ * unrolled body, which is machine-dependent: 17-40 s on one machine, under 3 s on another) by
+ * sleeping 60 s before it builds, far past the 3 s time-out below; 0 builds at once (tens of
+ * milliseconds). user: an int counting the build function's calls in this process. */
 static lower_func *heavy_lower(const tune_task *task, tec_ctx *ctx, int64_t index, const char **cfg,
                                const char **trace) {
-  const tune_space *sp = task->space;
-  int64_t heavy = tune_space_get(sp, index, 0)[0];
   te_tensor *A, *B, *C = mm_decl(ctx, &A, &B);
   sch_schedule *s = sch_create(ctx, 1, &C);
-  sch_stage *st = sch_stage_of(s, C);
-  if (heavy && (sch_unroll(st, sch_axis(st, 0)) || sch_unroll(st, sch_axis(st, 1)) ||
-                sch_unroll(st, sch_reduce_axis(st, 0))))
-    return NULL;
-  if (cfg) *cfg = tune_space_config_str(ctx, sp, index);
+  if (cfg) *cfg = tune_space_config_str(ctx, task->space, index);
   if (trace) *trace = NULL;
   return tec_lower(s, "mm", 3, (te_tensor *[]){A, B, C});
+}
+
+static tec_module *heavy_build(const tune_task *task, tec_ctx *ctx, int64_t index, lower_func *f) {
+  ++*(int *)task->user;
+  if (tune_space_get(task->space, index, 0)[0] == 1) {
+    struct timespec left = {60, 0};
+    while (nanosleep(&left, &left) != 0) {
+    }
+  }
+  return tec_build(ctx, 1, &f, task->target_arg);
+}
+
+/* A build function that fails without saying why. */
+static tec_module *mute_build(const tune_task *task, tec_ctx *ctx, int64_t index, lower_func *f) {
+  (void)task, (void)ctx, (void)index, (void)f;
+  return NULL;
 }
 
 static double now_s(void) {
@@ -627,22 +639,25 @@ static double now_s(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static void heavy_task(tec_ctx *ctx, tune_task *task) {
+static void heavy_task(tec_ctx *ctx, tune_task *task, int *calls) {
   tune_space *sp = tune_space_new(ctx);
   const int64_t vals[] = {0, 1, 0, 0};
   ck_assert_int_eq(tune_define_knob(sp, "heavy", 4, vals, NULL), 0);
   *task = (tune_task){.template_name = "heavy", .problem = "n=32", .workload = "heavy n=32",
                       .target = tec_target_str(ctx, NULL), .space = sp, .flops = 2.0 * U * U * U,
-                      .default_index = 0, .lower = heavy_lower};
+                      .default_index = 0, .lower = heavy_lower, .user = calls, .build = heavy_build};
 }
 
 /* A build past the build time-out is killed (fork on): an error record naming the time-out,
  * and the tuner goes on to the next candidate and finishes. Without fork the build is not
- * held to it (docs: it runs to its end). */
+ * held to it (docs: it runs to its end). The task's build function is called where the build
+ * happens (the child, or this process); one failing without a message gets one; remote
+ * measurement refuses it. */
 START_TEST(build_timeout) {
   tec_ctx *ctx = tec_ctx_new();
   tune_task task;
-  heavy_task(ctx, &task);
+  int calls = 0;
+  heavy_task(ctx, &task, &calls);
   char records[128];
   snprintf(records, sizeof records, "%s/heavy.jsonl", dir);
   tune_options o = tune_options_default();
@@ -671,6 +686,7 @@ START_TEST(build_timeout) {
     }
     ck_assert_int_ne(r.best, 1);
     ck_assert_double_lt(took, 30.0); /* the heavy build did not run to its end */
+    ck_assert_int_eq(calls, 0);      /* every build ran in a child */
     tune_result_free(&r);
     /* the record says so */
     tune_record *recs;
@@ -701,7 +717,25 @@ START_TEST(build_timeout) {
   ck_assert_msg(tune_run(ctx, &task, &o, &r) == 0, "%s", tec_ctx_error(ctx));
   ck_assert_int_eq(r.ntrials, 2);
   for (int i = 0; i < 2; i++) ck_assert_msg(r.trials[i].status == TUNE_OK, "%s", r.trials[i].error);
+  ck_assert_int_eq(calls, 2);
   tune_result_free(&r);
+  /* a build function that fails without a message: each trial a build error that says so */
+  task.build = mute_build;
+  ck_assert_msg(tune_run(ctx, &task, &o, &r) == 0, "%s", tec_ctx_error(ctx));
+  ck_assert_int_eq(r.ntrials, 2);
+  for (int i = 0; i < 2; i++) {
+    ck_assert_int_eq(r.trials[i].status, TUNE_BUILD_ERROR);
+    tu_assert_contains(r.trials[i].error, "tune: heavy n=32: the task's build function failed without a message");
+  }
+  ck_assert_int_eq(r.best, -1);
+  tune_result_free(&r);
+  /* remote measurement builds its own objects: a task with a build function is refused */
+  tune_remote ro = {.nhosts = 1, .hosts = (const char *const[]){"localhost"}, .runtime = "x"};
+  o.remote = &ro;
+  ck_assert_int_ne(tune_run(ctx, &task, &o, &r), 0);
+  tu_assert_contains(tec_ctx_error(ctx), "cannot use the task's build function");
+  tec_ctx_clear_error(ctx);
+  o.remote = NULL;
   /* a build time-out that is not > 0 is refused, naming it */
   o.build_timeout = 0;
   ck_assert_int_ne(tune_run(ctx, &task, &o, &r), 0);

@@ -1,8 +1,9 @@
 /* build_child.c — a candidate built in a forked child (tune_options.fork), so that a build
  * that blows up (LLVM's time or memory on a huge unrolled body) is an error record and not the
  * tuner's stall or end. The candidate is lowered in the tuner's process; the child inherits
- * the lowered function, builds it (tec_build: LLVM's optimization and code generation, the
- * part whose cost explodes) and reports 'B' (built) or 'E' and the error on a pipe. The parent
+ * the lowered function, builds it (tune_build_candidate: tec_build, LLVM's optimization and
+ * code generation, the part whose cost explodes, or the task's own build function) and reports
+ * 'B' (built) or 'E' and the error on a pipe. The parent
  * waits at most build_timeout seconds for that byte and kills the child past it ("build took
  * longer than N s (killed)"); a child that dies (the kernel's OOM killer, an abort inside
  * LLVM) is an error record naming the signal. A built child then waits for its turn: the
@@ -48,10 +49,9 @@ static void reap(int pid, int *status) {
 }
 
 /* In the child: build, report, wait for the go-ahead, measure (never returns). */
-static void child(tec_ctx *ctx, const lower_func *f, const char *target, tune_bench *b, int64_t index, int up,
+static void child(tec_ctx *ctx, const tune_task *task, lower_func *f, tune_bench *b, int64_t index, int up,
                   int down) {
-  lower_func *fs = (lower_func *)f;
-  tec_module *m = tec_build(ctx, 1, &fs, target);
+  tec_module *m = tune_build_candidate(task, ctx, index, f);
   if (!m) {
     char msg[400];
     const char *e = tec_ctx_error(ctx);
@@ -72,7 +72,7 @@ static void child(tec_ctx *ctx, const lower_func *f, const char *target, tune_be
   tune_bench_child_measure(b, m, f, index, up);
 }
 
-int tune_child_build(tec_ctx *ctx, const lower_func *f, const char *target, double timeout, tune_bench *b,
+int tune_child_build(tec_ctx *ctx, const tune_task *task, lower_func *f, double timeout, tune_bench *b,
                      int64_t index, tune_child *c, char *err, size_t errsize, double *seconds) {
   int up[2], down[2];
   memset(c, 0, sizeof *c);
@@ -96,7 +96,7 @@ int tune_child_build(tec_ctx *ctx, const lower_func *f, const char *target, doub
   }
   if (pid == 0) {
     close(up[0]), close(down[1]);
-    child(ctx, f, target, b, index, up[1], down[0]);
+    child(ctx, task, f, b, index, up[1], down[0]);
   }
   close(up[1]), close(down[0]);
   char r = 0;

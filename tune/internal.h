@@ -127,11 +127,14 @@ typedef struct tune_child {
   int pid;        /* 0: none */
   int up, down;   /* the child's reports / the parent's go-ahead */
 } tune_child;
-/* Forks a child that builds f (lowered in this process, inherited) for target in ctx and
+/* Builds candidate index's f in ctx: task->build, or tec_build for task->target_arg. NULL with
+ * an error in ctx (one is set when the task's build gives none). */
+tec_module *tune_build_candidate(const tune_task *task, tec_ctx *ctx, int64_t index, lower_func *f);
+/* Forks a child that builds f (lowered in this process, inherited; tune_build_candidate) and
  * waits for its measurement. 0 with *c set when it built within timeout seconds; else -1 with
  * why in err (over the time-out: "build took longer than N s (killed)"; the build's error; the
  * child died, e.g. of memory) and the child reaped. *seconds: the build's wall time. */
-int tune_child_build(tec_ctx *ctx, const lower_func *f, const char *target, double timeout,
+int tune_child_build(tec_ctx *ctx, const tune_task *task, lower_func *f, double timeout,
                      tune_bench *b, int64_t index, tune_child *c, char *err, size_t errsize,
                      double *seconds);
 /* The built child measures its candidate (tune_bench_wait's time-outs) into t; reaped. */

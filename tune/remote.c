@@ -208,6 +208,12 @@ tune_remote_run *tune_remote_open(tec_ctx *ctx, const tune_task *task, const tun
                       task->workload);
     return NULL;
   }
+  if (task->build) { /* the hosts run an object built for their driver, not the task's module */
+    tec_ctx_set_error(ctx, "tune: %s: remote measurement builds its own object for the hosts' driver and "
+                           "cannot use the task's build function; measure here, or leave tune_task.build NULL",
+                      task->workload);
+    return NULL;
+  }
   tune_remote_run *r = calloc(1, sizeof *r);
   if (!r || !(r->hosts = calloc((size_t)ro->nhosts, sizeof *r->hosts))) {
     free(r);

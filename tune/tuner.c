@@ -58,6 +58,15 @@ typedef struct pipeline {
 
 #define AHEAD 2 /* candidates compiled before their measurement, at most (+ hosts - 1 remote) */
 
+tec_module *tune_build_candidate(const tune_task *task, tec_ctx *ctx, int64_t index, lower_func *f) {
+  if (!task->build) return tec_build(ctx, 1, &f, task->target_arg);
+  tec_module *m = task->build(task, ctx, index, f);
+  const char *e = tec_ctx_error(ctx);
+  if (!m && !(e && *e))
+    tec_ctx_set_error(ctx, "tune: %s: the task's build function failed without a message", task->workload);
+  return m;
+}
+
 static void compile_slot(const tune_task *task, slot *s, int features, tune_remote_run *remote,
                          const tune_options *o, tune_bench *bench) {
   s->ctx = tec_ctx_new();
@@ -69,7 +78,7 @@ static void compile_slot(const tune_task *task, slot *s, int features, tune_remo
   double t0 = tune_now();
   if (s->f && !remote && o && o->fork) { /* built in a child, killed past the build time-out */
     char err[512];
-    if (tune_child_build(s->ctx, s->f, task->target_arg, o->build_timeout, bench, s->index, &s->child, err,
+    if (tune_child_build(s->ctx, task, s->f, o->build_timeout, bench, s->index, &s->child, err,
                          sizeof err, &s->build_s) != 0) {
       s->error = tec_ctx_strdup(s->ctx, err);
       if (!s->error) s->error = "out of memory";
@@ -85,7 +94,7 @@ static void compile_slot(const tune_task *task, slot *s, int features, tune_remo
     free(err);
     if (!s->exe) return;
   } else if (s->f) {
-    s->m = tec_build(s->ctx, 1, &s->f, task->target_arg);
+    s->m = tune_build_candidate(task, s->ctx, s->index, s->f);
   }
   s->build_s = tune_now() - t0;
   if (!s->f || (!s->m && !remote)) {
