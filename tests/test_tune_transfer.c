@@ -2,8 +2,9 @@
  * transfer.c): every record carries its candidate's features and their set's version, read
  * back as written; a records file of another workload trains the model before the new
  * workload's first measurement, so the first batch follows what those records say (labels set
- * by this test: configs with nr=16 fastest, so the model's picks must all have nr=16, which 6
- * random picks would have with odds of about 1 in 4000); the rows taken and every kind skipped
+ * by this test: configs whose nr is one vector (16 with AVX-512, 8 with AVX2) fastest, so the
+ * model's picks must all have it, which 6 random picks would have with odds of about 1 in
+ * 4000); the rows taken and every kind skipped
  * (another template, another target, no features, a workload of one row, the workload's own)
  * are counted; the first batch is the same for the same seed; bad input (a tuner that does
  * not learn, a missing file, a directory, a space of tune_define_* knobs, a bad group weight)
@@ -83,11 +84,18 @@ static void put(tec_ctx *ctx, FILE *f, const tune_task *task, const tune_trial *
   fprintf(f, "%s\n", line);
 }
 
-static int nr16(const char *config) { return strstr(config, " nr=16 ") != NULL; }
+/* " nr=L " with L the host's float lanes (16 with AVX-512, 8 with AVX2): the register tile
+ * one vector wide, whose features (vector count and width per row) the model can tell from the
+ * wider tiles' on any host; set by transfer_learns */
+static char one_vector[32];
+static int one_vec(const char *config) { return strstr(config, one_vector) != NULL; }
 
 START_TEST(transfer_learns) {
   tec_ctx *ctx = tec_ctx_new();
   tune_task ta, tb, tother;
+  int bits = tec_target_vector_bits(ctx, NULL);
+  ck_assert_int_ge(bits, 128);
+  snprintf(one_vector, sizeof one_vector, " nr=%d ", bits / 32);
   dense_task(ctx, &prob_a, "m=64,n=64,k=64", &ta);
   dense_task(ctx, &prob_b, "m=32,n=64,k=96", &tb);
   if (!tune_have_xgb()) { /* the refusal names the package (a cross build: no XGBoost) */
@@ -103,17 +111,18 @@ START_TEST(transfer_learns) {
   tune_options oa = quick(24, "random");
   ck_assert_msg(tune_run(ctx, &ta, &oa, &ra) == 0, "%s", tec_ctx_error(ctx));
   int with = 0;
-  for (int i = 0; i < ra.ntrials; i++) with += nr16(ra.trials[i].config);
-  ck_assert_msg(with >= 2 && with <= ra.ntrials - 2, "the random trials should mix nr=16 and others: %d of %d", with,
+  for (int i = 0; i < ra.ntrials; i++) with += one_vec(ra.trials[i].config);
+  ck_assert_msg(with >= 2 && with <= ra.ntrials - 2, "the random trials should mix%sand others: %d of %d",
+                one_vector, with,
                 ra.ntrials);
 
-  /* the transfer file: workload A's 24 rows labelled "nr=16 is 10x faster", and one line of
+  /* the transfer file: workload A's 24 rows labelled "nr one vector is 10x faster", and one line of
    * each kind that must be skipped */
   char path[128];
   snprintf(path, sizeof path, "%s/t.jsonl", dir);
   FILE *f = fopen(path, "w");
   ck_assert_ptr_nonnull(f);
-  for (int i = 0; i < ra.ntrials; i++) put(ctx, f, &ta, &ra.trials[i], nr16(ra.trials[i].config) ? 100 : 10, 0);
+  for (int i = 0; i < ra.ntrials; i++) put(ctx, f, &ta, &ra.trials[i], one_vec(ra.trials[i].config) ? 100 : 10, 0);
   tother = ta, tother.template_name = "matmul_own", tother.workload = "matmul_own n=64";
   put(ctx, f, &tother, &ra.trials[0], 50, 0);                      /* another template */
   tother = ta, tother.target = "llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72";
@@ -145,7 +154,7 @@ START_TEST(transfer_learns) {
   ck_assert_int_eq(rb.ntrials, 9);
   /* trial 0: the default; 1..6: the model's six best; 7, 8: exploration */
   for (int i = 1; i <= 6; i++)
-    ck_assert_msg(nr16(rb.trials[i].config), "trial %d of the first batch, %s, does not follow the transfer rows",
+    ck_assert_msg(one_vec(rb.trials[i].config), "trial %d of the first batch, %s, does not follow the transfer rows",
                   i, rb.trials[i].config);
 
   /* the same seed and file: the same first batch */
@@ -154,14 +163,14 @@ START_TEST(transfer_learns) {
   for (int i = 0; i < 9; i++) ck_assert_int_eq(rc.trials[i].index, rb.trials[i].index);
   tune_result_free(&rc);
 
-  /* labels reversed (nr=16 the slowest): no nr=16 among the model's picks */
+  /* labels reversed (one vector the slowest): none such among the model's picks */
   f = fopen(path, "w");
   ck_assert_ptr_nonnull(f);
-  for (int i = 0; i < ra.ntrials; i++) put(ctx, f, &ta, &ra.trials[i], nr16(ra.trials[i].config) ? 10 : 100, 0);
+  for (int i = 0; i < ra.ntrials; i++) put(ctx, f, &ta, &ra.trials[i], one_vec(ra.trials[i].config) ? 10 : 100, 0);
   ck_assert_int_eq(fclose(f), 0);
   ck_assert_msg(tune_run(ctx, &tb, &ob, &rc) == 0, "%s", tec_ctx_error(ctx));
   for (int i = 1; i <= 6; i++)
-    ck_assert_msg(!nr16(rc.trials[i].config), "trial %d, %s: the transfer rows rank nr=16 last", i, rc.trials[i].config);
+    ck_assert_msg(!one_vec(rc.trials[i].config), "trial %d, %s: the transfer rows rank%slast", i, rc.trials[i].config, one_vector);
   tune_result_free(&rc);
   tune_result_free(&rb);
   tune_result_free(&ra);
