@@ -2,14 +2,14 @@
  * that blows up (LLVM's time or memory on a huge unrolled body) is an error record and not the
  * tuner's stall or end. The candidate is lowered in the tuner's process; the child inherits
  * the lowered function, builds it (tune_build_candidate: tec_build, LLVM's optimization and
- * code generation, the part whose cost explodes, or the task's own build function) and reports
- * 'B' (built) or 'E' and the error on a pipe. The parent
- * waits at most build_timeout seconds for that byte and kills the child past it ("build took
- * longer than N s (killed)"); a child that dies (the kernel's OOM killer, an abort inside
- * LLVM) is an error record naming the signal. A built child then waits for its turn: the
- * module exists only in its address space, so it is measured there (tune_bench_child_measure)
- * when the parent writes 'M', the parent reading the result with the measurement's time-outs
- * (tune_bench_wait). At most the tuner's look-ahead (2) children wait at a time. */
+ * code generation, the part whose cost explodes, or the task's own build function) and
+ * reports 'B' (built) or 'E' and the error on a pipe. The parent waits at most build_timeout
+ * seconds for that byte and kills the child past it ("build took longer than N s (killed)");
+ * a child that dies (the kernel's OOM killer, an abort inside LLVM) is an error record naming
+ * the signal. A built child then waits for its turn: the module exists only in its address
+ * space, so it is measured there (tune_bench_child_measure) when the parent writes 'M', the
+ * parent reading the result with the measurement's time-outs (tune_bench_wait). At most the
+ * tuner's look-ahead (2) children wait at a time. */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>

@@ -164,8 +164,8 @@ struct tune_task {
   /* How the candidate with config `index` is built (NULL: tec_build(ctx, 1, &f, target_arg)):
    * for a task that links more than f, builds with its own options, or stands in for a build
    * that takes long. Called where tec_build would be: in the building child under
-   * tune_options.fork (held to build_timeout), else on the compiling thread. NULL with an
-   * error in ctx. The reference output (no tune_options.reference) is still the default config
+   * tune_options.fork (held to build_timeout), else on the compiling thread. The module is
+   * the tuner's (it frees it); NULL with an error in ctx. The reference output (no tune_options.reference) is still the default config
    * built by tec_build for the host, and remote measurement refuses a task with one (it builds
    * an object for the host's driver). */
   tec_module *(*build)(const tune_task *task, tec_ctx *ctx, int64_t index, lower_func *f);
