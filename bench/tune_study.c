@@ -54,7 +54,7 @@
 
 typedef struct opts {
   const char *layers, *out;
-  int trials, tuner_trials, threads, repeats, count, redo, list, report, no_margins;
+  int trials, tuner_trials, threads, repeats, count, redo, list, report, no_margins, noise;
   double min_repeat_ms;
   unsigned seed;
   double timeout, width;
@@ -77,7 +77,8 @@ static void usage(void) {
           "                  [--tuners random,anneal,xgb(,xgb-t)] [--seed 1] [--threads 1] [--repeats 5]\n"
           "                  [--timeout 1] [--out tune-study] [--redo] [--list] [--report]\n"
           "                  [--size 224] [--width 1.0] [--no-margins] [--min-repeat-ms 0]\n"
-          "                  [--reference DIR0]  (the reference's records from an earlier study's --out)\n");
+          "                  [--reference DIR0]  (the reference's records from an earlier study's --out)\n"
+          "                  [--noise N]  (each layer's default config measured N times: the noise floor)\n");
 }
 
 static int parse(int argc, char **argv, opts *o) {
@@ -106,6 +107,7 @@ static int parse(int argc, char **argv, opts *o) {
     else if (!strcmp(a, "--trials")) bad = (o->trials = atoi(v)) < 2 ? "at least 2" : NULL;
     else if (!strcmp(a, "--tuner-trials")) bad = (o->tuner_trials = atoi(v)) < 2 ? "at least 2" : NULL;
     else if (!strcmp(a, "--count")) bad = (o->count = atoi(v)) < 1 ? "at least 1" : NULL;
+    else if (!strcmp(a, "--noise")) bad = (o->noise = atoi(v)) < 2 || o->noise > 10000 ? "2 to 10000" : NULL;
     else if (!strcmp(a, "--seed")) o->seed = (unsigned)strtoul(v, NULL, 10);
     else if (!strcmp(a, "--threads")) bad = (o->threads = atoi(v)) < 1 || o->threads > 256 ? "1 to 256" : NULL;
     else if (!strcmp(a, "--repeats")) bad = (o->repeats = atoi(v)) < 1 || o->repeats > 16 ? "1 to 16" : NULL;
@@ -602,6 +604,22 @@ int main(int argc, char **argv) {
              topi_conv2d_flops(&L->conv) * 1e-6, u[k].shape);
     }
     return 0;
+  }
+  if (o.noise) { /* tune_noise.c: nothing written, no tuner run */
+    study_noise_opts no = {.n = o.noise, .repeats = o.repeats, .min_repeat_ms = o.min_repeat_ms,
+                           .timeout = o.timeout};
+    int bad = 0, ran = 0;
+    printf("noise: each layer's default config measured %d times in one tune run, with (overlap 1) and "
+           "without (overlap 0) compiling beside it\n", o.noise);
+    for (int k = 0; k < nu && ran < o.count; k++)
+      if (want[k]) {
+        const net_layer *L = &n->layers[u[k].layer];
+        bad |= study_noise(L->name, L->tmpl, &L->conv, u[k].shape, &no) != 0;
+        ran++;
+      }
+    tec_ctx_free(ctx);
+    net_free(n);
+    return bad;
   }
   char dir[600];
   snprintf(dir, sizeof dir, "%s/records", o.out);

@@ -70,4 +70,13 @@ typedef struct study_filter {
  * csv_path, written to out. Returns the number of layers in the table. */
 int study_report(FILE *out, const study_row *rows, int n, const study_filter *f, const char *csv_path);
 
+/* tune_noise.c: the default config of one layer measured n times in one tune run, with and
+ * without compiling beside it (tune-study --noise N); a line of spread each. */
+typedef struct study_noise_opts {
+  int n, repeats;
+  double min_repeat_ms, timeout;
+} study_noise_opts;
+int study_noise(const char *name, const char *tmpl, const void *problem, const char *shape,
+                const study_noise_opts *no);
+
 #endif
