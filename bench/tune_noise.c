@@ -15,44 +15,25 @@
 #include "tec/tune.h"
 #include "tune_study.h"
 
-typedef struct same_user {
-  const tune_task *base;
-} same_user;
-
-static lower_func *same_lower(const tune_task *t, tec_ctx *ctx, int64_t i, const char **config,
-                              const char **trace) {
-  (void)i;
-  const same_user *u = t->user;
-  return u->base->lower(u->base, ctx, u->base->default_index, config, trace);
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 int study_noise(const char *name, const char *tmpl, const void *problem, const char *shape,
                 const study_noise_opts *no) {
   tec_ctx *ctx = tec_ctx_new();
   tune_task base, same;
-  tune_space *sp = ctx ? tune_space_new(ctx) : NULL;
-  int64_t *vals = malloc(sizeof *vals * (size_t)no->n);
+  study_pick su;
+  int64_t *idx = malloc(sizeof *idx * (size_t)no->n);
   double *g = malloc(sizeof *g * (size_t)no->n);
   int rc = 0;
-  if (!sp || !vals || !g || tune_task_topi(ctx, topi_template_find(tmpl), problem, shape, NULL, &base)) {
+  if (!ctx || !idx || !g || tune_task_topi(ctx, topi_template_find(tmpl), problem, shape, NULL, &base)) {
     fprintf(stderr, "tune-study: %s: --noise: %s\n", name, ctx ? tec_ctx_error(ctx) : "out of memory");
     rc = -1;
     goto done;
   }
-  for (int i = 0; i < no->n; i++) vals[i] = i;
-  if (tune_define_knob(sp, "again", no->n, vals, NULL) != 0) {
+  for (int i = 0; i < no->n; i++) idx[i] = base.default_index < 0 ? 0 : base.default_index;
+  if (study_pick_task(ctx, "again", &base, idx, no->n, &su, &same) != 0) {
     fprintf(stderr, "tune-study: %s: --noise: %s\n", name, tec_ctx_error(ctx));
     rc = -1;
     goto done;
   }
-  same_user su = {&base};
-  same = base;
-  same.space = sp, same.lower = same_lower, same.user = &su, same.default_index = 0;
   for (int overlap = 1; overlap >= 0 && rc == 0; overlap--) {
     tune_options to = tune_options_default();
     to.trials = no->n, to.tuner = "grid", to.repeats = no->repeats, to.min_repeat_ms = no->min_repeat_ms;
@@ -76,8 +57,7 @@ int study_noise(const char *name, const char *tmpl, const void *problem, const c
     for (int i = 0; i < k; i++) sum += g[i];
     double mean = sum / k;
     for (int i = 0; i < k; i++) sq += (g[i] - mean) * (g[i] - mean);
-    qsort(g, (size_t)k, sizeof *g, cmp_double);
-    double med = bench_median(g, k);
+    double med = bench_median(g, k); /* sorts g */
     int below = 0;
     for (int i = 0; i < k; i++) below += g[i] < 0.9 * med;
     printf("  %-6s overlap %d: %3d trials, median %7.2f GFLOP/s, min %7.2f, max %7.2f, cv %.3f, "
@@ -85,7 +65,7 @@ int study_noise(const char *name, const char *tmpl, const void *problem, const c
            name, overlap, k, med, g[0], g[k - 1], sqrt(sq / k) / mean, g[k / 10] / med, 100 * below / k);
   }
 done:
-  free(vals);
+  free(idx);
   free(g);
   tec_ctx_free(ctx);
   return rc;

@@ -406,16 +406,23 @@ static int load_reference(const net *n, const unique *u, const opts *o, const ch
   return rc;
 }
 
-/* The re-measurement's task: config i of a one-knob space is the base task's config idx[i]. */
-typedef struct pick_user {
-  const tune_task *base;
-  const int64_t *idx;
-} pick_user;
-
 static lower_func *pick_lower(const tune_task *t, tec_ctx *ctx, int64_t i, const char **config,
                               const char **trace) {
-  const pick_user *p = t->user;
+  const study_pick *p = t->user;
   return p->base->lower(p->base, ctx, p->idx[i], config, trace);
+}
+
+int study_pick_task(tec_ctx *ctx, const char *knob, const tune_task *base, const int64_t *idx, int n,
+                    study_pick *user, tune_task *out) {
+  tune_space *sp = tune_space_new(ctx);
+  int64_t *vals = sp ? tec_ctx_alloc(ctx, sizeof *vals * (size_t)n) : NULL;
+  if (!vals) return tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "out of memory");
+  for (int i = 0; i < n; i++) vals[i] = i;
+  if (tune_define_knob(sp, knob, n, vals, NULL) != 0) return -1;
+  *user = (study_pick){base, idx};
+  *out = *base;
+  out->space = sp, out->lower = pick_lower, out->user = user, out->default_index = 0;
+  return 0;
 }
 
 #define REMEASURE_ROUNDS 5
@@ -448,19 +455,14 @@ static int remeasure(const unique *u, const net_layer *L, const opts *o, const i
                      double *gflops) {
   tec_ctx *ctx = tec_ctx_new();
   tune_task base, pick;
-  tune_space *sp = ctx ? tune_space_new(ctx) : NULL;
-  int64_t vals[MAX_RUNS * REMEASURE_TOP];
-  for (int i = 0; i < n; i++) vals[i] = i;
-  if (!sp || tune_task_topi(ctx, topi_template_find(L->tmpl), &L->conv, u->shape, NULL, &base) ||
-      tune_define_knob(sp, "best_of", n, vals, NULL)) {
+  study_pick pu;
+  if (!ctx || tune_task_topi(ctx, topi_template_find(L->tmpl), &L->conv, u->shape, NULL, &base) ||
+      study_pick_task(ctx, "best_of", &base, idx, n, &pu, &pick)) {
     fprintf(stderr, "tune-study: %s: re-measuring: %s\n", L->name,
             ctx ? tec_ctx_error(ctx) : "out of memory");
     tec_ctx_free(ctx);
     return -1;
   }
-  pick_user pu = {&base, idx};
-  pick = base;
-  pick.space = sp, pick.lower = pick_lower, pick.user = &pu, pick.default_index = 0;
   double g[MAX_RUNS * REMEASURE_TOP][REMEASURE_ROUNDS];
   int ng[MAX_RUNS * REMEASURE_TOP] = {0}, rc = 0;
   for (int round = 0; round < REMEASURE_ROUNDS && rc == 0; round++) {

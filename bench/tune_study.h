@@ -4,6 +4,7 @@
 #define TEC_BENCH_TUNE_STUDY_H
 
 #include <stdio.h>
+#include "tec/tune.h"
 
 #define STUDY_COLUMNS                                                                          \
   "run,cpu,load_start,load_end,threads,seed,layer,same_as,template,workload,space,mflops,"    \
@@ -69,6 +70,16 @@ typedef struct study_filter {
 /* The markdown report (the table, the per-tuner summary, the machines) from the CSV at
  * csv_path, written to out. Returns the number of layers in the table. */
 int study_report(FILE *out, const study_row *rows, int n, const study_filter *f, const char *csv_path);
+
+/* A task whose config i (of a one-knob space named knob, n values, in ctx) lowers base's config
+ * idx[i] (idx and base outlive it; user holds them): the re-measurement's task (tune_study.c),
+ * and --noise's with every idx[i] the default (tune_noise.c). 0, or -1 with the error in ctx. */
+typedef struct study_pick {
+  const tune_task *base;
+  const int64_t *idx;
+} study_pick;
+int study_pick_task(tec_ctx *ctx, const char *knob, const tune_task *base, const int64_t *idx, int n,
+                    study_pick *user, tune_task *out);
 
 /* tune_noise.c: the default config of one layer measured n times in one tune run, with and
  * without compiling beside it (tune-study --noise N); a line of spread each. */
