@@ -321,11 +321,15 @@ static int load_reference(const net *n, const unique *u, const opts *o, const ch
   int want = study_trials(o->trials, space);
   void *cfg = tec_ctx_alloc(ctx, sp.config_size);
   const char *bad = !cfg ? "out of memory" : NULL;
+  int ntr = 0; /* the trials; the confirmation's records follow them */
+  while (ntr < nrec && !rec[ntr].confirmed) ntr++;
   for (int i = 0; i < nrec && !bad; i++) {
     const tune_record *r = &rec[i];
     const char *have;
     int in;
-    if (strcmp(r->workload, task.workload))
+    if (i >= ntr && !r->confirmed)
+      bad = tec_ctx_printf(ctx, "record %d: a trial after the confirmation's records", i + 1);
+    else if (strcmp(r->workload, task.workload))
       bad = tec_ctx_printf(ctx, "record %d: workload '%s', not this layer's '%s'", i + 1, r->workload, task.workload);
     else if (strcmp(r->target, task.target))
       bad = tec_ctx_printf(ctx, "record %d: target '%s', not this machine's '%s'", i + 1, r->target, task.target);
@@ -341,25 +345,31 @@ static int load_reference(const net *n, const unique *u, const opts *o, const ch
       bad = tec_ctx_printf(ctx, "record 1: config index %lld, not the default config's %lld", (long long)r->index,
                            (long long)def);
   }
-  if (!bad && nrec != want)
-    bad = tec_ctx_printf(ctx, "%d records, not the %d of a reference search of --trials %d (space %lld)", nrec,
+  if (!bad && ntr != want)
+    bad = tec_ctx_printf(ctx, "%d trial records, not the %d of a reference search of --trials %d (space %lld)", ntr,
                          want, o->trials, space);
   if (!bad && !(res->trials = calloc((size_t)nrec, sizeof *res->trials))) bad = "out of memory";
+  if (!bad && nrec > ntr && !(res->confirmed = calloc((size_t)(nrec - ntr), sizeof *res->confirmed)))
+    bad = "out of memory";
   if (bad) {
+    free(res->trials), free(res->confirmed);
+    res->trials = res->confirmed = NULL;
     fprintf(stderr, "tune-study: %s: --reference: %s: %s\n", L->name, src, bad);
     tec_ctx_free(ctx);
     return -1;
   }
-  res->ntrials = nrec, res->best = -1;
+  res->ntrials = ntr, res->nconfirmed = nrec - ntr, res->best = res->best_confirmed = -1;
   for (int i = 0; i < nrec; i++) {
     const tune_record *r = &rec[i];
-    tune_trial *t = &res->trials[i];
-    t->index = r->index, t->status = (tune_status)status_of(r->status);
+    int c = i >= ntr, k = c ? i - ntr : i;
+    tune_trial *t = c ? &res->confirmed[k] : &res->trials[k];
+    t->index = r->index, t->status = (tune_status)status_of(r->status), t->confirmed = c;
     t->config = strdup(r->config), t->error = strdup(r->error ? r->error : "");
     t->ncosts = r->ncosts, t->median = r->median, t->gflops = r->gflops;
     memcpy(t->costs, r->costs, sizeof t->costs);
-    if (t->status == TUNE_OK && t->median > 0 && (res->best < 0 || t->median < res->trials[res->best].median))
-      res->best = i; /* as tune picks it */
+    int *best = c ? &res->best_confirmed : &res->best;
+    const tune_trial *bt = *best < 0 ? NULL : c ? &res->confirmed[*best] : &res->trials[*best];
+    if (t->status == TUNE_OK && t->median > 0 && (!bt || t->median < bt->median)) *best = k; /* as tune picks them */
   }
   fill_row(row, L, u, &task, "reference", res, 0);
   /* its row in DIR0's CSV (the newest reference row of the layer with these results): its
@@ -425,63 +435,56 @@ int study_pick_task(tec_ctx *ctx, const char *knob, const tune_task *base, const
   return 0;
 }
 
-#define REMEASURE_ROUNDS 5
+#define REMEASURE_ROUNDS 16
 #define REMEASURE_TOP 3
 
-/* The config indices of r's k fastest correct trials, distinct, fastest first, into out; the
- * count (fewer when fewer configs ran correctly). */
+/* The config indices of r's k fastest correct configs, distinct, fastest first, into out; the
+ * count (fewer when fewer configs ran correctly): from its confirmation stage (the configs
+ * measured side by side after the trials, by their medians there) when it has one, else from
+ * its trials (a reference loaded from a study before the confirmation stage). */
 static int fastest_configs(const tune_result *r, int k, int64_t *out) {
-  int n = 0;
+  const tune_trial *from = r->nconfirmed ? r->confirmed : r->trials;
+  int nfrom = r->nconfirmed ? r->nconfirmed : r->ntrials, n = 0;
   while (n < k) {
     int pick = -1;
-    for (int t = 0; t < r->ntrials; t++) {
-      const tune_trial *tr = &r->trials[t];
+    for (int t = 0; t < nfrom; t++) {
+      const tune_trial *tr = &from[t];
       int taken = 0;
       for (int j = 0; j < n; j++) taken |= out[j] == tr->index;
-      if (tr->status == TUNE_OK && !taken && (pick < 0 || tr->gflops > r->trials[pick].gflops))
-        pick = t;
+      if (tr->status == TUNE_OK && !taken && (pick < 0 || tr->gflops > from[pick].gflops)) pick = t;
     }
     if (pick < 0) break;
-    out[n++] = r->trials[pick].index;
+    out[n++] = from[pick].index;
   }
   return n;
 }
 
-/* The configs idx[0..n) (distinct, n <= MAX_RUNS * REMEASURE_TOP) measured again side by side:
- * REMEASURE_ROUNDS rounds, each a grid run over all of them in turn (tune's own measurement:
- * built, prepared once, warm-up, the timed runs' median, output checked); gflops[i]: the
- * median of config i's rounds (0 if it failed in every round). */
+/* The configs idx[0..n) (distinct, n <= MAX_RUNS * REMEASURE_TOP <= 16) measured again side
+ * by side (tune_compare: each built once, prepared, checked, then REMEASURE_ROUNDS rounds
+ * timing every one in turn, a config's median over the rounds); gflops[i]: config i's (0 if
+ * it failed). */
 static int remeasure(const unique *u, const net_layer *L, const opts *o, const int64_t *idx, int n,
                      double *gflops) {
   tec_ctx *ctx = tec_ctx_new();
-  tune_task base, pick;
-  study_pick pu;
-  if (!ctx || tune_task_topi(ctx, topi_template_find(L->tmpl), &L->conv, u->shape, NULL, &base) ||
-      study_pick_task(ctx, "best_of", &base, idx, n, &pu, &pick)) {
-    fprintf(stderr, "tune-study: %s: re-measuring: %s\n", L->name,
-            ctx ? tec_ctx_error(ctx) : "out of memory");
+  tune_task base;
+  tune_trial out[MAX_RUNS * REMEASURE_TOP];
+  tune_options to = tune_options_default();
+  to.min_repeat_ms = o->min_repeat_ms, to.timeout = o->timeout;
+  int rc = !ctx || tune_task_topi(ctx, topi_template_find(L->tmpl), &L->conv, u->shape, NULL, &base) ||
+           tune_compare(ctx, &base, &to, idx, n, REMEASURE_ROUNDS, out);
+  if (rc) {
+    fprintf(stderr, "tune-study: %s: re-measuring: %s\n", L->name, ctx ? tec_ctx_error(ctx) : "out of memory");
     tec_ctx_free(ctx);
     return -1;
   }
-  double g[MAX_RUNS * REMEASURE_TOP][REMEASURE_ROUNDS];
-  int ng[MAX_RUNS * REMEASURE_TOP] = {0}, rc = 0;
-  for (int round = 0; round < REMEASURE_ROUNDS && rc == 0; round++) {
-    tune_options to = tune_options_default();
-    to.trials = n, to.tuner = "grid", to.seed = o->seed, to.repeats = o->repeats;
-    to.min_repeat_ms = o->min_repeat_ms;
-    to.timeout = o->timeout;
-    tune_result res;
-    memset(&res, 0, sizeof res);
-    rc = tune_run(ctx, &pick, &to, &res);
-    for (int t = 0; rc == 0 && t < res.ntrials; t++)
-      if (res.trials[t].status == TUNE_OK && res.trials[t].index >= 0 && res.trials[t].index < n)
-        g[res.trials[t].index][ng[res.trials[t].index]++] = res.trials[t].gflops;
-    tune_result_free(&res);
+  for (int i = 0; i < n; i++) {
+    gflops[i] = out[i].status == TUNE_OK ? out[i].gflops : 0;
+    if (out[i].status != TUNE_OK)
+      fprintf(stderr, "tune-study: %s: re-measuring config %s: %s\n", L->name, out[i].config, out[i].error);
+    tune_trial_free(&out[i]);
   }
-  if (rc != 0) fprintf(stderr, "tune-study: %s: re-measuring: %s\n", L->name, tec_ctx_error(ctx));
-  for (int i = 0; i < n; i++) gflops[i] = ng[i] ? bench_median(g[i], ng[i]) : 0;
   tec_ctx_free(ctx);
-  return rc;
+  return 0;
 }
 
 /* The layers already in the CSV with these settings (every requested tuner there). */
@@ -690,8 +693,8 @@ int main(int argc, char **argv) {
         status = 1;
       nr++;
     }
-    /* every run's REMEASURE_TOP fastest configs again, side by side (distinct configs); a
-     * run's speed: the fastest of its own re-measured */
+    /* every run's REMEASURE_TOP fastest confirmed configs again, side by side (distinct
+     * configs); a run's speed: the fastest of its own re-measured */
     int64_t bidx[MAX_RUNS * REMEASURE_TOP];
     int nb = 0, which[MAX_RUNS][REMEASURE_TOP], nw[MAX_RUNS] = {0};
     for (int r = 0; r < nr && !status; r++) {
@@ -706,7 +709,7 @@ int main(int argc, char **argv) {
     }
     double bg[MAX_RUNS * REMEASURE_TOP] = {0};
     if (!status && nb > 0) {
-      printf("  re-measuring %d distinct configs (each run's %d fastest), %d rounds side by side\n",
+      printf("  re-measuring %d distinct configs (each run's %d fastest after its confirmation), %d rounds side by side\n",
              nb, REMEASURE_TOP, REMEASURE_ROUNDS);
       fflush(stdout);
       if (remeasure(&u[k], L, &o, bidx, nb, bg) != 0) status = 1;

@@ -184,8 +184,11 @@ START_TEST(bad_usage) {
       {"tune " CONV " --records r.jsonl --remote box --target rasp4b", "tec tune: --remote for target 'llvm -mtriple=aarch64-unknown-linux-gnu -mcpu=cortex-a72 -mattr=+neon' needs --remote-runtime FILE"},
       {"tune " CONV " --records r.jsonl --min-repeat-ms -1", "tec tune: --min-repeat-ms needs milliseconds from 0 to 10000, not -1"},
       {"tune " CONV " --records r.jsonl --min-repeat-ms 2000", "tec tune: --min-repeat-ms 2000 is longer than the time-out (--timeout, 1000 ms)"},
-      {"bench " CONV " --min-repeat-ms 2", "tec bench: --trials, --tuner, --records, --transfer, --seed, --csv, --svg, --timeout, --build-timeout, --min-repeat-ms, --remote* and --ssh-option are options of tec tune"},
-      {"bench " CONV " --trials 3", "tec bench: --trials, --tuner, --records, --transfer, --seed, --csv, --svg, --timeout, --build-timeout, --min-repeat-ms, --remote* and --ssh-option are options of tec tune"},
+      {"bench " CONV " --min-repeat-ms 2", "tec bench: --trials, --tuner, --records, --transfer, --seed, --csv, --svg, --timeout, --build-timeout, --min-repeat-ms, --confirm, --remote* and --ssh-option are options of tec tune"},
+      {"bench " CONV " --trials 3", "tec bench: --trials, --tuner, --records, --transfer, --seed, --csv, --svg, --timeout, --build-timeout, --min-repeat-ms, --confirm, --remote* and --ssh-option are options of tec tune"},
+      {"bench " CONV " --confirm 2", "tec bench: --trials, --tuner, --records, --transfer, --seed"},
+      {"tune " CONV " --records r.jsonl --confirm 17", "tec tune: --confirm needs an integer from 0 to 16, not 17"},
+      {"tune " CONV " --records r.jsonl --confirm 2 --remote h --remote-runtime x.a", "tec tune: --confirm with --remote: the confirmation measures"},
       {"bench " CONV " --transfer t.jsonl", "tec bench: --trials, --tuner, --records, --transfer, --seed"},
       {"tune " CONV " --records r.jsonl --tuner random --transfer t.jsonl",
        "tec tune: --transfer is for --tuner xgb (the cost model learns from other workloads' records); tuner random does not learn"},
@@ -283,13 +286,14 @@ START_TEST(tune_dense) {
   snprintf(path, sizeof path, "%s/r.jsonl", dir);
   char *rec = tu_read_file(path, NULL);
   ck_assert_ptr_nonnull(rec);
-  ck_assert_int_eq(lines(rec), 3);
+  ck_assert_int_eq(lines(rec), 3 + 3); /* the trials, then the 3 configs confirmed side by side */
   tu_assert_contains(rec, "{\"workload\":\"dense k=8,m=16,n=32\",\"target\":\"llvm -mtriple=");
+  tu_assert_contains(rec, ",\"stage\":\"confirm\"");
   free(rec);
   snprintf(path, sizeof path, "%s/t.csv", dir);
   char *csv = tu_read_file(path, NULL);
   ck_assert_ptr_nonnull(csv);
-  ck_assert_int_eq(lines(csv), 4);
+  ck_assert_int_eq(lines(csv), 1 + 3 + 3);
   free(csv);
   snprintf(path, sizeof path, "%s/t.svg", dir);
   char *svg = tu_read_file(path, NULL);

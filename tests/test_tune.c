@@ -168,6 +168,7 @@ static tune_options small_options(const char *records, int *ref_calls) {
   tune_options o = tune_options_default();
   o.trials = 7, o.batch = 3, o.repeats = 1, o.warmup = 0, o.seed = 5, o.timeout = 1.0, o.records = records;
   o.reference = naive_ref, o.reference_user = ref_calls;
+  o.confirm = 0; /* the trials alone (confirm_stage checks the confirmation) */
   return o;
 }
 
@@ -355,6 +356,154 @@ START_TEST(tune_dense_records) {
 }
 END_TEST
 
+static int count_of(const char *s, const char *needle) {
+  int n = 0;
+  for (const char *p = strstr(s, needle); p; p = strstr(p + 1, needle)) n++;
+  return n;
+}
+
+static double median_of(const double *c, int n) {
+  double v[16];
+  memcpy(v, c, sizeof *v * (size_t)n);
+  for (int i = 0; i < n; i++) /* insertion sort: independent of the library's qsort */
+    for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+      double t = v[j];
+      v[j] = v[j - 1], v[j - 1] = t;
+    }
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* The confirmation stage: the fastest distinct trials measured again side by side, one cost a
+ * round, recorded with "stage":"confirm" and preferred by apply-best; tune_compare's refusals,
+ * and a config made wrong or slow there. */
+START_TEST(confirm_stage) {
+  tec_ctx *ctx = tec_ctx_new();
+  tune_task task;
+  make_task(ctx, &task);
+  topi_space tsp;
+  ck_assert_int_eq(topi_dense_space(ctx, &dense_prob, NULL, &tsp), 0);
+  char rec[128], csv[128];
+  snprintf(rec, sizeof rec, "%s/c.jsonl", dir);
+  snprintf(csv, sizeof csv, "%s/c.csv", dir);
+  int refs = 0;
+  tune_options o = small_options(rec, &refs);
+  o.confirm = 3, o.confirm_rounds = 5, o.csv = csv;
+  tune_result r;
+  ck_assert_msg(tune_run(ctx, &task, &o, &r) == 0, "%s", tec_ctx_error(ctx));
+  ck_assert_int_eq(r.ntrials, 7);
+  ck_assert_int_eq(r.nconfirmed, 3);
+  /* the 3 fastest trials (all configs distinct here), fastest first */
+  int order[7];
+  for (int i = 0; i < 7; i++) order[i] = i;
+  for (int i = 0; i < 7; i++)
+    for (int j = i; j > 0 && r.trials[order[j]].median < r.trials[order[j - 1]].median; j--) {
+      int t = order[j];
+      order[j] = order[j - 1], order[j - 1] = t;
+    }
+  int best = -1;
+  for (int i = 0; i < 3; i++) {
+    const tune_trial *c = &r.confirmed[i];
+    ck_assert_msg(c->status == TUNE_OK, "confirmation %d: %s", i, c->error);
+    ck_assert_int_eq(c->index, r.trials[order[i]].index);
+    ck_assert_str_eq(c->config, r.trials[order[i]].config);
+    ck_assert_int_eq(c->confirmed, 1);
+    ck_assert_int_eq(c->ncosts, 5);
+    ck_assert_double_eq(c->median, median_of(c->costs, 5));
+    ck_assert_double_eq_tol(c->gflops, 2.0 * M * M * M / c->median * 1e-9, 1e-6 * c->gflops);
+    if (best < 0 || c->median < r.confirmed[best].median) best = i;
+  }
+  ck_assert_int_eq(r.best_confirmed, best);
+  ck_assert_int_eq(refs, 1); /* the stage checks against the same reference output */
+  /* recorded: 7 trials, then the 3 confirmations */
+  tune_record *recs;
+  int n;
+  ck_assert_int_eq(tune_records_load(ctx, rec, NULL, &recs, &n), 0);
+  ck_assert_int_eq(n, 10);
+  for (int i = 0; i < 10; i++) ck_assert_int_eq(recs[i].confirmed, i >= 7);
+  ck_assert_int_eq(recs[7 + best].index, r.confirmed[best].index);
+  ck_assert_int_eq(recs[7].ncosts, 5);
+  char *text = tu_read_file(rec, NULL);
+  ck_assert_int_eq(count_of(text, ",\"stage\":\"confirm\""), 3);
+  free(text);
+  text = tu_read_file(csv, NULL);
+  ck_assert_int_eq(count_of(text, "\nconfirm,"), 3);
+  free(text);
+  /* apply-best: the confirmed best, even beside a faster trial record of another config */
+  void *cfg = tec_ctx_alloc(ctx, tsp.config_size);
+  const char *warning;
+  int other = r.confirmed[best].index == r.trials[0].index ? 1 : 0;
+  FILE *f = fopen(rec, "a");
+  fprintf(f, "{\"workload\":\"dense k=64,m=64,n=64\",\"target\":\"%s\",\"template\":\"dense\",\"config\":\"%s\","
+             "\"status\":\"ok\",\"gflops\":99999}\n", task.target, r.trials[other].config);
+  fclose(f);
+  ck_assert_int_eq(tune_apply_best(ctx, rec, "dense", "k=64,m=64,n=64", NULL, &tsp, cfg, &warning, 0), 1);
+  ck_assert_str_eq(topi_config_str(ctx, &tsp, cfg), r.confirmed[best].config);
+  /* without confirmations that trial record wins */
+  char rec1[128];
+  snprintf(rec1, sizeof rec1, "%s/c1.jsonl", dir);
+  f = fopen(rec1, "w");
+  fprintf(f, "{\"workload\":\"dense k=64,m=64,n=64\",\"target\":\"%s\",\"template\":\"dense\",\"config\":\"%s\","
+             "\"status\":\"ok\",\"gflops\":99999}\n", task.target, r.trials[other].config);
+  fprintf(f, "{\"workload\":\"dense k=64,m=64,n=64\",\"target\":\"%s\",\"template\":\"dense\",\"config\":\"%s\","
+             "\"status\":\"ok\",\"gflops\":5,\"stage\":\"trial\"}\n", task.target, r.confirmed[best].config);
+  fclose(f);
+  ck_assert_int_eq(tune_apply_best(ctx, rec1, "dense", "k=64,m=64,n=64", NULL, &tsp, cfg, &warning, 0), 1);
+  ck_assert_str_eq(topi_config_str(ctx, &tsp, cfg), r.trials[other].config);
+
+  /* tune_compare: one config made wrong, one slowed past the time-out, one fine */
+  hook_ctl h = {.wrong = r.trials[1].index, .slow = r.trials[2].index};
+  tune_options co = small_options(NULL, &refs);
+  co.hook = hook, co.hook_user = &h;
+  int64_t idx[3] = {r.trials[0].index, r.trials[1].index, r.trials[2].index};
+  tune_trial out[3];
+  ck_assert_msg(tune_compare(ctx, &task, &co, idx, 3, 4, out) == 0, "%s", tec_ctx_error(ctx));
+  ck_assert_msg(out[0].status == TUNE_OK, "%s", out[0].error);
+  ck_assert_int_eq(out[0].ncosts, 4);
+  ck_assert_int_eq(out[1].status, TUNE_WRONG);
+  tu_assert_contains(out[1].error, "wrong output: element 2048 is ");
+  ck_assert_int_eq(out[1].ncosts, 0);
+  ck_assert_int_eq(out[2].status, TUNE_TIMEOUT);
+  tu_assert_contains(out[2].error, "over the time-out of 1 s");
+  for (int i = 0; i < 3; i++) {
+    ck_assert_int_eq(out[i].confirmed, 1);
+    tune_trial_free(&out[i]);
+  }
+  /* refusals */
+  ck_assert_int_eq(tune_compare(ctx, &task, &co, idx, 0, 4, out), -1);
+  ck_assert_str_eq(tec_ctx_error(ctx), "tune_compare: 0 configs; 1 to 16 are measured side by side");
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(tune_compare(ctx, &task, &co, idx, 3, 17, out), -1);
+  ck_assert_str_eq(tec_ctx_error(ctx), "tune_compare: 17 rounds; 1 to 16 are legal");
+  tec_ctx_clear_error(ctx);
+  int64_t bad[1] = {tune_space_range(task.space)};
+  ck_assert_int_eq(tune_compare(ctx, &task, &co, bad, 1, 4, out), -1);
+  ck_assert_str_eq(tec_ctx_error(ctx), tec_ctx_printf(ctx, "tune_compare: config index %lld is not in dense k=64,m=64,n=64's space (0 to %lld)",
+                                                      (long long)bad[0], (long long)bad[0] - 1));
+  tec_ctx_clear_error(ctx);
+  tune_remote rem = {0};
+  co.remote = &rem;
+  ck_assert_int_eq(tune_compare(ctx, &task, &co, idx, 3, 4, out), -1);
+  tu_assert_contains(tec_ctx_error(ctx), "tune_compare: measures here");
+  tec_ctx_clear_error(ctx);
+  tune_options bo = small_options(NULL, &refs);
+  bo.confirm = 17;
+  tune_result rb;
+  ck_assert_int_eq(tune_run(ctx, &task, &bo, &rb), -1);
+  ck_assert_str_eq(tec_ctx_error(ctx), "tune: confirm is 17; it must be 0 (no confirmation stage) to 16 configs, or -1 (4; none with remote)");
+  tec_ctx_clear_error(ctx);
+  bo.confirm = 2, bo.confirm_rounds = 0;
+  ck_assert_int_eq(tune_run(ctx, &task, &bo, &rb), -1);
+  ck_assert_str_eq(tec_ctx_error(ctx), "tune: confirm_rounds is 0; it must be 1 to 16");
+  tec_ctx_clear_error(ctx);
+  bo.confirm_rounds = 3, bo.remote = &rem;
+  ck_assert_int_eq(tune_run(ctx, &task, &bo, &rb), -1);
+  tu_assert_contains(tec_ctx_error(ctx), "tune: confirm is 2 with remote measurement;");
+  tec_ctx_clear_error(ctx);
+  tune_result_free(&r);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 /* grid: indices in order after the default; the space exhausted ends the run early */
 START_TEST(grid_and_bad_options) {
   tec_ctx *ctx = tec_ctx_new();
@@ -410,7 +559,7 @@ START_TEST(min_repeat_ms) {
   tune_options o = tune_options_default();
   int64_t calls = 0;
   o.tuner = "grid", o.trials = 1, o.warmup = 1, o.repeats = 3, o.fork = 0, o.overlap = 0;
-  o.hook = count_calls, o.hook_user = &calls;
+  o.hook = count_calls, o.hook_user = &calls, o.confirm = 0;
   tune_result r;
   ck_assert_msg(tune_run(ctx, &task, &o, &r) == 0, "%s", tec_ctx_error(ctx));
   ck_assert_int_eq(r.trials[0].status, TUNE_OK);
@@ -697,13 +846,15 @@ START_TEST(build_timeout) {
     }
     ck_assert_int_ne(r.best, 1);
     ck_assert_double_lt(took, 30.0); /* the heavy build did not run to its end */
-    ck_assert_int_eq(calls, 0);      /* every build ran in a child */
+    ck_assert_int_eq(r.nconfirmed, 3); /* the three that built, again side by side */
+    for (int i = 0; i < 3; i++) ck_assert_int_ne(r.confirmed[i].index, 1);
+    ck_assert_int_eq(calls, 0);      /* every build ran in a child, the confirmation's too */
     tune_result_free(&r);
     /* the record says so */
     tune_record *recs;
     int nrec;
     ck_assert_int_eq(tune_records_load(ctx, records, stderr, &recs, &nrec), 0);
-    ck_assert_int_eq(nrec, 4);
+    ck_assert_int_eq(nrec, 4 + 3);
     ck_assert_str_eq(recs[1].status, "build");
     ck_assert_str_eq(recs[1].error, "build took longer than 3 s (killed)");
     ck_assert_str_eq(recs[3].status, "ok");
@@ -722,7 +873,8 @@ START_TEST(build_timeout) {
   ck_assert_msg(tune_run(ctx, &task, &o, &r) == 0, "%s", tec_ctx_error(ctx));
   ck_assert_int_eq(r.ntrials, 2);
   for (int i = 0; i < 2; i++) ck_assert_msg(r.trials[i].status == TUNE_OK, "%s", r.trials[i].error);
-  ck_assert_int_eq(calls, 2);
+  ck_assert_int_eq(r.nconfirmed, 2);
+  ck_assert_int_eq(calls, 2 + 2); /* the trials' builds and the confirmation's: the task's function */
   tune_result_free(&r);
   /* a build function that fails without a message: each trial a build error that says so */
   task.build = mute_build;
@@ -855,6 +1007,7 @@ int main(void) {
   tcase_add_test(tc, reorder_annotate_knob);
   tcase_add_test(tc, bad_knobs);
   tcase_add_test(tc, tune_dense_records);
+  tcase_add_test(tc, confirm_stage);
   tcase_add_test(tc, grid_and_bad_options);
   tcase_add_test(tc, min_repeat_ms);
   tcase_add_test(tc, own_schedule);

@@ -58,13 +58,15 @@ START_TEST(records_carry_features) {
   tune_record *recs;
   int n;
   ck_assert_int_eq(tune_records_load(ctx, rec, stderr, &recs, &n), 0);
-  ck_assert_int_eq(n, 6);
+  ck_assert_int_eq(r.nconfirmed, 4);
+  ck_assert_int_eq(n, 6 + 4); /* the trials, then the confirmation's: the features of the same configs */
   for (int i = 0; i < n; i++) {
     ck_assert_int_eq(recs[i].features_version, TUNE_FEATURES_VERSION);
     ck_assert_int_eq(recs[i].nfeatures, TUNE_NFEATURES);
-    ck_assert_ptr_nonnull(r.trials[i].features);
+    const tune_trial *t = i < 6 ? &r.trials[i] : &r.confirmed[i - 6];
+    ck_assert_ptr_nonnull(t->features);
     for (int f = 0; f < TUNE_NFEATURES; f++) {
-      double a = recs[i].features[f], b = r.trials[i].features[f];
+      double a = recs[i].features[f], b = t->features[f];
       ck_assert_msg(a - b <= 1e-4 * (1 + (b < 0 ? -b : b)) && b - a <= 1e-4 * (1 + (b < 0 ? -b : b)),
                     "record %d feature %d (%s): %g read back, %g measured", i, f, tune_feature_name(f), a, b);
     }

@@ -83,7 +83,7 @@ static const char *verb_help(const char *verb) {
     return "usage: tec tune OP --shape KEY=V,... --records FILE [--trials N]\n"
            "                [--tuner grid|random|anneal|xgb]\n"
            "                [--seed S] [--csv FILE] [--svg FILE] [--repeat N] [--timeout SEC]\n"
-           "                [--build-timeout SEC] [--min-repeat-ms MS] [--transfer FILE]\n"
+           "                [--build-timeout SEC] [--min-repeat-ms MS] [--transfer FILE] [--confirm N]\n"
            "  Measures N configs (default 64) of OP's knob space on the host, the default first:\n"
            "  each built, prepared once, run --repeat times (default 5, at most 16) after a warm-up,\n"
            "  its output checked against the default's; a run over --timeout seconds (default 1)\n"
@@ -92,9 +92,12 @@ static const char *verb_help(const char *verb) {
            "  (the cost is the mean; default 0: one call), steadier for layers of a few microseconds.\n"
            "  Every trial is appended to FILE as one JSON line (tec print/bench\n"
            "  --config takes the best config it prints); --csv writes the trials, --svg a plot of\n"
-           "  the best GFLOP/s so far. The same --seed gives the same trial order (grid, random;\n"
-           "  anneal, annealing on the measured speeds, and xgb, the cost model, also follow\n"
-           "  the measurements).\n"
+           "  the best GFLOP/s so far. Then the N fastest configs (--confirm N, default 4, 0: none;\n"
+           "  not with --remote) are measured again side by side, 10 rounds timing each in turn:\n"
+           "  the fastest by its median over the rounds is the best printed, recorded with\n"
+           "  \"stage\":\"confirm\" (apply-best prefers those records). The same --seed gives the\n"
+           "  same trial order (grid, random; anneal, annealing on the measured speeds, and xgb,\n"
+           "  the cost model, also follow the measurements).\n"
            "  --transfer FILE  (xgb) the cost model first learns from FILE's records of other\n"
            "     workloads of OP on this target (their features), so the first batch is its own,\n"
            "     not random; it may be the --records file of a network tuned layer by layer\n"
@@ -149,12 +152,12 @@ static int parse_opts(int argc, char **argv, drv_opts *o) {
       continue;
     }
     else if (!strcmp(a, "--trials") || !strcmp(a, "--seed") || !strcmp(a, "--timeout") ||
-             !strcmp(a, "--build-timeout")) {
+             !strcmp(a, "--build-timeout") || !strcmp(a, "--confirm")) {
       char *end = NULL;
       double v = i + 1 < argc ? strtod(argv[i + 1], &end) : 0;
       int is_int = strcmp(a, "--timeout") != 0 && strcmp(a, "--build-timeout") != 0;
-      double lo = !strcmp(a, "--seed") ? 0 : !strcmp(a, "--trials") ? 1 : 1e-6;
-      double hi = !strcmp(a, "--seed") ? 4294967295.0 : !strcmp(a, "--trials") ? 1000000 : 3600;
+      double lo = !strcmp(a, "--seed") || !strcmp(a, "--confirm") ? 0 : !strcmp(a, "--trials") ? 1 : 1e-6;
+      double hi = !strcmp(a, "--seed") ? 4294967295.0 : !strcmp(a, "--trials") ? 1000000 : !strcmp(a, "--confirm") ? 16 : 3600;
       if (!end || *end || !(v >= lo && v <= hi) || (is_int && v != (double)(long long)v)) {
         char m[200];
         snprintf(m, sizeof m, is_int ? "%s needs an integer from %.0f to %.0f%s%s" : "%s needs seconds from %g to %g%s%s", a,
@@ -164,6 +167,7 @@ static int parse_opts(int argc, char **argv, drv_opts *o) {
       if (a[2] == 't' && a[3] == 'r') o->tune.trials = (int)v;
       else if (a[2] == 's') o->tune.seed = (unsigned)v, o->tune.seed_set = 1;
       else if (a[2] == 'b') o->tune.build_timeout = v;
+      else if (a[2] == 'c') o->tune.confirm = (int)v, o->tune.confirm_set = 1;
       else o->tune.timeout = v;
       i++;
       continue;
@@ -279,7 +283,7 @@ int drv_bench(tec_ctx *ctx, lower_func *f, const char *target, int repeat, doubl
 /* tec tune: the template's problem, then tools/driver_tune.c. */
 static int run_tune(drv_opts *o) {
   if (o->config || o->name || o->after || o->emit || o->out)
-    return fail(2, "tune", "takes OP, --shape, --records, --transfer, --trials, --tuner, --seed, --csv, --svg, --repeat, --timeout, --build-timeout, --min-repeat-ms, --target");
+    return fail(2, "tune", "takes OP, --shape, --records, --transfer, --trials, --tuner, --seed, --csv, --svg, --repeat, --timeout, --build-timeout, --min-repeat-ms, --confirm, --target");
   if (!o->tune.records) return fail(2, "tune", "needs --records FILE (the JSON lines every trial is appended to)");
   if (generator_find(o->op)) return fail(2, "tune", "tunes topi templates (their knob spaces); a generator has no space");
   tec_ctx *ctx = tec_ctx_new();
@@ -305,9 +309,9 @@ static int run_verb(drv_opts *o) {
   }
   if (strcmp(v, "tune") && (o->tune.tuner || o->tune.records || o->tune.transfer || o->tune.csv || o->tune.svg || o->tune.trials ||
                             o->tune.seed_set || o->tune.timeout > 0 || o->tune.build_timeout > 0 || o->tune.min_repeat_ms >= 0 ||
-                            o->tune.remote || o->tune.remote_prefix ||
+                            o->tune.confirm_set || o->tune.remote || o->tune.remote_prefix ||
                             o->tune.remote_cc || o->tune.remote_runtime || o->tune.nssh))
-    return fail(2, v, "--trials, --tuner, --records, --transfer, --seed, --csv, --svg, --timeout, --build-timeout, --min-repeat-ms, --remote* and --ssh-option are "
+    return fail(2, v, "--trials, --tuner, --records, --transfer, --seed, --csv, --svg, --timeout, --build-timeout, --min-repeat-ms, --confirm, --remote* and --ssh-option are "
                       "options of tec tune");
   if (!strcmp(v, "tune")) return run_tune(o);
   if (!strcmp(v, "compile") && (!o->out || !o->target))
@@ -360,7 +364,7 @@ int tec_driver_main(int argc, char **argv) {
   if (!strcmp(o.verb, "targets") || !strcmp(o.verb, "list")) {
     if (o.op || o.shape || o.config || o.target || o.name || o.out || o.emit || o.after || o.repeat ||
         o.tune.tuner || o.tune.records || o.tune.transfer || o.tune.csv || o.tune.svg || o.tune.trials || o.tune.seed_set || o.tune.timeout > 0 || o.tune.build_timeout > 0 ||
-        o.tune.min_repeat_ms >= 0 || o.tune.remote || o.tune.remote_prefix || o.tune.remote_cc || o.tune.remote_runtime || o.tune.nssh)
+        o.tune.min_repeat_ms >= 0 || o.tune.confirm_set || o.tune.remote || o.tune.remote_prefix || o.tune.remote_cc || o.tune.remote_runtime || o.tune.nssh)
       return fail(2, o.verb, "takes no operator or options");
     return !strcmp(o.verb, "targets") ? drv_targets() : drv_list();
   }

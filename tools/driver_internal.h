@@ -32,6 +32,7 @@ typedef struct drv_tune_args {
   const char *tuner, *records, *csv, *svg, *transfer;
   int trials, seed_set;
   unsigned seed;
+  int confirm, confirm_set; /* --confirm N: the confirmation stage's configs (0: none) */
   double timeout, build_timeout, min_repeat_ms; /* min_repeat_ms < 0: not given */
   /* measured over SSH (tools/driver_tune.c): --remote HOSTS, --remote-run-prefix,
    * --remote-cc, --remote-runtime, --ssh-option (repeatable) */

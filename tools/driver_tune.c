@@ -81,6 +81,12 @@ int drv_tune(tec_ctx *ctx, const topi_template *t, const void *problem, const ch
     return err(2, m);
   }
   if (repeat) o.repeats = repeat;
+  if (a->confirm_set) {
+    if (a->remote && a->confirm > 0)
+      return err(2, "--confirm with --remote: the confirmation measures its configs side by side on this machine; "
+                    "the hosts measure one at a time (--confirm 0, or leave it out)");
+    o.confirm = a->confirm;
+  }
   o.records = a->records, o.csv = a->csv, o.svg = a->svg, o.progress = 1, o.transfer = a->transfer;
   tune_task task;
   if (tune_task_topi(ctx, t, problem, shape, target, &task) != 0) return err(2, tec_ctx_error(ctx));
@@ -135,8 +141,17 @@ int drv_tune(tec_ctx *ctx, const topi_template *t, const void *problem, const ch
     status = err(1, "no candidate ran correctly (the records say why)");
   } else {
     const tune_trial *b = &r.trials[r.best], *d = &r.trials[0];
-    printf("best: %s\n  median %.4f ms, %.2f GFLOP/s (trial %d; the default: %.4f ms)\n", b->config, 1e3 * b->median,
-           b->gflops, r.best + 1, d->status == TUNE_OK ? 1e3 * d->median : 0.0);
+    if (r.best_confirmed >= 0) { /* measured side by side: the best to believe */
+      const tune_trial *c = &r.confirmed[r.best_confirmed];
+      printf("fastest trial: %s, %.2f GFLOP/s (trial %d)\n", b->config, b->gflops, r.best + 1);
+      printf("best: %s\n  median %.4f ms, %.2f GFLOP/s (the %d fastest measured again side by side, %d rounds; "
+             "the default's trial: %.4f ms)\n", c->config, 1e3 * c->median, c->gflops, r.nconfirmed, o.confirm_rounds,
+             d->status == TUNE_OK ? 1e3 * d->median : 0.0);
+      b = c;
+    } else {
+      printf("best: %s\n  median %.4f ms, %.2f GFLOP/s (trial %d; the default: %.4f ms)\n", b->config, 1e3 * b->median,
+             b->gflops, r.best + 1, d->status == TUNE_OK ? 1e3 * d->median : 0.0);
+    }
     char cfg[1024];
     snprintf(cfg, sizeof cfg, "%s", b->config);
     for (char *c = cfg; *c; c++)

@@ -115,6 +115,17 @@ void tune_bench_measure(tune_bench *b, tec_module *m, const lower_func *f, tune_
 int64_t tune_bench_nout(const tune_bench *b);
 /* The options the bench was made with (warm-up, repeats, time-out, rtol, hook). */
 const tune_options *tune_bench_options(const tune_bench *b);
+/* For measurements side by side (confirm.c): prepare m and run it once, its output checked
+ * against the reference, then the warm-up runs; TUNE_OK or the failure with err. And calls
+ * runs back to back, *seconds per call: TUNE_OK, or a run that failed or took longer than the
+ * time-out (a hang is not interrupted here: confirm.c runs them in a child it can kill). */
+tune_status tune_bench_ready(tune_bench *b, tec_module *m, const lower_func *f, int64_t index, char *err,
+                             size_t errsize);
+tune_status tune_bench_time(tune_bench *b, tec_module *m, const lower_func *f, int64_t index, int64_t calls,
+                            double *seconds, char *err, size_t errsize);
+/* confirm.c: configs idx[0..n) measured side by side on bench b (tune_compare's body). */
+int tune_compare_bench(tec_ctx *ctx, const tune_task *task, const tune_options *o, tune_bench *b,
+                       const int64_t *idx, int n, int rounds, tune_trial *out);
 /* The two sides of a forked measurement (the protocol on one pipe): in the child, measures m
  * and writes the progress bytes and the result to fd, then _exit()s; in the parent, reads them
  * from fd (closed here) with the time-outs, kills a child past them, reaps pid, fills t. */

@@ -214,6 +214,36 @@ static void measure_here(tune_bench *b, tec_module *m, const lower_func *f, int6
   r->status = TUNE_OK;
 }
 
+tune_status tune_bench_ready(tune_bench *b, tec_module *m, const lower_func *f, int64_t index, char *err,
+                             size_t errsize) {
+  for (int64_t e = 0; e < b->nout; e++) b->out[e] = NAN;
+  if (tec_module_bind_constants(m, f->user_name, b->nargs, b->args) != 0) {
+    snprintf(err, errsize, "prepare failed: %s", tec_rt_last_error());
+    return TUNE_RUN_ERROR;
+  }
+  double s;
+  tune_status st = tune_bench_time(b, m, f, index, 1, &s, err, errsize);
+  if (st == TUNE_OK) st = compare(b, b->out, err, errsize);
+  for (int i = 0; i < b->o.warmup && st == TUNE_OK; i++) st = tune_bench_time(b, m, f, index, 1, &s, err, errsize);
+  return st;
+}
+
+tune_status tune_bench_time(tune_bench *b, tec_module *m, const lower_func *f, int64_t index, int64_t calls,
+                            double *seconds, char *err, size_t errsize) {
+  double t0 = tune_now();
+  int32_t rc = run_calls(b, m, f->user_name, index, calls);
+  *seconds = (tune_now() - t0) / (double)(calls > 0 ? calls : 1);
+  if (rc != 0) {
+    snprintf(err, errsize, "run failed: %s", tec_rt_last_error());
+    return TUNE_RUN_ERROR;
+  }
+  if (*seconds > b->o.timeout) {
+    snprintf(err, errsize, "a run took %.3g s, over the time-out of %g s", *seconds, b->o.timeout);
+    return TUNE_TIMEOUT;
+  }
+  return TUNE_OK;
+}
+
 void tune_bench_child_measure(tune_bench *b, tec_module *m, const lower_func *f, int64_t index, int fd) {
   meas res;
   measure_here(b, m, f, index, &res, fd);

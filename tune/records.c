@@ -1,5 +1,6 @@
 /* records.c — one JSON line per trial (workload, target, template, config index and text,
- * the schedule trace, status, per-run costs, GFLOP/s, error, timestamp, tec version, the
+ * the schedule trace, status, per-run costs, GFLOP/s, error, timestamp, tec version, the stage
+ * ("confirm" for a config measured side by side after the trials; absent for a trial), the
  * candidate's cost-model features with their set's version, for transfer) and its
  * atomic append: the whole line in one write() on an O_APPEND descriptor, so concurrent
  * tuners never interleave and a killed one loses at most the trial in flight. */
@@ -57,6 +58,7 @@ const char *tune_record_json(tec_ctx *ctx, const tune_task *task, const tune_tri
   PUT("],\"median\":%.6e,\"gflops\":%.4f,\"build_s\":%.3f,\"error\":", t->median, t->gflops, t->build_seconds);
   put_str(buf, cap, &len, t->error);
   PUT(",\"timestamp\":\"%s\",\"tec_version\":\"%s\"", stamp, TEC_VERSION);
+  if (t->confirmed) PUT(",\"stage\":\"confirm\""); /* measured side by side (confirm.c) */
   if (t->features) { /* for transfer (tune_options.transfer): the set's version, then the values */
     PUT(",\"features_version\":%d,\"features\":[", TUNE_FEATURES_VERSION);
     for (int i = 0; i < TUNE_NFEATURES; i++) PUT("%s%.5g", i ? "," : "", isfinite(t->features[i]) ? (double)t->features[i] : 0.0);

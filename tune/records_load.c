@@ -1,6 +1,7 @@
 /* records_load.c — reading a records file back (a small JSON reader for the flat record
  * object; a line that does not parse is reported as FILE:LINE and skipped) and apply-best:
- * the fastest correct record of a workload on a target, never another target's, and a
+ * the fastest correct record of a workload on a target (a confirmation, measured side by side,
+ * before any trial), never another target's, and a
  * warning naming the workload and the default used when there is none or it does not fit. */
 #include <errno.h>
 #include <float.h>
@@ -148,8 +149,12 @@ static int parse_record(jp *j, tune_record *r) {
                           : !strcmp(key, "tec_version") ? &r->version
                                                         : NULL;
     double v;
+    const char *stage;
     if (sfield) {
       if (!(*sfield = jstring(j))) return -1;
+    } else if (!strcmp(key, "stage")) { /* "confirm": measured side by side; else a trial */
+      if (!(stage = jstring(j))) return -1;
+      r->confirmed = !strcmp(stage, "confirm");
     } else if (!strcmp(key, "gflops") || !strcmp(key, "median") || !strcmp(key, "index") ||
                !strcmp(key, "features_version")) {
       if (jnumber(j, &v)) return -1;
@@ -246,7 +251,10 @@ int tune_apply_best(tec_ctx *ctx, const char *records, const char *template_name
       others++, other_target = r->target;
       continue;
     }
-    if (best < 0 || r->gflops > recs[best].gflops) best = i;
+    /* a confirmation (measured side by side) before any trial; the fastest among its kind */
+    if (best < 0 || r->confirmed > recs[best].confirmed ||
+        (r->confirmed == recs[best].confirmed && r->gflops > recs[best].gflops))
+      best = i;
   }
   const char *w = NULL;
   if (best < 0 && others)

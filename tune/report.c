@@ -42,6 +42,14 @@ int tune_write_csv(tec_ctx *ctx, const char *path, const tune_result *r) {
     csv_field(f, t->error ? t->error : "");
     fputc('\n', f);
   }
+  for (int i = 0; i < r->nconfirmed; i++) { /* the confirmation stage: trial "confirm", no best-so-far */
+    const tune_trial *t = &r->confirmed[i];
+    fprintf(f, "confirm,%lld,", (long long)t->index);
+    csv_field(f, t->config ? t->config : "");
+    fprintf(f, ",%s,%.6e,%.4f,,", tune_status_name(t->status), t->median, t->gflops);
+    csv_field(f, t->error ? t->error : "");
+    fputc('\n', f);
+  }
   if (fclose(f) != 0) return tec_ctx_set_error(ctx, "tune: writing the CSV %s failed: %s", path, strerror(errno));
   return 0;
 }

@@ -21,7 +21,8 @@ const char *tune_status_name(tune_status s) {
 
 tune_options tune_options_default(void) {
   return (tune_options){.trials = 64, .tuner = "random", .seed = 1, .batch = 8, .warmup = 1, .repeats = 5,
-                        .timeout = 1.0, .fork = -1, .overlap = -1, .rtol = 1e-3, .build_timeout = 60.0};
+                        .timeout = 1.0, .fork = -1, .overlap = -1, .rtol = 1e-3, .build_timeout = 60.0,
+                        .confirm = -1, .confirm_rounds = 10};
 }
 
 /* One candidate between proposal and measurement. */
@@ -342,12 +343,73 @@ static int check_options(tec_ctx *ctx, const tune_options *o) {
   if (!(o->build_timeout > 0))
     return tec_ctx_set_error(ctx, "tune: the build time-out is %g s; it must be > 0 (default 60)", o->build_timeout);
   if (!(o->rtol > 0)) return tec_ctx_set_error(ctx, "tune: rtol is %g; it must be > 0", o->rtol);
+  if (o->confirm < -1 || o->confirm > 16)
+    return tec_ctx_set_error(ctx, "tune: confirm is %d; it must be 0 (no confirmation stage) to 16 configs, or -1 (4; none with remote)",
+                             o->confirm);
+  if (o->confirm > 0 && o->remote)
+    return tec_ctx_set_error(ctx, "tune: confirm is %d with remote measurement; the confirmation stage measures its configs side by side "
+                                  "here, and the hosts measure one candidate at a time: set confirm to 0 (or -1)", o->confirm);
+  if (o->confirm != 0 && (o->confirm_rounds < 1 || o->confirm_rounds > 16))
+    return tec_ctx_set_error(ctx, "tune: confirm_rounds is %d; it must be 1 to 16", o->confirm_rounds);
+  return 0;
+}
+
+/* The confirmation stage: the k fastest distinct correct trials measured side by side
+ * (confirm.c) into r->confirmed, each recorded; r->best_confirmed the fastest of them. */
+static int confirm_stage(run_state *st, int k) {
+  tune_result *r = st->res;
+  int64_t idx[16];
+  int from[16], n = 0;
+  while (n < k) { /* the fastest trial of a config not taken yet */
+    int pick = -1;
+    for (int t = 0; t < r->ntrials; t++) {
+      const tune_trial *tr = &r->trials[t];
+      int taken = 0;
+      for (int j = 0; j < n; j++) taken |= idx[j] == tr->index;
+      if (tr->status == TUNE_OK && !taken && (pick < 0 || tr->median < r->trials[pick].median)) pick = t;
+    }
+    if (pick < 0) break;
+    from[n] = pick, idx[n++] = r->trials[pick].index;
+  }
+  if (n == 0) return 0;
+  if (!(r->confirmed = calloc((size_t)n, sizeof *r->confirmed)))
+    return tec_ctx_set_error_kind(st->ctx, TEC_ERR_OOM, "tune: out of memory");
+  if (tune_compare_bench(st->ctx, st->task, st->o, st->bench, idx, n, st->o->confirm_rounds, r->confirmed) != 0) return -1;
+  r->nconfirmed = n;
+  for (int i = 0; i < n; i++) {
+    tune_trial *c = &r->confirmed[i];
+    const tune_trial *tr = &r->trials[from[i]];
+    if (tr->features) { /* the config's features again: transfer reads this record as a row too */
+      c->features = malloc(sizeof *c->features * TUNE_NFEATURES);
+      if (c->features) memcpy(c->features, tr->features, sizeof *c->features * TUNE_NFEATURES);
+    }
+    if (c->status == TUNE_OK && (r->best_confirmed < 0 || c->median < r->confirmed[r->best_confirmed].median))
+      r->best_confirmed = i;
+    if (st->o->records) {
+      const char *line = tune_record_json(st->ctx, st->task, c);
+      if (!line || tune_record_append(st->ctx, st->o->records, line, 0) != 0) {
+        fprintf(stderr, "tune: warning: confirmation of config %lld not recorded: %s\n", (long long)c->index,
+                tec_ctx_error(st->ctx));
+        tec_ctx_clear_error(st->ctx);
+      }
+    }
+  }
+  if (st->o->progress) {
+    fprintf(stderr, "tune: confirmation: the %d fastest configs side by side, %d rounds: ", n, st->o->confirm_rounds);
+    if (r->best_confirmed < 0) {
+      fprintf(stderr, "none ran correctly again (%s)\n", r->confirmed[0].error);
+    } else {
+      const tune_trial *c = &r->confirmed[r->best_confirmed];
+      fprintf(stderr, "best %.2f GFLOP/s (config %s; %.2f in its trial)\n", c->gflops, c->config,
+                    r->trials[from[r->best_confirmed]].gflops);
+    }
+  }
   return 0;
 }
 
 int tune_run(tec_ctx *ctx, const tune_task *task, const tune_options *opt, tune_result *out) {
   memset(out, 0, sizeof *out);
-  out->best = -1;
+  out->best = out->best_confirmed = -1;
   tune_options o = *opt;
   if (check_options(ctx, &o) != 0) return -1;
   const char *tn = o.tuner ? o.tuner : "random";
@@ -364,6 +426,7 @@ int tune_run(tec_ctx *ctx, const tune_task *task, const tune_options *opt, tune_
   }
   if (o.fork < 0) o.fork = getenv("TEC_TEST_EMULATED") ? 0 : 1;
   if (o.overlap < 0) o.overlap = sysconf(_SC_NPROCESSORS_ONLN) >= 2;
+  if (o.confirm < 0) o.confirm = o.remote ? 0 : 4;
   int64_t size = tune_space_size(task->space), range = tune_space_range(task->space);
   int total = size < o.trials ? (int)size : o.trials;
   int status = -1;
@@ -435,8 +498,9 @@ int tune_run(tec_ctx *ctx, const tune_task *task, const tune_options *opt, tune_
     if ((st.remote ? run_batch_remote(&st, idx, k, 1, dead) : run_batch(&st, idx, k, o.overlap, 1)) != 0)
       goto done;
   }
+  if (o.progress) tune_progress(stderr, st.tty, out->ntrials, total, st.best, tune_now() - st.t0, 1);
+  if (o.confirm > 0 && confirm_stage(&st, o.confirm) != 0) goto done;
   out->elapsed = tune_now() - st.t0;
-  if (o.progress) tune_progress(stderr, st.tty, out->ntrials, total, st.best, out->elapsed, 1);
   status = 0;
   if (o.csv && tune_write_csv(ctx, o.csv, out) != 0) status = -1;
   if (o.svg && tune_write_svg(ctx, o.svg, task, out) != 0) status = -1;
@@ -454,11 +518,9 @@ done:
 }
 
 void tune_result_free(tune_result *r) {
-  for (int i = 0; r->trials && i < r->ntrials; i++) {
-    tune_trial *t = &r->trials[i];
-    free((char *)t->config), free((char *)t->trace), free((char *)t->error), free(t->features);
-  }
-  free(r->trials);
+  for (int i = 0; r->trials && i < r->ntrials; i++) tune_trial_free(&r->trials[i]);
+  for (int i = 0; r->confirmed && i < r->nconfirmed; i++) tune_trial_free(&r->confirmed[i]);
+  free(r->trials), free(r->confirmed);
   memset(r, 0, sizeof *r);
-  r->best = -1;
+  r->best = r->best_confirmed = -1;
 }

@@ -203,6 +203,9 @@ typedef struct tune_trial {
   float *features;         /* TUNE_NFEATURES floats of the lowered candidate (tune_model.h;
                               NULL when it did not lower or build): the cost model's input,
                               written into the record for transfer */
+  int confirmed;           /* 1: measured side by side with other configs (tune_compare; the
+                              confirmation stage of tune_run): costs are one per round, the
+                              record says "stage":"confirm" */
 } tune_trial;
 
 /* ---------------- the tuner ---------------- */
@@ -283,6 +286,18 @@ typedef struct tune_options {
    * are not used (tune_result says how many rows were taken and why others were skipped).
    * May be the records file itself. NULL: none. */
   const char *transfer;
+  /* The confirmation stage: after the trials, the `confirm` fastest distinct correct configs
+   * are built again and measured side by side (tune_compare: confirm_rounds rounds, each
+   * timing every one of them in turn), and the fastest by its median over the rounds is the
+   * result's best_confirmed and what apply-best picks (its record says "stage":"confirm").
+   * The best of many single noisy measurements is mostly the luckiest one: on a shared
+   * machine a slow spell of a few tenths of a second takes 20-30 % off whatever is measured
+   * in it, and the fastest of 64 trials is often a config measured outside such a spell
+   * beside a faster one measured inside. Side by side, a spell falls on every config of a
+   * round alike. 0: none; -1 (default): 4 when measured here, 0 with remote (which refuses a
+   * value > 0: the hosts measure one candidate at a time). At most 16. */
+  int confirm;
+  int confirm_rounds;       /* rounds of the confirmation (default 10; 1..16) */
 } tune_options;
 tune_options tune_options_default(void);
 /* 1 when the cost-model tuner ("xgb") is built in (libxgboost-dev found when tec was configured), else 0. */
@@ -299,12 +314,32 @@ typedef struct tune_result {
   int transfer_rows, transfer_groups;
   int transfer_skipped_self, transfer_skipped_other, transfer_skipped_nofeat, transfer_skipped_small;
   int transfer_skipped_corrupt; /* lines that did not parse (also reported on stderr with progress) */
+  /* the confirmation stage (tune_options.confirm): the configs measured side by side, fastest
+   * trial first, and the index of the fastest correct one among them (-1: none, or no stage) */
+  int nconfirmed;
+  tune_trial *confirmed;
+  int best_confirmed;
 } tune_result;
 
 /* Tunes task. 0 (even if every candidate failed: see the records), or -1 with an error (bad
  * options, a records file that cannot be opened, the reference failing). */
 int tune_run(tec_ctx *ctx, const tune_task *task, const tune_options *o, tune_result *out);
 void tune_result_free(tune_result *r);
+
+/* Configs idx[0..n) of task (n 1..16) measured side by side, for a fair comparison of a few
+ * (tune_run's confirmation stage; a study's re-measurement): each is lowered and built once
+ * (tune_options.fork: all of it in one forked child, held to build_timeout per build and
+ * the time-out per run), prepared, its first run checked against the reference output
+ * (o->reference, else the default config's), warmed up (o->warmup), then `rounds` rounds
+ * (1..16) time every config in turn, the order rotated each round; a timed cost is as many
+ * calls back to back as last max(o->min_repeat_ms, 1) ms. out[i] (zeroed first; free with
+ * tune_trial_free) gets config idx[i]'s status, error, one cost per round and their median,
+ * GFLOP/s, confirmed = 1. 0, or -1 with an error (bad arguments, the reference failing);
+ * a config that fails is its out[i]'s status, not an error. Remote measurement is refused. */
+int tune_compare(tec_ctx *ctx, const tune_task *task, const tune_options *o, const int64_t *idx, int n,
+                 int rounds, tune_trial *out);
+/* Frees what a trial holds (config, trace, error, features). */
+void tune_trial_free(tune_trial *t);
 
 /* ---------------- records ---------------- */
 
@@ -316,6 +351,7 @@ typedef struct tune_record {
   int ncosts;
   double costs[16];
   int features_version, nfeatures; /* the record's feature set (0, 0: none) */
+  int confirmed;                   /* "stage":"confirm": measured side by side (tune_compare) */
   float *features;                 /* TUNE_NFEATURES finite floats (arena), or NULL: none, or
                                       not that many finite floats */
 } tune_record;
@@ -328,7 +364,8 @@ int tune_record_append(tec_ctx *ctx, const char *path, const char *line, int do_
  * (may be NULL) as "FILE:LINE: skipped: why" and skipped. -1 if the file cannot be read. */
 int tune_records_load(tec_ctx *ctx, const char *path, FILE *warn, tune_record **out, int *n);
 /* The fastest ok record of template + problem for target (NULL: host) written into config (a
- * topi config of space sp, sp->config_size bytes). Returns 1 if a record was applied; 0 if the
+ * topi config of space sp, sp->config_size bytes): among the confirmation records
+ * ("stage":"confirm", measured side by side) when there are any, else among the trials. Returns 1 if a record was applied; 0 if the
  * default was used, with *warning (arena; also printed on stderr when print is 1) naming the
  * workload, why (no record; records for other targets only; a record whose config this
  * space refuses) and the default config used; -1 on error (the file cannot be read). */
