@@ -9,8 +9,11 @@
  *              as when a network is tuned layer by layer into one file,
  *
  * each run timed on the wall clock (the task, the default config's reference output, every
- * trial). Per tuner: its best as % of the reference's, the first trial whose best-so-far
- * reaches 95 % of it, its seconds. Rows are appended to DIR/study.csv when a layer's runs are
+ * trial, the confirmation stage: tune_options.confirm, 8 for the reference, the default 4 for
+ * the tuners). Then the reference's 8 fastest confirmed configs and each tuner's 2 are
+ * measured again side by side (tune_compare, 16 rounds): a run's re-measured speed is the
+ * fastest of its own there. Per tuner: that as % of the reference's, its best trial as % of
+ * the reference's best trial, the first trial whose best-so-far reaches 95 % of it, its seconds. Rows are appended to DIR/study.csv when a layer's runs are
  * all done (a layer cut short leaves none), layers already there with the same settings are
  * skipped (--redo runs them again), and DIR/study.md is rewritten from the whole CSV after each
  * layer (tune_study_report.c), so a study can be split over several quiet windows (--layers,
@@ -22,7 +25,8 @@
  * DIR0/records/LAYER-random-refN.jsonl (load_reference: checked to be this layer's, on this
  * target, with this build's configs, as many trials as the search would make; an error
  * otherwise), for re-running the tuners after a tuner change without the ~5 min per layer. Its
- * 3 fastest configs are still re-measured side by side with the tuners' in this run. The file
+ * 8 fastest configs (its confirmation's, or its trials' when it has none: a study before the
+ * confirmation stage) are still re-measured side by side with the tuners' in this run. The file
  * (and its .csv, .svg) is copied into DIR/records, so DIR is self-contained, but not appended
  * to DIR/random-refN.jsonl (nothing was measured). Its row's note says where it came from; it
  * counts as this layer's reference for the skipping below like a searched one (same settings:
@@ -51,6 +55,11 @@
 
 #define MAX_UNIQUE 64
 #define MAX_RUNS 5 /* the reference and at most 4 tuners */
+/* configs re-measured: the reference's 8 fastest (its confirmation stage confirms 8), each
+ * tuner's 2 (of the 4 its confirmation stage confirms): 16, tune_compare's most */
+#define REF_TOP 8
+#define TUNER_TOP 2
+#define REMEASURE_MAX (REF_TOP + (MAX_RUNS - 1) * TUNER_TOP)
 
 typedef struct opts {
   const char *layers, *out;
@@ -259,6 +268,7 @@ static int run_tuner(const net *n, const unique *u, const opts *o, const char *t
   to.trials = trials, to.tuner = tuner, to.seed = o->seed, to.repeats = o->repeats;
   to.min_repeat_ms = o->min_repeat_ms;
   to.timeout = o->timeout, to.records = rec, to.csv = csv, to.svg = svg, to.progress = 1;
+  if (!strcmp(label, "reference")) to.confirm = REF_TOP; /* the best the search found, for sure */
   if (transfer) to.tuner = "xgb", to.transfer = transfer; /* xgb-t */
   tune_task task;
   double t0 = bench_now(CLOCK_MONOTONIC);
@@ -436,7 +446,6 @@ int study_pick_task(tec_ctx *ctx, const char *knob, const tune_task *base, const
 }
 
 #define REMEASURE_ROUNDS 16
-#define REMEASURE_TOP 3
 
 /* The config indices of r's k fastest correct configs, distinct, fastest first, into out; the
  * count (fewer when fewer configs ran correctly): from its confirmation stage (the configs
@@ -459,7 +468,7 @@ static int fastest_configs(const tune_result *r, int k, int64_t *out) {
   return n;
 }
 
-/* The configs idx[0..n) (distinct, n <= MAX_RUNS * REMEASURE_TOP <= 16) measured again side
+/* The configs idx[0..n) (distinct, n <= REMEASURE_MAX = 16) measured again side
  * by side (tune_compare: each built once, prepared, checked, then REMEASURE_ROUNDS rounds
  * timing every one in turn, a config's median over the rounds); gflops[i]: config i's (0 if
  * it failed). */
@@ -467,7 +476,7 @@ static int remeasure(const unique *u, const net_layer *L, const opts *o, const i
                      double *gflops) {
   tec_ctx *ctx = tec_ctx_new();
   tune_task base;
-  tune_trial out[MAX_RUNS * REMEASURE_TOP];
+  tune_trial out[REMEASURE_MAX];
   tune_options to = tune_options_default();
   to.min_repeat_ms = o->min_repeat_ms, to.timeout = o->timeout;
   int rc = !ctx || tune_task_topi(ctx, topi_template_find(L->tmpl), &L->conv, u->shape, NULL, &base) ||
@@ -693,13 +702,14 @@ int main(int argc, char **argv) {
         status = 1;
       nr++;
     }
-    /* every run's REMEASURE_TOP fastest confirmed configs again, side by side (distinct
-     * configs); a run's speed: the fastest of its own re-measured */
-    int64_t bidx[MAX_RUNS * REMEASURE_TOP];
-    int nb = 0, which[MAX_RUNS][REMEASURE_TOP], nw[MAX_RUNS] = {0};
+    /* the reference's REF_TOP and every tuner's TUNER_TOP fastest confirmed configs again,
+     * side by side (distinct configs); a run's speed: the fastest of its own re-measured (the
+     * reference has the more chances: the tuners are held to its best) */
+    int64_t bidx[REMEASURE_MAX];
+    int nb = 0, which[MAX_RUNS][REF_TOP], nw[MAX_RUNS] = {0};
     for (int r = 0; r < nr && !status; r++) {
-      int64_t top[REMEASURE_TOP];
-      nw[r] = fastest_configs(&res[r], REMEASURE_TOP, top);
+      int64_t top[REF_TOP];
+      nw[r] = fastest_configs(&res[r], r == 0 ? REF_TOP : TUNER_TOP, top);
       for (int j = 0; j < nw[r]; j++) { /* its slot among the distinct configs */
         int slot = 0;
         while (slot < nb && bidx[slot] != top[j]) slot++;
@@ -707,10 +717,10 @@ int main(int argc, char **argv) {
         which[r][j] = slot;
       }
     }
-    double bg[MAX_RUNS * REMEASURE_TOP] = {0};
+    double bg[REMEASURE_MAX] = {0};
     if (!status && nb > 0) {
-      printf("  re-measuring %d distinct configs (each run's %d fastest after its confirmation), %d rounds side by side\n",
-             nb, REMEASURE_TOP, REMEASURE_ROUNDS);
+      printf("  re-measuring %d distinct configs (the reference's %d fastest and each tuner's %d after their "
+             "confirmation), %d rounds side by side\n", nb, REF_TOP, TUNER_TOP, REMEASURE_ROUNDS);
       fflush(stdout);
       if (remeasure(&u[k], L, &o, bidx, nb, bg) != 0) status = 1;
     }

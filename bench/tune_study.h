@@ -36,10 +36,12 @@ typedef struct study_row {
   int errors;             /* trials that failed (build, run, wrong, time-out) */
   double default_gflops;  /* trial 1: the template's default config */
   char note[160];
-  /* Each run's 3 fastest configs measured again after the layer's runs, side by side (rounds
-   * in turn, the median of each config's rounds); the run's speed: the fastest of its three.
-   * The best of many noisy trials is an optimistic measurement, the more trials the more so
-   * (the reference's 1000 against a tuner's 64). 0 in rows written before these columns. */
+  /* The reference's 8 and each tuner's 2 fastest confirmed configs measured again after the
+   * layer's runs, side by side (tune_compare: 16 rounds timing each in turn, the median of each
+   * config's rounds; before 2026-12-04: 3 each, 5 rounds of grid runs); the run's speed: the
+   * fastest of its own. The best of many noisy trials is an optimistic measurement, the more
+   * trials the more so (the reference's 1000 against a tuner's 64). 0 in rows written before
+   * these columns. */
   double remeasured_gflops;
   double pct_remeasured;  /* remeasured_gflops / the reference's, in % */
 } study_row;

@@ -858,6 +858,22 @@ START_TEST(build_timeout) {
     ck_assert_str_eq(recs[1].status, "build");
     ck_assert_str_eq(recs[1].error, "build took longer than 3 s (killed)");
     ck_assert_str_eq(recs[3].status, "ok");
+    /* tune_compare holds its forked child to the build time-out too: the heavy config is a
+     * build error, the others were not measured */
+    tune_options co = o;
+    co.build_timeout = 2.0, co.records = NULL;
+    tune_trial out[3];
+    t0 = now_s();
+    ck_assert_msg(tune_compare(ctx, &task, &co, (const int64_t[]){0, 1, 2}, 3, 2, out) == 0, "%s", tec_ctx_error(ctx));
+    ck_assert_double_lt(now_s() - t0, 30.0);
+    ck_assert_int_eq(out[1].status, TUNE_BUILD_ERROR);
+    ck_assert_str_eq(out[1].error, "build took longer than 2 s (killed)");
+    for (int i = 0; i < 3; i += 2) {
+      ck_assert_int_eq(out[i].status, TUNE_RUN_ERROR);
+      ck_assert_str_eq(out[i].error, "not measured: the process measuring the configs side by side was killed building config 2 of 3");
+    }
+    for (int i = 0; i < 3; i++) tune_trial_free(&out[i]);
+    ck_assert_int_eq(calls, 0);
     /* a tiny time-out: every build killed, every trial recorded, the run still returns 0 */
     o.build_timeout = 0.001, o.records = NULL, o.overlap = 0;
     task.default_index = 0;

@@ -31,14 +31,14 @@ static void progress(int fd, char c) {
 }
 
 /* Builds, readies and times the n configs in this process; fd >= 0: a progress byte after
- * each build ('b') and each round ('r'). */
+ * each build ('b'), each config readied ('y') and each round ('r'). */
 static void compare_here(const tune_task *task, tune_bench *b, tec_ctx **ctxs, lower_func **f,
                          const int64_t *idx, int n, int rounds, double min_ms, cmp_res *res, int fd) {
   tec_module *m[MAXN] = {0};
   int64_t calls[MAXN] = {0};
   for (int i = 0; i < n; i++) {
     if (res[i].status != TUNE_OK) { /* it did not lower */
-      progress(fd, 'b');
+      progress(fd, 'b'), progress(fd, 'y');
       continue;
     }
     double t0 = tune_now();
@@ -49,6 +49,7 @@ static void compare_here(const tune_task *task, tune_bench *b, tec_ctx **ctxs, l
       const char *e = tec_ctx_error(ctxs[i]);
       res[i].status = TUNE_BUILD_ERROR;
       snprintf(res[i].error, sizeof res[i].error, "%s", e && *e ? e : "building failed without a message");
+      progress(fd, 'y');
       continue;
     }
     double s = 0;
@@ -56,6 +57,7 @@ static void compare_here(const tune_task *task, tune_bench *b, tec_ctx **ctxs, l
     if (res[i].status == TUNE_OK) /* the calls that last min_ms, from one warm call */
       res[i].status = tune_bench_time(b, m[i], f[i], idx[i], 1, &s, res[i].error, sizeof res[i].error);
     calls[i] = tune_calls_per_cost(min_ms, s);
+    progress(fd, 'y');
   }
   for (int r = 0; r < rounds; r++) {
     for (int j = 0; j < n; j++) {
@@ -71,12 +73,15 @@ static void compare_here(const tune_task *task, tune_bench *b, tec_ctx **ctxs, l
 }
 
 /* The parent's side of a forked compare_here: the progress bytes read with the time-outs (a
- * build: build_timeout; readying a config or a round: the run time-outs), then the results;
- * a child killed or dead leaves every config an error naming where it stopped. */
+ * build: build_timeout; readying a config: the run time-outs; a round: the run time-outs of
+ * its configs), then the results. A child killed or dead leaves the config it was building a
+ * build error ("build took longer than N s (killed)", as for a trial) or the one it was
+ * readying or timing a run error naming where it stopped, and every other config a run error
+ * saying it was not measured. */
 static void wait_compare(const tune_options *o, pid_t pid, int fd, int n, int rounds, double min_ms, cmp_res *res) {
-  int builds = 0, done_rounds = 0, got = 0, killed = 0;
+  int builds = 0, ready = 0, done_rounds = 0, got = 0, killed = 0;
   double step_run = 10.0 * o->timeout + 5.0, round_s = n * (2.0 * o->timeout + 2e-3 * min_ms) + 5.0;
-  double deadline = tune_now() + o->build_timeout + 1.0;
+  double deadline = tune_now() + o->build_timeout + 0.5;
   for (;;) {
     char c;
     int rc = tune_read_by(fd, &c, 1, deadline);
@@ -89,31 +94,40 @@ static void wait_compare(const tune_options *o, pid_t pid, int fd, int n, int ro
       got = tune_read_by(fd, res, sizeof *res * (size_t)n, tune_now() + 5.0) == 1;
       break;
     }
-    if (c == 'b') builds++;
-    if (c == 'r') done_rounds++;
-    /* after a build, the config's readying and the next build; after the builds, a round */
-    deadline = tune_now() + (builds < n ? o->build_timeout + step_run : builds == n && done_rounds == 0 ? step_run + round_s : round_s);
+    builds += c == 'b', ready += c == 'y', done_rounds += c == 'r';
+    deadline = tune_now() + (c == 'b' ? step_run : ready < n ? o->build_timeout + 0.5 : round_s);
   }
   close(fd);
   int st = 0;
   while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
   }
   if (got) return;
+  /* where it stopped: building config `ready` (builds == ready), readying it (builds > ready),
+   * or in a round */
+  int at = ready < n ? ready : -1;
   char why[200];
-  if (killed && builds < n)
-    snprintf(why, sizeof why, "building config %d of %d took longer than %g s, or readying the one before it the run time-outs (killed)",
-             builds + 1, n, o->build_timeout);
-  else if (killed)
-    snprintf(why, sizeof why, "round %d of %d did not finish within the time-outs (killed)", done_rounds + 1, rounds);
-  else if (WIFSIGNALED(st))
-    snprintf(why, sizeof why, "died of signal %d (%s) %s", WTERMSIG(st), strsignal(WTERMSIG(st)),
-             builds < n ? "building or readying the configs" : "in the timed rounds");
-  else
+  if (WIFSIGNALED(st) && !killed)
+    snprintf(why, sizeof why, "died of signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+  else if (!killed)
     snprintf(why, sizeof why, "exited with status %d before reporting", WEXITSTATUS(st));
+  else if (at >= 0 && builds == ready)
+    snprintf(why, sizeof why, "was killed building config %d of %d", at + 1, n);
+  else if (at >= 0)
+    snprintf(why, sizeof why, "was killed readying config %d of %d (prepare and its first runs: the time-outs)", at + 1, n);
+  else
+    snprintf(why, sizeof why, "was killed in round %d of %d (a run past the time-outs)", done_rounds + 1, rounds);
   for (int i = 0; i < n; i++) {
     if (res[i].status != TUNE_OK) continue; /* it did not lower: that error stands */
-    res[i].status = TUNE_RUN_ERROR, res[i].ncosts = 0;
-    snprintf(res[i].error, sizeof res[i].error, "the process measuring the configs side by side %s", why);
+    res[i].ncosts = 0;
+    if (i == at && killed && builds == ready)
+      res[i].status = TUNE_BUILD_ERROR,
+      snprintf(res[i].error, sizeof res[i].error, "build took longer than %g s (killed)", o->build_timeout);
+    else if (i == at || at < 0)
+      res[i].status = TUNE_RUN_ERROR,
+      snprintf(res[i].error, sizeof res[i].error, "the process measuring the configs side by side %s", why);
+    else
+      res[i].status = TUNE_RUN_ERROR,
+      snprintf(res[i].error, sizeof res[i].error, "not measured: the process measuring the configs side by side %s", why);
   }
 }
 
