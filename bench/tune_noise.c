@@ -37,7 +37,7 @@ int study_noise(const char *name, const char *tmpl, const void *problem, const c
   for (int overlap = 1; overlap >= 0 && rc == 0; overlap--) {
     tune_options to = tune_options_default();
     to.trials = no->n, to.tuner = "grid", to.repeats = no->repeats, to.min_repeat_ms = no->min_repeat_ms;
-    to.timeout = no->timeout, to.overlap = overlap;
+    to.timeout = no->timeout, to.overlap = overlap, to.confirm = 0; /* the trials alone */
     tune_result r;
     memset(&r, 0, sizeof r);
     if (tune_run(ctx, &same, &to, &r) != 0) {
