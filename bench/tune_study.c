@@ -9,8 +9,8 @@
  *              as when a network is tuned layer by layer into one file,
  *
  * each run timed on the wall clock (the task, the default config's reference output, every
- * trial, the confirmation stage: tune_options.confirm, 8 for the reference, the default 4 for
- * the tuners). Then the reference's 8 fastest confirmed configs and each tuner's 2 are
+ * trial, the confirmation stage: tune_options.confirm, tune's default, 8 and the default
+ * config). Then the reference's 8 fastest confirmed configs and each tuner's 2 are
  * measured again side by side (tune_compare, 16 rounds): a run's re-measured speed is the
  * fastest of its own there. Per tuner: that as % of the reference's, its best trial as % of
  * the reference's best trial, the first trial whose best-so-far reaches 95 % of it, its seconds. Rows are appended to DIR/study.csv when a layer's runs are
@@ -55,8 +55,8 @@
 
 #define MAX_UNIQUE 64
 #define MAX_RUNS 5 /* the reference and at most 4 tuners */
-/* configs re-measured: the reference's 8 fastest (its confirmation stage confirms 8), each
- * tuner's 2 (of the 4 its confirmation stage confirms): 16, tune_compare's most */
+/* configs re-measured: the reference's 8 fastest (of the 8 and the default its confirmation
+ * stage confirms), each tuner's 2 (of its 8 and the default): 16, tune_compare's most */
 #define REF_TOP 8
 #define TUNER_TOP 2
 #define REMEASURE_MAX (REF_TOP + (MAX_RUNS - 1) * TUNER_TOP)
@@ -268,7 +268,6 @@ static int run_tuner(const net *n, const unique *u, const opts *o, const char *t
   to.trials = trials, to.tuner = tuner, to.seed = o->seed, to.repeats = o->repeats;
   to.min_repeat_ms = o->min_repeat_ms;
   to.timeout = o->timeout, to.records = rec, to.csv = csv, to.svg = svg, to.progress = 1;
-  if (!strcmp(label, "reference")) to.confirm = REF_TOP; /* the best the search found, for sure */
   if (transfer) to.tuner = "xgb", to.transfer = transfer; /* xgb-t */
   tune_task task;
   double t0 = bench_now(CLOCK_MONOTONIC);

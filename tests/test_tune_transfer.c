@@ -58,8 +58,8 @@ START_TEST(records_carry_features) {
   tune_record *recs;
   int n;
   ck_assert_int_eq(tune_records_load(ctx, rec, stderr, &recs, &n), 0);
-  ck_assert_int_eq(r.nconfirmed, 4);
-  ck_assert_int_eq(n, 6 + 4); /* the trials, then the confirmation's: the features of the same configs */
+  ck_assert_int_eq(r.nconfirmed, 6); /* all six configs: confirm is 8 */
+  ck_assert_int_eq(n, 6 + 6); /* the trials, then the confirmation's: the features of the same configs */
   for (int i = 0; i < n; i++) {
     ck_assert_int_eq(recs[i].features_version, TUNE_FEATURES_VERSION);
     ck_assert_int_eq(recs[i].nfeatures, TUNE_NFEATURES);

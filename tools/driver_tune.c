@@ -144,7 +144,7 @@ int drv_tune(tec_ctx *ctx, const topi_template *t, const void *problem, const ch
     if (r.best_confirmed >= 0) { /* measured side by side: the best to believe */
       const tune_trial *c = &r.confirmed[r.best_confirmed];
       printf("fastest trial: %s, %.2f GFLOP/s (trial %d)\n", b->config, b->gflops, r.best + 1);
-      printf("best: %s\n  median %.4f ms, %.2f GFLOP/s (the %d fastest measured again side by side, %d rounds; "
+      printf("best: %s\n  median %.4f ms, %.2f GFLOP/s (%d configs measured again side by side, %d rounds; "
              "the default's trial: %.4f ms)\n", c->config, 1e3 * c->median, c->gflops, r.nconfirmed, o.confirm_rounds,
              d->status == TUNE_OK ? 1e3 * d->median : 0.0);
       b = c;

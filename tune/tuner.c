@@ -344,7 +344,7 @@ static int check_options(tec_ctx *ctx, const tune_options *o) {
     return tec_ctx_set_error(ctx, "tune: the build time-out is %g s; it must be > 0 (default 60)", o->build_timeout);
   if (!(o->rtol > 0)) return tec_ctx_set_error(ctx, "tune: rtol is %g; it must be > 0", o->rtol);
   if (o->confirm < -1 || o->confirm > 16)
-    return tec_ctx_set_error(ctx, "tune: confirm is %d; it must be 0 (no confirmation stage) to 16 configs, or -1 (4; none with remote)",
+    return tec_ctx_set_error(ctx, "tune: confirm is %d; it must be 0 (no confirmation stage) to 16 configs, or -1 (8; none with remote)",
                              o->confirm);
   if (o->confirm > 0 && o->remote)
     return tec_ctx_set_error(ctx, "tune: confirm is %d with remote measurement; the confirmation stage measures its configs side by side "
@@ -354,8 +354,11 @@ static int check_options(tec_ctx *ctx, const tune_options *o) {
   return 0;
 }
 
-/* The confirmation stage: the k fastest distinct correct trials measured side by side
- * (confirm.c) into r->confirmed, each recorded; r->best_confirmed the fastest of them. */
+/* The confirmation stage: the k fastest distinct correct trials, and the default config (trial
+ * 1) when it ran correctly and is not among them, measured side by side (confirm.c) into
+ * r->confirmed, each recorded; r->best_confirmed the fastest of them. With the default beside
+ * them, the config tuning hands over never measured slower than the default side by side
+ * (a default whose trial fell in a slow spell would otherwise drop out of the running). */
 static int confirm_stage(run_state *st, int k) {
   tune_result *r = st->res;
   int64_t idx[16];
@@ -370,6 +373,12 @@ static int confirm_stage(run_state *st, int k) {
     }
     if (pick < 0) break;
     from[n] = pick, idx[n++] = r->trials[pick].index;
+  }
+  int with_default = r->ntrials > 0 && r->trials[0].status == TUNE_OK;
+  for (int j = 0; j < n && with_default; j++) with_default = idx[j] != r->trials[0].index;
+  if (with_default) {
+    if (n == 16) n--; /* the slowest of 16 gives way */
+    from[n] = 0, idx[n++] = r->trials[0].index;
   }
   if (n == 0) return 0;
   if (!(r->confirmed = calloc((size_t)n, sizeof *r->confirmed)))
@@ -395,7 +404,8 @@ static int confirm_stage(run_state *st, int k) {
     }
   }
   if (st->o->progress) {
-    fprintf(stderr, "tune: confirmation: the %d fastest configs side by side, %d rounds: ", n, st->o->confirm_rounds);
+    fprintf(stderr, "tune: confirmation: the %d fastest configs%s side by side, %d rounds: ", n - with_default,
+            with_default ? " and the default" : "", st->o->confirm_rounds);
     if (r->best_confirmed < 0) {
       fprintf(stderr, "none ran correctly again (%s)\n", r->confirmed[0].error);
     } else {
@@ -426,7 +436,7 @@ int tune_run(tec_ctx *ctx, const tune_task *task, const tune_options *opt, tune_
   }
   if (o.fork < 0) o.fork = getenv("TEC_TEST_EMULATED") ? 0 : 1;
   if (o.overlap < 0) o.overlap = sysconf(_SC_NPROCESSORS_ONLN) >= 2;
-  if (o.confirm < 0) o.confirm = o.remote ? 0 : 4;
+  if (o.confirm < 0) o.confirm = o.remote ? 0 : 8;
   int64_t size = tune_space_size(task->space), range = tune_space_range(task->space);
   int total = size < o.trials ? (int)size : o.trials;
   int status = -1;

@@ -286,16 +286,17 @@ typedef struct tune_options {
    * are not used (tune_result says how many rows were taken and why others were skipped).
    * May be the records file itself. NULL: none. */
   const char *transfer;
-  /* The confirmation stage: after the trials, the `confirm` fastest distinct correct configs
-   * are built again and measured side by side (tune_compare: confirm_rounds rounds, each
-   * timing every one of them in turn), and the fastest by its median over the rounds is the
-   * result's best_confirmed and what apply-best picks (its record says "stage":"confirm").
-   * The best of many single noisy measurements is mostly the luckiest one: on a shared
-   * machine a slow spell of a few tenths of a second takes 20-30 % off whatever is measured
-   * in it, and the fastest of 64 trials is often a config measured outside such a spell
-   * beside a faster one measured inside. Side by side, a spell falls on every config of a
-   * round alike. 0: none; -1 (default): 4 when measured here, 0 with remote (which refuses a
-   * value > 0: the hosts measure one candidate at a time). At most 16. */
+  /* The confirmation stage: after the trials, the `confirm` fastest distinct correct configs,
+   * and the default config (trial 1) if it is not among them, are built again and measured
+   * side by side (tune_compare: confirm_rounds rounds, each timing every one of them in turn),
+   * and the fastest by its median over the rounds is the result's best_confirmed and what
+   * apply-best picks (its record says "stage":"confirm"). The best of many single noisy
+   * measurements is mostly the luckiest one: on a shared machine a slow spell of a few tenths
+   * of a second takes 20-30 % off whatever is measured in it, and the fastest of 64 trials is
+   * often a config measured outside such a spell beside a faster one (or the default)
+   * measured inside. Side by side, a spell falls on every config of a round alike. 0: none;
+   * -1 (default): 8 when measured here, 0 with remote (which refuses a value > 0: the hosts
+   * measure one candidate at a time). At most 16 (the default then takes the 16th place). */
   int confirm;
   int confirm_rounds;       /* rounds of the confirmation (default 10; 1..16) */
 } tune_options;
