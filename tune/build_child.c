@@ -102,6 +102,9 @@ int tune_child_build(tec_ctx *ctx, const tune_task *task, lower_func *f, double 
   char r = 0;
   int rc = tune_read_by(up[0], &r, 1, t0 + timeout);
   *seconds = tune_now() - t0;
+  /* a tuner descheduled between its deadline check and the poll can find the byte there after
+   * the time-out: the build still took longer than it */
+  if (rc == 1 && *seconds > timeout) rc = -1;
   if (rc == 1 && r == 'B') {
     *c = (tune_child){.pid = (int)pid, .up = up[0], .down = down[1]};
     return 0;
