@@ -43,7 +43,7 @@ int tune_read_by(int fd, void *buf, size_t n, double deadline) {
   return 1;
 }
 
-static void reap(int pid, int *status) {
+void tune_reap(int pid, int *status) {
   while (waitpid(pid, status, 0) < 0 && errno == EINTR) {
   }
 }
@@ -123,7 +123,7 @@ int tune_child_build(tec_ctx *ctx, const tune_task *task, lower_func *f, double 
     }
   }
   close(up[0]), close(down[1]);
-  reap(pid, &st);
+  tune_reap(pid, &st);
   if (rc == 0 || (rc == 1 && r != 'E' && r != 'B')) {
     if (WIFSIGNALED(st))
       snprintf(err, errsize, "the building process died of signal %d (%s) after %.3g s", WTERMSIG(st),
@@ -149,6 +149,6 @@ void tune_child_discard(tune_child *c) {
   int st;
   kill(c->pid, SIGKILL);
   close(c->up), close(c->down);
-  reap(c->pid, &st);
+  tune_reap(c->pid, &st);
   c->pid = 0;
 }

@@ -25,11 +25,6 @@ typedef struct cmp_res {
   char error[400];
 } cmp_res;
 
-static void progress(int fd, char c) {
-  if (fd >= 0 && write(fd, &c, 1) != 1) { /* the parent is gone: nothing to tell */
-  }
-}
-
 /* Builds, readies and times the n configs in this process; fd >= 0: a progress byte after
  * each build ('b'), each config readied ('y') and each round ('r'). */
 static void compare_here(const tune_task *task, tune_bench *b, tec_ctx **ctxs, lower_func **f,
@@ -38,18 +33,18 @@ static void compare_here(const tune_task *task, tune_bench *b, tec_ctx **ctxs, l
   int64_t calls[MAXN] = {0};
   for (int i = 0; i < n; i++) {
     if (res[i].status != TUNE_OK) { /* it did not lower */
-      progress(fd, 'b'), progress(fd, 'y');
+      tune_note(fd, 'b'), tune_note(fd, 'y');
       continue;
     }
     double t0 = tune_now();
     m[i] = tune_build_candidate(task, ctxs[i], idx[i], f[i]);
     res[i].build_s = tune_now() - t0;
-    progress(fd, 'b');
+    tune_note(fd, 'b');
     if (!m[i]) {
       const char *e = tec_ctx_error(ctxs[i]);
       res[i].status = TUNE_BUILD_ERROR;
       snprintf(res[i].error, sizeof res[i].error, "%s", e && *e ? e : "building failed without a message");
-      progress(fd, 'y');
+      tune_note(fd, 'y');
       continue;
     }
     double s = 0;
@@ -57,7 +52,7 @@ static void compare_here(const tune_task *task, tune_bench *b, tec_ctx **ctxs, l
     if (res[i].status == TUNE_OK) /* the calls that last min_ms, from one warm call */
       res[i].status = tune_bench_time(b, m[i], f[i], idx[i], 1, &s, res[i].error, sizeof res[i].error);
     calls[i] = tune_calls_per_cost(min_ms, s);
-    progress(fd, 'y');
+    tune_note(fd, 'y');
   }
   for (int r = 0; r < rounds; r++) {
     for (int j = 0; j < n; j++) {
@@ -67,7 +62,7 @@ static void compare_here(const tune_task *task, tune_bench *b, tec_ctx **ctxs, l
       res[i].status = tune_bench_time(b, m[i], f[i], idx[i], calls[i], &s, res[i].error, sizeof res[i].error);
       if (res[i].status == TUNE_OK && res[i].ncosts < 16) res[i].costs[res[i].ncosts++] = s;
     }
-    progress(fd, 'r');
+    tune_note(fd, 'r');
   }
   for (int i = 0; i < n; i++) tec_module_free(m[i]);
 }
@@ -99,8 +94,7 @@ static void wait_compare(const tune_options *o, pid_t pid, int fd, int n, int ro
   }
   close(fd);
   int st = 0;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-  }
+  tune_reap((int)pid, &st);
   if (got) return;
   /* where it stopped: building config `ready` (builds == ready), readying it (builds > ready),
    * or in a round */

@@ -195,5 +195,9 @@ char *tune_strdup(const char *s);
 /* build_child.c: reads n bytes from fd before the deadline (tune_now() seconds; < 0: none):
  * 1 done, 0 end of file or an error, -1 time-out. Used by measure.c too. */
 int tune_read_by(int fd, void *buf, size_t n, double deadline);
+/* The measuring or building child's progress byte c to the parent on fd (fd < 0: none; a
+ * parent gone is not an error), measure.c; a child reaped, EINTR retried, build_child.c. */
+void tune_note(int fd, char c);
+void tune_reap(int pid, int *status);
 
 #endif

@@ -111,7 +111,7 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-static void note(int fd, char c) {
+void tune_note(int fd, char c) {
   if (fd >= 0 && write(fd, &c, 1) != 1) { /* the parent is gone: nothing to tell */
   }
 }
@@ -173,7 +173,7 @@ static void measure_here(tune_bench *b, tec_module *m, const lower_func *f, int6
     snprintf(r->error, sizeof r->error, "prepare failed: %s", tec_rt_last_error());
     return;
   }
-  note(fd, 'p');
+  tune_note(fd, 'p');
   int runs = b->o.warmup + b->o.repeats;
   int64_t number = 1; /* calls per timed cost (min_repeat_ms): calibrated after the warm-up */
   for (int i = 0; i < runs; i++) {
@@ -184,7 +184,7 @@ static void measure_here(tune_bench *b, tec_module *m, const lower_func *f, int6
       double t0 = tune_now();
       rc = run_calls(b, m, name, index, number);
       double dt = tune_now() - t0;
-      note(fd, 'r'); /* progress: the parent's deadline is per step */
+      tune_note(fd, 'r'); /* progress: the parent's deadline is per step */
       if (dt >= 1e-3 * b->o.min_repeat_ms || number >= TUNE_MAX_CALLS || dt > b->o.timeout) break;
       int64_t next = tune_calls_per_cost(b->o.min_repeat_ms, dt / (double)number);
       number = next > 2 * number ? next : 2 * number;
@@ -204,7 +204,7 @@ static void measure_here(tune_bench *b, tec_module *m, const lower_func *f, int6
       snprintf(r->error, sizeof r->error, "a run took %.3g s, over the time-out of %g s", dt, b->o.timeout);
       return;
     }
-    note(fd, 'r');
+    tune_note(fd, 'r');
     if (i == 0 && compare(b, b->out, r->error, sizeof r->error) != TUNE_OK) {
       r->status = TUNE_WRONG;
       return;
@@ -275,8 +275,7 @@ static void wait_measure(tune_bench *b, pid_t pid, const int *fds, meas *r) {
   }
   close(fds[0]);
   int st = 0;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-  }
+  tune_reap((int)pid, &st);
   if (killed) {
     memset(r, 0, sizeof *r);
     r->status = TUNE_TIMEOUT;
