@@ -451,20 +451,8 @@ int study_pick_task(tec_ctx *ctx, const char *knob, const tune_task *base, const
  * measured side by side after the trials, by their medians there) when it has one, else from
  * its trials (a reference loaded from a study before the confirmation stage). */
 static int fastest_configs(const tune_result *r, int k, int64_t *out) {
-  const tune_trial *from = r->nconfirmed ? r->confirmed : r->trials;
-  int nfrom = r->nconfirmed ? r->nconfirmed : r->ntrials, n = 0;
-  while (n < k) {
-    int pick = -1;
-    for (int t = 0; t < nfrom; t++) {
-      const tune_trial *tr = &from[t];
-      int taken = 0;
-      for (int j = 0; j < n; j++) taken |= out[j] == tr->index;
-      if (tr->status == TUNE_OK && !taken && (pick < 0 || tr->gflops > from[pick].gflops)) pick = t;
-    }
-    if (pick < 0) break;
-    out[n++] = from[pick].index;
-  }
-  return n;
+  return r->nconfirmed ? tune_fastest(r->confirmed, r->nconfirmed, k, out, NULL)
+                       : tune_fastest(r->trials, r->ntrials, k, out, NULL);
 }
 
 /* The configs idx[0..n) (distinct, n <= REMEASURE_MAX = 16) measured again side

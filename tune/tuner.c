@@ -362,18 +362,7 @@ static int check_options(tec_ctx *ctx, const tune_options *o) {
 static int confirm_stage(run_state *st, int k) {
   tune_result *r = st->res;
   int64_t idx[16];
-  int from[16], n = 0;
-  while (n < k) { /* the fastest trial of a config not taken yet */
-    int pick = -1;
-    for (int t = 0; t < r->ntrials; t++) {
-      const tune_trial *tr = &r->trials[t];
-      int taken = 0;
-      for (int j = 0; j < n; j++) taken |= idx[j] == tr->index;
-      if (tr->status == TUNE_OK && !taken && (pick < 0 || tr->median < r->trials[pick].median)) pick = t;
-    }
-    if (pick < 0) break;
-    from[n] = pick, idx[n++] = r->trials[pick].index;
-  }
+  int from[16], n = tune_fastest(r->trials, r->ntrials, k, idx, from);
   int with_default = r->ntrials > 0 && r->trials[0].status == TUNE_OK;
   for (int j = 0; j < n && with_default; j++) with_default = idx[j] != r->trials[0].index;
   if (with_default) {
@@ -525,6 +514,22 @@ done:
   tec_ctx_free(refctx);
   if (status != 0) tune_result_free(out);
   return status;
+}
+
+int tune_fastest(const tune_trial *t, int n, int k, int64_t *idx, int *at) {
+  int got = 0;
+  while (got < k) { /* the fastest trial of a config not taken yet */
+    int pick = -1;
+    for (int i = 0; i < n; i++) {
+      int taken = 0;
+      for (int j = 0; j < got; j++) taken |= idx[j] == t[i].index;
+      if (t[i].status == TUNE_OK && !taken && (pick < 0 || t[i].median < t[pick].median)) pick = i;
+    }
+    if (pick < 0) break;
+    if (at) at[got] = pick;
+    idx[got++] = t[pick].index;
+  }
+  return got;
 }
 
 void tune_result_free(tune_result *r) {

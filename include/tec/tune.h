@@ -339,6 +339,9 @@ void tune_result_free(tune_result *r);
  * a config that fails is its out[i]'s status, not an error. Remote measurement is refused. */
 int tune_compare(tec_ctx *ctx, const tune_task *task, const tune_options *o, const int64_t *idx, int n,
                  int rounds, tune_trial *out);
+/* The config indices of the k fastest correct trials of t[0..n) (by median, one per config),
+ * fastest first, into idx, and their positions in t into at (may be NULL); the count. */
+int tune_fastest(const tune_trial *t, int n, int k, int64_t *idx, int *at);
 /* Frees what a trial holds (config, trace, error, features). */
 void tune_trial_free(tune_trial *t);
 
