@@ -11,7 +11,7 @@
  * each run timed on the wall clock (the task, the default config's reference output, every
  * trial, the confirmation stage: tune_options.confirm, tune's default, 8 and the default
  * config). Then the reference's 8 fastest confirmed configs and each tuner's 2 are
- * measured again side by side (tune_compare, 16 rounds): a run's re-measured speed is the
+ * measured again side by side (tune_compare, 64 rounds): a run's re-measured speed is the
  * fastest of its own there. Per tuner: that as % of the reference's, its best trial as % of
  * the reference's best trial, the first trial whose best-so-far reaches 95 % of it, its seconds. Rows are appended to DIR/study.csv when a layer's runs are
  * all done (a layer cut short leaves none), layers already there with the same settings are
@@ -444,7 +444,10 @@ int study_pick_task(tec_ctx *ctx, const char *knob, const tune_task *base, const
   return 0;
 }
 
-#define REMEASURE_ROUNDS 16
+/* rounds of the re-measurement: with 16 rounds of 2 ms, one config built in 8 slots of a
+ * compare gets medians 1.6-1.9 % apart (relative sd), with 64 0.8-1.0 % (bench/README.md,
+ * session 18); 16 configs * 64 rounds * ~2.5 ms is ~3 s a layer */
+#define REMEASURE_ROUNDS 64
 
 /* The config indices of r's k fastest correct configs, distinct, fastest first, into out; the
  * count (fewer when fewer configs ran correctly): from its confirmation stage (the configs

@@ -158,7 +158,7 @@ int study_report(FILE *out, const study_row *rows, int n, const study_filter *f,
           "from `%s` (newest run per layer with these settings). `%%`: the tuner's best of its "
           "trials over the reference's best, as measured in the trials / as re-measured side by "
           "side after the layer's runs (tune_compare: the reference's 8 and each tuner's 2 fastest "
-          "configs after their confirmation stages, 16 rounds timing each in turn, a config's median "
+          "configs after their confirmation stages, 64 rounds timing each in turn, a config's median "
           "over them, a run's fastest; the best of 1000 noisy trials is luckier than the best of 64); `t95`: the "
           "first trial whose best-so-far reaches 95 %% of the reference (trial measurements; "
           "`>N`: never); `s`: the tuner's wall-clock seconds; `xgb-t`: xgb with transfer from the xgb-t records "

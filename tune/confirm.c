@@ -21,7 +21,7 @@
 
 typedef struct cmp_res {
   int status, ncosts;
-  double costs[16], build_s;
+  double costs[TUNE_MAX_COSTS], build_s;
   char error[400];
 } cmp_res;
 
@@ -60,7 +60,7 @@ static void compare_here(const tune_task *task, tune_bench *b, tec_ctx **ctxs, l
       double s;
       if (res[i].status != TUNE_OK) continue;
       res[i].status = tune_bench_time(b, m[i], f[i], idx[i], calls[i], &s, res[i].error, sizeof res[i].error);
-      if (res[i].status == TUNE_OK && res[i].ncosts < 16) res[i].costs[res[i].ncosts++] = s;
+      if (res[i].status == TUNE_OK && res[i].ncosts < TUNE_MAX_COSTS) res[i].costs[res[i].ncosts++] = s;
     }
     tune_note(fd, 'r');
   }
@@ -194,7 +194,8 @@ int tune_compare(tec_ctx *ctx, const tune_task *task, const tune_options *o, con
                  tune_trial *out) {
   if (n < 1 || n > MAXN || !idx || !out)
     return tec_ctx_set_error(ctx, "tune_compare: %d configs; 1 to %d are measured side by side", n, MAXN);
-  if (rounds < 1 || rounds > 16) return tec_ctx_set_error(ctx, "tune_compare: %d rounds; 1 to 16 are legal", rounds);
+  if (rounds < 1 || rounds > TUNE_MAX_COSTS)
+    return tec_ctx_set_error(ctx, "tune_compare: %d rounds; 1 to %d are legal", rounds, TUNE_MAX_COSTS);
   if (o->remote)
     return tec_ctx_set_error(ctx, "tune_compare: measures here (the configs side by side in one process); "
                                   "remote hosts measure one candidate at a time");

@@ -329,7 +329,7 @@ void tune_bench_measure(tune_bench *b, tec_module *m, const lower_func *f, tune_
 }
 
 void tune_trial_set(tune_trial *t, tune_status s, const char *error, int ncosts, const double *costs) {
-  if (ncosts > 16) ncosts = 16;
+  if (ncosts > TUNE_MAX_COSTS) ncosts = TUNE_MAX_COSTS;
   if (ncosts < 0) ncosts = 0;
   t->status = s;
   t->ncosts = ncosts;
@@ -338,7 +338,7 @@ void tune_trial_set(tune_trial *t, tune_status s, const char *error, int ncosts,
   t->error = tune_strdup(s == TUNE_OK ? "" : error);
   t->median = 0;
   if (s == TUNE_OK && ncosts > 0) {
-    double v[16];
+    double v[TUNE_MAX_COSTS];
     memcpy(v, t->costs, sizeof v);
     qsort(v, (size_t)ncosts, sizeof *v, cmp_double);
     t->median = ncosts % 2 ? v[ncosts / 2] : 0.5 * (v[ncosts / 2 - 1] + v[ncosts / 2]);

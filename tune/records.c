@@ -35,7 +35,7 @@ static void put_str(char *buf, size_t cap, size_t *len, const char *s) {
 const char *tune_record_json(tec_ctx *ctx, const tune_task *task, const tune_trial *t) {
   size_t trace_len = t->trace ? strlen(t->trace) : 0;
   size_t cap = 1024 + 2 * (strlen(task->workload) + strlen(task->target) + (t->config ? strlen(t->config) : 0) +
-                           (t->error ? strlen(t->error) : 0)) + trace_len + 40 * 16 +
+                           (t->error ? strlen(t->error) : 0)) + trace_len + 40 * TUNE_MAX_COSTS +
                (t->features ? 16 * TUNE_NFEATURES : 0);
   char *buf = tec_ctx_alloc(ctx, cap);
   if (!buf) return NULL;

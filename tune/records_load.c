@@ -166,8 +166,8 @@ static int parse_record(jp *j, tune_record *r) {
     } else if (!strcmp(key, "features")) {
       if (jfeatures(j, r)) return -1;
     } else if (!strcmp(key, "costs")) {
-      if (jnumbers(j, "costs", r->costs, 16, &r->ncosts)) return -1;
-      if (r->ncosts > 16) r->ncosts = 16;
+      if (jnumbers(j, "costs", r->costs, TUNE_MAX_COSTS, &r->ncosts)) return -1;
+      if (r->ncosts > TUNE_MAX_COSTS) r->ncosts = TUNE_MAX_COSTS;
     } else if (jskip(j)) {
       return -1;
     }

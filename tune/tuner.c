@@ -22,7 +22,7 @@ const char *tune_status_name(tune_status s) {
 tune_options tune_options_default(void) {
   return (tune_options){.trials = 64, .tuner = "random", .seed = 1, .batch = 8, .warmup = 1, .repeats = 5,
                         .timeout = 1.0, .fork = -1, .overlap = -1, .rtol = 1e-3, .build_timeout = 60.0,
-                        .confirm = -1, .confirm_rounds = 10};
+                        .confirm = -1, .confirm_rounds = 32};
 }
 
 /* One candidate between proposal and measurement. */
@@ -349,8 +349,8 @@ static int check_options(tec_ctx *ctx, const tune_options *o) {
   if (o->confirm > 0 && o->remote)
     return tec_ctx_set_error(ctx, "tune: confirm is %d with remote measurement; the confirmation stage measures its configs side by side "
                                   "here, and the hosts measure one candidate at a time: set confirm to 0 (or -1)", o->confirm);
-  if (o->confirm != 0 && (o->confirm_rounds < 1 || o->confirm_rounds > 16))
-    return tec_ctx_set_error(ctx, "tune: confirm_rounds is %d; it must be 1 to 16", o->confirm_rounds);
+  if (o->confirm != 0 && (o->confirm_rounds < 1 || o->confirm_rounds > TUNE_MAX_COSTS))
+    return tec_ctx_set_error(ctx, "tune: confirm_rounds is %d; it must be 1 to %d", o->confirm_rounds, TUNE_MAX_COSTS);
   return 0;
 }
 

@@ -189,6 +189,10 @@ typedef enum tune_status {
 } tune_status;
 const char *tune_status_name(tune_status s); /* "ok", "build", "run", "wrong", "timeout" */
 
+/* Most costs a trial or record holds: a trial's timed runs (tune_options.repeats, at most 16)
+ * or a side-by-side measurement's rounds (tune_compare, tune_options.confirm_rounds). */
+#define TUNE_MAX_COSTS 64
+
 typedef struct tune_trial {
   int64_t index;
   const char *config;      /* malloc'd strings, owned by the result */
@@ -196,8 +200,8 @@ typedef struct tune_trial {
   tune_status status;
   const char *error;       /* "" when ok */
   int ncosts;
-  double costs[16];        /* seconds per call, each timed run's (at most 16 kept; with
-                              min_repeat_ms the mean of the run's calls) */
+  double costs[TUNE_MAX_COSTS]; /* seconds per call, each timed run's (or each round's when
+                              confirmed; with min_repeat_ms the mean of the run's calls) */
   double median, gflops;   /* 0 unless ok */
   double build_seconds;    /* the build's wall time (tec_build; lowering excluded); 0 if not built */
   float *features;         /* TUNE_NFEATURES floats of the lowered candidate (tune_model.h;
@@ -298,7 +302,7 @@ typedef struct tune_options {
    * -1 (default): 8 when measured here, 0 with remote (which refuses a value > 0: the hosts
    * measure one candidate at a time). At most 16 (the default then takes the 16th place). */
   int confirm;
-  int confirm_rounds;       /* rounds of the confirmation (default 10; 1..16) */
+  int confirm_rounds;       /* rounds of the confirmation (default 32; 1..TUNE_MAX_COSTS) */
 } tune_options;
 tune_options tune_options_default(void);
 /* 1 when the cost-model tuner ("xgb") is built in (libxgboost-dev found when tec was configured), else 0. */
@@ -332,7 +336,7 @@ void tune_result_free(tune_result *r);
  * (tune_options.fork: all of it in one forked child, held to build_timeout per build and
  * the time-out per run), prepared, its first run checked against the reference output
  * (o->reference, else the default config's), warmed up (o->warmup), then `rounds` rounds
- * (1..16) time every config in turn, the order rotated each round; a timed cost is as many
+ * (1..TUNE_MAX_COSTS) time every config in turn, the order rotated each round; a timed cost is as many
  * calls back to back as last max(o->min_repeat_ms, 1) ms. out[i] (zeroed first; free with
  * tune_trial_free) gets config idx[i]'s status, error, one cost per round and their median,
  * GFLOP/s, confirmed = 1. 0, or -1 with an error (bad arguments, the reference failing);
@@ -353,7 +357,7 @@ typedef struct tune_record {
   int64_t index;
   double gflops, median;
   int ncosts;
-  double costs[16];
+  double costs[TUNE_MAX_COSTS];
   int features_version, nfeatures; /* the record's feature set (0, 0: none) */
   int confirmed;                   /* "stage":"confirm": measured side by side (tune_compare) */
   float *features;                 /* TUNE_NFEATURES finite floats (arena), or NULL: none, or
