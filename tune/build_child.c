@@ -19,6 +19,21 @@
 #include <unistd.h>
 #include "tune/internal.h"
 
+int tune_fork_reporter(const char *who, int *fd, char *err, size_t errsize) {
+  int fds[2];
+  if (pipe(fds) != 0) return snprintf(err, errsize, "cannot make a pipe to the %s: %s", who, strerror(errno)), -1;
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    int e = errno;
+    close(fds[0]), close(fds[1]);
+    return snprintf(err, errsize, "cannot fork the %s: %s", who, strerror(e)), -1;
+  }
+  close(fds[pid == 0 ? 0 : 1]);
+  *fd = fds[pid == 0 ? 1 : 0];
+  return (int)pid;
+}
+
 /* Reads n bytes before the deadline (deadline < 0: no deadline): 1 done, 0 end of file or an
  * error, -1 time-out. */
 int tune_read_by(int fd, void *buf, size_t n, double deadline) {

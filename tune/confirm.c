@@ -8,7 +8,6 @@
  * less than half the rounds leaves the medians alone. Under tune_options.fork the building
  * and measuring happen in one forked child (a progress byte per build and per round, the
  * parent killing it past the build time-out or the run time-outs), as for a trial. */
-#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -19,16 +18,10 @@
 
 #define MAXN 16
 
-typedef struct cmp_res {
-  int status, ncosts;
-  double costs[TUNE_MAX_COSTS], build_s;
-  char error[400];
-} cmp_res;
-
 /* Builds, readies and times the n configs in this process; fd >= 0: a progress byte after
  * each build ('b'), each config readied ('y') and each round ('r'). */
 static void compare_here(const tune_task *task, tune_bench *b, tec_ctx **ctxs, lower_func **f,
-                         const int64_t *idx, int n, int rounds, double min_ms, cmp_res *res, int fd) {
+                         const int64_t *idx, int n, int rounds, double min_ms, tune_meas *res, int fd) {
   tec_module *m[MAXN] = {0};
   int64_t calls[MAXN] = {0};
   for (int i = 0; i < n; i++) {
@@ -73,7 +66,7 @@ static void compare_here(const tune_task *task, tune_bench *b, tec_ctx **ctxs, l
  * build error ("build took longer than N s (killed)", as for a trial) or the one it was
  * readying or timing a run error naming where it stopped, and every other config a run error
  * saying it was not measured. */
-static void wait_compare(const tune_options *o, pid_t pid, int fd, int n, int rounds, double min_ms, cmp_res *res) {
+static void wait_compare(const tune_options *o, pid_t pid, int fd, int n, int rounds, double min_ms, tune_meas *res) {
   int builds = 0, ready = 0, done_rounds = 0, got = 0, killed = 0;
   double step_run = 10.0 * o->timeout + 5.0, round_s = n * (2.0 * o->timeout + 2e-3 * min_ms) + 5.0;
   double deadline = tune_now() + o->build_timeout + 0.5;
@@ -126,37 +119,30 @@ static void wait_compare(const tune_options *o, pid_t pid, int fd, int n, int ro
 }
 
 static void compare_forked(const tune_options *o, const tune_task *task, tune_bench *b, tec_ctx **ctxs, lower_func **f,
-                           const int64_t *idx, int n, int rounds, double min_ms, cmp_res *res) {
-  int fds[2];
-  const char *fail = NULL;
-  fflush(NULL);
-  pid_t pid = -1;
-  if (pipe(fds) != 0) fail = "cannot make a pipe to the measuring process";
-  else if ((pid = fork()) < 0) close(fds[0]), close(fds[1]), fail = "cannot fork the measuring process";
-  if (fail) {
-    int e = errno;
+                           const int64_t *idx, int n, int rounds, double min_ms, tune_meas *res) {
+  int fd;
+  char why[300];
+  int pid = tune_fork_reporter("measuring process", &fd, why, sizeof why);
+  if (pid < 0) {
     for (int i = 0; i < n; i++)
-      if (res[i].status == TUNE_OK)
-        res[i].status = TUNE_RUN_ERROR, snprintf(res[i].error, sizeof res[i].error, "%s: %s", fail, strerror(e));
+      if (res[i].status == TUNE_OK) res[i].status = TUNE_RUN_ERROR, snprintf(res[i].error, sizeof res[i].error, "%s", why);
     return;
   }
   if (pid == 0) {
-    close(fds[0]);
-    compare_here(task, b, ctxs, f, idx, n, rounds, min_ms, res, fds[1]);
+    compare_here(task, b, ctxs, f, idx, n, rounds, min_ms, res, fd);
     char c = 'R';
-    if (write(fds[1], &c, 1) == 1 && write(fds[1], res, sizeof *res * (size_t)n) == (ssize_t)(sizeof *res * (size_t)n))
+    if (write(fd, &c, 1) == 1 && write(fd, res, sizeof *res * (size_t)n) == (ssize_t)(sizeof *res * (size_t)n))
       _exit(0);
     _exit(3);
   }
-  close(fds[1]);
-  wait_compare(o, pid, fds[0], n, rounds, min_ms, res);
+  wait_compare(o, pid, fd, n, rounds, min_ms, res);
 }
 
 int tune_compare_bench(tec_ctx *ctx, const tune_task *task, const tune_options *o, tune_bench *b,
                        const int64_t *idx, int n, int rounds, tune_trial *out) {
   tec_ctx *ctxs[MAXN] = {0};
   lower_func *f[MAXN] = {0};
-  cmp_res *res = calloc((size_t)n, sizeof *res);
+  tune_meas *res = calloc((size_t)n, sizeof *res);
   const char *cfg[MAXN] = {0}, *trace[MAXN] = {0};
   if (!res) return tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tune: out of memory");
   int fork_ = o->fork < 0 ? !getenv("TEC_TEST_EMULATED") : o->fork;

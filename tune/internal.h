@@ -100,6 +100,19 @@ float *tune_xgb_features(tec_ctx *ctx, const lower_func *f, int *n);
 
 /* ---- measurement (measure.c) ---- */
 typedef struct tune_bench tune_bench;
+/* What a measurement gives back, sent whole through the pipe from a measuring child: a trial's
+ * (measure.c: its timed runs) or one config's of a side-by-side measurement (confirm.c: one
+ * cost per round, and its build's wall time). */
+typedef struct tune_meas {
+  int status, ncosts;
+  double costs[TUNE_MAX_COSTS], build_s;
+  char error[400];
+} tune_meas;
+/* A child that reports to its parent on a pipe: the pid, with *fd the read end in the parent
+ * and the write end in the child (pid 0); -1 with "cannot make a pipe to the <who>: ..." or
+ * "cannot fork the <who>: ..." in err. Flushes stdio first, so the child does not repeat
+ * buffered output. */
+int tune_fork_reporter(const char *who, int *fd, char *err, size_t errsize);
 /* The arguments of f allocated and filled (seeded, then task->fill if any; task may be NULL),
  * and the reference output: o->reference, or f itself built and run (the default config).
  * NULL with an error. */

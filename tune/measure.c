@@ -99,12 +99,6 @@ fail:
   return NULL;
 }
 
-/* What a measurement gives back (sent whole through the pipe from a child). */
-typedef struct meas {
-  int status, ncosts;
-  double costs[16];
-  char error[400];
-} meas;
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -164,7 +158,7 @@ static int32_t run_calls(tune_bench *b, tec_module *m, const char *name, int64_t
 }
 
 /* Runs the measurement here; fd >= 0: a progress byte per step to the parent. */
-static void measure_here(tune_bench *b, tec_module *m, const lower_func *f, int64_t index, meas *r, int fd) {
+static void measure_here(tune_bench *b, tec_module *m, const lower_func *f, int64_t index, tune_meas *r, int fd) {
   const char *name = f->user_name;
   memset(r, 0, sizeof *r);
   for (int64_t e = 0; e < b->nout; e++) b->out[e] = NAN; /* a candidate that writes nothing is wrong */
@@ -209,7 +203,7 @@ static void measure_here(tune_bench *b, tec_module *m, const lower_func *f, int6
       r->status = TUNE_WRONG;
       return;
     }
-    if (i >= b->o.warmup && r->ncosts < 16) r->costs[r->ncosts++] = dt;
+    if (i >= b->o.warmup && r->ncosts < TUNE_MAX_COSTS) r->costs[r->ncosts++] = dt;
   }
   r->status = TUNE_OK;
 }
@@ -245,7 +239,7 @@ tune_status tune_bench_time(tune_bench *b, tec_module *m, const lower_func *f, i
 }
 
 void tune_bench_child_measure(tune_bench *b, tec_module *m, const lower_func *f, int64_t index, int fd) {
-  meas res;
+  tune_meas res;
   measure_here(b, m, f, index, &res, fd);
   char c = 'R';
   if (write(fd, &c, 1) == 1 && write(fd, &res, sizeof res) == (ssize_t)sizeof res) _exit(0);
@@ -253,7 +247,7 @@ void tune_bench_child_measure(tune_bench *b, tec_module *m, const lower_func *f,
 }
 
 /* The parent's side of a measuring child pid reporting on fds[0] (closed here), reaped. */
-static void wait_measure(tune_bench *b, pid_t pid, const int *fds, meas *r) {
+static void wait_measure(tune_bench *b, pid_t pid, const int *fds, tune_meas *r) {
   memset(r, 0, sizeof *r);
   /* prepare may be slow (packing); a run is killed at twice the time-out (and a little) */
   double deadline = tune_now() + 10.0 * b->o.timeout + 5.0;
@@ -292,37 +286,25 @@ static void wait_measure(tune_bench *b, pid_t pid, const int *fds, meas *r) {
 }
 
 void tune_bench_wait(tune_bench *b, int pid, int fd, tune_trial *t) {
-  meas r;
+  tune_meas r;
   wait_measure(b, (pid_t)pid, (int[]){fd, -1}, &r);
   tune_trial_set(t, (tune_status)r.status, r.error, r.ncosts, r.costs);
 }
 
-static void measure_forked(tune_bench *b, tec_module *m, const lower_func *f, int64_t index, meas *r) {
-  int fds[2];
+static void measure_forked(tune_bench *b, tec_module *m, const lower_func *f, int64_t index, tune_meas *r) {
+  int fd;
   memset(r, 0, sizeof *r);
-  if (pipe(fds) != 0) {
-    r->status = TUNE_RUN_ERROR;
-    snprintf(r->error, sizeof r->error, "cannot make a pipe to the measuring process: %s", strerror(errno));
-    return;
-  }
-  fflush(NULL);
-  pid_t pid = fork();
+  int pid = tune_fork_reporter("measuring process", &fd, r->error, sizeof r->error);
   if (pid < 0) {
-    close(fds[0]), close(fds[1]);
     r->status = TUNE_RUN_ERROR;
-    snprintf(r->error, sizeof r->error, "cannot fork the measuring process: %s", strerror(errno));
     return;
   }
-  if (pid == 0) {
-    close(fds[0]);
-    tune_bench_child_measure(b, m, f, index, fds[1]);
-  }
-  close(fds[1]);
-  wait_measure(b, pid, fds, r);
+  if (pid == 0) tune_bench_child_measure(b, m, f, index, fd);
+  wait_measure(b, pid, (int[]){fd, -1}, r);
 }
 
 void tune_bench_measure(tune_bench *b, tec_module *m, const lower_func *f, tune_trial *t) {
-  meas r;
+  tune_meas r;
   if (b->o.fork) measure_forked(b, m, f, t->index, &r);
   else measure_here(b, m, f, t->index, &r, -1);
   tune_trial_set(t, (tune_status)r.status, r.error, r.ncosts, r.costs);
