@@ -93,7 +93,7 @@ static const char *verb_help(const char *verb) {
            "  Every trial is appended to FILE as one JSON line (tec print/bench\n"
            "  --config takes the best config it prints); --csv writes the trials, --svg a plot of\n"
            "  the best GFLOP/s so far. Then the N fastest configs and the default (--confirm N,\n"
-           "  default 8, 0: none; not with --remote) are measured again side by side, 10 rounds\n"
+           "  default 8, 0: none; not with --remote) are measured again side by side, 32 rounds\n"
            "  timing each in turn: the fastest by its median over the rounds is the best printed,\n"
            "  recorded with \"stage\":\"confirm\" (apply-best prefers those records). The same\n"
            "  --seed gives the same trial order (grid, random; anneal, annealing on the measured\n"

@@ -157,16 +157,22 @@ static int32_t run_calls(tune_bench *b, tec_module *m, const char *name, int64_t
   return rc;
 }
 
-/* Runs the measurement here; fd >= 0: a progress byte per step to the parent. */
+/* The output filled with NaN (a candidate that writes nothing is wrong) and m's prepare run on
+ * the arguments: TUNE_OK, or TUNE_RUN_ERROR with why in err. */
+static tune_status prepare(tune_bench *b, tec_module *m, const lower_func *f, char *err, size_t errsize) {
+  for (int64_t e = 0; e < b->nout; e++) b->out[e] = NAN;
+  if (tec_module_bind_constants(m, f->user_name, b->nargs, b->args) == 0) return TUNE_OK;
+  snprintf(err, errsize, "prepare failed: %s", tec_rt_last_error());
+  return TUNE_RUN_ERROR;
+}
+
+/* Runs the measurement here; fd >= 0: a progress byte per step to the parent. A trial's
+ * first run is checked, and timed too when there is no warm-up (tune_bench_ready, for the
+ * side-by-side measurement, checks an untimed run instead). */
 static void measure_here(tune_bench *b, tec_module *m, const lower_func *f, int64_t index, tune_meas *r, int fd) {
   const char *name = f->user_name;
   memset(r, 0, sizeof *r);
-  for (int64_t e = 0; e < b->nout; e++) b->out[e] = NAN; /* a candidate that writes nothing is wrong */
-  if (tec_module_bind_constants(m, name, b->nargs, b->args) != 0) {
-    r->status = TUNE_RUN_ERROR;
-    snprintf(r->error, sizeof r->error, "prepare failed: %s", tec_rt_last_error());
-    return;
-  }
+  if ((r->status = prepare(b, m, f, r->error, sizeof r->error)) != TUNE_OK) return;
   tune_note(fd, 'p');
   int runs = b->o.warmup + b->o.repeats;
   int64_t number = 1; /* calls per timed cost (min_repeat_ms): calibrated after the warm-up */
@@ -210,11 +216,7 @@ static void measure_here(tune_bench *b, tec_module *m, const lower_func *f, int6
 
 tune_status tune_bench_ready(tune_bench *b, tec_module *m, const lower_func *f, int64_t index, char *err,
                              size_t errsize) {
-  for (int64_t e = 0; e < b->nout; e++) b->out[e] = NAN;
-  if (tec_module_bind_constants(m, f->user_name, b->nargs, b->args) != 0) {
-    snprintf(err, errsize, "prepare failed: %s", tec_rt_last_error());
-    return TUNE_RUN_ERROR;
-  }
+  if (prepare(b, m, f, err, errsize) != TUNE_OK) return TUNE_RUN_ERROR;
   double s;
   tune_status st = tune_bench_time(b, m, f, index, 1, &s, err, errsize);
   if (st == TUNE_OK) st = compare(b, b->out, err, errsize);
