@@ -35,7 +35,7 @@ static void put_str(char *buf, size_t cap, size_t *len, const char *s) {
 const char *tune_record_json(tec_ctx *ctx, const tune_task *task, const tune_trial *t) {
   size_t trace_len = t->trace ? strlen(t->trace) : 0;
   size_t cap = 1024 + 2 * (strlen(task->workload) + strlen(task->target) + (t->config ? strlen(t->config) : 0) +
-                           (t->error ? strlen(t->error) : 0)) + trace_len + 40 * TUNE_MAX_COSTS +
+                           (t->error ? strlen(t->error) : 0)) + trace_len + 40 * (size_t)t->ncosts +
                (t->features ? 16 * TUNE_NFEATURES : 0);
   char *buf = tec_ctx_alloc(ctx, cap);
   if (!buf) return NULL;
@@ -55,7 +55,7 @@ const char *tune_record_json(tec_ctx *ctx, const tune_task *task, const tune_tri
   put_str(buf, cap, &len, t->config);
   PUT(",\"status\":\"%s\",\"costs\":[", tune_status_name(t->status));
   for (int i = 0; i < t->ncosts; i++) PUT("%s%.6e", i ? "," : "", t->costs[i]);
-  PUT("],\"median\":%.6e,\"gflops\":%.4f,\"build_s\":%.3f,\"error\":", t->median, t->gflops, t->build_seconds);
+  PUT("],\"median\":%.6e,\"gflops\":%.7g,\"build_s\":%.3f,\"error\":", t->median, t->gflops, t->build_seconds);
   put_str(buf, cap, &len, t->error);
   PUT(",\"timestamp\":\"%s\",\"tec_version\":\"%s\"", stamp, TEC_VERSION);
   if (t->confirmed) PUT(",\"stage\":\"confirm\""); /* measured side by side (confirm.c) */

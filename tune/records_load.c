@@ -123,12 +123,6 @@ static int jfeatures(jp *j, tune_record *r) {
   return 0;
 }
 
-/* 1 if record a is faster than record b (same workload): medians when both have one */
-static int faster(const tune_record *a, const tune_record *b) {
-  if (a->median > 0 && b->median > 0) return a->median < b->median;
-  return a->gflops > b->gflops;
-}
-
 /* one record line; -1 with j->err */
 static int parse_record(jp *j, tune_record *r) {
   memset(r, 0, sizeof *r);
@@ -257,11 +251,9 @@ int tune_apply_best(tec_ctx *ctx, const char *records, const char *template_name
       others++, other_target = r->target;
       continue;
     }
-    /* a confirmation (measured side by side) before any trial; the fastest among its kind: by
-     * the median seconds when both have one (7 digits; "gflops" is written with 4 decimals, so
-     * slow targets, e.g. under emulation at 0.05 GFLOP/s, tie there), else by GFLOP/s */
+    /* a confirmation (measured side by side) before any trial; the fastest among its kind */
     if (best < 0 || r->confirmed > recs[best].confirmed ||
-        (r->confirmed == recs[best].confirmed && faster(r, &recs[best])))
+        (r->confirmed == recs[best].confirmed && r->gflops > recs[best].gflops))
       best = i;
   }
   const char *w = NULL;

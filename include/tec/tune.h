@@ -373,8 +373,7 @@ int tune_record_append(tec_ctx *ctx, const char *path, const char *line, int do_
 int tune_records_load(tec_ctx *ctx, const char *path, FILE *warn, tune_record **out, int *n);
 /* The fastest ok record of template + problem for target (NULL: host) written into config (a
  * topi config of space sp, sp->config_size bytes): among the confirmation records
- * ("stage":"confirm", measured side by side) when there are any, else among the trials;
- * fastest by "median" when both records have one, else by "gflops". Returns 1 if a record was applied; 0 if the
+ * ("stage":"confirm", measured side by side) when there are any, else among the trials. Returns 1 if a record was applied; 0 if the
  * default was used, with *warning (arena; also printed on stderr when print is 1) naming the
  * workload, why (no record; records for other targets only; a record whose config this
  * space refuses) and the default config used; -1 on error (the file cannot be read). */
