@@ -9,7 +9,9 @@
  * the signal. A built child then waits for its turn: the module exists only in its address
  * space, so it is measured there (tune_bench_child_measure) when the parent writes 'M', the
  * parent reading the result with the measurement's time-outs (tune_bench_wait). At most the
- * tuner's look-ahead (2) children wait at a time. */
+ * tuner's look-ahead (2) children wait at a time. Here too the plumbing every forked child of
+ * the tuner uses: tune_fork_reporter (the measuring children's pipe and fork), tune_read_by
+ * (reads held to a deadline) and tune_reap. */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>

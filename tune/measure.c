@@ -248,28 +248,28 @@ void tune_bench_child_measure(tune_bench *b, tec_module *m, const lower_func *f,
   _exit(3);
 }
 
-/* The parent's side of a measuring child pid reporting on fds[0] (closed here), reaped. */
-static void wait_measure(tune_bench *b, pid_t pid, const int *fds, tune_meas *r) {
+/* The parent's side of a measuring child pid reporting on fd (closed here), reaped. */
+static void wait_measure(tune_bench *b, pid_t pid, int fd, tune_meas *r) {
   memset(r, 0, sizeof *r);
   /* prepare may be slow (packing); a run is killed at twice the time-out (and a little) */
   double deadline = tune_now() + 10.0 * b->o.timeout + 5.0;
   int done = 0, killed = 0, prepared = 0;
   for (;;) {
     char c;
-    int rc = tune_read_by(fds[0], &c, 1, deadline);
+    int rc = tune_read_by(fd, &c, 1, deadline);
     if (rc < 0) {
       kill(pid, SIGKILL), killed = 1;
       break;
     }
     if (rc == 0) break;
     if (c == 'R') {
-      done = tune_read_by(fds[0], r, sizeof *r, tune_now() + 5.0) == 1;
+      done = tune_read_by(fd, r, sizeof *r, tune_now() + 5.0) == 1;
       break;
     }
     prepared = 1;
     deadline = tune_now() + 2.0 * b->o.timeout + 0.5; /* a run that returns is timed by the child itself */
   }
-  close(fds[0]);
+  close(fd);
   int st = 0;
   tune_reap((int)pid, &st);
   if (killed) {
@@ -289,7 +289,7 @@ static void wait_measure(tune_bench *b, pid_t pid, const int *fds, tune_meas *r)
 
 void tune_bench_wait(tune_bench *b, int pid, int fd, tune_trial *t) {
   tune_meas r;
-  wait_measure(b, (pid_t)pid, (int[]){fd, -1}, &r);
+  wait_measure(b, (pid_t)pid, fd, &r);
   tune_trial_set(t, (tune_status)r.status, r.error, r.ncosts, r.costs);
 }
 
@@ -302,7 +302,7 @@ static void measure_forked(tune_bench *b, tec_module *m, const lower_func *f, in
     return;
   }
   if (pid == 0) tune_bench_child_measure(b, m, f, index, fd);
-  wait_measure(b, pid, (int[]){fd, -1}, r);
+  wait_measure(b, pid, fd, r);
 }
 
 void tune_bench_measure(tune_bench *b, tec_module *m, const lower_func *f, tune_trial *t) {
