@@ -10,10 +10,13 @@
  *
  * each run timed on the wall clock (the task, the default config's reference output, every
  * trial, the confirmation stage: tune_options.confirm, tune's default, 8 and the default
- * config). Then the reference's 8 fastest confirmed configs and each tuner's 2 are
- * measured again side by side (tune_compare, 64 rounds): a run's re-measured speed is the
- * fastest of its own there. Per tuner: that as % of the reference's, its best trial as % of
- * the reference's best trial, the first trial whose best-so-far reaches 95 % of it, its seconds. Rows are appended to DIR/study.csv when a layer's runs are
+ * config). Then the reference's 7 fastest confirmed configs, each tuner's 2 and the default
+ * config are measured again side by side (tune_compare, 64 rounds): a run's re-measured speed
+ * is the fastest of its own there. Per tuner: that as % of the reference's; its trials on one
+ * scale, their speed-up over the default config (speedup(): anchored trials are at the quiet
+ * machine's speed, unanchored ones at their moment's), the best of them as % of the
+ * reference's re-measured speed-up over the default, and the first trial whose best-so-far
+ * reaches 95 % of that; its seconds. Rows are appended to DIR/study.csv when a layer's runs are
  * all done (a layer cut short leaves none), layers already there with the same settings are
  * skipped (--redo runs them again), and DIR/study.md is rewritten from the whole CSV after each
  * layer (tune_study_report.c), so a study can be split over several quiet windows (--layers,
@@ -55,11 +58,12 @@
 
 #define MAX_UNIQUE 64
 #define MAX_RUNS 5 /* the reference and at most 4 tuners */
-/* configs re-measured: the reference's 8 fastest (of the 8 and the default its confirmation
- * stage confirms), each tuner's 2 (of its 8 and the default): 16, tune_compare's most */
-#define REF_TOP 8
+/* configs re-measured: the reference's 7 fastest (of the 8 and the default its confirmation
+ * stage confirms), each tuner's 2 (of its 8 and the default), and the default config: 16,
+ * tune_compare's most */
+#define REF_TOP 7
 #define TUNER_TOP 2
-#define REMEASURE_MAX (REF_TOP + (MAX_RUNS - 1) * TUNER_TOP)
+#define REMEASURE_MAX (REF_TOP + (MAX_RUNS - 1) * TUNER_TOP + 1)
 
 typedef struct opts {
   const char *layers, *out;
@@ -187,14 +191,30 @@ static double load1(void) {
   return l[0];
 }
 
-/* The trials' best-so-far against target: the first 1-based trial reaching it, 0 if none. */
-static int trials_to(const tune_result *r, double target) {
+/* Trial i's speed-up over the default config (trial 1), the scale every run's trials share:
+ * anchored (tune_options.anchor: the anchor is the default config), the anchor's base over the
+ * trial's cost; else the default's trial cost over it. GFLOP/s would not do: an anchored run's
+ * are at the quiet machine's speed when it started, an unanchored one's at the speeds of its
+ * moments. 0: failed. */
+static double speedup(const tune_result *r, int i) {
+  const tune_trial *t = &r->trials[i], *d = &r->trials[0];
+  if (t->status != TUNE_OK || !(t->median > 0)) return 0;
+  if (t->anchor_base_s > 0) return t->anchor_base_s / t->median;
+  return d->status == TUNE_OK && d->median > 0 ? d->median / t->median : 0;
+}
+
+/* The trials' best-so-far speed-up against target: the first 1-based trial reaching it, 0 if
+ * none; *best: the best speed-up of all. */
+static int trials_to(const tune_result *r, double target, double *best_all) {
   double best = 0;
+  int at = 0;
   for (int i = 0; i < r->ntrials; i++) {
-    if (r->trials[i].status == TUNE_OK && r->trials[i].gflops > best) best = r->trials[i].gflops;
-    if (best >= target) return i + 1;
+    double x = speedup(r, i);
+    if (x > best) best = x;
+    if (!at && best >= target) at = i + 1;
   }
-  return 0;
+  *best_all = best;
+  return at;
 }
 
 /* Appends the lines of file src to dst. */
@@ -375,6 +395,7 @@ static int load_reference(const net *n, const unique *u, const opts *o, const ch
     t->index = r->index, t->status = (tune_status)status_of(r->status), t->confirmed = c;
     t->config = strdup(r->config), t->error = strdup(r->error ? r->error : "");
     t->ncosts = r->ncosts, t->median = r->median, t->gflops = r->gflops;
+    t->anchor_s = r->anchor_s, t->anchor_base_s = r->anchor_base_s;
     memcpy(t->costs, r->costs, sizeof t->costs);
     int *best = c ? &res->best_confirmed : &res->best;
     const tune_trial *bt = *best < 0 ? NULL : c ? &res->confirmed[*best] : &res->trials[*best];
@@ -446,8 +467,13 @@ int study_pick_task(tec_ctx *ctx, const char *knob, const tune_task *base, const
 
 /* rounds of the re-measurement: with 16 rounds of 2 ms, one config built in 8 slots of a
  * compare gets medians 1.6-1.9 % apart (relative sd), with 64 0.8-1.0 % (bench/README.md,
- * session 18); 16 configs * 64 rounds * ~2.5 ms is ~3 s a layer */
+ * session 18); 16 configs * 64 rounds * ~2.5 ms is ~3 s a layer. And REMEASURE_BUILDS such
+ * compares, each building every config anew, a config's speed the mean of its medians: a
+ * build's own speed differs from another's of the same config (dw13: 8 builds 76-83 GFLOP/s,
+ * one module in 8 slots 82.7-83.3; session 19), and the reference, with the more configs
+ * re-measured, would otherwise win on the luck of its builds */
 #define REMEASURE_ROUNDS 64
+#define REMEASURE_BUILDS 2
 
 /* The config indices of r's k fastest correct configs, distinct, fastest first, into out; the
  * count (fewer when fewer configs ran correctly): from its confirmation stage (the configs
@@ -459,9 +485,9 @@ static int fastest_configs(const tune_result *r, int k, int64_t *out) {
 }
 
 /* The configs idx[0..n) (distinct, n <= REMEASURE_MAX = 16) measured again side
- * by side (tune_compare: each built once, prepared, checked, then REMEASURE_ROUNDS rounds
- * timing every one in turn, a config's median over the rounds); gflops[i]: config i's (0 if
- * it failed). */
+ * by side, REMEASURE_BUILDS times (tune_compare: each built, prepared, checked, then
+ * REMEASURE_ROUNDS rounds timing every one in turn, a config's median over the rounds);
+ * gflops[i]: config i's mean over the compares (0 if it failed in one). */
 static int remeasure(const unique *u, const net_layer *L, const opts *o, const int64_t *idx, int n,
                      double *gflops) {
   tec_ctx *ctx = tec_ctx_new();
@@ -469,19 +495,25 @@ static int remeasure(const unique *u, const net_layer *L, const opts *o, const i
   tune_trial out[REMEASURE_MAX];
   tune_options to = tune_options_default();
   to.min_repeat_ms = o->min_repeat_ms, to.timeout = o->timeout;
-  int rc = !ctx || tune_task_topi(ctx, topi_template_find(L->tmpl), &L->conv, u->shape, NULL, &base) ||
-           tune_compare(ctx, &base, &to, idx, n, REMEASURE_ROUNDS, out);
+  int rc = !ctx || tune_task_topi(ctx, topi_template_find(L->tmpl), &L->conv, u->shape, NULL, &base);
+  int failed[REMEASURE_MAX] = {0};
+  for (int i = 0; i < n; i++) gflops[i] = 0;
+  for (int k = 0; k < REMEASURE_BUILDS && !rc; k++) {
+    if ((rc = tune_compare(ctx, &base, &to, idx, n, REMEASURE_ROUNDS, out)) != 0) break;
+    for (int i = 0; i < n; i++) {
+      if (out[i].status == TUNE_OK) gflops[i] += out[i].gflops / REMEASURE_BUILDS;
+      else if (!failed[i]++)
+        fprintf(stderr, "tune-study: %s: re-measuring config %s: %s\n", L->name, out[i].config, out[i].error);
+      tune_trial_free(&out[i]);
+    }
+  }
   if (rc) {
     fprintf(stderr, "tune-study: %s: re-measuring: %s\n", L->name, ctx ? tec_ctx_error(ctx) : "out of memory");
     tec_ctx_free(ctx);
     return -1;
   }
-  for (int i = 0; i < n; i++) {
-    gflops[i] = out[i].status == TUNE_OK ? out[i].gflops : 0;
-    if (out[i].status != TUNE_OK)
-      fprintf(stderr, "tune-study: %s: re-measuring config %s: %s\n", L->name, out[i].config, out[i].error);
-    tune_trial_free(&out[i]);
-  }
+  for (int i = 0; i < n; i++)
+    if (failed[i]) gflops[i] = 0;
   tec_ctx_free(ctx);
   return 0;
 }
@@ -707,17 +739,22 @@ int main(int argc, char **argv) {
         which[r][j] = slot;
       }
     }
+    int def_slot = -1; /* the default config (every run's trial 1): the scale of speed-ups */
+    for (int j = 0; j < nb; j++)
+      if (bidx[j] == res[0].trials[0].index) def_slot = j;
+    if (def_slot < 0 && !status) def_slot = nb, bidx[nb++] = res[0].trials[0].index;
     double bg[REMEASURE_MAX] = {0};
     if (!status && nb > 0) {
       printf("  re-measuring %d distinct configs (the reference's %d fastest and each tuner's %d after their "
-             "confirmation), %d rounds side by side\n", nb, REF_TOP, TUNER_TOP, REMEASURE_ROUNDS);
+             "confirmation, and the default), %d rounds side by side, %d times (builds)\n", nb, REF_TOP, TUNER_TOP,
+             REMEASURE_ROUNDS, REMEASURE_BUILDS);
       fflush(stdout);
       if (remeasure(&u[k], L, &o, bidx, nb, bg) != 0) status = 1;
     }
     for (int r = 0; r < nr && !status; r++)
       for (int j = 0; j < nw[r]; j++)
         if (bg[which[r][j]] > rr[r].remeasured_gflops) rr[r].remeasured_gflops = bg[which[r][j]];
-    double ref_re = rr[0].remeasured_gflops;
+    double ref_re = rr[0].remeasured_gflops, def_re = def_slot >= 0 ? bg[def_slot] : 0, ref_up = def_re > 0 ? ref_re / def_re : 0;
     for (int r = 0; r < nr && !status; r++)
       rr[r].pct_remeasured = ref_re > 0 ? 100 * rr[r].remeasured_gflops / ref_re : 0;
     double load_end = load1(), ref = rr[0].best_gflops, start = rr[0].load_start;
@@ -731,9 +768,11 @@ int main(int argc, char **argv) {
       snprintf(w->same_as, sizeof w->same_as, "%s", u[k].same_as);
       w->load_start = start, w->load_end = load_end;
       w->threads = o.threads, w->seed = o.seed;
-      double target = 0.95 * (r == 0 ? w->best_gflops : ref);
-      w->pct_of_ref = ref > 0 ? 100 * w->best_gflops / ref : 0;
-      w->trials_to_95 = ref > 0 ? trials_to(&res[r], target) : 0;
+      /* trials on one scale, the speed-up over the default: the reference's best re-measured
+       * over the default re-measured beside it is 100 % */
+      double best_up = 0;
+      w->trials_to_95 = ref_up > 0 ? trials_to(&res[r], 0.95 * ref_up, &best_up) : 0;
+      w->pct_of_ref = ref_up > 0 ? 100 * best_up / ref_up : 0;
       if (!strcmp(w->tuner, "random")) { /* the same seed: the reference's first configs? */
         int same = res[r].ntrials <= res[0].ntrials;
         for (int i = 0; same && i < res[r].ntrials; i++) same = res[r].trials[i].index == res[0].trials[i].index;
@@ -744,20 +783,20 @@ int main(int argc, char **argv) {
       char k95[16];
       if (w->trials_to_95) snprintf(k95, sizeof k95, "%d", w->trials_to_95);
       else snprintf(k95, sizeof k95, ">%d", w->trials);
-      printf("  %-9s %5d trials %8.1f s (%.3f s/trial), best %8.2f GFLOP/s (trial %d) = %5.1f %% of the "
-             "reference, 95 %% at trial %s, %d failed; re-measured %.2f GFLOP/s = %.1f %%%s%s\n",
+      printf("  %-9s %5d trials %8.1f s (%.3f s/trial), best %8.2f GFLOP/s (trial %d), %.2fx the default = "
+             "%5.1f %% of the reference's, 95 %% at trial %s, %d failed; re-measured %.2f GFLOP/s = %.1f %%%s%s\n",
              w->tuner, w->trials, w->seconds, w->seconds / w->trials, w->best_gflops,
-             w->best_trial, w->pct_of_ref, k95, w->errors, w->remeasured_gflops,
+             w->best_trial, best_up, w->pct_of_ref, k95, w->errors, w->remeasured_gflops,
              w->pct_remeasured, w->note[0] ? "; " : "", w->note);
       if (study_row_append(csv, w) != 0) {
         fprintf(stderr, "tune-study: cannot append to %s: %s\n", csv, strerror(errno));
         status = 1;
       }
     }
-    for (int r = 0; r < 4; r++) tune_result_free(&res[r]);
+    for (int r = 0; r < MAX_RUNS; r++) tune_result_free(&res[r]);
     if (!status) {
-      printf("  default config: %.2f GFLOP/s = %.1f %% of the reference; load %.2f -> %.2f\n",
-             rr[0].default_gflops, ref > 0 ? 100 * rr[0].default_gflops / ref : 0, rr[0].load_start, load_end);
+      printf("  default config: re-measured %.2f GFLOP/s = %.1f %% of the reference; load %.2f -> %.2f\n",
+             def_re, ref_re > 0 ? 100 * def_re / ref_re : 0, rr[0].load_start, load_end);
       free(rows);
       if (study_rows_load(csv, &rows, &nrows) != 0 || write_report(&o, n, u, nu) != 0) status = 1;
     }

@@ -155,13 +155,17 @@ int study_report(FILE *out, const study_row *rows, int n, const study_filter *f,
   fprintf(out, "# Tuning study: MobileNet v1 layers (issue #16's targets)\n\n");
   fprintf(out, "Reference: random search of %d trials; each tuner: %d trials (both: the whole space "
           "when it is smaller), seed %u, %d thread%s; "
-          "from `%s` (newest run per layer with these settings). `%%`: the tuner's best of its "
-          "trials over the reference's best, as measured in the trials / as re-measured side by "
-          "side after the layer's runs (tune_compare: the reference's 8 and each tuner's 2 fastest "
-          "configs after their confirmation stages, 64 rounds timing each in turn, a config's median "
-          "over them, a run's fastest; the best of 1000 noisy trials is luckier than the best of 64); `t95`: the "
-          "first trial whose best-so-far reaches 95 %% of the reference (trial measurements; "
-          "`>N`: never); `s`: the tuner's wall-clock seconds; `xgb-t`: xgb with transfer from the xgb-t records "
+          "from `%s` (newest run per layer with these settings). `%%`: the tuner's best as measured in "
+          "its trials / as re-measured side by side after the layer's runs (tune_compare: the "
+          "reference's 7 and each tuner's 2 fastest configs after their confirmation stages, and the "
+          "default config, 64 rounds timing each in turn, a config's median over them; twice, every "
+          "config built anew each time, a config's the mean of its two; a run's fastest), "
+          "as %% of the reference's re-measured best. In the trials a run's scale is its speed-up over "
+          "the default config (anchored trials: the anchor's base over the cost; else trial 1's cost "
+          "over it), and the reference's re-measured best over the default re-measured beside it is "
+          "100 %%; the best of 1000 noisy trials is luckier than the best of 64. `t95`: the "
+          "first trial whose best-so-far reaches 95 %% of the reference on that scale (trial "
+          "measurements; `>N`: never); `s`: the tuner's wall-clock seconds; `xgb-t`: xgb with transfer from the xgb-t records "
           "of the layers run before it (same template). Trial 1 of every run is the "
           "template's default config (`default %%`). A tuner meets the target on a layer when "
           "its re-measured %% is >= 95 in under 60 s (rows without a re-measurement: its "
@@ -218,7 +222,7 @@ int study_report(FILE *out, const study_row *rows, int n, const study_filter *f,
     if (!reused++)
       fprintf(out, "References loaded from an earlier study's records (`--reference`), not searched in the "
               "layer's run: their GFLOP/s, trial and s/trial are that run's, so the tuners' trial %% and t95 "
-              "compare across runs; the re-measured %% stays within the run (the reference's fastest configs "
+              "compare a run's speed-ups over the default with another's; the re-measured %% stays within the run (the reference's fastest configs "
               "measured side by side with the tuners'):\n\n");
     fprintf(out, "- %s: %s\n", ref->layer, ref->note);
   }

@@ -550,8 +550,8 @@ END_TEST
  * hook, called after every call in the measuring process: fork 0); 0 is one call per cost; a
  * negative value or one past 1000 * the time-out is refused */
 static void count_calls(void *user, int64_t index, float *out, int64_t nout) {
-  (void)index, (void)out, (void)nout;
-  (*(int64_t *)user)++;
+  (void)out, (void)nout;
+  if (index >= 0) (*(int64_t *)user)++; /* the candidate's calls, not the anchor's (-1) */
 }
 
 START_TEST(min_repeat_ms) {
@@ -566,6 +566,7 @@ START_TEST(min_repeat_ms) {
   tune_result r;
   ck_assert_msg(tune_run(ctx, &task, &o, &r) == 0, "%s", tec_ctx_error(ctx));
   ck_assert_int_eq(r.trials[0].status, TUNE_OK);
+  ck_assert(r.trials[0].anchor_s == 0);
   int64_t plain = calls; /* the reference's run(s) and warmup + repeats */
   ck_assert_int_le(plain, 1 + 3 + 2);
   tune_result_free(&r);
@@ -576,6 +577,7 @@ START_TEST(min_repeat_ms) {
    * calls each: the calls past those made without cover 3 x 2 ms at the calls' mean time (at
    * least half of it: timing noise) */
   ck_assert(r.trials[0].ncosts == 3);
+  ck_assert(r.trials[0].anchor_s > 0); /* anchored by default with min_repeat_ms (not without) */
   int64_t extra = calls - plain + 3;
   ck_assert_msg(extra >= 3 * 2, "%lld calls with min_repeat_ms 2, %lld without", (long long)calls,
                 (long long)plain);
@@ -597,6 +599,116 @@ START_TEST(min_repeat_ms) {
   ck_assert_int_eq(tune_calls_per_cost(2.0, 1e-4), 20);
   ck_assert_int_eq(tune_calls_per_cost(2.0, 1.0), 1);
   ck_assert_int_eq(tune_calls_per_cost(1000.0, 0), 100000);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* Anchored trials (tune_options.anchor): a slow spell simulated by a hook that, from the first
+ * call of one candidate until another candidate's calls begin, makes every call (the
+ * candidate's, and the anchor's: index -1) last about twice as long, busy-waiting as long as
+ * the call took. Unanchored, that candidate's cost doubles; anchored, the anchor slows down
+ * beside it, the anchor's time in the record says so, and the cost stays. */
+typedef struct spell {
+  int64_t index, last; /* the candidate slowed; the candidate whose calls come now */
+  double prev;         /* when the previous call ended (0: none yet in this spell) */
+} spell;
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void spell_hook(void *user, int64_t index, float *out, int64_t nout) {
+  (void)out, (void)nout;
+  spell *s = user;
+  if (index >= 0 && index != s->last) s->last = index, s->prev = 0;
+  double t = now_s();
+  if (s->last == s->index && s->prev > 0) {
+    double until = t + (t - s->prev < 0.05 ? t - s->prev : 0.05);
+    while (now_s() < until) {
+    }
+  }
+  s->prev = now_s();
+}
+
+/* The median cost of config idx among r's trials (-1 if absent or failed). */
+static double median_of_config(const tune_result *r, int64_t idx, const tune_trial **t) {
+  for (int i = 0; i < r->ntrials; i++)
+    if (r->trials[i].index == idx) {
+      *t = &r->trials[i];
+      return r->trials[i].status == TUNE_OK ? r->trials[i].median : -1;
+    }
+  return -1;
+}
+
+START_TEST(anchored_trials) {
+  tec_ctx *ctx = tec_ctx_new();
+  tune_task task;
+  make_task(ctx, &task);
+  char rec[128];
+  snprintf(rec, sizeof rec, "%s/anchor.jsonl", dir);
+  int refs = 0;
+  tune_options o = small_options(NULL, &refs);
+  o.trials = 4, o.warmup = 1, o.repeats = 5, o.min_repeat_ms = 1.0, o.fork = 0, o.overlap = 0;
+  tune_result plain, slow, anch;
+  o.anchor = 0; /* unanchored, no spell */
+  ck_assert_msg(tune_run(ctx, &task, &o, &plain) == 0, "%s", tec_ctx_error(ctx));
+  spell sp = {.index = plain.trials[2].index, .last = -2};
+  o.hook = spell_hook, o.hook_user = &sp; /* unanchored, the third trial in a spell */
+  ck_assert_msg(tune_run(ctx, &task, &o, &slow) == 0, "%s", tec_ctx_error(ctx));
+  sp.last = -2, o.anchor = -1, o.records = rec; /* anchored (min_repeat_ms > 0): the same spell */
+  ck_assert_msg(tune_run(ctx, &task, &o, &anch) == 0, "%s", tec_ctx_error(ctx));
+  const tune_trial *tp = NULL, *ts = NULL, *ta = NULL;
+  double cp = median_of_config(&plain, sp.index, &tp), cs = median_of_config(&slow, sp.index, &ts),
+         ca = median_of_config(&anch, sp.index, &ta);
+  ck_assert_msg(cp > 0 && cs > 0 && ca > 0, "%s / %s / %s", tp ? tp->error : "absent", ts ? ts->error : "absent",
+                ta ? ta->error : "absent");
+  if (getenv("TEC_TEST_VERBOSE"))
+    fprintf(stderr, "anchored_trials: plain %g, spell %g (x%.2f), anchored in the spell %g (x%.2f); anchor x%.2f\n", cp,
+            cs, cs / cp, ca, ca / cp, ta->anchor_s / ta->anchor_base_s);
+  ck_assert_msg(cs > 1.6 * cp, "unanchored: %g s in the spell, %g s without", cs, cp);
+  ck_assert_msg(ca > 0.6 * cp && ca < 1.4 * cp, "anchored: %g s in the spell, %g s unanchored without", ca, cp);
+  ck_assert_msg(ta->anchor_s > 1.6 * ta->anchor_base_s, "the anchor beside the spell: %g s, its base %g s",
+                ta->anchor_s, ta->anchor_base_s);
+  for (int i = 0; i < anch.ntrials; i++) { /* every anchored trial says so; the others do not */
+    const tune_trial *t = &anch.trials[i];
+    ck_assert_msg(t->status == TUNE_OK, "%s", t->error);
+    ck_assert_int_eq(t->ncosts, 5);
+    ck_assert(t->anchor_s > 0 && t->anchor_base_s > 0);
+    ck_assert_double_eq(t->anchor_base_s, anch.trials[0].anchor_base_s); /* one base a run */
+    ck_assert(plain.trials[i].anchor_s == 0 && slow.trials[i].anchor_s == 0);
+  }
+  /* the default config is the anchor: its trial costs its base, give or take the noise */
+  ck_assert_int_eq(anch.trials[0].index, task.default_index);
+  ck_assert_msg(anch.trials[0].median > 0.6 * anch.trials[0].anchor_base_s &&
+                    anch.trials[0].median < 1.6 * anch.trials[0].anchor_base_s,
+                "the default's trial %g s, the anchor's base %g s", anch.trials[0].median, anch.trials[0].anchor_base_s);
+  char *text = tu_read_file(rec, NULL);
+  ck_assert_int_eq(count_of(text, ",\"anchor_s\":"), 4);
+  ck_assert_int_eq(count_of(text, ",\"anchor_base_s\":"), 4);
+  free(text);
+  tune_record *recs; /* read back */
+  int nrec;
+  ck_assert_int_eq(tune_records_load(ctx, rec, NULL, &recs, &nrec), 0);
+  ck_assert_int_eq(nrec, 4);
+  for (int i = 0; i < 4; i++) {
+    ck_assert_double_eq_tol(recs[i].anchor_s, anch.trials[i].anchor_s, 1e-5 * anch.trials[i].anchor_s);
+    ck_assert_double_eq_tol(recs[i].anchor_base_s, anch.trials[i].anchor_base_s, 1e-5 * anch.trials[i].anchor_base_s);
+  }
+  tune_result_free(&plain), tune_result_free(&slow), tune_result_free(&anch);
+  /* refusals */
+  tune_result r;
+  o.anchor = 2;
+  ck_assert_int_eq(tune_run(ctx, &task, &o, &r), -1);
+  assert_err(ctx, "tune: anchor is 2; it must be 1 (the default config timed beside each candidate), 0 (not) "
+                  "or -1 (1 when measured here with min_repeat_ms > 0)");
+  tec_ctx_clear_error(ctx);
+  tune_remote rem = {0};
+  o.anchor = 1, o.remote = &rem;
+  ck_assert_int_eq(tune_run(ctx, &task, &o, &r), -1);
+  tu_assert_contains(tec_ctx_error(ctx), "tune: anchor is 1 with remote measurement; the hosts time each candidate "
+                                         "alone");
   tec_ctx_free(ctx);
 }
 END_TEST
@@ -794,12 +906,6 @@ static void all_build_errors(tune_result *r, int n, const char *error) {
   }
   ck_assert_int_eq(r->best, -1);
   tune_result_free(r);
-}
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 static void heavy_task(tec_ctx *ctx, tune_task *task, int *calls) {
@@ -1029,6 +1135,7 @@ int main(void) {
   tcase_add_test(tc, confirm_stage);
   tcase_add_test(tc, grid_and_bad_options);
   tcase_add_test(tc, min_repeat_ms);
+  tcase_add_test(tc, anchored_trials);
   tcase_add_test(tc, own_schedule);
   tcase_add_test(tc, xgb_tuner);
   tcase_add_test(tc, explore_picks);

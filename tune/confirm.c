@@ -197,7 +197,9 @@ int tune_compare(tec_ctx *ctx, const tune_task *task, const tune_options *o, con
   if (!refctx) return tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tune: out of memory");
   int64_t def = task->default_index >= 0 ? task->default_index : 0;
   lower_func *rf = task->lower(task, refctx, def, NULL, NULL);
-  tune_bench *b = rf ? tune_bench_new(refctx, task, rf, o) : NULL;
+  tune_options bo = *o;
+  bo.anchor = 0; /* side by side: no anchor needed */
+  tune_bench *b = rf ? tune_bench_new(refctx, task, rf, &bo) : NULL;
   int rc = b ? tune_compare_bench(ctx, task, o, b, idx, n, rounds, out)
              : tec_ctx_set_error(ctx, "tune_compare: %s: cannot compute the reference output: %s", task->workload,
                                  tec_ctx_error(refctx));

@@ -106,6 +106,7 @@ typedef struct tune_bench tune_bench;
 typedef struct tune_meas {
   int status, ncosts;
   double costs[TUNE_MAX_COSTS], build_s;
+  double anchor_s, anchor_base_s; /* anchored: the anchor's median beside the costs, its base */
   char error[400];
 } tune_meas;
 /* A child that reports to its parent on a pipe: the pid, with *fd the read end in the parent

@@ -6,7 +6,10 @@
  * killed at the time-out, a crash is an error record, not the tuner's end. The child that
  * built a candidate (build_child.c) measures it through tune_bench_child_measure and
  * tune_bench_wait, the two sides of the same protocol. Arguments with a margin
- * (te_tensor_set_margin) are allocated whole; the output is compared in its window. */
+ * (te_tensor_set_margin) are allocated whole; the output is compared in its window.
+ * Anchored (tune_options.anchor): the default config's module, built and prepared once here
+ * (forked children inherit it), is timed beside the candidate in every repeat, and each cost
+ * is the candidate's time scaled by the anchor's speed in that repeat (see measure_here). */
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
@@ -29,15 +32,65 @@ struct tune_bench {
   int ndim;                         /* the output's buffer: extents, and the window compared */
   int64_t ext[8], lo[8], hi[8];     /* (lo <= index < hi in every dimension; no margin: all) */
   tune_options o;
+  tec_module *anchor;               /* anchored: the default config, prepared; else NULL */
+  const lower_func *anchor_f;
+  int64_t anchor_calls;             /* its calls per cost (min_repeat_ms) */
+  double anchor_base;               /* its seconds per call on the quiet machine (anchor_ready) */
 };
 
 int64_t tune_bench_nout(const tune_bench *b) { return b->nout; }
 
 void tune_bench_free(tune_bench *b) {
   if (!b) return;
+  tec_module_free(b->anchor);
   for (int i = 0; b->args && i < b->nargs; i++)
     if (b->args[i]) tec_dl_free(&b->t[i]);
   free(b->t), free(b->args), free(b->ref), free(b);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The median of v[0..n) (n >= 1; v is reordered). */
+static double median_of(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* The anchor readied (b owns m from here): prepared on the arguments, warmed up, its calls per
+ * cost calibrated as a trial's are, and its base speed: costs timed for ANCHOR_BASE_S seconds
+ * (ANCHOR_MIN to ANCHOR_MAX of them), their lower quartile. A slow spell lasts a few tenths of
+ * a second, so some of that time is outside it, and the lower quartile is the quiet machine's
+ * speed, not the spell's. 0, or -1 with the error in b's ctx. */
+#define ANCHOR_BASE_S 0.3
+#define ANCHOR_MIN 16
+#define ANCHOR_MAX 256
+static int anchor_ready(tune_bench *b, tec_module *m, const lower_func *f) {
+  b->anchor = m, b->anchor_f = f, b->anchor_calls = 1;
+  const char *name = f->user_name;
+  if (tec_module_bind_constants(m, name, b->nargs, b->args) != 0 || tec_module_run(m, name, b->nargs, b->args) != 0)
+    return tec_ctx_set_error(b->ctx, "tune: the default config (the anchor) failed to run: %s", tec_rt_last_error());
+  for (int step = 0; b->o.min_repeat_ms > 0 && step < 24; step++) { /* calibration, as in measure_here */
+    double t0 = tune_now();
+    for (int64_t k = 0; k < b->anchor_calls; k++) tec_module_run(m, name, b->nargs, b->args);
+    double dt = tune_now() - t0;
+    if (dt >= 1e-3 * b->o.min_repeat_ms || b->anchor_calls >= TUNE_MAX_CALLS) break;
+    int64_t next = tune_calls_per_cost(b->o.min_repeat_ms, dt / (double)b->anchor_calls);
+    b->anchor_calls = next > 2 * b->anchor_calls ? next : 2 * b->anchor_calls;
+    if (b->anchor_calls > TUNE_MAX_CALLS) b->anchor_calls = TUNE_MAX_CALLS;
+  }
+  double v[ANCHOR_MAX], start = tune_now();
+  int n = 0;
+  while (n < ANCHOR_MAX && (n < ANCHOR_MIN || tune_now() - start < ANCHOR_BASE_S)) {
+    double t0 = tune_now();
+    for (int64_t k = 0; k < b->anchor_calls; k++) tec_module_run(m, name, b->nargs, b->args);
+    v[n++] = (tune_now() - t0) / (double)b->anchor_calls;
+  }
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  b->anchor_base = v[n / 4];
+  return 0;
 }
 
 tune_bench *tune_bench_new(tec_ctx *ctx, const tune_task *task, lower_func *f, const tune_options *o) {
@@ -75,34 +128,33 @@ tune_bench *tune_bench_new(tec_ctx *ctx, const tune_task *task, lower_func *f, c
     b->ext[d] = b->t[b->nargs - 1].shape[d], b->lo[d] = te_margin(o_t, d, 0),
     b->hi[d] = b->ext[d] - te_margin(o_t, d, 1);
   if (!(b->ref = malloc(sizeof *b->ref * (size_t)b->nout))) goto oom;
+  /* the default config built (by tec_build, even for a task that builds its candidates
+   * itself): the reference when there is no other, the anchor */
+  tec_module *m = NULL;
+  if ((!o->reference || o->anchor > 0) && !(m = tec_build(ctx, 1, &f, NULL))) goto fail;
   if (o->reference) {
     if (o->reference(o->reference_user, b->args, b->nargs, b->ref, b->nout) != 0) {
+      tec_module_free(m);
       tec_ctx_set_error(ctx, "tune: the reference function failed");
       goto fail;
     }
   } else {
-    tec_module *m = tec_build(ctx, 1, &f, NULL);
-    if (!m) goto fail;
     int32_t rc = tec_module_run(m, f->user_name, b->nargs, b->args);
     if (rc == 0) memcpy(b->ref, b->out, sizeof *b->ref * (size_t)b->nout);
-    tec_module_free(m);
     if (rc != 0) {
+      tec_module_free(m);
       tec_ctx_set_error(ctx, "tune: the default config (the reference) failed to run: %s", tec_rt_last_error());
       goto fail;
     }
   }
+  if (o->anchor > 0 && anchor_ready(b, m, f) != 0) goto fail; /* b owns m */
+  else if (o->anchor <= 0) tec_module_free(m);
   return b;
 oom:
   tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tune: out of memory allocating the arguments");
 fail:
   tune_bench_free(b);
   return NULL;
-}
-
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
 }
 
 void tune_note(int fd, char c) {
@@ -166,11 +218,24 @@ static tune_status prepare(tune_bench *b, tec_module *m, const lower_func *f, ch
   return TUNE_RUN_ERROR;
 }
 
+/* The anchor's calls for one cost: 0 and its seconds per call in *s, or the failing code. */
+static int32_t time_anchor(tune_bench *b, double *s) {
+  int32_t rc = 0;
+  double t0 = tune_now();
+  for (int64_t k = 0; k < b->anchor_calls && rc == 0; k++) {
+    rc = tec_module_run(b->anchor, b->anchor_f->user_name, b->nargs, b->args);
+    if (b->o.hook) b->o.hook(b->o.hook_user, -1, b->out, b->nout);
+  }
+  *s = (tune_now() - t0) / (double)b->anchor_calls;
+  return rc;
+}
+
 /* Runs the measurement here; fd >= 0: a progress byte per step to the parent. A trial's
  * first run is checked, and timed too when there is no warm-up (tune_bench_ready, for the
  * side-by-side measurement, checks an untimed run instead). */
 static void measure_here(tune_bench *b, tec_module *m, const lower_func *f, int64_t index, tune_meas *r, int fd) {
   const char *name = f->user_name;
+  double anchor[TUNE_MAX_COSTS]; /* anchored: the anchor's time beside each cost */
   memset(r, 0, sizeof *r);
   if ((r->status = prepare(b, m, f, r->error, sizeof r->error)) != TUNE_OK) return;
   tune_note(fd, 'p');
@@ -191,6 +256,12 @@ static void measure_here(tune_bench *b, tec_module *m, const lower_func *f, int6
       if (number > TUNE_MAX_CALLS) number = TUNE_MAX_CALLS;
     }
     int64_t calls = i >= b->o.warmup ? number : 1;
+    /* anchored: the anchor timed right before the candidate in odd timed runs and right after
+     * in even ones (after the check of a first run: the anchor writes the output too) */
+    int k = i - b->o.warmup; /* the timed run's number; < 0: a warm-up run */
+    int anchored = b->anchor && k >= 0 && rc == 0;
+    double da = 0;
+    if (anchored && k % 2 == 1 && (rc = time_anchor(b, &da)) != 0) goto anchor_failed;
     double t0 = tune_now();
     if (rc == 0) rc = run_calls(b, m, name, index, calls);
     double dt = (tune_now() - t0) / (double)calls;
@@ -209,9 +280,22 @@ static void measure_here(tune_bench *b, tec_module *m, const lower_func *f, int6
       r->status = TUNE_WRONG;
       return;
     }
-    if (i >= b->o.warmup && r->ncosts < TUNE_MAX_COSTS) r->costs[r->ncosts++] = dt;
+    if (anchored && k % 2 == 0 && (rc = time_anchor(b, &da)) != 0) goto anchor_failed;
+    if (k >= 0 && r->ncosts < TUNE_MAX_COSTS) {
+      if (anchored) anchor[r->ncosts] = da;
+      r->costs[r->ncosts++] = anchored && da > 0 ? dt * b->anchor_base / da : dt;
+    }
   }
   r->status = TUNE_OK;
+  if (b->anchor && r->ncosts > 0) {
+    r->anchor_s = median_of(anchor, r->ncosts);
+    r->anchor_base_s = b->anchor_base;
+  }
+  return;
+anchor_failed:
+  r->status = TUNE_RUN_ERROR;
+  snprintf(r->error, sizeof r->error, "the anchor (the default config, timed beside the candidate) failed: %s",
+           tec_rt_last_error());
 }
 
 tune_status tune_bench_ready(tune_bench *b, tec_module *m, const lower_func *f, int64_t index, char *err,
@@ -291,6 +375,7 @@ void tune_bench_wait(tune_bench *b, int pid, int fd, tune_trial *t) {
   tune_meas r;
   wait_measure(b, (pid_t)pid, fd, &r);
   tune_trial_set(t, (tune_status)r.status, r.error, r.ncosts, r.costs);
+  t->anchor_s = r.anchor_s, t->anchor_base_s = r.anchor_base_s;
 }
 
 static void measure_forked(tune_bench *b, tec_module *m, const lower_func *f, int64_t index, tune_meas *r) {
@@ -310,6 +395,7 @@ void tune_bench_measure(tune_bench *b, tec_module *m, const lower_func *f, tune_
   if (b->o.fork) measure_forked(b, m, f, t->index, &r);
   else measure_here(b, m, f, t->index, &r, -1);
   tune_trial_set(t, (tune_status)r.status, r.error, r.ncosts, r.costs);
+  t->anchor_s = r.anchor_s, t->anchor_base_s = r.anchor_base_s;
 }
 
 void tune_trial_set(tune_trial *t, tune_status s, const char *error, int ncosts, const double *costs) {
@@ -324,7 +410,6 @@ void tune_trial_set(tune_trial *t, tune_status s, const char *error, int ncosts,
   if (s == TUNE_OK && ncosts > 0) {
     double v[TUNE_MAX_COSTS];
     memcpy(v, t->costs, sizeof v);
-    qsort(v, (size_t)ncosts, sizeof *v, cmp_double);
-    t->median = ncosts % 2 ? v[ncosts / 2] : 0.5 * (v[ncosts / 2 - 1] + v[ncosts / 2]);
+    t->median = median_of(v, ncosts);
   }
 }

@@ -59,6 +59,8 @@ const char *tune_record_json(tec_ctx *ctx, const tune_task *task, const tune_tri
   put_str(buf, cap, &len, t->error);
   PUT(",\"timestamp\":\"%s\",\"tec_version\":\"%s\"", stamp, TEC_VERSION);
   if (t->confirmed) PUT(",\"stage\":\"confirm\""); /* measured side by side (confirm.c) */
+  if (t->anchor_s > 0) /* the costs scaled by the anchor's speed (tune_options.anchor) */
+    PUT(",\"anchor_s\":%.6e,\"anchor_base_s\":%.6e", t->anchor_s, t->anchor_base_s);
   if (t->features) { /* for transfer (tune_options.transfer): the set's version, then the values */
     PUT(",\"features_version\":%d,\"features\":[", TUNE_FEATURES_VERSION);
     for (int i = 0; i < TUNE_NFEATURES; i++) PUT("%s%.5g", i ? "," : "", isfinite(t->features[i]) ? (double)t->features[i] : 0.0);

@@ -155,6 +155,9 @@ static int parse_record(jp *j, tune_record *r) {
     } else if (!strcmp(key, "stage")) { /* "confirm": measured side by side; else a trial */
       if (!(stage = jstring(j))) return -1;
       r->confirmed = !strcmp(stage, "confirm");
+    } else if (!strcmp(key, "anchor_s") || !strcmp(key, "anchor_base_s")) {
+      if (jnumber(j, &v)) return -1;
+      *(key[7] == 'b' ? &r->anchor_base_s : &r->anchor_s) = v > 0 && v < 1e9 ? v : 0;
     } else if (!strcmp(key, "gflops") || !strcmp(key, "median") || !strcmp(key, "index") ||
                !strcmp(key, "features_version")) {
       if (jnumber(j, &v)) return -1;

@@ -22,7 +22,7 @@ const char *tune_status_name(tune_status s) {
 tune_options tune_options_default(void) {
   return (tune_options){.trials = 64, .tuner = "random", .seed = 1, .batch = 8, .warmup = 1, .repeats = 5,
                         .timeout = 1.0, .fork = -1, .overlap = -1, .rtol = 1e-3, .build_timeout = 60.0,
-                        .confirm = -1, .confirm_rounds = 32};
+                        .confirm = -1, .confirm_rounds = 32, .anchor = -1};
 }
 
 /* One candidate between proposal and measurement. */
@@ -349,6 +349,12 @@ static int check_options(tec_ctx *ctx, const tune_options *o) {
   if (o->confirm > 0 && o->remote)
     return tec_ctx_set_error(ctx, "tune: confirm is %d with remote measurement; the confirmation stage measures its configs side by side "
                                   "here, and the hosts measure one candidate at a time: set confirm to 0 (or -1)", o->confirm);
+  if (o->anchor < -1 || o->anchor > 1)
+    return tec_ctx_set_error(ctx, "tune: anchor is %d; it must be 1 (the default config timed beside each "
+                                  "candidate), 0 (not) or -1 (1 when measured here with min_repeat_ms > 0)", o->anchor);
+  if (o->anchor > 0 && o->remote)
+    return tec_ctx_set_error(ctx, "tune: anchor is 1 with remote measurement; the hosts time each candidate alone, "
+                                  "with no anchor beside it: set anchor to 0 (or -1)");
   if (o->confirm != 0 && (o->confirm_rounds < 1 || o->confirm_rounds > TUNE_MAX_COSTS))
     return tec_ctx_set_error(ctx, "tune: confirm_rounds is %d; it must be 1 to %d", o->confirm_rounds, TUNE_MAX_COSTS);
   return 0;
@@ -426,6 +432,7 @@ int tune_run(tec_ctx *ctx, const tune_task *task, const tune_options *opt, tune_
   if (o.fork < 0) o.fork = getenv("TEC_TEST_EMULATED") ? 0 : 1;
   if (o.overlap < 0) o.overlap = sysconf(_SC_NPROCESSORS_ONLN) >= 2;
   if (o.confirm < 0) o.confirm = o.remote ? 0 : 8;
+  if (o.anchor < 0) o.anchor = !o.remote && o.min_repeat_ms > 0;
   int64_t size = tune_space_size(task->space), range = tune_space_range(task->space);
   int total = size < o.trials ? (int)size : o.trials;
   int status = -1;

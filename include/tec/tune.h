@@ -210,6 +210,13 @@ typedef struct tune_trial {
   int confirmed;           /* 1: measured side by side with other configs (tune_compare; the
                               confirmation stage of tune_run): costs are one per round, the
                               record says "stage":"confirm" */
+  double anchor_s;         /* anchored (tune_options.anchor): the default config's median
+                              seconds per call timed beside this trial's costs; 0 when not */
+  double anchor_base_s;    /* anchored: the default config's seconds per call when the tuner
+                              started (the lower quartile of 0.3 s of its timings: the quiet
+                              machine's). Each cost is then the candidate's time in its timed
+                              run times anchor_base_s / the anchor's time beside it: seconds
+                              at the quiet machine's speed, a slow spell divided out */
 } tune_trial;
 
 /* ---------------- the tuner ---------------- */
@@ -271,8 +278,9 @@ typedef struct tune_options {
    * filled; writes out (nout floats). 0 or -1. */
   int (*reference)(void *user, DLTensor *const *args, int nargs, float *out, int64_t nout);
   void *reference_user;
-  /* Test hook, called in the measuring process after the first run of candidate `index`:
-   * may change the output (a wrong candidate) or sleep (a time-out). */
+  /* Test hook, called in the measuring process after every call of candidate `index` (its
+   * first is the one checked): may change the output (a wrong candidate) or sleep (a
+   * time-out). Anchored, also after every timed call of the anchor, with index -1. */
   void (*hook)(void *user, int64_t index, float *out, int64_t nout);
   void *hook_user;
   /* Measure on other hosts over SSH (NULL: here). The hook is then called here, on the
@@ -303,6 +311,17 @@ typedef struct tune_options {
    * measure one candidate at a time). At most 16 (the default then takes the 16th place). */
   int confirm;
   int confirm_rounds;       /* rounds of the confirmation (default 32; 1..TUNE_MAX_COSTS) */
+  /* Anchored trials: the default config is built once when the tuner starts and timed beside
+   * every candidate, in each of its timed runs (right before it, or right after, in turn),
+   * and each cost is scaled by the anchor's speed in that run (tune_trial.anchor_s). A slow
+   * spell of the machine (a few tenths of a second, 20-30 % on a shared machine) lasts a whole
+   * trial, so unanchored the trials measured in one rank below those measured outside; the
+   * anchor slows down with the candidate and the ratio stays. It costs one more build and
+   * about doubles the measuring (not the building). 1: on; 0: off; -1 (default): on when
+   * measured here with min_repeat_ms > 0 (timed runs of one call each are disturbed by the
+   * anchor's call between them: its data takes the cache), off with remote (which refuses 1:
+   * the hosts time the candidate alone). */
+  int anchor;
 } tune_options;
 tune_options tune_options_default(void);
 /* 1 when the cost-model tuner ("xgb") is built in (libxgboost-dev found when tec was configured), else 0. */
@@ -360,6 +379,7 @@ typedef struct tune_record {
   double costs[TUNE_MAX_COSTS];
   int features_version, nfeatures; /* the record's feature set (0, 0: none) */
   int confirmed;                   /* "stage":"confirm": measured side by side (tune_compare) */
+  double anchor_s, anchor_base_s;  /* an anchored trial's (tune_trial); 0: none */
   float *features;                 /* TUNE_NFEATURES finite floats (arena), or NULL: none, or
                                       not that many finite floats */
 } tune_record;
