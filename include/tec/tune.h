@@ -201,7 +201,8 @@ typedef struct tune_trial {
   const char *error;       /* "" when ok */
   int ncosts;
   double costs[TUNE_MAX_COSTS]; /* seconds per call, each timed run's (or each round's when
-                              confirmed; with min_repeat_ms the mean of the run's calls) */
+                              confirmed; with min_repeat_ms the mean of the run's calls;
+                              anchored, scaled by the anchor: anchor_base_s below) */
   double median, gflops;   /* 0 unless ok */
   double build_seconds;    /* the build's wall time (tec_build; lowering excluded); 0 if not built */
   float *features;         /* TUNE_NFEATURES floats of the lowered candidate (tune_model.h;
