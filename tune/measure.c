@@ -59,6 +59,29 @@ static double median_of(double *v, int n) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* The calibration's next number of calls per cost, from `number` calls that took dt seconds:
+ * grown (at least doubled, at most TUNE_MAX_CALLS) until they last min_repeat_ms; `number`
+ * itself when they do (or cannot grow, or took over the time-out). A cold first call can be
+ * 30x a warm one, so one call's time does not say how many. */
+static int64_t next_calls(const tune_options *o, double dt, int64_t number) {
+  if (dt >= 1e-3 * o->min_repeat_ms || number >= TUNE_MAX_CALLS || dt > o->timeout) return number;
+  int64_t next = tune_calls_per_cost(o->min_repeat_ms, dt / (double)number);
+  next = next > 2 * number ? next : 2 * number;
+  return next > TUNE_MAX_CALLS ? TUNE_MAX_CALLS : next;
+}
+
+/* The anchor's calls for one cost: 0 and its seconds per call in *s, or the failing code. */
+static int32_t time_anchor(tune_bench *b, double *s) {
+  int32_t rc = 0;
+  double t0 = tune_now();
+  for (int64_t k = 0; k < b->anchor_calls && rc == 0; k++) {
+    rc = tec_module_run(b->anchor, b->anchor_f->user_name, b->nargs, b->args);
+    if (b->o.hook) b->o.hook(b->o.hook_user, -1, b->out, b->nout);
+  }
+  *s = (tune_now() - t0) / (double)b->anchor_calls;
+  return rc;
+}
+
 /* The anchor readied (b owns m from here): prepared on the arguments, warmed up, its calls per
  * cost calibrated as a trial's are, and its base speed: costs timed for ANCHOR_BASE_S seconds
  * (ANCHOR_MIN to ANCHOR_MAX of them), their lower quartile. A slow spell lasts a few tenths of
@@ -72,22 +95,17 @@ static int anchor_ready(tune_bench *b, tec_module *m, const lower_func *f) {
   const char *name = f->user_name;
   if (tec_module_bind_constants(m, name, b->nargs, b->args) != 0 || tec_module_run(m, name, b->nargs, b->args) != 0)
     return tec_ctx_set_error(b->ctx, "tune: the default config (the anchor) failed to run: %s", tec_rt_last_error());
-  for (int step = 0; b->o.min_repeat_ms > 0 && step < 24; step++) { /* calibration, as in measure_here */
-    double t0 = tune_now();
-    for (int64_t k = 0; k < b->anchor_calls; k++) tec_module_run(m, name, b->nargs, b->args);
-    double dt = tune_now() - t0;
-    if (dt >= 1e-3 * b->o.min_repeat_ms || b->anchor_calls >= TUNE_MAX_CALLS) break;
-    int64_t next = tune_calls_per_cost(b->o.min_repeat_ms, dt / (double)b->anchor_calls);
-    b->anchor_calls = next > 2 * b->anchor_calls ? next : 2 * b->anchor_calls;
-    if (b->anchor_calls > TUNE_MAX_CALLS) b->anchor_calls = TUNE_MAX_CALLS;
+  double v[ANCHOR_MAX], start;
+  for (int step = 0; b->o.min_repeat_ms > 0 && step < 24; step++) { /* calibration, as a trial's */
+    if (time_anchor(b, &v[0]) != 0) break;
+    int64_t next = next_calls(&b->o, v[0] * (double)b->anchor_calls, b->anchor_calls);
+    if (next == b->anchor_calls) break;
+    b->anchor_calls = next;
   }
-  double v[ANCHOR_MAX], start = tune_now();
   int n = 0;
-  while (n < ANCHOR_MAX && (n < ANCHOR_MIN || tune_now() - start < ANCHOR_BASE_S)) {
-    double t0 = tune_now();
-    for (int64_t k = 0; k < b->anchor_calls; k++) tec_module_run(m, name, b->nargs, b->args);
-    v[n++] = (tune_now() - t0) / (double)b->anchor_calls;
-  }
+  for (start = tune_now(); n < ANCHOR_MAX && (n < ANCHOR_MIN || tune_now() - start < ANCHOR_BASE_S); n++)
+    if (time_anchor(b, &v[n]) != 0)
+      return tec_ctx_set_error(b->ctx, "tune: the default config (the anchor) failed to run: %s", tec_rt_last_error());
   qsort(v, (size_t)n, sizeof *v, cmp_double);
   b->anchor_base = v[n / 4];
   return 0;
@@ -147,8 +165,8 @@ tune_bench *tune_bench_new(tec_ctx *ctx, const tune_task *task, lower_func *f, c
       goto fail;
     }
   }
-  if (o->anchor > 0 && anchor_ready(b, m, f) != 0) goto fail; /* b owns m */
-  else if (o->anchor <= 0) tec_module_free(m);
+  if (o->anchor <= 0) tec_module_free(m);
+  else if (anchor_ready(b, m, f) != 0) goto fail; /* b owns m */
   return b;
 oom:
   tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tune: out of memory allocating the arguments");
@@ -218,18 +236,6 @@ static tune_status prepare(tune_bench *b, tec_module *m, const lower_func *f, ch
   return TUNE_RUN_ERROR;
 }
 
-/* The anchor's calls for one cost: 0 and its seconds per call in *s, or the failing code. */
-static int32_t time_anchor(tune_bench *b, double *s) {
-  int32_t rc = 0;
-  double t0 = tune_now();
-  for (int64_t k = 0; k < b->anchor_calls && rc == 0; k++) {
-    rc = tec_module_run(b->anchor, b->anchor_f->user_name, b->nargs, b->args);
-    if (b->o.hook) b->o.hook(b->o.hook_user, -1, b->out, b->nout);
-  }
-  *s = (tune_now() - t0) / (double)b->anchor_calls;
-  return rc;
-}
-
 /* Runs the measurement here; fd >= 0: a progress byte per step to the parent. A trial's
  * first run is checked, and timed too when there is no warm-up (tune_bench_ready, for the
  * side-by-side measurement, checks an untimed run instead). */
@@ -243,17 +249,14 @@ static void measure_here(tune_bench *b, tec_module *m, const lower_func *f, int6
   int64_t number = 1; /* calls per timed cost (min_repeat_ms): calibrated after the warm-up */
   for (int i = 0; i < runs; i++) {
     int32_t rc = 0;
-    /* calibration (untimed): the calls grow until they last min_repeat_ms (a cold first call
-     * can be 30x a warm one, so one call's time does not say how many) */
+    /* calibration (untimed): the calls grow until they last min_repeat_ms (next_calls) */
     for (int step = 0; i == b->o.warmup && b->o.min_repeat_ms > 0 && step < 24 && rc == 0; step++) {
       double t0 = tune_now();
       rc = run_calls(b, m, name, index, number);
-      double dt = tune_now() - t0;
+      int64_t next = next_calls(&b->o, tune_now() - t0, number);
       tune_note(fd, 'r'); /* progress: the parent's deadline is per step */
-      if (dt >= 1e-3 * b->o.min_repeat_ms || number >= TUNE_MAX_CALLS || dt > b->o.timeout) break;
-      int64_t next = tune_calls_per_cost(b->o.min_repeat_ms, dt / (double)number);
-      number = next > 2 * number ? next : 2 * number;
-      if (number > TUNE_MAX_CALLS) number = TUNE_MAX_CALLS;
+      if (next == number) break;
+      number = next;
     }
     int64_t calls = i >= b->o.warmup ? number : 1;
     /* anchored: the anchor timed right before the candidate in odd timed runs and right after
