@@ -74,6 +74,9 @@ const tgt_cpu_caches *tgt_caches_find(tec_arch arch, const char *cpu); /* NULL: 
 
 /* llvm_init.c: every LLVM target initialized once and tec's LLVM options set (thread safe). */
 void tgt_llvm_init(void);
+/* target.c: tec_target_parse; lenient 1 takes CPUs and features unknown to target_table.c
+ * (a text tec wrote: a host's canonical text, a record's). */
+const tec_target *tgt_parse(tec_ctx *ctx, const char *text, int lenient);
 /* target.c: counts one parse (tec_target_parse_count). */
 void tgt_count_parse(void);
 /* target_key.c: the canonical text of t (arena), NULL on OOM. */

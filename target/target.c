@@ -290,7 +290,9 @@ static const tec_target *tgt_oom(tec_ctx *ctx) {
   return NULL;
 }
 
-const tec_target *tec_target_parse(tec_ctx *ctx, const char *str) {
+/* lenient: a text tec wrote itself (a record's): CPUs and features LLVM gave for a host are
+ * taken without checking them against target_table.c (which lists what users may write). */
+const tec_target *tgt_parse(tec_ctx *ctx, const char *str, int lenient) {
   if (!ctx) return NULL;
   tgt_count_parse();
   tgt_llvm_init();
@@ -330,12 +332,12 @@ const tec_target *tec_target_parse(tec_ctx *ctx, const char *str) {
 
   /* CPU: the named one (checked), else the host's real one, else generic. */
   const tgt_cpu *cpu = NULL;
-  if (opts.cpu && arch && !(cpu = tgt_cpu_find(arch, opts.cpu))) {
+  if (opts.cpu && arch && !(cpu = tgt_cpu_find(arch, opts.cpu)) && !lenient) {
     tec_ctx_set_error(ctx, "target '%s': unknown CPU '%s' for %s (known: %s)", str, opts.cpu,
                       arch->name, tgt_join(ctx, &arch->cpus[0].name, sizeof(tgt_cpu)));
     return NULL;
   }
-  if (tgt_check_features(ctx, str, arch, opts.attr) != 0) return NULL;
+  if (!lenient && tgt_check_features(ctx, str, arch, opts.attr) != 0) return NULL;
   int host_cpu = !opts.triple && !opts.cpu;
   t->cpu = opts.cpu ? opts.cpu : host_cpu ? tgt_host_copy(ctx, 0) : "";
   /* Features, later ones winning: the arch's base, the host's real ones (LLVM 14 names some
@@ -354,6 +356,10 @@ const tec_target *tec_target_parse(tec_ctx *ctx, const char *str) {
   tgt_facts(t, arch, cpu);
   t->str = tgt_canonical(ctx, t);
   return t->str ? t : tgt_oom(ctx);
+}
+
+const tec_target *tec_target_parse(tec_ctx *ctx, const char *str) {
+  return tgt_parse(ctx, str, 0);
 }
 
 int tec_target_has(const tec_target *t, tec_feature f) {

@@ -64,7 +64,7 @@ int tec_target_matches(tec_ctx *ctx, tec_target_memo *memo, const char *text,
     /* a text that does not parse (a CPU this LLVM or tec does not know) matches nothing; its
      * error is not the caller's */
     int had_error = tec_ctx_error(ctx) != NULL; /* the first error stays: set_error keeps it */
-    const tec_target *r = tec_target_parse(ctx, text);
+    const tec_target *r = tgt_parse(ctx, text, 1); /* the host's CPU and features as LLVM named them */
     if (!r && !had_error) tec_ctx_clear_error(ctx);
     memo->text = tec_ctx_strdup(ctx, text);
     memo->key = r ? r->str : NULL;

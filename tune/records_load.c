@@ -238,6 +238,15 @@ int tune_apply_best(tec_ctx *ctx, const char *records, const char *template_name
   if (warning) *warning = NULL;
   memcpy(config, sp->default_config, sp->config_size);
   const tec_target *tg = tec_target_parse(ctx, target);
+  return tg ? tune_apply_best_for(ctx, records, template_name, problem, tg, sp, config, warning, print) : -1;
+}
+
+int tune_apply_best_for(tec_ctx *ctx, const char *records, const char *template_name, const char *problem,
+                        const tec_target *target, const topi_space *sp, void *config, const char **warning,
+                        int print) {
+  if (warning) *warning = NULL;
+  memcpy(config, sp->default_config, sp->config_size);
+  const tec_target *tg = target ? target : tec_target_parse(ctx, NULL);
   const char *canon = tune_problem_canon(ctx, problem);
   if (!tg || !canon) return -1;
   const char *tstr = tg->str;

@@ -453,8 +453,8 @@ static int instantiate(net *n, int i, const char *who, const tec_target *target,
   tec_ctx *tmp = tec_ctx_new(); /* the records are read into its arena, freed per layer */
   char shape[512];
   const char *warning = NULL;
-  int rc = cfg && tmp ? tune_apply_best(tmp, n->opt.records, t->name,
-                                        net_layer_shape(n, i, shape, sizeof shape), target->str, &sp,
+  int rc = cfg && tmp ? tune_apply_best_for(tmp, n->opt.records, t->name,
+                                        net_layer_shape(n, i, shape, sizeof shape), target, &sp,
                                         cfg, &warning, 0)
                       : -1;
   if (rc < 0) {

@@ -113,8 +113,9 @@ const char *tec_target_arches(tec_ctx *ctx);
 int tec_target_equal(const tec_target *a, const tec_target *b);
 /* Whether a target text read back (a tuning record's) names the same target as t: both
  * canonical texts equal. The last text parsed is remembered in *memo (zeroed by the caller
- * before the first use), so reading a file of records parses each distinct text once. A text
- * that does not parse matches nothing (and leaves no error). */
+ * before the first use), so reading a file of records parses each distinct text once. The text
+ * may name CPUs and features tec_target_parse refuses (a host's, as LLVM names them: records of
+ * the host carry them). A text that does not parse matches nothing (and leaves no error). */
 typedef struct tec_target_memo {
   const char *text, *key;
 } tec_target_memo;

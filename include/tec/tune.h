@@ -406,6 +406,10 @@ int tune_records_load(tec_ctx *ctx, const char *path, FILE *warn, tune_record **
 int tune_apply_best(tec_ctx *ctx, const char *records, const char *template_name,
                     const char *problem, const char *target, const topi_space *sp, void *config,
                     const char **warning, int print);
+/* The same for a parsed target (NULL: the host, parsed here). */
+int tune_apply_best_for(tec_ctx *ctx, const char *records, const char *template_name,
+                        const char *problem, const tec_target *target, const topi_space *sp,
+                        void *config, const char **warning, int print);
 
 /* ---------------- what a user sees ---------------- */
 
