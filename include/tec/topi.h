@@ -5,6 +5,7 @@
  *   space     the knobs a tuner turns, each with its legal values for this problem and target,
  *             and the default config for that target (AVX-512 host and NEON alike): topi_space
  *
+ *   const tec_target *target = tec_target_parse(ctx, "rasp4b");  // once (NULL: the host)
  *   topi_decl d;
  *   topi_space sp;
  *   topi_op op;
@@ -16,7 +17,9 @@
  * The same three functions are reachable by name through topi_template_find("conv2d_nchwc")
  * (problem and config as void pointers), so benchmarks, networks, the tuner and the `tec`
  * command call one code path. A declaration can be scheduled many times (every schedule is a
- * separate view: cache_read/cache_write never change the declared tensors).
+ * separate view: cache_read/cache_write never change the declared tensors). The target is a
+ * parsed value (tec/target.h): templates read its lanes, registers, lane FMA and default tiles
+ * and never a target text; NULL stands for the host (parsed on each call that gets it).
  *
  * Layouts. Activations are NCHW, NHWC or NCHW[x]c ("NCHW16c": channel blocks of x, the block
  * innermost, [n][ceil(c/x)][h][w][x]; the channels past c in the last block are zero on input
