@@ -1044,7 +1044,7 @@ START_TEST(topi_rule_space) {
   ck_assert_msg(tune_task_topi(ctx, topi_template_find("conv2d_nchwc"), &p, "pw12", x86, &task) == 0, "%s",
                 tec_ctx_error(ctx));
   topi_space tsp;
-  ck_assert_int_eq(topi_conv2d_nchwc_space(ctx, &p, x86, &tsp), 0);
+  ck_assert_int_eq(topi_conv2d_nchwc_space(ctx, &p, tec_target_parse(ctx, x86), &tsp), 0);
   ck_assert_int_eq(tune_space_range(task.space), 18432);
   ck_assert_int_eq(tune_space_size(task.space), 1464);
   topi_conv2d_nchwc_config c;

@@ -156,7 +156,7 @@ int topi_conv2d_im2col_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *ou
 }
 
 int topi_conv2d_im2col_schedule(const topi_decl *dc, const topi_conv2d_im2col_config *cfg,
-                                const char *target, topi_op *op) {
+                                const tec_target *target, topi_op *op) {
   if (!dc || !cfg || !op) return -1;
   tec_ctx *ctx = dc->ctx;
   if (topi_config_check(&topi_tmpl_conv2d_im2col, dc, cfg, target)) return -1;
@@ -197,7 +197,7 @@ int topi_conv2d_im2col_schedule(const topi_decl *dc, const topi_conv2d_im2col_co
   return 0;
 }
 
-int topi_conv2d_im2col_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
+int topi_conv2d_im2col_space(tec_ctx *ctx, const topi_conv2d *p, const tec_target *target,
                              topi_space *sp) {
   int lanes = topi_target_lanes(ctx, target);
   if (lanes < 0 || topi_refuse(ctx, &topi_tmpl_conv2d_im2col, p)) return -1;
@@ -229,10 +229,10 @@ int topi_conv2d_im2col_space(tec_ctx *ctx, const topi_conv2d *p, const char *tar
 static int ic_declare(tec_ctx *ctx, const void *p, topi_decl *d) {
   return topi_conv2d_im2col_declare(ctx, p, d);
 }
-static int ic_schedule(const topi_decl *d, const void *c, const char *t, topi_op *o) {
+static int ic_schedule(const topi_decl *d, const void *c, const tec_target *t, topi_op *o) {
   return topi_conv2d_im2col_schedule(d, c, t, o);
 }
-static int ic_space(tec_ctx *ctx, const void *p, const char *t, topi_space *s) {
+static int ic_space(tec_ctx *ctx, const void *p, const tec_target *t, topi_space *s) {
   return topi_conv2d_im2col_space(ctx, p, t, s);
 }
 

@@ -256,7 +256,7 @@ static sch_iter *schedule_out(const cn_decl *d, const topi_conv2d_nchwc_config *
 }
 
 int topi_conv2d_nchwc_schedule(const topi_decl *dc, const topi_conv2d_nchwc_config *cfg,
-                               const char *target, topi_op *op) {
+                               const tec_target *target, topi_op *op) {
   if (!dc || !cfg || !op) return -1;
   if (topi_config_check(&topi_tmpl_conv2d_nchwc, dc, cfg, target) || topi_op_begin(dc, op)) return -1;
   return topi_conv2d_nchwc_schedule_in(dc, cfg, op->sched, 0, NULL);
@@ -406,7 +406,7 @@ static int cn_rule_ok(const void *data, const void *config) {
   return (live <= r->regs || one) && (body <= CN_BODY_MAX || (one && !c->ic_unroll));
 }
 
-int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
+int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const tec_target *target,
                             topi_space *sp) {
   int lanes = topi_target_lanes(ctx, target);
   if (lanes < 0 || topi_refuse(ctx, &topi_tmpl_conv2d_nchwc, p)) return -1;
@@ -423,7 +423,7 @@ int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *targ
   for (int64_t t = 1; t <= 8 && t <= nob; t++) tc[ntc++] = t;
   int nics = topi_divisors(nib, nib, ics, 64);
   int nrows = topi_divisors(oh, gemm ? 8 : oh, rows, 64);
-  int lane_fma = tec_target_lane_fma(ctx, target);
+  int lane_fma = topi_target_lane_fma(ctx, target);
   if (lane_fma < 0) return -1;
   int lane = lane_fma && xb % lanes == 0; /* the input's lanes load as whole vectors */
   int64_t block_wbytes = yb * nib * xb * p->kh * p->kw * (int64_t)sizeof(float);
@@ -515,10 +515,10 @@ int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *targ
 static int cn_declare(tec_ctx *ctx, const void *p, topi_decl *d) {
   return topi_conv2d_nchwc_declare(ctx, p, d);
 }
-static int cn_schedule(const topi_decl *d, const void *c, const char *t, topi_op *o) {
+static int cn_schedule(const topi_decl *d, const void *c, const tec_target *t, topi_op *o) {
   return topi_conv2d_nchwc_schedule(d, c, t, o);
 }
-static int cn_space(tec_ctx *ctx, const void *p, const char *t, topi_space *s) {
+static int cn_space(tec_ctx *ctx, const void *p, const tec_target *t, topi_space *s) {
   return topi_conv2d_nchwc_space(ctx, p, t, s);
 }
 

@@ -156,7 +156,7 @@ int topi_conv2d_spatial_pack_declare(tec_ctx *ctx, const topi_conv2d *p, topi_de
 
 int topi_conv2d_spatial_pack_schedule(const topi_decl *dc,
                                       const topi_conv2d_spatial_pack_config *cfg,
-                                      const char *target, topi_op *op) {
+                                      const tec_target *target, topi_op *op) {
   if (!dc || !cfg || !op) return -1;
   tec_ctx *ctx = dc->ctx;
   if (topi_config_check(&topi_tmpl_conv2d_spatial_pack, dc, cfg, target)) return -1;
@@ -211,7 +211,7 @@ static int sp_rule_ok(const void *data, const void *config) {
   return c->vh * c->vw * nv + nv + 1 <= r->regs || c->vh * c->vw == 1; /* 1 x 1 always in */
 }
 
-int topi_conv2d_spatial_pack_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
+int topi_conv2d_spatial_pack_space(tec_ctx *ctx, const topi_conv2d *p, const tec_target *target,
                                    topi_space *sp) {
   int lanes = topi_target_lanes(ctx, target);
   if (lanes < 0 || topi_refuse(ctx, &topi_tmpl_conv2d_spatial_pack, p)) return -1;
@@ -249,10 +249,10 @@ int topi_conv2d_spatial_pack_space(tec_ctx *ctx, const topi_conv2d *p, const cha
 static int sp_declare(tec_ctx *ctx, const void *p, topi_decl *d) {
   return topi_conv2d_spatial_pack_declare(ctx, p, d);
 }
-static int sp_schedule(const topi_decl *d, const void *c, const char *t, topi_op *o) {
+static int sp_schedule(const topi_decl *d, const void *c, const tec_target *t, topi_op *o) {
   return topi_conv2d_spatial_pack_schedule(d, c, t, o);
 }
-static int sp_space(tec_ctx *ctx, const void *p, const char *t, topi_space *s) {
+static int sp_space(tec_ctx *ctx, const void *p, const tec_target *t, topi_space *s) {
   return topi_conv2d_spatial_pack_space(ctx, p, t, s);
 }
 

@@ -330,7 +330,7 @@ int topi_conv2d_winograd_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *
 }
 
 int topi_conv2d_winograd_schedule(const topi_decl *dc, const topi_conv2d_winograd_config *cfg,
-                                  const char *target, topi_op *op) {
+                                  const tec_target *target, topi_op *op) {
   if (!dc || !cfg || !op) return -1;
   tec_ctx *ctx = dc->ctx;
   if (topi_config_check(&topi_tmpl_conv2d_winograd, dc, cfg, target)) return -1;
@@ -396,7 +396,7 @@ int topi_conv2d_winograd_schedule(const topi_decl *dc, const topi_conv2d_winogra
 
 /* ---- the space ---- */
 
-int topi_conv2d_winograd_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
+int topi_conv2d_winograd_space(tec_ctx *ctx, const topi_conv2d *p, const tec_target *target,
                                topi_space *sp) {
   int lanes = topi_target_lanes(ctx, target);
   if (lanes < 0 || topi_refuse(ctx, &topi_tmpl_conv2d_winograd, p)) return -1;
@@ -441,10 +441,10 @@ int topi_conv2d_winograd_space(tec_ctx *ctx, const topi_conv2d *p, const char *t
 static int wg_declare(tec_ctx *ctx, const void *p, topi_decl *d) {
   return topi_conv2d_winograd_declare(ctx, p, d);
 }
-static int wg_schedule(const topi_decl *d, const void *c, const char *t, topi_op *o) {
+static int wg_schedule(const topi_decl *d, const void *c, const tec_target *t, topi_op *o) {
   return topi_conv2d_winograd_schedule(d, c, t, o);
 }
-static int wg_space(tec_ctx *ctx, const void *p, const char *t, topi_space *s) {
+static int wg_space(tec_ctx *ctx, const void *p, const tec_target *t, topi_space *s) {
   return topi_conv2d_winograd_space(ctx, p, t, s);
 }
 

@@ -105,7 +105,7 @@ int topi_depthwise_nchwc_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *
 }
 
 int topi_depthwise_nchwc_schedule(const topi_decl *dc, const topi_depthwise_nchwc_config *cfg,
-                                  const char *target, topi_op *op) {
+                                  const tec_target *target, topi_op *op) {
   if (!dc || !cfg || !op) return -1;
   if (topi_config_check(&topi_tmpl_depthwise_nchwc, dc, cfg, target) || topi_op_begin(dc, op)) return -1;
   return topi_depthwise_nchwc_schedule_in(dc, cfg, op->sched);
@@ -151,7 +151,7 @@ static int dwc_rule_ok(const void *data, const void *config) {
          c->oh_tile * c->ow_tile == 1; /* the smallest tile is always in (wide blocks) */
 }
 
-int topi_depthwise_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
+int topi_depthwise_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const tec_target *target,
                                topi_space *sp) {
   int lanes = topi_target_lanes(ctx, target);
   int64_t oh, ow;
@@ -193,10 +193,10 @@ int topi_depthwise_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *t
 static int dwc_declare(tec_ctx *ctx, const void *p, topi_decl *d) {
   return topi_depthwise_nchwc_declare(ctx, p, d);
 }
-static int dwc_schedule(const topi_decl *d, const void *c, const char *t, topi_op *o) {
+static int dwc_schedule(const topi_decl *d, const void *c, const tec_target *t, topi_op *o) {
   return topi_depthwise_nchwc_schedule(d, c, t, o);
 }
-static int dwc_space(tec_ctx *ctx, const void *p, const char *t, topi_space *s) {
+static int dwc_space(tec_ctx *ctx, const void *p, const tec_target *t, topi_space *s) {
   return topi_depthwise_nchwc_space(ctx, p, t, s);
 }
 

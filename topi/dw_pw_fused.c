@@ -98,7 +98,7 @@ int topi_dw_pw_fused_declare(tec_ctx *ctx, const topi_dw_pw *p, topi_decl *out) 
 }
 
 int topi_dw_pw_fused_schedule(const topi_decl *dc, const topi_dw_pw_fused_config *cfg,
-                              const char *target, topi_op *op) {
+                              const tec_target *target, topi_op *op) {
   if (!dc || !cfg || !op) return -1;
   if (topi_config_check(&topi_tmpl_dw_pw_fused, dc, cfg, target) || topi_op_begin(dc, op))
     return -1;
@@ -159,7 +159,7 @@ static int dp_rule_ok(const void *data, const void *config) {
   return topi_space_allows(&r->pw, &pc) && topi_space_allows(&r->dw, &dc);
 }
 
-int topi_dw_pw_fused_space(tec_ctx *ctx, const topi_dw_pw *p, const char *target,
+int topi_dw_pw_fused_space(tec_ctx *ctx, const topi_dw_pw *p, const tec_target *target,
                            topi_space *sp) {
   if (!ctx) return -1;
   if (topi_refuse(ctx, &topi_tmpl_dw_pw_fused, p)) return -1;
@@ -220,10 +220,10 @@ int topi_dw_pw_fused_space(tec_ctx *ctx, const topi_dw_pw *p, const char *target
 static int dp_declare(tec_ctx *ctx, const void *p, topi_decl *d) {
   return topi_dw_pw_fused_declare(ctx, p, d);
 }
-static int dp_schedule(const topi_decl *d, const void *c, const char *t, topi_op *o) {
+static int dp_schedule(const topi_decl *d, const void *c, const tec_target *t, topi_op *o) {
   return topi_dw_pw_fused_schedule(d, c, t, o);
 }
-static int dp_space(tec_ctx *ctx, const void *p, const char *t, topi_space *s) {
+static int dp_space(tec_ctx *ctx, const void *p, const tec_target *t, topi_space *s) {
   return topi_dw_pw_fused_space(ctx, p, t, s);
 }
 

@@ -100,7 +100,7 @@ static te_tensor *pack(sch_schedule *s, te_tensor *copy, int caxis, int64_t vc) 
 }
 
 int topi_dw_spatial_pack_schedule(const topi_decl *dc, const topi_dw_spatial_pack_config *cfg,
-                                  const char *target, topi_op *op) {
+                                  const tec_target *target, topi_op *op) {
   if (!dc || !cfg || !op) return -1;
   if (topi_config_check(&topi_tmpl_dw_spatial_pack, dc, cfg, target) || topi_op_begin(dc, op)) return -1;
   const dsp_decl *d = dc->priv;
@@ -136,7 +136,7 @@ int topi_dw_spatial_pack_schedule(const topi_decl *dc, const topi_dw_spatial_pac
   return 0;
 }
 
-int topi_dw_spatial_pack_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
+int topi_dw_spatial_pack_space(tec_ctx *ctx, const topi_conv2d *p, const tec_target *target,
                                topi_space *sp) {
   int lanes = topi_target_lanes(ctx, target);
   int64_t oh, ow;
@@ -166,10 +166,10 @@ int topi_dw_spatial_pack_space(tec_ctx *ctx, const topi_conv2d *p, const char *t
 static int dsp_declare(tec_ctx *ctx, const void *p, topi_decl *d) {
   return topi_dw_spatial_pack_declare(ctx, p, d);
 }
-static int dsp_schedule(const topi_decl *d, const void *c, const char *t, topi_op *o) {
+static int dsp_schedule(const topi_decl *d, const void *c, const tec_target *t, topi_op *o) {
   return topi_dw_spatial_pack_schedule(d, c, t, o);
 }
-static int dsp_space(tec_ctx *ctx, const void *p, const char *t, topi_space *s) {
+static int dsp_space(tec_ctx *ctx, const void *p, const tec_target *t, topi_space *s) {
   return topi_dw_spatial_pack_space(ctx, p, t, s);
 }
 

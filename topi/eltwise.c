@@ -59,7 +59,7 @@ int topi_eltwise_declare(tec_ctx *ctx, const topi_eltwise *p, topi_decl *out) {
 }
 
 int topi_eltwise_schedule(const topi_decl *dc, const topi_eltwise_config *cfg,
-                          const char *target, topi_op *op) {
+                          const tec_target *target, topi_op *op) {
   if (!dc || !cfg || !op) return -1;
   if (topi_config_check(&topi_tmpl_eltwise, dc, cfg, target) || topi_op_begin(dc, op)) return -1;
   const ew_decl *d = dc->priv;
@@ -82,7 +82,7 @@ int topi_eltwise_schedule(const topi_decl *dc, const topi_eltwise_config *cfg,
   return 0;
 }
 
-int topi_eltwise_space(tec_ctx *ctx, const topi_eltwise *p, const char *target,
+int topi_eltwise_space(tec_ctx *ctx, const topi_eltwise *p, const tec_target *target,
                        topi_space *sp) {
   if (!ctx) return -1;
   const char *why = ew_why(ctx, p);
@@ -106,10 +106,10 @@ static int ew_applies(tec_ctx *ctx, const void *p, const char **why) {
 static int ew_declare(tec_ctx *ctx, const void *p, topi_decl *d) {
   return topi_eltwise_declare(ctx, p, d);
 }
-static int ew_schedule(const topi_decl *d, const void *c, const char *t, topi_op *o) {
+static int ew_schedule(const topi_decl *d, const void *c, const tec_target *t, topi_op *o) {
   return topi_eltwise_schedule(d, c, t, o);
 }
-static int ew_space(tec_ctx *ctx, const void *p, const char *t, topi_space *s) {
+static int ew_space(tec_ctx *ctx, const void *p, const tec_target *t, topi_space *s) {
   return topi_eltwise_space(ctx, p, t, s);
 }
 

@@ -197,7 +197,7 @@ int topi_layout_declare(tec_ctx *ctx, const topi_layout_problem *p, topi_decl *o
   return 0;
 }
 
-int topi_layout_schedule(const topi_decl *d, const topi_layout_config *cfg, const char *target,
+int topi_layout_schedule(const topi_decl *d, const topi_layout_config *cfg, const tec_target *target,
                          topi_op *op) {
   if (!d || !cfg || !op) return -1;
   if (topi_config_check(&topi_tmpl_layout, d, cfg, target) || topi_op_begin(d, op)) return -1;
@@ -220,7 +220,7 @@ int topi_layout_schedule(const topi_decl *d, const topi_layout_config *cfg, cons
   return 0;
 }
 
-int topi_layout_space(tec_ctx *ctx, const topi_layout_problem *p, const char *target,
+int topi_layout_space(tec_ctx *ctx, const topi_layout_problem *p, const tec_target *target,
                       topi_space *sp) {
   (void)p;
   if (topi_target_lanes(ctx, target) < 0) return -1;
@@ -235,10 +235,10 @@ int topi_layout_space(tec_ctx *ctx, const topi_layout_problem *p, const char *ta
 }
 
 static int lt_declare(tec_ctx *ctx, const void *p, topi_decl *d) { return topi_layout_declare(ctx, p, d); }
-static int lt_schedule(const topi_decl *d, const void *c, const char *t, topi_op *o) {
+static int lt_schedule(const topi_decl *d, const void *c, const tec_target *t, topi_op *o) {
   return topi_layout_schedule(d, c, t, o);
 }
-static int lt_space(tec_ctx *ctx, const void *p, const char *t, topi_space *s) {
+static int lt_space(tec_ctx *ctx, const void *p, const tec_target *t, topi_space *s) {
   return topi_layout_space(ctx, p, t, s);
 }
 

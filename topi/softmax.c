@@ -88,7 +88,7 @@ static int vec_cols(sch_stage *st, int64_t n, int lanes) {
 }
 
 int topi_softmax_schedule(const topi_decl *dc, const topi_softmax_config *cfg,
-                          const char *target, topi_op *op) {
+                          const tec_target *target, topi_op *op) {
   if (!dc || !cfg || !op) return -1;
   if (topi_config_check(&topi_tmpl_softmax, dc, cfg, target) || topi_op_begin(dc, op)) return -1;
   const sm_decl *d = dc->priv;
@@ -107,7 +107,7 @@ int topi_softmax_schedule(const topi_decl *dc, const topi_softmax_config *cfg,
   return 0;
 }
 
-int topi_softmax_space(tec_ctx *ctx, const topi_softmax *p, const char *target,
+int topi_softmax_space(tec_ctx *ctx, const topi_softmax *p, const tec_target *target,
                        topi_space *sp) {
   if (!ctx) return -1;
   const char *why = sm_why(ctx, p);
@@ -131,10 +131,10 @@ static int sm_applies(tec_ctx *ctx, const void *p, const char **why) {
 static int sm_declare(tec_ctx *ctx, const void *p, topi_decl *d) {
   return topi_softmax_declare(ctx, p, d);
 }
-static int sm_schedule(const topi_decl *d, const void *c, const char *t, topi_op *o) {
+static int sm_schedule(const topi_decl *d, const void *c, const tec_target *t, topi_op *o) {
   return topi_softmax_schedule(d, c, t, o);
 }
-static int sm_space(tec_ctx *ctx, const void *p, const char *t, topi_space *s) {
+static int sm_space(tec_ctx *ctx, const void *p, const tec_target *t, topi_space *s) {
   return topi_softmax_space(ctx, p, t, s);
 }
 

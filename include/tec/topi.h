@@ -5,6 +5,7 @@
  *   space     the knobs a tuner turns, each with its legal values for this problem and target,
  *             and the default config for that target (AVX-512 host and NEON alike): topi_space
  *
+ *   const tec_target *target = tec_target_parse(ctx, "rasp4b");  // once (NULL: the host)
  *   topi_decl d;
  *   topi_space sp;
  *   topi_op op;
@@ -16,7 +17,9 @@
  * The same three functions are reachable by name through topi_template_find("conv2d_nchwc")
  * (problem and config as void pointers), so benchmarks, networks, the tuner and the `tec`
  * command call one code path. A declaration can be scheduled many times (every schedule is a
- * separate view: cache_read/cache_write never change the declared tensors).
+ * separate view: cache_read/cache_write never change the declared tensors). The target is a
+ * parsed value (tec/target.h): templates read its lanes, registers, lane FMA and default tiles
+ * and never a target text; NULL stands for the host (parsed on each call that gets it).
  *
  * Layouts. Activations are NCHW, NHWC or NCHW[x]c ("NCHW16c": channel blocks of x, the block
  * innermost, [n][ceil(c/x)][h][w][x]; the channels past c in the last block are zero on input
@@ -37,6 +40,7 @@
 
 #include <stddef.h>
 #include "tec/schedule.h"
+#include "tec/target.h"
 
 /* ---------------- the three-function shape ---------------- */
 
@@ -109,8 +113,8 @@ struct topi_template {
    * the ctx's arena */
   int (*applies)(tec_ctx *ctx, const void *problem, const char **why);
   int (*declare)(tec_ctx *ctx, const void *problem, topi_decl *out);
-  int (*schedule)(const topi_decl *d, const void *config, const char *target, topi_op *out);
-  int (*space)(tec_ctx *ctx, const void *problem, const char *target, topi_space *out);
+  int (*schedule)(const topi_decl *d, const void *config, const tec_target *target, topi_op *out);
+  int (*space)(tec_ctx *ctx, const void *problem, const tec_target *target, topi_space *out);
 };
 
 /* The registered templates: by name (NULL if unknown), and all of them in order. */
@@ -120,7 +124,7 @@ const topi_template *topi_template_at(int i);
 
 /* declare + space + schedule with the target's default config. */
 int topi_instantiate(tec_ctx *ctx, const topi_template *t, const void *problem,
-                     const char *target, topi_op *out);
+                     const tec_target *target, topi_op *out);
 
 /* Knob access on a config of space sp. */
 int64_t topi_config_get(const topi_space *sp, const void *config, int knob);
@@ -334,8 +338,8 @@ typedef struct topi_conv2d_nchwc_config {
 } topi_conv2d_nchwc_config;
 int topi_conv2d_nchwc_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out);
 int topi_conv2d_nchwc_schedule(const topi_decl *d, const topi_conv2d_nchwc_config *cfg,
-                               const char *target, topi_op *out);
-int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
+                               const tec_target *target, topi_op *out);
+int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const tec_target *target,
                             topi_space *out);
 
 /* depthwise conv2d NCHW[x]c -> NCHW[x]c: the zero padding inlined under likely() conditions,
@@ -348,8 +352,8 @@ typedef struct topi_depthwise_nchwc_config {
 } topi_depthwise_nchwc_config;
 int topi_depthwise_nchwc_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out);
 int topi_depthwise_nchwc_schedule(const topi_decl *d, const topi_depthwise_nchwc_config *cfg,
-                                  const char *target, topi_op *out);
-int topi_depthwise_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
+                                  const tec_target *target, topi_op *out);
+int topi_depthwise_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const tec_target *target,
                                topi_space *out);
 
 /* depthwise conv2d NCHW -> NCHW with spatial packing: TVM's arm_cpu schedule (2018), the seed
@@ -363,8 +367,8 @@ typedef struct topi_dw_spatial_pack_config {
 } topi_dw_spatial_pack_config;
 int topi_dw_spatial_pack_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out);
 int topi_dw_spatial_pack_schedule(const topi_decl *d, const topi_dw_spatial_pack_config *cfg,
-                                  const char *target, topi_op *out);
-int topi_dw_spatial_pack_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
+                                  const tec_target *target, topi_op *out);
+int topi_dw_spatial_pack_space(tec_ctx *ctx, const topi_conv2d *p, const tec_target *target,
                                topi_space *out);
 
 /* dense / matmul (topi_dense): bench/gemm.c's GEMM. b packed into nr-column panels
@@ -395,9 +399,9 @@ typedef struct topi_dense_config {
                        (the tile reads b's rows in place) */
 } topi_dense_config;
 int topi_dense_declare(tec_ctx *ctx, const topi_dense *p, topi_decl *out);
-int topi_dense_schedule(const topi_decl *d, const topi_dense_config *cfg, const char *target,
+int topi_dense_schedule(const topi_decl *d, const topi_dense_config *cfg, const tec_target *target,
                         topi_op *out);
-int topi_dense_space(tec_ctx *ctx, const topi_dense *p, const char *target, topi_space *out);
+int topi_dense_space(tec_ctx *ctx, const topi_dense *p, const tec_target *target, topi_space *out);
 
 /* conv2d Winograd F(m x m, 3 x 3), m = 2 or 4: 3x3, stride 1, dilation 1, groups 1, NCHW[x]c
  * (or NCHW) -> NCHW[y]c. Input, kernel and output transforms are stages (matrices built from
@@ -415,8 +419,8 @@ typedef struct topi_conv2d_winograd_config {
 } topi_conv2d_winograd_config;
 int topi_conv2d_winograd_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out);
 int topi_conv2d_winograd_schedule(const topi_decl *d, const topi_conv2d_winograd_config *cfg,
-                                  const char *target, topi_op *out);
-int topi_conv2d_winograd_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
+                                  const tec_target *target, topi_op *out);
+int topi_conv2d_winograd_space(tec_ctx *ctx, const topi_conv2d *p, const tec_target *target,
                                topi_space *out);
 
 /* conv2d as im2col + GEMM: any kernel, stride, padding, dilation and groups; input in any layout
@@ -430,8 +434,8 @@ typedef struct topi_conv2d_im2col_config {
 } topi_conv2d_im2col_config;
 int topi_conv2d_im2col_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out);
 int topi_conv2d_im2col_schedule(const topi_decl *d, const topi_conv2d_im2col_config *cfg,
-                                const char *target, topi_op *out);
-int topi_conv2d_im2col_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
+                                const tec_target *target, topi_op *out);
+int topi_conv2d_im2col_space(tec_ctx *ctx, const topi_conv2d *p, const tec_target *target,
                              topi_space *out);
 
 /* conv2d NCHW -> NCHW with spatial packing, TVM's arm_cpu conv2d_nchw_spatial_pack: the input
@@ -447,8 +451,8 @@ typedef struct topi_conv2d_spatial_pack_config {
 int topi_conv2d_spatial_pack_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out);
 int topi_conv2d_spatial_pack_schedule(const topi_decl *d,
                                       const topi_conv2d_spatial_pack_config *cfg,
-                                      const char *target, topi_op *out);
-int topi_conv2d_spatial_pack_space(tec_ctx *ctx, const topi_conv2d *p, const char *target,
+                                      const tec_target *target, topi_op *out);
+int topi_conv2d_spatial_pack_space(tec_ctx *ctx, const topi_conv2d *p, const tec_target *target,
                                    topi_space *out);
 
 /* The depthwise + pointwise block (topi_dw_pw) in one loop nest: depthwise_nchwc's stages
@@ -481,8 +485,8 @@ typedef struct topi_dw_pw_fused_config {
 } topi_dw_pw_fused_config;
 int topi_dw_pw_fused_declare(tec_ctx *ctx, const topi_dw_pw *p, topi_decl *out);
 int topi_dw_pw_fused_schedule(const topi_decl *d, const topi_dw_pw_fused_config *cfg,
-                              const char *target, topi_op *out);
-int topi_dw_pw_fused_space(tec_ctx *ctx, const topi_dw_pw *p, const char *target,
+                              const tec_target *target, topi_op *out);
+int topi_dw_pw_fused_space(tec_ctx *ctx, const topi_dw_pw *p, const tec_target *target,
                            topi_space *out);
 
 /* Layout transform NCHW <-> NHWC <-> NCHW[x]c (any pair; zero channels written past c). */
@@ -491,9 +495,9 @@ typedef struct topi_layout_config {
   int64_t parallel;   /* 1: parallel over the outer dimensions */
 } topi_layout_config;
 int topi_layout_declare(tec_ctx *ctx, const topi_layout_problem *p, topi_decl *out);
-int topi_layout_schedule(const topi_decl *d, const topi_layout_config *cfg, const char *target,
+int topi_layout_schedule(const topi_decl *d, const topi_layout_config *cfg, const tec_target *target,
                          topi_op *out);
-int topi_layout_space(tec_ctx *ctx, const topi_layout_problem *p, const char *target,
+int topi_layout_space(tec_ctx *ctx, const topi_layout_problem *p, const tec_target *target,
                       topi_space *out);
 
 /* Pooling (topi_pool): template "pool2d" (max / average windows) and "global_pool" (the whole
@@ -507,13 +511,13 @@ typedef struct topi_pool_config {
   int64_t parallel;   /* 1: parallel over the two outer output dimensions, fused */
 } topi_pool_config;
 int topi_pool_declare(tec_ctx *ctx, const topi_pool *p, topi_decl *out);
-int topi_pool_schedule(const topi_decl *d, const topi_pool_config *cfg, const char *target,
+int topi_pool_schedule(const topi_decl *d, const topi_pool_config *cfg, const tec_target *target,
                        topi_op *out);
-int topi_pool_space(tec_ctx *ctx, const topi_pool *p, const char *target, topi_space *out);
+int topi_pool_space(tec_ctx *ctx, const topi_pool *p, const tec_target *target, topi_space *out);
 int topi_global_pool_declare(tec_ctx *ctx, const topi_pool *p, topi_decl *out);
 int topi_global_pool_schedule(const topi_decl *d, const topi_pool_config *cfg,
-                              const char *target, topi_op *out);
-int topi_global_pool_space(tec_ctx *ctx, const topi_pool *p, const char *target,
+                              const tec_target *target, topi_op *out);
+int topi_global_pool_space(tec_ctx *ctx, const topi_pool *p, const tec_target *target,
                            topi_space *out);
 
 /* Softmax (topi_softmax), template "softmax": the row maxima, the exponentials, their sums and
@@ -524,8 +528,8 @@ typedef struct topi_softmax_config {
 } topi_softmax_config;
 int topi_softmax_declare(tec_ctx *ctx, const topi_softmax *p, topi_decl *out);
 int topi_softmax_schedule(const topi_decl *d, const topi_softmax_config *cfg,
-                          const char *target, topi_op *out);
-int topi_softmax_space(tec_ctx *ctx, const topi_softmax *p, const char *target,
+                          const tec_target *target, topi_op *out);
+int topi_softmax_space(tec_ctx *ctx, const topi_softmax *p, const tec_target *target,
                        topi_space *out);
 
 /* Residual add (topi_eltwise), template "eltwise_add": out = act(a + b), one pass, the
@@ -537,8 +541,8 @@ typedef struct topi_eltwise_config {
 } topi_eltwise_config;
 int topi_eltwise_declare(tec_ctx *ctx, const topi_eltwise *p, topi_decl *out);
 int topi_eltwise_schedule(const topi_decl *d, const topi_eltwise_config *cfg,
-                          const char *target, topi_op *out);
-int topi_eltwise_space(tec_ctx *ctx, const topi_eltwise *p, const char *target,
+                          const tec_target *target, topi_op *out);
+int topi_eltwise_space(tec_ctx *ctx, const topi_eltwise *p, const tec_target *target,
                        topi_space *out);
 
 /* ---------- choice ---------- */
