@@ -1,0 +1,159 @@
+/* rule_tile.c — multi-level tiling of a reduction with data reuse (matmul, convolution,
+ * attention's products): some input is invariant along an output axis i, so a register tile of
+ * tile_i rows (along i, unrolled) x tile_j columns (the innermost axis, vectorized) reuses each
+ * loaded value tile_i or tile_j times. Space and reduction loops interleave as in Ansor's
+ * SSRSRS: outer space tiles, then every reduction loop, then the register tile.
+ *
+ *   out:  [other axes..., j.outer, i.outer]  (parallel: the outer ones fused)   S S
+ *           acc tile at i.outer:  [reduce axes...]                               R
+ *                                 [i.inner (unrolled), j.inner (vectorized)]     S
+ *           out[tile] = epilogue(acc)
+ *
+ * The accumulator is the reduction itself computed at the tile loop of its element-wise
+ * consumer (bias, activation, residual: fused into the tile, the consumer read through inlined
+ * stages at the same index), or a cache_write "local" copy when there is no such consumer. The
+ * tile fits the registers: tile_i * ceil(tile_j / lanes) accumulators + one row of vectors +
+ * a broadcast. */
+#include "autosched/internal.h"
+
+/* 1 if every read of t in e indexes t by exactly vars (t[axis0, axis1, ...]) */
+static int reads_at_identity(const ir_expr *e, const te_tensor *t, const ir_expr *const *vars) {
+  const ir_expr *reads[8];
+  int nr = as_reads_of(e, t, reads, 8);
+  if (nr != 1) return 0;
+  for (int d = 0; d < t->ndim; d++)
+    if (reads[0]->args[d] != vars[d]) return 0;
+  return 1;
+}
+
+/* the element-wise consumer to fuse the tile into: through inlined stages, each reading the one
+ * before at the same index, to a stage that is not inlined; -1 if none */
+static int find_anchor(as_prog *p, int i) {
+  int cur = i;
+  for (int depth = 0; depth < 16; depth++) {
+    as_stage *s = &p->st[cur];
+    if (s->nconsumers != 1) return -1;
+    as_stage *c = &p->st[s->consumers[0]];
+    const te_tensor *ct = c->t;
+    if (!c->understood || c->is_reduce || (ct->body && ct->body->kind == IR_REDUCE) ||
+        ct->ndim != s->t->ndim)
+      return -1;
+    for (int d = 0; d < ct->ndim; d++)
+      if (c->ext[d] != s->ext[d]) return -1;
+    if (!reads_at_identity(ct->body, s->t, ct->axis)) return -1;
+    if (c->ch.kind != TEC_AS_INLINE) return c->ch.kind ? -1 : s->consumers[0];
+    cur = s->consumers[0];
+  }
+  return -1;
+}
+
+void as_decide_tile(as_prog *p) {
+  for (int i = 0; i < p->n; i++) {
+    as_stage *s = &p->st[i];
+    const te_tensor *t = s->t;
+    if (s->is_input || s->ch.kind || !s->is_reduce || s->const_only) continue;
+    if (s->reuse_axis < 0 || t->ndim < 2 || s->red_total < 4 || s->ext[t->ndim - 1] < 2) continue;
+    int64_t ej = s->ext[t->ndim - 1], ei = s->ext[s->reuse_axis], lanes = p->lanes;
+    int64_t nr = ej <= 4 * lanes ? ej : 4 * lanes, nvec = (nr + lanes - 1) / lanes;
+    int64_t budget = (p->regs - nvec - 2) / nvec, mr = budget < 12 ? budget : 12;
+    if (mr < 1) mr = 1;
+    if (mr > ei) mr = ei;
+    for (int64_t m = mr; m > mr / 2; m--)
+      if (ei % m == 0) {
+        mr = m;
+        break;
+      }
+    s->ch.kind = TEC_AS_TILE;
+    s->ch.tile_axis_i = s->reuse_axis;
+    s->ch.tile_i = mr;
+    s->ch.tile_j = nr;
+    s->ch.vector = nr > 1 ? nr : 0;
+    s->ch.unroll = 4;
+    s->ch.parallel = 1;
+    s->anchor = find_anchor(p, i);
+    s->ch.cache_write = s->anchor < 0;
+    s->rule = s->ch.cache_write
+                  ? as_fmt(p, "tile %lldx%lld (cache_write local)", (long long)mr, (long long)nr)
+                  : as_fmt(p, "tile %lldx%lld (fused into %s)", (long long)mr, (long long)nr,
+                           p->st[s->anchor].t->name);
+    s->why = as_fmt(p,
+                    "a reduction over %lld elements whose inputs are reused along axis %d "
+                    "(%s): a register tile of %lld x %lld accumulators",
+                    (long long)s->red_total, s->reuse_axis, t->axis[s->reuse_axis]->name,
+                    (long long)mr, (long long)nr);
+    if (s->anchor >= 0) {
+      as_stage *a = &p->st[s->anchor];
+      a->ch = s->ch;
+      a->ch.kind = TEC_AS_TILE;
+      a->anchor = i; /* the anchor points back at its reduction */
+      a->rule = as_fmt(p, "tile anchor of %s", t->name);
+      a->why =
+          "element-wise consumer of a tiled reduction: its tile loops hold the "
+          "accumulator, the epilogue runs as the tile is written";
+    }
+  }
+}
+
+/* the tiled group of reduction i: the stage whose loops are tiled (anchor or the cache_write
+ * copy) and the accumulator computed at its tile loop */
+int as_apply_tile(as_prog *p, sch_schedule *s, int i) {
+  as_stage *r = &p->st[i];
+  if (!r->is_reduce) return 0; /* an anchor: applied with its reduction */
+  const tec_autosched_choice *ch = &r->ch;
+  te_tensor *rt = sch_tensor_named(s, r->t->name);
+  if (!rt) return -1;
+  sch_stage *acc, *out;
+  if (ch->cache_write) {
+    te_tensor *local = sch_cache_write(s, rt, "local");
+    if (!local) return -1;
+    acc = sch_stage_of(s, local);
+    out = sch_stage_of(s, rt);
+  } else {
+    acc = sch_stage_of(s, rt);
+    out = as_stage_named(s, p->st[r->anchor].t->name);
+  }
+  if (!acc || !out) return -1;
+  int nd = r->t->ndim, ai = ch->tile_axis_i;
+  sch_iter *ax[AS_MAX_DIM], *io, *ii, *jo, *ji;
+  for (int d = 0; d < nd; d++)
+    if (!(ax[d] = sch_axis(out, d))) return -1;
+  if (sch_split(out, ax[nd - 1], ch->tile_j, &jo, &ji) ||
+      sch_split(out, ax[ai], ch->tile_i, &io, &ii))
+    return -1;
+  sch_iter *order[AS_MAX_DIM + 4];
+  int n = 0;
+  for (int d = 0; d < nd - 1; d++)
+    if (d != ai) order[n++] = ax[d];
+  order[n++] = jo;
+  order[n++] = io;
+  order[n++] = ii;
+  order[n++] = ji;
+  if (sch_reorder(out, n, order)) return -1;
+  if (ch->vector && sch_vectorize(out, ji)) return -1;
+  int64_t ext[AS_MAX_DIM + 4];
+  n = 0;
+  for (int d = 0; d < nd - 1; d++)
+    if (d != ai) ext[n++] = r->ext[d];
+  ext[n++] = (r->ext[nd - 1] + ch->tile_j - 1) / ch->tile_j;
+  ext[n++] = (r->ext[ai] + ch->tile_i - 1) / ch->tile_i;
+  if (ch->parallel && as_parallel_outer(p, out, n - 2, ext)) return -1;
+  /* the accumulator at the row-tile loop: reduce loops outside its register tile */
+  if (sch_compute_at(acc, out, io)) return -1;
+  sch_iter *la[AS_MAX_DIM * 2];
+  n = 0;
+  for (int d = 0; d < nd; d++)
+    if (d != ai && d != nd - 1 && !(la[n++] = sch_axis(acc, d))) return -1;
+  for (int k = 0; k < r->nred; k++)
+    if (!(la[n++] = sch_reduce_axis(acc, k))) return -1;
+  sch_iter *li = sch_axis(acc, ai), *lj = sch_axis(acc, nd - 1);
+  if (!li || !lj) return -1;
+  la[n++] = li;
+  la[n++] = lj;
+  if (sch_reorder(acc, n, la)) return -1;
+  if (r->nred && r->rext[r->nred - 1] <= ch->unroll && r->rext[r->nred - 1] > 1 && r->const_ext &&
+      sch_unroll(acc, sch_reduce_axis(acc, r->nred - 1)))
+    return -1;
+  if (ch->tile_i > 1 && sch_unroll(acc, li)) return -1;
+  if (ch->vector && sch_vectorize(acc, lj)) return -1;
+  return 0;
+}
