@@ -107,6 +107,8 @@ static void visit_cost(ir_visitor *v, const ir_expr *e) {
       if (tec_dtype_is_float(e->type)) c->c += 1;
       break;
     case IR_DIV: c->c += tec_dtype_is_float(e->type) ? 4 : 0; break;
+  case IR_SELECT: c->c += 2; break; /* a compare-and-blend, and masked loads */
+  case IR_EQ: case IR_NE: case IR_LT: case IR_LE: case IR_GT: case IR_GE: c->c += 0.5; break;
     case IR_CALL: c->c += e->v.i == IR_INTRIN_FMA ? 1 : e->v.i == IR_INTRIN_LIKELY ? 0 : 10; break;
     default: break;
   }
@@ -139,7 +141,8 @@ static int read_uses(const ir_expr *read, const ir_expr *var) {
 
 /* the reduction facts of stage s: a data axis along which an input is invariant (the one
  * where the most inputs are, innermost on ties, never the last axis: that one is vectorized),
- * and whether its main read runs along its last reduce axis with unit stride (and not along
+ * (an input read as vectors along the last axis counts double), and whether its main read
+ * runs along its last reduce axis with unit stride (and not along
  * its last data axis, which would vectorize instead) */
 static void reduction_facts(as_prog *p, as_stage *s) {
   const te_tensor *t = s->t;
@@ -151,9 +154,15 @@ static void reduction_facts(as_prog *p, as_stage *s) {
     for (int k = 0; k < t->ninputs; k++) {
       const ir_expr *reads[8];
       int nr = as_reads_of(src, t->inputs[k], reads, 8);
-      int inv = nr > 0;
-      for (int r = 0; r < nr && r < 8; r++) inv &= !read_uses(reads[r], t->axis[d]);
-      n += inv;
+      int inv = nr > 0, vec = 0;
+      for (int r = 0; r < nr && r < 8; r++) {
+        inv &= !read_uses(reads[r], t->axis[d]);
+        vec |= reads[r]->nargs && ir_uses_var(reads[r]->args[reads[r]->nargs - 1],
+                                              t->axis[t->ndim - 1]);
+      }
+      /* an input loaded as vectors along the last axis and reused across d saves a vector
+       * load per row of the tile; one only broadcast saves a broadcast: worth half */
+      n += inv ? (vec ? 2 : 1) : 0;
     }
     if (n > 0 && n >= best_n) best = d, best_n = n;
   }
@@ -161,6 +170,7 @@ static void reduction_facts(as_prog *p, as_stage *s) {
   s->unit_reduce = 0;
   if (t->nreduce < 1) return;
   const ir_expr *last = t->reduce_axis[t->nreduce - 1];
+  int along_reduce = 0, along_data = 0;
   for (int k = 0; k < t->ninputs; k++) {
     const ir_expr *reads[8];
     int nr = as_reads_of(src, t->inputs[k], reads, 8);
@@ -169,11 +179,14 @@ static void reduction_facts(as_prog *p, as_stage *s) {
       int64_t coef[2 * AS_MAX_DIM], c0;
       int nv = reader_vars(t, vars);
       const ir_expr *in = reads[r]->nargs ? reads[r]->args[reads[r]->nargs - 1] : NULL;
-      if (in && as_affine(in, nv, vars, coef, &c0) && coef[nv - 1] == 1 && vars[nv - 1] == last &&
-          (t->ndim == 0 || coef[t->ndim - 1] == 0))
-        s->unit_reduce = 1;
+      if (!in) continue;
+      if (t->ndim > 0 && ir_uses_var(in, t->axis[t->ndim - 1])) along_data = 1;
+      if (as_affine(in, nv, vars, coef, &c0) && coef[nv - 1] == 1 && vars[nv - 1] == last)
+        along_reduce = 1;
     }
   }
+  /* some input runs along the last reduce axis and none along the last data axis */
+  s->unit_reduce = along_reduce && !along_data;
 }
 
 int as_analyze(as_prog *p) {
@@ -183,7 +196,7 @@ int as_analyze(as_prog *p) {
     s->is_input = t->op == TE_PLACEHOLDER;
     s->nred = t->op == TE_COMPUTE ? t->nreduce : 0;
     s->reuse_axis = -1;
-    s->anchor = s->attach_to = -1;
+    s->anchor = s->attach_to = s->pack_input = -1;
     for (int o = 0; o < p->nout; o++) s->is_output |= p->outs[o] == t;
     if (s->is_input) {
       s->const_only = t->is_const;
@@ -207,7 +220,14 @@ int as_analyze(as_prog *p) {
       in->nconsumers++;
       const ir_expr *reads[16];
       int nr = as_reads_of(t->body, in->t, reads, 16);
-      in->reads_total += nr;
+      /* a read through a window of the reader's reduce axes counts once per tap */
+      for (int r = 0; r < nr && r < 16; r++) {
+        int64_t taps = 1;
+        for (int a = 0; a < s->nred; a++)
+          if (read_uses(reads[r], t->reduce_axis[a]) && s->rext[a] <= 16) taps *= s->rext[a];
+        in->reads_total += (int)(taps < 1024 ? taps : 1024);
+      }
+      if (nr > 16) in->reads_total += nr - 16;
       if (s->is_reduce || (t->body && t->body->kind == IR_REDUCE))
         for (int r = 0; r < nr && r < 16; r++)
           for (int d = 0; d < t->ndim; d++)

@@ -13,7 +13,9 @@
  * consumer (bias, activation, residual: fused into the tile, the consumer read through inlined
  * stages at the same index), or a cache_write "local" copy when there is no such consumer. The
  * tile fits the registers: tile_i * ceil(tile_j / lanes) accumulators + one row of vectors +
- * a broadcast. */
+ * a broadcast. An input loaded as vectors along the tile's columns with rows far apart (GEMM's
+ * B[k, j]) is repacked into panels of tile_j columns (pack), so the tile reads it contiguously:
+ * every call, or once in prepare when it is a te_const_placeholder (weights). */
 #include "autosched/internal.h"
 
 /* 1 if every read of t in e indexes t by exactly vars (t[axis0, axis1, ...]) */
@@ -47,22 +49,39 @@ static int find_anchor(as_prog *p, int i) {
   return -1;
 }
 
+/* an input placeholder read once, reused along the tile's rows (not indexed by axis i), whose
+ * last index is the tile's column axis itself, with rows longer than a tile: the tile's loads
+ * of it are tile_j columns of rows far apart (GEMM's B[k, j]); -1 if none */
+static int pack_candidate(as_prog *p, const as_stage *s, int64_t tile_j, int *dim) {
+  const te_tensor *t = s->t;
+  const ir_expr *src = as_source(t), *jv = t->axis[t->ndim - 1], *iv = t->axis[s->reuse_axis];
+  for (int k = 0; k < t->ninputs; k++) {
+    int xi = as_index_of(p, t->inputs[k]);
+    const ir_expr *reads[2];
+    if (xi < 0 || !p->st[xi].is_input || as_reads_of(src, t->inputs[k], reads, 2) != 1) continue;
+    const ir_expr *r = reads[0];
+    int last = r->nargs - 1, ok = last >= 1 && r->args[last] == jv;
+    for (int d = 0; ok && d < r->nargs; d++)
+      ok = !ir_uses_var(r->args[d], iv) && (d == last || !ir_uses_var(r->args[d], jv));
+    if (!ok || p->st[xi].ext[last] <= tile_j) continue;
+    *dim = last;
+    return xi;
+  }
+  return -1;
+}
+
 void as_decide_tile(as_prog *p) {
   for (int i = 0; i < p->n; i++) {
     as_stage *s = &p->st[i];
     const te_tensor *t = s->t;
     if (s->is_input || s->ch.kind || !s->is_reduce || s->const_only) continue;
-    if (s->reuse_axis < 0 || t->ndim < 2 || s->red_total < 4 || s->ext[t->ndim - 1] < 2) continue;
+    if (s->reuse_axis < 0 || t->ndim < 2 || s->red_total < 16 || s->ext[t->ndim - 1] < 2) continue;
     int64_t ej = s->ext[t->ndim - 1], ei = s->ext[s->reuse_axis], lanes = p->lanes;
     int64_t nr = ej <= 4 * lanes ? ej : 4 * lanes, nvec = (nr + lanes - 1) / lanes;
     int64_t budget = (p->regs - nvec - 2) / nvec, mr = budget < 12 ? budget : 12;
     if (mr < 1) mr = 1;
     if (mr > ei) mr = ei;
-    for (int64_t m = mr; m > mr / 2; m--)
-      if (ei % m == 0) {
-        mr = m;
-        break;
-      }
+    if (ei % mr && mr > 2 && ei % (mr - 1) == 0) mr--; /* a tail only if no neighbour divides */
     s->ch.kind = TEC_AS_TILE;
     s->ch.tile_axis_i = s->reuse_axis;
     s->ch.tile_i = mr;
@@ -70,17 +89,20 @@ void as_decide_tile(as_prog *p) {
     s->ch.vector = nr > 1 ? nr : 0;
     s->ch.unroll = 4;
     s->ch.parallel = 1;
+    s->pack_input = pack_candidate(p, s, nr, &s->pack_dim);
+    s->ch.pack = s->pack_input >= 0;
     s->anchor = find_anchor(p, i);
     s->ch.cache_write = s->anchor < 0;
     s->rule = s->ch.cache_write
                   ? as_fmt(p, "tile %lldx%lld (cache_write local)", (long long)mr, (long long)nr)
                   : as_fmt(p, "tile %lldx%lld (fused into %s)", (long long)mr, (long long)nr,
                            p->st[s->anchor].t->name);
-    s->why = as_fmt(p,
-                    "a reduction over %lld elements whose inputs are reused along axis %d "
-                    "(%s): a register tile of %lld x %lld accumulators",
+    s->why = as_fmt(p, "a reduction over %lld elements whose inputs are reused along axis %d "
+                       "(%s): a register tile of %lld x %lld accumulators%s%s%s",
                     (long long)s->red_total, s->reuse_axis, t->axis[s->reuse_axis]->name,
-                    (long long)mr, (long long)nr);
+                    (long long)mr, (long long)nr, s->ch.pack ? "; " : "",
+                    s->ch.pack ? p->st[s->pack_input].t->name : "",
+                    s->ch.pack ? " packed into panels of the tile's columns" : "");
     if (s->anchor >= 0) {
       as_stage *a = &p->st[s->anchor];
       a->ch = s->ch;
@@ -92,6 +114,32 @@ void as_decide_tile(as_prog *p) {
           "accumulator, the epilogue runs as the tile is written";
     }
   }
+}
+
+/* the packing idiom: a cache_read copy of the input for the accumulator, its column dim split
+ * by tile_j and moved outermost, cache_write'd into that leaf layout [cols / tile_j][...]
+ * [tile_j], the copy inlined; the panels vectorized, their loop parallel */
+static int pack_input(as_prog *p, sch_schedule *s, const as_stage *r, te_tensor *reader) {
+  const as_stage *x = &p->st[r->pack_input];
+  te_tensor *xt = sch_tensor_named(s, x->t->name);
+  te_tensor *xg = xt ? sch_cache_read(s, xt, "global", 1, &reader) : NULL;
+  sch_stage *sg = xg ? sch_stage_of(s, xg) : NULL;
+  if (!sg) return -1;
+  int nd = x->t->ndim, dj = r->pack_dim;
+  sch_iter *order[AS_MAX_DIM + 1], *po, *pi;
+  if (sch_split(sg, sch_axis(sg, dj), r->ch.tile_j, &po, &pi)) return -1;
+  int n = 0;
+  order[n++] = po;
+  for (int d = 0; d < nd; d++)
+    if (d != dj && !(order[n++] = sch_axis(sg, d))) return -1;
+  order[n++] = pi;
+  if (sch_reorder(sg, n, order)) return -1;
+  te_tensor *xw = sch_cache_write(s, xg, "global");
+  sch_stage *sw = xw ? sch_stage_of(s, xw) : NULL;
+  if (!sw || sch_compute_inline(sg)) return -1;
+  if (sch_vectorize(sw, sch_stage_leaf(sw, sch_stage_nleaf(sw) - 1))) return -1;
+  int64_t panels = (x->ext[dj] + r->ch.tile_j - 1) / r->ch.tile_j;
+  return as_parallel_outer(p, sw, 1, &panels);
 }
 
 /* the tiled group of reduction i: the stage whose loops are tiled (anchor or the cache_write
@@ -113,6 +161,7 @@ int as_apply_tile(as_prog *p, sch_schedule *s, int i) {
     out = as_stage_named(s, p->st[r->anchor].t->name);
   }
   if (!acc || !out) return -1;
+  if (ch->pack && pack_input(p, s, r, sch_stage_tensor(acc))) return -1;
   int nd = r->t->ndim, ai = ch->tile_axis_i;
   sch_iter *ax[AS_MAX_DIM], *io, *ii, *jo, *ji;
   for (int d = 0; d < nd; d++)
@@ -136,7 +185,7 @@ int as_apply_tile(as_prog *p, sch_schedule *s, int i) {
     if (d != ai) ext[n++] = r->ext[d];
   ext[n++] = (r->ext[nd - 1] + ch->tile_j - 1) / ch->tile_j;
   ext[n++] = (r->ext[ai] + ch->tile_i - 1) / ch->tile_i;
-  if (ch->parallel && as_parallel_outer(p, out, n - 2, ext)) return -1;
+  if (ch->parallel && as_parallel_outer(p, out, n - 1, ext)) return -1;
   /* the accumulator at the row-tile loop: reduce loops outside its register tile */
   if (sch_compute_at(acc, out, io)) return -1;
   sch_iter *la[AS_MAX_DIM * 2];
