@@ -72,6 +72,7 @@ static double check_prog(prog *g, const tec_autosched_options *opt, tec_autosche
   for (int i = 0; i < g->nin; i++) ins[i] = alloc_for(g, g->in[i], 1, 17u + (unsigned)i);
   for (int o = 0; o < g->nout; o++) a[o] = alloc_for(g, g->out[o], 0, 0);
   for (int o = 0; o < g->nout; o++) b[o] = alloc_for(g, g->out[o], 0, 0);
+  if (getenv("AUTOSCHED_PRINT")) fprintf(stderr, "%s%s\n", rep->text, rep->trace_c);
   run_sched(g, s, "auto_f", NULL, ins, a);
   run_sched(g, ref, "ref_f", "llvm -O0", ins, b);
   double err = 0;
