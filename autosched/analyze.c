@@ -115,6 +115,25 @@ static void visit_cost(ir_visitor *v, const ir_expr *e) {
   ir_visit_expr_default(v, e);
 }
 
+static int has_read(const ir_expr *e) {
+  if (!e) return 0;
+  if (e->kind == IR_READ) return 1;
+  if (has_read(e->a) || has_read(e->b) || has_read(e->c)) return 1;
+  for (int i = 0; i < e->nargs; i++)
+    if (has_read(e->args[i])) return 1;
+  return 0;
+}
+
+/* 1 if a select in e has a read in an arm (a guarded read: the padding idiom) */
+static int guarded(const ir_expr *e) {
+  if (!e) return 0;
+  if (e->kind == IR_SELECT && (has_read(e->b) || has_read(e->c))) return 1;
+  if (guarded(e->a) || guarded(e->b) || guarded(e->c)) return 1;
+  for (int i = 0; i < e->nargs; i++)
+    if (guarded(e->args[i])) return 1;
+  return 0;
+}
+
 static double body_cost(const te_tensor *t) {
   cost_ctx c = {0};
   ir_visitor v;
@@ -206,6 +225,7 @@ int as_analyze(as_prog *p) {
     s->understood = t->nout <= 1 && t->ndim <= AS_MAX_DIM && t->nreduce <= AS_MAX_DIM &&
                     !(t->body && t->body->kind == IR_REDUCE && t->body->v.i == IR_COMB_USER);
     s->cost = body_cost(t);
+    s->guarded_read = guarded(t->body);
     s->const_only = t->ninputs > 0;
     for (int k = 0; k < t->ninputs; k++) {
       int j = as_index_of(p, t->inputs[k]);

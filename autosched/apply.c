@@ -35,7 +35,8 @@ int as_apply(as_prog *p, sch_schedule *s, int *bad) {
     if (!st || sch_compute_inline(st)) return *bad = i, -1;
   }
   for (int i = 0; i < p->n; i++)
-    if (p->st[i].ch.kind == TEC_AS_RFACTOR && as_apply_rfactor(p, s, i)) return *bad = i, -1;
+    if ((p->st[i].ch.kind == TEC_AS_RFACTOR || p->st[i].ch.rfactor) && as_apply_rfactor(p, s, i))
+      return *bad = i, -1;
   for (int i = p->n - 1; i >= 0; i--) {
     as_stage *a = &p->st[i];
     int rc = 0;

@@ -27,6 +27,7 @@ typedef struct as_stage {
   int nred;
   int64_t rext[AS_MAX_DIM]; /* reduce axis extents */
   int64_t red_total;        /* product of rext (1 without reduce axes) */
+  int guarded_read;      /* a select chooses between a read and something else (padding) */
   double cost;              /* arithmetic per element (calls weigh more) */
   int const_only;           /* computed from constant placeholders alone (goes to prepare) */
   /* readers */
@@ -48,6 +49,7 @@ typedef struct as_stage {
   const char *rule, *why;
   /* apply time (names: loops survive a fresh schedule by name only) */
   const char *at_loop; /* the loop producers attach at */
+  const char *rf_name; /* rfactor's partials tensor */
 } as_stage;
 
 typedef struct as_prog {

@@ -105,7 +105,15 @@ void as_decide_attach(as_prog *p) {
     s->halo = halo;
     c->has_attached = 1;
     if (halo > c->halo) c->halo = halo;
-    s->rule = as_fmt(p, "compute_at %s's row loop", c->t->name);
+    /* a row reduction along its unit-stride axis: partial sums in one vector */
+    if (s->is_reduce && s->unit_reduce && p->lanes >= 2 && s->nred >= 1 &&
+        s->rext[s->nred - 1] >= 2 * p->lanes) {
+      s->ch.rfactor = 1;
+      s->ch.vector = p->lanes;
+    }
+    s->rule = s->ch.rfactor ? as_fmt(p, "compute_at %s's row loop, rfactor by %d lanes",
+                                     c->t->name, p->lanes)
+                            : as_fmt(p, "compute_at %s's row loop", c->t->name);
     s->why = halo ? as_fmt(p,
                            "its reads line up with %s's rows (a window of +-%lld rows): "
                            "computed per tile of rows, in cache",
@@ -133,5 +141,10 @@ int as_apply_attach(as_prog *p, sch_schedule *s, int i) {
   }
   sch_iter *at = sch_leaf_named(cs, c->at_loop);
   if (!at || sch_compute_at(st, cs, at)) return -1;
+  if (a->ch.rfactor) { /* the partials at the same loop; the stage adds the lanes */
+    sch_stage *rs = a->rf_name ? as_stage_named(s, a->rf_name) : NULL;
+    if (!rs || sch_compute_at(rs, cs, sch_leaf_named(cs, c->at_loop))) return -1;
+    return 0;
+  }
   return as_apply_loops(p, s, i);
 }

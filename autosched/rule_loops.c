@@ -10,7 +10,9 @@
  *   [axes..., row.outer (attach point), row.inner, ..., x.outer, reduce..., x.inner (vector)]
  *
  * A reduction along its unit-stride axis (a row sum) is not vectorized across rows (gathers):
- * rule_rfactor.c vectorizes it, or it stays a serial reduction with parallel rows. */
+ * rule_rfactor.c vectorizes it, or it stays a serial reduction with parallel rows. A stage
+ * with a guarded read (the padding idiom, select(in bounds, x[...], 0)) is not vectorized:
+ * its masked loads are slower than the scalar loop, which LLVM vectorizes on its own. */
 #include "autosched/internal.h"
 
 void as_decide_loops(as_prog *p) {
@@ -33,7 +35,7 @@ void as_decide_loops(as_prog *p) {
     }
     if (s->ch.kind == TEC_AS_LOOPS && s->has_attached)
       s->rule = as_fmt(p, "loops, rows by %lld (producers attached)", (long long)s->ch.rows);
-    as_loops_choice(p, s);
+    if (!s->ch.rfactor) as_loops_choice(p, s);
   }
 }
 
@@ -42,7 +44,9 @@ void as_loops_choice(as_prog *p, as_stage *s) {
   int nd = t->ndim, reduce_body = t->body && t->body->kind == IR_REDUCE;
   s->ch.unroll = 4;
   s->ch.vector = 0;
-  if (nd < 1 || (reduce_body && s->unit_reduce)) return;
+  /* a guarded read (padding) vectorizes into masked loads, which are slower than the scalar
+   * loop LLVM vectorizes itself (a 3x3 depthwise layer's padding: 2.5x) */
+  if (nd < 1 || (reduce_body && s->unit_reduce) || s->guarded_read) return;
   int64_t e = s->ext[nd - 1];
   if (e >= p->lanes)
     s->ch.vector = p->lanes;

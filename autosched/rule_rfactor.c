@@ -6,7 +6,9 @@
  *   S = sum(A[k])            ->  S.rf[ki] = sum(A[ko*16 + ki], ko)   (ki vectorized)
  *                                S        = sum(S.rf[ki], ki)
  * The summation order changes (as any vectorized sum does): results agree with the serial
- * sum to rounding. */
+ * sum to rounding. A row reduction computed at a consumer's row loop (rule_attach.c: softmax's
+ * max and sum, layer norm's mean) is factored the same way, its partials computed at the same
+ * loop. */
 #include "autosched/internal.h"
 
 void as_decide_rfactor(as_prog *p) {
@@ -50,6 +52,8 @@ int as_apply_rfactor(as_prog *p, sch_schedule *s, int i) {
   if (!lane) return -1;
   order[n++] = lane;
   if (sch_reorder(rs, n, order) || sch_vectorize(rs, lane)) return -1;
+  a->rf_name = sch_stage_tensor(rs)->name;
+  if (a->ch.kind == TEC_AS_ATTACH) return 0; /* placed with its stage (rule_attach.c) */
   if (nd > 0 && a->ch.parallel) {
     int64_t ext[AS_MAX_DIM];
     for (int d = 0; d < nd; d++) ext[d] = a->ext[d];

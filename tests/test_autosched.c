@@ -388,6 +388,8 @@ START_TEST(softmax) {
       ck_assert_int_eq(kind_of(&rep, "exp"), TEC_AS_ATTACH);
       ck_assert_int_eq(kind_of(&rep, "max"), TEC_AS_ATTACH);
       ck_assert_int_eq(kind_of(&rep, "sum"), TEC_AS_ATTACH);
+      ck_assert_int_eq(stage_rep(&rep, "sum")->choice.rfactor, 1); /* partials in a vector */
+      ck_assert_int_eq(stage_rep(&rep, "exp")->choice.rfactor, 0);
     } else {
       ck_assert_int_eq(kind_of(&rep, "sum"), TEC_AS_RFACTOR); /* 4 rows: little parallel work */
     }

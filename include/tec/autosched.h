@@ -59,6 +59,9 @@ typedef struct tec_autosched_choice {
                          the input is a te_const_placeholder) */
   int64_t rows;    /* LOOPS/TILE: rows per outer iteration where producers attach (1: the
                       row loop itself) */
+  int rfactor;        /* ATTACH of a reduction along its unit-stride axis: 1 its last reduce
+                         loop is factored by `vector` lanes (rfactor), the partials computed
+                         at the same loop, vectorized */
   int parallel;    /* 1: the outer data loops fused and parallel */
   int64_t unroll;  /* innermost reduce loop unrolled when its extent is at most this */
   int fallback;    /* 0: as the rules chose; 1, 2: given up for plainer (see the report) */
