@@ -215,7 +215,7 @@ int as_analyze(as_prog *p) {
     s->is_input = t->op == TE_PLACEHOLDER;
     s->nred = t->op == TE_COMPUTE ? t->nreduce : 0;
     s->reuse_axis = -1;
-    s->anchor = s->attach_to = s->pack_input = -1;
+    s->anchor = s->attach_to = -1;
     for (int o = 0; o < p->nout; o++) s->is_output |= p->outs[o] == t;
     if (s->is_input) {
       s->const_only = t->is_const;

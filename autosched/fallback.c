@@ -15,7 +15,8 @@ static void to_loops(as_prog *p, int i, const char *why) {
       .kind = TEC_AS_LOOPS, .parallel = 1, .tile_axis_i = -1, .fallback = old.fallback + 1};
   s->has_attached = 0;
   s->halo = 0;
-  s->anchor = s->attach_to = s->pack_input = -1;
+  s->anchor = s->attach_to = -1;
+  s->npack = 0;
   as_loops_choice(p, s);
   s->rule = as_fmt(p, "loops (fallback from %s)", tec_autosched_kind_name(old.kind));
   s->why = why;

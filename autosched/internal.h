@@ -40,8 +40,10 @@ typedef struct as_stage {
   int unit_reduce; /* the innermost index of its main read is its last reduce axis */
   /* decisions */
   tec_autosched_choice ch;
-  int pack_input;        /* TILE with pack: the input repacked (index), its column dim */
-  int pack_dim;
+  int npack;             /* TILE: inputs repacked (pack_candidates in rule_tile.c): each one's
+                          * index, the dim blocked and the block */
+  int pack_input[2], pack_dim[2];
+  int64_t pack_factor[2];
   int anchor;       /* TILE without cache_write: the element-wise consumer it fuses into */
   int attach_to;    /* ATTACH: the root stage at whose row loop it is computed */
   int has_attached; /* some stage attaches at its row loop */

@@ -49,25 +49,54 @@ static int find_anchor(as_prog *p, int i) {
   return -1;
 }
 
-/* an input placeholder read once, reused along the tile's rows (not indexed by axis i), whose
- * last index is the tile's column axis itself, with rows longer than a tile: the tile's loads
- * of it are tile_j columns of rows far apart (GEMM's B[k, j]); -1 if none */
-static int pack_candidate(as_prog *p, const as_stage *s, int64_t tile_j, int *dim) {
+/* the inputs worth a packed layout (at most 2), each read once by the reduction:
+ *   columns  a placeholder reused along the tile's rows whose last index is the column axis
+ *            itself, rows longer than a tile: the tile loads tile_j columns of rows far apart
+ *            (GEMM's B[k, j]) -> panels [cols / tile_j][rows...][tile_j];
+ *   rows     a constant placeholder read as a broadcast (no index uses the column axis) whose
+ *            index d is the row axis itself, d not its last: the tile's tile_i broadcasts
+ *            are rows far apart (conv's weights W[f, c, ry, rx]) -> [f / tile_i][...][tile_i],
+ *            once, in prepare (per call it would not pay) */
+static void pack_candidates(as_prog *p, as_stage *s) {
   const te_tensor *t = s->t;
   const ir_expr *src = as_source(t), *jv = t->axis[t->ndim - 1], *iv = t->axis[s->reuse_axis];
-  for (int k = 0; k < t->ninputs; k++) {
+  s->npack = 0;
+  for (int k = 0; k < t->ninputs && s->npack < 2; k++) {
     int xi = as_index_of(p, t->inputs[k]);
     const ir_expr *reads[2];
     if (xi < 0 || !p->st[xi].is_input || as_reads_of(src, t->inputs[k], reads, 2) != 1) continue;
     const ir_expr *r = reads[0];
-    int last = r->nargs - 1, ok = last >= 1 && r->args[last] == jv;
-    for (int d = 0; ok && d < r->nargs; d++)
-      ok = !ir_uses_var(r->args[d], iv) && (d == last || !ir_uses_var(r->args[d], jv));
-    if (!ok || p->st[xi].ext[last] <= tile_j) continue;
-    *dim = last;
-    return xi;
+    int last = r->nargs - 1, col = last >= 1 && r->args[last] == jv, row = -1;
+    for (int d = 0; col && d < r->nargs; d++)
+      col = !ir_uses_var(r->args[d], iv) && (d == last || !ir_uses_var(r->args[d], jv));
+    if (col && p->st[xi].ext[last] > s->ch.tile_j) {
+      s->pack_input[s->npack] = xi;
+      s->pack_dim[s->npack] = last;
+      s->pack_factor[s->npack++] = s->ch.tile_j;
+      continue;
+    }
+    if (!t->inputs[k]->is_const || s->ch.tile_i < 2) continue;
+    for (int d = 0; d < r->nargs; d++) {
+      if (ir_uses_var(r->args[d], jv)) row = -2;
+      if (row == -1 && r->args[d] == iv) row = d;
+      else if (ir_uses_var(r->args[d], iv)) row = -2;
+    }
+    if (row < 0 || row == last) continue;
+    s->pack_input[s->npack] = xi;
+    s->pack_dim[s->npack] = row;
+    s->pack_factor[s->npack++] = s->ch.tile_i;
   }
-  return -1;
+  s->ch.pack = s->npack;
+}
+
+/* "; B packed into panels of 64 columns" (the report) */
+static const char *pack_text(as_prog *p, const as_stage *s) {
+  const char *txt = "";
+  for (int k = 0; k < s->npack; k++)
+    txt = as_fmt(p, "%s; %s packed into blocks of %lld along its dim %d%s", txt,
+                 p->st[s->pack_input[k]].t->name, (long long)s->pack_factor[k], s->pack_dim[k],
+                 p->st[s->pack_input[k]].t->is_const ? " (once, in prepare)" : "");
+  return txt;
 }
 
 void as_decide_tile(as_prog *p) {
@@ -89,8 +118,7 @@ void as_decide_tile(as_prog *p) {
     s->ch.vector = nr > 1 ? nr : 0;
     s->ch.unroll = 4;
     s->ch.parallel = 1;
-    s->pack_input = pack_candidate(p, s, nr, &s->pack_dim);
-    s->ch.pack = s->pack_input >= 0;
+    pack_candidates(p, s);
     s->anchor = find_anchor(p, i);
     s->ch.cache_write = s->anchor < 0;
     s->rule = s->ch.cache_write
@@ -98,11 +126,9 @@ void as_decide_tile(as_prog *p) {
                   : as_fmt(p, "tile %lldx%lld (fused into %s)", (long long)mr, (long long)nr,
                            p->st[s->anchor].t->name);
     s->why = as_fmt(p, "a reduction over %lld elements whose inputs are reused along axis %d "
-                       "(%s): a register tile of %lld x %lld accumulators%s%s%s",
+                       "(%s): a register tile of %lld x %lld accumulators%s",
                     (long long)s->red_total, s->reuse_axis, t->axis[s->reuse_axis]->name,
-                    (long long)mr, (long long)nr, s->ch.pack ? "; " : "",
-                    s->ch.pack ? p->st[s->pack_input].t->name : "",
-                    s->ch.pack ? " packed into panels of the tile's columns" : "");
+                    (long long)mr, (long long)nr, pack_text(p, s));
     if (s->anchor >= 0) {
       as_stage *a = &p->st[s->anchor];
       a->ch = s->ch;
@@ -116,18 +142,20 @@ void as_decide_tile(as_prog *p) {
   }
 }
 
-/* the packing idiom: a cache_read copy of the input for the accumulator, its column dim split
- * by tile_j and moved outermost, cache_write'd into that leaf layout [cols / tile_j][...]
- * [tile_j], the copy inlined; the panels vectorized, their loop parallel */
-static int pack_input(as_prog *p, sch_schedule *s, const as_stage *r, te_tensor *reader) {
-  const as_stage *x = &p->st[r->pack_input];
+/* the packing idiom: a cache_read copy of input k for the accumulator, its packed dim split by
+ * the factor and moved outermost, cache_write'd into that leaf layout [dim / f][...][f], the
+ * copy inlined; column panels vectorized, their loop parallel (row blocks are constants: they
+ * run once, in prepare) */
+static int pack_input(as_prog *p, sch_schedule *s, const as_stage *r, int k, te_tensor *reader) {
+  const as_stage *x = &p->st[r->pack_input[k]];
   te_tensor *xt = sch_tensor_named(s, x->t->name);
   te_tensor *xg = xt ? sch_cache_read(s, xt, "global", 1, &reader) : NULL;
   sch_stage *sg = xg ? sch_stage_of(s, xg) : NULL;
   if (!sg) return -1;
-  int nd = x->t->ndim, dj = r->pack_dim;
+  int nd = x->t->ndim, dj = r->pack_dim[k];
+  int64_t f = r->pack_factor[k];
   sch_iter *order[AS_MAX_DIM + 1], *po, *pi;
-  if (sch_split(sg, sch_axis(sg, dj), r->ch.tile_j, &po, &pi)) return -1;
+  if (sch_split(sg, sch_axis(sg, dj), f, &po, &pi)) return -1;
   int n = 0;
   order[n++] = po;
   for (int d = 0; d < nd; d++)
@@ -137,8 +165,9 @@ static int pack_input(as_prog *p, sch_schedule *s, const as_stage *r, te_tensor 
   te_tensor *xw = sch_cache_write(s, xg, "global");
   sch_stage *sw = xw ? sch_stage_of(s, xw) : NULL;
   if (!sw || sch_compute_inline(sg)) return -1;
+  if (dj != nd - 1) return 0;
   if (sch_vectorize(sw, sch_stage_leaf(sw, sch_stage_nleaf(sw) - 1))) return -1;
-  int64_t panels = (x->ext[dj] + r->ch.tile_j - 1) / r->ch.tile_j;
+  int64_t panels = (x->ext[dj] + f - 1) / f;
   return as_parallel_outer(p, sw, 1, &panels);
 }
 
@@ -161,7 +190,8 @@ int as_apply_tile(as_prog *p, sch_schedule *s, int i) {
     out = as_stage_named(s, p->st[r->anchor].t->name);
   }
   if (!acc || !out) return -1;
-  if (ch->pack && pack_input(p, s, r, sch_stage_tensor(acc))) return -1;
+  for (int k = 0; k < r->npack; k++)
+    if (pack_input(p, s, r, k, sch_stage_tensor(acc))) return -1;
   int nd = r->t->ndim, ai = ch->tile_axis_i;
   sch_iter *ax[AS_MAX_DIM], *io, *ii, *jo, *ji;
   for (int d = 0; d < nd; d++)

@@ -269,6 +269,10 @@ START_TEST(conv3x3_nchw) {
   ck_assert_int_eq(kind_of(&rep, "conv"), TEC_AS_TILE);
   ck_assert_int_eq(stage_rep(&rep, "conv")->choice.cache_write, 1); /* no consumer to fuse */
   ck_assert_int_ne(kind_of(&rep, "pad"), TEC_AS_INLINE); /* reused across output channels */
+  /* the constant weights, read as broadcasts along the tile's rows (output channels), are
+   * packed into blocks of those rows, once, in prepare */
+  ck_assert_int_eq(stage_rep(&rep, "conv")->choice.pack, 1);
+  tu_assert_contains(rep.trace_c, "sch_cache_read(s, weight, \"global\"");
   tec_ctx_free(ctx);
 }
 END_TEST

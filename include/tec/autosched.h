@@ -53,10 +53,11 @@ typedef struct tec_autosched_choice {
   int tile_axis_i; /* TILE: the data axis of the rows (-1: none) */
   int cache_write; /* TILE: 1 the accumulator is a cache_write "local" copy; 0 it is fused
                       into its element-wise consumer's tile */
-  int pack;           /* TILE: 1 the input loaded as vectors along the tile's columns, rows
-                         apart, is repacked into panels [col / tile_j][rows...][tile_j]
-                         (cache_read + the leaf-layout cache_write; once, in prepare, when
-                         the input is a te_const_placeholder) */
+  int pack;           /* TILE: inputs repacked for the tile (cache_read + the leaf-layout
+                         cache_write): one loaded as vectors along the columns, rows apart,
+                         into panels [col / tile_j][rows...][tile_j]; a constant one read
+                         as broadcasts along the rows into [row / tile_i][...][tile_i]
+                         (constants once, in prepare); 0 to 2 */
   int64_t rows;    /* LOOPS/TILE: rows per outer iteration where producers attach (1: the
                       row loop itself) */
   int rfactor;        /* ATTACH of a reduction along its unit-stride axis: 1 its last reduce
