@@ -16,12 +16,23 @@ void as_decide_inline(as_prog *p) {
     as_stage *s = &p->st[i];
     if (s->is_input || !s->understood || s->ch.kind || s->is_output) continue;
     if (s->t->body && s->t->body->kind == IR_REDUCE) continue;
-    if (s->reused_by_reduction) continue;
+    if (s->reused_by_reduction) {
+      s->why = "kept: a reduction reads each element for many outputs (inlined, it would be "
+               "recomputed in the innermost loop)";
+      continue;
+    }
     int const_reader = 1;
     for (int c = 0; c < s->nconsumers && c < 32; c++)
       const_reader &= p->st[s->consumers[c]].const_only;
-    if (s->const_only && !const_reader) continue;
-    if (s->reads_total > 1 && s->cost > 1) continue;
+    if (s->const_only && !const_reader) {
+      s->why = "kept: computed from constants alone, once, in prepare";
+      continue;
+    }
+    if (s->reads_total > 1 && s->cost > 1) {
+      s->why = as_fmt(p, "kept: %d reads per element of its readers, %.1f ops each: a buffer "
+                         "costs less than recomputing", s->reads_total, s->cost);
+      continue;
+    }
     s->ch.kind = TEC_AS_INLINE;
     s->rule = "inline";
     s->why = s->reads_total <= 1

@@ -31,7 +31,8 @@ void as_decide_loops(as_prog *p) {
                                                      "output axis, rows parallel"
                                                    : "a reduction too small to tile")
                : s->is_output ? "an output"
-                              : "kept (see its readers)";
+               : s->why       ? s->why
+                              : "kept";
     }
     if (s->ch.kind == TEC_AS_LOOPS && s->has_attached)
       s->rule = as_fmt(p, "loops, rows by %lld (producers attached)", (long long)s->ch.rows);

@@ -566,7 +566,11 @@ START_TEST(attention) {
     ck_assert_msg(err < TOL, "attention %d: error %g\n%s", v, err, rep.text);
     ck_assert_int_eq(kind_of(&rep, "S"), TEC_AS_TILE);
     ck_assert_int_eq(kind_of(&rep, "O"), v ? TEC_AS_TILE : TEC_AS_LEAVE);
-    if (!v) tu_assert_contains(stage_rep(&rep, "O")->why, "loops called 'j'");
+    if (!v) { /* tried twice (tile, loops), then left as declared: 3 schedules */
+    tu_assert_contains(stage_rep(&rep, "O")->why, "loops called 'j'");
+    ck_assert_int_eq(rep.ntries, 3);
+    ck_assert_int_eq(stage_rep(&rep, "O")->choice.fallback, 2);
+  }
     tec_ctx_free(ctx);
   }
 }
@@ -763,6 +767,79 @@ START_TEST(random_programs) {
 }
 END_TEST
 
+/* ---- what the rules do not understand: several outputs, a user reducer, non-affine reads */
+static int two_body(tec_ctx *ctx, const ir_expr *const *i, void *u_, const ir_expr **values) {
+  U *u = u_;
+  const ir_expr *x = TE_AT(u->a, i[0], i[1]);
+  values[0] = ir_mul(x, f(ctx, 2));
+  values[1] = ir_add(ir_mul(x, x), f(ctx, 1));
+  return 0;
+}
+static const ir_expr *use_two(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  return ir_mul(TE_AT(u->a, i[0], i[1]), TE_AT(u->b, i[0], i[1]));
+}
+static int mul_combine(tec_ctx *ctx, const ir_expr *const *lhs, const ir_expr *const *rhs,
+                       void *user, const ir_expr **out) {
+  out[0] = ir_mul(lhs[0], rhs[0]);
+  return 0;
+}
+static const ir_expr *prod_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  const ir_expr *v = NULL, *src = ir_add(f(ctx, 1), ir_mul(TE_AT(u->a, i[0], u->r[0]), f(ctx, 0.1)));
+  ck_assert_int_eq(te_reduce(ctx, (const te_reducer *)u->c, &src, 1, &u->r[0], NULL, &v), 0);
+  return v;
+}
+/* a shuffle of rows and a halving of columns: indices that are not affine */
+static const ir_expr *shuffle_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  const ir_expr *r = ir_mod(ir_mul(i[0], ir_int(ctx, 5)), ir_int(ctx, u->n1));
+  return ir_exp(TE_AT(u->a, r, ir_div(i[1], ir_int(ctx, 2))));
+}
+static const ir_expr *shuffle_use(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  const ir_expr *r2 = ir_mod(ir_add(i[0], ir_int(ctx, 7)), ir_int(ctx, u->n1));
+  return ir_sub(TE_AT(u->a, i[0], i[1]), TE_AT(u->a, r2, i[1]));
+}
+
+START_TEST(not_understood) {
+  tec_ctx *ctx = tec_ctx_new();
+  int64_t R = 24, C = 40;
+  te_tensor *a = te_placeholder(ctx, "a", TEC_F32, 2, TE_SHAPE(ctx, R, C));
+  te_tensor *two[2];
+  U *u = tec_ctx_alloc(ctx, sizeof *u);
+  u->a = a;
+  ck_assert_int_eq(te_compute_multi(ctx, &(te_compute_multi_decl){.names = (const char *[]){"lo", "hi"},
+                                                                .ndim = 2,
+                                                                .shape = TE_SHAPE(ctx, R, C),
+                                                                .body = two_body,
+                                                                .user = u},
+                                    2, two),
+                   0);
+  te_tensor *c = compute(ctx, "c", 2, (int64_t[]){R, C}, use_two, &(U){.a = two[0], .b = two[1]});
+  /* a user reducer: the product over the columns */
+  const te_reducer *mul = te_reducer_new(ctx, "mul", 1, (tec_dtype[]){TEC_F32},
+                                         (const ir_expr *[]){f(ctx, 1)}, mul_combine, NULL);
+  ck_assert_ptr_nonnull(mul);
+  te_tensor *pr = compute(ctx, "prod", 1, (int64_t[]){R}, prod_body,
+                          &(U){.a = c, .c = (te_tensor *)mul, .r = {te_reduce_axis_n(ctx, "k", C)}});
+  /* non-affine reads, the producer read twice */
+  te_tensor *sh = compute(ctx, "shuffled", 2, (int64_t[]){R, 2 * C}, shuffle_body, &(U){.a = a, .n1 = R});
+  te_tensor *d = compute(ctx, "d", 2, (int64_t[]){R, 2 * C}, shuffle_use, &(U){.a = sh, .n1 = R});
+  prog g = {.ctx = ctx, .nin = 1, .nout = 2, .in = {a}, .out = {pr, d}};
+  tec_autosched_report rep;
+  double err = check_prog(&g, NULL, &rep, NULL);
+  ck_assert_msg(err < TOL, "error %g\n%s", err, rep.text);
+  ck_assert_int_eq(kind_of(&rep, "lo"), TEC_AS_LEAVE);
+  tu_assert_contains(stage_rep(&rep, "lo")->why, "several outputs");
+  ck_assert_int_eq(kind_of(&rep, "prod"), TEC_AS_LEAVE);
+  tu_assert_contains(stage_rep(&rep, "prod")->why, "user reducer");
+  ck_assert_int_eq(kind_of(&rep, "c"), TEC_AS_INLINE);
+  ck_assert_int_eq(kind_of(&rep, "shuffled"), TEC_AS_LOOPS); /* not attached: rows shuffled */
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 /* ---- the same schedule twice; the report ---- */
 START_TEST(deterministic) {
   const char *first = NULL;
@@ -845,6 +922,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, full_sum);
   tcase_add_test(tc, symbolic_size);
   tcase_add_test(tc, random_programs);
+  tcase_add_test(tc, not_understood);
   tcase_add_test(tc, deterministic);
   tcase_add_test(tc, bad_input);
   suite_add_tcase(s, tc);
