@@ -107,8 +107,13 @@ static void visit_cost(ir_visitor *v, const ir_expr *e) {
       if (tec_dtype_is_float(e->type)) c->c += 1;
       break;
     case IR_DIV: c->c += tec_dtype_is_float(e->type) ? 4 : 0; break;
-  case IR_SELECT: c->c += 2; break; /* a compare-and-blend, and masked loads */
-  case IR_EQ: case IR_NE: case IR_LT: case IR_LE: case IR_GT: case IR_GE: c->c += 0.5; break;
+    case IR_SELECT: c->c += 2; break; /* a compare-and-blend, and masked loads */
+    case IR_EQ:
+    case IR_NE:
+    case IR_LT:
+    case IR_LE:
+    case IR_GT:
+    case IR_GE: c->c += 0.5; break;
     case IR_CALL: c->c += e->v.i == IR_INTRIN_FMA ? 1 : e->v.i == IR_INTRIN_LIKELY ? 0 : 10; break;
     default: break;
   }
@@ -176,8 +181,8 @@ static void reduction_facts(as_prog *p, as_stage *s) {
       int inv = nr > 0, vec = 0;
       for (int r = 0; r < nr && r < 8; r++) {
         inv &= !read_uses(reads[r], t->axis[d]);
-        vec |= reads[r]->nargs && ir_uses_var(reads[r]->args[reads[r]->nargs - 1],
-                                              t->axis[t->ndim - 1]);
+        vec |= reads[r]->nargs &&
+               ir_uses_var(reads[r]->args[reads[r]->nargs - 1], t->axis[t->ndim - 1]);
       }
       /* an input loaded as vectors along the last axis and reused across d saves a vector
        * load per row of the tile; one only broadcast saves a broadcast: worth half */
@@ -243,7 +248,7 @@ int as_analyze(as_prog *p) {
       /* a read through a window of the reader's reduce axes counts once per tap */
       for (int r = 0; r < nr && r < 16; r++) {
         int64_t taps = 1;
-        for (int a = 0; a < s->nred; a++)
+        for (int a = 0; a < s->nred && a < AS_MAX_DIM; a++)
           if (read_uses(reads[r], t->reduce_axis[a]) && s->rext[a] <= 16) taps *= s->rext[a];
         in->reads_total += (int)(taps < 1024 ? taps : 1024);
       }

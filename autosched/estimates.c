@@ -72,7 +72,7 @@ static int fill(as_prog *p, as_stage *s, const char **missing, const char **wher
     }
   }
   s->red_total = 1;
-  for (int r = 0; r < s->nred; r++) {
+  for (int r = 0; r < s->nred && r < AS_MAX_DIM; r++) {
     const ir_expr *ax = t->reduce_axis[r];
     s->const_ext &= ax->dom_extent && ax->dom_extent->kind == IR_INT_IMM;
     if (as_eval(p, ax->dom_extent, &s->rext[r], missing)) {

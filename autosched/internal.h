@@ -27,7 +27,7 @@ typedef struct as_stage {
   int nred;
   int64_t rext[AS_MAX_DIM]; /* reduce axis extents */
   int64_t red_total;        /* product of rext (1 without reduce axes) */
-  int guarded_read;      /* a select chooses between a read and something else (padding) */
+  int guarded_read;         /* a select chooses between a read and something else (padding) */
   double cost;              /* arithmetic per element (calls weigh more) */
   int const_only;           /* computed from constant placeholders alone (goes to prepare) */
   /* readers */
@@ -40,8 +40,8 @@ typedef struct as_stage {
   int unit_reduce; /* the innermost index of its main read is its last reduce axis */
   /* decisions */
   tec_autosched_choice ch;
-  int npack;             /* TILE: inputs repacked (pack_candidates in rule_tile.c): each one's
-                          * index, the dim blocked and the block */
+  int npack; /* TILE: inputs repacked (pack_candidates in rule_tile.c): each one's
+              * index, the dim blocked and the block */
   int pack_input[2], pack_dim[2];
   int64_t pack_factor[2];
   int anchor;       /* TILE without cache_write: the element-wise consumer it fuses into */
@@ -66,6 +66,12 @@ typedef struct as_prog {
   int threads;
   const tec_autosched_options *opt;
 } as_prog;
+
+/* lanes of a vector register for t's element type (the f32 lanes scaled by its size) */
+static inline int as_lanes(const as_prog *p, const te_tensor *t) {
+  int bytes = tec_dtype_bytes(t->type), l = bytes > 0 ? p->lanes * 4 / bytes : p->lanes;
+  return l >= 1 ? l : 1;
+}
 
 /* target.c: the one query of the target (lanes of f32, vector registers). 0 or -1. */
 int as_target_query(tec_ctx *ctx, const char *target, int *lanes, int *regs);

@@ -26,8 +26,8 @@ static int row_axis(const as_stage *s, int host) {
 
 static int reader_vars(const te_tensor *c, const ir_expr **vars) {
   int nv = 0;
-  for (int d = 0; d < c->ndim; d++) vars[nv++] = c->axis[d];
-  for (int r = 0; r < c->nreduce; r++) vars[nv++] = c->reduce_axis[r];
+  for (int d = 0; d < c->ndim && nv < AS_MAX_DIM; d++) vars[nv++] = c->axis[d];
+  for (int r = 0; r < c->nreduce && nv < 2 * AS_MAX_DIM; r++) vars[nv++] = c->reduce_axis[r];
   return nv;
 }
 
@@ -106,14 +106,14 @@ void as_decide_attach(as_prog *p) {
     c->has_attached = 1;
     if (halo > c->halo) c->halo = halo;
     /* a row reduction along its unit-stride axis: partial sums in one vector */
-    if (s->is_reduce && s->unit_reduce && p->lanes >= 2 && s->nred >= 1 &&
-        s->rext[s->nred - 1] >= 2 * p->lanes) {
+    int L = as_lanes(p, s->t);
+    if (s->is_reduce && s->unit_reduce && L >= 2 && s->nred >= 1 && s->rext[s->nred - 1] >= 2 * L) {
       s->ch.rfactor = 1;
-      s->ch.vector = p->lanes;
+      s->ch.vector = L;
     }
-    s->rule = s->ch.rfactor ? as_fmt(p, "compute_at %s's row loop, rfactor by %d lanes",
-                                     c->t->name, p->lanes)
-                            : as_fmt(p, "compute_at %s's row loop", c->t->name);
+    s->rule = s->ch.rfactor
+                  ? as_fmt(p, "compute_at %s's row loop, rfactor by %d lanes", c->t->name, L)
+                  : as_fmt(p, "compute_at %s's row loop", c->t->name);
     s->why = halo ? as_fmt(p,
                            "its reads line up with %s's rows (a window of +-%lld rows): "
                            "computed per tile of rows, in cache",

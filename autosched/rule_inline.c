@@ -17,8 +17,9 @@ void as_decide_inline(as_prog *p) {
     if (s->is_input || !s->understood || s->ch.kind || s->is_output) continue;
     if (s->t->body && s->t->body->kind == IR_REDUCE) continue;
     if (s->reused_by_reduction) {
-      s->why = "kept: a reduction reads each element for many outputs (inlined, it would be "
-               "recomputed in the innermost loop)";
+      s->why =
+          "kept: a reduction reads each element for many outputs (inlined, it would be "
+          "recomputed in the innermost loop)";
       continue;
     }
     int const_reader = 1;
@@ -29,8 +30,10 @@ void as_decide_inline(as_prog *p) {
       continue;
     }
     if (s->reads_total > 1 && s->cost > 1) {
-      s->why = as_fmt(p, "kept: %d reads per element of its readers, %.1f ops each: a buffer "
-                         "costs less than recomputing", s->reads_total, s->cost);
+      s->why = as_fmt(p,
+                      "kept: %d reads per element of its readers, %.1f ops each: a buffer "
+                      "costs less than recomputing",
+                      s->reads_total, s->cost);
       continue;
     }
     s->ch.kind = TEC_AS_INLINE;

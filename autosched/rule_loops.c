@@ -49,8 +49,9 @@ void as_loops_choice(as_prog *p, as_stage *s) {
    * loop LLVM vectorizes itself (a 3x3 depthwise layer's padding: 2.5x) */
   if (nd < 1 || (reduce_body && s->unit_reduce) || s->guarded_read) return;
   int64_t e = s->ext[nd - 1];
-  if (e >= p->lanes)
-    s->ch.vector = p->lanes;
+  int L = as_lanes(p, t);
+  if (e >= L)
+    s->ch.vector = L;
   else if (e >= 4 && t->shape[nd - 1]->kind == IR_INT_IMM)
     s->ch.vector = e;
 }

@@ -15,14 +15,15 @@ void as_decide_rfactor(as_prog *p) {
   for (int i = 0; i < p->n; i++) {
     as_stage *s = &p->st[i];
     if (s->is_input || s->ch.kind || !s->is_reduce || s->const_only || !s->unit_reduce) continue;
-    if (s->rext[s->nred - 1] < 2 * p->lanes || p->lanes < 2) continue;
+    int L = as_lanes(p, s->t);
+    if (s->rext[s->nred - 1] < 2 * L || L < 2) continue;
     int64_t work = 1;
     for (int d = 0; d < s->t->ndim; d++) work *= s->ext[d];
     if (work > 64) continue;
     s->ch.kind = TEC_AS_RFACTOR;
-    s->ch.vector = p->lanes;
+    s->ch.vector = L;
     s->ch.parallel = 1;
-    s->rule = as_fmt(p, "rfactor by %d lanes", p->lanes);
+    s->rule = as_fmt(p, "rfactor by %d lanes", L);
     s->why = as_fmt(p,
                     "a reduction along its unit-stride axis with %lld output element%s: "
                     "partial sums in one vector",

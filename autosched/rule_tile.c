@@ -32,6 +32,7 @@ static int reads_at_identity(const ir_expr *e, const te_tensor *t, const ir_expr
  * before at the same index, to a stage that is not inlined; -1 if none */
 static int find_anchor(as_prog *p, int i) {
   int cur = i;
+  if (p->st[i].is_output) return -1; /* an output is written whole: its own cache_write copy */
   for (int depth = 0; depth < 16; depth++) {
     as_stage *s = &p->st[cur];
     if (s->nconsumers != 1) return -1;
@@ -78,8 +79,10 @@ static void pack_candidates(as_prog *p, as_stage *s) {
     if (!t->inputs[k]->is_const || s->ch.tile_i < 2) continue;
     for (int d = 0; d < r->nargs; d++) {
       if (ir_uses_var(r->args[d], jv)) row = -2;
-      if (row == -1 && r->args[d] == iv) row = d;
-      else if (ir_uses_var(r->args[d], iv)) row = -2;
+      if (row == -1 && r->args[d] == iv)
+        row = d;
+      else if (ir_uses_var(r->args[d], iv))
+        row = -2;
     }
     if (row < 0 || row == last) continue;
     s->pack_input[s->npack] = xi;
@@ -105,7 +108,7 @@ void as_decide_tile(as_prog *p) {
     const te_tensor *t = s->t;
     if (s->is_input || s->ch.kind || !s->is_reduce || s->const_only) continue;
     if (s->reuse_axis < 0 || t->ndim < 2 || s->red_total < 16 || s->ext[t->ndim - 1] < 2) continue;
-    int64_t ej = s->ext[t->ndim - 1], ei = s->ext[s->reuse_axis], lanes = p->lanes;
+    int64_t ej = s->ext[t->ndim - 1], ei = s->ext[s->reuse_axis], lanes = as_lanes(p, t);
     int64_t nr = ej <= 4 * lanes ? ej : 4 * lanes, nvec = (nr + lanes - 1) / lanes;
     int64_t budget = (p->regs - nvec - 2) / nvec, mr = budget < 12 ? budget : 12;
     if (mr < 1) mr = 1;
@@ -125,8 +128,9 @@ void as_decide_tile(as_prog *p) {
                   ? as_fmt(p, "tile %lldx%lld (cache_write local)", (long long)mr, (long long)nr)
                   : as_fmt(p, "tile %lldx%lld (fused into %s)", (long long)mr, (long long)nr,
                            p->st[s->anchor].t->name);
-    s->why = as_fmt(p, "a reduction over %lld elements whose inputs are reused along axis %d "
-                       "(%s): a register tile of %lld x %lld accumulators%s",
+    s->why = as_fmt(p,
+                    "a reduction over %lld elements whose inputs are reused along axis %d "
+                    "(%s): a register tile of %lld x %lld accumulators%s",
                     (long long)s->red_total, s->reuse_axis, t->axis[s->reuse_axis]->name,
                     (long long)mr, (long long)nr, pack_text(p, s));
     if (s->anchor >= 0) {

@@ -567,10 +567,10 @@ START_TEST(attention) {
     ck_assert_int_eq(kind_of(&rep, "S"), TEC_AS_TILE);
     ck_assert_int_eq(kind_of(&rep, "O"), v ? TEC_AS_TILE : TEC_AS_LEAVE);
     if (!v) { /* tried twice (tile, loops), then left as declared: 3 schedules */
-    tu_assert_contains(stage_rep(&rep, "O")->why, "loops called 'j'");
-    ck_assert_int_eq(rep.ntries, 3);
-    ck_assert_int_eq(stage_rep(&rep, "O")->choice.fallback, 2);
-  }
+      tu_assert_contains(stage_rep(&rep, "O")->why, "loops called 'j'");
+      ck_assert_int_eq(rep.ntries, 3);
+      ck_assert_int_eq(stage_rep(&rep, "O")->choice.fallback, 2);
+    }
     tec_ctx_free(ctx);
   }
 }
@@ -786,7 +786,8 @@ static int mul_combine(tec_ctx *ctx, const ir_expr *const *lhs, const ir_expr *c
 }
 static const ir_expr *prod_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
   U *u = u_;
-  const ir_expr *v = NULL, *src = ir_add(f(ctx, 1), ir_mul(TE_AT(u->a, i[0], u->r[0]), f(ctx, 0.1)));
+  const ir_expr *v = NULL,
+                *src = ir_add(f(ctx, 1), ir_mul(TE_AT(u->a, i[0], u->r[0]), f(ctx, 0.1)));
   ck_assert_int_eq(te_reduce(ctx, (const te_reducer *)u->c, &src, 1, &u->r[0], NULL, &v), 0);
   return v;
 }
@@ -809,11 +810,12 @@ START_TEST(not_understood) {
   te_tensor *two[2];
   U *u = tec_ctx_alloc(ctx, sizeof *u);
   u->a = a;
-  ck_assert_int_eq(te_compute_multi(ctx, &(te_compute_multi_decl){.names = (const char *[]){"lo", "hi"},
-                                                                .ndim = 2,
-                                                                .shape = TE_SHAPE(ctx, R, C),
-                                                                .body = two_body,
-                                                                .user = u},
+  ck_assert_int_eq(te_compute_multi(ctx,
+                                    &(te_compute_multi_decl){.names = (const char *[]){"lo", "hi"},
+                                                             .ndim = 2,
+                                                             .shape = TE_SHAPE(ctx, R, C),
+                                                             .body = two_body,
+                                                             .user = u},
                                     2, two),
                    0);
   te_tensor *c = compute(ctx, "c", 2, (int64_t[]){R, C}, use_two, &(U){.a = two[0], .b = two[1]});
@@ -821,10 +823,12 @@ START_TEST(not_understood) {
   const te_reducer *mul = te_reducer_new(ctx, "mul", 1, (tec_dtype[]){TEC_F32},
                                          (const ir_expr *[]){f(ctx, 1)}, mul_combine, NULL);
   ck_assert_ptr_nonnull(mul);
-  te_tensor *pr = compute(ctx, "prod", 1, (int64_t[]){R}, prod_body,
-                          &(U){.a = c, .c = (te_tensor *)mul, .r = {te_reduce_axis_n(ctx, "k", C)}});
+  te_tensor *pr =
+      compute(ctx, "prod", 1, (int64_t[]){R}, prod_body,
+              &(U){.a = c, .c = (te_tensor *)mul, .r = {te_reduce_axis_n(ctx, "k", C)}});
   /* non-affine reads, the producer read twice */
-  te_tensor *sh = compute(ctx, "shuffled", 2, (int64_t[]){R, 2 * C}, shuffle_body, &(U){.a = a, .n1 = R});
+  te_tensor *sh =
+      compute(ctx, "shuffled", 2, (int64_t[]){R, 2 * C}, shuffle_body, &(U){.a = a, .n1 = R});
   te_tensor *d = compute(ctx, "d", 2, (int64_t[]){R, 2 * C}, shuffle_use, &(U){.a = sh, .n1 = R});
   prog g = {.ctx = ctx, .nin = 1, .nout = 2, .in = {a}, .out = {pr, d}};
   tec_autosched_report rep;
@@ -866,6 +870,12 @@ START_TEST(deterministic) {
 }
 END_TEST
 
+static const ir_expr *twice_typed(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  const ir_expr *x = TE_AT(u->a, i[0], i[1]);
+  return ir_mul(x, ir_float_t(ctx, x->type, 2));
+}
+
 START_TEST(bad_input) {
   tec_autosched_report rep;
   ck_assert_int_eq(tec_autoschedule(NULL, NULL, NULL, &rep), -1);
@@ -896,6 +906,15 @@ START_TEST(bad_input) {
   tec_ctx_set_error(ctx, "an old error");
   ck_assert_int_eq(tec_autoschedule(s2, NULL, NULL, NULL), 0);
   ck_assert_str_eq(tec_ctx_error(ctx), "an old error");
+  /* lanes follow the element type: float64 takes half the float32 lanes */
+  {
+    te_tensor *a64 = te_placeholder(ctx, "a64", TEC_F64, 2, TE_SHAPE(ctx, 10, 40));
+    te_tensor *b64 = compute(ctx, "b64", 2, (int64_t[]){10, 40}, twice_typed, &(U){.a = a64});
+    sch_schedule *s64 = sch_create(ctx, 1, &b64);
+    ck_assert_int_eq(tec_autoschedule(s64, NULL, NULL, &rep), 0);
+    int bits = tec_target_vector_bits(ctx, NULL);
+    ck_assert_int_eq(stage_rep(&rep, "b64")->choice.vector, bits >= 128 ? bits / 64 : 0);
+  }
   /* an AArch64 target: its lanes in the choices */
   tec_ctx_clear_error(ctx);
   sch_schedule *s3 = sch_create(ctx, 1, g.out);
