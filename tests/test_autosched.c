@@ -14,6 +14,7 @@
 #include <time.h>
 #include "testutil.h"
 #include "tec/autosched.h"
+#include "tec/difftest.h"
 #include "opsref.h"
 
 #define TOL 1e-4
@@ -844,6 +845,41 @@ START_TEST(not_understood) {
 }
 END_TEST
 
+/* ---- difftest's programs (difftest/dt_programs.c), every variant: auto-scheduled and checked
+ * by dt_instance_check against plain C loops; symbolic sizes estimated from the instance's
+ * concrete shapes */
+START_TEST(difftest_programs) {
+  int checked = 0;
+  for (int prog_i = 0; prog_i < DT_NPROGRAMS; prog_i++)
+    for (int v = 0; v < dt_program_variants((dt_program)prog_i); v++) {
+      tec_ctx *ctx = tec_ctx_new();
+      dt_instance *in = dt_instance_new(ctx, (dt_program)prog_i, v);
+      ck_assert_msg(in != NULL, "%s", tec_ctx_error(ctx));
+      tec_autosched_estimate est[8];
+      int nest = 0;
+      for (int a = 0; a < in->nargs; a++)
+        for (int d = 0; d < in->ndim[a]; d++) {
+          const ir_expr *e = in->args[a]->shape[d];
+          int seen = 0;
+          for (int k = 0; k < nest; k++) seen |= !strcmp(est[k].name, e->name ? e->name : "");
+          if (e->kind == IR_VAR && !seen && nest < 8)
+            est[nest++] = (tec_autosched_estimate){e->name, in->shape[a][d]};
+        }
+      tec_autosched_options o = {.nestimates = nest, .estimates = est};
+      tec_autosched_report rep;
+      ck_assert_msg(tec_autoschedule(in->sched, in->target, &o, &rep) == 0, "%s %d: %s",
+                    dt_program_name((dt_program)prog_i), v, tec_ctx_error(ctx));
+      char msg[512] = "";
+      int rc = dt_instance_check(in, msg, sizeof msg);
+      ck_assert_msg(rc == 0, "%s %d: %s\n%s\n%s", dt_program_name((dt_program)prog_i), v, msg,
+                    rep.text, rep.trace_c);
+      checked++;
+      tec_ctx_free(ctx);
+    }
+  ck_assert_int_ge(checked, DT_NPROGRAMS);
+}
+END_TEST
+
 /* ---- the same schedule twice; the report ---- */
 START_TEST(deterministic) {
   const char *first = NULL;
@@ -942,6 +978,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, symbolic_size);
   tcase_add_test(tc, random_programs);
   tcase_add_test(tc, not_understood);
+  tcase_add_test(tc, difftest_programs);
   tcase_add_test(tc, deterministic);
   tcase_add_test(tc, bad_input);
   suite_add_tcase(s, tc);
