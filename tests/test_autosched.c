@@ -709,6 +709,20 @@ static const ir_expr *rand_body(tec_ctx *ctx, const ir_expr *const *i, void *u_)
                     f(ctx, 0)));
     case 3: /* a product with b transposed over the columns: [r][c] x [r][c]^T needs c == r */
       return TE_SUM(ir_mul(TE_AT(u->a, i[0], u->k), TE_AT(u->b, i[1], u->k)), u->k);
+    case 5: /* exp(-|a|) b: bounded */
+      return ir_mul(ir_exp(ir_sub(f(ctx, 0), ir_fabs(TE_AT(u->a, i[0], i[1])))),
+                    TE_AT(u->b, i[0], i[1]));
+    case 6: /* a transpose (r == c) */
+      return ir_add(TE_AT(u->a, i[1], i[0]), TE_AT(u->b, i[0], i[1]));
+    case 7: /* a column stencil wrapping around: a non-affine index */
+      return ir_mul(ir_add(TE_AT(u->a, i[0], i[1]),
+                           TE_AT(u->a, i[0], ir_mod(ir_add(i[1], one), u->a->shape[1]))),
+                    f(ctx, 0.5));
+    case 8: /* a row stencil: rows i and i+1, the last row read twice (min) */
+      return ir_sub(TE_AT(u->a, i[0], i[1]),
+                    ir_mul(TE_AT(u->a, ir_min(ir_add(i[0], one), ir_sub(u->a->shape[0], one)),
+                                 i[1]),
+                           f(ctx, 0.5)));
     default: /* row max broadcast back */ return TE_MAX(TE_AT(u->a, i[0], u->k), u->k);
   }
 }
@@ -718,10 +732,10 @@ static const ir_expr *bcast_body(tec_ctx *ctx, const ir_expr *const *i, void *u_
 }
 
 START_TEST(random_programs) {
-  for (int seed = 1; seed <= 6; seed++) {
+  for (int seed = 1; seed <= 12; seed++) {
     tec_ctx *ctx = tec_ctx_new();
     unsigned st = (unsigned)seed * 2654435761u;
-    int64_t R = 24, C = 24;
+    int64_t R = 40, C = 40; /* 2.5 vectors: tails everywhere */
     te_tensor *in0 = te_placeholder(ctx, "in0", TEC_F32, 2, TE_SHAPE(ctx, R, C));
     te_tensor *in1 = te_placeholder(ctx, "in1", TEC_F32, 2, TE_SHAPE(ctx, R, C));
     te_tensor *pool[16] = {in0, in1};
@@ -729,7 +743,7 @@ START_TEST(random_programs) {
     for (int k = 0; k < nst; k++) {
       st = st * 1664525u + 1013904223u;
       RP *u = tec_ctx_alloc(ctx, sizeof *u);
-      u->op = (int)((st >> 16) % 5);
+      u->op = (int)((st >> 16) % 9);
       u->a = pool[np - 1];
       u->b = pool[(st >> 8) % (unsigned)np];
       u->k = te_reduce_axis_n(ctx, tec_ctx_printf(ctx, "k%d", k), C);
@@ -758,7 +772,10 @@ START_TEST(random_programs) {
       ck_assert_msg(t != NULL, "%s", tec_ctx_error(ctx));
       pool[np++] = t;
     }
-    prog g = (prog){.ctx = ctx, .nin = 2, .nout = 1, .in = {in0, in1}, .out = {pool[np - 1]}};
+    /* every third program has two outputs, the last two stages */
+    int two = seed % 3 == 0 && np >= 4;
+    prog g = (prog){.ctx = ctx, .nin = 2, .nout = 1 + two, .in = {in0, in1},
+                    .out = {pool[np - 1], pool[np - 2]}};
     tec_autosched_report rep;
     double err = check_prog(&g, NULL, &rep, NULL);
     ck_assert_msg(err < TOL, "random program %d: error %g\n%s\n%s", seed, err, rep.text,
