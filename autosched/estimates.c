@@ -1,7 +1,8 @@
 /* estimates.c — symbolic sizes: every extent the rules read is a number, either a constant of
  * the program or computed from the user's estimates (Halide's set_estimates). A size without
  * an estimate refuses the call, naming it; an estimate naming no size of the program, or
- * below 1, too (a typo would otherwise be ignored silently). */
+ * below 1, too (a typo would otherwise be ignored silently). A reduce axis whose extent uses
+ * other axes (a triangular sum) marks its stage for the rules to leave alone. */
 #include <stdio.h>
 #include <string.h>
 #include "autosched/internal.h"
@@ -77,9 +78,12 @@ static int fill(as_prog *p, as_stage *s, const char **missing, const char **wher
     s->const_ext &= ax->dom_extent && ax->dom_extent->kind == IR_INT_IMM;
     if (as_eval(p, ax->dom_extent, &s->rext[r], missing)) {
       if (*missing && !*where) *where = t->name;
-      return -1;
+      if (*missing) return -1;
+      /* a domain over other axes (a triangular r < j + 1): the rules leave the stage alone */
+      s->odd_domain = 1;
+      s->rext[r] = 1;
     }
-    s->red_total *= s->rext[r] > 0 ? s->rext[r] : 1;
+    if (s->red_total < ((int64_t)1 << 40)) s->red_total *= s->rext[r] > 0 ? s->rext[r] : 1;
   }
   return 0;
 }

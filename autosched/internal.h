@@ -21,6 +21,7 @@ typedef struct as_stage {
   int is_input; /* a placeholder */
   int is_output;
   int is_reduce;           /* body is a REDUCE with a built-in combiner (sum/prod/max/min) */
+  int odd_domain;          /* a reduce extent over other axes (triangular): not understood */
   int understood;          /* 0: multi-output, user reducer, ...: left as declared */
   int64_t ext[AS_MAX_DIM]; /* data axis extents (estimates in place of sizes) */
   int const_ext;           /* every data and reduce extent is a constant (no estimate) */

@@ -719,10 +719,10 @@ static const ir_expr *rand_body(tec_ctx *ctx, const ir_expr *const *i, void *u_)
                            TE_AT(u->a, i[0], ir_mod(ir_add(i[1], one), u->a->shape[1]))),
                     f(ctx, 0.5));
     case 8: /* a row stencil: rows i and i+1, the last row read twice (min) */
-      return ir_sub(TE_AT(u->a, i[0], i[1]),
-                    ir_mul(TE_AT(u->a, ir_min(ir_add(i[0], one), ir_sub(u->a->shape[0], one)),
-                                 i[1]),
-                           f(ctx, 0.5)));
+      return ir_sub(
+          TE_AT(u->a, i[0], i[1]),
+          ir_mul(TE_AT(u->a, ir_min(ir_add(i[0], one), ir_sub(u->a->shape[0], one)), i[1]),
+                 f(ctx, 0.5)));
     default: /* row max broadcast back */ return TE_MAX(TE_AT(u->a, i[0], u->k), u->k);
   }
 }
@@ -774,7 +774,10 @@ START_TEST(random_programs) {
     }
     /* every third program has two outputs, the last two stages */
     int two = seed % 3 == 0 && np >= 4;
-    prog g = (prog){.ctx = ctx, .nin = 2, .nout = 1 + two, .in = {in0, in1},
+    prog g = (prog){.ctx = ctx,
+                    .nin = 2,
+                    .nout = 1 + two,
+                    .in = {in0, in1},
                     .out = {pool[np - 1], pool[np - 2]}};
     tec_autosched_report rep;
     double err = check_prog(&g, NULL, &rep, NULL);
@@ -821,6 +824,13 @@ static const ir_expr *shuffle_use(tec_ctx *ctx, const ir_expr *const *i, void *u
   return ir_sub(TE_AT(u->a, i[0], i[1]), TE_AT(u->a, r2, i[1]));
 }
 
+/* a prefix sum: the reduce axis's extent is i + 1 */
+static const ir_expr *prefix_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  const ir_expr *r = te_reduce_axis(ctx, "r", ir_int(ctx, 0), ir_add(i[0], ir_int(ctx, 1)));
+  return TE_SUM(TE_AT(u->a, ir_int(ctx, 0), r), r);
+}
+
 START_TEST(not_understood) {
   tec_ctx *ctx = tec_ctx_new();
   int64_t R = 24, C = 40;
@@ -848,7 +858,8 @@ START_TEST(not_understood) {
   te_tensor *sh =
       compute(ctx, "shuffled", 2, (int64_t[]){R, 2 * C}, shuffle_body, &(U){.a = a, .n1 = R});
   te_tensor *d = compute(ctx, "d", 2, (int64_t[]){R, 2 * C}, shuffle_use, &(U){.a = sh, .n1 = R});
-  prog g = {.ctx = ctx, .nin = 1, .nout = 2, .in = {a}, .out = {pr, d}};
+  te_tensor *pre = compute(ctx, "prefix", 1, (int64_t[]){R}, prefix_body, &(U){.a = a});
+  prog g = {.ctx = ctx, .nin = 1, .nout = 3, .in = {a}, .out = {pr, d, pre}};
   tec_autosched_report rep;
   double err = check_prog(&g, NULL, &rep, NULL);
   ck_assert_msg(err < TOL, "error %g\n%s", err, rep.text);
@@ -858,6 +869,8 @@ START_TEST(not_understood) {
   tu_assert_contains(stage_rep(&rep, "prod")->why, "user reducer");
   ck_assert_int_eq(kind_of(&rep, "c"), TEC_AS_INLINE);
   ck_assert_int_eq(kind_of(&rep, "shuffled"), TEC_AS_LOOPS); /* not attached: rows shuffled */
+  ck_assert_int_eq(kind_of(&rep, "prefix"), TEC_AS_LEAVE);
+  tu_assert_contains(stage_rep(&rep, "prefix")->why, "extent uses other axes");
   tec_ctx_free(ctx);
 }
 END_TEST
