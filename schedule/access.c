@@ -28,3 +28,7 @@ sch_stage *sch_schedule_stage(const sch_schedule *s, int i) {
   return s && i >= 0 && i < s->nstage ? s->stages[i] : NULL;
 }
 tec_ctx *sch_schedule_ctx(const sch_schedule *s) { return s ? s->ctx : NULL; }
+int sch_schedule_noutput(const sch_schedule *s) { return s ? s->nout : 0; }
+te_tensor *sch_schedule_output(const sch_schedule *s, int i) {
+  return s && i >= 0 && i < s->nout ? s->outputs[i] : NULL;
+}

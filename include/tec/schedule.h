@@ -74,10 +74,13 @@ sch_iter *sch_stage_leaf(const sch_stage *st, int i); /* NULL outside [0, nleaf)
 sch_attach_kind sch_stage_attach(const sch_stage *st, sch_stage **at_stage, sch_iter **at_iter);
 const char *sch_stage_scope(const sch_stage *st);
 sch_schedule *sch_stage_schedule(const sch_stage *st);
-/* A schedule's stages, producers before consumers; its ctx. */
+/* A schedule's stages, producers before consumers; its ctx; its outputs. */
 int sch_schedule_nstage(const sch_schedule *s);
 sch_stage *sch_schedule_stage(const sch_schedule *s, int i); /* NULL outside [0, nstage) */
 tec_ctx *sch_schedule_ctx(const sch_schedule *s);
+/* The outputs, as given to sch_create. */
+int sch_schedule_noutput(const sch_schedule *s);
+te_tensor *sch_schedule_output(const sch_schedule *s, int i); /* NULL outside [0, noutput) */
 
 /* ---- schedules as data ----
  * Every primitive, once: X(KIND, name, operands). The list makes the record kinds

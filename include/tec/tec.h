@@ -13,5 +13,6 @@
 #include "tec/build.h"
 #include "tec/runtime.h"
 #include "tec/topi.h"
+#include "tec/autosched.h"
 
 #endif

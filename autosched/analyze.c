@@ -1,0 +1,265 @@
+/* analyze.c — the program as the rules see it: per tensor, whether it reduces, what one
+ * element costs, who reads it and how (distinct reads, reads inside a reduction that reuse an
+ * element across an output axis), and for reductions the axis along which an input is
+ * invariant (data reuse: a register tile pays) and whether the reduction runs along the
+ * unit-stride dimension of what it reads (rfactor pays). Only the structure of the bodies is
+ * read, never a name. */
+#include <string.h>
+#include "autosched/internal.h"
+
+int as_index_of(const as_prog *p, const te_tensor *t) {
+  for (int i = 0; i < p->n; i++)
+    if (p->st[i].t == t) return i;
+  return -1;
+}
+
+const ir_expr *as_source(const te_tensor *t) {
+  const ir_expr *b = t->body;
+  return b && b->kind == IR_REDUCE ? b->a : b;
+}
+
+int as_affine(const ir_expr *e, int nv, const ir_expr *const *vars, int64_t *coef, int64_t *c0) {
+  if (!e) return 0;
+  int64_t ca[AS_MAX_DIM * 2 + 1] = {0}, cb[AS_MAX_DIM * 2 + 1] = {0}, ka = 0, kb = 0;
+  switch (e->kind) {
+    case IR_INT_IMM:
+      for (int v = 0; v < nv; v++) coef[v] = 0;
+      *c0 = e->v.i;
+      return 1;
+    case IR_VAR:
+      for (int v = 0; v < nv; v++) coef[v] = vars[v] == e;
+      *c0 = 0;
+      for (int v = 0; v < nv; v++)
+        if (coef[v]) return 1;
+      return 0;
+    case IR_CAST: return as_affine(e->a, nv, vars, coef, c0);
+    case IR_ADD:
+    case IR_SUB:
+      if (!as_affine(e->a, nv, vars, ca, &ka) || !as_affine(e->b, nv, vars, cb, &kb)) return 0;
+      for (int v = 0; v < nv; v++) coef[v] = e->kind == IR_ADD ? ca[v] + cb[v] : ca[v] - cb[v];
+      *c0 = e->kind == IR_ADD ? ka + kb : ka - kb;
+      return 1;
+    case IR_MUL: {
+      int64_t k;
+      const ir_expr *x = NULL;
+      if (ir_is_const_int(e->a, &k))
+        x = e->b;
+      else if (ir_is_const_int(e->b, &k))
+        x = e->a;
+      if (!x || !as_affine(x, nv, vars, ca, &ka)) return 0;
+      for (int v = 0; v < nv; v++) coef[v] = ca[v] * k;
+      *c0 = ka * k;
+      return 1;
+    }
+    default: return 0;
+  }
+}
+
+typedef struct reads_ctx {
+  const te_tensor *t;
+  const ir_expr **out;
+  int cap, n;
+  const ir_expr *seen[64];
+  int nseen;
+} reads_ctx;
+
+static int same_read(const ir_expr *a, const ir_expr *b) {
+  if (a->nargs != b->nargs) return 0;
+  for (int i = 0; i < a->nargs; i++)
+    if (!ir_expr_equal(a->args[i], b->args[i])) return 0;
+  return 1;
+}
+
+static void visit_read(ir_visitor *v, const ir_expr *e) {
+  reads_ctx *r = v->user;
+  if (e->tensor == r->t) {
+    int dup = 0;
+    for (int i = 0; i < r->nseen && !dup; i++) dup = same_read(r->seen[i], e);
+    if (!dup) {
+      if (r->nseen < 64) r->seen[r->nseen++] = e;
+      if (r->n < r->cap) r->out[r->n] = e;
+      r->n++;
+    }
+  }
+  ir_visit_expr_default(v, e);
+}
+
+int as_reads_of(const ir_expr *e, const te_tensor *t, const ir_expr **out, int cap) {
+  reads_ctx r = {.t = t, .out = out, .cap = out ? cap : 0};
+  ir_visitor v;
+  ir_visitor_init(&v, &r);
+  v.expr[IR_READ] = visit_read;
+  ir_visit_expr(&v, e);
+  return r.n;
+}
+
+typedef struct cost_ctx {
+  double c;
+} cost_ctx;
+static void visit_cost(ir_visitor *v, const ir_expr *e) {
+  cost_ctx *c = v->user;
+  switch (e->kind) {
+    case IR_ADD:
+    case IR_SUB:
+    case IR_MUL:
+    case IR_MIN:
+    case IR_MAX:
+      if (tec_dtype_is_float(e->type)) c->c += 1;
+      break;
+    case IR_DIV: c->c += tec_dtype_is_float(e->type) ? 4 : 0; break;
+    case IR_SELECT: c->c += 2; break; /* a compare-and-blend, and masked loads */
+    case IR_EQ:
+    case IR_NE:
+    case IR_LT:
+    case IR_LE:
+    case IR_GT:
+    case IR_GE: c->c += 0.5; break;
+    case IR_CALL: c->c += e->v.i == IR_INTRIN_FMA ? 1 : e->v.i == IR_INTRIN_LIKELY ? 0 : 10; break;
+    default: break;
+  }
+  ir_visit_expr_default(v, e);
+}
+
+static int has_read(const ir_expr *e) {
+  if (!e) return 0;
+  if (e->kind == IR_READ) return 1;
+  if (has_read(e->a) || has_read(e->b) || has_read(e->c)) return 1;
+  for (int i = 0; i < e->nargs; i++)
+    if (has_read(e->args[i])) return 1;
+  return 0;
+}
+
+/* 1 if a select in e has a read in an arm (a guarded read: the padding idiom) */
+static int guarded(const ir_expr *e) {
+  if (!e) return 0;
+  if (e->kind == IR_SELECT && (has_read(e->b) || has_read(e->c))) return 1;
+  if (guarded(e->a) || guarded(e->b) || guarded(e->c)) return 1;
+  for (int i = 0; i < e->nargs; i++)
+    if (guarded(e->args[i])) return 1;
+  return 0;
+}
+
+static double body_cost(const te_tensor *t) {
+  cost_ctx c = {0};
+  ir_visitor v;
+  ir_visitor_init(&v, &c);
+  for (int k = 0; k < IR_EXPR_KIND_COUNT; k++) v.expr[k] = visit_cost;
+  ir_visit_expr(&v, as_source(t));
+  return c.c;
+}
+
+/* the variables of a reader's index space: data axes then reduce axes */
+static int reader_vars(const te_tensor *c, const ir_expr **vars) {
+  int nv = 0;
+  for (int d = 0; d < c->ndim && nv < AS_MAX_DIM; d++) vars[nv++] = c->axis[d];
+  for (int r = 0; r < c->nreduce && nv < 2 * AS_MAX_DIM; r++) vars[nv++] = c->reduce_axis[r];
+  return nv;
+}
+
+/* 1 if some index of read uses var */
+static int read_uses(const ir_expr *read, const ir_expr *var) {
+  for (int i = 0; i < read->nargs; i++)
+    if (ir_uses_var(read->args[i], var)) return 1;
+  return 0;
+}
+
+/* the reduction facts of stage s: a data axis along which an input is invariant (the one
+ * where the most inputs are, innermost on ties, never the last axis: that one is vectorized),
+ * (an input read as vectors along the last axis counts double), and whether its main read
+ * runs along its last reduce axis with unit stride (and not along
+ * its last data axis, which would vectorize instead) */
+static void reduction_facts(as_prog *p, as_stage *s) {
+  const te_tensor *t = s->t;
+  const ir_expr *src = as_source(t);
+  int best = -1, best_n = 0;
+  for (int d = 0; d + 1 < t->ndim; d++) {
+    if (s->ext[d] < 2) continue;
+    int n = 0;
+    for (int k = 0; k < t->ninputs; k++) {
+      const ir_expr *reads[8];
+      int nr = as_reads_of(src, t->inputs[k], reads, 8);
+      int inv = nr > 0, vec = 0;
+      for (int r = 0; r < nr && r < 8; r++) {
+        inv &= !read_uses(reads[r], t->axis[d]);
+        vec |= reads[r]->nargs &&
+               ir_uses_var(reads[r]->args[reads[r]->nargs - 1], t->axis[t->ndim - 1]);
+      }
+      /* an input loaded as vectors along the last axis and reused across d saves a vector
+       * load per row of the tile; one only broadcast saves a broadcast: worth half */
+      n += inv ? (vec ? 2 : 1) : 0;
+    }
+    if (n > 0 && n >= best_n) best = d, best_n = n;
+  }
+  s->reuse_axis = best;
+  s->unit_reduce = 0;
+  if (t->nreduce < 1) return;
+  const ir_expr *last = t->reduce_axis[t->nreduce - 1];
+  int along_reduce = 0, along_data = 0;
+  for (int k = 0; k < t->ninputs; k++) {
+    const ir_expr *reads[8];
+    int nr = as_reads_of(src, t->inputs[k], reads, 8);
+    for (int r = 0; r < nr && r < 8; r++) {
+      const ir_expr *vars[2 * AS_MAX_DIM];
+      int64_t coef[2 * AS_MAX_DIM], c0;
+      int nv = reader_vars(t, vars);
+      const ir_expr *in = reads[r]->nargs ? reads[r]->args[reads[r]->nargs - 1] : NULL;
+      if (!in) continue;
+      if (t->ndim > 0 && ir_uses_var(in, t->axis[t->ndim - 1])) along_data = 1;
+      if (as_affine(in, nv, vars, coef, &c0) && coef[nv - 1] == 1 && vars[nv - 1] == last)
+        along_reduce = 1;
+    }
+  }
+  /* some input runs along the last reduce axis and none along the last data axis */
+  s->unit_reduce = along_reduce && !along_data;
+}
+
+int as_analyze(as_prog *p) {
+  for (int i = 0; i < p->n; i++) {
+    as_stage *s = &p->st[i];
+    te_tensor *t = s->t;
+    s->is_input = t->op == TE_PLACEHOLDER;
+    s->nred = t->op == TE_COMPUTE ? t->nreduce : 0;
+    s->reuse_axis = -1;
+    s->anchor = s->attach_to = -1;
+    for (int o = 0; o < p->nout; o++) s->is_output |= p->outs[o] == t;
+    if (s->is_input) {
+      s->const_only = t->is_const;
+      continue;
+    }
+    s->is_reduce = t->body && t->body->kind == IR_REDUCE && t->body->v.i != IR_COMB_USER;
+    s->understood = t->nout <= 1 && t->ndim <= AS_MAX_DIM && t->nreduce <= AS_MAX_DIM &&
+                    !s->odd_domain &&
+                    !(t->body && t->body->kind == IR_REDUCE && t->body->v.i == IR_COMB_USER);
+    s->cost = body_cost(t);
+    s->guarded_read = guarded(t->body);
+    s->const_only = t->ninputs > 0;
+    for (int k = 0; k < t->ninputs; k++) {
+      int j = as_index_of(p, t->inputs[k]);
+      if (j < 0)
+        return tec_ctx_set_error_kind(p->ctx, TEC_ERR_INTERNAL,
+                                      "internal error: tec_autoschedule: input '%s' "
+                                      "of '%s' not in the program",
+                                      t->inputs[k]->name, t->name);
+      s->const_only &= p->st[j].const_only;
+      as_stage *in = &p->st[j];
+      if (in->nconsumers < 32) in->consumers[in->nconsumers] = i;
+      in->nconsumers++;
+      const ir_expr *reads[16];
+      int nr = as_reads_of(t->body, in->t, reads, 16);
+      /* a read through a window of the reader's reduce axes counts once per tap */
+      for (int r = 0; r < nr && r < 16; r++) {
+        int64_t taps = 1;
+        for (int a = 0; a < s->nred && a < AS_MAX_DIM; a++)
+          if (read_uses(reads[r], t->reduce_axis[a]) && s->rext[a] <= 16) taps *= s->rext[a];
+        in->reads_total += (int)(taps < 1024 ? taps : 1024);
+      }
+      if (nr > 16) in->reads_total += nr - 16;
+      if (s->is_reduce || (t->body && t->body->kind == IR_REDUCE))
+        for (int r = 0; r < nr && r < 16; r++)
+          for (int d = 0; d < t->ndim; d++)
+            if (s->ext[d] > 1 && !read_uses(reads[r], t->axis[d])) in->reused_by_reduction = 1;
+    }
+    if (s->is_reduce && s->understood) reduction_facts(p, s);
+  }
+  return 0;
+}

@@ -1,0 +1,162 @@
+/* autosched.c — tec_autoschedule, the instant mode: analyze the program, let the rules decide
+ * a choice per stage (in a fixed order: leave, inline, tile, rfactor, attach, loops; each rule
+ * takes the stages still undecided that it applies to), apply the choices to a fresh schedule
+ * of the same outputs and lower it; a refusal gives the stage it names a plainer choice and the
+ * schedule is made again. The schedule that lowers is replayed onto the user's (its trace is
+ * then the user's trace: printable, editable C). No measurement: deterministic. */
+#include <string.h>
+#include <time.h>
+#include "autosched/internal.h"
+
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* the stage a refusal's message names (the longest name found, quoted or not), or -1 */
+static int stage_named_in(const as_prog *p, const char *msg) {
+  int best = -1;
+  size_t best_len = 0;
+  for (int i = 0; msg && i < p->n; i++) {
+    const as_stage *a = &p->st[i];
+    if (a->is_input || a->ch.kind == TEC_AS_LEAVE) continue;
+    size_t l = strlen(a->t->name);
+    const char *hit = strstr(msg, a->t->name);
+    while (hit) { /* a whole name: not part of a longer identifier */
+      char before = hit > msg ? hit[-1] : ' ', after = hit[l];
+      int word = !(before == '_' || (before >= 'a' && before <= 'z') ||
+                   (before >= 'A' && before <= 'Z') || (before >= '0' && before <= '9')) &&
+                 !(after == '_' || (after >= 'a' && after <= 'z') ||
+                   (after >= 'A' && after <= 'Z') || (after >= '0' && after <= '9'));
+      if (word) break;
+      hit = strstr(hit + 1, a->t->name);
+    }
+    if (hit && l > best_len) best = i, best_len = l;
+  }
+  return best;
+}
+
+static int check_args(tec_ctx *ctx, sch_schedule *s, const char *target,
+                      const tec_autosched_options *opt) {
+  const sch_trace *tr = sch_get_trace(s);
+  if (sch_trace_len(tr) > 0)
+    return tec_ctx_set_error(ctx,
+                             "tec_autoschedule: the schedule already has %d primitive%s "
+                             "applied; the auto-scheduler starts from an unscheduled program "
+                             "(a fresh sch_create)",
+                             sch_trace_len(tr), sch_trace_len(tr) == 1 ? "" : "s");
+  if (opt && (opt->nestimates < 0 || (opt->nestimates > 0 && !opt->estimates)))
+    return tec_ctx_set_error(ctx,
+                             "tec_autoschedule: options.nestimates is %d with estimates %s; "
+                             "give 0, or a count and an array",
+                             opt->nestimates, opt->estimates ? "set" : "NULL");
+  if (opt && opt->threads < 0)
+    return tec_ctx_set_error(ctx,
+                             "tec_autoschedule: options.threads is %d; give 0 (the "
+                             "runtime's count) or a count >= 1",
+                             opt->threads);
+  (void)target;
+  return 0;
+}
+
+static int run(as_prog *p, const char *target, tec_autosched_report *rep, double t0) {
+  tec_ctx *ctx = p->ctx;
+  sch_schedule *s = p->s;
+  if (as_target_query(ctx, target, &p->lanes, &p->regs)) return -1;
+  te_tensor **ts;
+  p->n = te_topo_order(ctx, p->nout, p->outs, &ts);
+  if (p->n < 0) return -1;
+  p->st = tec_ctx_alloc(ctx, sizeof *p->st * (size_t)(p->n ? p->n : 1));
+  te_tensor **args = tec_ctx_alloc(ctx, sizeof *args * (size_t)(p->n + p->nout));
+  if (!p->st || !args) return -1;
+  int nargs = 0;
+  for (int i = 0; i < p->n; i++) {
+    p->st[i].t = ts[i];
+    p->st[i].nred = ts[i]->op == TE_COMPUTE ? ts[i]->nreduce : 0;
+    if (ts[i]->op == TE_PLACEHOLDER) args[nargs++] = ts[i];
+  }
+  for (int o = 0; o < p->nout; o++) args[nargs++] = p->outs[o];
+  if (as_estimates(p) || as_analyze(p)) return -1;
+  as_decide_leave(p);
+  as_decide_inline(p);
+  as_decide_tile(p);
+  as_decide_rfactor(p);
+  as_decide_attach(p);
+  as_decide_loops(p);
+
+  sch_schedule *fresh = NULL;
+  int tries = 0, max_tries = 3 * p->n + 4;
+  for (;;) {
+    if (++tries > max_tries)
+      return tec_ctx_set_error_kind(ctx, TEC_ERR_INTERNAL,
+                                    "internal error: tec_autoschedule: no schedule lowered "
+                                    "after %d tries",
+                                    max_tries);
+    fresh = sch_create(ctx, p->nout, p->outs);
+    if (!fresh) return -1;
+    int bad = -1;
+    const char *why = NULL;
+    if (as_apply(p, fresh, &bad)) {
+      why = as_fmt(p, "a primitive refused the choice: %s", tec_ctx_error(ctx));
+    } else {
+      lower_func *f = tec_lower(fresh, "autosched_check", nargs, args);
+      /* the trace must replay too (a stage with two loops of one name cannot be named) */
+      sch_schedule *again = f ? sch_create(ctx, p->nout, p->outs) : NULL;
+      if (f) tec_lower_free(f);
+      if (again && !sch_trace_replay(again, sch_get_trace(fresh))) break;
+      why = as_fmt(p, "%s: %s", f ? "its trace does not replay" : "tec_lower refused the schedule",
+                   tec_ctx_error(ctx));
+      bad = stage_named_in(p, tec_ctx_error(ctx));
+    }
+    tec_ctx_clear_error(ctx);
+    if (bad >= 0 && !as_fallback(p, bad, why)) continue;
+    /* nobody named, or nothing plainer for it: every stage one step plainer */
+    int moved = 0;
+    for (int i = p->n - 1; i >= 0; i--)
+      if (!p->st[i].is_input && p->st[i].ch.kind != TEC_AS_LEAVE) moved |= !as_fallback(p, i, why);
+    if (!moved)
+      return tec_ctx_set_error_kind(ctx, TEC_ERR_INTERNAL,
+                                    "internal error: tec_autoschedule: even the unscheduled "
+                                    "program does not lower: %s",
+                                    why);
+  }
+  if (sch_trace_replay(s, sch_get_trace(fresh))) return -1;
+  double secs = now_seconds() - t0;
+  return rep ? as_report(p, s, tries, secs, rep) : 0;
+}
+
+int tec_autoschedule(sch_schedule *s, const char *target, const tec_autosched_options *opt,
+                     tec_autosched_report *rep) {
+  double t0 = now_seconds();
+  if (rep) *rep = (tec_autosched_report){0};
+  if (!s) {
+    if (rep) rep->text = "tec_autoschedule: the schedule is NULL (no ctx to hold an error)";
+    return -1;
+  }
+  tec_ctx *ctx = sch_schedule_ctx(s);
+  /* an error the caller left in the ctx is put back afterwards: this call's own refusals
+   * (tried choices) must not mix with it */
+  const char *prior = tec_ctx_error(ctx);
+  tec_error_kind prior_kind = tec_ctx_error_kind(ctx);
+  if (prior) prior = tec_ctx_strdup(ctx, prior);
+  tec_ctx_clear_error(ctx);
+  as_prog p = {.ctx = ctx, .s = s, .opt = opt};
+  int rc = check_args(ctx, s, target, opt);
+  if (!rc) {
+    p.threads = opt && opt->threads ? opt->threads : tec_rt_get_num_threads();
+    p.nout = sch_schedule_noutput(s);
+    p.outs = tec_ctx_alloc(ctx, sizeof *p.outs * (size_t)(p.nout ? p.nout : 1));
+    if (!p.outs) rc = -1;
+    for (int o = 0; !rc && o < p.nout; o++) p.outs[o] = sch_schedule_output(s, o);
+    if (!rc) rc = run(&p, target, rep, t0);
+  }
+  if (rc) {
+    if (!tec_ctx_error(ctx))
+      tec_ctx_set_error_kind(ctx, TEC_ERR_INTERNAL,
+                             "internal error: tec_autoschedule failed without a message");
+    return -1;
+  }
+  if (prior) tec_ctx_set_error_kind(ctx, prior_kind, "%s", prior);
+  return 0;
+}

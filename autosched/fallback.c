@@ -1,0 +1,60 @@
+/* fallback.c — when a choice cannot be applied (a primitive refuses it) or its schedule does
+ * not lower, the stage gets a plainer one and the schedule is made again from the start:
+ *   tile, rfactor, attach, inline  ->  its own loops at the root (vectorized, parallel)
+ *   loops hosting attached stages   ->  the attached stages go to the root too
+ *   loops                           ->  left as declared
+ * Each step is final for the stage (ch.fallback counts them) and the report says why, so the
+ * retries end: at worst every stage is left as declared, the unscheduled program. */
+#include "autosched/internal.h"
+
+static void to_loops(as_prog *p, int i, const char *why) {
+  as_stage *s = &p->st[i];
+  int attached_host = s->has_attached;
+  tec_autosched_choice old = s->ch;
+  s->ch = (tec_autosched_choice){
+      .kind = TEC_AS_LOOPS, .parallel = 1, .tile_axis_i = -1, .fallback = old.fallback + 1};
+  s->has_attached = 0;
+  s->halo = 0;
+  s->anchor = s->attach_to = -1;
+  s->npack = 0;
+  as_loops_choice(p, s);
+  s->rule = as_fmt(p, "loops (fallback from %s)", tec_autosched_kind_name(old.kind));
+  s->why = why;
+  if (attached_host)
+    for (int k = 0; k < p->n; k++)
+      if (p->st[k].ch.kind == TEC_AS_ATTACH && p->st[k].attach_to == i)
+        to_loops(p, k, as_fmt(p, "its host %s fell back", s->t->name));
+}
+
+int as_fallback(as_prog *p, int i, const char *why) {
+  as_stage *s = &p->st[i];
+  switch (s->ch.kind) {
+    case TEC_AS_TILE: {
+      int other = s->anchor;
+      to_loops(p, i, why);
+      if (other >= 0 && p->st[other].ch.kind == TEC_AS_TILE)
+        to_loops(p, other, as_fmt(p, "its tile partner %s fell back", s->t->name));
+      return 0;
+    }
+    case TEC_AS_RFACTOR:
+    case TEC_AS_ATTACH:
+    case TEC_AS_INLINE: to_loops(p, i, why); return 0;
+    case TEC_AS_LOOPS:
+      if (s->has_attached) {
+        for (int k = 0; k < p->n; k++)
+          if (p->st[k].ch.kind == TEC_AS_ATTACH && p->st[k].attach_to == i)
+            to_loops(p, k, as_fmt(p, "its host %s could not take it: %s", s->t->name, why));
+        s->has_attached = 0;
+        s->halo = 0;
+        s->ch.rows = 0;
+        s->ch.fallback++;
+        return 0;
+      }
+      s->ch = (tec_autosched_choice){
+          .kind = TEC_AS_LEAVE, .tile_axis_i = -1, .fallback = s->ch.fallback + 1};
+      s->rule = "leave (fallback)";
+      s->why = why;
+      return 0;
+    default: return -1;
+  }
+}

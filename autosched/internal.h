@@ -1,0 +1,126 @@
+/* internal.h — what the auto-scheduler's files share: the program as the rules see it (one
+ * as_stage per tensor, producers first), the analysis that fills it, and one entry per rule.
+ *
+ * Flow (autosched.c): analyze (analyze.c, estimates.c, target.c) -> decide (each rule_*.c's
+ * as_decide_*, in a fixed order, filling every stage's tec_autosched_choice) -> apply
+ * (apply.c: the choices as primitives on a fresh schedule, consumers before producers) ->
+ * check (tec_lower) -> on a refusal, the stage named gets a plainer choice and apply runs
+ * again. Rules read structure only: reductions, reads and their index forms, extents. */
+#ifndef TEC_AUTOSCHED_INTERNAL_H
+#define TEC_AUTOSCHED_INTERNAL_H
+
+#include "tec/autosched.h"
+#include "tec/build.h"
+#include "tec/runtime.h"
+
+#define AS_MAX_DIM 16
+
+/* One stage (or placeholder) of the program. */
+typedef struct as_stage {
+  te_tensor *t;
+  int is_input; /* a placeholder */
+  int is_output;
+  int is_reduce;           /* body is a REDUCE with a built-in combiner (sum/prod/max/min) */
+  int odd_domain;          /* a reduce extent over other axes (triangular): not understood */
+  int understood;          /* 0: multi-output, user reducer, ...: left as declared */
+  int64_t ext[AS_MAX_DIM]; /* data axis extents (estimates in place of sizes) */
+  int const_ext;           /* every data and reduce extent is a constant (no estimate) */
+  int nred;
+  int64_t rext[AS_MAX_DIM]; /* reduce axis extents */
+  int64_t red_total;        /* product of rext (1 without reduce axes) */
+  int guarded_read;         /* a select chooses between a read and something else (padding) */
+  double cost;              /* arithmetic per element (calls weigh more) */
+  int const_only;           /* computed from constant placeholders alone (goes to prepare) */
+  /* readers */
+  int nconsumers;
+  int consumers[32];       /* indices of stages reading this one (first 32) */
+  int reads_total;         /* distinct reads over all consumers */
+  int reused_by_reduction; /* a reduction reads it without one of its data axes in the index */
+  /* for reductions */
+  int reuse_axis;  /* a data axis along which some input is invariant (-1: none) */
+  int unit_reduce; /* the innermost index of its main read is its last reduce axis */
+  /* decisions */
+  tec_autosched_choice ch;
+  int npack; /* TILE: inputs repacked (pack_candidates in rule_tile.c): each one's
+              * index, the dim blocked and the block */
+  int pack_input[2], pack_dim[2];
+  int64_t pack_factor[2];
+  int anchor;       /* TILE without cache_write: the element-wise consumer it fuses into */
+  int attach_to;    /* ATTACH: the root stage at whose row loop it is computed */
+  int has_attached; /* some stage attaches at its row loop */
+  int64_t halo;     /* rows beyond its own that attached producers are read at */
+  const char *rule, *why;
+  /* apply time (names: loops survive a fresh schedule by name only) */
+  const char *at_loop; /* the loop producers attach at */
+  const char *rf_name; /* rfactor's partials tensor */
+} as_stage;
+
+typedef struct as_prog {
+  tec_ctx *ctx;
+  sch_schedule *s; /* the user's schedule */
+  int nout;
+  te_tensor **outs;
+  int n;
+  as_stage *st; /* all tensors, producers first (te_topo_order) */
+  int lanes;    /* f32 lanes of the target's vectors */
+  int regs;     /* vector registers */
+  int threads;
+  const tec_autosched_options *opt;
+} as_prog;
+
+/* lanes of a vector register for t's element type (the f32 lanes scaled by its size) */
+static inline int as_lanes(const as_prog *p, const te_tensor *t) {
+  int bytes = tec_dtype_bytes(t->type), l = bytes > 0 ? p->lanes * 4 / bytes : p->lanes;
+  return l >= 1 ? l : 1;
+}
+
+/* target.c: the one query of the target (lanes of f32, vector registers). 0 or -1. */
+int as_target_query(tec_ctx *ctx, const char *target, int *lanes, int *regs);
+/* estimates.c: e's integer value with the estimates for size variables; 0, or -1 when e is
+ * not such an integer; the first size without an estimate in *missing. */
+int as_eval(const as_prog *p, const ir_expr *e, int64_t *out, const char **missing);
+/* Refuses (-1 with an error) when a size of the program has no estimate or an estimate names
+ * no size; fills every stage's extents. */
+int as_estimates(as_prog *p);
+/* analyze.c */
+int as_analyze(as_prog *p);
+int as_index_of(const as_prog *p, const te_tensor *t);
+/* e = sum coef[v] * vars[v] + *c0 over the nv vars: 1, else 0 (other variables, division,
+ * reads, selects...). */
+int as_affine(const ir_expr *e, int nv, const ir_expr *const *vars, int64_t *coef, int64_t *c0);
+/* The distinct reads of tensor t in e (READ nodes, equal indices counted once): count; the
+ * first `cap` into out. */
+int as_reads_of(const ir_expr *e, const te_tensor *t, const ir_expr **out, int cap);
+/* The stage's body value with a top-level REDUCE's source (the part reads live in). */
+const ir_expr *as_source(const te_tensor *t);
+
+/* the rules, each deciding for every stage it applies to (rule_*.c) */
+void as_decide_leave(as_prog *p);
+void as_decide_inline(as_prog *p);
+void as_decide_tile(as_prog *p);
+void as_decide_rfactor(as_prog *p);
+void as_decide_loops(as_prog *p);
+void as_decide_attach(as_prog *p);
+/* rule_loops.c: the vector and unroll fields of a stage with its own loops */
+void as_loops_choice(as_prog *p, as_stage *s);
+/* a plainer choice for stage i (fallback level up); 0 if there was one */
+int as_fallback(as_prog *p, int i, const char *why);
+
+/* apply.c: the choices on schedule s. 0, or -1 with the stage that failed in *bad (-1: none
+ * known) and the primitive's error in the ctx. */
+int as_apply(as_prog *p, sch_schedule *s, int *bad);
+/* per-kind appliers (rule files) */
+int as_apply_tile(as_prog *p, sch_schedule *s, int i);
+int as_apply_rfactor(as_prog *p, sch_schedule *s, int i);
+int as_apply_loops(as_prog *p, sch_schedule *s, int i);
+int as_apply_attach(as_prog *p, sch_schedule *s, int i);
+/* shared by the appliers: split the innermost data loop for vectors (tail chosen), fuse and
+ * parallelize the outer loops; see apply.c */
+sch_stage *as_stage_named(sch_schedule *s, const char *name);
+int as_parallel_outer(as_prog *p, sch_stage *st, int upto, int64_t *ext);
+
+/* report.c */
+int as_report(as_prog *p, sch_schedule *s, int ntries, double seconds, tec_autosched_report *rep);
+const char *as_fmt(as_prog *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,126 @@
+/* rule_loops.c — a stage's own loop nest (a root stage, or one computed at a consumer's row
+ * loop): the innermost data axis vectorized with the target's f32 lanes (split by the lanes:
+ * at the root a non-dividing extent takes the shift_inwards tail, a full vector that overlaps
+ * the one before, elsewhere the guard that loop partitioning peels; an axis narrower than the
+ * lanes is vectorized whole), a reduction's loops placed between the vector loop's outer and
+ * inner parts (so the accumulators are vectors), a small innermost reduce loop unrolled, the
+ * rows tiled where producers attach with a halo, and at the root the outer data loops fused
+ * and parallel.
+ *
+ *   [axes..., row.outer (attach point), row.inner, ..., x.outer, reduce..., x.inner (vector)]
+ *
+ * A reduction along its unit-stride axis (a row sum) is not vectorized across rows (gathers):
+ * rule_rfactor.c vectorizes it, or it stays a serial reduction with parallel rows. A stage
+ * with a guarded read (the padding idiom, select(in bounds, x[...], 0)) is not vectorized:
+ * its masked loads are slower than the scalar loop, which LLVM vectorizes on its own. */
+#include "autosched/internal.h"
+
+void as_decide_loops(as_prog *p) {
+  for (int i = 0; i < p->n; i++) {
+    as_stage *s = &p->st[i];
+    if (s->is_input || !s->understood) continue;
+    if (s->ch.kind && s->ch.kind != TEC_AS_ATTACH) continue;
+    const te_tensor *t = s->t;
+    int reduce_body = t->body && t->body->kind == IR_REDUCE;
+    if (!s->ch.kind) {
+      s->ch.kind = TEC_AS_LOOPS;
+      s->ch.parallel = 1;
+      s->rule = "loops";
+      s->why = reduce_body    ? (s->reuse_axis < 0 ? "a reduction without reuse across its "
+                                                     "output axes: vectorized over its innermost "
+                                                     "output axis, rows parallel"
+                                                   : "a reduction too small to tile")
+               : s->is_output ? "an output"
+               : s->why       ? s->why
+                              : "kept";
+    }
+    if (s->ch.kind == TEC_AS_LOOPS && s->has_attached)
+      s->rule = as_fmt(p, "loops, rows by %lld (producers attached)", (long long)s->ch.rows);
+    if (!s->ch.rfactor) as_loops_choice(p, s);
+  }
+}
+
+void as_loops_choice(as_prog *p, as_stage *s) {
+  const te_tensor *t = s->t;
+  int nd = t->ndim, reduce_body = t->body && t->body->kind == IR_REDUCE;
+  s->ch.unroll = 4;
+  s->ch.vector = 0;
+  /* a guarded read (padding) vectorizes into masked loads, which are slower than the scalar
+   * loop LLVM vectorizes itself (a 3x3 depthwise layer's padding: 2.5x) */
+  if (nd < 1 || (reduce_body && s->unit_reduce) || s->guarded_read) return;
+  int64_t e = s->ext[nd - 1];
+  int L = as_lanes(p, t);
+  if (e >= L)
+    s->ch.vector = L;
+  else if (e >= 4 && t->shape[nd - 1]->kind == IR_INT_IMM)
+    s->ch.vector = e;
+}
+
+int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
+  as_stage *a = &p->st[i];
+  const tec_autosched_choice *ch = &a->ch;
+  int root = ch->kind == TEC_AS_LOOPS, nd = a->t->ndim;
+  sch_stage *st = as_stage_named(s, a->t->name);
+  if (!st) return -1;
+  if (nd < 1) return 0;
+  int reduce_body = a->t->body && a->t->body->kind == IR_REDUCE;
+  sch_iter *ax[AS_MAX_DIM], *xo = NULL, *xi = NULL, *yo = NULL, *yi = NULL;
+  for (int d = 0; d < nd; d++)
+    if (!(ax[d] = sch_axis(st, d))) return -1;
+  /* the row axis where producers attach (root hosts only) */
+  int r = -1;
+  if (root && a->has_attached)
+    for (int d = 0; d < nd - 1 && r < 0; d++)
+      if (a->ext[d] > 1) r = d;
+  int64_t V = ch->vector, e = a->ext[nd - 1];
+  if (V > 0 && V < e) {
+    int64_t tail = root && !reduce_body && a->const_ext && e % V ? SCH_TAIL_SHIFT_INWARDS
+                                                                 : SCH_TAIL_GUARD_WITH_IF;
+    if (sch_split_tail(st, ax[nd - 1], V, tail, &xo, &xi)) return -1;
+  } else if (V > 0) {
+    xi = ax[nd - 1];
+  }
+  if (r >= 0 && ch->rows > 1) {
+    if (sch_split(st, ax[r], ch->rows, &yo, &yi)) return -1;
+  }
+  /* the order: data loops (rows split), x.outer, reduce loops, x.inner */
+  sch_iter *order[AS_MAX_DIM * 2 + 4];
+  int64_t ext[AS_MAX_DIM * 2 + 4];
+  int n = 0, at_pos = -1;
+  for (int d = 0; d < nd - 1; d++) {
+    if (d == r && yo) {
+      at_pos = n;
+      ext[n] = (a->ext[d] + ch->rows - 1) / ch->rows;
+      order[n++] = yo;
+      ext[n] = ch->rows;
+      order[n++] = yi;
+    } else {
+      if (d == r) at_pos = n;
+      ext[n] = a->ext[d];
+      order[n++] = ax[d];
+    }
+  }
+  int ndata_outer = n;
+  if (xo) {
+    ext[n] = (e + V - 1) / V;
+    order[n++] = xo;
+  } else if (!xi) {
+    ext[n] = e;
+    order[n++] = ax[nd - 1];
+  }
+  for (int k = 0; k < a->nred; k++)
+    if (!(order[n++] = sch_reduce_axis(st, k))) return -1;
+  if (xi) order[n++] = xi;
+  if (n > 1 && sch_reorder(st, n, order)) return -1;
+  if (xi && sch_vectorize(st, xi)) return -1;
+  if (a->nred && a->const_ext && a->rext[a->nred - 1] > 1 && a->rext[a->nred - 1] <= ch->unroll &&
+      sch_unroll(st, sch_reduce_axis(st, a->nred - 1)))
+    return -1;
+  sch_iter *at = at_pos >= 0 ? order[at_pos] : NULL;
+  if (root && ch->parallel) {
+    int upto = at_pos >= 0 ? at_pos + 1 : ndata_outer;
+    if (as_parallel_outer(p, st, upto, ext)) return -1;
+  }
+  if (at) a->at_loop = sch_iter_name(sch_iter_is_leaf(at) ? at : sch_stage_leaf(st, 0));
+  return 0;
+}

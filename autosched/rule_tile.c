@@ -1,0 +1,242 @@
+/* rule_tile.c — multi-level tiling of a reduction with data reuse (matmul, convolution,
+ * attention's products): some input is invariant along an output axis i, so a register tile of
+ * tile_i rows (along i, unrolled) x tile_j columns (the innermost axis, vectorized) reuses each
+ * loaded value tile_i or tile_j times. Space and reduction loops interleave as in Ansor's
+ * SSRSRS: outer space tiles, then every reduction loop, then the register tile.
+ *
+ *   out:  [other axes..., j.outer, i.outer]  (parallel: the outer ones fused)   S S
+ *           acc tile at i.outer:  [reduce axes...]                               R
+ *                                 [i.inner (unrolled), j.inner (vectorized)]     S
+ *           out[tile] = epilogue(acc)
+ *
+ * The accumulator is the reduction itself computed at the tile loop of its element-wise
+ * consumer (bias, activation, residual: fused into the tile, the consumer read through inlined
+ * stages at the same index), or a cache_write "local" copy when there is no such consumer. The
+ * tile fits the registers: tile_i * ceil(tile_j / lanes) accumulators + one row of vectors +
+ * a broadcast. An input loaded as vectors along the tile's columns with rows far apart (GEMM's
+ * B[k, j]) is repacked into panels of tile_j columns (pack), so the tile reads it contiguously:
+ * every call, or once in prepare when it is a te_const_placeholder (weights). */
+#include "autosched/internal.h"
+
+/* 1 if every read of t in e indexes t by exactly vars (t[axis0, axis1, ...]) */
+static int reads_at_identity(const ir_expr *e, const te_tensor *t, const ir_expr *const *vars) {
+  const ir_expr *reads[8];
+  int nr = as_reads_of(e, t, reads, 8);
+  if (nr != 1) return 0;
+  for (int d = 0; d < t->ndim; d++)
+    if (reads[0]->args[d] != vars[d]) return 0;
+  return 1;
+}
+
+/* the element-wise consumer to fuse the tile into: through inlined stages, each reading the one
+ * before at the same index, to a stage that is not inlined; -1 if none */
+static int find_anchor(as_prog *p, int i) {
+  int cur = i;
+  if (p->st[i].is_output) return -1; /* an output is written whole: its own cache_write copy */
+  for (int depth = 0; depth < 16; depth++) {
+    as_stage *s = &p->st[cur];
+    if (s->nconsumers != 1) return -1;
+    as_stage *c = &p->st[s->consumers[0]];
+    const te_tensor *ct = c->t;
+    if (!c->understood || c->is_reduce || (ct->body && ct->body->kind == IR_REDUCE) ||
+        ct->ndim != s->t->ndim)
+      return -1;
+    for (int d = 0; d < ct->ndim; d++)
+      if (c->ext[d] != s->ext[d]) return -1;
+    if (!reads_at_identity(ct->body, s->t, ct->axis)) return -1;
+    if (c->ch.kind != TEC_AS_INLINE) return c->ch.kind ? -1 : s->consumers[0];
+    cur = s->consumers[0];
+  }
+  return -1;
+}
+
+/* the inputs worth a packed layout (at most 2), each read once by the reduction:
+ *   columns  a placeholder reused along the tile's rows whose last index is the column axis
+ *            itself, rows longer than a tile: the tile loads tile_j columns of rows far apart
+ *            (GEMM's B[k, j]) -> panels [cols / tile_j][rows...][tile_j];
+ *   rows     a constant placeholder read as a broadcast (no index uses the column axis) whose
+ *            index d is the row axis itself, d not its last: the tile's tile_i broadcasts
+ *            are rows far apart (conv's weights W[f, c, ry, rx]) -> [f / tile_i][...][tile_i],
+ *            once, in prepare (per call it would not pay) */
+static void pack_candidates(as_prog *p, as_stage *s) {
+  const te_tensor *t = s->t;
+  const ir_expr *src = as_source(t), *jv = t->axis[t->ndim - 1], *iv = t->axis[s->reuse_axis];
+  s->npack = 0;
+  for (int k = 0; k < t->ninputs && s->npack < 2; k++) {
+    int xi = as_index_of(p, t->inputs[k]);
+    const ir_expr *reads[2];
+    if (xi < 0 || !p->st[xi].is_input || as_reads_of(src, t->inputs[k], reads, 2) != 1) continue;
+    const ir_expr *r = reads[0];
+    int last = r->nargs - 1, col = last >= 1 && r->args[last] == jv, row = -1;
+    for (int d = 0; col && d < r->nargs; d++)
+      col = !ir_uses_var(r->args[d], iv) && (d == last || !ir_uses_var(r->args[d], jv));
+    if (col && p->st[xi].ext[last] > s->ch.tile_j) {
+      s->pack_input[s->npack] = xi;
+      s->pack_dim[s->npack] = last;
+      s->pack_factor[s->npack++] = s->ch.tile_j;
+      continue;
+    }
+    if (!t->inputs[k]->is_const || s->ch.tile_i < 2) continue;
+    for (int d = 0; d < r->nargs; d++) {
+      if (ir_uses_var(r->args[d], jv)) row = -2;
+      if (row == -1 && r->args[d] == iv)
+        row = d;
+      else if (ir_uses_var(r->args[d], iv))
+        row = -2;
+    }
+    if (row < 0 || row == last) continue;
+    s->pack_input[s->npack] = xi;
+    s->pack_dim[s->npack] = row;
+    s->pack_factor[s->npack++] = s->ch.tile_i;
+  }
+  s->ch.pack = s->npack;
+}
+
+/* "; B packed into panels of 64 columns" (the report) */
+static const char *pack_text(as_prog *p, const as_stage *s) {
+  const char *txt = "";
+  for (int k = 0; k < s->npack; k++)
+    txt = as_fmt(p, "%s; %s packed into blocks of %lld along its dim %d%s", txt,
+                 p->st[s->pack_input[k]].t->name, (long long)s->pack_factor[k], s->pack_dim[k],
+                 p->st[s->pack_input[k]].t->is_const ? " (once, in prepare)" : "");
+  return txt;
+}
+
+void as_decide_tile(as_prog *p) {
+  for (int i = 0; i < p->n; i++) {
+    as_stage *s = &p->st[i];
+    const te_tensor *t = s->t;
+    if (s->is_input || s->ch.kind || !s->is_reduce || s->const_only) continue;
+    if (s->reuse_axis < 0 || t->ndim < 2 || s->red_total < 16 || s->ext[t->ndim - 1] < 2) continue;
+    int64_t ej = s->ext[t->ndim - 1], ei = s->ext[s->reuse_axis], lanes = as_lanes(p, t);
+    int64_t nr = ej <= 4 * lanes ? ej : 4 * lanes, nvec = (nr + lanes - 1) / lanes;
+    int64_t budget = (p->regs - nvec - 2) / nvec, mr = budget < 12 ? budget : 12;
+    if (mr < 1) mr = 1;
+    if (mr > ei) mr = ei;
+    if (ei % mr && mr > 2 && ei % (mr - 1) == 0) mr--; /* a tail only if no neighbour divides */
+    s->ch.kind = TEC_AS_TILE;
+    s->ch.tile_axis_i = s->reuse_axis;
+    s->ch.tile_i = mr;
+    s->ch.tile_j = nr;
+    s->ch.vector = nr > 1 ? nr : 0;
+    s->ch.unroll = 4;
+    s->ch.parallel = 1;
+    pack_candidates(p, s);
+    s->anchor = find_anchor(p, i);
+    s->ch.cache_write = s->anchor < 0;
+    s->rule = s->ch.cache_write
+                  ? as_fmt(p, "tile %lldx%lld (cache_write local)", (long long)mr, (long long)nr)
+                  : as_fmt(p, "tile %lldx%lld (fused into %s)", (long long)mr, (long long)nr,
+                           p->st[s->anchor].t->name);
+    s->why = as_fmt(p,
+                    "a reduction over %lld elements whose inputs are reused along axis %d "
+                    "(%s): a register tile of %lld x %lld accumulators%s",
+                    (long long)s->red_total, s->reuse_axis, t->axis[s->reuse_axis]->name,
+                    (long long)mr, (long long)nr, pack_text(p, s));
+    if (s->anchor >= 0) {
+      as_stage *a = &p->st[s->anchor];
+      a->ch = s->ch;
+      a->ch.kind = TEC_AS_TILE;
+      a->anchor = i; /* the anchor points back at its reduction */
+      a->rule = as_fmt(p, "tile anchor of %s", t->name);
+      a->why =
+          "element-wise consumer of a tiled reduction: its tile loops hold the "
+          "accumulator, the epilogue runs as the tile is written";
+    }
+  }
+}
+
+/* the packing idiom: a cache_read copy of input k for the accumulator, its packed dim split by
+ * the factor and moved outermost, cache_write'd into that leaf layout [dim / f][...][f], the
+ * copy inlined; column panels vectorized, their loop parallel (row blocks are constants: they
+ * run once, in prepare) */
+static int pack_input(as_prog *p, sch_schedule *s, const as_stage *r, int k, te_tensor *reader) {
+  const as_stage *x = &p->st[r->pack_input[k]];
+  te_tensor *xt = sch_tensor_named(s, x->t->name);
+  te_tensor *xg = xt ? sch_cache_read(s, xt, "global", 1, &reader) : NULL;
+  sch_stage *sg = xg ? sch_stage_of(s, xg) : NULL;
+  if (!sg) return -1;
+  int nd = x->t->ndim, dj = r->pack_dim[k];
+  int64_t f = r->pack_factor[k];
+  sch_iter *order[AS_MAX_DIM + 1], *po, *pi;
+  if (sch_split(sg, sch_axis(sg, dj), f, &po, &pi)) return -1;
+  int n = 0;
+  order[n++] = po;
+  for (int d = 0; d < nd; d++)
+    if (d != dj && !(order[n++] = sch_axis(sg, d))) return -1;
+  order[n++] = pi;
+  if (sch_reorder(sg, n, order)) return -1;
+  te_tensor *xw = sch_cache_write(s, xg, "global");
+  sch_stage *sw = xw ? sch_stage_of(s, xw) : NULL;
+  if (!sw || sch_compute_inline(sg)) return -1;
+  if (dj != nd - 1) return 0;
+  if (sch_vectorize(sw, sch_stage_leaf(sw, sch_stage_nleaf(sw) - 1))) return -1;
+  int64_t panels = (x->ext[dj] + f - 1) / f;
+  return as_parallel_outer(p, sw, 1, &panels);
+}
+
+/* the tiled group of reduction i: the stage whose loops are tiled (anchor or the cache_write
+ * copy) and the accumulator computed at its tile loop */
+int as_apply_tile(as_prog *p, sch_schedule *s, int i) {
+  as_stage *r = &p->st[i];
+  if (!r->is_reduce) return 0; /* an anchor: applied with its reduction */
+  const tec_autosched_choice *ch = &r->ch;
+  te_tensor *rt = sch_tensor_named(s, r->t->name);
+  if (!rt) return -1;
+  sch_stage *acc, *out;
+  if (ch->cache_write) {
+    te_tensor *local = sch_cache_write(s, rt, "local");
+    if (!local) return -1;
+    acc = sch_stage_of(s, local);
+    out = sch_stage_of(s, rt);
+  } else {
+    acc = sch_stage_of(s, rt);
+    out = as_stage_named(s, p->st[r->anchor].t->name);
+  }
+  if (!acc || !out) return -1;
+  for (int k = 0; k < r->npack; k++)
+    if (pack_input(p, s, r, k, sch_stage_tensor(acc))) return -1;
+  int nd = r->t->ndim, ai = ch->tile_axis_i;
+  sch_iter *ax[AS_MAX_DIM], *io, *ii, *jo, *ji;
+  for (int d = 0; d < nd; d++)
+    if (!(ax[d] = sch_axis(out, d))) return -1;
+  if (sch_split(out, ax[nd - 1], ch->tile_j, &jo, &ji) ||
+      sch_split(out, ax[ai], ch->tile_i, &io, &ii))
+    return -1;
+  sch_iter *order[AS_MAX_DIM + 4];
+  int n = 0;
+  for (int d = 0; d < nd - 1; d++)
+    if (d != ai) order[n++] = ax[d];
+  order[n++] = jo;
+  order[n++] = io;
+  order[n++] = ii;
+  order[n++] = ji;
+  if (sch_reorder(out, n, order)) return -1;
+  if (ch->vector && sch_vectorize(out, ji)) return -1;
+  int64_t ext[AS_MAX_DIM + 4];
+  n = 0;
+  for (int d = 0; d < nd - 1; d++)
+    if (d != ai) ext[n++] = r->ext[d];
+  ext[n++] = (r->ext[nd - 1] + ch->tile_j - 1) / ch->tile_j;
+  ext[n++] = (r->ext[ai] + ch->tile_i - 1) / ch->tile_i;
+  if (ch->parallel && as_parallel_outer(p, out, n - 1, ext)) return -1;
+  /* the accumulator at the row-tile loop: reduce loops outside its register tile */
+  if (sch_compute_at(acc, out, io)) return -1;
+  sch_iter *la[AS_MAX_DIM * 2];
+  n = 0;
+  for (int d = 0; d < nd; d++)
+    if (d != ai && d != nd - 1 && !(la[n++] = sch_axis(acc, d))) return -1;
+  for (int k = 0; k < r->nred; k++)
+    if (!(la[n++] = sch_reduce_axis(acc, k))) return -1;
+  sch_iter *li = sch_axis(acc, ai), *lj = sch_axis(acc, nd - 1);
+  if (!li || !lj) return -1;
+  la[n++] = li;
+  la[n++] = lj;
+  if (sch_reorder(acc, n, la)) return -1;
+  if (r->nred && r->rext[r->nred - 1] <= ch->unroll && r->rext[r->nred - 1] > 1 && r->const_ext &&
+      sch_unroll(acc, sch_reduce_axis(acc, r->nred - 1)))
+    return -1;
+  if (ch->tile_i > 1 && sch_unroll(acc, li)) return -1;
+  if (ch->vector && sch_vectorize(acc, lj)) return -1;
+  return 0;
+}

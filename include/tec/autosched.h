@@ -1,0 +1,98 @@
+/* autosched.h — schedules without a template: the auto-scheduler's instant mode (issue #36).
+ *
+ *   sch_schedule *s = sch_create(ctx, 1, &out);          // any program, unscheduled
+ *   tec_autosched_report rep;
+ *   if (tec_autoschedule(s, "llvm", NULL, &rep)) puts(tec_ctx_error(ctx));
+ *   puts(rep.text);                                       // what each rule did, per stage
+ *   puts(rep.trace_c);                                    // the schedule as C calls
+ *   lower_func *f = tec_lower(s, "f", nargs, args);       // as with a hand-written schedule
+ *
+ * Instant mode: rules read the program's structure (which stages reduce, which inputs an
+ * output axis reuses, which reads are windows, which axis is unit-stride), never names; no
+ * measurement; the same program and target give the same schedule. Every decision is a field
+ * of a per-stage choice (tec_autosched_choice) with a default the rules compute; the report
+ * returns the choices, so a tuned mode can enumerate the same fields later. What the rules
+ * chose is applied through the ordinary primitives, so it is recorded in the schedule's trace
+ * (sch_trace_c prints it as C calls to copy and edit). A choice whose primitives a stage
+ * refuses, or whose schedule tec_lower refuses, is given up for a plainer one and the report
+ * says so: the result always lowers. docs/autosched.md describes the rules.
+ */
+#ifndef TEC_AUTOSCHED_H
+#define TEC_AUTOSCHED_H
+
+#include "tec/schedule.h"
+
+/* A symbolic size's estimate (Halide's set_estimates): the rules size tiles for it; the
+ * generated code stays correct for every value. */
+typedef struct tec_autosched_estimate {
+  const char *name; /* the te_size_var's name */
+  int64_t value;    /* >= 1 */
+} tec_autosched_estimate;
+
+typedef struct tec_autosched_options {
+  int nestimates;
+  const tec_autosched_estimate *estimates; /* one per symbolic size of the program */
+  int threads; /* threads to plan parallel work for (0: the runtime's count) */
+} tec_autosched_options;
+
+/* What the rules decided for one stage; each field is a parameter with a rule-made default. */
+typedef enum tec_autosched_kind {
+  TEC_AS_LEAVE,  /* left as declared (a stage the rules do not understand) */
+  TEC_AS_INLINE, /* compute_inline into its readers */
+  TEC_AS_LOOPS,  /* its own loop nest: vectorized innermost axis, parallel outer loops */
+  TEC_AS_TILE,   /* a reduction with reuse: multi-level tiled, a register tile */
+  TEC_AS_ATTACH, /* computed at a loop of a consumer (compute_at) */
+  TEC_AS_RFACTOR /* a reduction along its unit-stride axis: rfactor, partials vectorized */
+} tec_autosched_kind;
+
+typedef struct tec_autosched_choice {
+  tec_autosched_kind kind;
+  int64_t vector;  /* vector lanes of the innermost data loop (0: not vectorized) */
+  int64_t tile_i;  /* TILE: rows of the register tile (axis tile_axis_i, unrolled) */
+  int64_t tile_j;  /* TILE: columns of the register tile (the innermost axis, vectorized) */
+  int tile_axis_i; /* TILE: the data axis of the rows (-1: none) */
+  int cache_write; /* TILE: 1 the accumulator is a cache_write "local" copy; 0 it is fused
+                      into its element-wise consumer's tile */
+  int pack;           /* TILE: inputs repacked for the tile (cache_read + the leaf-layout
+                         cache_write): one loaded as vectors along the columns, rows apart,
+                         into panels [col / tile_j][rows...][tile_j]; a constant one read
+                         as broadcasts along the rows into [row / tile_i][...][tile_i]
+                         (constants once, in prepare); 0 to 2 */
+  int64_t rows;    /* LOOPS/TILE: rows per outer iteration where producers attach (1: the
+                      row loop itself) */
+  int rfactor;        /* ATTACH of a reduction along its unit-stride axis: 1 its last reduce
+                         loop is factored by `vector` lanes (rfactor), the partials computed
+                         at the same loop, vectorized */
+  int parallel;    /* 1: the outer data loops fused and parallel */
+  int64_t unroll;  /* innermost reduce loop unrolled when its extent is at most this */
+  int fallback;    /* 0: as the rules chose; 1, 2: given up for plainer (see the report) */
+} tec_autosched_choice;
+
+typedef struct tec_autosched_stage {
+  const char *stage; /* the tensor's name */
+  tec_autosched_choice choice;
+  const char *rule; /* "inline", "tile 6x64 (fused into out)", ... */
+  const char *why;  /* one sentence: what in the program made the rule fire */
+} tec_autosched_stage;
+
+typedef struct tec_autosched_report {
+  int nstages;
+  const tec_autosched_stage *stages; /* the program's compute stages, producers first */
+  const char *text;                  /* one line per stage: "name: rule -- why" (arena) */
+  const char *trace_c;               /* the schedule as C calls (sch_trace_c) */
+  int ntries;                        /* schedules tried (1 unless a choice had to be given up) */
+  double seconds;                    /* tec's own scheduling time (no LLVM build) */
+} tec_autosched_report;
+
+/* Schedules s (fresh from sch_create: no primitive applied yet) for target (a tec_build target
+ * string; NULL: the host). opt may be NULL (no estimates, the runtime's thread count); rep may
+ * be NULL. 0, or -1 with an error in s's ctx: a NULL schedule, a schedule already scheduled, an
+ * unknown target, a symbolic size without an estimate (named), an estimate for no size of the
+ * program or below 1. On error s is unchanged. */
+int tec_autoschedule(sch_schedule *s, const char *target, const tec_autosched_options *opt,
+                     tec_autosched_report *rep);
+
+/* "leave", "inline", "loops", "tile", "attach", "rfactor" */
+const char *tec_autosched_kind_name(tec_autosched_kind k);
+
+#endif

@@ -1,0 +1,1018 @@
+/* test_autosched.c — the auto-scheduler's instant mode (autosched/, issue #36): programs
+ * nobody wrote a template for, each scheduled by tec_autoschedule, built, run and compared with
+ * the same program unscheduled (built separately at -O0) on the same random inputs, and GEMM
+ * and the full sum with plain C too: GEMM with bias and ReLU, a 3x3 NCHW convolution, a
+ * depthwise convolution, a two-stage blur, softmax, layer norm, a 30-stage chain, attention,
+ * max pooling, a full sum, a symbolic size (refused without an estimate, named; right with
+ * one at other sizes than estimated) and seeded random programs. Also: which rule fired
+ * where (the report), the same schedule twice, the scheduling time of 30 stages, and bad
+ * input with its messages. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "testutil.h"
+#include "tec/autosched.h"
+#include "tec/difftest.h"
+#include "opsref.h"
+
+#define TOL 1e-4
+
+/* ---- a program: its inputs and outputs, and concrete sizes for its symbolic ones ---- */
+typedef struct prog {
+  tec_ctx *ctx;
+  int nin, nout;
+  te_tensor *in[8], *out[4];
+  const char *size_name; /* one symbolic size (or NULL) and its value for the run */
+  int64_t size_value;
+} prog;
+
+static int64_t dim_of(const prog *g, const ir_expr *e) {
+  int64_t v;
+  if (ir_is_const_int(e, &v)) return v;
+  ck_assert_msg(e->kind == IR_VAR && g->size_name && !strcmp(e->name, g->size_name),
+                "test: a shape that is neither a constant nor the size");
+  return g->size_value;
+}
+
+static DLTensor alloc_for(const prog *g, const te_tensor *t, int rand, unsigned seed) {
+  int64_t shape[8];
+  for (int d = 0; d < t->ndim; d++) shape[d] = dim_of(g, t->shape[d]);
+  return rand ? tu_rand_f32(t->ndim, shape, seed) : tu_zeros(TEC_F32, t->ndim, shape);
+}
+
+/* runs schedule s of g through tec_lower/tec_build(target) into outs */
+static void run_sched(prog *g, sch_schedule *s, const char *name, const char *target, DLTensor *ins,
+                      DLTensor *outs) {
+  te_tensor *args[12];
+  DLTensor *dl[12];
+  int n = 0;
+  for (int i = 0; i < g->nin; i++) args[n] = g->in[i], dl[n++] = &ins[i];
+  for (int o = 0; o < g->nout; o++) args[n] = g->out[o], dl[n++] = &outs[o];
+  lower_func *f = tec_lower(s, name, n, args);
+  ck_assert_msg(f != NULL, "%s: %s", name, tec_ctx_error(g->ctx));
+  tec_module *m = tec_build(g->ctx, 1, &f, target);
+  ck_assert_msg(m != NULL, "%s: %s", name, tec_ctx_error(g->ctx));
+  ck_assert_msg(tec_module_run(m, name, n, dl) == 0, "%s: %s", name, tec_rt_last_error());
+  tec_module_free(m);
+}
+
+/* schedules g automatically, runs it and the unscheduled program on the same inputs; the
+ * largest error over the outputs. ref_out (may be NULL) receives the first output's values of
+ * the scheduled program (malloc'd) for plain-C checks. */
+static double check_prog(prog *g, const tec_autosched_options *opt, tec_autosched_report *rep,
+                         float **auto_out) {
+  tec_autosched_report r;
+  if (!rep) rep = &r;
+  sch_schedule *s = sch_create(g->ctx, g->nout, g->out);
+  ck_assert_ptr_nonnull(s);
+  ck_assert_msg(tec_autoschedule(s, NULL, opt, rep) == 0, "%s", tec_ctx_error(g->ctx));
+  sch_schedule *ref = sch_create(g->ctx, g->nout, g->out);
+  DLTensor ins[8], a[4], b[4];
+  for (int i = 0; i < g->nin; i++) ins[i] = alloc_for(g, g->in[i], 1, 17u + (unsigned)i);
+  for (int o = 0; o < g->nout; o++) a[o] = alloc_for(g, g->out[o], 0, 0);
+  for (int o = 0; o < g->nout; o++) b[o] = alloc_for(g, g->out[o], 0, 0);
+  if (getenv("AUTOSCHED_PRINT")) fprintf(stderr, "%s%s\n", rep->text, rep->trace_c);
+  run_sched(g, s, "auto_f", NULL, ins, a);
+  run_sched(g, ref, "ref_f", "llvm -O0", ins, b);
+  double err = 0;
+  for (int o = 0; o < g->nout; o++) {
+    double e = tu_max_err(tu_f32(&a[o]), tu_f32(&b[o]), tec_dl_numel(&a[o]));
+    if (!(e <= err)) err = e;
+  }
+  if (auto_out) {
+    size_t bytes = sizeof(float) * (size_t)tec_dl_numel(&a[0]);
+    *auto_out = malloc(bytes);
+    memcpy(*auto_out, a[0].data, bytes);
+  }
+  for (int i = 0; i < g->nin; i++) tec_dl_free(&ins[i]);
+  for (int o = 0; o < g->nout; o++) tec_dl_free(&a[o]), tec_dl_free(&b[o]);
+  return err;
+}
+
+/* the rule the report gives a stage */
+static const tec_autosched_stage *stage_rep(const tec_autosched_report *r, const char *name) {
+  for (int i = 0; i < r->nstages; i++)
+    if (!strcmp(r->stages[i].stage, name)) return &r->stages[i];
+  ck_abort_msg("no stage %s in the report:\n%s", name, r->text);
+  return NULL;
+}
+static tec_autosched_kind kind_of(const tec_autosched_report *r, const char *name) {
+  return stage_rep(r, name)->choice.kind;
+}
+
+/* ---- bodies ---- */
+typedef struct U {
+  te_tensor *a, *b, *c, *d;
+  const ir_expr *r[4];
+  int64_t n1, n2;
+  int op;
+} U;
+
+static const ir_expr *f(tec_ctx *ctx, double v) { return ir_float(ctx, v); }
+
+static const ir_expr *mm_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  return TE_SUM(ir_mul(TE_AT(u->a, i[0], u->r[0]), TE_AT(u->b, u->r[0], i[1])), u->r[0]);
+}
+static const ir_expr *bias_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  return ir_add(TE_AT(u->a, i[0], i[1]), TE_AT(u->b, i[1]));
+}
+static const ir_expr *relu_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  return ir_max(TE_AT(u->a, i[0], i[1]), f(ctx, 0));
+}
+
+static te_tensor *compute(tec_ctx *ctx, const char *name, int nd, const int64_t *shape,
+                          te_body_fn body, U *u) {
+  U *copy = tec_ctx_alloc(ctx, sizeof *copy);
+  *copy = *u;
+  te_tensor *t = te_compute(
+      ctx,
+      &(te_compute_decl){
+          .name = name, .ndim = nd, .shape = te_shape(ctx, nd, shape), .body = body, .user = copy});
+  ck_assert_msg(t != NULL, "%s", tec_ctx_error(ctx));
+  return t;
+}
+
+static void gemm_prog(prog *g, int64_t M, int64_t N, int64_t K, int const_b) {
+  tec_ctx *ctx = g->ctx;
+  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, M, K));
+  te_tensor *B = const_b ? te_const_placeholder(ctx, "B", TEC_F32, 2, TE_SHAPE(ctx, K, N))
+                         : te_placeholder(ctx, "B", TEC_F32, 2, TE_SHAPE(ctx, K, N));
+  te_tensor *bias = te_placeholder(ctx, "bias", TEC_F32, 1, TE_SHAPE(ctx, N));
+  U u = {.a = A, .b = B, .r = {te_reduce_axis_n(ctx, "k", K)}};
+  te_tensor *C = compute(ctx, "C", 2, (int64_t[]){M, N}, mm_body, &u);
+  te_tensor *D = compute(ctx, "D", 2, (int64_t[]){M, N}, bias_body, &(U){.a = C, .b = bias});
+  te_tensor *E = compute(ctx, "E", 2, (int64_t[]){M, N}, relu_body, &(U){.a = D});
+  *g = (prog){.ctx = ctx, .nin = 3, .nout = 1, .in = {A, B, bias}, .out = {E}};
+}
+
+START_TEST(gemm_bias_relu) {
+  for (int v = 0; v < 3; v++) {
+    tec_ctx *ctx = tec_ctx_new();
+    prog g = {.ctx = ctx};
+    int64_t M = v == 0 ? 64 : 37, N = v == 0 ? 96 : v == 1 ? 100 : 50, K = v == 2 ? 3 : 70;
+    gemm_prog(&g, M, N, K, v == 1);
+    tec_autosched_report rep;
+    float *got;
+    double err = check_prog(&g, NULL, &rep, &got);
+    ck_assert_msg(err < TOL, "gemm %d: error %g\n%s", v, err, rep.text);
+    if (v < 2) { /* B's rows are longer than a tile: packed into panels (in prepare if const) */
+      ck_assert_int_eq(stage_rep(&rep, "C")->choice.pack, 1);
+      tu_assert_contains(rep.trace_c, "sch_cache_read(s, B, \"global\"");
+    }
+    if (v < 2) {
+      ck_assert_int_eq(kind_of(&rep, "C"), TEC_AS_TILE);
+      ck_assert_int_eq(kind_of(&rep, "D"), TEC_AS_INLINE);
+      ck_assert_int_eq(kind_of(&rep, "E"), TEC_AS_TILE); /* the anchor: relu fused in the tile */
+      ck_assert_int_eq(stage_rep(&rep, "C")->choice.cache_write, 0);
+      tu_assert_contains(rep.trace_c, "sch_compute_at");
+      tu_assert_contains(rep.trace_c, "sch_vectorize");
+    }
+    /* plain C: relu(A B + bias) */
+    DLTensor A = tu_rand_f32(2, (int64_t[]){M, K}, 17), B = tu_rand_f32(2, (int64_t[]){K, N}, 18),
+             bias = tu_rand_f32(1, (int64_t[]){N}, 19);
+    float *want = malloc(sizeof(float) * (size_t)(M * N));
+    tu_ref_matmul(tu_f32(&A), tu_f32(&B), want, M, N, K);
+    for (int64_t i = 0; i < M * N; i++) {
+      float x = want[i] + tu_f32(&bias)[i % N];
+      want[i] = x > 0 ? x : 0;
+    }
+    double e2 = tu_max_err(got, want, M * N);
+    ck_assert_msg(e2 < TOL, "gemm %d against C: %g", v, e2);
+    free(want), free(got);
+    tec_dl_free(&A), tec_dl_free(&B), tec_dl_free(&bias);
+    tec_ctx_free(ctx);
+  }
+}
+END_TEST
+
+/* ---- convolutions ---- */
+typedef struct CV {
+  te_tensor *data, *pad, *w;
+  int64_t h, w_, pad_;
+  const ir_expr *rc, *ry, *rx;
+  int depthwise;
+} CV;
+
+static const ir_expr *pad_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  CV *u = u_;
+  int nd = u->data->ndim;
+  const ir_expr *y = i[nd - 2], *x = i[nd - 1], *p = ir_int(ctx, u->pad_);
+  const ir_expr *in = ir_and(ir_and(ir_ge(y, p), ir_lt(y, ir_int(ctx, u->h + u->pad_))),
+                             ir_and(ir_ge(x, p), ir_lt(x, ir_int(ctx, u->w_ + u->pad_))));
+  const ir_expr *idx[4];
+  for (int d = 0; d < nd - 2; d++) idx[d] = i[d];
+  idx[nd - 2] = ir_sub(y, p);
+  idx[nd - 1] = ir_sub(x, p);
+  return ir_select(in, te_read(u->data, nd, idx), f(ctx, 0));
+}
+static const ir_expr *conv_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  CV *u = u_;
+  const ir_expr *y = ir_add(i[2], u->ry), *x = ir_add(i[3], u->rx);
+  return TE_SUM(ir_mul(TE_AT(u->pad, i[0], u->rc, y, x), TE_AT(u->w, i[1], u->rc, u->ry, u->rx)),
+                u->rc, u->ry, u->rx);
+}
+static const ir_expr *dw_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  CV *u = u_;
+  const ir_expr *y = ir_add(i[1], u->ry), *x = ir_add(i[2], u->rx);
+  return TE_SUM(ir_mul(TE_AT(u->pad, i[0], y, x), TE_AT(u->w, i[0], u->ry, u->rx)), u->ry, u->rx);
+}
+
+static void conv_prog(prog *g, int64_t C, int64_t F, int64_t H, int64_t W, int depthwise) {
+  tec_ctx *ctx = g->ctx;
+  CV *u = tec_ctx_alloc(ctx, sizeof *u);
+  u->h = H, u->w_ = W, u->pad_ = 1, u->depthwise = depthwise;
+  u->ry = te_reduce_axis_n(ctx, "ry", 3);
+  u->rx = te_reduce_axis_n(ctx, "rx", 3);
+  te_tensor *out;
+  if (!depthwise) {
+    u->data = te_placeholder(ctx, "data", TEC_F32, 4, TE_SHAPE(ctx, 1, C, H, W));
+    u->w = te_const_placeholder(ctx, "weight", TEC_F32, 4, TE_SHAPE(ctx, F, C, 3, 3));
+    u->rc = te_reduce_axis_n(ctx, "rc", C);
+    u->pad = te_compute(ctx, &(te_compute_decl){.name = "pad",
+                                                .ndim = 4,
+                                                .shape = TE_SHAPE(ctx, 1, C, H + 2, W + 2),
+                                                .body = pad_body,
+                                                .user = u});
+    out = te_compute(ctx, &(te_compute_decl){.name = "conv",
+                                             .ndim = 4,
+                                             .shape = TE_SHAPE(ctx, 1, F, H, W),
+                                             .body = conv_body,
+                                             .user = u});
+  } else {
+    u->data = te_placeholder(ctx, "data", TEC_F32, 3, TE_SHAPE(ctx, C, H, W));
+    u->w = te_const_placeholder(ctx, "weight", TEC_F32, 3, TE_SHAPE(ctx, C, 3, 3));
+    u->pad = te_compute(ctx, &(te_compute_decl){.name = "pad",
+                                                .ndim = 3,
+                                                .shape = TE_SHAPE(ctx, C, H + 2, W + 2),
+                                                .body = pad_body,
+                                                .user = u});
+    out = te_compute(
+        ctx,
+        &(te_compute_decl){
+            .name = "dw", .ndim = 3, .shape = TE_SHAPE(ctx, C, H, W), .body = dw_body, .user = u});
+  }
+  ck_assert_msg(out != NULL, "%s", tec_ctx_error(ctx));
+  *g = (prog){.ctx = ctx, .nin = 2, .nout = 1, .in = {u->data, u->w}, .out = {out}};
+}
+
+START_TEST(conv3x3_nchw) {
+  tec_ctx *ctx = tec_ctx_new();
+  prog g = {.ctx = ctx};
+  conv_prog(&g, 8, 12, 14, 14, 0);
+  tec_autosched_report rep;
+  double err = check_prog(&g, NULL, &rep, NULL);
+  ck_assert_msg(err < TOL, "conv: error %g\n%s", err, rep.text);
+  ck_assert_int_eq(kind_of(&rep, "conv"), TEC_AS_TILE);
+  ck_assert_int_eq(stage_rep(&rep, "conv")->choice.cache_write, 1); /* no consumer to fuse */
+  ck_assert_int_ne(kind_of(&rep, "pad"), TEC_AS_INLINE); /* reused across output channels */
+  /* the constant weights, read as broadcasts along the tile's rows (output channels), are
+   * packed into blocks of those rows, once, in prepare */
+  ck_assert_int_eq(stage_rep(&rep, "conv")->choice.pack, 1);
+  tu_assert_contains(rep.trace_c, "sch_cache_read(s, weight, \"global\"");
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(depthwise) {
+  tec_ctx *ctx = tec_ctx_new();
+  prog g = {.ctx = ctx};
+  conv_prog(&g, 6, 6, 20, 21, 1);
+  tec_autosched_report rep;
+  double err = check_prog(&g, NULL, &rep, NULL);
+  ck_assert_msg(err < TOL, "dw: error %g\n%s", err, rep.text);
+  /* 9 taps: too little reduction for a register tile; vectorized along x, padding kept */
+  ck_assert_int_eq(kind_of(&rep, "dw"), TEC_AS_LOOPS);
+  ck_assert_int_eq(stage_rep(&rep, "dw")->choice.vector, 16);
+  ck_assert_int_eq(kind_of(&rep, "pad"), TEC_AS_LOOPS);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* ---- blur: two stencil stages ---- */
+static const ir_expr *blurx_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  const ir_expr *s =
+      ir_add(ir_add(TE_AT(u->a, i[0], i[1]), TE_AT(u->a, i[0], ir_add(i[1], ir_int(ctx, 1)))),
+             TE_AT(u->a, i[0], ir_add(i[1], ir_int(ctx, 2))));
+  return ir_mul(s, f(ctx, 1.0 / 3));
+}
+static const ir_expr *blury_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  const ir_expr *s =
+      ir_add(ir_add(TE_AT(u->a, i[0], i[1]), TE_AT(u->a, ir_add(i[0], ir_int(ctx, 1)), i[1])),
+             TE_AT(u->a, ir_add(i[0], ir_int(ctx, 2)), i[1]));
+  return ir_mul(s, f(ctx, 1.0 / 3));
+}
+
+START_TEST(blur) {
+  tec_ctx *ctx = tec_ctx_new();
+  int64_t H = 45, W = 70;
+  te_tensor *in = te_placeholder(ctx, "in", TEC_F32, 2, TE_SHAPE(ctx, H + 2, W + 2));
+  te_tensor *bx = compute(ctx, "blur_x", 2, (int64_t[]){H + 2, W}, blurx_body, &(U){.a = in});
+  te_tensor *by = compute(ctx, "blur_y", 2, (int64_t[]){H, W}, blury_body, &(U){.a = bx});
+  prog g = (prog){.ctx = ctx, .nin = 1, .nout = 1, .in = {in}, .out = {by}};
+  tec_autosched_report rep;
+  double err = check_prog(&g, NULL, &rep, NULL);
+  ck_assert_msg(err < TOL, "blur: error %g\n%s", err, rep.text);
+  ck_assert_int_eq(kind_of(&rep, "blur_x"), TEC_AS_ATTACH);
+  ck_assert_int_eq(stage_rep(&rep, "blur_y")->choice.rows, 16);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* ---- softmax and layer norm over rows ---- */
+typedef struct SM {
+  te_tensor *x, *mx, *e, *s, *mean, *var, *gamma, *beta;
+  const ir_expr *k;
+  int64_t n;
+} SM;
+static const ir_expr *sm_max(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  SM *u = u_;
+  return TE_MAX(TE_AT(u->x, i[0], u->k), u->k);
+}
+static const ir_expr *sm_exp(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  SM *u = u_;
+  return ir_exp(ir_sub(TE_AT(u->x, i[0], i[1]), TE_AT(u->mx, i[0])));
+}
+static const ir_expr *sm_sum(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  SM *u = u_;
+  return TE_SUM(TE_AT(u->e, i[0], u->k), u->k);
+}
+static const ir_expr *sm_div(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  SM *u = u_;
+  return ir_div(TE_AT(u->e, i[0], i[1]), TE_AT(u->s, i[0]));
+}
+
+/* softmax of x [m][n] in ctx; the stage names prefixed */
+static te_tensor *softmax_of(tec_ctx *ctx, te_tensor *x, int64_t m, int64_t n, const char *pre) {
+  SM *u = tec_ctx_alloc(ctx, sizeof *u);
+  u->x = x, u->n = n;
+  u->k = te_reduce_axis_n(ctx, tec_ctx_printf(ctx, "%sk", pre), n);
+  const ir_expr *const *s1 = TE_SHAPE(ctx, m), *const *s2 = TE_SHAPE(ctx, m, n);
+  u->mx = te_compute(ctx, &(te_compute_decl){.name = tec_ctx_printf(ctx, "%smax", pre),
+                                             .ndim = 1,
+                                             .shape = s1,
+                                             .body = sm_max,
+                                             .user = u});
+  u->e = te_compute(ctx, &(te_compute_decl){.name = tec_ctx_printf(ctx, "%sexp", pre),
+                                            .ndim = 2,
+                                            .shape = s2,
+                                            .body = sm_exp,
+                                            .user = u});
+  u->s = te_compute(ctx, &(te_compute_decl){.name = tec_ctx_printf(ctx, "%ssum", pre),
+                                            .ndim = 1,
+                                            .shape = s1,
+                                            .body = sm_sum,
+                                            .user = u});
+  te_tensor *o = te_compute(ctx, &(te_compute_decl){.name = tec_ctx_printf(ctx, "%ssoftmax", pre),
+                                                    .ndim = 2,
+                                                    .shape = s2,
+                                                    .body = sm_div,
+                                                    .user = u});
+  ck_assert_msg(o != NULL, "%s", tec_ctx_error(ctx));
+  return o;
+}
+
+START_TEST(softmax) {
+  for (int v = 0; v < 2; v++) {
+    tec_ctx *ctx = tec_ctx_new();
+    int64_t m = v ? 4 : 100, n = v ? 300 : 77;
+    te_tensor *x = te_placeholder(ctx, "x", TEC_F32, 2, TE_SHAPE(ctx, m, n));
+    te_tensor *o = softmax_of(ctx, x, m, n, "");
+    prog g = (prog){.ctx = ctx, .nin = 1, .nout = 1, .in = {x}, .out = {o}};
+    tec_autosched_report rep;
+    float *got;
+    double err = check_prog(&g, NULL, &rep, &got);
+    ck_assert_msg(err < TOL, "softmax %d: error %g\n%s", v, err, rep.text);
+    if (v == 0) {
+      ck_assert_int_eq(kind_of(&rep, "exp"), TEC_AS_ATTACH);
+      ck_assert_int_eq(kind_of(&rep, "max"), TEC_AS_ATTACH);
+      ck_assert_int_eq(kind_of(&rep, "sum"), TEC_AS_ATTACH);
+      ck_assert_int_eq(stage_rep(&rep, "sum")->choice.rfactor, 1); /* partials in a vector */
+      ck_assert_int_eq(stage_rep(&rep, "exp")->choice.rfactor, 0);
+    } else {
+      ck_assert_int_eq(kind_of(&rep, "sum"), TEC_AS_RFACTOR); /* 4 rows: little parallel work */
+    }
+    /* plain C (tests/support/opsref.c) */
+    DLTensor X = tu_rand_f32(2, (int64_t[]){m, n}, 17);
+    float *want = malloc(sizeof(float) * (size_t)(m * n));
+    or_softmax(m, n, tu_f32(&X), want);
+    double e2 = tu_max_err(got, want, m * n);
+    ck_assert_msg(e2 < TOL, "softmax %d against C: %g", v, e2);
+    free(want), free(got), tec_dl_free(&X);
+    tec_ctx_free(ctx);
+  }
+}
+END_TEST
+
+static const ir_expr *ln_mean(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  SM *u = u_;
+  return TE_SUM(ir_mul(TE_AT(u->x, i[0], u->k), f(ctx, 1.0 / (double)u->n)), u->k);
+}
+static const ir_expr *ln_var(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  SM *u = u_;
+  const ir_expr *d = ir_sub(TE_AT(u->x, i[0], u->k), TE_AT(u->mean, i[0]));
+  return TE_SUM(ir_mul(ir_mul(d, d), f(ctx, 1.0 / (double)u->n)), u->k);
+}
+static const ir_expr *ln_out(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  SM *u = u_;
+  const ir_expr *d = ir_sub(TE_AT(u->x, i[0], i[1]), TE_AT(u->mean, i[0]));
+  const ir_expr *r = ir_div(f(ctx, 1), ir_sqrt(ir_add(TE_AT(u->var, i[0]), f(ctx, 1e-5))));
+  return ir_add(ir_mul(ir_mul(d, r), TE_AT(u->gamma, i[1])), TE_AT(u->beta, i[1]));
+}
+
+START_TEST(layer_norm) {
+  tec_ctx *ctx = tec_ctx_new();
+  int64_t m = 80, n = 96;
+  SM *u = tec_ctx_alloc(ctx, sizeof *u);
+  u->n = n;
+  u->x = te_placeholder(ctx, "x", TEC_F32, 2, TE_SHAPE(ctx, m, n));
+  u->gamma = te_const_placeholder(ctx, "gamma", TEC_F32, 1, TE_SHAPE(ctx, n));
+  u->beta = te_const_placeholder(ctx, "beta", TEC_F32, 1, TE_SHAPE(ctx, n));
+  u->k = te_reduce_axis_n(ctx, "k", n);
+  u->mean = te_compute(
+      ctx, &(te_compute_decl){
+               .name = "mean", .ndim = 1, .shape = TE_SHAPE(ctx, m), .body = ln_mean, .user = u});
+  u->var = te_compute(
+      ctx, &(te_compute_decl){
+               .name = "var", .ndim = 1, .shape = TE_SHAPE(ctx, m), .body = ln_var, .user = u});
+  te_tensor *o = te_compute(
+      ctx, &(te_compute_decl){
+               .name = "ln", .ndim = 2, .shape = TE_SHAPE(ctx, m, n), .body = ln_out, .user = u});
+  ck_assert_ptr_nonnull(o);
+  prog g = (prog){.ctx = ctx, .nin = 3, .nout = 1, .in = {u->x, u->gamma, u->beta}, .out = {o}};
+  tec_autosched_report rep;
+  double err = check_prog(&g, NULL, &rep, NULL);
+  ck_assert_msg(err < TOL, "layer norm: error %g\n%s", err, rep.text);
+  ck_assert_int_eq(kind_of(&rep, "mean"), TEC_AS_ATTACH);
+  ck_assert_int_eq(kind_of(&rep, "var"), TEC_AS_ATTACH);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* ---- a chain of 30 stages: element-wise steps and 3-point stencils along rows and columns */
+typedef struct CH {
+  te_tensor *a;
+  int kind; /* 0: element-wise, 1: stencil along rows, 2: along columns */
+  int k;
+} CH;
+static const ir_expr *chain_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  CH *u = u_;
+  const ir_expr *one = ir_int(ctx, 1), *two = ir_int(ctx, 2);
+  switch (u->kind) {
+    case 0: {
+      const ir_expr *x = TE_AT(u->a, i[0], i[1]);
+      return u->k % 3 == 0   ? ir_max(ir_mul(x, f(ctx, 0.9)), f(ctx, -0.5))
+             : u->k % 3 == 1 ? ir_add(ir_mul(x, x), f(ctx, -0.25))
+                             : ir_sub(f(ctx, 0.5), x);
+    }
+    case 1:
+      return ir_mul(ir_add(ir_add(TE_AT(u->a, i[0], i[1]), TE_AT(u->a, ir_add(i[0], one), i[1])),
+                           TE_AT(u->a, ir_add(i[0], two), i[1])),
+                    f(ctx, 0.3));
+    default:
+      return ir_mul(ir_add(ir_add(TE_AT(u->a, i[0], i[1]), TE_AT(u->a, i[0], ir_add(i[1], one))),
+                           TE_AT(u->a, i[0], ir_add(i[1], two))),
+                    f(ctx, 0.3));
+  }
+}
+
+/* 30 stages over an input [h][w]; the sizes shrink by 2 at each stencil */
+static void chain_prog(prog *g, int64_t h, int64_t w) {
+  tec_ctx *ctx = g->ctx;
+  te_tensor *in = te_placeholder(ctx, "in", TEC_F32, 2, TE_SHAPE(ctx, h, w)), *cur = in;
+  for (int k = 0; k < 30; k++) {
+    CH *u = tec_ctx_alloc(ctx, sizeof *u);
+    u->a = cur, u->k = k, u->kind = k % 3 == 2 ? 1 + (k / 3) % 2 : 0;
+    if (u->kind == 1) h -= 2;
+    if (u->kind == 2) w -= 2;
+    cur = te_compute(ctx, &(te_compute_decl){.name = tec_ctx_printf(ctx, "s%d", k),
+                                             .ndim = 2,
+                                             .shape = TE_SHAPE(ctx, h, w),
+                                             .body = chain_body,
+                                             .user = u});
+    ck_assert_ptr_nonnull(cur);
+  }
+  *g = (prog){.ctx = ctx, .nin = 1, .nout = 1, .in = {in}, .out = {cur}};
+}
+
+START_TEST(chain30) {
+  tec_ctx *ctx = tec_ctx_new();
+  prog g = {.ctx = ctx};
+  chain_prog(&g, 60, 70);
+  tec_autosched_report rep;
+  double err = check_prog(&g, NULL, &rep, NULL);
+  ck_assert_msg(err < TOL, "chain: error %g\n%s", err, rep.text);
+  ck_assert_int_eq(rep.nstages, 30);
+  ck_assert_int_eq(kind_of(&rep, "s0"), TEC_AS_INLINE);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(schedule_time_30_stages) {
+  tec_ctx *ctx = tec_ctx_new();
+  prog g = {.ctx = ctx};
+  chain_prog(&g, 1536, 2560);
+  sch_schedule *s = sch_create(ctx, 1, g.out);
+  tec_autosched_report rep;
+  ck_assert_msg(tec_autoschedule(s, NULL, NULL, &rep) == 0, "%s", tec_ctx_error(ctx));
+  fprintf(stderr, "autosched: 30 stages scheduled in %.3f s (%d tries)\n", rep.seconds, rep.ntries);
+  ck_assert_msg(rep.seconds < 5.0, "30 stages took %.3f s", rep.seconds);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* ---- attention: Q K^T, softmax over keys, times V ---- */
+typedef struct AT {
+  te_tensor *q, *k, *v, *p;
+  const ir_expr *rd, *rj;
+} AT;
+static const ir_expr *qk_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  AT *u = u_;
+  return TE_SUM(ir_mul(TE_AT(u->q, i[0], u->rd), TE_AT(u->k, i[1], u->rd)), u->rd);
+}
+static const ir_expr *pv_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  AT *u = u_;
+  return TE_SUM(ir_mul(TE_AT(u->p, i[0], u->rj), TE_AT(u->v, u->rj, i[1])), u->rj);
+}
+
+START_TEST(attention) {
+  for (int v = 0; v < 2; v++) {
+    tec_ctx *ctx = tec_ctx_new();
+    int64_t L = 40, D = 24;
+    AT *u = tec_ctx_alloc(ctx, sizeof *u);
+    u->q = te_placeholder(ctx, "Q", TEC_F32, 2, TE_SHAPE(ctx, L, D));
+    u->k = te_placeholder(ctx, "K", TEC_F32, 2, TE_SHAPE(ctx, L, D));
+    u->v = te_placeholder(ctx, "V", TEC_F32, 2, TE_SHAPE(ctx, L, D));
+    u->rd = te_reduce_axis_n(ctx, "d", D);
+    /* v 0: the reduce axis named like O's second axis (j): two loops of one name, which a trace
+     * cannot name; the stage is left as declared */
+    u->rj = te_reduce_axis_n(ctx, v ? "r" : "j", L);
+    te_tensor *S = te_compute(
+        ctx, &(te_compute_decl){
+                 .name = "S", .ndim = 2, .shape = TE_SHAPE(ctx, L, L), .body = qk_body, .user = u});
+    u->p = softmax_of(ctx, S, L, L, "p_");
+    te_tensor *O = te_compute(
+        ctx, &(te_compute_decl){
+                 .name = "O", .ndim = 2, .shape = TE_SHAPE(ctx, L, D), .body = pv_body, .user = u});
+    ck_assert_ptr_nonnull(O);
+    prog g = (prog){.ctx = ctx, .nin = 3, .nout = 1, .in = {u->q, u->k, u->v}, .out = {O}};
+    tec_autosched_report rep;
+    double err = check_prog(&g, NULL, &rep, NULL);
+    ck_assert_msg(err < TOL, "attention %d: error %g\n%s", v, err, rep.text);
+    ck_assert_int_eq(kind_of(&rep, "S"), TEC_AS_TILE);
+    ck_assert_int_eq(kind_of(&rep, "O"), v ? TEC_AS_TILE : TEC_AS_LEAVE);
+    if (!v) { /* tried twice (tile, loops), then left as declared: 3 schedules */
+      tu_assert_contains(stage_rep(&rep, "O")->why, "loops called 'j'");
+      ck_assert_int_eq(rep.ntries, 3);
+      ck_assert_int_eq(stage_rep(&rep, "O")->choice.fallback, 2);
+    }
+    tec_ctx_free(ctx);
+  }
+}
+END_TEST
+
+/* ---- max pooling 3x3, stride 2 ---- */
+static const ir_expr *pool_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  const ir_expr *two = ir_int(ctx, 2);
+  return TE_MAX(
+      TE_AT(u->a, i[0], ir_add(ir_mul(i[1], two), u->r[0]), ir_add(ir_mul(i[2], two), u->r[1])),
+      u->r[0], u->r[1]);
+}
+
+START_TEST(max_pool) {
+  tec_ctx *ctx = tec_ctx_new();
+  int64_t C = 5, H = 41, W = 43, OH = (H - 3) / 2 + 1, OW = (W - 3) / 2 + 1;
+  te_tensor *x = te_placeholder(ctx, "x", TEC_F32, 3, TE_SHAPE(ctx, C, H, W));
+  U u = {.a = x, .r = {te_reduce_axis_n(ctx, "ry", 3), te_reduce_axis_n(ctx, "rx", 3)}};
+  te_tensor *o = compute(ctx, "pool", 3, (int64_t[]){C, OH, OW}, pool_body, &u);
+  prog g = (prog){.ctx = ctx, .nin = 1, .nout = 1, .in = {x}, .out = {o}};
+  tec_autosched_report rep;
+  double err = check_prog(&g, NULL, &rep, NULL);
+  ck_assert_msg(err < TOL, "pool: error %g\n%s", err, rep.text);
+  ck_assert_int_eq(kind_of(&rep, "pool"), TEC_AS_LOOPS);
+  ck_assert_int_eq(stage_rep(&rep, "pool")->choice.vector, 16 > OW ? OW : 16);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* ---- a full sum (rank 0) ---- */
+static const ir_expr *sum_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  return TE_SUM(TE_AT(u->a, u->r[0]), u->r[0]);
+}
+
+START_TEST(full_sum) {
+  tec_ctx *ctx = tec_ctx_new();
+  int64_t n = 10007;
+  te_tensor *a = te_placeholder(ctx, "a", TEC_F32, 1, TE_SHAPE(ctx, n));
+  U u = {.a = a, .r = {te_reduce_axis_n(ctx, "k", n)}};
+  te_tensor *s = compute(ctx, "total", 0, NULL, sum_body, &u);
+  prog g = (prog){.ctx = ctx, .nin = 1, .nout = 1, .in = {a}, .out = {s}};
+  tec_autosched_report rep;
+  float *got;
+  double err = check_prog(&g, NULL, &rep, &got);
+  ck_assert_msg(err < TOL, "sum: error %g\n%s", err, rep.text);
+  ck_assert_int_eq(kind_of(&rep, "total"), TEC_AS_RFACTOR);
+  DLTensor A = tu_rand_f32(1, &n, 17);
+  double want = 0;
+  for (int64_t i = 0; i < n; i++) want += tu_f32(&A)[i];
+  ck_assert_msg(fabs(got[0] - want) < 1e-3 * (1 + fabs(want)), "sum %g, want %g", got[0], want);
+  free(got), tec_dl_free(&A);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* ---- symbolic sizes ---- */
+static const ir_expr *twice_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  return ir_mul(TE_AT(u->a, i[0], i[1]), f(ctx, 2));
+}
+static const ir_expr *rowsum_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  return TE_SUM(ir_add(TE_AT(u->a, i[0], u->r[0]), f(ctx, 1)), u->r[0]);
+}
+
+START_TEST(symbolic_size) {
+  for (int v = 0; v < 3; v++) {
+    tec_ctx *ctx = tec_ctx_new();
+    const ir_expr *n = te_size_var(ctx, "n");
+    te_tensor *a = te_placeholder(ctx, "a", TEC_F32, 2, (const ir_expr *[]){n, ir_int(ctx, 50)});
+    te_tensor *b =
+        te_compute(ctx, &(te_compute_decl){.name = "b",
+                                           .ndim = 2,
+                                           .shape = (const ir_expr *[]){n, ir_int(ctx, 50)},
+                                           .body = twice_body,
+                                           .user = &(U){.a = a}});
+    U *u = tec_ctx_alloc(ctx, sizeof *u);
+    *u = (U){.a = b, .r = {te_reduce_axis_n(ctx, "k", 50)}};
+    te_tensor *c = te_compute(ctx, &(te_compute_decl){.name = "c",
+                                                      .ndim = 1,
+                                                      .shape = (const ir_expr *[]){n},
+                                                      .body = rowsum_body,
+                                                      .user = u});
+    ck_assert_ptr_nonnull(c);
+    if (v == 0) { /* no estimate: refused, the size named */
+      sch_schedule *s = sch_create(ctx, 1, &c);
+      ck_assert_int_eq(tec_autoschedule(s, NULL, NULL, NULL), -1);
+      tu_assert_contains(tec_ctx_error(ctx), "symbolic size 'n' has no estimate");
+      ck_assert_int_eq(sch_trace_len(sch_get_trace(s)), 0);
+      tec_ctx_clear_error(ctx);
+      /* an estimate of another name is refused too */
+      tec_autosched_options o = {.nestimates = 1,
+                                 .estimates = (tec_autosched_estimate[]){{"m", 10}}};
+      ck_assert_int_eq(tec_autoschedule(s, NULL, &o, NULL), -1);
+      tu_assert_contains(tec_ctx_error(ctx), "'m', which is no size of the program");
+    } else {
+      tec_autosched_options o = {.nestimates = 1,
+                                 .estimates = (tec_autosched_estimate[]){{"n", 100}}};
+      prog g = (prog){.ctx = ctx,
+                      .nin = 1,
+                      .nout = 1,
+                      .in = {a},
+                      .out = {c},
+                      .size_name = "n",
+                      .size_value = v == 1 ? 100 : 37};
+      tec_autosched_report rep;
+      double err = check_prog(&g, &o, &rep, NULL);
+      ck_assert_msg(err < TOL, "symbolic n=%lld: error %g\n%s", (long long)g.size_value, err,
+                    rep.text);
+    }
+    tec_ctx_free(ctx);
+  }
+}
+END_TEST
+
+/* ---- seeded random programs over [r][c] tensors ---- */
+typedef struct RP {
+  te_tensor *a, *b;
+  const ir_expr *k;
+  int op;
+} RP;
+static const ir_expr *rand_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  RP *u = u_;
+  const ir_expr *one = ir_int(ctx, 1);
+  switch (u->op) {
+    case 0: return ir_add(TE_AT(u->a, i[0], i[1]), TE_AT(u->b, i[0], i[1]));
+    case 1: return ir_mul(ir_tanh(TE_AT(u->a, i[0], i[1])), f(ctx, 1.5));
+    case 2: /* a stencil with a clamp-free shift: rows i and i+1 (wrapping by a select) */
+      return ir_add(
+          TE_AT(u->a, i[0], i[1]),
+          ir_select(ir_lt(ir_add(i[0], one), u->a->shape[0]),
+                    TE_AT(u->a, ir_min(ir_add(i[0], one), ir_sub(u->a->shape[0], one)), i[1]),
+                    f(ctx, 0)));
+    case 3: /* a product with b transposed over the columns: [r][c] x [r][c]^T needs c == r */
+      return TE_SUM(ir_mul(TE_AT(u->a, i[0], u->k), TE_AT(u->b, i[1], u->k)), u->k);
+    case 5: /* exp(-|a|) b: bounded */
+      return ir_mul(ir_exp(ir_sub(f(ctx, 0), ir_fabs(TE_AT(u->a, i[0], i[1])))),
+                    TE_AT(u->b, i[0], i[1]));
+    case 6: /* a transpose (r == c) */
+      return ir_add(TE_AT(u->a, i[1], i[0]), TE_AT(u->b, i[0], i[1]));
+    case 7: /* a column stencil wrapping around: a non-affine index */
+      return ir_mul(ir_add(TE_AT(u->a, i[0], i[1]),
+                           TE_AT(u->a, i[0], ir_mod(ir_add(i[1], one), u->a->shape[1]))),
+                    f(ctx, 0.5));
+    case 8: /* a row stencil: rows i and i+1, the last row read twice (min) */
+      return ir_sub(
+          TE_AT(u->a, i[0], i[1]),
+          ir_mul(TE_AT(u->a, ir_min(ir_add(i[0], one), ir_sub(u->a->shape[0], one)), i[1]),
+                 f(ctx, 0.5)));
+    default: /* row max broadcast back */ return TE_MAX(TE_AT(u->a, i[0], u->k), u->k);
+  }
+}
+static const ir_expr *bcast_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  RP *u = u_;
+  return ir_sub(TE_AT(u->a, i[0], i[1]), TE_AT(u->b, i[0]));
+}
+
+START_TEST(random_programs) {
+  for (int seed = 1; seed <= 12; seed++) {
+    tec_ctx *ctx = tec_ctx_new();
+    unsigned st = (unsigned)seed * 2654435761u;
+    int64_t R = 40, C = 40; /* 2.5 vectors: tails everywhere */
+    te_tensor *in0 = te_placeholder(ctx, "in0", TEC_F32, 2, TE_SHAPE(ctx, R, C));
+    te_tensor *in1 = te_placeholder(ctx, "in1", TEC_F32, 2, TE_SHAPE(ctx, R, C));
+    te_tensor *pool[16] = {in0, in1};
+    int np = 2, nst = 4 + seed % 4;
+    for (int k = 0; k < nst; k++) {
+      st = st * 1664525u + 1013904223u;
+      RP *u = tec_ctx_alloc(ctx, sizeof *u);
+      u->op = (int)((st >> 16) % 9);
+      u->a = pool[np - 1];
+      u->b = pool[(st >> 8) % (unsigned)np];
+      u->k = te_reduce_axis_n(ctx, tec_ctx_printf(ctx, "k%d", k), C);
+      const char *name = tec_ctx_printf(ctx, "t%d", k);
+      te_tensor *t;
+      if (u->op == 4) {
+        te_tensor *m = te_compute(ctx, &(te_compute_decl){.name = tec_ctx_printf(ctx, "m%d", k),
+                                                          .ndim = 1,
+                                                          .shape = TE_SHAPE(ctx, R),
+                                                          .body = rand_body,
+                                                          .user = u});
+        RP *w = tec_ctx_alloc(ctx, sizeof *w);
+        *w = (RP){.a = u->a, .b = m};
+        t = te_compute(ctx, &(te_compute_decl){.name = name,
+                                               .ndim = 2,
+                                               .shape = TE_SHAPE(ctx, R, C),
+                                               .body = bcast_body,
+                                               .user = w});
+      } else {
+        t = te_compute(ctx, &(te_compute_decl){.name = name,
+                                               .ndim = 2,
+                                               .shape = TE_SHAPE(ctx, R, C),
+                                               .body = rand_body,
+                                               .user = u});
+      }
+      ck_assert_msg(t != NULL, "%s", tec_ctx_error(ctx));
+      pool[np++] = t;
+    }
+    /* every third program has two outputs, the last two stages */
+    int two = seed % 3 == 0 && np >= 4;
+    prog g = (prog){.ctx = ctx,
+                    .nin = 2,
+                    .nout = 1 + two,
+                    .in = {in0, in1},
+                    .out = {pool[np - 1], pool[np - 2]}};
+    tec_autosched_report rep;
+    double err = check_prog(&g, NULL, &rep, NULL);
+    ck_assert_msg(err < TOL, "random program %d: error %g\n%s\n%s", seed, err, rep.text,
+                  rep.trace_c);
+    tec_ctx_free(ctx);
+  }
+}
+END_TEST
+
+/* ---- what the rules do not understand: several outputs, a user reducer, non-affine reads */
+static int two_body(tec_ctx *ctx, const ir_expr *const *i, void *u_, const ir_expr **values) {
+  U *u = u_;
+  const ir_expr *x = TE_AT(u->a, i[0], i[1]);
+  values[0] = ir_mul(x, f(ctx, 2));
+  values[1] = ir_add(ir_mul(x, x), f(ctx, 1));
+  return 0;
+}
+static const ir_expr *use_two(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  return ir_mul(TE_AT(u->a, i[0], i[1]), TE_AT(u->b, i[0], i[1]));
+}
+static int mul_combine(tec_ctx *ctx, const ir_expr *const *lhs, const ir_expr *const *rhs,
+                       void *user, const ir_expr **out) {
+  out[0] = ir_mul(lhs[0], rhs[0]);
+  return 0;
+}
+static const ir_expr *prod_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  const ir_expr *v = NULL,
+                *src = ir_add(f(ctx, 1), ir_mul(TE_AT(u->a, i[0], u->r[0]), f(ctx, 0.1)));
+  ck_assert_int_eq(te_reduce(ctx, (const te_reducer *)u->c, &src, 1, &u->r[0], NULL, &v), 0);
+  return v;
+}
+/* a shuffle of rows and a halving of columns: indices that are not affine */
+static const ir_expr *shuffle_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  const ir_expr *r = ir_mod(ir_mul(i[0], ir_int(ctx, 5)), ir_int(ctx, u->n1));
+  return ir_exp(TE_AT(u->a, r, ir_div(i[1], ir_int(ctx, 2))));
+}
+static const ir_expr *shuffle_use(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  const ir_expr *r2 = ir_mod(ir_add(i[0], ir_int(ctx, 7)), ir_int(ctx, u->n1));
+  return ir_sub(TE_AT(u->a, i[0], i[1]), TE_AT(u->a, r2, i[1]));
+}
+
+/* a prefix sum: the reduce axis's extent is i + 1 */
+static const ir_expr *prefix_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  const ir_expr *r = te_reduce_axis(ctx, "r", ir_int(ctx, 0), ir_add(i[0], ir_int(ctx, 1)));
+  return TE_SUM(TE_AT(u->a, ir_int(ctx, 0), r), r);
+}
+
+START_TEST(not_understood) {
+  tec_ctx *ctx = tec_ctx_new();
+  int64_t R = 24, C = 40;
+  te_tensor *a = te_placeholder(ctx, "a", TEC_F32, 2, TE_SHAPE(ctx, R, C));
+  te_tensor *two[2];
+  U *u = tec_ctx_alloc(ctx, sizeof *u);
+  u->a = a;
+  ck_assert_int_eq(te_compute_multi(ctx,
+                                    &(te_compute_multi_decl){.names = (const char *[]){"lo", "hi"},
+                                                             .ndim = 2,
+                                                             .shape = TE_SHAPE(ctx, R, C),
+                                                             .body = two_body,
+                                                             .user = u},
+                                    2, two),
+                   0);
+  te_tensor *c = compute(ctx, "c", 2, (int64_t[]){R, C}, use_two, &(U){.a = two[0], .b = two[1]});
+  /* a user reducer: the product over the columns */
+  const te_reducer *mul = te_reducer_new(ctx, "mul", 1, (tec_dtype[]){TEC_F32},
+                                         (const ir_expr *[]){f(ctx, 1)}, mul_combine, NULL);
+  ck_assert_ptr_nonnull(mul);
+  te_tensor *pr =
+      compute(ctx, "prod", 1, (int64_t[]){R}, prod_body,
+              &(U){.a = c, .c = (te_tensor *)mul, .r = {te_reduce_axis_n(ctx, "k", C)}});
+  /* non-affine reads, the producer read twice */
+  te_tensor *sh =
+      compute(ctx, "shuffled", 2, (int64_t[]){R, 2 * C}, shuffle_body, &(U){.a = a, .n1 = R});
+  te_tensor *d = compute(ctx, "d", 2, (int64_t[]){R, 2 * C}, shuffle_use, &(U){.a = sh, .n1 = R});
+  te_tensor *pre = compute(ctx, "prefix", 1, (int64_t[]){R}, prefix_body, &(U){.a = a});
+  prog g = {.ctx = ctx, .nin = 1, .nout = 3, .in = {a}, .out = {pr, d, pre}};
+  tec_autosched_report rep;
+  double err = check_prog(&g, NULL, &rep, NULL);
+  ck_assert_msg(err < TOL, "error %g\n%s", err, rep.text);
+  ck_assert_int_eq(kind_of(&rep, "lo"), TEC_AS_LEAVE);
+  tu_assert_contains(stage_rep(&rep, "lo")->why, "several outputs");
+  ck_assert_int_eq(kind_of(&rep, "prod"), TEC_AS_LEAVE);
+  tu_assert_contains(stage_rep(&rep, "prod")->why, "user reducer");
+  ck_assert_int_eq(kind_of(&rep, "c"), TEC_AS_INLINE);
+  ck_assert_int_eq(kind_of(&rep, "shuffled"), TEC_AS_LOOPS); /* not attached: rows shuffled */
+  ck_assert_int_eq(kind_of(&rep, "prefix"), TEC_AS_LEAVE);
+  tu_assert_contains(stage_rep(&rep, "prefix")->why, "extent uses other axes");
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* ---- difftest's programs (difftest/dt_programs.c), every variant: auto-scheduled and checked
+ * by dt_instance_check against plain C loops; symbolic sizes estimated from the instance's
+ * concrete shapes */
+START_TEST(difftest_programs) {
+  int checked = 0;
+  for (int prog_i = 0; prog_i < DT_NPROGRAMS; prog_i++)
+    for (int v = 0; v < dt_program_variants((dt_program)prog_i); v++) {
+      tec_ctx *ctx = tec_ctx_new();
+      dt_instance *in = dt_instance_new(ctx, (dt_program)prog_i, v);
+      ck_assert_msg(in != NULL, "%s", tec_ctx_error(ctx));
+      tec_autosched_estimate est[8];
+      int nest = 0;
+      for (int a = 0; a < in->nargs; a++)
+        for (int d = 0; d < in->ndim[a]; d++) {
+          const ir_expr *e = in->args[a]->shape[d];
+          int seen = 0;
+          for (int k = 0; k < nest; k++) seen |= !strcmp(est[k].name, e->name ? e->name : "");
+          if (e->kind == IR_VAR && !seen && nest < 8)
+            est[nest++] = (tec_autosched_estimate){e->name, in->shape[a][d]};
+        }
+      tec_autosched_options o = {.nestimates = nest, .estimates = est};
+      tec_autosched_report rep;
+      ck_assert_msg(tec_autoschedule(in->sched, in->target, &o, &rep) == 0, "%s %d: %s",
+                    dt_program_name((dt_program)prog_i), v, tec_ctx_error(ctx));
+      char msg[512] = "";
+      int rc = dt_instance_check(in, msg, sizeof msg);
+      ck_assert_msg(rc == 0, "%s %d: %s\n%s\n%s", dt_program_name((dt_program)prog_i), v, msg,
+                    rep.text, rep.trace_c);
+      checked++;
+      tec_ctx_free(ctx);
+    }
+  ck_assert_int_ge(checked, DT_NPROGRAMS);
+}
+END_TEST
+
+/* ---- the same schedule twice; the report ---- */
+START_TEST(deterministic) {
+  const char *first = NULL;
+  char *keep = NULL;
+  for (int run = 0; run < 2; run++) {
+    tec_ctx *ctx = tec_ctx_new();
+    prog g = {.ctx = ctx};
+    conv_prog(&g, 8, 12, 14, 14, 0);
+    sch_schedule *s = sch_create(ctx, 1, g.out);
+    tec_autosched_report rep;
+    ck_assert_msg(tec_autoschedule(s, NULL, NULL, &rep) == 0, "%s", tec_ctx_error(ctx));
+    const char *c = sch_trace_c(ctx, sch_get_trace(s));
+    ck_assert_str_eq(c, rep.trace_c);
+    tu_assert_contains(rep.text, "conv: tile");
+    if (!run) {
+      keep = strdup(c);
+      first = keep;
+    } else {
+      ck_assert_str_eq(first, c);
+    }
+    tec_ctx_free(ctx);
+  }
+  free(keep);
+}
+END_TEST
+
+static const ir_expr *twice_typed(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  const ir_expr *x = TE_AT(u->a, i[0], i[1]);
+  return ir_mul(x, ir_float_t(ctx, x->type, 2));
+}
+
+START_TEST(bad_input) {
+  tec_autosched_report rep;
+  ck_assert_int_eq(tec_autoschedule(NULL, NULL, NULL, &rep), -1);
+  tu_assert_contains(rep.text, "the schedule is NULL");
+  ck_assert_int_eq(tec_autoschedule(NULL, NULL, NULL, NULL), -1);
+
+  tec_ctx *ctx = tec_ctx_new();
+  prog g = {.ctx = ctx};
+  gemm_prog(&g, 16, 16, 16, 0);
+  sch_schedule *s = sch_create(ctx, 1, g.out);
+  ck_assert_int_eq(tec_autoschedule(s, "llvm -mcpu=nonesuch", NULL, NULL), -1);
+  ck_assert_ptr_nonnull(tec_ctx_error(ctx));
+  tu_assert_contains(tec_ctx_error(ctx), "nonesuch");
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(tec_autoschedule(s, NULL, &(tec_autosched_options){.threads = -2}, NULL), -1);
+  tu_assert_contains(tec_ctx_error(ctx), "options.threads is -2");
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(tec_autoschedule(s, NULL, &(tec_autosched_options){.nestimates = 2}, NULL), -1);
+  tu_assert_contains(tec_ctx_error(ctx), "nestimates is 2 with estimates NULL");
+  tec_ctx_clear_error(ctx);
+  /* once scheduled, a second call is refused and says why */
+  ck_assert_int_eq(tec_autoschedule(s, NULL, NULL, NULL), 0);
+  ck_assert_int_eq(tec_autoschedule(s, NULL, NULL, NULL), -1);
+  tu_assert_contains(tec_ctx_error(ctx), "already has");
+  tec_ctx_clear_error(ctx);
+  /* an error the caller left in the ctx is kept, and does not fail the call */
+  sch_schedule *s2 = sch_create(ctx, 1, g.out);
+  tec_ctx_set_error(ctx, "an old error");
+  ck_assert_int_eq(tec_autoschedule(s2, NULL, NULL, NULL), 0);
+  ck_assert_str_eq(tec_ctx_error(ctx), "an old error");
+  /* lanes follow the element type: float64 takes half the float32 lanes */
+  {
+    te_tensor *a64 = te_placeholder(ctx, "a64", TEC_F64, 2, TE_SHAPE(ctx, 10, 40));
+    te_tensor *b64 = compute(ctx, "b64", 2, (int64_t[]){10, 40}, twice_typed, &(U){.a = a64});
+    sch_schedule *s64 = sch_create(ctx, 1, &b64);
+    ck_assert_int_eq(tec_autoschedule(s64, NULL, NULL, &rep), 0);
+    int bits = tec_target_vector_bits(ctx, NULL);
+    ck_assert_int_eq(stage_rep(&rep, "b64")->choice.vector, bits >= 128 ? bits / 64 : 0);
+  }
+  /* an AArch64 target: its lanes in the choices */
+  tec_ctx_clear_error(ctx);
+  sch_schedule *s3 = sch_create(ctx, 1, g.out);
+  ck_assert_int_eq(tec_autoschedule(s3, "rasp4b", NULL, &rep), 0);
+  ck_assert_int_eq(stage_rep(&rep, "C")->choice.tile_j, 16);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("autosched");
+  TCase *tc = tcase_create("programs");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, gemm_bias_relu);
+  tcase_add_test(tc, conv3x3_nchw);
+  tcase_add_test(tc, depthwise);
+  tcase_add_test(tc, blur);
+  tcase_add_test(tc, softmax);
+  tcase_add_test(tc, layer_norm);
+  tcase_add_test(tc, chain30);
+  tcase_add_test(tc, schedule_time_30_stages);
+  tcase_add_test(tc, attention);
+  tcase_add_test(tc, max_pool);
+  tcase_add_test(tc, full_sum);
+  tcase_add_test(tc, symbolic_size);
+  tcase_add_test(tc, random_programs);
+  tcase_add_test(tc, not_understood);
+  tcase_add_test(tc, difftest_programs);
+  tcase_add_test(tc, deterministic);
+  tcase_add_test(tc, bad_input);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return tu_run(suite()); }
