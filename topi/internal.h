@@ -23,22 +23,13 @@ extern const topi_template topi_tmpl_conv2d_im2col;
 extern const topi_template topi_tmpl_conv2d_spatial_pack;
 extern const topi_template topi_tmpl_dw_pw_fused;
 
-/* ---- spaces ---- */
-/* Starts a space of at most `cap` knobs for template t whose config struct is `size` bytes. */
-int topi_space_begin(tec_ctx *ctx, topi_space *sp, const topi_template *t, int cap);
-/* Adds a knob (values copied into the arena) whose default is the value def. -1 on OOM. */
-int topi_space_add(tec_ctx *ctx, topi_space *sp, const char *name, const char *doc,
-                   size_t offset, int nvalues, const int64_t *values, int64_t def);
-/* The divisors of n that are <= cap, ascending, into out (at most max); returns the count. */
+/* ---- spaces ----
+ * A template's space is a tune_space (tec/space.h): tune_space_init with the template's name
+ * and config size, a tune_define_field per knob, tune_space_set_rule for a rule across them. */
 /* Vector registers of the target (AVX-512 and AArch64 NEON: 32 zmm / q; AVX2: 16 ymm; ARMv7
  * NEON: 16 q), lanes its float lanes (topi_target_lanes). */
 int topi_target_regs(tec_ctx *ctx, const char *target, int lanes);
-/* Sets the space's rule (after its knobs are added): rule reads only the knobs in knob_mask
- * (bit k: knob k); the refused configs are counted by enumerating those knobs' values. -1 with
- * an error if the rule refuses the default config (a template bug). */
-int topi_space_set_rule(tec_ctx *ctx, topi_space *sp, unsigned knob_mask,
-                        int (*rule)(const void *rule_data, const void *config),
-                        const void *rule_data, const char *doc);
+/* The divisors of n that are <= cap, ascending, into out (at most max); returns the count. */
 int topi_divisors(int64_t n, int64_t cap, int64_t *out, int max);
 
 /* ---- schedules ---- */
