@@ -284,7 +284,7 @@ static void old_records(const char *file, const char *tmpl, const void *problem,
 }
 
 START_TEST(records_before_space) {
-  topi_dense dp = {.m = 64, .n = 64, .k = 64};
+  topi_dense dp = {.m = 64, .n = 64, .k = 64, .const_b = 1}; /* `tec tune dense`'s problem: b constant */
   old_records("records_before_space_dense.jsonl", "dense", &dp, "m=64,n=64,k=64", 982,
               "mr=11 nr=32 ku=1 jb=2 parallel=1 pack=0");
   topi_conv2d cp = {.n = 1, .c_in = 16, .h = 10, .w = 9, .c_out = 16, .kh = 3, .kw = 3, .stride_h = 1,
