@@ -71,4 +71,5 @@ if(TEC_BUILD_TESTS AND NOT TEC_SANITIZE AND NOT CMAKE_CROSSCOMPILING)
   add_test(NAME install_external COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/examples/external/check_install.sh
     ${CMAKE_BINARY_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/examples/external ${CMAKE_BINARY_DIR}/install-test)
   set_tests_properties(install_external PROPERTIES TIMEOUT 600 RUN_SERIAL TRUE)
+  tec_test_tier(install_external quick portable)
 endif()
