@@ -350,7 +350,11 @@ START_TEST(bad_input) {
   topi_conv2d q = conv(1, 16, 8, 8, 16, 3, 1, 1, NCHW_L, NCHW_L, 0, 0, none);
   OK(ctx, topi_declare(ctx, "conv2d_spatial_pack", &q, &d2));
   topi_conv2d_spatial_pack_config sc = {.vc = 16, .vh = 1, .vw = 1, .parallel = 1};
-  ck_assert_int_eq(topi_schedule(&d, &sc, NULL, &op), -1);
+  ck_assert_int_eq(topi_schedule(&d, &sc, NULL, &op), -1); /* the checked call: the config's type */
+  assert_err(ctx, "topi_schedule: template 'conv2d_winograd' reads a topi_conv2d_winograd_config, "
+                  "not a topi_conv2d_spatial_pack_config");
+  tec_ctx_clear_error(ctx); /* the template's own guard, reached through the registry */
+  ck_assert_int_eq(topi_template_find("conv2d_spatial_pack")->schedule(&d, &sc, NULL, &op), -1);
   assert_err(ctx, "conv2d_spatial_pack: the declaration is of template 'conv2d_winograd'");
   tec_ctx_clear_error(ctx);
   sc.vh = 9;

@@ -38,7 +38,7 @@ static const topi_epilogue BR = {.bias = 1, .act = TOPI_ACT_RELU},
                            RES = {.bias = 1, .residual = 1, .act = TOPI_ACT_RELU};
 
 /* Runs p with cfg (NULL: the default; else the default with the knobs of `knobs` set, as
- * topi_config_parse reads them) and returns the max error against the reference. */
+ * tune_config_parse reads them) and returns the max error against the reference. */
 static double run(const topi_dw_pw *p, const char *knobs, char **ir_out) {
   tec_ctx *ctx = tec_ctx_new();
   topi_decl d;
