@@ -437,10 +437,10 @@ int main(int argc, char **argv) {
   if (conv_libs_init()) return 1;
   tec_ctx *tctx = tec_ctx_new();
   if (tctx) { /* the host target: its -mcpu and vector width (the NCHW[x]c block) */
-    const char *ts = tec_target_str(tctx, NULL), *cpu_opt = ts ? strstr(ts, "-mcpu=") : NULL;
-    int bits = tec_target_vector_bits(tctx, NULL);
-    printf("tec: host target %.*s, %d-bit vectors (NCHW%dc)\n",
-           cpu_opt ? (int)strcspn(cpu_opt, " ") : 1, cpu_opt ? cpu_opt : "?", bits, bits / 32);
+    const tec_target *host = tec_target_parse(tctx, NULL);
+    int bits = host ? host->vector_bits : -1;
+    printf("tec: host target -mcpu=%s, %d-bit vectors (NCHW%dc)\n", host ? host->cpu : "?", bits,
+           bits / 32);
   }
   tec_ctx_free(tctx);
 

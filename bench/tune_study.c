@@ -352,6 +352,7 @@ static int load_reference(const net *n, const unique *u, const opts *o, const ch
   const char *bad = !cfg ? "out of memory" : NULL;
   int ntr = 0; /* the trials; the confirmation's records follow them */
   while (ntr < nrec && !rec[ntr].confirmed) ntr++;
+  tec_target_memo memo = {0};
   for (int i = 0; i < nrec && !bad; i++) {
     const tune_record *r = &rec[i];
     const char *have;
@@ -360,7 +361,7 @@ static int load_reference(const net *n, const unique *u, const opts *o, const ch
       bad = tec_ctx_printf(ctx, "record %d: a trial after the confirmation's records", i + 1);
     else if (strcmp(r->workload, task.workload))
       bad = tec_ctx_printf(ctx, "record %d: workload '%s', not this layer's '%s'", i + 1, r->workload, task.workload);
-    else if (strcmp(r->target, task.target))
+    else if (!tec_target_matches(ctx, &memo, r->target, task.target_value))
       bad = tec_ctx_printf(ctx, "record %d: target '%s', not this machine's '%s'", i + 1, r->target, task.target);
     else if (status_of(r->status) < 0)
       bad = tec_ctx_printf(ctx, "record %d: unknown status '%s'", i + 1, r->status);

@@ -1,7 +1,7 @@
 /* codegen.h — internal interface of the LLVM backend (codegen_llvm/). Not installed.
  *
  * Flow of tec_build / tec_emit:
- *   cg_target_parse     target string -> triple, cpu, features            (target.c)
+ *   cg_target_of        the parsed tec_target (target/) -> LLVM's target  (target_machine.c)
  *   cg_module_build     lower_funcs -> one LLVM module: per function the
  *                       raw kernel (codegen*.c) and its checked entry     (codegen.c, entry.c)
  *   cg_optimize         verify, target attributes, default<O3>            (optimize.c)
@@ -27,68 +27,20 @@
 #include "tec/te.h"
 #include "ir/internal.h"
 
-/* ---- target_table.c: what tec knows per architecture (data only) ---- */
-typedef struct cg_cpu {
-  const char *name;     /* an -mcpu value */
-  const char *features; /* implied, added before -mattr ("+vfp4,+neon"), may be "" */
-} cg_cpu;
-typedef struct cg_width_rule {
-  const char *feature;  /* without sign: "neon" */
-  int on_bits;          /* "+feature": width at least this */
-  int off_bits;         /* "-feature": width at most this */
-} cg_width_rule;
-typedef struct cg_arch {
-  const char *name;              /* canonical triple arch: "aarch64" */
-  const char *const *aliases;    /* spellings of the triple's arch part (name first), NULL-ended */
-  const cg_cpu *cpus;            /* accepted -mcpu names, {NULL} ended */
-  const char *const *features;   /* accepted -mattr names without sign, NULL-ended */
-  const char *base_features;     /* always on ("+neon" on aarch64), before the CPU's */
-  int base_bits;                 /* native vector width with the base features */
-  const cg_width_rule *widths;   /* features that change the width, {NULL} ended */
-  /* Features that must all be on (each "a|b": either) for a vector multiply-add to become
-   * llvm.fma rather than llvm.fmuladd: LLVM's ARM backend never fuses a v4f32 fmuladd on
-   * NEON (vfma.f32 q needs the explicit intrinsic) and splits it into vmul + vadd on the
-   * cores it tunes against vmla (Cortex-A7, A9). NULL-ended; NULL: fmuladd is right. */
-  const char *const *vector_fma;
-  /* 1: a vector multiply-add takes one lane of a register as its scalar operand (AArch64
-   * `fmla v0.4s, v1.4s, v2.s[3]`), so a broadcast of a loaded element is better done as one
-   * native-vector load of its aligned group and a lane splat: neighbouring elements then share
-   * the load (codegen_mem.c cg_broadcast). 0: broadcast the element (x86 folds it into the
-   * FMA's memory operand). */
-  int lane_fma;
-} cg_arch;
-typedef struct cg_preset {
-  const char *name, *triple, *cpu, *attr; /* "rasp4b" -> "llvm -mtriple=... -mcpu=... -mattr=..." */
-  const char *what;                       /* the board, for messages and docs */
-} cg_preset;
-extern const cg_arch cg_arches[];   /* {NULL} ended */
-extern const cg_preset cg_presets[]; /* {NULL} ended */
-const cg_arch *cg_arch_find(const char *triple); /* by the triple's arch part; NULL if unknown */
-const cg_preset *cg_preset_find(const char *name);
-const cg_cpu *cg_cpu_find(const cg_arch *a, const char *cpu);
-int cg_feature_known(const cg_arch *a, const char *name, size_t len);
-
-/* ---- target.c ---- */
+/* ---- the target, as codegen needs it ---- */
 typedef struct cg_target {
-  char *triple;   /* normalized triple (malloc'd) */
-  char *cpu;      /* cpu name, "" for generic (malloc'd) */
-  char *features; /* "+avx2,+fma,..." (malloc'd) */
-  int is_host;    /* triple is the host's: the JIT can run the code */
-  int vector_bits; /* native SIMD width: 128 on NEON, 512 with AVX-512, 32 without SIMD */
-  int vector_fma;  /* emit vector multiply-add as llvm.fma (cg_arch.vector_fma holds) */
-  int lane_fma;    /* cg_arch.lane_fma of the target's arch, with vectors of >= 2 floats */
-  int opt_level;   /* -O0 .. -O3 (default 3): the pass pipeline and instruction selection */
-  const cg_arch *arch; /* NULL: a host architecture tec has no table for */
-  LLVMTargetRef target;
+  const tec_target *t;   /* the parsed value (tec/target.h): triple, cpu, features, facts */
+  const char *triple, *cpu, *features; /* t's */
+  int is_host, vector_bits, vector_fma, lane_fma, opt_level; /* t's */
+  LLVMTargetRef target;  /* LLVM's target of the triple */
 } cg_target;
 
-/* Initializes every LLVM target once (thread safe). */
-void cg_llvm_init(void);
-/* Parses "llvm [-mtriple=T] [-mcpu=C] [-mattr=F] [-O<n>]" or "PRESET [options]" (NULL: "llvm", the
- * host), checks CPU and features against target_table.c. 0, or -1 with an error in ctx naming
- * the bad part and what is known. On success free with cg_target_dispose. */
-int cg_target_parse(tec_ctx *ctx, const char *str, cg_target *out);
-void cg_target_dispose(cg_target *t);
+/* Initializes every LLVM target once (thread safe; target/llvm_init.c). */
+void tgt_llvm_init(void);
+#define cg_llvm_init tgt_llvm_init
+/* Codegen's view of a parsed target (nothing to free); -1 with an error if LLVM has no target
+ * for its triple. */
+int cg_target_of(tec_ctx *ctx, const tec_target *t, cg_target *out);
 /* A target machine for t (PIC, code generation at t->opt_level); NULL with an error in ctx. */
 LLVMTargetMachineRef cg_target_machine(tec_ctx *ctx, const cg_target *t, const char *who);
 

@@ -165,7 +165,7 @@ static int cg_write_header(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, c
   return 0;
 }
 
-static int emit(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs, const char *target,
+static int emit(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs, const tec_target *target,
                 tec_emit_kind kind, const char *path) {
   lower_func **funcs = NULL; /* with the prepare half of each split function */
   if (!path || !*path) return tec_ctx_set_error(ctx, "tec_emit: no output path");
@@ -177,17 +177,10 @@ static int emit(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs, const c
       cg_check_funcs(ctx, nfuncs, funcs, "tec_emit") != 0)
     return -1;
   cg_target t;
-  if (cg_target_parse(ctx, target, &t) != 0) return -1;
-  if (kind == TEC_EMIT_HEADER) {
-    int rc = cg_write_header(ctx, nfuncs, funcs, t.triple, path);
-    cg_target_dispose(&t);
-    return rc;
-  }
+  if (!target || cg_target_of(ctx, target, &t) != 0) return -1;
+  if (kind == TEC_EMIT_HEADER) return cg_write_header(ctx, nfuncs, funcs, t.triple, path);
   LLVMTargetMachineRef tm = cg_target_machine(ctx, &t, "tec_emit");
-  if (!tm) {
-    cg_target_dispose(&t);
-    return -1;
-  }
+  if (!tm) return -1;
   LLVMContextRef llctx = LLVMContextCreate();
   LLVMModuleRef mod = cg_module_build(ctx, llctx, nfuncs, funcs, &t, tm, "tec_emit");
   int rc = -1;
@@ -212,7 +205,6 @@ static int emit(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs, const c
   if (mod) LLVMDisposeModule(mod);
   LLVMContextDispose(llctx);
   LLVMDisposeTargetMachine(tm);
-  cg_target_dispose(&t);
   return rc;
 }
 
@@ -221,6 +213,15 @@ int tec_emit(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const char *tar
   if (!ctx) return -1;
   tec_err_scope sc;
   tec_err_begin(ctx, &sc);
-  int rc = emit(ctx, nfuncs, funcs, target, kind, path);
+  int rc = emit(ctx, nfuncs, funcs, tec_target_parse(ctx, target), kind, path);
+  return tec_err_end(ctx, &sc, rc == 0, "tec_emit") ? 0 : -1;
+}
+
+int tec_emit_for(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const tec_target *target,
+                 tec_emit_kind kind, const char *path) {
+  if (!ctx) return -1;
+  tec_err_scope sc;
+  tec_err_begin(ctx, &sc);
+  int rc = emit(ctx, nfuncs, funcs, target ? target : tec_target_parse(ctx, NULL), kind, path);
   return tec_err_end(ctx, &sc, rc == 0, "tec_emit") ? 0 : -1;
 }

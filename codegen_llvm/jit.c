@@ -1,6 +1,6 @@
 /* jit.c — tec_build: compile lowered functions in-process with ORC LLJIT.
  *
- *   cg_target_parse -> cg_module_build -> cg_optimize -> LLJIT (JITTargetMachineBuilder made
+ *   cg_target_of -> cg_module_build -> cg_optimize -> LLJIT (JITTargetMachineBuilder made
  *   from our host TargetMachine, so the JIT sees the real CPU features) -> look up every
  *   function once, so link errors surface here rather than at the first call.
  *
@@ -199,8 +199,8 @@ static void *cg_lookup_symbol(tec_ctx *ctx, LLVMOrcLLJITRef jit, const char *nam
 
 /* Fills m (in its scope, current now); -1 with an error leaves what was made in m for
  * cg_module_release. */
-static int build(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs, const char *target,
-                 cg_module *m) {
+static int build(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs,
+                 const tec_target *target, const char *text, cg_module *m) {
   int nuser = nfuncs;
   lower_func **funcs = NULL; /* with the prepare half of each split function */
   if (cg_check_funcs(ctx, nfuncs, user_funcs, "tec_build") != 0 ||
@@ -208,22 +208,21 @@ static int build(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs, const 
       cg_check_funcs(ctx, nfuncs, funcs, "tec_build") != 0)
     return -1;
   cg_target t;
-  if (cg_target_parse(ctx, target, &t) != 0) return -1;
+  if (!target) target = tec_target_parse(ctx, text); /* in the module's scope: freed with it */
+  if (!target || cg_target_of(ctx, target, &t) != 0) return -1;
   if (!t.is_host) {
     char *host = LLVMGetDefaultTargetTriple();
     tec_ctx_set_error_kind(ctx, TEC_ERR_UNSUPPORTED,
                            "tec_build: target '%s' (triple %s) cannot run on this host (%s); "
                            "use tec_emit to write an object file for it",
-                           target, t.triple, host);
+                           text ? text : target->str, t.triple, host);
     LLVMDisposeMessage(host);
-    cg_target_dispose(&t);
     return -1;
   }
   cg_jit_fn *fns = tec_ctx_alloc(ctx, sizeof *fns * (size_t)nfuncs);
   LLVMTargetMachineRef tm = fns ? cg_target_machine(ctx, &t, "tec_build") : NULL;
   if (!tm) {
     if (!fns) tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tec_build: out of memory");
-    cg_target_dispose(&t);
     return -1;
   }
   LLVMOrcThreadSafeContextRef tsctx = LLVMOrcCreateNewThreadSafeContext();
@@ -233,7 +232,6 @@ static int build(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs, const 
     if (mod) LLVMDisposeModule(mod);
     LLVMOrcDisposeThreadSafeContext(tsctx);
     LLVMDisposeTargetMachine(tm);
-    cg_target_dispose(&t);
     return -1;
   }
   /* the IR text; at -O0, the fast build, bitcode (a third of the time to write: only a caller
@@ -248,13 +246,11 @@ static int build(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs, const 
     LLVMDisposeModule(mod);
     LLVMOrcDisposeThreadSafeContext(tsctx);
     LLVMDisposeTargetMachine(tm);
-    cg_target_dispose(&t);
     return tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tec_build: out of memory (the IR text)");
   }
   LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(mod, tsctx);
   LLVMOrcDisposeThreadSafeContext(tsctx); /* the module keeps the context alive */
   LLVMOrcLLJITRef jit = cg_make_jit(ctx, &t, tsm);
-  cg_target_dispose(&t);
   if (!jit) {
     LLVMDisposeTargetMachine(tm);
     return -1;
@@ -278,8 +274,8 @@ static int build(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs, const 
   return 0;
 }
 
-tec_module *tec_build(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const char *target) {
-  if (!ctx) return NULL;
+static tec_module *build_module(tec_ctx *ctx, int nfuncs, lower_func *const *funcs,
+                                const tec_target *target, const char *text) {
   tec_err_scope sc;
   tec_err_begin(ctx, &sc);
   /* the module and all its build made in one scope, which tec_module_free gives back */
@@ -289,12 +285,21 @@ tec_module *tec_build(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const 
     m->ctx = ctx;
     m->scope = ms;
   }
-  int rc = m ? build(ctx, nfuncs, funcs, target, m) : -1;
+  int rc = m ? build(ctx, nfuncs, funcs, target, text, m) : -1;
   tec_mem_scope_end(ms);
   if (!m) tec_mem_scope_free(ms);
   if (tec_err_end(ctx, &sc, rc == 0, "tec_build")) return m->handle;
   cg_module_release(m); /* failed, or built while something on the way reported an error */
   return NULL;
+}
+
+tec_module *tec_build(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const char *target) {
+  return ctx ? build_module(ctx, nfuncs, funcs, NULL, target) : NULL;
+}
+
+tec_module *tec_build_for(tec_ctx *ctx, int nfuncs, lower_func *const *funcs,
+                          const tec_target *target) {
+  return ctx ? build_module(ctx, nfuncs, funcs, target, NULL) : NULL;
 }
 
 static const cg_jit_fn *cg_find(const tec_module *h, const char *name, const char *who) {

@@ -16,18 +16,12 @@
  * to prefer 256-bit vectors; tec's schedules are written for the full register width (the
  * GEMM ceiling in docs/architecture.md is measured with zmm), so it asks for 512 bits. */
 static const struct {
-  const char *feature, *key, *value;
+  tec_feature feature;
+  const char *key, *value;
 } cg_feature_attrs[] = {
-    {"+avx512f", "prefer-vector-width", "512"},
-    {"+avx512f", "min-legal-vector-width", "512"},
+    {TEC_FEATURE_AVX512F, "prefer-vector-width", "512"},
+    {TEC_FEATURE_AVX512F, "min-legal-vector-width", "512"},
 };
-
-static int cg_has_feature(const char *features, const char *f) {
-  size_t n = strlen(f);
-  for (const char *p = features; p && (p = strstr(p, f)); p += n)
-    if ((p == features || p[-1] == ',') && (p[n] == ',' || p[n] == '\0')) return 1;
-  return 0;
-}
 
 static void cg_set_target_attrs(LLVMModuleRef mod, const cg_target *t) {
   LLVMContextRef llctx = LLVMGetModuleContext(mod);
@@ -43,7 +37,7 @@ static void cg_set_target_attrs(LLVMModuleRef mod, const cg_target *t) {
                                                         t->features,
                                                         (unsigned)strlen(t->features)));
     for (size_t i = 0; i < sizeof cg_feature_attrs / sizeof cg_feature_attrs[0]; i++)
-      if (cg_has_feature(t->features, cg_feature_attrs[i].feature))
+      if (tec_target_has(t->t, cg_feature_attrs[i].feature))
         LLVMAddAttributeAtIndex(
             fn, LLVMAttributeFunctionIndex,
             LLVMCreateStringAttribute(llctx, cg_feature_attrs[i].key,

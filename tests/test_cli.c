@@ -59,6 +59,15 @@ START_TEST(targets_and_list) {
   tu_assert_contains(out_text, "armv7a (");
   tu_assert_contains(out_text, " cortex-a53");
   tu_assert_contains(out_text, "host (\"llvm\"): llvm -mtriple=");
+  { /* the host's CPU named, with its facts, as the value has them */
+    tec_ctx *ctx = tec_ctx_new();
+    const tec_target *h = tec_target_parse(ctx, NULL);
+    ck_assert_ptr_nonnull(h);
+    tu_assert_contains(out_text, tec_ctx_printf(ctx, "host CPU: -mcpu=%s (%s, %d-bit vectors, %d vector registers; tec "
+                                                     "features:", *h->cpu ? h->cpu : "generic", h->arch_name,
+                                                h->vector_bits, h->vector_regs));
+    tec_ctx_free(ctx);
+  }
   ck_assert_str_eq(err_text, "");
   ck_assert_int_eq(run(TEC_CLI, "list"), 0);
   for (int i = 0; i < topi_template_count(); i++) tu_assert_contains(out_text, topi_template_at(i)->name);

@@ -229,7 +229,7 @@ START_TEST(avx512_defaults) {
                          cases[i].stride, cases[i].pad, NCHWC(16), NCHWC(16), 1, 0,
                          TOPI_ACT_RELU);
     tune_space sp;
-    OK(ctx, topi_space_of(ctx, "conv2d_nchwc", &p, avx512, &sp));
+    OK(ctx, topi_space_of(ctx, "conv2d_nchwc", &p, tec_target_parse(ctx, avx512), &sp));
     const topi_conv2d_nchwc_config *c = sp.default_config;
     if (cases[i].ow_tile >= 0) {
       ck_assert_msg(c->ow_tile == cases[i].ow_tile && c->oc_tiles == cases[i].oc_tiles,
@@ -285,10 +285,10 @@ START_TEST(avx512_tile_no_spill) {
   tune_space sp;
   topi_op op;
   OK(ctx, topi_declare(ctx, "conv2d_nchwc", &p, &d));
-  OK(ctx, topi_space_of(ctx, "conv2d_nchwc", &p, avx512, &sp));
+  OK(ctx, topi_space_of(ctx, "conv2d_nchwc", &p, tec_target_parse(ctx, avx512), &sp));
   topi_conv2d_nchwc_config c = *(const topi_conv2d_nchwc_config *)sp.default_config;
   ck_assert_int_eq(c.ow_tile * c.oc_tiles, 28);
-  OK(ctx, topi_schedule(&d, &c, avx512, &op));
+  OK(ctx, topi_schedule(&d, &c, tec_target_parse(ctx, avx512), &op));
   lower_func *f = tec_lower(op.sched, "conv", op.nargs, op.args);
   char *s = tu_emit_text(ctx, f, avx512, TEC_EMIT_ASM);
   int blocks, zmm_stack;
@@ -415,12 +415,12 @@ START_TEST(neon_lowering) {
     tune_space sp;
     topi_op op;
     OK(ctx, topi_declare(ctx, "conv2d_nchwc", &ps[i], &d));
-    OK(ctx, topi_space_of(ctx, "conv2d_nchwc", &ps[i], "rasp4b", &sp));
+    OK(ctx, topi_space_of(ctx, "conv2d_nchwc", &ps[i], tec_target_parse(ctx, "rasp4b"), &sp));
     const topi_conv2d_nchwc_config *c = sp.default_config;
     /* 32 q registers: accumulators + one weight vector per block + one input vector */
     ck_assert_int_le(c->ow_tile * c->oc_tiles + c->oc_tiles + 1, 32);
     ck_assert_int_ge(c->ow_tile * c->oc_tiles, 12);
-    OK(ctx, topi_schedule(&d, c, "rasp4b", &op));
+    OK(ctx, topi_schedule(&d, c, tec_target_parse(ctx, "rasp4b"), &op));
     lower_func *f = tec_lower(op.sched, "conv", op.nargs, op.args);
     char *s = tu_emit_text(ctx, f, "rasp4b", TEC_EMIT_ASM);
     tu_assert_contains(s, "fmla\tv");
@@ -473,7 +473,7 @@ START_TEST(space_register_budget) {
       const topi_conv2d *p = &ps[pi];
       const rule_case *t = &ts[ti];
       tune_space sp;
-      OK(ctx, topi_space_of(ctx, "conv2d_nchwc", p, t->target, &sp));
+      OK(ctx, topi_space_of(ctx, "conv2d_nchwc", p, tec_target_parse(ctx, t->target), &sp));
       ck_assert_ptr_nonnull(sp.rule);
       ck_assert_ptr_nonnull(strstr(sp.rule_doc, "registers"));
       int64_t xb = p->in_layout.block, vpb = (p->out_layout.block + t->lanes - 1) / t->lanes;

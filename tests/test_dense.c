@@ -192,7 +192,7 @@ START_TEST(dense_space) {
   ck_assert_int_eq(t->applies(ctx, &p, NULL), 1);
   /* NEON (AArch64): 4 lanes, tile 4 x 16 by default */
   tune_space sp;
-  OK(ctx, topi_space_of(ctx, "dense", &p, "rasp4b", &sp));
+  OK(ctx, topi_space_of(ctx, "dense", &p, tec_target_parse(ctx, "rasp4b"), &sp));
   ck_assert_int_eq(sp.nknobs, 6);
   ck_assert_str_eq(tune_config_str(ctx, &sp, sp.default_config),
                    "mr=4 nr=16 ku=8 jb=1 parallel=1 pack=1");
@@ -213,12 +213,12 @@ START_TEST(dense_space) {
   big.nr = 12;
   ck_assert_int_eq(tune_space_allows_config(&sp, &big), 1);
   /* ARMv7 NEON (16 q registers): 4 x 8 */
-  OK(ctx, topi_space_of(ctx, "dense", &p, "rasp4b32", &sp));
+  OK(ctx, topi_space_of(ctx, "dense", &p, tec_target_parse(ctx, "rasp4b32"), &sp));
   ck_assert_str_eq(tune_config_str(ctx, &sp, sp.default_config),
                    "mr=4 nr=8 ku=8 jb=1 parallel=1 pack=1");
   /* tiny sizes cap the knobs: m = 2, n = 3, k = 3 on NEON; b constant and transposed: root */
   topi_dense q = prob(2, 3, 3, 1, 1, 0, 0, TOPI_ACT_NONE);
-  OK(ctx, topi_space_of(ctx, "dense", &q, "rasp4b", &sp));
+  OK(ctx, topi_space_of(ctx, "dense", &q, tec_target_parse(ctx, "rasp4b"), &sp));
   ck_assert_str_eq(tune_config_str(ctx, &sp, sp.default_config),
                    "mr=2 nr=4 ku=2 jb=1 parallel=1 pack=0");
   ck_assert_int_eq(tune_space_size(&sp), 2 * 1 * 2 * 1 * 3 * 1);
@@ -286,39 +286,39 @@ START_TEST(dense_bad) {
   p = prob(10, 40, 20, 1, 1, 0, 0, TOPI_ACT_NONE);
   OK(ctx, topi_declare(ctx, "dense", &p, &d));
   topi_dense_config c = {.mr = 4, .nr = 16, .ku = 4, .jb = 1, .parallel = 1, .pack = 1};
-  ck_assert_int_ne(topi_schedule(&d, &c, "rasp4b", &op), 0);
+  ck_assert_int_ne(topi_schedule(&d, &c, tec_target_parse(ctx, "rasp4b"), &op), 0);
   assert_err(ctx, "dense: knob 'pack' = 1 is not legal for this problem and target (legal: 0)");
   tec_ctx_clear_error(ctx);
   c.pack = 0;
   c.nr = 20;
-  ck_assert_int_ne(topi_schedule(&d, &c, "rasp4b", &op), 0);
+  ck_assert_int_ne(topi_schedule(&d, &c, tec_target_parse(ctx, "rasp4b"), &op), 0);
   assert_err(ctx, "dense: knob 'nr' = 20 is not legal for this problem and target (legal: 4, 8, "
                   "12, 16)");
   tec_ctx_clear_error(ctx);
   c.nr = 16;
   c.mr = 11;
-  ck_assert_int_ne(topi_schedule(&d, &c, "rasp4b", &op), 0);
+  ck_assert_int_ne(topi_schedule(&d, &c, tec_target_parse(ctx, "rasp4b"), &op), 0);
   assert_err(ctx, "dense: knob 'mr' = 11 is not legal for this problem and target (legal: 1, 2, "
                   "3, 4, 5, 6, 7, 8)");
   tec_ctx_clear_error(ctx);
   c.mr = 4;
   c.ku = 16;
-  ck_assert_int_ne(topi_schedule(&d, &c, "rasp4b", &op), 0);
+  ck_assert_int_ne(topi_schedule(&d, &c, tec_target_parse(ctx, "rasp4b"), &op), 0);
   assert_err(ctx, "dense: knob 'ku' = 16 is not legal for this problem and target (legal: 1, 2, "
                   "4, 8)");
   tec_ctx_clear_error(ctx);
   c.ku = 4;
   c.parallel = 3;
-  ck_assert_int_ne(topi_schedule(&d, &c, "rasp4b", &op), 0);
+  ck_assert_int_ne(topi_schedule(&d, &c, tec_target_parse(ctx, "rasp4b"), &op), 0);
   assert_err(ctx, "dense: knob 'parallel' = 3 is not legal for this problem and target (legal: "
                   "0, 1, 2)");
   tec_ctx_clear_error(ctx);
   c.parallel = 1;
-  ck_assert_int_ne(topi_schedule(&d, &c, "no-such-board", &op), 0);
+  ck_assert_ptr_null(tec_target_parse(ctx, "no-such-board")); /* bad text: no value to schedule for */
   tu_assert_contains(tec_ctx_error(ctx), "no-such-board");
   tec_ctx_clear_error(ctx);
-  OK(ctx, topi_schedule(&d, &c, "rasp4b", &op));
-  ck_assert_int_ne(topi_schedule(&d, NULL, "rasp4b", &op), 0);
+  OK(ctx, topi_schedule(&d, &c, tec_target_parse(ctx, "rasp4b"), &op));
+  ck_assert_int_ne(topi_schedule(&d, NULL, tec_target_parse(ctx, "rasp4b"), &op), 0);
   /* a declaration of another template */
   topi_conv2d cp = {.n = 1, .c_in = 4, .h = 3, .w = 3, .c_out = 4, .kh = 1, .kw = 1,
                     .stride_h = 1, .stride_w = 1, .groups = 4,
@@ -340,7 +340,7 @@ START_TEST(dense_neon) {
   tec_ctx *ctx = tec_ctx_new();
   topi_dense p = prob(24, 64, 32, 0, 0, 1, 0, TOPI_ACT_RELU);
   topi_op op;
-  OK(ctx, topi_instantiate(ctx, topi_template_find("dense"), &p, "rasp4b", &op));
+  OK(ctx, topi_instantiate(ctx, topi_template_find("dense"), &p, tec_target_parse(ctx, "rasp4b"), &op));
   lower_func *f = tec_lower(op.sched, "dense", op.nargs, op.args);
   char *s = tu_emit_text(ctx, f, "rasp4b", TEC_EMIT_ASM);
   tu_assert_contains(s, "fmla\tv");
@@ -348,7 +348,7 @@ START_TEST(dense_neon) {
   free(s);
   /* the fully connected layer, b constant and transposed, on ARMv7 */
   p = prob(1, 30, 40, 1, 1, 1, 0, TOPI_ACT_RELU6);
-  OK(ctx, topi_instantiate(ctx, topi_template_find("dense"), &p, "rasp4b32", &op));
+  OK(ctx, topi_instantiate(ctx, topi_template_find("dense"), &p, tec_target_parse(ctx, "rasp4b32"), &op));
   f = tec_lower(op.sched, "fc", op.nargs, op.args);
   ck_assert_ptr_nonnull(f);
   ck_assert_ptr_nonnull(f->prepare);

@@ -153,7 +153,7 @@ START_TEST(test_target_strings) {
       {"armv7-neon", 128, "-mtriple=armv7a-unknown-linux-gnueabihf -mcpu=cortex-a7"},
       {"rasp3b", 128, "-mcpu=cortex-a53"},
       {"llvm -mtriple=armv7a-linux-gnueabihf", 32, "armv7a"},          /* VFP only */
-      {"llvm -mtriple=armv7a-linux-gnueabihf -mcpu=cortex-a9", 128, "+vfp3,+neon"}, /* implied */
+      {"llvm -mtriple=armv7a-linux-gnueabihf -mcpu=cortex-a9", 128, "+fp16,+neon,+vfp3"}, /* implied, sorted */
       {"llvm -mtriple=arm64-linux-gnu", 128, "arm64"},
       {"llvm -mtriple=x86_64-linux-gnu -mcpu=haswell", 256, "x86_64"},
       {"llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512", 512, "skylake-avx512"},

@@ -215,7 +215,7 @@ START_TEST(field_knobs) {
 }
 END_TEST
 
-/* Records written before the one knob space (topi_space beside tune_space; tec 36222ff, `tec
+/* Records written before the one knob space (tune_space beside tune_space; tec 36222ff, `tec
  * tune` on an AVX-512 host, its target string in every line; here an AVX-512 target's, so
  * the spaces are the records' on every build machine): dense 64x64x64 (random,
  * seed 1, the default's trial and confirmation lines left out, so the best is another config)
@@ -249,15 +249,16 @@ static char *retarget(const char *file, const char *target) {
 static void old_records(const char *file, const char *tmpl, const void *problem, const char *problem_str,
                         int64_t want_index, const char *want_config) {
   tec_ctx *ctx = tec_ctx_new();
-  const char *target = tec_target_str(ctx, X86);
-  ck_assert_ptr_nonnull(target);
+  const tec_target *tg = tec_target_parse(ctx, X86);
+  ck_assert_ptr_nonnull(tg);
+  const char *target = tg->str;
   char *path = retarget(file, target);
   tune_record *recs;
   int n = 0;
   OK(ctx, tune_records_load(ctx, path, stderr, &recs, &n));
   ck_assert_int_ge(n, 5);
   tune_space sp;
-  OK(ctx, topi_space_as(ctx, tmpl, NULL, problem, X86, &sp));
+  OK(ctx, topi_space_as(ctx, tmpl, NULL, problem, tg, &sp));
   void *cfg = tec_ctx_alloc(ctx, sp.config_size);
   for (int i = 0; i < n; i++) { /* every record's index still names its config */
     ck_assert_str_eq(recs[i].target, target);
@@ -277,7 +278,7 @@ static void old_records(const char *file, const char *tmpl, const void *problem,
   topi_decl d;
   topi_op op;
   OK(ctx, topi_declare_as(ctx, tmpl, NULL, problem, &d));
-  OK(ctx, topi_schedule(&d, cfg, X86, &op));
+  OK(ctx, topi_schedule(&d, cfg, tg, &op));
   unlink(path);
   free(path);
   tec_ctx_free(ctx);
@@ -1234,7 +1235,7 @@ START_TEST(topi_rule_space) {
   ck_assert_msg(tune_task_topi(ctx, topi_template_find("conv2d_nchwc"), &p, "pw12", x86, &task) == 0, "%s",
                 tec_ctx_error(ctx));
   tune_space tsp;
-  ck_assert_int_eq(topi_space_of(ctx, "conv2d_nchwc", &p, x86, &tsp), 0);
+  ck_assert_int_eq(topi_space_of(ctx, "conv2d_nchwc", &p, tec_target_parse(ctx, x86), &tsp), 0);
   ck_assert_int_eq(tune_space_range(task.space), 18432);
   ck_assert_int_eq(tune_space_size(task.space), 1464);
   topi_conv2d_nchwc_config c;

@@ -290,7 +290,7 @@ static void resnet_space(tec_ctx *ctx, tune_space *sp) {
                    .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1,
                    .in_layout = {.kind = TOPI_NCHWC, .block = 16},
                    .out_layout = {.kind = TOPI_NCHWC, .block = 16}};
-  OK(ctx, topi_space_of(ctx, "conv2d_nchwc", &p, X86, sp));
+  OK(ctx, topi_space_of(ctx, "conv2d_nchwc", &p, tec_target_parse(ctx, X86), sp));
 }
 
 START_TEST(anneal_peak) {
@@ -372,7 +372,7 @@ START_TEST(anneal_small_and_bad) {
   tec_ctx *ctx = tec_ctx_new();
   topi_dense d = {.m = 8, .n = 16, .k = 8, .const_b = 1};
   tune_space sp;
-  OK(ctx, topi_space_of(ctx, "dense", &d, X86, &sp));
+  OK(ctx, topi_space_of(ctx, "dense", &d, tec_target_parse(ctx, X86), &sp));
   int64_t size = tune_space_size(&sp);
   ck_assert_int_le(size, TUNE_ANNEAL_EXHAUSTIVE); /* scored whole */
   peak p = {.sp = &sp, .target = size - 1};
@@ -420,7 +420,7 @@ static void read_table(tec_ctx *ctx, const char *file, const topi_dense *p, tabl
   topi_decl d;
   tune_space sp;
   OK(ctx, topi_declare(ctx, "dense", p, &d));
-  OK(ctx, topi_space_of(ctx, "dense", p, X86, &sp));
+  OK(ctx, topi_space_of(ctx, "dense", p, tec_target_parse(ctx, X86), &sp));
   t->n = 0;
   t->x = malloc(sizeof *t->x * 128 * TUNE_NFEATURES);
   topi_dense_config cfg;
@@ -433,7 +433,7 @@ static void read_table(tec_ctx *ctx, const char *file, const topi_dense *p, tabl
     ck_assert_int_eq(sscanf(line, "%lf %lld %n", &g, &idx, &used), 2);
     OK(ctx, tune_config_parse(ctx, &sp, line + used, &cfg));
     topi_op op;
-    OK(ctx, topi_schedule(&d, &cfg, X86, &op));
+    OK(ctx, topi_schedule(&d, &cfg, tec_target_parse(ctx, X86), &op));
     lower_func *f = tec_lower(op.sched, "dense", op.nargs, op.args);
     ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
     ck_assert_int_eq(tune_features(ctx, f, t->x + (size_t)t->n * TUNE_NFEATURES, TUNE_NFEATURES),

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "codegen_llvm/codegen.h"
 #include "tools/driver_internal.h"
 
 static int err1(const char *verb, tec_ctx *ctx) {
@@ -18,21 +17,32 @@ static int err1(const char *verb, tec_ctx *ctx) {
 
 int drv_targets(void) {
   printf("presets (--target NAME, optionally followed by -mcpu=/-mattr= to replace its own):\n");
-  for (const cg_preset *p = cg_presets; p->name; p++)
+  const tec_target_preset *p;
+  for (int i = 0; (p = tec_target_preset_at(i)); i++)
     printf("  %-12s llvm -mtriple=%s -mcpu=%s -mattr=%s\n  %-12s   %s\n", p->name, p->triple, p->cpu,
            p->attr, "", p->what);
-  for (const cg_arch *a = cg_arches; a->name; a++) {
-    printf("%s (-mtriple=%s-...; also", a->name, a->name);
-    for (int i = 1; a->aliases[i]; i++) printf(" %s", a->aliases[i]);
+  const char *name;
+  for (int a = 0; (name = tec_target_arch_name(a)); a++) {
+    printf("%s (-mtriple=%s-...; also", name, name);
+    for (int i = 1; tec_target_arch_alias(a, i); i++) printf(" %s", tec_target_arch_alias(a, i));
     printf(")\n  -mcpu:");
-    for (int i = 0; a->cpus[i].name; i++) printf(" %s", a->cpus[i].name);
+    for (int i = 0; tec_target_arch_cpu(a, i); i++) printf(" %s", tec_target_arch_cpu(a, i));
     printf("\n  -mattr:");
-    for (int i = 0; a->features[i]; i++) printf(" +%s", a->features[i]);
+    for (int i = 0; tec_target_arch_feature(a, i); i++) printf(" +%s", tec_target_arch_feature(a, i));
     printf("\n");
   }
   tec_ctx *ctx = tec_ctx_new();
-  const char *host = ctx ? tec_target_str(ctx, NULL) : NULL;
-  printf("host (\"llvm\"): %s\n", host ? host : "(unknown)");
+  const tec_target *host = ctx ? tec_target_parse(ctx, NULL) : NULL;
+  printf("host (\"llvm\"): %s\n", host ? host->str : "(unknown)");
+  if (host) {
+    printf("host CPU: -mcpu=%s (%s, %d-bit vectors, %d vector registers; tec features:",
+           *host->cpu ? host->cpu : "generic", *host->arch_name ? host->arch_name : "?",
+           host->vector_bits, host->vector_regs);
+    int any = 0;
+    for (int f = 0; f < TEC_FEATURE_COUNT; f++)
+      if (tec_target_has(host, (tec_feature)f)) printf(" %s", tec_feature_name((tec_feature)f)), any = 1;
+    printf("%s)\n", any ? "" : " none");
+  }
   tec_ctx_free(ctx);
   return 0;
 }
@@ -79,14 +89,15 @@ int drv_compile(tec_ctx *ctx, lower_func *f, const char *target, const char *out
     s += len + (s[len] == ',');
   }
   /* target first on its own: a bad target is bad usage, not a failed build */
-  if (tec_target_str(ctx, target) == NULL) {
+  const tec_target *tg = tec_target_parse(ctx, target); /* parsed once for every kind */
+  if (!tg) {
     err1("compile", ctx);
     return 2;
   }
   for (int i = 0; i < 4; i++) {
     if (!want[i]) continue;
     char *path = kinds[i].ext ? with_ext(out, kinds[i].ext) : strdup(out);
-    int rc = path ? tec_emit(ctx, 1, &f, target, kinds[i].kind, path) : -1;
+    int rc = path ? tec_emit_for(ctx, 1, &f, tg, kinds[i].kind, path) : -1;
     if (rc == 0) printf("%s\n", path);
     free(path);
     if (rc != 0) return err1("compile", ctx);

@@ -100,10 +100,10 @@ int drv_tune(tec_ctx *ctx, const topi_template *t, const void *problem, const ch
     if (strlen(a->remote) >= sizeof list) return err(2, "--remote: the host list is too long");
     snprintf(list, sizeof list, "%s", a->remote);
     if (remote_hosts(list, hosts, &ro.nhosts) != 0) return 2;
-    const char *host = tec_target_str(ctx, NULL);
+    const tec_target *host = tec_target_parse(ctx, NULL);
     ro.hosts = hosts, ro.run_prefix = a->remote_prefix, ro.cc = a->remote_cc, ro.ssh_options = a->ssh, ro.nssh_options = a->nssh;
     ro.runtime = a->remote_runtime;
-    if (!ro.runtime && (!target || (host && !strcmp(host, task.target)))) ro.runtime = own_runtime(rt, sizeof rt);
+    if (!ro.runtime && (!target || tec_target_equal(host, task.target_value))) ro.runtime = own_runtime(rt, sizeof rt);
     if (!ro.runtime) {
       char m[700];
       snprintf(m, sizeof m, "--remote for target '%s' needs --remote-runtime FILE: libtec_runtime.a built for it "
@@ -112,10 +112,10 @@ int drv_tune(tec_ctx *ctx, const topi_template *t, const void *problem, const ch
     }
     o.remote = &ro;
   } else if (target) { /* measured here: the target must be the host's */
-    const char *host = tec_target_str(ctx, NULL);
-    if (host && strcmp(host, task.target)) {
+    const tec_target *host = tec_target_parse(ctx, NULL);
+    if (host && !tec_target_equal(host, task.target_value)) {
       char m[600];
-      snprintf(m, sizeof m, "measures on this machine; --target '%s' is not the host (%s)", target, host);
+      snprintf(m, sizeof m, "measures on this machine; --target '%s' is not the host (%s)", target, host->str);
       return err(2, m);
     }
   }

@@ -157,7 +157,7 @@ static int ic_declare(tec_ctx *ctx, const void *p_arg, topi_decl *out) {
 }
 
 static int ic_schedule(const topi_decl *dc, const void *cfg_arg,
-                       const char *target, topi_op *op) {
+                       const tec_target *target, topi_op *op) {
   const topi_conv2d_im2col_config *cfg = cfg_arg;
   if (!dc || !cfg || !op) return -1;
   tec_ctx *ctx = dc->ctx;
@@ -199,7 +199,7 @@ static int ic_schedule(const topi_decl *dc, const void *cfg_arg,
   return 0;
 }
 
-static int ic_space(tec_ctx *ctx, const void *p_arg, const char *target,
+static int ic_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
                     tune_space *sp) {
   const topi_conv2d *p = p_arg;
   int lanes = topi_target_lanes(ctx, target);

@@ -257,7 +257,7 @@ static sch_iter *schedule_out(const cn_decl *d, const topi_conv2d_nchwc_config *
 }
 
 static int cn_schedule(const topi_decl *dc, const void *cfg_arg,
-                       const char *target, topi_op *op) {
+                       const tec_target *target, topi_op *op) {
   const topi_conv2d_nchwc_config *cfg = cfg_arg;
   if (!dc || !cfg || !op) return -1;
   if (topi_config_check(&topi_tmpl_conv2d_nchwc, dc, cfg, target) || topi_op_begin(dc, op)) return -1;
@@ -408,7 +408,7 @@ static int cn_rule_ok(const void *data, const void *config) {
   return (live <= r->regs || one) && (body <= CN_BODY_MAX || (one && !c->ic_unroll));
 }
 
-static int cn_space(tec_ctx *ctx, const void *p_arg, const char *target,
+static int cn_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
                     tune_space *sp) {
   const topi_conv2d *p = p_arg;
   int lanes = topi_target_lanes(ctx, target);
@@ -426,7 +426,7 @@ static int cn_space(tec_ctx *ctx, const void *p_arg, const char *target,
   for (int64_t t = 1; t <= 8 && t <= nob; t++) tc[ntc++] = t;
   int nics = topi_divisors(nib, nib, ics, 64);
   int nrows = topi_divisors(oh, gemm ? 8 : oh, rows, 64);
-  int lane_fma = tec_target_lane_fma(ctx, target);
+  int lane_fma = topi_target_lane_fma(ctx, target);
   if (lane_fma < 0) return -1;
   int lane = lane_fma && xb % lanes == 0; /* the input's lanes load as whole vectors */
   int64_t block_wbytes = yb * nib * xb * p->kh * p->kw * (int64_t)sizeof(float);

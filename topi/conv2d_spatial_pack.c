@@ -157,7 +157,7 @@ static int sp_declare(tec_ctx *ctx, const void *p_arg, topi_decl *out) {
 
 static int sp_schedule(const topi_decl *dc,
                        const void *cfg_arg,
-                       const char *target, topi_op *op) {
+                       const tec_target *target, topi_op *op) {
   const topi_conv2d_spatial_pack_config *cfg = cfg_arg;
   if (!dc || !cfg || !op) return -1;
   tec_ctx *ctx = dc->ctx;
@@ -213,7 +213,7 @@ static int sp_rule_ok(const void *data, const void *config) {
   return c->vh * c->vw * nv + nv + 1 <= r->regs || c->vh * c->vw == 1; /* 1 x 1 always in */
 }
 
-static int sp_space(tec_ctx *ctx, const void *p_arg, const char *target,
+static int sp_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
                     tune_space *sp) {
   const topi_conv2d *p = p_arg;
   int lanes = topi_target_lanes(ctx, target);

@@ -331,7 +331,7 @@ static int wg_declare(tec_ctx *ctx, const void *p_arg, topi_decl *out) {
 }
 
 static int wg_schedule(const topi_decl *dc, const void *cfg_arg,
-                       const char *target, topi_op *op) {
+                       const tec_target *target, topi_op *op) {
   const topi_conv2d_winograd_config *cfg = cfg_arg;
   if (!dc || !cfg || !op) return -1;
   tec_ctx *ctx = dc->ctx;
@@ -398,7 +398,7 @@ static int wg_schedule(const topi_decl *dc, const void *cfg_arg,
 
 /* ---- the space ---- */
 
-static int wg_space(tec_ctx *ctx, const void *p_arg, const char *target,
+static int wg_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
                     tune_space *sp) {
   const topi_conv2d *p = p_arg;
   int lanes = topi_target_lanes(ctx, target);

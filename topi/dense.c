@@ -207,7 +207,7 @@ int topi_gemm_tile_schedule(tec_ctx *ctx, const topi_dense_config *cfg, sch_stag
   return 0;
 }
 
-static int dense_schedule(const topi_decl *dc, const void *cfg_arg, const char *target,
+static int dense_schedule(const topi_decl *dc, const void *cfg_arg, const tec_target *target,
                           topi_op *op) {
   const topi_dense_config *cfg = cfg_arg;
   if (!dc || !cfg || !op) return -1;
@@ -242,42 +242,6 @@ static int dense_schedule(const topi_decl *dc, const void *cfg_arg, const char *
 
 /* ---- the space ---- */
 
-/* A target's default tile, by architecture and vector lanes (first match). */
-typedef struct dense_target {
-  const char *triple;  /* prefix of the -mtriple, or NULL: any */
-  int lanes;           /* vector lanes of float (0: any) */
-  int64_t mr, nr_vecs; /* default tile: mr rows x nr_vecs vectors */
-  int64_t mr_max;      /* largest mr offered */
-  int64_t ku;          /* default k unrolling */
-  int64_t l2_budget;   /* bytes of packed panels per pass over a (jb's default) */
-} dense_target;
-
-static const dense_target dense_targets[] = {
-    /* AVX-512: 6 x 64, 24 zmm accumulators (bench/gemm.c, bench/README.md) */
-    {NULL, 16, 6, 4, 12, 8, 512 << 10},
-    /* AVX2: 6 x 16, 12 of the 16 ymm registers */
-    {NULL, 8, 6, 2, 8, 8, 256 << 10},
-    /* ARMv7 NEON, 16 q registers: 4 x 8, 8 accumulators (examples/aot_arm, test_neon) */
-    {"armv7", 4, 4, 2, 8, 8, 256 << 10},
-    /* AArch64 NEON, 32 q registers: 4 x 16, 16 accumulators (examples/aot_arm/arm_kernels.c) */
-    {NULL, 4, 4, 4, 8, 8, 256 << 10},
-    /* no SIMD */
-    {NULL, 0, 4, 4, 8, 4, 256 << 10},
-};
-
-static const dense_target *dense_target_of(tec_ctx *ctx, const char *target, int lanes) {
-  const char *ts = tec_target_str(ctx, target), *tr = ts ? strstr(ts, "-mtriple=") : NULL;
-  tr = tr ? tr + 9 : "";
-  int n = (int)(sizeof dense_targets / sizeof dense_targets[0]);
-  for (int i = 0; i < n - 1; i++) {
-    const dense_target *t = &dense_targets[i];
-    if ((t->lanes == 0 || t->lanes == lanes) &&
-        (!t->triple || !strncmp(tr, t->triple, strlen(t->triple))))
-      return t;
-  }
-  return &dense_targets[n - 1];
-}
-
 /* jb's default: as many panels per pass over a as fit the budget (k*nr floats each), leaving
  * at least 4 steps of the parallel loop (the threads need work to share) and dividing the
  * panels (no partial group). */
@@ -304,14 +268,15 @@ static int dense_rule_ok(const void *data, const void *config) {
   return c->mr * vecs + vecs + 1 <= r->regs || (c->mr == 1 && vecs == 1);
 }
 
-static int dense_space(tec_ctx *ctx, const void *p_arg, const char *target, tune_space *sp) {
+static int dense_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, tune_space *sp) {
   const topi_dense *p = p_arg;
   if (!ctx) return -1;
   const char *why;
   if (!dense_applies(ctx, p, &why)) return tec_ctx_set_error(ctx, "dense: %s", why);
-  int lanes = topi_target_lanes(ctx, target);
-  if (lanes < 0) return -1;
-  const dense_target *t = dense_target_of(ctx, target, lanes);
+  const tec_target *tg = topi_target_of(ctx, target);
+  if (!tg) return -1;
+  int lanes = tg->vector_lanes;
+  const tec_target_gemm *t = &tg->gemm; /* the default tile: target/target_table.c */
   int64_t mr[16], nr[4], ku[4], jb[4], par[3] = {0, 1, 2}, pack[3];
   int nmr = 0, nnr = 0, nku = 0, njb = 0, npack = 0;
   for (int64_t v = 1; v <= t->mr_max && (v <= p->m || v == 1); v++) mr[nmr++] = v;
@@ -346,7 +311,7 @@ static int dense_space(tec_ctx *ctx, const void *p_arg, const char *target, tune
   if (lanes < 4) return 0;
   dense_rule *r = tec_ctx_alloc(ctx, sizeof *r);
   if (!r) return -1;
-  *r = (dense_rule){lanes, topi_target_regs(ctx, target, lanes)};
+  *r = (dense_rule){lanes, tg->vector_regs};
   const char *doc = tec_ctx_printf(ctx, "registers: mr*(nr/%d) + nr/%d + 1 <= %lld", lanes, lanes,
                                    (long long)r->regs);
   return doc ? tune_space_set_rule(sp, 0x3u, dense_rule_ok, r, doc) : -1;

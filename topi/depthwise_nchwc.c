@@ -106,7 +106,7 @@ static int dwc_declare(tec_ctx *ctx, const void *p_arg, topi_decl *out) {
 }
 
 static int dwc_schedule(const topi_decl *dc, const void *cfg_arg,
-                        const char *target, topi_op *op) {
+                        const tec_target *target, topi_op *op) {
   const topi_depthwise_nchwc_config *cfg = cfg_arg;
   if (!dc || !cfg || !op) return -1;
   if (topi_config_check(&topi_tmpl_depthwise_nchwc, dc, cfg, target) || topi_op_begin(dc, op)) return -1;
@@ -153,7 +153,7 @@ static int dwc_rule_ok(const void *data, const void *config) {
          c->oh_tile * c->ow_tile == 1; /* the smallest tile is always in (wide blocks) */
 }
 
-static int dwc_space(tec_ctx *ctx, const void *p_arg, const char *target,
+static int dwc_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
                      tune_space *sp) {
   const topi_conv2d *p = p_arg;
   int lanes = topi_target_lanes(ctx, target);

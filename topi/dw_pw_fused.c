@@ -99,7 +99,7 @@ static int dp_declare(tec_ctx *ctx, const void *p_arg, topi_decl *out) {
 }
 
 static int dp_schedule(const topi_decl *dc, const void *cfg_arg,
-                       const char *target, topi_op *op) {
+                       const tec_target *target, topi_op *op) {
   const topi_dw_pw_fused_config *cfg = cfg_arg;
   if (!dc || !cfg || !op) return -1;
   if (topi_config_check(&topi_tmpl_dw_pw_fused, dc, cfg, target) || topi_op_begin(dc, op))
@@ -161,7 +161,7 @@ static int dp_rule_ok(const void *data, const void *config) {
   return tune_space_allows_config(&r->pw, &pc) && tune_space_allows_config(&r->dw, &dc);
 }
 
-static int dp_space(tec_ctx *ctx, const void *p_arg, const char *target,
+static int dp_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
                     tune_space *sp) {
   const topi_dw_pw *p = p_arg;
   if (!ctx) return -1;

@@ -101,7 +101,7 @@ static te_tensor *pack(sch_schedule *s, te_tensor *copy, int caxis, int64_t vc) 
 }
 
 static int dsp_schedule(const topi_decl *dc, const void *cfg_arg,
-                        const char *target, topi_op *op) {
+                        const tec_target *target, topi_op *op) {
   const topi_dw_spatial_pack_config *cfg = cfg_arg;
   if (!dc || !cfg || !op) return -1;
   if (topi_config_check(&topi_tmpl_dw_spatial_pack, dc, cfg, target) || topi_op_begin(dc, op)) return -1;
@@ -138,7 +138,7 @@ static int dsp_schedule(const topi_decl *dc, const void *cfg_arg,
   return 0;
 }
 
-static int dsp_space(tec_ctx *ctx, const void *p_arg, const char *target,
+static int dsp_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
                      tune_space *sp) {
   const topi_conv2d *p = p_arg;
   int lanes = topi_target_lanes(ctx, target);

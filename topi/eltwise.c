@@ -60,7 +60,7 @@ static int ew_declare(tec_ctx *ctx, const void *p_arg, topi_decl *out) {
 }
 
 static int ew_schedule(const topi_decl *dc, const void *cfg_arg,
-                       const char *target, topi_op *op) {
+                       const tec_target *target, topi_op *op) {
   const topi_eltwise_config *cfg = cfg_arg;
   if (!dc || !cfg || !op) return -1;
   if (topi_config_check(&topi_tmpl_eltwise, dc, cfg, target) || topi_op_begin(dc, op)) return -1;
@@ -84,7 +84,7 @@ static int ew_schedule(const topi_decl *dc, const void *cfg_arg,
   return 0;
 }
 
-static int ew_space(tec_ctx *ctx, const void *p_arg, const char *target,
+static int ew_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
                     tune_space *sp) {
   const topi_eltwise *p = p_arg;
   if (!ctx) return -1;

@@ -26,9 +26,14 @@ extern const topi_template topi_tmpl_dw_pw_fused;
 /* ---- spaces ----
  * A template's space is a tune_space (tec/space.h): tune_space_init with the template's name
  * and config size, a tune_define_field per knob, tune_space_set_rule for a rule across them. */
-/* Vector registers of the target (AVX-512 and AArch64 NEON: 32 zmm / q; AVX2: 16 ymm; ARMv7
- * NEON: 16 q), lanes its float lanes (topi_target_lanes). */
-int topi_target_regs(tec_ctx *ctx, const char *target, int lanes);
+/* Templates take a parsed target (tec/target.h); NULL is the host, parsed on the call. The
+ * target, or the host's value (NULL with an error if it cannot be made). */
+const tec_target *topi_target_of(tec_ctx *ctx, const tec_target *target);
+/* Vector registers of the target (tec_target.vector_regs: AVX-512 and AArch64 NEON 32 zmm /
+ * q; AVX2 16 ymm; ARMv7 NEON 16 q); lanes (its float lanes) is not read. */
+int topi_target_regs(tec_ctx *ctx, const tec_target *target, int lanes);
+/* tec_target.lane_fma of the target, -1 with an error. */
+int topi_target_lane_fma(tec_ctx *ctx, const tec_target *target);
 /* The divisors of n that are <= cap, ascending, into out (at most max); returns the count. */
 int topi_divisors(int64_t n, int64_t cap, int64_t *out, int max);
 
@@ -36,11 +41,11 @@ int topi_divisors(int64_t n, int64_t cap, int64_t *out, int max);
 /* Starts op from declaration d: a schedule of d->out, the arguments copied. -1 with error. */
 int topi_op_begin(const topi_decl *d, topi_op *op);
 /* Vector lanes of 32-bit floats for target (16 with AVX-512, 4 on NEON), -1 with an error. */
-int topi_target_lanes(tec_ctx *ctx, const char *target);
+int topi_target_lanes(tec_ctx *ctx, const tec_target *target);
 /* Checks that d was declared by template t and that cfg lies in the space of d's problem for
  * target; -1 with an error naming the template or the knob. Every schedule starts with it. */
 int topi_config_check(const topi_template *t, const topi_decl *d, const void *cfg,
-                      const char *target);
+                      const tec_target *target);
 
 /* Pieces of two templates that dw_pw_fused chains (no config check: the caller's space did it).
  * conv2d_nchwc declared on a given data tensor (a producer's output in p's input layout; NULL:

@@ -198,7 +198,7 @@ static int lt_declare(tec_ctx *ctx, const void *p_arg, topi_decl *out) {
   return 0;
 }
 
-static int lt_schedule(const topi_decl *d, const void *cfg_arg, const char *target,
+static int lt_schedule(const topi_decl *d, const void *cfg_arg, const tec_target *target,
                        topi_op *op) {
   const topi_layout_config *cfg = cfg_arg;
   if (!d || !cfg || !op) return -1;
@@ -222,7 +222,7 @@ static int lt_schedule(const topi_decl *d, const void *cfg_arg, const char *targ
   return 0;
 }
 
-static int lt_space(tec_ctx *ctx, const void *p_arg, const char *target,
+static int lt_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
                     tune_space *sp) {
   const topi_layout_problem *p = p_arg;
   (void)p;

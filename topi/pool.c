@@ -195,7 +195,7 @@ static int64_t inner_extent(topi_layout l, int64_t c, int64_t w) {
 }
 
 static int schedule(const topi_template *t, const topi_decl *dc, const topi_pool_config *cfg,
-                    const char *target, topi_op *op) {
+                    const tec_target *target, topi_op *op) {
   if (!dc || !cfg || !op) return -1;
   if (topi_config_check(t, dc, cfg, target) || topi_op_begin(dc, op)) return -1;
   const pool_decl *d = dc->priv;
@@ -236,7 +236,7 @@ static int schedule(const topi_template *t, const topi_decl *dc, const topi_pool
   return 0;
 }
 
-static int space(const topi_template *t, tec_ctx *ctx, const topi_pool *p, const char *target,
+static int space(const topi_template *t, tec_ctx *ctx, const topi_pool *p, const tec_target *target,
                  tune_space *sp) {
   if (!ctx) return -1;
   const char *why = pool_why(ctx, p, t == &topi_tmpl_global_pool);
@@ -268,16 +268,16 @@ static int gpool_applies(tec_ctx *ctx, const void *p, const char **why) {
 }
 static int pool_decl_fn(tec_ctx *ctx, const void *p, topi_decl *d) { return declare(ctx, p, 0, d); }
 static int gpool_decl_fn(tec_ctx *ctx, const void *p, topi_decl *d) { return declare(ctx, p, 1, d); }
-static int pool_sched_fn(const topi_decl *d, const void *c, const char *t, topi_op *o) {
+static int pool_sched_fn(const topi_decl *d, const void *c, const tec_target *t, topi_op *o) {
   return schedule(&topi_tmpl_pool, d, c, t, o);
 }
-static int gpool_sched_fn(const topi_decl *d, const void *c, const char *t, topi_op *o) {
+static int gpool_sched_fn(const topi_decl *d, const void *c, const tec_target *t, topi_op *o) {
   return schedule(&topi_tmpl_global_pool, d, c, t, o);
 }
-static int pool_space_fn(tec_ctx *ctx, const void *p, const char *t, tune_space *s) {
+static int pool_space_fn(tec_ctx *ctx, const void *p, const tec_target *t, tune_space *s) {
   return space(&topi_tmpl_pool, ctx, p, t, s);
 }
-static int gpool_space_fn(tec_ctx *ctx, const void *p, const char *t, tune_space *s) {
+static int gpool_space_fn(tec_ctx *ctx, const void *p, const tec_target *t, tune_space *s) {
   return space(&topi_tmpl_global_pool, ctx, p, t, s);
 }
 

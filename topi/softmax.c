@@ -89,7 +89,7 @@ static int vec_cols(sch_stage *st, int64_t n, int lanes) {
 }
 
 static int sm_schedule(const topi_decl *dc, const void *cfg_arg,
-                       const char *target, topi_op *op) {
+                       const tec_target *target, topi_op *op) {
   const topi_softmax_config *cfg = cfg_arg;
   if (!dc || !cfg || !op) return -1;
   if (topi_config_check(&topi_tmpl_softmax, dc, cfg, target) || topi_op_begin(dc, op)) return -1;
@@ -109,7 +109,7 @@ static int sm_schedule(const topi_decl *dc, const void *cfg_arg,
   return 0;
 }
 
-static int sm_space(tec_ctx *ctx, const void *p_arg, const char *target,
+static int sm_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
                     tune_space *sp) {
   const topi_softmax *p = p_arg;
   if (!ctx) return -1;

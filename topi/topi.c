@@ -36,7 +36,7 @@ int topi_template_count(void) { return NREG; }
 const topi_template *topi_template_at(int i) { return i >= 0 && i < NREG ? registry[i] : NULL; }
 
 int topi_instantiate(tec_ctx *ctx, const topi_template *t, const void *problem,
-                     const char *target, topi_op *out) {
+                     const tec_target *target, topi_op *out) {
   if (!ctx) return -1;
   if (!t || !problem || !out)
     return tec_ctx_set_error(ctx, "topi_instantiate: template, problem and op are required");
@@ -90,7 +90,7 @@ int topi_declare_as(tec_ctx *ctx, const char *name, const char *problem_type, co
 }
 
 int topi_space_as(tec_ctx *ctx, const char *name, const char *problem_type, const void *problem,
-                  const char *target, tune_space *out) {
+                  const tec_target *target, tune_space *out) {
   if (!ctx) return -1;
   const topi_template *t = lookup(ctx, "topi_space_of", name, problem_type);
   if (!t) return -1;
@@ -100,7 +100,7 @@ int topi_space_as(tec_ctx *ctx, const char *name, const char *problem_type, cons
 }
 
 int topi_schedule_as(const topi_decl *d, const char *config_type, const void *config,
-                     const char *target, topi_op *out) {
+                     const tec_target *target, topi_op *out) {
   if (!d || !d->ctx) return -1;
   const topi_template *t = d->tmpl;
   if (!t) return tec_ctx_set_error(d->ctx, "topi_schedule: the declaration has no template");
@@ -138,20 +138,27 @@ int topi_op_begin(const topi_decl *d, topi_op *op) {
   return 0;
 }
 
-int topi_target_lanes(tec_ctx *ctx, const char *target) {
-  int bits = tec_target_vector_bits(ctx, target);
-  if (bits < 0) return -1;
-  return bits >= 128 ? bits / 32 : 1;
+const tec_target *topi_target_of(tec_ctx *ctx, const tec_target *target) {
+  return target ? target : tec_target_parse(ctx, NULL);
 }
 
-int topi_target_regs(tec_ctx *ctx, const char *target, int lanes) {
-  const char *t = tec_target_str(ctx, target);
-  if (t && strstr(t, "armv7")) return 16;
-  return lanes >= 16 || lanes == 4 ? 32 : 16;
+int topi_target_lanes(tec_ctx *ctx, const tec_target *target) {
+  const tec_target *t = topi_target_of(ctx, target);
+  return t ? t->vector_lanes : -1;
+}
+
+int topi_target_regs(tec_ctx *ctx, const tec_target *target, int lanes) {
+  const tec_target *t = topi_target_of(ctx, target);
+  return t ? t->vector_regs : 16;
+}
+
+int topi_target_lane_fma(tec_ctx *ctx, const tec_target *target) {
+  const tec_target *t = topi_target_of(ctx, target);
+  return t ? t->lane_fma : -1;
 }
 
 int topi_config_check(const topi_template *t, const topi_decl *d, const void *cfg,
-                      const char *target) {
+                      const tec_target *target) {
   if (d->tmpl != t) /* its priv and problem are another template's structs */
     return tec_ctx_set_error(d->ctx, "%s: the declaration is of template '%s'", t->name,
                              d->tmpl ? d->tmpl->name : "?");

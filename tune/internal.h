@@ -152,7 +152,7 @@ typedef struct tune_child {
   int pid;        /* 0: none */
   int up, down;   /* the child's reports / the parent's go-ahead */
 } tune_child;
-/* Builds candidate index's f in ctx: task->build, or tec_build for task->target_arg. NULL with
+/* Builds candidate index's f in ctx: task->build, or tec_build_for task->target_value. NULL with
  * an error in ctx (one is set when the task's build gives none). */
 tec_module *tune_build_candidate(const tune_task *task, tec_ctx *ctx, int64_t index, lower_func *f);
 /* Forks a child that builds f (lowered in this process, inherited; tune_build_candidate) and

@@ -149,7 +149,9 @@ tune_bench *tune_bench_new(tec_ctx *ctx, const tune_task *task, lower_func *f, c
   /* the default config built (by tec_build, even for a task that builds its candidates
    * itself): the reference when there is no other, the anchor */
   tec_module *m = NULL;
-  if ((!o->reference || o->anchor > 0) && !(m = tec_build(ctx, 1, &f, NULL))) goto fail;
+  const tec_target *host = task && task->target_value && task->target_value->is_host
+                               ? task->target_value : NULL; /* NULL: parsed by tec_build_for */
+  if ((!o->reference || o->anchor > 0) && !(m = tec_build_for(ctx, 1, &f, host))) goto fail;
   if (o->reference) {
     if (o->reference(o->reference_user, b->args, b->nargs, b->ref, b->nout) != 0) {
       tec_module_free(m);

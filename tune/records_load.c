@@ -237,9 +237,20 @@ int tune_apply_best(tec_ctx *ctx, const char *records, const char *template_name
                     const char *target, const tune_space *sp, void *config, const char **warning, int print) {
   if (warning) *warning = NULL;
   memcpy(config, sp->default_config, sp->config_size);
-  const char *tstr = tec_target_str(ctx, target);
+  const tec_target *tg = tec_target_parse(ctx, target);
+  return tg ? tune_apply_best_for(ctx, records, template_name, problem, tg, sp, config, warning, print) : -1;
+}
+
+int tune_apply_best_for(tec_ctx *ctx, const char *records, const char *template_name, const char *problem,
+                        const tec_target *target, const tune_space *sp, void *config, const char **warning,
+                        int print) {
+  if (warning) *warning = NULL;
+  memcpy(config, sp->default_config, sp->config_size);
+  const tec_target *tg = target ? target : tec_target_parse(ctx, NULL);
   const char *canon = tune_problem_canon(ctx, problem);
-  if (!tstr || !canon) return -1;
+  if (!tg || !canon) return -1;
+  const char *tstr = tg->str;
+  tec_target_memo memo = {0}; /* records of one file name few targets: each parsed once */
   const char *wl = tec_ctx_printf(ctx, "%s %s", template_name, canon);
   const char *defstr = tune_config_str(ctx, sp, sp->default_config);
   tune_record *recs;
@@ -250,7 +261,7 @@ int tune_apply_best(tec_ctx *ctx, const char *records, const char *template_name
   for (int i = 0; i < n; i++) {
     const tune_record *r = &recs[i];
     if (strcmp(r->workload, wl) || strcmp(r->template_name, template_name) || strcmp(r->status, "ok")) continue;
-    if (strcmp(r->target, tstr)) {
+    if (!tec_target_matches(ctx, &memo, r->target, tg)) { /* old spellings match too */
       others++, other_target = r->target;
       continue;
     }

@@ -141,25 +141,16 @@ static const char *parse_host(const char *spec, tune_rhost *h) {
   return NULL;
 }
 
-/* The target's architecture from its spelled-out string: "x86_64", "aarch64", "armv7a", ... */
-static void target_arch(const char *tstr, char *arch, size_t size) {
-  const char *t = tstr ? strstr(tstr, "-mtriple=") : NULL;
-  arch[0] = 0;
-  if (!t) return;
-  t += 9;
-  size_t n = strcspn(t, "- ");
-  snprintf(arch, size, "%.*s", (int)(n < size ? n : size - 1), t);
-}
-
-static const char *host_arch(void) {
+/* The architecture tec itself was built for (a target of it compiles with "cc"). */
+static tec_arch host_arch(void) {
 #if defined(__x86_64__)
-  return "x86_64";
+  return TEC_ARCH_X86_64;
 #elif defined(__aarch64__)
-  return "aarch64";
+  return TEC_ARCH_AARCH64;
 #elif defined(__arm__)
-  return "armv7a";
+  return TEC_ARCH_ARMV7;
 #else
-  return "";
+  return TEC_ARCH_OTHER;
 #endif
 }
 
@@ -221,7 +212,13 @@ tune_remote_run *tune_remote_open(tec_ctx *ctx, const tune_task *task, const tun
     return NULL;
   }
   pthread_mutex_init(&r->mu, NULL);
-  r->opt = ro, r->target_arg = task->target_arg, r->nhosts = ro->nhosts;
+  r->opt = ro, r->nhosts = ro->nhosts;
+  /* the task's parsed target (a task made by hand may have only its text: parsed once here) */
+  r->target = task->target_value ? task->target_value : tec_target_parse(ctx, task->target_arg);
+  if (!r->target) {
+    tune_remote_close(r);
+    return NULL;
+  }
   for (int i = 0; i < ro->nhosts; i++) {
     const char *why = ro->hosts[i] ? parse_host(ro->hosts[i], &r->hosts[i]) : "it is NULL";
     if (why && bad(ctx, r, "tune: remote host '%s': %s ([user@]host[:port])", ro->hosts[i] ? ro->hosts[i] : "", why)) return NULL;
@@ -252,14 +249,14 @@ tune_remote_run *tune_remote_open(tec_ctx *ctx, const tune_task *task, const tun
       bad(ctx, r, "tune: the run prefix '%.60s...' is longer than 1000 characters%s", ro->run_prefix, ""))
     return NULL;
   /* the compiler and the runtime library for the target */
-  char arch[32];
-  target_arch(task->target, arch, sizeof arch);
   const char *cc = ro->cc;
   if (!cc) {
-    if (!strcmp(arch, host_arch())) cc = "cc";
-    else if (!strcmp(arch, "aarch64")) cc = "aarch64-linux-gnu-gcc";
-    else if (!strncmp(arch, "armv7", 5)) cc = "arm-linux-gnueabihf-gcc";
-    else if (bad(ctx, r, "tune: no C compiler known for the target's architecture '%s'%s; set tune_remote.cc", arch, ""))
+    tec_arch arch = r->target->arch;
+    if (arch == host_arch()) cc = "cc";
+    else if (arch == TEC_ARCH_AARCH64) cc = "aarch64-linux-gnu-gcc";
+    else if (arch == TEC_ARCH_ARMV7) cc = "arm-linux-gnueabihf-gcc";
+    else if (bad(ctx, r, "tune: no C compiler known for the target's architecture '%s'%s; set tune_remote.cc",
+                 r->target->arch_name, ""))
       return NULL;
   }
   if (split_words(cc, r->cc, TUNE_REMOTE_MAXWORDS - 8) < 1 &&
@@ -347,7 +344,7 @@ char *tune_remote_build(tune_remote_run *r, tec_ctx *ctx, const lower_func *f, c
   free(text);
   if (werr) return fail(error, "cannot write the driver %s: %s", src, strerror(errno));
   lower_func *fl = (lower_func *)f;
-  if (tec_emit(ctx, 1, &fl, r->target_arg, TEC_EMIT_OBJECT, obj) != 0) {
+  if (tec_emit_for(ctx, 1, &fl, r->target, TEC_EMIT_OBJECT, obj) != 0) {
     unlink(src);
     return fail(error, "%s%s", tec_ctx_error(ctx), "");
   }

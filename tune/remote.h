@@ -19,7 +19,7 @@ typedef struct tune_rhost {
 struct tune_remote_run {
   int nhosts;
   tune_rhost *hosts;
-  const char *target_arg;     /* what tec_emit takes */
+  const tec_target *target;   /* the task's parsed target: what tec_emit_for takes */
   char *cc[TUNE_REMOTE_MAXWORDS + 1];       /* the compiler's words (malloc'd) */
   char *prefix_quoted;        /* the run prefix, each word quoted for the remote shell */
   const tune_remote *opt;

@@ -60,7 +60,7 @@ static lower_func *topi_task_lower(const tune_task *task, tec_ctx *ctx, int64_t 
   if (config_str) *config_str = tune_config_str(ctx, &tt->sp, cfg);
   topi_decl d;
   topi_op op;
-  if (tt->t->declare(ctx, tt->problem, &d) != 0 || tt->t->schedule(&d, cfg, task->target_arg, &op) != 0) return NULL;
+  if (tt->t->declare(ctx, tt->problem, &d) != 0 || tt->t->schedule(&d, cfg, task->target_value, &op) != 0) return NULL;
   if (trace_json) {
     const char *js = sch_trace_json(ctx, sch_get_trace(op.sched));
     *trace_json = js ? one_line((char *)tec_ctx_strdup(ctx, js)) : NULL;
@@ -104,14 +104,15 @@ int tune_task_topi(tec_ctx *ctx, const topi_template *t, const void *problem, co
   const char *why = NULL;
   if (t->applies && !t->applies(ctx, problem, &why))
     return tec_ctx_set_error(ctx, "tune: %s cannot compute this problem: %s", t->name, why ? why : "(no reason given)");
-  const char *tstr = tec_target_str(ctx, target);
-  if (!tstr) return -1;
-  if (t->space(ctx, tt->problem, target, &tt->sp) != 0) return -1;
+  const tec_target *tg = tec_target_parse(ctx, target); /* the task's one parse */
+  if (!tg) return -1;
+  if (t->space(ctx, tt->problem, tg, &tt->sp) != 0) return -1;
   out->template_name = t->name;
   out->problem = tune_problem_canon(ctx, problem_str);
   out->workload = tec_ctx_printf(ctx, "%s %s", t->name, out->problem ? out->problem : "");
-  out->target = tstr;
+  out->target = tg->str;
   out->target_arg = target ? tec_ctx_strdup(ctx, target) : NULL;
+  out->target_value = tg;
   out->space = &tt->sp;
   out->default_index = tune_space_default_index(&tt->sp);
   if (t->problem_kind == TOPI_PROBLEM_CONV2D) out->flops = topi_conv2d_flops(problem);

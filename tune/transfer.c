@@ -40,10 +40,14 @@ int tune_prior_load(tec_ctx *ctx, const tune_task *task, const char *path, FILE 
   order = malloc(sizeof *order * (size_t)(n ? n : 1));
   if (!group || !order) goto oom;
   int ng = 0;
+  /* the task's target as a value (a task made by hand has only its text: parsed once here) */
+  const tec_target *tg = task->target_value ? task->target_value : tec_target_parse(tmp, task->target);
+  tec_target_memo memo = {0};
+  if (!tg) tec_ctx_clear_error(tmp); /* no target: no record is of it */
   for (int i = 0; i < n; i++) {
     const tune_record *r = &recs[i];
     group[i] = -1;
-    if (strcmp(r->template_name, task->template_name) || strcmp(r->target, task->target)) {
+    if (strcmp(r->template_name, task->template_name) || !tec_target_matches(tmp, &memo, r->target, tg)) {
       counts->transfer_skipped_other++;
       continue;
     }

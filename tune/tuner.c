@@ -60,7 +60,9 @@ typedef struct pipeline {
 #define AHEAD 2 /* candidates compiled before their measurement, at most (+ hosts - 1 remote) */
 
 tec_module *tune_build_candidate(const tune_task *task, tec_ctx *ctx, int64_t index, lower_func *f) {
-  if (!task->build) return tec_build(ctx, 1, &f, task->target_arg);
+  if (!task->build)
+    return task->target_value ? tec_build_for(ctx, 1, &f, task->target_value)
+                              : tec_build(ctx, 1, &f, task->target_arg);
   tec_module *m = task->build(task, ctx, index, f);
   const char *e = tec_ctx_error(ctx);
   if (!m && !(e && *e))

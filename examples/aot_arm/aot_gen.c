@@ -13,14 +13,14 @@
 #include <string.h>
 #include "arm_kernels.h"
 
-static int emit_all(tec_ctx *ctx, int n, lower_func **fs, const char *target, const char *dir,
+static int emit_all(tec_ctx *ctx, int n, lower_func **fs, const tec_target *target, const char *dir,
                     const char *base) {
   static const struct { tec_emit_kind kind; const char *ext; } out[] = {
       {TEC_EMIT_OBJECT, "o"}, {TEC_EMIT_ASM, "s"}, {TEC_EMIT_HEADER, "h"}};
   for (int i = 0; i < 3; i++) {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s.%s", dir, base, out[i].ext);
-    if (tec_emit(ctx, n, fs, target, out[i].kind, path) != 0) return -1;
+    if (tec_emit_for(ctx, n, fs, target, out[i].kind, path) != 0) return -1;
   }
   return 0;
 }
@@ -32,14 +32,13 @@ int main(int argc, char **argv) {
   }
   const char *target = argv[1], *dir = argv[2];
   tec_ctx *ctx = tec_ctx_new();
-  int bits = tec_target_vector_bits(ctx, target);
-  const char *spelled = tec_target_str(ctx, target);
-  if (bits < 0 || !spelled) {
+  const tec_target *tg = tec_target_parse(ctx, target); /* once */
+  if (!tg) {
     fprintf(stderr, "aot_gen: %s\n", tec_ctx_error(ctx));
     return 1;
   }
-  int lanes = bits / 32 > 0 ? bits / 32 : 1;
-  int wide = strstr(spelled, "aarch64") != NULL; /* 32 vector registers */
+  int bits = tg->vector_bits, lanes = bits / 32 > 0 ? bits / 32 : 1;
+  int wide = tg->arch == TEC_ARCH_AARCH64; /* 32 vector registers */
   int nr = lanes * (wide ? 4 : 2), cb = lanes * (wide ? 2 : 1);
   lower_func *fs[2];
   int n = 2;
@@ -50,11 +49,11 @@ int main(int argc, char **argv) {
       fprintf(stderr, "aot_gen: %s\n", tec_ctx_error(ctx));
       return 1;
     }
-  if (emit_all(ctx, n, fs, target, dir, "kernels") != 0) {
+  if (emit_all(ctx, n, fs, tg, dir, "kernels") != 0) {
     fprintf(stderr, "aot_gen: %s\n", tec_ctx_error(ctx));
     return 1;
   }
-  printf("aot_gen: %s (%d-bit vectors, gemm tile 4x%d, depthwise 4x%d) -> %s\n", spelled, bits,
+  printf("aot_gen: %s (%d-bit vectors, gemm tile 4x%d, depthwise 4x%d) -> %s\n", tg->str, bits,
          nr, cb, dir);
   tec_ctx_free(ctx);
   return 0;

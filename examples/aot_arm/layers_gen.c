@@ -63,7 +63,8 @@ int main(int argc, char **argv) {
   }
   const char *target = argv[1], *dir = argv[2];
   tec_ctx *ctx = tec_ctx_new();
-  int bits = tec_target_vector_bits(ctx, target);
+  const tec_target *tg = tec_target_parse(ctx, target); /* once */
+  int bits = tg ? tg->vector_bits : -1;
   if (bits < 0) {
     fprintf(stderr, "layers_gen: %s\n", tec_ctx_error(ctx));
     return 1;
@@ -116,8 +117,8 @@ int main(int argc, char **argv) {
       topi_op op;
       lower_func *f = NULL;
       char prep_roles[8], run_roles[8];
-      if (!fname || t->declare(ctx, &p, &d) || t->space(ctx, &p, target, &sp) ||
-          t->schedule(&d, sp.default_config, target, &op) ||
+      if (!fname || t->declare(ctx, &p, &d) || t->space(ctx, &p, tg, &sp) ||
+          t->schedule(&d, sp.default_config, tg, &op) ||
           !(f = tec_lower(op.sched, fname, op.nargs, op.args)) || !f->prepare ||
           f->npacked > MAXPACKED || roles(f, f->npacked, &op, run_roles) ||
           roles(f->prepare, f->npacked, &op, prep_roles)) {
@@ -157,7 +158,7 @@ int main(int argc, char **argv) {
       {TEC_EMIT_OBJECT, "o"}, {TEC_EMIT_ASM, "s"}, {TEC_EMIT_HEADER, "h"}};
   for (int i = 0; i < 3; i++) {
     snprintf(path, sizeof path, "%s/tec_layers.%s", dir, out[i].ext);
-    if (nf && tec_emit(ctx, nf, fs, target, out[i].kind, path) != 0) {
+    if (nf && tec_emit_for(ctx, nf, fs, tg, out[i].kind, path) != 0) {
       fprintf(stderr, "layers_gen: %s\n", tec_ctx_error(ctx));
       return 1;
     }

@@ -21,7 +21,7 @@ int main(int argc, char **argv) {
   topi_op op;
   lower_func *f = NULL;
   int rc = topi_declare(ctx, "dw_spatial_pack", &p, &d) ||
-           topi_schedule(&d, &cfg, argv[1], &op);
+           topi_schedule(&d, &cfg, tec_target_parse(ctx, argv[1]), &op);
   if (rc == 0) f = tec_lower(op.sched, "dw", op.nargs, op.args);
   if (!f || tec_emit(ctx, 1, &f, argv[1], TEC_EMIT_OBJECT, argv[2]) ||
       tec_emit(ctx, 1, &f, argv[1], TEC_EMIT_HEADER, argv[3])) {

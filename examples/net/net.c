@@ -430,7 +430,7 @@ static int check_records(net *n, const char *who) {
  * (topi_instantiate), or with options.records the best record of the layer's workload for the
  * target (tune_apply_best: a warning naming the workload and the default used when there is
  * none, kept in L->note). 0, or -1 with net_error() ("who: layer NAME: why"). */
-static int instantiate(net *n, int i, const char *who, const char *target, topi_op *op) {
+static int instantiate(net *n, int i, const char *who, const tec_target *target, topi_op *op) {
   net_layer *L = &n->layers[i];
   const topi_template *t = topi_template_find(L->tmpl);
   if (!t) return fail(n, "%s: no template %s", who, L->tmpl);
@@ -453,7 +453,7 @@ static int instantiate(net *n, int i, const char *who, const char *target, topi_
   tec_ctx *tmp = tec_ctx_new(); /* the records are read into its arena, freed per layer */
   char shape[512];
   const char *warning = NULL;
-  int rc = cfg && tmp ? tune_apply_best(tmp, n->opt.records, t->name,
+  int rc = cfg && tmp ? tune_apply_best_for(tmp, n->opt.records, t->name,
                                         net_layer_shape(n, i, shape, sizeof shape), target, &sp,
                                         cfg, &warning, 0)
                       : -1;
@@ -481,14 +481,16 @@ int net_compile(net *n) {
   if (!n->ctx) return fail(n, "net_compile: %s%s", "out of memory", "");
   lower_func *funcs[NET_MAX];
   if (check_records(n, "net_compile")) return -1;
+  const tec_target *host = tec_target_parse(n->ctx, NULL); /* once for every layer */
+  if (!host) return fail(n, "net_compile: %s%s", tec_ctx_error(n->ctx), "");
   for (int i = 0; i < n->nlayers; i++) {
     net_layer *L = &n->layers[i];
     topi_op op;
-    if (instantiate(n, i, "net_compile", NULL, &op)) return -1;
+    if (instantiate(n, i, "net_compile", host, &op)) return -1;
     if (!(funcs[i] = tec_lower(op.sched, L->name, op.nargs, op.args)))
       return fail(n, "net_compile: layer %s: %s", L->name, tec_ctx_error(n->ctx));
   }
-  n->mod = tec_build(n->ctx, n->nlayers, funcs, NULL);
+  n->mod = tec_build_for(n->ctx, n->nlayers, funcs, host);
   if (!n->mod) return fail(n, "net_compile: %s%s", tec_ctx_error(n->ctx), "");
   for (int v = 0; v < n->nvalues; v++) {
     size_t bytes = ((size_t)numel(&n->values[v]) * sizeof(float) + 63) / 64 * 64;
@@ -503,10 +505,12 @@ int net_compile(net *n) {
 int net_lower(net *n, const char *target, lower_func **funcs) {
   if (!n->ctx && !(n->ctx = tec_ctx_new())) return fail(n, "net_lower: %s%s", "out of memory", "");
   if (check_records(n, "net_lower")) return -1;
+  const tec_target *tg = tec_target_parse(n->ctx, target); /* once for every layer */
+  if (!tg) return fail(n, "net_lower: %s%s", tec_ctx_error(n->ctx), "");
   for (int i = 0; i < n->nlayers; i++) {
     net_layer *L = &n->layers[i];
     topi_op op;
-    if (instantiate(n, i, "net_lower", target, &op)) return -1;
+    if (instantiate(n, i, "net_lower", tg, &op)) return -1;
     if (!(funcs[i] = tec_lower(op.sched, L->name, op.nargs, op.args)))
       return fail(n, "net_lower: layer %s: %s", L->name, tec_ctx_error(n->ctx));
   }

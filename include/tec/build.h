@@ -23,7 +23,8 @@
  * tec_emit therefore need the runtime library: link them with libtec_runtime.a and -lpthread
  * (built for the object's target).
  *
- * Targets are strings: "llvm" (or NULL) is the host CPU with its real features;
+ * Targets are values (tec/target.h: tec_target_parse, once) or, in tec_build and tec_emit, their
+ * text, parsed once per call: "llvm" (or NULL) is the host CPU with its real features;
  *   "llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -mattr=+neon"          AArch64 + NEON
  *   "llvm -mtriple=armv7a-linux-gnueabihf -mcpu=cortex-a7 -mattr=+neon,+vfp4" ARMv7-A + NEON
  *   "rasp4b", "rasp4b32", "rasp3b", "rk3399", "armv7-neon", "neoverse-n1"      presets
@@ -41,6 +42,7 @@
 
 #include <dlpack/dlpack.h>
 #include "tec/lower.h"
+#include "tec/target.h"
 
 typedef struct tec_module tec_module;
 typedef int32_t (*tec_packed_fn)(DLTensor *const *args, int32_t nargs);
@@ -50,6 +52,9 @@ typedef int32_t (*tec_packed_fn)(DLTensor *const *args, int32_t nargs);
  * address: after tec_module_free every call on it fails with "the module was freed" (a second
  * free is a no-op), and building and freeing modules over and over holds constant memory. */
 tec_module *tec_build(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const char *target);
+/* The same for a parsed target (NULL: the host, parsed here): builds parse no text. */
+tec_module *tec_build_for(tec_ctx *ctx, int nfuncs, lower_func *const *funcs,
+                          const tec_target *target);
 tec_packed_fn tec_module_get(tec_module *m, const char *name);
 void *tec_module_get_raw(tec_module *m, const char *name);
 /* The optimized LLVM IR / the assembly of the module, as text the module owns (valid until
@@ -83,15 +88,9 @@ int32_t tec_call(tec_packed_fn fn, int32_t nargs, DLTensor *const *args);
                  (int32_t)(sizeof((DLTensor *[]){__VA_ARGS__}) / sizeof(DLTensor *)),      \
                  (DLTensor *const[]){__VA_ARGS__})
 
-/* The target's native SIMD width in bits (128 on NEON, 256 with AVX2, 512 with AVX-512, 32
- * without SIMD): a schedule's vector lanes for 32-bit types are bits / 32. -1 with an error. */
-int tec_target_vector_bits(tec_ctx *ctx, const char *target);
-/* 1 if the target's vector multiply-add can take one lane of a register as its scalar operand
- * (AArch64 NEON: `fmla v0.4s, v1.4s, v2.s[3]`), so a broadcast of a loaded element costs a share
- * of one vector load of its aligned group; 0 if a broadcast is its own load; -1 with an error. */
-int tec_target_lane_fma(tec_ctx *ctx, const char *target);
-/* The target spelled out, "llvm -mtriple=... -mcpu=... -mattr=..." (arena), or NULL. */
-const char *tec_target_str(tec_ctx *ctx, const char *target);
+/* The target's facts (vector width, lane FMA, registers, caches, features) and its canonical
+ * text: tec/target.h (tec_target_parse once, then read the value; tec_target_vector_bits,
+ * tec_target_lane_fma and tec_target_str are the string-taking forms). */
 
 typedef enum tec_emit_kind {
   TEC_EMIT_OBJECT,  /* relocatable object file */
@@ -102,5 +101,8 @@ typedef enum tec_emit_kind {
 /* Ahead of time: writes the functions for target into path. 0, or -1 with an error. */
 int tec_emit(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const char *target,
              tec_emit_kind kind, const char *path);
+/* The same for a parsed target (NULL: the host). */
+int tec_emit_for(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const tec_target *target,
+                 tec_emit_kind kind, const char *path);
 
 #endif

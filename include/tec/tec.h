@@ -9,6 +9,7 @@
 #include "tec/te.h"
 #include "tec/schedule.h"
 #include "tec/lower.h"
+#include "tec/target.h"
 #include "tec/build.h"
 #include "tec/runtime.h"
 #include "tec/topi.h"

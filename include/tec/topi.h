@@ -10,6 +10,7 @@
  * checked calls take the problem and config structs a user fills, and refuse a problem or
  * config of another template's type:
  *
+ *   const tec_target *target = tec_target_parse(ctx, "rasp4b");  // once (NULL: the host)
  *   topi_decl d;
  *   tune_space sp;
  *   topi_op op;
@@ -22,6 +23,9 @@
  * registry. A declaration can be scheduled many times (every schedule is a separate view:
  * cache_read/cache_write never change the declared tensors). A config of the space by index:
  * tune_space_config(&sp, index, &cfg); by text: tune_config_parse(ctx, &sp, "mr=4", &cfg).
+ * The target is a parsed value (tec/target.h): templates read its lanes, registers, lane FMA
+ * and default tiles and never a target text; NULL stands for the host (parsed on each call
+ * that gets it).
  *
  * Layouts. Activations are NCHW, NHWC or NCHW[x]c ("NCHW16c": channel blocks of x, the block
  * innermost, [n][ceil(c/x)][h][w][x]; the channels past c in the last block are zero on input
@@ -43,6 +47,7 @@
 #include <stddef.h>
 #include "tec/schedule.h"
 #include "tec/space.h"
+#include "tec/target.h"
 
 /* ---------------- the three-function shape ---------------- */
 
@@ -88,8 +93,8 @@ struct topi_template {
    * the ctx's arena */
   int (*applies)(tec_ctx *ctx, const void *problem, const char **why);
   int (*declare)(tec_ctx *ctx, const void *problem, topi_decl *out);
-  int (*schedule)(const topi_decl *d, const void *config, const char *target, topi_op *out);
-  int (*space)(tec_ctx *ctx, const void *problem, const char *target, tune_space *out);
+  int (*schedule)(const topi_decl *d, const void *config, const tec_target *target, topi_op *out);
+  int (*space)(tec_ctx *ctx, const void *problem, const tec_target *target, tune_space *out);
   const char *config_type;     /* "topi_dense_config": the config struct schedule reads */
 };
 
@@ -112,9 +117,9 @@ const topi_template *topi_template_at(int i);
 int topi_declare_as(tec_ctx *ctx, const char *name, const char *problem_type, const void *problem,
                     topi_decl *out);
 int topi_space_as(tec_ctx *ctx, const char *name, const char *problem_type, const void *problem,
-                  const char *target, tune_space *out);
+                  const tec_target *target, tune_space *out);
 int topi_schedule_as(const topi_decl *d, const char *config_type, const void *config,
-                     const char *target, topi_op *out);
+                     const tec_target *target, topi_op *out);
 #define topi_declare(ctx, name, problem, out) \
   topi_declare_as((ctx), (name), TOPI_PROBLEM_TYPE(problem), (problem), (out))
 #define topi_space_of(ctx, name, problem, target, out) \
@@ -124,7 +129,7 @@ int topi_schedule_as(const topi_decl *d, const char *config_type, const void *co
 
 /* declare + space + schedule with the target's default config. */
 int topi_instantiate(tec_ctx *ctx, const topi_template *t, const void *problem,
-                     const char *target, topi_op *out);
+                     const tec_target *target, topi_op *out);
 
 /* ---------------- shared vocabulary ---------------- */
 

@@ -65,8 +65,12 @@ struct tune_task {
   const char *template_name;   /* "dense" or the user's name */
   const char *problem;         /* canonical problem string ("k=64,m=64,n=64") */
   const char *workload;        /* template + " " + problem */
-  const char *target;          /* the target spelled out (tec_target_str): what records name */
-  const char *target_arg;      /* the target as given (NULL: host): what schedules and builds take */
+  const char *target;          /* the target's canonical text (tec_target.str): what records name */
+  const char *target_arg;      /* the target as given (NULL: host), for messages */
+  /* The parsed target (tune_task_topi parses the text once): what schedules and builds take,
+   * so a candidate parses no target text. NULL in a task made by hand: builds then take
+   * target_arg. */
+  const tec_target *target_value;
   const tune_space *space;
   double flops;                /* per call (0: unknown; GFLOP/s then reported as 1/seconds) */
   int64_t default_index;       /* the config index of the default (-1: index 0) */
@@ -81,7 +85,8 @@ struct tune_task {
    * input has a margin zeroes its ring (topi_arg_zero_ring). Remote measurement refuses a task
    * with one (the remote driver fills the arguments itself). */
   void (*fill)(const tune_task *task, DLTensor *const *args, int nargs);
-  /* How the candidate with config `index` is built (NULL: tec_build(ctx, 1, &f, target_arg)):
+  /* How the candidate with config `index` is built (NULL: tec_build_for(ctx, 1, &f,
+   * target_value), or tec_build with target_arg without a value):
    * for a task that links more than f, builds with its own options, or stands in for a build
    * that takes long. Called where tec_build would be: in the building child under
    * tune_options.fork (held to build_timeout), else on the compiling thread. The module is
@@ -322,6 +327,10 @@ int tune_records_load(tec_ctx *ctx, const char *path, FILE *warn, tune_record **
 int tune_apply_best(tec_ctx *ctx, const char *records, const char *template_name,
                     const char *problem, const char *target, const tune_space *sp, void *config,
                     const char **warning, int print);
+/* The same for a parsed target (NULL: the host, parsed here). */
+int tune_apply_best_for(tec_ctx *ctx, const char *records, const char *template_name,
+                        const char *problem, const tec_target *target, const tune_space *sp,
+                        void *config, const char **warning, int print);
 
 /* ---------------- what a user sees ---------------- */
 
