@@ -208,12 +208,12 @@ int conv_tec_setup(conv_case *c, const char *forced, const char *config) {
   if (!found) return tec_fail(c, "does not apply", first_why);
   c->in_l = p.in_layout, c->out_l = p.out_layout;
   topi_op op;
-  topi_space sp;
+  tune_space sp;
   topi_decl *decl = tec_ctx_alloc(c->ctx, sizeof *decl);
   void *cfg = NULL;
   if (!decl || t->space(c->ctx, &p, NULL, &sp) || !(cfg = tec_ctx_alloc(c->ctx, sp.config_size)))
     return tec_fail(c, "failed", tec_ctx_error(c->ctx));
-  if (topi_config_parse(c->ctx, &sp, config, cfg))
+  if (tune_config_parse(c->ctx, &sp, config, cfg))
     return tec_fail(c, "refused --tec-config", tec_ctx_error(c->ctx));
   if (t->declare(c->ctx, &p, decl) || t->schedule(decl, cfg, NULL, &op))
     return tec_fail(c, "failed", tec_ctx_error(c->ctx));
@@ -224,7 +224,7 @@ int conv_tec_setup(conv_case *c, const char *forced, const char *config) {
     return tec_fail(c, "failed to compile", tec_ctx_error(c->ctx));
   snprintf(c->tec_desc, sizeof c->tec_desc, "%s %s->%s %s", t->name,
            topi_layout_str(c->ctx, c->in_l), topi_layout_str(c->ctx, c->out_l),
-           topi_config_str(c->ctx, &sp, cfg));
+           tune_config_str(c->ctx, &sp, cfg));
   /* arguments: data, kernel [c_out][c_in/groups][k][k], bias [c_out], out */
   int64_t xs[5], ys[5], ws[4] = {L->c_out, L->c_in / L->groups, L->k, L->k}, bs[1] = {L->c_out};
   int xd, yd;

@@ -62,9 +62,9 @@ static int fail(tec_ctx *ctx, const char *what) {
 }
 
 static tec_module *build(tec_ctx *ctx, const topi_template *t, const void *prob, const void *cfg,
-                         topi_space *sp_out) {
+                         tune_space *sp_out) {
   topi_decl *d = tec_ctx_alloc(ctx, sizeof *d);
-  topi_space sp;
+  tune_space sp;
   topi_op op;
   if (!d || t->declare(ctx, prob, d) || t->space(ctx, prob, NULL, &sp) ||
       t->schedule(d, cfg ? cfg : sp.default_config, NULL, &op))
@@ -135,7 +135,7 @@ static int setup(bcase *c, int bi, const int *rows, int nrows, int64_t block, in
       !(c->mpw = build(c->ctx, topi_template_find("conv2d_nchwc"), &c->p.pw, NULL, NULL)))
     return fail(c->ctx, B->name);
   const topi_template *t = topi_template_find("dw_pw_fused");
-  topi_space sp;
+  tune_space sp;
   if (t->space(c->ctx, &c->p, NULL, &sp)) return fail(c->ctx, B->name);
   const topi_dw_pw_fused_config *def = sp.default_config;
   int64_t want[MAX_VAR];
@@ -152,9 +152,9 @@ static int setup(bcase *c, int bi, const int *rows, int nrows, int64_t block, in
     topi_dw_pw_fused_config cfg = *def;
     if (want[i] >= 0) { /* fused = R, the pointwise's tile for an R-row (or the whole) problem */
       topi_conv2d tp = c->p.pw;
-      topi_space ps;
+      tune_space ps;
       if (want[i] > 0) tp.h = want[i];
-      if (topi_conv2d_nchwc_space(c->ctx, &tp, NULL, &ps)) return fail(c->ctx, B->name);
+      if (topi_space_of(c->ctx, "conv2d_nchwc", &tp, NULL, &ps)) return fail(c->ctx, B->name);
       const topi_conv2d_nchwc_config *pd = ps.default_config;
       cfg.fused = want[i], cfg.ow_tile = pd->ow_tile, cfg.oc_tiles = pd->oc_tiles;
       cfg.ic_split = pd->ic_split, cfg.ic_unroll = pd->ic_unroll;
@@ -162,7 +162,7 @@ static int setup(bcase *c, int bi, const int *rows, int nrows, int64_t block, in
     if (i == 0) snprintf(v->label, sizeof v->label, "def(%lld)", (long long)cfg.fused);
     else snprintf(v->label, sizeof v->label, "fused=%lld", (long long)cfg.fused);
     if (!(v->m = build(c->ctx, t, &c->p, &cfg, NULL))) return fail(c->ctx, B->name);
-    if (verbose) printf("%s %s: %s\n", B->name, v->label, topi_config_str(c->ctx, &sp, &cfg));
+    if (verbose) printf("%s %s: %s\n", B->name, v->label, tune_config_str(c->ctx, &sp, &cfg));
     if (alloc5(&v->out, B->c_out, oh, ow, block)) return fail(NULL, "allocation");
     c->nvar++;
   }

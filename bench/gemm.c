@@ -185,9 +185,9 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
                                   const char **cfg_str) {
   topi_dense p = {.m = n, .n = n, .k = n};
   topi_decl d;
-  topi_space sp;
+  tune_space sp;
   topi_op op;
-  if (topi_dense_declare(ctx, &p, &d) || topi_dense_space(ctx, &p, NULL, &sp)) return NULL;
+  if (topi_declare(ctx, "dense", &p, &d) || topi_space_of(ctx, "dense", &p, NULL, &sp)) return NULL;
   topi_dense_config c = *(const topi_dense_config *)sp.default_config;
   if (o->mr != UNSET) c.mr = o->mr;
   if (o->nr != UNSET) c.nr = o->nr;
@@ -195,8 +195,8 @@ static tec_module *tec_gemm_build(tec_ctx *ctx, int64_t n, const opts *o, tec_pa
   if (o->jb != UNSET) c.jb = o->jb;
   if (o->parallel != UNSET) c.parallel = o->parallel;
   if (o->pack != UNSET) c.pack = o->pack;
-  *cfg_str = topi_config_str(ctx, &sp, &c);
-  if (topi_dense_schedule(&d, &c, NULL, &op)) return NULL;
+  *cfg_str = tune_config_str(ctx, &sp, &c);
+  if (topi_schedule(&d, &c, NULL, &op)) return NULL;
   lower_func *f = tec_lower(op.sched, "tec_gemm", op.nargs, op.args);
   if (!f) return NULL;
   if (o->print_ir) tec_lower_print(stdout, f);

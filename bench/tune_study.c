@@ -336,7 +336,7 @@ static int load_reference(const net *n, const unique *u, const opts *o, const ch
   snprintf(src, sizeof src, "%s/records/%s-%s.jsonl", o->reference, L->name, tag);
   tec_ctx *ctx = tec_ctx_new();
   tune_task task;
-  topi_space sp;
+  tune_space sp;
   tune_record *rec = NULL;
   int nrec = 0;
   if (!ctx || tune_task_topi(ctx, tmpl, &L->conv, u->shape, NULL, &task) || tmpl->space(ctx, &L->conv, NULL, &sp) ||
@@ -365,10 +365,10 @@ static int load_reference(const net *n, const unique *u, const opts *o, const ch
       bad = tec_ctx_printf(ctx, "record %d: target '%s', not this machine's '%s'", i + 1, r->target, task.target);
     else if (status_of(r->status) < 0)
       bad = tec_ctx_printf(ctx, "record %d: unknown status '%s'", i + 1, r->status);
-    else if ((in = topi_space_config(&sp, r->index, cfg)) != 0)
+    else if ((in = tune_space_config(&sp, r->index, cfg)) != 0)
       bad = tec_ctx_printf(ctx, "record %d: config index %lld is not in this build's space (%s; the space changed?)",
                            i + 1, (long long)r->index, in < 0 ? "out of its range" : "its rule refuses it");
-    else if (strcmp(have = topi_config_str(ctx, &sp, cfg), r->config))
+    else if (strcmp(have = tune_config_str(ctx, &sp, cfg), r->config))
       bad = tec_ctx_printf(ctx, "record %d: config '%s' at index %lld, but this build's config %lld is '%s' (the space "
                            "changed?)", i + 1, r->config, (long long)r->index, (long long)r->index, have);
     else if (i == 0 && r->index != def)

@@ -57,8 +57,8 @@ static tec_module *build(tec_ctx *ctx, const topi_conv2d *p, int precompute, int
   topi_op op;
   lower_func *f = NULL;
   tec_module *m = NULL;
-  if (topi_dw_spatial_pack_declare(ctx, p, &d) == 0 &&
-      topi_dw_spatial_pack_schedule(&d, &cfg, NULL, &op) == 0 &&
+  if (topi_declare(ctx, "dw_spatial_pack", p, &d) == 0 &&
+      topi_schedule(&d, &cfg, NULL, &op) == 0 &&
       sch_set_precompute(op.sched, precompute) == 0 &&
       (f = tec_lower(op.sched, "dw", op.nargs, op.args)) != NULL)
     m = tec_build(ctx, 1, &f, NULL);

@@ -257,12 +257,12 @@ typedef struct data {
 static lower_func *topi_gemm(tec_ctx *ctx, int64_t n) {
   topi_dense p = {.m = n, .n = n, .k = n};
   topi_decl dc;
-  topi_space sp;
+  tune_space sp;
   topi_op op;
-  if (topi_dense_declare(ctx, &p, &dc) || topi_dense_space(ctx, &p, NULL, &sp) ||
-      topi_dense_schedule(&dc, sp.default_config, NULL, &op))
+  if (topi_declare(ctx, "dense", &p, &dc) || topi_space_of(ctx, "dense", &p, NULL, &sp) ||
+      topi_schedule(&dc, sp.default_config, NULL, &op))
     return NULL;
-  printf("topi dense config: %s\n", topi_config_str(ctx, &sp, sp.default_config));
+  printf("topi dense config: %s\n", tune_config_str(ctx, &sp, sp.default_config));
   return tec_lower(op.sched, "gemm", op.nargs, op.args);
 }
 

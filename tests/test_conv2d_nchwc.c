@@ -45,8 +45,8 @@ static void check_conv(const topi_conv2d *p, const topi_conv2d_nchwc_config *cfg
 /* The default config with pad_copy forced to v (when the space allows it). */
 static void check_both_pads(const topi_conv2d *p) {
   tec_ctx *ctx = tec_ctx_new();
-  topi_space sp;
-  OK(ctx, topi_conv2d_nchwc_space(ctx, p, NULL, &sp));
+  tune_space sp;
+  OK(ctx, topi_space_of(ctx, "conv2d_nchwc", p, NULL, &sp));
   topi_conv2d_nchwc_config c = *(const topi_conv2d_nchwc_config *)sp.default_config;
   check_conv(p, &c);
   if (p->pad_h || p->pad_w) {
@@ -120,15 +120,15 @@ START_TEST(configs_from_space) {
       conv(1, 48, 6, 7, 40, 1, 1, 0, NCHWC(16), NCHWC(8), 1, 0, TOPI_ACT_RELU6)};
   for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) {
     tec_ctx *ctx = tec_ctx_new();
-    topi_space sp;
-    OK(ctx, topi_conv2d_nchwc_space(ctx, &ps[i], NULL, &sp));
-    int64_t n = topi_space_range(&sp);
-    ck_assert_int_gt(topi_space_size(&sp), 50);
+    tune_space sp;
+    OK(ctx, topi_space_of(ctx, "conv2d_nchwc", &ps[i], NULL, &sp));
+    int64_t n = tune_space_range(&sp);
+    ck_assert_int_gt(tune_space_size(&sp), 50);
     topi_conv2d_nchwc_config c;
     for (int64_t k = 0; k < (tu_emulated() ? 2 : 6); k++) {
       int64_t idx = (k * 7919 + 13) % n;
-      while (topi_space_config(&sp, idx, &c) == 1) idx = (idx + 1) % n; /* the next in the space */
-      OK(ctx, topi_space_check(ctx, &sp, &c));
+      while (tune_space_config(&sp, idx, &c) == 1) idx = (idx + 1) % n; /* the next in the space */
+      OK(ctx, tune_space_check(ctx, &sp, &c));
       check_conv(&ps[i], &c);
     }
     tec_ctx_free(ctx);
@@ -155,8 +155,8 @@ START_TEST(prepare_and_fusion) {
   assert_not_contains(run, "produce kernel_p");
   assert_not_contains(run, "kernel[");
   /* the default tile for 16-lane targets: conv lives in T x B x 16 floats */
-  topi_space sp;
-  OK(ctx, topi_conv2d_nchwc_space(ctx, &p, NULL, &sp));
+  tune_space sp;
+  OK(ctx, topi_space_of(ctx, "conv2d_nchwc", &p, NULL, &sp));
   const topi_conv2d_nchwc_config *c = sp.default_config;
   if (tec_target_vector_bits(ctx, NULL) == 512)
     tu_assert_contains(run, tec_ctx_printf(ctx, "allocate conv[float32 * %lld]",
@@ -181,21 +181,21 @@ START_TEST(tile_rows) {
     topi_conv2d p = ps[i];
     if (i == 2) p.dilation_h = p.dilation_w = 2;
     tec_ctx *ctx = tec_ctx_new();
-    topi_space sp;
-    OK(ctx, topi_conv2d_nchwc_space(ctx, &p, NULL, &sp));
-    const topi_knob *k = &sp.knobs[7];
+    tune_space sp;
+    OK(ctx, topi_space_of(ctx, "conv2d_nchwc", &p, NULL, &sp));
+    const tune_knob *k = &sp.knobs[7];
     ck_assert_str_eq(k->name, "oh_reg");
     ck_assert_int_eq(k->nvalues, 4); /* 1-4: rows narrower than 32 positions */
-    const topi_knob *rk = &sp.knobs[4]; /* oh_tile: rows per task */
+    const tune_knob *rk = &sp.knobs[4]; /* oh_tile: rows per task */
     for (int h = 1; h < k->nvalues; h++)
       for (int r = 0; r < rk->nvalues; r++) {
         topi_conv2d_nchwc_config c = *(const topi_conv2d_nchwc_config *)sp.default_config;
         c.oh_reg = k->values[h], c.oh_tile = rk->values[r];
         if (c.oh_tile < c.oh_reg) continue;
-        OK(ctx, topi_space_check(ctx, &sp, &c));
-        while (!topi_space_allows(&sp, &c) && c.ow_tile > 1) c.ow_tile--;
-        if (!topi_space_allows(&sp, &c)) c.oc_tiles = 1;
-        ck_assert_msg(topi_space_allows(&sp, &c), "%s", topi_config_str(ctx, &sp, &c));
+        OK(ctx, tune_space_check(ctx, &sp, &c));
+        while (!tune_space_allows_config(&sp, &c) && c.ow_tile > 1) c.ow_tile--;
+        if (!tune_space_allows_config(&sp, &c)) c.oc_tiles = 1;
+        ck_assert_msg(tune_space_allows_config(&sp, &c), "%s", tune_config_str(ctx, &sp, &c));
         check_conv(&p, &c);
         tried++;
       }
@@ -228,8 +228,8 @@ START_TEST(avx512_defaults) {
     topi_conv2d p = conv(1, cases[i].c, cases[i].hw, cases[i].hw, cases[i].oc, cases[i].k,
                          cases[i].stride, cases[i].pad, NCHWC(16), NCHWC(16), 1, 0,
                          TOPI_ACT_RELU);
-    topi_space sp;
-    OK(ctx, topi_conv2d_nchwc_space(ctx, &p, tec_target_parse(ctx, avx512), &sp));
+    tune_space sp;
+    OK(ctx, topi_space_of(ctx, "conv2d_nchwc", &p, tec_target_parse(ctx, avx512), &sp));
     const topi_conv2d_nchwc_config *c = sp.default_config;
     if (cases[i].ow_tile >= 0) {
       ck_assert_msg(c->ow_tile == cases[i].ow_tile && c->oc_tiles == cases[i].oc_tiles,
@@ -282,13 +282,13 @@ START_TEST(avx512_tile_no_spill) {
   const char *avx512 = "llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512";
   topi_conv2d p = conv(1, 128, 28, 28, 256, 3, 2, 1, NCHWC(16), NCHWC(16), 1, 0, TOPI_ACT_RELU);
   topi_decl d;
-  topi_space sp;
+  tune_space sp;
   topi_op op;
-  OK(ctx, topi_conv2d_nchwc_declare(ctx, &p, &d));
-  OK(ctx, topi_conv2d_nchwc_space(ctx, &p, tec_target_parse(ctx, avx512), &sp));
+  OK(ctx, topi_declare(ctx, "conv2d_nchwc", &p, &d));
+  OK(ctx, topi_space_of(ctx, "conv2d_nchwc", &p, tec_target_parse(ctx, avx512), &sp));
   topi_conv2d_nchwc_config c = *(const topi_conv2d_nchwc_config *)sp.default_config;
   ck_assert_int_eq(c.ow_tile * c.oc_tiles, 28);
-  OK(ctx, topi_conv2d_nchwc_schedule(&d, &c, tec_target_parse(ctx, avx512), &op));
+  OK(ctx, topi_schedule(&d, &c, tec_target_parse(ctx, avx512), &op));
   lower_func *f = tec_lower(op.sched, "conv", op.nargs, op.args);
   char *s = tu_emit_text(ctx, f, avx512, TEC_EMIT_ASM);
   int blocks, zmm_stack;
@@ -304,60 +304,60 @@ END_TEST
 START_TEST(bad_input) {
   tec_ctx *ctx = tec_ctx_new();
   topi_decl d;
-  topi_space sp;
+  tune_space sp;
   topi_op op;
   topi_conv2d p = conv(1, 0, 8, 8, 16, 3, 1, 1, NCHWC(16), NCHWC(16), 0, 0, TOPI_ACT_NONE);
-  ck_assert_int_eq(topi_conv2d_nchwc_declare(ctx, &p, &d), -1);
+  ck_assert_int_eq(topi_declare(ctx, "conv2d_nchwc", &p, &d), -1);
   assert_err(ctx, "conv2d_nchwc: sizes, kernel and strides must be >= 1 and padding >= 0 (got "
                   "n=1 c_in=0 h=8 w=8 c_out=16 kernel=3x3 stride=1x1 pad=1x1)");
   tec_ctx_clear_error(ctx);
   p = conv(1, 16, 8, 8, 16, 3, 1, 1, NCHWC(16), NCHWC(16), 0, 0, TOPI_ACT_NONE);
   p.groups = 2;
-  ck_assert_int_eq(topi_conv2d_nchwc_declare(ctx, &p, &d), -1);
+  ck_assert_int_eq(topi_declare(ctx, "conv2d_nchwc", &p, &d), -1);
   assert_err(ctx, "conv2d_nchwc: groups = 2 is not supported (only groups = 1; depthwise "
                   "convolutions: depthwise_nchwc or dw_spatial_pack)");
   tec_ctx_clear_error(ctx);
-  ck_assert_int_eq(topi_conv2d_nchwc_space(ctx, &p, NULL, &sp), -1);
+  ck_assert_int_eq(topi_space_of(ctx, "conv2d_nchwc", &p, NULL, &sp), -1);
   assert_err(ctx, "conv2d_nchwc: groups = 2 is not supported (only groups = 1; depthwise "
                   "convolutions: depthwise_nchwc or dw_spatial_pack)");
   tec_ctx_clear_error(ctx);
   p.groups = 1;
   p.in_layout = (topi_layout){.kind = TOPI_NHWC, .block = 0};
-  ck_assert_int_eq(topi_conv2d_nchwc_declare(ctx, &p, &d), -1);
+  ck_assert_int_eq(topi_declare(ctx, "conv2d_nchwc", &p, &d), -1);
   assert_err(ctx, "conv2d_nchwc: input layout NHWC is not supported (NCHW<x>c or NCHW)");
   tec_ctx_clear_error(ctx);
   p.in_layout = NCHWC(16), p.out_layout = NCHW_L;
-  ck_assert_int_eq(topi_conv2d_nchwc_declare(ctx, &p, &d), -1);
+  ck_assert_int_eq(topi_declare(ctx, "conv2d_nchwc", &p, &d), -1);
   assert_err(ctx, "conv2d_nchwc: output layout NCHW is not supported (NCHW<y>c)");
   tec_ctx_clear_error(ctx);
   p.out_layout = NCHWC(16), p.kh = p.kw = 11;
-  ck_assert_int_eq(topi_conv2d_nchwc_declare(ctx, &p, &d), -1);
+  ck_assert_int_eq(topi_declare(ctx, "conv2d_nchwc", &p, &d), -1);
   assert_err(ctx, "conv2d_nchwc: the 11x11 kernel is larger than the padded 10x10 input");
   tec_ctx_clear_error(ctx);
   /* a knob outside its legal set */
   p = conv(1, 16, 8, 8, 32, 3, 1, 1, NCHWC(16), NCHWC(16), 0, 0, TOPI_ACT_NONE);
-  OK(ctx, topi_conv2d_nchwc_declare(ctx, &p, &d));
-  OK(ctx, topi_conv2d_nchwc_space(ctx, &p, NULL, &sp));
+  OK(ctx, topi_declare(ctx, "conv2d_nchwc", &p, &d));
+  OK(ctx, topi_space_of(ctx, "conv2d_nchwc", &p, NULL, &sp));
   topi_conv2d_nchwc_config c = *(const topi_conv2d_nchwc_config *)sp.default_config;
   c.oc_tiles = 3;
-  ck_assert_int_eq(topi_conv2d_nchwc_schedule(&d, &c, NULL, &op), -1);
+  ck_assert_int_eq(topi_schedule(&d, &c, NULL, &op), -1);
   assert_err(ctx, "conv2d_nchwc: knob 'oc_tiles' = 3 is not legal for this problem and target "
                   "(legal: 1, 2)");
   tec_ctx_clear_error(ctx);
   c = *(const topi_conv2d_nchwc_config *)sp.default_config;
   c.oh_tile = 3;
-  ck_assert_int_eq(topi_conv2d_nchwc_schedule(&d, &c, NULL, &op), -1);
+  ck_assert_int_eq(topi_schedule(&d, &c, NULL, &op), -1);
   assert_err(ctx, "conv2d_nchwc: knob 'oh_tile' = 3 is not legal for this problem and target "
                   "(legal: 1, 2, 4, 8)");
   tec_ctx_clear_error(ctx);
   /* no padding: only the inlined form */
   topi_conv2d q = conv(1, 16, 8, 8, 32, 1, 1, 0, NCHWC(16), NCHWC(16), 0, 0, TOPI_ACT_NONE);
   topi_decl dq;
-  OK(ctx, topi_conv2d_nchwc_declare(ctx, &q, &dq));
-  OK(ctx, topi_conv2d_nchwc_space(ctx, &q, NULL, &sp));
+  OK(ctx, topi_declare(ctx, "conv2d_nchwc", &q, &dq));
+  OK(ctx, topi_space_of(ctx, "conv2d_nchwc", &q, NULL, &sp));
   c = *(const topi_conv2d_nchwc_config *)sp.default_config;
   c.pad_copy = 1;
-  ck_assert_int_eq(topi_conv2d_nchwc_schedule(&dq, &c, NULL, &op), -1);
+  ck_assert_int_eq(topi_schedule(&dq, &c, NULL, &op), -1);
   assert_err(ctx, "conv2d_nchwc: knob 'pad_copy' = 1 is not legal for this problem and target "
                   "(legal: 0)");
   tec_ctx_clear_error(ctx);
@@ -367,7 +367,12 @@ START_TEST(bad_input) {
   dw.groups = 8;
   topi_decl dd;
   OK(ctx, dsp->declare(ctx, &dw, &dd));
-  ck_assert_int_eq(topi_conv2d_nchwc_schedule(&dd, &c, NULL, &op), -1);
+  ck_assert_int_eq(topi_schedule(&dd, &c, NULL, &op), -1); /* the checked call: the config's type */
+  assert_err(ctx, "topi_schedule: template 'dw_spatial_pack' reads a topi_dw_spatial_pack_config, "
+                  "not a topi_conv2d_nchwc_config");
+  tec_ctx_clear_error(ctx);
+  /* the template's own guard, called through the registry with another's declaration */
+  ck_assert_int_eq(topi_template_find("conv2d_nchwc")->schedule(&dd, &c, NULL, &op), -1);
   assert_err(ctx, "conv2d_nchwc: the declaration is of template 'dw_spatial_pack'");
   tec_ctx_clear_error(ctx);
   /* applies() says why */
@@ -407,15 +412,15 @@ START_TEST(neon_lowering) {
       conv(1, 32, 14, 14, 64, 1, 1, 0, NCHWC(4), NCHWC(4), 1, 0, TOPI_ACT_RELU)};
   for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) {
     topi_decl d;
-    topi_space sp;
+    tune_space sp;
     topi_op op;
-    OK(ctx, topi_conv2d_nchwc_declare(ctx, &ps[i], &d));
-    OK(ctx, topi_conv2d_nchwc_space(ctx, &ps[i], tec_target_parse(ctx, "rasp4b"), &sp));
+    OK(ctx, topi_declare(ctx, "conv2d_nchwc", &ps[i], &d));
+    OK(ctx, topi_space_of(ctx, "conv2d_nchwc", &ps[i], tec_target_parse(ctx, "rasp4b"), &sp));
     const topi_conv2d_nchwc_config *c = sp.default_config;
     /* 32 q registers: accumulators + one weight vector per block + one input vector */
     ck_assert_int_le(c->ow_tile * c->oc_tiles + c->oc_tiles + 1, 32);
     ck_assert_int_ge(c->ow_tile * c->oc_tiles, 12);
-    OK(ctx, topi_conv2d_nchwc_schedule(&d, c, tec_target_parse(ctx, "rasp4b"), &op));
+    OK(ctx, topi_schedule(&d, c, tec_target_parse(ctx, "rasp4b"), &op));
     lower_func *f = tec_lower(op.sched, "conv", op.nargs, op.args);
     char *s = tu_emit_text(ctx, f, "rasp4b", TEC_EMIT_ASM);
     tu_assert_contains(s, "fmla\tv");
@@ -467,15 +472,15 @@ START_TEST(space_register_budget) {
       tec_ctx *ctx = tec_ctx_new();
       const topi_conv2d *p = &ps[pi];
       const rule_case *t = &ts[ti];
-      topi_space sp;
-      OK(ctx, topi_conv2d_nchwc_space(ctx, p, tec_target_parse(ctx, t->target), &sp));
+      tune_space sp;
+      OK(ctx, topi_space_of(ctx, "conv2d_nchwc", p, tec_target_parse(ctx, t->target), &sp));
       ck_assert_ptr_nonnull(sp.rule);
       ck_assert_ptr_nonnull(strstr(sp.rule_doc, "registers"));
       int64_t xb = p->in_layout.block, vpb = (p->out_layout.block + t->lanes - 1) / t->lanes;
       int64_t xu = xb <= 16 ? xb : 1;
       int lane = t->lane && xb % t->lanes == 0;
       /* the count over the knobs' values (nested loops, not the index decoding) */
-      const topi_knob *k = sp.knobs;
+      const tune_knob *k = sp.knobs;
       ck_assert_str_eq(k[0].name, "ow_tile");
       ck_assert_str_eq(k[1].name, "oc_tiles");
       ck_assert_str_eq(k[2].name, "ic_split");
@@ -505,8 +510,8 @@ START_TEST(space_register_budget) {
                     in += ((regs <= t->regs || one) && (body <= 768 || (one && !U)) && rows_ok) *
                           k[5].nvalues;
                   }
-      ck_assert_int_eq(topi_space_range(&sp), range);
-      ck_assert_int_eq(topi_space_size(&sp), in);
+      ck_assert_int_eq(tune_space_range(&sp), range);
+      ck_assert_int_eq(tune_space_size(&sp), in);
       ck_assert_int_eq(sp.pruned, range - in);
       ck_assert_int_gt(sp.pruned, 0);
       ck_assert_int_gt(in, 0);
@@ -515,7 +520,7 @@ START_TEST(space_register_budget) {
       topi_conv2d_nchwc_config c;
       int64_t n = 0;
       for (int64_t i = 0; i < range; i++) {
-        int rc = topi_space_config(&sp, i, &c);
+        int rc = tune_space_config(&sp, i, &c);
         int64_t pos = c.ow_tile * c.oh_reg;
         int64_t regs = pos * c.oc_tiles * vpb + c.oc_tiles * vpb + (lane ? pos + 1 : 1);
         int64_t body = pos * c.oc_tiles * vpb * xu * (c.ic_unroll ? c.ic_split : 1);
@@ -525,19 +530,19 @@ START_TEST(space_register_budget) {
                       c.oh_reg <= c.oh_tile;
         int over = (regs > t->regs && !one) || (body > 768 && !(one && !c.ic_unroll)) || !rows_ok;
         ck_assert_msg(rc == (over ? 1 : 0), "%s %s: rc %d, %lld registers, body %lld", t->target,
-                      topi_config_str(ctx, &sp, &c), rc, (long long)regs, (long long)body);
+                      tune_config_str(ctx, &sp, &c), rc, (long long)regs, (long long)body);
         n += rc == 0;
       }
       ck_assert_int_eq(n, in);
-      ck_assert_int_eq(topi_space_config(&sp, range, &c), -1);
+      ck_assert_int_eq(tune_space_config(&sp, range, &c), -1);
       /* the default is in the space */
-      ck_assert_int_eq(topi_space_allows(&sp, sp.default_config), 1);
+      ck_assert_int_eq(tune_space_allows_config(&sp, sp.default_config), 1);
       /* the last session's blow-up (pw12, AVX-512) is out */
       if (ti == 0 && pi == 0) {
         c = *(const topi_conv2d_nchwc_config *)sp.default_config;
         c.ow_tile = 25, c.oc_tiles = 5, c.ic_split = 16, c.ic_unroll = 1;
-        ck_assert_int_eq(topi_space_allows(&sp, &c), 0);
-        OK(ctx, topi_space_check(ctx, &sp, &c)); /* legal knob values: a hand-written config */
+        ck_assert_int_eq(tune_space_allows_config(&sp, &c), 0);
+        OK(ctx, tune_space_check(ctx, &sp, &c)); /* legal knob values: a hand-written config */
       }
       tec_ctx_free(ctx);
     }

@@ -59,8 +59,8 @@ static const char *describe(const topi_conv2d *p) {
 /* A winograd config: the space's default with m forced. */
 static topi_conv2d_winograd_config wino_cfg(const topi_conv2d *p, int64_t m) {
   tec_ctx *ctx = tec_ctx_new();
-  topi_space sp;
-  OK(ctx, topi_conv2d_winograd_space(ctx, p, NULL, &sp));
+  tune_space sp;
+  OK(ctx, topi_space_of(ctx, "conv2d_winograd", p, NULL, &sp));
   topi_conv2d_winograd_config c = *(const topi_conv2d_winograd_config *)sp.default_config;
   c.m = m;
   tec_ctx_free(ctx);
@@ -239,8 +239,8 @@ START_TEST(prepare_and_placement) {
   ck_assert_ptr_nonnull(run);
   tu_assert_contains(prep, "produce kernel_p");
   assert_not_contains(run, "kernel[");
-  topi_space sp;
-  OK(ctx, topi_conv2d_im2col_space(ctx, &p, NULL, &sp));
+  tune_space sp;
+  OK(ctx, topi_space_of(ctx, "conv2d_im2col", &p, NULL, &sp));
   const topi_conv2d_im2col_config *c = sp.default_config;
   tu_assert_contains(run, tec_ctx_printf(ctx, "allocate im2col[float32 * %lld]",
                                          (long long)(c->mr * 9 * 32)));
@@ -269,17 +269,17 @@ START_TEST(configs_from_space) {
     tec_ctx *ctx = tec_ctx_new();
     const topi_template *t = topi_template_find(cs[i].name);
     ck_assert_ptr_nonnull(t);
-    topi_space sp;
+    tune_space sp;
     OK(ctx, t->space(ctx, &cs[i].p, NULL, &sp));
-    int64_t n = topi_space_range(&sp);
-    ck_assert_int_gt(topi_space_size(&sp), 20);
+    int64_t n = tune_space_range(&sp);
+    ck_assert_int_gt(tune_space_size(&sp), 20);
     void *c = malloc(sp.config_size);
     for (int64_t k = 0; k < (tu_emulated() ? 2 : 4); k++) {
       int64_t idx = (k * 7919 + 13) % n;
-      while (topi_space_config(&sp, idx, c) == 1) idx = (idx + 1) % n; /* the next in the space */
+      while (tune_space_config(&sp, idx, c) == 1) idx = (idx + 1) % n; /* the next in the space */
       double err = cr_check_template(cs[i].name, &cs[i].p, c);
       ck_assert_msg(err < 1e-4, "%s [%s]: relative error %g", cs[i].name,
-                    topi_config_str(ctx, &sp, c), err);
+                    tune_config_str(ctx, &sp, c), err);
     }
     free(c);
     tec_ctx_free(ctx);
@@ -291,7 +291,7 @@ static void refused(const char *name, const topi_conv2d *p, const char *msg) {
   tec_ctx *ctx = tec_ctx_new();
   const topi_template *t = topi_template_find(name);
   topi_decl d;
-  topi_space sp;
+  tune_space sp;
   const char *why = NULL;
   ck_assert_int_eq(t->applies(ctx, p, &why), 0);
   ck_assert_int_eq(t->declare(ctx, p, &d), -1);
@@ -341,23 +341,27 @@ START_TEST(bad_input) {
   topi_decl d, d2;
   topi_op op;
   p = conv(1, 16, 8, 8, 16, 3, 1, 1, NCHWC(16), NCHWC(16), 0, 0, none);
-  OK(ctx, topi_conv2d_winograd_declare(ctx, &p, &d));
+  OK(ctx, topi_declare(ctx, "conv2d_winograd", &p, &d));
   topi_conv2d_winograd_config wc = wino_cfg(&p, 3);
-  ck_assert_int_eq(topi_conv2d_winograd_schedule(&d, &wc, NULL, &op), -1);
+  ck_assert_int_eq(topi_schedule(&d, &wc, NULL, &op), -1);
   assert_err(ctx, "conv2d_winograd: knob 'm' = 3 is not legal for this problem and target "
                   "(legal: 2, 4)");
   tec_ctx_clear_error(ctx);
   topi_conv2d q = conv(1, 16, 8, 8, 16, 3, 1, 1, NCHW_L, NCHW_L, 0, 0, none);
-  OK(ctx, topi_conv2d_spatial_pack_declare(ctx, &q, &d2));
+  OK(ctx, topi_declare(ctx, "conv2d_spatial_pack", &q, &d2));
   topi_conv2d_spatial_pack_config sc = {.vc = 16, .vh = 1, .vw = 1, .parallel = 1};
-  ck_assert_int_eq(topi_conv2d_spatial_pack_schedule(&d, &sc, NULL, &op), -1);
+  ck_assert_int_eq(topi_schedule(&d, &sc, NULL, &op), -1); /* the checked call: the config's type */
+  assert_err(ctx, "topi_schedule: template 'conv2d_winograd' reads a topi_conv2d_winograd_config, "
+                  "not a topi_conv2d_spatial_pack_config");
+  tec_ctx_clear_error(ctx); /* the template's own guard, reached through the registry */
+  ck_assert_int_eq(topi_template_find("conv2d_spatial_pack")->schedule(&d, &sc, NULL, &op), -1);
   assert_err(ctx, "conv2d_spatial_pack: the declaration is of template 'conv2d_winograd'");
   tec_ctx_clear_error(ctx);
   sc.vh = 9;
-  ck_assert_int_eq(topi_conv2d_spatial_pack_schedule(&d2, &sc, NULL, &op), -1);
+  ck_assert_int_eq(topi_schedule(&d2, &sc, NULL, &op), -1);
   tu_assert_contains(tec_ctx_error(ctx), "conv2d_spatial_pack: knob 'vh' = 9 is not legal");
   tec_ctx_clear_error(ctx);
-  ck_assert_int_eq(topi_conv2d_im2col_declare(ctx, NULL, &d), -1);
+  ck_assert_int_eq(topi_declare(ctx, "conv2d_im2col", NULL, &d), -1);
   assert_err(ctx, "conv2d_im2col: problem and decl are required");
   tec_ctx_free(ctx);
 }
@@ -380,8 +384,8 @@ static void check_dilated(const char *name, const topi_conv2d *p, const void *cf
 /* conv2d_nchwc with the padding copied once and inlined into the reads (pad_copy 1 / 0) */
 static void check_dilated_nchwc(const topi_conv2d *p) {
   tec_ctx *ctx = tec_ctx_new();
-  topi_space sp;
-  OK(ctx, topi_conv2d_nchwc_space(ctx, p, NULL, &sp));
+  tune_space sp;
+  OK(ctx, topi_space_of(ctx, "conv2d_nchwc", p, NULL, &sp));
   topi_conv2d_nchwc_config c = *(const topi_conv2d_nchwc_config *)sp.default_config;
   tec_ctx_free(ctx);
   check_dilated("conv2d_nchwc", p, &c);

@@ -57,13 +57,13 @@ static double run_dense(const topi_dense *p, const topi_dense_config *cfg, int c
                         int64_t *prepares) {
   tec_ctx *ctx = tec_ctx_new();
   topi_decl d;
-  topi_space sp;
+  tune_space sp;
   topi_op op;
-  OK(ctx, topi_dense_declare(ctx, p, &d));
-  OK(ctx, topi_dense_space(ctx, p, NULL, &sp));
+  OK(ctx, topi_declare(ctx, "dense", p, &d));
+  OK(ctx, topi_space_of(ctx, "dense", p, NULL, &sp));
   const topi_dense_config *c = cfg ? cfg : sp.default_config;
-  ck_assert_msg(topi_dense_schedule(&d, c, NULL, &op) == 0, "%s, %s: %s", pstr(ctx, p),
-                topi_config_str(ctx, &sp, c), tec_ctx_error(ctx));
+  ck_assert_msg(topi_schedule(&d, c, NULL, &op) == 0, "%s, %s: %s", pstr(ctx, p),
+                tune_config_str(ctx, &sp, c), tec_ctx_error(ctx));
   ck_assert_int_eq(op.nargs, d.nargs);
   lower_func *f = tec_lower(op.sched, "dense", op.nargs, op.args);
   ck_assert_msg(f != NULL, "%s: %s", pstr(ctx, p), tec_ctx_error(ctx));
@@ -130,19 +130,19 @@ START_TEST(dense_configs) {
                      prob(14, 70, 12, 1, 0, 1, 0, TOPI_ACT_RELU)};
   for (size_t pi = 0; pi < sizeof ps / sizeof ps[0]; pi++) {
     tec_ctx *ctx = tec_ctx_new();
-    topi_space sp;
-    OK(ctx, topi_dense_space(ctx, &ps[pi], NULL, &sp));
-    int64_t range = topi_space_range(&sp);
+    tune_space sp;
+    OK(ctx, topi_space_of(ctx, "dense", &ps[pi], NULL, &sp));
+    int64_t range = tune_space_range(&sp);
     int n = tu_emulated() ? 2 : 4;
     for (int64_t k = 0, i = 13; k < n; i += 104729) { /* configs in the space (the rule's) */
       topi_dense_config c;
-      if (topi_space_config(&sp, i % range, &c) == 0) check_dense(&ps[pi], &c), k++;
+      if (tune_space_config(&sp, i % range, &c) == 0) check_dense(&ps[pi], &c), k++;
     }
     /* the last config in the space: the largest of every knob the register rule leaves (pack
      * none or panel, dynamic chunks) */
     topi_dense_config c;
     int64_t last = range - 1;
-    while (topi_space_config(&sp, last, &c) != 0) last--;
+    while (tune_space_config(&sp, last, &c) != 0) last--;
     ck_assert_int_eq(c.parallel, 2);
     check_dense(&ps[pi], &c);
     tec_ctx_free(ctx);
@@ -191,10 +191,10 @@ START_TEST(dense_space) {
   topi_dense p = prob(100, 50, 30, 0, 0, 0, 0, TOPI_ACT_NONE);
   ck_assert_int_eq(t->applies(ctx, &p, NULL), 1);
   /* NEON (AArch64): 4 lanes, tile 4 x 16 by default */
-  topi_space sp;
-  OK(ctx, topi_dense_space(ctx, &p, tec_target_parse(ctx, "rasp4b"), &sp));
+  tune_space sp;
+  OK(ctx, topi_space_of(ctx, "dense", &p, tec_target_parse(ctx, "rasp4b"), &sp));
   ck_assert_int_eq(sp.nknobs, 6);
-  ck_assert_str_eq(topi_config_str(ctx, &sp, sp.default_config),
+  ck_assert_str_eq(tune_config_str(ctx, &sp, sp.default_config),
                    "mr=4 nr=16 ku=8 jb=1 parallel=1 pack=1");
   ck_assert_int_eq(sp.knobs[0].nvalues, 8);                        /* mr 1..8 */
   ck_assert_int_eq(sp.knobs[1].nvalues, 4);                        /* nr 4, 8, 12, 16 */
@@ -204,42 +204,42 @@ START_TEST(dense_space) {
   ck_assert_int_eq(sp.knobs[5].nvalues, 3);                        /* pack root, panel, none */
   /* the register rule (32 q registers): mr * v + v + 1 <= 32 for v = nr / 4 vectors leaves
    * out mr 7 and 8 at 4 vectors */
-  ck_assert_int_eq(topi_space_range(&sp), 8 * 4 * 4 * 4 * 3 * 3);
-  ck_assert_int_eq(topi_space_size(&sp), (8 * 4 - 2) * 4 * 4 * 3 * 3);
+  ck_assert_int_eq(tune_space_range(&sp), 8 * 4 * 4 * 4 * 3 * 3);
+  ck_assert_int_eq(tune_space_size(&sp), (8 * 4 - 2) * 4 * 4 * 3 * 3);
   ck_assert_ptr_nonnull(strstr(sp.rule_doc, "registers: mr*(nr/4) + nr/4 + 1 <= 32"));
   topi_dense_config big = *(const topi_dense_config *)sp.default_config;
   big.mr = 7;
-  ck_assert_int_eq(topi_space_allows(&sp, &big), 0);
+  ck_assert_int_eq(tune_space_allows_config(&sp, &big), 0);
   big.nr = 12;
-  ck_assert_int_eq(topi_space_allows(&sp, &big), 1);
+  ck_assert_int_eq(tune_space_allows_config(&sp, &big), 1);
   /* ARMv7 NEON (16 q registers): 4 x 8 */
-  OK(ctx, topi_dense_space(ctx, &p, tec_target_parse(ctx, "rasp4b32"), &sp));
-  ck_assert_str_eq(topi_config_str(ctx, &sp, sp.default_config),
+  OK(ctx, topi_space_of(ctx, "dense", &p, tec_target_parse(ctx, "rasp4b32"), &sp));
+  ck_assert_str_eq(tune_config_str(ctx, &sp, sp.default_config),
                    "mr=4 nr=8 ku=8 jb=1 parallel=1 pack=1");
   /* tiny sizes cap the knobs: m = 2, n = 3, k = 3 on NEON; b constant and transposed: root */
   topi_dense q = prob(2, 3, 3, 1, 1, 0, 0, TOPI_ACT_NONE);
-  OK(ctx, topi_dense_space(ctx, &q, tec_target_parse(ctx, "rasp4b"), &sp));
-  ck_assert_str_eq(topi_config_str(ctx, &sp, sp.default_config),
+  OK(ctx, topi_space_of(ctx, "dense", &q, tec_target_parse(ctx, "rasp4b"), &sp));
+  ck_assert_str_eq(tune_config_str(ctx, &sp, sp.default_config),
                    "mr=2 nr=4 ku=2 jb=1 parallel=1 pack=0");
-  ck_assert_int_eq(topi_space_size(&sp), 2 * 1 * 2 * 1 * 3 * 1);
+  ck_assert_int_eq(tune_space_size(&sp), 2 * 1 * 2 * 1 * 3 * 1);
   /* the host's default for the 1024 GEMM, when it has AVX-512: bench/gemm.c's schedule */
   topi_dense g = prob(1024, 1024, 1024, 0, 0, 0, 0, TOPI_ACT_NONE);
   if (tec_target_vector_bits(ctx, NULL) == 512) {
-    OK(ctx, topi_dense_space(ctx, &g, NULL, &sp));
-    ck_assert_str_eq(topi_config_str(ctx, &sp, sp.default_config),
+    OK(ctx, topi_space_of(ctx, "dense", &g, NULL, &sp));
+    ck_assert_str_eq(tune_config_str(ctx, &sp, sp.default_config),
                      "mr=6 nr=64 ku=8 jb=2 parallel=1 pack=1");
   }
   /* every enumerated config has legal knob values; the rule refuses exactly the tiles over
    * the registers (counted here from the knobs) */
-  OK(ctx, topi_dense_space(ctx, &p, NULL, &sp));
+  OK(ctx, topi_space_of(ctx, "dense", &p, NULL, &sp));
   topi_dense_config c;
   int lanes = host_lanes(), regs = lanes >= 16 || lanes == 4 ? 32 : 16; /* zmm, q; ymm */
-  for (int64_t i = 0; i < topi_space_range(&sp); i += 37) {
-    int rc = topi_space_config(&sp, i, &c);
+  for (int64_t i = 0; i < tune_space_range(&sp); i += 37) {
+    int rc = tune_space_config(&sp, i, &c);
     int64_t v = (c.nr + lanes - 1) / lanes;
     int over = lanes >= 4 && c.mr * v + v + 1 > regs && !(c.mr == 1 && v == 1);
     ck_assert_int_eq(rc, over);
-    OK(ctx, topi_space_check(ctx, &sp, &c));
+    OK(ctx, tune_space_check(ctx, &sp, &c));
   }
   /* instantiate through the registry */
   topi_op op;
@@ -253,28 +253,28 @@ END_TEST
 START_TEST(dense_bad) {
   tec_ctx *ctx = tec_ctx_new();
   topi_decl d;
-  topi_space sp;
+  tune_space sp;
   topi_op op;
   topi_dense p = prob(0, 4, 4, 0, 0, 0, 0, TOPI_ACT_NONE);
-  ck_assert_int_ne(topi_dense_declare(ctx, &p, &d), 0);
+  ck_assert_int_ne(topi_declare(ctx, "dense", &p, &d), 0);
   assert_err(ctx, "dense: sizes must be >= 1 (got m=0 n=4 k=4)");
   tec_ctx_clear_error(ctx);
-  ck_assert_int_ne(topi_dense_space(ctx, &p, NULL, &sp), 0);
+  ck_assert_int_ne(topi_space_of(ctx, "dense", &p, NULL, &sp), 0);
   assert_err(ctx, "dense: sizes must be >= 1 (got m=0 n=4 k=4)");
   tec_ctx_clear_error(ctx);
   p = prob(4, 4, 4, 2, 0, 0, 0, TOPI_ACT_NONE);
-  ck_assert_int_ne(topi_dense_declare(ctx, &p, &d), 0);
+  ck_assert_int_ne(topi_declare(ctx, "dense", &p, &d), 0);
   assert_err(ctx, "dense: b_transposed = 2 and const_b = 0 must be 0 or 1");
   tec_ctx_clear_error(ctx);
   p = prob(4, 4, 4, 0, 0, 0, 0, (topi_act)7);
-  ck_assert_int_ne(topi_dense_declare(ctx, &p, &d), 0);
+  ck_assert_int_ne(topi_declare(ctx, "dense", &p, &d), 0);
   assert_err(ctx, "dense: activation 7 is not one of TOPI_ACT_NONE, _RELU, _RELU6");
   tec_ctx_clear_error(ctx);
   p = prob(4, 4, 4, 0, 0, 3, 0, TOPI_ACT_NONE);
-  ck_assert_int_ne(topi_dense_declare(ctx, &p, &d), 0);
+  ck_assert_int_ne(topi_declare(ctx, "dense", &p, &d), 0);
   assert_err(ctx, "dense: epi.bias = 3 and epi.residual = 0 must be 0 or 1");
   tec_ctx_clear_error(ctx);
-  ck_assert_int_ne(topi_dense_declare(ctx, NULL, &d), 0);
+  ck_assert_int_ne(topi_declare(ctx, "dense", NULL, &d), 0);
   assert_err(ctx, "dense: the problem is NULL");
   tec_ctx_clear_error(ctx);
   const char *why = NULL;
@@ -284,32 +284,32 @@ START_TEST(dense_bad) {
 
   /* configs: a knob out of its legal set, on the host and on NEON */
   p = prob(10, 40, 20, 1, 1, 0, 0, TOPI_ACT_NONE);
-  OK(ctx, topi_dense_declare(ctx, &p, &d));
+  OK(ctx, topi_declare(ctx, "dense", &p, &d));
   topi_dense_config c = {.mr = 4, .nr = 16, .ku = 4, .jb = 1, .parallel = 1, .pack = 1};
-  ck_assert_int_ne(topi_dense_schedule(&d, &c, tec_target_parse(ctx, "rasp4b"), &op), 0);
+  ck_assert_int_ne(topi_schedule(&d, &c, tec_target_parse(ctx, "rasp4b"), &op), 0);
   assert_err(ctx, "dense: knob 'pack' = 1 is not legal for this problem and target (legal: 0)");
   tec_ctx_clear_error(ctx);
   c.pack = 0;
   c.nr = 20;
-  ck_assert_int_ne(topi_dense_schedule(&d, &c, tec_target_parse(ctx, "rasp4b"), &op), 0);
+  ck_assert_int_ne(topi_schedule(&d, &c, tec_target_parse(ctx, "rasp4b"), &op), 0);
   assert_err(ctx, "dense: knob 'nr' = 20 is not legal for this problem and target (legal: 4, 8, "
                   "12, 16)");
   tec_ctx_clear_error(ctx);
   c.nr = 16;
   c.mr = 11;
-  ck_assert_int_ne(topi_dense_schedule(&d, &c, tec_target_parse(ctx, "rasp4b"), &op), 0);
+  ck_assert_int_ne(topi_schedule(&d, &c, tec_target_parse(ctx, "rasp4b"), &op), 0);
   assert_err(ctx, "dense: knob 'mr' = 11 is not legal for this problem and target (legal: 1, 2, "
                   "3, 4, 5, 6, 7, 8)");
   tec_ctx_clear_error(ctx);
   c.mr = 4;
   c.ku = 16;
-  ck_assert_int_ne(topi_dense_schedule(&d, &c, tec_target_parse(ctx, "rasp4b"), &op), 0);
+  ck_assert_int_ne(topi_schedule(&d, &c, tec_target_parse(ctx, "rasp4b"), &op), 0);
   assert_err(ctx, "dense: knob 'ku' = 16 is not legal for this problem and target (legal: 1, 2, "
                   "4, 8)");
   tec_ctx_clear_error(ctx);
   c.ku = 4;
   c.parallel = 3;
-  ck_assert_int_ne(topi_dense_schedule(&d, &c, tec_target_parse(ctx, "rasp4b"), &op), 0);
+  ck_assert_int_ne(topi_schedule(&d, &c, tec_target_parse(ctx, "rasp4b"), &op), 0);
   assert_err(ctx, "dense: knob 'parallel' = 3 is not legal for this problem and target (legal: "
                   "0, 1, 2)");
   tec_ctx_clear_error(ctx);
@@ -317,16 +317,19 @@ START_TEST(dense_bad) {
   ck_assert_ptr_null(tec_target_parse(ctx, "no-such-board")); /* bad text: no value to schedule for */
   tu_assert_contains(tec_ctx_error(ctx), "no-such-board");
   tec_ctx_clear_error(ctx);
-  OK(ctx, topi_dense_schedule(&d, &c, tec_target_parse(ctx, "rasp4b"), &op));
-  ck_assert_int_ne(topi_dense_schedule(&d, NULL, tec_target_parse(ctx, "rasp4b"), &op), 0);
+  OK(ctx, topi_schedule(&d, &c, tec_target_parse(ctx, "rasp4b"), &op));
+  ck_assert_int_ne(topi_schedule(&d, NULL, tec_target_parse(ctx, "rasp4b"), &op), 0);
   /* a declaration of another template */
   topi_conv2d cp = {.n = 1, .c_in = 4, .h = 3, .w = 3, .c_out = 4, .kh = 1, .kw = 1,
                     .stride_h = 1, .stride_w = 1, .groups = 4,
                     .in_layout = {.kind = TOPI_NCHWC, .block = 4},
                     .out_layout = {.kind = TOPI_NCHWC, .block = 4}};
   topi_decl dd;
-  OK(ctx, topi_depthwise_nchwc_declare(ctx, &cp, &dd));
-  ck_assert_int_ne(topi_dense_schedule(&dd, &c, NULL, &op), 0);
+  OK(ctx, topi_declare(ctx, "depthwise_nchwc", &cp, &dd));
+  ck_assert_int_ne(topi_schedule(&dd, &c, NULL, &op), 0); /* the checked call: the config's type */
+  assert_err(ctx, "topi_schedule: template 'depthwise_nchwc' reads a topi_depthwise_nchwc_config, not a topi_dense_config");
+  tec_ctx_clear_error(ctx); /* the template's own guard, reached through the registry */
+  ck_assert_int_ne(topi_template_find("dense")->schedule(&dd, &c, NULL, &op), 0);
   assert_err(ctx, "dense: the declaration is of template 'depthwise_nchwc'");
   tec_ctx_free(ctx);
 }

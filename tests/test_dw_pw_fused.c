@@ -38,17 +38,17 @@ static const topi_epilogue BR = {.bias = 1, .act = TOPI_ACT_RELU},
                            RES = {.bias = 1, .residual = 1, .act = TOPI_ACT_RELU};
 
 /* Runs p with cfg (NULL: the default; else the default with the knobs of `knobs` set, as
- * topi_config_parse reads them) and returns the max error against the reference. */
+ * tune_config_parse reads them) and returns the max error against the reference. */
 static double run(const topi_dw_pw *p, const char *knobs, char **ir_out) {
   tec_ctx *ctx = tec_ctx_new();
   topi_decl d;
-  topi_space sp;
+  tune_space sp;
   topi_op op;
-  OK(ctx, topi_dw_pw_fused_declare(ctx, p, &d));
-  OK(ctx, topi_dw_pw_fused_space(ctx, p, NULL, &sp));
+  OK(ctx, topi_declare(ctx, "dw_pw_fused", p, &d));
+  OK(ctx, topi_space_of(ctx, "dw_pw_fused", p, NULL, &sp));
   topi_dw_pw_fused_config cfg;
-  OK(ctx, topi_config_parse(ctx, &sp, knobs ? knobs : "", &cfg));
-  OK(ctx, topi_dw_pw_fused_schedule(&d, &cfg, NULL, &op));
+  OK(ctx, tune_config_parse(ctx, &sp, knobs ? knobs : "", &cfg));
+  OK(ctx, topi_schedule(&d, &cfg, NULL, &op));
   lower_func *f = tec_lower(op.sched, "block", op.nargs, op.args);
   ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
   ck_assert_msg(f->prepare != NULL, "the kernel packing is not in prepare");
@@ -141,7 +141,7 @@ START_TEST(margins) {
   tec_ctx *ctx = tec_ctx_new();
   topi_decl d;
   ps[0].dw.out_layout.margin = ps[0].pw.in_layout.margin = 1;
-  ck_assert_int_ne(topi_dw_pw_fused_declare(ctx, &ps[0], &d), 0);
+  ck_assert_int_ne(topi_declare(ctx, "dw_pw_fused", &ps[0], &d), 0);
   tu_assert_contains(tec_ctx_error(ctx), "dw_pw_fused: dw's output layout NCHW16c+m1 has a "
                                          "margin of 1; dw_pw_fused's intermediate takes margin 0 only");
   tec_ctx_free(ctx);
@@ -202,15 +202,15 @@ START_TEST(space_and_names) {
   ck_assert_ptr_nonnull(t);
   ck_assert_int_eq(t->problem_kind, TOPI_PROBLEM_DW_PW);
   topi_dw_pw p = block(1, 32, 12, 12, 48, 1, 16, 16, BR, BR);
-  topi_space sp;
-  OK(ctx, topi_dw_pw_fused_space(ctx, &p, NULL, &sp));
+  tune_space sp;
+  OK(ctx, topi_space_of(ctx, "dw_pw_fused", &p, NULL, &sp));
   ck_assert_int_eq(sp.nknobs, 8);
   ck_assert_str_eq(sp.knobs[0].name, "fused");
   ck_assert_int_eq(sp.knobs[0].nvalues, 7); /* 0 and the divisors of 12 */
   ck_assert_int_eq(sp.knobs[0].values[6], 12);
-  ck_assert_int_eq(topi_space_check(ctx, &sp, sp.default_config), 0);
+  ck_assert_int_eq(tune_space_check(ctx, &sp, sp.default_config), 0);
   topi_decl d;
-  OK(ctx, topi_dw_pw_fused_declare(ctx, &p, &d));
+  OK(ctx, topi_declare(ctx, "dw_pw_fused", &p, &d));
   ck_assert_int_eq(d.nargs, 6);
   const char *want[] = {"data", "dw_kernel", "dw_bias", "pw_kernel", "pw_bias", "out"};
   for (int i = 0; i < 6; i++) ck_assert_str_eq(d.args[i]->name, want[i]);
@@ -221,59 +221,62 @@ END_TEST
 START_TEST(bad_input) {
   tec_ctx *ctx = tec_ctx_new();
   topi_decl d;
-  topi_space sp;
+  tune_space sp;
   topi_dw_pw p = block(1, 32, 12, 12, 48, 1, 16, 16, BR, BR);
   p.pw.c_in = 48;
-  ck_assert_int_ne(topi_dw_pw_fused_declare(ctx, &p, &d), 0);
+  ck_assert_int_ne(topi_declare(ctx, "dw_pw_fused", &p, &d), 0);
   assert_err(ctx, "dw_pw_fused: pw must read dw's output: n=1 c_in=32 h=12 w=12 in NCHW16c "
                   "(got n=1 c_in=48 h=12 w=12 in NCHW16c)");
   tec_ctx_clear_error(ctx);
   p = block(1, 32, 12, 12, 48, 2, 16, 16, BR, BR);
   p.pw.h = 12;
-  ck_assert_int_ne(topi_dw_pw_fused_space(ctx, &p, NULL, &sp), 0);
+  ck_assert_int_ne(topi_space_of(ctx, "dw_pw_fused", &p, NULL, &sp), 0);
   assert_err(ctx, "dw_pw_fused: pw must read dw's output: n=1 c_in=32 h=6 w=6 in NCHW16c "
                   "(got n=1 c_in=32 h=12 w=6 in NCHW16c)");
   tec_ctx_clear_error(ctx);
   p = block(1, 32, 12, 12, 48, 1, 16, 16, BR, BR);
   p.pw.kh = p.pw.kw = 3;
   p.pw.pad_h = p.pw.pad_w = 1;
-  ck_assert_int_ne(topi_dw_pw_fused_declare(ctx, &p, &d), 0);
+  ck_assert_int_ne(topi_declare(ctx, "dw_pw_fused", &p, &d), 0);
   assert_err(ctx, "dw_pw_fused: pw must be 1x1, stride 1, unpadded (got kernel 3x3, stride 1x1, "
                   "pad 1x1)");
   tec_ctx_clear_error(ctx);
   p = block(1, 32, 12, 12, 48, 1, 16, 16, RES, BR);
-  ck_assert_int_ne(topi_dw_pw_fused_declare(ctx, &p, &d), 0);
+  ck_assert_int_ne(topi_declare(ctx, "dw_pw_fused", &p, &d), 0);
   assert_err(ctx, "dw_pw_fused: dw: a residual is not supported (the pointwise may have one)");
   tec_ctx_clear_error(ctx);
   p = block(1, 32, 12, 12, 48, 1, 16, 16, BR, BR);
   p.dw.groups = 1;
-  ck_assert_int_ne(topi_dw_pw_fused_declare(ctx, &p, &d), 0);
+  ck_assert_int_ne(topi_declare(ctx, "dw_pw_fused", &p, &d), 0);
   assert_err(ctx, "dw_pw_fused: dw: not depthwise (needs groups == c_in == c_out)");
   tec_ctx_clear_error(ctx);
-  ck_assert_int_ne(topi_dw_pw_fused_declare(ctx, NULL, &d), 0);
+  ck_assert_int_ne(topi_declare(ctx, "dw_pw_fused", NULL, &d), 0);
   assert_err(ctx, "dw_pw_fused: problem and decl are required");
   tec_ctx_clear_error(ctx);
   /* knobs: a row tile that does not divide the output height, a tile out of range */
   p = block(1, 32, 12, 12, 48, 1, 16, 16, BR, BR);
-  OK(ctx, topi_dw_pw_fused_space(ctx, &p, NULL, &sp));
+  OK(ctx, topi_space_of(ctx, "dw_pw_fused", &p, NULL, &sp));
   topi_dw_pw_fused_config cfg;
-  ck_assert_int_ne(topi_config_parse(ctx, &sp, "fused=5", &cfg), 0);
+  ck_assert_int_ne(tune_config_parse(ctx, &sp, "fused=5", &cfg), 0);
   assert_err(ctx, "dw_pw_fused: knob 'fused' = 5 is not legal for this problem and target "
                   "(legal: 0, 1, 2, 3, 4, 6, 12)");
   tec_ctx_clear_error(ctx);
-  OK(ctx, topi_dw_pw_fused_declare(ctx, &p, &d));
+  OK(ctx, topi_declare(ctx, "dw_pw_fused", &p, &d));
   cfg = *(const topi_dw_pw_fused_config *)sp.default_config;
   cfg.oc_tiles = 4;
   topi_op op;
-  ck_assert_int_ne(topi_dw_pw_fused_schedule(&d, &cfg, NULL, &op), 0);
+  ck_assert_int_ne(topi_schedule(&d, &cfg, NULL, &op), 0);
   assert_err(ctx, "dw_pw_fused: knob 'oc_tiles' = 4 is not legal for this problem and target "
                   "(legal: 1, 2, 3)");
   tec_ctx_clear_error(ctx);
   /* a declaration of another template */
   topi_decl other;
-  OK(ctx, topi_depthwise_nchwc_declare(ctx, &p.dw, &other));
+  OK(ctx, topi_declare(ctx, "depthwise_nchwc", &p.dw, &other));
   cfg = *(const topi_dw_pw_fused_config *)sp.default_config;
-  ck_assert_int_ne(topi_dw_pw_fused_schedule(&other, &cfg, NULL, &op), 0);
+  ck_assert_int_ne(topi_schedule(&other, &cfg, NULL, &op), 0); /* the checked call: the config's type */
+  assert_err(ctx, "topi_schedule: template 'depthwise_nchwc' reads a topi_depthwise_nchwc_config, not a topi_dw_pw_fused_config");
+  tec_ctx_clear_error(ctx); /* the template's own guard, reached through the registry */
+  ck_assert_int_ne(topi_template_find("dw_pw_fused")->schedule(&other, &cfg, NULL, &op), 0);
   assert_err(ctx, "dw_pw_fused: the declaration is of template 'depthwise_nchwc'");
   tec_ctx_free(ctx);
 }

@@ -145,15 +145,15 @@ static void write_record(const net *n, const char *name, const char *path, char 
   net_layer_shape(n, i, shape, sizeof shape);
   tune_task task;
   ck_assert_msg(tune_task_topi(ctx, t, &L->conv, shape, NULL, &task) == 0, "%s", tec_ctx_error(ctx));
-  topi_space sp;
+  tune_space sp;
   ck_assert_int_eq(t->space(ctx, &L->conv, NULL, &sp), 0);
-  int64_t size = topi_space_size(&sp), idx = topi_space_range(&sp) - 1;
+  int64_t size = tune_space_size(&sp), idx = tune_space_range(&sp) - 1;
   ck_assert_int_gt(size, 1);
   void *cfg = tec_ctx_alloc(ctx, sp.config_size);
-  while (idx == task.default_index || topi_space_config(&sp, idx, cfg) != 0) idx--; /* in the space */
+  while (idx == task.default_index || tune_space_config(&sp, idx, cfg) != 0) idx--; /* in the space */
   ck_assert_int_ge(idx, 0);
-  const char *text = topi_config_str(ctx, &sp, cfg);
-  ck_assert_str_ne(text, topi_config_str(ctx, &sp, sp.default_config));
+  const char *text = tune_config_str(ctx, &sp, cfg);
+  ck_assert_str_ne(text, tune_config_str(ctx, &sp, sp.default_config));
   snprintf(cfgtext, len, "%s", text);
   tune_trial tr = {.index = idx, .config = text, .status = TUNE_OK, .error = "", .ncosts = 1,
                    .costs = {1e-3}, .median = 1e-3, .gflops = 1.0};
@@ -210,10 +210,10 @@ START_TEST(mobilenet_records) {
   while (strcmp(n->layers[i].name, "pw2")) i++;
   const topi_template *t = topi_template_find(n->layers[i].tmpl);
   tec_ctx *ctx = tec_ctx_new();
-  topi_space sp;
+  tune_space sp;
   ck_assert_int_eq(t->space(ctx, &n->layers[i].conv, NULL, &sp), 0);
   void *cfg = tec_ctx_alloc(ctx, sp.config_size);
-  ck_assert_int_eq(topi_config_parse(ctx, &sp, pw, cfg), 0);
+  ck_assert_int_eq(tune_config_parse(ctx, &sp, pw, cfg), 0);
   const void *cfgs[2] = {cfg, sp.default_config};
   for (int k = 0; k < 2; k++) {
     topi_decl d;

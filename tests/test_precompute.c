@@ -132,8 +132,8 @@ static void run_dw(const topi_conv2d *p, const topi_dw_spatial_pack_config *cfg)
     tec_ctx *ctx = tec_ctx_new();
     topi_decl d;
     topi_op op;
-    ck_assert_msg(topi_dw_spatial_pack_declare(ctx, p, &d) == 0 &&
-                      topi_dw_spatial_pack_schedule(&d, cfg, NULL, &op) == 0,
+    ck_assert_msg(topi_declare(ctx, "dw_spatial_pack", p, &d) == 0 &&
+                      topi_schedule(&d, cfg, NULL, &op) == 0,
                   "%s", tec_ctx_error(ctx));
     sch_set_precompute(op.sched, precompute);
     lower_func *f = tec_lower(op.sched, "dw", op.nargs, op.args);
@@ -175,18 +175,18 @@ START_TEST(depthwise_bad_problem) {
   topi_op op;
   topi_conv2d p = dw_problem(8, 2, 2, 5, 1, 0);
   topi_dw_spatial_pack_config c = {.vc = 8, .tile_h = 2, .tile_w = 2, .parallel = 0};
-  ck_assert_int_ne(topi_dw_spatial_pack_declare(ctx, &p, &d), 0);
+  ck_assert_int_ne(topi_declare(ctx, "dw_spatial_pack", &p, &d), 0);
   tu_assert_contains(tec_ctx_error(ctx), "kernel is larger than the padded 2x2 input");
   tec_ctx_clear_error(ctx);
   p.kh = p.kw = 1;
   c.vc = 0;
-  ck_assert_int_eq(topi_dw_spatial_pack_declare(ctx, &p, &d), 0);
-  ck_assert_int_ne(topi_dw_spatial_pack_schedule(&d, &c, NULL, &op), 0);
+  ck_assert_int_eq(topi_declare(ctx, "dw_spatial_pack", &p, &d), 0);
+  ck_assert_int_ne(topi_schedule(&d, &c, NULL, &op), 0);
   tu_assert_contains(tec_ctx_error(ctx), "knob 'vc' = 0 is not legal for this problem and target "
                                          "(legal: 1, 2, 4, 8, 16, 32)");
   tec_ctx_clear_error(ctx);
   p.groups = 1; /* not depthwise */
-  ck_assert_int_ne(topi_dw_spatial_pack_declare(ctx, &p, &d), 0);
+  ck_assert_int_ne(topi_declare(ctx, "dw_spatial_pack", &p, &d), 0);
   tu_assert_contains(tec_ctx_error(ctx), "not depthwise (needs groups == c_in == c_out)");
   tec_ctx_free(ctx);
 }

@@ -186,8 +186,8 @@ START_TEST(target_old_record_applies) {
   tec_ctx *ctx = tec_ctx_new();
   const char *target = "llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512 -mattr=+fma,+avx2";
   topi_dense p = {.m = 64, .n = 64, .k = 64};
-  topi_space sp;
-  ck_assert_int_eq(topi_dense_space(ctx, &p, parse_ok(ctx, target), &sp), 0);
+  tune_space sp;
+  ck_assert_int_eq(topi_space_of(ctx, "dense", &p, parse_ok(ctx, target), &sp), 0);
   char path[] = "/tmp/tec_target_XXXXXX";
   int fd = mkstemp(path);
   ck_assert_int_ge(fd, 0);
@@ -199,7 +199,7 @@ START_TEST(target_old_record_applies) {
   void *cfg = tec_ctx_alloc(ctx, sp.config_size);
   const char *warning = NULL;
   ck_assert_int_eq(tune_apply_best(ctx, path, "dense", "m=64,n=64,k=64", target, &sp, cfg, &warning, 0), 1);
-  ck_assert_str_eq(topi_config_str(ctx, &sp, cfg), "mr=2 nr=32 ku=2 jb=1 parallel=0 pack=0");
+  ck_assert_str_eq(tune_config_str(ctx, &sp, cfg), "mr=2 nr=32 ku=2 jb=1 parallel=0 pack=0");
   /* another machine's record does not */
   ck_assert_int_eq(tune_apply_best(ctx, path, "dense", "m=64,n=64,k=64", "rasp4b", &sp, cfg, &warning, 0), 0);
   tu_assert_contains(warning, "for other targets");

@@ -33,24 +33,29 @@ START_TEST(registry_and_spaces) {
     if ((t->problem_kind != TOPI_PROBLEM_CONV2D && t->problem_kind != TOPI_PROBLEM_LAYOUT) ||
         !t->applies(ctx, prob, NULL))
       continue;
-    topi_space sp;
+    tune_space sp;
     ck_assert_msg(t->space(ctx, prob, NULL, &sp) == 0, "%s", tec_ctx_error(ctx));
-    ck_assert_ptr_eq(sp.tmpl, t);
+    ck_assert_str_eq(sp.name, t->name);
     ck_assert_int_eq((int)sp.config_size, (int)t->config_size);
-    ck_assert_int_eq(topi_space_check(ctx, &sp, sp.default_config), 0);
-    int64_t size = topi_space_size(&sp), range = topi_space_range(&sp);
+    ck_assert_int_eq(tune_space_check(ctx, &sp, sp.default_config), 0);
+    int64_t size = tune_space_size(&sp), range = tune_space_range(&sp);
     ck_assert_int_ge(size, 1);
     ck_assert_int_eq(size, range - sp.pruned);
     ck_assert(sp.rule ? sp.pruned >= 0 : sp.pruned == 0);
     /* every config the enumeration gives is legal, the last index is the last values (in the
      * space or refused by its rule), the default is in the space */
     void *cfg = malloc(sp.config_size);
-    ck_assert_int_ge(topi_space_config(&sp, range - 1, cfg), 0);
-    ck_assert_int_eq(topi_space_check(ctx, &sp, cfg), 0);
+    ck_assert_int_ge(tune_space_config(&sp, range - 1, cfg), 0);
+    ck_assert_int_eq(tune_space_check(ctx, &sp, cfg), 0);
     for (int k = 0; k < sp.nknobs; k++)
-      ck_assert_int_eq(topi_config_get(&sp, cfg, k), sp.knobs[k].values[sp.knobs[k].nvalues - 1]);
-    ck_assert_int_eq(topi_space_config(&sp, range, cfg), -1);
-    ck_assert_int_eq(topi_space_allows(&sp, sp.default_config), 1);
+      ck_assert_int_eq(tune_config_get(&sp, cfg, k), sp.knobs[k].values[sp.knobs[k].nvalues - 1]);
+    ck_assert_int_eq(tune_space_config(&sp, range, cfg), -1);
+    ck_assert_int_eq(tune_space_allows_config(&sp, sp.default_config), 1);
+    /* the default index is the default config, both ways */
+    int64_t def = tune_space_default_index(&sp);
+    ck_assert_int_eq(tune_space_index(&sp, sp.default_config), def);
+    ck_assert_int_eq(tune_space_config(&sp, def, cfg), 0);
+    ck_assert_int_eq(memcmp(cfg, sp.default_config, sp.config_size), 0);
     free(cfg);
   }
   /* the default is in the space on every target, also where the blocks are wide for the
@@ -61,56 +66,56 @@ START_TEST(registry_and_spaces) {
   for (int ti = 0; ti < 4; ti++)
     for (int64_t blk = 4; blk <= 64; blk *= 4) {
       topi_conv2d q = dwp(1, 64, 28, 28, 3, 1, 1, blk);
-      topi_space s2;
-      ck_assert_msg(topi_depthwise_nchwc_space(ctx, &q, tec_target_parse(ctx, tg[ti]), &s2) == 0, "%s: %s", tg[ti], tec_ctx_error(ctx));
-      ck_assert_int_eq(topi_space_allows(&s2, s2.default_config), 1);
-      ck_assert_int_ge(topi_space_size(&s2), 2);
+      tune_space s2;
+      ck_assert_msg(topi_space_of(ctx, "depthwise_nchwc", &q, tec_target_parse(ctx, tg[ti]), &s2) == 0, "%s: %s", tg[ti], tec_ctx_error(ctx));
+      ck_assert_int_eq(tune_space_allows_config(&s2, s2.default_config), 1);
+      ck_assert_int_ge(tune_space_size(&s2), 2);
       topi_conv2d c2 = q;
       c2.groups = 1, c2.c_out = 128;
-      ck_assert_msg(topi_conv2d_nchwc_space(ctx, &c2, tec_target_parse(ctx, tg[ti]), &s2) == 0, "%s: %s", tg[ti], tec_ctx_error(ctx));
-      ck_assert_int_eq(topi_space_allows(&s2, s2.default_config), 1);
+      ck_assert_msg(topi_space_of(ctx, "conv2d_nchwc", &c2, tec_target_parse(ctx, tg[ti]), &s2) == 0, "%s: %s", tg[ti], tec_ctx_error(ctx));
+      ck_assert_int_eq(tune_space_allows_config(&s2, s2.default_config), 1);
     }
   /* the depthwise template's space, exactly (AVX-512: 16 lanes, 32 registers; the rule
    * refuses oh_tile * ow_tile + 2 > 32: 4x8 and 4x9, each with parallel 0 and 1) */
-  topi_space sp;
-  ck_assert_int_eq(topi_depthwise_nchwc_space(ctx, &p, tec_target_parse(ctx, "llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512"), &sp), 0);
+  tune_space sp;
+  ck_assert_int_eq(topi_space_of(ctx, "depthwise_nchwc", &p, tec_target_parse(ctx, "llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512"), &sp), 0);
   ck_assert_int_eq(sp.nknobs, 3);
   ck_assert_str_eq(sp.knobs[0].name, "ow_tile");
   ck_assert_int_eq(sp.knobs[0].nvalues, 9); /* 1..9 */
-  ck_assert_int_eq(topi_space_range(&sp), 9 * 4 * 2);
-  ck_assert_int_eq(topi_space_size(&sp), 9 * 4 * 2 - 2 * 2);
+  ck_assert_int_eq(tune_space_range(&sp), 9 * 4 * 2);
+  ck_assert_int_eq(tune_space_size(&sp), 9 * 4 * 2 - 2 * 2);
   topi_depthwise_nchwc_config c = {.ow_tile = 3, .oh_tile = 2, .parallel = 0};
-  ck_assert_str_eq(topi_config_str(ctx, &sp, &c), "ow_tile=3 oh_tile=2 parallel=0");
+  ck_assert_str_eq(tune_config_str(ctx, &sp, &c), "ow_tile=3 oh_tile=2 parallel=0");
   c.ow_tile = 10;
-  ck_assert_int_ne(topi_space_check(ctx, &sp, &c), 0);
+  ck_assert_int_ne(tune_space_check(ctx, &sp, &c), 0);
   assert_err(ctx, "depthwise_nchwc: knob 'ow_tile' = 10 is not legal for this problem and target "
                   "(legal: 1, 2, 3, 4, 5, 6, 7, 8, 9)");
   tec_ctx_clear_error(ctx);
   /* parsing a config: the printed form round-trips, unnamed knobs keep the default */
   topi_depthwise_nchwc_config q;
-  ck_assert_int_eq(topi_config_parse(ctx, &sp, "ow_tile=3 oh_tile=2 parallel=0", &q), 0);
+  ck_assert_int_eq(tune_config_parse(ctx, &sp, "ow_tile=3 oh_tile=2 parallel=0", &q), 0);
   ck_assert_int_eq(q.ow_tile, 3);
   ck_assert_int_eq(q.oh_tile, 2);
   ck_assert_int_eq(q.parallel, 0);
   const topi_depthwise_nchwc_config *dc = sp.default_config;
-  ck_assert_int_eq(topi_config_parse(ctx, &sp, " ow_tile=5,", &q), 0);
+  ck_assert_int_eq(tune_config_parse(ctx, &sp, " ow_tile=5,", &q), 0);
   ck_assert_int_eq(q.ow_tile, 5);
   ck_assert_int_eq(q.oh_tile, dc->oh_tile);
-  ck_assert_int_eq(topi_config_parse(ctx, &sp, "", &q), 0);
+  ck_assert_int_eq(tune_config_parse(ctx, &sp, "", &q), 0);
   ck_assert_int_eq(q.ow_tile, dc->ow_tile);
-  ck_assert_int_ne(topi_config_parse(ctx, &sp, "ow_tiles=3", &q), 0);
+  ck_assert_int_ne(tune_config_parse(ctx, &sp, "ow_tiles=3", &q), 0);
   assert_err(ctx, "depthwise_nchwc: config: no knob 'ow_tiles' (knobs: ow_tile, oh_tile, parallel)");
   tec_ctx_clear_error(ctx);
-  ck_assert_int_ne(topi_config_parse(ctx, &sp, "ow_tile=3x", &q), 0);
+  ck_assert_int_ne(tune_config_parse(ctx, &sp, "ow_tile=3x", &q), 0);
   assert_err(ctx, "depthwise_nchwc: config: knob 'ow_tile' needs an integer value, got '3x' "
                   "(legal: 1, 2, 3, 4, 5, 6, 7, 8, 9)");
   tec_ctx_clear_error(ctx);
-  ck_assert_int_ne(topi_config_parse(ctx, &sp, "ow_tile", &q), 0);
+  ck_assert_int_ne(tune_config_parse(ctx, &sp, "ow_tile", &q), 0);
   assert_err(ctx, "depthwise_nchwc: config 'ow_tile' is not knob=value");
   tec_ctx_clear_error(ctx);
-  ck_assert_int_ne(topi_config_parse(ctx, &sp, "ow_tile=", &q), 0);
+  ck_assert_int_ne(tune_config_parse(ctx, &sp, "ow_tile=", &q), 0);
   tec_ctx_clear_error(ctx);
-  ck_assert_int_ne(topi_config_parse(ctx, &sp, "ow_tile=12", &q), 0);
+  ck_assert_int_ne(tune_config_parse(ctx, &sp, "ow_tile=12", &q), 0);
   assert_err(ctx, "depthwise_nchwc: knob 'ow_tile' = 12 is not legal for this problem and target "
                   "(legal: 1, 2, 3, 4, 5, 6, 7, 8, 9)");
   tec_ctx_clear_error(ctx);
@@ -119,6 +124,53 @@ START_TEST(registry_and_spaces) {
 END_TEST
 
 /* ---------- layouts ---------- */
+/* ---------- the checked calls by name ---------- */
+START_TEST(checked_calls) {
+  tec_ctx *ctx = tec_ctx_new();
+  topi_conv2d p = dwp(1, 16, 9, 9, 3, 1, 1, 16);
+  topi_dense dp = {.m = 8, .n = 16, .k = 8};
+  topi_decl d;
+  tune_space sp;
+  /* an unknown name lists the registered templates */
+  ck_assert_int_eq(topi_declare(ctx, "densee", &dp, &d), -1);
+  tu_assert_contains(tec_ctx_error(ctx), "topi_declare: no template 'densee' (templates: conv2d_nchwc, ");
+  tu_assert_contains(tec_ctx_error(ctx), "dense, ");
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(topi_space_of(ctx, NULL, &dp, NULL, &sp), -1);
+  tu_assert_contains(tec_ctx_error(ctx), "topi_space_of: no template '(null)' (templates: ");
+  tec_ctx_clear_error(ctx);
+  /* a problem of another template's type */
+  ck_assert_int_eq(topi_declare(ctx, "dense", &p, &d), -1);
+  assert_err(ctx, "topi_declare: template 'dense' takes a topi_dense problem, not a topi_conv2d");
+  tec_ctx_clear_error(ctx);
+  const topi_conv2d *cp = &p;
+  ck_assert_int_eq(topi_space_of(ctx, "layout_transform", cp, NULL, &sp), -1);
+  assert_err(ctx, "topi_space_of: template 'layout_transform' takes a topi_layout_problem problem, "
+                  "not a topi_conv2d");
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(topi_space_of(ctx, "dense", &dp, NULL, NULL), -1);
+  assert_err(ctx, "topi_space_of: dense: the space (out) is NULL");
+  tec_ctx_clear_error(ctx);
+  /* the right types, and a void pointer (unchecked) reach the template */
+  OK(ctx, topi_declare(ctx, "depthwise_nchwc", &p, &d));
+  ck_assert_ptr_eq(d.tmpl, topi_template_find("depthwise_nchwc"));
+  const void *vp = &p;
+  OK(ctx, topi_space_of(ctx, "depthwise_nchwc", vp, NULL, &sp));
+  ck_assert_str_eq(sp.name, "depthwise_nchwc");
+  topi_depthwise_nchwc_config c = *(const topi_depthwise_nchwc_config *)sp.default_config;
+  topi_op op;
+  OK(ctx, topi_schedule(&d, &c, NULL, &op));
+  ck_assert_ptr_eq(op.decl, &d);
+  OK(ctx, topi_schedule(&d, sp.default_config, NULL, &op));
+  /* a config of another type */
+  topi_dense_config dc = {0};
+  ck_assert_int_eq(topi_schedule(&d, &dc, NULL, &op), -1);
+  assert_err(ctx, "topi_schedule: template 'depthwise_nchwc' reads a topi_depthwise_nchwc_config, "
+                  "not a topi_dense_config");
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 START_TEST(layout_parse) {
   tec_ctx *ctx = tec_ctx_new();
   topi_layout l;
@@ -185,12 +237,12 @@ START_TEST(layout_bad_problem) {
   topi_decl d;
   topi_layout_problem p = {.n = 1, .c = 0, .h = 5, .w = 5, .from = {.kind = TOPI_NCHW, .block = 0},
                            .to = {.kind = TOPI_NCHWC, .block = 16}};
-  ck_assert_int_ne(topi_layout_declare(ctx, &p, &d), 0);
+  ck_assert_int_ne(topi_declare(ctx, "layout_transform", &p, &d), 0);
   assert_err(ctx, "topi_layout_declare: sizes must be >= 1 (got n=1 c=0 h=5 w=5)");
   tec_ctx_clear_error(ctx);
   p.c = 4;
   p.to.block = 0;
-  ck_assert_int_ne(topi_layout_declare(ctx, &p, &d), 0);
+  ck_assert_int_ne(topi_declare(ctx, "layout_transform", &p, &d), 0);
   assert_err(ctx, "topi_layout_declare: to layout {kind 2, block 0} is not legal (TOPI_NCHW or "
                   "TOPI_NHWC with block 0, TOPI_NCHWC with 1 <= block <= 4096)");
   tec_ctx_free(ctx);
@@ -224,13 +276,13 @@ START_TEST(depthwise_nchwc_sweep) {
     check_dw("depthwise_nchwc", p, NULL);
     /* a few configs of its space besides the default */
     tec_ctx *ctx = tec_ctx_new();
-    topi_space sp;
-    ck_assert_int_eq(topi_depthwise_nchwc_space(ctx, &p, NULL, &sp), 0);
-    int64_t size = topi_space_range(&sp);
+    tune_space sp;
+    ck_assert_int_eq(topi_space_of(ctx, "depthwise_nchwc", &p, NULL, &sp), 0);
+    int64_t size = tune_space_range(&sp);
     for (int64_t k = 0; k < 1 && !tu_emulated(); k++) {
       topi_depthwise_nchwc_config c;
       int64_t idx = (k * 7919 + (int64_t)i) % size;
-      while (topi_space_config(&sp, idx, &c) == 1) idx = (idx + 1) % size; /* in the space */
+      while (tune_space_config(&sp, idx, &c) == 1) idx = (idx + 1) % size; /* in the space */
       check_dw("depthwise_nchwc", p, &c);
     }
     tec_ctx_free(ctx);
@@ -268,33 +320,33 @@ START_TEST(depthwise_bad_input) {
   topi_op op;
   topi_conv2d p = dwp(1, 16, 8, 8, 3, 1, 1, 16);
   p.groups = 1;
-  ck_assert_int_ne(topi_depthwise_nchwc_declare(ctx, &p, &d), 0);
+  ck_assert_int_ne(topi_declare(ctx, "depthwise_nchwc", &p, &d), 0);
   assert_err(ctx, "depthwise_nchwc: not depthwise (needs groups == c_in == c_out)");
   tec_ctx_clear_error(ctx);
   p = dwp(1, 16, 8, 8, 3, 1, 1, 16);
   p.out_layout.block = 8;
-  ck_assert_int_ne(topi_depthwise_nchwc_declare(ctx, &p, &d), 0);
+  ck_assert_int_ne(topi_declare(ctx, "depthwise_nchwc", &p, &d), 0);
   assert_err(ctx, "depthwise_nchwc: reads and writes NCHW[x]c with the same block (got NCHW16c -> "
                   "NCHW8c)");
   tec_ctx_clear_error(ctx);
   p = dwp(1, 16, 8, 8, 3, 0, 1, 16);
-  ck_assert_int_ne(topi_depthwise_nchwc_declare(ctx, &p, &d), 0);
+  ck_assert_int_ne(topi_declare(ctx, "depthwise_nchwc", &p, &d), 0);
   tu_assert_contains(tec_ctx_error(ctx), "depthwise_nchwc: sizes, kernel and strides must be >= 1");
   tec_ctx_clear_error(ctx);
   p = dwp(1, 16, 2, 2, 5, 1, 0, 16);
-  ck_assert_int_ne(topi_depthwise_nchwc_declare(ctx, &p, &d), 0);
+  ck_assert_int_ne(topi_declare(ctx, "depthwise_nchwc", &p, &d), 0);
   assert_err(ctx, "depthwise_nchwc: the 5x5 kernel is larger than the padded 2x2 input");
   tec_ctx_clear_error(ctx);
   p = dwp(1, 16, 8, 8, 3, 1, 1, 16);
   p.epi.act = (topi_act)7;
-  ck_assert_int_ne(topi_depthwise_nchwc_declare(ctx, &p, &d), 0);
+  ck_assert_int_ne(topi_declare(ctx, "depthwise_nchwc", &p, &d), 0);
   assert_err(ctx, "depthwise_nchwc: activation 7 is not one of TOPI_ACT_NONE, _RELU, _RELU6");
   tec_ctx_clear_error(ctx);
   /* a config out of the space; a declaration of another template */
   p = dwp(1, 16, 8, 8, 3, 1, 1, 16);
-  ck_assert_int_eq(topi_depthwise_nchwc_declare(ctx, &p, &d), 0);
+  ck_assert_int_eq(topi_declare(ctx, "depthwise_nchwc", &p, &d), 0);
   topi_depthwise_nchwc_config c = {.ow_tile = 4, .oh_tile = 9, .parallel = 1};
-  ck_assert_int_ne(topi_depthwise_nchwc_schedule(&d, &c, NULL, &op), 0);
+  ck_assert_int_ne(topi_schedule(&d, &c, NULL, &op), 0);
   assert_err(ctx, "depthwise_nchwc: knob 'oh_tile' = 9 is not legal for this problem and target "
                   "(legal: 1, 2, 3, 4)");
   tec_ctx_clear_error(ctx);
@@ -304,21 +356,30 @@ START_TEST(depthwise_bad_input) {
   topi_decl dl;
   topi_layout_problem lp = {.n = 1, .c = 4, .h = 2, .w = 2, .from = {.kind = TOPI_NCHW, .block = 0},
                             .to = {.kind = TOPI_NHWC, .block = 0}};
-  ck_assert_int_eq(topi_layout_declare(ctx, &lp, &dl), 0);
+  ck_assert_int_eq(topi_declare(ctx, "layout_transform", &lp, &dl), 0);
   c.oh_tile = 1;
-  ck_assert_int_ne(topi_depthwise_nchwc_schedule(&dl, &c, NULL, &op), 0);
+  ck_assert_int_ne(topi_schedule(&dl, &c, NULL, &op), 0); /* the checked call: the config's type */
+  assert_err(ctx, "topi_schedule: template 'layout_transform' reads a topi_layout_config, not a topi_depthwise_nchwc_config");
+  tec_ctx_clear_error(ctx); /* the template's own guard, reached through the registry */
+  ck_assert_int_ne(topi_template_find("depthwise_nchwc")->schedule(&dl, &c, NULL, &op), 0);
   assert_err(ctx, "depthwise_nchwc: the declaration is of template 'layout_transform'");
   /* the spatial pack and the layout transform check it too (they read another template's
    * structs before: a crash, an out-of-bounds read) */
   tec_ctx_clear_error(ctx);
   topi_decl dd;
-  ck_assert_int_eq(topi_depthwise_nchwc_declare(ctx, &p, &dd), 0);
+  ck_assert_int_eq(topi_declare(ctx, "depthwise_nchwc", &p, &dd), 0);
   topi_dw_spatial_pack_config spc = {.vc = 16, .tile_h = 2, .tile_w = 4, .parallel = 1};
-  ck_assert_int_ne(topi_dw_spatial_pack_schedule(&dd, &spc, NULL, &op), 0);
+  ck_assert_int_ne(topi_schedule(&dd, &spc, NULL, &op), 0); /* the checked call: the config's type */
+  assert_err(ctx, "topi_schedule: template 'depthwise_nchwc' reads a topi_depthwise_nchwc_config, not a topi_dw_spatial_pack_config");
+  tec_ctx_clear_error(ctx); /* the template's own guard, reached through the registry */
+  ck_assert_int_ne(topi_template_find("dw_spatial_pack")->schedule(&dd, &spc, NULL, &op), 0);
   assert_err(ctx, "dw_spatial_pack: the declaration is of template 'depthwise_nchwc'");
   tec_ctx_clear_error(ctx);
   topi_layout_config lc = {.vectorize = 1, .parallel = 1};
-  ck_assert_int_ne(topi_layout_schedule(&dd, &lc, NULL, &op), 0);
+  ck_assert_int_ne(topi_schedule(&dd, &lc, NULL, &op), 0); /* the checked call: the config's type */
+  assert_err(ctx, "topi_schedule: template 'depthwise_nchwc' reads a topi_depthwise_nchwc_config, not a topi_layout_config");
+  tec_ctx_clear_error(ctx); /* the template's own guard, reached through the registry */
+  ck_assert_int_ne(topi_template_find("layout_transform")->schedule(&dd, &lc, NULL, &op), 0);
   assert_err(ctx, "layout_transform: the declaration is of template 'depthwise_nchwc'");
   tec_ctx_free(ctx);
 }
@@ -346,6 +407,7 @@ int main(void) {
   TCase *tc = tcase_create("topi");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, registry_and_spaces);
+  tcase_add_test(tc, checked_calls);
   tcase_add_test(tc, layout_parse);
   tcase_add_test(tc, layout_transforms);
   tcase_add_test(tc, layout_bad_problem);

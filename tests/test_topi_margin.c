@@ -82,8 +82,8 @@ START_TEST(conv_pad_copy) {
   tec_ctx *ctx = tec_ctx_new();
   topi_conv2d in = conv(16, 8, 8, 16, 3, 1, 1, 1, blk(16, 1), blk(16, 0), 0);
   topi_conv2d past = conv(16, 8, 8, 16, 5, 1, 2, 1, blk(16, 1), blk(16, 0), 0);
-  topi_space sp;
-  OK(ctx, topi_conv2d_nchwc_space(ctx, &in, NULL, &sp));
+  tune_space sp;
+  OK(ctx, topi_space_of(ctx, "conv2d_nchwc", &in, NULL, &sp));
   for (int k = 0; k < sp.nknobs; k++)
     if (!strcmp(sp.knobs[k].name, "pad_copy"))
       ck_assert(sp.knobs[k].nvalues == 1 && sp.knobs[k].values[0] == 0);
@@ -91,10 +91,10 @@ START_TEST(conv_pad_copy) {
   c.pad_copy = 1;
   topi_decl d;
   topi_op op;
-  OK(ctx, topi_conv2d_nchwc_declare(ctx, &in, &d));
-  ck_assert_int_ne(topi_conv2d_nchwc_schedule(&d, &c, NULL, &op), 0);
+  OK(ctx, topi_declare(ctx, "conv2d_nchwc", &in, &d));
+  ck_assert_int_ne(topi_schedule(&d, &c, NULL, &op), 0);
   tu_assert_contains(tec_ctx_error(ctx), "knob 'pad_copy' = 1 is not legal");
-  OK(ctx, topi_conv2d_nchwc_space(ctx, &past, NULL, &sp));
+  OK(ctx, topi_space_of(ctx, "conv2d_nchwc", &past, NULL, &sp));
   c = *(const topi_conv2d_nchwc_config *)sp.default_config;
   for (int v = 0; v < 2; v++) {
     c.pad_copy = v;
@@ -230,7 +230,7 @@ START_TEST(refusals) {
   tec_ctx *ctx = tec_ctx_new();
   topi_decl d;
   topi_conv2d p = conv(16, 8, 8, 16, 3, 1, 1, 1, blk(16, -1), blk(16, 0), 0);
-  ck_assert_int_ne(topi_conv2d_nchwc_declare(ctx, &p, &d), 0);
+  ck_assert_int_ne(topi_declare(ctx, "conv2d_nchwc", &p, &d), 0);
   tu_assert_contains(tec_ctx_error(ctx), "margin -1 is not legal");
   tec_ctx_clear_error(ctx);
   p.in_layout = blk(16, 1);
@@ -255,7 +255,7 @@ START_TEST(refusals) {
   topi_dw_pw b = {conv(16, 8, 8, 16, 3, 1, 1, 16, blk(16, 0), blk(16, 1), 0),
                   conv(16, 8, 8, 32, 1, 1, 0, 1, blk(16, 1), blk(16, 0), 0)};
   b.dw.epi.residual = b.pw.epi.residual = 0;
-  ck_assert_int_ne(topi_dw_pw_fused_declare(ctx, &b, &d), 0);
+  ck_assert_int_ne(topi_declare(ctx, "dw_pw_fused", &b, &d), 0);
   tu_assert_contains(tec_ctx_error(ctx), "takes margin 0 only");
   tec_ctx_clear_error(ctx);
   /* the picker falls back from winograd to conv2d_nchwc */
@@ -270,20 +270,20 @@ START_TEST(refusals) {
   topi_pool pool = {.n = 1, .c = 16, .h = 8, .w = 8, .kh = 3, .kw = 3, .stride_h = 1,
                     .stride_w = 1, .pad_h = 1, .pad_w = 1, .in_layout = blk(16, 1),
                     .out_layout = blk(16, 0)};
-  ck_assert_int_ne(topi_pool_declare(ctx, &pool, &d), 0);
+  ck_assert_int_ne(topi_declare(ctx, "pool2d", &pool, &d), 0);
   tu_assert_contains(tec_ctx_error(ctx), "pool2d takes margin 0 only");
   tec_ctx_clear_error(ctx);
   topi_pool gp = {.n = 1, .c = 16, .h = 8, .w = 8, .in_layout = blk(16, 0),
                   .out_layout = (topi_layout){TOPI_NCHW, 0, 1}};
-  ck_assert_int_ne(topi_global_pool_declare(ctx, &gp, &d), 0);
+  ck_assert_int_ne(topi_declare(ctx, "global_pool", &gp, &d), 0);
   tu_assert_contains(tec_ctx_error(ctx), "global_pool takes margin 0 only");
   tec_ctx_clear_error(ctx);
   topi_layout_problem lp = {1, 16, 8, 8, (topi_layout){TOPI_NCHW, 0, 0}, blk(16, 1)};
-  ck_assert_int_ne(topi_layout_declare(ctx, &lp, &d), 0);
+  ck_assert_int_ne(topi_declare(ctx, "layout_transform", &lp, &d), 0);
   tu_assert_contains(tec_ctx_error(ctx), "layout_transform takes margin 0 only");
   tec_ctx_clear_error(ctx);
   topi_eltwise e = {1, 16, 8, 8, blk(16, 2), TOPI_ACT_NONE};
-  ck_assert_int_ne(topi_eltwise_declare(ctx, &e, &d), 0);
+  ck_assert_int_ne(topi_declare(ctx, "eltwise_add", &e, &d), 0);
   tu_assert_contains(tec_ctx_error(ctx), "eltwise_add takes margin 0 only");
   tec_ctx_free(ctx);
 }

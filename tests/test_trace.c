@@ -503,7 +503,7 @@ static void redeclare_topi(tec_ctx *ctx, void *user, int *n, te_tensor **args, t
   memcpy(args, d.args, sizeof *args * (size_t)d.nargs);
   *out = d.out;
   if (u->default_config) {
-    topi_space sp;
+    tune_space sp;
     topi_op op;
     ck_assert_msg(u->t->space(ctx, u->problem, NULL, &sp) == 0 &&
                       u->t->schedule(&d, sp.default_config, NULL, &op) == 0,
@@ -573,8 +573,8 @@ START_TEST(replay_topi_templates) {
       tec_ctx *ctx = tec_ctx_new();
       topi_decl d;
       topi_op op;
-      ck_assert_int_eq(topi_dw_spatial_pack_declare(ctx, &dw, &d), 0);
-      ck_assert_msg(topi_dw_spatial_pack_schedule(&d, &cfgs[c], NULL, &op) == 0, "%s",
+      ck_assert_int_eq(topi_declare(ctx, "dw_spatial_pack", &dw, &d), 0);
+      ck_assert_msg(topi_schedule(&d, &cfgs[c], NULL, &op) == 0, "%s",
                     tec_ctx_error(ctx));
       ck_assert_int_eq(sch_set_precompute(op.sched, pre), 0);
       topi_user u = {sp, &dw, 0};

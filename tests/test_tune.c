@@ -6,6 +6,7 @@
  * deliberately wrong candidate and a time-out injected through the test hook (error records,
  * never the best); the same seed giving the same trial order; bad options. */
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -92,6 +93,23 @@ START_TEST(reorder_annotate_knob) {
   ck_assert_str_eq(tune_space_config_str(ctx, sp, index),
                    "order=[2,1,0] order2=[0,1,2] ann=[unroll,unroll,vec] par=[par,none] where=at_i");
   ck_assert_int_eq(tune_space_decode(sp, tune_space_size(sp), back), -1);
+  /* the text parses back to the index; knobs not named keep their default (value 0) */
+  int64_t parsed = -1;
+  OK(ctx, tune_space_parse(ctx, sp, tune_space_config_str(ctx, sp, index), &parsed));
+  ck_assert_int_eq(parsed, index);
+  OK(ctx, tune_space_parse(ctx, sp, "where=inline, order=[0,2,1]", &parsed));
+  ck_assert_int_eq(parsed, 1 + 6 * 2 * 12 * 3 * 2);
+  ck_assert_int_eq(tune_space_default_index(sp), 0);
+  ck_assert_int_eq(tune_space_parse(ctx, sp, "order=[0,1]", &parsed), -1);
+  assert_err(ctx, "tune space: config: knob 'order' = '[0,1]' is not one of its values (legal: [0,1,2], [0,2,1], "
+                  "[1,0,2], [1,2,0], [2,0,1], [2,1,0])");
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(tune_space_parse(ctx, sp, "where=leaf", &parsed), -1);
+  assert_err(ctx, "tune space: config: knob 'where' = 'leaf' is not one of its values (legal: root, at_i, inline)");
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(tune_space_parse(ctx, sp, "wher=root", &parsed), -1);
+  assert_err(ctx, "tune space: config: no knob 'wher' (knobs: order, order2, ann, par, where)");
+  tec_ctx_clear_error(ctx);
   char *text = print_space(sp);
   ck_assert_str_eq(text,
                    "space: 5 knobs, 1296 configs\n"
@@ -103,6 +121,179 @@ START_TEST(reorder_annotate_knob) {
                    "  where        category    3 values: root at_i inline\n");
   free(text);
   tec_ctx_free(ctx);
+}
+END_TEST
+
+/* A space with a config struct: int knobs bound to its fields (what a template declares),
+ * beside a split knob, and a rule across two of them. */
+typedef struct field_cfg {
+  int64_t tile, unroll, other; /* other: no knob, kept from the default */
+} field_cfg;
+static int field_rule(const void *data, const void *config) {
+  const field_cfg *c = config;
+  return c->tile * c->unroll <= *(const int64_t *)data;
+}
+
+START_TEST(field_knobs) {
+  tec_ctx *ctx = tec_ctx_new();
+  tune_space sp;
+  OK(ctx, tune_space_init(ctx, &sp, "mine", sizeof(field_cfg)));
+  ((field_cfg *)sp.default_config)->other = 7;
+  ck_assert_int_eq(tune_define_field(&sp, "tile", "columns per tile", offsetof(field_cfg, tile), 3,
+                                     (const int64_t[]){4, 8, 16}, 8), 0);
+  ck_assert_int_eq(tune_define_split(&sp, "sp", 8, 2, TUNE_SPLIT_FACTORS, 0, NULL), 1);
+  ck_assert_int_eq(tune_define_field(&sp, "unroll", NULL, offsetof(field_cfg, unroll), 3,
+                                     (const int64_t[]){1, 2, 4}, 1), 2);
+  ck_assert_str_eq(sp.knobs[0].doc, "columns per tile");
+  /* the default: tile 8 (value 1), sp [8,1] (value 0), unroll 1 (value 0) */
+  ck_assert_int_eq(tune_space_default_index(&sp), 1);
+  field_cfg c;
+  ck_assert_int_eq(tune_space_config(&sp, 1, &c), 0);
+  ck_assert_int_eq(c.tile, 8); ck_assert_int_eq(c.unroll, 1); ck_assert_int_eq(c.other, 7);
+  ck_assert_int_eq(tune_space_index(&sp, &c), 1);
+  /* index 2 + 3 * (1 + 4 * 2): tile 16, sp [4,2], unroll 4 */
+  ck_assert_int_eq(tune_space_config(&sp, 2 + 3 * (1 + 4 * 2), &c), 0);
+  ck_assert_int_eq(c.tile, 16); ck_assert_int_eq(c.unroll, 4);
+  ck_assert_int_eq(tune_space_index(&sp, &c), 2 + 3 * 4 * 2); /* the split at its default */
+  ck_assert_str_eq(tune_config_str(ctx, &sp, &c), "tile=16 unroll=4");
+  ck_assert_str_eq(tune_space_config_str(ctx, &sp, 2 + 3 * (1 + 4 * 2)), "tile=16 sp=[4,2] unroll=4");
+  ck_assert_int_eq(tune_space_config(&sp, tune_space_range(&sp), &c), -1);
+  /* the rule: tile * unroll <= 32 refuses (16, 4) only */
+  static const int64_t cap = 32;
+  OK(ctx, tune_space_set_rule(&sp, 0x5u, field_rule, &cap, "tile*unroll <= 32"));
+  ck_assert_int_eq(sp.pruned, 4); /* (16, 4) times the split's 4 values */
+  ck_assert_int_eq(tune_space_size(&sp), 36 - 4);
+  ck_assert_int_eq(tune_space_config(&sp, 2 + 3 * (1 + 4 * 2), &c), 1);
+  ck_assert_int_eq(tune_space_allows(&sp, 2 + 3 * (1 + 4 * 2)), 0);
+  ck_assert_int_eq(tune_space_allows(&sp, 1), 1);
+  ck_assert_int_eq(tune_space_allows_config(&sp, &c), 0);
+  /* parsing into the struct: the default, the named knobs set (the rule does not apply) */
+  OK(ctx, tune_config_parse(ctx, &sp, "unroll=4 tile=16", &c));
+  ck_assert_int_eq(c.tile, 16); ck_assert_int_eq(c.unroll, 4); ck_assert_int_eq(c.other, 7);
+  ck_assert_int_eq(tune_config_parse(ctx, &sp, "tile=5", &c), -1);
+  assert_err(ctx, "mine: knob 'tile' = 5 is not legal for this problem and target (legal: 4, 8, 16)");
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(tune_config_parse(ctx, &sp, "tile=x", &c), -1);
+  assert_err(ctx, "mine: config: knob 'tile' needs an integer value, got 'x' (legal: 4, 8, 16)");
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(tune_config_parse(ctx, &sp, "tile", &c), -1);
+  assert_err(ctx, "mine: config 'tile' is not knob=value");
+  tec_ctx_clear_error(ctx);
+  c.unroll = 3;
+  ck_assert_int_eq(tune_space_check(ctx, &sp, &c), -1);
+  assert_err(ctx, "mine: knob 'unroll' = 3 is not legal for this problem and target (legal: 1, 2, 4)");
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(tune_space_index(&sp, &c), -1);
+  /* bad fields and rules */
+  ck_assert_int_eq(tune_define_field(&sp, "x", NULL, offsetof(field_cfg, other), 2, (const int64_t[]){2, 1}, 1), -1);
+  assert_err(ctx, "mine: knob 'x': the values must ascend (1 after 2)");
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(tune_define_field(&sp, "x", NULL, offsetof(field_cfg, other), 2, (const int64_t[]){1, 2}, 3), -1);
+  assert_err(ctx, "mine: knob 'x': the default 3 is not one of its values");
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(tune_define_field(&sp, "x", NULL, sizeof(field_cfg), 2, (const int64_t[]){1, 2}, 1), -1);
+  assert_err(ctx, "mine: knob 'x': offset 24 is not an int64_t field of the 24-byte config struct (tune_space_init "
+                  "sets its size)");
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(tune_define_field(&sp, "tile", NULL, offsetof(field_cfg, other), 1, (const int64_t[]){1}, 1), -1);
+  assert_err(ctx, "mine: knob 'tile': a knob of that name exists already");
+  tec_ctx_clear_error(ctx);
+  static const int64_t tiny = 4;
+  ck_assert_int_eq(tune_space_set_rule(&sp, 0x5u, field_rule, &tiny, "tile*unroll <= 4"), -1);
+  assert_err(ctx, "mine: the default config tile=8 unroll=1 is outside its own space (tile*unroll <= 4)");
+  tec_ctx_clear_error(ctx);
+  tune_space *own = tune_space_new(ctx);
+  ck_assert_int_eq(tune_define_field(own, "x", NULL, 0, 1, (const int64_t[]){1}, 1), -1);
+  assert_err(ctx, "tune space: knob 'x': offset 0 is not an int64_t field of the 0-byte config struct "
+                  "(tune_space_init sets its size)");
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(tune_space_set_rule(own, 1u, field_rule, &cap, NULL), -1);
+  assert_err(ctx, "tune space: a rule needs a function and a space with a config struct (tune_space_init with its "
+                  "size)");
+  ck_assert_int_eq(sp.nknobs, 3); /* the failed knobs were not added */
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* Records written before the one knob space (tune_space beside tune_space; tec 36222ff, `tec
+ * tune` on an AVX-512 host, its target string in every line; here an AVX-512 target's, so
+ * the spaces are the records' on every build machine): dense 64x64x64 (random,
+ * seed 1, the default's trial and confirmation lines left out, so the best is another config)
+ * and conv2d_nchwc 16x10x9 -> 16, 3x3, NCHW8c (a space with a rule; random, seed 2). They load,
+ * every record's index still names its config text, and apply-best applies the same config. */
+#ifndef TEC_TEST_DATA_DIR
+#define TEC_TEST_DATA_DIR "tests/data"
+#endif
+#define X86 "llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512"
+/* file's lines, their target (this suite's build host's) replaced by target, into a temporary
+ * file (malloc'd path): the spaces are the target's, an AVX-512 one on every build machine */
+static char *retarget(const char *file, const char *target) {
+  char path[512], line[65536];
+  snprintf(path, sizeof path, "%s/%s", TEC_TEST_DATA_DIR, file);
+  FILE *in = fopen(path, "r");
+  ck_assert_msg(in != NULL, "cannot read %s", path);
+  char *out_path = strdup("/tmp/tec_old_records_XXXXXX");
+  int fd = mkstemp(out_path);
+  ck_assert_int_ge(fd, 0);
+  FILE *out = fdopen(fd, "w");
+  while (fgets(line, sizeof line, in)) {
+    char *t = strstr(line, "\"target\":\""), *e = t ? strchr(t + 10, '"') : NULL;
+    ck_assert_ptr_nonnull(e);
+    fprintf(out, "%.*s%s%s", (int)(t + 10 - line), line, target, e);
+  }
+  fclose(in);
+  fclose(out);
+  return out_path;
+}
+
+static void old_records(const char *file, const char *tmpl, const void *problem, const char *problem_str,
+                        int64_t want_index, const char *want_config) {
+  tec_ctx *ctx = tec_ctx_new();
+  const tec_target *tg = tec_target_parse(ctx, X86);
+  ck_assert_ptr_nonnull(tg);
+  const char *target = tg->str;
+  char *path = retarget(file, target);
+  tune_record *recs;
+  int n = 0;
+  OK(ctx, tune_records_load(ctx, path, stderr, &recs, &n));
+  ck_assert_int_ge(n, 5);
+  tune_space sp;
+  OK(ctx, topi_space_as(ctx, tmpl, NULL, problem, tg, &sp));
+  void *cfg = tec_ctx_alloc(ctx, sp.config_size);
+  for (int i = 0; i < n; i++) { /* every record's index still names its config */
+    ck_assert_str_eq(recs[i].target, target);
+    ck_assert_str_eq(recs[i].template_name, tmpl);
+    ck_assert_int_eq(tune_space_config(&sp, recs[i].index, cfg), 0);
+    ck_assert_str_eq(tune_config_str(ctx, &sp, cfg), recs[i].config);
+    ck_assert_str_eq(tune_space_config_str(ctx, &sp, recs[i].index), recs[i].config);
+  }
+  const char *warning = NULL;
+  ck_assert_msg(tune_apply_best(ctx, path, tmpl, problem_str, X86, &sp, cfg, &warning, 0) == 1, "%s",
+                warning ? warning : tec_ctx_error(ctx));
+  ck_assert_ptr_null(warning);
+  ck_assert_str_eq(tune_config_str(ctx, &sp, cfg), want_config);
+  ck_assert_int_eq(tune_space_index(&sp, cfg), want_index);
+  ck_assert_int_ne(want_index, tune_space_default_index(&sp));
+  /* and the config schedules */
+  topi_decl d;
+  topi_op op;
+  OK(ctx, topi_declare_as(ctx, tmpl, NULL, problem, &d));
+  OK(ctx, topi_schedule(&d, cfg, tg, &op));
+  unlink(path);
+  free(path);
+  tec_ctx_free(ctx);
+}
+
+START_TEST(records_before_space) {
+  topi_dense dp = {.m = 64, .n = 64, .k = 64, .const_b = 1}; /* `tec tune dense`'s problem: b constant */
+  old_records("records_before_space_dense.jsonl", "dense", &dp, "m=64,n=64,k=64", 982,
+              "mr=11 nr=32 ku=1 jb=2 parallel=1 pack=0");
+  topi_conv2d cp = {.n = 1, .c_in = 16, .h = 10, .w = 9, .c_out = 16, .kh = 3, .kw = 3, .stride_h = 1,
+                    .stride_w = 1, .pad_h = 1, .pad_w = 1, .groups = 1,
+                    .in_layout = {.kind = TOPI_NCHWC, .block = 8}, .out_layout = {.kind = TOPI_NCHWC, .block = 8},
+                    .epi = {.act = TOPI_ACT_RELU}};
+  old_records("records_before_space_conv.jsonl", "conv2d_nchwc", &cp, "c=16,h=10,w=9,oc=16,k=3,pad=1,in=NCHW8c,out=NCHW8c,act=relu",
+              2258, "ow_tile=9 oc_tiles=1 ic_split=2 ic_unroll=0 oh_tile=10 pad_copy=1 parallel=0 oh_reg=2");
 }
 END_TEST
 
@@ -197,9 +388,9 @@ START_TEST(tune_dense_records) {
   tune_task task;
   make_task(ctx, &task);
   ck_assert_str_eq(task.workload, "dense k=64,m=64,n=64");
-  topi_space tsp;
-  ck_assert_int_eq(topi_dense_space(ctx, &dense_prob, NULL, &tsp), 0);
-  ck_assert_int_eq(tune_space_size(task.space), topi_space_size(&tsp));
+  tune_space tsp;
+  ck_assert_int_eq(topi_space_of(ctx, "dense", &dense_prob, NULL, &tsp), 0);
+  ck_assert_int_eq(tune_space_size(task.space), tune_space_size(&tsp));
   ck_assert_int_eq(task.space->nknobs, tsp.nknobs);
   char rec[128], csv[128], svg[128];
   snprintf(rec, sizeof rec, "%s/r.jsonl", dir);
@@ -255,7 +446,7 @@ START_TEST(tune_dense_records) {
   const char *warning;
   ck_assert_int_eq(tune_apply_best(ctx, rec, "dense", "m=64,n=64,k=64", NULL, &tsp, cfg, &warning, 0), 1);
   ck_assert_ptr_null(warning);
-  ck_assert_str_eq(topi_config_str(ctx, &tsp, cfg), r1.trials[r1.best].config);
+  ck_assert_str_eq(tune_config_str(ctx, &tsp, cfg), r1.trials[r1.best].config);
 
   /* a corrupt line is reported (file:line) and skipped; a much faster record of another
    * target is never applied */
@@ -281,7 +472,7 @@ START_TEST(tune_dense_records) {
   ck_assert_str_eq(warn_text, want);
   free(warn_text);
   ck_assert_int_eq(tune_apply_best(ctx, rec, "dense", "k=64,m=64,n=64", NULL, &tsp, cfg, &warning, 0), 1);
-  ck_assert_str_eq(topi_config_str(ctx, &tsp, cfg), r1.trials[r1.best].config);
+  ck_assert_str_eq(tune_config_str(ctx, &tsp, cfg), r1.trials[r1.best].config);
 
   /* only another target's record: the default, with a warning naming the workload */
   char other[128];
@@ -290,7 +481,7 @@ START_TEST(tune_dense_records) {
   fprintf(f, "{\"workload\":\"dense k=64,m=64,n=64\",\"target\":\"rasp4b\",\"template\":\"dense\",\"config\":"
              "\"mr=1 nr=16 ku=1 jb=1 parallel=0 pack=0\",\"status\":\"ok\",\"gflops\":99999}\n");
   fclose(f);
-  const char *defstr = topi_config_str(ctx, &tsp, tsp.default_config);
+  const char *defstr = tune_config_str(ctx, &tsp, tsp.default_config);
   ck_assert_int_eq(tune_apply_best(ctx, other, "dense", "k=64,m=64,n=64", NULL, &tsp, cfg, &warning, 0), 0);
   ck_assert_str_eq(warning, tec_ctx_printf(ctx, "tune: no record for dense k=64,m=64,n=64 on target '%s' in %s (1 record for "
                                                 "other targets such as 'rasp4b', never applied); using the default config %s",
@@ -342,7 +533,7 @@ START_TEST(tune_dense_records) {
   ck_assert_str_eq(recs[2].error, r2.trials[2].error);
   ck_assert_str_eq(recs[4].status, "timeout");
   ck_assert_int_eq(tune_apply_best(ctx, rec2, "dense", "k=64,m=64,n=64", NULL, &tsp, cfg, &warning, 0), 1);
-  ck_assert_str_eq(topi_config_str(ctx, &tsp, cfg), r2.trials[r2.best].config);
+  ck_assert_str_eq(tune_config_str(ctx, &tsp, cfg), r2.trials[r2.best].config);
 
   /* another seed: another order (7 draws from 4608 configs) */
   tune_options o3 = small_options(NULL, &refs);
@@ -380,8 +571,8 @@ START_TEST(confirm_stage) {
   tec_ctx *ctx = tec_ctx_new();
   tune_task task;
   make_task(ctx, &task);
-  topi_space tsp;
-  ck_assert_int_eq(topi_dense_space(ctx, &dense_prob, NULL, &tsp), 0);
+  tune_space tsp;
+  ck_assert_int_eq(topi_space_of(ctx, "dense", &dense_prob, NULL, &tsp), 0);
   char rec[128], csv[128];
   snprintf(rec, sizeof rec, "%s/c.jsonl", dir);
   snprintf(csv, sizeof csv, "%s/c.csv", dir);
@@ -440,7 +631,7 @@ START_TEST(confirm_stage) {
              "\"status\":\"ok\",\"gflops\":99999}\n", task.target, r.trials[other].config);
   fclose(f);
   ck_assert_int_eq(tune_apply_best(ctx, rec, "dense", "k=64,m=64,n=64", NULL, &tsp, cfg, &warning, 0), 1);
-  ck_assert_str_eq(topi_config_str(ctx, &tsp, cfg), r.confirmed[best].config);
+  ck_assert_str_eq(tune_config_str(ctx, &tsp, cfg), r.confirmed[best].config);
   /* without confirmations that trial record wins */
   char rec1[128];
   snprintf(rec1, sizeof rec1, "%s/c1.jsonl", dir);
@@ -451,7 +642,7 @@ START_TEST(confirm_stage) {
              "\"status\":\"ok\",\"gflops\":5,\"stage\":\"trial\"}\n", task.target, r.confirmed[best].config);
   fclose(f);
   ck_assert_int_eq(tune_apply_best(ctx, rec1, "dense", "k=64,m=64,n=64", NULL, &tsp, cfg, &warning, 0), 1);
-  ck_assert_str_eq(topi_config_str(ctx, &tsp, cfg), r.trials[other].config);
+  ck_assert_str_eq(tune_config_str(ctx, &tsp, cfg), r.trials[other].config);
 
   /* tune_compare: one config made wrong, one slowed past the time-out, one fine */
   hook_ctl h = {.wrong = r.trials[1].index, .slow = r.trials[2].index};
@@ -1043,15 +1234,15 @@ START_TEST(topi_rule_space) {
   tune_task task;
   ck_assert_msg(tune_task_topi(ctx, topi_template_find("conv2d_nchwc"), &p, "pw12", x86, &task) == 0, "%s",
                 tec_ctx_error(ctx));
-  topi_space tsp;
-  ck_assert_int_eq(topi_conv2d_nchwc_space(ctx, &p, tec_target_parse(ctx, x86), &tsp), 0);
+  tune_space tsp;
+  ck_assert_int_eq(topi_space_of(ctx, "conv2d_nchwc", &p, tec_target_parse(ctx, x86), &tsp), 0);
   ck_assert_int_eq(tune_space_range(task.space), 18432);
   ck_assert_int_eq(tune_space_size(task.space), 1464);
   topi_conv2d_nchwc_config c;
   int64_t in = 0;
   for (int64_t i = 0; i < 18432; i++) {
     int a = tune_space_allows(task.space, i);
-    ck_assert_int_eq(a, topi_space_config(&tsp, i, &c) == 0);
+    ck_assert_int_eq(a, tune_space_config(&tsp, i, &c) == 0);
     in += a;
   }
   ck_assert_int_eq(in, 1464);
@@ -1141,6 +1332,8 @@ int main(void) {
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, split_counts);
   tcase_add_test(tc, reorder_annotate_knob);
+  tcase_add_test(tc, field_knobs);
+  tcase_add_test(tc, records_before_space);
   tcase_add_test(tc, bad_knobs);
   tcase_add_test(tc, tune_dense_records);
   tcase_add_test(tc, confirm_stage);

@@ -259,7 +259,7 @@ END_TEST
 /* ---------------- annealing ---------------- */
 
 typedef struct peak {
-  const topi_space *sp;
+  const tune_space *sp;
   int64_t target;  /* the index of the maximum */
   long calls, scored;
   unsigned char *seen;
@@ -285,20 +285,20 @@ static int peak_score(void *u, const int64_t *idx, int n, double *out) {
   return 0;
 }
 
-static void resnet_space(tec_ctx *ctx, topi_space *sp) {
+static void resnet_space(tec_ctx *ctx, tune_space *sp) {
   topi_conv2d p = {.n = 1, .c_in = 128, .h = 28, .w = 28, .c_out = 128, .kh = 3, .kw = 3,
                    .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1,
                    .in_layout = {.kind = TOPI_NCHWC, .block = 16},
                    .out_layout = {.kind = TOPI_NCHWC, .block = 16}};
-  OK(ctx, topi_conv2d_nchwc_space(ctx, &p, tec_target_parse(ctx, X86), sp));
+  OK(ctx, topi_space_of(ctx, "conv2d_nchwc", &p, tec_target_parse(ctx, X86), sp));
 }
 
 START_TEST(anneal_peak) {
   tec_ctx *ctx = tec_ctx_new();
-  topi_space sp;
+  tune_space sp;
   resnet_space(ctx, &sp);
   sp.rule = NULL, sp.pruned = 0; /* the bowl over the knobs' whole product (the rule: below) */
-  int64_t size = topi_space_size(&sp);
+  int64_t size = tune_space_size(&sp);
   ck_assert_int_gt(size, 4 * TUNE_ANNEAL_EXHAUSTIVE);
   peak p = {.sp = &sp, .target = size * 2 / 3 + 1};
   p.seen = calloc((size_t)size, 1);
@@ -341,22 +341,22 @@ END_TEST
  * never asks the score of a refused one, and still finds a peak placed inside the space. */
 START_TEST(anneal_keeps_to_rule) {
   tec_ctx *ctx = tec_ctx_new();
-  topi_space sp;
+  tune_space sp;
   resnet_space(ctx, &sp);
   ck_assert_ptr_nonnull(sp.rule);
-  int64_t range = topi_space_range(&sp);
+  int64_t range = tune_space_range(&sp);
   ck_assert_int_gt(sp.pruned, 0);
   topi_conv2d_nchwc_config c;
   int64_t target = range * 2 / 3 + 1;
-  while (topi_space_config(&sp, target, &c) != 0) target++; /* the peak: a config in the space */
+  while (tune_space_config(&sp, target, &c) != 0) target++; /* the peak: a config in the space */
   peak p = {.sp = &sp, .target = target};
   p.seen = calloc((size_t)range, 1);
   int64_t best[8];
   int n = tune_anneal(&sp, peak_score, &p, NULL, 11, 8, best);
   ck_assert_int_eq(n, 8);
-  for (int i = 0; i < n; i++) ck_assert_int_eq(topi_space_config(&sp, best[i], &c), 0);
+  for (int i = 0; i < n; i++) ck_assert_int_eq(tune_space_config(&sp, best[i], &c), 0);
   for (int64_t i = 0; i < range; i++) /* nothing outside the space was scored */
-    if (p.seen[i]) ck_assert_int_eq(topi_space_config(&sp, i, &c), 0);
+    if (p.seen[i]) ck_assert_int_eq(tune_space_config(&sp, i, &c), 0);
   ck_assert_int_eq(best[0], target);
   free(p.seen);
   tec_ctx_free(ctx);
@@ -371,9 +371,9 @@ static int fail_score(void *u, const int64_t *idx, int n, double *out) {
 START_TEST(anneal_small_and_bad) {
   tec_ctx *ctx = tec_ctx_new();
   topi_dense d = {.m = 8, .n = 16, .k = 8, .const_b = 1};
-  topi_space sp;
-  OK(ctx, topi_dense_space(ctx, &d, tec_target_parse(ctx, X86), &sp));
-  int64_t size = topi_space_size(&sp);
+  tune_space sp;
+  OK(ctx, topi_space_of(ctx, "dense", &d, tec_target_parse(ctx, X86), &sp));
+  int64_t size = tune_space_size(&sp);
   ck_assert_int_le(size, TUNE_ANNEAL_EXHAUSTIVE); /* scored whole */
   peak p = {.sp = &sp, .target = size - 1};
   p.seen = calloc((size_t)size, 1);
@@ -394,7 +394,7 @@ START_TEST(anneal_small_and_bad) {
   ck_assert_int_eq(tune_anneal(&sp, fail_score, NULL, NULL, 3, 4, out), -1);
   ck_assert_int_eq(tune_anneal_with(&sp, peak_score, &p, NULL, 3, 4, out,
                                     &(tune_anneal_opts){.chains = -1}), -1);
-  topi_space big;
+  tune_space big;
   resnet_space(ctx, &big);
   ck_assert_int_eq(tune_anneal(&big, fail_score, NULL, NULL, 3, 4, out), -1);
   free(p.seen);
@@ -418,9 +418,9 @@ static void read_table(tec_ctx *ctx, const char *file, const topi_dense *p, tabl
   char *text = tu_read_file(path, NULL);
   ck_assert_msg(text != NULL, "cannot read %s", path);
   topi_decl d;
-  topi_space sp;
-  OK(ctx, topi_dense_declare(ctx, p, &d));
-  OK(ctx, topi_dense_space(ctx, p, tec_target_parse(ctx, X86), &sp));
+  tune_space sp;
+  OK(ctx, topi_declare(ctx, "dense", p, &d));
+  OK(ctx, topi_space_of(ctx, "dense", p, tec_target_parse(ctx, X86), &sp));
   t->n = 0;
   t->x = malloc(sizeof *t->x * 128 * TUNE_NFEATURES);
   topi_dense_config cfg;
@@ -431,9 +431,9 @@ static void read_table(tec_ctx *ctx, const char *file, const topi_dense *p, tabl
     long long idx;
     int used = 0;
     ck_assert_int_eq(sscanf(line, "%lf %lld %n", &g, &idx, &used), 2);
-    OK(ctx, topi_config_parse(ctx, &sp, line + used, &cfg));
+    OK(ctx, tune_config_parse(ctx, &sp, line + used, &cfg));
     topi_op op;
-    OK(ctx, topi_dense_schedule(&d, &cfg, tec_target_parse(ctx, X86), &op));
+    OK(ctx, topi_schedule(&d, &cfg, tec_target_parse(ctx, X86), &op));
     lower_func *f = tec_lower(op.sched, "dense", op.nargs, op.args);
     ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
     ck_assert_int_eq(tune_features(ctx, f, t->x + (size_t)t->n * TUNE_NFEATURES, TUNE_NFEATURES),

@@ -257,20 +257,20 @@ static lower_func *op_lower(tec_ctx *ctx, const drv_opts *o, const char **cfg_st
   }
   const topi_template *t;
   if (op_problem(ctx, o, &p, &t, prob) != 0) return NULL;
-  topi_space sp;
+  tune_space sp;
   const tec_target *tg = tec_target_parse(ctx, o->target); /* once for space and schedule */
   if (!tg || t->space(ctx, prob, tg, &sp) != 0) return NULL;
   void *cfg = tec_ctx_alloc(ctx, sp.config_size);
   if (!cfg) return NULL;
   if (o->config) {
-    if (topi_config_parse(ctx, &sp, o->config, cfg) != 0) return NULL;
+    if (tune_config_parse(ctx, &sp, o->config, cfg) != 0) return NULL;
   } else {
     memcpy(cfg, sp.default_config, sp.config_size);
   }
   topi_decl d;
   topi_op op;
   if (t->declare(ctx, prob, &d) != 0 || t->schedule(&d, cfg, tg, &op) != 0) return NULL;
-  *cfg_str = topi_config_str(ctx, &sp, cfg);
+  *cfg_str = tune_config_str(ctx, &sp, cfg);
   *tmpl = t;
   if (t->problem_kind == TOPI_PROBLEM_CONV2D) *flops = topi_conv2d_flops(&prob->conv);
   if (t->problem_kind == TOPI_PROBLEM_DENSE) *flops = 2.0 * prob->dense.m * prob->dense.n * prob->dense.k;

@@ -138,7 +138,8 @@ static int ic_applies(tec_ctx *ctx, const void *problem, const char **why) {
   return w == NULL;
 }
 
-int topi_conv2d_im2col_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out) {
+static int ic_declare(tec_ctx *ctx, const void *p_arg, topi_decl *out) {
+  const topi_conv2d *p = p_arg;
   if (!ctx) return -1;
   if (!p || !out) return tec_ctx_set_error(ctx, WHO ": problem and decl are required");
   if (topi_refuse(ctx, &topi_tmpl_conv2d_im2col, p)) return -1;
@@ -155,8 +156,9 @@ int topi_conv2d_im2col_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *ou
   return topi_conv_finish_decl(ctx, &topi_tmpl_conv2d_im2col, p, &d->a, gr->out, d, out);
 }
 
-int topi_conv2d_im2col_schedule(const topi_decl *dc, const topi_conv2d_im2col_config *cfg,
-                                const tec_target *target, topi_op *op) {
+static int ic_schedule(const topi_decl *dc, const void *cfg_arg,
+                       const tec_target *target, topi_op *op) {
+  const topi_conv2d_im2col_config *cfg = cfg_arg;
   if (!dc || !cfg || !op) return -1;
   tec_ctx *ctx = dc->ctx;
   if (topi_config_check(&topi_tmpl_conv2d_im2col, dc, cfg, target)) return -1;
@@ -197,18 +199,20 @@ int topi_conv2d_im2col_schedule(const topi_decl *dc, const topi_conv2d_im2col_co
   return 0;
 }
 
-int topi_conv2d_im2col_space(tec_ctx *ctx, const topi_conv2d *p, const tec_target *target,
-                             topi_space *sp) {
+static int ic_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
+                    tune_space *sp) {
+  const topi_conv2d *p = p_arg;
   int lanes = topi_target_lanes(ctx, target);
   if (lanes < 0 || topi_refuse(ctx, &topi_tmpl_conv2d_im2col, p)) return -1;
   int64_t oh, ow;
   if (topi_conv2d_out_hw(ctx, p, &oh, &ow)) return -1;
   int64_t g = p->groups ? p->groups : 1, kog = p->c_out / g, r = p->kh * p->kw * (p->c_in / g);
   topi_dense gp = {.m = oh * ow, .n = kog, .k = r, .const_b = 1};
-  topi_space ds;
-  if (topi_dense_space(ctx, &gp, target, &ds)) return -1;
+  tune_space ds;
+  if (topi_tmpl_dense.space(ctx, &gp, target, &ds)) return -1;
   /* dense's knobs for this GEMM, its values and defaults; pack fixed to root (prepare) */
-  if (topi_space_begin(ctx, sp, &topi_tmpl_conv2d_im2col, 5)) return -1;
+  if (tune_space_init(ctx, sp, topi_tmpl_conv2d_im2col.name,
+                      topi_tmpl_conv2d_im2col.config_size)) return -1;
   static const size_t offs[] = {offsetof(topi_conv2d_im2col_config, mr),
                                 offsetof(topi_conv2d_im2col_config, nr),
                                 offsetof(topi_conv2d_im2col_config, ku),
@@ -216,27 +220,17 @@ int topi_conv2d_im2col_space(tec_ctx *ctx, const topi_conv2d *p, const tec_targe
                                 offsetof(topi_conv2d_im2col_config, parallel)};
   static const int64_t b01[] = {0, 1};
   for (int k = 0; k < 5; k++) {
-    const topi_knob *kn = &ds.knobs[k];
+    const tune_knob *kn = &ds.knobs[k];
     int par = !strcmp(kn->name, "parallel");
-    int64_t def = topi_config_get(&ds, ds.default_config, k);
-    if (topi_space_add(ctx, sp, kn->name, par ? "parallel over (n, groups, panel groups)" : kn->doc,
-                       offs[k], par ? 2 : kn->nvalues, par ? b01 : kn->values, par ? 1 : def))
+    int64_t def = tune_config_get(&ds, ds.default_config, k);
+    if (tune_define_field(sp, kn->name, par ? "parallel over (n, groups, panel groups)" : kn->doc,
+                          offs[k], par ? 2 : kn->nvalues, par ? b01 : kn->values, par ? 1 : def) < 0)
       return -1;
   }
   return 0;
 }
 
-static int ic_declare(tec_ctx *ctx, const void *p, topi_decl *d) {
-  return topi_conv2d_im2col_declare(ctx, p, d);
-}
-static int ic_schedule(const topi_decl *d, const void *c, const tec_target *t, topi_op *o) {
-  return topi_conv2d_im2col_schedule(d, c, t, o);
-}
-static int ic_space(tec_ctx *ctx, const void *p, const tec_target *t, topi_space *s) {
-  return topi_conv2d_im2col_space(ctx, p, t, s);
-}
-
 const topi_template topi_tmpl_conv2d_im2col = {
     WHO, "conv2d -> NHWC as im2col + GEMM (im2col per row block), any kernel/stride/groups",
     TOPI_PROBLEM_CONV2D, sizeof(topi_conv2d_im2col_config), ic_applies, ic_declare,
-    ic_schedule, ic_space};
+    ic_schedule, ic_space, "topi_conv2d_im2col_config"};

@@ -148,7 +148,8 @@ static int cn_applies(tec_ctx *ctx, const void *problem, const char **why) {
   return w == NULL;
 }
 
-int topi_conv2d_nchwc_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out) {
+static int cn_declare(tec_ctx *ctx, const void *p_arg, topi_decl *out) {
+  const topi_conv2d *p = p_arg;
   return topi_conv2d_nchwc_declare_on(ctx, p, NULL, out);
 }
 
@@ -255,8 +256,9 @@ static sch_iter *schedule_out(const cn_decl *d, const topi_conv2d_nchwc_config *
   return xo;
 }
 
-int topi_conv2d_nchwc_schedule(const topi_decl *dc, const topi_conv2d_nchwc_config *cfg,
-                               const tec_target *target, topi_op *op) {
+static int cn_schedule(const topi_decl *dc, const void *cfg_arg,
+                       const tec_target *target, topi_op *op) {
+  const topi_conv2d_nchwc_config *cfg = cfg_arg;
   if (!dc || !cfg || !op) return -1;
   if (topi_config_check(&topi_tmpl_conv2d_nchwc, dc, cfg, target) || topi_op_begin(dc, op)) return -1;
   return topi_conv2d_nchwc_schedule_in(dc, cfg, op->sched, 0, NULL);
@@ -373,7 +375,7 @@ static void default_tile(int64_t ext, int64_t oh, int64_t max_r, int64_t nob, in
       }
 }
 
-/* The space's rule (topi_space.rule, AutoTVM's multi_filter): a register tile whose
+/* The space's rule (tune_space.rule, AutoTVM's multi_filter): a register tile whose
  * accumulators (ow_tile x oc_tiles x vpb vectors), the weight vectors of one input lane
  * (oc_tiles x vpb) and the input broadcast (1; lane: the tile's T input vectors and one more)
  * exceed the target's vector registers is not in the space, nor an unrolled body of more than
@@ -406,8 +408,9 @@ static int cn_rule_ok(const void *data, const void *config) {
   return (live <= r->regs || one) && (body <= CN_BODY_MAX || (one && !c->ic_unroll));
 }
 
-int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const tec_target *target,
-                            topi_space *sp) {
+static int cn_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
+                    tune_space *sp) {
+  const topi_conv2d *p = p_arg;
   int lanes = topi_target_lanes(ctx, target);
   if (lanes < 0 || topi_refuse(ctx, &topi_tmpl_conv2d_nchwc, p)) return -1;
   int64_t oh, ow;
@@ -464,35 +467,35 @@ int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const tec_target
   /* multiply-add by lane: two input-channel blocks per unrolled step halve the loop's
    * overhead (the tile's loads already fit in one step's registers) */
   int64_t ics_def = lane && nib % 2 == 0 ? 2 : 1, unr_def = ics_def > 1;
-  if (topi_space_begin(ctx, sp, &topi_tmpl_conv2d_nchwc, 8) ||
-      topi_space_add(ctx, sp, "ow_tile",
-                     gemm ? "output positions (oh*ow flattened) per register tile"
-                          : "output columns per register tile",
-                     offsetof(topi_conv2d_nchwc_config, ow_tile), ntw, tw, bt) ||
-      topi_space_add(ctx, sp, "oc_tiles", "output-channel blocks per register tile",
-                     offsetof(topi_conv2d_nchwc_config, oc_tiles), ntc, tc, bc) ||
-      topi_space_add(ctx, sp, "ic_split",
-                     "input-channel blocks per pass over the kernel window (all: window "
-                     "outermost; 1: input-channel blocks outermost)",
-                     offsetof(topi_conv2d_nchwc_config, ic_split), nics, ics, ics_def) ||
-      topi_space_add(ctx, sp, "ic_unroll",
-                     "1: the ic_split input-channel blocks of a pass unrolled (straight-line "
-                     "code, no loop overhead); 0: a loop",
-                     offsetof(topi_conv2d_nchwc_config, ic_unroll), 2, b01, unr_def) ||
-      topi_space_add(ctx, sp, "oh_tile",
-                     "output rows per parallel task (GEMM form: 1 unless parallel is 2)",
-                     offsetof(topi_conv2d_nchwc_config, oh_tile), nrows, rows, rdef) ||
-      topi_space_add(ctx, sp, "pad_copy",
-                     "1: the padded input copied once per call; 0: padding inlined (only 0 "
-                     "without padding past the input's margin)",
-                     offsetof(topi_conv2d_nchwc_config, pad_copy), padded ? 2 : 1, b01, copy_def) ||
-      topi_space_add(ctx, sp, "parallel",
-                     "1: parallel over (n, output-channel tiles, row tiles); 2: over (n, row "
-                     "tiles, output-channel tiles): each thread reads only its rows of the input",
-                     offsetof(topi_conv2d_nchwc_config, parallel), 3, par_vals, par_def) ||
-      topi_space_add(ctx, sp, "oh_reg",
-                     "output rows per register tile (at most oh_tile; 1 in the GEMM form)",
-                     offsetof(topi_conv2d_nchwc_config, oh_reg), (int)nreg, regrows, br))
+  if (tune_space_init(ctx, sp, topi_tmpl_conv2d_nchwc.name, topi_tmpl_conv2d_nchwc.config_size) ||
+      tune_define_field(sp, "ow_tile",
+                        gemm ? "output positions (oh*ow flattened) per register tile"
+                        : "output columns per register tile",
+                        offsetof(topi_conv2d_nchwc_config, ow_tile), ntw, tw, bt) < 0 ||
+      tune_define_field(sp, "oc_tiles", "output-channel blocks per register tile",
+                        offsetof(topi_conv2d_nchwc_config, oc_tiles), ntc, tc, bc) < 0 ||
+      tune_define_field(sp, "ic_split",
+                        "input-channel blocks per pass over the kernel window (all: window "
+                        "outermost; 1: input-channel blocks outermost)",
+                        offsetof(topi_conv2d_nchwc_config, ic_split), nics, ics, ics_def) < 0 ||
+      tune_define_field(sp, "ic_unroll",
+                        "1: the ic_split input-channel blocks of a pass unrolled (straight-line "
+                        "code, no loop overhead); 0: a loop",
+                        offsetof(topi_conv2d_nchwc_config, ic_unroll), 2, b01, unr_def) < 0 ||
+      tune_define_field(sp, "oh_tile",
+                        "output rows per parallel task (GEMM form: 1 unless parallel is 2)",
+                        offsetof(topi_conv2d_nchwc_config, oh_tile), nrows, rows, rdef) < 0 ||
+      tune_define_field(sp, "pad_copy",
+                        "1: the padded input copied once per call; 0: padding inlined (only 0 "
+                        "without padding past the input's margin)",
+                        offsetof(topi_conv2d_nchwc_config, pad_copy), padded ? 2 : 1, b01, copy_def) < 0 ||
+      tune_define_field(sp, "parallel",
+                        "1: parallel over (n, output-channel tiles, row tiles); 2: over (n, row "
+                        "tiles, output-channel tiles): each thread reads only its rows of the input",
+                        offsetof(topi_conv2d_nchwc_config, parallel), 3, par_vals, par_def) < 0 ||
+      tune_define_field(sp, "oh_reg",
+                        "output rows per register tile (at most oh_tile; 1 in the GEMM form)",
+                        offsetof(topi_conv2d_nchwc_config, oh_reg), (int)nreg, regrows, br) < 0)
     return -1;
   cn_rule *r = tec_ctx_alloc(ctx, sizeof *r);
   if (!r) return -1;
@@ -509,20 +512,10 @@ int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const tec_target
   if (!doc) return -1;
   /* knobs read: ow_tile, oc_tiles, ic_split, ic_unroll, oh_tile (0x1f), oh_reg (0x80) and
    * parallel (GEMM: 0x40) */
-  return topi_space_set_rule(ctx, sp, gemm ? 0xdfu : 0x9fu, cn_rule_ok, r, doc);
-}
-
-static int cn_declare(tec_ctx *ctx, const void *p, topi_decl *d) {
-  return topi_conv2d_nchwc_declare(ctx, p, d);
-}
-static int cn_schedule(const topi_decl *d, const void *c, const tec_target *t, topi_op *o) {
-  return topi_conv2d_nchwc_schedule(d, c, t, o);
-}
-static int cn_space(tec_ctx *ctx, const void *p, const tec_target *t, topi_space *s) {
-  return topi_conv2d_nchwc_space(ctx, p, t, s);
+  return tune_space_set_rule(sp, gemm ? 0xdfu : 0x9fu, cn_rule_ok, r, doc);
 }
 
 const topi_template topi_tmpl_conv2d_nchwc = {
     WHO, "conv2d NCHW[x]c/NCHW -> NCHW[y]c, direct, register-tiled, 1x1 as GEMM",
     TOPI_PROBLEM_CONV2D, sizeof(topi_conv2d_nchwc_config), cn_applies, cn_declare,
-    cn_schedule, cn_space};
+    cn_schedule, cn_space, "topi_conv2d_nchwc_config"};

@@ -140,7 +140,8 @@ static int sp_applies(tec_ctx *ctx, const void *problem, const char **why) {
   return w == NULL;
 }
 
-int topi_conv2d_spatial_pack_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out) {
+static int sp_declare(tec_ctx *ctx, const void *p_arg, topi_decl *out) {
+  const topi_conv2d *p = p_arg;
   if (!ctx) return -1;
   if (!p || !out) return tec_ctx_set_error(ctx, WHO ": problem and decl are required");
   if (topi_refuse(ctx, &topi_tmpl_conv2d_spatial_pack, p)) return -1;
@@ -154,9 +155,10 @@ int topi_conv2d_spatial_pack_declare(tec_ctx *ctx, const topi_conv2d *p, topi_de
   return topi_conv_finish_decl(ctx, &topi_tmpl_conv2d_spatial_pack, p, &d->a, g->out, d, out);
 }
 
-int topi_conv2d_spatial_pack_schedule(const topi_decl *dc,
-                                      const topi_conv2d_spatial_pack_config *cfg,
-                                      const tec_target *target, topi_op *op) {
+static int sp_schedule(const topi_decl *dc,
+                       const void *cfg_arg,
+                       const tec_target *target, topi_op *op) {
+  const topi_conv2d_spatial_pack_config *cfg = cfg_arg;
   if (!dc || !cfg || !op) return -1;
   tec_ctx *ctx = dc->ctx;
   if (topi_config_check(&topi_tmpl_conv2d_spatial_pack, dc, cfg, target)) return -1;
@@ -198,7 +200,7 @@ int topi_conv2d_spatial_pack_schedule(const topi_decl *dc,
 }
 
 
-/* The space's rule (topi_space.rule): the tile's accumulators (vh x vw x vc/lanes vectors),
+/* The space's rule (tune_space.rule): the tile's accumulators (vh x vw x vc/lanes vectors),
  * vc/lanes kernel vectors and a broadcast within the target's vector registers. */
 typedef struct sp_rule {
   int64_t lanes, regs;
@@ -211,8 +213,9 @@ static int sp_rule_ok(const void *data, const void *config) {
   return c->vh * c->vw * nv + nv + 1 <= r->regs || c->vh * c->vw == 1; /* 1 x 1 always in */
 }
 
-int topi_conv2d_spatial_pack_space(tec_ctx *ctx, const topi_conv2d *p, const tec_target *target,
-                                   topi_space *sp) {
+static int sp_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
+                    tune_space *sp) {
+  const topi_conv2d *p = p_arg;
   int lanes = topi_target_lanes(ctx, target);
   if (lanes < 0 || topi_refuse(ctx, &topi_tmpl_conv2d_spatial_pack, p)) return -1;
   int64_t oh, ow;
@@ -229,34 +232,25 @@ int topi_conv2d_spatial_pack_space(tec_ctx *ctx, const topi_conv2d *p, const tec
   int64_t dvw = 1;
   for (int i = 0; i < nvw; i++)
     if (dvh * vws[i] * nv + nv + 1 <= regs) dvw = vws[i];
-  if (topi_space_begin(ctx, sp, &topi_tmpl_conv2d_spatial_pack, 4) ||
-      topi_space_add(ctx, sp, "vc", "output channels per register tile (vectorized)",
-                     offsetof(topi_conv2d_spatial_pack_config, vc), nvc, vcs, dvc) ||
-      topi_space_add(ctx, sp, "vh", "output rows per register tile",
-                     offsetof(topi_conv2d_spatial_pack_config, vh), nvh, vhs, dvh) ||
-      topi_space_add(ctx, sp, "vw", "output columns per register tile",
-                     offsetof(topi_conv2d_spatial_pack_config, vw), nvw, vws, dvw) ||
-      topi_space_add(ctx, sp, "parallel", "parallel over (n, row tiles)",
-                     offsetof(topi_conv2d_spatial_pack_config, parallel), 2, b01, 1))
+  if (tune_space_init(ctx, sp, topi_tmpl_conv2d_spatial_pack.name,
+                      topi_tmpl_conv2d_spatial_pack.config_size) ||
+      tune_define_field(sp, "vc", "output channels per register tile (vectorized)",
+                        offsetof(topi_conv2d_spatial_pack_config, vc), nvc, vcs, dvc) < 0 ||
+      tune_define_field(sp, "vh", "output rows per register tile",
+                        offsetof(topi_conv2d_spatial_pack_config, vh), nvh, vhs, dvh) < 0 ||
+      tune_define_field(sp, "vw", "output columns per register tile",
+                        offsetof(topi_conv2d_spatial_pack_config, vw), nvw, vws, dvw) < 0 ||
+      tune_define_field(sp, "parallel", "parallel over (n, row tiles)",
+                        offsetof(topi_conv2d_spatial_pack_config, parallel), 2, b01, 1) < 0)
     return -1;
   sp_rule *r = tec_ctx_alloc(ctx, sizeof *r);
   if (!r) return -1;
   *r = (sp_rule){lanes, regs};
   const char *doc = tec_ctx_printf(ctx, "registers: vh*vw*vc/%d + vc/%d + 1 <= %d", lanes, lanes, regs);
-  return doc ? topi_space_set_rule(ctx, sp, 0x7u, sp_rule_ok, r, doc) : -1;
-}
-
-static int sp_declare(tec_ctx *ctx, const void *p, topi_decl *d) {
-  return topi_conv2d_spatial_pack_declare(ctx, p, d);
-}
-static int sp_schedule(const topi_decl *d, const void *c, const tec_target *t, topi_op *o) {
-  return topi_conv2d_spatial_pack_schedule(d, c, t, o);
-}
-static int sp_space(tec_ctx *ctx, const void *p, const tec_target *t, topi_space *s) {
-  return topi_conv2d_spatial_pack_space(ctx, p, t, s);
+  return doc ? tune_space_set_rule(sp, 0x7u, sp_rule_ok, r, doc) : -1;
 }
 
 const topi_template topi_tmpl_conv2d_spatial_pack = {
     WHO, "conv2d NCHW -> NCHW, spatial pack (TVM arm_cpu): VH x VW x VC register tile",
     TOPI_PROBLEM_CONV2D, sizeof(topi_conv2d_spatial_pack_config), sp_applies, sp_declare,
-    sp_schedule, sp_space};
+    sp_schedule, sp_space, "topi_conv2d_spatial_pack_config"};

@@ -311,7 +311,8 @@ static int wg_applies(tec_ctx *ctx, const void *problem, const char **why) {
   return w == NULL;
 }
 
-int topi_conv2d_winograd_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out) {
+static int wg_declare(tec_ctx *ctx, const void *p_arg, topi_decl *out) {
+  const topi_conv2d *p = p_arg;
   if (!ctx) return -1;
   if (!p || !out) return tec_ctx_set_error(ctx, WHO ": problem and decl are required");
   if (topi_refuse(ctx, &topi_tmpl_conv2d_winograd, p)) return -1;
@@ -329,8 +330,9 @@ int topi_conv2d_winograd_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *
   return topi_conv_finish_decl(ctx, &topi_tmpl_conv2d_winograd, p, &d->a, g->out, d, out);
 }
 
-int topi_conv2d_winograd_schedule(const topi_decl *dc, const topi_conv2d_winograd_config *cfg,
-                                  const tec_target *target, topi_op *op) {
+static int wg_schedule(const topi_decl *dc, const void *cfg_arg,
+                       const tec_target *target, topi_op *op) {
+  const topi_conv2d_winograd_config *cfg = cfg_arg;
   if (!dc || !cfg || !op) return -1;
   tec_ctx *ctx = dc->ctx;
   if (topi_config_check(&topi_tmpl_conv2d_winograd, dc, cfg, target)) return -1;
@@ -396,8 +398,9 @@ int topi_conv2d_winograd_schedule(const topi_decl *dc, const topi_conv2d_winogra
 
 /* ---- the space ---- */
 
-int topi_conv2d_winograd_space(tec_ctx *ctx, const topi_conv2d *p, const tec_target *target,
-                               topi_space *sp) {
+static int wg_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
+                    tune_space *sp) {
+  const topi_conv2d *p = p_arg;
   int lanes = topi_target_lanes(ctx, target);
   if (lanes < 0 || topi_refuse(ctx, &topi_tmpl_conv2d_winograd, p)) return -1;
   int64_t oh, ow;
@@ -409,8 +412,8 @@ int topi_conv2d_winograd_space(tec_ctx *ctx, const topi_conv2d *p, const tec_tar
   int64_t npd = p->n * topi_ceil_div(oh, def_m) * topi_ceil_div(ow, def_m);
   /* the GEMM knobs: dense's defaults for one (e, f) of the default m */
   topi_dense gp = {.m = npd, .n = kb, .k = cp, .const_b = 1};
-  topi_space ds;
-  if (topi_dense_space(ctx, &gp, target, &ds)) return -1;
+  tune_space ds;
+  if (topi_tmpl_dense.space(ctx, &gp, target, &ds)) return -1;
   const topi_dense_config *dd = ds.default_config;
   int64_t ms[] = {2, 4}, mr[12], nr[4], ku[4], jb[4], b01[] = {0, 1};
   int nmr = 0, nnr = 0, nku = 0, njb = 0;
@@ -421,35 +424,26 @@ int topi_conv2d_winograd_space(tec_ctx *ctx, const topi_conv2d *p, const tec_tar
   int64_t def_mr = dd->mr < mr[nmr - 1] ? dd->mr : mr[nmr - 1];
   int64_t def_nr = dd->nr < nr[nnr - 1] ? dd->nr : nr[nnr - 1];
   int64_t def_jb = dd->jb < jb[njb - 1] ? dd->jb : jb[njb - 1];
-  if (topi_space_begin(ctx, sp, &topi_tmpl_conv2d_winograd, 6) ||
-      topi_space_add(ctx, sp, "m", "output tile m x m: F(2x2,3x3) or F(4x4,3x3)",
-                     offsetof(topi_conv2d_winograd_config, m), 2, ms, def_m) ||
-      topi_space_add(ctx, sp, "mr", "GEMM register tile rows (output tiles)",
-                     offsetof(topi_conv2d_winograd_config, mr), nmr, mr, def_mr) ||
-      topi_space_add(ctx, sp, "nr", "GEMM register tile columns (output channels)",
-                     offsetof(topi_conv2d_winograd_config, nr), nnr, nr, def_nr) ||
-      topi_space_add(ctx, sp, "ku", "the GEMM's channel loop unrolled by ku",
-                     offsetof(topi_conv2d_winograd_config, ku), nku, ku, dd->ku) ||
-      topi_space_add(ctx, sp, "jb", "GEMM panels per pass over the transformed input",
-                     offsetof(topi_conv2d_winograd_config, jb), njb, jb, def_jb) ||
-      topi_space_add(ctx, sp, "parallel", "parallel transforms and GEMM",
-                     offsetof(topi_conv2d_winograd_config, parallel), 2, b01, 1))
+  if (tune_space_init(ctx, sp, topi_tmpl_conv2d_winograd.name,
+                      topi_tmpl_conv2d_winograd.config_size) ||
+      tune_define_field(sp, "m", "output tile m x m: F(2x2,3x3) or F(4x4,3x3)",
+                        offsetof(topi_conv2d_winograd_config, m), 2, ms, def_m) < 0 ||
+      tune_define_field(sp, "mr", "GEMM register tile rows (output tiles)",
+                        offsetof(topi_conv2d_winograd_config, mr), nmr, mr, def_mr) < 0 ||
+      tune_define_field(sp, "nr", "GEMM register tile columns (output channels)",
+                        offsetof(topi_conv2d_winograd_config, nr), nnr, nr, def_nr) < 0 ||
+      tune_define_field(sp, "ku", "the GEMM's channel loop unrolled by ku",
+                        offsetof(topi_conv2d_winograd_config, ku), nku, ku, dd->ku) < 0 ||
+      tune_define_field(sp, "jb", "GEMM panels per pass over the transformed input",
+                        offsetof(topi_conv2d_winograd_config, jb), njb, jb, def_jb) < 0 ||
+      tune_define_field(sp, "parallel", "parallel transforms and GEMM",
+                        offsetof(topi_conv2d_winograd_config, parallel), 2, b01, 1) < 0)
     return -1;
   return 0;
-}
-
-static int wg_declare(tec_ctx *ctx, const void *p, topi_decl *d) {
-  return topi_conv2d_winograd_declare(ctx, p, d);
-}
-static int wg_schedule(const topi_decl *d, const void *c, const tec_target *t, topi_op *o) {
-  return topi_conv2d_winograd_schedule(d, c, t, o);
-}
-static int wg_space(tec_ctx *ctx, const void *p, const tec_target *t, topi_space *s) {
-  return topi_conv2d_winograd_space(ctx, p, t, s);
 }
 
 const topi_template topi_tmpl_conv2d_winograd = {
     WHO, "conv2d 3x3 stride 1 (no dilation) NCHW[x]c/NCHW -> NCHW[y]c, Winograd F(2x2,3x3) / "
     "F(4x4,3x3)",
     TOPI_PROBLEM_CONV2D, sizeof(topi_conv2d_winograd_config), wg_applies, wg_declare,
-    wg_schedule, wg_space};
+    wg_schedule, wg_space, "topi_conv2d_winograd_config"};

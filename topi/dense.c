@@ -117,7 +117,8 @@ static int dense_applies(tec_ctx *ctx, const void *problem, const char **why) {
   return w == NULL;
 }
 
-int topi_dense_declare(tec_ctx *ctx, const topi_dense *p, topi_decl *out) {
+static int dense_declare(tec_ctx *ctx, const void *p_arg, topi_decl *out) {
+  const topi_dense *p = p_arg;
   if (!ctx) return -1;
   if (!out) return tec_ctx_set_error(ctx, "dense: problem and decl are required");
   const char *why;
@@ -206,8 +207,9 @@ int topi_gemm_tile_schedule(tec_ctx *ctx, const topi_dense_config *cfg, sch_stag
   return 0;
 }
 
-int topi_dense_schedule(const topi_decl *dc, const topi_dense_config *cfg, const tec_target *target,
-                        topi_op *op) {
+static int dense_schedule(const topi_decl *dc, const void *cfg_arg, const tec_target *target,
+                          topi_op *op) {
+  const topi_dense_config *cfg = cfg_arg;
   if (!dc || !cfg || !op) return -1;
   tec_ctx *ctx = dc->ctx;
   int lanes = topi_target_lanes(ctx, target);
@@ -266,7 +268,8 @@ static int dense_rule_ok(const void *data, const void *config) {
   return c->mr * vecs + vecs + 1 <= r->regs || (c->mr == 1 && vecs == 1);
 }
 
-int topi_dense_space(tec_ctx *ctx, const topi_dense *p, const tec_target *target, topi_space *sp) {
+static int dense_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, tune_space *sp) {
+  const topi_dense *p = p_arg;
   if (!ctx) return -1;
   const char *why;
   if (!dense_applies(ctx, p, &why)) return tec_ctx_set_error(ctx, "dense: %s", why);
@@ -290,20 +293,20 @@ int topi_dense_space(tec_ctx *ctx, const topi_dense *p, const tec_target *target
   for (int i = 0; i < nku; i++)
     if (ku[i] <= t->ku) def_ku = ku[i];
   int64_t def_jb = dense_default_jb(p, def_nr, t->l2_budget, jb[njb - 1]);
-  if (topi_space_begin(ctx, sp, &topi_tmpl_dense, 6) ||
-      topi_space_add(ctx, sp, "mr", "rows of the register tile (unrolled)",
-                     offsetof(topi_dense_config, mr), nmr, mr, def_mr) ||
-      topi_space_add(ctx, sp, "nr", "columns of the register tile and width of b's panels",
-                     offsetof(topi_dense_config, nr), nnr, nr, def_nr) ||
-      topi_space_add(ctx, sp, "ku", "the tile's k loop unrolled by ku",
-                     offsetof(topi_dense_config, ku), nku, ku, def_ku) ||
-      topi_space_add(ctx, sp, "jb", "panels per pass over a's rows",
-                     offsetof(topi_dense_config, jb), njb, jb, def_jb) ||
-      topi_space_add(ctx, sp, "parallel", "0 serial, 1 static ranges, 2 dynamic chunks",
-                     offsetof(topi_dense_config, parallel), 3, par, 1) ||
-      topi_space_add(ctx, sp, "pack", "b's panels: 0 root (or prepare), 1 per panel group, 2 none",
-                     offsetof(topi_dense_config, pack), npack, pack,
-                     p->const_b ? PACK_ROOT : PACK_PANEL))
+  if (tune_space_init(ctx, sp, topi_tmpl_dense.name, topi_tmpl_dense.config_size) ||
+      tune_define_field(sp, "mr", "rows of the register tile (unrolled)",
+                        offsetof(topi_dense_config, mr), nmr, mr, def_mr) < 0 ||
+      tune_define_field(sp, "nr", "columns of the register tile and width of b's panels",
+                        offsetof(topi_dense_config, nr), nnr, nr, def_nr) < 0 ||
+      tune_define_field(sp, "ku", "the tile's k loop unrolled by ku",
+                        offsetof(topi_dense_config, ku), nku, ku, def_ku) < 0 ||
+      tune_define_field(sp, "jb", "panels per pass over a's rows",
+                        offsetof(topi_dense_config, jb), njb, jb, def_jb) < 0 ||
+      tune_define_field(sp, "parallel", "0 serial, 1 static ranges, 2 dynamic chunks",
+                        offsetof(topi_dense_config, parallel), 3, par, 1) < 0 ||
+      tune_define_field(sp, "pack", "b's panels: 0 root (or prepare), 1 per panel group, 2 none",
+                        offsetof(topi_dense_config, pack), npack, pack,
+                        p->const_b ? PACK_ROOT : PACK_PANEL) < 0)
     return -1;
   if (lanes < 4) return 0;
   dense_rule *r = tec_ctx_alloc(ctx, sizeof *r);
@@ -311,20 +314,10 @@ int topi_dense_space(tec_ctx *ctx, const topi_dense *p, const tec_target *target
   *r = (dense_rule){lanes, tg->vector_regs};
   const char *doc = tec_ctx_printf(ctx, "registers: mr*(nr/%d) + nr/%d + 1 <= %lld", lanes, lanes,
                                    (long long)r->regs);
-  return doc ? topi_space_set_rule(ctx, sp, 0x3u, dense_rule_ok, r, doc) : -1;
-}
-
-static int dense_declare(tec_ctx *ctx, const void *p, topi_decl *d) {
-  return topi_dense_declare(ctx, p, d);
-}
-static int dense_schedule(const topi_decl *d, const void *c, const tec_target *t, topi_op *o) {
-  return topi_dense_schedule(d, c, t, o);
-}
-static int dense_space(tec_ctx *ctx, const void *p, const tec_target *t, topi_space *s) {
-  return topi_dense_space(ctx, p, t, s);
+  return doc ? tune_space_set_rule(sp, 0x3u, dense_rule_ok, r, doc) : -1;
 }
 
 const topi_template topi_tmpl_dense = {
     "dense", "dense / matmul: b packed into panels, an mr x nr register tile, epilogue fused",
     TOPI_PROBLEM_DENSE, sizeof(topi_dense_config), dense_applies, dense_declare, dense_schedule,
-    dense_space};
+    dense_space, "topi_dense_config"};

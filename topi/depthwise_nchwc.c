@@ -75,7 +75,8 @@ static int dwc_applies(tec_ctx *ctx, const void *problem, const char **why) {
   return w == NULL;
 }
 
-int topi_depthwise_nchwc_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out) {
+static int dwc_declare(tec_ctx *ctx, const void *p_arg, topi_decl *out) {
+  const topi_conv2d *p = p_arg;
   if (!ctx) return -1;
   if (!p || !out) return tec_ctx_set_error(ctx, "depthwise_nchwc: problem and decl are required");
   const char *why;
@@ -104,8 +105,9 @@ int topi_depthwise_nchwc_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *
   return topi_conv_finish_decl(ctx, &topi_tmpl_depthwise_nchwc, p, &d->a, o, d, out);
 }
 
-int topi_depthwise_nchwc_schedule(const topi_decl *dc, const topi_depthwise_nchwc_config *cfg,
-                                  const tec_target *target, topi_op *op) {
+static int dwc_schedule(const topi_decl *dc, const void *cfg_arg,
+                        const tec_target *target, topi_op *op) {
+  const topi_depthwise_nchwc_config *cfg = cfg_arg;
   if (!dc || !cfg || !op) return -1;
   if (topi_config_check(&topi_tmpl_depthwise_nchwc, dc, cfg, target) || topi_op_begin(dc, op)) return -1;
   return topi_depthwise_nchwc_schedule_in(dc, cfg, op->sched);
@@ -137,7 +139,7 @@ int topi_depthwise_nchwc_schedule_in(const topi_decl *dc, const topi_depthwise_n
   return 0;
 }
 
-/* The space's rule (topi_space.rule): the tile's accumulators (oh_tile x ow_tile x vpb
+/* The space's rule (tune_space.rule): the tile's accumulators (oh_tile x ow_tile x vpb
  * vectors), a kernel tap and an input vector (vpb each) within the target's vector registers
  * (a tile past them spills; its unrolled body, tile x taps, is at most 4 x 28 x taps). */
 typedef struct dwc_rule {
@@ -151,8 +153,9 @@ static int dwc_rule_ok(const void *data, const void *config) {
          c->oh_tile * c->ow_tile == 1; /* the smallest tile is always in (wide blocks) */
 }
 
-int topi_depthwise_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const tec_target *target,
-                               topi_space *sp) {
+static int dwc_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
+                     tune_space *sp) {
+  const topi_conv2d *p = p_arg;
   int lanes = topi_target_lanes(ctx, target);
   int64_t oh, ow;
   if (lanes < 0 || topi_refuse(ctx, &topi_tmpl_depthwise_nchwc, p) ||
@@ -174,33 +177,24 @@ int topi_depthwise_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const tec_tar
   for (int64_t t = 1; t <= cap && t <= ow; t++)
     if (ow % t == 0 || ow <= cap) def_w = t;
   if (ow > cap && def_w < cap / 2) def_w = cap; /* a prime width: a tail beats tiny tiles */
-  if (topi_space_begin(ctx, sp, &topi_tmpl_depthwise_nchwc, 3) ||
-      topi_space_add(ctx, sp, "ow_tile", "output columns per register tile",
-                     offsetof(topi_depthwise_nchwc_config, ow_tile), ntw, tw, def_w) ||
-      topi_space_add(ctx, sp, "oh_tile", "output rows per register tile",
-                     offsetof(topi_depthwise_nchwc_config, oh_tile), nth, th, 1) ||
-      topi_space_add(ctx, sp, "parallel", "parallel over (n, channel block)",
-                     offsetof(topi_depthwise_nchwc_config, parallel), 2, b01, 1))
+  if (tune_space_init(ctx, sp, topi_tmpl_depthwise_nchwc.name,
+                      topi_tmpl_depthwise_nchwc.config_size) ||
+      tune_define_field(sp, "ow_tile", "output columns per register tile",
+                        offsetof(topi_depthwise_nchwc_config, ow_tile), ntw, tw, def_w) < 0 ||
+      tune_define_field(sp, "oh_tile", "output rows per register tile",
+                        offsetof(topi_depthwise_nchwc_config, oh_tile), nth, th, 1) < 0 ||
+      tune_define_field(sp, "parallel", "parallel over (n, channel block)",
+                        offsetof(topi_depthwise_nchwc_config, parallel), 2, b01, 1) < 0)
     return -1;
   dwc_rule *r = tec_ctx_alloc(ctx, sizeof *r);
   if (!r) return -1;
   *r = (dwc_rule){vpb, regs};
   const char *doc = tec_ctx_printf(ctx, "registers: oh_tile*ow_tile*%lld + %lld <= %lld",
                                    (long long)r->vpb, 2 * (long long)r->vpb, (long long)r->regs);
-  return doc ? topi_space_set_rule(ctx, sp, 0x3u, dwc_rule_ok, r, doc) : -1;
-}
-
-static int dwc_declare(tec_ctx *ctx, const void *p, topi_decl *d) {
-  return topi_depthwise_nchwc_declare(ctx, p, d);
-}
-static int dwc_schedule(const topi_decl *d, const void *c, const tec_target *t, topi_op *o) {
-  return topi_depthwise_nchwc_schedule(d, c, t, o);
-}
-static int dwc_space(tec_ctx *ctx, const void *p, const tec_target *t, topi_space *s) {
-  return topi_depthwise_nchwc_space(ctx, p, t, s);
+  return doc ? tune_space_set_rule(sp, 0x3u, dwc_rule_ok, r, doc) : -1;
 }
 
 const topi_template topi_tmpl_depthwise_nchwc = {
     "depthwise_nchwc", "depthwise conv2d NCHW[x]c, register tiles, padding partitioned",
     TOPI_PROBLEM_CONV2D, sizeof(topi_depthwise_nchwc_config), dwc_applies, dwc_declare,
-    dwc_schedule, dwc_space};
+    dwc_schedule, dwc_space, "topi_depthwise_nchwc_config"};

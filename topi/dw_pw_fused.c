@@ -75,7 +75,8 @@ static void prefix_names(tec_ctx *ctx, te_tensor *t, const char *pre, const te_t
   for (int i = 0; i < t->ninputs; i++) prefix_names(ctx, (te_tensor *)t->inputs[i], pre, keep);
 }
 
-int topi_dw_pw_fused_declare(tec_ctx *ctx, const topi_dw_pw *p, topi_decl *out) {
+static int dp_declare(tec_ctx *ctx, const void *p_arg, topi_decl *out) {
+  const topi_dw_pw *p = p_arg;
   if (!ctx) return -1;
   if (!p || !out) return tec_ctx_set_error(ctx, WHO ": problem and decl are required");
   if (topi_refuse(ctx, &topi_tmpl_dw_pw_fused, p)) return -1;
@@ -84,7 +85,7 @@ int topi_dw_pw_fused_declare(tec_ctx *ctx, const topi_dw_pw *p, topi_decl *out) 
   te_tensor **args = tec_ctx_alloc(ctx, 7 * sizeof *args);
   if (!d || !copy || !args) return -1;
   d->p = *copy = *p;
-  if (topi_depthwise_nchwc_declare(ctx, &p->dw, &d->dw) ||
+  if (topi_tmpl_depthwise_nchwc.declare(ctx, &p->dw, &d->dw) ||
       topi_conv2d_nchwc_declare_on(ctx, &p->pw, d->dw.out, &d->pw))
     return -1;
   prefix_names(ctx, d->dw.out, "dw_", NULL);
@@ -97,8 +98,9 @@ int topi_dw_pw_fused_declare(tec_ctx *ctx, const topi_dw_pw *p, topi_decl *out) 
   return 0;
 }
 
-int topi_dw_pw_fused_schedule(const topi_decl *dc, const topi_dw_pw_fused_config *cfg,
-                              const tec_target *target, topi_op *op) {
+static int dp_schedule(const topi_decl *dc, const void *cfg_arg,
+                       const tec_target *target, topi_op *op) {
+  const topi_dw_pw_fused_config *cfg = cfg_arg;
   if (!dc || !cfg || !op) return -1;
   if (topi_config_check(&topi_tmpl_dw_pw_fused, dc, cfg, target) || topi_op_begin(dc, op))
     return -1;
@@ -144,7 +146,7 @@ static int64_t default_rows(const topi_dw_pw *p, const int64_t *rows, int nrows)
 
 /* The space's rule: the pointwise's (conv2d_nchwc's) and the depthwise's, on their knobs. */
 typedef struct dp_rule {
-  topi_space pw, dw;
+  tune_space pw, dw;
 } dp_rule;
 
 static int dp_rule_ok(const void *data, const void *config) {
@@ -156,16 +158,17 @@ static int dp_rule_ok(const void *data, const void *config) {
   memcpy(&dc, r->dw.default_config, sizeof dc);
   pc.ow_tile = c->ow_tile, pc.oc_tiles = c->oc_tiles, pc.ic_split = c->ic_split;
   pc.ic_unroll = c->ic_unroll, dc.ow_tile = c->dw_ow_tile, dc.oh_tile = c->dw_oh_tile;
-  return topi_space_allows(&r->pw, &pc) && topi_space_allows(&r->dw, &dc);
+  return tune_space_allows_config(&r->pw, &pc) && tune_space_allows_config(&r->dw, &dc);
 }
 
-int topi_dw_pw_fused_space(tec_ctx *ctx, const topi_dw_pw *p, const tec_target *target,
-                           topi_space *sp) {
+static int dp_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
+                    tune_space *sp) {
+  const topi_dw_pw *p = p_arg;
   if (!ctx) return -1;
   if (topi_refuse(ctx, &topi_tmpl_dw_pw_fused, p)) return -1;
-  topi_space dsp, psp, tsp;
-  if (topi_depthwise_nchwc_space(ctx, &p->dw, target, &dsp) ||
-      topi_conv2d_nchwc_space(ctx, &p->pw, target, &psp))
+  tune_space dsp, psp, tsp;
+  if (topi_tmpl_depthwise_nchwc.space(ctx, &p->dw, target, &dsp) ||
+      topi_tmpl_conv2d_nchwc.space(ctx, &p->pw, target, &psp))
     return -1;
   int64_t rows[65], b01[] = {0, 1};
   rows[0] = 0;
@@ -175,59 +178,49 @@ int topi_dw_pw_fused_space(tec_ctx *ctx, const topi_dw_pw *p, const tec_target *
   if (r) { /* the pointwise's default tile for a problem of r rows: the fused tile's GEMM */
     topi_conv2d tp = p->pw;
     tp.h = r;
-    if (topi_conv2d_nchwc_space(ctx, &tp, target, &tsp)) return -1;
+    if (topi_tmpl_conv2d_nchwc.space(ctx, &tp, target, &tsp)) return -1;
     pd = tsp.default_config;
   }
   const topi_depthwise_nchwc_config *dd = dsp.default_config;
   /* the knobs of the two spaces: conv2d_nchwc's 0-3 (ow_tile oc_tiles ic_split ic_unroll),
    * depthwise_nchwc's 0-1 (ow_tile oh_tile) */
-  const topi_knob *pk = psp.knobs, *dk = dsp.knobs;
-  if (topi_space_begin(ctx, sp, &topi_tmpl_dw_pw_fused, 8) ||
-      topi_space_add(ctx, sp, "fused",
-                     "0: the depthwise's output computed whole first (two passes); R: per tile "
-                     "of R output rows, inside the pointwise's loop",
-                     offsetof(topi_dw_pw_fused_config, fused), nrows, rows, r) ||
-      topi_space_add(ctx, sp, "ow_tile", "pointwise: output positions per register tile",
-                     offsetof(topi_dw_pw_fused_config, ow_tile), pk[0].nvalues, pk[0].values,
-                     pd->ow_tile) ||
-      topi_space_add(ctx, sp, "oc_tiles", "pointwise: output-channel blocks per register tile",
-                     offsetof(topi_dw_pw_fused_config, oc_tiles), pk[1].nvalues, pk[1].values,
-                     pd->oc_tiles) ||
-      topi_space_add(ctx, sp, "ic_split", "pointwise: input-channel blocks per unrolled step",
-                     offsetof(topi_dw_pw_fused_config, ic_split), pk[2].nvalues, pk[2].values,
-                     pd->ic_split) ||
-      topi_space_add(ctx, sp, "ic_unroll", "pointwise: 1 those blocks unrolled, 0 a loop",
-                     offsetof(topi_dw_pw_fused_config, ic_unroll), pk[3].nvalues, pk[3].values,
-                     pd->ic_unroll) ||
-      topi_space_add(ctx, sp, "dw_ow_tile", "depthwise: output columns per register tile",
-                     offsetof(topi_dw_pw_fused_config, dw_ow_tile), dk[0].nvalues, dk[0].values,
-                     dd->ow_tile) ||
-      topi_space_add(ctx, sp, "dw_oh_tile", "depthwise: output rows per register tile",
-                     offsetof(topi_dw_pw_fused_config, dw_oh_tile), dk[1].nvalues, dk[1].values,
-                     dd->oh_tile) ||
-      topi_space_add(ctx, sp, "parallel",
-                     "1: parallel (fused: over the row tiles; else both passes)",
-                     offsetof(topi_dw_pw_fused_config, parallel), 2, b01, 1))
+  const tune_knob *pk = psp.knobs, *dk = dsp.knobs;
+  if (tune_space_init(ctx, sp, topi_tmpl_dw_pw_fused.name, topi_tmpl_dw_pw_fused.config_size) ||
+      tune_define_field(sp, "fused",
+                        "0: the depthwise's output computed whole first (two passes); R: per tile "
+                        "of R output rows, inside the pointwise's loop",
+                        offsetof(topi_dw_pw_fused_config, fused), nrows, rows, r) < 0 ||
+      tune_define_field(sp, "ow_tile", "pointwise: output positions per register tile",
+                        offsetof(topi_dw_pw_fused_config, ow_tile), pk[0].nvalues, pk[0].values,
+                        pd->ow_tile) < 0 ||
+      tune_define_field(sp, "oc_tiles", "pointwise: output-channel blocks per register tile",
+                        offsetof(topi_dw_pw_fused_config, oc_tiles), pk[1].nvalues, pk[1].values,
+                        pd->oc_tiles) < 0 ||
+      tune_define_field(sp, "ic_split", "pointwise: input-channel blocks per unrolled step",
+                        offsetof(topi_dw_pw_fused_config, ic_split), pk[2].nvalues, pk[2].values,
+                        pd->ic_split) < 0 ||
+      tune_define_field(sp, "ic_unroll", "pointwise: 1 those blocks unrolled, 0 a loop",
+                        offsetof(topi_dw_pw_fused_config, ic_unroll), pk[3].nvalues, pk[3].values,
+                        pd->ic_unroll) < 0 ||
+      tune_define_field(sp, "dw_ow_tile", "depthwise: output columns per register tile",
+                        offsetof(topi_dw_pw_fused_config, dw_ow_tile), dk[0].nvalues, dk[0].values,
+                        dd->ow_tile) < 0 ||
+      tune_define_field(sp, "dw_oh_tile", "depthwise: output rows per register tile",
+                        offsetof(topi_dw_pw_fused_config, dw_oh_tile), dk[1].nvalues, dk[1].values,
+                        dd->oh_tile) < 0 ||
+      tune_define_field(sp, "parallel",
+                        "1: parallel (fused: over the row tiles; else both passes)",
+                        offsetof(topi_dw_pw_fused_config, parallel), 2, b01, 1) < 0)
     return -1;
   dp_rule *rr = tec_ctx_alloc(ctx, sizeof *rr);
   if (!rr) return -1;
   rr->pw = psp, rr->dw = dsp;
   const char *doc = tec_ctx_printf(ctx, "pointwise %s; depthwise (dw_) %s",
                                    psp.rule_doc ? psp.rule_doc : "-", dsp.rule_doc ? dsp.rule_doc : "-");
-  return doc ? topi_space_set_rule(ctx, sp, 0x7eu, dp_rule_ok, rr, doc) : -1;
-}
-
-static int dp_declare(tec_ctx *ctx, const void *p, topi_decl *d) {
-  return topi_dw_pw_fused_declare(ctx, p, d);
-}
-static int dp_schedule(const topi_decl *d, const void *c, const tec_target *t, topi_op *o) {
-  return topi_dw_pw_fused_schedule(d, c, t, o);
-}
-static int dp_space(tec_ctx *ctx, const void *p, const tec_target *t, topi_space *s) {
-  return topi_dw_pw_fused_space(ctx, p, t, s);
+  return doc ? tune_space_set_rule(sp, 0x7eu, dp_rule_ok, rr, doc) : -1;
 }
 
 const topi_template topi_tmpl_dw_pw_fused = {
     WHO, "depthwise + pointwise (MobileNet block) NCHW[x]c, one loop nest, dw tile in cache",
     TOPI_PROBLEM_DW_PW, sizeof(topi_dw_pw_fused_config), dp_applies, dp_declare, dp_schedule,
-    dp_space};
+    dp_space, "topi_dw_pw_fused_config"};

@@ -56,7 +56,8 @@ static int dsp_applies(tec_ctx *ctx, const void *problem, const char **why) {
   return w == NULL;
 }
 
-int topi_dw_spatial_pack_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out) {
+static int dsp_declare(tec_ctx *ctx, const void *p_arg, topi_decl *out) {
+  const topi_conv2d *p = p_arg;
   if (!ctx) return -1;
   if (!p || !out) return tec_ctx_set_error(ctx, "dw_spatial_pack: problem and decl are required");
   const char *why;
@@ -99,8 +100,9 @@ static te_tensor *pack(sch_schedule *s, te_tensor *copy, int caxis, int64_t vc) 
   return packed;
 }
 
-int topi_dw_spatial_pack_schedule(const topi_decl *dc, const topi_dw_spatial_pack_config *cfg,
-                                  const tec_target *target, topi_op *op) {
+static int dsp_schedule(const topi_decl *dc, const void *cfg_arg,
+                        const tec_target *target, topi_op *op) {
+  const topi_dw_spatial_pack_config *cfg = cfg_arg;
   if (!dc || !cfg || !op) return -1;
   if (topi_config_check(&topi_tmpl_dw_spatial_pack, dc, cfg, target) || topi_op_begin(dc, op)) return -1;
   const dsp_decl *d = dc->priv;
@@ -136,8 +138,9 @@ int topi_dw_spatial_pack_schedule(const topi_decl *dc, const topi_dw_spatial_pac
   return 0;
 }
 
-int topi_dw_spatial_pack_space(tec_ctx *ctx, const topi_conv2d *p, const tec_target *target,
-                               topi_space *sp) {
+static int dsp_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
+                     tune_space *sp) {
+  const topi_conv2d *p = p_arg;
   int lanes = topi_target_lanes(ctx, target);
   int64_t oh, ow;
   if (lanes < 0 || topi_refuse(ctx, &topi_tmpl_dw_spatial_pack, p) ||
@@ -149,31 +152,22 @@ int topi_dw_spatial_pack_space(tec_ctx *ctx, const topi_conv2d *p, const tec_tar
   for (int64_t t = 1; t <= 8 && t <= oh; t++) th[nth++] = t;
   for (int64_t t = 1; t <= 16 && t <= ow; t++) tw[ntw++] = t;
   int64_t vdef = lanes >= 4 ? lanes : 4;
-  if (topi_space_begin(ctx, sp, &topi_tmpl_dw_spatial_pack, 4) ||
-      topi_space_add(ctx, sp, "vc", "channels per packed block (vector lanes)",
-                     offsetof(topi_dw_spatial_pack_config, vc), 6, vcs, vdef > 32 ? 32 : vdef) ||
-      topi_space_add(ctx, sp, "tile_h", "output rows per tile of the packed accumulator",
-                     offsetof(topi_dw_spatial_pack_config, tile_h), nth, th, th[nth > 1 ? 1 : 0]) ||
-      topi_space_add(ctx, sp, "tile_w", "output columns per register tile",
-                     offsetof(topi_dw_spatial_pack_config, tile_w), ntw, tw,
-                     tw[(ntw > 4 ? 4 : ntw) - 1]) ||
-      topi_space_add(ctx, sp, "parallel", "parallel over channel blocks",
-                     offsetof(topi_dw_spatial_pack_config, parallel), 2, b01, 1))
+  if (tune_space_init(ctx, sp, topi_tmpl_dw_spatial_pack.name,
+                      topi_tmpl_dw_spatial_pack.config_size) ||
+      tune_define_field(sp, "vc", "channels per packed block (vector lanes)",
+                        offsetof(topi_dw_spatial_pack_config, vc), 6, vcs, vdef > 32 ? 32 : vdef) < 0 ||
+      tune_define_field(sp, "tile_h", "output rows per tile of the packed accumulator",
+                        offsetof(topi_dw_spatial_pack_config, tile_h), nth, th, th[nth > 1 ? 1 : 0]) < 0 ||
+      tune_define_field(sp, "tile_w", "output columns per register tile",
+                        offsetof(topi_dw_spatial_pack_config, tile_w), ntw, tw,
+                        tw[(ntw > 4 ? 4 : ntw) - 1]) < 0 ||
+      tune_define_field(sp, "parallel", "parallel over channel blocks",
+                        offsetof(topi_dw_spatial_pack_config, parallel), 2, b01, 1) < 0)
     return -1;
   return 0;
-}
-
-static int dsp_declare(tec_ctx *ctx, const void *p, topi_decl *d) {
-  return topi_dw_spatial_pack_declare(ctx, p, d);
-}
-static int dsp_schedule(const topi_decl *d, const void *c, const tec_target *t, topi_op *o) {
-  return topi_dw_spatial_pack_schedule(d, c, t, o);
-}
-static int dsp_space(tec_ctx *ctx, const void *p, const tec_target *t, topi_space *s) {
-  return topi_dw_spatial_pack_space(ctx, p, t, s);
 }
 
 const topi_template topi_tmpl_dw_spatial_pack = {
     "dw_spatial_pack", "depthwise conv2d NCHW, spatial packing (TVM arm_cpu 2018)",
     TOPI_PROBLEM_CONV2D, sizeof(topi_dw_spatial_pack_config), dsp_applies, dsp_declare,
-    dsp_schedule, dsp_space};
+    dsp_schedule, dsp_space, "topi_dw_spatial_pack_config"};

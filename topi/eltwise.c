@@ -34,7 +34,8 @@ static const char *ew_why(tec_ctx *ctx, const topi_eltwise *p) {
   return m ? tec_ctx_printf(ctx, "eltwise_add: %s", m) : NULL;
 }
 
-int topi_eltwise_declare(tec_ctx *ctx, const topi_eltwise *p, topi_decl *out) {
+static int ew_declare(tec_ctx *ctx, const void *p_arg, topi_decl *out) {
+  const topi_eltwise *p = p_arg;
   if (!ctx) return -1;
   if (!p || !out) return tec_ctx_set_error(ctx, "eltwise_add: problem and decl are required");
   const char *why = ew_why(ctx, p);
@@ -58,8 +59,9 @@ int topi_eltwise_declare(tec_ctx *ctx, const topi_eltwise *p, topi_decl *out) {
   return 0;
 }
 
-int topi_eltwise_schedule(const topi_decl *dc, const topi_eltwise_config *cfg,
-                          const tec_target *target, topi_op *op) {
+static int ew_schedule(const topi_decl *dc, const void *cfg_arg,
+                       const tec_target *target, topi_op *op) {
+  const topi_eltwise_config *cfg = cfg_arg;
   if (!dc || !cfg || !op) return -1;
   if (topi_config_check(&topi_tmpl_eltwise, dc, cfg, target) || topi_op_begin(dc, op)) return -1;
   const ew_decl *d = dc->priv;
@@ -82,18 +84,19 @@ int topi_eltwise_schedule(const topi_decl *dc, const topi_eltwise_config *cfg,
   return 0;
 }
 
-int topi_eltwise_space(tec_ctx *ctx, const topi_eltwise *p, const tec_target *target,
-                       topi_space *sp) {
+static int ew_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
+                    tune_space *sp) {
+  const topi_eltwise *p = p_arg;
   if (!ctx) return -1;
   const char *why = ew_why(ctx, p);
   if (why) return tec_ctx_set_error(ctx, "%s", why);
   if (topi_target_lanes(ctx, target) < 0) return -1;
   static const int64_t b01[] = {0, 1};
-  if (topi_space_begin(ctx, sp, &topi_tmpl_eltwise, 2) ||
-      topi_space_add(ctx, sp, "vectorize", "innermost dimension vectorized (by lanes)",
-                     offsetof(topi_eltwise_config, vectorize), 2, b01, 1) ||
-      topi_space_add(ctx, sp, "parallel", "parallel over the two outer dimensions",
-                     offsetof(topi_eltwise_config, parallel), 2, b01, 1))
+  if (tune_space_init(ctx, sp, topi_tmpl_eltwise.name, topi_tmpl_eltwise.config_size) ||
+      tune_define_field(sp, "vectorize", "innermost dimension vectorized (by lanes)",
+                        offsetof(topi_eltwise_config, vectorize), 2, b01, 1) < 0 ||
+      tune_define_field(sp, "parallel", "parallel over the two outer dimensions",
+                        offsetof(topi_eltwise_config, parallel), 2, b01, 1) < 0)
     return -1;
   return 0;
 }
@@ -103,17 +106,8 @@ static int ew_applies(tec_ctx *ctx, const void *p, const char **why) {
   if (why) *why = w;
   return w == NULL;
 }
-static int ew_declare(tec_ctx *ctx, const void *p, topi_decl *d) {
-  return topi_eltwise_declare(ctx, p, d);
-}
-static int ew_schedule(const topi_decl *d, const void *c, const tec_target *t, topi_op *o) {
-  return topi_eltwise_schedule(d, c, t, o);
-}
-static int ew_space(tec_ctx *ctx, const void *p, const tec_target *t, topi_space *s) {
-  return topi_eltwise_space(ctx, p, t, s);
-}
 
 const topi_template topi_tmpl_eltwise = {
     "eltwise_add", "residual add out = act(a + b), any layout, vectorized, parallel",
     TOPI_PROBLEM_ELTWISE, sizeof(topi_eltwise_config), ew_applies, ew_declare, ew_schedule,
-    ew_space};
+    ew_space, "topi_eltwise_config"};

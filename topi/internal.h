@@ -23,13 +23,9 @@ extern const topi_template topi_tmpl_conv2d_im2col;
 extern const topi_template topi_tmpl_conv2d_spatial_pack;
 extern const topi_template topi_tmpl_dw_pw_fused;
 
-/* ---- spaces ---- */
-/* Starts a space of at most `cap` knobs for template t whose config struct is `size` bytes. */
-int topi_space_begin(tec_ctx *ctx, topi_space *sp, const topi_template *t, int cap);
-/* Adds a knob (values copied into the arena) whose default is the value def. -1 on OOM. */
-int topi_space_add(tec_ctx *ctx, topi_space *sp, const char *name, const char *doc,
-                   size_t offset, int nvalues, const int64_t *values, int64_t def);
-/* The divisors of n that are <= cap, ascending, into out (at most max); returns the count. */
+/* ---- spaces ----
+ * A template's space is a tune_space (tec/space.h): tune_space_init with the template's name
+ * and config size, a tune_define_field per knob, tune_space_set_rule for a rule across them. */
 /* Templates take a parsed target (tec/target.h); NULL is the host, parsed on the call. The
  * target, or the host's value (NULL with an error if it cannot be made). */
 const tec_target *topi_target_of(tec_ctx *ctx, const tec_target *target);
@@ -38,12 +34,7 @@ const tec_target *topi_target_of(tec_ctx *ctx, const tec_target *target);
 int topi_target_regs(tec_ctx *ctx, const tec_target *target, int lanes);
 /* tec_target.lane_fma of the target, -1 with an error. */
 int topi_target_lane_fma(tec_ctx *ctx, const tec_target *target);
-/* Sets the space's rule (after its knobs are added): rule reads only the knobs in knob_mask
- * (bit k: knob k); the refused configs are counted by enumerating those knobs' values. -1 with
- * an error if the rule refuses the default config (a template bug). */
-int topi_space_set_rule(tec_ctx *ctx, topi_space *sp, unsigned knob_mask,
-                        int (*rule)(const void *rule_data, const void *config),
-                        const void *rule_data, const char *doc);
+/* The divisors of n that are <= cap, ascending, into out (at most max); returns the count. */
 int topi_divisors(int64_t n, int64_t cap, int64_t *out, int max);
 
 /* ---- schedules ---- */

@@ -169,7 +169,8 @@ static int lt_applies(tec_ctx *ctx, const void *problem, const char **why) {
   return 1;
 }
 
-int topi_layout_declare(tec_ctx *ctx, const topi_layout_problem *p, topi_decl *out) {
+static int lt_declare(tec_ctx *ctx, const void *p_arg, topi_decl *out) {
+  const topi_layout_problem *p = p_arg;
   if (!ctx) return -1;
   if (!p || !out) return tec_ctx_set_error(ctx, "topi_layout_declare: problem and decl are required");
   if (p->n < 1 || p->c < 1 || p->h < 1 || p->w < 1)
@@ -197,8 +198,9 @@ int topi_layout_declare(tec_ctx *ctx, const topi_layout_problem *p, topi_decl *o
   return 0;
 }
 
-int topi_layout_schedule(const topi_decl *d, const topi_layout_config *cfg, const tec_target *target,
-                         topi_op *op) {
+static int lt_schedule(const topi_decl *d, const void *cfg_arg, const tec_target *target,
+                       topi_op *op) {
+  const topi_layout_config *cfg = cfg_arg;
   if (!d || !cfg || !op) return -1;
   if (topi_config_check(&topi_tmpl_layout, d, cfg, target) || topi_op_begin(d, op)) return -1;
   sch_stage *st = sch_stage_of(op->sched, d->out);
@@ -220,28 +222,22 @@ int topi_layout_schedule(const topi_decl *d, const topi_layout_config *cfg, cons
   return 0;
 }
 
-int topi_layout_space(tec_ctx *ctx, const topi_layout_problem *p, const tec_target *target,
-                      topi_space *sp) {
+static int lt_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
+                    tune_space *sp) {
+  const topi_layout_problem *p = p_arg;
   (void)p;
   if (topi_target_lanes(ctx, target) < 0) return -1;
   static const int64_t b01[] = {0, 1};
-  if (topi_space_begin(ctx, sp, &topi_tmpl_layout, 2) ||
-      topi_space_add(ctx, sp, "vectorize", "innermost output dimension vectorized",
-                     offsetof(topi_layout_config, vectorize), 2, b01, 1) ||
-      topi_space_add(ctx, sp, "parallel", "parallel over the two outer dimensions",
-                     offsetof(topi_layout_config, parallel), 2, b01, 1))
+  if (tune_space_init(ctx, sp, topi_tmpl_layout.name, topi_tmpl_layout.config_size) ||
+      tune_define_field(sp, "vectorize", "innermost output dimension vectorized",
+                        offsetof(topi_layout_config, vectorize), 2, b01, 1) < 0 ||
+      tune_define_field(sp, "parallel", "parallel over the two outer dimensions",
+                        offsetof(topi_layout_config, parallel), 2, b01, 1) < 0)
     return -1;
   return 0;
 }
 
-static int lt_declare(tec_ctx *ctx, const void *p, topi_decl *d) { return topi_layout_declare(ctx, p, d); }
-static int lt_schedule(const topi_decl *d, const void *c, const tec_target *t, topi_op *o) {
-  return topi_layout_schedule(d, c, t, o);
-}
-static int lt_space(tec_ctx *ctx, const void *p, const tec_target *t, topi_space *s) {
-  return topi_layout_space(ctx, p, t, s);
-}
-
 const topi_template topi_tmpl_layout = {
     "layout_transform", "activation layout transform NCHW <-> NHWC <-> NCHW[x]c",
-    TOPI_PROBLEM_LAYOUT, sizeof(topi_layout_config), lt_applies, lt_declare, lt_schedule, lt_space};
+    TOPI_PROBLEM_LAYOUT, sizeof(topi_layout_config), lt_applies, lt_declare, lt_schedule, lt_space,
+    "topi_layout_config"};

@@ -189,13 +189,6 @@ static int declare(tec_ctx *ctx, const topi_pool *p, int global, topi_decl *out)
   return 0;
 }
 
-int topi_pool_declare(tec_ctx *ctx, const topi_pool *p, topi_decl *out) {
-  return declare(ctx, p, 0, out);
-}
-int topi_global_pool_declare(tec_ctx *ctx, const topi_pool *p, topi_decl *out) {
-  return declare(ctx, p, 1, out);
-}
-
 /* The extent of the innermost dimension of an (n, c, h, w) activation in layout l. */
 static int64_t inner_extent(topi_layout l, int64_t c, int64_t w) {
   return l.kind == TOPI_NCHWC ? l.block : l.kind == TOPI_NHWC ? c : w;
@@ -243,17 +236,8 @@ static int schedule(const topi_template *t, const topi_decl *dc, const topi_pool
   return 0;
 }
 
-int topi_pool_schedule(const topi_decl *d, const topi_pool_config *cfg, const tec_target *target,
-                       topi_op *op) {
-  return schedule(&topi_tmpl_pool, d, cfg, target, op);
-}
-int topi_global_pool_schedule(const topi_decl *d, const topi_pool_config *cfg,
-                              const tec_target *target, topi_op *op) {
-  return schedule(&topi_tmpl_global_pool, d, cfg, target, op);
-}
-
 static int space(const topi_template *t, tec_ctx *ctx, const topi_pool *p, const tec_target *target,
-                 topi_space *sp) {
+                 tune_space *sp) {
   if (!ctx) return -1;
   const char *why = pool_why(ctx, p, t == &topi_tmpl_global_pool);
   if (why) return tec_ctx_set_error(ctx, "%s", why);
@@ -261,23 +245,15 @@ static int space(const topi_template *t, tec_ctx *ctx, const topi_pool *p, const
   static const int64_t b01[] = {0, 1};
   int global = t == &topi_tmpl_global_pool;
   int64_t unroll_def = !global && p->kh * p->kw <= 16;
-  if (topi_space_begin(ctx, sp, t, 3) ||
-      topi_space_add(ctx, sp, "vectorize", "innermost output dimension vectorized (by lanes)",
-                     offsetof(topi_pool_config, vectorize), 2, b01, 1) ||
-      topi_space_add(ctx, sp, "unroll", "the window's taps unrolled (global_pool: 0)",
-                     offsetof(topi_pool_config, unroll), global ? 1 : 2, b01, unroll_def) ||
-      topi_space_add(ctx, sp, "parallel", "parallel over the two outer output dimensions",
-                     offsetof(topi_pool_config, parallel), 2, b01, 1))
+  if (tune_space_init(ctx, sp, t->name, t->config_size) ||
+      tune_define_field(sp, "vectorize", "innermost output dimension vectorized (by lanes)",
+                        offsetof(topi_pool_config, vectorize), 2, b01, 1) < 0 ||
+      tune_define_field(sp, "unroll", "the window's taps unrolled (global_pool: 0)",
+                        offsetof(topi_pool_config, unroll), global ? 1 : 2, b01, unroll_def) < 0 ||
+      tune_define_field(sp, "parallel", "parallel over the two outer output dimensions",
+                        offsetof(topi_pool_config, parallel), 2, b01, 1) < 0)
     return -1;
   return 0;
-}
-
-int topi_pool_space(tec_ctx *ctx, const topi_pool *p, const tec_target *target, topi_space *sp) {
-  return space(&topi_tmpl_pool, ctx, p, target, sp);
-}
-int topi_global_pool_space(tec_ctx *ctx, const topi_pool *p, const tec_target *target,
-                           topi_space *sp) {
-  return space(&topi_tmpl_global_pool, ctx, p, target, sp);
 }
 
 static int pool_applies(tec_ctx *ctx, const void *p, const char **why) {
@@ -298,18 +274,18 @@ static int pool_sched_fn(const topi_decl *d, const void *c, const tec_target *t,
 static int gpool_sched_fn(const topi_decl *d, const void *c, const tec_target *t, topi_op *o) {
   return schedule(&topi_tmpl_global_pool, d, c, t, o);
 }
-static int pool_space_fn(tec_ctx *ctx, const void *p, const tec_target *t, topi_space *s) {
+static int pool_space_fn(tec_ctx *ctx, const void *p, const tec_target *t, tune_space *s) {
   return space(&topi_tmpl_pool, ctx, p, t, s);
 }
-static int gpool_space_fn(tec_ctx *ctx, const void *p, const tec_target *t, topi_space *s) {
+static int gpool_space_fn(tec_ctx *ctx, const void *p, const tec_target *t, tune_space *s) {
   return space(&topi_tmpl_global_pool, ctx, p, t, s);
 }
 
 const topi_template topi_tmpl_pool = {
     "pool2d", "max / average pooling, any layout to any, taps unrolled, lanes vectorized",
     TOPI_PROBLEM_POOL, sizeof(topi_pool_config), pool_applies, pool_decl_fn, pool_sched_fn,
-    pool_space_fn};
+    pool_space_fn, "topi_pool_config"};
 const topi_template topi_tmpl_global_pool = {
     "global_pool", "global max / average pooling, any layout to any (e.g. NCHW[x]c -> NCHW)",
     TOPI_PROBLEM_POOL, sizeof(topi_pool_config), gpool_applies, gpool_decl_fn, gpool_sched_fn,
-    gpool_space_fn};
+    gpool_space_fn, "topi_pool_config"};

@@ -49,7 +49,8 @@ static const char *sm_why(tec_ctx *ctx, const topi_softmax *p) {
   return NULL;
 }
 
-int topi_softmax_declare(tec_ctx *ctx, const topi_softmax *p, topi_decl *out) {
+static int sm_declare(tec_ctx *ctx, const void *p_arg, topi_decl *out) {
+  const topi_softmax *p = p_arg;
   if (!ctx) return -1;
   if (!p || !out) return tec_ctx_set_error(ctx, "softmax: problem and decl are required");
   const char *why = sm_why(ctx, p);
@@ -87,8 +88,9 @@ static int vec_cols(sch_stage *st, int64_t n, int lanes) {
   return sch_split(st, j, lanes, &o, &i) || sch_vectorize(st, i) ? -1 : 0;
 }
 
-int topi_softmax_schedule(const topi_decl *dc, const topi_softmax_config *cfg,
-                          const tec_target *target, topi_op *op) {
+static int sm_schedule(const topi_decl *dc, const void *cfg_arg,
+                       const tec_target *target, topi_op *op) {
+  const topi_softmax_config *cfg = cfg_arg;
   if (!dc || !cfg || !op) return -1;
   if (topi_config_check(&topi_tmpl_softmax, dc, cfg, target) || topi_op_begin(dc, op)) return -1;
   const sm_decl *d = dc->priv;
@@ -107,18 +109,19 @@ int topi_softmax_schedule(const topi_decl *dc, const topi_softmax_config *cfg,
   return 0;
 }
 
-int topi_softmax_space(tec_ctx *ctx, const topi_softmax *p, const tec_target *target,
-                       topi_space *sp) {
+static int sm_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
+                    tune_space *sp) {
+  const topi_softmax *p = p_arg;
   if (!ctx) return -1;
   const char *why = sm_why(ctx, p);
   if (why) return tec_ctx_set_error(ctx, "%s", why);
   if (topi_target_lanes(ctx, target) < 0) return -1;
   static const int64_t b01[] = {0, 1};
-  if (topi_space_begin(ctx, sp, &topi_tmpl_softmax, 2) ||
-      topi_space_add(ctx, sp, "vectorize", "the exponential and the quotient vectorized",
-                     offsetof(topi_softmax_config, vectorize), 2, b01, 1) ||
-      topi_space_add(ctx, sp, "parallel", "parallel over the rows",
-                     offsetof(topi_softmax_config, parallel), 2, b01, p->m > 1))
+  if (tune_space_init(ctx, sp, topi_tmpl_softmax.name, topi_tmpl_softmax.config_size) ||
+      tune_define_field(sp, "vectorize", "the exponential and the quotient vectorized",
+                        offsetof(topi_softmax_config, vectorize), 2, b01, 1) < 0 ||
+      tune_define_field(sp, "parallel", "parallel over the rows",
+                        offsetof(topi_softmax_config, parallel), 2, b01, p->m > 1) < 0)
     return -1;
   return 0;
 }
@@ -128,17 +131,8 @@ static int sm_applies(tec_ctx *ctx, const void *p, const char **why) {
   if (why) *why = w;
   return w == NULL;
 }
-static int sm_declare(tec_ctx *ctx, const void *p, topi_decl *d) {
-  return topi_softmax_declare(ctx, p, d);
-}
-static int sm_schedule(const topi_decl *d, const void *c, const tec_target *t, topi_op *o) {
-  return topi_softmax_schedule(d, c, t, o);
-}
-static int sm_space(tec_ctx *ctx, const void *p, const tec_target *t, topi_space *s) {
-  return topi_softmax_space(ctx, p, t, s);
-}
 
 const topi_template topi_tmpl_softmax = {
     "softmax", "softmax over the rows of [m][n], max-subtracted, per-row buffers",
     TOPI_PROBLEM_SOFTMAX, sizeof(topi_softmax_config), sm_applies, sm_declare, sm_schedule,
-    sm_space};
+    sm_space, "topi_softmax_config"};

@@ -1,5 +1,5 @@
 /* anneal.c — tune_anneal: simulated annealing over a template's knob space (mixed-radix config
- * indices, knob 0 fastest, as topi_space_config numbers them), maximizing a score the caller
+ * indices, knob 0 fastest, as tune_space_config numbers them), maximizing a score the caller
  * computes for a batch of indices at once (the cost model's prediction), as AutoTVM's
  * SimulatedAnnealingOptimizer does:
  *
@@ -37,7 +37,7 @@ typedef struct cache {
 } cache;
 
 typedef struct anneal {
-  const topi_space *sp;
+  const tune_space *sp;
   int64_t size;
   int (*score)(void *u, const int64_t *idx, int n, double *out);
   void *u;
@@ -108,8 +108,8 @@ static int is_visited(const anneal *a, int64_t i) {
   return a->visited && (a->visited[i >> 3] >> (i & 7)) & 1;
 }
 
-/* 1 if index i is in the space: the template's rule (topi_space.rule), if any, accepts it */
-static int allowed(const anneal *a, int64_t i) { return topi_space_allows_index(a->sp, i); }
+/* 1 if index i is in the space: the template's rule (tune_space.rule), if any, accepts it */
+static int allowed(const anneal *a, int64_t i) { return tune_space_allows(a->sp, i); }
 
 /* better: a higher score, then the smaller index */
 static int better(double s1, int64_t i1, double s2, int64_t i2) {
@@ -161,7 +161,7 @@ static int eval(anneal *a, const int64_t *idx, int n, double *out) {
 /* One knob of idx moved to another of its legal values: half the time to an adjacent one (a
  * knob's values ascend, so this is a small step: a tile one size up or down), else to any. */
 static int64_t neighbour(anneal *a, int64_t idx) {
-  const topi_space *sp = a->sp;
+  const tune_space *sp = a->sp;
   int movable = 0;
   for (int j = 0; j < sp->nknobs; j++) movable += sp->knobs[j].nvalues > 1;
   int pick = (int)rand_below(a, movable);
@@ -186,7 +186,7 @@ static int64_t neighbour(anneal *a, int64_t idx) {
 /* Hill climbing from the best scored index: all its one-knob neighbours scored (in batches),
  * the best of them taken while it improves. Makes the answer a local maximum of the score. */
 static int polish(anneal *a, int rounds) {
-  const topi_space *sp = a->sp;
+  const tune_space *sp = a->sp;
   int64_t n = 0;
   for (int j = 0; j < sp->nknobs; j++) n += sp->knobs[j].nvalues - 1;
   if (n < 1) return 0;
@@ -256,13 +256,13 @@ done:
   return rc;
 }
 
-int tune_anneal_with(const topi_space *sp,
+int tune_anneal_with(const tune_space *sp,
                      int (*score)(void *u, const int64_t *idx, int n, double *out), void *u,
                      const unsigned char *visited, unsigned seed, int k, int64_t *out_idx,
                      const tune_anneal_opts *opts) {
   if (!sp || !score || k < 1 || !out_idx || sp->nknobs < 0 || (sp->nknobs && !sp->knobs)) return -1;
-  int64_t size = topi_space_range(sp); /* indices: the knobs' product, refused ones included */
-  if (size < 1 || size == INT64_MAX || topi_space_size(sp) < 1) return -1;
+  int64_t size = tune_space_range(sp); /* indices: the knobs' product, refused ones included */
+  if (size < 1 || size == INT64_MAX || tune_space_size(sp) < 1) return -1;
   tune_anneal_opts o = {16, 50, 10, 0.05};
   if (opts) {
     if (opts->chains < 0 || opts->steps < 0 || opts->early_stop < 0 || !(opts->t0 >= 0)) return -1;
@@ -285,7 +285,7 @@ int tune_anneal_with(const topi_space *sp,
   return rc;
 }
 
-int tune_anneal(const topi_space *sp, int (*score)(void *u, const int64_t *idx, int n, double *out),
+int tune_anneal(const tune_space *sp, int (*score)(void *u, const int64_t *idx, int n, double *out),
                 void *u, const unsigned char *visited, unsigned seed, int k, int64_t *out_idx) {
   return tune_anneal_with(sp, score, u, visited, seed, k, out_idx, NULL);
 }

@@ -234,7 +234,7 @@ int tune_records_load_counted(tec_ctx *ctx, const char *path, FILE *warn, tune_r
 }
 
 int tune_apply_best(tec_ctx *ctx, const char *records, const char *template_name, const char *problem,
-                    const char *target, const topi_space *sp, void *config, const char **warning, int print) {
+                    const char *target, const tune_space *sp, void *config, const char **warning, int print) {
   if (warning) *warning = NULL;
   memcpy(config, sp->default_config, sp->config_size);
   const tec_target *tg = tec_target_parse(ctx, target);
@@ -242,7 +242,7 @@ int tune_apply_best(tec_ctx *ctx, const char *records, const char *template_name
 }
 
 int tune_apply_best_for(tec_ctx *ctx, const char *records, const char *template_name, const char *problem,
-                        const tec_target *target, const topi_space *sp, void *config, const char **warning,
+                        const tec_target *target, const tune_space *sp, void *config, const char **warning,
                         int print) {
   if (warning) *warning = NULL;
   memcpy(config, sp->default_config, sp->config_size);
@@ -252,7 +252,7 @@ int tune_apply_best_for(tec_ctx *ctx, const char *records, const char *template_
   const char *tstr = tg->str;
   tec_target_memo memo = {0}; /* records of one file name few targets: each parsed once */
   const char *wl = tec_ctx_printf(ctx, "%s %s", template_name, canon);
-  const char *defstr = topi_config_str(ctx, sp, sp->default_config);
+  const char *defstr = tune_config_str(ctx, sp, sp->default_config);
   tune_record *recs;
   int n;
   if (tune_records_load(ctx, records, print ? stderr : NULL, &recs, &n) != 0) return -1;
@@ -276,7 +276,7 @@ int tune_apply_best_for(tec_ctx *ctx, const char *records, const char *template_
                        wl, tstr, records, others, others == 1 ? "" : "s", other_target, defstr);
   else if (best < 0)
     w = tec_ctx_printf(ctx, "tune: no record for %s in %s; using the default config %s", wl, records, defstr);
-  else if (topi_config_parse(ctx, sp, recs[best].config, config) != 0) {
+  else if (tune_config_parse(ctx, sp, recs[best].config, config) != 0) {
     const char *why = tec_ctx_printf(ctx, "%s", tec_ctx_error(ctx));
     tec_ctx_clear_error(ctx);
     memcpy(config, sp->default_config, sp->config_size);

@@ -1,6 +1,8 @@
-/* space_define.c — the knob constructors of a tune space (AutoTVM's define_split,
- * define_reorder, define_annotate, define_knob): each enumerates the knob's legal values once,
- * in a fixed order, so a config index always means the same schedule. */
+/* space_define.c — the knob constructors of a space (AutoTVM's define_split, define_reorder,
+ * define_annotate, define_knob, and define_field: an int knob bound to a config struct's
+ * field, what templates declare) and the rule across knobs (multi_filter): each constructor
+ * enumerates the knob's legal values once, in a fixed order, so a config index always means
+ * the same schedule. */
 #include <stdlib.h>
 #include <string.h>
 #include "tune/internal.h"
@@ -26,28 +28,40 @@ static int ents_push(ents *e, const int64_t *x) {
   return 0;
 }
 
-/* Takes ownership of e->v (and labels) whether it succeeds or not. */
-static int add_knob(tune_space *sp, const char *name, tune_knob_kind kind, ents *e, const char **labels) {
+/* "tune space" or the space's name, for messages */
+static const char *who(const tune_space *sp) { return sp->name ? sp->name : "tune space"; }
+
+/* Adds a knob of entities e (copied into the arena; e->v freed whether it succeeds or not),
+ * labels (already in the arena) and default value number def. Its index, or -1. */
+static int add_knob(tune_space *sp, const char *name, const char *doc, tune_knob_kind kind, ents *e,
+                    const char **labels, int64_t def, size_t offset) {
   tec_ctx *ctx = sp->ctx;
   const char *err = NULL;
   if (!name || !*name) err = "a knob needs a name";
   else if (tune_space_find(sp, name) >= 0) err = "a knob of that name exists already";
   else if (e->n == 0) err = "it has no legal value";
   else if (tune_space_range(sp) > (1ll << 62) / e->n) err = "the space would pass 2^62 configs";
-  if (!err && sp->nknobs == sp->cap) {
+  if (!err && sp->nknobs == sp->cap) { /* grown in the arena: the old array stays until the ctx goes */
     int cap = sp->cap ? 2 * sp->cap : 8;
-    tune_knob *k = realloc(sp->knobs, sizeof *k * (size_t)cap);
+    tune_knob *k = tec_ctx_alloc(ctx, sizeof *k * (size_t)cap);
     if (!k) err = "out of memory";
-    else sp->knobs = k, sp->cap = cap;
+    else {
+      if (sp->nknobs) memcpy(k, sp->knobs, sizeof *k * (size_t)sp->nknobs);
+      sp->knobs = k, sp->cap = cap;
+    }
   }
   const char *nm = err ? NULL : tec_ctx_strdup(ctx, name);
-  if (!err && !nm) err = "out of memory";
+  const char *dc = err || !doc ? NULL : tec_ctx_strdup(ctx, doc);
+  int64_t *v = err ? NULL : tec_ctx_alloc(ctx, sizeof *v * (size_t)(e->n * e->width));
+  if (!err && (!nm || (doc && !dc) || !v)) err = "out of memory";
+  if (v) memcpy(v, e->v, sizeof *v * (size_t)(e->n * e->width));
+  free(e->v);
   if (err) {
-    free(e->v), free(labels);
+    if (sp->name) return tec_ctx_set_error(ctx, "%s: knob '%s': %s", who(sp), name ? name : "(null)", err);
     return tec_ctx_set_error(ctx, "tune space: knob '%s': %s", name ? name : "(null)", err);
   }
-  sp->knobs[sp->nknobs] = (tune_knob){.name = nm, .kind = kind, .width = e->width, .nvalues = e->n,
-                                      .values = e->v, .labels = labels};
+  sp->knobs[sp->nknobs] = (tune_knob){.name = nm, .doc = dc, .kind = kind, .width = e->width, .nvalues = e->n,
+                                      .values = v, .labels = labels, .def = def, .offset = offset};
   return sp->nknobs++;
 }
 
@@ -105,7 +119,7 @@ int tune_define_split(tune_space *sp, const char *name, int64_t extent, int part
     return tec_ctx_set_error(ctx, "tune space: split '%s': unknown policy %d (factors, power2 or list)", name ? name : "(null)",
                              (int)policy);
   }
-  return add_knob(sp, name, TUNE_KNOB_SPLIT, &e, NULL);
+  return add_knob(sp, name, NULL, TUNE_KNOB_SPLIT, &e, NULL, 0, TUNE_KNOB_UNBOUND);
 oom:
   free(e.v);
   return tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tune space: split '%s': out of memory", name ? name : "(null)");
@@ -151,7 +165,7 @@ int tune_define_reorder(tune_space *sp, const char *name, int naxes, int ncands,
       if (ents_push(&e, p)) goto oom;
     }
   }
-  return add_knob(sp, name, TUNE_KNOB_REORDER, &e, NULL);
+  return add_knob(sp, name, NULL, TUNE_KNOB_REORDER, &e, NULL, 0, TUNE_KNOB_UNBOUND);
 oom:
   free(e.v);
   return tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tune space: reorder '%s': out of memory", name ? name : "(null)");
@@ -187,7 +201,7 @@ int tune_define_annotate(tune_space *sp, const char *name, int naxes, const unsi
     free(e.v);
     return tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tune space: annotate '%s': out of memory", name ? name : "(null)");
   }
-  return add_knob(sp, name, TUNE_KNOB_ANNOTATE, &e, NULL);
+  return add_knob(sp, name, NULL, TUNE_KNOB_ANNOTATE, &e, NULL, 0, TUNE_KNOB_UNBOUND);
 }
 
 int tune_define_knob(tune_space *sp, const char *name, int nvals, const int64_t *vals, const char *const *labels) {
@@ -196,14 +210,76 @@ int tune_define_knob(tune_space *sp, const char *name, int nvals, const int64_t 
     return tec_ctx_set_error(ctx, "tune space: knob '%s': needs at least one value or label", name ? name : "(null)");
   ents e = {.width = 1};
   const char **lab = NULL;
-  if (labels && !(lab = calloc((size_t)nvals, sizeof *lab))) goto oom;
+  if (labels && !(lab = tec_ctx_alloc(ctx, sizeof *lab * (size_t)nvals))) goto oom;
   for (int i = 0; i < nvals; i++) {
     int64_t v = vals ? vals[i] : i;
     if (ents_push(&e, &v)) goto oom;
     if (lab && !(lab[i] = tec_ctx_strdup(ctx, labels[i] ? labels[i] : ""))) goto oom;
   }
-  return add_knob(sp, name, TUNE_KNOB_INT, &e, lab);
+  return add_knob(sp, name, NULL, TUNE_KNOB_INT, &e, lab, 0, TUNE_KNOB_UNBOUND);
 oom:
-  free(e.v), free(lab);
+  free(e.v);
   return tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tune space: knob '%s': out of memory", name ? name : "(null)");
+}
+
+int tune_define_field(tune_space *sp, const char *name, const char *doc, size_t offset, int nvalues,
+                      const int64_t *values, int64_t def) {
+  tec_ctx *ctx = sp->ctx;
+  const char *nm = name ? name : "(null)";
+  if (nvalues < 1 || !values) return tec_ctx_set_error(ctx, "%s: knob '%s' has no legal value", who(sp), nm);
+  if (!sp->config_size || offset > sp->config_size - sizeof(int64_t))
+    return tec_ctx_set_error(ctx, "%s: knob '%s': offset %zu is not an int64_t field of the %zu-byte config struct "
+                                  "(tune_space_init sets its size)",
+                             who(sp), nm, offset, sp->config_size);
+  int64_t d = -1;
+  for (int i = 0; i < nvalues; i++) {
+    if (i && values[i] <= values[i - 1])
+      return tec_ctx_set_error(ctx, "%s: knob '%s': the values must ascend (%lld after %lld)", who(sp), nm,
+                               (long long)values[i], (long long)values[i - 1]);
+    if (values[i] == def) d = i;
+  }
+  if (d < 0) return tec_ctx_set_error(ctx, "%s: knob '%s': the default %lld is not one of its values", who(sp), nm, (long long)def);
+  ents e = {.width = 1};
+  for (int i = 0; i < nvalues; i++)
+    if (ents_push(&e, &values[i])) {
+      free(e.v);
+      return tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "%s: knob '%s': out of memory", who(sp), nm);
+    }
+  int k = add_knob(sp, name, doc, TUNE_KNOB_INT, &e, NULL, d, offset);
+  if (k >= 0) memcpy((char *)sp->default_config + offset, &def, sizeof def);
+  return k;
+}
+
+int tune_space_set_rule(tune_space *sp, unsigned knob_mask, int (*rule)(const void *rule_data, const void *config),
+                        const void *rule_data, const char *doc) {
+  tec_ctx *ctx = sp->ctx;
+  if (!rule || !sp->config_size)
+    return tec_ctx_set_error(ctx, "%s: a rule needs a function and a space with a config struct (tune_space_init "
+                                  "with its size)", who(sp));
+  if (!rule(rule_data, sp->default_config))
+    return tec_ctx_set_error(ctx, "%s: the default config %s is outside its own space (%s)", who(sp),
+                             tune_config_str(ctx, sp, sp->default_config), doc ? doc : "");
+  void *cfg = tec_ctx_alloc(ctx, sp->config_size);
+  if (!cfg) return -1;
+  /* the rule's knobs enumerated (the others at their default: the rule does not read them) */
+  int64_t combos = 1, others = 1, refused = 0;
+  for (int k = 0; k < sp->nknobs; k++) {
+    int64_t *n = knob_mask >> k & 1 ? &combos : &others;
+    if (__builtin_mul_overflow(*n, sp->knobs[k].nvalues, n))
+      return tec_ctx_set_error(ctx, "%s: the space is too large for a rule", who(sp));
+  }
+  for (int64_t c = 0; c < combos; c++) {
+    memcpy(cfg, sp->default_config, sp->config_size);
+    int64_t r = c;
+    for (int k = 0; k < sp->nknobs; k++)
+      if (knob_mask >> k & 1) {
+        if (sp->knobs[k].offset != TUNE_KNOB_UNBOUND)
+          tune_config_set(sp, cfg, k, sp->knobs[k].values[r % sp->knobs[k].nvalues]);
+        r /= sp->knobs[k].nvalues;
+      }
+    refused += !rule(rule_data, cfg);
+  }
+  sp->rule = rule, sp->rule_data = rule_data, sp->rule_doc = doc;
+  sp->pruned = refused * others;
+  return 0;
 }

@@ -1,6 +1,6 @@
-/* task_topi.c — a tuning task for a topi template: its space wrapped knob for knob, the
+/* task_topi.c — a tuning task for a topi template: its space (the template's own), the
  * default config's index, the FLOP count, and how a config index becomes a lowered candidate
- * (topi_space_config -> declare -> schedule -> tec_lower, in the candidate's own ctx) with its
+ * (tune_space_config -> declare -> schedule -> tec_lower, in the candidate's own ctx) with its
  * schedule trace as JSON. Also the canonical problem string of workloads. */
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +9,7 @@
 typedef struct topi_task {
   const topi_template *t;
   void *problem;
-  topi_space tsp;
+  tune_space sp;
 } topi_task;
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -44,20 +44,20 @@ static const char *one_line(char *s) {
 static lower_func *topi_task_lower(const tune_task *task, tec_ctx *ctx, int64_t index, const char **config_str,
                                    const char **trace_json) {
   const topi_task *tt = task->user;
-  void *cfg = tec_ctx_alloc(ctx, tt->tsp.config_size);
+  void *cfg = tec_ctx_alloc(ctx, tt->sp.config_size);
   if (!cfg) return NULL;
-  int in = topi_space_config(&tt->tsp, index, cfg);
+  int in = tune_space_config(&tt->sp, index, cfg);
   if (in < 0) {
     tec_ctx_set_error(ctx, "tune: config index %lld is outside the index range of %s (0..%lld)", (long long)index,
-                      tt->t->name, (long long)topi_space_range(&tt->tsp) - 1);
+                      tt->t->name, (long long)tune_space_range(&tt->sp) - 1);
     return NULL;
   }
   if (in > 0) {
     tec_ctx_set_error(ctx, "tune: config index %lld of %s (%s) is not in the space: its rule refuses it (%s)",
-                      (long long)index, tt->t->name, topi_config_str(ctx, &tt->tsp, cfg), tt->tsp.rule_doc);
+                      (long long)index, tt->t->name, tune_config_str(ctx, &tt->sp, cfg), tt->sp.rule_doc);
     return NULL;
   }
-  if (config_str) *config_str = topi_config_str(ctx, &tt->tsp, cfg);
+  if (config_str) *config_str = tune_config_str(ctx, &tt->sp, cfg);
   topi_decl d;
   topi_op op;
   if (tt->t->declare(ctx, tt->problem, &d) != 0 || tt->t->schedule(&d, cfg, task->target_value, &op) != 0) return NULL;
@@ -106,25 +106,15 @@ int tune_task_topi(tec_ctx *ctx, const topi_template *t, const void *problem, co
     return tec_ctx_set_error(ctx, "tune: %s cannot compute this problem: %s", t->name, why ? why : "(no reason given)");
   const tec_target *tg = tec_target_parse(ctx, target); /* the task's one parse */
   if (!tg) return -1;
-  if (t->space(ctx, tt->problem, tg, &tt->tsp) != 0) return -1;
-  tune_space *sp = tune_space_from_topi(ctx, &tt->tsp);
-  if (!sp) return -1;
-  int64_t *kidx = tec_ctx_alloc(ctx, sizeof *kidx * (size_t)(tt->tsp.nknobs + 1));
-  if (!kidx) return -1;
-  for (int k = 0; k < tt->tsp.nknobs; k++) {
-    int64_t v = topi_config_get(&tt->tsp, tt->tsp.default_config, k);
-    kidx[k] = -1;
-    for (int i = 0; i < tt->tsp.knobs[k].nvalues; i++)
-      if (tt->tsp.knobs[k].values[i] == v) kidx[k] = i;
-  }
+  if (t->space(ctx, tt->problem, tg, &tt->sp) != 0) return -1;
   out->template_name = t->name;
   out->problem = tune_problem_canon(ctx, problem_str);
   out->workload = tec_ctx_printf(ctx, "%s %s", t->name, out->problem ? out->problem : "");
   out->target = tg->str;
   out->target_arg = target ? tec_ctx_strdup(ctx, target) : NULL;
   out->target_value = tg;
-  out->space = sp;
-  out->default_index = tune_space_encode(sp, kidx);
+  out->space = &tt->sp;
+  out->default_index = tune_space_default_index(&tt->sp);
   if (t->problem_kind == TOPI_PROBLEM_CONV2D) out->flops = topi_conv2d_flops(problem);
   if (t->problem_kind == TOPI_PROBLEM_DW_PW) {
     const topi_dw_pw *b = problem;

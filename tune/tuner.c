@@ -455,9 +455,9 @@ int tune_run(tec_ctx *ctx, const tune_task *task, const tune_options *opt, tune_
                              "tuner %s does not learn from them", o.transfer, prop->name);
       goto done;
     }
-    if (!task->space->topi) {
-      tec_ctx_set_error(ctx, "tune: transfer (%s) needs a topi template's space (its candidates have features); "
-                             "%s's space is built with tune_define_*", o.transfer, task->template_name);
+    if (!task->space->config_size) {
+      tec_ctx_set_error(ctx, "tune: transfer (%s) needs a topi template's space (knobs bound to a config struct); "
+                             "%s's space is built with tune_define_* knobs alone", o.transfer, task->template_name);
       goto done;
     }
     if (tune_prior_load(ctx, task, o.transfer, o.progress ? stderr : NULL, &prior, out) != 0) goto done;

@@ -163,12 +163,12 @@ static int xgb_next(tune_proposer *p, tec_ctx *ctx, const tune_history *h, int k
   int nf = 0;
   for (int i = 0; i < h->ntrials; i++) nf += h->trials[i].features != NULL;
   int prior = h->prior && h->prior->ngroups > 0; /* transfer: the model from the first batch on */
-  if ((nf < WARMUP_TRIALS && !prior) || !h->task->space->topi) return random_fill(p, h, k, out, 0);
+  if ((nf < WARMUP_TRIALS && !prior) || !h->task->space->config_size) return random_fill(p, h, k, out, 0);
   int64_t *top = malloc(sizeof *top * (size_t)k);
   if (!top) return tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tune: out of memory");
   int rc = fit(s, ctx, h, nf);
   int n = rc != 0 ? -1
-                  : tune_anneal(h->task->space->topi, score, s, h->visited->bitmap,
+                  : tune_anneal(h->task->space, score, s, h->visited->bitmap,
                                 (unsigned)tune_rng_next(&p->rng), k, top);
   if (n < 0) {
     free(top);

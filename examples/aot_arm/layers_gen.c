@@ -113,7 +113,7 @@ int main(int argc, char **argv) {
                                           : strncmp(t->name, "conv2d_", 7) ? t->name
                                                                            : t->name + 7);
       topi_decl d;
-      topi_space sp;
+      tune_space sp;
       topi_op op;
       lower_func *f = NULL;
       char prep_roles[8], run_roles[8];
@@ -131,7 +131,7 @@ int main(int argc, char **argv) {
       fs[nf++] = f;
       fprintf(meta, "  {\"%s\", \"%s\", \"%s\", %d, %d, %d, %d, %d, %d, %d, %d, %lld, %lld,\n"
                     "   \"%s\", \"%s\", %s_prepare, %s_run, %d, {", fname, t->name,
-              topi_config_str(ctx, &sp, sp.default_config), L->c, L->h, L->w, L->k, L->kh, L->s,
+              tune_config_str(ctx, &sp, sp.default_config), L->c, L->h, L->w, L->k, L->kh, L->s,
               L->p, L->g, meta_block(p.in_layout), meta_block(p.out_layout), prep_roles, run_roles,
               fname, fname, f->npacked);
       for (int j = 0; j < f->npacked; j++) fprintf(meta, "%s%d", j ? ", " : "", f->packed[j]->ndim);
@@ -149,7 +149,7 @@ int main(int argc, char **argv) {
       fprintf(meta, "}},\n");
       printf("layers_gen: %s: %s %s -> %s, prepare(%s) run(%s) %s\n", fname, t->name,
              topi_layout_str(ctx, p.in_layout), topi_layout_str(ctx, p.out_layout), prep_roles,
-             run_roles, topi_config_str(ctx, &sp, sp.default_config));
+             run_roles, tune_config_str(ctx, &sp, sp.default_config));
     }
   }
   fprintf(meta, "};\n#define TL_NLAYERS %d\n", nf);

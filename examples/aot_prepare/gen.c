@@ -20,8 +20,8 @@ int main(int argc, char **argv) {
   topi_decl d;
   topi_op op;
   lower_func *f = NULL;
-  int rc = topi_dw_spatial_pack_declare(ctx, &p, &d) ||
-           topi_dw_spatial_pack_schedule(&d, &cfg, tec_target_parse(ctx, argv[1]), &op);
+  int rc = topi_declare(ctx, "dw_spatial_pack", &p, &d) ||
+           topi_schedule(&d, &cfg, tec_target_parse(ctx, argv[1]), &op);
   if (rc == 0) f = tec_lower(op.sched, "dw", op.nargs, op.args);
   if (!f || tec_emit(ctx, 1, &f, argv[1], TEC_EMIT_OBJECT, argv[2]) ||
       tec_emit(ctx, 1, &f, argv[1], TEC_EMIT_HEADER, argv[3])) {

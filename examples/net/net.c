@@ -441,7 +441,7 @@ static int instantiate(net *n, int i, const char *who, const tec_target *target,
     return -1;
   }
   const char *why = NULL;
-  topi_space sp;
+  tune_space sp;
   topi_decl *d = tec_ctx_alloc(n->ctx, sizeof *d);
   if (!d || !t->applies(n->ctx, p, &why) || t->declare(n->ctx, p, d) ||
       t->space(n->ctx, p, target, &sp)) {
@@ -467,7 +467,7 @@ static int instantiate(net *n, int i, const char *who, const tec_target *target,
   snprintf(L->note, sizeof L->note, "%s", warning ? warning : "");
   if (warning) fprintf(stderr, "%s: layer %s: %s\n", who, L->name, warning);
   tec_ctx_free(tmp);
-  const char *cs = topi_config_str(n->ctx, &sp, cfg);
+  const char *cs = tune_config_str(n->ctx, &sp, cfg);
   snprintf(L->config, sizeof L->config, "%s", cs ? cs : "");
   if (t->schedule(d, cfg, target, op) == 0) return 0;
   snprintf(n->err, sizeof n->err, "%s: layer %s: %s", who, L->name, tec_ctx_error(n->ctx));

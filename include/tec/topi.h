@@ -3,23 +3,29 @@
  *   declare   the tensors of one problem (shapes, layouts, fused epilogue): topi_decl
  *   schedule  a schedule of those tensors from a config (the knobs) and a target: topi_op
  *   space     the knobs a tuner turns, each with its legal values for this problem and target,
- *             and the default config for that target (AVX-512 host and NEON alike): topi_space
+ *             and the default config for that target (AVX-512 host and NEON alike): a
+ *             tune_space (tec/space.h) whose int knobs are the config struct's fields
+ *
+ * A template is reached by name through the registry (topi_template_find("conv2d_nchwc")); the
+ * checked calls take the problem and config structs a user fills, and refuse a problem or
+ * config of another template's type:
  *
  *   const tec_target *target = tec_target_parse(ctx, "rasp4b");  // once (NULL: the host)
  *   topi_decl d;
- *   topi_space sp;
+ *   tune_space sp;
  *   topi_op op;
- *   topi_conv2d_nchwc_declare(ctx, &problem, &d);
- *   topi_conv2d_nchwc_space(ctx, &problem, target, &sp);
- *   topi_conv2d_nchwc_schedule(&d, sp.default_config, target, &op);
+ *   topi_declare(ctx, "conv2d_nchwc", &problem, &d);
+ *   topi_space_of(ctx, "conv2d_nchwc", &problem, target, &sp);
+ *   topi_schedule(&d, sp.default_config, target, &op);
  *   lower_func *f = tec_lower(op.sched, "conv", op.nargs, op.args);
  *
- * The same three functions are reachable by name through topi_template_find("conv2d_nchwc")
- * (problem and config as void pointers), so benchmarks, networks, the tuner and the `tec`
- * command call one code path. A declaration can be scheduled many times (every schedule is a
- * separate view: cache_read/cache_write never change the declared tensors). The target is a
- * parsed value (tec/target.h): templates read its lanes, registers, lane FMA and default tiles
- * and never a target text; NULL stands for the host (parsed on each call that gets it).
+ * Benchmarks, networks, the tuner and the `tec` command call the same functions through the
+ * registry. A declaration can be scheduled many times (every schedule is a separate view:
+ * cache_read/cache_write never change the declared tensors). A config of the space by index:
+ * tune_space_config(&sp, index, &cfg); by text: tune_config_parse(ctx, &sp, "mr=4", &cfg).
+ * The target is a parsed value (tec/target.h): templates read its lanes, registers, lane FMA
+ * and default tiles and never a target text; NULL stands for the host (parsed on each call
+ * that gets it).
  *
  * Layouts. Activations are NCHW, NHWC or NCHW[x]c ("NCHW16c": channel blocks of x, the block
  * innermost, [n][ceil(c/x)][h][w][x]; the channels past c in the last block are zero on input
@@ -40,6 +46,7 @@
 
 #include <stddef.h>
 #include "tec/schedule.h"
+#include "tec/space.h"
 #include "tec/target.h"
 
 /* ---------------- the three-function shape ---------------- */
@@ -67,33 +74,6 @@ typedef struct topi_op {
   te_tensor *out;
 } topi_op;
 
-/* A knob: an int64_t field of the template's config struct and the values it may take. */
-typedef struct topi_knob {
-  const char *name;       /* "ow_tile" */
-  const char *doc;        /* one line */
-  size_t offset;          /* offsetof the field in the config struct */
-  int nvalues;
-  const int64_t *values;  /* the legal values for this problem and target, ascending */
-} topi_knob;
-
-typedef struct topi_space {
-  const topi_template *tmpl;
-  int nknobs;
-  const topi_knob *knobs;
-  size_t config_size;         /* bytes of the config struct */
-  const void *default_config; /* the target's default, config_size bytes (arena) */
-  /* A rule across knobs (AutoTVM's multi_filter), NULL if none: the configs of the knobs'
-   * product it refuses are not in the space (conv2d_nchwc: a register tile past the target's
-   * vector registers, an unrolled body past its cap). 1 if config is in the space. Configs
-   * keep their index in the product (topi_space_range); the tuners skip the refused ones.
-   * topi_space_check and the schedules do not apply it: a config written by hand may still
-   * use any legal knob values. */
-  int (*rule)(const void *rule_data, const void *config);
-  const void *rule_data;
-  const char *rule_doc;       /* the rule in one line, for printouts (NULL if none) */
-  int64_t pruned;             /* configs of the product the rule refuses */
-} topi_space;
-
 typedef enum topi_problem_kind {
   TOPI_PROBLEM_CONV2D, /* topi_conv2d (depthwise too: groups == c_in == c_out) */
   TOPI_PROBLEM_LAYOUT, /* topi_layout_problem */
@@ -114,7 +94,8 @@ struct topi_template {
   int (*applies)(tec_ctx *ctx, const void *problem, const char **why);
   int (*declare)(tec_ctx *ctx, const void *problem, topi_decl *out);
   int (*schedule)(const topi_decl *d, const void *config, const tec_target *target, topi_op *out);
-  int (*space)(tec_ctx *ctx, const void *problem, const tec_target *target, topi_space *out);
+  int (*space)(tec_ctx *ctx, const void *problem, const tec_target *target, tune_space *out);
+  const char *config_type;     /* "topi_dense_config": the config struct schedule reads */
 };
 
 /* The registered templates: by name (NULL if unknown), and all of them in order. */
@@ -122,35 +103,33 @@ const topi_template *topi_template_find(const char *name);
 int topi_template_count(void);
 const topi_template *topi_template_at(int i);
 
+/* The three functions of template `name`, reached through the registry with the problem's and
+ * the config's C type checked against the template's (the macros below pass the type's name;
+ * a void pointer is not checked):
+ *
+ *   topi_declare(ctx, "dense", &problem, &d)          d: a topi_decl
+ *   topi_space_of(ctx, "dense", &problem, target, &sp) sp: a tune_space (tec/space.h)
+ *   topi_schedule(&d, &cfg, target, &op)              the template of d's declaration
+ *
+ * -1 with an error naming the template and what was wrong: an unknown name (the registered
+ * ones listed), a problem of another type ("template 'dense' takes a topi_dense problem, not a
+ * topi_conv2d"), a config of another type, or the template's own error. */
+int topi_declare_as(tec_ctx *ctx, const char *name, const char *problem_type, const void *problem,
+                    topi_decl *out);
+int topi_space_as(tec_ctx *ctx, const char *name, const char *problem_type, const void *problem,
+                  const tec_target *target, tune_space *out);
+int topi_schedule_as(const topi_decl *d, const char *config_type, const void *config,
+                     const tec_target *target, topi_op *out);
+#define topi_declare(ctx, name, problem, out) \
+  topi_declare_as((ctx), (name), TOPI_PROBLEM_TYPE(problem), (problem), (out))
+#define topi_space_of(ctx, name, problem, target, out) \
+  topi_space_as((ctx), (name), TOPI_PROBLEM_TYPE(problem), (problem), (target), (out))
+#define topi_schedule(d, config, target, out) \
+  topi_schedule_as((d), TOPI_CONFIG_TYPE(config), (config), (target), (out))
+
 /* declare + space + schedule with the target's default config. */
 int topi_instantiate(tec_ctx *ctx, const topi_template *t, const void *problem,
                      const tec_target *target, topi_op *out);
-
-/* Knob access on a config of space sp. */
-int64_t topi_config_get(const topi_space *sp, const void *config, int knob);
-void topi_config_set(const topi_space *sp, void *config, int knob, int64_t value);
-/* 0 if every knob of config holds one of its legal values, else -1 with an error naming the
- * knob, its value and the legal ones. */
-int topi_space_check(tec_ctx *ctx, const topi_space *sp, const void *config);
-/* The index range: the product of the knobs' value counts (saturates at INT64_MAX). The
- * number of configs in the space: the range less the ones the rule refuses (sp->pruned). The
- * index-th config of the product (mixed radix, knob 0 fastest, 0 <= index < range) written
- * into config: 0 if it is in the space, 1 if the rule refuses it (config written anyway), -1
- * if index is out of range. */
-int64_t topi_space_range(const topi_space *sp);
-int64_t topi_space_size(const topi_space *sp);
-int topi_space_config(const topi_space *sp, int64_t index, void *config);
-/* 1 if config (every knob legal) is in the space: the rule, if any, accepts it. */
-int topi_space_allows(const topi_space *sp, const void *config);
-/* 1 if index (0 <= index < range) names a config in the space, else 0. */
-int topi_space_allows_index(const topi_space *sp, int64_t index);
-/* "ow_tile=14 oc_tiles=2 ..." (arena). */
-const char *topi_config_str(tec_ctx *ctx, const topi_space *sp, const void *config);
-/* The reverse: "knob=value" pairs separated by spaces or commas, set on a copy of the space's
- * default config (knobs not named keep their default). config must hold sp->config_size bytes.
- * -1 with an error naming the bad pair (unknown knob: the knob names; a value that is not an
- * integer or not legal: the legal values). */
-int topi_config_parse(tec_ctx *ctx, const topi_space *sp, const char *text, void *config);
 
 /* ---------------- shared vocabulary ---------------- */
 
@@ -308,9 +287,11 @@ typedef struct topi_dw_pw {
   topi_conv2d dw, pw;
 } topi_dw_pw;
 
-/* ---------------- templates ---------------- */
+/* ---------------- templates ----------------
+ * Each template's config struct, the fields its space's knobs are bound to; the template is
+ * reached by the name in its comment through topi_declare / topi_space_of / topi_schedule. */
 
-/* conv2d NCHW[x]c (or NCHW: the first layer) -> NCHW[y]c, direct: blocked input and output
+/* "conv2d_nchwc": conv2d NCHW[x]c (or NCHW: the first layer) -> NCHW[y]c, direct: blocked input and output
  * channels, a register tile over output width and output-channel blocks, the kernel packed once
  * ([C_out/y][C_in/x][kh][kw][x][y]) in prepare, the epilogue fused into the output stage; a 1x1
  * stride-1 unpadded convolution is scheduled as a GEMM over the packed layout (oh*ow as M).
@@ -336,13 +317,8 @@ typedef struct topi_conv2d_nchwc_config {
                          registers (ResNet's 7x7 layers); 1 in the GEMM form, whose ow_tile
                          positions already cross rows. At most oh_tile. */
 } topi_conv2d_nchwc_config;
-int topi_conv2d_nchwc_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out);
-int topi_conv2d_nchwc_schedule(const topi_decl *d, const topi_conv2d_nchwc_config *cfg,
-                               const tec_target *target, topi_op *out);
-int topi_conv2d_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const tec_target *target,
-                            topi_space *out);
 
-/* depthwise conv2d NCHW[x]c -> NCHW[x]c: the zero padding inlined under likely() conditions,
+/* "depthwise_nchwc": depthwise conv2d NCHW[x]c -> NCHW[x]c: the zero padding inlined under likely() conditions,
  * so loop partitioning leaves the interior without a compare; a register tile of output columns
  * with the block's lanes vectorized; the kernel packed once ([C/x][kh][kw][x]) in prepare. */
 typedef struct topi_depthwise_nchwc_config {
@@ -350,13 +326,8 @@ typedef struct topi_depthwise_nchwc_config {
   int64_t oh_tile;    /* output rows per register tile */
   int64_t parallel;   /* 1: parallel over (n, channel block, row tiles) */
 } topi_depthwise_nchwc_config;
-int topi_depthwise_nchwc_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out);
-int topi_depthwise_nchwc_schedule(const topi_decl *d, const topi_depthwise_nchwc_config *cfg,
-                                  const tec_target *target, topi_op *out);
-int topi_depthwise_nchwc_space(tec_ctx *ctx, const topi_conv2d *p, const tec_target *target,
-                               topi_space *out);
 
-/* depthwise conv2d NCHW -> NCHW with spatial packing: TVM's arm_cpu schedule (2018), the seed
+/* "dw_spatial_pack": depthwise conv2d NCHW -> NCHW with spatial packing: TVM's arm_cpu schedule (2018), the seed
  * of tec. Zero padding inlined into the packed copy of the data [n][C][h][w][VC], the kernel
  * packed to [C][1][kh][kw][VC] (prepare), the accumulator in the packed layout, VC
  * vectorized, the epilogue fused into the unpacking output stage. */
@@ -365,13 +336,8 @@ typedef struct topi_dw_spatial_pack_config {
   int64_t tile_h, tile_w; /* output rows / columns per register tile */
   int64_t parallel;       /* parallel over channel blocks */
 } topi_dw_spatial_pack_config;
-int topi_dw_spatial_pack_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out);
-int topi_dw_spatial_pack_schedule(const topi_decl *d, const topi_dw_spatial_pack_config *cfg,
-                                  const tec_target *target, topi_op *out);
-int topi_dw_spatial_pack_space(tec_ctx *ctx, const topi_conv2d *p, const tec_target *target,
-                               topi_space *out);
 
-/* dense / matmul (topi_dense): bench/gemm.c's GEMM. b packed into nr-column panels
+/* "dense": dense / matmul (topi_dense): bench/gemm.c's GEMM. b packed into nr-column panels
  * bp[ceil(n/nr)][k][nr] (zero past n; when b is constant, once in prepare), an mr x nr register
  * tile of accumulators over the whole k loop (k unrolled by ku), jb panels per pass over a's
  * rows, the panel loop parallel; the epilogue applied as the tile is written. The packed layout
@@ -398,12 +364,8 @@ typedef struct topi_dense_config {
                        const_b), 1 per group of jb panels inside the parallel loop, 2 not packed
                        (the tile reads b's rows in place) */
 } topi_dense_config;
-int topi_dense_declare(tec_ctx *ctx, const topi_dense *p, topi_decl *out);
-int topi_dense_schedule(const topi_decl *d, const topi_dense_config *cfg, const tec_target *target,
-                        topi_op *out);
-int topi_dense_space(tec_ctx *ctx, const topi_dense *p, const tec_target *target, topi_space *out);
 
-/* conv2d Winograd F(m x m, 3 x 3), m = 2 or 4: 3x3, stride 1, dilation 1, groups 1, NCHW[x]c
+/* "conv2d_winograd": conv2d Winograd F(m x m, 3 x 3), m = 2 or 4: 3x3, stride 1, dilation 1, groups 1, NCHW[x]c
  * (or NCHW) -> NCHW[y]c. Input, kernel and output transforms are stages (matrices built from
  * interpolation points, topi/conv2d_winograd.c), the kernel transform runs in prepare, the
  * batched GEMM in the transformed domain is dense's register tile. Not bit-comparable with the
@@ -417,13 +379,8 @@ typedef struct topi_conv2d_winograd_config {
   int64_t jb;       /* GEMM panels per pass over the transformed input */
   int64_t parallel; /* 1: transforms and GEMM parallel */
 } topi_conv2d_winograd_config;
-int topi_conv2d_winograd_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out);
-int topi_conv2d_winograd_schedule(const topi_decl *d, const topi_conv2d_winograd_config *cfg,
-                                  const tec_target *target, topi_op *out);
-int topi_conv2d_winograd_space(tec_ctx *ctx, const topi_conv2d *p, const tec_target *target,
-                               topi_space *out);
 
-/* conv2d as im2col + GEMM: any kernel, stride, padding, dilation and groups; input in any layout
+/* "conv2d_im2col": conv2d as im2col + GEMM: any kernel, stride, padding, dilation and groups; input in any layout
  * (NHWC reads contiguously), output NHWC. Per (image, group) a GEMM of the output positions (rows)
  * by the group's output channels (columns), dense's register tile; the im2col rows computed
  * per block of mr positions inside the GEMM's loops (never the whole matrix); the kernel packed
@@ -432,13 +389,8 @@ typedef struct topi_conv2d_im2col_config {
   int64_t mr, nr, ku, jb; /* dense's knobs (topi_dense_config) */
   int64_t parallel;       /* 1: parallel over (n, groups, panel groups) */
 } topi_conv2d_im2col_config;
-int topi_conv2d_im2col_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out);
-int topi_conv2d_im2col_schedule(const topi_decl *d, const topi_conv2d_im2col_config *cfg,
-                                const tec_target *target, topi_op *out);
-int topi_conv2d_im2col_space(tec_ctx *ctx, const topi_conv2d *p, const tec_target *target,
-                             topi_space *out);
 
-/* conv2d NCHW -> NCHW with spatial packing, TVM's arm_cpu conv2d_nchw_spatial_pack: the input
+/* "conv2d_spatial_pack": conv2d NCHW -> NCHW with spatial packing, TVM's arm_cpu conv2d_nchw_spatial_pack: the input
  * windows of the VH x VW tiles packed (data_vec, a whole-tensor pass as in TVM), the kernel packed into VC
  * output-channel vectors (kernel_vec, prepare), a VH x VW x VC register tile (VC vectorized),
  * the epilogue fused into the unpacking output stage. Any kernel, stride, padding, dilation;
@@ -448,14 +400,8 @@ typedef struct topi_conv2d_spatial_pack_config {
   int64_t vh, vw;   /* output rows / columns per register tile */
   int64_t parallel; /* 1: parallel over (n, row tiles) */
 } topi_conv2d_spatial_pack_config;
-int topi_conv2d_spatial_pack_declare(tec_ctx *ctx, const topi_conv2d *p, topi_decl *out);
-int topi_conv2d_spatial_pack_schedule(const topi_decl *d,
-                                      const topi_conv2d_spatial_pack_config *cfg,
-                                      const tec_target *target, topi_op *out);
-int topi_conv2d_spatial_pack_space(tec_ctx *ctx, const topi_conv2d *p, const tec_target *target,
-                                   topi_space *out);
 
-/* The depthwise + pointwise block (topi_dw_pw) in one loop nest: depthwise_nchwc's stages
+/* "dw_pw_fused": the depthwise + pointwise block (topi_dw_pw) in one loop nest: depthwise_nchwc's stages
  * (its register tile) compute the rows of dw's output that one tile of `fused` output rows of
  * the pointwise needs, inside the pointwise's loop (compute_at), so that tile (fused x ow x c
  * floats) stays in cache between the two; the pointwise is conv2d_nchwc's GEMM form over the
@@ -483,22 +429,12 @@ typedef struct topi_dw_pw_fused_config {
   int64_t parallel;   /* 1: parallel (fused: over (n, row tiles); fused = 0: each pass as its
                          template is) */
 } topi_dw_pw_fused_config;
-int topi_dw_pw_fused_declare(tec_ctx *ctx, const topi_dw_pw *p, topi_decl *out);
-int topi_dw_pw_fused_schedule(const topi_decl *d, const topi_dw_pw_fused_config *cfg,
-                              const tec_target *target, topi_op *out);
-int topi_dw_pw_fused_space(tec_ctx *ctx, const topi_dw_pw *p, const tec_target *target,
-                           topi_space *out);
 
-/* Layout transform NCHW <-> NHWC <-> NCHW[x]c (any pair; zero channels written past c). */
+/* "layout_transform": layout transform NCHW <-> NHWC <-> NCHW[x]c (any pair; zero channels written past c). */
 typedef struct topi_layout_config {
   int64_t vectorize;  /* 1: the innermost output dimension vectorized */
   int64_t parallel;   /* 1: parallel over the outer dimensions */
 } topi_layout_config;
-int topi_layout_declare(tec_ctx *ctx, const topi_layout_problem *p, topi_decl *out);
-int topi_layout_schedule(const topi_decl *d, const topi_layout_config *cfg, const tec_target *target,
-                         topi_op *out);
-int topi_layout_space(tec_ctx *ctx, const topi_layout_problem *p, const tec_target *target,
-                      topi_space *out);
 
 /* Pooling (topi_pool): template "pool2d" (max / average windows) and "global_pool" (the whole
  * input; output h = w = 1). A reduction stage per output vector (compute_at), the window
@@ -510,15 +446,6 @@ typedef struct topi_pool_config {
   int64_t unroll;     /* 1: the window's taps unrolled (pool2d only; global_pool: 0) */
   int64_t parallel;   /* 1: parallel over the two outer output dimensions, fused */
 } topi_pool_config;
-int topi_pool_declare(tec_ctx *ctx, const topi_pool *p, topi_decl *out);
-int topi_pool_schedule(const topi_decl *d, const topi_pool_config *cfg, const tec_target *target,
-                       topi_op *out);
-int topi_pool_space(tec_ctx *ctx, const topi_pool *p, const tec_target *target, topi_space *out);
-int topi_global_pool_declare(tec_ctx *ctx, const topi_pool *p, topi_decl *out);
-int topi_global_pool_schedule(const topi_decl *d, const topi_pool_config *cfg,
-                              const tec_target *target, topi_op *out);
-int topi_global_pool_space(tec_ctx *ctx, const topi_pool *p, const tec_target *target,
-                           topi_space *out);
 
 /* Softmax (topi_softmax), template "softmax": the row maxima, the exponentials, their sums and
  * the quotients, four passes over the rows. */
@@ -526,11 +453,6 @@ typedef struct topi_softmax_config {
   int64_t vectorize;  /* 1: the exponential and the quotient loops vectorized */
   int64_t parallel;   /* 1: parallel over the rows */
 } topi_softmax_config;
-int topi_softmax_declare(tec_ctx *ctx, const topi_softmax *p, topi_decl *out);
-int topi_softmax_schedule(const topi_decl *d, const topi_softmax_config *cfg,
-                          const tec_target *target, topi_op *out);
-int topi_softmax_space(tec_ctx *ctx, const topi_softmax *p, const tec_target *target,
-                       topi_space *out);
 
 /* Residual add (topi_eltwise), template "eltwise_add": out = act(a + b), one pass, the
  * innermost dimension vectorized, the outer two parallel. (Inside a network, prefer the
@@ -539,11 +461,25 @@ typedef struct topi_eltwise_config {
   int64_t vectorize;  /* 1: the innermost dimension vectorized (split by the lanes) */
   int64_t parallel;   /* 1: parallel over the two outer dimensions, fused */
 } topi_eltwise_config;
-int topi_eltwise_declare(tec_ctx *ctx, const topi_eltwise *p, topi_decl *out);
-int topi_eltwise_schedule(const topi_decl *d, const topi_eltwise_config *cfg,
-                          const tec_target *target, topi_op *out);
-int topi_eltwise_space(tec_ctx *ctx, const topi_eltwise *p, const tec_target *target,
-                       topi_space *out);
+
+/* ---------- the C type names the checked calls pass ---------- */
+
+#define TOPI_TYPE_CASE_(T) T *: #T, const T *: #T
+#define TOPI_PROBLEM_TYPE(p)                                                                  \
+  _Generic((p), TOPI_TYPE_CASE_(topi_conv2d), TOPI_TYPE_CASE_(topi_layout_problem),           \
+           TOPI_TYPE_CASE_(topi_dense), TOPI_TYPE_CASE_(topi_pool),                           \
+           TOPI_TYPE_CASE_(topi_softmax), TOPI_TYPE_CASE_(topi_eltwise),                      \
+           TOPI_TYPE_CASE_(topi_dw_pw), default: (const char *)0)
+#define TOPI_CONFIG_TYPE(c)                                                                   \
+  _Generic((c), TOPI_TYPE_CASE_(topi_conv2d_nchwc_config),                                   \
+           TOPI_TYPE_CASE_(topi_depthwise_nchwc_config),                                      \
+           TOPI_TYPE_CASE_(topi_dw_spatial_pack_config), TOPI_TYPE_CASE_(topi_dense_config),  \
+           TOPI_TYPE_CASE_(topi_conv2d_winograd_config),                                      \
+           TOPI_TYPE_CASE_(topi_conv2d_im2col_config),                                        \
+           TOPI_TYPE_CASE_(topi_conv2d_spatial_pack_config),                                  \
+           TOPI_TYPE_CASE_(topi_dw_pw_fused_config), TOPI_TYPE_CASE_(topi_layout_config),     \
+           TOPI_TYPE_CASE_(topi_pool_config), TOPI_TYPE_CASE_(topi_softmax_config),           \
+           TOPI_TYPE_CASE_(topi_eltwise_config), default: (const char *)0)
 
 /* ---------- choice ---------- */
 

@@ -1,9 +1,10 @@
 /* tune.h — tuning: search a template's knob space by measuring candidates on the host.
  *
- *   space     tune_space: knobs, each with its legal values (an "entity" of one or more
- *             int64s: a split's factors, a permutation, per-axis annotations, one value).
- *             tune_space_from_topi wraps a topi template's space; define_split / reorder /
- *             annotate / knob build one for a schedule a user writes (tune/space*.c).
+ *   space     tune_space (tec/space.h), the one knob space: knobs, each with its legal
+ *             values (an "entity" of one or more int64s: a split's factors, a permutation,
+ *             per-axis annotations, one value). A topi template's space is one (its int knobs
+ *             bound to its config struct's fields: topi_space_of); tune_define_split /
+ *             reorder / annotate / knob build one for a schedule a user writes.
  *   task      what is tuned: a workload (template + problem) and how one config of the space
  *             becomes a lowered function (tune_task_topi for the topi templates).
  *   measure   each candidate built for the host (in a forked child killed past the build
@@ -42,91 +43,10 @@
 #include <stdio.h>
 #include "tec/build.h"
 #include "tec/runtime.h"
+#include "tec/space.h"
 #include "tec/topi.h"
 
-/* ---------------- spaces ---------------- */
-
-typedef enum tune_knob_kind {
-  TUNE_KNOB_INT,      /* one value (a topi knob, or a categorical knob's choice number) */
-  TUNE_KNOB_SPLIT,    /* `width` factors, outermost first (the first is the outer extent) */
-  TUNE_KNOB_REORDER,  /* a permutation of 0..width-1: the new order of the axes */
-  TUNE_KNOB_ANNOTATE  /* per axis a tune_ann value */
-} tune_knob_kind;
-
-typedef enum tune_split_policy {
-  TUNE_SPLIT_FACTORS, /* every tuple of factors whose product is the extent */
-  TUNE_SPLIT_POWER2,  /* inner factors powers of two, their product <= extent; outer: the rest
-                         (ceil), so the split may leave a tail */
-  TUNE_SPLIT_LIST     /* the candidate tuples given (inner factors; outer computed, ceil) */
-} tune_split_policy;
-
-typedef enum tune_ann {
-  TUNE_ANN_NONE = 1,
-  TUNE_ANN_UNROLL = 2,
-  TUNE_ANN_VECTORIZE = 4,
-  TUNE_ANN_PARALLEL = 8
-} tune_ann;
-
-typedef struct tune_knob {
-  const char *name;
-  tune_knob_kind kind;
-  int width;               /* int64s per value */
-  int64_t nvalues;
-  int64_t *values;         /* nvalues * width */
-  const char **labels;     /* categorical knob: a label per value (NULL otherwise) */
-  size_t topi_offset;      /* wrapped topi knob: the config field's offset */
-} tune_knob;
-
-typedef struct tune_space {
-  int nknobs, cap;
-  tune_knob *knobs;
-  const topi_space *topi;  /* set by tune_space_from_topi: configs are topi config structs */
-  tec_ctx *ctx;
-} tune_space;
-
-/* A space of its own (freed with the ctx, or tune_space_free). NULL with an error. */
-tune_space *tune_space_new(tec_ctx *ctx);
-void tune_space_free(tune_space *sp);
-/* The topi template's space, knob for knob (int knobs, same order, same index numbering as
- * topi_space_config). */
-tune_space *tune_space_from_topi(tec_ctx *ctx, const topi_space *tsp);
-/* Knob constructors (AutoTVM's define_*). Each returns the knob's index, or -1 with an error
- * (a duplicate name, an extent < 1, parts < 1 or > 8, an empty candidate list, a tuple whose
- * product exceeds the extent, a knob with no legal value, a space past 2^62 configs).
- * split: `parts` factors of `extent` by policy (cands: ncands tuples of parts-1 inner factors,
- * TUNE_SPLIT_LIST only). reorder: the permutations of naxes axes (all of them in lexicographic
- * order when ncands is 0, else the ncands given, each naxes long). annotate: per axis one of
- * the choices in allowed[axis] (a mask of tune_ann), at most one axis vectorized and one
- * parallel. knob: a categorical choice among nlabels labels, or nvals ints (labels NULL). */
-int tune_define_split(tune_space *sp, const char *name, int64_t extent, int parts,
-                      tune_split_policy policy, int ncands, const int64_t *cands);
-int tune_define_reorder(tune_space *sp, const char *name, int naxes, int ncands,
-                        const int *cands);
-int tune_define_annotate(tune_space *sp, const char *name, int naxes, const unsigned *allowed);
-int tune_define_knob(tune_space *sp, const char *name, int nvals, const int64_t *vals,
-                     const char *const *labels);
-/* The knob named name (-1 if none). */
-int tune_space_find(const tune_space *sp, const char *name);
-/* Number of configs in the space (saturates at INT64_MAX): the knobs' product less the configs
- * a topi template's rule refuses (topi_space.rule: a register tile past the target's vector
- * registers, an unrolled body past its cap; AutoTVM's multi_filter). */
-int64_t tune_space_size(const tune_space *sp);
-/* The index range: the knobs' product. Indices are mixed radix over it, the refused ones
- * included (they keep their numbers); the tuners propose only indices the space allows. */
-int64_t tune_space_range(const tune_space *sp);
-/* 1 if index is in range and its config is in the space (the rule, if any, accepts it). */
-int tune_space_allows(const tune_space *sp, int64_t index);
-/* Config index -> per-knob value indices (knob 0 fastest, as topi_space_config). -1 if out of
- * range. */
-int tune_space_decode(const tune_space *sp, int64_t index, int64_t *knob_idx);
-int64_t tune_space_encode(const tune_space *sp, const int64_t *knob_idx);
-/* The entity of knob k in config `index` (width int64s), NULL if out of range. */
-const int64_t *tune_space_get(const tune_space *sp, int64_t index, int knob);
-/* "tile_x=[4,16] order=[1,0,2] unroll=[none,unroll] ..." (ctx's arena; NULL if out of range). */
-const char *tune_space_config_str(tec_ctx *ctx, const tune_space *sp, int64_t index);
-/* Prints each knob (name, kind, number of values, the first few) and the size (with the
- * configs the rule pruned and the rule, if any). */
-void tune_space_print(FILE *out, const tune_space *sp);
+/* ---------------- spaces: tec/space.h ---------------- */
 
 /* A config's values onto a schedule (tune/apply.c). split: iv split into parts loops by a
  * split knob's factors (outermost first; out gets the parts loops, outermost first).
@@ -299,8 +219,8 @@ typedef struct tune_options {
    * tuner since feature set TUNE_FEATURES_VERSION), train the model before this workload's
    * first measurement: one group per workload, so the first batch after the default comes
    * from that model, not at random, and every later fit keeps them beside this workload's
-   * rows (which weigh at least as much as all of them together). Only a topi template's
-   * space has features (a space of tune_define_* knobs refuses it). This workload's own records there
+   * rows (which weigh at least as much as all of them together). Only a space with a
+   * config struct (a topi template's) takes it (a space of tune_define_* knobs alone refuses it). This workload's own records there
    * are not used (tune_result says how many rows were taken and why others were skipped).
    * May be the records file itself. NULL: none. */
   const char *transfer;
@@ -397,18 +317,19 @@ int tune_record_append(tec_ctx *ctx, const char *path, const char *line, int do_
 /* Reads every record of a file (arena). A line that does not parse is reported on `warn`
  * (may be NULL) as "FILE:LINE: skipped: why" and skipped. -1 if the file cannot be read. */
 int tune_records_load(tec_ctx *ctx, const char *path, FILE *warn, tune_record **out, int *n);
-/* The fastest ok record of template + problem for target (NULL: host) written into config (a
- * topi config of space sp, sp->config_size bytes): among the confirmation records
+/* The fastest ok record of template + problem for target (NULL: host) written into config (the
+ * config struct of space sp, sp->config_size bytes: the record's config text parsed with
+ * tune_config_parse): among the confirmation records
  * ("stage":"confirm", measured side by side) when there are any, else among the trials. Returns 1 if a record was applied; 0 if the
  * default was used, with *warning (arena; also printed on stderr when print is 1) naming the
  * workload, why (no record; records for other targets only; a record whose config this
  * space refuses) and the default config used; -1 on error (the file cannot be read). */
 int tune_apply_best(tec_ctx *ctx, const char *records, const char *template_name,
-                    const char *problem, const char *target, const topi_space *sp, void *config,
+                    const char *problem, const char *target, const tune_space *sp, void *config,
                     const char **warning, int print);
 /* The same for a parsed target (NULL: the host, parsed here). */
 int tune_apply_best_for(tec_ctx *ctx, const char *records, const char *template_name,
-                        const char *problem, const tec_target *target, const topi_space *sp,
+                        const char *problem, const tec_target *target, const tune_space *sp,
                         void *config, const char **warning, int print);
 
 /* ---------------- what a user sees ---------------- */

@@ -38,6 +38,7 @@
 
 #include <stdint.h>
 #include "tec/lower.h"
+#include "tec/space.h"
 #include "tec/topi.h"
 
 /* Loop levels described (innermost first), features per level, buffers per level. */
@@ -84,7 +85,7 @@ int tune_model_fit_weighted(tune_model *m, const float *x, const double *gflops,
 int tune_model_predict(tune_model *m, const float *x, int n, double *score);
 void tune_model_free(tune_model *m); /* NULL: no-op */
 
-/* Simulated annealing over the configs of sp (mixed-radix indices, topi_space_config),
+/* Simulated annealing over the configs of sp (mixed-radix indices, tune_space_config),
  * maximizing score(u, idx, n, out) (which scores n indices at once: 0, or -1 to stop with that
  * failure). Parallel chains start at random indices; a step moves one knob of each chain to
  * another of its legal values, accepted by the Metropolis rule under a temperature falling
@@ -96,7 +97,7 @@ void tune_model_free(tune_model *m); /* NULL: no-op */
  * Returns the count written (< k when fewer unvisited configs exist), or -1 (bad arguments, no
  * memory, or score failed). Deterministic for a seed (given a deterministic score). */
 #define TUNE_ANNEAL_EXHAUSTIVE 256
-int tune_anneal(const topi_space *sp, int (*score)(void *u, const int64_t *idx, int n, double *out),
+int tune_anneal(const tune_space *sp, int (*score)(void *u, const int64_t *idx, int n, double *out),
                 void *u, const unsigned char *visited_bitmap_or_NULL, unsigned seed, int k,
                 int64_t *out_idx);
 
@@ -107,7 +108,7 @@ typedef struct tune_anneal_opts {
   int chains, steps, early_stop;
   double t0;
 } tune_anneal_opts;
-int tune_anneal_with(const topi_space *sp,
+int tune_anneal_with(const tune_space *sp,
                      int (*score)(void *u, const int64_t *idx, int n, double *out), void *u,
                      const unsigned char *visited_bitmap_or_NULL, unsigned seed, int k,
                      int64_t *out_idx, const tune_anneal_opts *opts);

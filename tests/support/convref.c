@@ -123,7 +123,7 @@ double cr_check_template(const char *name, const topi_conv2d *p, const void *con
   const topi_template *t = topi_template_find(name);
   ck_assert_msg(t != NULL, "no template %s", name);
   topi_decl d;
-  topi_space sp;
+  tune_space sp;
   topi_op op;
   ck_assert_msg(t->declare(ctx, p, &d) == 0, "%s: %s", name, tec_ctx_error(ctx));
   ck_assert_msg(t->space(ctx, p, NULL, &sp) == 0, "%s: %s", name, tec_ctx_error(ctx));

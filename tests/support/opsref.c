@@ -67,7 +67,7 @@ static tec_module *build(tec_ctx *ctx, const char *name, const void *problem, co
   const topi_template *t = topi_template_find(name);
   ck_assert_msg(t != NULL, "no template %s", name);
   topi_decl d;
-  topi_space sp;
+  tune_space sp;
   topi_op op;
   ck_assert_msg(t->declare(ctx, problem, &d) == 0, "%s: %s", name, tec_ctx_error(ctx));
   ck_assert_msg(t->space(ctx, problem, NULL, &sp) == 0, "%s: %s", name, tec_ctx_error(ctx));

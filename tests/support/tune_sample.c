@@ -16,12 +16,12 @@ int main(int argc, char **argv) {
   int count = atoi(argv[4]);
   unsigned long long x = strtoull(argv[5], NULL, 10) * 2654435761ull + 1;
   tec_ctx *ctx = tec_ctx_new();
-  topi_space sp;
-  if (topi_dense_space(ctx, &p, NULL, &sp)) {
+  tune_space sp;
+  if (topi_space_of(ctx, "dense", &p, NULL, &sp)) {
     fprintf(stderr, "%s\n", tec_ctx_error(ctx));
     return 1;
   }
-  int64_t size = topi_space_size(&sp);
+  int64_t size = tune_space_size(&sp);
   char *seen = calloc((size_t)size, 1);
   void *cfg = malloc(sp.config_size);
   for (int i = 0; i < count && i < size;) {
@@ -29,8 +29,8 @@ int main(int argc, char **argv) {
     int64_t idx = (int64_t)(x % (unsigned long long)size);
     if (seen[idx]) continue;
     seen[idx] = 1, i++;
-    topi_space_config(&sp, idx, cfg);
-    printf("%lld %s\n", (long long)idx, topi_config_str(ctx, &sp, cfg));
+    tune_space_config(&sp, idx, cfg);
+    printf("%lld %s\n", (long long)idx, tune_config_str(ctx, &sp, cfg));
   }
   free(seen), free(cfg);
   tec_ctx_free(ctx);
