@@ -8,6 +8,12 @@
 #include "ir/internal.h"
 #include "schedule/internal.h"
 
+/* Factors up to this are kept as given even above the extent: a loop that long under its
+ * guard is exact and cheap (loop partitioning drops the dead tail), and tuned schedules and
+ * their records (a jb of 8 panels where there are 4) keep the programs and features they had.
+ * Past it a factor alone could overflow an extent or size a buffer of gigabytes. */
+#define SCH_CLAMP_FROM ((int64_t)1 << 16)
+
 /* The tail strategies' legality (schedule.h); the run-time side is checked by tec_lower. */
 static int split_tail_check(const char *who, sch_stage *st, sch_iter *iv, int64_t factor,
                             sch_tail tail) {
@@ -61,7 +67,7 @@ static int do_split(const char *who, sch_stage *st, sch_iter *iv, int64_t n, con
                     int by_nparts, sch_tail tail, sch_iter **outer, sch_iter **inner) {
   if (outer) *outer = NULL;
   if (inner) *inner = NULL;
-  if (!st) return -1;
+  if (!st) return sch_null_arg(who, "stage", sch_iter_ctx(iv));
   tec_ctx *ctx = st->sched->ctx;
   if (sch_check_leaf(who, st, iv)) return -1;
   if (!v && n <= 0)
@@ -69,6 +75,14 @@ static int do_split(const char *who, sch_stage *st, sch_iter *iv, int64_t n, con
                              who, by_nparts ? "nparts" : "factor", (long long)n, iv->name,
                              st->tensor->name);
   if (split_tail_check(who, st, iv, n, tail)) return -1;
+  /* a factor (or nparts) past SCH_CLAMP_FROM and above a known extent is that extent: the
+   * same loops' iterations, and no loop or allocation sized by the factor (TVM clamps too). The
+   * trace keeps the given value; a replay clamps it the same way. Not round_up, whose buffer
+   * is rounded up to a multiple of the factor by definition (tec_lower refuses a size past
+   * int64). */
+  const ir_expr *ext = v || tail == SCH_TAIL_ROUND_UP ? NULL : sch_iter_extent(st, iv);
+  int64_t ev;
+  if (ext && ir_is_const_int(ext, &ev) && ev >= 1 && n > ev && n > SCH_CLAMP_FROM) n = ev;
   sch_iter *o = sch_iter_new(st, tec_ctx_printf(ctx, "%s.outer", iv->name), iv->kind);
   sch_iter *in = sch_iter_new(st, tec_ctx_printf(ctx, "%s.inner", iv->name), iv->kind);
   if (!o || !in) return -1;
@@ -127,7 +141,7 @@ int sch_split_tail(sch_stage *st, sch_iter *iv, int64_t factor, int64_t tail, sc
                    sch_iter **inner) {
   if (outer) *outer = NULL;
   if (inner) *inner = NULL;
-  if (!st) return -1;
+  if (!st) return sch_null_arg("split_tail", "stage", sch_iter_ctx(iv));
   if (tail < SCH_TAIL_GUARD_WITH_IF || tail > SCH_TAIL_PREDICATE)
     return tec_ctx_set_error(st->sched->ctx, "split_tail: tail strategy %lld for axis '%s' of "
                                              "stage '%s'; it must be 0 (guard_with_if), 1 "
@@ -155,7 +169,7 @@ int sch_split_expr(sch_stage *st, sch_iter *iv, const ir_expr *factor, sch_iter 
                    sch_iter **inner) {
   if (outer) *outer = NULL;
   if (inner) *inner = NULL;
-  if (!st) return -1;
+  if (!st) return sch_null_arg("split_expr", "stage", sch_iter_ctx(iv));
   tec_ctx *ctx = st->sched->ctx;
   const char *ax = iv ? iv->name : "?", *tn = st->tensor->name;
   if (!factor)
@@ -195,7 +209,7 @@ int sch_split_expr(sch_stage *st, sch_iter *iv, const ir_expr *factor, sch_iter 
 
 int sch_tile(sch_stage *st, sch_iter *x, sch_iter *y, int64_t xf, int64_t yf, sch_iter **xo,
              sch_iter **yo, sch_iter **xi, sch_iter **yi) {
-  if (!st) return -1;
+  if (!st) return sch_null_arg("tile", "stage", sch_iter_ctx(x ? x : y));
   tec_ctx *ctx = st->sched->ctx;
   if (sch_check_leaf("tile", st, x) || sch_check_leaf("tile", st, y)) return -1;
   if (x == y)
