@@ -71,6 +71,17 @@ static const char *const wrong_errors[] = {
     "internal error", "is read but is neither an argument nor computed",
     "is computed, but not by this schedule", "is passed twice", NULL};
 
+/* 1 if a call's error is a heap allocation of 2^32 bytes or more that failed: a schedule may
+ * legally ask for that (storage_align(i, 2^31, 0) pads every row to 2^31 floats), and the
+ * call refusing it with a message is a refusal, not a failure. A negative or overflowing count
+ * ("cannot allocate ...") stays a failure. */
+static int huge_request(const char *e) {
+  const char *at = e ? strstr(e, "out of memory allocating ") : NULL;
+  if (!at) return 0;
+  long long n = strtoll(at + strlen("out of memory allocating "), NULL, 10);
+  return n >= (1LL << 32);
+}
+
 /* Lowers, builds and runs; compares with ref; copies the output to got if given. */
 static void exec(dt_instance *in, const float *ref, float *got, dt_result *res) {
   tec_ctx *ctx = in->ctx;
@@ -136,7 +147,13 @@ static void exec(dt_instance *in, const float *ref, float *got, dt_result *res) 
     int32_t rc = tec_module_run(m, "dt_case", n, tp);
     if (call) res->run_s = now_s() - t1; /* the second: prepare and first touches are done */
     if (rc != 0) {
-      fail(res, "runtime error", "the built function returned an error: %s", tec_rt_last_error());
+      const char *e = tec_rt_last_error();
+      if (huge_request(e)) { /* what the schedule asks is more memory than there is */
+        res->outcome = DT_REFUSED_BUILD;
+        snprintf(res->msg, sizeof res->msg, "refused at run time: %s", e);
+        goto done;
+      }
+      fail(res, "runtime error", "the built function returned an error: %s", e);
       goto done;
     }
     if (call && dt_run_limit_s > 0 && res->run_s > dt_run_limit_s) {

@@ -55,6 +55,21 @@ START_TEST(storage_align_int64_max) {
 }
 END_TEST
 
+/* a stride that fits but a buffer larger than the machine's memory: the call refuses it with a
+ * message (the runtime's allocator), which difftest counts as a refusal at run time */
+START_TEST(storage_align_past_memory) {
+  tec_ctx *ctx = tec_ctx_new();
+  dt_instance *p = dt_instance_new(ctx, DT_PRODCONS, 0);
+  sch_stage *b = stage(p, "B");
+  OK(ctx, sch_storage_align(b, sch_axis(b, 0), (int64_t)1 << 40, 0));
+  char msg[1024] = "";
+  ck_assert_int_eq(dt_instance_check(p, msg, sizeof msg), 1);
+  ck_assert_str_eq(msg, "refused at run time: dt_case: out of memory allocating 43980465111040 "
+                        "bytes for 'B'");
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 /* the same on an rfactor stage: was SIGSEGV */
 START_TEST(storage_align_int64_max_rfactor) {
   tec_ctx *ctx = tec_ctx_new();
@@ -337,6 +352,7 @@ Suite *limits_suite(void) {
   tcase_set_timeout(t, 60);
   tcase_add_test(t, storage_align_int64_max);
   tcase_add_test(t, storage_align_int64_max_rfactor);
+  tcase_add_test(t, storage_align_past_memory);
   tcase_add_test(t, split_huge_then_fuse);
   tcase_add_test(t, split_max_then_tile);
   tcase_add_test(t, split_huge_then_cache_write);

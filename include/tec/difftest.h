@@ -13,7 +13,8 @@
  * contract it checks:
  *   - a primitive returns 0, or -1 (NULL for the caches) with a non-empty tec_ctx_error;
  *   - tec_lower + tec_build succeed, or fail with a non-empty message ("refused");
- *   - a built function returns 0, writes every output element and nothing outside its
+ *   - a built function returns 0 (or fails to allocate 2^32 bytes or more a schedule asked
+ *     for, storage_align(i, 2^31, 0): a refusal at run time, with its message), writes every output element and nothing outside its
  *     buffers, leaves its inputs alone, and matches the reference (relative 1e-4);
  *   - no hang: lower + build within 10 s, a call within 10x the unscheduled program's + 1 s.
  * Anything else is a failure, printed as readable C calls that replay it (see
