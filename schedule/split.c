@@ -7,12 +7,7 @@
 #include "tec/schedule.h"
 #include "ir/internal.h"
 #include "schedule/internal.h"
-
-/* Factors up to this are kept as given even above the extent: a loop that long under its
- * guard is exact and cheap (loop partitioning drops the dead tail), and tuned schedules and
- * their records (a jb of 8 panels where there are 4) keep the programs and features they had.
- * Past it a factor alone could overflow an extent or size a buffer of gigabytes. */
-#define SCH_CLAMP_FROM ((int64_t)1 << 16)
+#include "schedule/relation.h"
 
 /* The tail strategies' legality (schedule.h); the run-time side is checked by tec_lower. */
 static int split_tail_check(const char *who, sch_stage *st, sch_iter *iv, int64_t factor,
