@@ -56,9 +56,10 @@ static int64_t pick_factor(dt_rng *r, int64_t ext) {
   if (ext <= 0) ext = dt_rng_int(r, 1, 16);
   int roll = (int)dt_rng_int(r, 0, 99);
   if (roll < 35) {
-    int64_t d[64], n = 0;
-    for (int64_t k = 1; k <= ext && n < 64; k++)
+    int64_t d[64], n = 0; /* the divisors up to 4096 (a split's extent may be 2^31 or more) */
+    for (int64_t k = 1; k <= ext && k <= 4096 && n < 63; k++)
       if (ext % k == 0) d[n++] = k;
+    if (ext > 4096) d[n++] = ext;
     return d[dt_rng_int(r, 0, n - 1)];
   }
   if (roll < 75) return dt_rng_int(r, 1, ext);
@@ -75,6 +76,7 @@ static int64_t pick_extreme(dt_rng *r, int64_t ext) {
   int k = (int)dt_rng_int(r, 0, n + 2);
   if (k < n) return v[k];
   if (ext < 1) ext = 1;
+  if (ext == INT64_MAX) ext--;
   return ext + (k - n - 1); /* ext - 1, ext, ext + 1 */
 }
 

@@ -56,8 +56,7 @@ const ir_expr *sch_ceildiv(const ir_expr *a, const ir_expr *b) {
 /* v, or min(v, pext) when v is a constant past SCH_CLAMP_FROM (folded when pext is one) */
 static const ir_expr *clamped(const sch_relation *rel, const ir_expr *v, const ir_expr *pext) {
   int64_t c, p;
-  if (!v || !pext || rel->tail == SCH_TAIL_ROUND_UP || !ir_is_const_int(v, &c) ||
-      c <= SCH_CLAMP_FROM)
+  if (!v || !pext || !ir_is_const_int(v, &c) || c <= SCH_CLAMP_FROM)
     return v;
   if (ir_is_const_int(pext, &p)) return p < c ? pext : v;
   return ir_min(v, pext);

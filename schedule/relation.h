@@ -62,7 +62,7 @@ int sch_rel_to_leaf(tec_ctx *ctx, const sch_stage *st, const sch_reldims *d, sch
 /* The extents of a split's outer and inner loops when its parent has extent pext:
  *   factor f: outer ceil(pext / f), inner f;  nparts n: outer n, inner ceil(pext / n)
  * folded when constant; a constant f or n past SCH_CLAMP_FROM is min(f, pext) (min(n, pext))
- * instead, but for round_up (its buffer is a multiple of f by definition). */
+ * instead (round_up's buffer, rounded to a multiple of the inner extent, is then pext). */
 void sch_rel_split_extents(const sch_relation *rel, const ir_expr *pext, const ir_expr **outer,
                            const ir_expr **inner);
 /* ceil(a / b) for a >= 0, b >= 1, without the overflow of (a + b - 1) / b; folded when both

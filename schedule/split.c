@@ -72,10 +72,9 @@ static int do_split(const char *who, sch_stage *st, sch_iter *iv, int64_t n, con
   if (split_tail_check(who, st, iv, n, tail)) return -1;
   /* a factor (or nparts) past SCH_CLAMP_FROM and above a known extent is that extent: the
    * same loops' iterations, and no loop or allocation sized by the factor (TVM clamps too). The
-   * trace keeps the given value; a replay clamps it the same way. Not round_up, whose buffer
-   * is rounded up to a multiple of the factor by definition (tec_lower refuses a size past
-   * int64). */
-  const ir_expr *ext = v || tail == SCH_TAIL_ROUND_UP ? NULL : sch_iter_extent(st, iv);
+   * trace keeps the given value; a replay clamps it the same way. round_up too: its buffer,
+   * a multiple of the factor, is then the extent. */
+  const ir_expr *ext = v ? NULL : sch_iter_extent(st, iv);
   int64_t ev;
   if (ext && ir_is_const_int(ext, &ev) && ev >= 1 && n > ev && n > SCH_CLAMP_FROM) n = ev;
   sch_iter *o = sch_iter_new(st, tec_ctx_printf(ctx, "%s.outer", iv->name), iv->kind);

@@ -124,6 +124,35 @@ START_TEST(factor_past_a_symbolic_extent) {
 }
 END_TEST
 
+/* seed 38101 case 917 (ASan build; prodcons): split_tail(B, i, 2^31 - 1, round_up) then
+ * compute_at(B, C, j): round_up was left out of the clamp, so B's loop ran 2^31 - 1 rounded-up
+ * iterations at every j (a hang). And seed 38002 case 1599 (elemwise, symbolic n):
+ * split_tail(B, i, INT64_MAX - 1, round_up): B's buffer, rounded up to the factor, was
+ * INT64_MAX - 1 floats (SIGSEGV). round_up is clamped like the others: its buffer is the
+ * extent. */
+START_TEST(round_up_past_the_extent) {
+  tec_ctx *ctx = tec_ctx_new();
+  dt_instance *p = dt_instance_new(ctx, DT_PRODCONS, 0);
+  sch_stage *s_B = sch_stage_of(p->sched, dt_instance_tensor(p, "B"));
+  sch_stage *s_C = sch_stage_of(p->sched, dt_instance_tensor(p, "C"));
+  sch_iter *o, *i;
+  OK(ctx, sch_split_tail(s_B, sch_axis(s_B, 0), 2147483647, SCH_TAIL_ROUND_UP, &o, &i));
+  OK(ctx, sch_compute_at(s_B, s_C, sch_axis(s_C, 1)));
+  lower_check(p, NULL, (const char *[]){"2147483647", NULL});
+  tec_ctx_free(ctx);
+  ctx = tec_ctx_new();
+  p = dt_instance_new(ctx, DT_ELEMWISE, 1);
+  s_B = sch_stage_of(p->sched, dt_instance_tensor(p, "B"));
+  OK(ctx, sch_split_tail(s_B, sch_axis(s_B, 0), INT64_MAX - 1, SCH_TAIL_ROUND_UP, &o, &i));
+  /* the buffer: ceil(n / min(f, n)) * min(f, n) rows, n at run time */
+  lower_check(p,
+              (const char *[]){"min(9223372036854775806, n)) + 1)*min(9223372036854775806, n))",
+                               NULL},
+              NULL);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 Suite *fuzz_found_suite(void) {
   Suite *s = suite_create("fuzz_found");
   TCase *t = tcase_create("found");
@@ -133,6 +162,7 @@ Suite *fuzz_found_suite(void) {
   tcase_add_test(t, split_outer_fused_with_reduce);
   tcase_add_test(t, nparts_past_a_symbolic_extent);
   tcase_add_test(t, factor_past_a_symbolic_extent);
+  tcase_add_test(t, round_up_past_the_extent);
   suite_add_tcase(s, t);
   return s;
 }

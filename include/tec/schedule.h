@@ -205,9 +205,9 @@ sch_iter *sch_leaf_named(sch_stage *st, const char *name);
  * and no loop or buffer sized by the factor); the trace keeps the value given, and a replay
  * clamps it the same way. Up to 65536 a factor is kept as given (the loop runs under its tail
  * guard; tuned schedules keep their programs). With a symbolic extent the factor stays, and
- * the tail guard bounds the loop. Applies to split, split_nparts, split_tail (but round_up:
- * its buffer is rounded up to a multiple of the factor by definition), split_expr with a
- * constant, and tile. */
+ * the tail guard bounds the loop (its extent is min(factor, extent)). Applies to split,
+ * split_nparts, split_tail (round_up's buffer is then the extent), split_expr with a constant,
+ * and tile. */
 int sch_split(sch_stage *st, sch_iter *iv, int64_t factor, sch_iter **outer, sch_iter **inner);
 /* sch_split with a tail strategy (sch_tail; an int64 so traces carry it as a number):
  *   GUARD_WITH_IF   as sch_split.
