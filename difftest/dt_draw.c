@@ -1,8 +1,8 @@
 /* dt_draw.c — drawing one random primitive for the schedule as it stands. About two thirds of
  * the draws are meant to be legal (a live leaf of the stage, a dividing or nearby factor, an
  * adjacent pair, a reader as the consumer); the rest are deliberately risky: split-away and
- * foreign axes, NULL, factors 0..extent+3 and extremes (pick_extreme), non-adjacent fuse, compute_at to any loop of any
- * stage, inline of reductions and outputs, caches of the wrong tensor or scope, nested
+ * foreign axes, NULL, factors 0..extent+3, every integer argument now and then an extreme
+ * (pick_extreme), non-adjacent fuse, compute_at to any loop of any stage, inline of reductions and outputs, caches of the wrong tensor or scope, nested
  * parallel, vectorize of symbolic extents, odd pragma keys and values.
  * Never drawn: the pragma "debug_skip_region" (it drops work by design). */
 #include <string.h>

@@ -16,7 +16,9 @@
 
 #define DT_TEXT_CAP (64 * 1024)
 #ifndef DT_TIMEOUT_S
-#define DT_TIMEOUT_S 30 /* a case takes milliseconds; the hang rule (dt_internal.h) fails one at 10 s of build or a slow call; this stops one that never returns */
+/* a case takes milliseconds; the hang rule (dt_internal.h) fails one after 10 s of build or a
+ * slow call; this stops one that never returns */
+#define DT_TIMEOUT_S 30
 #endif
 
 /* What a case leaves behind (in shared memory when it ran in a child). */

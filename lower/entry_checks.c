@@ -280,7 +280,8 @@ const ir_stmt *lower_entry_checks(const lower_func *lf, const char *who) {
     }
     for (int d = 0; d < t->ndim; d++) {
       const ir_expr *ad = act[d]->type.bits != 64 ? ir_cast(TEC_I64, act[d]) : act[d];
-      check(&st, ir_or(zero, ir_le(bytes, ir_floordiv(i64(&st, INT64_MAX), ir_max(ad, i64(&st, 1))))),
+      const ir_expr *room = ir_floordiv(i64(&st, INT64_MAX), ir_max(ad, i64(&st, 1)));
+      check(&st, ir_or(zero, ir_le(bytes, room)),
             tec_ctx_printf(ctx, "%s has more than 2^63 - 1 bytes (shape[%d] is %%lld); a tensor "
                                 "must fit in memory", pre[i], d),
             ad, NULL);

@@ -6,8 +6,8 @@
  *       tensor that has them and checking the others agree; a byte count past 2^63 - 1 is
  *       refused), strides (compact or NULL), data pointer, and that no tensor the function
  *       writes (an output) overlaps another argument's bytes, then runs. Inputs may share
- *       memory with each other (they are only read). Returns 0, or -1 with tec_rt_last_error() saying what was
- *       wrong; it never reads out of bounds.
+ *       memory with each other (they are only read). Returns 0, or -1 with
+ *       tec_rt_last_error() saying what was wrong; it never reads out of bounds.
  *   int32_t name_raw(T0 *a0, T1 *a1, ..., int64_t size0, ...);
  *       no checks: the buffers in argument order, then the symbolic sizes in the order of
  *       lower_func.size_vars. The caller guarantees what the checked form verifies: each
