@@ -328,6 +328,22 @@ int cg_allocate(cg_func *f, const ir_stmt *s) {
   } else {
     LLVMValueRef n = cg_index(f, s->a);
     if (!n) return -1;
+    /* a count computed at run time: refused when negative or when its bytes pass int64 */
+    int64_t maxn = INT64_MAX / (ebytes * lanes);
+    LLVMValueRef fits = LLVMBuildICmp(f->b, LLVMIntULE, n,
+                                      LLVMConstInt(f->i64, (unsigned long long)maxn, 0), "fits");
+    LLVMBasicBlockRef fit_ok = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "size_ok");
+    LLVMBasicBlockRef fit_bad = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "size_bad");
+    LLVMBuildCondBr(f->b, fits, fit_ok, fit_bad);
+    LLVMPositionBuilderAtEnd(f->b, fit_bad);
+    const char *bad_msg = tec_ctx_printf(f->ctx, "%s: cannot allocate %%lld elements of %lld "
+                                                 "bytes for '%s': the size is negative or its "
+                                                 "bytes pass 2^63 - 1",
+                                         f->lf->name, (long long)(ebytes * lanes),
+                                         tec_ctx_fmt_escape(f->ctx, name));
+    if (!bad_msg) return cg_oom(f), -1;
+    cg_emit_fail_return(f, bad_msg, n, NULL);
+    LLVMPositionBuilderAtEnd(f->b, fit_ok);
     LLVMValueRef bytes = LLVMBuildMul(f->b, n, LLVMConstInt(f->i64, (unsigned long long)(ebytes * lanes), 0),
                                       "bytes");
     LLVMValueRef sz = LLVMBuildIntCast2(f->b, bytes, f->intptr, 0, "");

@@ -116,6 +116,8 @@ static void cg_module_release(void *arg) {
 static cg_module *cg_live(const tec_module *h, const char *who) {
   tec_ctx *ctx = NULL;
   cg_module *m = h ? cg_handle_get(h, &ctx) : NULL;
+  if (!h) /* no ctx to tell: the run-time error says it (tec_rt_last_error) */
+    tec_rt_set_error("%s: the module is NULL (did tec_build fail? its error is in its ctx)", who);
   if (!m && h) {
     if (ctx) tec_ctx_set_error(ctx, "%s: the module was freed", who);
     tec_rt_set_error("%s: the module was freed", who);

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "tec/tec.h"
 #include "difftest/dt_internal.h"
 
@@ -18,6 +19,14 @@
 #define DT_FRONT 64
 #define DT_BACK 256
 #define DT_CANARY 0xA5
+
+double dt_run_limit_s = 0;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 typedef struct dt_buf {
   unsigned char *block;
@@ -62,13 +71,32 @@ static const char *const wrong_errors[] = {
     "internal error", "is read but is neither an argument nor computed",
     "is computed, but not by this schedule", "is passed twice", NULL};
 
+/* 1 if a call's error is a heap allocation of 2^32 bytes or more that failed: a schedule may
+ * legally ask for that (storage_align(i, 2^31, 0) pads every row to 2^31 floats), and the
+ * call refusing it with a message is a refusal, not a failure. A negative or overflowing count
+ * ("cannot allocate ...") stays a failure. */
+static int huge_request(const char *e) {
+  const char *at = e ? strstr(e, "out of memory allocating ") : NULL;
+  if (!at) return 0;
+  long long n = strtoll(at + strlen("out of memory allocating "), NULL, 10);
+  return n >= (1LL << 32);
+}
+
 /* Lowers, builds and runs; compares with ref; copies the output to got if given. */
 static void exec(dt_instance *in, const float *ref, float *got, dt_result *res) {
   tec_ctx *ctx = in->ctx;
   res->outcome = DT_OK;
   tec_ctx_clear_error(ctx);
+  double t0 = now_s();
   lower_func *f = tec_lower(in->sched, "dt_case", in->nargs, in->args);
   tec_module *m = f ? tec_build(ctx, 1, &f, in->target) : NULL;
+  res->build_s = now_s() - t0;
+  if (res->build_s > DT_BUILD_LIMIT_S) {
+    char w[64];
+    snprintf(w, sizeof w, "%.1f s", res->build_s);
+    fail(res, "hang", "lower + build took %s, more than 10 s", w);
+    return;
+  }
   if (!m) {
     const char *e = tec_ctx_error(ctx);
     if (!e || !*e) {
@@ -115,8 +143,23 @@ static void exec(dt_instance *in, const float *ref, float *got, dt_result *res) 
    * constants, accumulators) */
   for (int call = 0; call < 2; call++) {
     for (int64_t i = 0; call && i < b[out].n; i++) b[out].data[i] = NAN;
-    if (tec_module_run(m, "dt_case", n, tp) != 0) {
-      fail(res, "runtime error", "the built function returned an error: %s", tec_rt_last_error());
+    double t1 = now_s();
+    int32_t rc = tec_module_run(m, "dt_case", n, tp);
+    if (call) res->run_s = now_s() - t1; /* the second: prepare and first touches are done */
+    if (rc != 0) {
+      const char *e = tec_rt_last_error();
+      if (huge_request(e)) { /* what the schedule asks is more memory than there is */
+        res->outcome = DT_REFUSED_BUILD;
+        snprintf(res->msg, sizeof res->msg, "refused at run time: %s", e);
+        goto done;
+      }
+      fail(res, "runtime error", "the built function returned an error: %s", e);
+      goto done;
+    }
+    if (call && dt_run_limit_s > 0 && res->run_s > dt_run_limit_s) {
+      char w[96];
+      snprintf(w, sizeof w, "%.3f s, more than %.3f s", res->run_s, dt_run_limit_s);
+      fail(res, "hang", "a call took %s (10x the unscheduled program's + 1 s)", w);
       goto done;
     }
   }

@@ -1,8 +1,8 @@
 /* dt_draw.c — drawing one random primitive for the schedule as it stands. About two thirds of
  * the draws are meant to be legal (a live leaf of the stage, a dividing or nearby factor, an
  * adjacent pair, a reader as the consumer); the rest are deliberately risky: split-away and
- * foreign axes, NULL, factors 0..extent+3, non-adjacent fuse, compute_at to any loop of any
- * stage, inline of reductions and outputs, caches of the wrong tensor or scope, nested
+ * foreign axes, NULL, factors 0..extent+3, every integer argument now and then an extreme
+ * (pick_extreme), non-adjacent fuse, compute_at to any loop of any stage, inline of reductions and outputs, caches of the wrong tensor or scope, nested
  * parallel, vectorize of symbolic extents, odd pragma keys and values.
  * Never drawn: the pragma "debug_skip_region" (it drops work by design). */
 #include <string.h>
@@ -56,13 +56,44 @@ static int64_t pick_factor(dt_rng *r, int64_t ext) {
   if (ext <= 0) ext = dt_rng_int(r, 1, 16);
   int roll = (int)dt_rng_int(r, 0, 99);
   if (roll < 35) {
-    int64_t d[64], n = 0;
-    for (int64_t k = 1; k <= ext && n < 64; k++)
+    int64_t d[64], n = 0; /* the divisors up to 4096 (a split's extent may be 2^31 or more) */
+    for (int64_t k = 1; k <= ext && k <= 4096 && n < 63; k++)
       if (ext % k == 0) d[n++] = k;
+    if (ext > 4096) d[n++] = ext;
     return d[dt_rng_int(r, 0, n - 1)];
   }
   if (roll < 75) return dt_rng_int(r, 1, ext);
   return dt_rng_int(r, 0, ext + 3);
+}
+
+/* An integer at a limit: 0, 1, the extent and its neighbours, around 2^31, 2^62, INT64_MAX,
+ * negatives (INT64_MIN is left out: the C printed for a reproducer cannot spell it). */
+static int64_t pick_extreme(dt_rng *r, int64_t ext) {
+  static const int64_t v[] = {0, 1, ((int64_t)1 << 31) - 1, (int64_t)1 << 31,
+                              ((int64_t)1 << 31) + 1, (int64_t)1 << 62, ((int64_t)1 << 62) - 1,
+                              INT64_MAX, INT64_MAX - 1, -1, -((int64_t)1 << 31), -INT64_MAX};
+  int n = (int)(sizeof v / sizeof *v);
+  int k = (int)dt_rng_int(r, 0, n + 2);
+  if (k < n) return v[k];
+  if (ext < 1) ext = 1;
+  if (ext == INT64_MAX) ext--;
+  return ext + (k - n - 1); /* ext - 1, ext, ext + 1 */
+}
+
+/* Every integer argument a primitive takes (factors, nparts, tail, factor_axis, storage_align's
+ * factor and offset, prefetch's offset, a pragma's value, set_precompute's flag) is now and
+ * then an extreme instead (issue #38): clamped, or refused with a message. */
+static void draw_extremes(dt_rng *r, dt_prim *p, int64_t ext) {
+  int nint;
+  switch (p->kind) {
+  case SCH_PRIM_SPLIT: case SCH_PRIM_SPLIT_NPARTS: case SCH_PRIM_RFACTOR:
+  case SCH_PRIM_PREFETCH: case SCH_PRIM_SET_PRECOMPUTE: nint = 1; break;
+  case SCH_PRIM_SPLIT_TAIL: case SCH_PRIM_TILE: case SCH_PRIM_STORAGE_ALIGN: nint = 2; break;
+  case SCH_PRIM_PRAGMA: nint = p->has_value; break;
+  default: nint = 0;
+  }
+  if (nint >= 1 && dt_rng_chance(r, 15)) p->a = pick_extreme(r, ext);
+  if (nint >= 2 && dt_rng_chance(r, 15)) p->b = pick_extreme(r, ext);
 }
 
 static int reads(const sch_stage *consumer, const te_tensor *t) {
@@ -119,18 +150,19 @@ void dt_draw(dt_state *st, dt_rng *r, dt_prim *p) {
   sch_stage *s = any_stage(st, r);
   if (!s) return;
   put_stage(p->stage, s);
+  int64_t ext = -1; /* the extent of the loop an integer argument is about, if any */
   switch (p->kind) {
   case SCH_PRIM_SPLIT:
   case SCH_PRIM_SPLIT_NPARTS: {
     sch_iter *it = pick_iter(st, r, s);
     put_iter(st, p, 0, it);
-    p->a = pick_factor(r, dt_iter_extent(it));
+    p->a = pick_factor(r, ext = dt_iter_extent(it));
     break;
   }
   case SCH_PRIM_SPLIT_TAIL: { /* every strategy; now and then one out of range (refused) */
     sch_iter *it = pick_iter(st, r, s);
     put_iter(st, p, 0, it);
-    p->a = pick_factor(r, dt_iter_extent(it));
+    p->a = pick_factor(r, ext = dt_iter_extent(it));
     p->b = dt_rng_chance(r, 3) ? 4 : dt_rng_int(r, 0, 3);
     break;
   }
@@ -146,7 +178,7 @@ void dt_draw(dt_state *st, dt_rng *r, dt_prim *p) {
     }
     put_iter(st, p, 0, x);
     put_iter(st, p, 1, y);
-    p->a = pick_factor(r, dt_iter_extent(x));
+    p->a = pick_factor(r, ext = dt_iter_extent(x));
     p->b = pick_factor(r, dt_iter_extent(y));
     break;
   }
@@ -291,4 +323,5 @@ void dt_draw(dt_state *st, dt_rng *r, dt_prim *p) {
   default:
     break;
   }
+  draw_extremes(r, p, ext);
 }

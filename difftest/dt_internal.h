@@ -101,7 +101,14 @@ typedef struct dt_result {
   int nprims;
   dt_prim prims[DT_MAX_PRIMS];
   size_t text_len;     /* the reproducer's length in text */
+  double build_s, run_s; /* lower + build, and the first call, in seconds */
 } dt_result;
+
+/* The hang rule (issue #38): lower + build over DT_BUILD_LIMIT_S seconds, or a call over
+ * dt_run_limit_s (10x the unscheduled program's call + 1 s; set by dt_run before each case,
+ * 0: unchecked), is a failure. */
+#define DT_BUILD_LIMIT_S 10.0
+extern double dt_run_limit_s;
 
 /* Runs one case on instance program/variant: draws primitives from r (if prims is NULL) or
  * replays the given ones, then lowers, builds, runs and compares with ref (numel floats). */

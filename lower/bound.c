@@ -254,6 +254,14 @@ static int relation_ranges(lower_state *ls, sch_stage *st, arith_env *env) {
       const lower_range *o = lower_bounds_get(b, rel->outer);
       const lower_range *in = lower_bounds_get(b, rel->inner);
       if (!o || !in) return TEC_INTERNAL(ctx, "fuse input without a range");
+      int64_t ov, iv, fv;
+      if (ir_is_const_int(o->extent, &ov) && ir_is_const_int(in->extent, &iv) &&
+          __builtin_mul_overflow(ov, iv, &fv))
+        return tec_ctx_set_error(ctx, "tec_lower '%s': loop '%s' of stage '%s' fuses %lld and "
+                                      "%lld iterations, more than 2^63 - 1; fuse loops whose "
+                                      "extents multiply to less",
+                                 ls->fname ? ls->fname : "?", rel->fused->name,
+                                 st->tensor->name, (long long)ov, (long long)iv);
       if (put(ctx, b, rel->fused, zero, ir_mul(o->extent, in->extent), NULL)) return -1;
     }
   }

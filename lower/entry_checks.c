@@ -15,7 +15,10 @@
  *      tec_lower): another argument's dimension must bind it;
  *   4. per argument: every other extent against its value under the bound sizes, strides
  *      (NULL or compact row-major; extent-1 dimensions may have any stride), data non-NULL,
- *      data + byte_offset TEC_ALIGN-aligned (the kernel is compiled assuming it);
+ *      data + byte_offset TEC_ALIGN-aligned (the kernel is compiled assuming it), a byte
+ *      count (extents times the element's bytes) that fits an int64;
+ *   5. no argument the function writes (a computed tensor) overlapping another argument's
+ *      bytes (name_raw declares its buffers noalias; read-only arguments may share memory);
  * An argument with a margin (te_tensor_set_margin) is checked as its buffer: extents
  * shape + before + after (te_buffer_shape), the messages saying so ("expected 30 (28 +
  * margin 1 + 1)"), and a size bound from such an extent subtracts the margin (n + 2: n =
@@ -54,6 +57,11 @@ static void check(ec_state *st, const ir_expr *ok, const char *msg, const ir_exp
   add(st, ir_assert(ok, msg, a, b));
 }
 static const ir_expr *i64(ec_state *st, int64_t v) { return ir_int(st->ctx, v); }
+
+/* bytes of one element of t (lanes included) */
+static int64_t elem_bytes(const te_tensor *t) {
+  return (int64_t)tec_dtype_bytes(tec_dtype_scalar(t->type)) * (t->type.lanes ? t->type.lanes : 1);
+}
 
 static const char *dl_name(tec_ctx *ctx, int code, int bits) {
   static const char *names[] = {"int", "uint", "float", "handle", "bfloat"};
@@ -193,7 +201,8 @@ const ir_stmt *lower_entry_checks(const lower_func *lf, const char *who) {
   ec_state st = {.ctx = ctx, .f = lf};
   lower_size_site *site = tec_ctx_alloc(ctx, sizeof *site * (size_t)(lf->nsize + 1));
   const char **pre = tec_ctx_alloc(ctx, sizeof *pre * (size_t)(n + 1));
-  if (!site || !pre || lower_size_sites(lf, who, site)) return NULL;
+  const ir_expr **nbytes = tec_ctx_alloc(ctx, sizeof *nbytes * (size_t)(n + 1));
+  if (!site || !pre || !nbytes || lower_size_sites(lf, who, site)) return NULL;
 
   /* 1. the argument list */
   const ir_expr *nargs = dl(&st, IR_DL_NARGS, 0, 0);
@@ -261,6 +270,24 @@ const ir_stmt *lower_entry_checks(const lower_func *lf, const char *who) {
             tec_ctx_printf(ctx, "%s shape[%d] is %%lld, expected %%lld%s", pre[i], d, why),
             act[d], want);
     }
+    /* the byte count fits an int64 (a dimension of 0 makes it 0): checked one dimension at a
+     * time, so no product is formed before it is known to fit */
+    const ir_expr *zero = NULL, *bytes = i64(&st, elem_bytes(t));
+    for (int d = 0; d < t->ndim; d++) {
+      const ir_expr *ad = act[d]->type.bits != 64 ? ir_cast(TEC_I64, act[d]) : act[d];
+      const ir_expr *z = ir_eq(ad, i64(&st, 0));
+      zero = zero ? ir_or(zero, z) : z;
+    }
+    for (int d = 0; d < t->ndim; d++) {
+      const ir_expr *ad = act[d]->type.bits != 64 ? ir_cast(TEC_I64, act[d]) : act[d];
+      const ir_expr *room = ir_floordiv(i64(&st, INT64_MAX), ir_max(ad, i64(&st, 1)));
+      check(&st, ir_or(zero, ir_le(bytes, room)),
+            tec_ctx_printf(ctx, "%s has more than 2^63 - 1 bytes (shape[%d] is %%lld); a tensor "
+                                "must fit in memory", pre[i], d),
+            ad, NULL);
+      bytes = ir_mul(bytes, ad);
+    }
+    nbytes[i] = bytes;
     /* strides: NULL, or row-major compact */
     if (t->ndim > 0) {
       const ir_stmt **sc = tec_ctx_alloc(ctx, sizeof *sc * (size_t)t->ndim);
@@ -289,6 +316,26 @@ const ir_stmt *lower_entry_checks(const lower_func *lf, const char *who) {
                          pre[i], TEC_ALIGN, TEC_ALIGN, TEC_ALIGN),
           mis, NULL);
   }
+  /* 5. no argument the function writes overlaps another (the raw form declares every buffer
+   * noalias); empty buffers overlap nothing */
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      if (i == j || lf->args[i]->op != TE_COMPUTE ||
+          (j < i && lf->args[j]->op == TE_COMPUTE)) /* a pair of written ones: once */
+        continue;
+      const ir_expr *si = ir_add(dl(&st, IR_DL_DATA, i, 0), dl(&st, IR_DL_OFFSET, i, 0));
+      const ir_expr *sj = ir_add(dl(&st, IR_DL_DATA, j, 0), dl(&st, IR_DL_OFFSET, j, 0));
+      const ir_expr *ok = ir_or(ir_or(ir_eq(nbytes[i], i64(&st, 0)), ir_eq(nbytes[j], i64(&st, 0))),
+                                ir_or(ir_le(ir_add(si, nbytes[i]), sj), ir_le(ir_add(sj, nbytes[j]), si)));
+      check(&st, ok,
+            tec_ctx_printf(ctx, "%s: argument %d ('%s') overlaps argument %d ('%s') in memory; "
+                                "the function writes '%s' and assumes no argument overlaps "
+                                "another: pass separate buffers", fname, i,
+                           tec_ctx_fmt_escape(ctx, lf->args[i]->name), j,
+                           tec_ctx_fmt_escape(ctx, lf->args[j]->name),
+                           tec_ctx_fmt_escape(ctx, lf->args[i]->name)),
+            NULL, NULL);
+    }
   add(&st, ir_attr("entry_call", NULL, ir_evaluate(i64(&st, 0))));
   if (st.oom) return NULL;
   const ir_stmt *rest = ir_seq(ctx, st.n, st.items);

@@ -39,11 +39,13 @@ static const ir_expr *rounded_up(const sch_stage *st, int d, const ir_expr *ext)
     const sch_relation *rel = &st->rel[r];
     if (rel->kind != SCH_REL_SPLIT || rel->tail != SCH_TAIL_ROUND_UP || rel->parent != st->root[d])
       continue;
-    const ir_expr *n = sch_ceildiv(ext, rel->factor);
-    int64_t nv, fv;
-    return ir_is_const_int(n, &nv) && ir_is_const_int(rel->factor, &fv)
-               ? ir_int(ext->ctx, nv * fv)
-               : ir_mul(n, rel->factor);
+    const ir_expr *outer, *f; /* the inner extent: the factor, or the extent when clamped */
+    sch_rel_split_extents(rel, ext, &outer, &f);
+    const ir_expr *n = sch_ceildiv(ext, f);
+    int64_t nv, fv, pv;
+    return ir_is_const_int(n, &nv) && ir_is_const_int(f, &fv) && !__builtin_mul_overflow(nv, fv, &pv)
+               ? ir_int(ext->ctx, pv)
+               : ir_mul(n, f);
   }
   return NULL;
 }

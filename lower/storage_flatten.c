@@ -14,6 +14,7 @@
 #include "lower/passes.h"
 #include "lower/arith.h"
 #include "schedule/internal.h"
+#include "schedule/relation.h"
 
 typedef struct buf_entry {
   const te_tensor *t;
@@ -52,8 +53,37 @@ static const ir_expr *linear_index(const buf_entry *b, int n, const ir_expr *con
   return lin ? lin : ir_int(b->var->ctx, 0); /* rank 0: the one element */
 }
 
+/* Refuses a buffer whose element count or byte count does not fit an int64: what makes it
+ * (the dimension, and the storage_align that padded its stride, if any) named. */
+static const ir_expr *const *too_big(flat *fl, const te_tensor *t, int d,
+                                     const struct sch_align *al) {
+  if (al)
+    tec_ctx_set_error(fl->ctx, "lower: the buffer of '%s' would hold more than 2^63 - 1 bytes: "
+                               "storage_align(axis %d, factor %lld, offset %lld) pads the stride "
+                               "of dimension %d past what int64 holds; use a factor below the "
+                               "buffer's size", t->name, al->axis, (long long)al->factor,
+                      (long long)al->offset, d);
+  else
+    tec_ctx_set_error(fl->ctx, "lower: the buffer of '%s' would hold more than 2^63 - 1 bytes "
+                               "(from dimension %d on, its extents multiply past what int64 "
+                               "holds); shapes must fit in memory", t->name, d);
+  fl->error = 1;
+  return NULL;
+}
+
+/* The constant upper bound of an extent: itself, else the tensor's declared extent when that
+ * is a constant (a region never exceeds the domain), else -1 (known at run time only). */
+static int64_t const_bound(const te_tensor *t, int d, const ir_expr *ext) {
+  int64_t v;
+  if (ir_is_const_int(ext, &v)) return v;
+  if (d < t->ndim && ir_is_const_int(t->shape[d], &v)) return v;
+  return -1;
+}
+
 /* Row-major strides of extents, padded where the stage asks for storage_align. Returns the
- * element count in *size. */
+ * element count in *size. Where the extents are constants (or bounded by constant declared
+ * extents) every stride and the byte count are computed with overflow checks, and a buffer past
+ * int64 is refused (NULL with an error). */
 static const ir_expr *const *strides(flat *fl, const te_tensor *t, int n,
                                      const ir_expr *const *ext, const ir_expr **size) {
   const ir_expr **st = tec_ctx_alloc(fl->ctx, sizeof *st * (size_t)n);
@@ -61,17 +91,40 @@ static const ir_expr *const *strides(flat *fl, const te_tensor *t, int n,
   const sch_stage *stage = NULL;
   for (int i = 0; fl->sched && i < fl->sched->nstage; i++)
     if (fl->sched->stages[i]->tensor == t) stage = fl->sched->stages[i];
+  int64_t ebytes = tec_dtype_bytes(tec_dtype_scalar(t->type)) * (t->type.lanes ? t->type.lanes : 1);
+  int64_t cacc = ebytes > 0 ? ebytes : 1; /* the bytes of one step of dimension d, when known */
+  int known = 1;
   const ir_expr *acc = ir_int(fl->ctx, 1);
   for (int d = n - 1; d >= 0; d--) {
     for (int k = 0; stage && k < stage->nalign; k++) {
       if (stage->align[k].axis != d) continue;
-      /* smallest value >= acc that is offset modulo factor */
-      const ir_expr *f = ir_int(fl->ctx, stage->align[k].factor);
-      const ir_expr *o = ir_int(fl->ctx, stage->align[k].offset);
-      acc = ir_add(ir_mul(ir_floordiv(ir_add(ir_sub(acc, o), ir_sub(f, ir_int(fl->ctx, 1))), f), f), o);
+      /* smallest value >= acc that is offset modulo factor: ceil((acc - o) / f) * f + o */
+      int64_t fv = stage->align[k].factor, ov = stage->align[k].offset, av, q, pv;
+      const ir_expr *f = ir_int(fl->ctx, fv), *o = ir_int(fl->ctx, ov);
+      if (ir_is_const_int(acc, &av)) {
+        q = av - ov <= 0 ? 0 : (av - ov - 1) / fv + 1;
+        if (__builtin_mul_overflow(q, fv, &pv) || __builtin_add_overflow(pv, ov, &pv) ||
+            __builtin_mul_overflow(pv, ebytes > 0 ? ebytes : 1, &q))
+          return too_big(fl, t, d, &stage->align[k]);
+        acc = ir_int(fl->ctx, pv);
+        if (known) cacc = q;
+      } else {
+        acc = ir_add(ir_mul(sch_ceildiv(ir_sub(acc, o), f), f), o);
+        known = 0;
+      }
     }
     st[d] = arith_simplify(acc, NULL);
-    acc = ir_is_one(acc) ? ext[d] : ir_mul(acc, ext[d]);
+    int64_t b = const_bound(t, d, ext[d]);
+    if (known && b >= 0 && __builtin_mul_overflow(cacc, b, &cacc))
+      return too_big(fl, t, d, NULL);
+    if (b < 0) known = 0;
+    int64_t av, ev, pv;
+    if (ir_is_const_int(acc, &av) && ir_is_const_int(ext[d], &ev)) {
+      if (__builtin_mul_overflow(av, ev, &pv)) return too_big(fl, t, d, NULL);
+      acc = ir_int(fl->ctx, pv);
+    } else {
+      acc = ir_is_one(acc) ? ext[d] : ir_mul(acc, ext[d]);
+    }
   }
   if (size) *size = n ? (ir_is_one(st[0]) ? ext[0] : arith_simplify(ir_mul(ext[0], st[0]), NULL)) : acc;
   return st;

@@ -4,11 +4,13 @@
  * rounded up to TEC_ALIGN (vector code may read, never write, up to the rounded end), or NULL
  * with a message in tec_rt_last_error(). A user hook must honour the alignment; a block that
  * does not is returned to the hook and the allocation fails rather than corrupting memory.
- * tec_rt_alloc(0) returns a valid TEC_ALIGN-byte block, so "no elements" is never NULL.
+ * tec_rt_alloc(0) returns a valid TEC_ALIGN-byte block, so "no elements" is never NULL. The
+ * default allocator refuses a block larger than the machine's physical memory.
  */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include "tec/runtime.h"
 
 /* The default pair keeps a few large freed blocks for reuse: generated code allocates its big
@@ -63,6 +65,12 @@ static void *rt_default_alloc(size_t bytes, void *user) {
     if (best.p) return best.p;
   }
   if (bytes > SIZE_MAX - TEC_ALIGN) return NULL;
+  /* more than the machine's memory (a schedule's storage_align can ask for that): refused
+   * here, the same with or without overcommit or a sanitizer's allocator (which would abort) */
+  if (bytes >= ((size_t)1 << 32)) {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0 && bytes / (size_t)page >= (size_t)pages) return NULL;
+  }
   char *base = aligned_alloc(TEC_ALIGN, bytes + TEC_ALIGN);
   if (!base) return NULL;
   *(size_t *)base = bytes;

@@ -21,7 +21,7 @@ static int set_kind(const char *who, sch_stage *st, sch_iter *iv, ir_for_kind ki
   static const sch_prim_kind prim[] = {[IR_FOR_PARALLEL] = SCH_PRIM_PARALLEL,
                                        [IR_FOR_VECTORIZED] = SCH_PRIM_VECTORIZE,
                                        [IR_FOR_UNROLLED] = SCH_PRIM_UNROLL};
-  if (!st) return -1;
+  if (!st) return sch_null_arg(who, "stage", sch_iter_ctx(iv));
   tec_ctx *ctx = st->sched->ctx;
   if (sch_check_leaf(who, st, iv) || check_not_inlined(who, st)) return -1;
   if (iv->for_kind != IR_FOR_SERIAL && iv->for_kind != kind)
@@ -33,6 +33,14 @@ static int set_kind(const char *who, sch_stage *st, sch_iter *iv, ir_for_kind ki
                                   "would add into the same element, so only data-parallel loops "
                                   "are vectorized (vectorize a data axis, or rfactor '%s' to make "
                                   "it one)", iv->name, st->tensor->name, iv->name);
+  /* an output is computed at root over its domain: a loop of it whose extent is known only at
+   * run time stays so, and tec_lower would refuse it (another stage's may become a constant
+   * once it is computed at a loop: that is checked by tec_lower, lower/legality.c) */
+  const ir_expr *ext = st->is_output && kind != IR_FOR_PARALLEL ? sch_iter_extent(st, iv) : NULL;
+  if (ext && !ir_is_const_int(ext, NULL))
+    return tec_ctx_set_error(ctx, "%s: loop '%s' of stage '%s' has extent %s, which is not a "
+                                  "constant; split it by a constant factor and %s the inner "
+                                  "loop", who, iv->name, st->tensor->name, ir_expr_str(ext), who);
   if (kind == IR_FOR_PARALLEL) {
     if (iv->kind == SCH_ITER_REDUCE)
       return tec_ctx_set_error(ctx, "parallel: '%s' is a reduce axis of stage '%s'; parallel "
@@ -60,7 +68,7 @@ int sch_unroll(sch_stage *st, sch_iter *iv) { return set_kind("unroll", st, iv, 
 
 /* The key and its value are checked against the pragma table (pragma.c). */
 int sch_pragma(sch_stage *st, sch_iter *iv, const char *key, const ir_expr *value) {
-  if (!st) return -1;
+  if (!st) return sch_null_arg("pragma", "stage", sch_iter_ctx(iv));
   tec_ctx *ctx = st->sched->ctx;
   if (sch_check_leaf("pragma", st, iv) || check_not_inlined("pragma", st)) return -1;
   if (sch_pragma_check(ctx, iv->name, st->tensor->name, key, value)) return -1;
@@ -79,7 +87,7 @@ int sch_pragma(sch_stage *st, sch_iter *iv, const char *key, const ir_expr *valu
 }
 
 int sch_prefetch(sch_stage *st, te_tensor *t, sch_iter *iv, int64_t offset) {
-  if (!st) return -1;
+  if (!st) return sch_null_arg("prefetch", "stage", sch_iter_ctx(iv));
   tec_ctx *ctx = st->sched->ctx;
   if (sch_check_leaf("prefetch", st, iv) || check_not_inlined("prefetch", st)) return -1;
   if (!t)
@@ -114,7 +122,7 @@ int sch_prefetch(sch_stage *st, te_tensor *t, sch_iter *iv, int64_t offset) {
 }
 
 int sch_storage_align(sch_stage *st, sch_iter *axis, int64_t factor, int64_t offset) {
-  if (!st) return -1;
+  if (!st) return sch_null_arg("storage_align", "stage", sch_iter_ctx(axis));
   tec_ctx *ctx = st->sched->ctx;
   if (!axis) {
     if (!tec_ctx_error(ctx))

@@ -65,7 +65,10 @@ static int attached_within(const sch_stage *a, const sch_stage *b) {
 }
 
 int sch_compute_at(sch_stage *p, sch_stage *c, sch_iter *at) {
-  if (!p || !c) return -1;
+  if (!p || !c) {
+    tec_ctx *ctx = p ? p->sched->ctx : c ? c->sched->ctx : sch_iter_ctx(at);
+    return sch_null_arg("compute_at", p ? "consumer stage" : "stage", ctx);
+  }
   tec_ctx *ctx = p->sched->ctx;
   if (check_producer("compute_at", p)) return -1;
   if (p == c)

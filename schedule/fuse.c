@@ -12,7 +12,7 @@
 
 int sch_fuse(sch_stage *st, sch_iter *outer, sch_iter *inner, sch_iter **fused) {
   if (fused) *fused = NULL;
-  if (!st) return -1;
+  if (!st) return sch_null_arg("fuse", "stage", sch_iter_ctx(outer ? outer : inner));
   tec_ctx *ctx = st->sched->ctx;
   if (sch_check_leaf("fuse", st, outer) || sch_check_leaf("fuse", st, inner)) return -1;
   if (outer == inner)
@@ -42,6 +42,17 @@ int sch_fuse(sch_stage *st, sch_iter *outer, sch_iter *inner, sch_iter **fused) 
                                  red->name, st->tensor->name, st->root[d]->name,
                                  ir_expr_str(ext));
   }
+  /* the fused extent is the product of the two: refused when it does not fit an int64 */
+  const ir_expr *eo = sch_iter_extent(st, outer), *ei = sch_iter_extent(st, inner);
+  int64_t vo, vi, prod;
+  if (eo && ei && ir_is_const_int(eo, &vo) && ir_is_const_int(ei, &vi) &&
+      __builtin_mul_overflow(vo, vi, &prod))
+    return tec_ctx_set_error(ctx, "fuse: axes '%s' (%lld iterations) and '%s' (%lld) of stage "
+                                  "'%s' would make a loop of more than 2^63 - 1 iterations, "
+                                  "which overflows int64; fuse loops whose extents multiply "
+                                  "to less",
+                             outer->name, (long long)vo, inner->name, (long long)vi,
+                             st->tensor->name);
   sch_iter *f = sch_iter_new(st, tec_ctx_printf(ctx, "%s.%s.fused", outer->name, inner->name),
                              kind);
   if (!f) return -1;

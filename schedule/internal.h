@@ -75,6 +75,12 @@ struct sch_schedule {
 sch_iter *sch_iter_new(sch_stage *st, const char *name, sch_iter_kind kind);
 int sch_leaf_index(const sch_stage *st, const sch_iter *it);
 int sch_check_leaf(const char *who, sch_stage *st, sch_iter *it);
+/* A primitive given a NULL stage (or consumer): -1, with "who: the <what> is NULL ..." in ctx
+ * (the schedule of another argument; NULL: none to tell) unless ctx already holds an error (a
+ * NULL from an earlier failure, whose message is that one). */
+int sch_null_arg(const char *who, const char *what, tec_ctx *ctx);
+/* The ctx of an iter's schedule, or NULL. */
+tec_ctx *sch_iter_ctx(const sch_iter *it);
 int sch_add_relation(sch_stage *st, sch_relation r);
 sch_stage *sch_stage_new(sch_schedule *s, te_tensor *t);
 /* The one stage whose tensor is called name, or the one loop of st called name: NULL with an

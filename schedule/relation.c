@@ -53,10 +53,19 @@ const ir_expr *sch_ceildiv(const ir_expr *a, const ir_expr *b) {
   return ir_add(ir_floordiv(ir_sub(a, one), b), one);
 }
 
+/* v, or min(v, pext) when v is a constant past SCH_CLAMP_FROM (folded when pext is one) */
+static const ir_expr *clamped(const sch_relation *rel, const ir_expr *v, const ir_expr *pext) {
+  int64_t c, p;
+  if (!v || !pext || !ir_is_const_int(v, &c) || c <= SCH_CLAMP_FROM)
+    return v;
+  if (ir_is_const_int(pext, &p)) return p < c ? pext : v;
+  return ir_min(v, pext);
+}
+
 void sch_rel_split_extents(const sch_relation *rel, const ir_expr *pext, const ir_expr **outer,
                            const ir_expr **inner) {
-  *inner = rel->factor ? rel->factor : sch_ceildiv(pext, rel->nparts);
-  *outer = rel->factor ? sch_ceildiv(pext, rel->factor) : rel->nparts;
+  *inner = rel->factor ? clamped(rel, rel->factor, pext) : sch_ceildiv(pext, rel->nparts);
+  *outer = rel->factor ? sch_ceildiv(pext, rel->factor) : clamped(rel, rel->nparts, pext);
 }
 
 static const ir_expr *min_of(const sch_reldims *d, const sch_iter *it) {

@@ -52,9 +52,17 @@ int sch_rel_to_root(tec_ctx *ctx, const sch_stage *st, const sch_reldims *d, int
 /* root -> leaf: v holds the values of the roots; every relation is replayed, oldest first:
  *   split: o = (p - min(p)) / ext(i), i = (p - min(p)) % ext(i);  fuse: f = o*ext(i) + i */
 int sch_rel_to_leaf(tec_ctx *ctx, const sch_stage *st, const sch_reldims *d, sch_relvals *v);
+/* Factors (and nparts) up to this are kept as given even above the extent: a loop that long
+ * under its guard is exact and cheap (loop partitioning drops the dead tail), and tuned
+ * schedules and their records (a jb of 8 panels where there are 4) keep the programs and
+ * features they had. Past it a factor alone could overflow an extent, size a buffer of
+ * gigabytes or make a loop that never ends: the split clamps it to a constant extent when it
+ * is recorded (split.c), and sch_rel_split_extents to the extent it is given otherwise. */
+#define SCH_CLAMP_FROM ((int64_t)1 << 16)
 /* The extents of a split's outer and inner loops when its parent has extent pext:
  *   factor f: outer ceil(pext / f), inner f;  nparts n: outer n, inner ceil(pext / n)
- * folded when constant. */
+ * folded when constant; a constant f or n past SCH_CLAMP_FROM is min(f, pext) (min(n, pext))
+ * instead (round_up's buffer, rounded to a multiple of the inner extent, is then pext). */
 void sch_rel_split_extents(const sch_relation *rel, const ir_expr *pext, const ir_expr **outer,
                            const ir_expr **inner);
 /* ceil(a / b) for a >= 0, b >= 1, without the overflow of (a + b - 1) / b; folded when both

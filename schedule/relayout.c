@@ -26,7 +26,10 @@ const ir_expr *sch_iter_extent(const sch_stage *st, const sch_iter *it) {
     if (rel->kind == SCH_REL_FUSE && rel->fused == it) {
       const ir_expr *a = sch_iter_extent(st, rel->outer), *b = sch_iter_extent(st, rel->inner);
       int64_t av, bv;
-      if (a && b && ir_is_const_int(a, &av) && ir_is_const_int(b, &bv)) return ir_int(a->ctx, av * bv);
+      int64_t pv;
+      if (a && b && ir_is_const_int(a, &av) && ir_is_const_int(b, &bv) &&
+          !__builtin_mul_overflow(av, bv, &pv))
+        return ir_int(a->ctx, pv); /* fuse refuses a product past int64 */
       return a && b ? ir_mul(a, b) : NULL;
     }
   }

@@ -12,7 +12,11 @@ int sch_reorder(sch_stage *st, int n, sch_iter *const *order) {
 }
 
 int sch_reorder_leaves(sch_stage *st, int n, sch_iter *const *order) {
-  if (!st) return -1;
+  if (!st) {
+    tec_ctx *ctx = NULL;
+    for (int i = 0; !ctx && order && i < n; i++) ctx = sch_iter_ctx(order[i]);
+    return sch_null_arg("reorder", "stage", ctx);
+  }
   tec_ctx *ctx = st->sched->ctx;
   if (n < 1 || !order)
     return tec_ctx_set_error(ctx, "reorder: stage '%s': give at least one axis", st->tensor->name);

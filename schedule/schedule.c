@@ -210,6 +210,16 @@ int sch_leaf_index(const sch_stage *st, const sch_iter *it) {
 }
 
 /* Describes why `it` is not a usable leaf of st, as an error for primitive `who`. */
+int sch_null_arg(const char *who, const char *what, tec_ctx *ctx) {
+  if (ctx && !tec_ctx_error(ctx))
+    tec_ctx_set_error(ctx, "%s: the %s is NULL (give the result of sch_stage_of)", who, what);
+  return -1;
+}
+
+tec_ctx *sch_iter_ctx(const sch_iter *it) {
+  return it && it->stage && it->stage->sched ? it->stage->sched->ctx : NULL;
+}
+
 int sch_check_leaf(const char *who, sch_stage *st, sch_iter *it) {
   if (!st) return -1;
   tec_ctx *ctx = st->sched->ctx;

@@ -7,6 +7,7 @@
 #include "tec/schedule.h"
 #include "ir/internal.h"
 #include "schedule/internal.h"
+#include "schedule/relation.h"
 
 /* The tail strategies' legality (schedule.h); the run-time side is checked by tec_lower. */
 static int split_tail_check(const char *who, sch_stage *st, sch_iter *iv, int64_t factor,
@@ -61,7 +62,7 @@ static int do_split(const char *who, sch_stage *st, sch_iter *iv, int64_t n, con
                     int by_nparts, sch_tail tail, sch_iter **outer, sch_iter **inner) {
   if (outer) *outer = NULL;
   if (inner) *inner = NULL;
-  if (!st) return -1;
+  if (!st) return sch_null_arg(who, "stage", sch_iter_ctx(iv));
   tec_ctx *ctx = st->sched->ctx;
   if (sch_check_leaf(who, st, iv)) return -1;
   if (!v && n <= 0)
@@ -69,6 +70,13 @@ static int do_split(const char *who, sch_stage *st, sch_iter *iv, int64_t n, con
                              who, by_nparts ? "nparts" : "factor", (long long)n, iv->name,
                              st->tensor->name);
   if (split_tail_check(who, st, iv, n, tail)) return -1;
+  /* a factor (or nparts) past SCH_CLAMP_FROM and above a known extent is that extent: the
+   * same loops' iterations, and no loop or allocation sized by the factor (TVM clamps too). The
+   * trace keeps the given value; a replay clamps it the same way. round_up too: its buffer,
+   * a multiple of the factor, is then the extent. */
+  const ir_expr *ext = v ? NULL : sch_iter_extent(st, iv);
+  int64_t ev;
+  if (ext && ir_is_const_int(ext, &ev) && ev >= 1 && n > ev && n > SCH_CLAMP_FROM) n = ev;
   sch_iter *o = sch_iter_new(st, tec_ctx_printf(ctx, "%s.outer", iv->name), iv->kind);
   sch_iter *in = sch_iter_new(st, tec_ctx_printf(ctx, "%s.inner", iv->name), iv->kind);
   if (!o || !in) return -1;
@@ -127,7 +135,7 @@ int sch_split_tail(sch_stage *st, sch_iter *iv, int64_t factor, int64_t tail, sc
                    sch_iter **inner) {
   if (outer) *outer = NULL;
   if (inner) *inner = NULL;
-  if (!st) return -1;
+  if (!st) return sch_null_arg("split_tail", "stage", sch_iter_ctx(iv));
   if (tail < SCH_TAIL_GUARD_WITH_IF || tail > SCH_TAIL_PREDICATE)
     return tec_ctx_set_error(st->sched->ctx, "split_tail: tail strategy %lld for axis '%s' of "
                                              "stage '%s'; it must be 0 (guard_with_if), 1 "
@@ -155,7 +163,7 @@ int sch_split_expr(sch_stage *st, sch_iter *iv, const ir_expr *factor, sch_iter 
                    sch_iter **inner) {
   if (outer) *outer = NULL;
   if (inner) *inner = NULL;
-  if (!st) return -1;
+  if (!st) return sch_null_arg("split_expr", "stage", sch_iter_ctx(iv));
   tec_ctx *ctx = st->sched->ctx;
   const char *ax = iv ? iv->name : "?", *tn = st->tensor->name;
   if (!factor)
@@ -195,7 +203,7 @@ int sch_split_expr(sch_stage *st, sch_iter *iv, const ir_expr *factor, sch_iter 
 
 int sch_tile(sch_stage *st, sch_iter *x, sch_iter *y, int64_t xf, int64_t yf, sch_iter **xo,
              sch_iter **yo, sch_iter **xi, sch_iter **yi) {
-  if (!st) return -1;
+  if (!st) return sch_null_arg("tile", "stage", sch_iter_ctx(x ? x : y));
   tec_ctx *ctx = st->sched->ctx;
   if (sch_check_leaf("tile", st, x) || sch_check_leaf("tile", st, y)) return -1;
   if (x == y)

@@ -83,12 +83,86 @@ START_TEST(split_outer_fused_with_reduce) {
 }
 END_TEST
 
+/* seed 38001 case 5667 (elemwise, symbolic rows n = 5), issue #38's extreme draws:
+ * split_nparts(D, i, INT64_MAX - 1). The extent n is known only at run time, so the split could
+ * not clamp nparts: the outer loop ran 2^63 - 2 iterations under a guard (a hang, killed after
+ * 120 s). A count past 65536 is now min(count, extent) as a loop extent. */
+START_TEST(nparts_past_a_symbolic_extent) {
+  static const int64_t counts[] = {INT64_MAX - 1, INT64_MAX, (int64_t)1 << 62, 65537};
+  for (int k = 0; k < 4; k++) {
+    tec_ctx *ctx = tec_ctx_new();
+    dt_instance *p = dt_instance_new(ctx, DT_ELEMWISE, 1);
+    ck_assert_ptr_nonnull(p);
+    sch_stage *s_D = sch_stage_of(p->sched, dt_instance_tensor(p, "D"));
+    sch_iter *o, *i;
+    OK(ctx, sch_split_nparts(s_D, sch_axis(s_D, 0), counts[k], &o, &i));
+    lower_check(p, (const char *[]){"for (i.outer, 0, min(", NULL}, NULL);
+    tec_ctx_free(ctx);
+  }
+}
+END_TEST
+
+/* the same with a factor: the inner loop is min(factor, n). Computed at E's outer loop, D's
+ * region is bounded by the constant 2^62 rows (bound inference's constant bound of min(2^62,
+ * n)), whose bytes pass int64: refused by name instead of a wrapped allocation. */
+START_TEST(factor_past_a_symbolic_extent) {
+  tec_ctx *ctx = tec_ctx_new();
+  dt_instance *p = dt_instance_new(ctx, DT_ELEMWISE, 1);
+  sch_stage *s_D = sch_stage_of(p->sched, dt_instance_tensor(p, "D"));
+  sch_stage *s_E = sch_stage_of(p->sched, dt_instance_tensor(p, "E"));
+  sch_iter *o, *i, *eo, *ei;
+  OK(ctx, sch_split(s_D, sch_axis(s_D, 0), INT64_MAX, &o, &i));
+  OK(ctx, sch_split(s_E, sch_axis(s_E, 0), (int64_t)1 << 62, &eo, &ei));
+  lower_check(p, (const char *[]){"(i.outer*min(9223372036854775807, n))",
+                                  "(i.outer*min(4611686018427387904, n))", NULL}, NULL);
+  OK(ctx, sch_compute_at(s_D, s_E, eo));
+  ck_assert_ptr_null(tec_lower(p->sched, "f", p->nargs, p->args));
+  ck_assert_str_eq(tec_ctx_error(ctx), "lower: the buffer of 'D' would hold more than 2^63 - 1 "
+                                       "bytes (from dimension 0 on, its extents multiply past "
+                                       "what int64 holds); shapes must fit in memory");
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* seed 38101 case 917 (ASan build; prodcons): split_tail(B, i, 2^31 - 1, round_up) then
+ * compute_at(B, C, j): round_up was left out of the clamp, so B's loop ran 2^31 - 1 rounded-up
+ * iterations at every j (a hang). And seed 38002 case 1599 (elemwise, symbolic n):
+ * split_tail(B, i, INT64_MAX - 1, round_up): B's buffer, rounded up to the factor, was
+ * INT64_MAX - 1 floats (SIGSEGV). round_up is clamped like the others: its buffer is the
+ * extent. */
+START_TEST(round_up_past_the_extent) {
+  tec_ctx *ctx = tec_ctx_new();
+  dt_instance *p = dt_instance_new(ctx, DT_PRODCONS, 0);
+  sch_stage *s_B = sch_stage_of(p->sched, dt_instance_tensor(p, "B"));
+  sch_stage *s_C = sch_stage_of(p->sched, dt_instance_tensor(p, "C"));
+  sch_iter *o, *i;
+  OK(ctx, sch_split_tail(s_B, sch_axis(s_B, 0), 2147483647, SCH_TAIL_ROUND_UP, &o, &i));
+  OK(ctx, sch_compute_at(s_B, s_C, sch_axis(s_C, 1)));
+  lower_check(p, NULL, (const char *[]){"2147483647", NULL});
+  tec_ctx_free(ctx);
+  ctx = tec_ctx_new();
+  p = dt_instance_new(ctx, DT_ELEMWISE, 1);
+  s_B = sch_stage_of(p->sched, dt_instance_tensor(p, "B"));
+  OK(ctx, sch_split_tail(s_B, sch_axis(s_B, 0), INT64_MAX - 1, SCH_TAIL_ROUND_UP, &o, &i));
+  /* the buffer: ceil(n / min(f, n)) * min(f, n) rows, n at run time */
+  lower_check(p,
+              (const char *[]){"min(9223372036854775806, n)) + 1)*min(9223372036854775806, n))",
+                               NULL},
+              NULL);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 Suite *fuzz_found_suite(void) {
   Suite *s = suite_create("fuzz_found");
   TCase *t = tcase_create("found");
+  tcase_set_timeout(t, 120); /* each lowers, builds and runs several programs */
   tcase_add_test(t, empty_region_of_an_attached_stage);
   tcase_add_test(t, data_fuse_then_reduce_fuse);
   tcase_add_test(t, split_outer_fused_with_reduce);
+  tcase_add_test(t, nparts_past_a_symbolic_extent);
+  tcase_add_test(t, factor_past_a_symbolic_extent);
+  tcase_add_test(t, round_up_past_the_extent);
   suite_add_tcase(s, t);
   return s;
 }

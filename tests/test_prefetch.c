@@ -149,6 +149,8 @@ START_TEST(prefetch_primitive_errors) {
   assert_err(m.ctx, "prefetch: the axis given for stage 'C' is NULL");
   tec_ctx_clear_error(m.ctx);
   ck_assert_int_eq(sch_prefetch(NULL, m.B, m.ko, 1), -1);
+  assert_err(m.ctx, "prefetch: the stage is NULL (give the result of sch_stage_of)");
+  tec_ctx_clear_error(m.ctx);
   /* a split loop is no longer a leaf */
   sch_iter *ko, *ki;
   ck_assert_int_eq(sch_split(m.st, m.ko, 8, &ko, &ki), 0);

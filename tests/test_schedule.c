@@ -180,6 +180,19 @@ START_TEST(split_larger_than_extent) {
 }
 END_TEST
 
+/* a factor past 65536 is clamped to the extent (issue #38): no loop of the factor's length */
+START_TEST(split_far_larger_than_extent) {
+  sch_iter *o, *in;
+  ck_assert_int_eq(sch_split(stB, sch_axis(stB, 0), 65537, &o, &in), 0);
+  const char *t = after_simplify_B();
+  assert_not_contains(t, "i.outer");
+  tu_assert_contains(t, "for (i.inner, 0, 64) {");
+  assert_not_contains(t, "if (");
+  /* the trace keeps the factor given */
+  tu_assert_contains(sch_trace_json(ctx, sch_get_trace(sB)), "\"factor\": 65537");
+}
+END_TEST
+
 START_TEST(split_twice) {
   sch_iter *o, *in, *io, *ii;
   ck_assert_int_eq(sch_split(stB, sch_axis(stB, 0), 16, &o, &in), 0);
@@ -618,8 +631,14 @@ START_TEST(err_null_iters) {
   ck_assert_int_eq(sch_split(stB, sch_axis(stB, 5), 8, &o, &in), -1);
   assert_err(ctx, "sch_axis: stage 'B' has 2 axes (0 to 1), asked for 5");
   tec_ctx_clear_error(ctx);
-  /* a NULL stage propagates without a message */
+  /* a NULL stage is reported in the ctx of an axis given with it (issue #38) */
   ck_assert_int_eq(sch_split(NULL, sch_axis(stB, 0), 8, &o, &in), -1);
+  assert_err(ctx, "split: the stage is NULL (give the result of sch_stage_of)");
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(sch_reorder(NULL, 1, (sch_iter *const[]){sch_axis(stB, 1)}), -1);
+  assert_err(ctx, "reorder: the stage is NULL (give the result of sch_stage_of)");
+  tec_ctx_clear_error(ctx);
+  /* with no argument that has a ctx there is nowhere to say it */
   ck_assert_int_eq(sch_fuse(NULL, NULL, NULL, &fz), -1);
   ck_assert_int_eq(sch_reorder(NULL, 0, NULL), -1);
   ck_assert_ptr_null(sch_axis(NULL, 0));
@@ -714,6 +733,7 @@ Suite *schedule_suite(void) {
   tcase_add_test(p, split_dividing);
   tcase_add_test(p, split_non_dividing);
   tcase_add_test(p, split_larger_than_extent);
+  tcase_add_test(p, split_far_larger_than_extent);
   tcase_add_test(p, split_twice);
   tcase_add_test(p, split_nparts);
   tcase_add_test(p, split_nparts_non_dividing);

@@ -3,14 +3,16 @@
  * Every generated function `name` comes in two forms:
  *   int32_t name(DLTensor *const *args, int32_t nargs);
  *       checks nargs, each tensor's dtype, ndim, shape (binding symbolic sizes from the first
- *       tensor that has them and checking the others agree), strides (compact or NULL) and
- *       data pointer, then runs. Returns 0, or -1 with tec_rt_last_error() saying what was
- *       wrong; it never reads out of bounds.
+ *       tensor that has them and checking the others agree; a byte count past 2^63 - 1 is
+ *       refused), strides (compact or NULL), data pointer, and that no tensor the function
+ *       writes (an output) overlaps another argument's bytes, then runs. Inputs may share
+ *       memory with each other (they are only read). Returns 0, or -1 with
+ *       tec_rt_last_error() saying what was wrong; it never reads out of bounds.
  *   int32_t name_raw(T0 *a0, T1 *a1, ..., int64_t size0, ...);
  *       no checks: the buffers in argument order, then the symbolic sizes in the order of
  *       lower_func.size_vars. The caller guarantees what the checked form verifies: each
- *       buffer TEC_ALIGN (64)-byte aligned and compact, and no two buffers overlapping (they
- *       are declared noalias). An argument with a margin (te_tensor_set_margin) is its whole
+ *       buffer TEC_ALIGN (64)-byte aligned and compact, and no buffer it writes overlapping
+ *       another (they are declared noalias). An argument with a margin (te_tensor_set_margin) is its whole
  *       buffer, of extents shape + before + after, in both forms: the checked form expects
  *       those extents in the DLTensor ("expected 30 (28 + margin 1 + 1)"), the raw form the
  *       buffer's first element; the function reads or writes the window only. It returns -1 only if a heap temporary cannot be allocated.
@@ -68,7 +70,7 @@ void tec_module_free(tec_module *m);
  * stages: lower.h), the constants are packed by <name>_prepare on the first call into buffers
  * the module owns, and every call runs <name>_run: constant arguments are read once (pass the
  * same tensors, or NULL after the first call). Functions without a split are called directly.
- * 0, or -1 with tec_rt_last_error(). */
+ * 0, or -1 with tec_rt_last_error() (a NULL module too: "the module is NULL"). */
 int32_t tec_module_run(tec_module *m, const char *name, int32_t nargs, DLTensor *const *args);
 /* Runs prepare now with the constants found in args (the tec_lower argument list; the other
  * entries are ignored and may be NULL): to pack new weights. */

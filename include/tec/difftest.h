@@ -6,14 +6,17 @@
  *   dt_run(&o, &r);            // 0: no failures; 1: failures (reproducers went to o.log)
  *
  * A case builds one program in a fresh tec_ctx, draws 1..max_prims primitives — valid ones and
- * deliberately risky ones (stale or foreign axes, factors 0..extent+3, non-adjacent fuse,
- * compute_at anywhere, inline of reductions and outputs, caches in odd places, nested
+ * deliberately risky ones (stale or foreign axes, factors 0..extent+3, every integer argument
+ * now and then an extreme: 0, 1, extent +- 1, 2^31 +- 1, 2^62, INT64_MAX, negatives;
+ * non-adjacent fuse, compute_at anywhere, inline of reductions and outputs, caches in odd places, nested
  * parallel, vectorize of symbolic extents, pragmas) — then lowers, builds and runs it. The
  * contract it checks:
  *   - a primitive returns 0, or -1 (NULL for the caches) with a non-empty tec_ctx_error;
  *   - tec_lower + tec_build succeed, or fail with a non-empty message ("refused");
- *   - a built function returns 0, writes every output element and nothing outside its
- *     buffers, leaves its inputs alone, and matches the reference (relative 1e-4).
+ *   - a built function returns 0 (or fails to allocate 2^32 bytes or more a schedule asked
+ *     for, storage_align(i, 2^31, 0): a refusal at run time, with its message), writes every
+ *     output element and nothing outside its buffers, leaves its inputs alone, and matches the reference (relative 1e-4);
+ *   - no hang: lower + build within 10 s, a call within 10x the unscheduled program's + 1 s.
  * Anything else is a failure, printed as readable C calls that replay it (see
  * dt_instance_new). The reference is the unscheduled program built through tec, itself checked
  * once against plain C loops (difftest/dt_programs.c).

@@ -12,7 +12,9 @@
  *   sch_split(sc, sch_axis(sc, 0), 32, &io, &ii);
  *
  * Every primitive returns 0, or -1 with a message in the ctx (tec_ctx_error) that names the
- * primitive, the stage and the axis and says what would be legal.
+ * primitive, the stage and the axis and says what would be legal. A NULL stage is reported in
+ * the ctx of another argument (an iter's schedule) when there is one; a NULL that came from an
+ * earlier failure keeps that failure's message (te.h).
  *
  * Tail handling: a split whose factor does not divide the extent makes the last outer
  * iteration partial. The default strategy is a guard: the body runs under
@@ -201,7 +203,14 @@ sch_iter *sch_reduce_axis(sch_stage *st, int i);
 /* A current leaf by name ("i", "i.outer", "i.inner.j.fused" ...), or NULL. */
 sch_iter *sch_leaf_named(sch_stage *st, const char *name);
 
-/* Split iv into outer and inner; inner has `factor` iterations. */
+/* Split iv into outer and inner; inner has `factor` iterations. A factor (or nparts) above
+ * 65536 and above iv's extent, when that is a constant, is the extent (the same iterations,
+ * and no loop or buffer sized by the factor); the trace keeps the value given, and a replay
+ * clamps it the same way. Up to 65536 a factor is kept as given (the loop runs under its tail
+ * guard; tuned schedules keep their programs). With a symbolic extent the factor stays, and
+ * the tail guard bounds the loop (its extent is min(factor, extent)). Applies to split,
+ * split_nparts, split_tail (round_up's buffer is then the extent), split_expr with a constant,
+ * and tile. */
 int sch_split(sch_stage *st, sch_iter *iv, int64_t factor, sch_iter **outer, sch_iter **inner);
 /* sch_split with a tail strategy (sch_tail; an int64 so traces carry it as a number):
  *   GUARD_WITH_IF   as sch_split.
@@ -234,7 +243,8 @@ int sch_split_nparts(sch_stage *st, sch_iter *iv, int64_t nparts, sch_iter **out
  * data loop; a data axis with a reduce axis (either order) makes a reduce loop, lowered with
  * the reduction's init before it over the elements it covers; parallel, vectorize, rfactor
  * and cache_write refuse it like any reduce loop, and a reduce axis whose range depends on
- * the data axes (r < j + 1) is refused here. */
+ * the data axes (r < j + 1) is refused here, and so are two loops whose constant extents
+ * multiply past 2^63 - 1. */
 int sch_fuse(sch_stage *st, sch_iter *outer, sch_iter *inner, sch_iter **fused);
 /* Put the given leaves in this order, in the positions they occupy now. */
 int sch_reorder(sch_stage *st, int n, sch_iter *const *order);
@@ -288,6 +298,9 @@ int sch_parallel(sch_stage *st, sch_iter *iv);
  * in lower/vectorize.c) stays serial and is reported in the lowered function's notes
  * (lower_func.notes; an error in strict mode, tec_ctx_set_strict). */
 int sch_vectorize(sch_stage *st, sch_iter *iv);
+/* (vectorize and unroll refuse at the call a loop of an output whose extent is not a constant,
+ * since an output stays at root; another stage's loop may get a constant extent once it is
+ * computed at a loop, so tec_lower checks those.) */
 int sch_unroll(sch_stage *st, sch_iter *iv);    /* the loop's extent must be a constant */
 /* Keys: "debug_skip_region" (the loop and its body are dropped: output wrong by design, for
  * timing experiments), "auto_unroll_max_step" (value: unroll inner constant loops up to that
@@ -335,7 +348,8 @@ const char *sch_pragma_value_kind_name(sch_pragma_value_kind k);
  * division and modulo by constants, min, max, select). Prefetches past t's end are
  * harmless. */
 int sch_prefetch(sch_stage *st, te_tensor *t, sch_iter *iv, int64_t offset);
-/* Pad the row stride of dimension axis of st's buffer to factor*k + offset elements. */
+/* Pad the row stride of dimension axis of st's buffer to factor*k + offset elements. tec_lower
+ * refuses a buffer whose padded size (in bytes) passes 2^63 - 1, naming the storage_align. */
 int sch_storage_align(sch_stage *st, sch_iter *axis, int64_t factor, int64_t offset);
 
 /* Whether stages that depend on constant placeholders alone run once in a separate prepare
