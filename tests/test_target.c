@@ -227,6 +227,7 @@ START_TEST(target_parsed_once_per_task) {
   ck_assert_msg(tune_run(ctx, &task, &o, &r) == 0, "%s", tec_ctx_error(ctx));
   ck_assert_int_ge(r.ntrials, 2);
   ck_assert_int_eq(tec_target_parse_count() - n1, 0);
+  tune_result_free(&r);
   /* a candidate built by hand the same way parses nothing either */
   int64_t n2 = tec_target_parse_count();
   const char *cs = NULL;
