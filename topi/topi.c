@@ -46,6 +46,8 @@ int topi_instantiate(tec_ctx *ctx, const topi_template *t, const void *problem,
                              why ? why : "(no reason given)");
   topi_decl *d = tec_ctx_alloc(ctx, sizeof *d);
   tune_space sp;
+  /* the host (NULL) parsed once here, not in every helper the template calls */
+  if (!(target = topi_target_of(ctx, target))) return -1;
   if (!d || t->declare(ctx, problem, d) || t->space(ctx, problem, target, &sp)) return -1;
   return t->schedule(d, sp.default_config, target, out);
 }
@@ -96,6 +98,7 @@ int topi_space_as(tec_ctx *ctx, const char *name, const char *problem_type, cons
   if (!t) return -1;
   if (!out) return tec_ctx_set_error(ctx, "topi_space_of: %s: the space (out) is NULL", t->name);
   if (!problem) return tec_ctx_set_error(ctx, "topi_space_of: %s: the problem is NULL", t->name);
+  if (!(target = topi_target_of(ctx, target))) return -1; /* the host parsed once */
   return t->space(ctx, problem, target, out);
 }
 
@@ -107,6 +110,7 @@ int topi_schedule_as(const topi_decl *d, const char *config_type, const void *co
   if (config_type && t->config_type && strcmp(config_type, t->config_type))
     return tec_ctx_set_error(d->ctx, "topi_schedule: template '%s' reads a %s, not a %s", t->name,
                              t->config_type, config_type);
+  if (!(target = topi_target_of(d->ctx, target))) return -1; /* the host parsed once */
   return t->schedule(d, config, target, out);
 }
 
