@@ -37,7 +37,6 @@ typedef struct cg_target {
 
 /* Initializes every LLVM target once (thread safe; target/llvm_init.c). */
 void tgt_llvm_init(void);
-#define cg_llvm_init tgt_llvm_init
 /* Codegen's view of a parsed target (nothing to free); -1 with an error if LLVM has no target
  * for its triple. */
 int cg_target_of(tec_ctx *ctx, const tec_target *t, cg_target *out);
