@@ -851,17 +851,34 @@ START_TEST(anchored_trials) {
   /* every run anchored (min_repeat_ms > 0: the default), so each is compared with the others
    * through its anchor, whatever else runs on the machine (ctest -j) */
   tune_result quiet, spelled, dist;
-  ck_assert_msg(tune_run(ctx, &task, &o, &quiet) == 0, "%s", tec_ctx_error(ctx));
-  spell sp = {.index = quiet.trials[2].index, .last = -2, .extra = 1.0};
-  o.hook = spell_hook, o.hook_user = &sp, o.records = NULL; /* the third trial in a 2x spell */
-  ck_assert_msg(tune_run(ctx, &task, &o, &spelled) == 0, "%s", tec_ctx_error(ctx));
-  sp.last = -2, sp.extra = 2.0, sp.anchor_only = 1; /* the anchor alone, 3x, beside it */
-  ck_assert_msg(tune_run(ctx, &task, &o, &dist) == 0, "%s", tec_ctx_error(ctx));
+  spell sp;
   const tune_trial *tq = NULL, *ts = NULL, *td = NULL;
-  double cq = median_of_config(&quiet, sp.index, &tq), cs = median_of_config(&spelled, sp.index, &ts),
-         cd = median_of_config(&dist, sp.index, &td);
-  ck_assert_msg(cq > 0 && cs > 0 && cd > 0, "%s / %s / %s", tq ? tq->error : "absent", ts ? ts->error : "absent",
-                td ? td->error : "absent");
+  double cq, cs, cd;
+  /* Calls of a few microseconds: a real slow spell of the machine (other tenants) that starts or
+   * ends between the anchor's calls and the candidate's moves one run's cost by up to 3x, which
+   * no anchoring can see. Such a spell rarely hits the same run twice: up to 3 attempts, each
+   * whole, and the assertions below on the last. A broken anchoring fails all three (the
+   * simulated spell doubles the cost every time). */
+  for (int attempt = 0;; attempt++) {
+    remove(rec);
+    o.hook = NULL, o.hook_user = NULL, o.records = rec;
+    ck_assert_msg(tune_run(ctx, &task, &o, &quiet) == 0, "%s", tec_ctx_error(ctx));
+    sp = (spell){.index = quiet.trials[2].index, .last = -2, .extra = 1.0};
+    o.hook = spell_hook, o.hook_user = &sp, o.records = NULL; /* the third trial in a 2x spell */
+    ck_assert_msg(tune_run(ctx, &task, &o, &spelled) == 0, "%s", tec_ctx_error(ctx));
+    sp.last = -2, sp.extra = 2.0, sp.anchor_only = 1; /* the anchor alone, 3x, beside it */
+    ck_assert_msg(tune_run(ctx, &task, &o, &dist) == 0, "%s", tec_ctx_error(ctx));
+    cq = median_of_config(&quiet, sp.index, &tq), cs = median_of_config(&spelled, sp.index, &ts),
+    cd = median_of_config(&dist, sp.index, &td);
+    ck_assert_msg(cq > 0 && cs > 0 && cd > 0, "%s / %s / %s", tq ? tq->error : "absent", ts ? ts->error : "absent",
+                  td ? td->error : "absent");
+    int ok = ts->anchor_s > 1.5 * ts->anchor_base_s && cs > 0.5 * cq && cs < 1.5 * cq &&
+             td->anchor_s > 2.0 * td->anchor_base_s && cd > 0.15 * cq && cd < 0.6 * cq;
+    if (ok || attempt == 2) break;
+    if (getenv("TEC_TEST_VERBOSE"))
+      fprintf(stderr, "anchored_trials: attempt %d off (%g / %g / %g s), again\n", attempt + 1, cq, cs, cd);
+    tune_result_free(&quiet), tune_result_free(&spelled), tune_result_free(&dist);
+  }
   if (getenv("TEC_TEST_VERBOSE"))
     fprintf(stderr, "anchored_trials: %g s; in a spell %g s (x%.2f; the anchor x%.2f its base); beside a slowed "
             "anchor %g s (x%.2f; the anchor x%.2f)\n", cq, cs, cs / cq, ts->anchor_s / ts->anchor_base_s, cd, cd / cq,
