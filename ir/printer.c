@@ -7,7 +7,9 @@
  *     }
  *   }
  *
- * int64 immediates print bare (`8`), other types carry a suffix (`1f`, `2.5f64`, `3i32`). */
+ * int64 immediates print bare (`8`), other types carry a suffix (`1f`, `2.5f64`, `3i32`).
+ * ir_print_stmt_names prints some variables under display names (a lowered function's loops,
+ * lower/loop_names.c); `attr buffer_reuse` prints as `// T now holds U`. */
 #include <stdlib.h>
 #include <string.h>
 #include "tec/te.h"
@@ -39,16 +41,27 @@ const char *ir_for_kind_name(ir_for_kind k) {
   return "?";
 }
 
-static void print_args(FILE *f, int n, const ir_expr *const *args) {
+/* The printed name of a variable: its display name in nm, else its own. */
+static const char *var_name(const ir_expr *v, const ir_print_names *nm) {
+  for (int i = 0; nm && i < nm->n; i++)
+    if (nm->vars[i] == v) return nm->names[i];
+  return v->name;
+}
+
+static void print_expr(FILE *f, const ir_expr *e, const ir_print_names *nm);
+
+static void print_args(FILE *f, int n, const ir_expr *const *args, const ir_print_names *nm) {
   for (int i = 0; i < n; i++) {
     if (i) fputs(", ", f);
-    ir_print_expr(f, args[i]);
+    print_expr(f, args[i], nm);
   }
 }
 
 static const char *const comb_names[] = {"sum", "prod", "max", "min"};
 
-void ir_print_expr(FILE *f, const ir_expr *e) {
+void ir_print_expr(FILE *f, const ir_expr *e) { print_expr(f, e, NULL); }
+
+static void print_expr(FILE *f, const ir_expr *e, const ir_print_names *nm) {
   char tb[32];
   if (!e) {
     fputs("<null>", f);
@@ -70,51 +83,51 @@ void ir_print_expr(FILE *f, const ir_expr *e) {
     else
       fprintf(f, "%.17gf%d", e->v.f, e->type.bits);
     return;
-  case IR_VAR: fputs(e->name, f); return;
+  case IR_VAR: fputs(var_name(e, nm), f); return;
   case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_MOD: case IR_EQ: case IR_NE:
   case IR_LT: case IR_LE: case IR_GT: case IR_GE: case IR_AND: case IR_OR: {
     const char *op = expr_names[e->kind];
     int tight = e->kind == IR_MUL;
     fputc('(', f);
-    ir_print_expr(f, e->a);
+    print_expr(f, e->a, nm);
     fprintf(f, tight ? "%s" : " %s ", op);
-    ir_print_expr(f, e->b);
+    print_expr(f, e->b, nm);
     fputc(')', f);
     return;
   }
   case IR_FLOORDIV: case IR_FLOORMOD: case IR_MIN: case IR_MAX:
     fprintf(f, "%s(", expr_names[e->kind]);
-    ir_print_expr(f, e->a);
+    print_expr(f, e->a, nm);
     fputs(", ", f);
-    ir_print_expr(f, e->b);
+    print_expr(f, e->b, nm);
     fputc(')', f);
     return;
   case IR_NOT:
     fputc('!', f);
-    ir_print_expr(f, e->a);
+    print_expr(f, e->a, nm);
     return;
   case IR_SELECT:
     fputs("select(", f);
-    ir_print_expr(f, e->a);
+    print_expr(f, e->a, nm);
     fputs(", ", f);
-    ir_print_expr(f, e->b);
+    print_expr(f, e->b, nm);
     fputs(", ", f);
-    ir_print_expr(f, e->c);
+    print_expr(f, e->c, nm);
     fputc(')', f);
     return;
   case IR_CAST:
     fprintf(f, "%s(", tec_dtype_str(e->type, tb, 32));
-    ir_print_expr(f, e->a);
+    print_expr(f, e->a, nm);
     fputc(')', f);
     return;
   case IR_CALL:
     fprintf(f, "%s(", e->name);
-    print_args(f, e->nargs, e->args);
+    print_args(f, e->nargs, e->args, nm);
     fputc(')', f);
     return;
   case IR_READ:
     fprintf(f, "%s[", e->tensor->name);
-    print_args(f, e->nargs, e->args);
+    print_args(f, e->nargs, e->args, nm);
     fputc(']', f);
     return;
   case IR_REDUCE:
@@ -122,42 +135,42 @@ void ir_print_expr(FILE *f, const ir_expr *e) {
       fprintf(f, "%s.%d(", e->reducer->name, e->value_index);
     else
       fprintf(f, "%s(", (unsigned)e->v.i < 4 ? comb_names[e->v.i] : "reduce");
-    ir_print_expr(f, e->a);
+    print_expr(f, e->a, nm);
     fputs(", axis=[", f);
-    print_args(f, e->nargs, e->args);
+    print_args(f, e->nargs, e->args, nm);
     fputc(']', f);
     if (e->b) {
       fputs(", where=", f);
-      ir_print_expr(f, e->b);
+      print_expr(f, e->b, nm);
     }
     fputc(')', f);
     return;
   case IR_LOAD:
     fprintf(f, "%s[", e->a->name);
-    ir_print_expr(f, e->b);
+    print_expr(f, e->b, nm);
     fputc(']', f);
     if (e->c) {
       fputs(" if ", f);
-      ir_print_expr(f, e->c);
+      print_expr(f, e->c, nm);
     }
     return;
   case IR_RAMP:
     fputs("ramp(", f);
-    ir_print_expr(f, e->a);
+    print_expr(f, e->a, nm);
     fputs(", ", f);
-    ir_print_expr(f, e->b);
+    print_expr(f, e->b, nm);
     fprintf(f, ", %d)", e->type.lanes);
     return;
   case IR_BROADCAST:
     fprintf(f, "x%d(", e->type.lanes);
-    ir_print_expr(f, e->a);
+    print_expr(f, e->a, nm);
     fputc(')', f);
     return;
   case IR_LET:
     fprintf(f, "(let %s = ", e->var->name);
-    ir_print_expr(f, e->a);
+    print_expr(f, e->a, nm);
     fputs(" in ", f);
-    ir_print_expr(f, e->b);
+    print_expr(f, e->b, nm);
     fputc(')', f);
     return;
   case IR_EXPR_KIND_COUNT: break;
@@ -169,41 +182,41 @@ static void indent(FILE *f, int n) {
   for (int i = 0; i < n; i++) fputs("  ", f);
 }
 
-static void print_stmt(FILE *f, const ir_stmt *s, int d) {
+static void print_stmt(FILE *f, const ir_stmt *s, int d, const ir_print_names *nm) {
   char tb[32];
   if (!s) return;
   switch (s->kind) {
   case IR_S_FOR:
     indent(f, d);
-    fprintf(f, "for (%s, ", s->var->name);
-    ir_print_expr(f, s->a);
+    fprintf(f, "for (%s, ", var_name(s->var, nm));
+    print_expr(f, s->a, nm);
     fputs(", ", f);
-    ir_print_expr(f, s->b);
+    print_expr(f, s->b, nm);
     fputs(")", f);
     if (s->for_kind != IR_FOR_SERIAL) fprintf(f, " %s", ir_for_kind_name(s->for_kind));
     fputs(" {\n", f);
-    print_stmt(f, s->body, d + 1);
+    print_stmt(f, s->body, d + 1, nm);
     indent(f, d);
     fputs("}\n", f);
     return;
   case IR_S_STORE:
     indent(f, d);
     fprintf(f, "%s[", s->var->name);
-    ir_print_expr(f, s->a);
+    print_expr(f, s->a, nm);
     fputs("] = ", f);
-    ir_print_expr(f, s->b);
+    print_expr(f, s->b, nm);
     if (s->c) {
       fputs(" if ", f);
-      ir_print_expr(f, s->c);
+      print_expr(f, s->c, nm);
     }
     fputc('\n', f);
     return;
   case IR_S_PROVIDE:
     indent(f, d);
     fprintf(f, "%s[", s->tensor->name);
-    print_args(f, s->n, s->args);
+    print_args(f, s->n, s->args, nm);
     fputs("] = ", f);
-    ir_print_expr(f, s->a);
+    print_expr(f, s->a, nm);
     fputc('\n', f);
     return;
   case IR_S_REALIZE:
@@ -211,38 +224,38 @@ static void print_stmt(FILE *f, const ir_stmt *s, int d) {
     fprintf(f, "realize %s(", s->tensor->name);
     for (int i = 0; i < s->n; i++) {
       fputs(i ? ", [" : "[", f);
-      ir_print_expr(f, s->args[2 * i]);
+      print_expr(f, s->args[2 * i], nm);
       fputs(", ", f);
-      ir_print_expr(f, s->args[2 * i + 1]);
+      print_expr(f, s->args[2 * i + 1], nm);
       fputc(']', f);
     }
     fputs(") {\n", f);
-    print_stmt(f, s->body, d + 1);
+    print_stmt(f, s->body, d + 1, nm);
     indent(f, d);
     fputs("}\n", f);
     return;
   case IR_S_ALLOCATE:
     indent(f, d);
     fprintf(f, "allocate %s[%s * ", s->var->name, tec_dtype_str(s->type, tb, 32));
-    ir_print_expr(f, s->a);
+    print_expr(f, s->a, nm);
     fputs("] {\n", f);
-    print_stmt(f, s->body, d + 1);
+    print_stmt(f, s->body, d + 1, nm);
     indent(f, d);
     fputs("}\n", f);
     return;
   case IR_S_SEQ:
-    for (int i = 0; i < s->n; i++) print_stmt(f, s->seq[i], d);
+    for (int i = 0; i < s->n; i++) print_stmt(f, s->seq[i], d, nm);
     return;
   case IR_S_IF:
     indent(f, d);
     fputs("if (", f);
-    ir_print_expr(f, s->a);
+    print_expr(f, s->a, nm);
     fputs(") {\n", f);
-    print_stmt(f, s->body, d + 1);
+    print_stmt(f, s->body, d + 1, nm);
     if (s->else_body) {
       indent(f, d);
       fputs("} else {\n", f);
-      print_stmt(f, s->else_body, d + 1);
+      print_stmt(f, s->else_body, d + 1, nm);
     }
     indent(f, d);
     fputs("}\n", f);
@@ -250,46 +263,55 @@ static void print_stmt(FILE *f, const ir_stmt *s, int d) {
   case IR_S_LET_STMT:
     indent(f, d);
     fprintf(f, "let %s = ", s->var->name);
-    ir_print_expr(f, s->a);
+    print_expr(f, s->a, nm);
     fputc('\n', f);
-    print_stmt(f, s->body, d);
+    print_stmt(f, s->body, d, nm);
     return;
   case IR_S_ATTR:
     indent(f, d);
+    if (s->name && strcmp(s->name, IR_ATTR_BUFFER_REUSE) == 0 && s->a && s->a->kind == IR_VAR &&
+        s->var) { /* storage_rewrite.c */
+      fprintf(f, "// %s now holds %s\n", s->a->name, s->var->name);
+      print_stmt(f, s->body, d, nm);
+      return;
+    }
     fprintf(f, "// attr %s", s->name);
     if (s->a) {
       fputs(" = ", f);
-      ir_print_expr(f, s->a);
+      print_expr(f, s->a, nm);
     }
     fputc('\n', f);
-    print_stmt(f, s->body, d);
+    print_stmt(f, s->body, d, nm);
     return;
   case IR_S_EVALUATE:
     indent(f, d);
-    ir_print_expr(f, s->a);
+    print_expr(f, s->a, nm);
     fputc('\n', f);
     return;
   case IR_S_PRODUCE:
     indent(f, d);
     fprintf(f, "produce %s {\n", s->tensor->name);
-    print_stmt(f, s->body, d + 1);
+    print_stmt(f, s->body, d + 1, nm);
     indent(f, d);
     fputs("}\n", f);
     return;
   case IR_S_ASSERT:
     indent(f, d);
     fputs("assert(", f);
-    ir_print_expr(f, s->a);
+    print_expr(f, s->a, nm);
     fprintf(f, ", \"%s\"", s->name);
-    if (s->b) fputs(", ", f), ir_print_expr(f, s->b);
-    if (s->c) fputs(", ", f), ir_print_expr(f, s->c);
+    if (s->b) fputs(", ", f), print_expr(f, s->b, nm);
+    if (s->c) fputs(", ", f), print_expr(f, s->c, nm);
     fputs(")\n", f);
     return;
   case IR_STMT_KIND_COUNT: break;
   }
 }
 
-void ir_print_stmt(FILE *f, const ir_stmt *s) { print_stmt(f, s, 0); }
+void ir_print_stmt(FILE *f, const ir_stmt *s) { print_stmt(f, s, 0, NULL); }
+void ir_print_stmt_names(FILE *f, const ir_stmt *s, const ir_print_names *nm) {
+  print_stmt(f, s, 0, nm);
+}
 
 /* Prints through a memory stream into the ctx's arena. */
 static const char *to_str(tec_ctx *ctx, const ir_expr *e, const ir_stmt *s) {

@@ -147,6 +147,17 @@ const ir_stmt *ir_attr(const char *key, const ir_expr *value, const ir_stmt *bod
   return s;
 }
 
+const ir_stmt *ir_attr_buffer_reuse(const ir_expr *buf, const ir_expr *was, const ir_stmt *body) {
+  if (!buf || !was || !body) return NULL;
+  ir_stmt *s = new_stmt(body->ctx, IR_S_ATTR);
+  if (!s) return NULL;
+  s->name = IR_ATTR_BUFFER_REUSE;
+  s->a = buf;
+  s->var = was;
+  s->body = body;
+  return s;
+}
+
 const ir_stmt *ir_evaluate(const ir_expr *value) {
   if (!value) return NULL;
   ir_stmt *s = new_stmt(value->ctx, IR_S_EVALUATE);

@@ -109,6 +109,11 @@ const ir_stmt *lower_vectorize(const ir_stmt *s);
 const ir_stmt *lower_unroll(const ir_stmt *s);
 /* Hoists allocations out of loops; buffers with disjoint lifetimes share memory. */
 const ir_stmt *lower_storage_rewrite(const ir_stmt *s);
+/* The display names of f's loops in body (loop_names.c): the loops of stages other than the
+ * function's outputs print as `stage.var`. Malloc'd: 0, or -1 out of memory (out empty);
+ * free with lower_loop_names_free. */
+int lower_loop_names(const lower_func *f, const ir_stmt *body, ir_print_names *out);
+void lower_loop_names_free(ir_print_names *nm);
 
 
 /* 3b. loads inside a select's arm are predicated on that arm's condition. */

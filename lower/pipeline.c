@@ -95,7 +95,7 @@ static const lower_pass passes[] = {
 };
 enum { NPASS = sizeof passes / sizeof passes[0] };
 
-static void dump(const char *pass, const ir_stmt *s);
+static void dump(const char *pass, const lower_func *f, const ir_stmt *s);
 static int verify_on(const tec_lower_options *o, lower_phase phase);
 
 /* Runs the passes of `phase` in order (up to the one named stop, if any). */
@@ -106,7 +106,7 @@ static int run_passes(lower_pipe *p, lower_phase phase, const tec_lower_options 
     if (ps->run(p)) return -1;
     if (ps->ir) {
       const ir_stmt *out = ps->ir == 2 ? p->entry : p->body;
-      dump(ps->name, out);
+      dump(ps->name, p->f, out);
       if (o && o->observe) o->observe(o->user, p->f, ps->name, out);
       if (out && verify_on(o, phase) && lower_verify(p->f, out, ps->name, &p->vw)) return -1;
     }
@@ -138,12 +138,20 @@ static int verify_on(const tec_lower_options *o, lower_phase phase) {
 #endif
 }
 
-static void dump(const char *pass, const ir_stmt *s) {
+/* s as tec_lower_print shows it: loops named as loop_names.c says (plain when out of memory) */
+static void print_named(FILE *out, const lower_func *f, const ir_stmt *s) {
+  ir_print_names nm;
+  (void)lower_loop_names(f, s, &nm); /* empty when out of memory */
+  ir_print_stmt_names(out, s, &nm);
+  lower_loop_names_free(&nm);
+}
+
+static void dump(const char *pass, const lower_func *f, const ir_stmt *s) {
   const char *want = getenv("TEC_DUMP_IR");
   if (!want || !*want || strcmp(want, "0") == 0 || lower_trace_replaying()) return;
   if (strcmp(want, "1") != 0 && !strstr(pass, want)) return;
   fprintf(stderr, "// ---- after %s ----\n", pass);
-  ir_print_stmt(stderr, s);
+  print_named(stderr, f, s);
 }
 
 static int is_c_identifier(const char *s) {
@@ -530,7 +538,7 @@ static void print_one(FILE *out, const lower_func *f) {
   size_t len = 0;
   FILE *m = open_memstream(&buf, &len);
   if (m) {
-    ir_print_stmt(m, f->body);
+    print_named(m, f, f->body);
     fclose(m);
     for (char *line = buf, *nl; line && *line; line = nl + 1) {
       nl = strchr(line, '\n');

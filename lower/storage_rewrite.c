@@ -10,6 +10,7 @@
  *
  *   allocate T[float32 * 64] { ...T... }      allocate T[float32 * 128] {
  *   allocate U[float32 * 128] { ...U... } ->    ...T...
+ *                                               // T now holds U
  *                                               ...U renamed T...
  *
  * Hoisting: an ALLOCATE moves up through serial loops and LET statements whose variable its
@@ -21,8 +22,10 @@
  *
  * Reuse: in a sequence, allocations that come out of different items are never live at once;
  * two of the same element type share one buffer (the later one is renamed, the size is the
- * max). Two ALLOCATEs of the same buffer variable (copies made by loop partition or unroll)
- * always merge.
+ * max; the item that starts using it is wrapped in `attr buffer_reuse`, printed
+ * `// T now holds U`, so a reader sees which tensor the buffer holds from there on). Two
+ * ALLOCATEs of the same buffer variable (copies made by loop partition or unroll) always
+ * merge.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -143,6 +146,8 @@ static const ir_stmt *sr_seq(const ir_stmt *s, sr_list *out) {
           for (int q = 0; q < k; q++) taken |= sub.a[q].var == slots.a[j].var;
           if (taken || !items[i]) continue;
           items[i] = rename_buffer(items[i], a.var, slots.a[j].var);
+          if (items[i]) /* printed `// T now holds U` (ir.h) */
+            items[i] = ir_attr_buffer_reuse(slots.a[j].var, a.var, items[i]);
           found = j;
         }
       if (found < 0) {

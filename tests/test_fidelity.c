@@ -267,7 +267,7 @@ START_TEST(annotations_on_inlined_refused) {
       lower_func *f = tec_lower(s, "inl", 2, (te_tensor *[]){A, C});
       ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
       tu_assert_contains(tec_lower_str(f), "B[((");
-      assert_not_contains(tec_lower_str(f), "for (i, 0, 8) {\n    for (j, 0, 16) {\n      B");
+      assert_not_contains(tec_lower_str(f), "for (B.i, 0, 8) {\n    for (B.j, 0, 16) {\n      B");
     }
     tec_ctx_free(ctx);
   }
@@ -693,8 +693,8 @@ static const char *fuse_split(int64_t M, int64_t N, int run) {
 
 START_TEST(fuse_split_symbolic_bound) {
   const char *txt = fuse_split(0, 0, 0);
-  /* before: B's region was the whole tensor, `for (i, 0, n)` inside every outer iteration */
-  assert_not_contains(txt, "for (i, 0, n)");
+  /* before: B's region was the whole tensor, `for (B.i, 0, n)` inside every outer iteration */
+  assert_not_contains(txt, "for (B.i, 0, n)");
   tu_assert_contains(txt, "produce B {");
   static const int64_t sizes[][2] = {{1, 1}, {4, 5}, {7, 3}, {5, 2}, {3, 1}, {2, 9}};
   for (int k = 0; k < 6; k++) fuse_split(sizes[k][0], sizes[k][1], 1);
@@ -722,9 +722,9 @@ static void fuse_split_const(int64_t M, int64_t N, int64_t F, const char *alloc,
   const char *txt = tec_lower_str(lf);
   tu_assert_contains(txt, alloc);
   if (rows) tu_assert_contains(txt, rows);
-  else assert_not_contains(txt, "for (i, "); /* one row: no row loop */
+  else assert_not_contains(txt, "for (B.i, "); /* one row: no row loop */
   char before[64];
-  snprintf(before, sizeof before, "for (i, 0, (%lld - ", (long long)M);
+  snprintf(before, sizeof before, "for (B.i, 0, (%lld - ", (long long)M);
   assert_not_contains(txt, before);
   tec_module *mod = tec_build(ctx, 1, &lf, NULL);
   ck_assert_msg(mod != NULL, "%s", tec_ctx_error(ctx));
@@ -742,13 +742,13 @@ START_TEST(fuse_split_const_bound) {
   fuse_split_const(8, 9, 3, "allocate B[float32 * 3]", NULL);
   fuse_split_const(7, 8, 4, "allocate B[float32 * 4]", NULL);
   /* 3 divides 6: two whole rows per chunk of 6 */
-  fuse_split_const(8, 3, 6, "allocate B[float32 * 6]", "for (i, 0, 2) {\n");
+  fuse_split_const(8, 3, 6, "allocate B[float32 * 6]", "for (B.i, 0, 2) {\n");
   /* neither: one or two rows (before: 80, 24, 32 and 35 elements) */
   fuse_split_const(8, 10, 3, "allocate B[float32 * 20]",
-                   "for (i, 0, min((8 - ((i.j.fused.outer*3) / 10)), 2)) {");
+                   "for (B.i, 0, min((8 - ((i.j.fused.outer*3) / 10)), 2)) {");
   fuse_split_const(6, 4, 3, "allocate B[float32 * 8]", "min((6 - ");
   /* 6 from a residue 0 or 2 of 4 spans 2 rows, never 3 */
-  fuse_split_const(8, 4, 6, "allocate B[float32 * 8]", "for (i, 0, 2) {\n");
+  fuse_split_const(8, 4, 6, "allocate B[float32 * 8]", "for (B.i, 0, 2) {\n");
   fuse_split_const(5, 7, 4, "allocate B[float32 * 14]", "min((5 - ");
 }
 END_TEST

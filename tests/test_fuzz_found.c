@@ -96,7 +96,7 @@ START_TEST(nparts_past_a_symbolic_extent) {
     sch_stage *s_D = sch_stage_of(p->sched, dt_instance_tensor(p, "D"));
     sch_iter *o, *i;
     OK(ctx, sch_split_nparts(s_D, sch_axis(s_D, 0), counts[k], &o, &i));
-    lower_check(p, (const char *[]){"for (i.outer, 0, min(", NULL}, NULL);
+    lower_check(p, (const char *[]){"for (D.i.outer, 0, min(", NULL}, NULL);
     tec_ctx_free(ctx);
   }
 }
@@ -113,7 +113,7 @@ START_TEST(factor_past_a_symbolic_extent) {
   sch_iter *o, *i, *eo, *ei;
   OK(ctx, sch_split(s_D, sch_axis(s_D, 0), INT64_MAX, &o, &i));
   OK(ctx, sch_split(s_E, sch_axis(s_E, 0), (int64_t)1 << 62, &eo, &ei));
-  lower_check(p, (const char *[]){"(i.outer*min(9223372036854775807, n))",
+  lower_check(p, (const char *[]){"(D.i.outer*min(9223372036854775807, n))",
                                   "(i.outer*min(4611686018427387904, n))", NULL}, NULL);
   OK(ctx, sch_compute_at(s_D, s_E, eo));
   ck_assert_ptr_null(tec_lower(p->sched, "f", p->nargs, p->args));

@@ -113,8 +113,15 @@ START_TEST(dump_lists_passes) {
     prev = at;
   }
   ck_assert_msg(strncmp(d, "// ---- after ", 14) == 0, "the dump starts with a header:\n%s", d);
-  /* the last dump is the final program */
-  const char *body = ir_stmt_str(f->body);
+  /* the last dump is the final program, as tec_lower_print shows it (B's loops: `B.i`) */
+  const char *t = tec_lower_str(f), *from = strchr(t, '\n') + 1;
+  char *body = tec_ctx_alloc(ctx, strlen(t) + 1), *w = body;
+  for (const char *p = from; *p && strcmp(p, "}\n") != 0; p++) {
+    if (p == from || p[-1] == '\n') p += 2; /* tec_lower_print indents the body by two */
+    *w++ = *p;
+  }
+  *w = '\0';
+  tu_assert_contains(body, "for (B.i, 0, 64) {\n");
   const char *tail = d + strlen(d) - strlen(body);
   ck_assert_str_eq(tail, body);
 }
@@ -127,7 +134,7 @@ START_TEST(dump_each_pass_output) {
   const char *so = section(d, "schedule_ops");
   tu_assert_contains(so, "realize B([0, n], [0, m]) {\n");
   tu_assert_contains(so, "produce B {");
-  tu_assert_contains(so, "B[i, j] = (A[i, j] + 1f)\n");
+  tu_assert_contains(so, "B[B.i, B.j] = (A[B.i, B.j] + 1f)\n");
   tu_assert_contains(so, "C[i, j] = (B[i, j]*2f)\n");
   assert_not_contains(so, "allocate");
   ck_assert_msg(strstr(so, "produce B {") < strstr(so, "produce C {"), "B before C:\n%s", so);
@@ -137,14 +144,14 @@ START_TEST(dump_each_pass_output) {
   assert_not_contains(sf, "realize");
   assert_not_contains(sf, "A[i, j]");
   assert_not_contains(sf, "B[i, j]");
-  tu_assert_contains(sf, "A[((i*m) + j)]"); /* arguments: no region min to subtract */
+  tu_assert_contains(sf, "A[((B.i*m) + B.j)]"); /* arguments: no region min to subtract */
   /* simplify: clean row-major indices everywhere */
   const char *si = section(d, "simplify");
   ck_assert_str_eq(si, "allocate B[float32 * (n*m)] {\n"
                        "  produce B {\n"
-                       "    for (i, 0, n) {\n"
-                       "      for (j, 0, m) {\n"
-                       "        B[((i*m) + j)] = (A[((i*m) + j)] + 1f)\n"
+                       "    for (B.i, 0, n) {\n"
+                       "      for (B.j, 0, m) {\n"
+                       "        B[((B.i*m) + B.j)] = (A[((B.i*m) + B.j)] + 1f)\n"
                        "      }\n"
                        "    }\n"
                        "  }\n"
@@ -457,10 +464,10 @@ START_TEST(reduction_intermediate) {
   ck_assert_str_eq(t, "func f(A: float32[4, 12], S: float32[4]) {\n"
                       "  allocate R[float32 * 4] {\n"
                       "    produce R {\n"
-                      "      for (i, 0, 4) {\n"
-                      "        R[i] = 0f\n"
-                      "        for (k, 0, 6) {\n"
-                      "          R[i] = (R[i] + A[((i*12) + k)])\n"
+                      "      for (R.i, 0, 4) {\n"
+                      "        R[R.i] = 0f\n"
+                      "        for (R.k, 0, 6) {\n"
+                      "          R[R.i] = (R[R.i] + A[((R.i*12) + R.k)])\n"
                       "        }\n"
                       "      }\n"
                       "    }\n"
@@ -483,6 +490,8 @@ static const ir_expr *positive(tec_ctx *c, const ir_expr *const *idx, void *u) {
 
 START_TEST(signature_line) {
   sch_schedule *s = two_stage(TE_SHAPE(ctx, 64, 32));
+  /* one stage, the output's: its loops print with their own names, as ir_stmt_str does */
+  ck_assert_int_eq(sch_compute_inline(sch_stage_of(s, B)), 0);
   lower_func *f = tec_lower(s, "add_then_double", 2, (te_tensor *const[]){A, C});
   ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
   const char *t = tec_lower_str(f);
@@ -524,11 +533,121 @@ START_TEST(signature_types_and_sizes) {
   const char *t = tec_lower_str(f);
   ck_assert_int_eq(strncmp(t, "func mixed(I: int32[n, 4], D: float64[3], O: bool[n, 4], "
                               "E: float64[3]) {\n", 73), 0);
-  tu_assert_contains(t, "O[((i*4) + j)] = (I[((i*4) + j)] > 0i32)\n");
-  tu_assert_contains(t, "E[i] = (D[i]*2f64)\n");
+  /* two output stages with a loop `i` each: both print qualified (loop_names.c) */
+  tu_assert_contains(t, "O[((O.i*4) + O.j)] = (I[((O.i*4) + O.j)] > 0i32)\n");
+  tu_assert_contains(t, "E[E.i] = (D[E.i]*2f64)\n");
   ck_assert_int_eq(f->nsize, 1);
   ck_assert_ptr_eq(f->size_vars[0], n);
   ck_assert_str_eq(f->name, "mixed");
+}
+END_TEST
+
+
+/* The loop variables of body, once each (visiting order). */
+typedef struct loop_vars {
+  const ir_expr *v[64];
+  int n;
+} loop_vars;
+static void lv_for(ir_visitor *v, const ir_stmt *s) {
+  loop_vars *lv = v->user;
+  int seen = 0;
+  for (int i = 0; i < lv->n; i++) seen |= lv->v[i] == s->var;
+  if (!seen && lv->n < 64) lv->v[lv->n++] = s->var;
+  ir_visit_stmt_default(v, s);
+}
+
+/* The distinct names after "for (" in text. */
+static int printed_loop_names(const char *text, const char **names, int max) {
+  int n = 0;
+  for (const char *p = strstr(text, "for ("); p; p = strstr(p + 1, "for (")) {
+    const char *b = p + 5, *e = strchr(b, ',');
+    ck_assert_ptr_nonnull(e);
+    const char *name = tec_ctx_printf(ctx, "%.*s", (int)(e - b), b);
+    int seen = 0;
+    for (int i = 0; i < n; i++) seen |= strcmp(names[i], name) == 0;
+    if (!seen && n < max) names[n++] = name;
+  }
+  return n;
+}
+
+START_TEST(loop_names_stage_qualified) {
+  /* C's rows split by 8; B computed per block of rows, inside C's i.outer: both stages have a
+   * loop the schedule calls `i` and one called `j` */
+  sch_schedule *s = two_stage(TE_SHAPE(ctx, 64, 32));
+  sch_stage *sb = sch_stage_of(s, B), *sc = sch_stage_of(s, C);
+  sch_iter *io, *ii;
+  ck_assert_int_eq(sch_split(sc, sch_axis(sc, 0), 8, &io, &ii), 0);
+  ck_assert_int_eq(sch_compute_at(sb, sc, io), 0);
+  lower_func *f = lower(s, 2, (te_tensor *const[]){A, C});
+  const char *t = tec_lower_str(f);
+  /* the output stage's loops keep their names; the producer's carry its stage's name */
+  tu_assert_contains(t, "for (i.outer, 0, 8) {\n");
+  tu_assert_contains(t, "produce B {\n          for (B.i, 0, 8) {\n            for (B.j, 0, 32) {\n");
+  tu_assert_contains(t, "B[((B.i*32) + B.j)] = (A[(((B.i*32) + (i.outer*256)) + B.j)] + 1f)\n");
+  tu_assert_contains(t, "for (i.inner, 0, 8) {\n          for (j, 0, 32) {\n");
+  tu_assert_contains(t, "C[(((i.outer*256) + (i.inner*32)) + j)] = (B[((i.inner*32) + j)]*2f)\n");
+  assert_not_contains(t, "for (i, ");
+  assert_not_contains(t, "for (B.i.outer, ");
+  /* the rule: as many printed loop names as loops */
+  loop_vars lv = {.n = 0};
+  ir_visitor v;
+  ir_visitor_init(&v, &lv);
+  v.stmt[IR_S_FOR] = lv_for;
+  ir_visit_stmt(&v, f->body);
+  const char *names[64];
+  ck_assert_int_eq(lv.n, 5);
+  ck_assert_int_eq(printed_loop_names(t, names, 64), lv.n);
+  /* only the text: the variables, the schedule's names and the trace keep the plain ones */
+  tu_assert_contains(ir_stmt_str(f->body), "for (i, 0, 8) {\n");
+  ck_assert_ptr_eq(sch_leaf_named(sb, "i"), sch_axis(sb, 0));
+  ck_assert_ptr_eq(sch_leaf_named(sc, "i.outer"), io);
+  const char *js = sch_trace_json(ctx, sch_get_trace(s));
+  ck_assert_ptr_nonnull(js);
+  tu_assert_contains(js, "\"at\": \"i.outer\"");
+  assert_not_contains(js, "B.i");
+  /* TEC_DUMP_IR prints the same names */
+  const char *dump = lower_dumped(s, 2, (te_tensor *const[]){A, C}, "storage_rewrite", NULL);
+  tu_assert_contains(section(dump, "storage_rewrite"), "for (B.j, 0, 32) {\n");
+}
+END_TEST
+
+START_TEST(loop_names_two_outputs) {
+  /* two output stages with a loop `i` each: both qualified; a lone output stays plain */
+  te_tensor *D = te_placeholder(ctx, "D", TEC_F32, 1, TE_SHAPE(ctx, 3));
+  te_tensor *E = compute("E", 1, D->shape, times_two, D);
+  te_tensor *G = compute("G", 1, D->shape, plus_one, D);
+  sch_schedule *s = sch_create(ctx, 2, (te_tensor *const[]){E, G});
+  const char *t = tec_lower_str(lower(s, 3, (te_tensor *const[]){D, E, G}));
+  tu_assert_contains(t, "for (E.i, 0, 3) {\n      E[E.i] = (D[E.i]*2f)\n");
+  tu_assert_contains(t, "for (G.i, 0, 3) {\n      G[G.i] = (D[G.i] + 1f)\n");
+  s = sch_create(ctx, 1, &E);
+  t = tec_lower_str(lower(s, 2, (te_tensor *const[]){D, E}));
+  tu_assert_contains(t, "for (i, 0, 3) {\n      E[i] = (D[i]*2f)\n");
+}
+END_TEST
+
+/* A chain A -> P -> R -> Q -> O, P computed inside R's rows and Q inside O's: P's and Q's
+ * buffers are never live at once, and storage rewrite gives Q P's buffer. */
+START_TEST(storage_reuse_printed) {
+  A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, 8, 16));
+  te_tensor *P = compute("P", 2, A->shape, plus_one, A);
+  te_tensor *R = compute("R", 2, A->shape, times_two, P);
+  te_tensor *Q = compute("Q", 2, A->shape, plus_one, R);
+  te_tensor *O = compute("O", 2, A->shape, times_two, Q);
+  sch_schedule *s = sch_create(ctx, 1, &O);
+  sch_stage *sp = sch_stage_of(s, P), *sr = sch_stage_of(s, R);
+  sch_stage *sq = sch_stage_of(s, Q), *so = sch_stage_of(s, O);
+  ck_assert_int_eq(sch_compute_at(sp, sr, sch_axis(sr, 0)), 0);
+  ck_assert_int_eq(sch_compute_at(sq, so, sch_axis(so, 0)), 0);
+  lower_func *f = lower(s, 2, (te_tensor *const[]){A, O});
+  const char *t = tec_lower_str(f);
+  /* one buffer for P and Q, said where Q starts using it */
+  tu_assert_contains(t, "allocate P[float32 * 16] {\n");
+  assert_not_contains(t, "allocate Q");
+  tu_assert_contains(t, "      // P now holds Q\n      produce O {\n");
+  tu_assert_contains(t, "P[Q.j] = (R[((i*16) + Q.j)] + 1f)\n");
+  tu_assert_contains(t, "O[((i*16) + j)] = (P[j]*2f)\n");
+  ck_assert_int_eq(count(t, "//"), 1); /* the only comment */
 }
 END_TEST
 
@@ -558,6 +677,9 @@ Suite *lower_suite(void) {
   tcase_add_checked_fixture(p, setup, teardown);
   tcase_add_test(p, signature_line);
   tcase_add_test(p, signature_types_and_sizes);
+  tcase_add_test(p, loop_names_stage_qualified);
+  tcase_add_test(p, loop_names_two_outputs);
+  tcase_add_test(p, storage_reuse_printed);
   suite_add_tcase(s, p);
   return s;
 }

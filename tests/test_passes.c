@@ -909,6 +909,7 @@ START_TEST(storage_reuse) {
   ck_assert_int_eq(count(t, "allocate"), 1);
   tu_assert_contains(t, "allocate T[float32 * 16] {\n");
   tu_assert_contains(t, "S[j] = T[(15 - j)]");
+  tu_assert_contains(t, "  // T now holds U\n  for (j, 0, 16) {\n    T[j] = B[j]\n");
   same_results(s, r, 16, 0, 0, "reuse");
   /* nested lifetimes (T live while U is): no sharing */
   s = ir_allocate(T, TEC_F32, c64(8),

@@ -420,7 +420,7 @@ START_TEST(symbolic_size) {
   const char *t = tec_lower_str(f);
   tu_assert_contains(t, "func f(P: float32[n], R: float32[n]) {\n");
   tu_assert_contains(t, "allocate Q[float32 * n] {");
-  tu_assert_contains(t, "for (i, 0, n) {");
+  tu_assert_contains(t, "for (Q.i, 0, n) {");
   tu_assert_contains(t, "for (i.outer, ");
   /* n is unknown: the guard cannot be dropped by the simplifier */
   t = after_simplify(s, 2, (te_tensor *const[]){P, R});

@@ -123,9 +123,9 @@ START_TEST(round_up) {
     const char *ir = lower_str(g);
     if (extents[k] == 19) {
       tu_assert_contains(ir, "allocate B[float32 * 24]");
-      tu_assert_contains(ir, "B[ramp((i.outer*8), 1, 8)] =");
+      tu_assert_contains(ir, "B[ramp((B.i.outer*8), 1, 8)] =");
       /* the loads past A's end: predicated */
-      tu_assert_contains(ir, "A[ramp((i.outer*8), 1, 8)] if (ramp((i.outer*8), 1, 8) < x8(19))");
+      tu_assert_contains(ir, "A[ramp((B.i.outer*8), 1, 8)] if (ramp((B.i.outer*8), 1, 8) < x8(19))");
     }
     if (extents[k] == 3) tu_assert_contains(ir, "allocate B[float32 * 8]");
     check_numbers(g, extents[k], "round_up");

@@ -179,7 +179,8 @@ struct ir_expr {
 struct ir_stmt {
   ir_stmt_kind kind;
   tec_ctx *ctx;
-  const ir_expr *var;           /* FOR loop var; STORE/ALLOCATE buffer var; LET var */
+  const ir_expr *var;           /* FOR loop var; STORE/ALLOCATE buffer var; LET var;
+                                   ATTR buffer_reuse: the buffer renamed away */
   const ir_expr *a, *b, *c;     /* meaning by kind (see the list above) */
   const ir_stmt *body;          /* FOR/REALIZE/ALLOCATE/LET/ATTR/PRODUCE body; IF then */
   const ir_stmt *else_body;     /* IF else, or NULL */
@@ -286,6 +287,11 @@ const ir_stmt *ir_seq2(const ir_stmt *a, const ir_stmt *b);
 const ir_stmt *ir_if(const ir_expr *cond, const ir_stmt *then_s, const ir_stmt *else_s);
 const ir_stmt *ir_let_stmt(const ir_expr *var, const ir_expr *value, const ir_stmt *body);
 const ir_stmt *ir_attr(const char *key, const ir_expr *value, const ir_stmt *body);
+/* attr buffer_reuse = buf around body: storage reuse (storage_rewrite.c) renamed the buffer
+ * `was` to `buf` in body, which now holds what `was` held; inert, printed as
+ * `// buf now holds was`. */
+#define IR_ATTR_BUFFER_REUSE "buffer_reuse"
+const ir_stmt *ir_attr_buffer_reuse(const ir_expr *buf, const ir_expr *was, const ir_stmt *body);
 const ir_stmt *ir_evaluate(const ir_expr *value);
 const ir_stmt *ir_produce(const te_tensor *t, const ir_stmt *body);
 /* assert(cond, msg, a, b): msg a printf format with a %lld for each of a, b given (int64). */
@@ -299,6 +305,14 @@ const ir_stmt *ir_stmt_with(const ir_stmt *s, const ir_expr *a, const ir_expr *b
 /* ---- printing: stable text, the debug dump and the test oracle ---- */
 void ir_print_expr(FILE *f, const ir_expr *e);
 void ir_print_stmt(FILE *f, const ir_stmt *s);
+/* Display names for variables (a lowered function's loops: lower/loop_names.c): vars[i]
+ * prints as names[i]; a variable not listed prints as its own name. */
+typedef struct ir_print_names {
+  int n;
+  const ir_expr *const *vars;
+  const char *const *names;
+} ir_print_names;
+void ir_print_stmt_names(FILE *f, const ir_stmt *s, const ir_print_names *nm);
 /* Text in the ctx's arena. */
 const char *ir_expr_str(const ir_expr *e);
 const char *ir_stmt_str(const ir_stmt *s);
