@@ -3,7 +3,10 @@
 #   lib/libtec_runtime.a (what AOT objects link), lib/libtec_driver.a (the `tec` verbs for
 #   generator programs), include/tec/*.h, bin/tec,
 #   lib/cmake/tec/tecConfig.cmake (find_package(tec): tec::tec, tec::runtime, tec::driver),
-#   lib/pkgconfig/tec.pc (pkg-config --cflags --libs tec).
+#   lib/pkgconfig/tec.pc (pkg-config --cflags --libs tec),
+#   include/tec-dlpack/dlpack/dlpack.h (the DLPack header tec was built with: version
+#   TEC_DLPACK_VERSION, so users need no DLPack package), bin/tec-difftest (the differential
+#   schedule tester).
 # Only the shared library is exported as tec::tec: the static libtec.a links LLVM's imported
 # target, which a consumer would have to find first.
 include(GNUInstallDirs)
@@ -11,7 +14,7 @@ include(CMakePackageConfigHelpers)
 
 # The runtime's include path as an installed target sees it (the build tree's otherwise).
 set_property(TARGET tec_runtime PROPERTY INTERFACE_INCLUDE_DIRECTORIES
-  "$<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>;$<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>;${DLPACK_INCLUDE_DIR}")
+  "$<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>;$<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>;$<BUILD_INTERFACE:${DLPACK_INCLUDE_DIR}>;$<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/tec-dlpack>")
 set_target_properties(tec_shared PROPERTIES EXPORT_NAME tec)
 set_target_properties(tec_runtime PROPERTIES EXPORT_NAME runtime)
 
@@ -28,7 +31,11 @@ install(TARGETS ${_tec_targets} EXPORT tecTargets
 if(TARGET tec_cli)
   install(TARGETS tec_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
+if(TARGET tec-difftest)
+  install(TARGETS tec-difftest RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
 install(DIRECTORY include/tec DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${DLPACK_INCLUDE_DIR}/dlpack/dlpack.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tec-dlpack/dlpack)
 install(EXPORT tecTargets NAMESPACE tec:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tec)
 
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/tecConfig.cmake.in [=[
@@ -57,7 +64,7 @@ includedir=${prefix}/@CMAKE_INSTALL_INCLUDEDIR@
 Name: tec
 Description: tensor expressions and schedules in C, compiled by LLVM
 Version: @PROJECT_VERSION@
-Cflags: -I${includedir}
+Cflags: -I${includedir} -I${includedir}/tec-dlpack
 Libs: -L${libdir} -Wl,-rpath,${libdir} -ltec
 Libs.private: -lpthread -lm
 ]=])

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "example_args.h"
 #include "tec/tec.h"
 
 static double cpu_now(void) {
@@ -310,15 +311,21 @@ static prog gemm2(tec_ctx *c, int64_t n, int64_t u) { (void)u; return gemm(c, n)
 static prog conv2(tec_ctx *c, int64_t ch, int64_t h) { return conv(c, ch, ch, h); }
 
 int main(int argc, char **argv) {
-  int rounds = argc > 1 ? atoi(argv[1]) : 5;
-  int small = argc > 2 && !strcmp(argv[2], "small");
-  if (rounds < 1 || rounds > 64) {
-    fprintf(stderr, "usage: auto_quick [rounds 1..64] [full | small] [gemm,conv,...]\n");
+  int64_t rounds64 = 5;
+  const char *size = "full", *only = "gemm,conv,dw,blur,softmax,chain";
+  ex_opt opts[] = {{"rounds", EX_INT, &rounds64, 1, 64, "interleaved timing rounds"},
+                   {"size", EX_WORD, &size, 0, 0, "full (the bench's sizes) or small (a quick check)"},
+                   {"only", EX_WORD, &only, 0, 0, "a comma list of gemm, conv, dw, blur, softmax, chain"}};
+  int rc = ex_args_parse("The auto-scheduler's instant mode on six programs nobody wrote a template for, checked "
+                         "against the naive nest and timed beside it.", argc, argv, opts, 3);
+  if (rc) return rc == 1 ? 0 : 2;
+  if (strcmp(size, "full") && strcmp(size, "small")) {
+    fprintf(stderr, "auto_quick: --size is full or small, got '%s'\n", size);
     return 2;
   }
+  int rounds = (int)rounds64, small = !strcmp(size, "small");
   printf("threads %d, rounds %d, per-call CPU time (median)\n", tec_rt_get_num_threads(), rounds);
   int failures = 0;
-  const char *only = argc > 3 ? argv[3] : "gemm,conv,dw,blur,softmax,chain";
 #define WANT(name) (strstr(only, name) != NULL)
   if (WANT("gemm")) bench(gemm2, small ? 67 : 1024, 0, rounds, small, &failures);
   if (WANT("conv")) bench(conv2, small ? 16 : 128, small ? 9 : 28, rounds, small, &failures);

@@ -5,10 +5,12 @@
  * (the default) and packing inside every call (sch_set_precompute(s, 0)) — check both against
  * a naive loop, and time the per-call function of each. Prints the lowered prepare and run
  * functions of the first layer.
- *   usage: depthwise_spatial_pack [reps]   (default 50) */
+ *   usage: depthwise_spatial_pack [--reps N] [--layer NAME]   (default 50, every layer; --help) */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include "example_args.h"
 #include "tec/tec.h"
 
 typedef struct layer { const char *name; int64_t c, h, w, stride; } layer;
@@ -107,12 +109,26 @@ static double max_err(const float *a, const float *b, int64_t n) {
 }
 
 int main(int argc, char **argv) {
-  int reps = argc > 1 ? atoi(argv[1]) : 50;
-  if (reps < 1) reps = 1;
+  int64_t reps = 50;
+  const char *only = "all";
+  ex_opt opts[] = {{"reps", EX_INT, &reps, 1, 1e6, "timed calls per variant"},
+                   {"layer", EX_WORD, &only, 0, 0, "one layer by name (see the table), or all"}};
+  int rc = ex_args_parse("MobileNet v1's depthwise layers, TVM's arm_cpu spatial-pack schedule, kernel packed once.",
+                         argc, argv, opts, 2);
+  if (rc) return rc == 1 ? 0 : 2;
+  int found = !strcmp(only, "all");
+  for (size_t l = 0; l < sizeof layers / sizeof layers[0]; l++) found |= !strcmp(only, layers[l].name);
+  if (!found) {
+    fprintf(stderr, "depthwise_spatial_pack: no layer '%s'; the layers:", only);
+    for (size_t l = 0; l < sizeof layers / sizeof layers[0]; l++) fprintf(stderr, " %s", layers[l].name);
+    fprintf(stderr, " (or all)\n");
+    return 2;
+  }
   int status = 0;
   printf("%-16s %12s %14s %8s %10s\n", "layer", "split (ms)", "no split (ms)", "saved", "max error");
   for (size_t l = 0; l < sizeof layers / sizeof layers[0]; l++) {
     const layer *L = &layers[l];
+    if (strcmp(only, "all") && strcmp(only, L->name)) continue;
     topi_conv2d p = {.n = 1, .c_in = L->c, .h = L->h, .w = L->w, .c_out = L->c, .kh = 3, .kw = 3,
                      .stride_h = L->stride, .stride_w = L->stride, .pad_h = 1, .pad_w = 1,
                      .groups = L->c, .epi = {.bias = 1, .act = TOPI_ACT_RELU}};

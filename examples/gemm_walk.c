@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "example_args.h"
 #include "tec/tec.h"
 
 #define BN 32 /* the panel width of packed B and the j tile in steps 5-8: two zmm of floats */
@@ -331,11 +332,11 @@ static int run_step(const step *st, data *d) {
 }
 
 int main(int argc, char **argv) {
-  int64_t n = argc > 1 ? atoll(argv[1]) : 1024;
-  if (n < 1 || n > 4096) {
-    fprintf(stderr, "gemm_walk: N must be in [1, 4096], got %s\n", argv[1]);
-    return 2;
-  }
+  int64_t n = 1024;
+  ex_opt opts[] = {{"n", EX_INT, &n, 1, 4096, "the size: C (n x n) = A (n x n) * B (n x n)"}};
+  int rc = ex_args_parse("GEMM optimized one schedule step at a time; each step printed, checked and timed.", argc, argv,
+                         opts, 1);
+  if (rc) return rc == 1 ? 0 : 2;
   data d = {.n = n};
   int64_t shape[2] = {n, n};
   if (tec_dl_alloc(&d.a, TEC_F32, 2, shape) || tec_dl_alloc(&d.b, TEC_F32, 2, shape) ||

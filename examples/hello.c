@@ -1,6 +1,7 @@
 /* hello.c — the smallest tec program: C = A + B over a symbolic length n, split by 4,
  * lowered, printed, JIT-compiled and run for a few lengths. */
 #include <stdio.h>
+#include "example_args.h"
 #include "tec/tec.h"
 
 typedef struct inputs { te_tensor *a, *b; } inputs;
@@ -10,7 +11,12 @@ static const ir_expr *add(tec_ctx *ctx, const ir_expr *const *i, void *user) {
   return ir_add(TE_AT(in->a, i[0]), TE_AT(in->b, i[0]));
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  int64_t max_len = 1000; /* run for n = 1, 10, ... up to max_len */
+  ex_opt opts[] = {{"max", EX_INT, &max_len, 1, 1e8, "the largest n; runs n = 1, 10, 100, ... up to it"}};
+  int rc = ex_args_parse("C = A + B over a symbolic n, split by 4: lowered, printed, compiled and run.", argc, argv,
+                         opts, 1);
+  if (rc) return rc == 1 ? 0 : 2;
   tec_ctx *ctx = tec_ctx_new();
   const ir_expr *n = te_size_var(ctx, "n");
   te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 1, &n);
@@ -32,7 +38,7 @@ int main(void) {
   tec_lower_print(stdout, f);
   tec_packed_fn vadd = tec_module_get(m, "vadd");
   int status = 0;
-  for (int64_t len = 1; len <= 1000; len *= 10) {
+  for (int64_t len = 1; len <= max_len; len *= 10) {
     DLTensor a, b, c;
     tec_dl_alloc(&a, TEC_F32, 1, &len);
     tec_dl_alloc(&b, TEC_F32, 1, &len);

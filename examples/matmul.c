@@ -1,9 +1,10 @@
 /* matmul.c — C = A·B with a blocked schedule: declare, schedule, print the lowered IR,
  * JIT-compile, check against a naive loop and report GFLOP/s.
- *   usage: matmul [N]   (square N x N x N, default 512) */
+ *   usage: matmul [--n N]   (square N x N x N, default 512; `matmul N` too; --help) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include "example_args.h"
 #include "tec/tec.h"
 
 typedef struct mm { te_tensor *a, *b; const ir_expr *k; } mm;
@@ -20,11 +21,10 @@ static double now(void) {
 }
 
 int main(int argc, char **argv) {
-  int64_t n = argc > 1 ? atoll(argv[1]) : 512;
-  if (n < 1 || n > 8192) {
-    fprintf(stderr, "matmul: N must be in [1, 8192], got %s\n", argv[1]);
-    return 2;
-  }
+  int64_t n = 512;
+  ex_opt opts[] = {{"n", EX_INT, &n, 1, 8192, "the size: C (n x n) = A (n x n) * B (n x n)"}};
+  int rc = ex_args_parse("A blocked matrix multiply, timed and checked against a plain C loop.", argc, argv, opts, 1);
+  if (rc) return rc == 1 ? 0 : 2;
   tec_ctx *ctx = tec_ctx_new();
   te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, n, n));
   te_tensor *B = te_placeholder(ctx, "B", TEC_F32, 2, TE_SHAPE(ctx, n, n));

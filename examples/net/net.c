@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 #include "tec/tune.h"
+#include "../example_args.h"
 
 #define NET_MAX 64
 
@@ -640,9 +641,17 @@ int net_bench(net *n, int iters) {
 }
 
 int net_example_main(net_kind kind, const char *title, int argc, char **argv) {
-  int iters = argc > 1 ? atoi(argv[1]) : 20;
-  net_options o = {.kind = kind, .size = argc > 2 ? atoll(argv[2]) : 224,
-                   .width = argc > 3 ? atof(argv[3]) : 1.0, .seed = 1};
+  int64_t iters = 20, size = 224;
+  double width = 1.0;
+  ex_opt opts[] = {{"iters", EX_INT, &iters, 1, 1e6, "timed runs of the whole network"},
+                   {"size", EX_INT, &size, 8, 4096, "the input image's height and width"},
+                   {"width", EX_REAL, &width, 0.0625, 4, "the width multiplier of every layer's channels"}};
+  char about[160];
+  snprintf(about, sizeof about, "%s, batch 1, fp32: built from tec's templates, checked and timed layer by layer.",
+           title);
+  int arc = ex_args_parse(about, argc, argv, opts, 3);
+  if (arc) return arc == 1 ? 0 : 2;
+  net_options o = {.kind = kind, .size = size, .width = width, .seed = 1};
   char err[256];
   net *n = net_create(&o, err, sizeof err);
   if (!n) {
@@ -652,7 +661,7 @@ int net_example_main(net_kind kind, const char *title, int argc, char **argv) {
   printf("%s: batch 1, fp32, %lldx%lld, width %.2f, packed layout NCHW%lldc, seeded weights\n",
          title, (long long)n->opt.size, (long long)n->opt.size, n->opt.width,
          (long long)n->opt.block);
-  int rc = net_bench(n, iters);
+  int rc = net_bench(n, (int)iters);
   if (rc) fprintf(stderr, "%s\n", net_error(n));
   net_free(n);
   return rc ? 1 : 0;
