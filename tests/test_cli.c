@@ -320,7 +320,8 @@ END_TEST
 START_TEST(tune_dense) {
   ck_assert_int_eq(run(TEC_CLI, "tune dense --shape m=16,n=32,k=8 --trials 3 --repeat 1 --seed 2 --records r.jsonl "
                                 "--csv t.csv --svg t.svg"), 0);
-  tu_assert_contains(out_text, "tune dense k=8,m=16,n=32 on llvm -mtriple=");
+  tu_assert_contains(out_text, "tune dense k=8,m=16,n=32 on the host (-mcpu="); /* not its features */
+  ck_assert_ptr_null(strstr(out_text, "-mattr"));
   tu_assert_contains(out_text, "space: 6 knobs, ");
   tu_assert_contains(out_text, "3 trials in ");
   tu_assert_contains(out_text, ": 3 ok, 0 build errors, 0 run errors, 0 wrong, 0 time-outs; records in r.jsonl\n");
@@ -344,6 +345,36 @@ START_TEST(tune_dense) {
   ck_assert_ptr_nonnull(svg);
   tu_assert_contains(svg, "<polyline");
   free(svg);
+}
+END_TEST
+
+/* Progress a log can read: tec tune's stderr into a pipe (not a terminal) gets the progress
+ * line while the trials run, every MIN to MAX seconds (TEC_TUNE_PROGRESS=0.05,0.2 here, 10,30
+ * by default), each in the documented format, the last one at the end; a bad setting is said. */
+START_TEST(tune_progress_in_a_pipe) {
+  ck_assert_int_eq(run("TEC_TUNE_PROGRESS=0.05,0.2 " TEC_CLI, "tune dense --shape m=16,n=32,k=8 --trials 6 "
+                                                              "--repeat 1 --confirm 0 --records r.jsonl 2>&1 | cat"), 0);
+  int before_end = 0, last_done = 0;
+  double last_elapsed = 0;
+  for (const char *l = out_text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+    int done, total;
+    double best, elapsed, eta;
+    if (sscanf(l, "tune: %d/%d trials, best %lf GFLOP/s, elapsed %lf s, ETA %lf s", &done, &total, &best,
+               &elapsed, &eta) != 5)
+      continue;
+    ck_assert_int_eq(total, 6);
+    ck_assert_msg(done >= last_done && done <= 6 && elapsed >= last_elapsed && best >= 0 && eta >= 0,
+                  "a progress line out of order: %.80s", l);
+    before_end += done < 6;
+    last_done = done, last_elapsed = elapsed;
+  }
+  ck_assert_msg(before_end >= 1, "no progress line before the end:\n%s", out_text);
+  ck_assert_int_eq(last_done, 6); /* the last one: every trial */
+  /* a setting that is not MIN,MAX: said, and the default used */
+  ck_assert_int_eq(run("TEC_TUNE_PROGRESS=fast " TEC_CLI, "tune dense --shape m=16,n=32,k=8 --trials 1 --repeat 1 "
+                                                         "--confirm 0 --records r.jsonl"), 0);
+  tu_assert_contains(err_text, "tune: warning: TEC_TUNE_PROGRESS='fast' is not MIN,MAX seconds");
+  tu_assert_contains(err_text, "tune: 1/1 trials, best ");
 }
 END_TEST
 
@@ -386,6 +417,7 @@ int main(void) {
   tcase_add_test(tc, compile_link_run);
   tcase_add_test(tc, bench_conv);
   tcase_add_test(tc, tune_dense);
+  tcase_add_test(tc, tune_progress_in_a_pipe);
   tcase_add_test(tc, generator);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
