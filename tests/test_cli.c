@@ -167,6 +167,7 @@ START_TEST(list_op_defaults) {
     snprintf(args, sizeof args, "list %s", name);
     ck_assert_int_eq(run(TEC_CLI, args), 0);
     ck_assert_str_eq(err_text, "");
+    tu_assert_contains(out_text, "for the example on this host:\nspace: "); /* its knobs */
     snprintf(want, sizeof want, "e.g. tec print %s --shape ", name);
     const char *eg = strstr(out_text, want);
     ck_assert_msg(eg != NULL, "tec list %s: no example in\n%s", name, out_text);

@@ -63,7 +63,8 @@ static const char *verb_help(const char *verb) {
   if (!strcmp(verb, "list"))
     return "usage: tec list [OP]\n  Lists the operators: topi templates with their --shape keys, then the\n"
            "  generators linked into this program. With OP (a template): each --shape key with\n"
-           "  its default (\"required\" when it has none) and its legal values, and an example.\n";
+           "  its default (\"required\" when it has none) and its legal values, an example, and the\n"
+           "  --config knobs of the example's space on this host.\n";
   if (!strcmp(verb, "print"))
     return "usage: tec print OP --shape KEY=V,... [--config KNOB=V,...] [--target T] [--after PASS]\n"
            "  Prints the lowered loop program of OP for the problem (and its prepare function).\n"

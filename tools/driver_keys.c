@@ -6,6 +6,7 @@
  * (its defaults) and checks the template accepts it. */
 #include <stdio.h>
 #include <string.h>
+#include "tec/space.h"
 #include "tools/driver_internal.h"
 
 typedef struct drv_key {
@@ -182,5 +183,19 @@ int drv_list_op(const topi_template *t) {
     printf("  %-18s %-10s %s\n", k->key, d ? d : "required", k->legal);
   }
   printf("e.g. tec print %s --shape %s\n", t->name, example(t));
+  /* the knobs (--config), for the example on the host: what the space looks like */
+  tec_ctx *ctx = tec_ctx_new();
+  tec_gen_params p;
+  drv_problem prob;
+  tune_space sp;
+  const tec_target *host = ctx ? tec_target_parse(ctx, NULL) : NULL;
+  if (host && drv_params_parse(ctx, example(t), &p) == 0 && drv_problem_parse(t, &p, &prob) == 0 &&
+      t->space(ctx, &prob, host, &sp) == 0) {
+    printf("--config knobs (tec print ... --config KNOB=V,...), for the example on this host:\n");
+    tune_space_print(stdout, &sp);
+  } else {
+    printf("--config knobs: (the example's space: %s)\n", ctx ? tec_ctx_error(ctx) : "out of memory");
+  }
+  tec_ctx_free(ctx);
   return 0;
 }
