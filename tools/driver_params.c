@@ -98,6 +98,14 @@ static int64_t dflt(const topi_template *t, const char *key, int64_t ref) {
 }
 #define INT(key, ref) tec_gen_int(p, key, dflt(t, key, ref))
 
+/* kh kw stride_h stride_w pad_h pad_w (conv2d and pooling), from k, stride and pad */
+static void window(const topi_template *t, const tec_gen_params *p, int64_t k, int64_t s, int64_t pad,
+                   int64_t *const w[6]) {
+  static const char *const keys[] = {"kh", "kw", "stride_h", "stride_w", "pad_h", "pad_w"};
+  const int64_t ref[] = {k, k, s, s, pad, pad};
+  for (int i = 0; i < 6; i++) *w[i] = INT(keys[i], ref[i]);
+}
+
 static int layout(const topi_template *t, const tec_gen_params *p, const char *key, topi_layout *out) {
   const char *s = tec_gen_str(p, key, drv_key_default(t, key));
   if (topi_layout_parse(p->ctx, s, out) != 0) {
@@ -136,12 +144,7 @@ int drv_problem_parse(const topi_template *t, const tec_gen_params *p, drv_probl
     c->h = INT("h", 0);
     c->w = INT("w", 0);
     int64_t k = INT("k", 1), s = INT("stride", 1), pad = INT("pad", 0), dil = INT("dilation", 1);
-    c->kh = INT("kh", k);
-    c->kw = INT("kw", k);
-    c->stride_h = INT("stride_h", s);
-    c->stride_w = INT("stride_w", s);
-    c->pad_h = INT("pad_h", pad);
-    c->pad_w = INT("pad_w", pad);
+    window(t, p, k, s, pad, (int64_t *const[]){&c->kh, &c->kw, &c->stride_h, &c->stride_w, &c->pad_h, &c->pad_w});
     c->dilation_h = INT("dilation_h", dil);
     c->dilation_w = INT("dilation_w", dil);
     c->groups = INT("groups", c->c_in);
@@ -190,12 +193,7 @@ int drv_problem_parse(const topi_template *t, const tec_gen_params *p, drv_probl
     q->w = INT("w", 0);
     int64_t k = INT("k", 0), s = tec_gen_int(p, "stride", k ? dflt(t, "stride", 1) : 0);
     int64_t pad = INT("pad", 0);
-    q->kh = INT("kh", k);
-    q->kw = INT("kw", k);
-    q->stride_h = INT("stride_h", s);
-    q->stride_w = INT("stride_w", s);
-    q->pad_h = INT("pad_h", pad);
-    q->pad_w = INT("pad_w", pad);
+    window(t, p, k, s, pad, (int64_t *const[]){&q->kh, &q->kw, &q->stride_h, &q->stride_w, &q->pad_h, &q->pad_w});
     q->count_include_pad = INT("count_include_pad", 0) != 0;
     const char *m = tec_gen_str(p, "mode", drv_key_default(t, "mode"));
     if (!strcmp(m, "max")) q->mode = TOPI_POOL_MAX;
