@@ -144,8 +144,39 @@ START_TEST(print_dw_pw) {
   tu_assert_contains(err_text, "dw_pw_fused needs --shape with the keys n c h w oc k stride "
                                "layout out bias act");
   ck_assert_int_eq(run(TEC_CLI, "print dw_pw_fused --shape c=32,h=8,w=8,oc=24,residual=1"), 2);
-  tu_assert_contains(err_text, "dw_pw_fused cannot compute this problem: dw: a residual is not "
-                               "supported (the pointwise may have one)");
+  tu_assert_contains(err_text, "--shape: unknown key 'residual'; the keys are n c h w oc k stride "
+                               "layout out bias act"); /* the block takes none */
+}
+END_TEST
+
+/* tec list OP: each key with its default ("required" when none) and legal values, and an
+ * example. Every template's example — its required keys, every other key at its default — is a
+ * problem the template accepts (conv2d_nchwc's default output layout was NCHW, which it
+ * refused). */
+START_TEST(list_op_defaults) {
+  ck_assert_int_eq(run(TEC_CLI, "list conv2d_nchwc"), 0);
+  tu_assert_contains(out_text, "conv2d_nchwc: conv2d ");
+  tu_assert_contains(out_text, "  c                  required   input channels, >= 1\n");
+  tu_assert_contains(out_text, "  out                NCHW16c    NCHW, NHWC, NCHW<x>c");
+  tu_assert_contains(out_text, "  act                none       none, relu, relu6\n");
+  ck_assert_int_eq(run(TEC_CLI, "list depthwise_nchwc"), 0);
+  tu_assert_contains(out_text, "  groups             c          ");
+  for (int i = 0; i < topi_template_count(); i++) {
+    const char *name = topi_template_at(i)->name;
+    char args[512], want[128];
+    snprintf(args, sizeof args, "list %s", name);
+    ck_assert_int_eq(run(TEC_CLI, args), 0);
+    ck_assert_str_eq(err_text, "");
+    tu_assert_contains(out_text, "for the example on this host:\nspace: "); /* its knobs */
+    snprintf(want, sizeof want, "e.g. tec print %s --shape ", name);
+    const char *eg = strstr(out_text, want);
+    ck_assert_msg(eg != NULL, "tec list %s: no example in\n%s", name, out_text);
+    eg += strlen("e.g. tec ");
+    snprintf(args, sizeof args, "%.*s", (int)strcspn(eg, "\n"), eg);
+    ck_assert_msg(run(TEC_CLI, args) == 0, "tec %s (its defaults) refused: %s", args, err_text);
+    snprintf(want, sizeof want, "func %s", name);
+    tu_assert_contains(out_text, want);
+  }
 }
 END_TEST
 
@@ -161,7 +192,12 @@ START_TEST(bad_usage) {
       {"print conv2d_nchwc --shape c=16,h", "--shape: 'h' is not key=value"},
       {"print conv2d_nchwc --shape c=1,c=2", "'c' given twice"},
       {"print conv2d_nchwc --shape c=16,h=8,w=8,oc=16,act=tanh", "act=tanh; the activations are none, relu, relu6"},
-      {"print conv2d_nchwc --shape c=16,h=8,w=8,oc=16", "conv2d_nchwc cannot compute this problem: output layout NCHW"},
+      {"print conv2d_nchwc --shape c=16,h=8,w=8,oc=16,out=NCHW", "conv2d_nchwc cannot compute this problem: output layout NCHW"},
+      {"print conv2d_nchwc --shape c=16,h=8,oc=16", "--shape: w is missing (conv2d_nchwc: input width, >= 1); e.g. --shape c=16,h=14,w=14,oc=32"},
+      {"print dense --shape m=4,n=4", "--shape: k is missing (dense: the reduction, >= 1)"},
+      {"list nope", "tec list: unknown operator 'nope'; the operators are conv2d_nchwc, "},
+      {"targets dense", "tec targets: takes no operator or options"},
+      {"list dense --shape m=1", "tec list: takes no operator or options"},
       {"print " CONV ",dilation=-1", "conv2d_nchwc: dilation must be >= 1 (0 is read as 1; got -1x-1)"},
       {"print conv2d_nchwc --shape c=16,h=8,w=8,oc=16,in=NCHWx", "--shape: in=NCHWx: topi_layout_parse: unknown layout 'NCHWx' (legal: NCHW, NHWC"},
       {"print conv2d_nchwc --shape c=16,h=8,w=8,oc=16,in=NCHW16c+mx", "--shape: in=NCHW16c+mx: topi_layout_parse: unknown layout 'NCHW16c+mx'"},
@@ -285,7 +321,8 @@ END_TEST
 START_TEST(tune_dense) {
   ck_assert_int_eq(run(TEC_CLI, "tune dense --shape m=16,n=32,k=8 --trials 3 --repeat 1 --seed 2 --records r.jsonl "
                                 "--csv t.csv --svg t.svg"), 0);
-  tu_assert_contains(out_text, "tune dense k=8,m=16,n=32 on llvm -mtriple=");
+  tu_assert_contains(out_text, "tune dense k=8,m=16,n=32 on the host (-mcpu="); /* not its features */
+  ck_assert_ptr_null(strstr(out_text, "-mattr"));
   tu_assert_contains(out_text, "space: 6 knobs, ");
   tu_assert_contains(out_text, "3 trials in ");
   tu_assert_contains(out_text, ": 3 ok, 0 build errors, 0 run errors, 0 wrong, 0 time-outs; records in r.jsonl\n");
@@ -309,6 +346,36 @@ START_TEST(tune_dense) {
   ck_assert_ptr_nonnull(svg);
   tu_assert_contains(svg, "<polyline");
   free(svg);
+}
+END_TEST
+
+/* Progress a log can read: tec tune's stderr into a pipe (not a terminal) gets the progress
+ * line while the trials run, every MIN to MAX seconds (TEC_TUNE_PROGRESS=0.05,0.2 here, 10,30
+ * by default), each in the documented format, the last one at the end; a bad setting is said. */
+START_TEST(tune_progress_in_a_pipe) {
+  ck_assert_int_eq(run("TEC_TUNE_PROGRESS=0.05,0.2 " TEC_CLI, "tune dense --shape m=16,n=32,k=8 --trials 6 "
+                                                              "--repeat 1 --confirm 0 --records r.jsonl 2>&1 | cat"), 0);
+  int before_end = 0, last_done = 0;
+  double last_elapsed = 0;
+  for (const char *l = out_text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+    int done, total;
+    double best, elapsed, eta;
+    if (sscanf(l, "tune: %d/%d trials, best %lf GFLOP/s, elapsed %lf s, ETA %lf s", &done, &total, &best,
+               &elapsed, &eta) != 5)
+      continue;
+    ck_assert_int_eq(total, 6);
+    ck_assert_msg(done >= last_done && done <= 6 && elapsed >= last_elapsed && best >= 0 && eta >= 0,
+                  "a progress line out of order: %.80s", l);
+    before_end += done < 6;
+    last_done = done, last_elapsed = elapsed;
+  }
+  ck_assert_msg(before_end >= 1, "no progress line before the end:\n%s", out_text);
+  ck_assert_int_eq(last_done, 6); /* the last one: every trial */
+  /* a setting that is not MIN,MAX: said, and the default used */
+  ck_assert_int_eq(run("TEC_TUNE_PROGRESS=fast " TEC_CLI, "tune dense --shape m=16,n=32,k=8 --trials 1 --repeat 1 "
+                                                         "--confirm 0 --records r.jsonl"), 0);
+  tu_assert_contains(err_text, "tune: warning: TEC_TUNE_PROGRESS='fast' is not MIN,MAX seconds");
+  tu_assert_contains(err_text, "tune: 1/1 trials, best ");
 }
 END_TEST
 
@@ -347,9 +414,11 @@ int main(void) {
   tcase_add_test(tc, print_dw_pw);
   tcase_add_test(tc, print_other_ops);
   tcase_add_test(tc, bad_usage);
+  tcase_add_test(tc, list_op_defaults);
   tcase_add_test(tc, compile_link_run);
   tcase_add_test(tc, bench_conv);
   tcase_add_test(tc, tune_dense);
+  tcase_add_test(tc, tune_progress_in_a_pipe);
   tcase_add_test(tc, generator);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);

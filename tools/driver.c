@@ -49,7 +49,8 @@ typedef struct drv_opts {
 static const char *const usage_main =
     "usage: tec VERB [OP] [options]  (tec VERB --help for one verb)\n"
     "  targets               the target presets, architectures, CPUs and features\n"
-    "  list                  the operators: topi templates and this program's generators\n"
+    "  list [OP]             the operators: topi templates and this program's generators;\n"
+    "                        with OP: its --shape keys, defaults and legal values\n"
     "  print OP --shape S    the lowered loop program [--config C] [--target T] [--after PASS]\n"
     "  compile OP --shape S --target T -o x.o   object + header [--emit obj,h,asm,ll] [--name N]\n"
     "  bench OP --shape S    JIT-build for the host, prepare once, time run [--repeat N]\n"
@@ -60,8 +61,10 @@ static const char *verb_help(const char *verb) {
     return "usage: tec targets\n  Lists the target presets (boards), then per architecture the -mcpu\n"
            "  names and -mattr features --target accepts, and the host target.\n";
   if (!strcmp(verb, "list"))
-    return "usage: tec list\n  Lists the operators: topi templates with their --shape keys and knobs'\n"
-           "  names, then the generators linked into this program.\n";
+    return "usage: tec list [OP]\n  Lists the operators: topi templates with their --shape keys, then the\n"
+           "  generators linked into this program. With OP (a template): each --shape key with\n"
+           "  its default (\"required\" when it has none) and its legal values, an example, and the\n"
+           "  --config knobs of the example's space on this host.\n";
   if (!strcmp(verb, "print"))
     return "usage: tec print OP --shape KEY=V,... [--config KNOB=V,...] [--target T] [--after PASS]\n"
            "  Prints the lowered loop program of OP for the problem (and its prepare function).\n"
@@ -207,20 +210,22 @@ static int parse_opts(int argc, char **argv, drv_opts *o) {
   return 0;
 }
 
+static int unknown_op(tec_ctx *ctx, const char *op) {
+  char list[1024] = "";
+  for (int i = 0; i < topi_template_count(); i++)
+    snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", topi_template_at(i)->name);
+  for (tec_generator *q = generators; q; q = q->next)
+    snprintf(list + strlen(list), sizeof list - strlen(list), ", %s", q->name);
+  return tec_ctx_set_error(ctx, "unknown operator '%s'; the operators are %s", op, list);
+}
+
 /* The topi template OP and its problem from --shape (the template applies to it). -1 with an
  * error in ctx. */
 static int op_problem(tec_ctx *ctx, const drv_opts *o, tec_gen_params *p, const topi_template **out,
                       drv_problem *prob) {
   const topi_template *t = topi_template_find(o->op);
-  if (!t) {
-    char list[1024] = "";
-    for (int i = 0; i < topi_template_count(); i++)
-      snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", topi_template_at(i)->name);
-    for (tec_generator *q = generators; q; q = q->next)
-      snprintf(list + strlen(list), sizeof list - strlen(list), ", %s", q->name);
-    return tec_ctx_set_error(ctx, "unknown operator '%s'; the operators are %s", o->op, list);
-  }
-  if (!o->shape) return tec_ctx_set_error(ctx, "%s needs --shape with the keys %s", t->name, drv_problem_keys(t));
+  if (!t) return unknown_op(ctx, o->op);
+  if (!o->shape) return tec_ctx_set_error(ctx, "%s needs --shape with the keys %s (tec list %s: defaults, legal values)", t->name, drv_problem_keys(t), t->name);
   if (drv_problem_parse(t, p, prob) != 0) return -1;
   const char *why = NULL;
   if (t->applies && !t->applies(ctx, prob, &why))
@@ -350,6 +355,23 @@ static int run_verb(drv_opts *o) {
   return status;
 }
 
+/* tec list OP: a template's keys; a generator's line */
+static int list_op(const char *op) {
+  const topi_template *t = topi_template_find(op);
+  if (t) return drv_list_op(t);
+  for (tec_generator *q = generators; q; q = q->next)
+    if (!strcmp(q->name, op)) {
+      printf("%s: %s\n--shape keys: the ones the generator reads (tec print %s names them)\n", q->name,
+             q->doc ? q->doc : "", q->name);
+      return 0;
+    }
+  tec_ctx *ctx = tec_ctx_new();
+  unknown_op(ctx, op);
+  int rc = fail(2, "list", ctx ? tec_ctx_error(ctx) : "out of memory");
+  tec_ctx_free(ctx);
+  return rc;
+}
+
 int tec_driver_main(int argc, char **argv) {
   if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
     fputs(usage_main, argc < 2 ? stderr : stdout);
@@ -365,10 +387,11 @@ int tec_driver_main(int argc, char **argv) {
   if (parse_opts(argc, argv, &o) != 0) return 2;
   if (o.help) return fputs(help, stdout), 0;
   if (!strcmp(o.verb, "targets") || !strcmp(o.verb, "list")) {
-    if (o.op || o.shape || o.config || o.target || o.name || o.out || o.emit || o.after || o.repeat ||
+    if ((o.op && !strcmp(o.verb, "targets")) || o.shape || o.config || o.target || o.name || o.out || o.emit || o.after || o.repeat ||
         o.tune.tuner || o.tune.records || o.tune.transfer || o.tune.csv || o.tune.svg || o.tune.trials || o.tune.seed_set || o.tune.timeout > 0 || o.tune.build_timeout > 0 ||
         o.tune.min_repeat_ms >= 0 || o.tune.confirm_set || o.tune.remote || o.tune.remote_prefix || o.tune.remote_cc || o.tune.remote_runtime || o.tune.nssh)
       return fail(2, o.verb, "takes no operator or options");
+    if (o.op) return list_op(o.op);
     return !strcmp(o.verb, "targets") ? drv_targets() : drv_list();
   }
   return run_verb(&o);

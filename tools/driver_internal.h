@@ -47,7 +47,13 @@ int drv_tune(tec_ctx *ctx, const topi_template *t, const void *problem, const ch
 int drv_params_parse(tec_ctx *ctx, const char *text, tec_gen_params *p);
 /* -1 with an error if a value was bad or a key was never read (legal: the keys, for the message) */
 int drv_params_finish(const tec_gen_params *p, const char *legal);
+/* driver_keys.c: the keys of t's problem ("n c h w ..."); key's default for t (NULL:
+ * required; a key name: that key's value); -1 with an error naming a required key not given;
+ * `tec list OP` */
 const char *drv_problem_keys(const topi_template *t);
+const char *drv_key_default(const topi_template *t, const char *key);
+int drv_keys_check(const topi_template *t, const tec_gen_params *p);
+int drv_list_op(const topi_template *t);
 int drv_problem_parse(const topi_template *t, const tec_gen_params *p, drv_problem *out);
 
 #endif

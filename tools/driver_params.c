@@ -89,8 +89,25 @@ int drv_params_finish(const tec_gen_params *p, const char *legal) {
   return 0;
 }
 
-static int layout(const tec_gen_params *p, const char *key, const char *dflt, topi_layout *out) {
-  const char *s = tec_gen_str(p, key, dflt);
+/* key's default for template t as a number: the table's (driver_keys.c), ref when it names
+ * another key ("k", "stride", "c"), 0 when the key is required (checked before) */
+static int64_t dflt(const topi_template *t, const char *key, int64_t ref) {
+  const char *d = drv_key_default(t, key);
+  if (!d) return 0;
+  return (*d >= '0' && *d <= '9') ? strtoll(d, NULL, 10) : ref;
+}
+#define INT(key, ref) tec_gen_int(p, key, dflt(t, key, ref))
+
+/* kh kw stride_h stride_w pad_h pad_w (conv2d and pooling), from k, stride and pad */
+static void window(const topi_template *t, const tec_gen_params *p, int64_t k, int64_t s, int64_t pad,
+                   int64_t *const w[6]) {
+  static const char *const keys[] = {"kh", "kw", "stride_h", "stride_w", "pad_h", "pad_w"};
+  const int64_t ref[] = {k, k, s, s, pad, pad};
+  for (int i = 0; i < 6; i++) *w[i] = INT(keys[i], ref[i]);
+}
+
+static int layout(const topi_template *t, const tec_gen_params *p, const char *key, topi_layout *out) {
+  const char *s = tec_gen_str(p, key, drv_key_default(t, key));
   if (topi_layout_parse(p->ctx, s, out) != 0) {
     const char *why = tec_ctx_strdup(p->ctx, tec_ctx_error(p->ctx));
     tec_ctx_clear_error(p->ctx);
@@ -100,8 +117,8 @@ static int layout(const tec_gen_params *p, const char *key, const char *dflt, to
   return 0;
 }
 
-static int activation(const tec_gen_params *p, topi_act *act) {
-  const char *a = tec_gen_str(p, "act", "none");
+static int activation(const topi_template *t, const tec_gen_params *p, topi_act *act) {
+  const char *a = tec_gen_str(p, "act", drv_key_default(t, "act"));
   if (!strcmp(a, "none")) *act = TOPI_ACT_NONE;
   else if (!strcmp(a, "relu")) *act = TOPI_ACT_RELU;
   else if (!strcmp(a, "relu6")) *act = TOPI_ACT_RELU6;
@@ -109,61 +126,30 @@ static int activation(const tec_gen_params *p, topi_act *act) {
   return 0;
 }
 
-static int epilogue(const tec_gen_params *p, topi_epilogue *e) {
-  e->bias = tec_gen_int(p, "bias", 0) != 0;
-  e->residual = tec_gen_int(p, "residual", 0) != 0;
-  return activation(p, &e->act);
+static int epilogue(const topi_template *t, const tec_gen_params *p, topi_epilogue *e) {
+  e->bias = INT("bias", 0) != 0;
+  e->residual = drv_key_default(t, "residual") ? INT("residual", 0) != 0 : 0;
+  return activation(t, p, &e->act);
 }
 
-#define CONV_KEYS                                                                          \
-  "n c h w oc kh kw (k: both) stride (stride_h stride_w) pad (pad_h pad_w) dilation "      \
-  "(dilation_h dilation_w) groups in out bias residual act"
-#define LAYOUT_KEYS "n c h w from to"
-#define DENSE_KEYS "m n k bt const_b bias residual act"
-#define DW_PW_KEYS "n c h w oc k stride layout out bias act"
-#define POOL_KEYS                                                                          \
-  "n c h w kh kw (k: both) stride (stride_h stride_w) pad (pad_h pad_w) mode "              \
-  "count_include_pad in out"
-#define SOFTMAX_KEYS "m n"
-#define ELTWISE_KEYS "n c h w layout act"
-
-const char *drv_problem_keys(const topi_template *t) {
-  switch (t->problem_kind) {
-  case TOPI_PROBLEM_CONV2D: return CONV_KEYS;
-  case TOPI_PROBLEM_LAYOUT: return LAYOUT_KEYS;
-  case TOPI_PROBLEM_DW_PW: return DW_PW_KEYS;
-  case TOPI_PROBLEM_POOL: return POOL_KEYS;
-  case TOPI_PROBLEM_SOFTMAX: return SOFTMAX_KEYS;
-  case TOPI_PROBLEM_ELTWISE: return ELTWISE_KEYS;
-  case TOPI_PROBLEM_DENSE: return DENSE_KEYS;
-  }
-  return DENSE_KEYS;
-}
-
-/* Sizes not given default to 1 (n) or are required (0 here: the template refuses them). */
+/* Keys not given take the template's defaults (driver_keys.c); a required one missing is
+ * refused by name (after bad values and unknown keys). */
 int drv_problem_parse(const topi_template *t, const tec_gen_params *p, drv_problem *out) {
   memset(out, 0, sizeof *out);
   switch (t->problem_kind) {
   case TOPI_PROBLEM_CONV2D: {
     topi_conv2d *c = &out->conv;
-    c->n = tec_gen_int(p, "n", 1);
-    c->c_in = tec_gen_int(p, "c", 0);
-    c->h = tec_gen_int(p, "h", 0);
-    c->w = tec_gen_int(p, "w", 0);
-    int64_t k = tec_gen_int(p, "k", 1), s = tec_gen_int(p, "stride", 1), pad = tec_gen_int(p, "pad", 0);
-    int64_t dil = tec_gen_int(p, "dilation", 1);
-    c->kh = tec_gen_int(p, "kh", k);
-    c->kw = tec_gen_int(p, "kw", k);
-    c->stride_h = tec_gen_int(p, "stride_h", s);
-    c->stride_w = tec_gen_int(p, "stride_w", s);
-    c->pad_h = tec_gen_int(p, "pad_h", pad);
-    c->pad_w = tec_gen_int(p, "pad_w", pad);
-    c->dilation_h = tec_gen_int(p, "dilation_h", dil);
-    c->dilation_w = tec_gen_int(p, "dilation_w", dil);
-    c->groups = tec_gen_int(p, "groups", 1);
-    c->c_out = tec_gen_int(p, "oc", c->groups > 1 ? c->c_in : 0);
-    if (layout(p, "in", "NCHW", &c->in_layout) || layout(p, "out", "NCHW", &c->out_layout) ||
-        epilogue(p, &c->epi))
+    c->n = INT("n", 1);
+    c->c_in = INT("c", 0);
+    c->h = INT("h", 0);
+    c->w = INT("w", 0);
+    int64_t k = INT("k", 1), s = INT("stride", 1), pad = INT("pad", 0), dil = INT("dilation", 1);
+    window(t, p, k, s, pad, (int64_t *const[]){&c->kh, &c->kw, &c->stride_h, &c->stride_w, &c->pad_h, &c->pad_w});
+    c->dilation_h = INT("dilation_h", dil);
+    c->dilation_w = INT("dilation_w", dil);
+    c->groups = INT("groups", c->c_in);
+    c->c_out = tec_gen_int(p, "oc", c->groups > 1 ? c->c_in : dflt(t, "oc", c->c_in));
+    if (layout(t, p, "in", &c->in_layout) || layout(t, p, "out", &c->out_layout) || epilogue(t, p, &c->epi))
       return -1;
     break;
   }
@@ -171,81 +157,76 @@ int drv_problem_parse(const topi_template *t, const tec_gen_params *p, drv_probl
                                bias and act on both */
     topi_dw_pw *b = &out->dw_pw;
     topi_conv2d *dw = &b->dw, *pw = &b->pw;
-    dw->n = tec_gen_int(p, "n", 1);
-    dw->c_in = dw->c_out = dw->groups = tec_gen_int(p, "c", 0);
-    dw->h = tec_gen_int(p, "h", 0);
-    dw->w = tec_gen_int(p, "w", 0);
-    dw->kh = dw->kw = tec_gen_int(p, "k", 3);
-    dw->stride_h = dw->stride_w = tec_gen_int(p, "stride", 1);
+    dw->n = INT("n", 1);
+    dw->c_in = dw->c_out = dw->groups = INT("c", 0);
+    dw->h = INT("h", 0);
+    dw->w = INT("w", 0);
+    dw->kh = dw->kw = INT("k", 3);
+    dw->stride_h = dw->stride_w = INT("stride", 1);
     dw->pad_h = dw->pad_w = dw->kh / 2;
-    if (layout(p, "layout", "NCHW16c", &dw->in_layout) ||
-        layout(p, "out", "NCHW16c", &pw->out_layout) || epilogue(p, &dw->epi))
+    if (layout(t, p, "layout", &dw->in_layout) || layout(t, p, "out", &pw->out_layout) || epilogue(t, p, &dw->epi))
       return -1;
     dw->out_layout = pw->in_layout = dw->in_layout;
     dw->out_layout.margin = pw->in_layout.margin = 0; /* the intermediate: no margin */
     int64_t oh = 0, ow = 0;
     topi_conv2d_out_hw(NULL, dw, &oh, &ow); /* a bad size: the template says which */
     *pw = (topi_conv2d){.n = dw->n, .c_in = dw->c_in, .h = oh, .w = ow,
-                        .c_out = tec_gen_int(p, "oc", 0), .kh = 1, .kw = 1, .stride_h = 1,
+                        .c_out = INT("oc", 0), .kh = 1, .kw = 1, .stride_h = 1,
                         .stride_w = 1, .groups = 1, .in_layout = dw->out_layout,
                         .out_layout = pw->out_layout, .epi = dw->epi};
     break;
   }
   case TOPI_PROBLEM_LAYOUT: {
     topi_layout_problem *l = &out->layout;
-    l->n = tec_gen_int(p, "n", 1);
-    l->c = tec_gen_int(p, "c", 0);
-    l->h = tec_gen_int(p, "h", 0);
-    l->w = tec_gen_int(p, "w", 0);
-    if (layout(p, "from", "NCHW", &l->from) || layout(p, "to", "NCHW", &l->to)) return -1;
+    l->n = INT("n", 1);
+    l->c = INT("c", 0);
+    l->h = INT("h", 0);
+    l->w = INT("w", 0);
+    if (layout(t, p, "from", &l->from) || layout(t, p, "to", &l->to)) return -1;
     break;
   }
   case TOPI_PROBLEM_POOL: { /* pool2d, and global_pool with the window keys left out (0) */
     topi_pool *q = &out->pool;
-    q->n = tec_gen_int(p, "n", 1);
-    q->c = tec_gen_int(p, "c", 0);
-    q->h = tec_gen_int(p, "h", 0);
-    q->w = tec_gen_int(p, "w", 0);
-    int64_t k = tec_gen_int(p, "k", 0), s = tec_gen_int(p, "stride", k ? 1 : 0);
-    int64_t pad = tec_gen_int(p, "pad", 0);
-    q->kh = tec_gen_int(p, "kh", k);
-    q->kw = tec_gen_int(p, "kw", k);
-    q->stride_h = tec_gen_int(p, "stride_h", s);
-    q->stride_w = tec_gen_int(p, "stride_w", s);
-    q->pad_h = tec_gen_int(p, "pad_h", pad);
-    q->pad_w = tec_gen_int(p, "pad_w", pad);
-    q->count_include_pad = tec_gen_int(p, "count_include_pad", 0) != 0;
-    const char *m = tec_gen_str(p, "mode", "max");
+    q->n = INT("n", 1);
+    q->c = INT("c", 0);
+    q->h = INT("h", 0);
+    q->w = INT("w", 0);
+    int64_t k = INT("k", 0), s = tec_gen_int(p, "stride", k ? dflt(t, "stride", 1) : 0);
+    int64_t pad = INT("pad", 0);
+    window(t, p, k, s, pad, (int64_t *const[]){&q->kh, &q->kw, &q->stride_h, &q->stride_w, &q->pad_h, &q->pad_w});
+    q->count_include_pad = INT("count_include_pad", 0) != 0;
+    const char *m = tec_gen_str(p, "mode", drv_key_default(t, "mode"));
     if (!strcmp(m, "max")) q->mode = TOPI_POOL_MAX;
     else if (!strcmp(m, "avg")) q->mode = TOPI_POOL_AVG;
     else return tec_ctx_set_error(p->ctx, "--shape: mode=%s; the modes are max, avg", m), -1;
-    if (layout(p, "in", "NCHW", &q->in_layout) || layout(p, "out", "NCHW", &q->out_layout))
-      return -1;
+    if (layout(t, p, "in", &q->in_layout) || layout(t, p, "out", &q->out_layout)) return -1;
     break;
   }
   case TOPI_PROBLEM_SOFTMAX:
-    out->softmax.m = tec_gen_int(p, "m", 1);
-    out->softmax.n = tec_gen_int(p, "n", 0);
+    out->softmax.m = INT("m", 1);
+    out->softmax.n = INT("n", 0);
     break;
   case TOPI_PROBLEM_ELTWISE: {
     topi_eltwise *e = &out->eltwise;
-    e->n = tec_gen_int(p, "n", 1);
-    e->c = tec_gen_int(p, "c", 0);
-    e->h = tec_gen_int(p, "h", 0);
-    e->w = tec_gen_int(p, "w", 0);
-    if (layout(p, "layout", "NCHW", &e->layout) || activation(p, &e->act)) return -1;
+    e->n = INT("n", 1);
+    e->c = INT("c", 0);
+    e->h = INT("h", 0);
+    e->w = INT("w", 0);
+    if (layout(t, p, "layout", &e->layout) || activation(t, p, &e->act)) return -1;
     break;
   }
   case TOPI_PROBLEM_DENSE: {
     topi_dense *d = &out->dense;
-    d->m = tec_gen_int(p, "m", 0);
-    d->n = tec_gen_int(p, "n", 0);
-    d->k = tec_gen_int(p, "k", 0);
-    d->b_transposed = tec_gen_int(p, "bt", 0) != 0;
-    d->const_b = tec_gen_int(p, "const_b", 1) != 0;
-    if (epilogue(p, &d->epi)) return -1;
+    d->m = INT("m", 0);
+    d->n = INT("n", 0);
+    d->k = INT("k", 0);
+    d->b_transposed = INT("bt", 0) != 0;
+    d->const_b = INT("const_b", 1) != 0;
+    if (epilogue(t, p, &d->epi)) return -1;
     break;
   }
   }
-  return drv_params_finish(p, drv_problem_keys(t));
+  /* a bad value or an unknown key first (a typo of a required key is named as unknown) */
+  if (drv_params_finish(p, drv_problem_keys(t)) != 0) return -1;
+  return drv_keys_check(t, p);
 }

@@ -38,6 +38,20 @@ static const char *own_runtime(char *buf, size_t size) {
   return NULL;
 }
 
+/* The target in a few words for the first line (the records keep its whole text): a preset's
+ * name, "the host (-mcpu=CPU)", or the triple and CPU. */
+static const char *brief_target(tec_ctx *ctx, const tec_target *t) {
+  const tec_target_preset *p;
+  for (int i = 0; (p = tec_target_preset_at(i)); i++) {
+    const tec_target *v = tec_target_parse(ctx, p->name);
+    if (v && tec_target_equal(v, t)) return p->name;
+  }
+  const tec_target *host = tec_target_parse(ctx, NULL);
+  const char *cpu = *t->cpu ? t->cpu : "generic";
+  if (host && tec_target_equal(host, t)) return tec_ctx_printf(ctx, "the host (-mcpu=%s)", cpu);
+  return tec_ctx_printf(ctx, "%s -mcpu=%s", t->triple, cpu);
+}
+
 /* --remote's list split on commas into hosts (at most 64). 0, or 2 after the message. */
 static int remote_hosts(char *list, const char **hosts, int *n) {
   *n = 0;
@@ -119,8 +133,8 @@ int drv_tune(tec_ctx *ctx, const topi_template *t, const void *problem, const ch
       return err(2, m);
     }
   }
-  printf("tune %s on %s, tuner %s, seed %u%s%s\n", task.workload, task.target, o.tuner, o.seed,
-         a->remote ? ", measured on " : "", a->remote ? a->remote : "");
+  printf("tune %s on %s, tuner %s, seed %u%s%s\n", task.workload, brief_target(ctx, task.target_value), o.tuner,
+         o.seed, a->remote ? ", measured on " : "", a->remote ? a->remote : "");
   tune_space_print(stdout, task.space);
   fflush(stdout);
   tune_result r;

@@ -202,6 +202,14 @@ char *tune_remote_driver_source(const lower_func *f, const char **why);
 
 /* ---- what a user sees (report.c) ---- */
 void tune_progress(FILE *out, int tty, int done, int total, double best, double elapsed, int final);
+/* the progress line's text (docs/tuning.md: a script parses it), snprintf's result */
+int tune_progress_text(char *buf, size_t n, int done, int total, double best, double elapsed);
+/* ticker.c: the progress line every 10 to 30 s (TEC_TUNE_PROGRESS=MIN,MAX) while a tuning run
+ * logs to a non-terminal; start returns NULL when out of memory (no periodic lines). */
+typedef struct tune_ticker tune_ticker;
+tune_ticker *tune_ticker_start(double t0, int total);
+void tune_ticker_update(tune_ticker *k, int done, double best);
+void tune_ticker_stop(tune_ticker *k); /* NULL: nothing */
 
 /* malloc'd copy ("" for NULL) */
 char *tune_strdup(const char *s);

@@ -1,15 +1,21 @@
 /* report.c — what a user sees of a tuning run: the progress line (rewritten in place with \r
- * on a terminal, else printed once at the end), the CSV of trials and the SVG plot of the
+ * on a terminal; in a log, ticker.c prints it every 10 to 30 s, and here once at the end), the CSV of trials and the SVG plot of the
  * best-so-far GFLOP/s against trials (hand-written SVG, no dependency). */
 #include <errno.h>
 #include <string.h>
 #include "tune/internal.h"
 
-void tune_progress(FILE *out, int tty, int done, int total, double best, double elapsed, int final) {
-  if (!tty && !final) return;
+int tune_progress_text(char *buf, size_t n, int done, int total, double best, double elapsed) {
   double eta = done > 0 ? elapsed / done * (total - done) : 0;
-  fprintf(out, "%stune: %d/%d trials, best %.2f GFLOP/s, elapsed %.1f s, ETA %.1f s%s", tty ? "\r" : "", done, total,
-          best, elapsed, eta, tty ? "\033[K" : "");
+  return snprintf(buf, n, "tune: %d/%d trials, best %.2f GFLOP/s, elapsed %.1f s, ETA %.1f s", done, total,
+                  best, elapsed, eta);
+}
+
+void tune_progress(FILE *out, int tty, int done, int total, double best, double elapsed, int final) {
+  if (!tty && !final) return; /* a log gets ticker.c's lines */
+  char line[200];
+  tune_progress_text(line, sizeof line, done, total, best, elapsed);
+  fprintf(out, "%s%s%s", tty ? "\r" : "", line, tty ? "\033[K" : "");
   if (final || !tty) fputc('\n', out);
   fflush(out);
 }

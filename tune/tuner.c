@@ -136,6 +136,7 @@ typedef struct run_state {
   double t0, best;
   int total, tty;
   tune_remote_run *remote;
+  tune_ticker *ticker; /* progress lines in a log (ticker.c), or NULL */
 } run_state;
 
 /* Measures slot s into the next trial, records it, frees the candidate. */
@@ -182,6 +183,7 @@ static void finish_slot(run_state *st, slot *s) {
   s->ctx = NULL, s->f = NULL, s->m = NULL, s->exe = NULL;
   if (st->o->progress)
     tune_progress(stderr, st->tty, r->ntrials, st->total, st->best, tune_now() - st->t0, 0);
+  tune_ticker_update(st->ticker, r->ntrials, st->best);
 }
 
 typedef struct host_worker {
@@ -474,6 +476,7 @@ int tune_run(tec_ctx *ctx, const tune_task *task, const tune_options *opt, tune_
   int64_t def = task->default_index >= 0 ? task->default_index : 0;
   lower_func *rf = task->lower(task, refctx, def, NULL, NULL);
   st.t0 = tune_now();
+  if (o.progress && !st.tty) st.ticker = tune_ticker_start(st.t0, total);
   if (!rf || !(st.bench = tune_bench_new(refctx, task, rf, &o))) {
     tec_ctx_set_error(ctx, "tune: %s: cannot compute the reference output: %s", task->workload, tec_ctx_error(refctx));
     goto done;
@@ -506,6 +509,8 @@ int tune_run(tec_ctx *ctx, const tune_task *task, const tune_options *opt, tune_
     if ((st.remote ? run_batch_remote(&st, idx, k, 1, dead) : run_batch(&st, idx, k, o.overlap, 1)) != 0)
       goto done;
   }
+  tune_ticker_stop(st.ticker);
+  st.ticker = NULL;
   if (o.progress) tune_progress(stderr, st.tty, out->ntrials, total, st.best, tune_now() - st.t0, 1);
   if (o.confirm > 0 && confirm_stage(&st, o.confirm) != 0) goto done;
   out->elapsed = tune_now() - st.t0;
@@ -513,6 +518,7 @@ int tune_run(tec_ctx *ctx, const tune_task *task, const tune_options *opt, tune_
   if (o.csv && tune_write_csv(ctx, o.csv, out) != 0) status = -1;
   if (o.svg && tune_write_svg(ctx, o.svg, task, out) != 0) status = -1;
 done:
+  tune_ticker_stop(st.ticker);
   tune_remote_close(st.remote);
   free(dead);
   tune_bench_free(st.bench);
