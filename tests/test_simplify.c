@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
-#include "lower/arith.h"
+#include "arith/arith.h"
 #include "ir_eval.h"
 
 static tec_ctx *ctx;
