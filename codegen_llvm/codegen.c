@@ -1,6 +1,6 @@
 /* codegen.c — lowered functions to one LLVM module: the driver, types and scopes.
  *
- * For each lower_func `f` the module gets
+ * For each IR function `f` (module/backend.h: lowered for the target) the module gets
  *
  *   define i32 @f_raw(float* noalias nocapture align 64 %A, ..., i64 %n, ...)   ; the kernel
  *   define i32 @f(%DLTensor** %args, i32 %nargs)                              ; entry.c
@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "codegen_llvm/codegen.h"
-#include "lower/passes.h"
 
 LLVMTypeRef cg_ptr_to(LLVMTypeRef elem) { return LLVMPointerType(elem, 0); }
 
@@ -117,79 +116,6 @@ void cg_emit_return(cg_func *f, LLVMValueRef rc) {
   LLVMBuildRet(f->b, rc);
 }
 
-static int cg_is_ident(const char *s) {
-  if (!s || !*s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
-    return 0;
-  for (; *s; s++)
-    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-          *s == '_'))
-      return 0;
-  return 1;
-}
-
-/* Names generated code (or the C library it links against) already uses. */
-static const char *const cg_reserved_names[] = {
-    "exp", "expf", "log", "logf", "tanh", "tanhf", "pow", "powf", "sqrt", "sqrtf",
-    "floor", "floorf", "ceil", "ceilf", "fma", "fmaf", "fabs", "fabsf", "memset",
-    "memcpy", "memmove", "malloc", "free", "main",
-};
-
-static int cg_is_reserved(const char *name) {
-  if (strncmp(name, "tec_rt_", 7) == 0 || strncmp(name, "llvm.", 5) == 0) return 1;
-  for (size_t i = 0; i < sizeof cg_reserved_names / sizeof cg_reserved_names[0]; i++)
-    if (strcmp(name, cg_reserved_names[i]) == 0) return 1;
-  return 0;
-}
-
-int cg_check_funcs(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const char *who) {
-  if (!ctx) return -1;
-  if (nfuncs < 1 || !funcs)
-    return tec_ctx_set_error(ctx, "%s: expected at least one lowered function, got %d", who,
-                             nfuncs);
-  for (int i = 0; i < nfuncs; i++) {
-    const lower_func *lf = funcs[i];
-    if (!lf) {
-      /* a failed tec_lower: its message is already in the ctx */
-      if (tec_ctx_error(ctx)) return -1;
-      return tec_ctx_set_error(ctx, "%s: function %d is NULL", who, i);
-    }
-    if (!cg_is_ident(lf->name))
-      return tec_ctx_set_error(ctx,
-                               "%s: function name '%s' is not a C identifier (letters, digits, "
-                               "'_', not starting with a digit)",
-                               who, lf->name ? lf->name : "(null)");
-    if (cg_is_reserved(lf->name))
-      return tec_ctx_set_error(ctx,
-                               "%s: function name '%s' is reserved (the runtime or the C "
-                               "library generated code calls has a symbol of that name); "
-                               "choose another",
-                               who, lf->name);
-    if (lf->nargs < 0 || (lf->nargs > 0 && (!lf->args || !lf->arg_bufs)) ||
-        (lf->nsize > 0 && !lf->size_vars) || lf->nsize < 0)
-      return tec_ctx_set_error(ctx, "%s: function '%s' has an inconsistent argument list", who,
-                               lf->name);
-    for (int a = 0; a < lf->nargs; a++)
-      if (!lf->args[a] || !lf->arg_bufs[a])
-        return tec_ctx_set_error(ctx, "%s: function '%s' argument %d is NULL", who, lf->name,
-                                 a);
-    for (int j = 0; j < i; j++) {
-      const char *o = funcs[j]->name;
-      size_t n = strlen(o);
-      if (strcmp(o, lf->name) == 0)
-        return tec_ctx_set_error(ctx, "%s: two functions are named '%s'", who, lf->name);
-      /* "f" makes "f_raw": another function must not be called that */
-      if ((strncmp(lf->name, o, n) == 0 && strcmp(lf->name + n, "_raw") == 0) ||
-          (strncmp(o, lf->name, strlen(lf->name)) == 0 &&
-           strcmp(o + strlen(lf->name), "_raw") == 0))
-        return tec_ctx_set_error(ctx, "%s: function names '%s' and '%s' clash ('%s_raw' is the "
-                                 "unchecked form of '%s')",
-                                 who, o, lf->name, n < strlen(lf->name) ? o : lf->name,
-                                 n < strlen(lf->name) ? o : lf->name);
-    }
-  }
-  return 0;
-}
-
 void cg_add_attr(cg_func *f, LLVMValueRef fn, LLVMAttributeIndex idx, const char *name,
                  uint64_t val) {
   unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
@@ -210,16 +136,16 @@ static int cg_name_free(cg_func *f, const char *name) {
 
 /* The raw kernel of lf: buffers, then sizes. */
 static int cg_func_build(cg_func *f) {
-  const lower_func *lf = f->lf;
+  const tec_ir_func *lf = f->lf;
   int np = lf->nargs + lf->nsize;
   LLVMTypeRef *pt = calloc((size_t)(np ? np : 1), sizeof *pt);
   if (!pt) return cg_oom(f), -1;
   for (int i = 0; i < lf->nargs; i++) {
-    LLVMTypeRef et = cg_mem_type(f, tec_dtype_scalar(lf->args[i]->type));
-    if (!et || lf->args[i]->type.code == TEC_HANDLE) {
+    LLVMTypeRef et = cg_mem_type(f, tec_dtype_scalar(lf->args[i].type));
+    if (!et || lf->args[i].type.code == TEC_HANDLE) {
       free(pt);
       return tec_ctx_set_error(f->ctx, "%s: '%s' argument %d ('%s') has no memory type", f->who,
-                               lf->name, i, lf->args[i]->name);
+                               lf->name, i, lf->args[i].name);
     }
     pt[i] = cg_ptr_to(et);
   }
@@ -236,13 +162,13 @@ static int cg_func_build(cg_func *f) {
   cg_add_attr(f, raw, LLVMAttributeFunctionIndex, "nounwind", 0);
   for (int i = 0; i < lf->nargs; i++) {
     LLVMValueRef p = LLVMGetParam(raw, (unsigned)i);
-    const char *nm = lf->args[i]->name ? lf->args[i]->name : "arg";
+    const char *nm = lf->args[i].name ? lf->args[i].name : "arg";
     LLVMSetValueName2(p, nm, strlen(nm));
     /* the entry checks make these true; raw callers are told so in build.h */
     cg_add_attr(f, raw, (LLVMAttributeIndex)(i + 1), "noalias", 0);
     cg_add_attr(f, raw, (LLVMAttributeIndex)(i + 1), "nocapture", 0);
     cg_add_attr(f, raw, (LLVMAttributeIndex)(i + 1), "align", TEC_ALIGN);
-    if (cg_bind(f, lf->arg_bufs[i], p, cg_mem_type(f, tec_dtype_scalar(lf->args[i]->type))))
+    if (cg_bind(f, lf->args[i].buf, p, cg_mem_type(f, tec_dtype_scalar(lf->args[i].type))))
       break;
   }
   for (int i = 0; i < lf->nsize; i++) {
@@ -257,20 +183,16 @@ static int cg_func_build(cg_func *f) {
   f->entry = LLVMAppendBasicBlockInContext(f->llctx, raw, "entry");
   LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(f->llctx, raw, "start");
   LLVMPositionBuilderAtEnd(f->b, start);
-  /* the build-time lowering passes for this target (lower/pipeline.c) */
-  const ir_stmt *entry = NULL;
-  const ir_stmt *body = lower_for_target(lf, &(lower_target){.vector_bits = f->vector_bits},
-                                         f->who, &entry);
-  if (!body || !entry || cg_stmt(f, body) != 0) return -1;
+  if (!lf->body || !lf->entry || cg_stmt(f, lf->body) != 0) return -1;
   LLVMBuildRet(f->b, LLVMConstInt(f->i32, 0, 0));
   LLVMPositionBuilderAtEnd(f->b, f->entry); /* allocas are in; now fall into the body */
   LLVMBuildBr(f->b, start);
   cg_unbind_to(f, 0);
-  return cg_entry_build(f, raw, raw_ty, entry);
+  return cg_entry_build(f, raw, raw_ty, lf->entry);
 }
 
 LLVMModuleRef cg_module_build(tec_ctx *ctx, LLVMContextRef llctx, int nfuncs,
-                              lower_func *const *funcs, const cg_target *t,
+                              const tec_ir_func *funcs, const cg_target *t,
                               LLVMTargetMachineRef tm, const char *who) {
   unsigned long errors_before = tec_ctx_error_count(ctx);
   LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("tec", llctx);
@@ -298,7 +220,7 @@ LLVMModuleRef cg_module_build(tec_ctx *ctx, LLVMContextRef llctx, int nfuncs,
   f.b = LLVMCreateBuilderInContext(llctx);
   int rc = 0;
   for (int i = 0; i < nfuncs && rc == 0; i++) {
-    f.lf = funcs[i];
+    f.lf = &funcs[i];
     f.nbind = 0;
     f.nheap = 0;
     f.npar = 0;

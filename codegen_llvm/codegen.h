@@ -1,8 +1,10 @@
 /* codegen.h — internal interface of the LLVM backend (codegen_llvm/). Not installed.
  *
- * Flow of tec_build / tec_emit:
+ * The backend implements module/backend.h (backend.c: the table). The module runtime
+ * (module/) hands it IR functions (tec_ir_func: lowered for the target, entry checks made);
+ * here they are only translated and emitted:
  *   cg_target_of        the parsed tec_target (target/) -> LLVM's target  (target_machine.c)
- *   cg_module_build     lower_funcs -> one LLVM module: per function the
+ *   cg_module_build     IR functions -> one LLVM module: per function the
  *                       raw kernel (codegen*.c) and its checked entry     (codegen.c, entry.c)
  *   cg_optimize         verify, target attributes, default<O3>            (optimize.c)
  *   then JIT (jit.c) or write a file (emit.c).
@@ -22,10 +24,9 @@
 #include <llvm-c/Core.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
-#include "tec/build.h"
 #include "tec/runtime.h"
-#include "tec/te.h"
 #include "ir/internal.h"
+#include "module/backend.h"
 
 /* ---- the target, as codegen needs it ---- */
 typedef struct cg_target {
@@ -46,12 +47,8 @@ LLVMTargetMachineRef cg_target_machine(tec_ctx *ctx, const cg_target *t, const c
 /* ---- codegen.c (+ codegen_expr.c, codegen_mem.c, codegen_stmt.c, entry.c) ---- */
 /* Builds every function of funcs into a new module in llctx. NULL with an error in ctx. */
 LLVMModuleRef cg_module_build(tec_ctx *ctx, LLVMContextRef llctx, int nfuncs,
-                              lower_func *const *funcs, const cg_target *t,
+                              const tec_ir_func *funcs, const cg_target *t,
                               LLVMTargetMachineRef tm, const char *who);
-
-/* Checks what the caller may pass (NULL list, names that are not C identifiers, duplicate
- * names). 0 or -1 with an error. Shared by tec_build and tec_emit. */
-int cg_check_funcs(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const char *who);
 
 /* State while generating one function (the raw kernel or its entry). */
 typedef struct cg_binding {
@@ -68,7 +65,7 @@ typedef struct cg_launch {
 typedef struct cg_func {
   tec_ctx *ctx;
   const char *who;            /* API entry for messages: "tec_build", "tec_emit" */
-  const lower_func *lf;
+  const tec_ir_func *lf;       /* the function being generated */
   LLVMContextRef llctx;
   LLVMModuleRef mod;
   LLVMBuilderRef b;
@@ -163,34 +160,21 @@ int cg_entry_call(cg_func *f);                           /* ATTR entry_call */
 int cg_optimize(tec_ctx *ctx, LLVMModuleRef mod, LLVMTargetMachineRef tm, const cg_target *t,
                 const char *who);
 
-/* ---- emit.c ---- */
-/* The C type of one element of t in a header ("float", "int64_t", "uint8_t" for bool). */
-const char *cg_c_type_name(tec_dtype t);
-/* target.c: s[0..n) copied into malloc'd memory (not libc's strndup: the allocator sweep
- * counts tec's own mallocs); an LLVM message copied that way, then disposed (NULL: ""). NULL
- * when out of memory. */
+/* ---- target_machine.c ---- */
+/* s[0..n) copied into malloc'd memory (not libc's strndup: the allocator sweep counts tec's
+ * own mallocs); an LLVM message copied that way, then disposed (NULL: ""). NULL when out of
+ * memory. */
 char *cg_strndup(const char *s, size_t n);
 char *cg_take_llvm_string(char *s);
 
-
-/* ---- prepare/run split (prepare.c) ---- */
-typedef struct cg_prepared cg_prepared;
-/* The list with each function's prepare half after it. */
-int cg_expand_funcs(tec_ctx *ctx, int n, lower_func *const *in, int *nout, lower_func ***out);
-int cg_prepared_init(tec_ctx *ctx, int n, lower_func *const *funcs, cg_prepared **out,
-                     int *nout);
-void cg_prepared_release(cg_prepared *p, int n);
-/* The module's split-function records (returns the module's ctx, NULL if released). */
-tec_ctx *cg_module_prepared(tec_module *m, cg_prepared **p, int *n, const char *who);
-/* The checked entry of a function of the module, or NULL. */
-tec_packed_fn cg_module_entry(tec_module *m, const char *name);
-
-/* ---- module handles (handles.c) ---- */
-/* A handle for module obj in ctx; NULL with an out-of-memory error. */
-tec_module *cg_handle_new(tec_ctx *ctx, void *obj);
-/* The live module of h, or NULL (h freed; *ctx: its ctx while that lives, else NULL). */
-void *cg_handle_get(const tec_module *h, tec_ctx **ctx);
-/* Marks h freed (its slot serves a later module; h stays "freed"); a freed h is a no-op. */
-void cg_handle_release(const tec_module *h);
+/* ---- the backend's entries (module/backend.h) ---- */
+/* jit.c */
+void *cg_jit_load(tec_ctx *ctx, int nfuncs, const tec_ir_func *funcs, const tec_target *t);
+void *cg_jit_symbol(void *code, tec_ctx *ctx, const char *name);
+const char *cg_jit_text(void *code, tec_ctx *ctx, int assembly, const char *who);
+void cg_jit_release(void *code);
+/* emit.c */
+int cg_emit_file(tec_ctx *ctx, int nfuncs, const tec_ir_func *funcs, const tec_target *t,
+                 tec_backend_file kind, const char *path);
 
 #endif

@@ -64,15 +64,15 @@ static unsigned cg_align(const ir_expr *idx, int ebytes, int lanes) {
 
 /* 1 if every group of g elements (g * ebytes dividing TEC_ALIGN) that holds an element of buf
  * lies inside buf: an allocation (readable to its rounded end), or an argument whose buffer's
- * element count (te_buffer_shape: with its margin) is a known multiple of g. */
+ * element count (its extents: with any margin) is a known multiple of g. */
 static int cg_groups_in_bounds(cg_func *f, const ir_expr *buf, int64_t g, int ebytes) {
   if (TEC_ALIGN % (g * ebytes)) return 0;
   for (int i = 0; i < f->lf->nargs; i++) {
-    if (f->lf->arg_bufs[i] != buf) continue;
-    const te_tensor *t = f->lf->args[i];
+    const tec_ir_arg *arg = &f->lf->args[i];
+    if (arg->buf != buf) continue;
     int64_t m = 1;
-    for (int d = 0; d < t->ndim && m % g; d++) {
-      m *= cg_known_multiple(te_buffer_shape(t)[d]); /* the buffer, margin included */
+    for (int d = 0; d < arg->ndim && m % g; d++) {
+      m *= cg_known_multiple(arg->extents[d]); /* the buffer, margin included */
       if (m > CG_KM_CAP) m = cg_gcd(m, CG_KM_CAP);
     }
     return m % g == 0;

@@ -1,184 +1,13 @@
-/* emit.c — tec_emit: ahead-of-time output for any target.
- *
- *   TEC_EMIT_OBJECT   relocatable object (link with libtec_runtime.a)
- *   TEC_EMIT_ASM      assembly text
- *   TEC_EMIT_LLVM_IR  optimized LLVM IR
- *   TEC_EMIT_HEADER   a C header declaring both forms of every function:
- *
- *     int32_t vadd(DLTensor *const *args, int32_t nargs);
- *     int32_t vadd_raw(float *A, float *B, float *C, int64_t n);
+/* emit.c — the LLVM backend's file half (backend.h: emit): IR functions compiled for any
+ * target into an object file, assembly or the optimized LLVM IR. The header beside them is
+ * the module runtime's (module/header.c).
  */
-#include <ctype.h>
-#include <errno.h>
-#include <stdio.h>
-#include <string.h>
 #include "codegen_llvm/codegen.h"
 
-const char *cg_c_type_name(tec_dtype t) {
-  switch (t.code) {
-  case TEC_BOOL: return "uint8_t";
-  case TEC_FLOAT: return t.bits == 64 ? "double" : t.bits == 16 ? "uint16_t" : "float";
-  case TEC_INT:
-    return t.bits == 8 ? "int8_t" : t.bits == 16 ? "int16_t" : t.bits == 32 ? "int32_t" : "int64_t";
-  case TEC_UINT:
-    return t.bits == 8 ? "uint8_t" : t.bits == 16 ? "uint16_t" : t.bits == 32 ? "uint32_t"
-                                                                                : "uint64_t";
-  default: return "void";
-  }
-}
-
-/* A C identifier made from s: other characters become '_'; a digit start gets a '_'. */
-static const char *cg_c_ident(tec_ctx *ctx, const char *s, const char *fallback) {
-  if (!s || !*s) s = fallback;
-  size_t n = strlen(s);
-  char *r = tec_ctx_alloc(ctx, n + 2);
-  if (!r) return fallback;
-  size_t k = 0;
-  if (isdigit((unsigned char)s[0])) r[k++] = '_';
-  for (size_t i = 0; i < n; i++) r[k++] = isalnum((unsigned char)s[i]) ? s[i] : '_';
-  return r;
-}
-
-/* Parameter names of f's raw form, unique within the prototype. */
-static const char **cg_param_names(tec_ctx *ctx, const lower_func *f) {
-  int np = f->nargs + f->nsize;
-  const char **names = tec_ctx_alloc(ctx, sizeof(char *) * (size_t)(np + 1));
-  if (!names) return NULL;
-  for (int i = 0; i < np; i++) {
-    const char *base = i < f->nargs ? cg_c_ident(ctx, f->args[i]->name, "arg")
-                                    : cg_c_ident(ctx, f->size_vars[i - f->nargs]->name, "size");
-    names[i] = base;
-    for (int j = 0; j < i; j++)
-      if (strcmp(names[j], base) == 0) names[i] = tec_ctx_printf(ctx, "%s_%d", base, i);
-  }
-  return names;
-}
-
-/* For the run half of a prepare/run split: how to call the pair, and the byte size of each
- * packed buffer the caller allocates (64-byte aligned) for prepare to fill and run to read. */
-static void cg_write_packed_sizes(FILE *out, const lower_func *f) {
-  if (!f->prepare) return;
-  fprintf(out, "/* %s: call %s once with the constants and the packed buffers below, then %s\n"
-               " * per call with the other arguments followed by the same packed buffers. */\n",
-          f->user_name, f->prepare->name, f->name);
-  for (int k = 0; k < f->npacked; k++) {
-    const te_tensor *t = f->packed[k];
-    int64_t bytes = tec_dtype_bytes(t->type), v;
-    for (int d = 0; d < t->ndim && bytes >= 0; d++)
-      bytes = ir_is_const_int(t->shape[d], &v) ? bytes * v : -1;
-    fputs("#define ", out);
-    for (const char *c = f->user_name; *c; c++) fputc(isalnum((unsigned char)*c) ? toupper((unsigned char)*c) : '_', out);
-    fputs("_PACKED_", out);
-    for (const char *c = t->name; *c; c++) fputc(isalnum((unsigned char)*c) ? toupper((unsigned char)*c) : '_', out);
-    if (bytes >= 0)
-      fprintf(out, "_BYTES %lld\n", (long long)bytes);
-    else
-      fprintf(out, "_BYTES (-1) /* symbolic shape: see the %s comment */\n", f->prepare->name);
-    if (bytes < 0) continue;
-    /* ndim and shape, for the DLTensor the caller wraps around the buffer */
-    for (int pass = 0; pass < 2; pass++) {
-      fputs("#define ", out);
-      for (const char *c = f->user_name; *c; c++) fputc(isalnum((unsigned char)*c) ? toupper((unsigned char)*c) : '_', out);
-      fputs("_PACKED_", out);
-      for (const char *c = t->name; *c; c++) fputc(isalnum((unsigned char)*c) ? toupper((unsigned char)*c) : '_', out);
-      if (pass == 0) {
-        fprintf(out, "_NDIM %d\n", t->ndim);
-        continue;
-      }
-      fputs("_SHAPE {", out);
-      for (int d = 0; d < t->ndim; d++) {
-        ir_is_const_int(t->shape[d], &v);
-        fprintf(out, "%s%lld", d ? ", " : "", (long long)v);
-      }
-      fputs("}\n", out);
-    }
-  }
-}
-
-static int cg_write_header(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const char *triple,
-                           const char *path) {
-  FILE *out = fopen(path, "w");
-  if (!out) return tec_ctx_set_error(ctx, "tec_emit: cannot write '%s': %s", path, strerror(errno));
-  const char *base = strrchr(path, '/');
-  base = base ? base + 1 : path;
-  char guard[128];
-  size_t g = 0;
-  g += (size_t)snprintf(guard, sizeof guard, "TEC_GENERATED_");
-  for (const char *p = base; *p && g + 1 < sizeof guard; p++)
-    guard[g++] = isalnum((unsigned char)*p) ? (char)toupper((unsigned char)*p) : '_';
-  guard[g] = '\0';
-  fprintf(out, "/* %s — generated by tec for %s. Do not edit.\n", base, triple);
-  fprintf(out, " *\n * Each function comes in two forms (link the object file with libtec_runtime.a):\n");
-  fprintf(out, " *   name(args, nargs)  checks every DLTensor (dtype, shape, strides, 64-byte\n");
-  fprintf(out, " *                      alignment) and returns 0, or -1 with tec_rt_last_error().\n");
-  fprintf(out, " *   name_raw(...)      no checks: buffers must be %d-byte aligned, compact and\n", TEC_ALIGN);
-  fprintf(out, " *                      must not overlap; then the symbolic sizes.\n");
-  int margins = 0;
-  for (int i = 0; i < nfuncs; i++)
-    for (int a = 0; a < funcs[i]->nargs; a++) margins |= te_has_margin(funcs[i]->args[a]);
-  if (margins)
-    fprintf(out, " * An argument `T: float32[4, 5] in a buffer [8, 7] (margin ...)` is the window of a\n"
-               " * larger buffer: pass the whole buffer (its DLTensor has the buffer's extents);\n"
-               " * T[i, j] is its element [i + before[0], j + before[1]], the margin is never touched.\n");
-  fprintf(out, " */\n");
-  fprintf(out, "#ifndef %s\n#define %s\n\n#include <stdint.h>\n#include <dlpack/dlpack.h>\n\n", guard, guard);
-  fprintf(out, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n");
-  for (int i = 0; i < nfuncs; i++) {
-    const lower_func *f = funcs[i];
-    const char **names = cg_param_names(ctx, f);
-    if (!names) {
-      fclose(out);
-      return tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tec_emit: out of memory");
-    }
-    fprintf(out, "\n/* %s(", f->name);
-    for (int a = 0; a < f->nargs; a++) {
-      char tb[48];
-      const te_tensor *t = f->args[a];
-      fprintf(out, "%s%s: %s[", a ? ", " : "", t->name ? t->name : "?", tec_dtype_str(t->type, tb, sizeof tb));
-      for (int d = 0; d < t->ndim; d++) fprintf(out, "%s%s", d ? ", " : "", ir_expr_str(t->shape[d]));
-      fprintf(out, "]");
-      if (!te_has_margin(t)) continue;
-      /* the window of a larger buffer: the DLTensor (and the raw pointer) is the buffer */
-      fprintf(out, " in a buffer [");
-      for (int d = 0; d < t->ndim; d++)
-        fprintf(out, "%s%s", d ? ", " : "", ir_expr_str(te_buffer_shape(t)[d]));
-      for (int side = 0; side < 2; side++)
-        for (int d = 0; d < t->ndim; d++)
-          fprintf(out, "%s%lld", d ? ", " : side ? "}, after {" : "] (margin before {",
-                  (long long)te_margin(t, d, side));
-      fprintf(out, "})");
-    }
-    fprintf(out, ") */\n");
-    fprintf(out, "int32_t %s(DLTensor *const *args, int32_t nargs);\n", f->name);
-    fprintf(out, "int32_t %s_raw(", f->name);
-    for (int a = 0; a < f->nargs; a++)
-      fprintf(out, "%s%s *%s", a ? ", " : "", cg_c_type_name(f->args[a]->type), names[a]);
-    for (int k = 0; k < f->nsize; k++)
-      fprintf(out, "%sint64_t %s", f->nargs + k ? ", " : "", names[f->nargs + k]);
-    if (f->nargs + f->nsize == 0) fprintf(out, "void");
-    fprintf(out, ");\n");
-    cg_write_packed_sizes(out, f);
-  }
-  fprintf(out, "\n#ifdef __cplusplus\n}\n#endif\n\n#endif /* %s */\n", guard);
-  if (fclose(out) != 0)
-    return tec_ctx_set_error(ctx, "tec_emit: cannot write '%s': %s", path, strerror(errno));
-  return 0;
-}
-
-static int emit(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs, const tec_target *target,
-                tec_emit_kind kind, const char *path) {
-  lower_func **funcs = NULL; /* with the prepare half of each split function */
-  if (!path || !*path) return tec_ctx_set_error(ctx, "tec_emit: no output path");
-  if (kind != TEC_EMIT_OBJECT && kind != TEC_EMIT_ASM && kind != TEC_EMIT_LLVM_IR &&
-      kind != TEC_EMIT_HEADER)
-    return tec_ctx_set_error(ctx, "tec_emit: unknown output kind %d", (int)kind);
-  if (cg_check_funcs(ctx, nfuncs, user_funcs, "tec_emit") != 0 ||
-      cg_expand_funcs(ctx, nfuncs, user_funcs, &nfuncs, &funcs) != 0 ||
-      cg_check_funcs(ctx, nfuncs, funcs, "tec_emit") != 0)
-    return -1;
+int cg_emit_file(tec_ctx *ctx, int nfuncs, const tec_ir_func *funcs, const tec_target *target,
+                 tec_backend_file kind, const char *path) {
   cg_target t;
-  if (!target || cg_target_of(ctx, target, &t) != 0) return -1;
-  if (kind == TEC_EMIT_HEADER) return cg_write_header(ctx, nfuncs, funcs, t.triple, path);
+  if (cg_target_of(ctx, target, &t) != 0) return -1;
   LLVMTargetMachineRef tm = cg_target_machine(ctx, &t, "tec_emit");
   if (!tm) return -1;
   LLVMContextRef llctx = LLVMContextCreate();
@@ -190,11 +19,12 @@ static int emit(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs, const t
     LLVMBool bad;
     if (!p)
       bad = 1;
-    else if (kind == TEC_EMIT_LLVM_IR)
+    else if (kind == TEC_BACKEND_IR)
       bad = LLVMPrintModuleToFile(mod, p, &err);
     else
       bad = LLVMTargetMachineEmitToFile(tm, mod, p,
-                                        kind == TEC_EMIT_OBJECT ? LLVMObjectFile : LLVMAssemblyFile,
+                                        kind == TEC_BACKEND_OBJECT ? LLVMObjectFile
+                                                                   : LLVMAssemblyFile,
                                         &err);
     if (bad)
       tec_ctx_set_error(ctx, "tec_emit: cannot write '%s': %s", path, err ? err : "out of memory");
@@ -206,22 +36,4 @@ static int emit(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs, const t
   LLVMContextDispose(llctx);
   LLVMDisposeTargetMachine(tm);
   return rc;
-}
-
-int tec_emit(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const char *target,
-             tec_emit_kind kind, const char *path) {
-  if (!ctx) return -1;
-  tec_err_scope sc;
-  tec_err_begin(ctx, &sc);
-  int rc = emit(ctx, nfuncs, funcs, tec_target_parse(ctx, target), kind, path);
-  return tec_err_end(ctx, &sc, rc == 0, "tec_emit") ? 0 : -1;
-}
-
-int tec_emit_for(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const tec_target *target,
-                 tec_emit_kind kind, const char *path) {
-  if (!ctx) return -1;
-  tec_err_scope sc;
-  tec_err_begin(ctx, &sc);
-  int rc = emit(ctx, nfuncs, funcs, target ? target : tec_target_parse(ctx, NULL), kind, path);
-  return tec_err_end(ctx, &sc, rc == 0, "tec_emit") ? 0 : -1;
 }

@@ -124,7 +124,7 @@ int cg_assert(cg_func *f, const ir_stmt *s) {
 }
 
 int cg_entry_call(cg_func *f) {
-  const lower_func *lf = f->lf;
+  const tec_ir_func *lf = f->lf;
   if (!f->raw) return cg_internal(f, "entry_call outside the checked entry"), -1;
   int n = lf->nargs, np = n + lf->nsize;
   LLVMValueRef *callargs = tec_ctx_alloc(f->ctx, sizeof *callargs * (size_t)(np + 1));
@@ -147,7 +147,7 @@ int cg_entry_call(cg_func *f) {
 }
 
 int cg_entry_build(cg_func *f, LLVMValueRef raw, LLVMTypeRef raw_ty, const ir_stmt *prog) {
-  const lower_func *lf = f->lf;
+  const tec_ir_func *lf = f->lf;
   LLVMTypeRef dl = cg_dltensor_type(f);
   LLVMTypeRef params[2] = {cg_ptr_to(cg_ptr_to(dl)), f->i32};
   LLVMTypeRef ety = LLVMFunctionType(f->i32, params, 2, 0);

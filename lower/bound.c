@@ -5,7 +5,7 @@
  * covers what C's iterations inside L read of it: the consumer's root values are written in
  * terms of its leaf loops (iter_values.c); loops outside and at L are fixed, loops inside L
  * range over their extents, and each index of each read is bounded by the symbolic interval
- * analysis (arith_interval, lower/arith_interval.c: the loops inside L relaxed, the env
+ * analysis (arith_interval, arith/arith_interval.c: the loops inside L relaxed, the env
  * holding every loop's range):
  *   C[i] = P[i.outer*8 + i.inner - 1] + P[i.outer*8 + i.inner + 1], P at i.outer
  *     -> P region: [i.outer*8 - 1, i.outer*8 + 8], clamped to P's domain
@@ -20,7 +20,7 @@
 #include "tec/lower.h"
 #include "ir/internal.h"
 #include "lower/passes.h"
-#include "lower/arith.h"
+#include "arith/arith.h"
 #include "schedule/internal.h"
 
 static int put(tec_ctx *ctx, lower_bounds *b, const sch_iter *it, const ir_expr *min,

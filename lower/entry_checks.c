@@ -31,7 +31,7 @@
  */
 #include <string.h>
 #include "lower/passes.h"
-#include "lower/arith.h"
+#include "arith/arith.h"
 #include "tec/runtime.h"
 
 typedef struct ec_state {

@@ -23,7 +23,7 @@
 #include "tec/lower.h"
 #include "ir/internal.h"
 #include "lower/passes.h"
-#include "lower/arith.h"
+#include "arith/arith.h"
 #include "schedule/pragma.h"
 #include "schedule/internal.h"
 

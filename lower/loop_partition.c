@@ -54,7 +54,7 @@
  * part.
  */
 #include <stdlib.h>
-#include "lower/arith.h"
+#include "arith/arith.h"
 #include "lower/passes.h"
 
 #define LP_MAX_BOUND 64 /* nesting depth tracked inside one candidate loop */

@@ -66,7 +66,7 @@ int lower_init_values(tec_ctx *ctx, const sch_stage *st, const lower_bounds *b, 
                       int *nfresh, const ir_expr ***fresh_var, const ir_expr ***fresh_ext);
 
 /* 1. bound inference: ranges of every iter var; the region an attached stage computes. */
-/* (symbolic intervals over the loops inside an attach point: arith_interval, lower/arith.h) */
+/* (symbolic intervals over the loops inside an attach point: arith_interval, arith/arith.h) */
 /* The READs of tensor t in e and in s (either may be NULL), appended to rd; returns rd->n. */
 typedef struct lower_reads {
   const te_tensor *t;

@@ -29,7 +29,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "lower/arith.h"
+#include "arith/arith.h"
 #include "lower/passes.h"
 
 typedef struct sr_alloc {

@@ -16,7 +16,7 @@
  * Parallel loops are never unrolled by a pragma.
  */
 #include <string.h>
-#include "lower/arith.h"
+#include "arith/arith.h"
 #include "lower/passes.h"
 #include "schedule/pragma.h"
 

@@ -22,7 +22,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "lower/arith.h"
+#include "arith/arith.h"
 #include "lower/passes.h"
 
 #define VEC_MAX_LANES 1024

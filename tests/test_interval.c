@@ -1,11 +1,11 @@
-/* test_interval.c — the one interval analysis (lower/arith_interval.c): constant ranges
+/* test_interval.c — the one interval analysis (arith/arith_interval.c): constant ranges
  * (arith_bound), symbolic intervals over relaxed variables (arith_interval) and the divisor
  * rule (arith_divisor_positive), with hand-computed bounds and a random soundness check
  * against an independent evaluator. */
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
-#include "lower/arith.h"
+#include "arith/arith.h"
 #include "ir_eval.h"
 
 static tec_ctx *ctx;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
-#include "lower/arith.h"
+#include "arith/arith.h"
 #include "lower/passes.h"
 
 static tec_ctx *ctx;

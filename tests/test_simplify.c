@@ -3,8 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
-#include "lower/arith.h"
+#include "arith/arith.h"
 #include "ir_eval.h"
+#include "ir/eval.h"
 
 static tec_ctx *ctx;
 static const ir_expr *I, *J, *K, *N, *U, *IO, *II;
@@ -358,6 +359,42 @@ static void random_check(int bounded, unsigned seed) {
   ck_assert_int_gt(changed, 100);
 }
 
+/* The evaluator the random checks trust (ir/eval.c), against values worked out by hand. */
+START_TEST(test_evaluator) {
+  const ir_expr *vars[] = {I, N};
+  int64_t vals[] = {-7, 10};
+  ir_eval_env env = {.n = 2, .vars = vars, .vals = vals};
+#define EV(e, want) ck_assert_int_eq(ir_eval_int((e), &env), (want))
+  EV(ir_floordiv(I, C(2)), -4);             /* floor(-3.5) */
+  EV(ir_floormod(I, C(2)), 1);              /* -7 - 2 * -4 */
+  EV(ir_floordiv(I, C(-2)), 3);
+  EV(ir_floormod(I, C(-2)), -1);
+  EV(ir_truncdiv(I, C(2)), -3);             /* C's truncation when not strict */
+  EV(ir_truncmod(I, C(2)), -1);
+  EV(ir_sub(ir_mul(N, N), ir_min(I, N)), 107);
+  EV(ir_select(ir_lt(I, C(0)), ir_max(I, C(3)), C(9)), 3);
+  EV(ir_and(ir_ge(N, C(10)), ir_not(ir_eq(I, C(7)))), 1);
+  EV(ir_cast(TEC_I8, ir_add(N, C(250))), 4); /* 260 wraps to 4 in int8 */
+  EV(ir_cast(TEC_I8, C(200)), -56);
+  ck_assert_int_eq(env.bad, 0);
+  ir_eval_int(ir_add(I, ir_floordiv(N, ir_sub(N, N))), &env); /* division by 0 */
+  ck_assert_int_eq(env.bad, 1);
+  env.bad = 0;
+  ir_eval_int(ir_add(U, C(1)), &env); /* u is not bound */
+  ck_assert_int_eq(env.bad, 1);
+  env.bad = 0;
+  ir_eval_int(ir_cast(TEC_I32, ir_float(ctx, 1.5)), &env); /* floats: no integer value here */
+  ck_assert_int_eq(env.bad, 1);
+  env.bad = 0, env.strict_trunc = 1;
+  ir_eval_int(ir_truncdiv(I, C(2)), &env); /* the simplifier's contract: operands >= 0 */
+  ck_assert_int_eq(env.bad, 1);
+  env.bad = 0;
+  EV(ir_truncmod(N, C(4)), 2);
+  ck_assert_int_eq(env.bad, 0);
+#undef EV
+}
+END_TEST
+
 START_TEST(test_random_bounded) { random_check(1, 12345u + (unsigned)_i); }
 END_TEST
 
@@ -479,6 +516,7 @@ static Suite *suite(void) {
   Suite *s = suite_create("simplify");
   TCase *tc = tcase_create("core");
   tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, test_evaluator);
   tcase_add_test(tc, test_fold_constants);
   tcase_add_test(tc, test_no_float_reassociation);
   tcase_add_test(tc, test_linear_forms);

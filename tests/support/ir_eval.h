@@ -1,6 +1,6 @@
-/* ir_eval.h — an independent evaluator of integer IR expressions for the tests that check the
- * arithmetic (test_simplify, test_interval) against it: plain C arithmetic on int64_t, floor
- * division and modulo written out, no code shared with lower/arith*. */
+/* ir_eval.h — the evaluator of integer IR expressions for the tests that check the arithmetic
+ * (test_simplify, test_interval) against it: ir/eval.c (plain C arithmetic on int64_t, floor
+ * division and modulo written out), which shares no code with arith/. */
 #ifndef TEC_TESTS_IR_EVAL_H
 #define TEC_TESTS_IR_EVAL_H
 

@@ -25,7 +25,7 @@
  *
  * Every side is exact-or-looser or unknown; overflow makes a side unknown.
  */
-#include "lower/arith.h"
+#include "arith/arith.h"
 
 /* ---- range arithmetic ---- */
 

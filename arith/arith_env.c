@@ -9,7 +9,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "lower/arith.h"
+#include "arith/arith.h"
 
 /* ---- env ---- */
 

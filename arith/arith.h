@@ -11,14 +11,14 @@
  * Everything here is conservative: "don't know" is an unknown bound, a 0 from arith_prove,
  * or the input returned unchanged.
  *
- * The simplifier lives in lower/simplify*.c (the pass and the expression dispatch, canonical
- * linear forms, division rules); the env and constants in lower/arith_env.c; the one interval
+ * The simplifier lives in arith/simplify*.c (the pass and the expression dispatch, canonical
+ * linear forms, division rules); the env and constants in arith/arith_env.c; the one interval
  * analysis — constant ranges (arith_bound) and symbolic intervals over relaxed variables
- * (arith_interval, which bound inference and prefetch use) — in lower/arith_interval.c, with
- * the rows and columns of a fused loop's chunk in lower/arith_chunk.c.
+ * (arith_interval, which bound inference and prefetch use) — in arith/arith_interval.c, with
+ * the rows and columns of a fused loop's chunk in arith/arith_chunk.c.
  */
-#ifndef TEC_LOWER_ARITH_H
-#define TEC_LOWER_ARITH_H
+#ifndef TEC_ARITH_ARITH_H
+#define TEC_ARITH_ARITH_H
 
 #include "tec/ir.h"
 #include "tec/te.h"
@@ -79,7 +79,7 @@ static inline arith_range arith_range_of(int64_t lo, int64_t hi) {
   return (arith_range){lo, hi, 1, 1};
 }
 
-/* ======== internals shared by lower/simplify*.c and lower/arith*.c ======== */
+/* ======== internals shared by arith/simplify*.c and arith/arith*.c ======== */
 
 struct arith_env {
   tec_ctx *ctx;
@@ -148,7 +148,7 @@ const ir_expr *arith_canonical(const ir_expr *e);
 
 /* One level of rewriting: e's children are already simplified. Returns e when no rule fires. */
 const ir_expr *arith_rewrite(const ir_expr *e, const arith_env *env);
-/* The division rules (FLOORDIV, FLOORMOD, DIV, MOD), lower/simplify_div.c. */
+/* The division rules (FLOORDIV, FLOORMOD, DIV, MOD), arith/simplify_div.c. */
 const ir_expr *arith_rewrite_div(const ir_expr *e, const arith_env *env);
 /* Sets every expression slot of m to the simplifier; m->user must be an arith_env. */
 void arith_simplify_mutator(ir_mutator *m);

@@ -20,7 +20,7 @@
  */
 #include <math.h>
 #include <string.h>
-#include "lower/arith.h"
+#include "arith/arith.h"
 
 static int is_float_imm(const ir_expr *e, double *v) {
   if (!e || e->kind != IR_FLOAT_IMM || e->type.lanes != 1) return 0;

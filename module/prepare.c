@@ -6,6 +6,9 @@
  * only <name>_run on every call: constants are read once, by design. Functions without a split
  * are called directly, so callers can use tec_module_run for everything.
  *
+ * The module (module.c) resolves the handle and the function's entries and calls in here;
+ * nothing here calls back.
+ *
  * Threads: any number of threads may call tec_module_run on one module at once, the first
  * calls included: prepare runs once, under the record's lock, and the others wait for it
  * (`bound` is published with release/acquire). tec_module_bind_constants takes the same lock,
@@ -14,10 +17,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include "codegen_llvm/codegen.h"
-#include "tec/runtime.h"
+#include "ir/eval.h"
+#include "module/module.h"
 
-struct cg_prepared {
+struct mod_prepared {
   const lower_func *f;     /* the run half (f->prepare is the other) */
   DLTensor *packed;        /* npacked module-owned tensors */
   int64_t *shapes;         /* their shapes (npacked * 16) */
@@ -27,31 +30,15 @@ struct cg_prepared {
   int lock_ok;             /* lock initialized */
 };
 
-int cg_expand_funcs(tec_ctx *ctx, int n, lower_func *const *in, int *nout, lower_func ***out) {
-  int total = n;
-  for (int i = 0; i < n; i++)
-    if (in[i] && in[i]->prepare) total++;
-  lower_func **f = tec_ctx_alloc(ctx, sizeof *f * (size_t)(total ? total : 1));
-  if (!f) return -1;
-  int k = 0;
-  for (int i = 0; i < n; i++) {
-    f[k++] = in[i];
-    if (in[i] && in[i]->prepare) f[k++] = in[i]->prepare;
-  }
-  *nout = k;
-  *out = f;
-  return 0;
-}
-
-int cg_prepared_init(tec_ctx *ctx, int n, lower_func *const *funcs, cg_prepared **out,
+int mod_prepared_init(tec_ctx *ctx, int n, lower_func *const *funcs, mod_prepared **out,
                      int *nout) {
-  cg_prepared *p = tec_ctx_alloc(ctx, sizeof *p * (size_t)(n ? n : 1));
+  mod_prepared *p = tec_ctx_alloc(ctx, sizeof *p * (size_t)(n ? n : 1));
   if (!p) return -1;
   for (int i = 0; i < n; i++) {
     p[i].f = funcs[i];
     p[i].lock_ok = pthread_mutex_init(&p[i].lock, NULL) == 0;
     if (!p[i].lock_ok) {
-      cg_prepared_release(p, i);
+      mod_prepared_release(p, i);
       return tec_ctx_set_error(ctx, "tec_build: cannot create a lock for the prepare step");
     }
   }
@@ -60,7 +47,7 @@ int cg_prepared_init(tec_ctx *ctx, int n, lower_func *const *funcs, cg_prepared 
   return 0;
 }
 
-void cg_prepared_release(cg_prepared *p, int n) {
+void mod_prepared_release(mod_prepared *p, int n) {
   for (int i = 0; p && i < n; i++) {
     for (int k = 0; p[i].packed && k < p[i].f->npacked; k++) tec_rt_free(p[i].packed[k].data);
     free(p[i].packed);
@@ -73,45 +60,13 @@ void cg_prepared_release(cg_prepared *p, int n) {
   }
 }
 
-static cg_prepared *find(tec_module *m, const char *name, const char *who) {
-  cg_prepared *p;
-  int n;
-  tec_ctx *ctx = cg_module_prepared(m, &p, &n, who);
-  if (!ctx) return NULL;
-  for (int i = 0; i < n; i++)
-    if (name && p[i].f->user_name && strcmp(p[i].f->user_name, name) == 0) return &p[i];
-  tec_ctx_set_error(ctx, "%s: the module has no function '%s' (give the name passed to "
-                         "tec_lower)", who, name ? name : "(null)");
-  tec_rt_set_error("%s: the module has no function '%s'", who, name ? name : "(null)");
+mod_prepared *mod_prepared_find(mod_prepared *p, int n, const char *name) {
+  for (int i = 0; name && i < n; i++)
+    if (p[i].f->user_name && strcmp(p[i].f->user_name, name) == 0) return &p[i];
   return NULL;
 }
 
-/* Value of an int64 shape expression given size-variable bindings; -1 if unknown. */
-static int64_t eval(const ir_expr *e, int n, const ir_expr *const *vars, const int64_t *vals) {
-  int64_t a, b;
-  switch (e->kind) {
-  case IR_INT_IMM: return e->v.i;
-  case IR_VAR:
-    for (int i = 0; i < n; i++)
-      if (vars[i] == e) return vals[i];
-    return -1;
-  case IR_CAST: return eval(e->a, n, vars, vals);
-  case IR_ADD: case IR_SUB: case IR_MUL: case IR_FLOORDIV: case IR_DIV: case IR_MIN: case IR_MAX:
-  case IR_FLOORMOD: case IR_MOD:
-    a = eval(e->a, n, vars, vals), b = eval(e->b, n, vars, vals);
-    if (a < 0 || b < 0) return -1;
-    switch (e->kind) {
-    case IR_ADD: return a + b;
-    case IR_SUB: return a - b;
-    case IR_MUL: return a * b;
-    case IR_MIN: return a < b ? a : b;
-    case IR_MAX: return a > b ? a : b;
-    case IR_FLOORMOD: case IR_MOD: return b ? a % b : -1;
-    default: return b ? a / b : -1;
-    }
-  default: return -1;
-  }
-}
+const lower_func *mod_prepared_func(const mod_prepared *p) { return p->f; }
 
 /* Binds the size variables of the tensors among args (user order) from their DLTensors. */
 static int bind_sizes(const lower_func *f, DLTensor *const *args, int only_const, int *n,
@@ -134,7 +89,7 @@ static int bind_sizes(const lower_func *f, DLTensor *const *args, int only_const
 
 /* The argument list of fn (one half of f's split): each of its tensors is either one of the
  * caller's arguments (user order) or a module-owned packed buffer. -1 past 64 arguments. */
-static int half_args(const lower_func *f, const lower_func *fn, const cg_prepared *p,
+static int half_args(const lower_func *f, const lower_func *fn, const mod_prepared *p,
                      DLTensor *const *user_args, DLTensor **out) {
   if (fn->nargs > 64)
     return tec_rt_set_error("%s: %d arguments; at most 64 are supported", f->user_name, fn->nargs);
@@ -150,7 +105,7 @@ static int half_args(const lower_func *f, const lower_func *fn, const cg_prepare
 }
 
 /* Allocates the packed buffers (once per shape) and runs prepare with the constants. */
-static int32_t run_prepare(tec_module *m, cg_prepared *p, DLTensor *const *user_args) {
+static int32_t run_prepare(mod_prepared *p, tec_packed_fn prep, DLTensor *const *user_args) {
   const lower_func *f = p->f, *pf = f->prepare;
   const ir_expr *vars[64];
   int64_t vals[64];
@@ -166,8 +121,9 @@ static int32_t run_prepare(tec_module *m, cg_prepared *p, DLTensor *const *user_
     const te_tensor *t = f->packed[k];
     int64_t numel = 1;
     for (int d = 0; d < t->ndim; d++) {
-      int64_t v = eval(t->shape[d], nv, vars, vals);
-      if (v < 0)
+      ir_eval_env env = {.n = nv, .vars = vars, .vals = vals};
+      int64_t v = ir_eval_int(t->shape[d], &env);
+      if (env.bad || v < 0)
         return tec_rt_set_error("%s: the shape of packed tensor '%s' depends on sizes the "
                                 "constant arguments do not bind", f->user_name, t->name);
       p->shapes[k * 16 + d] = v;
@@ -190,7 +146,6 @@ static int32_t run_prepare(tec_module *m, cg_prepared *p, DLTensor *const *user_
   DLTensor *args[64];
   if (half_args(f, pf, p, user_args, args)) return -1;
   int na = pf->nargs;
-  tec_packed_fn prep = cg_module_entry(m, pf->name);
   if (!prep) return tec_rt_set_error("%s: prepare function missing", f->user_name);
   int32_t rc = prep(args, na);
   if (rc == 0) {
@@ -202,41 +157,37 @@ static int32_t run_prepare(tec_module *m, cg_prepared *p, DLTensor *const *user_
 
 /* run_prepare under the record's lock; with only_if_unbound, skipped when another thread has
  * bound the constants meanwhile. */
-static int32_t locked_prepare(tec_module *m, cg_prepared *p, DLTensor *const *args,
+static int32_t locked_prepare(mod_prepared *p, tec_packed_fn prep, DLTensor *const *args,
                               int only_if_unbound) {
   if (!p->lock_ok) return tec_rt_set_error("%s: the module was freed", p->f->user_name);
   pthread_mutex_lock(&p->lock);
   int32_t rc = 0;
   if (!only_if_unbound || !__atomic_load_n(&p->bound, __ATOMIC_ACQUIRE)) {
     __atomic_store_n(&p->bound, 0, __ATOMIC_RELAXED);
-    rc = run_prepare(m, p, args);
+    rc = run_prepare(p, prep, args);
   }
   pthread_mutex_unlock(&p->lock);
   return rc;
 }
 
-int32_t tec_module_bind_constants(tec_module *m, const char *name, int32_t nargs,
-                                  DLTensor *const *args) {
-  cg_prepared *p = find(m, name, "tec_module_bind_constants");
-  if (!p) return -1;
+int32_t mod_prepared_bind(mod_prepared *p, tec_packed_fn prep, int32_t nargs,
+                          DLTensor *const *args) {
   if (!p->f->prepare) return 0; /* nothing to precompute */
   if (nargs != p->f->nuser || !args)
     return tec_rt_set_error("%s: expected the %d arguments given to tec_lower, got %d",
                             p->f->user_name, p->f->nuser, nargs);
-  return locked_prepare(m, p, args, 0);
+  return locked_prepare(p, prep, args, 0);
 }
 
-int32_t tec_module_run(tec_module *m, const char *name, int32_t nargs, DLTensor *const *args) {
-  cg_prepared *p = find(m, name, "tec_module_run");
-  if (!p) return -1;
+int32_t mod_prepared_run(mod_prepared *p, tec_packed_fn fn, tec_packed_fn prep, int32_t nargs,
+                         DLTensor *const *args) {
   const lower_func *f = p->f;
   if (nargs != f->nuser || !args)
     return tec_rt_set_error("%s: expected %d arguments, got %d", f->user_name, f->nuser, nargs);
-  tec_packed_fn fn = cg_module_entry(m, f->name);
   if (!fn) return tec_rt_set_error("%s: function missing", f->user_name);
   if (!f->prepare) return fn(args, nargs);
   if (!__atomic_load_n(&p->bound, __ATOMIC_ACQUIRE)) {
-    int32_t rc = locked_prepare(m, p, args, 1);
+    int32_t rc = locked_prepare(p, prep, args, 1);
     if (rc) return rc;
   }
   DLTensor *a[64];
@@ -244,7 +195,6 @@ int32_t tec_module_run(tec_module *m, const char *name, int32_t nargs, DLTensor 
   return fn(a, f->nargs);
 }
 
-int64_t tec_module_prepare_count(tec_module *m, const char *name) {
-  cg_prepared *p = find(m, name, "tec_module_prepare_count");
-  return p ? __atomic_load_n(&p->count, __ATOMIC_RELAXED) : -1;
+int64_t mod_prepared_count(const mod_prepared *p) {
+  return __atomic_load_n(&p->count, __ATOMIC_RELAXED);
 }

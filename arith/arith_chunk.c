@@ -16,7 +16,7 @@
  *   x % m in [s, s + select(fits, w, m - 1)],  s = select(fits, lo % m, 0),
  *   fits = lo % m + w < m
  * written so that the extent (hi - lo + 1) has a constant bound for the storage. */
-#include "lower/arith.h"
+#include "arith/arith.h"
 
 static int64_t gcd64(int64_t a, int64_t b) {
   if (a < 0) a = -a;

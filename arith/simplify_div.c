@@ -15,7 +15,7 @@
  * DIV/MOD (only ever introduced here, with numerator >= 0) are treated like the floor forms
  * where the numerator is again provably >= 0, and are otherwise only constant folded.
  */
-#include "lower/arith.h"
+#include "arith/arith.h"
 
 static int is_floor(ir_expr_kind k) { return k == IR_FLOORDIV || k == IR_FLOORMOD; }
 static int is_div(ir_expr_kind k) { return k == IR_FLOORDIV || k == IR_DIV; }

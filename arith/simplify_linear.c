@@ -15,7 +15,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "lower/arith.h"
+#include "arith/arith.h"
 
 void arith_linear_init(arith_linear *l, tec_ctx *ctx, tec_dtype t) {
   memset(l, 0, sizeof *l);

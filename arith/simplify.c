@@ -18,7 +18,7 @@
  * - STORE with a false predicate is removed; a true predicate is dropped.
  * - Nothing changed: the same pointer comes back.
  */
-#include "lower/arith.h"
+#include "arith/arith.h"
 
 static int const_truth(const ir_expr *e, int *v) {
   int64_t x;
