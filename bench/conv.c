@@ -335,6 +335,9 @@ static void print_dnnl_impls(const opts *o, conv_case *cs, int ncase, int ti) {
     printf(")");
   }
   printf("\n");
+  /* what each algorithm ran as and took when the fastest was picked (the table's onednn) */
+  for (int i = 0; i < ncase; i++)
+    if (cs[i].dnnl[ti].tried) printf("  %-9s onednn %s\n", cs[i].L->name, cs[i].dnnl[ti].algs);
   if (o->verbose)
     for (int i = 0; i < ncase; i++)
       if (cs[i].dnnl[ti].ok) printf("  %-9s %s\n", cs[i].L->name, cs[i].dnnl[ti].formats);
@@ -430,7 +433,7 @@ int main(int argc, char **argv) {
   }
   printf("\n");
   const dnnl_version_t *dv = dnnl_version();
-  printf("oneDNN %d.%d.%d (cpu runtime %s, convolution_direct, format any); XNNPACK (NHWC, "
+  printf("oneDNN %d.%d.%d (cpu runtime %s, the fastest of direct, auto, winograd per layer, format any); XNNPACK (NHWC, "
          "workers %s); GOMP_SPINCOUNT=%s\n",
          dv->major, dv->minor, dv->patch, dv->cpu_runtime == DNNL_RUNTIME_OMP ? "OpenMP" : "other",
          o.xnn_spin ? "spin" : "yield", getenv("GOMP_SPINCOUNT") ? getenv("GOMP_SPINCOUNT") : "unset");

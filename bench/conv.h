@@ -28,7 +28,8 @@ typedef struct conv_dnnl {
   int tried, ok;
   dnnl_primitive_t conv, dst_reorder; /* dst_reorder: to the user's nchw, for the check */
   dnnl_memory_t src, wei, bias, dst, user_dst;
-  char impl[64];    /* dnnl_query_impl_info_str: "jit:avx512_core" */
+  char impl[64];    /* dnnl_query_impl_info_str and the algorithm: "jit:avx512_core (auto)" */
+  char algs[256];   /* each algorithm tried, its implementation and time, or "none" */
   char formats[128]; /* the chosen src / weights / dst formats */
 } conv_dnnl;
 

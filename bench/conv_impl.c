@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common.h"
 #include "conv.h"
 
 const char *const conv_impl_name[NIMPL] = {"tec", "onednn", "xnnpack"};
@@ -356,10 +357,10 @@ static int reorder(conv_case *c, dnnl_memory_t src, dnnl_memory_t dst, dnnl_prim
   return st == dnnl_success ? 0 : dnnl_fail(c, "reorder", st);
 }
 
-int conv_dnnl_setup(conv_case *c, int ti) {
+/* oneDNN's primitive for c by algorithm alg into d (memory made, src and weights reordered).
+ * 0, or -1 (printed unless quiet: an algorithm oneDNN does not implement for this layer). */
+static int dnnl_make(conv_case *c, dnnl_alg_kind_t alg, int quiet, conv_dnnl *d) {
   const conv_layer *L = c->L;
-  conv_dnnl *d = &c->dnnl[ti];
-  d->tried = 1;
   int dw = L->groups > 1;
   dnnl_dims_t src_dims = {1, L->c_in, L->h, L->w}, dst_dims = {1, L->c_out, c->oh, c->ow};
   dnnl_dims_t bias_dims = {L->c_out}, strides = {L->stride, L->stride}, pad = {L->pad, L->pad};
@@ -376,9 +377,10 @@ int conv_dnnl_setup(conv_case *c, int ti) {
   DNNL_TRY(c, dnnl_memory_desc_init_by_tag(&wei_user, dw ? 5 : 4, dw ? gwdims : wdims, dnnl_f32,
                                            dw ? dnnl_goihw : dnnl_oihw));
   dnnl_convolution_desc_t cd;
-  DNNL_TRY(c, dnnl_convolution_forward_desc_init(&cd, dnnl_forward_inference,
-                                                 dnnl_convolution_direct, &src_any, &wei_any,
-                                                 &bias_md, &dst_any, strides, pad, pad));
+  dnnl_status_t st0 = dnnl_convolution_forward_desc_init(&cd, dnnl_forward_inference, alg,
+                                                         &src_any, &wei_any, &bias_md, &dst_any,
+                                                         strides, pad, pad);
+  if (st0 != dnnl_success) return quiet ? -1 : dnnl_fail(c, "convolution_forward_desc_init", st0);
   dnnl_post_ops_t po = NULL;
   dnnl_primitive_attr_t attr = NULL;
   dnnl_primitive_desc_t pd = NULL;
@@ -389,7 +391,8 @@ int conv_dnnl_setup(conv_case *c, int ti) {
   if (st == dnnl_success) st = dnnl_primitive_desc_create(&pd, &cd, attr, engine, NULL);
   if (attr) dnnl_primitive_attr_destroy(attr);
   if (po) dnnl_post_ops_destroy(po);
-  if (st != dnnl_success) return dnnl_fail(c, "creating the convolution (bias, ReLU post-op)", st);
+  if (st != dnnl_success)
+    return quiet ? -1 : dnnl_fail(c, "creating the convolution (bias, ReLU post-op)", st);
   const char *impl = NULL;
   dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
   snprintf(d->impl, sizeof d->impl, "%s", impl ? impl : "?");
@@ -430,6 +433,64 @@ static void dnnl_free_state(conv_dnnl *d) {
   for (int i = 0; i < 5; i++)
     if (m[i]) dnnl_memory_destroy(m[i]);
   memset(d, 0, sizeof *d);
+}
+
+/* oneDNN's algorithms: direct (what the bench gave it until issue #39), its own choice, and
+ * winograd (where it implements one for this CPU and layer: f32 3x3 stride 1 on AVX-512) */
+static const struct {
+  dnnl_alg_kind_t alg;
+  const char *name;
+} dnnl_algs[] = {{dnnl_convolution_direct, "direct"},
+                 {dnnl_convolution_auto, "auto"},
+                 {dnnl_convolution_winograd, "winograd"}};
+#define NALG ((int)(sizeof dnnl_algs / sizeof dnnl_algs[0]))
+#define PICK_RUNS 7 /* timed calls per algorithm when picking (after 2 warm-up calls) */
+
+/* Every algorithm oneDNN has for the layer is made and timed (median of PICK_RUNS calls, the
+ * thread count already set); the fastest is kept as the layer's oneDNN, its implementation
+ * string suffixed with the algorithm ("jit:avx512_core (auto)"), and d->algs lists them all
+ * ("direct jit:avx512_core 0.212 ms, auto ..., winograd none"). A pick, not the comparison:
+ * tec is then measured against the kept one in bench/conv.c's interleaved rounds. */
+int conv_dnnl_setup(conv_case *c, int ti) {
+  conv_dnnl *d = &c->dnnl[ti], best = {0};
+  double best_t = 0;
+  size_t at = 0;
+  char algs[sizeof d->algs] = ""; /* d is each candidate in turn while it is timed */
+  for (int a = 0; a < NALG; a++) {
+    conv_dnnl cand = {0};
+    /* direct is the one every layer has: its failure is printed */
+    if (dnnl_make(c, dnnl_algs[a].alg, a > 0, &cand)) {
+      dnnl_free_state(&cand);
+      at += (size_t)snprintf(algs + at, sizeof algs - at, "%s%s none", at ? ", " : "",
+                             dnnl_algs[a].name);
+      if (at >= sizeof algs) at = sizeof algs - 1;
+      continue;
+    }
+    c->dnnl[ti] = cand; /* conv_run reads c->dnnl[ti] */
+    double ts[PICK_RUNS];
+    int bad = 0;
+    for (int r = 0; r < 2 + PICK_RUNS && !bad; r++) {
+      double t0 = bench_now(CLOCK_MONOTONIC);
+      bad = conv_run(c, IMPL_DNNL, ti, NULL) != 0;
+      if (r >= 2) ts[r - 2] = bench_now(CLOCK_MONOTONIC) - t0;
+    }
+    double t = bad ? 0 : bench_median(ts, PICK_RUNS);
+    at += (size_t)snprintf(algs + at, sizeof algs - at, "%s%s %s %.3f ms", at ? ", " : "",
+                           dnnl_algs[a].name, cand.impl, t * 1e3);
+    if (at >= sizeof algs) at = sizeof algs - 1;
+    if (!bad && (!best.ok || t < best_t)) {
+      if (best.ok) dnnl_free_state(&best);
+      best = cand, best_t = t;
+      snprintf(best.impl + strlen(best.impl), sizeof best.impl - strlen(best.impl), " (%s)",
+               dnnl_algs[a].name);
+    } else {
+      dnnl_free_state(&cand);
+    }
+  }
+  *d = best;
+  d->tried = 1;
+  memcpy(d->algs, algs, sizeof algs);
+  return d->ok ? 0 : -1;
 }
 
 /* ---------------- calls and checks ---------------- */

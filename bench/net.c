@@ -9,7 +9,11 @@
  * reads its input through compares or copies it, as before margins), for a side-by-side run.
  *
  * oneDNN's network (built from tec's layer list, so the shapes and weights are the same):
- *   conv      dnnl convolution_direct, src / weights / dst format `any` (oneDNN picks blocked
+ *   conv      dnnl convolution by the fastest of three whole networks: every convolution
+ *             direct, every one auto (oneDNN's choice), every one winograd where oneDNN has one
+ *             for the layer and CPU, else auto (each network timed over PICK_RUNS runs, the
+ *             fastest kept for the round-robin; the three medians printed); src / weights /
+ *             dst format `any` (oneDNN picks blocked
  *             layouts); bias, then post-ops: residual as a sum post-op (the conv writes in place
  *             into the shortcut's buffer, which no later layer reads), relu as eltwise relu,
  *             relu6 as eltwise clip [0, 6]
@@ -47,6 +51,8 @@
 #include "common.h"
 #include "net_dnnl.h"
 #include "peak.h"
+
+#define PICK_RUNS 5 /* whole oneDNN runs per algorithm when picking */
 
 #define MAX_THREADS 8
 
@@ -290,11 +296,41 @@ int main(int argc, char **argv) {
   for (int ti = 0; ti < o.nthreads && !status; ti++) {
     int t = o.threads[ti];
     set_threads(t);
-    dn_net *d = calloc(1, sizeof *d);
-    if (!d || dn_build(d, n, img)) {
-      fprintf(stderr, "net: oneDNN: %s\n", d ? d->err : "out of memory");
-      return 1;
+    /* oneDNN's network by each algorithm, the fastest (median of PICK_RUNS whole runs after 2
+     * warm-up runs) kept for the round-robin against tec */
+    static const dnnl_alg_kind_t algs[] = {dnnl_convolution_direct, dnnl_convolution_auto,
+                                           dnnl_convolution_winograd};
+    static const char *const alg_names[] = {"direct", "auto", "winograd (auto where none)"};
+    dn_net *d = NULL;
+    double dbest = 0;
+    int dalg = 0;
+    printf("\n%d thread%s: oneDNN's convolution algorithms, whole network (median of %d runs):\n",
+           t, t > 1 ? "s" : "", PICK_RUNS);
+    for (int a = 0; a < 3; a++) {
+      dn_net *c = calloc(1, sizeof *c);
+      if (!c || dn_build(c, n, img, algs[a])) {
+        fprintf(stderr, "net: oneDNN (%s): %s\n", alg_names[a], c ? c->err : "out of memory");
+        return 1;
+      }
+      double pt[PICK_RUNS];
+      for (int r = 0; r < 2 + PICK_RUNS; r++) {
+        double s0 = bench_now(CLOCK_MONOTONIC);
+        if (dn_run(c, ds)) {
+          fprintf(stderr, "net: oneDNN (%s): %s\n", alg_names[a], c->err);
+          return 1;
+        }
+        if (r >= 2) pt[r - 2] = bench_now(CLOCK_MONOTONIC) - s0;
+      }
+      double med = bench_median(pt, PICK_RUNS);
+      printf("  %-28s %9.3f ms\n", alg_names[a], med * 1e3);
+      if (!d || med < dbest) {
+        if (d) dn_free(d), free(d);
+        d = c, dbest = med, dalg = a;
+      } else {
+        dn_free(c), free(c);
+      }
     }
+    printf("  compared below: %s (each layer's implementation with --layers)\n", alg_names[dalg]);
     /* once each, checked: the logits (value nvalues - 2) */
     if (net_run(n, img, ts) || dn_run(d, ds)) {
       fprintf(stderr, "net: %s\n", n->err[0] ? net_error(n) : d->err);

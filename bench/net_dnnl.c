@@ -1,5 +1,6 @@
 /* net_dnnl.c — oneDNN running the same network as tec, for bench/net.c (which says how each
- * layer is mapped: convolution_direct with format any and post-ops, the residual as an in-place
+ * layer is mapped: a convolution by the network's algorithm (direct, auto, or winograd with
+ * auto where oneDNN has none) with format any and post-ops, the residual as an in-place
  * sum, pooling, inner product, softmax; reorders only where formats differ and at the input). */
 #include <stdio.h>
 #include <string.h>
@@ -91,7 +92,11 @@ static int pd_finish(dn_net *d, const net_layer *L, int li, dnnl_primitive_desc_
                      dnnl_primitive_t *prim) {
   const char *impl = NULL;
   dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
-  snprintf(d->impl[li], sizeof d->impl[li], "%s", impl ? impl : "?");
+  const char *alg = d->alg_used[li] == dnnl_convolution_winograd ? " (winograd)"
+                    : d->alg_used[li] == dnnl_convolution_auto     ? " (auto)"
+                    : d->alg_used[li] == dnnl_convolution_direct   ? " (direct)"
+                                                                   : "";
+  snprintf(d->impl[li], sizeof d->impl[li], "%s%s", impl ? impl : "?", alg);
   dnnl_status_t st = dnnl_primitive_create(prim, pd);
   DN(st);
   return 0;
@@ -119,9 +124,6 @@ static int dn_conv(dn_net *d, const net *n, int li) {
   } else {
     DN(dnnl_memory_desc_init_by_tag(&dst_md, 4, dd, dnnl_f32, dnnl_format_tag_any));
   }
-  dnnl_convolution_desc_t cd;
-  DN(dnnl_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct,
-                                        &src_any, &wei_any, &bias_md, &dst_md, str, pad, pad));
   dnnl_post_ops_t po;
   dnnl_primitive_attr_t attr;
   DN(dnnl_post_ops_create(&po));
@@ -131,8 +133,19 @@ static int dn_conv(dn_net *d, const net *n, int li) {
     DN(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_clip, 0.0f, 6.0f));
   DN(dnnl_primitive_attr_create(&attr));
   DN(dnnl_primitive_attr_set_post_ops(attr, po));
-  dnnl_primitive_desc_t pd;
-  dnnl_status_t st = dnnl_primitive_desc_create(&pd, &cd, attr, d->eng, NULL);
+  /* the network's algorithm; where oneDNN has no winograd for a layer (1x1, depthwise,
+   * stride 2), its own choice (auto) */
+  dnnl_alg_kind_t algs[2] = {d->alg, dnnl_convolution_auto};
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_status_t st = dnnl_unimplemented;
+  for (int k = 0; k < 2 && st != dnnl_success; k++) {
+    dnnl_convolution_desc_t cd;
+    st = dnnl_convolution_forward_desc_init(&cd, dnnl_forward_inference, algs[k], &src_any,
+                                            &wei_any, &bias_md, &dst_md, str, pad, pad);
+    if (st == dnnl_success) st = dnnl_primitive_desc_create(&pd, &cd, attr, d->eng, NULL);
+    d->alg_used[li] = algs[k];
+    if (d->alg != dnnl_convolution_winograd) break;
+  }
   dnnl_primitive_attr_destroy(attr), dnnl_post_ops_destroy(po);
   DN(st);
   const dnnl_memory_desc_t *smd = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
@@ -261,8 +274,9 @@ void dn_free(dn_net *d) {
 }
 
 /* oneDNN's network for tec's layer list n, reading the NCHW image at `image`. */
-int dn_build(dn_net *d, const net *n, float *image) {
+int dn_build(dn_net *d, const net *n, float *image, dnnl_alg_kind_t alg) {
   memset(d, 0, sizeof *d);
+  d->alg = alg;
   const net_layer *L = &n->layers[0];
   DN(dnnl_engine_create(&d->eng, dnnl_cpu, 0));
   DN(dnnl_stream_create(&d->strm, d->eng, dnnl_stream_default_flags));

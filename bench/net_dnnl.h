@@ -25,13 +25,16 @@ typedef struct dn_net {
   int own[64];           /* mem[v] is v's own (destroyed with the net) */
   dnnl_memory_t extra[256]; /* weights, biases, reorder targets, the user image */
   int nextra;
-  char impl[64][48];
+  dnnl_alg_kind_t alg;   /* the convolutions' algorithm (winograd: auto where it has none) */
+  dnnl_alg_kind_t alg_used[64]; /* per layer, what it got (convolutions only) */
+  char impl[64][64];
   char err[256];
 } dn_net;
 
-/* oneDNN's network for tec's layer list n, reading the NCHW image at `image`. 0, or -1 with
- * d->err. */
-int dn_build(dn_net *d, const net *n, float *image);
+/* oneDNN's network for tec's layer list n, reading the NCHW image at `image`, its
+ * convolutions by algorithm alg (dnnl_convolution_direct, _auto, or _winograd: auto for the
+ * layers oneDNN has no winograd for). 0, or -1 with d->err. */
+int dn_build(dn_net *d, const net *n, float *image, dnnl_alg_kind_t alg);
 /* One run: secs[0..nlayers) each layer, secs[nlayers] the input edge's reorder. 0 or -1. */
 int dn_run(dn_net *d, double *secs);
 /* value v's buffer (plain for the logits: format nc) */

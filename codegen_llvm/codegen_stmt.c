@@ -18,6 +18,19 @@
 #include "schedule/pragma.h"
 
 
+/* On a target whose pointers are narrower than the loop variable (ARMv7: 32 bits) a counter
+ * with constant bounds that fit the pointer width counts in that width: a 64-bit counter
+ * takes two registers and an add/adc pair on such a target, and the register tiles of the
+ * templates run out of general registers for their addresses. The body still reads the
+ * variable at its own type (sign-extended). */
+static int narrow_counter(cg_func *f, LLVMValueRef lo, LLVMValueRef end) {
+  unsigned pw = LLVMGetIntTypeWidth(f->intptr), w = LLVMGetIntTypeWidth(LLVMTypeOf(lo));
+  if (pw >= w || !LLVMIsAConstantInt(lo) || !LLVMIsAConstantInt(end)) return 0;
+  long long lim = (1LL << (pw - 1)) - 1, a = LLVMConstIntGetSExtValue(lo),
+            b = LLVMConstIntGetSExtValue(end);
+  return a >= -lim && a <= lim && b >= -lim && b < lim;
+}
+
 int cg_emit_loop(cg_func *f, const ir_expr *var, LLVMValueRef lo, LLVMValueRef end,
                  const ir_stmt *body_s) {
   LLVMBasicBlockRef pre = LLVMGetInsertBlock(f->b);
@@ -26,11 +39,18 @@ int cg_emit_loop(cg_func *f, const ir_expr *var, LLVMValueRef lo, LLVMValueRef e
   LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "for.end");
   LLVMBuildBr(f->b, head);
   LLVMPositionBuilderAtEnd(f->b, head);
-  LLVMValueRef i = LLVMBuildPhi(f->b, LLVMTypeOf(lo), var->name ? var->name : "i");
+  LLVMTypeRef wide = LLVMTypeOf(lo);
+  LLVMTypeRef ct = narrow_counter(f, lo, end) ? f->intptr : wide;
+  if (ct != wide) {
+    lo = LLVMConstTrunc(lo, ct);
+    end = LLVMConstTrunc(end, ct);
+  }
+  LLVMValueRef i = LLVMBuildPhi(f->b, ct, var->name ? var->name : "i");
   LLVMBuildCondBr(f->b, LLVMBuildICmp(f->b, LLVMIntSLT, i, end, ""), body, done);
   LLVMPositionBuilderAtEnd(f->b, body);
   int mark = f->nbind;
-  if (cg_bind(f, var, i, NULL) != 0) return -1;
+  LLVMValueRef iv = ct == wide ? i : LLVMBuildSExt(f->b, i, wide, "");
+  if (cg_bind(f, var, iv, NULL) != 0) return -1;
   int rc = cg_stmt(f, body_s);
   cg_unbind_to(f, mark);
   if (rc != 0) return -1;

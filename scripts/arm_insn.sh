@@ -1,5 +1,5 @@
 #!/bin/sh
-# scripts/arm_insn.sh — executed AArch64 instructions per call of tec's topi templates (their
+# scripts/arm_insn.sh — executed AArch64 (or ARMv7) instructions per call of tec's topi templates (their
 # NEON default config) on the layers of shared/tools/qemu-insn, beside XNNPACK's counts from its
 # RESULTS.md, in the same conditions: batch 1, padding inside the call, bias and ReLU fused.
 #
@@ -7,9 +7,10 @@
 #
 # Needs a host build of tec (TEC_BUILD_DIR, default build/: for examples/aot_arm/layers_gen),
 # gcc-aarch64-linux-gnu, qemu-user and the qemu-insn plugin sources (QEMU_INSN, default
-# ../shared/tools/qemu-insn). layers_gen emits the layers for TEC_ARM_TARGET (default rasp4b =
-# aarch64 Cortex-A72 +neon); insn_bench.c links them with the cross-built runtime; each layer
-# runs under qemu-aarch64 with the plugin (prepare and one warm-up call uncounted, then 3 counted
+# tools/qemu-insn, the project's copy: it also classifies ARMv7). layers_gen emits the layers
+# for TEC_ARM_TARGET (default rasp4b = aarch64 Cortex-A72 +neon; rasp4b32 / armv7-neon: ARMv7
+# under qemu-arm, gcc-arm-linux-gnueabihf, no XNNPACK column); insn_bench.c links them with the cross-built runtime; each layer
+# runs under qemu-aarch64 (qemu-arm) with the plugin (prepare and one warm-up call uncounted, then 3 counted
 # calls) and the table shows the third counted call: total, vector FMA, vector ld/st, other, and
 # instructions per useful 4-lane FMA (MACs/4), for tec and for XNNPACK (its default AArch64
 # kernels, RESULTS.md's `xnnpack` rows).
@@ -17,27 +18,37 @@ set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WORK=${1:-/tmp/tec-arm-insn}
 BUILD=${TEC_BUILD_DIR:-$ROOT/build}
-QI=${QEMU_INSN:-$ROOT/../shared/tools/qemu-insn}
+QI=${QEMU_INSN:-$ROOT/tools/qemu-insn}
 TARGET=${TEC_ARM_TARGET:-rasp4b}
+# the target's architecture: ARMv7 (rasp4b32, rasp3b, armv7-neon, an armv7 triple) runs under
+# qemu-arm, linked by arm-linux-gnueabihf-gcc; everything else is AArch64
+case "$TARGET" in
+  rasp4b32* | rasp3b* | armv7-neon* | *armv7*)
+    ARCH=armv7 TC=toolchain-armv7.cmake CROSS=arm-linux-gnueabihf-gcc QEMU=qemu-arm
+    LDSO=/lib/ld-linux-armhf.so.3 SYSROOT=/usr/arm-linux-gnueabihf ;;
+  *)
+    ARCH=aarch64 TC=toolchain-aarch64.cmake CROSS=aarch64-linux-gnu-gcc QEMU=qemu-aarch64
+    LDSO=/lib/ld-linux-aarch64.so.1 SYSROOT=/usr/aarch64-linux-gnu ;;
+esac
 CALLS=3
 mkdir -p "$WORK"
 cmake --build "$BUILD" --target layers_gen >/dev/null
 make -s -C "$QI" BUILD="$WORK/qemu-insn" all >&2
-cmake -S "$ROOT" -B "$WORK/runtime" -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/toolchain-aarch64.cmake" \
+cmake -S "$ROOT" -B "$WORK/runtime" -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/$TC" \
   -DTEC_RUNTIME_ONLY=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$WORK/runtime" --target tec_runtime >/dev/null
 "$BUILD/examples/aot_arm/layers_gen" "$TARGET" "$WORK" >&2
-aarch64-linux-gnu-gcc -std=c11 -O2 -Wall -idirafter /usr/include -I "$ROOT/include" -I "$WORK" \
+$CROSS -std=c11 -O2 -Wall -idirafter /usr/include -I "$ROOT/include" -I "$WORK" \
   -I "$QI" -o "$WORK/insn_bench" "$ROOT/examples/aot_arm/insn_bench.c" "$WORK/tec_layers.o" \
   "$WORK/runtime/libtec_runtime.a" -lm -lpthread
-if [ -e /lib/ld-linux-aarch64.so.1 ]; then QEMU_L=/; else QEMU_L=/usr/aarch64-linux-gnu; fi
+if [ -e $LDSO ]; then QEMU_L=/; else QEMU_L=$SYSROOT; fi
 echo "| layer | template (config) | tec insns/call | vector FMA | vector ld/st | other | MACs/4 | tec insns/(MACs/4) | XNNPACK insns/(MACs/4) | check |"
 echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"
 # the layers layers_gen emitted (a template missing from this tec is not in its table)
 for layer in $(sed -n 's/^  {"\([a-z0-9_]*\)".*/\1/p' "$WORK/tec_layers_meta.h"); do
   rm -f "$WORK/$layer.insn" "$WORK/$layer.out"
   # single-threaded: the plugin's counters are not atomic
-  if ! TEC_NUM_THREADS=1 qemu-aarch64 -L $QEMU_L \
+  if ! TEC_NUM_THREADS=1 $QEMU -L $QEMU_L \
     -plugin "$WORK/qemu-insn/libinsn.so,hot=2,out=$WORK/$layer.insn" \
     "$WORK/insn_bench" $layer $CALLS >"$WORK/$layer.out" ||
     ! grep -q "^insn: seg=$CALLS " "$WORK/$layer.insn"; then
@@ -46,7 +57,8 @@ for layer in $(sed -n 's/^  {"\([a-z0-9_]*\)".*/\1/p' "$WORK/tec_layers_meta.h")
   fi
   macs=$(sed -n 's/.* macs=\([0-9]*\)$/\1/p' "$WORK/$layer.out")
   base=${layer%%__*} # resnet_c3__winograd: the layer resnet_c3 by another template
-  xnn=$(awk -F'|' -v l=" $base " '$2 == l && $3 == " xnnpack " { gsub(/ /, "", $9); print $9; exit }' "$QI/RESULTS.md")
+  xnn=-; [ $ARCH = aarch64 ] && # XNNPACK's counts are AArch64's
+    xnn=$(awk -F'|' -v l=" $base " '$2 == l && $3 == " xnnpack " { gsub(/ /, "", $9); print $9; exit }' "$QI/RESULTS.md")
   tmpl=$(sed -n "s/^$layer: \([a-z0-9_]*\) \(.*\), $CALLS calls.*/\1 (\2)/p" "$WORK/$layer.out")
   check=$(sed -n 's/.*check \([A-Z]*\) (max abs error \([^ ]*\).*/\1 (\2)/p' "$WORK/$layer.out")
   grep "^insn: seg=$CALLS " "$WORK/$layer.insn" | awk -v layer=$layer -v macs=$macs -v check="$check" \

@@ -14,14 +14,14 @@
 # unpacked under WORK_DIR (or XNN_ARM64_ROOT). XNNPACK runs each convolution alone (no pools, fc or softmax between them) and
 # without bias or clamp; tec's layers have bias and relu6 fused. Needs a host build of tec
 # (TEC_BUILD_DIR, default build/), gcc-aarch64-linux-gnu, qemu-user, the plugin sources
-# (QEMU_INSN, default ../shared/tools/qemu-insn).
+# (QEMU_INSN, default tools/qemu-insn, the project's copy).
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WORK=${1:-/tmp/tec-net-insn}
 SIZE=${2:-224}
 WIDTH=${3:-1.0}
 BUILD=${TEC_BUILD_DIR:-$ROOT/build}
-QI=${QEMU_INSN:-$ROOT/../shared/tools/qemu-insn}
+QI=${QEMU_INSN:-$ROOT/tools/qemu-insn}
 TARGET=${TEC_ARM_TARGET:-rasp4b}
 mkdir -p "$WORK/tec" "$WORK/xnn"
 cmake --build "$BUILD" --target net_aot_gen >/dev/null

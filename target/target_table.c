@@ -128,7 +128,8 @@ const tgt_gemm_row tgt_gemm_rows[] = {
     {TEC_ARCH_OTHER, 512, {6, 4, 12, 8, 512 << 10}},
     /* AVX2: 6 x 16, 12 of the 16 ymm registers */
     {TEC_ARCH_OTHER, 256, {6, 2, 8, 8, 256 << 10}},
-    /* ARMv7 NEON, 16 q registers: 4 x 8, 8 accumulators (examples/aot_arm, test_neon) */
+    /* ARMv7 NEON, 16 q registers: 4 x 8, 8 accumulators (examples/aot_arm, test_neon); the k
+     * loop of such a tile is not unrolled (topi/dense.c: it would spill) */
     {TEC_ARCH_ARMV7, 128, {4, 2, 8, 8, 256 << 10}},
     /* SSE, 16 xmm registers: as ARMv7 NEON */
     {TEC_ARCH_X86_64, 128, {4, 2, 8, 8, 256 << 10}},

@@ -7,12 +7,12 @@
  *
  * The hot loop is found without LLVM's verbose comments: the innermost range between a label
  * and a backward branch to it, in the `<name>_raw` function, the largest such if several. */
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "arm_kernels.h"
+#include "asmloops.h"
 #include "testutil.h"
 
 #define A64 "llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -mattr=+neon"
@@ -20,90 +20,17 @@
 
 /* ---------- assembly helpers ---------- */
 
-typedef struct lines {
-  int n;
-  char **v;
-} lines;
-
-static lines split_lines(const char *s) {
-  lines l = {0, NULL};
-  int cap = 0;
-  while (*s) {
-    size_t n = strcspn(s, "\n");
-    if (l.n == cap) l.v = realloc(l.v, sizeof(char *) * (size_t)(cap = cap ? 2 * cap : 256));
-    l.v[l.n] = malloc(n + 1);
-    memcpy(l.v[l.n], s, n);
-    l.v[l.n++][n] = '\0';
-    s += n + (s[n] == '\n');
-  }
-  return l;
-}
-
-static void free_lines(lines *l) {
-  for (int i = 0; i < l->n; i++) free(l->v[i]);
-  free(l->v);
-}
-
-/* A label definition ".LBB0_3:" -> its name in buf; 0 if the line is not one. */
-static int label_def(const char *line, char *buf, size_t cap) {
-  if (strncmp(line, ".LBB", 4) != 0) return 0;
-  size_t n = strcspn(line, ":");
-  if (!line[n] || n + 1 > cap) return 0;
-  memcpy(buf, line, n);
-  buf[n] = '\0';
-  return 1;
-}
-
-/* The last operand of an instruction line is a label (a branch target): it, else NULL. */
-static const char *branch_target(const char *line) {
-  if (line[0] != '\t' ||
-      (line[1] != 'b' && strncmp(line + 1, "cb", 2) != 0 && strncmp(line + 1, "tb", 2) != 0))
-    return NULL;
-  const char *t = strstr(line, ".LBB");
-  return t && !strpbrk(t, " ,") ? t : NULL;
-}
-
-/* The hot loop of function `fn` (its "fn:" .. ".Lfunc_end"): the innermost label..backward
- * branch range with the most lines, as text (malloc'd). */
+/* The hot loop of function `fn`: its innermost loop with the most lines (asmloops.h), as text
+ * (malloc'd). */
 static char *hot_loop(const char *as, const char *fn) {
-  lines l = split_lines(as);
-  char head[128];
-  snprintf(head, sizeof head, "%s:", fn);
-  int start = -1, end = l.n;
-  for (int i = 0; i < l.n; i++) {
-    if (start < 0 && strcmp(l.v[i], head) == 0) start = i;
-    else if (start >= 0 && strncmp(l.v[i], ".Lfunc_end", 10) == 0) {
-      end = i;
-      break;
-    }
-  }
-  ck_assert_msg(start >= 0, "no function %s in the assembly", fn);
-  int lo[64], hi[64], nloop = 0;
-  for (int j = start; j < end && nloop < 64; j++) {
-    const char *t = branch_target(l.v[j]);
-    if (!t) continue;
-    char name[64];
-    for (int i = start; i < j; i++)
-      if (label_def(l.v[i], name, sizeof name) && strcmp(name, t) == 0) {
-        lo[nloop] = i, hi[nloop++] = j;
-        break;
-      }
-  }
-  ck_assert_msg(nloop > 0, "no loop in %s", fn);
-  int best = -1;
-  for (int a = 0; a < nloop; a++) {
-    int inner = 1;
-    for (int b = 0; b < nloop; b++)
-      if (b != a && lo[b] >= lo[a] && hi[b] <= hi[a] && (lo[b] != lo[a] || hi[b] != hi[a]))
-        inner = 0;
-    if (inner && (best < 0 || hi[a] - lo[a] > hi[best] - lo[best])) best = a;
-  }
-  size_t len = 0;
-  for (int i = lo[best]; i <= hi[best]; i++) len += strlen(l.v[i]) + 1;
-  char *r = malloc(len + 1), *p = r;
-  for (int i = lo[best]; i <= hi[best]; i++) p += sprintf(p, "%s\n", l.v[i]);
-  *p = '\0';
-  free_lines(&l);
+  tu_asm_loop l[64];
+  int n = tu_asm_inner_loops(as, fn, 0, l, 64), best = -1;
+  ck_assert_msg(n > 0, "no loop in %s", fn);
+  for (int i = 0; i < n; i++)
+    if (best < 0 || l[i].lines > l[best].lines) best = i;
+  char *r = l[best].text;
+  l[best].text = NULL;
+  tu_asm_loops_free(l, n);
   return r;
 }
 
@@ -117,13 +44,8 @@ static char *emitted_hot_loop(tec_ctx *ctx, lower_func *f, const char *target, c
 
 /* Lines of text matching the extended regex re. */
 static int count_re(const char *text, const char *re) {
-  regex_t rx;
-  ck_assert_int_eq(regcomp(&rx, re, REG_EXTENDED | REG_NOSUB | REG_NEWLINE), 0);
-  lines l = split_lines(text);
-  int n = 0;
-  for (int i = 0; i < l.n; i++) n += regexec(&rx, l.v[i], 0, NULL, 0) == 0;
-  free_lines(&l);
-  regfree(&rx);
+  int n = tu_count_re(text, re);
+  ck_assert_msg(n >= 0, "bad regex %s", re);
   return n;
 }
 

@@ -328,17 +328,30 @@ static double tile_rate(int64_t t, int64_t r, int64_t c, int64_t vpb, double wco
 
 /* max_r: the most rows per tile the space offers (the default takes one row on lane targets) */
 static void default_tile(int64_t ext, int64_t oh, int64_t max_r, int64_t nob, int64_t vpb,
-                         int64_t xb, int64_t lanes, int lane, int regs, int gemm,
+                         int64_t xb, int64_t lanes, int lane, int regs, int mem, int gemm,
                          int64_t block_wbytes, int64_t *bt, int64_t *br, int64_t *bc) {
   double best = -1;
   *bt = *bc = *br = 1;
   int64_t pos_loads = lane ? xb / lanes : xb; /* input loads per position */
+  /* 16 registers, no memory operand, no multiply-add by lane (ARMv7 NEON): every input lane
+   * is a broadcast load (vld1.32 {d[]}) with an address register of its own (no offset
+   * form), so LLVM keeps the tile's x broadcasts per position live and runs out of general
+   * registers, and LLVM loads a step's broadcasts ahead: the tile's accumulators, a weight
+   * vector per block and x broadcasts per position within the registers (GEMM form; rasp4b32
+   * 256x28x28 1x1, per hot-loop iteration: 2 x 4, 23 vector spills per 32 vfma, 4.6
+   * instructions per vfma; 2 x 2, no vector spill, one general register reloaded, 4.1); a
+   * direct window keeps several input rows' broadcasts live: one block and at most regs / 4
+   * positions (128x28x28 3x3: 2 x 2 x 3 rows, 26 vector spills per 36 vfma; 2 x 1 x 2 rows,
+   * none, 3.2 instructions per vfma). tests/test_arm_tiles.c reads the assembly. */
+  int small = !lane && regs <= 16 && !mem;
   if (lane) max_r = 1;
   for (int64_t r = 1; r <= max_r; r++) /* rows outermost: a tie keeps one row */
     for (int64_t t = 1; t <= 32 && t <= ext; t++)
       for (int64_t c = 1; c <= 8 && c <= nob; c++) {
         int64_t acc = t * r * c * vpb, wl = xb * c * vpb, tail = ext % t;
         if (acc + c * vpb + (lane ? t * r + 1 : 1) > regs || nob % c || (gemm && tail)) continue;
+        if (small && (gemm ? acc + c * vpb + t * r * xb > regs : c > 1 || t * r * 4 > regs))
+          continue;
         /* the kernel slice of an oc tile is read again for every row and column tile: more
          * than TILE_WBYTES of it streams from L3 each time (ResNet's 512x7x7: 4 blocks = 1.2
          * MB, 0.85x oneDNN; 2 blocks: 1.29 ms against 1.67, measured) */
@@ -435,7 +448,8 @@ static int cn_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
   int64_t regrows[4], nreg = !gemm && ow < 32 ? (oh < 4 ? oh : 4) : 1, br;
   for (int64_t r = 0; r < nreg; r++) regrows[r] = r + 1;
   default_tile(ext, oh, nreg, nob, topi_ceil_div(yb, lanes), xb, lanes, lane,
-               topi_target_regs(ctx, target, lanes), gemm, block_wbytes, &bt, &br, &bc);
+               topi_target_regs(ctx, target, lanes), topi_target_mem_operand(ctx, target), gemm,
+               block_wbytes, &bt, &br, &bc);
   /* rows per task: the most that still leaves 8 tasks or more */
   int64_t tiles = p->n * topi_ceil_div(nob, bc), rdef = 1;
   for (int i = 0; i < nrows && !gemm; i++)

@@ -229,9 +229,17 @@ static int sp_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
    * kernel vectors and a broadcast, VC two vectors when c_out has them (TVM: VC 8 on NEON) */
   int regs = topi_target_regs(ctx, target, lanes);
   int64_t dvc = nvc > 1 ? vcs[1] : vcs[0], nv = dvc / lanes, dvh = vhs[nvh > 1 ? 1 : 0];
+  /* 16 registers, no memory operand (ARMv7 NEON): LLVM keeps a window's broadcasts and kernel
+   * vectors live beside the accumulators, so those take at most a quarter of the registers
+   * (one row) under a kh x kw window and half under 1x1 (rasp4b32, 128x28x28 3x3: 2 x 3 x 8,
+   * 395 vector spills per 216 vfma, 5.3 instructions per vfma; 1 x 2 x 8, none, 2.4; 256 -> 256
+   * 1x1: 2 x 3 x 8, 4 per 24; 2 x 2 x 8, none; tests/test_arm_tiles.c) */
+  int small = regs <= 16 && !topi_target_mem_operand(ctx, target), window = p->kh * p->kw > 1;
+  if (small && window) dvh = vhs[0];
   int64_t dvw = 1;
   for (int i = 0; i < nvw; i++)
-    if (dvh * vws[i] * nv + nv + 1 <= regs) dvw = vws[i];
+    if (dvh * vws[i] * nv + nv + 1 <= regs && (!small || dvh * vws[i] * nv <= regs / (window ? 4 : 2)))
+      dvw = vws[i];
   if (tune_space_init(ctx, sp, topi_tmpl_conv2d_spatial_pack.name,
                       topi_tmpl_conv2d_spatial_pack.config_size) ||
       tune_define_field(sp, "vc", "output channels per register tile (vectorized)",

@@ -174,6 +174,18 @@ static int dwc_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
   int64_t vpb = topi_ceil_div(p->in_layout.block, lanes), regs = topi_target_regs(ctx, target, lanes);
   int64_t cap = lanes >= 16 ? 14 : 8, def_w = 1;
   if (cap > (regs - 2 * vpb) / vpb) cap = (regs - 2 * vpb) / vpb > 1 ? (regs - 2 * vpb) / vpb : 1;
+  /* With 16 registers and no memory operand (ARMv7 NEON) the taps are the problem: LLVM keeps
+   * the channel block's kh*kw taps in registers across the column tiles (they do not change
+   * along a row), beside the bias, a zero (ReLU), the accumulators and the input row the
+   * tile reads, (ow_tile - 1) * stride + kw vectors; past 16 it spills inside the hot loop
+   * (rasp4b32, 256x28x28 3x3: ow_tile 7, 82 stack accesses per 63 vfma; 2, 3 per 18; 1,
+   * none, and 3.1-3.4 instructions per vfma against 5.3). AArch64 (32 registers) keeps its
+   * measured tiles. */
+  if (regs <= 16 && !topi_target_mem_operand(ctx, target)) {
+    int64_t w = 1;
+    while (w < cap && (p->kh * p->kw + 2 + (w + 1) + w * p->stride_w + p->kw) * vpb <= regs) w++;
+    cap = w;
+  }
   for (int64_t t = 1; t <= cap && t <= ow; t++)
     if (ow % t == 0 || ow <= cap) def_w = t;
   if (ow > cap && def_w < cap / 2) def_w = cap; /* a prime width: a tail beats tiny tiles */

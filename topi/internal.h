@@ -34,6 +34,10 @@ const tec_target *topi_target_of(tec_ctx *ctx, const tec_target *target);
 int topi_target_regs(tec_ctx *ctx, const tec_target *target, int lanes);
 /* tec_target.lane_fma of the target, -1 with an error. */
 int topi_target_lane_fma(tec_ctx *ctx, const tec_target *target);
+/* 1 if the target's vector arithmetic can read an operand from memory (x86: an FMA loads its
+ * third operand), 0 on the load/store architectures (AArch64, ARMv7), where every operand a
+ * register tile's body uses takes a register. */
+int topi_target_mem_operand(tec_ctx *ctx, const tec_target *target);
 /* The divisors of n that are <= cap, ascending, into out (at most max); returns the count. */
 int topi_divisors(int64_t n, int64_t cap, int64_t *out, int max);
 

@@ -156,6 +156,11 @@ int topi_target_regs(tec_ctx *ctx, const tec_target *target, int lanes) {
   return t ? t->vector_regs : 16;
 }
 
+int topi_target_mem_operand(tec_ctx *ctx, const tec_target *target) {
+  const tec_target *t = topi_target_of(ctx, target);
+  return t && t->arch != TEC_ARCH_AARCH64 && t->arch != TEC_ARCH_ARMV7;
+}
+
 int topi_target_lane_fma(tec_ctx *ctx, const tec_target *target) {
   const tec_target *t = topi_target_of(ctx, target);
   return t ? t->lane_fma : -1;

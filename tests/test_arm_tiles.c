@@ -1,0 +1,217 @@
+/* test_arm_tiles.c — the templates' default register tiles on ARMv7 (16 q registers) keep
+ * their hot loops off the stack: each template's default for an ARMv7 target is emitted as
+ * assembly, and every innermost loop holding a vfma.f32 (label .. backward branch) is searched
+ * for loads and stores through sp (directly or through a register set from sp, ARMv7's way to
+ * reach a spilled q register). Vector spills are refused outright; one reload of a general
+ * register per loop iteration is allowed (an address: ARMv7's broadcast load has no offset
+ * form and its 13 general registers hold the tile's addresses; see topi/conv2d_nchwc.c). A
+ * control shows the check fails on AArch64's tile emitted for ARMv7, and AArch64's defaults
+ * are pinned as measured (docs/arm.md). */
+#include <stdlib.h>
+#include "asmloops.h"
+#include "testutil.h"
+
+/* a problem: a conv2d layer (bias + ReLU fused) in a layout, or a dense */
+typedef enum lay { B4, NCHW, NHWC } lay; /* NCHW4c in and out, NCHW, NHWC */
+typedef struct tcase {
+  const char *tmpl;
+  int c, h, w, k, kh, s, p, g; /* conv2d */
+  lay layout;
+  int m, n, kk;                /* dense */
+} tcase;
+
+static const tcase cases[] = {
+    {"depthwise_nchwc", 256, 28, 28, 256, 3, 1, 1, 256, B4, 0, 0, 0}, /* mbv1_dw_mid */
+    {"depthwise_nchwc", 32, 112, 112, 32, 3, 1, 1, 32, B4, 0, 0, 0},  /* mbv1_dw1 */
+    {"conv2d_nchwc", 256, 28, 28, 256, 1, 1, 0, 1, B4, 0, 0, 0},      /* mbv1_pw_mid */
+    {"conv2d_nchwc", 512, 7, 7, 1024, 1, 1, 0, 1, B4, 0, 0, 0},       /* mbv1 pw13 */
+    {"conv2d_nchwc", 128, 28, 28, 128, 3, 1, 1, 1, B4, 0, 0, 0},      /* resnet_c3 */
+    {"conv2d_nchwc", 64, 56, 56, 64, 3, 1, 1, 1, B4, 0, 0, 0},        /* resnet_c2 */
+    {"dense", 0, 0, 0, 0, 0, 0, 0, 0, B4, 64, 256, 256},
+    {"dense", 0, 0, 0, 0, 0, 0, 0, 0, B4, 1, 1000, 1024},               /* mbv1 fc */
+    {"conv2d_spatial_pack", 256, 28, 28, 256, 1, 1, 0, 1, NCHW, 0, 0, 0},
+    {"conv2d_spatial_pack", 128, 28, 28, 128, 3, 1, 1, 1, NCHW, 0, 0, 0},
+    {"dw_spatial_pack", 256, 28, 28, 256, 3, 1, 1, 256, NCHW, 0, 0, 0},
+    {"conv2d_im2col", 256, 28, 28, 256, 1, 1, 0, 1, NHWC, 0, 0, 0},
+    {"conv2d_im2col", 128, 28, 28, 128, 3, 1, 1, 1, NHWC, 0, 0, 0},
+};
+#define NCASES ((int)(sizeof cases / sizeof cases[0]))
+#define NV7 6 /* cases also emitted for armv7-neon */
+
+static topi_conv2d conv_of(const tcase *c) {
+  topi_layout l = c->layout == B4     ? (topi_layout){.kind = TOPI_NCHWC, .block = 4}
+                   : c->layout == NCHW ? (topi_layout){.kind = TOPI_NCHW}
+                                       : (topi_layout){.kind = TOPI_NHWC};
+  return (topi_conv2d){.n = 1, .c_in = c->c, .h = c->h, .w = c->w, .c_out = c->k, .kh = c->kh,
+                       .kw = c->kh, .stride_h = c->s, .stride_w = c->s, .pad_h = c->p,
+                       .pad_w = c->p, .groups = c->g, .in_layout = l, .out_layout = l,
+                       .epi = {.bias = 1, .act = TOPI_ACT_RELU}};
+}
+
+/* case c by its template at the target's default (cfg NULL) or at cfg, as assembly; the
+ * default config's text into *def */
+static char *emit_case(tec_ctx *ctx, const tcase *c, const char *target, const char *cfg,
+                       const char **def) {
+  const tec_target *tg = tec_target_parse(ctx, target);
+  ck_assert_msg(tg != NULL, "%s", tec_ctx_error(ctx));
+  const topi_template *t = topi_template_find(c->tmpl);
+  ck_assert_ptr_nonnull(t);
+  topi_conv2d cp = conv_of(c);
+  topi_dense dp = {.m = c->m, .n = c->n, .k = c->kk, .const_b = 1};
+  const void *prob = c->m ? (const void *)&dp : (const void *)&cp;
+  topi_decl d;
+  tune_space sp;
+  topi_op op;
+  ck_assert_msg(t->declare(ctx, prob, &d) == 0 && t->space(ctx, prob, tg, &sp) == 0, "%s",
+                tec_ctx_error(ctx));
+  void *conf = malloc(t->config_size);
+  memcpy(conf, sp.default_config, t->config_size);
+  if (cfg) ck_assert_msg(tune_config_parse(ctx, &sp, cfg, conf) == 0, "%s", tec_ctx_error(ctx));
+  *def = tune_config_str(ctx, &sp, sp.default_config);
+  ck_assert_msg(t->schedule(&d, conf, tg, &op) == 0, "%s", tec_ctx_error(ctx));
+  free(conf);
+  return tu_emit_text(ctx, tec_lower(op.sched, "k", op.nargs, op.args), target, TEC_EMIT_ASM);
+}
+
+/* The vfma loops of k* in as: how many, and their stack accesses summed (the worst loop's
+ * general-register loads in *gpr_max) */
+static int vfma_loops(const char *as, tu_stack_access *sum, int *gpr_max) {
+  tu_asm_loop l[256];
+  int n = tu_asm_inner_loops(as, "k", 1, l, 256), hot = 0;
+  *sum = (tu_stack_access){0, 0, 0, 0};
+  *gpr_max = 0;
+  for (int i = 0; i < n; i++) {
+    if (tu_count_re(l[i].text, "^\tvfma\\.f32\tq") == 0) continue;
+    tu_stack_access a = tu_asm_stack_access(l[i].text);
+    hot++;
+    sum->vec_loads += a.vec_loads, sum->vec_stores += a.vec_stores;
+    sum->gpr_loads += a.gpr_loads, sum->gpr_stores += a.gpr_stores;
+    if (a.gpr_loads > *gpr_max) *gpr_max = a.gpr_loads;
+  }
+  tu_asm_loops_free(l, n);
+  return hot;
+}
+
+START_TEST(test_armv7_defaults_stay_off_the_stack) {
+  /* every case on rasp4b32 (Cortex-A72), the first NV7 (the direct templates) again on
+   * armv7-neon (Cortex-A7: another scheduling model) */
+  const tcase *c = &cases[_i < NCASES ? _i : _i - NCASES];
+  const char *target = _i < NCASES ? "rasp4b32" : "armv7-neon", *def;
+  /* under emulation (the cross-built suite under qemu-aarch64: the same LLVM emits the same
+   * ARMv7 code, 10-30x slower) a slice: rasp4b32, depthwise and pointwise */
+  if (tu_emulated() && _i != 0 && _i != 2) return;
+  tec_ctx *ctx = tec_ctx_new();
+  char *as = emit_case(ctx, c, target, NULL, &def);
+  tu_stack_access a;
+  int gmax, hot = vfma_loops(as, &a, &gmax);
+  ck_assert_msg(hot >= 1, "%s %s (%s): no vfma loop", c->tmpl, target, def);
+  /* the hot loops' counters (constant bounds) count in 32 bits (codegen_stmt.c): no adc /
+   * sbcs pair */
+  tu_asm_loop l[256];
+  int n = tu_asm_inner_loops(as, "k", 1, l, 256);
+  for (int i = 0; i < n; i++)
+    ck_assert_msg(tu_count_re(l[i].text, "^\tvfma\\.f32\tq") == 0 ||
+                      tu_count_re(l[i].text, "^\t(adc|sbcs)\t") == 0,
+                  "%s: a 64-bit counter:\n%s", l[i].fn, l[i].text);
+  tu_asm_loops_free(l, n);
+  ck_assert_msg(a.vec_loads + a.vec_stores + a.gpr_stores == 0 && gmax <= 1,
+                "%s on %s, default %s: stack accesses in %d hot loops: %d q/d loads, %d q/d "
+                "stores, %d general loads (at most 1 a loop allowed), %d general stores",
+                c->tmpl, target, def, hot, a.vec_loads, a.vec_stores, a.gpr_loads, a.gpr_stores);
+  free(as);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* The control: AArch64's tiles emitted for ARMv7 spill (so the check above can fail). */
+START_TEST(test_aarch64_tiles_spill_on_armv7) {
+  tec_ctx *ctx = tec_ctx_new();
+  const char *def;
+  char *as = emit_case(ctx, &cases[0], "rasp4b32", "ow_tile=7 oh_tile=1 parallel=1", &def);
+  tu_stack_access a;
+  int gmax;
+  ck_assert_int_ge(vfma_loops(as, &a, &gmax), 1);
+  ck_assert_msg(a.vec_loads + a.vec_stores >= 20, "ow_tile 7 on ARMv7: %d q/d stack accesses",
+                a.vec_loads + a.vec_stores);
+  free(as);
+  as = emit_case(ctx, &cases[2], "rasp4b32",
+                 "ow_tile=2 oc_tiles=4 ic_split=1 ic_unroll=0 oh_tile=1 pad_copy=0 parallel=2 "
+                 "oh_reg=1", &def);
+  ck_assert_int_ge(vfma_loops(as, &a, &gmax), 1);
+  ck_assert_int_ge(a.vec_loads + a.vec_stores, 10);
+  free(as);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* AArch64 keeps its measured defaults (docs/arm.md's counts were taken with them). */
+START_TEST(test_aarch64_defaults_unchanged) {
+  static const char *const want[] = {
+      "ow_tile=7 oh_tile=1 parallel=1",
+      "ow_tile=8 oh_tile=1 parallel=1",
+      "ow_tile=8 oc_tiles=2 ic_split=2 ic_unroll=1 oh_tile=2 pad_copy=0 parallel=2 oh_reg=1",
+  };
+  tec_ctx *ctx = tec_ctx_new();
+  const tec_target *tg = tec_target_parse(ctx, "rasp4b");
+  for (int i = 0; i < 3; i++) {
+    topi_conv2d p = conv_of(&cases[i]);
+    tune_space sp;
+    ck_assert_int_eq(topi_template_find(cases[i].tmpl)->space(ctx, &p, tg, &sp), 0);
+    ck_assert_str_eq(tune_config_str(ctx, &sp, sp.default_config), want[i]);
+  }
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* The scanner against a hand-counted ARMv7 and AArch64 snippet, and bad input. */
+START_TEST(test_stack_scanner) {
+  const char *a32 = ".LBB0_1:\n"
+                    "\tldr\tr2, [sp, #68]\n"             /* general load */
+                    "\tadd\tr4, sp, #512\n"              /* r4 = a stack address */
+                    "\tvld1.64\t{d16, d17}, [r4:128]\n"  /* vector load via r4 */
+                    "\tvst1.64\t{d18, d19}, [r4:128]\n"  /* vector store via r4 */
+                    "\tadd\tr4, r5, #16\n"               /* r4 no longer on the stack */
+                    "\tvld1.32\t{d0, d1}, [r4:128]!\n"   /* not the stack */
+                    "\tvldr\td2, [sp, #8]\n"             /* vector load */
+                    "\tvfma.f32\tq0, q1, q2\n"
+                    "\tstr\tr1, [sp]\n"                  /* general store */
+                    "\tbne\t.LBB0_1\n";
+  tu_stack_access a = tu_asm_stack_access(a32);
+  ck_assert_int_eq(a.vec_loads, 2);
+  ck_assert_int_eq(a.vec_stores, 1);
+  ck_assert_int_eq(a.gpr_loads, 1);
+  ck_assert_int_eq(a.gpr_stores, 1);
+  a = tu_asm_stack_access("\tldr\tq0, [sp, #16]\n\tstp\tq1, q2, [sp, #32]\n\tldr\tx0, [x1]\n");
+  ck_assert_int_eq(a.vec_loads, 1);
+  ck_assert_int_eq(a.vec_stores, 1);
+  ck_assert_int_eq(a.gpr_loads, 0);
+  const char *as = "k_par0:\n.LBB0_1:\n\tvfma.f32\tq0, q1, q2\n.LBB0_2:\n\tadd\tr0, r0, #1\n"
+                   "\tbne\t.LBB0_2\n\tbne\t.LBB0_1\n.Lfunc_end0:\n";
+  tu_asm_loop l[4];
+  int n = tu_asm_inner_loops(as, "k", 1, l, 4);
+  ck_assert_int_eq(n, 1); /* the outer loop holds the inner one */
+  ck_assert_int_eq(l[0].lines, 3);
+  tu_asm_loops_free(l, n);
+  ck_assert_int_eq(tu_asm_inner_loops(as, "k", 0, l, 4), 0); /* no function named "k" */
+  ck_assert_int_eq(tu_asm_inner_loops("", "k", 1, l, 4), 0);
+  ck_assert_int_eq(tu_count_re(as, "("), -1); /* a bad regex */
+  a = tu_asm_stack_access("");
+  ck_assert_int_eq(a.vec_loads + a.vec_stores + a.gpr_loads + a.gpr_stores, 0);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("arm_tiles");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_stack_scanner);
+  tcase_add_test(tc, test_aarch64_defaults_unchanged);
+  tcase_add_loop_test(tc, test_armv7_defaults_stay_off_the_stack, 0, NCASES + NV7);
+  tcase_add_test(tc, test_aarch64_tiles_spill_on_armv7);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int nf = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return nf ? 1 : 0;
+}
