@@ -13,12 +13,13 @@ sch_stage *as_stage_named(sch_schedule *s, const char *name) {
 }
 
 /* fuse the outermost leaves (at most upto of them, extents ext) while there are fewer than
- * 8 iterations per thread, and make the fused loop parallel; nothing with one iteration */
-int as_parallel_outer(as_prog *p, sch_stage *st, int upto, int64_t *ext) {
+ * 8 iterations per thread (depth 0), or exactly depth of them (depth >= 1; fewer when there
+ * are fewer), and make the fused loop parallel; nothing with one iteration */
+int as_parallel_outer(as_prog *p, sch_stage *st, int upto, int64_t *ext, int depth) {
   if (upto < 1) return 0;
   int64_t want = p->threads > 1 ? 8 * (int64_t)p->threads : 1, prod = ext[0];
   sch_iter *f = sch_stage_leaf(st, 0);
-  for (int k = 1; k < upto && prod < want; k++) {
+  for (int k = 1; k < upto && (depth > 0 ? k < depth : prod < want); k++) {
     if (sch_fuse(st, f, sch_stage_leaf(st, 1), &f)) return -1;
     prod *= ext[k];
   }

@@ -37,15 +37,7 @@ static int stage_named_in(const as_prog *p, const char *msg) {
   return best;
 }
 
-static int check_args(tec_ctx *ctx, sch_schedule *s, const char *target,
-                      const tec_autosched_options *opt) {
-  const sch_trace *tr = sch_get_trace(s);
-  if (sch_trace_len(tr) > 0)
-    return tec_ctx_set_error(ctx,
-                             "tec_autoschedule: the schedule already has %d primitive%s "
-                             "applied; the auto-scheduler starts from an unscheduled program "
-                             "(a fresh sch_create)",
-                             sch_trace_len(tr), sch_trace_len(tr) == 1 ? "" : "s");
+int as_check_options(tec_ctx *ctx, const tec_autosched_options *opt) {
   if (opt && (opt->nestimates < 0 || (opt->nestimates > 0 && !opt->estimates)))
     return tec_ctx_set_error(ctx,
                              "tec_autoschedule: options.nestimates is %d with estimates %s; "
@@ -56,55 +48,82 @@ static int check_args(tec_ctx *ctx, sch_schedule *s, const char *target,
                              "tec_autoschedule: options.threads is %d; give 0 (the "
                              "runtime's count) or a count >= 1",
                              opt->threads);
-  (void)target;
   return 0;
 }
 
-static int run(as_prog *p, const char *target, tec_autosched_report *rep, double t0) {
+static int check_args(tec_ctx *ctx, sch_schedule *s, const tec_autosched_options *opt) {
+  const sch_trace *tr = sch_get_trace(s);
+  if (sch_trace_len(tr) > 0)
+    return tec_ctx_set_error(ctx,
+                             "tec_autoschedule: the schedule already has %d primitive%s "
+                             "applied; the auto-scheduler starts from an unscheduled program "
+                             "(a fresh sch_create)",
+                             sch_trace_len(tr), sch_trace_len(tr) == 1 ? "" : "s");
+  return as_check_options(ctx, opt);
+}
+
+int as_prepare(as_prog *p, const char *target) {
   tec_ctx *ctx = p->ctx;
-  sch_schedule *s = p->s;
   if (as_target_query(ctx, target, &p->lanes, &p->regs)) return -1;
   te_tensor **ts;
   p->n = te_topo_order(ctx, p->nout, p->outs, &ts);
   if (p->n < 0) return -1;
-  p->st = tec_ctx_alloc(ctx, sizeof *p->st * (size_t)(p->n ? p->n : 1));
-  te_tensor **args = tec_ctx_alloc(ctx, sizeof *args * (size_t)(p->n + p->nout));
-  if (!p->st || !args) return -1;
-  int nargs = 0;
+  size_t bytes = sizeof *p->st * (size_t)(p->n ? p->n : 1);
+  p->st = tec_ctx_alloc(ctx, bytes);
+  p->pristine = tec_ctx_alloc(ctx, bytes);
+  p->args = tec_ctx_alloc(ctx, sizeof *p->args * (size_t)(p->n + p->nout));
+  if (!p->st || !p->pristine || !p->args) return -1;
+  p->nargs = 0;
   for (int i = 0; i < p->n; i++) {
     p->st[i].t = ts[i];
     p->st[i].nred = ts[i]->op == TE_COMPUTE ? ts[i]->nreduce : 0;
-    if (ts[i]->op == TE_PLACEHOLDER) args[nargs++] = ts[i];
+    if (ts[i]->op == TE_PLACEHOLDER) p->args[p->nargs++] = ts[i];
   }
-  for (int o = 0; o < p->nout; o++) args[nargs++] = p->outs[o];
+  for (int o = 0; o < p->nout; o++) p->args[p->nargs++] = p->outs[o];
   if (as_estimates(p) || as_analyze(p)) return -1;
+  memcpy(p->pristine, p->st, bytes);
+  return 0;
+}
+
+void as_decide(as_prog *p) {
+  memcpy(p->st, p->pristine, sizeof *p->st * (size_t)(p->n ? p->n : 1));
   as_decide_leave(p);
   as_decide_inline(p);
   as_decide_tile(p);
   as_decide_rfactor(p);
   as_decide_attach(p);
   as_decide_loops(p);
+}
 
+sch_schedule *as_schedule(as_prog *p, int *ntries, lower_func **out) {
+  tec_ctx *ctx = p->ctx;
   sch_schedule *fresh = NULL;
   int tries = 0, max_tries = 3 * p->n + 4;
+  if (out) *out = NULL;
   for (;;) {
-    if (++tries > max_tries)
-      return tec_ctx_set_error_kind(ctx, TEC_ERR_INTERNAL,
-                                    "internal error: tec_autoschedule: no schedule lowered "
-                                    "after %d tries",
-                                    max_tries);
+    if (++tries > max_tries) {
+      tec_ctx_set_error_kind(ctx, TEC_ERR_INTERNAL,
+                             "internal error: tec_autoschedule: no schedule lowered after %d "
+                             "tries",
+                             max_tries);
+      return NULL;
+    }
     fresh = sch_create(ctx, p->nout, p->outs);
-    if (!fresh) return -1;
+    if (!fresh) return NULL;
     int bad = -1;
     const char *why = NULL;
     if (as_apply(p, fresh, &bad)) {
       why = as_fmt(p, "a primitive refused the choice: %s", tec_ctx_error(ctx));
     } else {
-      lower_func *f = tec_lower(fresh, "autosched_check", nargs, args);
+      lower_func *f = tec_lower(fresh, "autosched_check", p->nargs, p->args);
       /* the trace must replay too (a stage with two loops of one name cannot be named) */
       sch_schedule *again = f ? sch_create(ctx, p->nout, p->outs) : NULL;
+      if (again && !sch_trace_replay(again, sch_get_trace(fresh))) {
+        if (out) *out = f;
+        else tec_lower_free(f);
+        break;
+      }
       if (f) tec_lower_free(f);
-      if (again && !sch_trace_replay(again, sch_get_trace(fresh))) break;
       why = as_fmt(p, "%s: %s", f ? "its trace does not replay" : "tec_lower refused the schedule",
                    tec_ctx_error(ctx));
       bad = stage_named_in(p, tec_ctx_error(ctx));
@@ -115,15 +134,26 @@ static int run(as_prog *p, const char *target, tec_autosched_report *rep, double
     int moved = 0;
     for (int i = p->n - 1; i >= 0; i--)
       if (!p->st[i].is_input && p->st[i].ch.kind != TEC_AS_LEAVE) moved |= !as_fallback(p, i, why);
-    if (!moved)
-      return tec_ctx_set_error_kind(ctx, TEC_ERR_INTERNAL,
-                                    "internal error: tec_autoschedule: even the unscheduled "
-                                    "program does not lower: %s",
-                                    why);
+    if (!moved) {
+      tec_ctx_set_error_kind(ctx, TEC_ERR_INTERNAL,
+                             "internal error: tec_autoschedule: even the unscheduled program "
+                             "does not lower: %s",
+                             why);
+      return NULL;
+    }
   }
-  if (sch_trace_replay(s, sch_get_trace(fresh))) return -1;
+  if (ntries) *ntries = tries;
+  return fresh;
+}
+
+static int run(as_prog *p, const char *target, tec_autosched_report *rep, double t0) {
+  if (as_prepare(p, target)) return -1;
+  as_decide(p);
+  int tries = 0;
+  sch_schedule *fresh = as_schedule(p, &tries, NULL);
+  if (!fresh || sch_trace_replay(p->s, sch_get_trace(fresh))) return -1;
   double secs = now_seconds() - t0;
-  return rep ? as_report(p, s, tries, secs, rep) : 0;
+  return rep ? as_report(p, p->s, tries, secs, rep) : 0;
 }
 
 int tec_autoschedule(sch_schedule *s, const char *target, const tec_autosched_options *opt,
@@ -142,7 +172,7 @@ int tec_autoschedule(sch_schedule *s, const char *target, const tec_autosched_op
   if (prior) prior = tec_ctx_strdup(ctx, prior);
   tec_ctx_clear_error(ctx);
   as_prog p = {.ctx = ctx, .s = s, .opt = opt};
-  int rc = check_args(ctx, s, target, opt);
+  int rc = check_args(ctx, s, opt);
   if (!rc) {
     p.threads = opt && opt->threads ? opt->threads : tec_rt_get_num_threads();
     p.nout = sch_schedule_noutput(s);

@@ -55,6 +55,19 @@ typedef struct as_stage {
   const char *rf_name; /* rfactor's partials tensor */
 } as_stage;
 
+/* The tuned mode's values for one stage (space.c: a config of the generated space), AS_UNSET
+ * where the rules decide as in the instant mode. */
+#define AS_UNSET INT64_MIN
+enum { AS_AT_INLINE, AS_AT_ATTACH, AS_AT_ROOT }; /* compute_at level: the `at` knob */
+typedef struct as_tuned {
+  int64_t at;                     /* AS_AT_*: inlined, at a consumer's row loop, own root */
+  int64_t tile_i, tile_j, block_i; /* TILE: the register tile, row tiles per outer block */
+  int64_t pack, fuse;             /* TILE: inputs packed (0 or all), 1 fused / 0 cache_write */
+  int64_t unroll, vector, tail;   /* unroll bound, vector lanes, tail (tec_autosched_choice) */
+  int64_t par;                    /* -1 the rules' depth, 0 serial, k >= 1 fuse k loops */
+  int64_t rows, rfactor;          /* host rows per tile; rfactor 0/1 */
+} as_tuned;
+
 typedef struct as_prog {
   tec_ctx *ctx;
   sch_schedule *s; /* the user's schedule */
@@ -66,7 +79,14 @@ typedef struct as_prog {
   int regs;     /* vector registers */
   int threads;
   const tec_autosched_options *opt;
+  int nargs;
+  te_tensor **args;      /* the placeholders then the outputs: what tec_lower checks */
+  const as_tuned *tuned; /* per stage, a config's values (NULL: the instant mode) */
+  as_stage *pristine;    /* the stages as analyzed, before any rule (as_decide starts there) */
 } as_prog;
+
+/* the tuned value of field f for stage s, or AS_UNSET */
+#define AS_TUNED(p, s, f) ((p)->tuned ? (p)->tuned[(s) - (p)->st].f : AS_UNSET)
 
 /* lanes of a vector register for t's element type (the f32 lanes scaled by its size) */
 static inline int as_lanes(const as_prog *p, const te_tensor *t) {
@@ -94,6 +114,16 @@ int as_reads_of(const ir_expr *e, const te_tensor *t, const ir_expr **out, int c
 /* The stage's body value with a top-level REDUCE's source (the part reads live in). */
 const ir_expr *as_source(const te_tensor *t);
 
+/* autosched.c: the steps of tec_autoschedule, shared with the tuned mode (tuned.c).
+ * prepare: target query, the program in topological order, estimates, analysis (in p->ctx);
+ * decide: every stage's choice from the pristine analysis by the rules (p->tuned's values
+ * where set); schedule: the choices applied to a fresh schedule in p->ctx, lowered, a refusal
+ * given a plainer choice and tried again (the lowered check in *f when f is not NULL). */
+int as_prepare(as_prog *p, const char *target);
+void as_decide(as_prog *p);
+sch_schedule *as_schedule(as_prog *p, int *ntries, lower_func **f);
+int as_check_options(tec_ctx *ctx, const tec_autosched_options *opt);
+
 /* the rules, each deciding for every stage it applies to (rule_*.c) */
 void as_decide_leave(as_prog *p);
 void as_decide_inline(as_prog *p);
@@ -117,7 +147,7 @@ int as_apply_attach(as_prog *p, sch_schedule *s, int i);
 /* shared by the appliers: split the innermost data loop for vectors (tail chosen), fuse and
  * parallelize the outer loops; see apply.c */
 sch_stage *as_stage_named(sch_schedule *s, const char *name);
-int as_parallel_outer(as_prog *p, sch_stage *st, int upto, int64_t *ext);
+int as_parallel_outer(as_prog *p, sch_stage *st, int upto, int64_t *ext, int depth);
 
 /* report.c */
 int as_report(as_prog *p, sch_schedule *s, int ntries, double seconds, tec_autosched_report *rep);

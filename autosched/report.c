@@ -43,6 +43,7 @@ int as_report(as_prog *p, sch_schedule *s, int ntries, double seconds, tec_autos
   }
   const char *c = sch_trace_c(p->ctx, sch_get_trace(s));
   if (!c) return -1;
-  *rep = (tec_autosched_report){n, st, text, c, ntries, seconds};
+  *rep = (tec_autosched_report){
+      .nstages = n, .stages = st, .text = text, .trace_c = c, .ntries = ntries, .seconds = seconds};
   return 0;
 }

@@ -85,7 +85,7 @@ void as_decide_attach(as_prog *p) {
   for (int i = p->n - 1; i >= 0; i--) {
     as_stage *s = &p->st[i];
     if (s->is_input || !s->understood || s->ch.kind || s->is_output || s->const_only) continue;
-    if (s->nconsumers < 1 || s->nconsumers > 32) continue;
+    if (s->nconsumers < 1 || s->nconsumers > 32 || AS_TUNED(p, s, at) == AS_AT_ROOT) continue;
     int root = -1;
     int64_t halo = 0;
     for (int c = 0; c < s->nconsumers; c++) {
@@ -107,7 +107,8 @@ void as_decide_attach(as_prog *p) {
     if (halo > c->halo) c->halo = halo;
     /* a row reduction along its unit-stride axis: partial sums in one vector */
     int L = as_lanes(p, s->t);
-    if (s->is_reduce && s->unit_reduce && L >= 2 && s->nred >= 1 && s->rext[s->nred - 1] >= 2 * L) {
+    if (s->is_reduce && s->unit_reduce && L >= 2 && s->nred >= 1 &&
+        s->rext[s->nred - 1] >= 2 * L && AS_TUNED(p, s, rfactor) != 0) {
       s->ch.rfactor = 1;
       s->ch.vector = L;
     }
@@ -126,7 +127,8 @@ void as_decide_attach(as_prog *p) {
     as_stage *c = &p->st[i];
     if (!c->has_attached) continue;
     int r = row_axis(c, 1);
-    c->ch.rows = c->halo > 0 ? (c->ext[r] < 16 ? c->ext[r] : 16) : 1;
+    int64_t v = AS_TUNED(p, c, rows), want = v != AS_UNSET && v >= 1 ? v : 16;
+    c->ch.rows = c->halo > 0 ? (c->ext[r] < want ? c->ext[r] : want) : 1;
   }
 }
 

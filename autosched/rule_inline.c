@@ -16,6 +16,17 @@ void as_decide_inline(as_prog *p) {
     as_stage *s = &p->st[i];
     if (s->is_input || !s->understood || s->ch.kind || s->is_output) continue;
     if (s->t->body && s->t->body->kind == IR_REDUCE) continue;
+    int64_t at = AS_TUNED(p, s, at); /* the tuned mode's level (space.c) */
+    if (at == AS_AT_ROOT || at == AS_AT_ATTACH) {
+      s->why = "kept: the tuned config computes it at a loop of its own";
+      continue;
+    }
+    if (at == AS_AT_INLINE) {
+      s->ch.kind = TEC_AS_INLINE;
+      s->rule = "inline";
+      s->why = "inlined: the tuned config";
+      continue;
+    }
     if (s->reused_by_reduction) {
       s->why =
           "kept: a reduction reads each element for many outputs (inlined, it would be "

@@ -47,13 +47,23 @@ void as_loops_choice(as_prog *p, as_stage *s) {
   s->ch.vector = 0;
   /* a guarded read (padding) vectorizes into masked loads, which are slower than the scalar
    * loop LLVM vectorizes itself (a 3x3 depthwise layer's padding: 2.5x) */
-  if (nd < 1 || (reduce_body && s->unit_reduce) || s->guarded_read) return;
-  int64_t e = s->ext[nd - 1];
-  int L = as_lanes(p, t);
-  if (e >= L)
-    s->ch.vector = L;
-  else if (e >= 4 && t->shape[nd - 1]->kind == IR_INT_IMM)
-    s->ch.vector = e;
+  if (nd >= 1 && !(reduce_body && s->unit_reduce) && !s->guarded_read) {
+    int64_t e = s->ext[nd - 1];
+    int L = as_lanes(p, t);
+    if (e >= L)
+      s->ch.vector = L;
+    else if (e >= 4 && t->shape[nd - 1]->kind == IR_INT_IMM)
+      s->ch.vector = e;
+  }
+  /* the tuned mode's values (space.c) */
+  int64_t v;
+  if ((v = AS_TUNED(p, s, unroll)) != AS_UNSET) s->ch.unroll = v;
+  if ((v = AS_TUNED(p, s, vector)) != AS_UNSET && nd >= 1) s->ch.vector = v;
+  if ((v = AS_TUNED(p, s, tail)) != AS_UNSET) s->ch.tail = (int)v;
+  if ((v = AS_TUNED(p, s, par)) != AS_UNSET) {
+    s->ch.parallel = v != 0;
+    s->ch.par_depth = v > 0 ? (int)v : 0;
+  }
 }
 
 int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
@@ -74,8 +84,9 @@ int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
       if (a->ext[d] > 1) r = d;
   int64_t V = ch->vector, e = a->ext[nd - 1];
   if (V > 0 && V < e) {
-    int64_t tail = root && !reduce_body && a->const_ext && e % V ? SCH_TAIL_SHIFT_INWARDS
-                                                                 : SCH_TAIL_GUARD_WITH_IF;
+    int64_t tail = ch->tail ? ch->tail - 1
+                   : root && !reduce_body && a->const_ext && e % V ? SCH_TAIL_SHIFT_INWARDS
+                                                                   : SCH_TAIL_GUARD_WITH_IF;
     if (sch_split_tail(st, ax[nd - 1], V, tail, &xo, &xi)) return -1;
   } else if (V > 0) {
     xi = ax[nd - 1];
@@ -119,7 +130,7 @@ int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
   sch_iter *at = at_pos >= 0 ? order[at_pos] : NULL;
   if (root && ch->parallel) {
     int upto = at_pos >= 0 ? at_pos + 1 : ndata_outer;
-    if (as_parallel_outer(p, st, upto, ext)) return -1;
+    if (as_parallel_outer(p, st, upto, ext, ch->par_depth)) return -1;
   }
   if (at) a->at_loop = sch_iter_name(sch_iter_is_leaf(at) ? at : sch_stage_leaf(st, 0));
   return 0;

@@ -15,6 +15,7 @@ void as_decide_rfactor(as_prog *p) {
   for (int i = 0; i < p->n; i++) {
     as_stage *s = &p->st[i];
     if (s->is_input || s->ch.kind || !s->is_reduce || s->const_only || !s->unit_reduce) continue;
+    if (AS_TUNED(p, s, rfactor) == 0) continue; /* the tuned mode's "no" */
     int L = as_lanes(p, s->t);
     if (s->rext[s->nred - 1] < 2 * L || L < 2) continue;
     int64_t work = 1;
@@ -58,7 +59,8 @@ int as_apply_rfactor(as_prog *p, sch_schedule *s, int i) {
   if (nd > 0 && a->ch.parallel) {
     int64_t ext[AS_MAX_DIM];
     for (int d = 0; d < nd; d++) ext[d] = a->ext[d];
-    if (as_parallel_outer(p, rs, nd, ext) || as_parallel_outer(p, st, nd, ext)) return -1;
+    if (as_parallel_outer(p, rs, nd, ext, a->ch.par_depth) ||
+        as_parallel_outer(p, st, nd, ext, a->ch.par_depth)) return -1;
   }
   return 0;
 }

@@ -4,7 +4,8 @@
  * loaded value tile_i or tile_j times. Space and reduction loops interleave as in Ansor's
  * SSRSRS: outer space tiles, then every reduction loop, then the register tile.
  *
- *   out:  [other axes..., j.outer, i.outer]  (parallel: the outer ones fused)   S S
+ *   out:  [other axes..., (i.block,) j.outer, i.outer]  (the outer ones fused,
+ *                                               parallel)                        S S
  *           acc tile at i.outer:  [reduce axes...]                               R
  *                                 [i.inner (unrolled), j.inner (vectorized)]     S
  *           out[tile] = epilogue(acc)
@@ -114,15 +115,21 @@ void as_decide_tile(as_prog *p) {
     if (mr < 1) mr = 1;
     if (mr > ei) mr = ei;
     if (ei % mr && mr > 2 && ei % (mr - 1) == 0) mr--; /* a tail only if no neighbour divides */
+    int64_t v; /* the tuned mode's values (space.c), clamped to the extents */
+    if ((v = AS_TUNED(p, s, tile_i)) != AS_UNSET) mr = v < ei ? v : ei;
+    if ((v = AS_TUNED(p, s, tile_j)) != AS_UNSET) nr = v < ej ? v : ej;
     s->ch.kind = TEC_AS_TILE;
     s->ch.tile_axis_i = s->reuse_axis;
     s->ch.tile_i = mr;
     s->ch.tile_j = nr;
     s->ch.vector = nr > 1 ? nr : 0;
-    s->ch.unroll = 4;
-    s->ch.parallel = 1;
+    s->ch.unroll = (v = AS_TUNED(p, s, unroll)) != AS_UNSET ? v : 4;
+    s->ch.parallel = (v = AS_TUNED(p, s, par)) != 0;
+    s->ch.par_depth = v > 0 ? (int)v : 0;
+    s->ch.block_i = (v = AS_TUNED(p, s, block_i)) != AS_UNSET ? v : 1;
     pack_candidates(p, s);
-    s->anchor = find_anchor(p, i);
+    if (AS_TUNED(p, s, pack) == 0) s->npack = s->ch.pack = 0;
+    s->anchor = AS_TUNED(p, s, fuse) == 0 ? -1 : find_anchor(p, i);
     s->ch.cache_write = s->anchor < 0;
     s->rule = s->ch.cache_write
                   ? as_fmt(p, "tile %lldx%lld (cache_write local)", (long long)mr, (long long)nr)
@@ -172,7 +179,7 @@ static int pack_input(as_prog *p, sch_schedule *s, const as_stage *r, int k, te_
   if (dj != nd - 1) return 0;
   if (sch_vectorize(sw, sch_stage_leaf(sw, sch_stage_nleaf(sw) - 1))) return -1;
   int64_t panels = (x->ext[dj] + f - 1) / f;
-  return as_parallel_outer(p, sw, 1, &panels);
+  return as_parallel_outer(p, sw, 1, &panels, 0);
 }
 
 /* the tiled group of reduction i: the stage whose loops are tiled (anchor or the cache_write
@@ -203,23 +210,29 @@ int as_apply_tile(as_prog *p, sch_schedule *s, int i) {
   if (sch_split(out, ax[nd - 1], ch->tile_j, &jo, &ji) ||
       sch_split(out, ax[ai], ch->tile_i, &io, &ii))
     return -1;
-  sch_iter *order[AS_MAX_DIM + 4];
+  /* the second level: blocks of block_i row tiles outside the column tiles */
+  int64_t rtiles = (r->ext[ai] + ch->tile_i - 1) / ch->tile_i, bi = ch->block_i;
+  sch_iter *bo = NULL;
+  if (bi > 1 && bi < rtiles && sch_split(out, io, bi, &bo, &io)) return -1;
+  sch_iter *order[AS_MAX_DIM + 5];
   int n = 0;
   for (int d = 0; d < nd - 1; d++)
     if (d != ai) order[n++] = ax[d];
+  if (bo) order[n++] = bo;
   order[n++] = jo;
   order[n++] = io;
   order[n++] = ii;
   order[n++] = ji;
   if (sch_reorder(out, n, order)) return -1;
   if (ch->vector && sch_vectorize(out, ji)) return -1;
-  int64_t ext[AS_MAX_DIM + 4];
+  int64_t ext[AS_MAX_DIM + 5];
   n = 0;
   for (int d = 0; d < nd - 1; d++)
     if (d != ai) ext[n++] = r->ext[d];
+  if (bo) ext[n++] = (rtiles + bi - 1) / bi;
   ext[n++] = (r->ext[nd - 1] + ch->tile_j - 1) / ch->tile_j;
-  ext[n++] = (r->ext[ai] + ch->tile_i - 1) / ch->tile_i;
-  if (ch->parallel && as_parallel_outer(p, out, n - 1, ext)) return -1;
+  ext[n++] = bo ? bi : rtiles;
+  if (ch->parallel && as_parallel_outer(p, out, n - 1, ext, ch->par_depth)) return -1;
   /* the accumulator at the row-tile loop: reduce loops outside its register tile */
   if (sch_compute_at(acc, out, io)) return -1;
   sch_iter *la[AS_MAX_DIM * 2];

@@ -21,6 +21,7 @@
 #define TEC_AUTOSCHED_H
 
 #include "tec/schedule.h"
+#include "tec/tune.h"
 
 /* A symbolic size's estimate (Halide's set_estimates): the rules size tiles for it; the
  * generated code stays correct for every value. */
@@ -64,6 +65,13 @@ typedef struct tec_autosched_choice {
                          loop is factored by `vector` lanes (rfactor), the partials computed
                          at the same loop, vectorized */
   int parallel;    /* 1: the outer data loops fused and parallel */
+  int par_depth;   /* with parallel: 0 fuse outer loops until 8 iterations per thread; k >= 1
+                      fuse exactly k (fewer when the stage has fewer) */
+  int tail;        /* LOOPS: the vector split's tail when it does not divide: 0 the rules'
+                      (shift_inwards at the root without reductions, else guard_with_if),
+                      else SCH_TAIL_* + 1 */
+  int64_t block_i; /* TILE: register tiles of rows per outer block, a second (cache) level
+                      outside the column tiles (0 or 1: none) */
   int64_t unroll;  /* innermost reduce loop unrolled when its extent is at most this */
   int fallback;    /* 0: as the rules chose; 1, 2: given up for plainer (see the report) */
 } tec_autosched_choice;
@@ -82,6 +90,11 @@ typedef struct tec_autosched_report {
   const char *trace_c;               /* the schedule as C calls (sch_trace_c) */
   int ntries;                        /* schedules tried (1 unless a choice had to be given up) */
   double seconds;                    /* tec's own scheduling time (no LLVM build) */
+  /* the tuned mode (NULL in the instant mode) */
+  const char *config;  /* the config of the generated space applied ("C.tile_i=6 ...") */
+  const char *problem; /* the records' key: "h=<structural hash>,out=<first output>" */
+  const char *warning; /* tec_autoschedule_tuned: why no record applied (the instant schedule
+                          was used), else NULL */
 } tec_autosched_report;
 
 /* Schedules s (fresh from sch_create: no primitive applied yet) for target (a tec_build target
@@ -91,6 +104,32 @@ typedef struct tec_autosched_report {
  * program or below 1. On error s is unchanged. */
 int tec_autoschedule(sch_schedule *s, const char *target, const tec_autosched_options *opt,
                      tec_autosched_report *rep);
+
+/* ---- the tuned mode ----
+ * The rules' choices become the knobs of a tune_space, per stage "<stage>.<knob>": at (inline,
+ * attach, root), tile_i / tile_j / block_i (the register tile and its outer block of rows),
+ * pack, fuse (cache_write or the accumulator fused into its element-wise consumer), vector,
+ * tail, unroll, par (parallel fusion depth), rows, rfactor; each knob's default is the instant
+ * mode's choice, so the default config is tec_autoschedule's schedule. The arguments are as
+ * tec_autoschedule's (s unscheduled: it is only read, except by the two that schedule it). */
+
+/* The generated space of s's program, in s's ctx. 0 or -1 with an error. */
+int tec_autosched_space(sch_schedule *s, const char *target, const tec_autosched_options *opt,
+                        tune_space *sp);
+/* Schedules s with config `index` of that space (deterministic: the same index, the same
+ * trace); rep->config names its values. -1 with an error for an index outside the space. */
+int tec_autoschedule_config(sch_schedule *s, const char *target, const tec_autosched_options *opt,
+                            int64_t index, tec_autosched_report *rep);
+/* A tuning task for s's program (tune_run searches the space with the tuner's proposers, cost
+ * model, confirmation, records, time-outs): template "auto", problem rep->problem's key, the
+ * target's canonical text. Refuses symbolic sizes (candidates are measured at constant ones). */
+int tune_task_auto(sch_schedule *s, const char *target, const tec_autosched_options *opt,
+                   tune_task *out);
+/* Schedules s with the best record of records for this program (its structural hash: a record
+ * of an edited program never applies) and target; without one, the instant schedule, with
+ * rep->warning saying why. -1 with an error (a file that cannot be read, bad arguments). */
+int tec_autoschedule_tuned(sch_schedule *s, const char *target, const tec_autosched_options *opt,
+                           const char *records, tec_autosched_report *rep);
 
 /* "leave", "inline", "loops", "tile", "attach", "rfactor" */
 const char *tec_autosched_kind_name(tec_autosched_kind k);

@@ -1,0 +1,227 @@
+/* space.c — the tuned mode's space: the rules' choices for each stage become knobs of a
+ * tune_space (tec/space.h, the type the templates declare theirs in), each defaulting to what
+ * the instant mode chose, so the default config is the instant schedule. A config is applied by
+ * deciding again with its values in place of the rules' (as_tuned, read by the rule files)
+ * and scheduling as the instant mode does (a refused choice falls back the same way): the same
+ * config gives the same schedule.
+ *
+ *   stage kind (instant)   knobs ("<stage>.<knob>")
+ *   kept or inlined        at: inline | attach (when the attach rule can place it) | root
+ *   tile (a reduction)     tile_i, tile_j (the register tile), block_i (row tiles per outer
+ *                          block: the second level), pack (no | yes), fuse (cache_write |
+ *                          fused: the accumulator in the element-wise consumer's tile),
+ *                          unroll, par
+ *   loops / attach         vector (0: none), tail (guard | shift), unroll, par, rows (a host
+ *                          of producers with a halo: rows per tile)
+ *   rfactor                rfactor (no | yes)
+ *
+ * par: auto (the rules' depth: outer loops fused until 8 iterations per thread), serial, or
+ * exactly 1 or 2 outer loops fused. Knob values are the choice's own numbers (tile sizes,
+ * lanes); categorical ones carry labels. The config struct is one int64_t per knob. */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include "autosched/tuned.h"
+
+static const char *const AT_LABELS[] = {"inline", "attach", "root"};
+static const char *const NOYES[] = {"no", "yes"};
+static const char *const FUSE_LABELS[] = {"cache_write", "fused"};
+static const char *const TAIL_LABELS[] = {"guard", "shift"}; /* SCH_TAIL_* + 1: 1, 2 */
+static const char *const PAR_LABELS[] = {"auto", "serial", "1", "2"};
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* one knob: values (n of them, def among or added, sorted and unique), labels by value
+ * (labels[v - lab0] for value v) or NULL; its field of as_tuned recorded in the map */
+static int add_knob(as_space *S, int stage, const char *knob, size_t field, int64_t *vals, int n,
+                    int64_t def, const char *const *labels, int64_t lab0) {
+  int64_t v[16];
+  int m = 0;
+  for (int i = 0; i < n && m < 15; i++) v[m++] = vals[i];
+  v[m++] = def;
+  qsort(v, (size_t)m, sizeof *v, cmp_i64);
+  int u = 0;
+  for (int i = 0; i < m; i++)
+    if (!u || v[i] != v[u - 1]) v[u++] = v[i];
+  if (u < 2) return 0; /* one value: nothing to tune */
+  if (S->nknobs == S->cap) return tec_ctx_set_error(S->sp->ctx, "autosched space: too many knobs");
+  const char *name = tec_ctx_printf(S->sp->ctx, "%s.%s", S->p->st[stage].t->name, knob);
+  int k = name ? tune_define_field(S->sp, name, NULL, sizeof(int64_t) * (size_t)S->nknobs, u, v,
+                                   def)
+               : -1;
+  if (k < 0) return -1;
+  if (labels) {
+    const char **lab = tec_ctx_alloc(S->sp->ctx, sizeof *lab * (size_t)u);
+    if (!lab) return -1;
+    for (int i = 0; i < u; i++) lab[i] = labels[v[i] - lab0];
+    S->sp->knobs[k].labels = lab;
+  }
+  S->map[S->nknobs].stage = stage;
+  S->map[S->nknobs++].field = field;
+  return 0;
+}
+
+#define F(f) offsetof(as_tuned, f)
+
+/* 1 if the attach rule places stage i at a consumer's rows when it is not inlined */
+static int attachable(as_prog *p, int i, as_tuned *scratch) {
+  for (int k = 0; k < p->n; k++) as_tuned_unset(&scratch[k]);
+  scratch[i].at = AS_AT_ATTACH;
+  const as_tuned *keep = p->tuned;
+  p->tuned = scratch;
+  as_decide(p);
+  int yes = p->st[i].ch.kind == TEC_AS_ATTACH;
+  p->tuned = keep;
+  return yes;
+}
+
+/* the par knob of a stage whose outer data loops number nouter */
+static int par_knob(as_space *S, int i, int nouter) {
+  const tec_autosched_choice *ch = &S->p->st[i].ch;
+  int64_t vals[4] = {-1, 0, 1, 2}, def = !ch->parallel ? 0 : ch->par_depth ? ch->par_depth : -1;
+  int n = nouter >= 2 ? 4 : nouter >= 1 ? 2 : 0;
+  return n ? add_knob(S, i, "par", F(par), vals, n, def, PAR_LABELS, -1) : 0;
+}
+
+static int unroll_knob(as_space *S, int i) {
+  const as_stage *s = &S->p->st[i];
+  if (s->nred < 1 || !s->const_ext) return 0;
+  int64_t r = s->rext[s->nred - 1], vals[3] = {1, 4, 64};
+  if (r < 2 || r > 64) return 0;
+  return add_knob(S, i, "unroll", F(unroll), vals, 3, s->ch.unroll, NULL, 0);
+}
+
+static int tile_knobs(as_space *S, int i) {
+  as_prog *p = S->p;
+  const as_stage *s = &p->st[i];
+  const tec_autosched_choice *ch = &s->ch;
+  int nd = s->t->ndim;
+  int64_t L = as_lanes(p, s->t), ei = s->ext[ch->tile_axis_i], ej = s->ext[nd - 1];
+  int64_t ti[8] = {1, 2, 4, 6, 8, 12}, tj[4] = {L, 2 * L, 4 * L}, bl[5] = {1, 2, 4, 8, 16};
+  int nti = 0, ntj = 0;
+  for (int k = 0; k < 6; k++)
+    if (ti[k] <= ei) ti[nti++] = ti[k];
+  for (int k = 0; k < 3; k++)
+    if (tj[k] <= ej) tj[ntj++] = tj[k];
+  if (!ntj) tj[ntj++] = ej;
+  int64_t rtiles = (ei + ch->tile_i - 1) / ch->tile_i, nbl = 0;
+  while (nbl < 5 && bl[nbl] < rtiles) nbl++;
+  int64_t two[2] = {0, 1};
+  if (add_knob(S, i, "tile_i", F(tile_i), ti, nti, ch->tile_i, NULL, 0) ||
+      add_knob(S, i, "tile_j", F(tile_j), tj, ntj, ch->tile_j, NULL, 0) ||
+      add_knob(S, i, "block_i", F(block_i), bl, (int)nbl, ch->block_i > 1 ? ch->block_i : 1, NULL,
+               0) ||
+      (s->npack && add_knob(S, i, "pack", F(pack), two, 2, 1, NOYES, 0)) ||
+      (s->anchor >= 0 && add_knob(S, i, "fuse", F(fuse), two, 2, 1, FUSE_LABELS, 0)) ||
+      unroll_knob(S, i))
+    return -1;
+  return par_knob(S, i, nd - 1); /* the other axes and the column tiles */
+}
+
+static int loops_knobs(as_space *S, int i) {
+  as_prog *p = S->p;
+  const as_stage *s = &p->st[i];
+  const tec_autosched_choice *ch = &s->ch;
+  int nd = s->t->ndim, root = ch->kind == TEC_AS_LOOPS;
+  if (nd < 1) return 0;
+  int reduce_body = s->t->body && s->t->body->kind == IR_REDUCE;
+  int64_t L = as_lanes(p, s->t), e = s->ext[nd - 1], vec[3] = {0, L, 2 * L};
+  int nv = 1;
+  for (int k = 1; k < 3; k++)
+    if (vec[k] <= e) vec[nv++] = vec[k];
+  if (nv == 1 && e >= 2 && s->t->shape[nd - 1]->kind == IR_INT_IMM) vec[nv++] = e;
+  if (!ch->rfactor && add_knob(S, i, "vector", F(vector), vec, nv, ch->vector, NULL, 0)) return -1;
+  int odd = 0; /* some vector width leaves a tail */
+  for (int k = 1; k < nv; k++) odd |= e % vec[k] != 0 && vec[k] < e;
+  int64_t tails[2] = {SCH_TAIL_GUARD_WITH_IF + 1, SCH_TAIL_SHIFT_INWARDS + 1};
+  if (root && !reduce_body && s->const_ext && odd && !ch->rfactor &&
+      add_knob(S, i, "tail", F(tail), tails, 2, ch->tail ? ch->tail : tails[1], TAIL_LABELS, 1))
+    return -1;
+  if (!ch->rfactor && unroll_knob(S, i)) return -1;
+  if (s->has_attached && s->halo > 0) {
+    int r = -1;
+    for (int d = 0; d < nd - 1 && r < 0; d++)
+      if (s->ext[d] > 1) r = d;
+    int64_t rows[6] = {1, 4, 8, 16, 32, 64};
+    int nr = 0;
+    for (int k = 0; r >= 0 && k < 6; k++)
+      if (rows[k] <= s->ext[r]) rows[nr++] = rows[k];
+    if (nr && add_knob(S, i, "rows", F(rows), rows, nr, ch->rows, NULL, 0)) return -1;
+  }
+  return root && ch->parallel ? par_knob(S, i, nd) : 0;
+}
+
+int as_space_build(as_prog *p, tune_space *sp, as_space *S) {
+  /* the instant choices, and per stage which levels are open to it */
+  as_tuned *scratch = tec_ctx_alloc(p->ctx, sizeof *scratch * (size_t)(p->n ? p->n : 1));
+  unsigned char *can_attach = tec_ctx_alloc(p->ctx, (size_t)(p->n ? p->n : 1));
+  if (!scratch || !can_attach) return -1;
+  as_decide(p);
+  for (int i = 0; i < p->n; i++) {
+    const as_stage *s = &p->st[i];
+    can_attach[i] = s->ch.kind == TEC_AS_ATTACH;
+    int injective = !(s->t->body && s->t->body->kind == IR_REDUCE);
+    if (!s->is_input && s->understood && !s->is_output && !s->const_only && injective &&
+        s->ch.kind != TEC_AS_ATTACH && s->ch.kind != TEC_AS_LEAVE)
+      can_attach[i] = (unsigned char)attachable(p, i, scratch);
+  }
+  as_decide(p); /* back to the instant choices */
+  int cap = 8 * (p->n ? p->n : 1);
+  *S = (as_space){.p = p, .sp = sp, .cap = cap,
+                  .map = tec_ctx_alloc(p->ctx, sizeof *S->map * (size_t)cap)};
+  if (!S->map || tune_space_init(p->ctx, sp, "autosched", sizeof(int64_t) * (size_t)cap))
+    return -1;
+  for (int i = 0; i < p->n; i++) {
+    const as_stage *s = &p->st[i];
+    if (s->is_input || !s->understood || s->ch.kind == TEC_AS_LEAVE) continue;
+    int injective = !(s->t->body && s->t->body->kind == IR_REDUCE);
+    if (!s->is_output && !s->const_only && (injective || s->ch.kind == TEC_AS_ATTACH) &&
+        !(s->ch.kind == TEC_AS_TILE && !s->is_reduce)) {
+      int64_t lv[3], n = 0, def = s->ch.kind == TEC_AS_INLINE   ? AS_AT_INLINE
+                                  : s->ch.kind == TEC_AS_ATTACH ? AS_AT_ATTACH
+                                                                : AS_AT_ROOT;
+      if (injective) lv[n++] = AS_AT_INLINE;
+      if (can_attach[i]) lv[n++] = AS_AT_ATTACH;
+      lv[n++] = AS_AT_ROOT;
+      if (add_knob(S, i, "at", F(at), lv, (int)n, def, AT_LABELS, 0)) return -1;
+    }
+    int rc = 0;
+    switch (s->ch.kind) {
+      case TEC_AS_TILE: rc = s->is_reduce ? tile_knobs(S, i) : 0; break;
+      case TEC_AS_LOOPS:
+      case TEC_AS_ATTACH: rc = loops_knobs(S, i); break;
+      default: break;
+    }
+    if (!rc && (s->ch.kind == TEC_AS_RFACTOR || s->ch.rfactor)) {
+      int64_t two[2] = {0, 1};
+      rc = add_knob(S, i, "rfactor", F(rfactor), two, 2, 1, NOYES, 0);
+    }
+    if (rc) return -1;
+  }
+  return 0;
+}
+
+void as_tuned_unset(as_tuned *t) {
+  int64_t *f = (int64_t *)t;
+  for (size_t k = 0; k < sizeof *t / sizeof(int64_t); k++) f[k] = AS_UNSET;
+}
+
+int as_space_values(const as_space *S, tec_ctx *ctx, int64_t index, as_tuned **out) {
+  const as_prog *p = S->p;
+  as_tuned *tv = tec_ctx_alloc(ctx, sizeof *tv * (size_t)(p->n ? p->n : 1));
+  int64_t *cfg = tec_ctx_alloc(ctx, S->sp->config_size);
+  if (!tv || !cfg) return -1;
+  int in = tune_space_config(S->sp, index, cfg);
+  if (in != 0)
+    return tec_ctx_set_error(ctx,
+                             "autosched: config index %lld is outside the space (0..%lld)",
+                             (long long)index, (long long)tune_space_range(S->sp) - 1);
+  for (int i = 0; i < p->n; i++) as_tuned_unset(&tv[i]);
+  for (int k = 0; k < S->nknobs; k++)
+    *(int64_t *)((char *)&tv[S->map[k].stage] + S->map[k].field) = cfg[k];
+  *out = tv;
+  return 0;
+}

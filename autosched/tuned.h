@@ -1,0 +1,30 @@
+/* tuned.h — what the tuned mode's files share (space.c, tuned.c, hash.c): the generated space
+ * with the stage and the as_tuned field of each knob, and the program's structural hash. */
+#ifndef TEC_AUTOSCHED_TUNED_H
+#define TEC_AUTOSCHED_TUNED_H
+
+#include "autosched/internal.h"
+#include "tec/tune.h"
+
+typedef struct as_space {
+  as_prog *p;
+  tune_space *sp;
+  int nknobs, cap;
+  struct as_knob_map {
+    int stage;    /* index into p->st */
+    size_t field; /* offsetof(as_tuned, ...) */
+  } *map;
+} as_space;
+
+/* space.c: the space of p's program (p prepared; p->st left with the instant choices), in
+ * p->ctx. 0 or -1 with an error. */
+int as_space_build(as_prog *p, tune_space *sp, as_space *S);
+/* config index's values per stage (ctx's arena). 0 or -1 with an error. */
+int as_space_values(const as_space *S, tec_ctx *ctx, int64_t index, as_tuned **out);
+void as_tuned_unset(as_tuned *t);
+
+/* hash.c: the structural hash of the program (every tensor's name, kind, dtype, shape, axes'
+ * ranges, body), the estimates and the thread count the rules plan for */
+uint64_t as_program_hash(const as_prog *p);
+
+#endif
