@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "autosched/tuned.h"
+#include "tec/tune_model.h"
 
 typedef struct auto_task {
   as_prog p;
@@ -193,6 +194,8 @@ int tune_task_auto(sch_schedule *s, const char *target, const tec_autosched_opti
   out->flops = flops_of(&at->p);
   out->default_index = tune_space_default_index(&at->sp);
   out->lower = auto_lower;
+  out->features = tune_features_stages; /* every stage, not the hottest nest alone */
+  out->features_version = TUNE_FEATURES_STAGES_VERSION;
   out->user = at;
   return out->problem && out->workload ? 0 : -1;
 }

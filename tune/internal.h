@@ -5,6 +5,7 @@
 
 #include <time.h>
 #include "tec/tune.h"
+#include "tec/tune_model.h"
 
 /* seconds on the monotonic clock */
 static inline double tune_now(void) {
@@ -95,8 +96,13 @@ tune_proposer *tune_proposer_xgb(tec_ctx *ctx, unsigned seed);
  * (fewer picks when every value has had its due or no top config can take one). */
 #define TUNE_EXPLORE_OWED_MAX 6
 int tune_explore_fill(const tune_history *h, const int64_t *top, int ntop, int64_t *out, int n, int want);
-/* The features of a lowered candidate (NULL without the cost model): malloc'd, *n floats. */
-float *tune_xgb_features(tec_ctx *ctx, const lower_func *f, int *n);
+/* The features of a lowered candidate of task (its features function, else tune_features;
+ * NULL without the cost model): malloc'd, *n floats. And the task's feature set's number. */
+float *tune_xgb_features(const tune_task *task, tec_ctx *ctx, const lower_func *f, int *n);
+int tune_task_features(const tune_task *task, tec_ctx *ctx, const lower_func *f, float *out, int cap);
+static inline int tune_task_features_version(const tune_task *task) {
+  return task->features ? task->features_version : TUNE_FEATURES_VERSION;
+}
 
 /* ---- measurement (measure.c) ---- */
 typedef struct tune_bench tune_bench;

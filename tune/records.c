@@ -62,7 +62,7 @@ const char *tune_record_json(tec_ctx *ctx, const tune_task *task, const tune_tri
   if (t->anchor_s > 0) /* the costs scaled by the anchor's speed (tune_options.anchor) */
     PUT(",\"anchor_s\":%.6e,\"anchor_base_s\":%.6e", t->anchor_s, t->anchor_base_s);
   if (t->features) { /* for transfer (tune_options.transfer): the set's version, then the values */
-    PUT(",\"features_version\":%d,\"features\":[", TUNE_FEATURES_VERSION);
+    PUT(",\"features_version\":%d,\"features\":[", tune_task_features_version(task));
     for (int i = 0; i < TUNE_NFEATURES; i++) PUT("%s%.5g", i ? "," : "", isfinite(t->features[i]) ? (double)t->features[i] : 0.0);
     PUT("]");
   }

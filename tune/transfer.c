@@ -55,7 +55,7 @@ int tune_prior_load(tec_ctx *ctx, const tune_task *task, const char *path, FILE 
       counts->transfer_skipped_self++;
       continue;
     }
-    if (r->features_version != TUNE_FEATURES_VERSION || !r->features) {
+    if (r->features_version != tune_task_features_version(task) || !r->features) {
       counts->transfer_skipped_nofeat++;
       continue;
     }

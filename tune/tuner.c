@@ -87,7 +87,7 @@ static void compile_slot(const tune_task *task, slot *s, int features, tune_remo
       if (!s->error) s->error = "out of memory";
       return;
     }
-    if (features) s->features = tune_xgb_features(s->ctx, s->f, &s->nfeatures);
+    if (features) s->features = tune_xgb_features(task, s->ctx, s->f, &s->nfeatures);
     return;
   }
   if (s->f && remote) {
@@ -105,7 +105,7 @@ static void compile_slot(const tune_task *task, slot *s, int features, tune_remo
     s->error = e && *e ? e : "lowering or building failed without a message";
     return;
   }
-  if (features) s->features = tune_xgb_features(s->ctx, s->f, &s->nfeatures);
+  if (features) s->features = tune_xgb_features(task, s->ctx, s->f, &s->nfeatures);
 }
 
 static void *compile_thread(void *arg) {
@@ -328,7 +328,7 @@ static void transfer_note(FILE *f, const tune_task *task, const tune_options *o,
   if (r->transfer_skipped_other) fprintf(f, "; %d of other templates or targets skipped", r->transfer_skipped_other);
   if (r->transfer_skipped_nofeat)
     fprintf(f, "; %d without features of this feature set (version %d) skipped", r->transfer_skipped_nofeat,
-            TUNE_FEATURES_VERSION);
+            tune_task_features_version(task));
   if (r->transfer_skipped_small)
     fprintf(f, "; %d of workloads with fewer than 2 rows or none correct skipped", r->transfer_skipped_small);
   if (r->transfer_skipped_corrupt) fprintf(f, "; %d lines that do not parse skipped", r->transfer_skipped_corrupt);

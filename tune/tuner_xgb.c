@@ -81,11 +81,15 @@ static void cache_put(fcache *c, int64_t key, const float *x) {
   memcpy(c->feats + h * TUNE_NFEATURES, x, sizeof *x * TUNE_NFEATURES);
 }
 
-float *tune_xgb_features(tec_ctx *ctx, const lower_func *f, int *n) {
+int tune_task_features(const tune_task *task, tec_ctx *ctx, const lower_func *f, float *out, int cap) {
+  return task->features ? task->features(ctx, f, out, cap) : tune_features(ctx, f, out, cap);
+}
+
+float *tune_xgb_features(const tune_task *task, tec_ctx *ctx, const lower_func *f, int *n) {
   float *x = malloc(sizeof *x * TUNE_NFEATURES);
   *n = 0;
   if (!x) return NULL;
-  int got = tune_features(ctx, f, x, TUNE_NFEATURES);
+  int got = tune_task_features(task, ctx, f, x, TUNE_NFEATURES);
   if (got != TUNE_NFEATURES) {
     free(x);
     tec_ctx_clear_error(ctx);
@@ -109,7 +113,7 @@ static int score(void *u, const int64_t *idx, int n, double *out) {
     }
     tec_ctx *c = tec_ctx_new();
     lower_func *f = c ? s->task->lower(s->task, c, idx[i], NULL, NULL) : NULL;
-    if (f && tune_features(c, f, xi, TUNE_NFEATURES) == TUNE_NFEATURES) cache_put(&s->cache, idx[i], xi);
+    if (f && tune_task_features(s->task, c, f, xi, TUNE_NFEATURES) == TUNE_NFEATURES) cache_put(&s->cache, idx[i], xi);
     else memset(xi, 0, sizeof *xi * TUNE_NFEATURES), s->failed++;
     tec_ctx_free(c);
   }

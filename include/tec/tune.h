@@ -94,6 +94,13 @@ struct tune_task {
    * built by tec_build for the host, and remote measurement refuses a task with one (it builds
    * an object for the host's driver). */
   tec_module *(*build)(const tune_task *task, tec_ctx *ctx, int64_t index, lower_func *f);
+  /* The cost model's features of a lowered candidate (NULL: tune_features, the loop nest of
+   * the hottest store), TUNE_NFEATURES floats (tune_model.h's contract), and the number of
+   * that feature set (written into records beside the features; transfer takes only rows of
+   * the task's set). An auto-scheduled program's task (tune_task_auto) describes every stage
+   * (tune_features_stages). */
+  int (*features)(tec_ctx *ctx, const lower_func *f, float *out, int cap);
+  int features_version;
 };
 
 /* A topi template's task for problem (copied) and target (NULL: host); problem_str is the

@@ -52,6 +52,20 @@
  * transfer) refuses older rows instead of mixing two meanings. */
 #define TUNE_FEATURES_VERSION 1
 
+/* Per-stage features (tune/features_stage.c; the tuned auto-scheduler's tasks): the
+ * TUNE_STAGE_SLOTS stages of most work, TUNE_PER_STAGE features each (elements written, flops,
+ * loads and their contiguous share, nest depth, lanes, unrolled / vectorized / parallel loops,
+ * the innermost extent, the allocation's size and compute_at level, guards), then
+ * tune_features' TUNE_NTOTALS totals: the same TUNE_NFEATURES floats, another feature set. */
+#define TUNE_STAGE_SLOTS 6
+#define TUNE_PER_STAGE 13
+#define TUNE_FEATURES_STAGES_VERSION 101
+_Static_assert(TUNE_STAGE_SLOTS * TUNE_PER_STAGE + TUNE_NTOTALS == TUNE_NFEATURES,
+               "the per-stage feature set has the model's width");
+int tune_features_stages(tec_ctx *ctx, const lower_func *f, float *out, int cap);
+/* "S0.flops", ..., then the totals' names (ctx's arena); NULL outside [0, TUNE_NFEATURES). */
+const char *tune_feature_stage_name(tec_ctx *ctx, int i);
+
 /* The features of lowered function f (its run part: f->body; prepare is not timed) into
  * out[0..TUNE_NFEATURES). Returns TUNE_NFEATURES, or -1 with an error in ctx (ctx, f, its body
  * or out NULL; cap < TUNE_NFEATURES; out of memory). */
