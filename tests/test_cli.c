@@ -238,6 +238,8 @@ START_TEST(bad_usage) {
       {"tune " CONV " --records r.jsonl --tuner random --transfer t.jsonl",
        "tec tune: --transfer is for --tuner xgb (the cost model learns from other workloads' records); tuner random does not learn"},
       {"targets extra", "tec targets: takes no operator or options"},
+      {"print " CONV " --auto --config ow_tile=3", "tec print: --config sets a template's knobs; with --auto the schedule is the auto-scheduler's"},
+      {"bench dense --shape m=8,n=16,k=4 --auto --records /nonexistent/r.jsonl", "tec bench: tune: cannot read the records file /nonexistent/r.jsonl"},
       {"print softmax --shape m=2,n=10,k=3", "--shape: unknown key 'k'; the keys are m n"},
       {"print pool2d --shape c=16,h=8,w=8,k=3,mode=min", "--shape: mode=min; the modes are max, avg"},
       {"print eltwise_add --shape c=16,h=4,w=4,bias=1", "--shape: unknown key 'bias'; the keys are n c h w layout act"},
@@ -379,6 +381,34 @@ START_TEST(tune_progress_in_a_pipe) {
 }
 END_TEST
 
+/* --auto: the declaration auto-scheduled; tune searches the generated space, its records key
+ * the program's structural hash, print and bench apply them. */
+START_TEST(tune_auto) {
+  ck_assert_int_eq(run(TEC_CLI, "tune dense --shape m=16,n=32,k=24,bt=0 --auto --trials 3 --repeat 1 --seed 2 "
+                                "--confirm 1 --records a.jsonl"), 0);
+  tu_assert_contains(out_text, "tune auto h=");
+  tu_assert_contains(out_text, "acc.tile_i");
+  tu_assert_contains(out_text, ": 3 ok, 0 build errors, 0 run errors, 0 wrong, 0 time-outs; records in a.jsonl\n");
+  tu_assert_contains(out_text, "tec bench dense --shape m=16,n=32,k=24,bt=0 --auto --records a.jsonl\n");
+  tu_assert_contains(out_text, "sch_compute_at(s_acc, s_out, "); /* the chosen schedule as C calls */
+  char path[128];
+  snprintf(path, sizeof path, "%s/a.jsonl", dir);
+  char *rec = tu_read_file(path, NULL);
+  ck_assert_ptr_nonnull(rec);
+  tu_assert_contains(rec, "\"template\":\"auto\"");
+  free(rec);
+  ck_assert_int_eq(run(TEC_CLI, "print dense --shape m=16,n=32,k=24,bt=0 --auto --records a.jsonl"), 0);
+  tu_assert_contains(out_text, "// dense auto acc.tile_i=");
+  tu_assert_contains(out_text, "// the schedule as C calls:\n");
+  ck_assert_int_eq(run(TEC_CLI, "bench dense --shape m=16,n=32,k=24,bt=0 --auto --repeat 2"), 0);
+  tu_assert_contains(out_text, "GFLOP/s");
+  /* another problem: no record of its program, the instant schedule with the reason */
+  ck_assert_int_eq(run(TEC_CLI, "print dense --shape m=16,n=32,k=25,bt=0 --auto --records a.jsonl"), 0);
+  tu_assert_contains(err_text, "no record for auto h=");
+  tu_assert_contains(out_text, "// dense auto acc.tile_i=");
+}
+END_TEST
+
 /* The generator program: its operators beside the templates, the same verbs and errors. */
 START_TEST(generator) {
   ck_assert_int_eq(run(TEC_GEN, "list"), 0);
@@ -419,6 +449,7 @@ int main(void) {
   tcase_add_test(tc, bench_conv);
   tcase_add_test(tc, tune_dense);
   tcase_add_test(tc, tune_progress_in_a_pipe);
+  tcase_add_test(tc, tune_auto);
   tcase_add_test(tc, generator);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);

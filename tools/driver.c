@@ -54,7 +54,9 @@ static const char *const usage_main =
     "  print OP --shape S    the lowered loop program [--config C] [--target T] [--after PASS]\n"
     "  compile OP --shape S --target T -o x.o   object + header [--emit obj,h,asm,ll] [--name N]\n"
     "  bench OP --shape S    JIT-build for the host, prepare once, time run [--repeat N]\n"
-    "  tune OP --shape S --records F   measure configs of OP's space [--trials N --tuner T]\n";
+    "  tune OP --shape S --records F   measure configs of OP's space [--trials N --tuner T]\n"
+    "  --auto (print, compile, bench, tune): OP's declaration scheduled by the auto-scheduler\n"
+    "                        instead of its template (--records F: the best tuned record)\n";
 
 static const char *verb_help(const char *verb) {
   if (!strcmp(verb, "targets"))
@@ -69,6 +71,8 @@ static const char *verb_help(const char *verb) {
     return "usage: tec print OP --shape KEY=V,... [--config KNOB=V,...] [--target T] [--after PASS]\n"
            "  Prints the lowered loop program of OP for the problem (and its prepare function).\n"
            "  --config sets knobs on the target's default config (tec list shows them).\n"
+           "  --auto [--records F]: the auto-scheduler's schedule instead of the template's (the\n"
+           "  instant mode, or the best record tuned with tec tune --auto), printed as C calls too.\n"
            "  --after PASS also prints the program after every lowering pass whose name\n"
            "  contains PASS (TEC_DUMP_IR), before the final program.\n";
   if (!strcmp(verb, "compile"))
@@ -81,13 +85,17 @@ static const char *verb_help(const char *verb) {
   if (!strcmp(verb, "bench"))
     return "usage: tec bench OP --shape KEY=V,... [--config KNOB=V,...] [--repeat N] [--target T]\n"
            "  JIT-builds OP for the host, runs prepare once on random data, then times N runs\n"
-           "  (default 20) and prints the median and fastest (and GFLOP/s for conv and dense).\n";
+           "  (default 20) and prints the median and fastest (and GFLOP/s for conv and dense).\n"
+           "  --auto [--records F]: OP auto-scheduled (instant, or the best tuned record).\n";
   if (!strcmp(verb, "tune"))
     return "usage: tec tune OP --shape KEY=V,... --records FILE [--trials N]\n"
            "                [--tuner grid|random|anneal|xgb]\n"
            "                [--seed S] [--csv FILE] [--svg FILE] [--repeat N] [--timeout SEC]\n"
            "                [--build-timeout SEC] [--min-repeat-ms MS] [--transfer FILE] [--confirm N]\n"
+           "                [--auto]\n"
            "  Measures N configs (default 64) of OP's knob space on the host, the default first:\n"
+           "  (--auto: the space the auto-scheduler's rules generate for OP's declaration, its\n"
+           "  default the instant schedule; the chosen schedule is printed as C calls)\n"
            "  each built, prepared once, run --repeat times (default 5, at most 16) after a warm-up,\n"
            "  its output checked against the default's; a run over --timeout seconds (default 1)\n"
            "  is a time-out; a build over --build-timeout seconds (default 60) is killed and is a\n"
@@ -121,6 +129,7 @@ static int parse_opts(int argc, char **argv, drv_opts *o) {
     const char *a = argv[i];
     const char **slot = NULL;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) { o->help = 1; continue; }
+    if (!strcmp(a, "--auto")) { o->tune.autosched = 1; continue; }
     if (!strcmp(a, "--shape")) slot = &o->shape;
     else if (!strcmp(a, "--config")) slot = &o->config;
     else if (!strcmp(a, "--target")) slot = &o->target;
@@ -238,7 +247,7 @@ static int op_problem(tec_ctx *ctx, const drv_opts *o, tec_gen_params *p, const 
  * config (*cfg_str: the config as text, NULL for generators; *flops: 0 if unknown; *tmpl and
  * *prob: the template and its problem, *tmpl NULL for generators). NULL with an error in ctx. */
 static lower_func *op_lower(tec_ctx *ctx, const drv_opts *o, const char **cfg_str, double *flops,
-                            const topi_template **tmpl, drv_problem *prob) {
+                            const topi_template **tmpl, drv_problem *prob, const char **trace_c) {
   const char *name = o->name ? o->name : o->op;
   tec_gen_params p;
   *cfg_str = NULL;
@@ -248,8 +257,9 @@ static lower_func *op_lower(tec_ctx *ctx, const drv_opts *o, const char **cfg_st
   p.target = o->target;
   tec_generator *g = generator_find(o->op);
   if (g) {
-    if (o->config) {
-      tec_ctx_set_error(ctx, "--config is for topi templates; generator %s takes --shape only", g->name);
+    if (o->config || o->tune.autosched) {
+      tec_ctx_set_error(ctx, "--%s is for topi templates; generator %s takes --shape only",
+                        o->config ? "config" : "auto", g->name);
       return NULL;
     }
     lower_func *f = g->fn(ctx, name, &p);
@@ -262,6 +272,17 @@ static lower_func *op_lower(tec_ctx *ctx, const drv_opts *o, const char **cfg_st
   }
   const topi_template *t;
   if (op_problem(ctx, o, &p, &t, prob) != 0) return NULL;
+  if (t->problem_kind == TOPI_PROBLEM_CONV2D) *flops = topi_conv2d_flops(&prob->conv);
+  if (t->problem_kind == TOPI_PROBLEM_DENSE) *flops = 2.0 * prob->dense.m * prob->dense.n * prob->dense.k;
+  if (o->tune.autosched) { /* the declaration, auto-scheduled (driver_auto.c) */
+    if (o->config) {
+      tec_ctx_set_error(ctx, "--config sets a template's knobs; with --auto the schedule is the "
+                             "auto-scheduler's (--records F: the best tuned record)");
+      return NULL;
+    }
+    *tmpl = t;
+    return drv_auto_lower(ctx, t, prob, o->target, o->tune.records, name, cfg_str, trace_c);
+  }
   tune_space sp;
   const tec_target *tg = tec_target_parse(ctx, o->target); /* once for space and schedule */
   if (!tg || t->space(ctx, prob, tg, &sp) != 0) return NULL;
@@ -277,8 +298,6 @@ static lower_func *op_lower(tec_ctx *ctx, const drv_opts *o, const char **cfg_st
   if (t->declare(ctx, prob, &d) != 0 || t->schedule(&d, cfg, tg, &op) != 0) return NULL;
   *cfg_str = tune_config_str(ctx, &sp, cfg);
   *tmpl = t;
-  if (t->problem_kind == TOPI_PROBLEM_CONV2D) *flops = topi_conv2d_flops(&prob->conv);
-  if (t->problem_kind == TOPI_PROBLEM_DENSE) *flops = 2.0 * prob->dense.m * prob->dense.n * prob->dense.k;
   return tec_lower(op.sched, name, op.nargs, op.args);
 }
 
@@ -315,7 +334,7 @@ static int run_verb(drv_opts *o) {
     snprintf(m, sizeof m, "needs an OP (tec list shows them; tec %s --help)", v);
     return fail(2, v, m);
   }
-  if (strcmp(v, "tune") && (o->tune.tuner || o->tune.records || o->tune.transfer || o->tune.csv || o->tune.svg || o->tune.trials ||
+  if (strcmp(v, "tune") && (o->tune.tuner || (o->tune.records && !o->tune.autosched) || o->tune.transfer || o->tune.csv || o->tune.svg || o->tune.trials ||
                             o->tune.seed_set || o->tune.timeout > 0 || o->tune.build_timeout > 0 || o->tune.min_repeat_ms >= 0 ||
                             o->tune.confirm_set || o->tune.remote || o->tune.remote_prefix ||
                             o->tune.remote_cc || o->tune.remote_runtime || o->tune.nssh))
@@ -339,12 +358,14 @@ static int run_verb(drv_opts *o) {
   }
   int saved = -1;
   if (o->after) saved = dup(2), dup2(1, 2); /* the pass dumps go to stderr: print them in order */
-  lower_func *f = op_lower(ctx, o, &cfg, &flops, &t, &prob);
+  const char *trace_c = NULL;
+  lower_func *f = op_lower(ctx, o, &cfg, &flops, &t, &prob, &trace_c);
   if (o->after) fflush(stderr), dup2(saved, 2), close(saved), unsetenv("TEC_DUMP_IR");
   if (!f) {
     status = fail(2, v, tec_ctx_error(ctx));
   } else if (!strcmp(v, "print")) {
     if (cfg) printf("// %s %s\n", o->op, cfg);
+    if (trace_c) printf("// the schedule as C calls:\n%s", trace_c);
     tec_lower_print(stdout, f);
   } else if (!strcmp(v, "compile")) {
     status = drv_compile(ctx, f, o->target, o->out, o->emit);

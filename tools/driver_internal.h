@@ -4,6 +4,7 @@
 
 #include "tec/driver.h"
 #include "tec/topi.h"
+#include "tec/tune.h"
 
 #define DRV_MAX_PARAMS 32
 struct tec_gen_params {
@@ -39,10 +40,23 @@ typedef struct drv_tune_args {
   const char *remote, *remote_prefix, *remote_cc, *remote_runtime;
   int nssh;
   const char *ssh[16];
+  int autosched; /* --auto: the auto-scheduler's space instead of the template's */
 } drv_tune_args;
 /* Tunes template t on problem (shape: the --shape text) for the host; the exit status. */
 int drv_tune(tec_ctx *ctx, const topi_template *t, const void *problem, const char *shape, const char *target,
              int repeat, const drv_tune_args *a);
+
+/* driver_auto.c: OP's declaration auto-scheduled (records: the best tuned record, NULL: the
+ * instant mode), lowered as name; *cfg_str "auto <config>", *trace_c the schedule as C calls.
+ * NULL with an error in ctx. */
+lower_func *drv_auto_lower(tec_ctx *ctx, const topi_template *t, const void *problem, const char *target,
+                           const char *records, const char *name, const char **cfg_str, const char **trace_c);
+/* tec tune --auto: OP's declaration as a task of the tuned auto-scheduler (tune_task_auto);
+ * then the schedule the records give it printed, per stage and as C calls. 0 or -1 with an
+ * error in ctx. */
+int drv_auto_task(tec_ctx *ctx, const topi_template *t, const void *problem, const char *target, tune_task *task);
+int drv_auto_print(tec_ctx *ctx, const topi_template *t, const void *problem, const char *target,
+                   const char *records);
 
 int drv_params_parse(tec_ctx *ctx, const char *text, tec_gen_params *p);
 /* -1 with an error if a value was bad or a key was never read (legal: the keys, for the message) */

@@ -1,4 +1,5 @@
-/* driver_tune.c — `tec tune`: a topi template's space searched on the host (tune/), or on
+/* driver_tune.c — `tec tune`: a topi template's space (or with --auto the space the
+ * auto-scheduler generates for its declaration: driver_auto.c) searched on the host (tune/), or on
  * other hosts over ssh (--remote), every trial appended to the records file, the progress line
  * on stderr, the best config printed (the text --config takes), the CSV and SVG when asked.
  * Exit 2 for bad usage, 1 when tuning fails or no candidate ran correctly. */
@@ -103,7 +104,9 @@ int drv_tune(tec_ctx *ctx, const topi_template *t, const void *problem, const ch
   }
   o.records = a->records, o.csv = a->csv, o.svg = a->svg, o.progress = 1, o.transfer = a->transfer;
   tune_task task;
-  if (tune_task_topi(ctx, t, problem, shape, target, &task) != 0) return err(2, tec_ctx_error(ctx));
+  if ((a->autosched ? drv_auto_task(ctx, t, problem, target, &task)
+                    : tune_task_topi(ctx, t, problem, shape, target, &task)) != 0)
+    return err(2, tec_ctx_error(ctx));
 
   if (!a->remote && (a->remote_prefix || a->remote_cc || a->remote_runtime || a->nssh))
     return err(2, "--remote-run-prefix, --remote-cc, --remote-runtime and --ssh-option go with --remote HOSTS");
@@ -170,7 +173,12 @@ int drv_tune(tec_ctx *ctx, const topi_template *t, const void *problem, const ch
     snprintf(cfg, sizeof cfg, "%s", b->config);
     for (char *c = cfg; *c; c++)
       if (*c == ' ') *c = ',';
-    printf("tec bench %s --shape %s --config %s\n", t->name, shape, cfg);
+    if (a->autosched) {
+      printf("tec bench %s --shape %s --auto --records %s\n", t->name, shape, a->records);
+      if (drv_auto_print(ctx, t, problem, target, a->records) != 0) status = err(1, tec_ctx_error(ctx));
+    } else {
+      printf("tec bench %s --shape %s --config %s\n", t->name, shape, cfg);
+    }
   }
   if (a->csv) printf("trials: %s\n", a->csv);
   if (a->svg) printf("plot: %s\n", a->svg);
