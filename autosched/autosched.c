@@ -64,7 +64,8 @@ static int check_args(tec_ctx *ctx, sch_schedule *s, const tec_autosched_options
 
 int as_prepare(as_prog *p, const char *target) {
   tec_ctx *ctx = p->ctx;
-  if (as_target_query(ctx, target, &p->lanes, &p->regs)) return -1;
+  /* a candidate's copy of a prepared program comes with the target's answers */
+  if (!p->lanes && as_target_query(ctx, target, &p->lanes, &p->regs)) return -1;
   te_tensor **ts;
   p->n = te_topo_order(ctx, p->nout, p->outs, &ts);
   if (p->n < 0) return -1;

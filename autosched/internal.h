@@ -118,7 +118,8 @@ const ir_expr *as_source(const te_tensor *t);
  * prepare: target query, the program in topological order, estimates, analysis (in p->ctx);
  * decide: every stage's choice from the pristine analysis by the rules (p->tuned's values
  * where set); schedule: the choices applied to a fresh schedule in p->ctx, lowered, a refusal
- * given a plainer choice and tried again (the lowered check in *f when f is not NULL). */
+ * given a plainer choice and tried again (the lowered check in *f when f is not NULL).
+ * prepare queries the target unless p->lanes is set already. */
 int as_prepare(as_prog *p, const char *target);
 void as_decide(as_prog *p);
 sch_schedule *as_schedule(as_prog *p, int *ntries, lower_func **f);

@@ -6,7 +6,8 @@
  * Records name the workload "auto h=<structural hash>,out=<first output>" (hash.c), so a record
  * applies to the program it was tuned on only. A candidate is decided and scheduled in the
  * tuner's own ctx for it, reading the program (the user's tensors, analyzed once when the task
- * is made) without writing it, so candidates lower on the tuner's threads side by side. */
+ * is made) only to copy it: each candidate schedules its own copy (clone.c), so candidates lower
+ * on the tuner's threads side by side. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -133,12 +134,30 @@ static const char *one_line(char *s) {
   return s;
 }
 
+/* A candidate: the program copied into the candidate's ctx (clone.c), analyzed there, decided
+ * with the config's values (by stage index: the copy's topological order is the original's)
+ * and scheduled; nothing of the user's ctx is written. */
 static lower_func *auto_lower(const tune_task *task, tec_ctx *ctx, int64_t index,
                               const char **config_str, const char **trace_json) {
   const auto_task *at = task->user;
-  as_prog q;
+  const as_prog *p = &at->p;
+  as_prog q = {.ctx = ctx, .opt = p->opt, .threads = p->threads, .nout = p->nout,
+               .lanes = p->lanes, .regs = p->regs};
+  q.outs = tec_ctx_alloc(ctx, sizeof *q.outs * (size_t)(p->nout ? p->nout : 1));
+  as_tuned *tv;
+  if (!q.outs || as_clone_program(ctx, p->nout, p->outs, q.outs) || as_prepare(&q, NULL) ||
+      as_space_values(&at->S, ctx, index, &tv))
+    return NULL;
+  if (q.n != p->n) {
+    tec_ctx_set_error_kind(ctx, TEC_ERR_INTERNAL,
+                           "internal error: autosched: the copy of %s has %d tensors, not %d",
+                           at->name, q.n, p->n);
+    return NULL;
+  }
+  q.tuned = tv;
+  as_decide(&q);
   lower_func *f = NULL;
-  sch_schedule *s = schedule_config(at, ctx, index, &q, NULL, &f);
+  sch_schedule *s = as_schedule(&q, NULL, &f);
   if (!s || !f) return NULL;
   if (config_str) *config_str = tune_space_config_str(ctx, &at->sp, index);
   if (trace_json) {

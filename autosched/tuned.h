@@ -23,6 +23,10 @@ int as_space_build(as_prog *p, tune_space *sp, as_space *S);
 int as_space_values(const as_space *S, tec_ctx *ctx, int64_t index, as_tuned **out);
 void as_tuned_unset(as_tuned *t);
 
+/* clone.c: the program of outs[0..nout) copied into dst (node for node, tensors, reducers);
+ * copy[o] the copies of the outputs. 0 or -1 (out of memory). */
+int as_clone_program(tec_ctx *dst, int nout, te_tensor *const *outs, te_tensor **copy);
+
 /* hash.c: the structural hash of the program (every tensor's name, kind, dtype, shape, axes'
  * ranges, body), the estimates and the thread count the rules plan for */
 uint64_t as_program_hash(const as_prog *p);

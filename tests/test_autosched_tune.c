@@ -146,11 +146,17 @@ START_TEST(stage_features) {
     idx[v] = tune_space_encode(task.space, kidx);
   }
   float x[3][TUNE_NFEATURES];
-  for (int v = 0; v < 3; v++) {
-    lower_func *f = task.lower(&task, ctx, idx[v], NULL, NULL);
-    ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
-    ck_assert_int_eq(task.features(ctx, f, x[v], TUNE_NFEATURES), TUNE_NFEATURES);
+  size_t before = tec_ctx_arena_bytes(ctx);
+  for (int v = 0; v < 3; v++) { /* each candidate in a ctx of its own, as the tuner does */
+    tec_ctx *c = tec_ctx_new();
+    lower_func *f = task.lower(&task, c, idx[v], NULL, NULL);
+    ck_assert_msg(f != NULL, "%s", tec_ctx_error(c));
+    ck_assert_int_eq(task.features(c, f, x[v], TUNE_NFEATURES), TUNE_NFEATURES);
+    tec_ctx_free(c);
   }
+  /* the candidates scheduled copies of the program: nothing was allocated in the user's ctx
+   * (the tuner lowers candidates on two threads at once) */
+  ck_assert_uint_eq(tec_ctx_arena_bytes(ctx), before);
   /* inlined: one stage; attached: bx allocated inside a loop (level >= 1); at the root: 0 */
   int depth = 11, second = TUNE_PER_STAGE; /* slot 1's features */
   ck_assert_float_eq(x[0][second], 0.0f);
