@@ -51,14 +51,15 @@ int as_check_options(tec_ctx *ctx, const tec_autosched_options *opt) {
   return 0;
 }
 
-static int check_args(tec_ctx *ctx, sch_schedule *s, const tec_autosched_options *opt) {
+int as_check_args(tec_ctx *ctx, const char *who, sch_schedule *s,
+                  const tec_autosched_options *opt) {
   const sch_trace *tr = sch_get_trace(s);
   if (sch_trace_len(tr) > 0)
     return tec_ctx_set_error(ctx,
-                             "tec_autoschedule: the schedule already has %d primitive%s "
-                             "applied; the auto-scheduler starts from an unscheduled program "
-                             "(a fresh sch_create)",
-                             sch_trace_len(tr), sch_trace_len(tr) == 1 ? "" : "s");
+                             "%s: the schedule already has %d primitive%s applied; the "
+                             "auto-scheduler starts from an unscheduled program (a fresh "
+                             "sch_create)",
+                             who, sch_trace_len(tr), sch_trace_len(tr) == 1 ? "" : "s");
   return as_check_options(ctx, opt);
 }
 
@@ -173,7 +174,7 @@ int tec_autoschedule(sch_schedule *s, const char *target, const tec_autosched_op
   if (prior) prior = tec_ctx_strdup(ctx, prior);
   tec_ctx_clear_error(ctx);
   as_prog p = {.ctx = ctx, .s = s, .opt = opt};
-  int rc = check_args(ctx, s, opt);
+  int rc = as_check_args(ctx, "tec_autoschedule", s, opt);
   if (!rc) {
     p.threads = opt && opt->threads ? opt->threads : tec_rt_get_num_threads();
     p.nout = sch_schedule_noutput(s);

@@ -124,6 +124,9 @@ int as_prepare(as_prog *p, const char *target);
 void as_decide(as_prog *p);
 sch_schedule *as_schedule(as_prog *p, int *ntries, lower_func **f);
 int as_check_options(tec_ctx *ctx, const tec_autosched_options *opt);
+/* s unscheduled (who names the caller in the message) and the options legal: 0 or -1 */
+int as_check_args(tec_ctx *ctx, const char *who, sch_schedule *s,
+                  const tec_autosched_options *opt);
 
 /* the rules, each deciding for every stage it applies to (rule_*.c) */
 void as_decide_leave(as_prog *p);

@@ -25,14 +25,7 @@ typedef struct auto_task {
 static int setup(sch_schedule *s, const char *who, const char *target,
                  const tec_autosched_options *opt, auto_task *at) {
   tec_ctx *ctx = sch_schedule_ctx(s);
-  const sch_trace *tr = sch_get_trace(s);
-  if (sch_trace_len(tr) > 0)
-    return tec_ctx_set_error(ctx,
-                             "%s: the schedule already has %d primitive%s applied; the "
-                             "auto-scheduler starts from an unscheduled program (a fresh "
-                             "sch_create)",
-                             who, sch_trace_len(tr), sch_trace_len(tr) == 1 ? "" : "s");
-  if (as_check_options(ctx, opt)) return -1;
+  if (as_check_args(ctx, who, s, opt)) return -1;
   memset(at, 0, sizeof *at);
   as_prog *p = &at->p;
   *p = (as_prog){.ctx = ctx, .s = s, .opt = opt};

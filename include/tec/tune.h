@@ -6,7 +6,8 @@
  *             bound to its config struct's fields: topi_space_of); tune_define_split /
  *             reorder / annotate / knob build one for a schedule a user writes.
  *   task      what is tuned: a workload (template + problem) and how one config of the space
- *             becomes a lowered function (tune_task_topi for the topi templates).
+ *             becomes a lowered function (tune_task_topi for the topi templates;
+ *             tune_task_auto, tec/autosched.h, for the auto-scheduler's generated space).
  *   measure   each candidate built for the host (in a forked child killed past the build
  *             time-out: tune/build_child.c), prepare run once, run timed (warm-up, repeats,
  *             median), a time-out per run, its output checked once against the reference
