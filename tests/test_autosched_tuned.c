@@ -48,6 +48,7 @@ START_TEST(space_knobs) {
   asprog g;
   asprog_matmul(&g, ctx, 64, 96, 70, 0);
   tune_space sp = space_of(&g);
+  if (getenv("AUTOSCHED_PRINT")) tune_space_print(stderr, &sp);
   /* the tile's register tile and outer block, packing of B, the fusion into E, D's level */
   ck_assert(has_value(knob(&sp, "C.tile_i"), "1") && has_value(knob(&sp, "C.tile_i"), "8"));
   ck_assert(has_value(knob(&sp, "C.tile_j"), "16") || has_value(knob(&sp, "C.tile_j"), "8"));
@@ -66,6 +67,7 @@ START_TEST(space_knobs) {
   asprog st;
   asprog_stencil(&st, ctx, 45, 70, 1.0 / 9);
   tune_space ss = space_of(&st);
+  if (getenv("AUTOSCHED_PRINT")) tune_space_print(stderr, &ss);
   const tune_knob *at = knob(&ss, "bx.at");
   ck_assert(has_value(at, "inline") && has_value(at, "attach") && has_value(at, "root"));
   ck_assert_str_eq(at->labels[at->def], "attach");
