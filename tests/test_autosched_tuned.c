@@ -74,6 +74,13 @@ START_TEST(space_knobs) {
   ck_assert_int_eq(knob(&ss, "by.rows")->values[knob(&ss, "by.rows")->def], 16);
   ck_assert(has_value(knob(&ss, "by.tail"), "guard")); /* 70 columns: a tail for 16 lanes */
   ck_assert_int_gt(tune_space_size(&ss), 50);
+
+  asprog rs; /* 3 row sums of 1000: rfactored by the instant mode */
+  asprog_rowsum(&rs, ctx, 3, 1000, 0.5);
+  tune_space sr = space_of(&rs);
+  const tune_knob *rf = knob(&sr, "s.rfactor");
+  ck_assert(has_value(rf, "no") && has_value(rf, "yes"));
+  ck_assert_str_eq(rf->labels[rf->def], "yes");
   tec_ctx_free(ctx);
 }
 END_TEST
@@ -130,11 +137,12 @@ static double check_config(const asprog *g, int64_t index, DLTensor *dl, const f
 
 START_TEST(configs_differential) {
   tec_ctx *ctx = tec_ctx_new();
-  asprog g[2];
+  asprog g[3];
   asprog_matmul(&g[0], ctx, 37, 100, 70, 0);
   asprog_stencil(&g[1], ctx, 45, 70, 1.0 / 9);
+  asprog_rowsum(&g[2], ctx, 3, 1000, 0.5); /* rfactor: yes / no */
   int tried = 0, wrong = 0;
-  for (int p = 0; p < 2; p++) {
+  for (int p = 0; p < 3; p++) {
     tune_space sp = space_of(&g[p]);
     DLTensor dl[4];
     asprog_args(&g[p], dl, 31);

@@ -39,6 +39,11 @@ static const ir_expr *taps_y(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
   return ir_mul(s, ir_float(ctx, u->k));
 }
 
+static const ir_expr *row_sum(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  body_ctx *u = u_;
+  return TE_SUM(ir_mul(TE_AT(u->a, i[0], u->r), ir_float(ctx, u->k)), u->r);
+}
+
 static te_tensor *stage(tec_ctx *ctx, const char *name, int64_t d0, int64_t d1, te_body_fn fn,
                         body_ctx u) {
   body_ctx *c = tec_ctx_alloc(ctx, sizeof *c);
@@ -66,7 +71,19 @@ void asprog_stencil(asprog *g, tec_ctx *ctx, int64_t h, int64_t w, double k) {
   te_tensor *bx = stage(ctx, "bx", h + 2, w, taps_x, (body_ctx){in, NULL, NULL, 0});
   te_tensor *by = stage(ctx, "by", h, w, taps_y, (body_ctx){bx, NULL, NULL, k});
   *g = (asprog){.ctx = ctx, .nargs = 2, .args = {in, by}, .shape = {{h + 2, w + 2}, {h, w}},
-                .k = k};
+                .k = k, .kind = 1};
+}
+
+void asprog_rowsum(asprog *g, tec_ctx *ctx, int64_t m, int64_t n, double k) {
+  te_tensor *x = te_placeholder(ctx, "x", TEC_F32, 2, TE_SHAPE(ctx, m, n));
+  body_ctx *u = tec_ctx_alloc(ctx, sizeof *u);
+  *u = (body_ctx){x, NULL, te_reduce_axis_n(ctx, "j", n), k};
+  te_tensor *s = te_compute(ctx, &(te_compute_decl){.name = "s", .ndim = 1,
+                                                    .shape = TE_SHAPE(ctx, m),
+                                                    .body = row_sum, .user = u});
+  ck_assert_msg(s != NULL, "%s", tec_ctx_error(ctx));
+  *g = (asprog){.ctx = ctx, .nargs = 2, .args = {x, s}, .shape = {{m, n}, {m, 0}}, .k = k,
+                .kind = 2};
 }
 
 void asprog_args(const asprog *g, DLTensor *dl, unsigned seed) {
@@ -83,9 +100,18 @@ void asprog_free_args(const asprog *g, DLTensor *dl) {
 
 float *asprog_plain(const asprog *g, const DLTensor *dl) {
   int64_t m = g->shape[g->nargs - 1][0], n = g->shape[g->nargs - 1][1];
-  float *out = malloc(sizeof *out * (size_t)(m * n));
+  float *out = malloc(sizeof *out * (size_t)(m * (n ? n : 1)));
   ck_assert_ptr_nonnull(out);
-  if (g->nargs == 4) { /* matmul */
+  if (g->kind == 2) {
+    int64_t cols = g->shape[0][1];
+    for (int64_t i = 0; i < m; i++) {
+      double s = 0;
+      for (int64_t j = 0; j < cols; j++) s += tu_f32(&dl[0])[i * cols + j];
+      out[i] = (float)(s * g->k);
+    }
+    return out;
+  }
+  if (g->kind == 0) { /* matmul */
     int64_t kk = g->shape[0][1];
     tu_ref_matmul(tu_f32(&dl[0]), tu_f32(&dl[1]), out, m, n, kk);
     for (int64_t i = 0; i < m * n; i++) {

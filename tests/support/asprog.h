@@ -13,6 +13,7 @@ typedef struct asprog {
   te_tensor *args[4];
   int64_t shape[4][2];
   double k; /* the constant in the body (relu's floor, the stencil's weight) */
+  int kind; /* 0 matmul, 1 stencil, 2 row sums */
 } asprog;
 
 /* E = max(A B + bias, k): A [m][kk], B [kk][n], bias [n] */
@@ -20,6 +21,8 @@ void asprog_matmul(asprog *g, tec_ctx *ctx, int64_t m, int64_t n, int64_t kk, do
 /* bx[y][x] = in[y][x] + in[y][x+1] + in[y][x+2]; by[y][x] = k (bx[y][x] + bx[y+1][x] +
  * bx[y+2][x]): in [h+2][w+2] */
 void asprog_stencil(asprog *g, tec_ctx *ctx, int64_t h, int64_t w, double k);
+/* s[i] = sum over j of k x[i][j]: x [m][n] (few rows: the rfactor rule's) */
+void asprog_rowsum(asprog *g, tec_ctx *ctx, int64_t m, int64_t n, double k);
 /* The inputs filled from seed, the output zeroed (args[0..nargs)); free with asprog_free_args */
 void asprog_args(const asprog *g, DLTensor *dl, unsigned seed);
 void asprog_free_args(const asprog *g, DLTensor *dl);
