@@ -15,6 +15,7 @@
  *                          of producers with a halo: rows per tile)
  *   rfactor                rfactor (no | yes)
  *
+ * Stages computed from constants alone get no knobs: they run once, in prepare, untimed.
  * par: auto (the rules' depth: outer loops fused until 8 iterations per thread), serial, or
  * exactly 1 or 2 outer loops fused. Knob values are the choice's own numbers (tile sizes,
  * lanes); categorical ones carry labels. The config struct is one int64_t per knob. */
@@ -176,7 +177,8 @@ int as_space_build(as_prog *p, tune_space *sp, as_space *S) {
     return -1;
   for (int i = 0; i < p->n; i++) {
     const as_stage *s = &p->st[i];
-    if (s->is_input || !s->understood || s->ch.kind == TEC_AS_LEAVE) continue;
+    /* a stage of constants alone runs once, in prepare: nothing of it is timed */
+    if (s->is_input || !s->understood || s->ch.kind == TEC_AS_LEAVE || s->const_only) continue;
     int injective = !(s->t->body && s->t->body->kind == IR_REDUCE);
     if (!s->is_output && !s->const_only && (injective || s->ch.kind == TEC_AS_ATTACH) &&
         !(s->ch.kind == TEC_AS_TILE && !s->is_reduce)) {

@@ -8,6 +8,9 @@
  *   TEC_NUM_THREADS=1 ./auto_quick [rounds (5)] [full | small] [programs]
  * small: tiny sizes, a check (ctest runs it); programs: a comma list of gemm, conv, dw, blur,
  * softmax, chain (default all); AUTO_QUICK_REPORT=1 prints each report and schedule.
+ * The tuned mode too: AUTO_QUICK_RECORDS=DIR adds a "tuned" variant (tec_autoschedule_tuned with
+ * DIR/<program>.jsonl); when that file does not exist yet and AUTO_QUICK_TUNE=N, the program is
+ * tuned first (tune_task_auto, N trials of the cost-model tuner; its time printed).
  *
  * Programs: GEMM 1024 (Halide's GEMM), ResNet conv 128x28x28 3x3 (NCHW, padding a stage),
  * depthwise 3x3 32x112x112, 3x3 blur 2160x3840 (two stages), softmax rows 4096x4096, a
@@ -265,8 +268,8 @@ static void bench(prog (*make)(tec_ctx *, int64_t, int64_t), int64_t a, int64_t 
   int nargs = 0;
   for (int i = 0; i < g.nin; i++) args[nargs++] = g.in[i];
   args[nargs++] = g.out;
-  variant v[3] = {{.what = "naive"}, {.what = "auto"}, {.what = "template"}};
-  int nv = 2;
+  variant v[4] = {{.what = "naive"}, {.what = "auto"}, {.what = "template"}, {.what = "tuned"}};
+  int nv = 2, tuned = 0;
   build(ctx, &v[0], sch_create(ctx, 1, &g.out), "naive", nargs, args, NULL);
   sch_schedule *s = sch_create(ctx, 1, &g.out);
   tec_autosched_report rep;
@@ -280,6 +283,34 @@ static void bench(prog (*make)(tec_ctx *, int64_t, int64_t), int64_t a, int64_t 
     build(ctx, &v[2], op.sched, "tmpl", op.nargs, op.args, NULL);
     nv = 3;
   }
+  const char *dir = getenv("AUTO_QUICK_RECORDS");
+  if (dir && !small) { /* the tuned mode: tuned here unless its records exist */
+    const char *path = tec_ctx_printf(ctx, "%s/%.*s.jsonl", dir, (int)strcspn(g.name, " "), g.name);
+    const char *trials = getenv("AUTO_QUICK_TUNE");
+    FILE *exists = fopen(path, "r");
+    if (exists) fclose(exists);
+    if (!exists && trials && atoi(trials) > 0) {
+      tune_task task;
+      if (tune_task_auto(sch_create(ctx, 1, &g.out), NULL, NULL, &task)) die(ctx, "tune_task_auto");
+      tune_options o = tune_options_default();
+      o.trials = atoi(trials), o.tuner = tune_have_xgb() ? "xgb" : "random", o.records = path;
+      o.progress = 1;
+      tune_result r;
+      double t0 = wall_now();
+      if (tune_run(ctx, &task, &o, &r)) die(ctx, "tune_run");
+      printf("%-28s tuned %d trials in %.0f s (%s)\n", g.name, r.ntrials, wall_now() - t0, path);
+      tune_result_free(&r);
+    }
+    sch_schedule *st = sch_create(ctx, 1, &g.out);
+    tec_autosched_report tr;
+    if (tec_autoschedule_tuned(st, NULL, NULL, path, &tr)) die(ctx, "tec_autoschedule_tuned");
+    if (tr.warning) printf("%s\n", tr.warning);
+    if (getenv("AUTO_QUICK_REPORT")) printf("tuned: %s\n%s%s\n", tr.config, tr.text, tr.trace_c);
+    build(ctx, &v[3], st, "tuned", nargs, args, NULL);
+    if (nv == 2) v[2] = v[3], nv = 3; /* no template: the tuned variant in its place */
+    else nv = 4;
+    tuned = 1;
+  }
   /* the auto schedule computes what the naive nest does */
   int64_t n = tec_dl_numel(v[0].out);
   double err = 0;
@@ -288,15 +319,33 @@ static void bench(prog (*make)(tec_ctx *, int64_t, int64_t), int64_t a, int64_t 
     double e = fabs((double)x - y) / (1.0 + fabs((double)y));
     if (!(e <= err)) err = e;
   }
+  if (tuned) { /* the tuned output too */
+    const variant *t = &v[nv == 4 ? 3 : 2];
+    for (int64_t i = 0; i < n; i++) {
+      float x = ((float *)t->out->data)[i], y = ((float *)v[0].out->data)[i];
+      double e = fabs((double)x - y) / (1.0 + fabs((double)y));
+      if (!(e <= err)) err = e;
+    }
+  }
   if (!(err < 1e-3)) ++*failures;
   for (int r = 0; r < rounds; r++)
     for (int k = 0; k < nv; k++) v[k].times[r] = run_once(&v[k]);
-  double med[3];
-  for (int k = 0; k < nv; k++) med[k] = median(v[k].times, rounds);
+  double med[4], lo[4], hi[4];
+  for (int k = 0; k < nv; k++) {
+    med[k] = median(v[k].times, rounds); /* sorts */
+    lo[k] = v[k].times[0], hi[k] = v[k].times[rounds - 1];
+  }
   printf("%-28s naive %9.3f ms  auto %8.3f ms", g.name, 1e3 * med[0], 1e3 * med[1]);
-  if (nv == 3) printf("  template %7.3f ms", 1e3 * med[2]);
+  for (int k = 2; k < nv; k++) printf("  %s %7.3f ms", v[k].what, 1e3 * med[k]);
   printf("  | naive/auto %6.1fx", med[0] / med[1]);
-  if (nv == 3) printf("  auto/template %5.2fx", med[1] / med[2]);
+  if (nv >= 3 && !strcmp(v[2].what, "template")) printf("  auto/template %5.2fx", med[1] / med[2]);
+  if (tuned) {
+    int t = nv == 4 ? 3 : 2;
+    printf("  auto/tuned %5.2fx", med[1] / med[t]);
+    if (nv == 4) printf("  tuned/template %5.2fx", med[3] / med[2]);
+  }
+  if (getenv("AUTO_QUICK_SPREAD"))
+    for (int k = 0; k < nv; k++) printf("\n    %-8s min %.3f max %.3f ms", v[k].what, 1e3 * lo[k], 1e3 * hi[k]);
   printf("  | schedule %.1f ms, LLVM %.0f ms, err %.1e%s\n", 1e3 * rep.seconds, 1e3 * llvm_s,
          err, err < 1e-3 ? "" : "  WRONG");
   if (getenv("AUTO_QUICK_REPORT")) printf("%s%s\n", rep.text, rep.trace_c);
