@@ -10,7 +10,8 @@
  * softmax, chain (default all); AUTO_QUICK_REPORT=1 prints each report and schedule.
  * The tuned mode too: AUTO_QUICK_RECORDS=DIR adds a "tuned" variant (tec_autoschedule_tuned with
  * DIR/<program>.jsonl); when that file does not exist yet and AUTO_QUICK_TUNE=N, the program is
- * tuned first (tune_task_auto, N trials of the cost-model tuner; its time printed).
+ * tuned first (tune_task_auto, N trials of the cost-model tuner; its time printed;
+ * AUTO_QUICK_MIN_REPEAT_MS=MS: each timed cost lasts MS, anchored by the instant schedule).
  *
  * Programs: GEMM 1024 (Halide's GEMM), ResNet conv 128x28x28 3x3 (NCHW, padding a stage),
  * depthwise 3x3 32x112x112, 3x3 blur 2160x3840 (two stages), softmax rows 4096x4096, a
@@ -295,6 +296,8 @@ static void bench(prog (*make)(tec_ctx *, int64_t, int64_t), int64_t a, int64_t 
       tune_options o = tune_options_default();
       o.trials = atoi(trials), o.tuner = tune_have_xgb() ? "xgb" : "random", o.records = path;
       o.progress = 1;
+      const char *mr = getenv("AUTO_QUICK_MIN_REPEAT_MS"); /* > 0: anchored trials */
+      if (mr && atof(mr) > 0) o.min_repeat_ms = atof(mr);
       tune_result r;
       double t0 = wall_now();
       if (tune_run(ctx, &task, &o, &r)) die(ctx, "tune_run");
