@@ -4,8 +4,8 @@
  * loaded value tile_i or tile_j times. Space and reduction loops interleave as in Ansor's
  * SSRSRS: outer space tiles, then every reduction loop, then the register tile.
  *
- *   out:  [other axes..., (i.block,) j.outer, i.outer]  (the outer ones fused,
- *                                               parallel)                        S S
+ *   out:  [other axes..., (i.block,) j.outer, i.outer, (j.group)]  (the outer ones
+ *                                               fused, parallel)                 S S
  *           acc tile at i.outer:  [reduce axes...]                               R
  *                                 [i.inner (unrolled), j.inner (vectorized)]     S
  *           out[tile] = epilogue(acc)
@@ -127,6 +127,7 @@ void as_decide_tile(as_prog *p) {
     s->ch.parallel = (v = AS_TUNED(p, s, par)) != 0;
     s->ch.par_depth = v > 0 ? (int)v : 0;
     s->ch.block_i = (v = AS_TUNED(p, s, block_i)) != AS_UNSET ? v : 1;
+    s->ch.block_j = (v = AS_TUNED(p, s, block_j)) != AS_UNSET ? v : 1;
     pack_candidates(p, s);
     if (AS_TUNED(p, s, pack) == 0) s->npack = s->ch.pack = 0;
     s->anchor = AS_TUNED(p, s, fuse) == 0 ? -1 : find_anchor(p, i);
@@ -214,27 +215,33 @@ int as_apply_tile(as_prog *p, sch_schedule *s, int i) {
   int64_t rtiles = (r->ext[ai] + ch->tile_i - 1) / ch->tile_i, bi = ch->block_i;
   sch_iter *bo = NULL;
   if (bi > 1 && bi < rtiles && sch_split(out, io, bi, &bo, &io)) return -1;
-  sch_iter *order[AS_MAX_DIM + 5];
+  /* and a group of block_j column tiles inside the row tile */
+  int64_t ctiles = (r->ext[nd - 1] + ch->tile_j - 1) / ch->tile_j, bj = ch->block_j;
+  sch_iter *jg = NULL;
+  if (bj > 1 && bj < ctiles && sch_split(out, jo, bj, &jo, &jg)) return -1;
+  sch_iter *order[AS_MAX_DIM + 6];
   int n = 0;
   for (int d = 0; d < nd - 1; d++)
     if (d != ai) order[n++] = ax[d];
   if (bo) order[n++] = bo;
   order[n++] = jo;
   order[n++] = io;
+  if (jg) order[n++] = jg;
   order[n++] = ii;
   order[n++] = ji;
   if (sch_reorder(out, n, order)) return -1;
   if (ch->vector && sch_vectorize(out, ji)) return -1;
-  int64_t ext[AS_MAX_DIM + 5];
+  int64_t ext[AS_MAX_DIM + 6];
   n = 0;
   for (int d = 0; d < nd - 1; d++)
     if (d != ai) ext[n++] = r->ext[d];
   if (bo) ext[n++] = (rtiles + bi - 1) / bi;
-  ext[n++] = (r->ext[nd - 1] + ch->tile_j - 1) / ch->tile_j;
+  ext[n++] = jg ? (ctiles + bj - 1) / bj : ctiles;
   ext[n++] = bo ? bi : rtiles;
   if (ch->parallel && as_parallel_outer(p, out, n - 1, ext, ch->par_depth)) return -1;
-  /* the accumulator at the row-tile loop: reduce loops outside its register tile */
-  if (sch_compute_at(acc, out, io)) return -1;
+  /* the accumulator at the row-tile loop (the column group's, when there is one): reduce loops
+   * outside its register tile */
+  if (sch_compute_at(acc, out, jg ? jg : io)) return -1;
   sch_iter *la[AS_MAX_DIM * 2];
   n = 0;
   for (int d = 0; d < nd; d++)

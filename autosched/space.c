@@ -8,7 +8,8 @@
  *   stage kind (instant)   knobs ("<stage>.<knob>")
  *   kept or inlined        at: inline | attach (when the attach rule can place it) | root
  *   tile (a reduction)     tile_i, tile_j (the register tile), block_i (row tiles per outer
- *                          block: the second level), pack (no | yes), fuse (cache_write |
+ *                          block: the second level), block_j (column tiles per group inside
+ *                          the row tile), pack (no | yes), fuse (cache_write |
  *                          fused: the accumulator in the element-wise consumer's tile),
  *                          unroll, par
  *   loops / attach         vector (0: none), tail (guard | shift), unroll, par, rows (a host
@@ -110,10 +111,14 @@ static int tile_knobs(as_space *S, int i) {
   if (!ntj) tj[ntj++] = ej;
   int64_t rtiles = (ei + ch->tile_i - 1) / ch->tile_i, nbl = 0;
   while (nbl < 5 && bl[nbl] < rtiles) nbl++;
+  int64_t ctiles = (ej + ch->tile_j - 1) / ch->tile_j, bg[4] = {1, 2, 4, 8}, nbg = 0;
+  while (nbg < 4 && bg[nbg] < ctiles) nbg++;
   int64_t two[2] = {0, 1};
   if (add_knob(S, i, "tile_i", F(tile_i), ti, nti, ch->tile_i, NULL, 0) ||
       add_knob(S, i, "tile_j", F(tile_j), tj, ntj, ch->tile_j, NULL, 0) ||
       add_knob(S, i, "block_i", F(block_i), bl, (int)nbl, ch->block_i > 1 ? ch->block_i : 1, NULL,
+               0) ||
+      add_knob(S, i, "block_j", F(block_j), bg, (int)nbg, ch->block_j > 1 ? ch->block_j : 1, NULL,
                0) ||
       (s->npack && add_knob(S, i, "pack", F(pack), two, 2, 1, NOYES, 0)) ||
       (s->anchor >= 0 && add_knob(S, i, "fuse", F(fuse), two, 2, 1, FUSE_LABELS, 0)) ||

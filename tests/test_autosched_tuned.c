@@ -53,6 +53,11 @@ START_TEST(space_knobs) {
   ck_assert(has_value(knob(&sp, "C.tile_i"), "1") && has_value(knob(&sp, "C.tile_i"), "8"));
   ck_assert(has_value(knob(&sp, "C.tile_j"), "16") || has_value(knob(&sp, "C.tile_j"), "8"));
   ck_assert(has_value(knob(&sp, "C.block_i"), "2"));
+  asprog wide; /* 200 columns: 4 tiles of 64, in groups of 1 or 2 inside the row tile */
+  asprog_matmul(&wide, ctx, 64, 200, 70, 0);
+  tune_space ws = space_of(&wide);
+  ck_assert(has_value(knob(&ws, "C.block_j"), "1") && has_value(knob(&ws, "C.block_j"), "2"));
+  ck_assert_int_lt(tune_space_find(&sp, "C.block_j"), 0); /* 96 columns: 2 tiles, no group */
   ck_assert(has_value(knob(&sp, "C.pack"), "no") && has_value(knob(&sp, "C.pack"), "yes"));
   ck_assert(has_value(knob(&sp, "C.fuse"), "cache_write"));
   ck_assert(has_value(knob(&sp, "D.at"), "inline") && has_value(knob(&sp, "D.at"), "root"));
@@ -141,7 +146,7 @@ static double check_config(const asprog *g, int64_t index, DLTensor *dl, const f
 START_TEST(configs_differential) {
   tec_ctx *ctx = tec_ctx_new();
   asprog g[3];
-  asprog_matmul(&g[0], ctx, 37, 100, 70, 0);
+  asprog_matmul(&g[0], ctx, 37, 200, 70, 0); /* 4 column tiles: groups of 2 too */
   asprog_stencil(&g[1], ctx, 45, 70, 1.0 / 9);
   asprog_rowsum(&g[2], ctx, 3, 1000, 0.5); /* rfactor: yes / no */
   int tried = 0, wrong = 0;

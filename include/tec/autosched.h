@@ -72,6 +72,8 @@ typedef struct tec_autosched_choice {
                       else SCH_TAIL_* + 1 */
   int64_t block_i; /* TILE: register tiles of rows per outer block, a second (cache) level
                       outside the column tiles (0 or 1: none) */
+  int64_t block_j; /* TILE: register tiles of columns per group inside the row tile (the
+                      rows' inputs reused from L1 across the group; 0 or 1: none) */
   int64_t unroll;  /* innermost reduce loop unrolled when its extent is at most this */
   int fallback;    /* 0: as the rules chose; 1, 2: given up for plainer (see the report) */
 } tec_autosched_choice;
