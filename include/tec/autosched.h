@@ -109,7 +109,8 @@ int tec_autoschedule(sch_schedule *s, const char *target, const tec_autosched_op
 
 /* ---- the tuned mode ----
  * The rules' choices become the knobs of a tune_space, per stage "<stage>.<knob>": at (inline,
- * attach, root), tile_i / tile_j / block_i (the register tile and its outer block of rows),
+ * attach, root), tile_i / tile_j / block_i / block_j (the register tile, its outer block of
+ * rows and its group of columns),
  * pack, fuse (cache_write or the accumulator fused into its element-wise consumer), vector,
  * tail, unroll, par (parallel fusion depth), rows, rfactor; each knob's default is the instant
  * mode's choice, so the default config is tec_autoschedule's schedule. The arguments are as
