@@ -117,6 +117,13 @@ START_TEST(print_other_ops) {
   ck_assert_int_eq(run(TEC_CLI, "print pool2d --shape c=16,h=8,w=8,k=3,stride=2,pad=1,"
                                 "in=NCHW16c,out=NCHW16c"), 0);
   tu_assert_contains(out_text, "func pool2d(in: float32[1, 1, 8, 8, 16], out: float32[1, 1, 4, 4, 16]");
+  /* a port's keys: ONNX SAME_UPPER with an even kernel keeps 7x7; ceil_mode, dilation and an
+   * end padding: h (9 - 5) / 2 rounded up + 1 = 3, w (9 + 1 - 3) / 2 rounded up + 1 = 5 */
+  ck_assert_int_eq(run(TEC_CLI, "print pool2d --shape c=3,h=7,w=7,k=2,stride=1,auto_pad=same_upper,mode=avg"), 0);
+  tu_assert_contains(out_text, "func pool2d(in: float32[1, 3, 7, 7], out: float32[1, 3, 7, 7]");
+  ck_assert_int_eq(run(TEC_CLI, "print pool2d --shape c=3,h=9,w=9,k=3,stride=2,ceil_mode=1,"
+                                "dilation_h=2,pad_right=1"), 0);
+  tu_assert_contains(out_text, "func pool2d(in: float32[1, 3, 9, 9], out: float32[1, 3, 3, 5]");
   ck_assert_int_eq(run(TEC_CLI, "print global_pool --shape c=32,h=7,w=7,mode=avg,"
                                 "in=NCHW16c,out=NCHW"), 0);
   tu_assert_contains(out_text, "func global_pool(in: float32[1, 2, 7, 7, 16], out: float32[1, 32, 1, 1]");
@@ -242,6 +249,11 @@ START_TEST(bad_usage) {
       {"bench dense --shape m=8,n=16,k=4 --auto --records /nonexistent/r.jsonl", "tec bench: tune: cannot read the records file /nonexistent/r.jsonl"},
       {"print softmax --shape m=2,n=10,k=3", "--shape: unknown key 'k'; the keys are m n"},
       {"print pool2d --shape c=16,h=8,w=8,k=3,mode=min", "--shape: mode=min; the modes are max, avg"},
+      {"print pool2d --shape c=3,h=7,w=7,k=2,dilation=0", "--shape: dilation 0x0; a dilation is >= 1 (1: none)"},
+      {"print pool2d --shape c=3,h=7,w=7,k=2,ceil_mode=2", "--shape: ceil_mode=2; legal: 0, 1"},
+      {"print pool2d --shape c=3,h=7,w=7,k=2,auto_pad=same", "--shape: auto_pad=same; legal: notset, same_upper, same_lower, valid"},
+      {"print pool2d --shape c=3,h=7,w=7,k=2,auto_pad=same_lower,pad=1", "--shape: auto_pad=same_lower sets the paddings: leave out pad"},
+      {"print pool2d --shape c=3,h=7,w=7,k=3,pad_bottom=3", "pool2d: height: padding 0 before, 3 after must be >= 0 and smaller than the window's extent 3"},
       {"print eltwise_add --shape c=16,h=4,w=4,bias=1", "--shape: unknown key 'bias'; the keys are n c h w layout act"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

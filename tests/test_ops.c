@@ -227,16 +227,19 @@ START_TEST(bad_input) {
   topi_pool p = pool(1, 8, 8, 8, 3, 2, 3, TOPI_POOL_MAX, blk(8), blk(8));
   tec_ctx_clear_error(ctx);
   ck_assert_int_eq(topi_declare(ctx, "pool2d", &p, &d), -1);
-  assert_err(ctx, "pool2d: padding 3x3 must be >= 0 and smaller than the 3x3 window (a window "
-                  "wholly in the padding has no value)");
+  assert_err(ctx, "pool2d: height: padding 3 before, 3 after must be >= 0 and smaller than the "
+                  "window's extent 3 (3 taps, dilation 1): a window wholly in the padding has no "
+                  "value");
   p = pool(1, 8, 4, 4, 7, 1, 1, TOPI_POOL_MAX, blk(8), blk(8));
   tec_ctx_clear_error(ctx);
   ck_assert_int_eq(topi_declare(ctx, "pool2d", &p, &d), -1);
-  tu_assert_contains(tec_ctx_error(ctx), "the 7x7 window is larger than the padded 6x6 input");
+  tu_assert_contains(tec_ctx_error(ctx), "pool2d: height: the window's extent 7 (7 taps, dilation 1) is larger than "
+                                         "the padded input 6 (1 + 4 + 1)");
   p = pool(1, 8, 8, 8, 3, 0, 1, TOPI_POOL_MAX, blk(8), blk(8));
   tec_ctx_clear_error(ctx);
   ck_assert_int_eq(topi_declare(ctx, "pool2d", &p, &d), -1);
-  assert_err(ctx, "pool2d: window and strides must be >= 1 (got kernel 3x3 stride 0x0)");
+  assert_err(ctx, "pool2d: height: window 3, stride 0, dilation 0, ceil_mode 0 (legal: window and "
+                  "stride >= 1, dilation >= 0 (0, 1: none), ceil_mode 0 or 1)");
   p = pool(1, 8, 8, 8, 3, 2, 1, TOPI_POOL_MAX, blk(8), blk(8));
   p.count_include_pad = 1;
   tec_ctx_clear_error(ctx);
@@ -257,8 +260,9 @@ START_TEST(bad_input) {
   p.in_layout = blk(8);
   tec_ctx_clear_error(ctx);
   ck_assert_int_eq(topi_declare(ctx, "global_pool", &p, &d), -1);
-  assert_err(ctx, "global_pool: the window is the whole input: kh, kw, strides and padding must "
-                  "be 0 (got kernel 3x3 stride 2x2 pad 1x1)");
+  assert_err(ctx, "global_pool: the window is the whole input: kh, kw, strides, paddings, "
+                  "dilations and ceil_mode must be 0 (got kernel 3x3 stride 2x2 pad 1,1,0,0 "
+                  "dilation 0x0 ceil_mode 0); pool2d takes them");
   tune_space sp;
   tec_ctx_clear_error(ctx);
   ck_assert_int_eq(topi_space_of(ctx, "global_pool", &p, NULL, &sp), -1);

@@ -132,6 +132,34 @@ static int epilogue(const topi_template *t, const tec_gen_params *p, topi_epilog
   return activation(t, p, &e->act);
 }
 
+/* pooling's end paddings, dilation, ceil_mode and ONNX auto_pad (pool2d; global_pool refuses
+ * any of them but auto_pad=notset) */
+static int pool_extras(const topi_template *t, const tec_gen_params *p, topi_pool *q) {
+  int64_t pb = INT("pad_bottom", q->pad_h), pr = INT("pad_right", q->pad_w), dil = INT("dilation", 1);
+  q->pad_end_given = pb != q->pad_h || pr != q->pad_w;
+  q->pad_bottom = q->pad_end_given ? pb : 0, q->pad_right = q->pad_end_given ? pr : 0;
+  int64_t dh = INT("dilation_h", dil), dw = INT("dilation_w", dil), cm = INT("ceil_mode", 0);
+  if (dh < 1 || dw < 1)
+    return tec_ctx_set_error(p->ctx, "--shape: dilation %lldx%lld; a dilation is >= 1 (1: none)",
+                             (long long)dh, (long long)dw), -1;
+  if (cm != 0 && cm != 1)
+    return tec_ctx_set_error(p->ctx, "--shape: ceil_mode=%lld; legal: 0, 1", (long long)cm), -1;
+  int global = !q->kh && !q->kw;
+  q->dilation_h = global && dh == 1 ? 0 : dh, q->dilation_w = global && dw == 1 ? 0 : dw;
+  q->ceil_mode = (int)cm;
+  static const char *const modes[] = {"notset", "same_upper", "same_lower", "valid"};
+  const char *a = tec_gen_str(p, "auto_pad", drv_key_default(t, "auto_pad"));
+  for (int i = 0; i < 4; i++) {
+    if (strcmp(a, modes[i])) continue;
+    if (i && (q->pad_h || q->pad_w || q->pad_end_given))
+      return tec_ctx_set_error(p->ctx, "--shape: auto_pad=%s sets the paddings: leave out pad, "
+                                       "pad_h, pad_w, pad_bottom, pad_right", a), -1;
+    return topi_pool_auto_pad(p->ctx, q, (topi_auto_pad)i);
+  }
+  return tec_ctx_set_error(p->ctx, "--shape: auto_pad=%s; legal: notset, same_upper, same_lower, "
+                                   "valid", a), -1;
+}
+
 /* Keys not given take the template's defaults (driver_keys.c); a required one missing is
  * refused by name (after bad values and unknown keys). */
 int drv_problem_parse(const topi_template *t, const tec_gen_params *p, drv_problem *out) {
@@ -195,6 +223,7 @@ int drv_problem_parse(const topi_template *t, const tec_gen_params *p, drv_probl
     int64_t pad = INT("pad", 0);
     window(t, p, k, s, pad, (int64_t *const[]){&q->kh, &q->kw, &q->stride_h, &q->stride_w, &q->pad_h, &q->pad_w});
     q->count_include_pad = INT("count_include_pad", 0) != 0;
+    if (pool_extras(t, p, q)) return -1;
     const char *m = tec_gen_str(p, "mode", drv_key_default(t, "mode"));
     if (!strcmp(m, "max")) q->mode = TOPI_POOL_MAX;
     else if (!strcmp(m, "avg")) q->mode = TOPI_POOL_AVG;

@@ -396,6 +396,16 @@ const char *net_layer_shape(const net *n, int i, char *buf, size_t len) {
              (long long)p->pad_w, p->mode == TOPI_POOL_MAX ? "max" : "avg",
              p->count_include_pad != 0, layout_str(p->in_layout, in, sizeof in),
              layout_str(p->out_layout, out, sizeof out));
+    /* the keys a port from ONNX / TVM adds, only when set (older records keep their text) */
+    size_t at = strlen(buf);
+    if (p->pad_end_given && at < len)
+      at += (size_t)snprintf(buf + at, len - at, ",pad_bottom=%lld,pad_right=%lld",
+                             (long long)p->pad_bottom, (long long)p->pad_right);
+    if ((p->dilation_h > 1 || p->dilation_w > 1) && at < len)
+      at += (size_t)snprintf(buf + at, len - at, ",dilation_h=%lld,dilation_w=%lld",
+                             (long long)(p->dilation_h > 1 ? p->dilation_h : 1),
+                             (long long)(p->dilation_w > 1 ? p->dilation_w : 1));
+    if (p->ceil_mode && at < len) snprintf(buf + at, len - at, ",ceil_mode=1");
     break;
   }
   case NET_FC: {

@@ -245,23 +245,44 @@ typedef struct topi_dense {
 
 /* 2-d pooling, fp32, from layout in_layout to out_layout (any pair: a pool may be the edge's
  * layout change, e.g. the global pool of a network writing NCHW [n][c][1][1], the dense
- * layer's [n][c]). Windows start at y*stride - pad; output size floor((h + 2 pad - k) / s) + 1
- * (no ceil mode). Max: the padding never wins (it is excluded, not zero). Average: by default
- * (count_include_pad 0) the sum is divided by the number of window elements inside the input,
- * with count_include_pad 1 by kh*kw. Global pooling (template global_pool): the window is the
- * whole input; kh, kw, strides and padding must be 0. Arguments: in, out. */
+ * layer's [n][c]). Tap (i, j) of output (oy, ox) reads input (oy*stride_h - pad_h + i*dil_h,
+ * ox*stride_w - pad_w + j*dil_w); the window's extent is (kh - 1) * dil_h + 1 (TVM's / ONNX's
+ * dilation). Output size floor((h + pad_h + pad_bottom - extent) / stride_h) + 1, or with
+ * ceil_mode the ceiling, less one when that last window would start past the input and its
+ * top padding (PyTorch's and ONNX Runtime's rule). Max: the padding never wins (it is
+ * excluded, not zero). Average: by default (count_include_pad 0) the sum is divided by the
+ * number of taps inside the input; with count_include_pad 1 by the taps inside the padded
+ * input [-pad_h, h + pad_bottom) (so kh*kw unless a ceil_mode window runs past the bottom
+ * padding, as ONNX defines it). Every window must hold a tap of the input (refused if not).
+ * Global pooling (template global_pool): the window is the whole input; kh, kw, strides,
+ * padding, dilation and ceil_mode must be 0. Arguments: in, out. */
 typedef enum topi_pool_mode { TOPI_POOL_MAX, TOPI_POOL_AVG } topi_pool_mode;
 typedef struct topi_pool {
   int64_t n, c, h, w;
   int64_t kh, kw;
   int64_t stride_h, stride_w;   /* >= 1 */
-  int64_t pad_h, pad_w;         /* 0 <= pad < kernel */
+  int64_t pad_h, pad_w;         /* top and left padding: 0 <= pad < the window's extent */
   topi_pool_mode mode;
   int count_include_pad;        /* average only: 0 (default) excludes the padding, 1 counts it */
   topi_layout in_layout, out_layout;
+  int pad_end_given;            /* 0: bottom = pad_h, right = pad_w (symmetric); 1: the two
+                                   fields below apply (TVM's (top, left, bottom, right), ONNX's
+                                   pads, SAME_UPPER / SAME_LOWER: topi_pool_auto_pad) */
+  int64_t pad_bottom, pad_right;/* 0 <= pad < the window's extent */
+  int64_t dilation_h, dilation_w; /* taps this far apart; 0 or 1: none (< 0 refused) */
+  int ceil_mode;                /* 0 or 1: the output size rounded up (see above) */
 } topi_pool;
 /* The output size of a (non-global) pooling, or -1 with an error in ctx (ctx may be NULL). */
 int topi_pool_out_hw(tec_ctx *ctx, const topi_pool *p, int64_t *oh, int64_t *ow);
+/* ONNX's auto_pad: the paddings of p (pad_h, pad_w, pad_bottom, pad_right; pad_end_given set)
+ * from h, w, the kernel, strides and dilation so that the output is ceil(h / stride) x
+ * ceil(w / stride): total = max(0, (out - 1) * stride + extent - size), the odd one at the end
+ * (TOPI_AUTO_PAD_SAME_UPPER) or at the start (SAME_LOWER); TOPI_AUTO_PAD_VALID: no padding.
+ * -1 with an error for a bad mode or sizes (p unchanged). */
+typedef enum topi_auto_pad {
+  TOPI_AUTO_PAD_NOTSET, TOPI_AUTO_PAD_SAME_UPPER, TOPI_AUTO_PAD_SAME_LOWER, TOPI_AUTO_PAD_VALID
+} topi_auto_pad;
+int topi_pool_auto_pad(tec_ctx *ctx, topi_pool *p, topi_auto_pad mode);
 
 /* Softmax over the rows of a [m][n] tensor (the classifier's [batch][classes]), numerically
  * stable: out[i, j] = exp(in[i, j] - max_j in[i, :]) / sum_j exp(in[i, j] - max). Arguments:
