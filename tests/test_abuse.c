@@ -83,6 +83,11 @@ static int pick_problem(const topi_template *t, tec_ctx *ctx, void *buf) {
     *(topi_pool *)buf = p;
     break;
   }
+  case TOPI_PROBLEM_BATCH_MATMUL: {
+    topi_batch_matmul p = {.batch = 3, .m = 7, .n = 20, .k = 9, .transpose_b = 1};
+    *(topi_batch_matmul *)buf = p;
+    break;
+  }
   case TOPI_PROBLEM_SOFTMAX: {
     topi_softmax p = {.m = 2, .n = 10};
     *(topi_softmax *)buf = p;

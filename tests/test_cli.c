@@ -124,6 +124,9 @@ START_TEST(print_other_ops) {
   ck_assert_int_eq(run(TEC_CLI, "print pool2d --shape c=3,h=9,w=9,k=3,stride=2,ceil_mode=1,"
                                 "dilation_h=2,pad_right=1"), 0);
   tu_assert_contains(out_text, "func pool2d(in: float32[1, 3, 9, 9], out: float32[1, 3, 3, 5]");
+  /* batched matmul, b transposed (attention's Q·Kᵀ) */
+  ck_assert_int_eq(run(TEC_CLI, "print batch_matmul --shape batch=3,m=5,n=7,k=4,tb=1"), 0);
+  tu_assert_contains(out_text, "func batch_matmul(a: float32[3, 5, 4], b: float32[3, 7, 4], out: float32[3, 5, 7]");
   ck_assert_int_eq(run(TEC_CLI, "print global_pool --shape c=32,h=7,w=7,mode=avg,"
                                 "in=NCHW16c,out=NCHW"), 0);
   tu_assert_contains(out_text, "func global_pool(in: float32[1, 2, 7, 7, 16], out: float32[1, 32, 1, 1]");
@@ -249,6 +252,8 @@ START_TEST(bad_usage) {
       {"bench dense --shape m=8,n=16,k=4 --auto --records /nonexistent/r.jsonl", "tec bench: tune: cannot read the records file /nonexistent/r.jsonl"},
       {"print softmax --shape m=2,n=10,k=3", "--shape: unknown key 'k'; the keys are m n"},
       {"print pool2d --shape c=16,h=8,w=8,k=3,mode=min", "--shape: mode=min; the modes are max, avg"},
+      {"print batch_matmul --shape m=4,n=4,k=4,ta=2", "--shape: ta=2, tb=0; legal: 0, 1"},
+      {"print batch_matmul --shape m=4,n=4", "--shape: k is missing (batch_matmul: the reduction, >= 1)"},
       {"print pool2d --shape c=3,h=7,w=7,k=2,dilation=0", "--shape: dilation 0x0; a dilation is >= 1 (1: none)"},
       {"print pool2d --shape c=3,h=7,w=7,k=2,ceil_mode=2", "--shape: ceil_mode=2; legal: 0, 1"},
       {"print pool2d --shape c=3,h=7,w=7,k=2,auto_pad=same", "--shape: auto_pad=same; legal: notset, same_upper, same_lower, valid"},

@@ -274,6 +274,8 @@ static lower_func *op_lower(tec_ctx *ctx, const drv_opts *o, const char **cfg_st
   if (op_problem(ctx, o, &p, &t, prob) != 0) return NULL;
   if (t->problem_kind == TOPI_PROBLEM_CONV2D) *flops = topi_conv2d_flops(&prob->conv);
   if (t->problem_kind == TOPI_PROBLEM_DENSE) *flops = 2.0 * prob->dense.m * prob->dense.n * prob->dense.k;
+  if (t->problem_kind == TOPI_PROBLEM_BATCH_MATMUL)
+    *flops = 2.0 * prob->bmm.batch * prob->bmm.m * prob->bmm.n * prob->bmm.k;
   if (o->tune.autosched) { /* the declaration, auto-scheduled (driver_auto.c) */
     if (o->config) {
       tec_ctx_set_error(ctx, "--config sets a template's knobs; with --auto the schedule is the "

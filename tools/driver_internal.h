@@ -26,6 +26,7 @@ typedef union drv_problem {
   topi_pool pool;
   topi_softmax softmax;
   topi_eltwise eltwise;
+  topi_batch_matmul bmm;
 } drv_problem;
 
 /* tec tune's own options (0 / NULL: not given) */

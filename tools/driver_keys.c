@@ -97,6 +97,14 @@ static const drv_key pool_keys[] = {
     {"in", "NCHW", LAYOUTS, NULL},
     {"out", "NCHW", LAYOUTS, NULL},
     END};
+static const drv_key bmm_keys[] = {
+    {"batch", "1", "batch entries (attention: heads), >= 1", NULL},
+    {"m", NULL, "rows of a and out, >= 1", "128"},
+    {"n", NULL, "columns of b and out, >= 1", "64"},
+    {"k", NULL, "the reduction, >= 1", "64"},
+    {"ta", "0", "0 or 1: a given transposed ([batch][k][m])", NULL},
+    {"tb", "0", "0 or 1: b given transposed ([batch][n][k])", NULL},
+    END};
 static const drv_key softmax_keys[] = {
     {"m", "1", "rows, >= 1", NULL}, {"n", NULL, "row length, >= 1", "64"}, END};
 static const drv_key eltwise_keys[] = {
@@ -137,6 +145,7 @@ static const drv_key *keys_of(const topi_template *t) {
   case TOPI_PROBLEM_SOFTMAX: return softmax_keys;
   case TOPI_PROBLEM_ELTWISE: return eltwise_keys;
   case TOPI_PROBLEM_DENSE: return dense_keys;
+  case TOPI_PROBLEM_BATCH_MATMUL: return bmm_keys;
   }
   return dense_keys;
 }

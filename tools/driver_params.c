@@ -231,6 +231,17 @@ int drv_problem_parse(const topi_template *t, const tec_gen_params *p, drv_probl
     if (layout(t, p, "in", &q->in_layout) || layout(t, p, "out", &q->out_layout)) return -1;
     break;
   }
+  case TOPI_PROBLEM_BATCH_MATMUL: {
+    topi_batch_matmul *b = &out->bmm;
+    b->batch = INT("batch", 1);
+    b->m = INT("m", 0), b->n = INT("n", 0), b->k = INT("k", 0);
+    int64_t ta = INT("ta", 0), tb = INT("tb", 0);
+    if ((ta != 0 && ta != 1) || (tb != 0 && tb != 1))
+      return tec_ctx_set_error(p->ctx, "--shape: ta=%lld, tb=%lld; legal: 0, 1", (long long)ta,
+                               (long long)tb), -1;
+    b->transpose_a = (int)ta, b->transpose_b = (int)tb;
+    break;
+  }
   case TOPI_PROBLEM_SOFTMAX:
     out->softmax.m = INT("m", 1);
     out->softmax.n = INT("n", 0);

@@ -153,9 +153,9 @@ enum { PACK_ROOT, PACK_PANEL, PACK_NONE };
 /* The B panel's copy: rows of b read contiguously. Not transposed: along a panel row, one
  * vector (lanes floats) per copy; transposed (b[j, k]): k innermost, so each of b's rows is read
  * in order and the panel written with stride nr. */
-static int schedule_pack(sch_stage *sp, const topi_dense *p, int64_t nr, int lanes) {
+int topi_gemm_pack_schedule(sch_stage *sp, int b_transposed, int64_t nr, int lanes) {
   sch_iter *pk = sch_leaf_named(sp, "k"), *pj = sch_leaf_named(sp, "ji"), *po;
-  if (p->b_transposed) return sch_reorder(sp, 2, (sch_iter *[]){pj, pk});
+  if (b_transposed) return sch_reorder(sp, 2, (sch_iter *[]){pj, pk});
   if (nr % lanes == 0 && nr > lanes && sch_split(sp, pj, lanes, &po, &pj)) return -1;
   return sch_vectorize(sp, pj);
 }
@@ -177,7 +177,6 @@ int topi_gemm_tile_schedule(tec_ctx *ctx, const topi_dense_config *cfg, sch_stag
     at = io;
   }
   if (sch_vectorize(so, ji)) return -1;
-  if (panel_loop) *panel_loop = jo;
   if (row_loop) *row_loop = io;
   /* the batch loops (outermost) fused with the panel loop: the parallel loop */
   sch_iter *par = jo;
@@ -187,6 +186,7 @@ int topi_gemm_tile_schedule(tec_ctx *ctx, const topi_dense_config *cfg, sch_stag
       if (sch_fuse(so, par, batch[b], &par)) return -1;
     if (sch_fuse(so, par, jo, &par)) return -1;
   }
+  if (panel_loop) *panel_loop = par; /* jo, or (batch, jo) fused: one batch entry's panels */
   if (cfg->parallel && sch_parallel(so, par)) return -1;
   if (cfg->parallel == 2 && sch_pragma(so, par, "parallel_dynamic", ir_int(ctx, 0))) return -1;
 
@@ -237,7 +237,7 @@ static int dense_schedule(const topi_decl *dc, const void *cfg_arg, const tec_ta
   if (cfg->pack == PACK_PANEL && sch_compute_at(sp, so, jo)) return -1;
   if (cfg->pack == PACK_ROOT && cfg->parallel && sch_parallel(sp, sch_leaf_named(sp, "jo")))
     return -1;
-  return schedule_pack(sp, &d->p, cfg->nr, lanes);
+  return topi_gemm_pack_schedule(sp, d->p.b_transposed, cfg->nr, lanes);
 }
 
 /* ---- the space ---- */

@@ -15,6 +15,7 @@ extern const topi_template topi_tmpl_dw_spatial_pack;
 extern const topi_template topi_tmpl_layout;
 extern const topi_template topi_tmpl_dense;
 extern const topi_template topi_tmpl_pool;
+extern const topi_template topi_tmpl_batch_matmul;
 extern const topi_template topi_tmpl_global_pool;
 extern const topi_template topi_tmpl_softmax;
 extern const topi_template topi_tmpl_eltwise;
@@ -70,11 +71,14 @@ int topi_depthwise_nchwc_schedule_in(const topi_decl *d, const topi_depthwise_nc
  * order; sa is its accumulator, whose last two axes are i and j and whose reduction is axis 0,
  * computed at so's tile. so becomes [batch x jo fused (parallel per cfg), io, (js), ii, ji
  * (vectorized)]; the acc tile k-outer (split by ku), mr rows unrolled, nr columns vectorized.
- * *panel_loop: jo (where a per-panel packing of b goes), *row_loop: io (where a per-row-block
+ * *panel_loop: jo, fused with the batch loops when there are (where a per-panel packing of b goes), *row_loop: io (where a per-row-block
  * producer of a goes); either may be NULL. */
 int topi_gemm_tile_schedule(tec_ctx *ctx, const topi_dense_config *cfg, sch_stage *so,
                             int nbatch, sch_iter *const *batch, sch_iter *i, sch_iter *j,
                             sch_stage *sa, sch_iter **panel_loop, sch_iter **row_loop);
+/* The copy of b into panels (a stage with leaves "k" and "ji", dense's and batch_matmul's
+ * b_p): b transposed, k innermost (b's rows read in order); else ji vectorized by the lanes. */
+int topi_gemm_pack_schedule(sch_stage *sp, int b_transposed, int64_t nr, int lanes);
 /* Winograd F(m, r) transform matrices from interpolation points (m = 2 or 4, r = 3):
  * at [m][m+r-1], g [m+r-1][r], bt [m+r-1][m+r-1], row-major; -1 if m or r is not supported.
  * y = AT ((G w) . (BT d)) is the correlation y[i] = sum_k w[k] d[i+k]. */

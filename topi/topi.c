@@ -23,6 +23,7 @@ static const topi_template *const registry[] = {
     &topi_tmpl_conv2d_im2col,
     &topi_tmpl_conv2d_spatial_pack,
     &topi_tmpl_dw_pw_fused,
+    &topi_tmpl_batch_matmul,
 };
 #define NREG ((int)(sizeof registry / sizeof registry[0]))
 
@@ -59,6 +60,7 @@ static const char *const problem_types[] = {
     [TOPI_PROBLEM_DENSE] = "topi_dense",     [TOPI_PROBLEM_POOL] = "topi_pool",
     [TOPI_PROBLEM_SOFTMAX] = "topi_softmax", [TOPI_PROBLEM_ELTWISE] = "topi_eltwise",
     [TOPI_PROBLEM_DW_PW] = "topi_dw_pw",
+    [TOPI_PROBLEM_BATCH_MATMUL] = "topi_batch_matmul",
 };
 
 /* Template `name` for `who`, its problem of type problem_type (NULL: unchecked); NULL with an

@@ -88,6 +88,7 @@ static size_t problem_size(topi_problem_kind k) {
   case TOPI_PROBLEM_SOFTMAX: return sizeof(topi_softmax);
   case TOPI_PROBLEM_ELTWISE: return sizeof(topi_eltwise);
   case TOPI_PROBLEM_DW_PW: return sizeof(topi_dw_pw);
+  case TOPI_PROBLEM_BATCH_MATMUL: return sizeof(topi_batch_matmul);
   }
   return 0;
 }
@@ -123,6 +124,10 @@ int tune_task_topi(tec_ctx *ctx, const topi_template *t, const void *problem, co
   if (t->problem_kind == TOPI_PROBLEM_DENSE) {
     const topi_dense *p = problem;
     out->flops = 2.0 * (double)p->m * (double)p->n * (double)p->k;
+  }
+  if (t->problem_kind == TOPI_PROBLEM_BATCH_MATMUL) {
+    const topi_batch_matmul *p = problem;
+    out->flops = 2.0 * (double)p->batch * (double)p->m * (double)p->n * (double)p->k;
   }
   out->lower = topi_task_lower;
   out->user = tt;

@@ -81,7 +81,8 @@ typedef enum topi_problem_kind {
   TOPI_PROBLEM_POOL,   /* topi_pool */
   TOPI_PROBLEM_SOFTMAX,/* topi_softmax */
   TOPI_PROBLEM_ELTWISE,/* topi_eltwise */
-  TOPI_PROBLEM_DW_PW   /* topi_dw_pw */
+  TOPI_PROBLEM_DW_PW,  /* topi_dw_pw */
+  TOPI_PROBLEM_BATCH_MATMUL /* topi_batch_matmul */
 } topi_problem_kind;
 
 struct topi_template {
@@ -243,6 +244,14 @@ typedef struct topi_dense {
   topi_epilogue epi;
 } topi_dense;
 
+/* Batched matmul, fp32 (TVM's batch_matmul): out[b][i][j] = sum_k a[b][i][k] * b[b][k][j].
+ * Arguments: a ([batch][m][k]; transpose_a: [batch][k][m]), b ([batch][k][n]; transpose_b:
+ * [batch][n][k], attention's Q·Kᵀ), out ([batch][m][n]). */
+typedef struct topi_batch_matmul {
+  int64_t batch, m, n, k;
+  int transpose_a, transpose_b; /* 0 or 1 */
+} topi_batch_matmul;
+
 /* 2-d pooling, fp32, from layout in_layout to out_layout (any pair: a pool may be the edge's
  * layout change, e.g. the global pool of a network writing NCHW [n][c][1][1], the dense
  * layer's [n][c]). Tap (i, j) of output (oy, ox) reads input (oy*stride_h - pad_h + i*dil_h,
@@ -386,6 +395,14 @@ typedef struct topi_dense_config {
                        (the tile reads b's rows in place) */
 } topi_dense_config;
 
+/* "batch_matmul" (topi_batch_matmul): dense's GEMM per batch entry, the batch fused with the
+ * panel loop (parallel); the knobs, their legal values, defaults and register rule are dense's
+ * for one entry's GEMM (b transposed as transpose_b; pack none not with transpose_b). a
+ * transposed is read in place. Same fields and meaning as topi_dense_config. */
+typedef struct topi_batch_matmul_config {
+  int64_t mr, nr, ku, jb, parallel, pack;
+} topi_batch_matmul_config;
+
 /* "conv2d_winograd": conv2d Winograd F(m x m, 3 x 3), m = 2 or 4: 3x3, stride 1, dilation 1, groups 1, NCHW[x]c
  * (or NCHW) -> NCHW[y]c. Input, kernel and output transforms are stages (matrices built from
  * interpolation points, topi/conv2d_winograd.c), the kernel transform runs in prepare, the
@@ -490,7 +507,8 @@ typedef struct topi_eltwise_config {
   _Generic((p), TOPI_TYPE_CASE_(topi_conv2d), TOPI_TYPE_CASE_(topi_layout_problem),           \
            TOPI_TYPE_CASE_(topi_dense), TOPI_TYPE_CASE_(topi_pool),                           \
            TOPI_TYPE_CASE_(topi_softmax), TOPI_TYPE_CASE_(topi_eltwise),                      \
-           TOPI_TYPE_CASE_(topi_dw_pw), default: (const char *)0)
+           TOPI_TYPE_CASE_(topi_dw_pw), TOPI_TYPE_CASE_(topi_batch_matmul),                   \
+           default: (const char *)0)
 #define TOPI_CONFIG_TYPE(c)                                                                   \
   _Generic((c), TOPI_TYPE_CASE_(topi_conv2d_nchwc_config),                                   \
            TOPI_TYPE_CASE_(topi_depthwise_nchwc_config),                                      \
@@ -500,7 +518,8 @@ typedef struct topi_eltwise_config {
            TOPI_TYPE_CASE_(topi_conv2d_spatial_pack_config),                                  \
            TOPI_TYPE_CASE_(topi_dw_pw_fused_config), TOPI_TYPE_CASE_(topi_layout_config),     \
            TOPI_TYPE_CASE_(topi_pool_config), TOPI_TYPE_CASE_(topi_softmax_config),           \
-           TOPI_TYPE_CASE_(topi_eltwise_config), default: (const char *)0)
+           TOPI_TYPE_CASE_(topi_eltwise_config), TOPI_TYPE_CASE_(topi_batch_matmul_config),   \
+           default: (const char *)0)
 
 /* ---------- choice ---------- */
 
