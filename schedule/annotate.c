@@ -71,7 +71,11 @@ int sch_pragma(sch_stage *st, sch_iter *iv, const char *key, const ir_expr *valu
   if (!st) return sch_null_arg("pragma", "stage", sch_iter_ctx(iv));
   tec_ctx *ctx = st->sched->ctx;
   if (sch_check_leaf("pragma", st, iv) || check_not_inlined("pragma", st)) return -1;
-  if (sch_pragma_check(ctx, iv->name, st->tensor->name, key, value)) return -1;
+  int known = sch_pragma_check(ctx, iv->name, st->tensor->name, key, value);
+  if (known < 0) return -1;
+  if (known > 0) /* TVM's key for what tec always does: nothing to record but the call */
+    return sch_trace_add(st->sched, SCH_PRIM_PRAGMA, (sch_arg[]){{.stage = st}, {.iter = iv},
+                                                                {.str = key}, {.value = value}});
   int n = iv->npragma + 1;
   const char **keys = tec_ctx_alloc(ctx, sizeof *keys * (size_t)n);
   const ir_expr **vals = tec_ctx_alloc(ctx, sizeof *vals * (size_t)n);

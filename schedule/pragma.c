@@ -98,6 +98,8 @@ int sch_pragma_check(tec_ctx *ctx, const char *loop, const char *stage, const ch
       return tec_ctx_set_error(ctx, "pragma: key '%s' on loop '%s' of stage '%s' must use "
                                     "lower-case letters, digits and '_'", key, loop, stage);
   int id = sch_pragma_id_of(key);
+  int tvm = id < 0 ? sch_pragma_tvm(ctx, loop, stage, key, value) : 0;
+  if (tvm) return tvm;
   if (id < 0)
     return tec_ctx_set_error(ctx, "pragma: key '%s' on loop '%s' of stage '%s' has no effect in "
                                   "tec; known keys: %s", key, loop, stage, known_keys(ctx));

@@ -25,9 +25,19 @@ int sch_pragma_id_of(const char *key);
 int sch_pragma_id_of_attr(const char *attr_name);
 /* The IR attribute name of a pragma key: "pragma_<key>" (arena). */
 const char *sch_pragma_attr_name(tec_ctx *ctx, const char *key);
-/* 0 if key and value are legal together, else -1 with an error naming the loop and stage
- * and what would be legal (sch_pragma's checks). */
+/* 0 if key and value are legal together, 1 if key is TVM's and asks what tec always does
+ * (nothing to record: pragma_tvm.c), else -1 with an error naming the loop and stage and what
+ * would be legal (sch_pragma's checks; a TVM key tec cannot honour: its tec equivalent). */
 int sch_pragma_check(tec_ctx *ctx, const char *loop, const char *stage, const char *key,
                      const ir_expr *value);
+
+/* TVM's pragma keys tec does not share (pragma_tvm.c): 1 if key is one that tec honours by
+ * what it always does, -1 with an error naming the tec equivalent if it is one tec cannot
+ * honour (or a value tec cannot), 0 if key is not one of them. The keys, for docs and tests:
+ * sch_pragma_tvm_key(i), i < sch_pragma_tvm_count(). */
+int sch_pragma_tvm(tec_ctx *ctx, const char *loop, const char *stage, const char *key,
+                   const ir_expr *value);
+int sch_pragma_tvm_count(void);
+const char *sch_pragma_tvm_key(int i);
 
 #endif

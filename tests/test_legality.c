@@ -11,6 +11,7 @@
 #include "testutil.h"
 #include "tec/build.h"
 #include "schedule/internal.h"
+#include "schedule/pragma.h"
 
 /* ---- a snapshot of everything lowering could be tempted to write ---- */
 typedef struct stage_snap {
@@ -288,6 +289,70 @@ static void observe(void *user, const lower_func *f, const char *pass, const ir_
   w->present_last = has;
 }
 
+/* TVM's pragma keys (schedule/pragma_tvm.c): the two tec honours by what it always does are
+ * accepted (no annotation left, the program computes C = 2 A, parallel or not), a value tec
+ * cannot honour and the keys it cannot are refused naming tec's equivalent. One check per key. */
+START_TEST(pragma_tvm_keys) {
+  static const struct {
+    const char *key;
+    int value; /* -1: none */
+    int parallel;
+    const char *want; /* NULL: accepted */
+  } cases[] = {
+      {"unroll_explicit", 1, 0, NULL},
+      {"unroll_explicit", -1, 0, NULL},
+      {"unroll_explicit", 0, 0, "pragma: TVM's unroll_explicit = 0 on loop 'i' of stage 'C': tec's "
+                                "unrolling is always explicit in the IR (auto_unroll_max_step, sch_unroll"},
+      {"parallel_barrier_when_finish", -1, 1, NULL},
+      {"parallel_barrier_when_finish", 2, 1, "pragma: TVM's parallel_barrier_when_finish = 2 on loop"},
+      {"parallel_stride_pattern", -1, 1, "pragma: TVM's parallel_stride_pattern on loop 'i' of stage "
+                                         "'C' has no tec meaning: tec shares a parallel loop out in one "
+                                         "contiguous static range per thread, or with pragma parallel_dynamic"},
+      {"import_llvm", -1, 0, "pragma: TVM's import_llvm on loop 'i' of stage 'C' has no tec meaning: "
+                             "tec embeds no foreign LLVM IR in a loop: write the body as a tec stage"},
+      {"import_c", -1, 0, "has no tec meaning: tec embeds no foreign C in a loop"},
+      {"loop_partition_hint", -1, 0, "has no tec meaning: tec partitions a loop by itself where a "
+                                     "condition in its body is marked ir_likely()"},
+  };
+  int keys_seen = 0;
+  for (size_t n = 0; n < sizeof cases / sizeof *cases; n++) {
+    ew e = make_ew();
+    tec_ctx *ctx = e.ctx;
+    sch_iter *i = sch_axis(e.sc, 0);
+    if (cases[n].parallel) OK(ctx, sch_parallel(e.sc, i));
+    const ir_expr *v = cases[n].value >= 0 ? ir_int(ctx, cases[n].value) : NULL;
+    int rc = sch_pragma(e.sc, i, cases[n].key, v);
+    if (cases[n].want) {
+      ck_assert_msg(rc == -1, "%s: accepted", cases[n].key);
+      tu_assert_contains(tec_ctx_error(ctx), cases[n].want);
+    } else {
+      ck_assert_msg(rc == 0, "%s: %s", cases[n].key, tec_ctx_error(ctx));
+      lower_func *f = tec_lower(e.s, "k", 2, (te_tensor *[]){e.A, e.C});
+      ck_assert_msg(f != NULL, "%s: %s", cases[n].key, tec_ctx_error(ctx));
+      ck_assert_msg(!strstr(tec_lower_str(f), cases[n].key), "%s left in:\n%s", cases[n].key,
+                    tec_lower_str(f));
+      tec_module *m = tec_build(ctx, 1, &f, NULL);
+      ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
+      int64_t sh[2] = {8, 4};
+      DLTensor a = tu_rand_f32(2, sh, 5), c = tu_zeros(TEC_F32, 2, sh);
+      ck_assert_msg(tec_module_run(m, "k", 2, (DLTensor *[]){&a, &c}) == 0, "%s", tec_rt_last_error());
+      for (int k = 0; k < 32; k++) ck_assert(tu_f32(&c)[k] == 2 * tu_f32(&a)[k]);
+      tec_dl_free(&a), tec_dl_free(&c);
+    }
+    tec_ctx_free(ctx);
+  }
+  /* every key of the table has a case above */
+  for (int k = 0; k < sch_pragma_tvm_count(); k++) {
+    int found = 0;
+    for (size_t n = 0; n < sizeof cases / sizeof *cases; n++) found |= !strcmp(cases[n].key, sch_pragma_tvm_key(k));
+    ck_assert_msg(found, "TVM key %s has no case", sch_pragma_tvm_key(k));
+    keys_seen++;
+  }
+  ck_assert_int_eq(keys_seen, 6);
+  ck_assert_ptr_null(sch_pragma_tvm_key(6));
+}
+END_TEST
+
 START_TEST(pragma_each_key_consumed) {
   const sch_pragma_desc *d;
   for (int n = 0; (d = sch_pragma_desc_at(n)); n++) {
@@ -385,6 +450,7 @@ int main(void) {
   tcase_add_test(t, pragma_table_listed);
   tcase_add_test(t, pragma_wrong_key_or_value);
   tcase_add_test(t, pragma_each_key_consumed);
+  tcase_add_test(t, pragma_tvm_keys);
   suite_add_tcase(s, t);
   t = tcase_create("passes");
   tcase_add_test(t, legality_passes_in_table);

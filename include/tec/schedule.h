@@ -315,8 +315,13 @@ int sch_unroll(sch_stage *st, sch_iter *iv);    /* the loop's extent must be a c
  * it on a loop that is not parallel, tec_build inside a parallel_launch_point region, whose
  * loops are cut statically), "unroll" (the loop is unrolled, as sch_unroll). A key
  * "user_<name>" is kept in the lowered IR as an annotation (attr pragma_user_<name>) and has
- * no effect; any other key is refused, naming the known ones, and so is a value of the wrong
- * kind (the table below: a value on a key that takes none, a missing or negative count).
+ * no effect. TVM's keys tec does not share (schedule/pragma_tvm.c): "unroll_explicit" (NULL
+ * or 1) and "parallel_barrier_when_finish" (NULL) are accepted, since tec always unrolls in the
+ * IR and ends every parallel loop with a barrier (nothing is recorded); unroll_explicit = 0,
+ * "parallel_stride_pattern", "import_llvm", "import_c" and "loop_partition_hint" are refused
+ * naming tec's equivalent. Any other key is refused, naming the known ones, and so is a value
+ * of the wrong kind (the table below: a value on a key that takes none, a missing or negative
+ * count).
  * An annotation (loop kind, pragma, prefetch, storage_align) on an inlined stage is refused,
  * and so is compute_inline of an annotated stage: an inlined stage has no loops or buffer. */
 int sch_pragma(sch_stage *st, sch_iter *iv, const char *key, const ir_expr *value);
