@@ -97,6 +97,17 @@ START_TEST(attention_shapes) {
   const topi_batch_matmul_config *c = sp.default_config;
   ck_assert_int_gt(c->mr, 1);
   ck_assert_int_ge(c->nr, tec_target_parse(ctx, NULL)->vector_lanes);
+  ck_assert_int_ne(c->pack, 2); /* b transposed: packed */
+  ck_assert_int_eq(tune_space_check(ctx, &sp, c), 0);
+  /* P·V: b's rows (64) fit one panel: read in place by default, and still in the space */
+  tune_space sv;
+  ck_assert_int_eq(topi_space_of(ctx, "batch_matmul", &pv, NULL, &sv), 0);
+  const topi_batch_matmul_config *cv = sv.default_config;
+  if (cv->nr >= 64) ck_assert_int_eq(cv->pack, 2);
+  ck_assert_int_eq(tune_space_check(ctx, &sv, cv), 0);
+  topi_batch_matmul_config back;
+  ck_assert_int_eq(tune_space_config(&sv, tune_space_default_index(&sv), &back), 0);
+  ck_assert_int_eq(back.pack, cv->pack); /* the knob's default and the struct agree */
   topi_decl d;
   topi_op op;
   ck_assert_int_eq(topi_declare(ctx, "batch_matmul", &qk, &d), 0);

@@ -178,6 +178,16 @@ static int bmm_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, 
   topi_dense gp = {.m = p->m, .n = p->n, .k = p->k, .b_transposed = p->transpose_b};
   if (topi_tmpl_dense.space(ctx, &gp, target, sp)) return -1;
   sp->name = topi_tmpl_batch_matmul.name; /* same layout: topi_batch_matmul_config == dense's */
+  /* b's rows already one panel wide (n <= nr, not transposed, P·V's n 64): packing them is a
+   * copy into the same layout, so the default reads them in place (pack none) */
+  topi_batch_matmul_config *def = sp->default_config;
+  if (p->transpose_b || p->n > def->nr) return 0;
+  for (int k = 0; k < sp->nknobs; k++) {
+    tune_knob *kn = &sp->knobs[k];
+    if (strcmp(kn->name, "pack")) continue;
+    for (int v = 0; v < kn->nvalues; v++)
+      if (kn->values[v] == PACK_NONE) kn->def = v, def->pack = PACK_NONE;
+  }
   return 0;
 }
 
