@@ -11,8 +11,8 @@
  * FOR's bounds, an IF's condition, a store's index, value and predicate); a failing assert
  * returns -1 with the message (from a parallel chunk too), before the access happens. A
  * predicated access is checked only where its predicate holds; a vector access lane by lane
- * (a ramp without a predicate by its two ends); LETs inside an expression are substituted
- * into the checks. Buffers are the arguments (their whole buffer, margins included: the
+ * (a ramp without a predicate by its two ends); a check uses the LETs around its access
+ * that it needs. Buffers are the arguments (their whole buffer, margins included: the
  * product of te_buffer_shape) and the allocations (their element count, in the access's units
  * when a shared buffer is read at another width). Not checked: prefetches (hints, they may
  * point past the end), buffers of neither kind, a vector index built from a vector variable
@@ -22,7 +22,7 @@
 #include "tec/lower.h"
 #include "ir/internal.h"
 #include "lower/passes.h"
-#include "lower/arith.h"
+#include "arith/arith.h"
 
 typedef struct bc_buf {
   const ir_expr *var;
@@ -74,37 +74,23 @@ static const ir_expr *lane_of(const ir_expr *e, const ir_expr *l) {
   case IR_BROADCAST: return e->a;
   case IR_LOAD:
     return ir_load(tec_dtype_scalar(e->type), e->a, lane_of(e->b, l), e->c ? lane_of(e->c, l) : NULL);
-  case IR_ADD: return ir_add(a, b);
-  case IR_SUB: return ir_sub(a, b);
-  case IR_MUL: return ir_mul(a, b);
-  case IR_DIV: return ir_truncdiv(a, b);
-  case IR_MOD: return ir_truncmod(a, b);
-  case IR_FLOORDIV: return ir_floordiv(a, b);
-  case IR_FLOORMOD: return ir_floormod(a, b);
-  case IR_MIN: return ir_min(a, b);
-  case IR_MAX: return ir_max(a, b);
-  case IR_EQ: return ir_eq(a, b);
-  case IR_NE: return ir_ne(a, b);
-  case IR_LT: return ir_lt(a, b);
-  case IR_LE: return ir_le(a, b);
-  case IR_GT: return ir_gt(a, b);
-  case IR_GE: return ir_ge(a, b);
-  case IR_AND: return ir_and(a, b);
-  case IR_OR: return ir_or(a, b);
   case IR_NOT: return ir_not(a);
   case IR_SELECT: return ir_select(a, b, c);
   case IR_CAST: return ir_cast(tec_dtype_scalar(e->type), a);
   case IR_CALL:
     if (e->v.i == IR_INTRIN_LIKELY && e->nargs == 1) return lane_of(e->args[0], l);
     return NULL;
-  default: return NULL;
+  default: return ir_binary(e->kind, a, b);
   }
 }
 
-static const ir_expr *unlet(const bc_state *st, const ir_expr *e) {
-  for (int k = st->nlet - 1; k >= 0 && e; k--)
-    e = ir_substitute(e, 1, &st->lets[k].var, &st->lets[k].val);
-  return e;
+/* e inside the LETs around it that it needs (transitively), innermost last: a check reads
+ * the same values as the access, without copying them into the check. */
+static const ir_expr *in_lets(const bc_state *st, const ir_expr *e) {
+  const ir_expr *r = e;
+  for (int k = st->nlet - 1; k >= 0 && r; k--)
+    if (ir_uses_var(r, st->lets[k].var)) r = ir_let(st->lets[k].var, st->lets[k].val, r);
+  return r;
 }
 
 static void add_check(bc_state *st, const ir_stmt *s) {
@@ -122,7 +108,8 @@ static const ir_stmt *in_bounds(bc_state *st, const ir_expr *idx, const ir_expr 
   const ir_expr *i = idx->type.bits != 64 ? ir_cast(TEC_I64, idx) : idx;
   const ir_expr *ok = ir_and(ir_ge(i, ir_int(st->ctx, 0)), ir_lt(i, n));
   if (pred) ok = ir_or(ir_not(pred), ok);
-  return ir_assert(arith_simplify(ok, NULL), msg, arith_simplify(i, NULL), arith_simplify(n, NULL));
+  return ir_assert(in_lets(st, arith_simplify(ok, NULL)), msg, in_lets(st, arith_simplify(i, NULL)),
+                   arith_simplify(n, NULL));
 }
 
 /* The checks of one access: buffer var, index, predicate (NULL), value type, store or load. */
@@ -142,9 +129,7 @@ static void check_access(bc_state *st, const ir_expr *var, const ir_expr *index,
                                         "elements (tec_lower_options.check_bounds)",
                                    tec_ctx_fmt_escape(ctx, st->f->name), bn,
                                    store ? "stored" : "loaded");
-  index = unlet(st, index);
-  pred = pred ? unlet(st, pred) : NULL;
-  if (!msg || !index) {
+  if (!msg) {
     st->oom = 1;
     return;
   }

@@ -14,13 +14,14 @@
  * domain that uses another axis (a triangular reduction), a stage computed at another stage's
  * loop (it computes only the region its readers need, which bound inference clamps to its
  * domain) or inside a debug_skip_region are left to the run-time checks
- * (tec_lower_options.check_bounds, bound_checkers.c). An argument with a margin may be read in
- * its whole buffer ([-before, shape + after)). */
+ * (tec_lower_options.check_bounds, bound_checkers.c), and so is an index that uses a LET
+ * variable. An argument with a margin may be read in its whole buffer ([-before, shape +
+ * after)). */
 #include <string.h>
 #include "tec/lower.h"
 #include "ir/internal.h"
 #include "lower/passes.h"
-#include "lower/arith.h"
+#include "arith/arith.h"
 #include "schedule/internal.h"
 #include "schedule/pragma.h"
 
@@ -36,11 +37,12 @@ typedef struct rb_state {
   int failed;
 } rb_state;
 
-/* e with the LETs around it substituted, innermost first (their values may use outer ones) */
-static const ir_expr *unlet(rb_state *r, const ir_expr *e) {
-  for (int k = r->nlet - 1; k >= 0 && e; k--)
-    e = ir_substitute(e, 1, &r->lets[k].var, &r->lets[k].val);
-  return e;
+/* 1 when e uses a variable of a LET around it (inlined values are never inside an index,
+ * inline.c: such an index is left alone rather than rebuilt from the LET values) */
+static int uses_let(const rb_state *r, const ir_expr *e) {
+  for (int k = 0; k < r->nlet; k++)
+    if (ir_uses_var(e, r->lets[k].var)) return 1;
+  return 0;
 }
 
 static int root_index(const sch_stage *st, const ir_expr *v) {
@@ -188,8 +190,8 @@ static int check_side(rb_state *r, const ir_expr *read, int d, int upper, const 
 
 static int check_read(rb_state *r, const ir_expr *e) {
   for (int d = 0; d < e->nargs; d++) {
-    const ir_expr *idx = unlet(r, e->args[d]), *lo, *hi;
-    if (!idx || !affine_range(r, idx, &lo, &hi)) continue;
+    const ir_expr *idx = e->args[d], *lo, *hi;
+    if (uses_let(r, idx) || !affine_range(r, idx, &lo, &hi)) continue;
     if (check_side(r, e, d, 0, lo, lo, hi) || check_side(r, e, d, 1, hi, lo, hi)) return -1;
   }
   return 0;
