@@ -546,3 +546,27 @@ const ir_expr *ir_combine(ir_combiner comb, const ir_expr *x, const ir_expr *y) 
   }
   return NULL;
 }
+
+const ir_expr *ir_binary(ir_expr_kind k, const ir_expr *a, const ir_expr *b) {
+  if (!a || !b) return NULL;
+  switch (k) {
+  case IR_ADD: return ir_add(a, b);
+  case IR_SUB: return ir_sub(a, b);
+  case IR_MUL: return ir_mul(a, b);
+  case IR_DIV: return tec_dtype_is_float(a->type) ? ir_div(a, b) : ir_truncdiv(a, b);
+  case IR_MOD: return ir_truncmod(a, b);
+  case IR_FLOORDIV: return ir_floordiv(a, b);
+  case IR_FLOORMOD: return ir_floormod(a, b);
+  case IR_MIN: return ir_min(a, b);
+  case IR_MAX: return ir_max(a, b);
+  case IR_EQ: return ir_eq(a, b);
+  case IR_NE: return ir_ne(a, b);
+  case IR_LT: return ir_lt(a, b);
+  case IR_LE: return ir_le(a, b);
+  case IR_GT: return ir_gt(a, b);
+  case IR_GE: return ir_ge(a, b);
+  case IR_AND: return ir_and(a, b);
+  case IR_OR: return ir_or(a, b);
+  default: return NULL;
+  }
+}

@@ -59,6 +59,11 @@ void tec_mem_scope_free(tec_mem_scope *sc);  /* ends it if needed; NULL is a no-
 /* Growable arena arrays: *arr has *n items of `size` bytes and room for *cap. */
 int tec_grow(tec_ctx *ctx, void **arr, int *cap, int need, size_t size);
 
+/* The binary node of kind k (ADD .. OR; DIV and MOD as the IR means them: float division,
+ * truncating integer ones) over a, b; NULL for another kind (lower/vectorize.c and
+ * lower/bound_checkers.c rebuild nodes lane by lane with it). */
+const ir_expr *ir_binary(ir_expr_kind k, const ir_expr *a, const ir_expr *b);
+
 /* s with every '%' doubled, to put a user's name inside a message format ("?" for NULL; s
  * itself when it has no '%'). In the ctx's arena. */
 const char *tec_ctx_fmt_escape(tec_ctx *ctx, const char *s);

@@ -19,6 +19,8 @@
  *      count (extents times the element's bytes) that fits an int64;
  *   5. no argument the function writes (a computed tensor) overlapping another argument's
  *      bytes (name_raw declares its buffers noalias; read-only arguments may share memory);
+ *   6. the reads whose bounds the sizes decide (lower_func.read_checks, read_bounds.c:
+ *      "tensor 'A' is read at 8 in dimension 0 by 'B', which is beyond the max (7)");
  * An argument with a margin (te_tensor_set_margin) is checked as its buffer: extents
  * shape + before + after (te_buffer_shape), the messages saying so ("expected 30 (28 +
  * margin 1 + 1)"), and a size bound from such an extent subtracts the margin (n + 2: n =
@@ -336,6 +338,8 @@ const ir_stmt *lower_entry_checks(const lower_func *lf, const char *who) {
                            tec_ctx_fmt_escape(ctx, lf->args[i]->name)),
             NULL, NULL);
     }
+  /* 6. reads the sizes decide (read_bounds.c): inside the shape for the sizes passed */
+  if (lf->read_checks) add(&st, lf->read_checks);
   add(&st, ir_attr("entry_call", NULL, ir_evaluate(i64(&st, 0))));
   if (st.oom) return NULL;
   const ir_stmt *rest = ir_seq(ctx, st.n, st.items);

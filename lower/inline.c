@@ -7,24 +7,31 @@
  * A producer read more than once at the same element is computed once: the reads become a
  * LET variable bound to its body at the top of the reader's expression,
  *   C[i] = B[i] * B[i] + B[i]   ->   C[i] = let B = A[i] * 2 in B * B + B
- * so a chain of N stages that each read their producer several times lowers to O(N) nodes
- * instead of a tree of k^N copies (Halide's CSE of inlined Funcs). A read inside a select's
- * arm is not hoisted out of it (the arm's condition may be what keeps its loads in bounds),
- * nor one inside another read's indices (bound inference reads indices, not LET values): those
- * are substituted as copies. */
+ * A reader's expression inlines its producers recursively with one table of the (producer,
+ * element) pairs met anywhere in it, so an element read by several copies of a producer's
+ * body (two layers both reading P[i*i % n]) is bound once too, and an index grown past
+ * INL_INDEX_MAX nodes (a chain that squares its index) is bound to a LET of its own: a chain
+ * of N stages lowers to O(N) nodes per distinct element read instead of a tree of 2^N copies
+ * (Halide's CSE of inlined Funcs). A read inside a select's arm is not hoisted out of it (the
+ * arm's condition may be what keeps its loads in bounds), nor one inside another read's
+ * indices (bound inference reads indices, not LET values): those are substituted as copies. */
 #include "tec/lower.h"
 #include "ir/internal.h"
 #include "lower/passes.h"
 #include "schedule/internal.h"
 
-/* One distinct read P[args] of an inlined producer in the expression being rewritten. */
+/* One binding of the expression being rewritten: a distinct read P[args] of an inlined
+ * producer (t set), or an index expression bound once (t NULL, below). */
 typedef struct inl_read {
   const te_tensor *t;
   const ir_expr *const *args;
-  const ir_expr *value; /* P's body at args */
+  const ir_expr *value; /* P's body at args, its own reads inlined; or the index */
   const ir_expr *var;   /* the LET variable that stands for it */
   int uses;
   int pinned;           /* read inside a select arm or an index: substituted, never hoisted */
+  int keep;             /* an index too large to copy: always a LET */
+  int owner;            /* the binding whose value alone uses it (its LET goes there), or
+                         * -1: the expression itself or several (its LET goes around e) */
 } inl_read;
 
 typedef struct inl {
@@ -32,7 +39,24 @@ typedef struct inl {
   int n, cap;
   inl_read *r;
   int pin_depth; /* > 0 inside a select arm or a read's indices */
+  int cur;       /* the binding whose value is being made, or -1 */
+  int ndone, capdone;
+  int *done;     /* bindings in the order their values were made (a value uses only earlier
+                  * ones): a binding is added before its value is made, so its index is not
+                  * that order */
 } inl;
+
+/* Binding i's value is made. */
+static int made(inl *in, int i) {
+  if (tec_grow(in->ls->ctx, (void **)&in->done, &in->capdone, in->ndone + 1, sizeof *in->done))
+    return -1;
+  in->done[in->ndone++] = i;
+  return 0;
+}
+
+/* An index larger than this (in tree nodes) is bound to a LET rather than copied into each
+ * read: a chain that squares its index doubles the tree per layer. */
+enum { INL_INDEX_MAX = 256 };
 
 static int stage_index(const sch_schedule *s, const te_tensor *t) {
   for (int i = 0; i < s->nstage; i++)
@@ -46,6 +70,68 @@ static int same_args(int n, const ir_expr *const *a, const ir_expr *const *b) {
   return 1;
 }
 
+/* The tree size of e, counted up to limit (then limit + 1). */
+static int tree_size(const ir_expr *e, int limit) {
+  if (!e) return 0;
+  int n = 1;
+  const ir_expr *kids[3] = {e->a, e->b, e->c};
+  for (int k = 0; k < 3 && n <= limit; k++) n += tree_size(kids[k], limit - n);
+  for (int k = 0; k < e->nargs && n <= limit; k++) n += tree_size(e->args[k], limit - n);
+  return n;
+}
+
+/* 1 when an index can be computed ahead of its read: integer arithmetic of loop, size and
+ * reduce variables and of index bindings, division only by nonzero constants (no load, no
+ * inlined value, nothing that can trap). */
+static int hoistable(const inl *in, const ir_expr *e) {
+  if (!e) return 1;
+  switch (e->kind) {
+  case IR_INT_IMM: return 1;
+  case IR_VAR:
+    if (e->v.i != IR_VAR_LET) return e->v.i != IR_VAR_BUFFER;
+    for (int i = 0; i < in->n; i++)
+      if (in->r[i].var == e) return !in->r[i].t;
+    return 0;
+  case IR_ADD: case IR_SUB: case IR_MUL: case IR_MIN: case IR_MAX: case IR_CAST:
+    return tec_dtype_is_int(e->type) && hoistable(in, e->a) && hoistable(in, e->b);
+  case IR_DIV: case IR_MOD: case IR_FLOORDIV: case IR_FLOORMOD: {
+    int64_t d;
+    return tec_dtype_is_int(e->type) && ir_is_const_int(e->b, &d) && d != 0 &&
+           hoistable(in, e->a);
+  }
+  default: return 0;
+  }
+}
+
+/* A new binding (its value and variable set by the caller): its index, or -1. */
+static int add_binding(inl *in, const te_tensor *t, const ir_expr *const *args) {
+  if (tec_grow(in->ls->ctx, (void **)&in->r, &in->cap, in->n + 1, sizeof *in->r)) return -1;
+  in->r[in->n] = (inl_read){t, args, NULL, NULL, 1, in->pin_depth > 0, 0, in->cur};
+  return in->n++;
+}
+
+/* One more use of binding i, from the value being made now. */
+static const ir_expr *use(inl *in, int i) {
+  in->r[i].uses++;
+  in->r[i].pinned |= in->pin_depth > 0;
+  if (in->r[i].owner != in->cur) in->r[i].owner = -1;
+  return in->r[i].var;
+}
+
+/* A read's index: itself, or (too large, hoistable and not under a select arm) the variable
+ * of a LET binding it, one per distinct index. */
+static const ir_expr *bind_index(inl *in, const ir_expr *x, const char *name) {
+  if (in->pin_depth > 0 || tree_size(x, INL_INDEX_MAX) <= INL_INDEX_MAX || !hoistable(in, x))
+    return x;
+  for (int i = 0; i < in->n; i++)
+    if (!in->r[i].t && ir_expr_equal(in->r[i].value, x)) return use(in, i);
+  int b = add_binding(in, NULL, NULL);
+  const ir_expr *var = b < 0 ? NULL : ir_var(in->ls->ctx, name, x->type, IR_VAR_LET);
+  if (!var) return NULL;
+  in->r[b].value = x, in->r[b].var = var, in->r[b].keep = 1;
+  return made(in, b) ? NULL : var;
+}
+
 static const ir_expr *inline_read(ir_mutator *m, const ir_expr *e) {
   inl *in = m->user;
   lower_state *ls = in->ls;
@@ -53,21 +139,33 @@ static const ir_expr *inline_read(ir_mutator *m, const ir_expr *e) {
   e = ir_mutate_expr_default(m, e);
   in->pin_depth--;
   if (!e || e->kind != IR_READ) return e;
-  int k = stage_index(ls->s, e->tensor);
-  if (k < 0 || ls->attach[k] != SCH_ATTACH_INLINE) return e;
   const te_tensor *p = e->tensor;
+  const ir_expr **args = tec_ctx_alloc(ls->ctx, sizeof *args * (size_t)(e->nargs + 1));
+  if (!args) return NULL;
+  int changed = 0;
+  for (int d = 0; d < e->nargs; d++) {
+    args[d] = bind_index(in, e->args[d], tec_ctx_printf(ls->ctx, "%s.i%d", p->name, d));
+    if (!args[d]) return NULL;
+    changed |= args[d] != e->args[d];
+  }
+  if (changed && !(e = ir_read(ls->ctx, p, e->nargs, args))) return NULL;
+  int k = stage_index(ls->s, p);
+  if (k < 0 || ls->attach[k] != SCH_ATTACH_INLINE) return e;
   for (int i = 0; i < in->n; i++)
-    if (in->r[i].t == p && same_args(p->ndim, in->r[i].args, e->args)) {
-      in->r[i].uses++;
-      in->r[i].pinned |= in->pin_depth > 0;
-      return in->r[i].var;
-    }
-  const ir_expr *value = ir_substitute(ls->body[k], p->ndim, p->axis, e->args);
+    if (in->r[i].t == p && in->r[i].var && same_args(p->ndim, in->r[i].args, e->args))
+      return use(in, i);
+  /* P's own body at these indices, its reads inlined into this same expression: a value read
+   * by several copies is bound once for all of them */
+  int b = add_binding(in, p, e->args), saved = in->cur;
+  if (b < 0) return NULL;
+  in->cur = b;
+  const ir_expr *value = ir_substitute(ls->s->stages[k]->body, p->ndim, p->axis, e->args);
+  value = ir_mutate_expr(m, value);
+  in->cur = saved;
   const ir_expr *var = value ? ir_var(ls->ctx, p->name, value->type, IR_VAR_LET) : NULL;
-  if (!var || tec_grow(ls->ctx, (void **)&in->r, &in->cap, in->n + 1, sizeof *in->r))
-    return NULL;
-  in->r[in->n++] = (inl_read){p, e->args, value, var, 1, in->pin_depth > 0};
-  return var;
+  if (!var) return NULL;
+  in->r[b].value = value, in->r[b].var = var;
+  return made(in, b) ? NULL : var;
 }
 
 /* a select's arms are evaluated only under its condition */
@@ -81,29 +179,47 @@ static const ir_expr *inline_select(ir_mutator *m, const ir_expr *e) {
   return ir_expr_with(e, c, t, f, e->args);
 }
 
-/* e with the inlined reads in it: values read once or pinned substituted, the others bound by
- * LETs around e (in order of first read: a value may use an earlier variable, never a later
- * one). NULL when out of memory. */
+static int is_let(const inl_read *b) { return b->keep || (b->uses > 1 && !b->pinned); }
+
+/* x inside the LETs of the bindings owned by `owner`, made before position `upto` of the
+ * order (the first made outermost) */
+static const ir_expr *wrap_owned(const inl *in, int owner, int upto, const ir_expr *x) {
+  for (int k = upto - 1; k >= 0 && x; k--) {
+    const inl_read *b = &in->r[in->done[k]];
+    if (b->owner == owner && is_let(b)) x = ir_let(b->var, b->value, x);
+  }
+  return x;
+}
+
+/* e with the inlined reads in it: values read once or pinned substituted, the others (and
+ * large indices) bound by LETs, each around the one value that uses it (B2 = let B1 = (let
+ * B0 = .. in ..) in ..) or, used from several places, around e. A value uses only bindings
+ * made before it. NULL when out of memory. */
 static const ir_expr *inline_expr(lower_state *ls, const ir_expr *e) {
   if (!e) return NULL;
-  inl in = {ls, 0, 0, NULL, 0};
+  inl in = {ls, 0, 0, NULL, 0, -1, 0, 0, NULL};
   ir_mutator m;
   ir_mutator_init(&m, ls->ctx, &in);
   m.expr[IR_READ] = inline_read;
   m.expr[IR_SELECT] = inline_select;
   const ir_expr *r = ir_mutate_expr(&m, e);
   if (!r) return NULL;
-  /* copies first, newest first: a copied value may hold the variable of an earlier read */
-  for (int i = in.n - 1; i >= 0; i--) {
-    if (in.r[i].uses > 1 && !in.r[i].pinned) continue;
-    r = ir_substitute(r, 1, &in.r[i].var, &in.r[i].value);
-    for (int j = i + 1; j < in.n && r; j++)
-      in.r[j].value = ir_substitute(in.r[j].value, 1, &in.r[i].var, &in.r[i].value);
-    if (!r) return NULL;
+  if (!in.n) return r;
+  /* in creation order: each value gets the copies made before it, then its own LETs (made
+   * before it too); the copies then go into e, and the shared LETs around it */
+  const ir_expr **cv = tec_ctx_alloc(ls->ctx, sizeof *cv * (size_t)(2 * in.n));
+  if (!cv) return NULL;
+  const ir_expr **cx = cv + in.n;
+  int nc = 0;
+  for (int k = 0; k < in.ndone; k++) {
+    int i = in.done[k];
+    inl_read *b = &in.r[i];
+    if (nc && !(b->value = ir_substitute(b->value, nc, cv, cx))) return NULL;
+    if (!(b->value = wrap_owned(&in, i, k, b->value))) return NULL;
+    if (!is_let(b)) cv[nc] = b->var, cx[nc++] = b->value;
   }
-  for (int i = in.n - 1; i >= 0 && r; i--)
-    if (in.r[i].uses > 1 && !in.r[i].pinned) r = ir_let(in.r[i].var, in.r[i].value, r);
-  return r;
+  if (nc && !(r = ir_substitute(r, nc, cv, cx))) return NULL;
+  return wrap_owned(&in, -1, in.ndone, r);
 }
 
 /* passes.h. A body with its inlined reads: a reduction keeps its place at the top, its source
@@ -124,6 +240,12 @@ int lower_inline(lower_state *ls) {
   for (int i = 0; i < s->nstage; i++) {
     sch_stage *st = s->stages[i];
     if (!st->body) continue;
+    /* an inlined stage's own body is read only for what it reads (precompute.c): its readers
+     * inline it from the schedule's body, each read once per distinct element */
+    if (ls->attach[i] == SCH_ATTACH_INLINE) {
+      ls->body[i] = st->body;
+      continue;
+    }
     ls->body[i] = lower_inline_body(ls, st->body);
     if (!ls->body[i]) return -1;
     /* (an inlined stage passed as an argument is refused by legality.c) */

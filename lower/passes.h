@@ -84,6 +84,9 @@ int lower_infer_bounds(lower_state *ls);
  * error of the first violation. */
 int lower_check_schedule(lower_state *ls);
 int lower_check_bounds(lower_state *ls);
+/* 1c. read_bounds: reads of a root stage provably outside their tensor's shape refused;
+ * those the sizes decide become f->read_checks (asserts for the checked entry). */
+int lower_read_bounds(lower_state *ls, lower_func *f);
 /* Looks an iter up in b (NULL if absent). */
 const lower_range *lower_bounds_get(const lower_bounds *b, const sch_iter *it);
 
@@ -139,6 +142,9 @@ const ir_stmt *lower_for_target(const lower_func *f, const lower_target *t, cons
 /* The checked DLTensor entry of f as asserts over dl_arg reads, size variables bound by lets,
  * ending in `attr entry_call` (the call of the raw kernel). */
 const ir_stmt *lower_entry_checks(const lower_func *f, const char *who);
+/* The debug option tec_lower_options.check_bounds: an assert before every statement for each
+ * load and store in it (bound_checkers.c). s itself when off. */
+const ir_stmt *lower_bound_checkers(const lower_func *f, const ir_stmt *s);
 /* Where each size variable of f is bound from (entry_checks.c): argument arg's dimension dim,
  * whose extent is a*v + b (a >= 1); site has f->nsize entries. -1 with an error for `who`
  * naming a size no shape determines (one used only as n / 4, or m*n). */

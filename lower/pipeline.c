@@ -41,6 +41,7 @@ static int p_plan(lower_pipe *p) { return lower_plan_precompute(&p->ls, &p->plan
 static int p_bounds(lower_pipe *p) { return lower_infer_bounds(&p->ls); }
 static int p_check(lower_pipe *p) { return lower_check_schedule(&p->ls); }
 static int p_legal(lower_pipe *p) { return lower_check_bounds(&p->ls); }
+static int p_reads(lower_pipe *p) { return lower_read_bounds(&p->ls, p->f); }
 static int p_schedule(lower_pipe *p) { return (p->body = lower_schedule_ops(&p->ls)) ? 0 : -1; }
 static int p_prefetch(lower_pipe *p) { return (p->body = lower_prefetch(&p->ls, p->body)) ? 0 : -1; }
 static int p_flatten(lower_pipe *p) {
@@ -62,6 +63,10 @@ static int p_slice(lower_pipe *p) {
   return 0;
 }
 
+static int p_checkers(lower_pipe *p) {
+  return (p->body = lower_bound_checkers(p->f, p->body)) ? 0 : -1;
+}
+
 static int p_launch(lower_pipe *p) {
   return (p->body = lower_launch_regions(p->f, p->body, p->who)) ? 0 : -1;
 }
@@ -76,6 +81,7 @@ static const lower_pass passes[] = {
   {"check_schedule", p_check, FUNC, 0},    /* the attach structure infer_bounds walks */
   {"infer_bounds", p_bounds, FUNC, 0},      /* reads through inlined stages to regions */
   {"legality", p_legal, FUNC, 0},           /* the schedule checks that need ranges */
+  {"read_bounds", p_reads, FUNC, 0},        /* reads of root stages within their shapes */
   {"schedule_ops", p_schedule, FUNC, 1},    /* loop nests: needs every range and region */
   {"prefetch", p_prefetch, FUNC, 1},        /* bounds tensor reads: before flattening */
   {"storage_flatten", p_flatten, FUNC, 1},  /* needs every tensor placed (schedule_ops) */
@@ -90,6 +96,7 @@ static const lower_pass passes[] = {
   {"storage_rewrite", p_rewrite, FUNC, 1},  /* last: merges what partition/unroll copied */
   {"unroll_rest", p_unroll, BUILD, 1},      /* unrolled loops a hand-built program kept */
   {"slice_vectors", p_slice, BUILD, 1},     /* needs the target's vector width */
+  {"bound_checkers", p_checkers, BUILD, 1}, /* debug option; after slicing: final accesses */
   {"launch_regions", p_launch, BUILD, 1},   /* task 0, barriers, per-task buffers */
   {"entry_checks", p_entry, BUILD, 2},      /* the DLTensor entry's asserts (own program) */
 };

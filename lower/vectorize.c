@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "arith/arith.h"
+#include "ir/internal.h"
 #include "lower/passes.h"
 
 #define VEC_MAX_LANES 1024
@@ -98,29 +99,6 @@ static int is_read_write(vec_state *st, const ir_expr *buf) {
 
 static const ir_expr *simp(const ir_expr *e) { return e ? arith_simplify(e, NULL) : NULL; }
 
-static const ir_expr *make_binary(ir_expr_kind k, const ir_expr *a, const ir_expr *b) {
-  switch (k) {
-  case IR_ADD: return ir_add(a, b);
-  case IR_SUB: return ir_sub(a, b);
-  case IR_MUL: return ir_mul(a, b);
-  case IR_DIV: return tec_dtype_is_float(a->type) ? ir_div(a, b) : ir_truncdiv(a, b);
-  case IR_MOD: return ir_truncmod(a, b);
-  case IR_FLOORDIV: return ir_floordiv(a, b);
-  case IR_FLOORMOD: return ir_floormod(a, b);
-  case IR_MIN: return ir_min(a, b);
-  case IR_MAX: return ir_max(a, b);
-  case IR_EQ: return ir_eq(a, b);
-  case IR_NE: return ir_ne(a, b);
-  case IR_LT: return ir_lt(a, b);
-  case IR_LE: return ir_le(a, b);
-  case IR_GT: return ir_gt(a, b);
-  case IR_GE: return ir_ge(a, b);
-  case IR_AND: return ir_and(a, b);
-  case IR_OR: return ir_or(a, b);
-  default: return NULL;
-  }
-}
-
 /* a op b where at least one side is a vector of `lanes`; keeps index arithmetic in ramp form. */
 static const ir_expr *vec_binary(ir_expr_kind k, const ir_expr *a, const ir_expr *b,
                                  int lanes) {
@@ -140,7 +118,7 @@ static const ir_expr *vec_binary(ir_expr_kind k, const ir_expr *a, const ir_expr
     if (ra && sb) return ir_ramp(simp(ir_mul(a->a, b)), simp(ir_mul(a->b, b)), lanes);
     if (sa && rb) return ir_ramp(simp(ir_mul(a, b->a)), simp(ir_mul(a, b->b)), lanes);
   }
-  return make_binary(k, a, b); /* the constructors broadcast a scalar side */
+  return ir_binary(k, a, b); /* the constructors broadcast a scalar side */
 }
 
 static const ir_expr *bcast(const ir_expr *e, int lanes) {

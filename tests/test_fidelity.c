@@ -548,6 +548,67 @@ START_TEST(deep_inline_linear) {
 END_TEST
 
 
+/* Issue #38 item 3: each layer reads its producer at two different elements, one at a
+ * squared index kept in range by a mod: Bk[i] = (B(k-1)[i] + B(k-1)[i*i % 64]) * 0.5. Copies
+ * make a tree of 2^N reads with indices that double each layer; one table of (producer,
+ * element) for the whole expression and LETs for large indices keep it to the distinct
+ * elements read (O(N^2) here). The lowered text grows by a bounded amount per layer and the
+ * numbers match the plain C layers. */
+enum { SQ_N = 64 };
+static const ir_expr *sq_first(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  return ir_mul(TE_AT((te_tensor *)u, i[0]), ir_float(ctx, 0.5));
+}
+static const ir_expr *sq_next(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  te_tensor *p = u;
+  const ir_expr *sq = ir_mod(ir_mul(i[0], i[0]), ir_int(ctx, SQ_N));
+  return ir_mul(ir_add(TE_AT(p, i[0]), TE_AT(p, sq)), ir_float(ctx, 0.5));
+}
+
+static size_t square_chain(int n, int run) {
+  tec_ctx *ctx = tec_ctx_new();
+  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 1, TE_SHAPE(ctx, SQ_N));
+  te_tensor **all = tec_ctx_alloc(ctx, sizeof *all * (size_t)(n + 1));
+  all[0] = te_compute(ctx, &(te_compute_decl){.name = "B0", .ndim = 1, .shape = A->shape,
+                                              .body = sq_first, .user = A});
+  for (int k = 1; k <= n; k++)
+    all[k] = te_compute(ctx, &(te_compute_decl){.name = tec_ctx_printf(ctx, "B%d", k),
+                                                .ndim = 1, .shape = A->shape, .body = sq_next,
+                                                .user = all[k - 1]});
+  sch_schedule *s = sch_create(ctx, 1, &all[n]);
+  for (int k = 0; k < n; k++) OK(ctx, sch_compute_inline(sch_stage_of(s, all[k])));
+  lower_func *f = tec_lower(s, "chain", 2, (te_tensor *[]){A, all[n]});
+  ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+  size_t len = strlen(tec_lower_str(f));
+  if (run) {
+    tec_module *m = tec_build(ctx, 1, &f, "llvm -O0");
+    ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
+    DLTensor a = tu_rand_f32(1, (int64_t[]){SQ_N}, 5), b = tu_zeros(TEC_F32, 1, (int64_t[]){SQ_N});
+    ck_assert_int_eq(TEC_RUN(m, "chain", &a, &b), 0);
+    double cur[SQ_N], nx[SQ_N];
+    for (int i = 0; i < SQ_N; i++) cur[i] = tu_f32(&a)[i] * 0.5;
+    for (int k = 1; k <= n; k++) {
+      for (int i = 0; i < SQ_N; i++) nx[i] = (cur[i] + cur[(i * i) % SQ_N]) * 0.5;
+      memcpy(cur, nx, sizeof cur);
+    }
+    for (int i = 0; i < SQ_N; i++)
+      ck_assert_msg(fabs(tu_f32(&b)[i] - cur[i]) < 1e-5, "n %d element %d: %g vs %g", n, i,
+                    tu_f32(&b)[i], cur[i]);
+    tec_dl_free(&a), tec_dl_free(&b);
+  }
+  tec_ctx_free(ctx);
+  return len;
+}
+
+START_TEST(square_index_chain) {
+  size_t l25 = square_chain(25, 0), l50 = square_chain(50, 0), l100 = square_chain(100, 0);
+  /* quadratic at most in the layers (distinct elements), never exponential: 100 layers were
+   * 2^100 reads */
+  ck_assert_msg(l50 < 5 * l25 && l100 < 5 * l50 && l100 < 400000, "sizes %zu %zu %zu", l25, l50,
+                l100);
+  square_chain(30, 1);
+}
+END_TEST
+
 /* ---------- item 6: names unique, unused inputs ---------- */
 START_TEST(duplicate_names_refused) {
   tec_ctx *ctx = tec_ctx_new();
@@ -902,6 +963,7 @@ int main(void) {
   TCase *deep = tcase_create("deep_inline");
   tcase_set_timeout(deep, 120);
   tcase_add_test(deep, deep_inline_linear);
+  tcase_add_test(deep, square_index_chain);
   tcase_add_test(deep, inline_let_not_hoisted);
   suite_add_tcase(s, deep);
   TCase *expr = tcase_create("expressiveness");

@@ -72,7 +72,7 @@ START_TEST(table_order) {
   static const char *const want[] = {
       "schedule_ops", "prefetch", "storage_flatten", "guard_loads", "simplify",
       "loop_partition", "partition simplify", "vectorize", "unroll", "unroll simplify",
-      "storage_rewrite", "unroll_rest", "slice_vectors", "launch_regions",
+      "storage_rewrite", "unroll_rest", "slice_vectors", "bound_checkers", "launch_regions",
       "entry_checks"};
   int k = 0, ir, at_build, analyses = 0;
   const char *n;
@@ -82,14 +82,14 @@ START_TEST(table_order) {
       ck_assert_int_eq(at_build, 0);
       continue;
     }
-    ck_assert_int_lt(k, 15);
+    ck_assert_int_lt(k, 16);
     ck_assert_str_eq(n, want[k]);
     ck_assert_int_eq(at_build, k >= 11);
     k++;
   }
-  ck_assert_int_eq(k, 15);
-  /* inline, plan_precompute, check_schedule, infer_bounds, legality, check_sizes */
-  ck_assert_int_eq(analyses, 6);
+  ck_assert_int_eq(k, 16);
+  /* inline, plan_precompute, check_schedule, infer_bounds, legality, read_bounds, check_sizes */
+  ck_assert_int_eq(analyses, 7);
   ck_assert_ptr_null(tec_lower_pass_name(-1, NULL, NULL));
 }
 END_TEST
@@ -388,10 +388,11 @@ START_TEST(verify_schedules) {
     ck_assert_int_eq(sn.n, 11);
     tec_module *m = tec_build(ctx, 1, &f, NULL);
     ck_assert_msg(m != NULL, "variant %d: %s", variant, tec_ctx_error(ctx));
-    ck_assert_int_eq(sn.n, 15); /* the build-time passes, observed at build */
+    ck_assert_int_eq(sn.n, 16); /* the build-time passes, observed at build */
     ck_assert_str_eq(sn.pass[11], "unroll_rest");
     ck_assert_str_eq(sn.pass[12], "slice_vectors");
-    ck_assert_str_eq(sn.pass[13], "launch_regions");
+    ck_assert_str_eq(sn.pass[13], "bound_checkers"); /* off: the program unchanged */
+    ck_assert_str_eq(sn.pass[14], "launch_regions");
     int64_t sa[2] = {37, 51}, sc2[2] = {37, 50};
     DLTensor ta = tu_rand_f32(2, sa, 3), tc = tu_zeros(TEC_F32, 2, sc2);
     ck_assert_int_eq(tec_module_get(m, "v")((DLTensor *[]){&ta, &tc}, 2), 0);

@@ -5,9 +5,15 @@
  *       checks nargs, each tensor's dtype, ndim, shape (binding symbolic sizes from the first
  *       tensor that has them and checking the others agree; a byte count past 2^63 - 1 is
  *       refused), strides (compact or NULL), data pointer, and that no tensor the function
- *       writes (an output) overlaps another argument's bytes, then runs. Inputs may share
+ *       writes (an output) overlaps another argument's bytes, and that the reads whose bounds
+ *       the sizes decide stay inside their tensors ("tensor 'A' is accessed at 16 in dimension
+ *       0, which is beyond the max (15) for the sizes passed": lower/read_bounds.c; reads
+ *       provably outside are refused by tec_lower), then runs. Inputs may share
  *       memory with each other (they are only read). Returns 0, or -1 with
- *       tec_rt_last_error() saying what was wrong; it never reads out of bounds.
+ *       tec_rt_last_error() saying what was wrong; it never reads out of bounds. With
+ *       tec_lower_options.check_bounds (TEC_CHECK_BOUNDS=1), a debug option, every load and
+ *       store of both forms is also checked as it runs (-1: "'A' is loaded at flat index 16,
+ *       outside its 16 elements"), in JIT modules and tec_emit's objects alike.
  *   int32_t name_raw(T0 *a0, T1 *a1, ..., int64_t size0, ...);
  *       no checks: the buffers in argument order, then the symbolic sizes in the order of
  *       lower_func.size_vars. The caller guarantees what the checked form verifies: each

@@ -44,6 +44,9 @@ typedef struct lower_func {
    * after (NULL: lowered whole; a stopped function cannot be built). */
   const struct tec_lower_options *options;
   const char *stopped_after;
+  /* Reads whose bounds depend on the sizes (lower/read_bounds.c): asserts the checked entry
+   * runs once it has bound the sizes, before calling the kernel (NULL: none). */
+  const ir_stmt *read_checks;
   struct tec_mem_scope *mem_scope; /* the memory of this lowering (tec_lower_free) */
 } lower_func;
 
@@ -57,6 +60,12 @@ typedef struct tec_lower_options {
   void *user;                  /* for observe; must outlive tec_build of the function */
   int verify;                  /* 1: the IR verifier (lower/verify.c) runs after every pass;
                                 * also on with TEC_VERIFY_IR=1 and in builds without NDEBUG */
+  int check_bounds;            /* 1: every load and store checked at run time against its
+                                * buffer (lower/bound_checkers.c, TVM's instrument_bound_
+                                * checkers): an access outside returns -1 with a message naming
+                                * the buffer, the flat index and the extent. Off by default
+                                * (it costs time); also on with TEC_CHECK_BOUNDS=1. tec_build
+                                * and tec_emit apply it (JIT and AOT alike). */
 } tec_lower_options;
 
 /* tec_lower with options (opt may be NULL). With stop_after, the function's body is the
