@@ -328,7 +328,7 @@ static double tile_rate(int64_t t, int64_t r, int64_t c, int64_t vpb, double wco
 
 /* max_r: the most rows per tile the space offers (the default takes one row on lane targets) */
 static void default_tile(int64_t ext, int64_t oh, int64_t max_r, int64_t nob, int64_t vpb,
-                         int64_t xb, int64_t lanes, int lane, int regs, int mem, int gemm,
+                         int64_t xb, int64_t lanes, int lane, int regs, int tight, int gemm,
                          int64_t block_wbytes, int64_t *bt, int64_t *br, int64_t *bc) {
   double best = -1;
   *bt = *bc = *br = 1;
@@ -343,7 +343,7 @@ static void default_tile(int64_t ext, int64_t oh, int64_t max_r, int64_t nob, in
    * direct window keeps several input rows' broadcasts live: one block and at most regs / 4
    * positions (128x28x28 3x3: 2 x 2 x 3 rows, 26 vector spills per 36 vfma; 2 x 1 x 2 rows,
    * none, 3.2 instructions per vfma). tests/test_arm_tiles.c reads the assembly. */
-  int small = !lane && regs <= 16 && !mem;
+  int small = !lane && tight;
   if (lane) max_r = 1;
   for (int64_t r = 1; r <= max_r; r++) /* rows outermost: a tie keeps one row */
     for (int64_t t = 1; t <= 32 && t <= ext; t++)
@@ -448,7 +448,7 @@ static int cn_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
   int64_t regrows[4], nreg = !gemm && ow < 32 ? (oh < 4 ? oh : 4) : 1, br;
   for (int64_t r = 0; r < nreg; r++) regrows[r] = r + 1;
   default_tile(ext, oh, nreg, nob, topi_ceil_div(yb, lanes), xb, lanes, lane,
-               topi_target_regs(ctx, target, lanes), topi_target_mem_operand(ctx, target), gemm,
+               topi_target_regs(ctx, target, lanes), topi_target_tight_regs(ctx, target), gemm,
                block_wbytes, &bt, &br, &bc);
   /* rows per task: the most that still leaves 8 tasks or more */
   int64_t tiles = p->n * topi_ceil_div(nob, bc), rdef = 1;

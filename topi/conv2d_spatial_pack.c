@@ -234,7 +234,7 @@ static int sp_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
    * (one row) under a kh x kw window and half under 1x1 (rasp4b32, 128x28x28 3x3: 2 x 3 x 8,
    * 395 vector spills per 216 vfma, 5.3 instructions per vfma; 1 x 2 x 8, none, 2.4; 256 -> 256
    * 1x1: 2 x 3 x 8, 4 per 24; 2 x 2 x 8, none; tests/test_arm_tiles.c) */
-  int small = regs <= 16 && !topi_target_mem_operand(ctx, target), window = p->kh * p->kw > 1;
+  int small = topi_target_tight_regs(ctx, target), window = p->kh * p->kw > 1;
   if (small && window) dvh = vhs[0];
   int64_t dvw = 1;
   for (int i = 0; i < nvw; i++)

@@ -297,7 +297,7 @@ static int dense_space(tec_ctx *ctx, const void *p_arg, const tec_target *target
    * 256 x 256, 4 x 8: k unrolled 8, 117 stack accesses per 64 vfma; 2, 4 per 16; not
    * unrolled, none, 2.4 instructions per vfma); a smaller one keeps the table's unrolling (the
    * fc's 1 x 8, 8 steps: none, 2.8 per vfma against 4.5 not unrolled). test_arm_tiles. */
-  if (tg->vector_regs <= 16 && !topi_target_mem_operand(ctx, tg) &&
+  if (topi_target_tight_regs(ctx, tg) &&
       2 * def_mr * (def_nr / lanes) >= tg->vector_regs)
     def_ku = 1;
   int64_t def_jb = dense_default_jb(p, def_nr, t->l2_budget, jb[njb - 1]);

@@ -181,7 +181,7 @@ static int dwc_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
    * (rasp4b32, 256x28x28 3x3: ow_tile 7, 82 stack accesses per 63 vfma; 2, 3 per 18; 1,
    * none, and 3.1-3.4 instructions per vfma against 5.3). AArch64 (32 registers) keeps its
    * measured tiles. */
-  if (regs <= 16 && !topi_target_mem_operand(ctx, target)) {
+  if (topi_target_tight_regs(ctx, target)) {
     int64_t w = 1;
     while (w < cap && (p->kh * p->kw + 2 + (w + 1) + w * p->stride_w + p->kw) * vpb <= regs) w++;
     cap = w;

@@ -39,6 +39,9 @@ int topi_target_lane_fma(tec_ctx *ctx, const tec_target *target);
  * third operand), 0 on the load/store architectures (AArch64, ARMv7), where every operand a
  * register tile's body uses takes a register. */
 int topi_target_mem_operand(tec_ctx *ctx, const tec_target *target);
+/* 1 where a register tile must fit 16 vector registers with every operand in one (ARMv7 NEON:
+ * 16 q registers, no memory operand): the templates' defaults shrink their tiles there. */
+int topi_target_tight_regs(tec_ctx *ctx, const tec_target *target);
 /* The divisors of n that are <= cap, ascending, into out (at most max); returns the count. */
 int topi_divisors(int64_t n, int64_t cap, int64_t *out, int max);
 

@@ -163,6 +163,10 @@ int topi_target_mem_operand(tec_ctx *ctx, const tec_target *target) {
   return t && t->arch != TEC_ARCH_AARCH64 && t->arch != TEC_ARCH_ARMV7;
 }
 
+int topi_target_tight_regs(tec_ctx *ctx, const tec_target *target) {
+  return topi_target_regs(ctx, target, 0) <= 16 && !topi_target_mem_operand(ctx, target);
+}
+
 int topi_target_lane_fma(tec_ctx *ctx, const tec_target *target) {
   const tec_target *t = topi_target_of(ctx, target);
   return t ? t->lane_fma : -1;
