@@ -257,18 +257,13 @@ static lower_func *op_lower(tec_ctx *ctx, const drv_opts *o, const char **cfg_st
   p.target = o->target;
   tec_generator *g = generator_find(o->op);
   if (g) {
-    if (o->config || o->tune.autosched) {
-      tec_ctx_set_error(ctx, "--%s is for topi templates; generator %s takes --shape only",
-                        o->config ? "config" : "auto", g->name);
+    if (o->config && o->tune.autosched) {
+      tec_ctx_set_error(ctx, "--config sets the generator's knobs; with --auto the schedule is the "
+                             "auto-scheduler's (--records F: the best tuned record)");
       return NULL;
     }
-    lower_func *f = g->fn(ctx, name, &p);
-    if (!f) {
-      if (!tec_ctx_error(ctx) || !*tec_ctx_error(ctx))
-        tec_ctx_set_error(ctx, "generator %s returned no function", g->name);
-      return NULL;
-    }
-    return drv_params_finish(&p, NULL) == 0 ? f : NULL;
+    return drv_gen_lower(ctx, g, name, o->shape, o->target, o->config, o->tune.autosched, o->tune.records,
+                         cfg_str, trace_c);
   }
   const topi_template *t;
   if (op_problem(ctx, o, &p, &t, prob) != 0) return NULL;
@@ -314,9 +309,14 @@ static int run_tune(drv_opts *o) {
   if (o->config || o->name || o->after || o->emit || o->out)
     return fail(2, "tune", "takes OP, --shape, --records, --transfer, --trials, --tuner, --seed, --csv, --svg, --repeat, --timeout, --build-timeout, --min-repeat-ms, --confirm, --target");
   if (!o->tune.records) return fail(2, "tune", "needs --records FILE (the JSON lines every trial is appended to)");
-  if (generator_find(o->op)) return fail(2, "tune", "tunes topi templates (their knob spaces); a generator has no space");
   tec_ctx *ctx = tec_ctx_new();
   if (!ctx) return fail(1, "tune", "out of memory");
+  const tec_generator *g = generator_find(o->op);
+  if (g) { /* its knobs' space or the auto-scheduler's: driver_gen.c */
+    int st = drv_gen_tune(ctx, g, o->shape, o->target, o->repeat, &o->tune);
+    tec_ctx_free(ctx);
+    return st;
+  }
   tec_gen_params p;
   const topi_template *t = NULL;
   drv_problem prob;
@@ -336,7 +336,7 @@ static int run_verb(drv_opts *o) {
     snprintf(m, sizeof m, "needs an OP (tec list shows them; tec %s --help)", v);
     return fail(2, v, m);
   }
-  if (strcmp(v, "tune") && (o->tune.tuner || (o->tune.records && !o->tune.autosched) || o->tune.transfer || o->tune.csv || o->tune.svg || o->tune.trials ||
+  if (strcmp(v, "tune") && (o->tune.tuner || (o->tune.records && !o->tune.autosched && !generator_find(o->op)) || o->tune.transfer || o->tune.csv || o->tune.svg || o->tune.trials ||
                             o->tune.seed_set || o->tune.timeout > 0 || o->tune.build_timeout > 0 || o->tune.min_repeat_ms >= 0 ||
                             o->tune.confirm_set || o->tune.remote || o->tune.remote_prefix ||
                             o->tune.remote_cc || o->tune.remote_runtime || o->tune.nssh))
@@ -395,7 +395,14 @@ static int list_op(const char *op) {
   return rc;
 }
 
+static const char *prog_name = "tec";
+const char *drv_prog(void) { return prog_name; }
+
 int tec_driver_main(int argc, char **argv) {
+  if (argc > 0 && argv[0] && *argv[0]) {
+    const char *slash = strrchr(argv[0], '/');
+    prog_name = slash ? slash + 1 : argv[0];
+  }
   if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
     fputs(usage_main, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
