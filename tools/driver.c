@@ -263,7 +263,7 @@ static lower_func *op_lower(tec_ctx *ctx, const drv_opts *o, const char **cfg_st
       return NULL;
     }
     return drv_gen_lower(ctx, g, name, o->shape, o->target, o->config, o->tune.autosched, o->tune.records,
-                         cfg_str, trace_c);
+                         cfg_str, trace_c, flops);
   }
   const topi_template *t;
   if (op_problem(ctx, o, &p, &t, prob) != 0) return NULL;

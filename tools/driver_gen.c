@@ -59,9 +59,14 @@ int64_t tec_gen_knob(const tec_gen_params *p, const char *name, int nvals, const
   return vals[q->knob_idx[k]];
 }
 
-/* One run of g in ctx: space (declaring) or knob_idx (a config) or neither (defaults). */
-static lower_func *gen_run(tec_ctx *ctx, const tec_generator *g, const char *name, const char *shape,
-                           const char *target, tune_space *space, const int64_t *knob_idx) {
+void tec_gen_flops(const tec_gen_params *p, double flops) {
+  ((tec_gen_params *)p)->flops = flops > 0 ? flops : 0;
+}
+
+/* One run of g in ctx: space (declaring) or knob_idx (a config) or neither (defaults); the
+ * flops the generator gave into *flops (may be NULL). */
+static lower_func *gen_run_flops(tec_ctx *ctx, const tec_generator *g, const char *name, const char *shape,
+                                 const char *target, tune_space *space, const int64_t *knob_idx, double *flops) {
   tec_gen_params p;
   if (drv_params_parse(ctx, shape, &p) != 0) return NULL;
   p.target = target, p.space = space, p.knob_idx = knob_idx;
@@ -79,7 +84,13 @@ static lower_func *gen_run(tec_ctx *ctx, const tec_generator *g, const char *nam
                       "declare the same knobs on every run", g->name, p.nknob, space->nknobs);
     return NULL;
   }
+  if (flops) *flops = p.flops;
   return drv_params_finish(&p, NULL) == 0 ? f : NULL;
+}
+
+static lower_func *gen_run(tec_ctx *ctx, const tec_generator *g, const char *name, const char *shape,
+                           const char *target, tune_space *space, const int64_t *knob_idx) {
+  return gen_run_flops(ctx, g, name, shape, target, space, knob_idx, NULL);
 }
 
 /* The computed arguments of f: its program's outputs (at most cap). */
@@ -93,9 +104,9 @@ static int outputs_of(const lower_func *f, te_tensor **outs, int cap) {
 /* The generator's program, unscheduled, for the auto-scheduler: *f its own lowering (for the
  * argument list), the schedule fresh. */
 static sch_schedule *gen_fresh(tec_ctx *ctx, const tec_generator *g, const char *shape, const char *target,
-                               lower_func **f) {
+                               lower_func **f, double *flops) {
   te_tensor *outs[16];
-  *f = gen_run(ctx, g, g->name, shape, target, NULL, NULL);
+  *f = gen_run_flops(ctx, g, g->name, shape, target, NULL, NULL, flops);
   if (!*f) return NULL;
   int n = outputs_of(*f, outs, 16);
   if (n == 0) return tec_ctx_set_error(ctx, "generator %s: its function has no computed argument", g->name), NULL;
@@ -142,10 +153,10 @@ static int gen_best_record(tec_ctx *ctx, const char *records, const char *op, co
 
 lower_func *drv_gen_lower(tec_ctx *ctx, const tec_generator *g, const char *name, const char *shape,
                           const char *target, const char *config, int autosched, const char *records,
-                          const char **cfg_str, const char **trace_c) {
+                          const char **cfg_str, const char **trace_c, double *flops) {
   if (autosched) {
     lower_func *own;
-    sch_schedule *s = gen_fresh(ctx, g, shape, target, &own);
+    sch_schedule *s = gen_fresh(ctx, g, shape, target, &own, flops);
     tec_autosched_report rep;
     if (!s || (records ? tec_autoschedule_tuned(s, target, NULL, records, &rep) : tec_autoschedule(s, target, NULL, &rep)))
       return NULL;
@@ -154,13 +165,13 @@ lower_func *drv_gen_lower(tec_ctx *ctx, const tec_generator *g, const char *name
     *trace_c = rep.trace_c;
     return tec_lower(s, name, own->nuser, own->user_args);
   }
-  if (!config && !records) return gen_run(ctx, g, name, shape, target, NULL, NULL);
+  if (!config && !records) return gen_run_flops(ctx, g, name, shape, target, NULL, NULL, flops);
   if (config && records)
     return tec_ctx_set_error(ctx, "--config and --records both choose the knobs' values: give one"), NULL;
   tune_space *sp = tune_space_new(ctx);
   int64_t index, idx[64];
   if (sp) sp->name = g->name;
-  lower_func *f0 = sp ? gen_run(ctx, g, name, shape, target, sp, NULL) : NULL;
+  lower_func *f0 = sp ? gen_run_flops(ctx, g, name, shape, target, sp, NULL, flops) : NULL;
   if (!f0) return NULL;
   if (sp->nknobs == 0)
     return tec_ctx_set_error(ctx, "--%s: generator %s declares no knobs (tec_gen_knob)", config ? "config" : "records",
@@ -200,16 +211,19 @@ int drv_gen_tune(tec_ctx *ctx, const tec_generator *g, const char *shape, const 
   tune_task task;
   if (a->autosched) {
     lower_func *own;
-    sch_schedule *s = gen_fresh(ctx, g, shape, target, &own), *fresh = NULL;
-    if (!s || tune_task_auto(s, target, NULL, &task) != 0 || !(fresh = gen_fresh(ctx, g, shape, target, &own))) {
+    double flops = 0;
+    sch_schedule *s = gen_fresh(ctx, g, shape, target, &own, &flops), *fresh = NULL;
+    if (!s || tune_task_auto(s, target, NULL, &task) != 0 || !(fresh = gen_fresh(ctx, g, shape, target, &own, NULL))) {
       fprintf(stderr, "tec tune: %s\n", tec_ctx_error(ctx));
       return 2;
     }
+    task.flops = flops;
     return drv_tune_task(ctx, &task, g->name, shape, target, repeat, a, fresh);
   }
   tune_space *sp = tune_space_new(ctx);
   if (sp) sp->name = g->name;
-  lower_func *f0 = sp ? gen_run(ctx, g, g->name, shape, target, sp, NULL) : NULL;
+  double flops = 0;
+  lower_func *f0 = sp ? gen_run_flops(ctx, g, g->name, shape, target, sp, NULL, &flops) : NULL;
   const tec_target *tv = f0 ? tec_target_parse(ctx, target) : NULL;
   if (tv && sp->nknobs == 0)
     tec_ctx_set_error(ctx, "generator %s declares no knobs to tune (tec_gen_knob in the generator, as AutoTVM's "
@@ -229,6 +243,7 @@ int drv_gen_tune(tec_ctx *ctx, const tec_generator *g, const char *shape, const 
   task.workload = tec_ctx_printf(ctx, "%s %s", g->name, task.problem);
   task.target = tv->str, task.target_arg = target, task.target_value = tv;
   task.space = sp;
+  task.flops = flops;
   task.default_index = tune_space_default_index(sp);
   task.lower = gen_task_lower;
   task.user = gt;

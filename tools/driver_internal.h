@@ -23,6 +23,7 @@ struct tec_gen_params {
   const int64_t *knob_idx;
   int nknob;            /* knobs seen so far in this run */
   const char *knob_bad; /* the first misuse of tec_gen_knob, reported after the run */
+  double flops;         /* tec_gen_flops (0: not given) */
 };
 
 typedef union drv_problem {
@@ -69,11 +70,12 @@ const char *drv_prog(void);
 /* driver_gen.c: generator g's operator lowered as name: its own schedule with the knobs at
  * their defaults or at --config's values (config), or with autosched its program scheduled by
  * the auto-scheduler (records: the best tuned record; NULL: the instant mode). *cfg_str: the
- * config applied as text (NULL without knobs), *trace_c the auto schedule as C calls. NULL
+ * config applied as text (NULL without knobs), *trace_c the auto schedule as C calls, *flops
+ * what the generator gave tec_gen_flops (0: nothing). NULL
  * with an error in ctx. */
 lower_func *drv_gen_lower(tec_ctx *ctx, const tec_generator *g, const char *name, const char *shape,
                           const char *target, const char *config, int autosched, const char *records,
-                          const char **cfg_str, const char **trace_c);
+                          const char **cfg_str, const char **trace_c, double *flops);
 /* `OP tune` for generator g: its knobs' space (or with --auto the auto-scheduler's); the exit
  * status */
 int drv_gen_tune(tec_ctx *ctx, const tec_generator *g, const char *shape, const char *target, int repeat,

@@ -39,6 +39,9 @@ const char *tec_gen_str(const tec_gen_params *p, const char *key, const char *df
  * must declare the same knobs in the same order on every run; a misuse (a duplicate name, a
  * default not among the values) is reported after it returns. */
 int64_t tec_gen_knob(const tec_gen_params *p, const char *name, int nvals, const int64_t *vals, int64_t dflt);
+/* The operator's floating-point operations per call (e.g. 2 m n k for a matrix multiply), so
+ * bench and tune report GFLOP/s; without it they report times only. */
+void tec_gen_flops(const tec_gen_params *p, double flops);
 /* The --target string (NULL: the host). */
 const char *tec_gen_target(const tec_gen_params *p);
 
