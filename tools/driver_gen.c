@@ -131,10 +131,11 @@ static int gen_best_record(tec_ctx *ctx, const char *records, const char *op, co
                            const tec_target *tv, const tune_space *sp, int64_t *index) {
   tune_record *r;
   int n, best = -1, others = 0;
+  tec_target_memo memo = {0}; /* each record target's text parsed once */
   if (tune_records_load(ctx, records, stderr, &r, &n) != 0) return -1;
   for (int i = 0; i < n; i++) {
     if (strcmp(r[i].template_name, op) || !r[i].status || strcmp(r[i].status, "ok")) continue;
-    if (strcmp(r[i].workload, workload) || strcmp(r[i].target, tv->str)) {
+    if (strcmp(r[i].workload, workload) || !tec_target_matches(ctx, &memo, r[i].target, tv)) {
       others++;
       continue;
     }
