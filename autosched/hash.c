@@ -8,73 +8,18 @@
 #include <string.h>
 #include "autosched/tuned.h"
 
-static void h_bytes(uint64_t *h, const void *p, size_t n) {
-  const unsigned char *b = p;
-  for (size_t i = 0; i < n; i++) *h = (*h ^ b[i]) * 0x100000001b3ull;
-}
-static void h_i64(uint64_t *h, int64_t v) { h_bytes(h, &v, sizeof v); }
-static void h_str(uint64_t *h, const char *s) {
-  if (s) h_bytes(h, s, strlen(s) + 1);
-  else h_i64(h, -7);
-}
-
-static void h_expr(uint64_t *h, const ir_expr *e, int depth) {
-  if (!e) {
-    h_i64(h, -1);
-    return;
-  }
-  if (depth > 200) return; /* the bodies a user writes are far shallower */
-  h_i64(h, e->kind);
-  h_bytes(h, &e->type, sizeof e->type);
-  switch (e->kind) {
-    case IR_INT_IMM: h_i64(h, e->v.i); break;
-    case IR_FLOAT_IMM: h_bytes(h, &e->v.f, sizeof e->v.f); break;
-    case IR_VAR:
-      h_str(h, e->name);
-      h_i64(h, e->v.i);
-      return;
-    case IR_CALL: h_i64(h, e->v.i), h_str(h, e->name); break;
-    case IR_REDUCE: h_i64(h, e->v.i), h_i64(h, e->value_index); break;
-    case IR_READ: h_str(h, e->tensor ? e->tensor->name : NULL); break;
-    default: break;
-  }
-  h_expr(h, e->a, depth + 1);
-  h_expr(h, e->b, depth + 1);
-  h_expr(h, e->c, depth + 1);
-  h_i64(h, e->nargs);
-  for (int i = 0; i < e->nargs; i++) h_expr(h, e->args[i], depth + 1);
-  if (e->var) h_expr(h, e->var, depth + 1);
-}
-
-static void h_axis(uint64_t *h, const ir_expr *v) {
-  h_expr(h, v, 0);
-  h_expr(h, v ? v->dom_min : NULL, 0);
-  h_expr(h, v ? v->dom_extent : NULL, 0);
-}
+static void h_i64(uint64_t *h, int64_t v) { te_hash_bytes(h, &v, sizeof v); }
 
 uint64_t as_program_hash(const as_prog *p) {
   uint64_t h = 0xcbf29ce484222325ull;
-  h_str(&h, "tec-autosched-1");
-  h_i64(&h, p->n);
-  for (int i = 0; i < p->n; i++) {
-    const te_tensor *t = p->st[i].t;
-    h_str(&h, t->name);
-    h_i64(&h, t->op);
-    h_bytes(&h, &t->type, sizeof t->type);
-    h_i64(&h, t->is_const);
-    h_i64(&h, t->ndim);
-    for (int d = 0; d < t->ndim; d++) h_expr(&h, t->shape[d], 0);
-    for (int o = 0; o < p->nout; o++) h_i64(&h, p->outs[o] == t);
-    if (t->op != TE_COMPUTE) continue;
-    for (int d = 0; d < t->ndim; d++) h_axis(&h, t->axis[d]);
-    h_i64(&h, t->nreduce);
-    for (int r = 0; r < t->nreduce; r++) h_axis(&h, t->reduce_axis[r]);
-    h_i64(&h, t->nout);
-    h_expr(&h, t->body, 0);
-  }
+  te_hash_str(&h, "tec-autosched-1");
+  te_tensor **ts = tec_ctx_alloc(p->ctx, (size_t)(p->n ? p->n : 1) * sizeof *ts);
+  if (!ts) return 0; /* out of memory: a hash no record has */
+  for (int i = 0; i < p->n; i++) ts[i] = p->st[i].t;
+  te_hash_tensors(&h, p->n, ts, p->nout, p->outs);
   int ne = p->opt ? p->opt->nestimates : 0;
   for (int k = 0; k < ne; k++) {
-    h_str(&h, p->opt->estimates[k].name);
+    te_hash_str(&h, p->opt->estimates[k].name);
     h_i64(&h, p->opt->estimates[k].value);
   }
   h_i64(&h, p->threads);

@@ -159,6 +159,8 @@ static int cg_func_build(cg_func *f) {
   }
   LLVMValueRef raw = LLVMAddFunction(f->mod, raw_name, raw_ty);
   f->fn = raw;
+  f->dscope = NULL;
+  cg_dbg_fn(f, raw);
   cg_add_attr(f, raw, LLVMAttributeFunctionIndex, "nounwind", 0);
   for (int i = 0; i < lf->nargs; i++) {
     LLVMValueRef p = LLVMGetParam(raw, (unsigned)i);
@@ -188,6 +190,7 @@ static int cg_func_build(cg_func *f) {
   LLVMPositionBuilderAtEnd(f->b, f->entry); /* allocas are in; now fall into the body */
   LLVMBuildBr(f->b, start);
   cg_unbind_to(f, 0);
+  cg_dbg_clear(f);
   return cg_entry_build(f, raw, raw_ty, lf->entry);
 }
 
@@ -218,6 +221,7 @@ LLVMModuleRef cg_module_build(tec_ctx *ctx, LLVMContextRef llctx, int nfuncs,
   f.ret_type = f.i32;
   LLVMDisposeTargetData(td);
   f.b = LLVMCreateBuilderInContext(llctx);
+  cg_dbg_module_begin(&f, nfuncs, funcs);
   int rc = 0;
   for (int i = 0; i < nfuncs && rc == 0; i++) {
     f.lf = &funcs[i];
@@ -229,6 +233,7 @@ LLVMModuleRef cg_module_build(tec_ctx *ctx, LLVMContextRef llctx, int nfuncs,
     rc = cg_func_build(&f);
     if (f.failed) rc = -1;
   }
+  cg_dbg_module_end(&f);
   LLVMDisposeBuilder(f.b);
   free(f.binds);
   free(f.heap);

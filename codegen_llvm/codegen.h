@@ -86,6 +86,11 @@ typedef struct cg_func {
   int vector_fma;             /* cg_target.vector_fma: vector x*y+z as llvm.fma */
   int vector_bits;            /* cg_target.vector_bits: wider stores are sliced to this */
   int lane_fma;               /* cg_target.lane_fma: broadcasts of loads as group load + lane */
+  /* debug locations (debug_lines.c) when the function has lf->lines: the module's builder
+   * and file, the subprogram being emitted and the printed line instructions get now */
+  void *dib;                  /* LLVMDIBuilderRef */
+  LLVMMetadataRef dfile, dscope;
+  int dline;
   /* emitting the checked entry (entry.c), else NULL */
   LLVMValueRef dl_args, dl_nargs, raw, entry_rc;
   LLVMTypeRef raw_ty, dl_type;
@@ -115,6 +120,17 @@ LLVMTypeRef cg_ptr_to(LLVMTypeRef elem);
 void cg_emit_fail_return(cg_func *f, const char *msg, LLVMValueRef a, LLVMValueRef b);
 /* Frees live heap buffers and returns rc (an i32 error code already reported). */
 void cg_emit_return(cg_func *f, LLVMValueRef rc);
+
+/* debug_lines.c: debug locations from tec_ir_func.lines (no-ops without them).
+ * module_begin/end around the module; fn: fn gets a subprogram, instructions the current
+ * line in it; loop: the line of the loop over var (0: not listed) made current, the previous
+ * returned for cg_dbg_set; clear: no location (the checked entry has none). */
+void cg_dbg_module_begin(cg_func *f, int nfuncs, const tec_ir_func *funcs);
+void cg_dbg_module_end(cg_func *f);
+void cg_dbg_fn(cg_func *f, LLVMValueRef fn);
+int cg_dbg_loop(cg_func *f, const ir_expr *var);
+void cg_dbg_set(cg_func *f, int line);
+void cg_dbg_clear(cg_func *f);
 
 /* codegen_expr.c */
 LLVMValueRef cg_expr(cg_func *f, const ir_expr *e);

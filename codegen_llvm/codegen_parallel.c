@@ -81,6 +81,8 @@ typedef struct cg_fn_state {
   LLVMValueRef *heap;
   int nheap, capheap;
   cg_launch *launch;
+  LLVMMetadataRef dscope;
+  int dline;
 } cg_fn_state;
 
 /* Switches f to fn (fresh bindings and heap list, entry and start blocks; the builder at
@@ -91,12 +93,14 @@ static void cg_fn_enter(cg_func *f, LLVMValueRef fn, cg_fn_state *st) {
   st->binds = f->binds, st->nbind = f->nbind, st->capbind = f->capbind;
   st->heap = f->heap, st->nheap = f->nheap, st->capheap = f->capheap;
   st->launch = f->launch;
+  st->dscope = f->dscope, st->dline = f->dline;
   f->fn = fn;
   f->binds = NULL, f->nbind = f->capbind = 0;
   f->heap = NULL, f->nheap = f->capheap = 0;
   f->launch = NULL;
   f->entry = LLVMAppendBasicBlockInContext(f->llctx, fn, "entry");
   LLVMPositionBuilderAtEnd(f->b, LLVMAppendBasicBlockInContext(f->llctx, fn, "start"));
+  cg_dbg_fn(f, fn);
 }
 
 /* Ends fn (ret 0 when ok, the entry block branching to start) and switches back. */
@@ -113,6 +117,8 @@ static void cg_fn_leave(cg_func *f, cg_fn_state *st, int ok) {
   f->heap = st->heap, f->nheap = st->nheap, f->capheap = st->capheap;
   f->launch = st->launch;
   LLVMPositionBuilderAtEnd(f->b, st->block);
+  f->dscope = st->dscope;
+  cg_dbg_set(f, st->dline);
 }
 
 /* What the outlining of one loop needs on both sides. */
@@ -247,7 +253,10 @@ static LLVMValueRef cg_outline_trampoline(cg_func *f, cg_outline *o, LLVMTypeRef
                                           LLVMTypeRef tramp_ty) {
   LLVMValueRef fn = cg_closure_fn(f, name, tramp_ty);
   LLVMBasicBlockRef saved_block = LLVMGetInsertBlock(f->b);
+  LLVMMetadataRef saved_scope = f->dscope;
+  int saved_line = f->dline;
   LLVMPositionBuilderAtEnd(f->b, LLVMAppendBasicBlockInContext(f->llctx, fn, "entry"));
+  cg_dbg_fn(f, fn);
   LLVMValueRef cl = LLVMBuildPointerCast(f->b, LLVMGetParam(fn, 2), cg_ptr_to(cl_ty), "closure");
   int na = 2 + o->nfields;
   LLVMValueRef *args = calloc((size_t)na, sizeof *args);
@@ -260,6 +269,8 @@ static LLVMValueRef cg_outline_trampoline(cg_func *f, cg_outline *o, LLVMTypeRef
   free(args);
   LLVMBuildRet(f->b, rc);
   LLVMPositionBuilderAtEnd(f->b, saved_block);
+  f->dscope = saved_scope;
+  cg_dbg_set(f, saved_line);
   return fn;
 }
 

@@ -33,6 +33,7 @@ static int narrow_counter(cg_func *f, LLVMValueRef lo, LLVMValueRef end) {
 
 int cg_emit_loop(cg_func *f, const ir_expr *var, LLVMValueRef lo, LLVMValueRef end,
                  const ir_stmt *body_s) {
+  int outer_line = cg_dbg_loop(f, var); /* the loop's instructions: its printed line */
   LLVMBasicBlockRef pre = LLVMGetInsertBlock(f->b);
   LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "for.head");
   LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "for.body");
@@ -61,6 +62,7 @@ int cg_emit_loop(cg_func *f, const ir_expr *var, LLVMValueRef lo, LLVMValueRef e
   LLVMBasicBlockRef from[2] = {pre, latch};
   LLVMAddIncoming(i, vals, from, 2);
   LLVMPositionBuilderAtEnd(f->b, done);
+  cg_dbg_set(f, outer_line);
   return 0;
 }
 

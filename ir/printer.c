@@ -187,6 +187,7 @@ static void print_stmt(FILE *f, const ir_stmt *s, int d, const ir_print_names *n
   if (!s) return;
   switch (s->kind) {
   case IR_S_FOR:
+    if (nm && nm->on_for) nm->on_for(nm->user, s);
     indent(f, d);
     fprintf(f, "for (%s, ", var_name(s->var, nm));
     print_expr(f, s->a, nm);

@@ -63,7 +63,7 @@ static int is_output(const lower_func *f, const te_tensor *t) {
 }
 
 int lower_loop_names(const lower_func *f, const ir_stmt *body, ir_print_names *out) {
-  *out = (ir_print_names){0, NULL, NULL};
+  *out = (ir_print_names){.n = 0};
   ln_state st = {0};
   ir_visitor v;
   ir_visitor_init(&v, &st);
@@ -91,7 +91,7 @@ int lower_loop_names(const lower_func *f, const ir_stmt *body, ir_print_names *o
     vars[n++] = st.l[i].var;
   }
   free(st.l);
-  *out = (ir_print_names){n, vars, (const char *const *)names};
+  *out = (ir_print_names){.n = n, .vars = vars, .names = (const char *const *)names};
   if (!failed) return 0;
   lower_loop_names_free(out);
   return -1;
@@ -101,5 +101,5 @@ void lower_loop_names_free(ir_print_names *nm) {
   for (int i = 0; i < nm->n; i++) free((char *)nm->names[i]);
   free((void *)nm->vars);
   free((void *)nm->names);
-  *nm = (ir_print_names){0, NULL, NULL};
+  *nm = (ir_print_names){.n = 0};
 }

@@ -115,6 +115,10 @@ const ir_stmt *lower_storage_rewrite(const ir_stmt *s);
 /* The display names of f's loops in body (loop_names.c): the loops of stages other than the
  * function's outputs print as `stage.var`. Malloc'd: 0, or -1 out of memory (out empty);
  * free with lower_loop_names_free. */
+/* tec_lower_print, calling on_loop (NULL: not) with each loop of the printed program and the
+ * line (1-based) of the output it is printed on (pipeline.c) */
+void lower_print_lines(FILE *out, const lower_func *f, void (*on_loop)(void *user, const ir_stmt *loop, int line),
+                       void *user);
 int lower_loop_names(const lower_func *f, const ir_stmt *body, ir_print_names *out);
 void lower_loop_names_free(ir_print_names *nm);
 

@@ -145,13 +145,34 @@ static int verify_on(const tec_lower_options *o, lower_phase phase) {
 #endif
 }
 
+/* Where tec_lower_print is in its output, for lower_print_lines: lines written so far, the
+ * memory stream the body goes to and the caller's hook. */
+typedef struct print_at {
+  int line;
+  FILE *m;
+  char **buf;
+  size_t *len;
+  void (*on_loop)(void *user, const ir_stmt *loop, int line);
+  void *user;
+} print_at;
+
+static void print_at_for(void *user, const ir_stmt *loop) {
+  print_at *at = user;
+  fflush(at->m);
+  int n = 0;
+  for (size_t i = 0; *at->buf && i < *at->len; i++) n += (*at->buf)[i] == '\n';
+  at->on_loop(at->user, loop, at->line + n + 1);
+}
+
 /* s as tec_lower_print shows it: loops named as loop_names.c says (plain when out of memory) */
-static void print_named(FILE *out, const lower_func *f, const ir_stmt *s) {
+static void print_named_at(FILE *out, const lower_func *f, const ir_stmt *s, print_at *at) {
   ir_print_names nm;
   (void)lower_loop_names(f, s, &nm); /* empty when out of memory */
+  if (at && at->on_loop) nm.on_for = print_at_for, nm.user = at;
   ir_print_stmt_names(out, s, &nm);
   lower_loop_names_free(&nm);
 }
+static void print_named(FILE *out, const lower_func *f, const ir_stmt *s) { print_named_at(out, f, s, NULL); }
 
 static void dump(const char *pass, const lower_func *f, const ir_stmt *s) {
   const char *want = getenv("TEC_DUMP_IR");
@@ -513,19 +534,24 @@ lower_func *tec_lower(const sch_schedule *s, const char *name, int nargs, te_ten
   return tec_lower_with(s, name, nargs, args, NULL);
 }
 
-static void print_one(FILE *out, const lower_func *f);
+static void print_one(FILE *out, const lower_func *f, print_at *at);
 
-void tec_lower_print(FILE *out, const lower_func *f) {
-  for (int i = 0; i < f->nnotes; i++) fprintf(out, "// note: %s\n", f->notes[i]);
+void lower_print_lines(FILE *out, const lower_func *f, void (*on_loop)(void *user, const ir_stmt *loop, int line),
+                       void *user) {
+  print_at at = {0, NULL, NULL, NULL, on_loop, user};
+  for (int i = 0; i < f->nnotes; i++, at.line++) fprintf(out, "// note: %s\n", f->notes[i]);
   if (f->prepare) {
     fprintf(out, "// %s: constants packed once by %s, then %s per call\n", f->user_name,
             f->prepare->name, f->name);
-    print_one(out, f->prepare);
+    at.line++;
+    print_one(out, f->prepare, &at);
   }
-  print_one(out, f);
+  print_one(out, f, &at);
 }
 
-static void print_one(FILE *out, const lower_func *f) {
+void tec_lower_print(FILE *out, const lower_func *f) { lower_print_lines(out, f, NULL, NULL); }
+
+static void print_one(FILE *out, const lower_func *f, print_at *at) {
   char tb[32];
   fprintf(out, "func %s(", f->name);
   for (int i = 0; i < f->nargs; i++) {
@@ -541,16 +567,19 @@ static void print_one(FILE *out, const lower_func *f) {
               (long long)te_margin(t, d, 1), d == t->ndim - 1 ? "]" : "");
   }
   fputs(") {\n", out);
+  at->line++;
   char *buf = NULL;
   size_t len = 0;
   FILE *m = open_memstream(&buf, &len);
   if (m) {
-    print_named(m, f, f->body);
+    at->m = m, at->buf = &buf, at->len = &len;
+    print_named_at(m, f, f->body, at);
     fclose(m);
-    for (char *line = buf, *nl; line && *line; line = nl + 1) {
+    for (char *line = buf, *nl; line && *line; line = nl + 1, at->line++) {
       nl = strchr(line, '\n');
       if (!nl) {
         fprintf(out, "  %s\n", line);
+        at->line++;
         break;
       }
       fprintf(out, "  %.*s\n", (int)(nl - line), line);
@@ -558,6 +587,7 @@ static void print_one(FILE *out, const lower_func *f) {
     free(buf);
   }
   fputs("}\n", out);
+  at->line++;
 }
 
 const char *tec_lower_str(const lower_func *f) {

@@ -32,6 +32,18 @@ typedef struct tec_ir_arg {
   const ir_expr *const *extents;  /* the caller's whole buffer (with any margin), ndim of them */
 } tec_ir_arg;
 
+/* Where the loops of a function stand in its printed program (tec_html): with it the backend
+ * gives every instruction a debug location, the line of the innermost loop it was made in
+ * (the function's header line outside loops), so the assembly's `.loc` lines link each
+ * instruction to its loop. */
+typedef struct tec_ir_lines {
+  const char *file;               /* the printed program's name, for the debug information */
+  int func_line;                  /* the function's header line */
+  int n;
+  const ir_expr *const *vars;     /* loop variables ... */
+  const int *lines;               /* ... and the line each loop starts on */
+} tec_ir_lines;
+
 /* One function to generate:
  *   int32_t name_raw(T0 *a0, ..., Tk *ak, int64_t size0, ..., int64_t sizem);   the body
  *   int32_t name(DLTensor *const *args, int32_t nargs);                           the entry */
@@ -44,6 +56,7 @@ typedef struct tec_ir_func {
   const ir_stmt *body;            /* the loop program after the build-time passes */
   const ir_stmt *entry;           /* the checked entry: asserts over dl_arg reads, lets of
                                      the sizes, `attr entry_call` (lower/entry_checks.c) */
+  const tec_ir_lines *lines;      /* NULL: no debug locations (every build but tec_html's) */
 } tec_ir_func;
 
 typedef enum tec_backend_file {

@@ -7,6 +7,8 @@
  *   emit.c       tec_emit: the header here (header.c), the rest through the backend
  *   prepare.c    the prepare/run split: packed constants, prepare once, run
  *   handles.c    the tec_module handles: recycled slots with generations
+ *   html.c       tec_html: the printed program's loop lines, the module built with them as
+ *                debug locations, its IR and assembly (html_page.c writes the page)
  * The calls go one way: module.c and emit.c call the others, which call none of module/.
  */
 #ifndef TEC_MODULE_MODULE_H

@@ -441,12 +441,69 @@ START_TEST(generator) {
   ck_assert_int_eq(run(TEC_GEN, "print axpy --shape n=0"), 2);
   tu_assert_contains(err_text, "axpy: n and lanes must be >= 1 (n=0, lanes=4)");
   ck_assert_int_eq(run(TEC_GEN, "print axpy --shape n=8 --config x=1"), 2);
-  tu_assert_contains(err_text, "--config is for topi templates; generator axpy takes --shape only");
+  tu_assert_contains(err_text, "--config: generator axpy declares no knobs (tec_gen_knob)");
+  ck_assert_int_eq(run(TEC_GEN, "tune axpy --shape n=8 --records r.jsonl"), 2);
+  tu_assert_contains(err_text, "generator axpy declares no knobs to tune (tec_gen_knob in the generator, as "
+                               "AutoTVM's cfg.define_knob); --auto tunes the auto-scheduler's space");
   ck_assert_int_eq(run(TEC_GEN, "compile axpy --shape n=64 --target rasp4b -o axpy.o --emit asm"), 0);
   ck_assert_str_eq(out_text, "axpy.s\n");
   ck_assert_int_eq(run(TEC_GEN, "bench rowsum --shape m=64,n=48 --repeat 3"), 0);
   tu_assert_contains(out_text, "rowsum: median ");
   assert_not_contains(out_text, "with prepare");
+}
+END_TEST
+
+/* A generator outside the library (tests/support/gen_tune_ops.c) with its own knobs: tuned
+ * from a pipe with progress lines before the end, every candidate checked against the default;
+ * its records keyed by the hash of its te program, so an edited compute takes none; the knob
+ * API's misuse and bad --config values named; --auto schedules its program instead. */
+START_TEST(generator_tune) {
+  ck_assert_int_eq(run("TEC_TUNE_PROGRESS=0.01,0.05 " TEC_GEN_TUNE, "tune blur --shape h=32,w=40 --trials 6 --repeat 1 "
+                                                                   "--confirm 0 --seed 3 --records r.jsonl 2>&1 | cat"), 0);
+  tu_assert_contains(out_text, "tune blur h=32,w=40,te=");
+  tu_assert_contains(out_text, "space: 3 knobs, 24 configs");
+  tu_assert_contains(out_text, "6 trials in ");
+  tu_assert_contains(out_text, ": 6 ok, 0 build errors, 0 run errors, 0 wrong, 0 time-outs");
+  const char *end = strstr(out_text, "6 trials in "), *first = strstr(out_text, "tune: 1/6 trials, best ");
+  ck_assert_msg(first && first < end, "no progress line before the end:\n%s", out_text);
+  const char *best = strstr(out_text, "best: rows=");
+  ck_assert_ptr_nonnull(best);
+  char cfg[64];
+  ck_assert_int_eq(sscanf(best, "best: %63[^\n]", cfg), 1);
+  tu_assert_contains(out_text, "gen_tune_ops bench blur --shape h=32,w=40 --config rows=");
+  /* the records apply to the same program ... */
+  ck_assert_int_eq(run(TEC_GEN_TUNE, "print blur --shape h=32,w=40 --records r.jsonl"), 0);
+  char line[96];
+  snprintf(line, sizeof line, "// blur %s\n", cfg);
+  ck_assert_msg(!strncmp(out_text, line, strlen(line)), "expected %s, got %.80s", line, out_text);
+  ck_assert_str_eq(err_text, "");
+  /* ... not to an edited compute (same name, shape and knobs): the defaults, and why */
+  ck_assert_int_eq(run("TEC_TEST_BLUR_EDIT=1 " TEC_GEN_TUNE, "print blur --shape h=32,w=40 --records r.jsonl"), 0);
+  tu_assert_contains(out_text, "// blur rows=8 vec=8 at=1\n");
+  tu_assert_contains(err_text, "blur: no record for blur h=32,w=40,te=");
+  tu_assert_contains(err_text, "(6 records of blur for other programs, shapes or targets); the knobs' defaults are used");
+  /* nor to another shape */
+  ck_assert_int_eq(run(TEC_GEN_TUNE, "print blur --shape h=32,w=48 --records r.jsonl"), 0);
+  tu_assert_contains(err_text, "blur: no record for blur h=32,w=48,te=");
+  ck_assert_int_eq(run(TEC_GEN_TUNE, "print blur --shape h=8,w=8 --config rows=4,at=0"), 0);
+  tu_assert_contains(out_text, "// blur rows=4 vec=8 at=0\n");
+  /* refused, each with its reason: bad --config values, --config with --records, a misused
+   * knob (named before what the generator said after it) */
+  static const struct { const char *args, *msg; } bad[] = {
+      {"print blur --config rows=3", "blur: knob 'rows' = 3 is not legal for this problem and target (legal: 1, 4, 8, 16)"},
+      {"print blur --config zz=3", "no knob 'zz' (knobs: rows, vec, at)"},
+      {"print blur --config rows=4 --records r.jsonl", "--config and --records both choose the knobs' values: give one"},
+      {"print bad", "tec_gen_knob: knob 'v': the default 3 is not one of its 2 values"},
+      {"tune bad --records r2.jsonl", "tec_gen_knob: knob 'v': the default 3 is not one of its 2 values"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    ck_assert_msg(run(TEC_GEN_TUNE, bad[i].args) == 2, "%s: not refused", bad[i].args);
+    tu_assert_contains(err_text, bad[i].msg);
+  }
+  /* --auto: the generator's program, scheduled by the auto-scheduler */
+  ck_assert_int_eq(run(TEC_GEN_TUNE, "print blur --shape h=32,w=40 --auto"), 0);
+  tu_assert_contains(out_text, "// blur auto (instant)");
+  tu_assert_contains(out_text, "sch_compute_at(s_blur_x, s_out, ");
 }
 END_TEST
 
@@ -468,6 +525,7 @@ int main(void) {
   tcase_add_test(tc, tune_progress_in_a_pipe);
   tcase_add_test(tc, tune_auto);
   tcase_add_test(tc, generator);
+  tcase_add_test(tc, generator_tune);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

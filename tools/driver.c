@@ -41,7 +41,7 @@ static int fail(int status, const char *verb, const char *msg) {
 }
 
 typedef struct drv_opts {
-  const char *verb, *op, *shape, *config, *target, *name, *out, *emit, *after;
+  const char *verb, *op, *shape, *config, *target, *name, *out, *emit, *after, *html;
   int repeat, help;
   drv_tune_args tune; /* tune's own options (--trials, --tuner, ...) */
 } drv_opts;
@@ -68,13 +68,15 @@ static const char *verb_help(const char *verb) {
            "  its default (\"required\" when it has none) and its legal values, an example, and the\n"
            "  --config knobs of the example's space on this host.\n";
   if (!strcmp(verb, "print"))
-    return "usage: tec print OP --shape KEY=V,... [--config KNOB=V,...] [--target T] [--after PASS]\n"
+    return "usage: tec print OP --shape KEY=V,... [--config KNOB=V,...] [--target T] [--after PASS] [--html F]\n"
            "  Prints the lowered loop program of OP for the problem (and its prepare function).\n"
            "  --config sets knobs on the target's default config (tec list shows them).\n"
            "  --auto [--records F]: the auto-scheduler's schedule instead of the template's (the\n"
            "  instant mode, or the best record tuned with tec tune --auto), printed as C calls too.\n"
            "  --after PASS also prints the program after every lowering pass whose name\n"
-           "  contains PASS (TEC_DUMP_IR), before the final program.\n";
+           "  contains PASS (TEC_DUMP_IR), before the final program.\n"
+           "  --html FILE also writes a page beside it: the program with foldable loops, the LLVM IR\n"
+           "  and the assembly, each loop linked to its instructions (tec_html; open it in a browser).\n";
   if (!strcmp(verb, "compile"))
     return "usage: tec compile OP --shape KEY=V,... --target T -o FILE.o [--emit obj,h,asm,ll]\n"
            "                   [--config KNOB=V,...] [--name NAME]\n"
@@ -137,6 +139,7 @@ static int parse_opts(int argc, char **argv, drv_opts *o) {
     else if (!strcmp(a, "-o")) slot = &o->out;
     else if (!strcmp(a, "--emit")) slot = &o->emit;
     else if (!strcmp(a, "--after")) slot = &o->after;
+    else if (!strcmp(a, "--html")) slot = &o->html;
     else if (!strcmp(a, "--tuner")) slot = &o->tune.tuner;
     else if (!strcmp(a, "--records")) slot = &o->tune.records;
     else if (!strcmp(a, "--transfer")) slot = &o->tune.transfer;
@@ -257,18 +260,13 @@ static lower_func *op_lower(tec_ctx *ctx, const drv_opts *o, const char **cfg_st
   p.target = o->target;
   tec_generator *g = generator_find(o->op);
   if (g) {
-    if (o->config || o->tune.autosched) {
-      tec_ctx_set_error(ctx, "--%s is for topi templates; generator %s takes --shape only",
-                        o->config ? "config" : "auto", g->name);
+    if (o->config && o->tune.autosched) {
+      tec_ctx_set_error(ctx, "--config sets the generator's knobs; with --auto the schedule is the "
+                             "auto-scheduler's (--records F: the best tuned record)");
       return NULL;
     }
-    lower_func *f = g->fn(ctx, name, &p);
-    if (!f) {
-      if (!tec_ctx_error(ctx) || !*tec_ctx_error(ctx))
-        tec_ctx_set_error(ctx, "generator %s returned no function", g->name);
-      return NULL;
-    }
-    return drv_params_finish(&p, NULL) == 0 ? f : NULL;
+    return drv_gen_lower(ctx, g, name, o->shape, o->target, o->config, o->tune.autosched, o->tune.records,
+                         cfg_str, trace_c, flops);
   }
   const topi_template *t;
   if (op_problem(ctx, o, &p, &t, prob) != 0) return NULL;
@@ -314,9 +312,14 @@ static int run_tune(drv_opts *o) {
   if (o->config || o->name || o->after || o->emit || o->out)
     return fail(2, "tune", "takes OP, --shape, --records, --transfer, --trials, --tuner, --seed, --csv, --svg, --repeat, --timeout, --build-timeout, --min-repeat-ms, --confirm, --target");
   if (!o->tune.records) return fail(2, "tune", "needs --records FILE (the JSON lines every trial is appended to)");
-  if (generator_find(o->op)) return fail(2, "tune", "tunes topi templates (their knob spaces); a generator has no space");
   tec_ctx *ctx = tec_ctx_new();
   if (!ctx) return fail(1, "tune", "out of memory");
+  const tec_generator *g = generator_find(o->op);
+  if (g) { /* its knobs' space or the auto-scheduler's: driver_gen.c */
+    int st = drv_gen_tune(ctx, g, o->shape, o->target, o->repeat, &o->tune);
+    tec_ctx_free(ctx);
+    return st;
+  }
   tec_gen_params p;
   const topi_template *t = NULL;
   drv_problem prob;
@@ -336,7 +339,7 @@ static int run_verb(drv_opts *o) {
     snprintf(m, sizeof m, "needs an OP (tec list shows them; tec %s --help)", v);
     return fail(2, v, m);
   }
-  if (strcmp(v, "tune") && (o->tune.tuner || (o->tune.records && !o->tune.autosched) || o->tune.transfer || o->tune.csv || o->tune.svg || o->tune.trials ||
+  if (strcmp(v, "tune") && (o->tune.tuner || (o->tune.records && !o->tune.autosched && !generator_find(o->op)) || o->tune.transfer || o->tune.csv || o->tune.svg || o->tune.trials ||
                             o->tune.seed_set || o->tune.timeout > 0 || o->tune.build_timeout > 0 || o->tune.min_repeat_ms >= 0 ||
                             o->tune.confirm_set || o->tune.remote || o->tune.remote_prefix ||
                             o->tune.remote_cc || o->tune.remote_runtime || o->tune.nssh))
@@ -346,6 +349,7 @@ static int run_verb(drv_opts *o) {
   if (!strcmp(v, "compile") && (!o->out || !o->target))
     return fail(2, v, !o->out ? "needs -o FILE.o" : "needs --target (\"llvm\" for the host; tec targets lists presets)");
   if (strcmp(v, "print") && o->after) return fail(2, v, "--after is an option of tec print");
+  if (strcmp(v, "print") && o->html) return fail(2, v, "--html is an option of tec print");
   if (strcmp(v, "compile") && o->emit) return fail(2, v, "--emit is an option of tec compile");
   tec_ctx *ctx = tec_ctx_new();
   if (!ctx) return fail(1, v, "out of memory");
@@ -369,6 +373,8 @@ static int run_verb(drv_opts *o) {
     if (cfg) printf("// %s %s\n", o->op, cfg);
     if (trace_c) printf("// the schedule as C calls:\n%s", trace_c);
     tec_lower_print(stdout, f);
+    if (o->html && tec_html(ctx, f, o->target, o->html) != 0) status = fail(1, v, tec_ctx_error(ctx));
+    else if (o->html) fprintf(stderr, "wrote %s\n", o->html);
   } else if (!strcmp(v, "compile")) {
     status = drv_compile(ctx, f, o->target, o->out, o->emit);
   } else {
@@ -395,7 +401,14 @@ static int list_op(const char *op) {
   return rc;
 }
 
+static const char *prog_name = "tec";
+const char *drv_prog(void) { return prog_name; }
+
 int tec_driver_main(int argc, char **argv) {
+  if (argc > 0 && argv[0] && *argv[0]) {
+    const char *slash = strrchr(argv[0], '/');
+    prog_name = slash ? slash + 1 : argv[0];
+  }
   if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
     fputs(usage_main, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
@@ -410,7 +423,7 @@ int tec_driver_main(int argc, char **argv) {
   if (parse_opts(argc, argv, &o) != 0) return 2;
   if (o.help) return fputs(help, stdout), 0;
   if (!strcmp(o.verb, "targets") || !strcmp(o.verb, "list")) {
-    if ((o.op && !strcmp(o.verb, "targets")) || o.shape || o.config || o.target || o.name || o.out || o.emit || o.after || o.repeat ||
+    if ((o.op && !strcmp(o.verb, "targets")) || o.shape || o.config || o.target || o.name || o.out || o.emit || o.after || o.html || o.repeat ||
         o.tune.tuner || o.tune.records || o.tune.transfer || o.tune.csv || o.tune.svg || o.tune.trials || o.tune.seed_set || o.tune.timeout > 0 || o.tune.build_timeout > 0 ||
         o.tune.min_repeat_ms >= 0 || o.tune.confirm_set || o.tune.remote || o.tune.remote_prefix || o.tune.remote_cc || o.tune.remote_runtime || o.tune.nssh)
       return fail(2, o.verb, "takes no operator or options");

@@ -34,12 +34,10 @@ int drv_auto_task(tec_ctx *ctx, const topi_template *t, const void *problem, con
   return s ? tune_task_auto(s, target, NULL, task) : -1;
 }
 
-int drv_auto_print(tec_ctx *ctx, const topi_template *t, const void *problem, const char *target,
-                   const char *records) {
-  topi_decl d;
-  sch_schedule *best = declared(ctx, t, problem, &d);
+int drv_auto_print_sched(tec_ctx *ctx, sch_schedule *best, const char *target, const char *records) {
+  (void)ctx;
   tec_autosched_report rep;
-  if (!best || tec_autoschedule_tuned(best, target, NULL, records, &rep) != 0) return -1;
+  if (tec_autoschedule_tuned(best, target, NULL, records, &rep) != 0) return -1;
   if (rep.warning) printf("%s\n", rep.warning);
   printf("config: %s\n", rep.config);
   printf("the schedule (tec_autoschedule_tuned with %s applies it), per stage, then as C calls:\n%s%s",

@@ -16,6 +16,14 @@ struct tec_gen_params {
   int nasked;
   const char *asked[DRV_MAX_PARAMS]; /* the keys the generator asked for, for messages */
   const char *target;
+  /* the generator's knobs (tools/driver_gen.c): declaring, tec_gen_knob adds each to space;
+   * with knob_idx, knob k takes its value number knob_idx[k] (knobs must come in the order
+   * and with the values space holds); neither: each knob its default */
+  tune_space *space;
+  const int64_t *knob_idx;
+  int nknob;            /* knobs seen so far in this run */
+  const char *knob_bad; /* the first misuse of tec_gen_knob, reported after the run */
+  double flops;         /* tec_gen_flops (0: not given) */
 };
 
 typedef union drv_problem {
@@ -53,11 +61,31 @@ int drv_tune(tec_ctx *ctx, const topi_template *t, const void *problem, const ch
 lower_func *drv_auto_lower(tec_ctx *ctx, const topi_template *t, const void *problem, const char *target,
                            const char *records, const char *name, const char **cfg_str, const char **trace_c);
 /* tec tune --auto: OP's declaration as a task of the tuned auto-scheduler (tune_task_auto);
- * then the schedule the records give it printed, per stage and as C calls. 0 or -1 with an
- * error in ctx. */
+ * drv_auto_print_sched then prints the schedule the records give the program of an
+ * unscheduled schedule, per stage and as C calls. 0 or -1 with an error in ctx. */
 int drv_auto_task(tec_ctx *ctx, const topi_template *t, const void *problem, const char *target, tune_task *task);
-int drv_auto_print(tec_ctx *ctx, const topi_template *t, const void *problem, const char *target,
-                   const char *records);
+/* the program's name as the user ran it ("tec", "my_ops"), for the command lines printed */
+const char *drv_prog(void);
+
+/* driver_gen.c: generator g's operator lowered as name: its own schedule with the knobs at
+ * their defaults or at --config's values (config), or with autosched its program scheduled by
+ * the auto-scheduler (records: the best tuned record; NULL: the instant mode). *cfg_str: the
+ * config applied as text (NULL without knobs), *trace_c the auto schedule as C calls, *flops
+ * what the generator gave tec_gen_flops (0: nothing). NULL
+ * with an error in ctx. */
+lower_func *drv_gen_lower(tec_ctx *ctx, const tec_generator *g, const char *name, const char *shape,
+                          const char *target, const char *config, int autosched, const char *records,
+                          const char **cfg_str, const char **trace_c, double *flops);
+/* `OP tune` for generator g: its knobs' space (or with --auto the auto-scheduler's); the exit
+ * status */
+int drv_gen_tune(tec_ctx *ctx, const tec_generator *g, const char *shape, const char *target, int repeat,
+                 const drv_tune_args *a);
+/* driver_tune.c: task searched as `tec tune` does, then the best printed; op and shape for the
+ * command line that reproduces it; fresh: with --auto, an unscheduled schedule of the task's
+ * program (the schedule its best record gives is printed from it) */
+int drv_tune_task(tec_ctx *ctx, tune_task *task, const char *op, const char *shape, const char *target,
+                  int repeat, const drv_tune_args *a, sch_schedule *fresh);
+int drv_auto_print_sched(tec_ctx *ctx, sch_schedule *fresh, const char *target, const char *records);
 
 int drv_params_parse(tec_ctx *ctx, const char *text, tec_gen_params *p);
 /* -1 with an error if a value was bad or a key was never read (legal: the keys, for the message) */

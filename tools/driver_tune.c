@@ -1,5 +1,6 @@
 /* driver_tune.c — `tec tune`: a topi template's space (or with --auto the space the
- * auto-scheduler generates for its declaration: driver_auto.c) searched on the host (tune/), or on
+ * auto-scheduler generates for its declaration: driver_auto.c; a generator's task comes from
+ * driver_gen.c) searched on the host (tune/), or on
  * other hosts over ssh (--remote), every trial appended to the records file, the progress line
  * on stderr, the best config printed (the text --config takes), the CSV and SVG when asked.
  * Exit 2 for bad usage, 1 when tuning fails or no candidate ran correctly. */
@@ -66,6 +67,22 @@ static int remote_hosts(char *list, const char **hosts, int *n) {
 
 int drv_tune(tec_ctx *ctx, const topi_template *t, const void *problem, const char *shape, const char *target,
              int repeat, const drv_tune_args *a) {
+  tune_task task;
+  sch_schedule *fresh = NULL;
+  if (a->autosched) {
+    topi_decl d;
+    if (drv_auto_task(ctx, t, problem, target, &task) != 0 || t->declare(ctx, problem, &d) != 0 ||
+        !(fresh = sch_create(ctx, 1, &d.out)))
+      return err(2, tec_ctx_error(ctx));
+  } else if (tune_task_topi(ctx, t, problem, shape, target, &task) != 0) {
+    return err(2, tec_ctx_error(ctx));
+  }
+  return drv_tune_task(ctx, &task, t->name, shape, target, repeat, a, fresh);
+}
+
+int drv_tune_task(tec_ctx *ctx, tune_task *task_in, const char *op, const char *shape, const char *target,
+                  int repeat, const drv_tune_args *a, sch_schedule *fresh) {
+  const tune_task task = *task_in;
   tune_options o = tune_options_default();
   if (a->tuner) o.tuner = a->tuner;
   if (strcmp(o.tuner, "grid") && strcmp(o.tuner, "random") && strcmp(o.tuner, "anneal") &&
@@ -103,11 +120,6 @@ int drv_tune(tec_ctx *ctx, const topi_template *t, const void *problem, const ch
     o.confirm = a->confirm;
   }
   o.records = a->records, o.csv = a->csv, o.svg = a->svg, o.progress = 1, o.transfer = a->transfer;
-  tune_task task;
-  if ((a->autosched ? drv_auto_task(ctx, t, problem, target, &task)
-                    : tune_task_topi(ctx, t, problem, shape, target, &task)) != 0)
-    return err(2, tec_ctx_error(ctx));
-
   if (!a->remote && (a->remote_prefix || a->remote_cc || a->remote_runtime || a->nssh))
     return err(2, "--remote-run-prefix, --remote-cc, --remote-runtime and --ssh-option go with --remote HOSTS");
   tune_remote ro = {0};
@@ -173,11 +185,12 @@ int drv_tune(tec_ctx *ctx, const topi_template *t, const void *problem, const ch
     snprintf(cfg, sizeof cfg, "%s", b->config);
     for (char *c = cfg; *c; c++)
       if (*c == ' ') *c = ',';
-    if (a->autosched) {
-      printf("tec bench %s --shape %s --auto --records %s\n", t->name, shape, a->records);
-      if (drv_auto_print(ctx, t, problem, target, a->records) != 0) status = err(1, tec_ctx_error(ctx));
+    const char *sh = shape && *shape ? shape : NULL;
+    if (fresh) {
+      printf("%s bench %s%s%s --auto --records %s\n", drv_prog(), op, sh ? " --shape " : "", sh ? sh : "", a->records);
+      if (drv_auto_print_sched(ctx, fresh, target, a->records) != 0) status = err(1, tec_ctx_error(ctx));
     } else {
-      printf("tec bench %s --shape %s --config %s\n", t->name, shape, cfg);
+      printf("%s bench %s%s%s --config %s\n", drv_prog(), op, sh ? " --shape " : "", sh ? sh : "", cfg);
     }
   }
   if (a->csv) printf("trials: %s\n", a->csv);

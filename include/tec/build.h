@@ -109,6 +109,14 @@ typedef enum tec_emit_kind {
 /* Ahead of time: writes the functions for target into path. 0, or -1 with an error. */
 int tec_emit(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const char *target,
              tec_emit_kind kind, const char *path);
+/* One HTML page (self-contained, no network) to look at f as built for target (NULL: the
+ * host): the printed program with each loop foldable and tagged with what made it (split,
+ * fuse, parallel, vectorize, unroll), the optimized LLVM IR and the assembly beside it, each
+ * loop linked to the IR and assembly made from it (debug locations codegen attaches per loop:
+ * a loop's instructions carry its printed line), the hot loop's vector instructions
+ * highlighted. `tec print OP --html FILE` writes it. 0, or -1 with an error. */
+int tec_html(tec_ctx *ctx, lower_func *f, const char *target, const char *path);
+
 /* The same for a parsed target (NULL: the host). */
 int tec_emit_for(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const tec_target *target,
                  tec_emit_kind kind, const char *path);

@@ -2,8 +2,8 @@
  *
  * A generator file declares and schedules operators and registers each with TEC_GENERATOR;
  * linked with libtec_driver.a (which holds main) and libtec, it becomes a command with the
- * same verbs as `tec` (print, compile, bench, list, targets), its operators beside the topi
- * templates:
+ * same verbs as `tec` (print, compile, bench, tune, list, targets), its operators beside the
+ * topi templates (--auto: the generator's program scheduled by the auto-scheduler instead):
  *
  *   static lower_func *scale(tec_ctx *ctx, const char *name, const tec_gen_params *p) {
  *     int64_t n = tec_gen_int(p, "n", 1024);   // --shape n=4096
@@ -31,6 +31,17 @@ typedef struct tec_gen_params tec_gen_params;
 int64_t tec_gen_int(const tec_gen_params *p, const char *key, int64_t dflt);
 /* The text of parameter key, or dflt. */
 const char *tec_gen_str(const tec_gen_params *p, const char *key, const char *dflt);
+/* A tuning knob (AutoTVM's cfg.define_knob): one of nvals integer values, dflt among them.
+ * Returns the value to build with: dflt, or the value --config "name=v,..." gives it, or under
+ * `OP tune` the candidate's. The knobs a generator declares form its space: `my_ops tune OP
+ * --records F` searches it (records keyed by OP, --shape and the hash of the te program, so an
+ * edited compute never takes an old record) and prints the best as a --config. A generator
+ * must declare the same knobs in the same order on every run; a misuse (a duplicate name, a
+ * default not among the values) is reported after it returns. */
+int64_t tec_gen_knob(const tec_gen_params *p, const char *name, int nvals, const int64_t *vals, int64_t dflt);
+/* The operator's floating-point operations per call (e.g. 2 m n k for a matrix multiply), so
+ * bench and tune report GFLOP/s; without it they report times only. */
+void tec_gen_flops(const tec_gen_params *p, double flops);
 /* The --target string (NULL: the host). */
 const char *tec_gen_target(const tec_gen_params *p);
 

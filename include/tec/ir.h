@@ -311,6 +311,9 @@ typedef struct ir_print_names {
   int n;
   const ir_expr *const *vars;
   const char *const *names;
+  /* called before each loop is printed (NULL: not), e.g. to note the line it starts on */
+  void (*on_for)(void *user, const ir_stmt *loop);
+  void *user;
 } ir_print_names;
 void ir_print_stmt_names(FILE *f, const ir_stmt *s, const ir_print_names *nm);
 /* Text in the ctx's arena. */

@@ -259,4 +259,15 @@ const ir_expr *te_read(const te_tensor *t, int nidx, const ir_expr *const *idx);
  * count; *out is an arena array. */
 int te_topo_order(tec_ctx *ctx, int nout, te_tensor *const *outs, te_tensor ***out);
 
+/* The structural hash of the program that computes outs (te/hash.c): every tensor reachable,
+ * in topological order, by name, kind, dtype, constness, shape, axes' ranges and body. Editing
+ * the compute changes it; declaring the same program again gives the same value in any
+ * process. Records of tuned schedules are keyed by it. 0, or -1 with an error in ctx. */
+int te_program_hash(tec_ctx *ctx, int nout, te_tensor *const *outs, uint64_t *out);
+/* Its parts, for a hash that mixes in more (FNV-1a state *h): bytes, a string (NULL allowed),
+ * n tensors in the order given with whether each is one of outs. */
+void te_hash_bytes(uint64_t *h, const void *p, size_t n);
+void te_hash_str(uint64_t *h, const char *s);
+void te_hash_tensors(uint64_t *h, int n, te_tensor *const *ts, int nout, te_tensor *const *outs);
+
 #endif
