@@ -250,6 +250,7 @@ END_TEST
 
 /* The AOT header declares the function to link; a pointer-only declaration cannot be emitted. */
 START_TEST(extern_aot_header_and_pointer_only) {
+  if (tu_emulated()) return; /* the same text from any host: emitted once, on the build machine */
   prog p = make(NULL, pair_region, 0);
   lower_func *lf = tec_lower(p.s, "f", 2, (te_tensor *[]){p.A, p.C});
   ck_assert_ptr_nonnull(lf);
