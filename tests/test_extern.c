@@ -133,6 +133,18 @@ static void run_and_check(prog *p, tec_packed_fn f) {
   tec_dl_free(&c);
 }
 
+/* Builds p as scheduled, calls it, expects -1 with msg in the runtime's error; frees p. */
+static void expect_call_fails(prog *p, const char *msg) {
+  tec_packed_fn f = tu_build(p->ctx, p->s, "f", 2, (te_tensor *[]){p->A, p->C});
+  DLTensor a = tu_rand_f32(2, (int64_t[]){R + 1, COLS}, 1);
+  DLTensor c = tu_zeros(TEC_F32, 2, (int64_t[]){R, COLS});
+  ck_assert_int_eq(TEC_CALL(f, &a, &c), -1);
+  tu_assert_contains(tec_rt_last_error(), msg);
+  tec_dl_free(&a);
+  tec_dl_free(&c);
+  tec_ctx_free(p->ctx);
+}
+
 START_TEST(extern_root_whole_region) {
   prog p = make(pair_sum, pair_region, 0);
   OK(p.ctx, sch_compute_root(sch_stage_of(p.s, p.E)));
@@ -206,14 +218,19 @@ START_TEST(extern_at_tile_region_is_the_inferred_one) {
 }
 END_TEST
 
+/* C's rows in parallel tiles of 16, E computed per tile. */
+static void parallel_tiles(prog *p) {
+  sch_stage *c = sch_stage_of(p->s, p->C);
+  sch_iter *io, *ii;
+  OK(p->ctx, sch_split(c, sch_axis(c, 0), 16, &io, &ii));
+  OK(p->ctx, sch_parallel(c, io));
+  OK(p->ctx, sch_compute_at(sch_stage_of(p->s, p->E), c, io));
+}
+
 /* A thread-safe extern at the tile loop of a parallel consumer: every tile computed. */
 START_TEST(extern_thread_safe_in_parallel_loop) {
   prog p = make(pair_sum_quiet, pair_region, 1);
-  sch_stage *c = sch_stage_of(p.s, p.C);
-  sch_iter *io, *ii;
-  OK(p.ctx, sch_split(c, sch_axis(c, 0), 16, &io, &ii));
-  OK(p.ctx, sch_parallel(c, io));
-  OK(p.ctx, sch_compute_at(sch_stage_of(p.s, p.E), c, io));
+  parallel_tiles(&p);
   tec_packed_fn f = tu_build(p.ctx, p.s, "f", 2, (te_tensor *[]){p.A, p.C});
   run_and_check(&p, f);
   tec_ctx_free(p.ctx);
@@ -337,16 +354,8 @@ START_TEST(extern_tile_region_outside_input_checked) {
   sch_iter *io, *ii;
   OK(p.ctx, sch_split(c, sch_axis(c, 0), 8, &io, &ii));
   OK(p.ctx, sch_compute_at(sch_stage_of(p.s, p.E), c, io));
-  tec_packed_fn f = tu_build(p.ctx, p.s, "f", 2, (te_tensor *[]){p.A, p.C});
-  DLTensor a = tu_rand_f32(2, (int64_t[]){R + 1, COLS}, 1);
-  DLTensor cc = tu_zeros(TEC_F32, 2, (int64_t[]){R, COLS});
-  ck_assert_int_eq(TEC_CALL(f, &a, &cc), -1);
-  tu_assert_contains(tec_rt_last_error(), "extern stage 'E': its region function asks input 0 "
-                                          "('A') for 8 elements from 64 in dimension 0, outside "
-                                          "its shape [0, 64)");
-  tec_dl_free(&a);
-  tec_dl_free(&cc);
-  tec_ctx_free(p.ctx);
+  expect_call_fails(&p, "extern stage 'E': its region function asks input 0 ('A') for 8 "
+                        "elements from 64 in dimension 0, outside its shape [0, 64)");
 }
 END_TEST
 
@@ -404,11 +413,7 @@ END_TEST
 
 START_TEST(extern_refuses_parallel_without_thread_safety_and_vector_loops) {
   prog p = make(pair_sum_quiet, pair_region, 0);
-  sch_stage *c = sch_stage_of(p.s, p.C);
-  sch_iter *io, *ii;
-  OK(p.ctx, sch_split(c, sch_axis(c, 0), 16, &io, &ii));
-  OK(p.ctx, sch_parallel(c, io));
-  OK(p.ctx, sch_compute_at(sch_stage_of(p.s, p.E), c, io));
+  parallel_tiles(&p);
   ck_assert_ptr_null(tec_lower(p.s, "f", 2, (te_tensor *[]){p.A, p.C}));
   assert_err(p.ctx, "tec_lower 'f': extern stage 'E' is computed inside parallel loop 'i.outer' "
                     "of 'C', so its function pair_sum would run on several threads at once, "
@@ -418,7 +423,7 @@ START_TEST(extern_refuses_parallel_without_thread_safety_and_vector_loops) {
   tec_ctx_free(p.ctx);
 
   p = make(pair_sum_quiet, pair_region, 1);
-  c = sch_stage_of(p.s, p.C);
+  sch_stage *c = sch_stage_of(p.s, p.C);
   sch_iter *jo, *ji;
   OK(p.ctx, sch_split(c, sch_axis(c, 1), 8, &jo, &ji));
   OK(p.ctx, sch_vectorize(c, ji));
@@ -432,14 +437,7 @@ END_TEST
 
 START_TEST(extern_failure_returns_error) {
   prog p = make(fails, pair_region, 0);
-  tec_packed_fn f = tu_build(p.ctx, p.s, "f", 2, (te_tensor *[]){p.A, p.C});
-  DLTensor a = tu_rand_f32(2, (int64_t[]){R + 1, COLS}, 1);
-  DLTensor c = tu_zeros(TEC_F32, 2, (int64_t[]){R, COLS});
-  ck_assert_int_eq(TEC_CALL(f, &a, &c), -1);
-  tu_assert_contains(tec_rt_last_error(), "extern stage 'E': its function returned 7");
-  tec_dl_free(&a);
-  tec_dl_free(&c);
-  tec_ctx_free(p.ctx);
+  expect_call_fails(&p, "extern stage 'E': its function returned 7");
 }
 END_TEST
 
