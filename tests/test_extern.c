@@ -59,25 +59,20 @@ static int32_t fails(const tec_extern_buffer *b, int32_t nbuf) {
   return 7;
 }
 
-/* rows [m, m + e + 1), the same columns */
-static int pair_region(tec_ctx *ctx, int input, const ir_expr *const *omin,
+/* Input rows [m*mul + add, m*mul + add + e + extra) for output rows [m, m + e), the same
+ * columns: {1, 0, 1} is what pair_sum reads; the others ask outside A. */
+typedef struct row_map {
+  int64_t mul, add, extra;
+} row_map;
+static const row_map pair_rows = {1, 0, 1}, shifted_rows = {1, 5, 0}, doubled_rows = {2, 0, 0};
+
+static int rows_region(tec_ctx *ctx, int input, const ir_expr *const *omin,
                        const ir_expr *const *oext, const ir_expr **imin, const ir_expr **iext,
                        void *user) {
-  (void)input, (void)user;
-  imin[0] = omin[0];
-  iext[0] = ir_add(oext[0], ir_int(ctx, 1));
-  imin[1] = omin[1];
-  iext[1] = oext[1];
-  return 0;
-}
-
-/* rows [m + 5, m + e + 5): past the input's end for the last rows */
-static int shifted_region(tec_ctx *ctx, int input, const ir_expr *const *omin,
-                          const ir_expr *const *oext, const ir_expr **imin, const ir_expr **iext,
-                          void *user) {
-  (void)input, (void)user;
-  imin[0] = ir_add(omin[0], ir_int(ctx, 5));
-  iext[0] = oext[0];
+  (void)input;
+  const row_map *m = user;
+  imin[0] = ir_add(ir_mul(omin[0], ir_int(ctx, m->mul)), ir_int(ctx, m->add));
+  iext[0] = ir_add(oext[0], ir_int(ctx, m->extra));
   imin[1] = omin[1];
   iext[1] = oext[1];
   return 0;
@@ -101,13 +96,14 @@ static const ir_expr *times2(tec_ctx *ctx, const ir_expr *const *i, void *user) 
 }
 
 /* A[64, 32] -> E[63, 32] (extern) -> C = E * 2 */
-static prog make(te_extern_fn fn, te_extern_region_fn region, int thread_safe) {
+static prog make(te_extern_fn fn, const row_map *rows, int thread_safe) {
   prog p = {tec_ctx_new(), NULL, NULL, NULL, NULL};
   p.A = te_placeholder(p.ctx, "A", TEC_F32, 2, TE_SHAPE(p.ctx, R + 1, COLS));
   p.E = te_extern(p.ctx, &(te_extern_decl){.name = "E", .type = TEC_F32, .ndim = 2,
                                            .shape = TE_SHAPE(p.ctx, R, COLS), .ninputs = 1,
                                            .inputs = &p.A, .symbol = "pair_sum", .fn = fn,
-                                           .region = region, .thread_safe = thread_safe});
+                                           .region = rows_region, .user = (void *)rows,
+                                           .thread_safe = thread_safe});
   ck_assert_msg(p.E != NULL, "%s", tec_ctx_error(p.ctx));
   p.C = te_compute(p.ctx, &(te_compute_decl){.name = "C", .ndim = 2,
                                              .shape = TE_SHAPE(p.ctx, R, COLS), .body = times2,
@@ -146,7 +142,7 @@ static void expect_call_fails(prog *p, const char *msg) {
 }
 
 START_TEST(extern_root_whole_region) {
-  prog p = make(pair_sum, pair_region, 0);
+  prog p = make(pair_sum, &pair_rows, 0);
   OK(p.ctx, sch_compute_root(sch_stage_of(p.s, p.E)));
   ncalls = 0;
   tec_packed_fn f = tu_build(p.ctx, p.s, "f", 2, (te_tensor *[]){p.A, p.C});
@@ -183,7 +179,7 @@ static void keep_schedule_ops(void *user, const lower_func *f, const char *pass,
 /* compute_at C's i.outer (tiles of 8 rows): one call per tile, on the tile's rows (the last
  * tile 7: the region clamped to E's 63 rows) and the input rows [8t, 8t + ext + 1). */
 START_TEST(extern_at_tile_region_is_the_inferred_one) {
-  prog p = make(pair_sum, pair_region, 0);
+  prog p = make(pair_sum, &pair_rows, 0);
   sch_stage *c = sch_stage_of(p.s, p.C);
   sch_iter *io, *ii;
   OK(p.ctx, sch_split(c, sch_axis(c, 0), 8, &io, &ii));
@@ -229,7 +225,7 @@ static void parallel_tiles(prog *p) {
 
 /* A thread-safe extern at the tile loop of a parallel consumer: every tile computed. */
 START_TEST(extern_thread_safe_in_parallel_loop) {
-  prog p = make(pair_sum_quiet, pair_region, 1);
+  prog p = make(pair_sum_quiet, &pair_rows, 1);
   parallel_tiles(&p);
   tec_packed_fn f = tu_build(p.ctx, p.s, "f", 2, (te_tensor *[]){p.A, p.C});
   run_and_check(&p, f);
@@ -268,7 +264,7 @@ END_TEST
 /* The AOT header declares the function to link; a pointer-only declaration cannot be emitted. */
 START_TEST(extern_aot_header_and_pointer_only) {
   if (tu_emulated()) return; /* the same text from any host: emitted once, on the build machine */
-  prog p = make(NULL, pair_region, 0);
+  prog p = make(NULL, &pair_rows, 0);
   lower_func *lf = tec_lower(p.s, "f", 2, (te_tensor *[]){p.A, p.C});
   ck_assert_ptr_nonnull(lf);
   char *h = tu_emit_text(p.ctx, lf, "llvm -mtriple=aarch64-linux-gnu -mattr=+neon",
@@ -303,7 +299,8 @@ START_TEST(extern_refuses_no_function_and_bad_regions) {
   tec_ctx *ctx = tec_ctx_new();
   te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, R + 1, COLS));
   te_extern_decl d = {.name = "E", .type = TEC_F32, .ndim = 2, .shape = TE_SHAPE(ctx, R, COLS),
-                      .ninputs = 1, .inputs = &A, .region = pair_region};
+                      .ninputs = 1, .inputs = &A, .region = rows_region,
+                      .user = (void *)&pair_rows};
   ck_assert_ptr_null(te_extern(ctx, &d));
   assert_err(ctx, "te_extern 'E': no function: give symbol (the C function's name, which AOT "
                   "objects reference and the JIT resolves) or fn (a pointer, JIT only)");
@@ -314,7 +311,7 @@ START_TEST(extern_refuses_no_function_and_bad_regions) {
   tec_ctx_clear_error(ctx);
   d.symbol = NULL;
   d.fn = pair_sum;
-  d.region = shifted_region;
+  d.user = (void *)&shifted_rows;
   ck_assert_ptr_null(te_extern(ctx, &d));
   assert_err(ctx, "te_extern 'E': for the whole output the region function asks input 0 ('A') "
                   "for [5, 68) in dimension 0, outside its shape [0, 64); a region must lie in "
@@ -326,7 +323,8 @@ START_TEST(extern_refuses_no_function_and_bad_regions) {
                   "dimension without a scalar integer min and extent; it must fill "
                   "in_min[0..2) and in_extent[0..2) and return 0");
   tec_ctx_clear_error(ctx);
-  d.region = pair_region;
+  d.region = rows_region;
+  d.user = (void *)&pair_rows;
   d.inputs = (te_tensor *[]){NULL};
   ck_assert_ptr_null(te_extern(ctx, &d));
   assert_err(ctx, "te_extern 'E': input 0 is NULL");
@@ -334,22 +332,10 @@ START_TEST(extern_refuses_no_function_and_bad_regions) {
 }
 END_TEST
 
-/* A region that is inside the input for the whole output but not for a tile: refused at
- * lowering when provable, checked at run time otherwise. */
-static int tile_shift_region(tec_ctx *ctx, int input, const ir_expr *const *omin,
-                             const ir_expr *const *oext, const ir_expr **imin,
-                             const ir_expr **iext, void *user) {
-  (void)input, (void)user;
-  /* rows [2m, 2m + e): fine for the whole output (m = 0), past the end for later tiles */
-  imin[0] = ir_mul(omin[0], ir_int(ctx, 2));
-  iext[0] = oext[0];
-  imin[1] = omin[1];
-  iext[1] = oext[1];
-  return 0;
-}
-
+/* A region that is inside the input for the whole output but not for a tile (rows
+ * [2m, 2m + e): fine for m = 0, past the end for later tiles): checked at run time. */
 START_TEST(extern_tile_region_outside_input_checked) {
-  prog p = make(pair_sum_quiet, tile_shift_region, 0);
+  prog p = make(pair_sum_quiet, &doubled_rows, 0);
   sch_stage *c = sch_stage_of(p.s, p.C);
   sch_iter *io, *ii;
   OK(p.ctx, sch_split(c, sch_axis(c, 0), 8, &io, &ii));
@@ -360,7 +346,7 @@ START_TEST(extern_tile_region_outside_input_checked) {
 END_TEST
 
 START_TEST(extern_refuses_loop_primitives) {
-  prog p = make(pair_sum, pair_region, 1);
+  prog p = make(pair_sum, &pair_rows, 1);
   sch_stage *e = sch_stage_of(p.s, p.E);
   sch_iter *o, *i;
   ck_assert_int_eq(sch_split(e, sch_axis(e, 0), 4, &o, &i), -1);
@@ -401,7 +387,7 @@ START_TEST(extern_refuses_inlined_input) {
   te_tensor *E = te_extern(ctx, &(te_extern_decl){.name = "E", .type = TEC_F32, .ndim = 2,
                                                   .shape = TE_SHAPE(ctx, R, COLS), .ninputs = 1,
                                                   .inputs = &B, .fn = pair_sum_quiet,
-                                                  .region = pair_region});
+                                                  .region = rows_region, .user = (void *)&pair_rows});
   sch_schedule *s = sch_create(ctx, 1, &E);
   ck_assert_int_eq(sch_compute_inline(sch_stage_of(s, B)), -1);
   assert_err(ctx, "compute_inline: 'B' is read by the extern stage 'E', whose C function reads "
@@ -412,7 +398,7 @@ START_TEST(extern_refuses_inlined_input) {
 END_TEST
 
 START_TEST(extern_refuses_parallel_without_thread_safety_and_vector_loops) {
-  prog p = make(pair_sum_quiet, pair_region, 0);
+  prog p = make(pair_sum_quiet, &pair_rows, 0);
   parallel_tiles(&p);
   ck_assert_ptr_null(tec_lower(p.s, "f", 2, (te_tensor *[]){p.A, p.C}));
   assert_err(p.ctx, "tec_lower 'f': extern stage 'E' is computed inside parallel loop 'i.outer' "
@@ -422,7 +408,7 @@ START_TEST(extern_refuses_parallel_without_thread_safety_and_vector_loops) {
                     "the parallel loop (compute_root, or compute_at a loop around it)");
   tec_ctx_free(p.ctx);
 
-  p = make(pair_sum_quiet, pair_region, 1);
+  p = make(pair_sum_quiet, &pair_rows, 1);
   sch_stage *c = sch_stage_of(p.s, p.C);
   sch_iter *jo, *ji;
   OK(p.ctx, sch_split(c, sch_axis(c, 1), 8, &jo, &ji));
@@ -436,7 +422,7 @@ START_TEST(extern_refuses_parallel_without_thread_safety_and_vector_loops) {
 END_TEST
 
 START_TEST(extern_failure_returns_error) {
-  prog p = make(fails, pair_region, 0);
+  prog p = make(fails, &pair_rows, 0);
   expect_call_fails(&p, "extern stage 'E': its function returned 7");
 }
 END_TEST
