@@ -295,6 +295,23 @@ END_TEST
 
 /* ---- bad input ---- */
 
+/* No pointer and a symbol the process does not have: the JIT build fails, naming it. */
+START_TEST(extern_unresolved_symbol) {
+  tec_ctx *ctx = tec_ctx_new();
+  te_tensor *X = te_placeholder(ctx, "X", TEC_F32, 1, TE_SHAPE(ctx, 10));
+  te_tensor *Y = te_extern(ctx, &(te_extern_decl){.name = "Y", .type = TEC_F32, .ndim = 1,
+                                                  .shape = TE_SHAPE(ctx, 5), .ninputs = 1,
+                                                  .inputs = &X, .symbol = "tec_no_such_fn"});
+  sch_schedule *s = sch_create(ctx, 1, &Y);
+  lower_func *g = tec_lower(s, "g", 2, (te_tensor *[]){X, Y});
+  ck_assert_ptr_nonnull(g);
+  tec_module *m = tec_build(ctx, 1, &g, NULL);
+  ck_assert_ptr_null(m ? tec_module_get(m, "g") : NULL);
+  tu_assert_contains(tec_ctx_error(ctx), "tec_no_such_fn");
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 START_TEST(extern_refuses_no_function_and_bad_regions) {
   tec_ctx *ctx = tec_ctx_new();
   te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, R + 1, COLS));
@@ -436,6 +453,7 @@ int main(void) {
   tcase_add_test(tc, extern_thread_safe_in_parallel_loop);
   tcase_add_test(tc, extern_as_output_whole_input);
   tcase_add_test(tc, extern_aot_header_and_pointer_only);
+  tcase_add_test(tc, extern_unresolved_symbol);
   tcase_add_test(tc, extern_refuses_no_function_and_bad_regions);
   tcase_add_test(tc, extern_tile_region_outside_input_checked);
   tcase_add_test(tc, extern_refuses_loop_primitives);
