@@ -113,20 +113,26 @@ static prog make(te_extern_fn fn, const row_map *rows, int thread_safe) {
   return p;
 }
 
+static void check_result(const DLTensor *a, const DLTensor *c);
 /* Runs f(A, C) on a fixed A and checks C = 2*(A[i] + A[i+1]). */
 static void run_and_check(prog *p, tec_packed_fn f) {
   DLTensor a = tu_rand_f32(2, (int64_t[]){R + 1, COLS}, 11);
   DLTensor c = tu_zeros(TEC_F32, 2, (int64_t[]){R, COLS});
   ck_assert_msg(TEC_CALL(f, &a, &c) == 0, "%s", tec_rt_last_error());
-  const float *x = tu_f32(&a), *y = tu_f32(&c);
+  check_result(&a, &c);
+  tec_dl_free(&a);
+  tec_dl_free(&c);
+}
+
+/* C = 2*(A[i] + A[i+1]) */
+static void check_result(const DLTensor *a, const DLTensor *c) {
+  const float *x = tu_f32(a), *y = tu_f32(c);
   for (int i = 0; i < R; i++)
     for (int j = 0; j < COLS; j++) {
       float want = 2 * (x[i * COLS + j] + x[(i + 1) * COLS + j]);
       ck_assert_msg(y[i * COLS + j] == want, "C[%d, %d] = %g, want %g", i, j, y[i * COLS + j],
                     want);
     }
-  tec_dl_free(&a);
-  tec_dl_free(&c);
 }
 
 /* Builds p as scheduled, calls it, expects -1 with msg in the runtime's error; frees p. */
@@ -257,6 +263,37 @@ START_TEST(extern_as_output_whole_input) {
     ck_assert(tu_f32(&y)[i] == tu_f32(&x)[2 * i] + tu_f32(&x)[2 * i + 1]);
   tec_dl_free(&x);
   tec_dl_free(&y);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* An extern stage of constants alone moves into the prepare step: two calls of the function,
+ * one call of the extern. */
+START_TEST(extern_of_constants_runs_in_prepare) {
+  tec_ctx *ctx = tec_ctx_new();
+  te_tensor *A = te_const_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, R + 1, COLS));
+  te_tensor *E = te_extern(ctx, &(te_extern_decl){.name = "E", .type = TEC_F32, .ndim = 2,
+                                                  .shape = TE_SHAPE(ctx, R, COLS), .ninputs = 1,
+                                                  .inputs = &A, .fn = pair_sum,
+                                                  .region = rows_region,
+                                                  .user = (void *)&pair_rows});
+  te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2,
+                                                    .shape = TE_SHAPE(ctx, R, COLS),
+                                                    .body = times2, .user = E});
+  lower_func *lf = tec_lower(sch_create(ctx, 1, &C), "f", 2, (te_tensor *[]){A, C});
+  tec_module *m = lf ? tec_build(ctx, 1, &lf, NULL) : NULL;
+  ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
+  DLTensor a = tu_rand_f32(2, (int64_t[]){R + 1, COLS}, 11);
+  DLTensor c = tu_zeros(TEC_F32, 2, (int64_t[]){R, COLS});
+  ncalls = 0;
+  for (int k = 0; k < 2; k++) {
+    ck_assert_msg(tec_module_run(m, "f", 2, (DLTensor *[]){&a, &c}) == 0, "%s",
+                  tec_rt_last_error());
+    check_result(&a, &c);
+  }
+  ck_assert_int_eq(ncalls, 1);
+  tec_dl_free(&a);
+  tec_dl_free(&c);
   tec_ctx_free(ctx);
 }
 END_TEST
@@ -452,6 +489,7 @@ int main(void) {
   tcase_add_test(tc, extern_at_tile_region_is_the_inferred_one);
   tcase_add_test(tc, extern_thread_safe_in_parallel_loop);
   tcase_add_test(tc, extern_as_output_whole_input);
+  tcase_add_test(tc, extern_of_constants_runs_in_prepare);
   tcase_add_test(tc, extern_aot_header_and_pointer_only);
   tcase_add_test(tc, extern_unresolved_symbol);
   tcase_add_test(tc, extern_refuses_no_function_and_bad_regions);
