@@ -311,6 +311,11 @@ START_TEST(extern_aot_header_and_pointer_only) {
   char *asm_text = tu_emit_text(p.ctx, lf, "llvm -mtriple=aarch64-linux-gnu -mattr=+neon",
                                 TEC_EMIT_ASM);
   tu_assert_contains(asm_text, "pair_sum");
+  tu_assert_contains(asm_text, "tec_rt_extern_call");
+  free(asm_text);
+  asm_text = tu_emit_text(p.ctx, lf, "llvm -mtriple=armv7a-linux-gnueabihf -mattr=+neon,+vfp4",
+                          TEC_EMIT_ASM); /* 32-bit pointers */
+  tu_assert_contains(asm_text, "bl\ttec_rt_extern_call");
   free(asm_text);
   tec_ctx_free(p.ctx);
 
