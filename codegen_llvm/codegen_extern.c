@@ -6,9 +6,15 @@
  *   desc    = {ndim, code, bits, lanes, extents..., strides..., mins...} per buffer
  *   rc = tec_rt_extern_call(fn, "E", nbuf, data, desc, names);  if (rc != 0) return -1
  *
- * The function: the JIT calls the pointer the declaration gave (te_extern_decl.fn), else
- * the symbol, which the JIT resolves in the process and an object file references (the AOT
+ * The function: the JIT calls the pointer the declaration gave (te_extern_decl.fn), else the
+ * symbol's address in the process (dlsym, at build time: a constant in the code, so no
+ * relocation has to reach from the JIT's memory to the executable's, which AArch64's
+ * PC-relative addressing cannot over 4 GB); an object file references the symbol (the AOT
  * header declares it). An object file for a declaration with a pointer only is refused. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* RTLD_DEFAULT */
+#endif
+#include <dlfcn.h>
 #include <string.h>
 #include "codegen_llvm/codegen.h"
 
@@ -45,8 +51,17 @@ static void put(cg_func *f, LLVMTypeRef ty, LLVMValueRef arr, int n, int i, LLVM
 static LLVMValueRef callee(cg_func *f, const te_tensor *t) {
   const te_extern_decl *d = t->ext;
   int jit = strcmp(f->who, "tec_emit") != 0;
-  if (jit && d->fn)
-    return LLVMConstIntToPtr(LLVMConstInt(f->i64, (unsigned long long)(uintptr_t)d->fn, 0),
+  void *addr = (void *)d->fn;
+  if (jit && !addr && d->symbol && !(addr = dlsym(RTLD_DEFAULT, d->symbol))) {
+    tec_ctx_set_error(f->ctx, "%s: extern stage '%s': no function '%s' in this process; export "
+                              "it (a shared library's, or the executable's when linked with "
+                              "-rdynamic) or give its pointer (te_extern_decl.fn)",
+                      f->who, t->name, d->symbol);
+    f->failed = 1;
+    return NULL;
+  }
+  if (jit)
+    return LLVMConstIntToPtr(LLVMConstInt(f->i64, (unsigned long long)(uintptr_t)addr, 0),
                              f->ptr8);
   if (!d->symbol) {
     tec_ctx_set_error(f->ctx, "%s: extern stage '%s' was given its function as a pointer only; "
