@@ -104,6 +104,14 @@ static const ir_stmt *simp_evaluate(ir_mutator *m, const ir_stmt *s) {
   return ir_stmt_with(s, a, s->b, s->c, s->body, s->else_body, s->seq, s->args);
 }
 
+/* An assert whose condition folds to true checks nothing (an extern stage's region check the
+ * loop ranges prove, lower/extern_nest.c). */
+static const ir_stmt *simp_assert(ir_mutator *m, const ir_stmt *s) {
+  const ir_stmt *r = ir_mutate_stmt_default(m, s);
+  int64_t v;
+  return r && ir_is_const_int(r->a, &v) && v ? NULL : r;
+}
+
 const ir_stmt *lower_simplify(const ir_stmt *s) {
   if (!s) return NULL;
   arith_env *env = arith_env_new(s->ctx);
@@ -116,5 +124,6 @@ const ir_stmt *lower_simplify(const ir_stmt *s) {
   m.stmt[IR_S_LET_STMT] = simp_let_stmt;
   m.stmt[IR_S_STORE] = simp_store;
   m.stmt[IR_S_EVALUATE] = simp_evaluate;
+  m.stmt[IR_S_ASSERT] = simp_assert;
   return ir_mutate_stmt(&m, s);
 }

@@ -227,7 +227,7 @@ int as_analyze(as_prog *p) {
       continue;
     }
     s->is_reduce = t->body && t->body->kind == IR_REDUCE && t->body->v.i != IR_COMB_USER;
-    s->understood = t->nout <= 1 && t->ndim <= AS_MAX_DIM && t->nreduce <= AS_MAX_DIM &&
+    s->understood = !t->ext && t->nout <= 1 && t->ndim <= AS_MAX_DIM && t->nreduce <= AS_MAX_DIM &&
                     !s->odd_domain &&
                     !(t->body && t->body->kind == IR_REDUCE && t->body->v.i == IR_COMB_USER);
     s->cost = body_cost(t);

@@ -1,7 +1,8 @@
 /* rule_leave.c — stages the rules do not understand are left as declared: an op with several
  * outputs (one nest writes them all; caches, inlining and rfactor refuse it) and a reduction
  * with a user reducer (rfactor and cache_write of its tuple are refused), a reduction over a
- * domain that depends on other axes (a triangular sum: its extent is not a number). Their readers
+ * domain that depends on other axes (a triangular sum: its extent is not a number), an extern
+ * stage (te_extern: no loops to schedule). Their readers
  * and producers are still scheduled; nothing is attached at their loops. */
 #include "autosched/internal.h"
 
@@ -11,7 +12,8 @@ void as_decide_leave(as_prog *p) {
     if (s->is_input || s->understood) continue;
     s->ch.kind = TEC_AS_LEAVE;
     s->rule = "leave";
-    s->why = s->t->nout > 1  ? "an op with several outputs: scheduled as declared"
+    s->why = s->t->ext       ? "an extern stage (a C function computes it): left at root, as declared"
+             : s->t->nout > 1  ? "an op with several outputs: scheduled as declared"
              : s->odd_domain ? "a reduce axis whose extent uses other axes: scheduled as declared"
                              : "a user reducer: scheduled as declared";
   }

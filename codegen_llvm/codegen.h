@@ -146,6 +146,9 @@ LLVMValueRef cg_intrinsic(cg_func *f, const char *name, LLVMTypeRef ty, LLVMValu
                           unsigned n);
 int cg_store(cg_func *f, const ir_stmt *s);
 int cg_allocate(cg_func *f, const ir_stmt *s);
+/* codegen_extern.c: an extern stage's call (IR_INTRIN_EXTERN); returns its i32 result after
+ * the branch that returns -1 when it failed */
+LLVMValueRef cg_extern_call(cg_func *f, const ir_expr *e);
 /* codegen_stmt.c */
 int cg_stmt(cg_func *f, const ir_stmt *s);
 /* for (var = lo; var < end; var++) body, with lo and end of var's type. */

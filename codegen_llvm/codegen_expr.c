@@ -208,9 +208,11 @@ static LLVMValueRef cg_call(cg_func *f, const ir_expr *e) {
       [IR_INTRIN_FLOOR] = {"llvm.floor", 1}, [IR_INTRIN_CEIL] = {"llvm.ceil", 1},
       [IR_INTRIN_FMA] = {"llvm.fmuladd", 3}, [IR_INTRIN_PREFETCH] = {NULL, 1},
       [IR_INTRIN_LIKELY] = {NULL, 1},        [IR_INTRIN_DL_ARG] = {NULL, 3},
+      [IR_INTRIN_EXTERN] = {NULL, -1},
   };
   int64_t fn = e->v.i;
   if (fn < 0 || fn >= IR_INTRIN_COUNT) return cg_internal(f, "unknown intrinsic %lld", (long long)fn);
+  if (fn == IR_INTRIN_EXTERN) return cg_extern_call(f, e); /* codegen_extern.c */
   if (e->nargs != intrin[fn].nargs)
     return cg_internal(f, "%s takes %d arguments, got %d", ir_intrinsic_name((ir_intrinsic)fn),
                        intrin[fn].nargs, e->nargs);

@@ -15,7 +15,8 @@
 #include "schedule/internal.h"
 
 static const char *const program_enum[DT_NPROGRAMS] = {
-    "DT_MATMUL", "DT_CONV2D", "DT_DEPTHWISE", "DT_ELEMWISE", "DT_REDUCE", "DT_PRODCONS"};
+    "DT_MATMUL", "DT_CONV2D", "DT_DEPTHWISE", "DT_ELEMWISE", "DT_REDUCE", "DT_PRODCONS",
+    "DT_EXTERN"};
 
 void dt_stage_id(char *out, const sch_stage *s) {
   char id[DT_ID];

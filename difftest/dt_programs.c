@@ -8,6 +8,7 @@
  *   elemwise   B = 2A, C = exp(B)/2, D = relu(C - 1), E = D + A  (variant 1: symbolic rows)
  *   reduce     R = sum (variant 1: max) of A over a 3x2 window
  *   prodcons   B = A*A + 1; C = B[i,j] + 2 B[i+1,j+1] + B[i+2,j]
+ *   extern     B = A*A + 1; E = B[i,j] + B[i+1,j] by a C function (te_extern); C = 2E + B[i+1,j]
  */
 #include <math.h>
 #include <string.h>
@@ -314,6 +315,72 @@ static void pc_ref(int v, const float *const *x, float *out) {
 #undef PC_B
 }
 
+/* ---------- an extern stage between tec stages ---------- */
+static const int64_t ex_shapes[][2] = {{8, 8}, {7, 11}}; /* output rows, cols */
+
+/* E's region from the rows [m, m + e + 1) of B it is given (strides in elements) */
+static int32_t ex_pair_rows(const tec_extern_buffer *b, int32_t nbuf) {
+  if (nbuf != 2 || b[0].dl.shape[0] < b[1].dl.shape[0] + 1 || b[0].min[0] != b[1].min[0] ||
+      b[0].min[1] != b[1].min[1] || b[0].dl.shape[1] < b[1].dl.shape[1])
+    return 1; /* not the region the region function asked for */
+  const float *x = b[0].dl.data;
+  float *e = b[1].dl.data;
+  const int64_t *xs = b[0].dl.strides, *es = b[1].dl.strides;
+  for (int64_t i = 0; i < b[1].dl.shape[0]; i++)
+    for (int64_t j = 0; j < b[1].dl.shape[1]; j++)
+      e[i * es[0] + j * es[1]] = x[i * xs[0] + j * xs[1]] + x[(i + 1) * xs[0] + j * xs[1]];
+  return 0;
+}
+
+static int ex_region(tec_ctx *ctx, int input, const ir_expr *const *omin,
+                     const ir_expr *const *oext, const ir_expr **imin, const ir_expr **iext,
+                     void *user) {
+  (void)input, (void)user;
+  imin[0] = omin[0], iext[0] = ir_add(oext[0], ir_int(ctx, 1));
+  imin[1] = omin[1], iext[1] = oext[1];
+  return 0;
+}
+
+typedef struct ex_ins {
+  te_tensor *B, *E;
+} ex_ins;
+static const ir_expr *ex_cons(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  ex_ins *x = u;
+  return ir_add(ir_mul(TE_AT(x->E, i[0], i[1]), ir_float(ctx, 2.0)),
+                TE_AT(x->B, ir_add(i[0], ir_int(ctx, 1)), i[1]));
+}
+
+static int ex_build(dt_instance *in) {
+  tec_ctx *ctx = in->ctx;
+  const int64_t H = ex_shapes[in->variant][0], W = ex_shapes[in->variant][1];
+  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, H + 1, W));
+  te_tensor *B = compute(ctx, "B", 2, A->shape, pc_prod, A, NULL);
+  te_tensor *E = B ? te_extern(ctx, &(te_extern_decl){.name = "E", .type = TEC_F32, .ndim = 2,
+                                                      .shape = TE_SHAPE(ctx, H, W),
+                                                      .ninputs = 1, .inputs = &B,
+                                                      .symbol = "dt_pair_rows",
+                                                      .fn = ex_pair_rows, .region = ex_region,
+                                                      .thread_safe = in->variant == 1})
+                   : NULL;
+  ex_ins *x = tec_ctx_alloc(ctx, sizeof *x);
+  if (!E || !x) return -1;
+  *x = (ex_ins){B, E};
+  te_tensor *C = compute(ctx, "C", 2, TE_SHAPE(ctx, H, W), ex_cons, x, NULL);
+  if (!C) return -1;
+  arg(in, A, 2, (int64_t[]){H + 1, W});
+  arg(in, C, 2, (int64_t[]){H, W});
+  return 0;
+}
+
+static void ex_ref(int v, const float *const *x, float *out) {
+  const int64_t H = ex_shapes[v][0], W = ex_shapes[v][1];
+#define EX_B(i, j) (x[0][(i) * W + (j)] * x[0][(i) * W + (j)] + 1.0f)
+  for (int64_t i = 0; i < H; i++)
+    for (int64_t j = 0; j < W; j++)
+      out[i * W + j] = (EX_B(i, j) + EX_B(i + 1, j)) * 2.0f + EX_B(i + 1, j);
+#undef EX_B
+}
+
 const dt_program_def dt_programs[DT_NPROGRAMS] = {
     [DT_MATMUL] = {"matmul", 4, mm_build, mm_ref},
     [DT_CONV2D] = {"conv2d", 2, cv_build, cv_ref},
@@ -321,6 +388,7 @@ const dt_program_def dt_programs[DT_NPROGRAMS] = {
     [DT_ELEMWISE] = {"elemwise", 3, ew_build, ew_ref},
     [DT_REDUCE] = {"reduce", 2, rd_build, rd_ref},
     [DT_PRODCONS] = {"prodcons", 2, pc_build, pc_ref},
+    [DT_EXTERN] = {"extern", 2, ex_build, ex_ref},
 };
 
 const char *dt_program_name(dt_program p) {

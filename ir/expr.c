@@ -216,8 +216,8 @@ const ir_expr *ir_cast(tec_dtype t, const ir_expr *a) {
 
 static const char *const intrin_names[IR_INTRIN_COUNT] = {
     "exp", "log", "sqrt", "tanh", "fabs", "pow", "floor", "ceil", "fma", "prefetch", "likely",
-    "dl_arg"};
-static const int intrin_arity[IR_INTRIN_COUNT] = {1, 1, 1, 1, 1, 2, 1, 1, 3, 1, 1, 3};
+    "dl_arg", "extern_call"};
+static const int intrin_arity[IR_INTRIN_COUNT] = {1, 1, 1, 1, 1, 2, 1, 1, 3, 1, 1, 3, -1};
 
 const char *ir_intrinsic_name(ir_intrinsic i) {
   return (unsigned)i < IR_INTRIN_COUNT ? intrin_names[i] : "unknown";
@@ -251,6 +251,11 @@ const ir_expr *ir_call(tec_ctx *ctx, ir_intrinsic fn, int nargs, const ir_expr *
                            "ir_dl_arg(ctx, field, arg, dim)");
     return NULL;
   }
+  if (fn == IR_INTRIN_EXTERN) {
+    tec_ctx_set_error(ctx, "ir_call: extern_call is an extern stage's call; declare the stage "
+                           "with te_extern");
+    return NULL;
+  }
   if (nargs != intrin_arity[fn]) {
     tec_ctx_set_error(ctx, "ir_call: %s takes %d argument(s), got %d", intrin_names[fn],
                       intrin_arity[fn], nargs);
@@ -281,6 +286,18 @@ const ir_expr *ir_call(tec_ctx *ctx, ir_intrinsic fn, int nargs, const ir_expr *
     return NULL;
   }
   return make_call(ctx, fn, a[0]->type, nargs, a);
+}
+
+const ir_expr *ir_extern_call(tec_ctx *ctx, const te_tensor *t_out, tec_dtype t, int nargs,
+                              const ir_expr *const *args) {
+  if (!ctx || !t_out || nargs < 0) return NULL;
+  const ir_expr **a = tec_ctx_alloc(ctx, sizeof *a * (size_t)(nargs ? nargs : 1));
+  if (!a) return NULL;
+  for (int i = 0; i < nargs; i++)
+    if (!(a[i] = args[i])) return NULL;
+  ir_expr *e = (ir_expr *)make_call(ctx, IR_INTRIN_EXTERN, t, nargs, a);
+  if (e) e->tensor = t_out;
+  return e;
 }
 
 const ir_expr *ir_prefetch(const ir_expr *access) {

@@ -117,6 +117,11 @@ static int reader_box(lower_state *ls, int pi, sch_stage *c, int pos, int ri, ar
       }
     }
   }
+  if (rs->tensor->ext) { /* an extern stage reads what its region function says */
+    int rc = lower_extern_box(ls, ri, t, &rx, env, lo, hi);
+    arith_env_pop(env, arith_env_depth(env) - depth0);
+    return rc;
+  }
   /* root values of the reader, substituted into its reads of t */
   const ir_expr **rv = tec_ctx_alloc(ctx, sizeof *rv * (size_t)rs->nroot);
   const ir_expr **rvar = tec_ctx_alloc(ctx, sizeof *rvar * (size_t)rs->nroot);

@@ -153,6 +153,7 @@ static void check_access(bc_state *st, const ir_expr *var, const ir_expr *index,
 static void collect(bc_state *st, const ir_expr *e) {
   if (!e || st->oom) return;
   if (e->kind == IR_CALL && e->v.i == IR_INTRIN_PREFETCH) return;
+  if (e->kind == IR_CALL && e->v.i == IR_INTRIN_EXTERN) return; /* addresses: checked by asserts */
   if (e->kind == IR_LET) {
     collect(st, e->a);
     if (tec_grow(st->ctx, (void **)&st->lets, &st->caplet, st->nlet + 1, sizeof *st->lets)) {

@@ -12,6 +12,7 @@
  *     pragma: parallel_dynamic on a loop that is not parallel; parallel_launch_point inside a
  *       parallel loop
  *     prefetch: at a loop that is vectorized or inside a vectorized one
+ *     extern stages: inside a vectorized loop; inside a parallel one unless thread-safe
  *   legality        (right after infer_bounds: needs the loop ranges)
  *     vectorize, unroll: a loop whose extent is not a constant
  *     a loop whose range depends on a loop inside it (a triangular reduce axis)
@@ -56,6 +57,34 @@ static const sch_iter *loop_around(const lower_state *ls, const sch_stage *st, i
 }
 
 /* ---- check_schedule ---- */
+
+/* An extern stage (te_extern) is called from the loops around it: a parallel one runs it on
+ * several threads at once (allowed when its function is declared thread-safe), a vectorized
+ * one cannot call a C function per lane. */
+static int check_extern_loops(const lower_state *ls, const sch_stage *st) {
+  const te_extern_decl *d = st->tensor->ext;
+  const char *fn = d->symbol ? d->symbol : "(given by pointer)";
+  const sch_iter *v = loop_around(ls, st, -1, IR_FOR_VECTORIZED);
+  if (v)
+    return tec_ctx_set_error(ls->ctx, "tec_lower '%s': extern stage '%s' is computed inside loop "
+                                      "'%s' of '%s', which is vectorized; a C function (%s) "
+                                      "cannot be called per vector lane: compute it at a loop "
+                                      "outside the vectorized one",
+                             ls->fname ? ls->fname : "?", st->tensor->name, v->name,
+                             v->stage->tensor->name, fn);
+  const sch_iter *p = loop_around(ls, st, -1, IR_FOR_PARALLEL);
+  if (p && !d->thread_safe)
+    return tec_ctx_set_error(ls->ctx, "tec_lower '%s': extern stage '%s' is computed inside "
+                                      "parallel loop '%s' of '%s', so its function %s would run "
+                                      "on several threads at once, but it is not declared "
+                                      "thread-safe; set te_extern_decl.thread_safe = 1 if it "
+                                      "may (each call writes its own output region), or compute "
+                                      "'%s' outside the parallel loop (compute_root, or "
+                                      "compute_at a loop around it)",
+                             ls->fname ? ls->fname : "?", st->tensor->name, p->name,
+                             p->stage->tensor->name, fn, st->tensor->name);
+  return 0;
+}
 
 /* Every reader of attached stage pi must be computed inside its loop (bound inference bounds
  * the region they read per iteration of it). */
@@ -195,6 +224,7 @@ int lower_check_schedule(lower_state *ls) {
     const sch_stage *st = s->stages[si];
     if (st->tensor->op != TE_COMPUTE || lower_attach_of(ls, st) == SCH_ATTACH_INLINE) continue;
     if (ls->skip && ls->skip[si]) continue;
+    if (st->tensor->ext && check_extern_loops(ls, st)) return -1;
     if (check_loops(ls, si)) return -1;
   }
   return 0;

@@ -94,6 +94,18 @@ const lower_range *lower_bounds_get(const lower_bounds *b, const sch_iter *it);
  *    and produce around them. Tensors in args are the caller's buffers (not realized). */
 const ir_stmt *lower_schedule_ops(lower_state *ls);
 
+/* 2a. extern stages (extern_nest.c): the region of extern stage si (its axes' ranges, clamped
+ *     to the tensor), the box of t its call reads under the loops rx relaxes (bound.c; NULL
+ *     in lo[j] when unbounded), and its nest: input checks and the call. */
+#include "arith/arith.h"
+int lower_extern_region(lower_state *ls, int si, const ir_expr **mn, const ir_expr **ext);
+int lower_extern_box(lower_state *ls, int ri, const te_tensor *t, const arith_relax *rx,
+                     arith_env *env, const ir_expr **lo, const ir_expr **hi);
+const ir_stmt *lower_extern_nest(lower_state *ls, int si);
+/* 3a. extern_call (extern_call.c), right after storage_flatten: the stride probes of every
+ *     extern_call become numbers. NULL with an error. */
+const ir_stmt *lower_extern_call(const ir_stmt *body);
+
 /* 2b. sch_prefetch: schedule_ops marks the body of each main-nest loop that has prefetches
  *     with ATTR "prefetch_scope" (value: the stage index); this pass replaces every marker
  *     with the prefetch statements of that loop in front of its body. NULL with an error

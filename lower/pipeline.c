@@ -48,6 +48,7 @@ static int p_flatten(lower_pipe *p) {
   p->vw.flat = 1;
   return (p->body = lower_storage_flatten(p->body, p->f, p->ls.s)) ? 0 : -1;
 }
+static int p_extern(lower_pipe *p) { return (p->body = lower_extern_call(p->body)) ? 0 : -1; }
 static int p_guard(lower_pipe *p) { p->body = lower_guard_loads(p->body); return 0; }
 static int p_sizes(lower_pipe *p);
 static int p_simplify(lower_pipe *p) { p->body = lower_simplify(p->body); return 0; }
@@ -85,6 +86,7 @@ static const lower_pass passes[] = {
   {"schedule_ops", p_schedule, FUNC, 1},    /* loop nests: needs every range and region */
   {"prefetch", p_prefetch, FUNC, 1},        /* bounds tensor reads: before flattening */
   {"storage_flatten", p_flatten, FUNC, 1},  /* needs every tensor placed (schedule_ops) */
+  {"extern_call", p_extern, FUNC, 1},       /* strides of extern calls: needs loads */
   {"guard_loads", p_guard, FUNC, 1},        /* needs loads (flattened); before vectorize */
   {"check_sizes", p_sizes, FUNC, 0},        /* every size var an argument's extent */
   {"simplify", p_simplify, FUNC, 1},        /* folds the indices built above, proven guards */

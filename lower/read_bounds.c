@@ -242,7 +242,8 @@ int lower_read_bounds(lower_state *ls, lower_func *f) {
     arith_env_push(r.env, f->size_vars[k], (arith_range){0, INT64_MAX, 1, 1});
   for (int si = 0; si < ls->s->nstage; si++) {
     const sch_stage *st = ls->s->stages[si];
-    if (st->tensor->op != TE_COMPUTE || !ls->body[si] || (ls->skip && ls->skip[si]) ||
+    if (st->tensor->op != TE_COMPUTE || st->tensor->ext || !ls->body[si] || /* extern: a call */
+        (ls->skip && ls->skip[si]) ||
         lower_attach_of(ls, st) != SCH_ATTACH_ROOT || skipped_region(st))
       continue;
     r.st = st;

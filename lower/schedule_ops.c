@@ -249,6 +249,7 @@ static const ir_stmt *init_store(lower_state *ls, int si, const lower_ivals *iv,
 static const ir_stmt *stage_nest(lower_state *ls, int si) {
   tec_ctx *ctx = ls->ctx;
   sch_stage *st = ls->s->stages[si];
+  if (st->tensor->ext) return lower_extern_nest(ls, si); /* a call, no loops */
   lower_ivals iv = {0};
   if (lower_iter_values(ctx, st, &ls->b, &iv)) return NULL;
   te_tensor *t = st->tensor;

@@ -120,6 +120,7 @@ int mod_write_header(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const c
   fprintf(out, " */\n");
   fprintf(out, "#ifndef %s\n#define %s\n\n#include <stdint.h>\n#include <dlpack/dlpack.h>\n\n", guard, guard);
   fprintf(out, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n");
+  mod_header_externs(out, ctx, nfuncs, funcs);
   for (int i = 0; i < nfuncs; i++) {
     const lower_func *f = funcs[i];
     const char **names = param_names(ctx, f);

@@ -34,6 +34,8 @@ tec_ir_func *mod_lower_funcs(tec_ctx *ctx, int n, lower_func *const *funcs, cons
 /* The C header declaring funcs (expanded) for tec_emit. 0 or -1 with an error. */
 int mod_write_header(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const char *triple,
                      const char *path);
+/* header_extern.c: declarations of the functions extern stages call (none: nothing). */
+void mod_header_externs(FILE *out, tec_ctx *ctx, int nfuncs, lower_func *const *funcs);
 
 /* ---- prepare.c: one record per function given to tec_build ---- */
 typedef struct mod_prepared mod_prepared;

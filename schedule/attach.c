@@ -122,6 +122,8 @@ int sch_compute_inline(sch_stage *p) {
   if (!p) return -1;
   tec_ctx *ctx = p->sched->ctx;
   if (check_producer("compute_inline", p)) return -1;
+  if (p->tensor->ext) return sch_refuse_extern("compute_inline", p, NULL);
+  if (sch_check_extern_reader(p->sched, "compute_inline", p->tensor, -1, NULL)) return -1;
   if (p->body && p->body->kind == IR_REDUCE)
     return tec_ctx_set_error(ctx, "compute_inline: '%s' is a reduction; only element-wise stages "
                                   "can be inlined (compute it at root or with compute_at)",

@@ -99,6 +99,7 @@ te_tensor *sch_cache_read(sch_schedule *s, te_tensor *t, const char *scope, int 
                            "cache_read of such an op is not supported", t->name, t->nout);
     return NULL;
   }
+  if (sch_check_extern_reader(s, "cache_read", t, readers ? nreaders : -1, readers)) return NULL;
   for (int i = 0; i < s->nstage; i++) {
     const te_tensor *r = s->stages[i]->tensor;
     for (int k = 0; r->nout > 1 && k < s->stages[i]->ninputs; k++)
@@ -286,6 +287,12 @@ static te_tensor *cache_write(sch_schedule *s, te_tensor *t, const char *scope) 
     return NULL;
   }
   if (check_scope(ctx, "cache_write", scope)) return NULL;
+  if (t->ext) {
+    tec_ctx_set_error(ctx, "cache_write: '%s' is an extern stage: its C function writes the "
+                           "buffer it is given, there is no loop body to move into a cache "
+                           "(cache_read its output for the readers instead)", t->name);
+    return NULL;
+  }
   if (t->nout > 1) {
     tec_ctx_set_error(ctx, "cache_write: '%s' is an output of a multi-output op (%d outputs); "
                            "cache_write of such an op is not supported", t->name, t->nout);

@@ -82,6 +82,13 @@ int sch_null_arg(const char *who, const char *what, tec_ctx *ctx);
 /* The ctx of an iter's schedule, or NULL. */
 tec_ctx *sch_iter_ctx(const sch_iter *it);
 int sch_add_relation(sch_stage *st, sch_relation r);
+/* extern.c: -1 with the reason primitive `who` cannot use axis `axis` of extern stage st (it
+ * has no loops); the checks of the other primitives that an extern stage refuses. */
+int sch_refuse_extern(const char *who, const sch_stage *st, const char *axis);
+/* -1 with an error when t is read by an extern stage (compute_inline of it, cache_read for
+ * that reader: the function needs t's buffer); who names the primitive. */
+int sch_check_extern_reader(sch_schedule *s, const char *who, const te_tensor *t,
+                            int nreaders, te_tensor *const *readers);
 sch_stage *sch_stage_new(sch_schedule *s, te_tensor *t);
 /* The one stage whose tensor is called name, or the one loop of st called name: NULL with an
  * error ("who: ..." when who is not NULL) when there is none or more than one (traces, and the

@@ -234,6 +234,7 @@ int sch_check_leaf(const char *who, sch_stage *st, sch_iter *it) {
                              who, it->name, st->tensor->name, it->stage->tensor->name,
                              it->stage->sched != st->sched ? " of another schedule" : "",
                              st->tensor->name, sch_stage_str(st));
+  if (st->tensor->ext) return sch_refuse_extern(who, st, it->name);
   if (sch_leaf_index(st, it) < 0)
     return tec_ctx_set_error(ctx, "%s: axis '%s' of stage '%s' was already split or fused "
                                   "away; the current loops are: %s",

@@ -42,6 +42,10 @@ typedef enum dt_program {
   DT_ELEMWISE,  /* B = 2A, C = exp(B)/2, D = relu(C - 1), E = D + A: a chain made for inlining */
   DT_REDUCE,    /* R[i, j] = sum (or max) over a 3x2 window of A: made for cache_write */
   DT_PRODCONS,  /* B = A*A + 1; C[i, j] = B[i, j] + 2 B[i+1, j+1] + B[i+2, j]: for compute_at */
+  DT_EXTERN,    /* B = A*A + 1; E[i, j] = B[i, j] + B[i+1, j] by a C function (te_extern, rows
+                   [m, m + e + 1) of B per region); C = 2E + B[i+1, j]: scheduled around an
+                   extern stage (variant 0 not thread-safe, so parallel loops around it are
+                   refused; variant 1 thread-safe) */
   DT_NPROGRAMS
 } dt_program;
 

@@ -119,6 +119,12 @@ typedef enum ir_intrinsic {
                        * (ir_dl_field; i: the argument, d: the dimension; pointers as their
                        * address). Only in the entry program lower/entry_checks.c builds; make
                        * it with ir_dl_arg. */
+  IR_INTRIN_EXTERN,   /* extern_call(...): the call of an extern stage's C function (te_extern);
+                       * `tensor` is the stage's output. Before lowering it is the stage's
+                       * body, over one read of each input (what it reads, for the passes that
+                       * look); lower/extern_nest.c makes the real call over the stage's region,
+                       * lower/extern_call.c its operands after flattening (layout there). Made
+                       * with ir_extern_call only. */
   IR_INTRIN_COUNT
 } ir_intrinsic;
 
@@ -238,6 +244,10 @@ const ir_expr *ir_prefetch(const ir_expr *access);
 const ir_expr *ir_likely(const ir_expr *cond);
 /* dl_arg(field, arg, dim) (see IR_INTRIN_DL_ARG) */
 const ir_expr *ir_dl_arg(tec_ctx *ctx, ir_dl_field field, int arg, int dim);
+/* extern_call over args (any number), of type t, for the extern stage whose output is t_out
+ * (see IR_INTRIN_EXTERN). */
+const ir_expr *ir_extern_call(tec_ctx *ctx, const te_tensor *t_out, tec_dtype t, int nargs,
+                              const ir_expr *const *args);
 /* The condition c if e is likely(c), else NULL. */
 const ir_expr *ir_likely_arg(const ir_expr *e);
 const ir_expr *ir_exp(const ir_expr *a);

@@ -30,6 +30,26 @@ void tec_rt_set_allocator(tec_rt_alloc_fn alloc, tec_rt_free_fn free_fn, void *u
 void *tec_rt_alloc(size_t bytes);
 void tec_rt_free(void *p);
 
+/* What an extern stage's C function receives (te_extern, tec/te.h), one per input then the
+ * output: `dl` views the region (data: its first element; shape: its extents; strides in
+ * elements, never NULL; byte_offset 0; CPU), `min` gives the region's first index in the
+ * tensor's coordinates (ndim values), `name` the tensor's name. Valid during the call only.
+ *
+ *   int32_t my_kernel(const struct tec_extern_buffer *bufs, int32_t nbuf);
+ *   bufs[0 .. nbuf-2]: the inputs' regions, bufs[nbuf-1]: the output region to fill */
+typedef struct tec_extern_buffer {
+  DLTensor dl;
+  const int64_t *min;
+  const char *name;
+} tec_extern_buffer;
+/* Called by generated code for each call of an extern stage: builds the buffers from
+ * data[b] and desc (per buffer: ndim, dtype code, bits, lanes, then ndim extents, ndim
+ * strides, ndim mins), calls fn and returns 0, or -1 with a message naming `stage` when fn
+ * returns nonzero. names: nbuf tensor names. */
+int32_t tec_rt_extern_call(int32_t (*fn)(const tec_extern_buffer *, int32_t), const char *stage,
+                           int32_t nbuf, void *const *data, const int64_t *desc,
+                           const char *const *names);
+
 /* DLTensor helpers. tec_dl_alloc fills t with a fresh CPU tensor (shape copied into storage
  * the tensor owns); free it with tec_dl_free. Returns 0 or -1 (message in tec_rt_last_error). */
 int tec_dl_alloc(DLTensor *t, tec_dtype type, int ndim, const int64_t *shape);

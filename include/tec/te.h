@@ -112,6 +112,9 @@ struct te_tensor {
   const int64_t *margin;
   const ir_expr *const *buffer_shape;
   const char *margin_fixed_by;
+  /* extern stages (te_extern): the declaration (a copy), else NULL. The tensor is a
+   * TE_COMPUTE whose body is the placeholder extern_call(reads of the inputs) */
+  const struct te_extern_decl *ext;
 };
 
 /* A symbolic size (int64), bound from actual tensor shapes at call time: from the first
@@ -248,6 +251,63 @@ const te_reducer *te_reducer_new(tec_ctx *ctx, const char *name, int k, const te
  * 0, or -1 with an error. */
 int te_reduce(tec_ctx *ctx, const te_reducer *r, const ir_expr *const *srcs, int naxes,
               const ir_expr *const *axes, const ir_expr *cond, const ir_expr **out);
+
+/* ---- extern stages: values a C function computes (TVM te.extern, Halide define_extern) ----
+ * A stage whose region a C function fills, inside an otherwise scheduled program: the user's
+ * own kernel or a library call (a BLAS sgemm). The function gets one tec_extern_buffer
+ * (tec/runtime.h: a DLTensor view of the region plus the region's first index) per input, in
+ * order, then one for the output region to fill, and returns 0, or nonzero for a failure
+ * (the generated function then returns -1, tec_rt_last_error() naming the stage):
+ *
+ *   int32_t my_kernel(const struct tec_extern_buffer *bufs, int32_t nbuf);
+ *
+ * Bound inference goes through the stage: `region` says which region of input k an output
+ * region needs (Halide's bounds query), as expressions over the output region's mins and
+ * extents; NULL means each input whole. Schedules: compute_root (one call over the whole
+ * tensor) or compute_at a consumer's loop (one call per iteration of that loop, on the
+ * region the consumer's iteration reads, clamped to the tensor). The stage has no loops of its
+ * own: split, fuse, reorder, vectorize, parallel, unroll, pragma and prefetch of its axes,
+ * compute_at into them, compute_inline of it or of its inputs, cache_read for it and
+ * cache_write / rfactor of it are refused with the reason. A call inside a parallel loop needs
+ * thread_safe = 1 (the function runs on several threads at once, on disjoint output regions);
+ * tec_lower refuses it otherwise. Inside a vectorized loop: refused. */
+struct tec_extern_buffer; /* tec/runtime.h */
+typedef int32_t (*te_extern_fn)(const struct tec_extern_buffer *bufs, int32_t nbuf);
+/* Writes input k's region for the output region (out_min[d], out_extent[d]) into in_min and
+ * in_extent (one expression per dimension of input k, int64): 0, or -1 with an error in ctx.
+ * It is called with symbolic regions (bound inference, the call's operands), so build the
+ * expressions with ir_add/ir_sub/ir_min..., not by evaluating them. The region must lie in
+ * the input's shape: tec_lower refuses one that provably does not; otherwise the generated
+ * code checks it before each call (the call returns -1 naming the input and dimension). */
+typedef int (*te_extern_region_fn)(tec_ctx *ctx, int input, const ir_expr *const *out_min,
+                                   const ir_expr *const *out_extent, const ir_expr **in_min,
+                                   const ir_expr **in_extent, void *user);
+typedef struct te_extern_decl {
+  const char *name;                  /* output tensor name (required, unique among ops) */
+  tec_dtype type;                    /* output element type */
+  int ndim;                          /* 1 to 16 */
+  const ir_expr *const *shape;       /* ndim extents */
+  int ninputs;                       /* 0 to 15 */
+  te_tensor *const *inputs;          /* the tensors the function reads */
+  const char *symbol;                /* the C function's name: AOT objects reference it (the
+                                      * header declares it: link it in), the JIT resolves it
+                                      * in the process (an exported symbol) unless fn is given */
+  te_extern_fn fn;                   /* JIT: the function (NULL: resolve symbol); AOT needs
+                                      * symbol */
+  te_extern_region_fn region;        /* NULL: every input whole */
+  void *user;                        /* passed to region */
+  int thread_safe;                   /* 1: may be called from a parallel loop */
+  const char *const *axis_names;     /* optional, as in te_compute_decl */
+} te_extern_decl;
+/* The extern stage's output tensor, or NULL with an error: no function (neither symbol nor
+ * fn), a symbol that is not a C identifier, a NULL input, an input of another ctx, a region
+ * function that fails or gives a region outside an input for the whole output. */
+te_tensor *te_extern(tec_ctx *ctx, const te_extern_decl *decl);
+/* The region of input k that the output region (out_min, out_extent) needs, through the
+ * decl's region function or the whole input: 0, or -1 with an error. */
+int te_extern_input_region(tec_ctx *ctx, const te_tensor *t, int k,
+                           const ir_expr *const *out_min, const ir_expr *const *out_extent,
+                           const ir_expr **in_min, const ir_expr **in_extent);
 
 /* t[idx...]: a read of tensor t. */
 const ir_expr *te_read(const te_tensor *t, int nidx, const ir_expr *const *idx);
