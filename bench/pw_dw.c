@@ -13,7 +13,6 @@
  * round-robin (pair, R1, R2, ...) for about TIME_BUDGET seconds, medians; the ratios
  * pair / fused (> 1: fusing wins) per round, then min / median / max over the rounds.
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,16 +138,6 @@ static int run_fused(pcase *c, int i) {
   return tec_module_run(c->mv[i], "f", 6, a);
 }
 
-static double max_err(const DLTensor *a, const DLTensor *b) {
-  const float *x = a->data, *y = b->data;
-  double e = 0;
-  for (int64_t i = 0; i < tec_dl_numel(a); i++) {
-    double d = fabs((double)x[i] - (double)y[i]) / (1.0 + fabs((double)y[i]));
-    if (!(d <= e)) e = d;
-  }
-  return e;
-}
-
 int main(int argc, char **argv) {
   int rs[MAX_R] = {1, 2, 4, 7}, nr = 4, rounds = 5;
   for (int i = 1; i < argc; i += 2) {
@@ -179,7 +168,7 @@ int main(int argc, char **argv) {
     if (run_pair(c)) return fprintf(stderr, "pw_dw: %s\n", tec_rt_last_error()), 1;
     for (int i = 0; i < nr; i++) {
       if (run_fused(c, i)) return fprintf(stderr, "pw_dw: %s\n", tec_rt_last_error()), 1;
-      double e = max_err(&c->vout[i], &c->out);
+      double e = bench_max_err(c->vout[i].data, c->out.data, tec_dl_numel(&c->out));
       if (!(e <= 1e-5)) {
         printf("CHECK FAILED: %s R=%d: max error %.3g against the two calls\n", blocks[bi].name, rs[i], e);
         status = 1;
