@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-/* GB/s (1e9 bytes/s) at which one thread reads `bytes` (rounded down to 64) with 512-bit (or
+/* GB/s (1e9 bytes/s) at which one thread reads `bytes` (rounded down to 512) with 512-bit (or
  * 256-bit) loads into 8 independent sums: the best of `tries` passes. cold = 0: the buffer
  * was just read (a buffer within L2 is read from L2); cold = 1: before every pass a separate
  * 8 MiB buffer is read, which pushes ours out of L2 into L3, as the round-robin of
