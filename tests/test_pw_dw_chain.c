@@ -11,7 +11,8 @@
  * reference applied twice on NCHW arrays. Covered: stride 2 and 1, odd sizes (the last row
  * tile short, the halo past the image's bottom and top), channels the 16-blocks do not
  * divide, R from 1 to past the output height, rows_outer without a producer (the plain
- * template's result, other loop order), and the declaration's errors.
+ * template's result, other loop order), margins on the chain's input and output, and the
+ * declaration's errors.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,13 +33,16 @@ static void prefix_names(tec_ctx *ctx, te_tensor *t) {
 
 /* c x h x w --1x1--> m --dw 3x3 stride s, tiles of R rows--> m x oh x ow; fused: the pointwise
  * at the depthwise's row loop, else at root. Returns the max error against the reference. */
-static double chain(int64_t c, int64_t m, int64_t h, int64_t w, int64_t s, int64_t R, int fused) {
+static double chain_m(int64_t c, int64_t m, int64_t h, int64_t w, int64_t s, int64_t R, int fused,
+                      int64_t margin) {
   topi_conv2d pw = {.n = 1, .c_in = c, .h = h, .w = w, .c_out = m, .kh = 1, .kw = 1,
                     .stride_h = 1, .stride_w = 1, .groups = 1, .in_layout = NCHWC(16),
                     .out_layout = NCHWC(16), .epi = BR};
+  pw.in_layout.margin = margin;
   topi_conv2d dw = {.n = 1, .c_in = m, .h = h, .w = w, .c_out = m, .kh = 3, .kw = 3,
                     .stride_h = s, .stride_w = s, .pad_h = 1, .pad_w = 1, .groups = m,
                     .in_layout = NCHWC(16), .out_layout = NCHWC(16), .epi = BR};
+  dw.out_layout.margin = margin;
   int64_t oh = (h - 1) / s + 1, ow = (w - 1) / s + 1;
   tec_ctx *ctx = tec_ctx_new();
   topi_decl dp, dd;
@@ -80,11 +84,16 @@ static double chain(int64_t c, int64_t m, int64_t h, int64_t w, int64_t s, int64
   ck_assert_msg(tec_module_run(mod, "chain", 6, a) == 0, "%s", tec_rt_last_error());
   cr_from_layout(dw.out_layout, 1, m, oh, ow, ol.data, got);
   double err = tu_max_err(got, ref, m * oh * ow);
+  ck_assert_int_eq(cr_ring_written(dw.out_layout, 1, m, oh, ow, ol.data), 0); /* out's margin */
   free(mid), free(ref), free(got);
   tec_dl_free(&x), tec_dl_free(&w1), tec_dl_free(&b1), tec_dl_free(&w2), tec_dl_free(&b2);
   tec_dl_free(&xl), tec_dl_free(&ol);
   tec_ctx_free(ctx);
   return err;
+}
+
+static double chain(int64_t c, int64_t m, int64_t h, int64_t w, int64_t s, int64_t R, int fused) {
+  return chain_m(c, m, h, w, s, R, fused, 0);
 }
 
 #define CHECK(c, m, h, w, s, R, fused)                                                            \
@@ -104,6 +113,14 @@ END_TEST
 START_TEST(stride1_and_unfused) {
   CHECK(16, 32, 10, 9, 1, 2, 1); /* stride 1: two halo rows per tile */
   CHECK(24, 40, 9, 7, 2, 3, 0);  /* rows outer, the pointwise at root */
+}
+END_TEST
+
+/* The chain's input read at + 1 in a buffer with a zero ring, its output written into the
+ * interior of one (the ring left alone: cr_ring_written); the intermediate takes none. */
+START_TEST(margins) {
+  double e = chain_m(24, 40, 11, 13, 2, 2, 1, 1);
+  ck_assert_msg(e < 1e-4, "margins: error %g", e);
 }
 END_TEST
 
@@ -130,6 +147,7 @@ int main(void) {
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, stride2_fused);
   tcase_add_test(tc, stride1_and_unfused);
+  tcase_add_test(tc, margins);
   tcase_add_test(tc, bad_input);
   suite_add_tcase(s, tc);
   return tu_run(s);
