@@ -19,7 +19,8 @@ int conv_roof_measure(conv_roof *r, double peak);
 /* Per layer of cs[0..ncase) that tec ran: its bytes (input + weights + output, fp32), FLOP per
  * byte, the three bounds (compute, all bytes from L2, all from L3), then the median over the
  * rounds of each implementation's time with 1 thread (times[(round * ncase + i) * NIMPL + m],
- * <= 0: did not run) as a share of the L3 roofline, max(compute, L3), and of the L2 one. */
+ * <= 0: did not run) as a share of the L3 roofline, max(compute, L3), and of the L2 one. The
+ * compute bound uses the better of r->peak and the FMA peak measured again here. */
 void conv_roof_print(const conv_roof *r, const conv_case *cs, int ncase, const double *times,
                      int rounds);
 
