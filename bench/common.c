@@ -1,5 +1,6 @@
-/* common.c — what every bench program shares: the clock, medians, comma lists. */
+/* common.c — what every bench program shares: the clock, medians, comma lists, a check. */
 #include "common.h"
+#include <math.h>
 #include <stdlib.h>
 
 double bench_now(clockid_t c) {
@@ -30,4 +31,13 @@ int bench_parse_list(const char *s, int *out, int max, long lo, long hi) {
     s = *end ? end + 1 : end;
   }
   return n ? n : -1;
+}
+
+double bench_max_err(const float *got, const float *want, int64_t n) {
+  double e = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double d = fabs((double)got[i] - (double)want[i]) / (1.0 + fabs((double)want[i]));
+    if (!(d <= e)) e = d; /* a NaN sticks */
+  }
+  return e;
 }

@@ -1,6 +1,7 @@
-/* common.h — what every bench program shares: the clock, medians, comma lists. */
+/* common.h — what every bench program shares: the clock, medians, comma lists, a check. */
 #ifndef TEC_BENCH_COMMON_H
 #define TEC_BENCH_COMMON_H
+#include <stdint.h>
 #include <time.h>
 
 /* Seconds on clock c (CLOCK_MONOTONIC: wall time; CLOCK_PROCESS_CPUTIME_ID: this process's
@@ -13,5 +14,8 @@ double bench_median(double *x, int n);
 /* "1,2,4" into out[0..max): the count, or -1 if an item is not an integer in [lo, hi], there
  * are more than max, or the list is empty. */
 int bench_parse_list(const char *s, int *out, int max, long lo, long hi);
+/* max over i of |got[i] - want[i]| / (1 + |want[i]|), NaN if any is NaN: how far one
+ * implementation's output is from another's. */
+double bench_max_err(const float *got, const float *want, int64_t n);
 
 #endif

@@ -34,6 +34,7 @@
 #include <unistd.h>
 #include "common.h"
 #include "conv.h"
+#include "conv_roof.h"
 #include "peak.h"
 
 #define TIME_BUDGET 0.8 /* seconds of timed calls per (layer, thread count), all impls */
@@ -432,6 +433,8 @@ int main(int argc, char **argv) {
     printf("; %d threads at once %.1f (%.2fx one)", o.threads[ti], all, all / peak1);
   }
   printf("\n");
+  conv_roof roof;
+  if (conv_roof_measure(&roof, peak1)) return 1;
   const dnnl_version_t *dv = dnnl_version();
   printf("oneDNN %d.%d.%d (cpu runtime %s, the fastest of direct, auto, winograd per layer, format any); XNNPACK (NHWC, "
          "workers %s); GOMP_SPINCOUNT=%s\n",
@@ -509,7 +512,11 @@ int main(int argc, char **argv) {
   double(*err)[NIMPL] = calloc((size_t)ncase, sizeof *err);
   double(*err0)[NIMPL] = calloc((size_t)(ncase * o.nthreads), sizeof *err0); /* round 1's */
   double *ratio = calloc((size_t)(o.rounds * o.nthreads * ncase * 2), sizeof *ratio);
-  if (!med || !err || !err0 || !ratio) return 1;
+  double *times1 = calloc((size_t)(o.rounds * ncase * NIMPL), sizeof *times1); /* 1 thread */
+  int ti1 = -1; /* the index of 1 thread in --threads: the roofline's */
+  for (int ti = 0; ti < o.nthreads; ti++)
+    if (o.threads[ti] == 1) ti1 = ti;
+  if (!med || !err || !err0 || !ratio || !times1) return 1;
   int status = 0;
   for (int round = 0; round < o.rounds; round++) {
     if (o.rounds > 1) printf("\nround %d of %d", round + 1, o.rounds);
@@ -529,16 +536,18 @@ int main(int argc, char **argv) {
         double *r = ratio + ((round * o.nthreads + ti) * ncase + i) * 2;
         r[0] = tec_over_best(med[i]);
         r[1] = xnn_over_dnnl(med[i]);
+        if (ti == ti1) memcpy(times1 + ((size_t)round * ncase + i) * NIMPL, med[i], sizeof med[i]);
       }
       print_summary(&o, cs, ncase, med, err);
       if (round == 0) print_dnnl_impls(&o, cs, ncase, ti);
     }
   }
   if (o.rounds > 1) print_spread(&o, cs, ncase, ratio);
+  if (ti1 >= 0) conv_roof_print(&roof, cs, ncase, times1, o.rounds);
   if (csv) fclose(csv);
   for (int ti = 0; ti < o.nthreads; ti++) pthreadpool_destroy(pools[ti]);
   for (int i = 0; i < ncase; i++) conv_case_free(&cs[i]);
-  free(cs), free(med), free(err), free(err0), free(ratio);
+  free(cs), free(med), free(err), free(err0), free(ratio), free(times1);
   conv_libs_free();
   return status;
 }

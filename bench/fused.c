@@ -186,16 +186,6 @@ static double stat(double *t, int n, int use_min) {
   return m;
 }
 
-static double max_err(const DLTensor *a, const DLTensor *b) {
-  const float *x = a->data, *y = b->data;
-  double e = 0;
-  for (int64_t i = 0; i < tec_dl_numel(a); i++) {
-    double d = fabs((double)x[i] - (double)y[i]) / (1.0 + fabs((double)y[i]));
-    if (!(d <= e)) e = d;
-  }
-  return e;
-}
-
 int main(int argc, char **argv) {
   int threads[4] = {1, 2}, nthreads = 2, rows[16], nrows = 0, reps = 20, use_min = 0,
       verbose = 0;
@@ -246,7 +236,7 @@ int main(int argc, char **argv) {
       double est = 0, t0;
       for (int i = 0; i < c->nvar; i++) {
         if (run_var(c, i)) return fail(NULL, c->v[i].label), 1;
-        double e = max_err(&c->v[i].out, &c->out);
+        double e = bench_max_err(c->v[i].out.data, c->out.data, tec_dl_numel(&c->out));
         if (!(e <= 1e-5)) {
           printf("CHECK FAILED: %s %s: max error %.3g against the two calls\n", blocks[bi].name,
                  c->v[i].label, e);

@@ -76,13 +76,18 @@ static int dwc_applies(tec_ctx *ctx, const void *problem, const char **why) {
 }
 
 static int dwc_declare(tec_ctx *ctx, const void *p_arg, topi_decl *out) {
-  const topi_conv2d *p = p_arg;
+  return topi_depthwise_nchwc_declare_on(ctx, p_arg, NULL, out);
+}
+
+int topi_depthwise_nchwc_declare_on(tec_ctx *ctx, const topi_conv2d *p, te_tensor *data,
+                                    topi_decl *out) {
   if (!ctx) return -1;
   if (!p || !out) return tec_ctx_set_error(ctx, "depthwise_nchwc: problem and decl are required");
   const char *why;
   if (!dwc_applies(ctx, p, &why)) return tec_ctx_set_error(ctx, "depthwise_nchwc: %s", why);
   dwc_decl *d = tec_ctx_alloc(ctx, sizeof *d);
   if (!d || topi_conv_declare_args(ctx, "depthwise_nchwc", p, &d->a)) return -1;
+  if (data) d->a.data = data; /* a producer's output (pw_dw_fused), in_layout's shape */
   d->p = *p;
   d->block = p->in_layout.block;
   int64_t cb = topi_ceil_div(p->c_in, d->block);
@@ -110,23 +115,28 @@ static int dwc_schedule(const topi_decl *dc, const void *cfg_arg,
   const topi_depthwise_nchwc_config *cfg = cfg_arg;
   if (!dc || !cfg || !op) return -1;
   if (topi_config_check(&topi_tmpl_depthwise_nchwc, dc, cfg, target) || topi_op_begin(dc, op)) return -1;
-  return topi_depthwise_nchwc_schedule_in(dc, cfg, op->sched);
+  return topi_depthwise_nchwc_schedule_in(dc, cfg, op->sched, 0, NULL);
 }
 
 int topi_depthwise_nchwc_schedule_in(const topi_decl *dc, const topi_depthwise_nchwc_config *cfg,
-                                     sch_schedule *s) {
+                                     sch_schedule *s, int rows_outer, sch_iter **row_loop) {
   const dwc_decl *d = dc->priv;
   sch_stage *so = sch_stage_of(s, dc->out), *sd = sch_stage_of(s, d->dw);
-  /* out: n, C, yo, xo | yi, xi, v */
+  /* out: n, C, yo, xo | yi, xi, v  (rows_outer: n, yo, C, xo | yi, xi, v) */
   sch_iter *yo, *yi, *xo, *xi, *f;
+  sch_iter *c = so ? sch_axis(so, 1) : NULL;
   if (!so || !sd || sch_split(so, sch_axis(so, 2), cfg->oh_tile, &yo, &yi) ||
       sch_split(so, sch_axis(so, 3), cfg->ow_tile, &xo, &xi) ||
-      sch_reorder(so, 7, (sch_iter *[]){sch_axis(so, 0), sch_axis(so, 1), yo, xo, yi, xi,
-                                        sch_axis(so, 4)}) ||
+      sch_reorder(so, 7, (sch_iter *[]){sch_axis(so, 0), rows_outer ? yo : c, rows_outer ? c : yo,
+                                        xo, yi, xi, sch_axis(so, 4)}) ||
       sch_unroll(so, yi) || sch_unroll(so, xi) || sch_vectorize(so, sch_axis(so, 4)))
     return -1;
-  if (cfg->parallel &&
-      (sch_fuse(so, sch_axis(so, 0), sch_axis(so, 1), &f) || sch_parallel(so, f)))
+  if (rows_outer) { /* (n, row tiles) fused: where a producer of those rows is computed */
+    if (sch_fuse(so, sch_axis(so, 0), yo, &f) || (cfg->parallel && sch_parallel(so, f)))
+      return -1;
+    if (row_loop) *row_loop = f;
+  } else if (cfg->parallel &&
+             (sch_fuse(so, sch_axis(so, 0), sch_axis(so, 1), &f) || sch_parallel(so, f)))
     return -1;
   /* dw: one register tile per (yo, xo), taps outside the unrolled pixels */
   if (sch_compute_at(sd, so, xo)) return -1;

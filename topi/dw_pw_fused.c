@@ -113,7 +113,7 @@ static int dp_schedule(const topi_decl *dc, const void *cfg_arg,
                                      .parallel = cfg->fused ? 0 : cfg->parallel};
   sch_iter *rows = NULL;
   if (topi_conv2d_nchwc_schedule_in(&d->pw, &pc, op->sched, cfg->fused, &rows) ||
-      topi_depthwise_nchwc_schedule_in(&d->dw, &dwc, op->sched))
+      topi_depthwise_nchwc_schedule_in(&d->dw, &dwc, op->sched, 0, NULL))
     return -1;
   if (!cfg->fused) return 0;
   sch_stage *sm = sch_stage_of(op->sched, d->dw.out), *so = sch_stage_of(op->sched, dc->out);

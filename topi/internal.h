@@ -61,13 +61,19 @@ int topi_config_check(const topi_template *t, const topi_decl *d, const void *cf
  * d->out): rows 0 as topi_conv2d_nchwc_schedule; rows > 0 (GEMM form only) out's outermost loop
  * is (n, tiles of `rows` output rows) fused, parallel per cfg, returned in *row_loop (where a
  * producer of those rows is computed), then the output-channel tiles, then the row tile's
- * positions in register tiles of cfg->ow_tile. depthwise_nchwc's stages of d scheduled in s. */
+ * positions in register tiles of cfg->ow_tile. depthwise_nchwc declared on a given data tensor
+ * the same way (pw_dw_fused), its stages of d scheduled in s: rows_outer 0 as
+ * topi_depthwise_nchwc_schedule; 1: out's outermost loop is (n, tiles of cfg->oh_tile output
+ * rows) fused, parallel per cfg, returned in *row_loop (where the producer of the rows those
+ * tiles read is computed), then the channel blocks and the column tiles. */
 int topi_conv2d_nchwc_declare_on(tec_ctx *ctx, const topi_conv2d *p, te_tensor *data,
                                  topi_decl *out);
 int topi_conv2d_nchwc_schedule_in(const topi_decl *d, const topi_conv2d_nchwc_config *cfg,
                                   sch_schedule *s, int64_t rows, sch_iter **row_loop);
+int topi_depthwise_nchwc_declare_on(tec_ctx *ctx, const topi_conv2d *p, te_tensor *data,
+                                    topi_decl *out);
 int topi_depthwise_nchwc_schedule_in(const topi_decl *d, const topi_depthwise_nchwc_config *cfg,
-                                     sch_schedule *s);
+                                     sch_schedule *s, int rows_outer, sch_iter **row_loop);
 
 /* The register tiling of a (batched) GEMM, dense's schedule (topi/dense.c). so stores the
  * result: its leaves `batch` (nbatch of them, outermost), then i (rows) and j (columns), in that
