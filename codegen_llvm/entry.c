@@ -183,7 +183,10 @@ static LLVMValueRef cg_strided_thunk(cg_func *f) {
     LLVMValueRef v = LLVMBuildLoad2(f->b, et, LLVMBuildInBoundsGEP2(f->b, et, LLVMGetParam(fn, i < n ? 0 : 1), &idx, 1, ""), "");
     a[i] = i < n ? LLVMBuildPointerCast(f->b, v, LLVMTypeOf(LLVMGetParam(f->raw, (unsigned)i)), "") : v;
   }
-  LLVMBuildRet(f->b, LLVMBuildCall2(f->b, f->raw_ty, f->raw, a, (unsigned)np, ""));
+  LLVMValueRef call = LLVMBuildCall2(f->b, f->raw_ty, f->raw, a, (unsigned)np, "");
+  unsigned noinline = LLVMGetEnumAttributeKindForName("noinline", 8); /* one copy of the kernel */
+  LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(f->llctx, noinline, 0));
+  LLVMBuildRet(f->b, call);
   LLVMPositionBuilderAtEnd(f->b, saved);
   return fn;
 }
