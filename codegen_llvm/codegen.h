@@ -92,7 +92,8 @@ typedef struct cg_func {
   LLVMMetadataRef dfile, dscope;
   int dline;
   /* emitting the checked entry (entry.c), else NULL */
-  LLVMValueRef dl_args, dl_nargs, raw, entry_rc;
+  LLVMValueRef dl_args, dl_nargs, raw, entry_rc; /* entry_rc: the i32 slot both calls store */
+  int entry_calls;
   LLVMTypeRef raw_ty, dl_type;
 } cg_func;
 
@@ -171,7 +172,7 @@ int cg_launch_sync(cg_func *f, const ir_stmt *s);
 int cg_entry_build(cg_func *f, LLVMValueRef raw, LLVMTypeRef raw_ty, const ir_stmt *prog);
 LLVMValueRef cg_dl_arg(cg_func *f, const ir_expr *e);   /* a dl_arg call */
 int cg_assert(cg_func *f, const ir_stmt *s);             /* an ASSERT */
-int cg_entry_call(cg_func *f);                           /* ATTR entry_call */
+int cg_entry_call(cg_func *f, int strided);              /* ATTR entry_call (its value) */
 
 /* ---- optimize.c ---- */
 /* Verifies the module, sets target-cpu/target-features on every function and runs

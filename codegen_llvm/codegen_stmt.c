@@ -138,7 +138,11 @@ int cg_stmt(cg_func *f, const ir_stmt *s) {
     return rc;
   }
   case IR_S_ATTR:
-    if (s->name && strcmp(s->name, "entry_call") == 0) return cg_entry_call(f);
+    if (s->name && strcmp(s->name, "entry_call") == 0) {
+      int64_t strided = 0;
+      if (s->a && !ir_is_const_int(s->a, &strided)) return cg_internal(f, "entry_call's value is not a constant"), -1;
+      return cg_entry_call(f, strided != 0);
+    }
     if (s->name && strcmp(s->name, "launch_region") == 0) return cg_launch_point(f, s);
     if (s->name && strcmp(s->name, "launch_task0") == 0) return cg_launch_task0(f, s);
     if (s->name && strcmp(s->name, "launch_sync") == 0) return cg_launch_sync(f, s);

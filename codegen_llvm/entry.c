@@ -4,7 +4,9 @@
  * program lower/entry_checks.c builds (asserts over dl_arg reads of the arguments, the size
  * variables bound by lets, then `attr entry_call`). Here that program is translated: a
  * dl_arg is a load from the DLTensor struct, an ASSERT a branch to tec_rt_check_fail and
- * `return -1`, and entry_call the call name_raw(data + byte_offset ..., sizes ...).
+ * `return -1`, entry_call 0 the call name_raw(data + byte_offset ..., sizes ...) and
+ * entry_call 1 the general path, tec_rt_call_strided (runtime/strided.c) with a thunk that
+ * calls name_raw on its pointers; dl_arg compact is tec_rt_dl_compact(args[i]).
  *
  *   DLTensor (DLPack v0.6), built here as an LLVM struct:
  *   { i8* data; {i32 device_type, i32 device_id}; i32 ndim; {i8 code, i8 bits, i16 lanes};
@@ -69,6 +71,42 @@ static LLVMValueRef cg_tensor(cg_func *f, int i) {
   return LLVMBuildLoad2(f->b, cg_ptr_to(f->dl_type), slot, "");
 }
 
+/* What tec_rt_dl_compact says of args[i], inline (an AOT object may be linked without the
+ * runtime): data + byte_offset TEC_ALIGN-aligned and strides NULL or compact (extent-1
+ * dimensions any), as i64 0 or 1. The strides are read only when the pointer is not NULL. */
+static LLVMValueRef cg_dl_compact(cg_func *f, int i) {
+  LLVMTypeRef dl = f->dl_type;
+  int nd = f->lf->args[i].ndim;
+  LLVMValueRef t = cg_tensor(f, i);
+  LLVMValueRef data = LLVMBuildPtrToInt(f->b, cg_field(f, dl, t, DL_DATA, -1, f->ptr8), f->i64, "");
+  LLVMValueRef start = LLVMBuildAdd(f->b, data, cg_field(f, dl, t, DL_OFFSET, -1, f->i64), "");
+  LLVMValueRef aligned = LLVMBuildICmp(f->b, LLVMIntEQ, LLVMBuildAnd(f->b, start, LLVMConstInt(f->i64, TEC_ALIGN - 1, 0), ""),
+                                       LLVMConstInt(f->i64, 0, 0), "aligned");
+  LLVMValueRef strides = cg_field(f, dl, t, DL_STRIDES, -1, cg_ptr_to(f->i64));
+  LLVMBasicBlockRef from = LLVMGetInsertBlock(f->b);
+  LLVMBasicBlockRef read = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "strides");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "strides_done");
+  LLVMBuildCondBr(f->b, LLVMBuildIsNull(f->b, strides, ""), done, read);
+  LLVMPositionBuilderAtEnd(f->b, read);
+  LLVMValueRef shape = cg_field(f, dl, t, DL_SHAPE, -1, cg_ptr_to(f->i64));
+  LLVMValueRef ok = LLVMConstInt(f->i1, 1, 0), expect = LLVMConstInt(f->i64, 1, 0);
+  for (int d = nd - 1; d >= 0; d--) {
+    LLVMValueRef ext = cg_elem_i64(f, shape, d), st = cg_elem_i64(f, strides, d);
+    LLVMValueRef good = LLVMBuildOr(f->b, LLVMBuildICmp(f->b, LLVMIntEQ, st, expect, ""),
+                                    LLVMBuildICmp(f->b, LLVMIntEQ, ext, LLVMConstInt(f->i64, 1, 0), ""), "");
+    ok = LLVMBuildAnd(f->b, ok, good, "");
+    expect = LLVMBuildMul(f->b, expect, ext, "");
+  }
+  LLVMBasicBlockRef read_end = LLVMGetInsertBlock(f->b);
+  LLVMBuildBr(f->b, done);
+  LLVMPositionBuilderAtEnd(f->b, done);
+  LLVMValueRef phi = LLVMBuildPhi(f->b, f->i1, "compact_strides");
+  LLVMValueRef vals[2] = {LLVMConstInt(f->i1, 1, 0), ok};
+  LLVMBasicBlockRef bbs[2] = {from, read_end};
+  LLVMAddIncoming(phi, vals, bbs, 2);
+  return LLVMBuildZExt(f->b, LLVMBuildAnd(f->b, phi, aligned, ""), f->i64, "");
+}
+
 LLVMValueRef cg_dl_arg(cg_func *f, const ir_expr *e) {
   int64_t fd, i, d;
   if (!f->dl_args || !ir_is_const_int(e->args[0], &fd) || !ir_is_const_int(e->args[1], &i) ||
@@ -100,6 +138,7 @@ LLVMValueRef cg_dl_arg(cg_func *f, const ir_expr *e) {
     return cg_elem_i64(f, arr, (int)d);
   }
   case IR_DL_OFFSET: return cg_field(f, dl, cg_tensor(f, (int)i), DL_OFFSET, -1, f->i64);
+  case IR_DL_COMPACT: return cg_dl_compact(f, (int)i);
   default: break;
   }
   return cg_internal(f, "dl_arg of unknown field %lld", (long long)fd);
@@ -123,12 +162,87 @@ int cg_assert(cg_func *f, const ir_stmt *s) {
   return f->failed ? -1 : 0;
 }
 
-int cg_entry_call(cg_func *f) {
+/* The thunk tec_rt_call_strided calls: name_raw(ptrs[0], ..., sizes[0], ...). */
+static LLVMValueRef cg_strided_thunk(cg_func *f) {
   const tec_ir_func *lf = f->lf;
-  if (!f->raw) return cg_internal(f, "entry_call outside the checked entry"), -1;
+  LLVMTypeRef pt[2] = {cg_ptr_to(f->ptr8), cg_ptr_to(f->i64)};
+  LLVMTypeRef ty = LLVMFunctionType(f->i32, pt, 2, 0);
+  const char *name = tec_ctx_printf(f->ctx, "%s_strided", lf->name);
+  if (!name) return cg_oom(f);
+  LLVMValueRef fn = LLVMAddFunction(f->mod, name, ty);
+  LLVMSetLinkage(fn, LLVMInternalLinkage);
+  cg_add_attr(f, fn, LLVMAttributeFunctionIndex, "nounwind", 0);
+  LLVMBasicBlockRef saved = LLVMGetInsertBlock(f->b);
+  LLVMPositionBuilderAtEnd(f->b, LLVMAppendBasicBlockInContext(f->llctx, fn, "entry"));
+  int n = lf->nargs, np = n + lf->nsize;
+  LLVMValueRef *a = tec_ctx_alloc(f->ctx, sizeof *a * (size_t)(np + 1));
+  if (!a) return cg_oom(f);
+  for (int i = 0; i < np; i++) {
+    LLVMValueRef idx = LLVMConstInt(f->i64, (unsigned)(i < n ? i : i - n), 0);
+    LLVMTypeRef et = i < n ? f->ptr8 : f->i64;
+    LLVMValueRef v = LLVMBuildLoad2(f->b, et, LLVMBuildInBoundsGEP2(f->b, et, LLVMGetParam(fn, i < n ? 0 : 1), &idx, 1, ""), "");
+    a[i] = i < n ? LLVMBuildPointerCast(f->b, v, LLVMTypeOf(LLVMGetParam(f->raw, (unsigned)i)), "") : v;
+  }
+  LLVMValueRef call = LLVMBuildCall2(f->b, f->raw_ty, f->raw, a, (unsigned)np, "");
+  unsigned noinline = LLVMGetEnumAttributeKindForName("noinline", 8); /* one copy of the kernel */
+  LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(f->llctx, noinline, 0));
+  LLVMBuildRet(f->b, call);
+  LLVMPositionBuilderAtEnd(f->b, saved);
+  return fn;
+}
+
+/* strided 0: name_raw(data + byte_offset ..., sizes ...); 1: tec_rt_call_strided(args, nargs,
+ * written, sizes, name_strided, "name"): compact copies of the arguments that are not. The
+ * result goes to the entry's rc slot. */
+int cg_entry_call(cg_func *f, int strided) {
+  const tec_ir_func *lf = f->lf;
+  if (!f->raw || !f->entry_rc) return cg_internal(f, "entry_call outside the checked entry"), -1;
   int n = lf->nargs, np = n + lf->nsize;
   LLVMValueRef *callargs = tec_ctx_alloc(f->ctx, sizeof *callargs * (size_t)(np + 1));
   if (!callargs) return cg_oom(f), -1;
+  for (int k = 0; k < lf->nsize; k++) {
+    const cg_binding *b = cg_lookup(f, lf->size_vars[k]);
+    if (!b) return cg_internal(f, "size variable '%s' unbound at entry_call",
+                               lf->size_vars[k]->name), -1;
+    callargs[n + k] = b->value;
+  }
+  if (strided) {
+    LLVMValueRef sizes = LLVMBuildArrayAlloca(f->b, f->i64, LLVMConstInt(f->i32, (unsigned)(lf->nsize + 1), 0), "sizes");
+    for (int k = 0; k < lf->nsize; k++) {
+      LLVMValueRef idx = LLVMConstInt(f->i64, (unsigned)k, 0);
+      LLVMBuildStore(f->b, callargs[n + k], LLVMBuildInBoundsGEP2(f->b, f->i64, sizes, &idx, 1, ""));
+    }
+    LLVMValueRef *w = tec_ctx_alloc(f->ctx, sizeof *w * (size_t)(n + 1));
+    if (!w) return cg_oom(f), -1;
+    for (int i = 0; i < n; i++) w[i] = LLVMConstInt(f->i8, lf->args[i].written ? 1 : 0, 0);
+    LLVMValueRef wa = LLVMConstArray(f->i8, w, (unsigned)n);
+    LLVMValueRef wg = LLVMAddGlobal(f->mod, LLVMTypeOf(wa), "written");
+    LLVMSetInitializer(wg, wa);
+    LLVMSetGlobalConstant(wg, 1);
+    LLVMSetLinkage(wg, LLVMPrivateLinkage);
+    LLVMValueRef thunk = cg_strided_thunk(f);
+    if (!thunk) return -1;
+    LLVMValueRef name = LLVMBuildGlobalStringPtr(f->b, lf->name, "fname");
+    LLVMTypeRef pt[6] = {LLVMTypeOf(f->dl_args), f->i32, f->ptr8, cg_ptr_to(f->i64), f->ptr8, f->ptr8}, ty;
+    /* a weak reference: an AOT object linked without libtec_runtime.a still links, and
+     * refuses strided arguments saying what to link */
+    LLVMValueRef fn = cg_declare(f, "tec_rt_call_strided", f->i32, pt, 6, &ty);
+    LLVMSetLinkage(fn, LLVMExternalWeakLinkage);
+    LLVMBasicBlockRef none = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "no_runtime");
+    LLVMBasicBlockRef have = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "strided_call");
+    LLVMBuildCondBr(f->b, LLVMBuildIsNull(f->b, fn, ""), none, have);
+    LLVMPositionBuilderAtEnd(f->b, none);
+    LLVMValueRef rcm = f->entry_rc;
+    cg_emit_fail_return(f, tec_ctx_printf(f->ctx, "%s: an argument is not compact and %d-byte aligned (strides, "
+                                                  "byte_offset or data); calling with it needs tec_rt_call_strided: link "
+                                                  "libtec_runtime.a", lf->name, TEC_ALIGN), NULL, NULL);
+    LLVMPositionBuilderAtEnd(f->b, have);
+    LLVMValueRef a[6] = {f->dl_args, f->dl_nargs, LLVMBuildPointerCast(f->b, wg, f->ptr8, ""), sizes,
+                         LLVMBuildPointerCast(f->b, thunk, f->ptr8, ""), name};
+    LLVMBuildStore(f->b, LLVMBuildCall2(f->b, ty, fn, a, 6, ""), rcm);
+    f->entry_calls++;
+    return 0;
+  }
   for (int i = 0; i < n; i++) {
     LLVMValueRef t = cg_tensor(f, i);
     LLVMValueRef data = cg_field(f, f->dl_type, t, DL_DATA, -1, f->ptr8);
@@ -136,13 +250,8 @@ int cg_entry_call(cg_func *f) {
     LLVMValueRef p = LLVMBuildGEP2(f->b, f->i8, data, &off, 1, "");
     callargs[i] = LLVMBuildPointerCast(f->b, p, LLVMTypeOf(LLVMGetParam(f->raw, (unsigned)i)), "");
   }
-  for (int k = 0; k < lf->nsize; k++) {
-    const cg_binding *b = cg_lookup(f, lf->size_vars[k]);
-    if (!b) return cg_internal(f, "size variable '%s' unbound at entry_call",
-                               lf->size_vars[k]->name), -1;
-    callargs[n + k] = b->value;
-  }
-  f->entry_rc = LLVMBuildCall2(f->b, f->raw_ty, f->raw, callargs, (unsigned)np, "");
+  LLVMBuildStore(f->b, LLVMBuildCall2(f->b, f->raw_ty, f->raw, callargs, (unsigned)np, ""), f->entry_rc);
+  f->entry_calls++;
   return 0;
 }
 
@@ -162,10 +271,11 @@ int cg_entry_build(cg_func *f, LLVMValueRef raw, LLVMTypeRef raw_ty, const ir_st
   f->entry = LLVMAppendBasicBlockInContext(f->llctx, fn, "entry");
   LLVMPositionBuilderAtEnd(f->b, f->entry);
   f->dl_args = args, f->dl_nargs = nargs, f->dl_type = dl;
-  f->raw = raw, f->raw_ty = raw_ty, f->entry_rc = NULL;
+  f->raw = raw, f->raw_ty = raw_ty, f->entry_calls = 0;
+  f->entry_rc = LLVMBuildAlloca(f->b, f->i32, "rc"); /* what the call on either path returned */
   int rc = cg_stmt(f, prog);
-  if (rc == 0 && !f->entry_rc) rc = -1, cg_internal(f, "the entry program has no entry_call");
-  if (rc == 0) LLVMBuildRet(f->b, f->entry_rc);
+  if (rc == 0 && !f->entry_calls) rc = -1, cg_internal(f, "the entry program has no entry_call");
+  if (rc == 0) LLVMBuildRet(f->b, LLVMBuildLoad2(f->b, f->i32, f->entry_rc, ""));
   f->dl_args = f->dl_nargs = f->raw = f->entry_rc = NULL;
   cg_unbind_to(f, 0);
   return rc != 0 || f->failed ? -1 : 0;

@@ -47,6 +47,8 @@ static void cg_runtime_symbols(cg_symbol *out, int *n) {
       {"tec_rt_parallel_for", (void *)tec_rt_parallel_for},
       {"tec_rt_parallel_for_dynamic", (void *)tec_rt_parallel_for_dynamic},
       {"tec_rt_parallel_launch", (void *)tec_rt_parallel_launch},
+      {"tec_rt_dl_compact", (void *)tec_rt_dl_compact},
+      {"tec_rt_call_strided", (void *)tec_rt_call_strided},
       {"tec_rt_parallel_barrier", (void *)tec_rt_parallel_barrier},
       {"tec_rt_extern_call", (void *)tec_rt_extern_call},
       {"expf", (void *)expf}, {"exp", (void *)exp}, {"logf", (void *)logf}, {"log", (void *)log},

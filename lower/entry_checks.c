@@ -13,19 +13,24 @@
  *      legal extents: "expected (m*8) for a size m >= 0: 0, 8, 16, ..."). A size used only in
  *      shapes that do not determine it (n / 4, m*n) is refused (lower_size_sites, at
  *      tec_lower): another argument's dimension must bind it;
- *   4. per argument: every other extent against its value under the bound sizes, strides
- *      (NULL or compact row-major; extent-1 dimensions may have any stride), data non-NULL,
- *      data + byte_offset TEC_ALIGN-aligned (the kernel is compiled assuming it), a byte
- *      count (extents times the element's bytes) that fits an int64;
- *   5. no argument the function writes (a computed tensor) overlapping another argument's
- *      bytes (name_raw declares its buffers noalias; read-only arguments may share memory);
- *   6. the reads whose bounds the sizes decide (lower_func.read_checks, read_bounds.c:
+ *   4. per argument: every other extent against its value under the bound sizes, data
+ *      non-NULL, a byte count (extents times the element's bytes) that fits an int64;
+ *   5. the reads whose bounds the sizes decide (lower_func.read_checks, read_bounds.c:
  *      "tensor 'A' is read at 8 in dimension 0 by 'B', which is beyond the max (7)");
+ *   6. the path: when every argument is compact row-major (strides NULL or compact; extent-1
+ *      dimensions any) with data + byte_offset TEC_ALIGN-aligned (dl_arg compact, what the
+ *      kernel is compiled for), no argument the function writes (a computed tensor) may
+ *      overlap another argument's bytes (name_raw declares its buffers noalias; read-only
+ *      arguments may share memory), then `attr entry_call` (0) calls the kernel on them as
+ *      they are. Otherwise `attr entry_call` (1): any strides (negative, zero for inputs,
+ *      padded rows), byte_offset and alignment, through tec_rt_call_strided
+ *      (runtime/strided.c), which hands the kernel compact aligned copies of those that are
+ *      not and writes the written ones back;
  * An argument with a margin (te_tensor_set_margin) is checked as its buffer: extents
  * shape + before + after (te_buffer_shape), the messages saying so ("expected 30 (28 +
  * margin 1 + 1)"), and a size bound from such an extent subtracts the margin (n + 2: n =
  * extent - 2).
- * then `attr entry_call`: the call of name_raw(data + byte_offset ..., sizes ...).
+ * `attr entry_call` 0 is the call of name_raw(data + byte_offset ..., sizes ...).
  *
  *   assert((dl_arg(0, 0, 0) == 2), "f: expected 2 arguments, got %lld", dl_arg(0, 0, 0))
  *   assert((dl_arg(2, 0, 0) != 0), "f: argument 0 ('A') is NULL")  ...
@@ -290,36 +295,22 @@ const ir_stmt *lower_entry_checks(const lower_func *lf, const char *who) {
       bytes = ir_mul(bytes, ad);
     }
     nbytes[i] = bytes;
-    /* strides: NULL, or row-major compact */
-    if (t->ndim > 0) {
-      const ir_stmt **sc = tec_ctx_alloc(ctx, sizeof *sc * (size_t)t->ndim);
-      if (!sc) return NULL;
-      const ir_expr *expect = i64(&st, 1);
-      for (int d = t->ndim - 1; d >= 0; d--) {
-        const ir_expr *s = dl(&st, IR_DL_STRIDE, i, d);
-        const ir_expr *ad = act[d]->type.bits != 64 ? ir_cast(TEC_I64, act[d]) : act[d];
-        sc[t->ndim - 1 - d] = ir_assert(
-            ir_or(ir_eq(s, expect), ir_eq(ad, i64(&st, 1))),
-            tec_ctx_printf(ctx, "%s is not compact row-major: strides[%d] is %%lld, expected "
-                                "%%lld (pass strides = NULL or compact strides)", pre[i], d),
-            s, expect);
-        expect = ir_mul(expect, ad);
-      }
-      add(&st, ir_if(ir_ne(dl(&st, IR_DL_STRIDES_PTR, i, 0), i64(&st, 0)),
-                     ir_seq(ctx, t->ndim, sc), NULL));
-    }
     check(&st, ir_ne(dl(&st, IR_DL_DATA, i, 0), i64(&st, 0)),
           tec_ctx_printf(ctx, "%s has NULL data", pre[i]), NULL, NULL);
-    const ir_expr *mis = ir_floormod(ir_add(dl(&st, IR_DL_DATA, i, 0), dl(&st, IR_DL_OFFSET, i, 0)),
-                                     i64(&st, TEC_ALIGN));
-    check(&st, ir_eq(mis, i64(&st, 0)),
-          tec_ctx_printf(ctx, "%s: data + byte_offset is not %d-byte aligned (address %%%% %d = "
-                              "%%lld); allocate with tec_dl_alloc or aligned_alloc(%d, ...)",
-                         pre[i], TEC_ALIGN, TEC_ALIGN, TEC_ALIGN),
-          mis, NULL);
   }
-  /* 5. no argument the function writes overlaps another (the raw form declares every buffer
-   * noalias); empty buffers overlap nothing */
+  /* 5. reads the sizes decide (read_bounds.c): inside the shape for the sizes passed */
+  if (lf->read_checks) add(&st, lf->read_checks);
+  /* 6. compact and aligned: no argument the function writes overlaps another (the raw form
+   * declares every buffer noalias; empty buffers overlap nothing), the kernel on the
+   * arguments as they are; else the strided path */
+  const ir_stmt *const *before = st.items;
+  int nbefore = st.n;
+  st.items = NULL, st.n = st.cap = 0;
+  const ir_expr *compact = NULL;
+  for (int i = 0; i < n; i++) {
+    const ir_expr *c = ir_ne(dl(&st, IR_DL_COMPACT, i, 0), i64(&st, 0));
+    compact = compact ? ir_and(compact, c) : c;
+  }
   for (int i = 0; i < n; i++)
     for (int j = 0; j < n; j++) {
       if (i == j || lf->args[i]->op != TE_COMPUTE ||
@@ -338,9 +329,12 @@ const ir_stmt *lower_entry_checks(const lower_func *lf, const char *who) {
                            tec_ctx_fmt_escape(ctx, lf->args[i]->name)),
             NULL, NULL);
     }
-  /* 6. reads the sizes decide (read_bounds.c): inside the shape for the sizes passed */
-  if (lf->read_checks) add(&st, lf->read_checks);
-  add(&st, ir_attr("entry_call", NULL, ir_evaluate(i64(&st, 0))));
+  add(&st, ir_attr("entry_call", i64(&st, 0), ir_evaluate(i64(&st, 0))));
+  if (st.oom) return NULL;
+  const ir_stmt *fast = ir_seq(ctx, st.n, st.items);
+  const ir_stmt *strided = ir_attr("entry_call", i64(&st, 1), ir_evaluate(i64(&st, 0)));
+  st.items = (const ir_stmt **)before, st.n = st.cap = nbefore;
+  add(&st, n ? ir_if(compact, fast, strided) : fast);
   if (st.oom) return NULL;
   const ir_stmt *rest = ir_seq(ctx, st.n, st.items);
 

@@ -30,6 +30,8 @@ typedef struct tec_ir_arg {
   const ir_expr *buf;             /* the buffer VAR the programs name it by */
   int ndim;
   const ir_expr *const *extents;  /* the caller's whole buffer (with any margin), ndim of them */
+  int written;                    /* the function writes it (a computed tensor): the strided
+                                     entry path copies it back */
 } tec_ir_arg;
 
 /* Where the loops of a function stand in its printed program (tec_html): with it the backend

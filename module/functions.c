@@ -109,7 +109,8 @@ tec_ir_func *mod_lower_funcs(tec_ctx *ctx, int n, lower_func *const *funcs, cons
     for (int a = 0; a < lf->nargs; a++)
       args[a] = (tec_ir_arg){.name = lf->args[a]->name, .type = lf->args[a]->type,
                              .buf = lf->arg_bufs[a], .ndim = lf->args[a]->ndim,
-                             .extents = te_buffer_shape(lf->args[a])};
+                             .extents = te_buffer_shape(lf->args[a]),
+                             .written = lf->args[a]->op == TE_COMPUTE};
     const ir_stmt *entry = NULL;
     const ir_stmt *body =
         lower_for_target(lf, &(lower_target){.vector_bits = t->vector_bits}, who, &entry);

@@ -37,3 +37,9 @@ int32_t tec_rt_check_fail(const char *fmt, int64_t a, int64_t b) {
 #pragma GCC diagnostic pop
   return -1;
 }
+
+/* Every checked entry calls tec_rt_check_fail, so this file is linked whenever the runtime
+ * library is; this reference brings the strided path (runtime/strided.c) along, which entries
+ * reference only weakly (an object linked without the runtime refuses a non-compact argument
+ * instead, saying to link it; a weak reference alone would not pull it from the archive). */
+tec_rt_strided_call_fn const tec_rt_strided_link = tec_rt_call_strided;

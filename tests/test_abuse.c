@@ -4,14 +4,15 @@
  * default config, lowered, built for the host and called once well (the reference output).
  * Then, for every argument in turn, the call is made with: a NULL tensor, NULL data, one
  * dimension too few and too many, each extent one larger (the buffer keeps its real size, so a
- * missing check reads out of bounds — ASan's job), another dtype (f64, i32, 2 lanes),
- * non-compact strides, a byte_offset that breaks alignment, a misaligned data pointer, and a
- * non-CPU device; and with one argument too few. Constant arguments (weights) are read by
+ * missing check reads out of bounds — ASan's job), another dtype (f64, i32, 2 lanes), an
+ * output with a zero stride, and a non-CPU device; and with one argument too few. Constant arguments (weights) are read by
  * prepare, so they are abused through tec_module_bind_constants; the others through
  * tec_module_run. Every bad call must return -1 with a message naming the function and the
  * argument, must leave the output as it was (a sentinel), and a good call afterwards must give
  * the reference output bit for bit. Legal variants — explicit compact strides, a data pointer
- * offset by an aligned byte_offset — must compute the reference output. */
+ * offset by an aligned byte_offset, and every argument at once strided (each element two
+ * apart) and misaligned (byte_offset 4: the strided entry path's copies) — must compute the
+ * reference output. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -195,10 +196,17 @@ static void expect_reference(call *c, DLTensor *const *args, const char *what) {
                 c->t->name, what, tec_rt_last_error());
   ck_assert_msg(tec_module_run(c->m, "abused", c->nargs, args) == 0, "%s, %s: %s", c->t->name,
                 what, tec_rt_last_error());
-  const float *o = (const float *)((const char *)args[c->out]->data + args[c->out]->byte_offset);
-  for (int64_t i = 0; i < c->nout; i++)
-    ck_assert_msg(o[i] == c->ref[i], "%s, %s: output %ld is %g, expected %g", c->t->name, what,
-                  (long)i, o[i], c->ref[i]);
+  const DLTensor *t = args[c->out];
+  const float *o = (const float *)((const char *)t->data + t->byte_offset);
+  for (int64_t i = 0; i < c->nout; i++) {
+    int64_t off = i; /* element i in row-major order, through the strides if any */
+    if (t->strides) {
+      off = 0;
+      for (int64_t d = t->ndim - 1, r = i; d >= 0; d--) off += (r % t->shape[d]) * t->strides[d], r /= t->shape[d];
+    }
+    ck_assert_msg(o[off] == c->ref[i], "%s, %s: output %ld is %g, expected %g", c->t->name, what,
+                  (long)i, o[off], c->ref[i]);
+  }
 }
 
 static void abuse_arg(call *c, int a) {
@@ -232,22 +240,17 @@ static void abuse_arg(call *c, int a) {
   expect_refused(c, a, &bad, "int32", "dtype");
   bad = g, bad.dtype = (DLDataType){kDLFloat, 32, 2};
   expect_refused(c, a, &bad, "2 lanes", "lanes per element");
-  /* strides: the innermost dimension of extent > 1 strided by 2 (extent-1 dimensions' strides
-   * do not matter) */
+  /* the output with a zero stride in its first dimension of extent > 1 (strides, byte
+   * offsets and alignment are legal otherwise: the legal variants below) */
   int64_t s = 1;
   for (int d = nd - 1; d >= 0; d--) strides[d] = s, s *= g.shape[d];
-  for (int d = nd - 1; d >= 0; d--)
+  for (int d = 0; d < nd && a == c->out; d++)
     if (g.shape[d] > 1) {
-      strides[d] *= 2;
+      strides[d] = 0;
       bad = g, bad.strides = strides;
-      expect_refused(c, a, &bad, "strides", "compact");
+      expect_refused(c, a, &bad, "stride 0", "has stride 0");
       break;
     }
-  /* misalignment: through byte_offset and through the pointer */
-  bad = g, bad.byte_offset = 4;
-  expect_refused(c, a, &bad, "byte_offset 4", "aligned");
-  bad = g, bad.data = (char *)g.data + 4;
-  expect_refused(c, a, &bad, "data + 4", "aligned");
   /* a GPU tensor */
   bad = g, bad.device = (DLDevice){kDLCUDA, 0};
   expect_refused(c, a, &bad, "CUDA device", "device");
@@ -284,6 +287,22 @@ static void abuse_template(const topi_template *t) {
     vargs[a] = &var[a];
   }
   expect_reference(&c, vargs, "compact strides and byte_offset 128");
+  for (int a = 0; a < c.nargs; a++) free(blocks[a]);
+  /* every argument strided (elements two apart) and misaligned (byte_offset 4) */
+  for (int a = 0; a < c.nargs; a++) {
+    var[a] = c.good[a];
+    int64_t s = 2, n = tec_dl_numel(&c.good[a]);
+    for (int d = var[a].ndim - 1; d >= 0; d--) strides[a][d] = s, s *= var[a].shape[d];
+    var[a].strides = strides[a];
+    blocks[a] = aligned_alloc(64, 64 + ((8 * (size_t)n + 63) / 64) * 64);
+    ck_assert_ptr_nonnull(blocks[a]);
+    for (int64_t i = 0; i < n; i++) /* the output: a sentinel the call must overwrite */
+      ((float *)((char *)blocks[a] + 4))[2 * i] = a == c.out ? -12345.0f : ((float *)c.good[a].data)[i];
+    var[a].data = blocks[a];
+    var[a].byte_offset = 4;
+    vargs[a] = &var[a];
+  }
+  expect_reference(&c, vargs, "every argument strided and misaligned");
   for (int a = 0; a < c.nargs; a++) free(blocks[a]);
   free_call(&c);
 }

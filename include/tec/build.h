@@ -4,11 +4,18 @@
  *   int32_t name(DLTensor *const *args, int32_t nargs);
  *       checks nargs, each tensor's dtype, ndim, shape (binding symbolic sizes from the first
  *       tensor that has them and checking the others agree; a byte count past 2^63 - 1 is
- *       refused), strides (compact or NULL), data pointer, and that no tensor the function
- *       writes (an output) overlaps another argument's bytes, and that the reads whose bounds
+ *       refused), data pointer, and that the reads whose bounds
  *       the sizes decide stay inside their tensors ("tensor 'A' is accessed at 16 in dimension
  *       0, which is beyond the max (15) for the sizes passed": lower/read_bounds.c; reads
- *       provably outside are refused by tec_lower), then runs. Inputs may share
+ *       provably outside are refused by tec_lower), then runs. Any buffer a user holds is
+ *       accepted: when every tensor is compact (strides NULL or row-major; extent-1
+ *       dimensions any) and data + byte_offset TEC_ALIGN-aligned, the kernel runs on them as
+ *       they are, after a check that no tensor the function writes overlaps another
+ *       argument's bytes; otherwise (strides of any sign, zero strides of inputs, padded
+ *       rows, sliced views, any byte_offset and alignment) tec_rt_call_strided
+ *       (runtime.h, in libtec_runtime.a) gives the kernel compact aligned copies of the
+ *       tensors that are not and writes the written ones back (a written tensor with a zero
+ *       stride, or one passed as it is overlapping another, is refused). Inputs may share
  *       memory with each other (they are only read). Returns 0, or -1 with
  *       tec_rt_last_error() saying what was wrong; it never reads out of bounds. With
  *       tec_lower_options.check_bounds (TEC_CHECK_BOUNDS=1), a debug option, every load and

@@ -132,7 +132,8 @@ typedef enum ir_intrinsic {
 typedef enum ir_dl_field {
   IR_DL_NARGS, IR_DL_ARGS, IR_DL_TENSOR, IR_DL_DEVICE, IR_DL_NDIM, IR_DL_CODE, IR_DL_BITS,
   IR_DL_LANES, IR_DL_SHAPE_PTR, IR_DL_SHAPE, IR_DL_STRIDES_PTR, IR_DL_STRIDE, IR_DL_DATA,
-  IR_DL_OFFSET, IR_DL_FIELD_COUNT
+  IR_DL_OFFSET, IR_DL_COMPACT /* 1 if args[i] is compact and aligned (tec_rt_dl_compact) */,
+  IR_DL_FIELD_COUNT
 } ir_dl_field;
 
 /* How a reduction combines (v.i of a REDUCE). */

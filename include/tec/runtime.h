@@ -74,6 +74,20 @@ int tec_rt_get_num_threads(void);
  * Calls from inside a body (nested parallelism) and calls while the pool serves another
  * thread run serially, as body(0, n, closure), on the calling thread. Generated code calls
  * this for every parallel loop. */
+/* The checked entry's general path (runtime/strided.c): 1 if t is compact row-major (strides
+ * NULL or compact; extent-1 dimensions any) and data + byte_offset is TEC_ALIGN-aligned, else 0.
+ * tec_rt_call_strided calls thunk(ptrs, sizes) with a compact aligned copy of each argument
+ * that is not (written ones copied back after), the others as they are; 0, or the thunk's
+ * code, or -1 with the message in tec_rt_last_error (a written argument with a zero stride, a
+ * written argument overlapping another, out of memory). Generated code calls these. */
+typedef int32_t (*tec_rt_strided_thunk)(void *const *ptrs, const int64_t *sizes);
+int32_t tec_rt_dl_compact(const DLTensor *t);
+int32_t tec_rt_call_strided(DLTensor *const *args, int32_t nargs, const uint8_t *written, const int64_t *sizes,
+                            tec_rt_strided_thunk thunk, const char *fname);
+typedef int32_t (*tec_rt_strided_call_fn)(DLTensor *const *, int32_t, const uint8_t *, const int64_t *,
+                                          tec_rt_strided_thunk, const char *);
+extern tec_rt_strided_call_fn const tec_rt_strided_link; /* runtime/error.c: see there */
+
 typedef int32_t (*tec_rt_parallel_body)(int64_t begin, int64_t end, void *closure);
 int32_t tec_rt_parallel_for(int64_t n, tec_rt_parallel_body body, void *closure);
 /* As tec_rt_parallel_for, but the threads (the caller's included) take chunks of `chunk`
