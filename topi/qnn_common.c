@@ -72,15 +72,16 @@ const ir_expr *qnn_requant(tec_ctx *ctx, const ir_expr *acc, const ir_expr *mult
   return qnn_requant_f(ctx, ir_mul(ir_cast(TEC_F32, acc), mult), out, act);
 }
 
-const ir_expr *qnn_pad(tec_ctx *ctx, const ir_expr *v, const ir_expr *y, const ir_expr *x,
-                       int64_t h, int64_t w, int64_t pad_h, int64_t pad_w, int32_t zp) {
+const ir_expr *qnn_pad(tec_ctx *ctx, tec_dtype t, const ir_expr *v, const ir_expr *y,
+                       const ir_expr *x, int64_t h, int64_t w, int64_t pad_h, int64_t pad_w,
+                       int32_t zp) {
   const ir_expr *cond = NULL;
 #define QNN_AND(e) cond = cond ? ir_and(cond, (e)) : (e)
   if (pad_h > 0) QNN_AND(ir_ge(y, ir_int(ctx, 0))), QNN_AND(ir_lt(y, ir_int(ctx, h)));
   if (pad_w > 0) QNN_AND(ir_ge(x, ir_int(ctx, 0))), QNN_AND(ir_lt(x, ir_int(ctx, w)));
 #undef QNN_AND
-  v = ir_cast(TEC_I32, v);
-  return cond ? ir_select(ir_likely(cond), v, ir_int_t(ctx, TEC_I32, zp)) : v;
+  v = ir_cast(t, v);
+  return cond ? ir_select(ir_likely(cond), v, ir_int_t(ctx, t, zp)) : v;
 }
 
 typedef struct qnn_chan {

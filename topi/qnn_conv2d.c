@@ -17,22 +17,36 @@
  *             for I, ky, kx, i4: for xi (unrolled): for ii (unrolled): acc[xi][:] += x * wp[:]
  *             out[.., xo*ow_tile + xi, :] = requant(acc[xi][:])
  */
+#include <string.h>
 #include "topi/qnn_internal.h"
+
+#ifndef QC_WLAYOUT_DEFAULT
+#define QC_WLAYOUT_DEFAULT 1
+#endif
 
 typedef struct qc_decl {
   topi_qconv2d p;
   int64_t bx, by, oh, ow;
   te_tensor *data, *kernel, *bias, *w_scale;
-  te_tensor *wp, *bias_q, *mult, *acc;
+  te_tensor *bias_q, *mult;
   const ir_expr *r[5]; /* I, ky, kx, i4, ii */
 } qc_decl;
 
+/* the packed kernel's layout is a knob: each schedule builds its own kernel_p, acc and out */
+typedef struct qc_sched {
+  const qc_decl *d;
+  int64_t wlayout;
+  te_tensor *wp, *acc;
+} qc_sched;
+
 static const ir_expr *wp_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
-  qc_decl *d = u;
+  qc_sched *s = u;
+  const qc_decl *d = s->d;
   const topi_conv2d *p = &d->p.conv;
-  const ir_expr *o = ir_add(ir_mul(i[0], ir_int(ctx, d->by)), i[5]);
+  const ir_expr *lo = i[s->wlayout ? 6 : 5], *li = i[s->wlayout ? 5 : 6];
+  const ir_expr *o = ir_add(ir_mul(i[0], ir_int(ctx, d->by)), lo);
   const ir_expr *c = ir_add(ir_add(ir_mul(i[1], ir_int(ctx, d->bx)), ir_mul(i[4], ir_int(ctx, 4))),
-                            i[6]);
+                            li);
   const ir_expr *ok = ir_and(ir_lt(o, ir_int(ctx, p->c_out)), ir_lt(c, ir_int(ctx, p->c_in)));
   const ir_expr *v = TE_AT(d->kernel, ir_min(o, ir_int(ctx, p->c_out - 1)),
                            ir_min(c, ir_int(ctx, p->c_in - 1)), i[2], i[3]);
@@ -40,21 +54,24 @@ static const ir_expr *wp_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
 }
 
 static const ir_expr *acc_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
-  qc_decl *d = u;
+  qc_sched *s = u;
+  const qc_decl *d = s->d;
   const topi_conv2d *p = &d->p.conv;
   const ir_expr *const *r = d->r;
   const ir_expr *y = ir_add(ir_mul(i[2], ir_int(ctx, p->stride_h)), ir_sub(r[1], ir_int(ctx, p->pad_h)));
   const ir_expr *x = ir_add(ir_mul(i[3], ir_int(ctx, p->stride_w)), ir_sub(r[2], ir_int(ctx, p->pad_w)));
   const ir_expr *lane = ir_add(ir_mul(r[3], ir_int(ctx, 4)), r[4]);
-  const ir_expr *v = qnn_pad(ctx, TE_AT(d->data, i[0], r[0], y, x, lane), y, x, p->h, p->w,
-                             p->pad_h, p->pad_w, d->p.in.zero_point);
-  const ir_expr *w = ir_cast(TEC_I32, TE_AT(d->wp, i[1], r[0], r[1], r[2], r[3], i[4], r[4]));
-  return te_sum(ir_mul(v, w), 5, r, NULL);
+  const ir_expr *v = qnn_pad(ctx, TEC_I16, TE_AT(d->data, i[0], r[0], y, x, lane), y, x, p->h,
+                             p->w, p->pad_h, p->pad_w, d->p.in.zero_point);
+  const ir_expr *w = s->wlayout ? TE_AT(s->wp, i[1], r[0], r[1], r[2], r[3], r[4], i[4])
+                                : TE_AT(s->wp, i[1], r[0], r[1], r[2], r[3], i[4], r[4]);
+  return te_sum(qnn_mul16(v, ir_cast(TEC_I16, w)), 5, r, NULL);
 }
 
 static const ir_expr *out_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
-  qc_decl *d = u;
-  const ir_expr *acc = ir_add(TE_AT(d->acc, i[0], i[1], i[2], i[3], i[4]), TE_AT(d->bias_q, i[1], i[4]));
+  qc_sched *s = u;
+  const qc_decl *d = s->d;
+  const ir_expr *acc = ir_add(TE_AT(s->acc, i[0], i[1], i[2], i[3], i[4]), TE_AT(d->bias_q, i[1], i[4]));
   return qnn_requant(ctx, acc, TE_AT(d->mult, i[1], i[4]), d->p.out, d->p.conv.epi.act);
 }
 
@@ -90,22 +107,12 @@ static int qc_declare(tec_ctx *ctx, const void *p_arg, topi_decl *out) {
   static const char *const rn[] = {"I", "ky", "kx", "i4", "ii"};
   const int64_t re[] = {ib, c->kh, c->kw, d->bx / 4, 4};
   for (int k = 0; k < 5; k++) d->r[k] = te_reduce_axis_n(ctx, rn[k], re[k]);
-  static const char *const wn[] = {"O", "I", "ky", "kx", "i4", "o", "ii"},
-                           *const on[] = {"n", "O", "oy", "ox", "o"};
-  d->wp = te_compute(ctx, &(te_compute_decl){
-      .name = "kernel_p", .ndim = 7, .shape = TE_SHAPE(ctx, ob, ib, c->kh, c->kw, d->bx / 4, d->by, 4),
-      .body = wp_body, .user = d, .tag = "pack_kernel", .axis_names = wn});
   d->mult = qnn_mult(ctx, d->w_scale, c->c_out, d->by, p->in, p->out);
   d->bias_q = qnn_bias(ctx, d->bias, qnn_wsum(ctx, d->kernel), c->c_out, d->by, p->in.zero_point);
-  const ir_expr *const *os = TE_SHAPE(ctx, c->n, ob, d->oh, d->ow, d->by);
-  d->acc = te_compute(ctx, &(te_compute_decl){.name = "acc", .ndim = 5, .shape = os,
-                                              .body = acc_body, .user = d, .tag = "qnn_conv2d",
-                                              .axis_names = on});
-  te_tensor *o = te_compute(ctx, &(te_compute_decl){.name = "out", .ndim = 5, .shape = os,
-                                                    .body = out_body, .user = d, .tag = "requant",
-                                                    .axis_names = on});
-  if (!d->data || !d->kernel || (c->epi.bias && !d->bias) || !d->w_scale || !d->wp ||
-      !d->mult || !d->bias_q || !d->acc || !o)
+  /* out is declared for the argument list; each schedule builds its own (its kernel layout) */
+  te_tensor *o = te_placeholder(ctx, "out", TEC_I8, 5, TE_SHAPE(ctx, c->n, ob, d->oh, d->ow, d->by));
+  if (!d->data || !d->kernel || (c->epi.bias && !d->bias) || !d->w_scale || !d->mult ||
+      !d->bias_q || !o)
     return -1;
   int na = 0;
   args[na++] = d->data, args[na++] = d->kernel;
@@ -115,13 +122,51 @@ static int qc_declare(tec_ctx *ctx, const void *p_arg, topi_decl *out) {
   return 0;
 }
 
+/* kernel_p, acc and out of one schedule (wlayout: the kernel's innermost two dimensions) */
+static te_tensor *qc_stages(const topi_decl *dc, int64_t wlayout, qc_sched **so) {
+  tec_ctx *ctx = dc->ctx;
+  const qc_decl *d = dc->priv;
+  const topi_conv2d *c = &d->p.conv;
+  qc_sched *s = tec_ctx_alloc(ctx, sizeof *s);
+  if (!s) return NULL;
+  s->d = d, s->wlayout = wlayout;
+  int64_t ib = topi_ceil_div(c->c_in, d->bx), ob = topi_ceil_div(c->c_out, d->by);
+  static const char *const wn[2][7] = {{"O", "I", "ky", "kx", "i4", "o", "ii"},
+                                       {"O", "I", "ky", "kx", "i4", "ii", "o"}},
+                           *const on[] = {"n", "O", "oy", "ox", "o"};
+  const ir_expr *const *ws = wlayout ? TE_SHAPE(ctx, ob, ib, c->kh, c->kw, d->bx / 4, 4, d->by)
+                                     : TE_SHAPE(ctx, ob, ib, c->kh, c->kw, d->bx / 4, d->by, 4);
+  s->wp = te_compute(ctx, &(te_compute_decl){.name = "kernel_p", .ndim = 7, .shape = ws,
+                                             .body = wp_body, .user = s, .tag = "pack_kernel",
+                                             .axis_names = wn[wlayout]});
+  const ir_expr *const *os = TE_SHAPE(ctx, c->n, ob, d->oh, d->ow, d->by);
+  s->acc = te_compute(ctx, &(te_compute_decl){.name = "acc", .ndim = 5, .shape = os,
+                                              .body = acc_body, .user = s, .tag = "qnn_conv2d",
+                                              .axis_names = on});
+  *so = s;
+  return s->wp && s->acc ? te_compute(ctx, &(te_compute_decl){.name = "out", .ndim = 5,
+                                                              .shape = os, .body = out_body,
+                                                              .user = s, .tag = "requant",
+                                                              .axis_names = on})
+                         : NULL;
+}
+
 static int qc_schedule(const topi_decl *dc, const void *cfg_arg, const tec_target *target,
                        topi_op *op) {
   const topi_qconv2d_config *cfg = cfg_arg;
   if (!dc || !cfg || !op) return -1;
-  if (topi_config_check(&topi_tmpl_qnn_conv2d, dc, cfg, target) || topi_op_begin(dc, op)) return -1;
-  const qc_decl *d = dc->priv;
-  sch_stage *so = sch_stage_of(op->sched, dc->out), *sa = sch_stage_of(op->sched, d->acc);
+  if (topi_config_check(&topi_tmpl_qnn_conv2d, dc, cfg, target)) return -1;
+  qc_sched *s = NULL;
+  te_tensor *o = qc_stages(dc, cfg->wlayout, &s);
+  te_tensor **args = tec_ctx_alloc(dc->ctx, (size_t)dc->nargs * sizeof *args);
+  if (!o || !args) return -1;
+  memset(op, 0, sizeof *op);
+  op->decl = dc;
+  if (!(op->sched = sch_create(dc->ctx, 1, &o))) return -1;
+  for (int k = 0; k < dc->nargs; k++) args[k] = dc->args[k];
+  args[dc->nargs - 1] = o;
+  op->nargs = dc->nargs, op->args = args, op->out = o;
+  sch_stage *so = sch_stage_of(op->sched, o), *sa = sch_stage_of(op->sched, s->acc);
   sch_iter *xo, *xi, *f;
   if (!so || !sa || sch_split(so, sch_axis(so, 3), cfg->ow_tile, &xo, &xi) ||
       sch_unroll(so, xi) || sch_vectorize(so, sch_axis(so, 4)))
@@ -169,7 +214,10 @@ static int qc_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, t
       tune_define_field(sp, "ow_tile", "output columns per register tile",
                         offsetof(topi_qconv2d_config, ow_tile), ntw, tw, def) < 0 ||
       tune_define_field(sp, "parallel", "parallel over (n, output block, rows)",
-                        offsetof(topi_qconv2d_config, parallel), 2, b01, 1) < 0)
+                        offsetof(topi_qconv2d_config, parallel), 2, b01, 1) < 0 ||
+      tune_define_field(sp, "wlayout", "packed kernel: 0 [..][y][4] (4 input channels "
+                        "innermost), 1 [..][4][y] (output channels innermost)",
+                        offsetof(topi_qconv2d_config, wlayout), 2, b01, QC_WLAYOUT_DEFAULT) < 0)
     return -1;
   qc_rule *r = tec_ctx_alloc(ctx, sizeof *r);
   if (!r) return -1;

@@ -34,10 +34,10 @@ static const ir_expr *acc_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   const topi_conv2d *p = &d->p.conv;
   const ir_expr *y = ir_add(ir_mul(i[2], ir_int(ctx, p->stride_h)), ir_sub(d->ry, ir_int(ctx, p->pad_h)));
   const ir_expr *x = ir_add(ir_mul(i[3], ir_int(ctx, p->stride_w)), ir_sub(d->rx, ir_int(ctx, p->pad_w)));
-  const ir_expr *v = qnn_pad(ctx, TE_AT(d->data, i[0], i[1], y, x, i[4]), y, x, p->h, p->w,
-                             p->pad_h, p->pad_w, d->p.in.zero_point);
-  const ir_expr *w = ir_cast(TEC_I32, TE_AT(d->kp, i[1], d->ry, d->rx, i[4]));
-  return te_sum(ir_mul(v, w), 2, (const ir_expr *[]){d->ry, d->rx}, NULL);
+  const ir_expr *v = qnn_pad(ctx, TEC_I16, TE_AT(d->data, i[0], i[1], y, x, i[4]), y, x, p->h,
+                             p->w, p->pad_h, p->pad_w, d->p.in.zero_point);
+  const ir_expr *w = TE_AT(d->kp, i[1], d->ry, d->rx, i[4]);
+  return te_sum(qnn_mul16(v, w), 2, (const ir_expr *[]){d->ry, d->rx}, NULL);
 }
 
 static const ir_expr *out_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {

@@ -15,10 +15,16 @@ const ir_expr *qnn_requant(tec_ctx *ctx, const ir_expr *acc, const ir_expr *mult
                            topi_qparams out, topi_act act);
 /* The same from the scaled value f (f32 or f64): clamp, round_even, + zero point, to int8. */
 const ir_expr *qnn_requant_f(tec_ctx *ctx, const ir_expr *f, topi_qparams out, topi_act act);
-/* v (an int8 read at input row y, column x) as int32, or zp where (y, x) lies in the padding
+/* v (an int8 read at input row y, column x) as type t, or zp where (y, x) lies in the padding
  * of an h x w input (likely() conditions: loop partitioning frees the interior of them). */
-const ir_expr *qnn_pad(tec_ctx *ctx, const ir_expr *v, const ir_expr *y, const ir_expr *x,
-                       int64_t h, int64_t w, int64_t pad_h, int64_t pad_w, int32_t zp);
+const ir_expr *qnn_pad(tec_ctx *ctx, tec_dtype t, const ir_expr *v, const ir_expr *y,
+                       const ir_expr *x, int64_t h, int64_t w, int64_t pad_h, int64_t pad_w,
+                       int32_t zp);
+/* a * b as int32 from an int16 product (exact: |int8 x int8| and |int8 x int16 weight <= 127|
+ * fit 16 bits), the one-instruction multiply LLVM widens; a and b int16 */
+static inline const ir_expr *qnn_mul16(const ir_expr *a, const ir_expr *b) {
+  return ir_cast(TEC_I32, ir_mul(a, b));
+}
 /* The per-channel stages of the requantization, in blocks of `block` channels ([C][block];
  * block 1: [c]), both derived from constants (prepare):
  *   mult[c] = w_scale[c] * (in.scale / out.scale)           f32, 0 past c

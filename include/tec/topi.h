@@ -583,6 +583,10 @@ typedef struct topi_qadd {
 typedef struct topi_qconv2d_config {
   int64_t ow_tile;    /* output columns per register tile */
   int64_t parallel;   /* 1: parallel over (n, output-channel block, rows) fused */
+  int64_t wlayout;    /* the packed kernel's two innermost dimensions: 0 [y][4] (OIhw4i16o4i:
+                         4 input channels innermost, a dot-product instruction's operand), 1
+                         [4][y] (output channels innermost: contiguous vectors for the plain
+                         widening multiplies LLVM vectorizes) */
 } topi_qconv2d_config;
 
 /* "qnn_depthwise" (topi_qconv2d, groups == c_in == c_out, any kh x kw, stride, padding): the

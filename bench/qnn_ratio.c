@@ -1,0 +1,103 @@
+/* qnn_ratio.c — tec's int8 pointwise convolution (template qnn_conv2d, requantization fused)
+ * against tec's fp32 one (conv2d_nchwc, its GEMM form) on a MobileNet v1 pointwise layer, both
+ * at their host defaults, timed in interleaved rounds on one thread.
+ *
+ *   qnn_ratio [rounds=7] [runs=20] [layer=256|512] [--print]
+ *
+ * Layers: 256x28x28 -> 256 or 512x14x14 -> 512, 1x1, NCHW16c, bias + ReLU6 (int8: the clamp).
+ * Each round times `runs` calls of each module (the order alternating round by round) and keeps
+ * the median call; the report is the median over rounds of each and of fp32/int8 (above 1:
+ * int8 faster), with the smallest and largest ratio. Times are the calling thread's CPU time.
+ * --print prints the int8 program (tec_lower_print). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "common.h"
+#include "tec/tec.h"
+#include "tec/topi.h"
+
+typedef struct impl {
+  tec_module *m;
+  int nargs;
+  DLTensor *args, **ap;
+} impl;
+
+static int build(tec_ctx *ctx, const char *tmpl, const void *problem, int print, impl *o) {
+  topi_op op;
+  if (topi_instantiate(ctx, topi_template_find(tmpl), problem, NULL, &op)) return -1;
+  lower_func *f = tec_lower(op.sched, "conv", op.nargs, op.args);
+  if (!f) return -1;
+  if (print) tec_lower_print(stdout, f);
+  if (!(o->m = tec_build(ctx, 1, &f, NULL))) return -1;
+  o->nargs = f->nuser;
+  o->args = calloc((size_t)o->nargs, sizeof *o->args);
+  o->ap = calloc((size_t)o->nargs, sizeof *o->ap);
+  for (int i = 0; i < o->nargs; i++) {
+    const te_tensor *t = f->user_args[i];
+    int64_t shape[16];
+    for (int d = 0; d < t->ndim; d++)
+      if (!ir_is_const_int(te_buffer_shape(t)[d], &shape[d])) return -1;
+    if (tec_dl_alloc(&o->args[i], t->type, t->ndim, shape)) return -1;
+    int64_t n = tec_dl_numel(&o->args[i]);
+    for (int64_t k = 0; k < n; k++) {
+      int v = (int)((k * 7919) % 17) - 8;
+      if (t->type.code == TEC_FLOAT) ((float *)o->args[i].data)[k] = (float)(v + 9) / 160.0f;
+      else if (t->type.bits == 8) ((int8_t *)o->args[i].data)[k] = (int8_t)(v * 7);
+      else ((int32_t *)o->args[i].data)[k] = v * 100;
+    }
+    o->ap[i] = &o->args[i];
+  }
+  return 0;
+}
+
+static double time_one(impl *o, int runs) {
+  double *t = malloc(sizeof *t * (size_t)runs);
+  for (int r = 0; r < runs; r++) {
+    double t0 = bench_now(CLOCK_THREAD_CPUTIME_ID);
+    if (tec_module_run(o->m, "conv", o->nargs, o->ap)) {
+      fprintf(stderr, "qnn_ratio: %s\n", tec_rt_last_error());
+      exit(1);
+    }
+    t[r] = bench_now(CLOCK_THREAD_CPUTIME_ID) - t0;
+  }
+  double med = bench_median(t, runs);
+  free(t);
+  return med;
+}
+
+int main(int argc, char **argv) {
+  int rounds = argc > 1 ? atoi(argv[1]) : 7, runs = argc > 2 ? atoi(argv[2]) : 20;
+  int c = argc > 3 ? atoi(argv[3]) : 256, print = argc > 4 && !strcmp(argv[4], "--print");
+  if (rounds < 1 || runs < 1 || (c != 256 && c != 512))
+    return fprintf(stderr, "usage: qnn_ratio [rounds] [runs] [256|512] [--print]\n"), 2;
+  tec_rt_set_num_threads(1);
+  tec_ctx *ctx = tec_ctx_new();
+  const topi_layout l16 = {.kind = TOPI_NCHWC, .block = 16};
+  topi_conv2d p = {.n = 1, .c_in = c, .h = c == 256 ? 28 : 14, .w = c == 256 ? 28 : 14,
+                   .c_out = c, .kh = 1, .kw = 1, .stride_h = 1, .stride_w = 1, .groups = 1,
+                   .in_layout = l16, .out_layout = l16, .epi = {1, 0, TOPI_ACT_RELU6}};
+  topi_qconv2d q = {.conv = p, .in = {0.05f, -3}, .out = {0.04f, -128}};
+  impl m[2];
+  if (build(ctx, "conv2d_nchwc", &p, 0, &m[0]) || build(ctx, "qnn_conv2d", &q, print, &m[1]))
+    return fprintf(stderr, "qnn_ratio: %s\n", tec_ctx_error(ctx)), 1;
+  for (int k = 0; k < 2; k++) time_one(&m[k], 3); /* warm-up, prepare */
+  double *t0 = malloc(sizeof *t0 * (size_t)rounds), *t1 = malloc(sizeof *t1 * (size_t)rounds);
+  double *ratio = malloc(sizeof *ratio * (size_t)rounds);
+  for (int r = 0; r < rounds; r++) {
+    int first = r % 2;
+    double a = time_one(&m[first], runs), b = time_one(&m[!first], runs);
+    t0[r] = first ? b : a;
+    t1[r] = first ? a : b;
+    ratio[r] = t0[r] / t1[r];
+    printf("round %d: fp32 %.3f ms, int8 %.3f ms, fp32/int8 %.3f\n", r, t0[r] * 1e3, t1[r] * 1e3,
+           ratio[r]);
+  }
+  bench_sort(ratio, rounds);
+  double lo = ratio[0], hi = ratio[rounds - 1];
+  printf("pointwise %dx%dx%d -> %d, 1 thread, %d rounds x %d runs: fp32 conv2d_nchwc %.3f ms, "
+         "int8 qnn_conv2d %.3f ms (medians), fp32/int8 %.3f (spread %.3f .. %.3f)\n",
+         c, (int)p.h, (int)p.w, c, rounds, runs, bench_median(t0, rounds) * 1e3,
+         bench_median(t1, rounds) * 1e3, bench_median(ratio, rounds), lo, hi);
+  tec_ctx_free(ctx);
+  return 0;
+}
