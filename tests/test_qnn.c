@@ -474,6 +474,15 @@ START_TEST(bad_problems_refused) {
   ck_assert_int_eq(topi_declare(ctx, "qnn_conv2d", &q, &d), -1);
   assert_err(ctx, "qnn_conv2d: reads and writes NCHW[x]c with x a multiple of 4 (got NCHW6c -> "
                   "NCHW16c)");
+  tune_space sp;
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(topi_space_of(ctx, "qnn_conv2d", &q, NULL, &sp), -1);
+  assert_err(ctx, "qnn_conv2d: reads and writes NCHW[x]c with x a multiple of 4 (got NCHW6c -> "
+                  "NCHW16c)");
+  q = good_conv(), q.conv.dilation_h = 2;
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(topi_declare(ctx, "qnn_conv2d", &q, &d), -1);
+  assert_err(ctx, "qnn_conv2d: no dilation (got 2x0)");
   q = good_conv();
   tec_ctx_clear_error(ctx);
   ck_assert_int_eq(topi_declare(ctx, "qnn_depthwise", &q, &d), -1);

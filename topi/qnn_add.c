@@ -83,7 +83,7 @@ static int qa_schedule(const topi_decl *dc, const void *cfg_arg, const tec_targe
 }
 
 static int qa_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, tune_space *sp) {
-  if (topi_refuse(ctx, &topi_tmpl_qnn_add, p_arg)) return -1;
+  if (qnn_refuse(ctx, &topi_tmpl_qnn_add, p_arg)) return -1;
   return qnn_elem_space(ctx, &topi_tmpl_qnn_add, target, sp);
 }
 

@@ -3,6 +3,7 @@
  * template's output stage, the padding read that yields the zero point, and the prepare-time
  * per-channel stages (the fp32 multipliers; the bias with -zp_in * sum(w) folded in). */
 #include <math.h>
+#include <string.h>
 #include "topi/qnn_internal.h"
 
 int topi_qparams_check(tec_ctx *ctx, const char *who, const char *what, topi_qparams q) {
@@ -52,8 +53,54 @@ const char *qnn_conv_why(tec_ctx *ctx, const char *who, const topi_qconv2d *p) {
     return tec_ctx_printf(ctx, "%s: reads and writes NCHW[x]c with x a multiple of 4 (got %s -> "
                                "%s)", who, topi_layout_str(ctx, c->in_layout),
                           topi_layout_str(ctx, c->out_layout));
+  if (topi_conv2d_dilation_h(c) > 1 || topi_conv2d_dilation_w(c) > 1)
+    return tec_ctx_printf(ctx, "%s: no dilation (got %lldx%lld)", who, (long long)c->dilation_h,
+                          (long long)c->dilation_w);
   const char *m = topi_conv2d_margin_refused(ctx, who, c);
   return m ? tec_ctx_printf(ctx, "%s: %s", who, m) : NULL;
+}
+
+int qnn_refuse(tec_ctx *ctx, const topi_template *t, const void *problem) {
+  const char *why = NULL;
+  if (t->applies(ctx, problem, &why)) return 0;
+  return tec_ctx_set_error(ctx, "%s", why ? why : t->name); /* the reasons name t */
+}
+
+int qnn_conv_declare(tec_ctx *ctx, const topi_template *t, const topi_qconv2d *p,
+                     qnn_conv_args *a) {
+  if (!ctx) return -1;
+  if (!p || !a) return tec_ctx_set_error(ctx, "%s: problem and decl are required", t->name);
+  if (qnn_refuse(ctx, t, p)) return -1;
+  const topi_conv2d *c = &p->conv;
+  memset(a, 0, sizeof *a);
+  a->p = *p;
+  a->bx = c->in_layout.block, a->by = c->out_layout.block;
+  if (topi_conv2d_out_hw(ctx, c, &a->oh, &a->ow)) return -1;
+  int64_t g = c->groups ? c->groups : 1;
+  a->data = te_placeholder(ctx, "data", TEC_I8, 5,
+                           TE_SHAPE(ctx, c->n, topi_ceil_div(c->c_in, a->bx), c->h, c->w, a->bx));
+  a->kernel = te_const_placeholder(ctx, "kernel", TEC_I8, 4,
+                                   TE_SHAPE(ctx, c->c_out, c->c_in / g, c->kh, c->kw));
+  if (c->epi.bias) a->bias = te_const_placeholder(ctx, "bias", TEC_I32, 1, TE_SHAPE(ctx, c->c_out));
+  a->w_scale = te_const_placeholder(ctx, "w_scale", TEC_F32, 1, TE_SHAPE(ctx, c->c_out));
+  a->mult = qnn_mult(ctx, a->w_scale, c->c_out, a->by, p->in, p->out);
+  a->bias_q = qnn_bias(ctx, a->bias, qnn_wsum(ctx, a->kernel), c->c_out, a->by, p->in.zero_point);
+  return a->data && a->kernel && (!c->epi.bias || a->bias) && a->w_scale && a->mult && a->bias_q
+             ? 0 : -1;
+}
+
+int qnn_conv_finish(tec_ctx *ctx, const topi_template *t, qnn_conv_args *a, te_tensor *out,
+                    topi_decl *d) {
+  te_tensor **args = tec_ctx_alloc(ctx, 5 * sizeof *args);
+  topi_qconv2d *copy = tec_ctx_alloc(ctx, sizeof *copy);
+  if (!args || !copy || !out) return -1;
+  *copy = a->p;
+  int na = 0;
+  args[na++] = a->data, args[na++] = a->kernel;
+  if (a->bias) args[na++] = a->bias;
+  args[na++] = a->w_scale, args[na++] = out;
+  *d = (topi_decl){t, ctx, copy, na, args, out, a};
+  return 0;
 }
 
 const ir_expr *qnn_requant_f(tec_ctx *ctx, const ir_expr *f, topi_qparams out, topi_act act) {

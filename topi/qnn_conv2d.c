@@ -25,10 +25,7 @@
 #endif
 
 typedef struct qc_decl {
-  topi_qconv2d p;
-  int64_t bx, by, oh, ow;
-  te_tensor *data, *kernel, *bias, *w_scale;
-  te_tensor *bias_q, *mult;
+  qnn_conv_args a; /* first: the decl's priv is read as one by qnn_conv_finish's callers */
   const ir_expr *r[5]; /* I, ky, kx, i4, ii */
 } qc_decl;
 
@@ -42,13 +39,13 @@ typedef struct qc_sched {
 static const ir_expr *wp_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   qc_sched *s = u;
   const qc_decl *d = s->d;
-  const topi_conv2d *p = &d->p.conv;
+  const topi_conv2d *p = &d->a.p.conv;
   const ir_expr *lo = i[s->wlayout ? 6 : 5], *li = i[s->wlayout ? 5 : 6];
-  const ir_expr *o = ir_add(ir_mul(i[0], ir_int(ctx, d->by)), lo);
-  const ir_expr *c = ir_add(ir_add(ir_mul(i[1], ir_int(ctx, d->bx)), ir_mul(i[4], ir_int(ctx, 4))),
+  const ir_expr *o = ir_add(ir_mul(i[0], ir_int(ctx, d->a.by)), lo);
+  const ir_expr *c = ir_add(ir_add(ir_mul(i[1], ir_int(ctx, d->a.bx)), ir_mul(i[4], ir_int(ctx, 4))),
                             li);
   const ir_expr *ok = ir_and(ir_lt(o, ir_int(ctx, p->c_out)), ir_lt(c, ir_int(ctx, p->c_in)));
-  const ir_expr *v = TE_AT(d->kernel, ir_min(o, ir_int(ctx, p->c_out - 1)),
+  const ir_expr *v = TE_AT(d->a.kernel, ir_min(o, ir_int(ctx, p->c_out - 1)),
                            ir_min(c, ir_int(ctx, p->c_in - 1)), i[2], i[3]);
   return ir_select(ok, v, ir_int_t(ctx, TEC_I8, 0));
 }
@@ -56,13 +53,13 @@ static const ir_expr *wp_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
 static const ir_expr *acc_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   qc_sched *s = u;
   const qc_decl *d = s->d;
-  const topi_conv2d *p = &d->p.conv;
+  const topi_conv2d *p = &d->a.p.conv;
   const ir_expr *const *r = d->r;
   const ir_expr *y = ir_add(ir_mul(i[2], ir_int(ctx, p->stride_h)), ir_sub(r[1], ir_int(ctx, p->pad_h)));
   const ir_expr *x = ir_add(ir_mul(i[3], ir_int(ctx, p->stride_w)), ir_sub(r[2], ir_int(ctx, p->pad_w)));
   const ir_expr *lane = ir_add(ir_mul(r[3], ir_int(ctx, 4)), r[4]);
-  const ir_expr *v = qnn_pad(ctx, TEC_I16, TE_AT(d->data, i[0], r[0], y, x, lane), y, x, p->h,
-                             p->w, p->pad_h, p->pad_w, d->p.in.zero_point);
+  const ir_expr *v = qnn_pad(ctx, TEC_I16, TE_AT(d->a.data, i[0], r[0], y, x, lane), y, x, p->h,
+                             p->w, p->pad_h, p->pad_w, d->a.p.in.zero_point);
   const ir_expr *w = s->wlayout ? TE_AT(s->wp, i[1], r[0], r[1], r[2], r[3], r[4], i[4])
                                 : TE_AT(s->wp, i[1], r[0], r[1], r[2], r[3], i[4], r[4]);
   return te_sum(qnn_mul16(v, ir_cast(TEC_I16, w)), 5, r, NULL);
@@ -71,75 +68,51 @@ static const ir_expr *acc_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
 static const ir_expr *out_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   qc_sched *s = u;
   const qc_decl *d = s->d;
-  const ir_expr *acc = ir_add(TE_AT(s->acc, i[0], i[1], i[2], i[3], i[4]), TE_AT(d->bias_q, i[1], i[4]));
-  return qnn_requant(ctx, acc, TE_AT(d->mult, i[1], i[4]), d->p.out, d->p.conv.epi.act);
+  const ir_expr *acc = ir_add(TE_AT(s->acc, i[0], i[1], i[2], i[3], i[4]), TE_AT(d->a.bias_q, i[1], i[4]));
+  return qnn_requant(ctx, acc, TE_AT(d->a.mult, i[1], i[4]), d->a.p.out, d->a.p.conv.epi.act);
 }
 
 static int qc_applies(tec_ctx *ctx, const void *problem, const char **why) {
   const topi_qconv2d *p = problem;
   const char *w = qnn_conv_why(ctx, "qnn_conv2d", p);
   if (!w && p->conv.groups > 1) w = "qnn_conv2d: groups must be 1 (depthwise: qnn_depthwise)";
-  if (!w && (topi_conv2d_dilation_h(&p->conv) > 1 || topi_conv2d_dilation_w(&p->conv) > 1))
-    w = "qnn_conv2d: no dilation";
   if (why) *why = w;
   return w == NULL;
 }
 
 static int qc_declare(tec_ctx *ctx, const void *p_arg, topi_decl *out) {
-  const topi_qconv2d *p = p_arg;
-  if (!ctx) return -1;
-  if (!p || !out) return tec_ctx_set_error(ctx, "qnn_conv2d: problem and decl are required");
-  const char *why;
-  if (!qc_applies(ctx, p, &why)) return tec_ctx_set_error(ctx, "%s", why);
-  qc_decl *d = tec_ctx_alloc(ctx, sizeof *d);
-  te_tensor **args = tec_ctx_alloc(ctx, 5 * sizeof *args);
-  topi_qconv2d *copy = tec_ctx_alloc(ctx, sizeof *copy);
-  if (!d || !args || !copy) return -1;
-  const topi_conv2d *c = &p->conv;
-  d->p = *copy = *p;
-  d->bx = c->in_layout.block, d->by = c->out_layout.block;
-  if (topi_conv2d_out_hw(ctx, c, &d->oh, &d->ow)) return -1;
-  int64_t ib = topi_ceil_div(c->c_in, d->bx), ob = topi_ceil_div(c->c_out, d->by);
-  d->data = te_placeholder(ctx, "data", TEC_I8, 5, TE_SHAPE(ctx, c->n, ib, c->h, c->w, d->bx));
-  d->kernel = te_const_placeholder(ctx, "kernel", TEC_I8, 4, TE_SHAPE(ctx, c->c_out, c->c_in, c->kh, c->kw));
-  if (c->epi.bias) d->bias = te_const_placeholder(ctx, "bias", TEC_I32, 1, TE_SHAPE(ctx, c->c_out));
-  d->w_scale = te_const_placeholder(ctx, "w_scale", TEC_F32, 1, TE_SHAPE(ctx, c->c_out));
+  qc_decl *d = ctx ? tec_ctx_alloc(ctx, sizeof *d) : NULL;
+  if (!d || qnn_conv_declare(ctx, &topi_tmpl_qnn_conv2d, p_arg, &d->a)) return -1;
+  const topi_conv2d *c = &d->a.p.conv;
   static const char *const rn[] = {"I", "ky", "kx", "i4", "ii"};
-  const int64_t re[] = {ib, c->kh, c->kw, d->bx / 4, 4};
-  for (int k = 0; k < 5; k++) d->r[k] = te_reduce_axis_n(ctx, rn[k], re[k]);
-  d->mult = qnn_mult(ctx, d->w_scale, c->c_out, d->by, p->in, p->out);
-  d->bias_q = qnn_bias(ctx, d->bias, qnn_wsum(ctx, d->kernel), c->c_out, d->by, p->in.zero_point);
+  const int64_t re[] = {topi_ceil_div(c->c_in, d->a.bx), c->kh, c->kw, d->a.bx / 4, 4};
+  for (int k = 0; k < 5; k++)
+    if (!(d->r[k] = te_reduce_axis_n(ctx, rn[k], re[k]))) return -1;
   /* out is declared for the argument list; each schedule builds its own (its kernel layout) */
-  te_tensor *o = te_placeholder(ctx, "out", TEC_I8, 5, TE_SHAPE(ctx, c->n, ob, d->oh, d->ow, d->by));
-  if (!d->data || !d->kernel || (c->epi.bias && !d->bias) || !d->w_scale || !d->mult ||
-      !d->bias_q || !o)
-    return -1;
-  int na = 0;
-  args[na++] = d->data, args[na++] = d->kernel;
-  if (d->bias) args[na++] = d->bias;
-  args[na++] = d->w_scale, args[na++] = o;
-  *out = (topi_decl){&topi_tmpl_qnn_conv2d, ctx, copy, na, args, o, d};
-  return 0;
+  te_tensor *o = te_placeholder(ctx, "out", TEC_I8, 5,
+                                TE_SHAPE(ctx, c->n, topi_ceil_div(c->c_out, d->a.by), d->a.oh,
+                                         d->a.ow, d->a.by));
+  return qnn_conv_finish(ctx, &topi_tmpl_qnn_conv2d, &d->a, o, out);
 }
 
 /* kernel_p, acc and out of one schedule (wlayout: the kernel's innermost two dimensions) */
 static te_tensor *qc_stages(const topi_decl *dc, int64_t wlayout, qc_sched **so) {
   tec_ctx *ctx = dc->ctx;
   const qc_decl *d = dc->priv;
-  const topi_conv2d *c = &d->p.conv;
+  const topi_conv2d *c = &d->a.p.conv;
   qc_sched *s = tec_ctx_alloc(ctx, sizeof *s);
   if (!s) return NULL;
   s->d = d, s->wlayout = wlayout;
-  int64_t ib = topi_ceil_div(c->c_in, d->bx), ob = topi_ceil_div(c->c_out, d->by);
+  int64_t ib = topi_ceil_div(c->c_in, d->a.bx), ob = topi_ceil_div(c->c_out, d->a.by);
   static const char *const wn[2][7] = {{"O", "I", "ky", "kx", "i4", "o", "ii"},
                                        {"O", "I", "ky", "kx", "i4", "ii", "o"}},
                            *const on[] = {"n", "O", "oy", "ox", "o"};
-  const ir_expr *const *ws = wlayout ? TE_SHAPE(ctx, ob, ib, c->kh, c->kw, d->bx / 4, 4, d->by)
-                                     : TE_SHAPE(ctx, ob, ib, c->kh, c->kw, d->bx / 4, d->by, 4);
+  const ir_expr *const *ws = wlayout ? TE_SHAPE(ctx, ob, ib, c->kh, c->kw, d->a.bx / 4, 4, d->a.by)
+                                     : TE_SHAPE(ctx, ob, ib, c->kh, c->kw, d->a.bx / 4, d->a.by, 4);
   s->wp = te_compute(ctx, &(te_compute_decl){.name = "kernel_p", .ndim = 7, .shape = ws,
                                              .body = wp_body, .user = s, .tag = "pack_kernel",
                                              .axis_names = wn[wlayout]});
-  const ir_expr *const *os = TE_SHAPE(ctx, c->n, ob, d->oh, d->ow, d->by);
+  const ir_expr *const *os = TE_SHAPE(ctx, c->n, ob, d->a.oh, d->a.ow, d->a.by);
   s->acc = te_compute(ctx, &(te_compute_decl){.name = "acc", .ndim = 5, .shape = os,
                                               .body = acc_body, .user = s, .tag = "qnn_conv2d",
                                               .axis_names = on});
@@ -198,7 +171,7 @@ static int qc_rule_ok(const void *data, const void *config) {
 static int qc_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, tune_space *sp) {
   const topi_qconv2d *p = p_arg;
   int lanes = topi_target_lanes(ctx, target); /* 32-bit lanes: the int32 accumulators' */
-  if (lanes < 0 || topi_refuse(ctx, &topi_tmpl_qnn_conv2d, p)) return -1;
+  if (lanes < 0 || qnn_refuse(ctx, &topi_tmpl_qnn_conv2d, p)) return -1;
   int64_t oh, ow;
   if (topi_conv2d_out_hw(ctx, &p->conv, &oh, &ow)) return -1;
   int64_t vpb = topi_ceil_div(p->conv.out_layout.block, lanes), regs = topi_target_regs(ctx, target, lanes);

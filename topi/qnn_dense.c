@@ -161,7 +161,7 @@ static int qf_schedule(const topi_decl *dc, const void *cfg_arg, const tec_targe
 static int qf_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, tune_space *sp) {
   const topi_qdense *p = p_arg;
   int lanes = topi_target_lanes(ctx, target);
-  if (lanes < 0 || topi_refuse(ctx, &topi_tmpl_qnn_dense, p)) return -1;
+  if (lanes < 0 || qnn_refuse(ctx, &topi_tmpl_qnn_dense, p)) return -1;
   int64_t mr[8], nr[4];
   int nm = 0, nn = 0;
   for (int64_t t = 1; t <= 8 && t <= p->m; t++) mr[nm++] = t;

@@ -13,37 +13,35 @@
 #include "topi/qnn_internal.h"
 
 typedef struct qd_decl {
-  topi_qconv2d p;
-  int64_t bx, oh, ow;
-  te_tensor *data, *kernel, *bias, *w_scale;
-  te_tensor *kp, *bias_q, *mult, *acc;
+  qnn_conv_args a;
+  te_tensor *kp, *acc;
   const ir_expr *ry, *rx;
 } qd_decl;
 
 static const ir_expr *kp_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   qd_decl *d = u;
-  int64_t c = d->p.conv.c_in;
-  const ir_expr *ch = ir_add(ir_mul(i[0], ir_int(ctx, d->bx)), i[3]);
-  const ir_expr *v = ir_cast(TEC_I16, TE_AT(d->kernel, ir_min(ch, ir_int(ctx, c - 1)),
+  int64_t c = d->a.p.conv.c_in;
+  const ir_expr *ch = ir_add(ir_mul(i[0], ir_int(ctx, d->a.bx)), i[3]);
+  const ir_expr *v = ir_cast(TEC_I16, TE_AT(d->a.kernel, ir_min(ch, ir_int(ctx, c - 1)),
                                             ir_int(ctx, 0), i[1], i[2]));
-  return c % d->bx ? ir_select(ir_lt(ch, ir_int(ctx, c)), v, ir_int_t(ctx, TEC_I16, 0)) : v;
+  return c % d->a.bx ? ir_select(ir_lt(ch, ir_int(ctx, c)), v, ir_int_t(ctx, TEC_I16, 0)) : v;
 }
 
 static const ir_expr *acc_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   qd_decl *d = u;
-  const topi_conv2d *p = &d->p.conv;
+  const topi_conv2d *p = &d->a.p.conv;
   const ir_expr *y = ir_add(ir_mul(i[2], ir_int(ctx, p->stride_h)), ir_sub(d->ry, ir_int(ctx, p->pad_h)));
   const ir_expr *x = ir_add(ir_mul(i[3], ir_int(ctx, p->stride_w)), ir_sub(d->rx, ir_int(ctx, p->pad_w)));
-  const ir_expr *v = qnn_pad(ctx, TEC_I16, TE_AT(d->data, i[0], i[1], y, x, i[4]), y, x, p->h,
-                             p->w, p->pad_h, p->pad_w, d->p.in.zero_point);
+  const ir_expr *v = qnn_pad(ctx, TEC_I16, TE_AT(d->a.data, i[0], i[1], y, x, i[4]), y, x, p->h,
+                             p->w, p->pad_h, p->pad_w, d->a.p.in.zero_point);
   const ir_expr *w = TE_AT(d->kp, i[1], d->ry, d->rx, i[4]);
   return te_sum(qnn_mul16(v, w), 2, (const ir_expr *[]){d->ry, d->rx}, NULL);
 }
 
 static const ir_expr *out_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   qd_decl *d = u;
-  const ir_expr *acc = ir_add(TE_AT(d->acc, i[0], i[1], i[2], i[3], i[4]), TE_AT(d->bias_q, i[1], i[4]));
-  return qnn_requant(ctx, acc, TE_AT(d->mult, i[1], i[4]), d->p.out, d->p.conv.epi.act);
+  const ir_expr *acc = ir_add(TE_AT(d->acc, i[0], i[1], i[2], i[3], i[4]), TE_AT(d->a.bias_q, i[1], i[4]));
+  return qnn_requant(ctx, acc, TE_AT(d->a.mult, i[1], i[4]), d->a.p.out, d->a.p.conv.epi.act);
 }
 
 static int qd_applies(tec_ctx *ctx, const void *problem, const char **why) {
@@ -53,56 +51,31 @@ static int qd_applies(tec_ctx *ctx, const void *problem, const char **why) {
     w = "qnn_depthwise: not depthwise (needs groups == c_in == c_out)";
   if (!w && p->conv.in_layout.block != p->conv.out_layout.block)
     w = "qnn_depthwise: the input and output blocks must be equal";
-  if (!w && (topi_conv2d_dilation_h(&p->conv) > 1 || topi_conv2d_dilation_w(&p->conv) > 1))
-    w = "qnn_depthwise: no dilation";
   if (why) *why = w;
   return w == NULL;
 }
 
 static int qd_declare(tec_ctx *ctx, const void *p_arg, topi_decl *out) {
-  const topi_qconv2d *p = p_arg;
-  if (!ctx) return -1;
-  if (!p || !out) return tec_ctx_set_error(ctx, "qnn_depthwise: problem and decl are required");
-  const char *why;
-  if (!qd_applies(ctx, p, &why)) return tec_ctx_set_error(ctx, "%s", why);
-  qd_decl *d = tec_ctx_alloc(ctx, sizeof *d);
-  te_tensor **args = tec_ctx_alloc(ctx, 5 * sizeof *args);
-  topi_qconv2d *copy = tec_ctx_alloc(ctx, sizeof *copy);
-  if (!d || !args || !copy) return -1;
-  const topi_conv2d *c = &p->conv;
-  d->p = *copy = *p;
-  d->bx = c->in_layout.block;
-  if (topi_conv2d_out_hw(ctx, c, &d->oh, &d->ow)) return -1;
-  int64_t cb = topi_ceil_div(c->c_in, d->bx);
-  d->data = te_placeholder(ctx, "data", TEC_I8, 5, TE_SHAPE(ctx, c->n, cb, c->h, c->w, d->bx));
-  d->kernel = te_const_placeholder(ctx, "kernel", TEC_I8, 4, TE_SHAPE(ctx, c->c_in, 1, c->kh, c->kw));
-  if (c->epi.bias) d->bias = te_const_placeholder(ctx, "bias", TEC_I32, 1, TE_SHAPE(ctx, c->c_in));
-  d->w_scale = te_const_placeholder(ctx, "w_scale", TEC_F32, 1, TE_SHAPE(ctx, c->c_in));
+  qd_decl *d = ctx ? tec_ctx_alloc(ctx, sizeof *d) : NULL;
+  if (!d || qnn_conv_declare(ctx, &topi_tmpl_qnn_depthwise, p_arg, &d->a)) return -1;
+  const topi_conv2d *c = &d->a.p.conv;
+  int64_t cb = topi_ceil_div(c->c_in, d->a.bx);
   d->ry = te_reduce_axis_n(ctx, "ky", c->kh);
   d->rx = te_reduce_axis_n(ctx, "kx", c->kw);
   static const char *const kn[] = {"C", "ky", "kx", "v"}, *const on[] = {"n", "C", "oy", "ox", "v"};
   d->kp = te_compute(ctx, &(te_compute_decl){.name = "kernel_p", .ndim = 4,
-                                             .shape = TE_SHAPE(ctx, cb, c->kh, c->kw, d->bx),
+                                             .shape = TE_SHAPE(ctx, cb, c->kh, c->kw, d->a.bx),
                                              .body = kp_body, .user = d, .tag = "pack_kernel",
                                              .axis_names = kn});
-  d->mult = qnn_mult(ctx, d->w_scale, c->c_in, d->bx, p->in, p->out);
-  d->bias_q = qnn_bias(ctx, d->bias, qnn_wsum(ctx, d->kernel), c->c_in, d->bx, p->in.zero_point);
-  const ir_expr *const *os = TE_SHAPE(ctx, c->n, cb, d->oh, d->ow, d->bx);
+  const ir_expr *const *os = TE_SHAPE(ctx, c->n, cb, d->a.oh, d->a.ow, d->a.bx);
   d->acc = te_compute(ctx, &(te_compute_decl){.name = "acc", .ndim = 5, .shape = os,
                                               .body = acc_body, .user = d, .tag = "qnn_depthwise",
                                               .axis_names = on});
   te_tensor *o = te_compute(ctx, &(te_compute_decl){.name = "out", .ndim = 5, .shape = os,
                                                     .body = out_body, .user = d, .tag = "requant",
                                                     .axis_names = on});
-  if (!d->data || !d->kernel || (c->epi.bias && !d->bias) || !d->w_scale || !d->kp ||
-      !d->mult || !d->bias_q || !d->acc || !o)
-    return -1;
-  int na = 0;
-  args[na++] = d->data, args[na++] = d->kernel;
-  if (d->bias) args[na++] = d->bias;
-  args[na++] = d->w_scale, args[na++] = o;
-  *out = (topi_decl){&topi_tmpl_qnn_depthwise, ctx, copy, na, args, o, d};
-  return 0;
+  if (!d->ry || !d->rx || !d->kp || !d->acc) return -1;
+  return qnn_conv_finish(ctx, &topi_tmpl_qnn_depthwise, &d->a, o, out);
 }
 
 static int qd_schedule(const topi_decl *dc, const void *cfg_arg, const tec_target *target,
@@ -136,7 +109,7 @@ static int qd_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, t
   const topi_qconv2d *p = p_arg;
   int lanes = topi_target_lanes(ctx, target);
   int64_t oh, ow;
-  if (lanes < 0 || topi_refuse(ctx, &topi_tmpl_qnn_depthwise, p) ||
+  if (lanes < 0 || qnn_refuse(ctx, &topi_tmpl_qnn_depthwise, p) ||
       topi_conv2d_out_hw(ctx, &p->conv, &oh, &ow))
     return -1;
   int64_t th[4], tw[16], def = 1, cap = lanes >= 16 ? 14 : 8;

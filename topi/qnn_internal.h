@@ -9,6 +9,24 @@
 /* NULL if conv's layouts suit the int8 conv templates (NCHW[x]c in and out, x % 4 == 0, no
  * margin, no residual), the params are legal and the act known; else why not (arena). */
 const char *qnn_conv_why(tec_ctx *ctx, const char *who, const topi_qconv2d *p);
+/* 0 if t applies to problem, else -1 with the reason (which names t, unlike topi_refuse's). */
+int qnn_refuse(tec_ctx *ctx, const topi_template *t, const void *problem);
+/* The arguments of an int8 convolution (conv and depthwise) and its prepare-time per-channel
+ * stages: data int8 [n][C_in/x][h][w][x], kernel int8 OIHW (constant), bias int32 [c_out] or
+ * NULL, w_scale f32 [c_out], mult and bias_q ([C_out/y][y], qnn_mult / qnn_bias), oh x ow. */
+typedef struct qnn_conv_args {
+  topi_qconv2d p;   /* the problem */
+  te_tensor *data, *kernel, *bias, *w_scale, *mult, *bias_q;
+  int64_t bx, by, oh, ow;
+} qnn_conv_args;
+/* Declares a's tensors for template t (qnn_conv_why checked, with t's own rule `why` on top:
+ * NULL or a reason), then d: the argument list (data, kernel, [bias], w_scale, out), out, priv
+ * (whose first member is a qnn_conv_args: a). -1 with error. */
+int qnn_conv_declare(tec_ctx *ctx, const topi_template *t, const topi_qconv2d *p,
+                     qnn_conv_args *a);
+int qnn_conv_finish(tec_ctx *ctx, const topi_template *t, qnn_conv_args *a, te_tensor *out,
+                    topi_decl *d);
+
 /* int8 clamp(round_even((float)acc * mult) + out.zero_point, bounds of act): acc i32, mult f32
  * (any lanes: both scalar expressions here). The clamp is on the float, before rounding. */
 const ir_expr *qnn_requant(tec_ctx *ctx, const ir_expr *acc, const ir_expr *mult,

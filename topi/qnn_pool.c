@@ -171,7 +171,7 @@ int qnn_elem_space(tec_ctx *ctx, const topi_template *t, const tec_target *targe
 }
 
 static int qp_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, tune_space *sp) {
-  if (topi_refuse(ctx, &topi_tmpl_qnn_pool, p_arg)) return -1;
+  if (qnn_refuse(ctx, &topi_tmpl_qnn_pool, p_arg)) return -1;
   return qnn_elem_space(ctx, &topi_tmpl_qnn_pool, target, sp);
 }
 
