@@ -26,15 +26,15 @@ typedef struct qf_decl {
 /* the packed weight and acc depend on nr (a knob): built per schedule, as dense's panels */
 typedef struct qf_sched {
   const qf_decl *d;
-  int64_t nr;
+  int64_t nr, wlayout;
   te_tensor *wp, *acc;
 } qf_sched;
 
 static const ir_expr *wp_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   qf_sched *s = u;
   const topi_qdense *p = &s->d->p;
-  const ir_expr *j = ir_add(ir_mul(i[0], ir_int(ctx, s->nr)), i[2]);
-  const ir_expr *k = ir_add(ir_mul(i[1], ir_int(ctx, 4)), i[3]);
+  const ir_expr *j = ir_add(ir_mul(i[0], ir_int(ctx, s->nr)), i[s->wlayout ? 3 : 2]);
+  const ir_expr *k = ir_add(ir_mul(i[1], ir_int(ctx, 4)), i[s->wlayout ? 2 : 3]);
   const ir_expr *ok = ir_and(ir_lt(j, ir_int(ctx, p->n)), ir_lt(k, ir_int(ctx, p->k)));
   const ir_expr *v = TE_AT(s->d->w, ir_min(j, ir_int(ctx, p->n - 1)), ir_min(k, ir_int(ctx, p->k - 1)));
   return ir_select(ok, v, ir_int_t(ctx, TEC_I8, 0));
@@ -44,15 +44,12 @@ static const ir_expr *acc_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   qf_sched *s = u;
   const qf_decl *d = s->d;
   const ir_expr *k = ir_add(ir_mul(d->rk4, ir_int(ctx, 4)), d->rkk);
-  const ir_expr *a;
-  if (d->p.k % 4 == 0) a = ir_cast(TEC_I32, TE_AT(d->a, i[0], k));
-  else /* past k: the packed weight is 0 there; read nothing out of bounds */
-    a = ir_select(ir_likely(ir_lt(k, ir_int(ctx, d->p.k))), ir_cast(TEC_I32, TE_AT(d->a, i[0], k)),
-                  ir_int_t(ctx, TEC_I32, 0));
-  const ir_expr *nr = ir_int(ctx, s->nr);
-  const ir_expr *w = ir_cast(TEC_I32, TE_AT(s->wp, ir_floordiv(i[1], nr), d->rk4,
-                                            ir_floormod(i[1], nr), d->rkk));
-  return te_sum(ir_mul(a, w), 2, (const ir_expr *[]){d->rk4, d->rkk}, NULL);
+  const ir_expr *a = ir_cast(TEC_I16, TE_AT(d->a, i[0], k));
+  if (d->p.k % 4) /* past k: the packed weight is 0 there; read nothing out of bounds */
+    a = ir_select(ir_likely(ir_lt(k, ir_int(ctx, d->p.k))), a, ir_int_t(ctx, TEC_I16, 0));
+  const ir_expr *nr = ir_int(ctx, s->nr), *J = ir_floordiv(i[1], nr), *j = ir_floormod(i[1], nr);
+  const ir_expr *w = s->wlayout ? TE_AT(s->wp, J, d->rk4, d->rkk, j) : TE_AT(s->wp, J, d->rk4, j, d->rkk);
+  return te_sum(qnn_mul16(a, ir_cast(TEC_I16, w)), 2, (const ir_expr *[]){d->rk4, d->rkk}, NULL);
 }
 
 static const ir_expr *out_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
@@ -123,12 +120,14 @@ static int qf_schedule(const topi_decl *dc, const void *cfg_arg, const tec_targe
   qf_sched *s = tec_ctx_alloc(ctx, sizeof *s);
   te_tensor **args = tec_ctx_alloc(ctx, (size_t)dc->nargs * sizeof *args);
   if (!s || !args) return -1;
-  s->d = d, s->nr = cfg->nr;
-  static const char *const wn[] = {"J", "k4", "j", "kk"}, *const an[] = {"i", "j"};
+  s->d = d, s->nr = cfg->nr, s->wlayout = cfg->wlayout;
+  static const char *const wn[2][4] = {{"J", "k4", "j", "kk"}, {"J", "k4", "kk", "j"}},
+                           *const an[] = {"i", "j"};
+  int64_t nj = topi_ceil_div(p->n, s->nr), nk = topi_ceil_div(p->k, 4);
   s->wp = te_compute(ctx, &(te_compute_decl){
       .name = "w_p", .ndim = 4,
-      .shape = TE_SHAPE(ctx, topi_ceil_div(p->n, s->nr), topi_ceil_div(p->k, 4), s->nr, 4),
-      .body = wp_body, .user = s, .tag = "pack_kernel", .axis_names = wn});
+      .shape = s->wlayout ? TE_SHAPE(ctx, nj, nk, 4, s->nr) : TE_SHAPE(ctx, nj, nk, s->nr, 4),
+      .body = wp_body, .user = s, .tag = "pack_kernel", .axis_names = wn[s->wlayout]});
   s->acc = te_compute(ctx, &(te_compute_decl){.name = "acc", .ndim = 2,
                                               .shape = TE_SHAPE(ctx, p->m, p->n), .body = acc_body,
                                               .user = s, .tag = "qnn_dense", .axis_names = an});
@@ -174,7 +173,9 @@ static int qf_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, t
       tune_define_field(sp, "nr", "columns per register tile (the packed panel width)",
                         offsetof(topi_qdense_config, nr), nn, nr, def_n) < 0 ||
       tune_define_field(sp, "parallel", "the panel loop parallel",
-                        offsetof(topi_qdense_config, parallel), 2, b01, 1) < 0)
+                        offsetof(topi_qdense_config, parallel), 2, b01, 1) < 0 ||
+      tune_define_field(sp, "wlayout", "packed w: 0 [..][nr][4] (4 k innermost), 1 [..][4][nr]",
+                        offsetof(topi_qdense_config, wlayout), 2, b01, 1) < 0)
     return -1;
   return 0;
 }

@@ -599,12 +599,14 @@ typedef struct topi_qdepthwise_config {
 } topi_qdepthwise_config;
 
 /* "qnn_dense" (topi_qdense): w packed in prepare into [ceil(n/nr)][ceil(k/4)][nr][4] (zero
- * past n and k), an mr x nr register tile over the whole k loop (4 innermost, unrolled), nr
- * vectorized, the requantization applied as the tile is written. */
+ * past n and k; wlayout 1: [..][4][nr]), an mr x nr register tile over the whole k loop (4
+ * innermost, unrolled), nr vectorized, the requantization applied as the tile is written. */
 typedef struct topi_qdense_config {
   int64_t mr;         /* rows per register tile */
   int64_t nr;         /* columns per register tile (the packed panel width) */
   int64_t parallel;   /* 1: the panel loop parallel */
+  int64_t wlayout;    /* the panel's two innermost dimensions: 0 [nr][4] (4 k innermost, the
+                         dot-product operand), 1 [4][nr] (plain vectorization, the default) */
 } topi_qdense_config;
 
 /* "qnn_pool" (topi_qpool) and "qnn_add" (topi_qadd): one pass, the innermost dimension
