@@ -1,10 +1,12 @@
-/* qnn_ratio.c — tec's int8 pointwise convolution (template qnn_conv2d, requantization fused)
- * against tec's fp32 one (conv2d_nchwc, its GEMM form) on a MobileNet v1 pointwise layer, both
- * at their host defaults, timed in interleaved rounds on one thread.
+/* qnn_ratio.c — tec's int8 convolution templates (requantization fused) against tec's fp32
+ * ones on MobileNet v1 layers, both at their host defaults, timed in interleaved rounds on one
+ * thread: qnn_conv2d against conv2d_nchwc (its GEMM form) on a pointwise layer, qnn_depthwise
+ * against depthwise_nchwc on a depthwise one.
  *
- *   qnn_ratio [rounds=7] [runs=20] [layer=256|512] [--print]
+ *   qnn_ratio [rounds=7] [runs=20] [layer=256|512|dw] [--print]
  *
- * Layers: 256x28x28 -> 256 or 512x14x14 -> 512, 1x1, NCHW16c, bias + ReLU6 (int8: the clamp).
+ * Layers: pointwise 256x28x28 -> 256 or 512x14x14 -> 512; dw: depthwise 3x3 128x56x56 pad 1;
+ * NCHW16c, bias + ReLU6 (int8: the clamp).
  * Each round times `runs` calls of each module (the order alternating round by round) and keeps
  * the median call; the report is the median over rounds of each and of fp32/int8 (above 1:
  * int8 faster), with the smallest and largest ratio. Times are the calling thread's CPU time.
@@ -67,18 +69,22 @@ static double time_one(impl *o, int runs) {
 
 int main(int argc, char **argv) {
   int rounds = argc > 1 ? atoi(argv[1]) : 7, runs = argc > 2 ? atoi(argv[2]) : 20;
-  int c = argc > 3 ? atoi(argv[3]) : 256, print = argc > 4 && !strcmp(argv[4], "--print");
-  if (rounds < 1 || runs < 1 || (c != 256 && c != 512))
-    return fprintf(stderr, "usage: qnn_ratio [rounds] [runs] [256|512] [--print]\n"), 2;
+  int dw = argc > 3 && !strcmp(argv[3], "dw"), c = dw ? 128 : argc > 3 ? atoi(argv[3]) : 256;
+  int print = argc > 4 && !strcmp(argv[4], "--print");
+  if (rounds < 1 || runs < 1 || (!dw && c != 256 && c != 512))
+    return fprintf(stderr, "usage: qnn_ratio [rounds] [runs] [256|512|dw] [--print]\n"), 2;
   tec_rt_set_num_threads(1);
   tec_ctx *ctx = tec_ctx_new();
   const topi_layout l16 = {.kind = TOPI_NCHWC, .block = 16};
-  topi_conv2d p = {.n = 1, .c_in = c, .h = c == 256 ? 28 : 14, .w = c == 256 ? 28 : 14,
-                   .c_out = c, .kh = 1, .kw = 1, .stride_h = 1, .stride_w = 1, .groups = 1,
-                   .in_layout = l16, .out_layout = l16, .epi = {1, 0, TOPI_ACT_RELU6}};
+  int64_t hw = dw ? 56 : c == 256 ? 28 : 14;
+  topi_conv2d p = {.n = 1, .c_in = c, .h = hw, .w = hw, .c_out = c, .kh = 1, .kw = 1,
+                   .stride_h = 1, .stride_w = 1, .groups = 1, .in_layout = l16, .out_layout = l16,
+                   .epi = {1, 0, TOPI_ACT_RELU6}};
+  if (dw) p.kh = p.kw = 3, p.pad_h = p.pad_w = 1, p.groups = c;
   topi_qconv2d q = {.conv = p, .in = {0.05f, -3}, .out = {0.04f, -128}};
   impl m[2];
-  if (build(ctx, "conv2d_nchwc", &p, 0, &m[0]) || build(ctx, "qnn_conv2d", &q, print, &m[1]))
+  if (build(ctx, dw ? "depthwise_nchwc" : "conv2d_nchwc", &p, 0, &m[0]) ||
+      build(ctx, dw ? "qnn_depthwise" : "qnn_conv2d", &q, print, &m[1]))
     return fprintf(stderr, "qnn_ratio: %s\n", tec_ctx_error(ctx)), 1;
   for (int k = 0; k < 2; k++) time_one(&m[k], 3); /* warm-up, prepare */
   double *t0 = malloc(sizeof *t0 * (size_t)rounds), *t1 = malloc(sizeof *t1 * (size_t)rounds);
@@ -94,9 +100,11 @@ int main(int argc, char **argv) {
   }
   bench_sort(ratio, rounds);
   double lo = ratio[0], hi = ratio[rounds - 1];
-  printf("pointwise %dx%dx%d -> %d, 1 thread, %d rounds x %d runs: fp32 conv2d_nchwc %.3f ms, "
-         "int8 qnn_conv2d %.3f ms (medians), fp32/int8 %.3f (spread %.3f .. %.3f)\n",
-         c, (int)p.h, (int)p.w, c, rounds, runs, bench_median(t0, rounds) * 1e3,
+  printf("%s %dx%dx%d -> %d, 1 thread, %d rounds x %d runs: fp32 %s %.3f ms, int8 %s %.3f ms "
+         "(medians), fp32/int8 %.3f (spread %.3f .. %.3f)\n",
+         dw ? "depthwise 3x3" : "pointwise", c, (int)p.h, (int)p.w, c, rounds, runs,
+         dw ? "depthwise_nchwc" : "conv2d_nchwc", bench_median(t0, rounds) * 1e3,
+         dw ? "qnn_depthwise" : "qnn_conv2d",
          bench_median(t1, rounds) * 1e3, bench_median(ratio, rounds), lo, hi);
   tec_ctx_free(ctx);
   return 0;
