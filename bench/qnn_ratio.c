@@ -52,21 +52,6 @@ static int build(tec_ctx *ctx, const char *tmpl, const void *problem, int print,
   return 0;
 }
 
-static double time_one(impl *o, int runs) {
-  double *t = malloc(sizeof *t * (size_t)runs);
-  for (int r = 0; r < runs; r++) {
-    double t0 = bench_now(CLOCK_THREAD_CPUTIME_ID);
-    if (tec_module_run(o->m, "conv", o->nargs, o->ap)) {
-      fprintf(stderr, "qnn_ratio: %s\n", tec_rt_last_error());
-      exit(1);
-    }
-    t[r] = bench_now(CLOCK_THREAD_CPUTIME_ID) - t0;
-  }
-  double med = bench_median(t, runs);
-  free(t);
-  return med;
-}
-
 int main(int argc, char **argv) {
   int rounds = argc > 1 ? atoi(argv[1]) : 7, runs = argc > 2 ? atoi(argv[2]) : 20;
   int dw = argc > 3 && !strcmp(argv[3], "dw"), c = dw ? 128 : argc > 3 ? atoi(argv[3]) : 256;
@@ -86,12 +71,13 @@ int main(int argc, char **argv) {
   if (build(ctx, dw ? "depthwise_nchwc" : "conv2d_nchwc", &p, 0, &m[0]) ||
       build(ctx, dw ? "qnn_depthwise" : "qnn_conv2d", &q, print, &m[1]))
     return fprintf(stderr, "qnn_ratio: %s\n", tec_ctx_error(ctx)), 1;
-  for (int k = 0; k < 2; k++) time_one(&m[k], 3); /* warm-up, prepare */
+  for (int k = 0; k < 2; k++) bench_module_median(m[k].m, "conv", m[k].nargs, m[k].ap, 3, "qnn_ratio"); /* warm-up, prepare */
   double *t0 = malloc(sizeof *t0 * (size_t)rounds), *t1 = malloc(sizeof *t1 * (size_t)rounds);
   double *ratio = malloc(sizeof *ratio * (size_t)rounds);
   for (int r = 0; r < rounds; r++) {
     int first = r % 2;
-    double a = time_one(&m[first], runs), b = time_one(&m[!first], runs);
+    double a = bench_module_median(m[first].m, "conv", m[first].nargs, m[first].ap, runs, "qnn_ratio"),
+           b = bench_module_median(m[!first].m, "conv", m[!first].nargs, m[!first].ap, runs, "qnn_ratio");
     t0[r] = first ? b : a;
     t1[r] = first ? a : b;
     ratio[r] = t0[r] / t1[r];
