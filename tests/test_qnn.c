@@ -291,6 +291,21 @@ static void layout_shape(topi_layout l, int64_t c, int64_t h, int64_t w, int64_t
   else *nd = 4, s[0] = 1, s[1] = c, s[2] = h, s[3] = w;
 }
 
+/* Runs tmpl at its default config and with every knob 0 (not vectorized, not parallel), the
+ * output (the last argument, n elements) compared with want; `which` names the case. */
+static void run_both(const char *tmpl, const void *problem, DLTensor **args, int nargs,
+                     const int8_t *want, int64_t n, int which) {
+  DLTensor *out = args[nargs - 1];
+  for (int64_t pick = -1; pick < 1; pick++) {
+    memset(out->data, 0x55, (size_t)n); /* every element written */
+    ck_assert(build_run(tmpl, problem, pick, args, nargs));
+    int64_t first, bad = mismatches(out->data, want, n, &first);
+    ck_assert_msg(bad == 0, "%s case %d pick %lld: %lld differ, first at %lld: %d want %d", tmpl,
+                  which, (long long)pick, (long long)bad, (long long)first,
+                  ((int8_t *)out->data)[first], want[first]);
+  }
+}
+
 START_TEST(pool_bit_exact) {
   static const struct {
     topi_pool_mode mode;
@@ -327,15 +342,7 @@ START_TEST(pool_bit_exact) {
     ends(want, nout, -128, 127, &nlo, &nhi);
     if (i == 1) ck_assert_msg(nlo > 0 && nhi > 0, "case 1 saturates both ends (%lld, %lld)",
                               (long long)nlo, (long long)nhi);
-    DLTensor *args[2] = {&in, &out};
-    for (int64_t pick = -1; pick < 1; pick++) { /* the default, and all knobs 0 */
-      memset(out.data, 0x55, (size_t)nout);
-      ck_assert(build_run("qnn_pool", &q, pick, args, 2));
-      int64_t first, bad = mismatches(out.data, want, nout, &first);
-      ck_assert_msg(bad == 0, "qnn_pool case %d pick %lld: %lld differ, first at %lld: %d want %d",
-                    (int)i, (long long)pick, (long long)bad, (long long)first,
-                    ((int8_t *)out.data)[first], want[first]);
-    }
+    run_both("qnn_pool", &q, (DLTensor *[]){&in, &out}, 2, want, nout, (int)i);
     free(want);
     tec_dl_free(&in), tec_dl_free(&out);
   }
@@ -373,15 +380,7 @@ START_TEST(add_bit_exact) {
       ck_assert_msg(nlo > 0 && nhi > 0, "case 3 saturates both ends (%lld, %lld)", (long long)nlo,
                     (long long)nhi);
     }
-    DLTensor *args[3] = {&a, &b, &out};
-    for (int64_t pick = -1; pick < 1; pick++) {
-      memset(out.data, 0x55, (size_t)n);
-      ck_assert(build_run("qnn_add", &q, pick, args, 3));
-      int64_t first, bad = mismatches(out.data, want, n, &first);
-      ck_assert_msg(bad == 0, "qnn_add case %d pick %lld: %lld differ, first at %lld: %d want %d",
-                    (int)i, (long long)pick, (long long)bad, (long long)first,
-                    ((int8_t *)out.data)[first], want[first]);
-    }
+    run_both("qnn_add", &q, (DLTensor *[]){&a, &b, &out}, 3, want, n, (int)i);
     free(want);
     tec_dl_free(&a), tec_dl_free(&b), tec_dl_free(&out);
   }
