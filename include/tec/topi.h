@@ -522,9 +522,11 @@ typedef struct topi_eltwise_config {
  * [zp_out, zp_out + round_even(6 / out.scale)] (clamps, no separate pass). Templates compute
  * sum q_in * w (padding reads zp_in) and fold -zp_in * sum w into the bias in prepare, so the
  * inner reduction is a plain int8 x int8 -> int32 dot product.
- * Activations are NCHW[x]c int8 with x a multiple of 4 (the 4 input channels a dot-product
- * instruction reduces are consecutive); channels past c in the last block are written as the
- * zero point (weights past c are packed as 0, so the value read there never counts). */
+ * The convolutions' activations are NCHW[x]c int8 with x a multiple of 4 (the 4 input channels
+ * a dot-product instruction reduces are consecutive); they write the channels past c in the
+ * last block as the zero point and never count what they read there (weights past c are
+ * packed as 0). Pooling and add (any layout) treat those lanes as channels: give them the
+ * zero point. */
 typedef struct topi_qparams {
   float scale;        /* > 0, finite */
   int32_t zero_point; /* -128..127 */
