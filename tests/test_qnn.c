@@ -208,6 +208,7 @@ typedef struct dense_case {
   int bias;
   topi_act act;
   float out_div;
+  int ends;  /* 1: the expected output holds both -128 and 127 (checked) */
 } dense_case;
 
 static void dense_run(const dense_case *dc, int picks) {
@@ -232,7 +233,7 @@ static void dense_run(const dense_case *dc, int picks) {
   OK(ctx, topi_qnn_calibrate(ctx, real, dc->m * dc->n, &q.out));
   q.out.scale /= dc->out_div;
   qref_dense(&q, a.data, w.data, dc->bias ? bias.data : NULL, wsc.data, want, NULL);
-  if (dc->out_div > 1) {
+  if (dc->ends) {
     int64_t nlo, nhi;
     ends(want, dc->m * dc->n, -128, 127, &nlo, &nhi);
     ck_assert_msg(nlo > 0 && nhi > 0, "saturated: %lld, %lld", (long long)nlo, (long long)nhi);
@@ -258,15 +259,43 @@ static void dense_run(const dense_case *dc, int picks) {
 }
 
 static const dense_case dense_cases[] = {
-    {5, 37, 50, 1, TOPI_ACT_NONE, 1.0f},   /* k % 4 != 0, n past the panels */
-    {1, 10, 64, 0, TOPI_ACT_RELU, 1.0f},   /* one row */
-    {16, 64, 128, 1, TOPI_ACT_RELU6, 1.0f},
-    {7, 33, 20, 1, TOPI_ACT_NONE, 16.0f},  /* saturation at both ends */
+    {5, 37, 50, 1, TOPI_ACT_NONE, 1.0f, 0},   /* k % 4 != 0, n past the panels */
+    {1, 10, 64, 0, TOPI_ACT_RELU, 1.0f, 0},   /* one row */
+    {16, 64, 128, 1, TOPI_ACT_RELU6, 1.0f, 0},
+    {7, 33, 20, 1, TOPI_ACT_NONE, 16.0f, 1},  /* saturation at both ends */
 };
 
 START_TEST(dense_bit_exact) {
   if (tu_emulated()) dense_run(&dense_cases[dense_emulated[_i]], 0);
   else dense_run(&dense_cases[_i], _i > 1 ? 0 : 1);
+}
+END_TEST
+
+/* TEC_TEST_LONG=1 (a long run, docs/quantized.md): random conv, depthwise and dense problems,
+ * each bit-exact at its default and two more configs. Seeded, so a failure repeats. */
+START_TEST(random_sweep) {
+  int n = atoi(getenv("TEC_TEST_LONG") ? getenv("TEC_TEST_LONG") : "0");
+  if (n < 1) return;
+  uint32_t seed = 12345;
+  for (int t = 0; t < 30 * n; t++) {
+    seed = seed * 1664525u + 1013904223u;
+    uint32_t r = seed >> 4;
+    static const int64_t blocks[] = {4, 8, 16};
+    int kind = (int)(r % 3), k = r / 3 % 2 ? 3 : 1, s = 1 + (int)(r / 6 % 2);
+    int64_t c_in = 1 + (int64_t)(r / 12 % 40), c_out = 1 + (int64_t)(r / 480 % 40);
+    int64_t h = k + (int64_t)(r / 19200 % 12), w = k + (int64_t)(r / 230400 % 12);
+    int pad = k == 3 ? (int)(r / 2764800 % 2) : 0;
+    topi_act act = (topi_act)(t % 3);
+    if (kind == 2) {
+      dense_case dc = {1 + (int64_t)(r % 9), c_out, c_in * 3, (int)(r / 7 % 2), act,
+                       t % 4 ? 1.0f : 8.0f, 0};
+      dense_run(&dc, 2);
+      continue;
+    }
+    conv_case cc = {c_in, kind ? c_in : c_out, h, w, k, s, pad, blocks[r % 3],
+                    kind ? blocks[r % 3] : blocks[r / 5 % 3], kind, (int)(t % 2), act};
+    conv_run(&cc, t % 4 ? 1.0f : 8.0f, 2, NULL, NULL);
+  }
 }
 END_TEST
 
@@ -600,7 +629,7 @@ END_TEST
 static Suite *suite(void) {
   Suite *s = suite_create("qnn");
   TCase *tc = tcase_create("qnn");
-  tcase_set_timeout(tc, 120);
+  tcase_set_timeout(tc, getenv("TEC_TEST_LONG") ? 3600 : 120);
 #define QN(a) (int)(sizeof a / sizeof *a)
   int em = tu_emulated();
   tcase_add_loop_test(tc, conv2d_bit_exact, 0, em ? QN(conv_emulated) : QN(conv_cases));
@@ -613,6 +642,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, rounding_and_bounds);
     tcase_add_test(tc, ties_to_even);
     tcase_add_test(tc, round_even_instructions);
+    tcase_add_test(tc, random_sweep);
     tcase_add_test(tc, bad_problems_refused);
     tcase_add_test(tc, bad_arguments_refused);
   }
