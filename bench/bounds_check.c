@@ -25,21 +25,6 @@ static tec_module *build(tec_ctx *ctx, const topi_conv2d *p, int check, lower_fu
   return f ? tec_build(ctx, 1, &f, NULL) : NULL;
 }
 
-static double time_one(tec_module *m, int nargs, DLTensor *const *args, int runs) {
-  double *t = malloc(sizeof *t * (size_t)runs);
-  for (int r = 0; r < runs; r++) {
-    double t0 = bench_now(CLOCK_THREAD_CPUTIME_ID);
-    if (tec_module_run(m, "conv", nargs, args)) {
-      fprintf(stderr, "bounds_check: %s\n", tec_rt_last_error());
-      exit(1);
-    }
-    t[r] = bench_now(CLOCK_THREAD_CPUTIME_ID) - t0;
-  }
-  double med = bench_median(t, runs);
-  free(t);
-  return med;
-}
-
 int main(int argc, char **argv) {
   int rounds = argc > 1 ? atoi(argv[1]) : 7, runs = argc > 2 ? atoi(argv[2]) : 20;
   int mobile = argc > 3 && strcmp(argv[3], "mobilenet") == 0;
@@ -69,12 +54,13 @@ int main(int argc, char **argv) {
     for (int64_t k = 0; k < tec_dl_numel(&args[i]); k++) x[k] = (float)((k * 7919) % 17) / 17.0f - 0.5f;
     ap[i] = &args[i];
   }
-  for (int k = 0; k < 2; k++) time_one(m[k], nargs, ap, 3); /* warm-up, prepare */
+  for (int k = 0; k < 2; k++) bench_module_median(m[k], "conv", nargs, ap, 3, "bounds_check"); /* warm-up, prepare */
   double *t0 = malloc(sizeof *t0 * (size_t)rounds), *t1 = malloc(sizeof *t1 * (size_t)rounds);
   double *ratio = malloc(sizeof *ratio * (size_t)rounds);
   for (int r = 0; r < rounds; r++) {
     int first = r % 2;
-    double a = time_one(m[first], nargs, ap, runs), b = time_one(m[!first], nargs, ap, runs);
+    double a = bench_module_median(m[first], "conv", nargs, ap, runs, "bounds_check"),
+           b = bench_module_median(m[!first], "conv", nargs, ap, runs, "bounds_check");
     t0[r] = first ? b : a;
     t1[r] = first ? a : b;
     ratio[r] = t1[r] / t0[r];

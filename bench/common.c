@@ -1,7 +1,10 @@
-/* common.c — what every bench program shares: the clock, medians, comma lists, a check. */
+/* common.c — what every bench program shares: the clock, medians, comma lists, a check, the
+ * median time of a module's calls. */
 #include "common.h"
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include "tec/runtime.h"
 
 double bench_now(clockid_t c) {
   struct timespec t;
@@ -40,4 +43,21 @@ double bench_max_err(const float *got, const float *want, int64_t n) {
     if (!(d <= e)) e = d; /* a NaN sticks */
   }
   return e;
+}
+
+double bench_module_median(tec_module *m, const char *name, int nargs, DLTensor *const *args,
+                           int runs, const char *who) {
+  double *t = malloc(sizeof *t * (size_t)runs);
+  if (!t) exit(1);
+  for (int r = 0; r < runs; r++) {
+    double t0 = bench_now(CLOCK_THREAD_CPUTIME_ID);
+    if (tec_module_run(m, name, nargs, args)) {
+      fprintf(stderr, "%s: %s\n", who, tec_rt_last_error());
+      exit(1);
+    }
+    t[r] = bench_now(CLOCK_THREAD_CPUTIME_ID) - t0;
+  }
+  double med = bench_median(t, runs);
+  free(t);
+  return med;
 }

@@ -3,6 +3,7 @@
 #define TEC_BENCH_COMMON_H
 #include <stdint.h>
 #include <time.h>
+#include "tec/build.h"
 
 /* Seconds on clock c (CLOCK_MONOTONIC: wall time; CLOCK_PROCESS_CPUTIME_ID: this process's
  * CPU time). */
@@ -17,5 +18,11 @@ int bench_parse_list(const char *s, int *out, int max, long lo, long hi);
 /* max over i of |got[i] - want[i]| / (1 + |want[i]|), NaN if any is NaN: how far one
  * implementation's output is from another's. */
 double bench_max_err(const float *got, const float *want, int64_t n);
+
+/* The median of `runs` calls of function name of module m, each timed in the calling thread's
+ * CPU time (one thread: the runtime runs the parallel loop on the caller, and a loaded machine
+ * disturbs it less than wall time). A failing call exits with who: the runtime's error. */
+double bench_module_median(tec_module *m, const char *name, int nargs, DLTensor *const *args,
+                           int runs, const char *who);
 
 #endif

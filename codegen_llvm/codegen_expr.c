@@ -209,6 +209,7 @@ static LLVMValueRef cg_call(cg_func *f, const ir_expr *e) {
       [IR_INTRIN_FMA] = {"llvm.fmuladd", 3}, [IR_INTRIN_PREFETCH] = {NULL, 1},
       [IR_INTRIN_LIKELY] = {NULL, 1},        [IR_INTRIN_DL_ARG] = {NULL, 3},
       [IR_INTRIN_EXTERN] = {NULL, -1},
+      [IR_INTRIN_ROUND_EVEN] = {"llvm.roundeven", 1},
   };
   int64_t fn = e->v.i;
   if (fn < 0 || fn >= IR_INTRIN_COUNT) return cg_internal(f, "unknown intrinsic %lld", (long long)fn);

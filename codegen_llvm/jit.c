@@ -56,6 +56,7 @@ static void cg_runtime_symbols(cg_symbol *out, int *n) {
       {"pow", (void *)pow}, {"sqrtf", (void *)sqrtf}, {"sqrt", (void *)sqrt},
       {"floorf", (void *)floorf}, {"floor", (void *)floor}, {"ceilf", (void *)ceilf},
       {"ceil", (void *)ceil}, {"fmaf", (void *)fmaf}, {"fma", (void *)fma},
+      {"roundevenf", (void *)roundevenf}, {"roundeven", (void *)roundeven},
       {"memset", (void *)memset}, {"memcpy", (void *)memcpy}, {"memmove", (void *)memmove},
   };
   *n = (int)(sizeof syms / sizeof syms[0]);

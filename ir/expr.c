@@ -216,8 +216,8 @@ const ir_expr *ir_cast(tec_dtype t, const ir_expr *a) {
 
 static const char *const intrin_names[IR_INTRIN_COUNT] = {
     "exp", "log", "sqrt", "tanh", "fabs", "pow", "floor", "ceil", "fma", "prefetch", "likely",
-    "dl_arg", "extern_call"};
-static const int intrin_arity[IR_INTRIN_COUNT] = {1, 1, 1, 1, 1, 2, 1, 1, 3, 1, 1, 3, -1};
+    "dl_arg", "extern_call", "round_even"};
+static const int intrin_arity[IR_INTRIN_COUNT] = {1, 1, 1, 1, 1, 2, 1, 1, 3, 1, 1, 3, -1, 1};
 
 const char *ir_intrinsic_name(ir_intrinsic i) {
   return (unsigned)i < IR_INTRIN_COUNT ? intrin_names[i] : "unknown";
@@ -337,6 +337,7 @@ const ir_expr *ir_log(const ir_expr *a) { return call1(IR_INTRIN_LOG, a); }
 const ir_expr *ir_sqrt(const ir_expr *a) { return call1(IR_INTRIN_SQRT, a); }
 const ir_expr *ir_tanh(const ir_expr *a) { return call1(IR_INTRIN_TANH, a); }
 const ir_expr *ir_fabs(const ir_expr *a) { return call1(IR_INTRIN_FABS, a); }
+const ir_expr *ir_round_even(const ir_expr *a) { return call1(IR_INTRIN_ROUND_EVEN, a); }
 const ir_expr *ir_likely(const ir_expr *cond) { return call1(IR_INTRIN_LIKELY, cond); }
 const ir_expr *ir_likely_arg(const ir_expr *e) {
   return e && e->kind == IR_CALL && e->v.i == IR_INTRIN_LIKELY && e->nargs == 1 ? e->args[0]

@@ -22,7 +22,7 @@ static int is_ident(const char *s) {
 /* Names generated code (or the C library it links against) already uses. */
 static const char *const reserved_names[] = {
     "exp", "expf", "log", "logf", "tanh", "tanhf", "pow", "powf", "sqrt", "sqrtf",
-    "floor", "floorf", "ceil", "ceilf", "fma", "fmaf", "fabs", "fabsf", "memset",
+    "floor", "floorf", "ceil", "ceilf", "fma", "fmaf", "fabs", "fabsf", "roundeven", "roundevenf", "memset",
     "memcpy", "memmove", "malloc", "free", "main",
 };
 

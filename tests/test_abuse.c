@@ -84,6 +84,9 @@ static int pick_problem(const topi_template *t, tec_ctx *ctx, void *buf) {
     *(topi_pool *)buf = p;
     break;
   }
+  case TOPI_PROBLEM_QCONV2D: case TOPI_PROBLEM_QDENSE: case TOPI_PROBLEM_QPOOL:
+  case TOPI_PROBLEM_QADD:
+    return 0; /* the int8 templates are not enumerated (their bad input: test_qnn.c) */
   case TOPI_PROBLEM_BATCH_MATMUL: {
     topi_batch_matmul p = {.batch = 3, .m = 7, .n = 20, .k = 9, .transpose_b = 1};
     *(topi_batch_matmul *)buf = p;

@@ -146,6 +146,8 @@ static const drv_key *keys_of(const topi_template *t) {
   case TOPI_PROBLEM_ELTWISE: return eltwise_keys;
   case TOPI_PROBLEM_DENSE: return dense_keys;
   case TOPI_PROBLEM_BATCH_MATMUL: return bmm_keys;
+  case TOPI_PROBLEM_QCONV2D: case TOPI_PROBLEM_QDENSE: case TOPI_PROBLEM_QPOOL:
+  case TOPI_PROBLEM_QADD: break; /* not in the command (driver_params.c refuses them) */
   }
   return dense_keys;
 }

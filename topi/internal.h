@@ -23,6 +23,11 @@ extern const topi_template topi_tmpl_conv2d_winograd;
 extern const topi_template topi_tmpl_conv2d_im2col;
 extern const topi_template topi_tmpl_conv2d_spatial_pack;
 extern const topi_template topi_tmpl_dw_pw_fused;
+extern const topi_template topi_tmpl_qnn_conv2d;
+extern const topi_template topi_tmpl_qnn_depthwise;
+extern const topi_template topi_tmpl_qnn_dense;
+extern const topi_template topi_tmpl_qnn_pool;
+extern const topi_template topi_tmpl_qnn_add;
 
 /* ---- spaces ----
  * A template's space is a tune_space (tec/space.h): tune_space_init with the template's name

@@ -89,6 +89,10 @@ static size_t problem_size(topi_problem_kind k) {
   case TOPI_PROBLEM_ELTWISE: return sizeof(topi_eltwise);
   case TOPI_PROBLEM_DW_PW: return sizeof(topi_dw_pw);
   case TOPI_PROBLEM_BATCH_MATMUL: return sizeof(topi_batch_matmul);
+  case TOPI_PROBLEM_QCONV2D: return sizeof(topi_qconv2d);
+  case TOPI_PROBLEM_QDENSE: return sizeof(topi_qdense);
+  case TOPI_PROBLEM_QPOOL: return sizeof(topi_qpool);
+  case TOPI_PROBLEM_QADD: return sizeof(topi_qadd);
   }
   return 0;
 }

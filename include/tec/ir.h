@@ -125,6 +125,9 @@ typedef enum ir_intrinsic {
                        * look); lower/extern_nest.c makes the real call over the stage's region,
                        * lower/extern_call.c its operands after flattening (layout there). Made
                        * with ir_extern_call only. */
+  IR_INTRIN_ROUND_EVEN, /* round to the nearest integer, ties to even (llvm.roundeven; IEEE
+                         * roundToIntegralTiesToEven, whatever the rounding mode): the
+                         * requantization of the int8 templates (docs/quantized.md) */
   IR_INTRIN_COUNT
 } ir_intrinsic;
 
@@ -256,6 +259,7 @@ const ir_expr *ir_log(const ir_expr *a);
 const ir_expr *ir_sqrt(const ir_expr *a);
 const ir_expr *ir_tanh(const ir_expr *a);
 const ir_expr *ir_fabs(const ir_expr *a);
+const ir_expr *ir_round_even(const ir_expr *a); /* float: nearest integer, ties to even */
 const ir_expr *ir_read(tec_ctx *ctx, const te_tensor *t, int nargs, const ir_expr *const *idx);
 const ir_expr *ir_reduce(ir_combiner comb, const ir_expr *src, int naxes,
                          const ir_expr *const *axes, const ir_expr *cond);

@@ -82,7 +82,11 @@ typedef enum topi_problem_kind {
   TOPI_PROBLEM_SOFTMAX,/* topi_softmax */
   TOPI_PROBLEM_ELTWISE,/* topi_eltwise */
   TOPI_PROBLEM_DW_PW,  /* topi_dw_pw */
-  TOPI_PROBLEM_BATCH_MATMUL /* topi_batch_matmul */
+  TOPI_PROBLEM_BATCH_MATMUL, /* topi_batch_matmul */
+  TOPI_PROBLEM_QCONV2D,  /* topi_qconv2d (int8; depthwise too) */
+  TOPI_PROBLEM_QDENSE,   /* topi_qdense */
+  TOPI_PROBLEM_QPOOL,    /* topi_qpool */
+  TOPI_PROBLEM_QADD      /* topi_qadd */
 } topi_problem_kind;
 
 struct topi_template {
@@ -99,7 +103,8 @@ struct topi_template {
   const char *config_type;     /* "topi_dense_config": the config struct schedule reads */
 };
 
-/* The registered templates: by name (NULL if unknown), and all of them in order. */
+/* The registered templates: by name (NULL if unknown), and all of them in order (the int8
+ * qnn_* templates are found by name only: not yet enumerated, docs/quantized.md). */
 const topi_template *topi_template_find(const char *name);
 int topi_template_count(void);
 const topi_template *topi_template_at(int i);
@@ -500,6 +505,145 @@ typedef struct topi_eltwise_config {
   int64_t parallel;   /* 1: parallel over the two outer dimensions, fused */
 } topi_eltwise_config;
 
+/* ---------------- quantized (int8) templates: docs/quantized.md ----------------
+ * The scheme (one for every template, checked bit-exact against tests/support/qnnref.c):
+ * an int8 activation q stands for scale * (q - zero_point) (a topi_qparams: scale > 0 and
+ * finite, zero_point in [-128, 127]); int8 weights are symmetric (zero point 0) with one fp32
+ * scale per output channel, w_scale[c] > 0 (an argument: f32 [c_out], constant); accumulation
+ * is int32; the requantization is fused into the output stage:
+ *
+ *   acc  = sum (q_in - zp_in) * w + bias[c]            int32 (bias: int32, scale in*w_scale[c])
+ *   m[c] = w_scale[c] * (in.scale / out.scale)         fp32, the quotient rounded first
+ *   q    = clamp(round_even((float)acc * m[c]) + zp_out, lo, hi)
+ *
+ * (float)acc and the product are fp32 operations rounded to nearest even; the clamp is done on
+ * the float before rounding (lo - zp_out, hi - zp_out: the same result, and no float -> int
+ * overflow). lo, hi: [-128, 127], narrowed by the activation: RELU [zp_out, 127], RELU6
+ * [zp_out, zp_out + round_even(6 / out.scale)] (clamps, no separate pass). Templates compute
+ * sum q_in * w (padding reads zp_in) and fold -zp_in * sum w into the bias in prepare, so the
+ * inner reduction is a plain int8 x int8 -> int32 dot product.
+ * The convolutions' activations are NCHW[x]c int8 with x a multiple of 4 (the 4 input channels
+ * a dot-product instruction reduces are consecutive); they write the channels past c in the
+ * last block as the zero point and never count what they read there (weights past c are
+ * packed as 0). Pooling and add (any layout) treat those lanes as channels: give them the
+ * zero point. */
+typedef struct topi_qparams {
+  float scale;        /* > 0, finite */
+  int32_t zero_point; /* -128..127 */
+} topi_qparams;
+
+/* A quantized conv2d: conv's geometry and layouts (NCHW[x]c in and out, x % 4 == 0, margin 0),
+ * conv.epi.bias (an int32 [c_out] bias argument) and conv.epi.act (NONE, RELU, RELU6 as
+ * clamps); conv.epi.residual 0 (the residual add is template qnn_add). Depthwise:
+ * groups == c_in == c_out, template qnn_depthwise. Arguments in call order: data (int8),
+ * kernel (int8 OIHW, constant), [bias (int32 [c_out], constant)], w_scale (f32 [c_out],
+ * constant), out (int8). */
+typedef struct topi_qconv2d {
+  topi_conv2d conv;
+  topi_qparams in, out;
+} topi_qconv2d;
+
+/* A quantized dense (fully connected) layer: out[i, j] = requant(sum_k (a[i, k] - zp_in) *
+ * w[j, k] + bias[j]). Arguments: a (int8 [m][k]), w (int8 [n][k], constant), [bias (int32 [n],
+ * constant)], w_scale (f32 [n], constant), out (int8 [m][n]). */
+typedef struct topi_qdense {
+  int64_t m, n, k;
+  int bias;           /* 1: a bias argument */
+  topi_act act;
+  topi_qparams in, out;
+} topi_qdense;
+
+/* Quantized pooling: pool's window, strides and symmetric padding (no dilation, ceil_mode or
+ * pad_end_given), in and out layouts equal (NCHW, NHWC or NCHW[x]c, margin 0). Max: the padding
+ * never wins; out = requant(max - zp_in) with m = in.scale / out.scale (the identity when the
+ * two params are equal). Average: acc = sum of (q - zp_in) over the taps inside the input,
+ * cnt the taps counted (count_include_pad), out = clamp(round_even(((float)acc * m) / (float)cnt)
+ * + zp_out). Arguments: in (int8), out (int8). */
+typedef struct topi_qpool {
+  topi_pool pool;
+  topi_qparams in, out;
+} topi_qpool;
+
+/* Quantized elementwise add of two activations of one shape and layout (NCHW, NHWC,
+ * NCHW[x]c; margin 0), each with its own params:
+ *   v = (double)(a - zp_a) * (double)(a.scale / out.scale) + (double)(b - zp_b) *
+ *       (double)(b.scale / out.scale)      (the ratios fp32; products exact in double)
+ *   out = clamp(round_even(v) + zp_out, lo, hi) with act as for conv. Arguments: a, b, out. */
+typedef struct topi_qadd {
+  int64_t n, c, h, w;
+  topi_layout layout;
+  topi_act act;
+  topi_qparams a, b, out;
+} topi_qadd;
+
+/* "qnn_conv2d" (topi_qconv2d, groups 1): the kernel packed in prepare into
+ * [C_out/y][C_in/x][kh][kw][x/4][y][4] (oneDNN's OIhw4i16o4i for x = y = 16: 4 input channels
+ * innermost, a dot-product instruction's operand), its sums folded into the bias and the
+ * multipliers m[c] computed there too; a register tile of ow_tile output columns of one
+ * output-channel block (y lanes vectorized), the reduction (ci block, ky, kx, x/4, 4) with the
+ * 4 innermost and unrolled, the requantization applied as the tile is written. */
+typedef struct topi_qconv2d_config {
+  int64_t ow_tile;    /* output columns per register tile */
+  int64_t parallel;   /* 1: parallel over (n, output-channel block, rows) fused */
+  int64_t wlayout;    /* the packed kernel's two innermost dimensions: 0 [y][4] (OIhw4i16o4i:
+                         4 input channels innermost, a dot-product instruction's operand), 1
+                         [4][y] (output channels innermost: contiguous vectors for the plain
+                         widening multiplies LLVM vectorizes) */
+} topi_qconv2d_config;
+
+/* "qnn_depthwise" (topi_qconv2d, groups == c_in == c_out, any kh x kw, stride, padding): the
+ * kernel packed to int16 [C/x][kh][kw][x] in prepare (the reduction is the taps, s16 x s16 ->
+ * s32 the fast path), a register tile of oh_tile x ow_tile pixels, lanes vectorized. */
+typedef struct topi_qdepthwise_config {
+  int64_t ow_tile;    /* output columns per register tile */
+  int64_t oh_tile;    /* output rows per register tile */
+  int64_t parallel;   /* 1: parallel over (n, channel block) */
+} topi_qdepthwise_config;
+
+/* "qnn_dense" (topi_qdense): w packed in prepare into [ceil(n/nr)][ceil(k/4)][nr][4] (zero
+ * past n and k; wlayout 1: [..][4][nr]), an mr x nr register tile over the whole k loop (4
+ * innermost, unrolled), nr vectorized, the requantization applied as the tile is written. */
+typedef struct topi_qdense_config {
+  int64_t mr;         /* rows per register tile */
+  int64_t nr;         /* columns per register tile (the packed panel width) */
+  int64_t parallel;   /* 1: the panel loop parallel */
+  int64_t wlayout;    /* the panel's two innermost dimensions: 0 [nr][4] (4 k innermost, the
+                         dot-product operand), 1 [4][nr] (plain vectorization, the default) */
+} topi_qdense_config;
+
+/* "qnn_pool" (topi_qpool) and "qnn_add" (topi_qadd): one pass, the innermost dimension
+ * vectorized, the outer two fused and parallel. */
+typedef struct topi_qelem_config {
+  int64_t vectorize;  /* 1: the innermost output dimension vectorized */
+  int64_t parallel;   /* 1: parallel over the two outer dimensions, fused */
+} topi_qelem_config;
+
+/* Checks a params pair for `who` ("qnn_conv2d: in.scale must be > 0 and finite (got 0)",
+ * "... out.zero_point must be in [-128, 127] (got 200)"). what names it. 0 or -1 with error. */
+int topi_qparams_check(tec_ctx *ctx, const char *who, const char *what, topi_qparams q);
+/* Checks per-channel weight scales before a call: count == c_out (a per-tensor scale is
+ * given as c_out copies), each > 0 and finite; -1 with an error naming the channel. */
+int topi_qnn_check_scales(tec_ctx *ctx, const char *who, const float *w_scale, int64_t count,
+                          int64_t c_out);
+/* The clamp bounds [lo, hi] of an int8 output with params out and activation act. */
+void topi_qnn_bounds(topi_qparams out, topi_act act, int32_t *lo, int32_t *hi);
+
+/* Calibration (deterministic, from min/max; docs/quantized.md):
+ * topi_qnn_calibrate: the asymmetric params of n values x: the range [min(x, 0), max(x, 0)]
+ * (0 is exact), scale = (hi - lo) / 255 (1 when the range is 0), zero_point =
+ * clamp(round_even(-128 - lo / scale), -128, 127).
+ * topi_qnn_quantize: q[i] = clamp(round_even(x[i] / p.scale) + zp, -128, 127).
+ * topi_qnn_quantize_weights: w is [c_out][per] (OIHW, or [n][k]); per channel c scale[c] =
+ * max |w[c, :]| / 127 (1 when all zero), q = clamp(round_even(w / scale[c]), -127, 127).
+ * topi_qnn_quantize_bias: q[c] = round_even(b[c] / (in_scale * w_scale[c])) in double,
+ * saturated to int32. All -1 with an error on a NULL pointer, a size < 1 or a bad scale. */
+int topi_qnn_calibrate(tec_ctx *ctx, const float *x, int64_t n, topi_qparams *out);
+int topi_qnn_quantize(tec_ctx *ctx, const float *x, int64_t n, topi_qparams p, int8_t *q);
+int topi_qnn_quantize_weights(tec_ctx *ctx, const float *w, int64_t c_out, int64_t per,
+                              int8_t *q, float *scale);
+int topi_qnn_quantize_bias(tec_ctx *ctx, const float *b, int64_t c_out, float in_scale,
+                           const float *w_scale, int32_t *q);
+
 /* ---------- the C type names the checked calls pass ---------- */
 
 #define TOPI_TYPE_CASE_(T) T *: #T, const T *: #T
@@ -508,6 +652,8 @@ typedef struct topi_eltwise_config {
            TOPI_TYPE_CASE_(topi_dense), TOPI_TYPE_CASE_(topi_pool),                           \
            TOPI_TYPE_CASE_(topi_softmax), TOPI_TYPE_CASE_(topi_eltwise),                      \
            TOPI_TYPE_CASE_(topi_dw_pw), TOPI_TYPE_CASE_(topi_batch_matmul),                   \
+           TOPI_TYPE_CASE_(topi_qconv2d), TOPI_TYPE_CASE_(topi_qdense),                       \
+           TOPI_TYPE_CASE_(topi_qpool), TOPI_TYPE_CASE_(topi_qadd),                           \
            default: (const char *)0)
 #define TOPI_CONFIG_TYPE(c)                                                                   \
   _Generic((c), TOPI_TYPE_CASE_(topi_conv2d_nchwc_config),                                   \
@@ -519,6 +665,8 @@ typedef struct topi_eltwise_config {
            TOPI_TYPE_CASE_(topi_dw_pw_fused_config), TOPI_TYPE_CASE_(topi_layout_config),     \
            TOPI_TYPE_CASE_(topi_pool_config), TOPI_TYPE_CASE_(topi_softmax_config),           \
            TOPI_TYPE_CASE_(topi_eltwise_config), TOPI_TYPE_CASE_(topi_batch_matmul_config),   \
+           TOPI_TYPE_CASE_(topi_qconv2d_config), TOPI_TYPE_CASE_(topi_qdepthwise_config),     \
+           TOPI_TYPE_CASE_(topi_qdense_config), TOPI_TYPE_CASE_(topi_qelem_config),           \
            default: (const char *)0)
 
 /* ---------- choice ---------- */

@@ -1,0 +1,186 @@
+/* qnn_dense.c — int8 dense (fully connected) with the requantization fused
+ * (docs/quantized.md). The weight [n][k] is packed once, in prepare, into panels of nr output
+ * columns with 4 consecutive k innermost (a dot-product instruction's operand), its row sums
+ * folded into the bias there too:
+ *
+ *   wp[J, k4, j, kk] = w[J*nr + j, k4*4 + kk] (0 past n and k)                        int8
+ *   acc[i, j] = sum_{k4, kk} a[i, k4*4 + kk] * wp[j / nr, k4, j % nr, kk]             int32
+ *   out[i, j] = requant(acc[i, j] + bias_q[j], mult[j])                              int8
+ *
+ * An mr x nr register tile over the whole k loop, nr vectorized, kk and the rows unrolled:
+ *
+ *   for jo (parallel): for io: acc[mr][nr] = 0; for k4: for ii: for kk: acc[ii][:] += a * wp[:]
+ *                             out[tile] = requant(acc)
+ */
+#include <string.h>
+#include "topi/qnn_internal.h"
+
+typedef struct qf_decl {
+  topi_qdense p;
+  int64_t nr;
+  te_tensor *a, *w, *bias, *w_scale;
+  te_tensor *bias_q, *mult;
+  const ir_expr *rk4, *rkk;
+} qf_decl;
+
+/* the packed weight and acc depend on nr (a knob): built per schedule, as dense's panels */
+typedef struct qf_sched {
+  const qf_decl *d;
+  int64_t nr, wlayout;
+  te_tensor *wp, *acc;
+} qf_sched;
+
+static const ir_expr *wp_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  qf_sched *s = u;
+  const topi_qdense *p = &s->d->p;
+  const ir_expr *j = ir_add(ir_mul(i[0], ir_int(ctx, s->nr)), i[s->wlayout ? 3 : 2]);
+  const ir_expr *k = ir_add(ir_mul(i[1], ir_int(ctx, 4)), i[s->wlayout ? 2 : 3]);
+  const ir_expr *ok = ir_and(ir_lt(j, ir_int(ctx, p->n)), ir_lt(k, ir_int(ctx, p->k)));
+  const ir_expr *v = TE_AT(s->d->w, ir_min(j, ir_int(ctx, p->n - 1)), ir_min(k, ir_int(ctx, p->k - 1)));
+  return ir_select(ok, v, ir_int_t(ctx, TEC_I8, 0));
+}
+
+static const ir_expr *acc_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  qf_sched *s = u;
+  const qf_decl *d = s->d;
+  const ir_expr *k = ir_add(ir_mul(d->rk4, ir_int(ctx, 4)), d->rkk);
+  const ir_expr *a = ir_cast(TEC_I16, TE_AT(d->a, i[0], k));
+  if (d->p.k % 4) /* past k: the packed weight is 0 there; read nothing out of bounds */
+    a = ir_select(ir_likely(ir_lt(k, ir_int(ctx, d->p.k))), a, ir_int_t(ctx, TEC_I16, 0));
+  const ir_expr *nr = ir_int(ctx, s->nr), *J = ir_floordiv(i[1], nr), *j = ir_floormod(i[1], nr);
+  const ir_expr *w = s->wlayout ? TE_AT(s->wp, J, d->rk4, d->rkk, j) : TE_AT(s->wp, J, d->rk4, j, d->rkk);
+  return te_sum(qnn_mul16(a, ir_cast(TEC_I16, w)), 2, (const ir_expr *[]){d->rk4, d->rkk}, NULL);
+}
+
+static const ir_expr *out_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  qf_sched *s = u;
+  const ir_expr *acc = ir_add(TE_AT(s->acc, i[0], i[1]), TE_AT(s->d->bias_q, i[1]));
+  return qnn_requant(ctx, acc, TE_AT(s->d->mult, i[1]), s->d->p.out, s->d->p.act);
+}
+
+static const char *qf_why(tec_ctx *ctx, const topi_qdense *p) {
+  if (!p) return "qnn_dense: the problem is NULL";
+  if (p->m < 1 || p->n < 1 || p->k < 1)
+    return tec_ctx_printf(ctx, "qnn_dense: sizes must be >= 1 (got m=%lld n=%lld k=%lld)",
+                          (long long)p->m, (long long)p->n, (long long)p->k);
+  if (p->act < TOPI_ACT_NONE || p->act > TOPI_ACT_RELU6)
+    return tec_ctx_printf(ctx, "qnn_dense: activation %d is not one of TOPI_ACT_NONE, _RELU, "
+                               "_RELU6", (int)p->act);
+  if (topi_qparams_check(ctx, "qnn_dense", "in", p->in) ||
+      topi_qparams_check(ctx, "qnn_dense", "out", p->out))
+    return tec_ctx_error(ctx);
+  return NULL;
+}
+
+static int qf_applies(tec_ctx *ctx, const void *p, const char **why) {
+  const char *w = qf_why(ctx, p);
+  if (why) *why = w;
+  return w == NULL;
+}
+
+static int qf_declare(tec_ctx *ctx, const void *p_arg, topi_decl *out) {
+  const topi_qdense *p = p_arg;
+  if (!ctx) return -1;
+  if (!out) return tec_ctx_set_error(ctx, "qnn_dense: problem and decl are required");
+  const char *why = qf_why(ctx, p);
+  if (why) return tec_ctx_set_error(ctx, "%s", why);
+  qf_decl *d = tec_ctx_alloc(ctx, sizeof *d);
+  te_tensor **args = tec_ctx_alloc(ctx, 5 * sizeof *args);
+  topi_qdense *copy = tec_ctx_alloc(ctx, sizeof *copy);
+  if (!d || !args || !copy) return -1;
+  d->p = *copy = *p;
+  d->a = te_placeholder(ctx, "a", TEC_I8, 2, TE_SHAPE(ctx, p->m, p->k));
+  d->w = te_const_placeholder(ctx, "w", TEC_I8, 2, TE_SHAPE(ctx, p->n, p->k));
+  if (p->bias) d->bias = te_const_placeholder(ctx, "bias", TEC_I32, 1, TE_SHAPE(ctx, p->n));
+  d->w_scale = te_const_placeholder(ctx, "w_scale", TEC_F32, 1, TE_SHAPE(ctx, p->n));
+  d->rk4 = te_reduce_axis_n(ctx, "k4", topi_ceil_div(p->k, 4));
+  d->rkk = te_reduce_axis_n(ctx, "kk", 4);
+  d->mult = qnn_mult(ctx, d->w_scale, p->n, 1, p->in, p->out);
+  d->bias_q = qnn_bias(ctx, d->bias, qnn_wsum(ctx, d->w), p->n, 1, p->in.zero_point);
+  /* out is declared for the argument list; each schedule builds its own (its nr) */
+  te_tensor *o = te_placeholder(ctx, "out", TEC_I8, 2, TE_SHAPE(ctx, p->m, p->n));
+  if (!d->a || !d->w || (p->bias && !d->bias) || !d->w_scale || !d->mult || !d->bias_q || !o)
+    return -1;
+  int na = 0;
+  args[na++] = d->a, args[na++] = d->w;
+  if (d->bias) args[na++] = d->bias;
+  args[na++] = d->w_scale, args[na++] = o;
+  *out = (topi_decl){&topi_tmpl_qnn_dense, ctx, copy, na, args, o, d};
+  return 0;
+}
+
+static int qf_schedule(const topi_decl *dc, const void *cfg_arg, const tec_target *target,
+                       topi_op *op) {
+  const topi_qdense_config *cfg = cfg_arg;
+  if (!dc || !cfg || !op) return -1;
+  if (topi_config_check(&topi_tmpl_qnn_dense, dc, cfg, target)) return -1;
+  tec_ctx *ctx = dc->ctx;
+  const qf_decl *d = dc->priv;
+  const topi_qdense *p = &d->p;
+  qf_sched *s = tec_ctx_alloc(ctx, sizeof *s);
+  te_tensor **args = tec_ctx_alloc(ctx, (size_t)dc->nargs * sizeof *args);
+  if (!s || !args) return -1;
+  s->d = d, s->nr = cfg->nr, s->wlayout = cfg->wlayout;
+  static const char *const wn[2][4] = {{"J", "k4", "j", "kk"}, {"J", "k4", "kk", "j"}},
+                           *const an[] = {"i", "j"};
+  int64_t nj = topi_ceil_div(p->n, s->nr), nk = topi_ceil_div(p->k, 4);
+  s->wp = te_compute(ctx, &(te_compute_decl){
+      .name = "w_p", .ndim = 4,
+      .shape = s->wlayout ? TE_SHAPE(ctx, nj, nk, 4, s->nr) : TE_SHAPE(ctx, nj, nk, s->nr, 4),
+      .body = wp_body, .user = s, .tag = "pack_kernel", .axis_names = wn[s->wlayout]});
+  s->acc = te_compute(ctx, &(te_compute_decl){.name = "acc", .ndim = 2,
+                                              .shape = TE_SHAPE(ctx, p->m, p->n), .body = acc_body,
+                                              .user = s, .tag = "qnn_dense", .axis_names = an});
+  te_tensor *o = te_compute(ctx, &(te_compute_decl){.name = "out", .ndim = 2,
+                                                    .shape = TE_SHAPE(ctx, p->m, p->n),
+                                                    .body = out_body, .user = s, .tag = "requant",
+                                                    .axis_names = an});
+  if (!s->wp || !s->acc || !o) return -1;
+  memset(op, 0, sizeof *op);
+  op->decl = dc;
+  if (!(op->sched = sch_create(ctx, 1, &o))) return -1;
+  for (int k = 0; k < dc->nargs; k++) args[k] = dc->args[k];
+  args[dc->nargs - 1] = o;
+  op->nargs = dc->nargs, op->args = args, op->out = o;
+  sch_stage *so = sch_stage_of(op->sched, o), *sa = sch_stage_of(op->sched, s->acc);
+  sch_iter *io, *ii, *jo, *ji;
+  if (!so || !sa || sch_split(so, sch_axis(so, 0), cfg->mr, &io, &ii) ||
+      sch_split(so, sch_axis(so, 1), cfg->nr, &jo, &ji) ||
+      sch_reorder(so, 4, (sch_iter *[]){jo, io, ii, ji}) || sch_unroll(so, ii) ||
+      sch_vectorize(so, ji) || (cfg->parallel && sch_parallel(so, jo)) ||
+      sch_compute_at(sa, so, io))
+    return -1;
+  sch_iter *k4 = sch_reduce_axis(sa, 0), *kk = sch_reduce_axis(sa, 1);
+  if (sch_reorder(sa, 4, (sch_iter *[]){k4, sch_axis(sa, 0), kk, sch_axis(sa, 1)}) ||
+      sch_unroll(sa, sch_axis(sa, 0)) || sch_unroll(sa, kk) || sch_vectorize(sa, sch_axis(sa, 1)))
+    return -1;
+  return 0;
+}
+
+static int qf_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, tune_space *sp) {
+  const topi_qdense *p = p_arg;
+  int lanes = topi_target_lanes(ctx, target);
+  if (lanes < 0 || qnn_refuse(ctx, &topi_tmpl_qnn_dense, p)) return -1;
+  int64_t mr[8], nr[4];
+  int nm = 0, nn = 0;
+  for (int64_t t = 1; t <= 8 && t <= p->m; t++) mr[nm++] = t;
+  for (int64_t v = 1; v <= 4 && (v - 1) * lanes < p->n; v++) nr[nn++] = v * lanes;
+  int64_t def_m = p->m < 4 ? p->m : 4, def_n = nr[nn > 1 ? 1 : 0];
+  static const int64_t b01[] = {0, 1};
+  if (tune_space_init(ctx, sp, topi_tmpl_qnn_dense.name, topi_tmpl_qnn_dense.config_size) ||
+      tune_define_field(sp, "mr", "rows per register tile", offsetof(topi_qdense_config, mr),
+                        nm, mr, def_m) < 0 ||
+      tune_define_field(sp, "nr", "columns per register tile (the packed panel width)",
+                        offsetof(topi_qdense_config, nr), nn, nr, def_n) < 0 ||
+      tune_define_field(sp, "parallel", "the panel loop parallel",
+                        offsetof(topi_qdense_config, parallel), 2, b01, 1) < 0 ||
+      tune_define_field(sp, "wlayout", "packed w: 0 [..][nr][4] (4 k innermost), 1 [..][4][nr]",
+                        offsetof(topi_qdense_config, wlayout), 2, b01, 1) < 0)
+    return -1;
+  return 0;
+}
+
+const topi_template topi_tmpl_qnn_dense = {
+    "qnn_dense", "int8 dense, weight packed 4k-innermost, requantization fused",
+    TOPI_PROBLEM_QDENSE, sizeof(topi_qdense_config), qf_applies, qf_declare, qf_schedule,
+    qf_space, "topi_qdense_config"};

@@ -1,0 +1,137 @@
+/* qnn_depthwise.c — int8 depthwise conv2d NCHW[x]c -> NCHW[x]c with the requantization fused
+ * (docs/quantized.md). The reduction is the kh x kw taps of one channel, not channels: the
+ * kernel is packed to int16 per block of lanes in prepare (an s16 x s16 -> s32 multiply-add,
+ * vpmaddwd / smlal, is the fast path), its sums folded into the bias there too:
+ *
+ *   kp[C, ky, kx, v] = kernel[C*x + v, 0, ky, kx] (0 past c)                        int16
+ *   acc[n, C, oy, ox, v] = sum_{ky, kx} pad_zp(data)[n, C, oy*s + ky - p, ox*s + kx - p, v]
+ *                                       * kp[C, ky, kx, v]                           int32
+ *   out = requant(acc + bias_q[C, v], mult[C, v])                                    int8
+ *
+ * A register tile of oh_tile x ow_tile pixels of one block (taps outside, pixels unrolled,
+ * lanes vectorized), as depthwise_nchwc's fp32 tile. */
+#include "topi/qnn_internal.h"
+
+typedef struct qd_decl {
+  qnn_conv_args a;
+  te_tensor *kp, *acc;
+  const ir_expr *ry, *rx;
+} qd_decl;
+
+static const ir_expr *kp_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  qd_decl *d = u;
+  int64_t c = d->a.p.conv.c_in;
+  const ir_expr *ch = ir_add(ir_mul(i[0], ir_int(ctx, d->a.bx)), i[3]);
+  const ir_expr *v = ir_cast(TEC_I16, TE_AT(d->a.kernel, ir_min(ch, ir_int(ctx, c - 1)),
+                                            ir_int(ctx, 0), i[1], i[2]));
+  return c % d->a.bx ? ir_select(ir_lt(ch, ir_int(ctx, c)), v, ir_int_t(ctx, TEC_I16, 0)) : v;
+}
+
+static const ir_expr *acc_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  qd_decl *d = u;
+  const topi_conv2d *p = &d->a.p.conv;
+  const ir_expr *y = ir_add(ir_mul(i[2], ir_int(ctx, p->stride_h)), ir_sub(d->ry, ir_int(ctx, p->pad_h)));
+  const ir_expr *x = ir_add(ir_mul(i[3], ir_int(ctx, p->stride_w)), ir_sub(d->rx, ir_int(ctx, p->pad_w)));
+  const ir_expr *v = qnn_pad(ctx, TEC_I16, TE_AT(d->a.data, i[0], i[1], y, x, i[4]), y, x, p->h,
+                             p->w, p->pad_h, p->pad_w, d->a.p.in.zero_point);
+  const ir_expr *w = TE_AT(d->kp, i[1], d->ry, d->rx, i[4]);
+  return te_sum(qnn_mul16(v, w), 2, (const ir_expr *[]){d->ry, d->rx}, NULL);
+}
+
+static const ir_expr *out_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  qd_decl *d = u;
+  const ir_expr *acc = ir_add(TE_AT(d->acc, i[0], i[1], i[2], i[3], i[4]), TE_AT(d->a.bias_q, i[1], i[4]));
+  return qnn_requant(ctx, acc, TE_AT(d->a.mult, i[1], i[4]), d->a.p.out, d->a.p.conv.epi.act);
+}
+
+static int qd_applies(tec_ctx *ctx, const void *problem, const char **why) {
+  const topi_qconv2d *p = problem;
+  const char *w = qnn_conv_why(ctx, "qnn_depthwise", p);
+  if (!w && (p->conv.groups != p->conv.c_in || p->conv.c_out != p->conv.c_in))
+    w = "qnn_depthwise: not depthwise (needs groups == c_in == c_out)";
+  if (!w && p->conv.in_layout.block != p->conv.out_layout.block)
+    w = "qnn_depthwise: the input and output blocks must be equal";
+  if (why) *why = w;
+  return w == NULL;
+}
+
+static int qd_declare(tec_ctx *ctx, const void *p_arg, topi_decl *out) {
+  qd_decl *d = ctx ? tec_ctx_alloc(ctx, sizeof *d) : NULL;
+  if (!d || qnn_conv_declare(ctx, &topi_tmpl_qnn_depthwise, p_arg, &d->a)) return -1;
+  const topi_conv2d *c = &d->a.p.conv;
+  int64_t cb = topi_ceil_div(c->c_in, d->a.bx);
+  d->ry = te_reduce_axis_n(ctx, "ky", c->kh);
+  d->rx = te_reduce_axis_n(ctx, "kx", c->kw);
+  static const char *const kn[] = {"C", "ky", "kx", "v"}, *const on[] = {"n", "C", "oy", "ox", "v"};
+  d->kp = te_compute(ctx, &(te_compute_decl){.name = "kernel_p", .ndim = 4,
+                                             .shape = TE_SHAPE(ctx, cb, c->kh, c->kw, d->a.bx),
+                                             .body = kp_body, .user = d, .tag = "pack_kernel",
+                                             .axis_names = kn});
+  const ir_expr *const *os = TE_SHAPE(ctx, c->n, cb, d->a.oh, d->a.ow, d->a.bx);
+  d->acc = te_compute(ctx, &(te_compute_decl){.name = "acc", .ndim = 5, .shape = os,
+                                              .body = acc_body, .user = d, .tag = "qnn_depthwise",
+                                              .axis_names = on});
+  te_tensor *o = te_compute(ctx, &(te_compute_decl){.name = "out", .ndim = 5, .shape = os,
+                                                    .body = out_body, .user = d, .tag = "requant",
+                                                    .axis_names = on});
+  if (!d->ry || !d->rx || !d->kp || !d->acc) return -1;
+  return qnn_conv_finish(ctx, &topi_tmpl_qnn_depthwise, &d->a, o, out);
+}
+
+static int qd_schedule(const topi_decl *dc, const void *cfg_arg, const tec_target *target,
+                       topi_op *op) {
+  const topi_qdepthwise_config *cfg = cfg_arg;
+  if (!dc || !cfg || !op) return -1;
+  if (topi_config_check(&topi_tmpl_qnn_depthwise, dc, cfg, target) || topi_op_begin(dc, op))
+    return -1;
+  const qd_decl *d = dc->priv;
+  sch_stage *so = sch_stage_of(op->sched, dc->out), *sa = sch_stage_of(op->sched, d->acc);
+  sch_iter *yo, *yi, *xo, *xi, *f;
+  if (!so || !sa || sch_split(so, sch_axis(so, 2), cfg->oh_tile, &yo, &yi) ||
+      sch_split(so, sch_axis(so, 3), cfg->ow_tile, &xo, &xi) ||
+      sch_reorder(so, 7, (sch_iter *[]){sch_axis(so, 0), sch_axis(so, 1), yo, xo, yi, xi,
+                                        sch_axis(so, 4)}) ||
+      sch_unroll(so, yi) || sch_unroll(so, xi) || sch_vectorize(so, sch_axis(so, 4)))
+    return -1;
+  if (cfg->parallel && (sch_fuse(so, sch_axis(so, 0), sch_axis(so, 1), &f) || sch_parallel(so, f)))
+    return -1;
+  if (sch_compute_at(sa, so, xo)) return -1;
+  sch_iter *ky = sch_reduce_axis(sa, 0), *kx = sch_reduce_axis(sa, 1);
+  if (sch_reorder(sa, 7, (sch_iter *[]){sch_axis(sa, 0), sch_axis(sa, 1), ky, kx, sch_axis(sa, 2),
+                                        sch_axis(sa, 3), sch_axis(sa, 4)}) ||
+      sch_unroll(sa, ky) || sch_unroll(sa, kx) || sch_unroll(sa, sch_axis(sa, 2)) ||
+      sch_unroll(sa, sch_axis(sa, 3)) || sch_vectorize(sa, sch_axis(sa, 4)))
+    return -1;
+  return 0;
+}
+
+static int qd_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, tune_space *sp) {
+  const topi_qconv2d *p = p_arg;
+  int lanes = topi_target_lanes(ctx, target);
+  int64_t oh, ow;
+  if (lanes < 0 || qnn_refuse(ctx, &topi_tmpl_qnn_depthwise, p) ||
+      topi_conv2d_out_hw(ctx, &p->conv, &oh, &ow))
+    return -1;
+  int64_t th[4], tw[16], def = 1, cap = lanes >= 16 ? 14 : 8;
+  int nth = 0, ntw = 0;
+  for (int64_t t = 1; t <= 4 && t <= oh; t++) th[nth++] = t;
+  for (int64_t t = 1; t <= 16 && t <= ow; t++) tw[ntw++] = t;
+  for (int64_t t = 1; t <= cap && t <= ow; t++)
+    if (ow % t == 0 || ow <= cap) def = t;
+  if (ow > cap && def < cap / 2) def = cap;
+  static const int64_t b01[] = {0, 1};
+  if (tune_space_init(ctx, sp, topi_tmpl_qnn_depthwise.name, topi_tmpl_qnn_depthwise.config_size) ||
+      tune_define_field(sp, "ow_tile", "output columns per register tile",
+                        offsetof(topi_qdepthwise_config, ow_tile), ntw, tw, def) < 0 ||
+      tune_define_field(sp, "oh_tile", "output rows per register tile",
+                        offsetof(topi_qdepthwise_config, oh_tile), nth, th, 1) < 0 ||
+      tune_define_field(sp, "parallel", "parallel over (n, channel block)",
+                        offsetof(topi_qdepthwise_config, parallel), 2, b01, 1) < 0)
+    return -1;
+  return 0;
+}
+
+const topi_template topi_tmpl_qnn_depthwise = {
+    "qnn_depthwise", "int8 depthwise conv2d NCHW[x]c, s16 taps, requantization fused",
+    TOPI_PROBLEM_QCONV2D, sizeof(topi_qdepthwise_config), qd_applies, qd_declare, qd_schedule,
+    qd_space, "topi_qdepthwise_config"};
