@@ -30,6 +30,12 @@ typedef struct auto_prog {
 } auto_prog;
 /* Declares program `name` (quick: small sizes) into p. 0, or -1 (unknown name). */
 int auto_prog_declare(tec_ctx *ctx, const char *name, int quick, auto_prog *p);
+/* oneDNN's operation for program `prog` on the bench's buffers (auto_dnnl.c), or NULL with
+ * msg saying why (starting "oneDNN has no" when it has no such operation). */
+typedef struct auto_dnnl auto_dnnl;
+auto_dnnl *auto_dnnl_create(const char *prog, int nargs, DLTensor *const *args, char *msg, int n);
+int auto_dnnl_run(auto_dnnl *d);
+void auto_dnnl_free(auto_dnnl *d);
 #endif
 /* The programs, in the order the bench runs them; NULL-terminated. */
 extern const char *const auto_prog_names[];

@@ -51,7 +51,11 @@ void gemm(HlProg &p, const Sizes &s, bool expert) {
   C(j, i) = 0.0f;
   C(j, i) += A(r, i) * Bp(j % S, r, j / S);
   out(j, i) = C(j, i);
-  out.tile(j, i, jo, io, j, i, 2 * S, 2 * S)
+  // GuardWithIf and the bounds (the app's): the tiles start at multiples of s, so j % s and
+  // j / s of a tile simplify to dense loads from the panel
+  out.bound(j, 0, n)
+      .bound(i, 0, n)
+      .tile(j, i, jo, io, j, i, 2 * S, 2 * S, TailStrategy::GuardWithIf)
       .tile(j, i, ji, ii, S, 4)
       .tile(j, i, jt, it, j, i, 1, S / 4)
       .fuse(jo, io, t)
