@@ -341,7 +341,9 @@ static int attention(tec_ctx *ctx, int quick, auto_prog *p) {
   te_tensor *v = input(ctx, "V", 3, SH(h, t, d), 0);
   te_tensor *s = stage(ctx, "S", 3, SH(h, t, t), qk_b, (U){.t = {q, k}, .r = {te_reduce_axis_n(ctx, "d", d)}, .f = 0.125});
   te_tensor *pr = softmax_of(ctx, s, 2, SH(h, t, t), "P_");
-  te_tensor *o = stage(ctx, "O", 3, SH(h, t, d), pv_b, (U){.t = {pr, v}, .r = {te_reduce_axis_n(ctx, "j", t)}});
+  /* the reduce axis is not called "j": O's data axes are i, j, k by default, and a stage with
+   * two loops of one name defeats the auto-scheduler's trace replay (O left unscheduled) */
+  te_tensor *o = stage(ctx, "O", 3, SH(h, t, d), pv_b, (U){.t = {pr, v}, .r = {te_reduce_axis_n(ctx, "rj", t)}});
   *p = (auto_prog){tec_ctx_printf(ctx, "attention %lldh %lldt %lldd", (long long)h, (long long)t, (long long)d),
                    4, {q, k, v, o}, NULL, NULL, 4.0 * h * t * t * d};
   return 0;
