@@ -224,10 +224,12 @@ int cg_entry_call(cg_func *f, int strided) {
     if (!thunk) return -1;
     LLVMValueRef name = LLVMBuildGlobalStringPtr(f->b, lf->name, "fname");
     LLVMTypeRef pt[6] = {LLVMTypeOf(f->dl_args), f->i32, f->ptr8, cg_ptr_to(f->i64), f->ptr8, f->ptr8}, ty;
-    /* a weak reference: an AOT object linked without libtec_runtime.a still links, and
-     * refuses strided arguments saying what to link */
+    /* in an object a weak reference: one linked without libtec_runtime.a still links, and
+     * refuses strided arguments saying what to link (a JIT module's is an ordinary one: the
+     * AArch64 JIT mislinks a weak external) */
     LLVMValueRef fn = cg_declare(f, "tec_rt_call_strided", f->i32, pt, 6, &ty);
-    LLVMSetLinkage(fn, LLVMExternalWeakLinkage);
+    if (!strcmp(f->who, "tec_emit")) /* the JIT resolves it from its own table (jit.c) */
+      LLVMSetLinkage(fn, LLVMExternalWeakLinkage);
     LLVMBasicBlockRef none = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "no_runtime");
     LLVMBasicBlockRef have = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "strided_call");
     LLVMBuildCondBr(f->b, LLVMBuildIsNull(f->b, fn, ""), none, have);
