@@ -233,12 +233,11 @@ static int unknown_op(tec_ctx *ctx, const char *op) {
 
 /* The topi template OP and its problem from --shape (the template applies to it). -1 with an
  * error in ctx. */
-static int op_problem(tec_ctx *ctx, const drv_opts *o, tec_gen_params *p, const topi_template **out,
-                      drv_problem *prob) {
+static int op_problem(tec_ctx *ctx, const drv_opts *o, const topi_template **out, topi_problem *prob) {
   const topi_template *t = topi_template_find(o->op);
   if (!t) return unknown_op(ctx, o->op);
-  if (!o->shape) return tec_ctx_set_error(ctx, "%s needs --shape with the keys %s (tec list %s: defaults, legal values)", t->name, drv_problem_keys(t), t->name);
-  if (drv_problem_parse(t, p, prob) != 0) return -1;
+  if (!o->shape) return tec_ctx_set_error(ctx, "%s needs --shape with the keys %s (tec list %s: defaults, legal values)", t->name, topi_problem_key_names(ctx, t), t->name);
+  if (topi_problem_parse(ctx, t, o->shape, prob) != 0) return -1;
   const char *why = NULL;
   if (t->applies && !t->applies(ctx, prob, &why))
     return tec_ctx_set_error(ctx, "%s cannot compute this problem: %s", t->name, why ? why : "(no reason given)");
@@ -250,7 +249,7 @@ static int op_problem(tec_ctx *ctx, const drv_opts *o, tec_gen_params *p, const 
  * config (*cfg_str: the config as text, NULL for generators; *flops: 0 if unknown; *tmpl and
  * *prob: the template and its problem, *tmpl NULL for generators). NULL with an error in ctx. */
 static lower_func *op_lower(tec_ctx *ctx, const drv_opts *o, const char **cfg_str, double *flops,
-                            const topi_template **tmpl, drv_problem *prob, const char **trace_c) {
+                            const topi_template **tmpl, topi_problem *prob, const char **trace_c) {
   const char *name = o->name ? o->name : o->op;
   tec_gen_params p;
   *cfg_str = NULL;
@@ -269,7 +268,7 @@ static lower_func *op_lower(tec_ctx *ctx, const drv_opts *o, const char **cfg_st
                          cfg_str, trace_c, flops);
   }
   const topi_template *t;
-  if (op_problem(ctx, o, &p, &t, prob) != 0) return NULL;
+  if (op_problem(ctx, o, &t, prob) != 0) return NULL;
   if (t->problem_kind == TOPI_PROBLEM_CONV2D) *flops = topi_conv2d_flops(&prob->conv);
   if (t->problem_kind == TOPI_PROBLEM_DENSE) *flops = 2.0 * prob->dense.m * prob->dense.n * prob->dense.k;
   if (t->problem_kind == TOPI_PROBLEM_BATCH_MATMUL)
@@ -320,11 +319,10 @@ static int run_tune(drv_opts *o) {
     tec_ctx_free(ctx);
     return st;
   }
-  tec_gen_params p;
   const topi_template *t = NULL;
-  drv_problem prob;
+  topi_problem prob;
   int status;
-  if (drv_params_parse(ctx, o->shape, &p) != 0 || (p.target = o->target, op_problem(ctx, o, &p, &t, &prob)) != 0)
+  if (op_problem(ctx, o, &t, &prob) != 0)
     status = fail(2, "tune", tec_ctx_error(ctx));
   else
     status = drv_tune(ctx, t, &prob, o->shape, o->target, o->repeat, &o->tune);
@@ -357,7 +355,7 @@ static int run_verb(drv_opts *o) {
   const char *cfg;
   double flops;
   const topi_template *t;
-  drv_problem prob;
+  topi_problem prob;
   if (o->after) {
     fflush(stdout);
     setenv("TEC_DUMP_IR", o->after, 1);
