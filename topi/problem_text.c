@@ -42,7 +42,7 @@ const char *topi_problem_str(tec_ctx *ctx, topi_problem_kind kind, const void *p
         LL(p->pad_h), LL(p->pad_w), p->mode == TOPI_POOL_MAX ? "max" : "avg", p->count_include_pad != 0,
         topi_layout_str(ctx, p->in_layout), topi_layout_str(ctx, p->out_layout));
     /* the keys a port from ONNX / TVM adds, only when set (older records keep their text) */
-    if (s && p->pad_end_given)
+    if (s && p->pad_end_given && (p->pad_bottom != p->pad_h || p->pad_right != p->pad_w))
       s = tec_ctx_printf(ctx, "%s,pad_bottom=%lld,pad_right=%lld", s, LL(p->pad_bottom), LL(p->pad_right));
     if (s && (p->dilation_h > 1 || p->dilation_w > 1))
       s = tec_ctx_printf(ctx, "%s,dilation_h=%lld,dilation_w=%lld", s,
@@ -225,6 +225,8 @@ static int parse_kv(const topi_template *t, const topi_kv *p, topi_problem *out)
     window(t, p, k, s, pad, (int64_t *const[]){&q->kh, &q->kw, &q->stride_h, &q->stride_w, &q->pad_h, &q->pad_w});
     q->count_include_pad = INT("count_include_pad", 0) != 0;
     if (pool_extras(t, p, q)) return -1;
+    if (q->pad_end_given && q->pad_bottom == q->pad_h && q->pad_right == q->pad_w) /* symmetric */
+      q->pad_end_given = 0, q->pad_bottom = q->pad_right = 0;
     const char *m = topi_kv_str(p, "mode", topi_problem_key_default(t, "mode"));
     if (!strcmp(m, "max")) q->mode = TOPI_POOL_MAX;
     else if (!strcmp(m, "avg")) q->mode = TOPI_POOL_AVG;
