@@ -635,7 +635,7 @@ int main(int argc, char **argv) {
       const net_layer *L = &n->layers[u[k].layer];
       tune_task task;
       long long size = -1;
-      if (tune_task_topi(ctx, topi_template_find(L->tmpl), &L->conv, u[k].shape, NULL, &task) == 0)
+      if (net_task(n, u[k].layer, ctx, NULL, &task) == 0) /* the layer's tuning task */
         size = (long long)tune_space_size(task.space);
       printf("%-6s %-16s %-28s %10lld %9.1f  %s\n", L->name, L->tmpl, u[k].same_as, size,
              topi_conv2d_flops(&L->conv) * 1e-6, u[k].shape);

@@ -45,6 +45,15 @@ const char *net_layer_shape(const net *n, int i, char *buf, size_t len) {
   return buf;
 }
 
+int net_task(const net *n, int i, tec_ctx *ctx, const char *target, tune_task *task) {
+  if (i < 0 || i >= n->nlayers)
+    return tec_ctx_set_error(ctx, "net_task: layer %d; the layers are 0..%d", i, n->nlayers - 1);
+  const net_layer *L = &n->layers[i];
+  char shape[512];
+  return tune_task_topi(ctx, topi_template_find(L->tmpl), net_layer_problem(L),
+                        net_layer_shape(n, i, shape, sizeof shape), target, task);
+}
+
 /* With options.records: the file read once up front, its unreadable lines reported on stderr
  * (once, not per layer) and a file that cannot be read refused. 0, or -1 with net_error(). */
 static int check_records(net *n, const char *who) {

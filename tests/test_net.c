@@ -141,10 +141,8 @@ static void write_record(const net *n, const char *name, const char *path, char 
   const net_layer *L = &n->layers[i];
   const topi_template *t = topi_template_find(L->tmpl);
   tec_ctx *ctx = tec_ctx_new();
-  char shape[512];
-  net_layer_shape(n, i, shape, sizeof shape);
-  tune_task task;
-  ck_assert_msg(tune_task_topi(ctx, t, &L->conv, shape, NULL, &task) == 0, "%s", tec_ctx_error(ctx));
+  tune_task task; /* the layer's task: the workload net_compile looks its records up by */
+  ck_assert_msg(net_task(n, i, ctx, NULL, &task) == 0, "%s", tec_ctx_error(ctx));
   tune_space sp;
   ck_assert_int_eq(t->space(ctx, &L->conv, NULL, &sp), 0);
   int64_t size = tune_space_size(&sp), idx = tune_space_range(&sp) - 1;

@@ -92,6 +92,19 @@ START_TEST(runs_like_the_reference) {
   memcpy(first, got, sizeof first);
   ck_assert_msg(net_run(n, img, NULL) == 0, "%s", net_error(n));
   ck_assert_int_eq(memcmp(first, net_probs(n), sizeof first), 0);
+  /* the tuner's task of a layer names the workload its records are looked up by */
+  tec_ctx *ctx = tec_ctx_new();
+  tune_task task;
+  char shape[512];
+  OK(ctx, net_task(n, 1, ctx, NULL, &task));
+  const char *wl = tec_ctx_printf(ctx, "%s %s", n->layers[1].tmpl,
+                                  tune_problem_canon(ctx, net_layer_shape(n, 1, shape, sizeof shape)));
+  ck_assert_str_eq(task.workload, wl);
+  tu_assert_contains(shape, "in=NCHW");
+  tu_assert_contains(shape, "+m1,"); /* the margin is part of the workload */
+  ck_assert_int_eq(net_task(n, 9, ctx, NULL, &task), -1);
+  ck_assert_str_eq(tec_ctx_error(ctx), "net_task: layer 9; the layers are 0..4");
+  tec_ctx_free(ctx);
   free(v1), free(v2), free(v3), free(img);
   net_free(n);
 }

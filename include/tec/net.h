@@ -38,6 +38,7 @@
 
 #include <stdio.h>
 #include "tec/tec.h"
+#include "tec/tune.h"
 
 #define NET_MAX_LAYERS 64 /* layers and values of one network */
 
@@ -148,6 +149,10 @@ int net_lower(net *n, const char *target, lower_func **funcs);
  * written into buf (truncated to len); returns buf. The workload a tuning record names is the
  * layer's template, a space, then this text canonicalized (tune_problem_canon). */
 const char *net_layer_shape(const net *n, int i, char *buf, size_t len);
+/* Layer i's tuning task for target (NULL: the host) in ctx (tune_task_topi): its template on
+ * its problem, the workload net_compile / net_lower look its records up by (a layer tuned
+ * through this task is found by options.records). 0, or -1 with an error in ctx. */
+int net_task(const net *n, int i, tec_ctx *ctx, const char *target, tune_task *task);
 /* Layer i's problem (a topi_conv2d, topi_pool, topi_dense or topi_softmax). */
 const void *net_layer_problem(const net_layer *L);
 /* The floats value v's buffer holds (its layout's padded channel blocks and its margin's ring
