@@ -5,7 +5,8 @@
  * margins decided between the two convolutions; and bad networks refused by the builders with
  * messages naming the layer and what would be legal (a residual of another shape, a dense
  * layer on a packed 4-D value, a depthwise layer changing the channels, a value that does not
- * exist, a duplicate name, a layer added after compiling, running before compiling). */
+ * exist, a duplicate name, a layer added after compiling, running before compiling); a network
+ * as text (net_parse / net_text) round-trips, and bad lines are refused with their number. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,12 +177,75 @@ START_TEST(bad_networks_refused) {
 }
 END_TEST
 
+/* a network as text: parse -> print -> parse -> print identical, the same layers; bad lines
+ * refused with their line number */
+START_TEST(network_text) {
+  static const char *text = "# a network\n"
+                            "input c=3 h=20 w=20\n"
+                            "conv c1 in=input oc=8 k=3 stride=2 act=relu\n"
+                            "\n"
+                            "conv dw1 in=c1 oc=8 k=3 depthwise=1 act=relu6\n"
+                            "conv c2 in=dw1 oc=8 k=1 res=c1\n"
+                            "maxpool p1 in=c2 k=3 stride=2 pad=1\n"
+                            "gpool gap in=p1\n"
+                            "dense fc in=gap n=10\n"
+                            "softmax prob in=fc\n";
+  static const char *printed = "input n=1 c=3 h=20 w=20\n"
+                               "conv c1 in=input oc=8 k=3 stride=2 act=relu\n"
+                               "conv dw1 in=c1 oc=8 k=3 stride=1 depthwise=1 act=relu6\n"
+                               "conv c2 in=dw1 oc=8 k=1 stride=1 act=none res=c1\n"
+                               "maxpool p1 in=c2 k=3 stride=2 pad=1\n"
+                               "gpool gap in=p1\n"
+                               "dense fc in=gap n=10\n"
+                               "softmax prob in=fc\n";
+  char err[600];
+  tec_ctx *ctx = tec_ctx_new();
+  net *a = net_parse(&(net_options){.seed = 2}, text, err, sizeof err);
+  ck_assert_msg(a != NULL, "%s", err);
+  ck_assert_int_eq(a->nlayers, 7);
+  ck_assert_int_eq(a->layers[2].res, a->layers[0].out);
+  const char *t1 = net_text(a, ctx);
+  ck_assert_str_eq(t1, printed);
+  net *b = net_parse(&(net_options){.seed = 2}, t1, err, sizeof err);
+  ck_assert_msg(b != NULL, "%s", err);
+  ck_assert_str_eq(net_text(b, ctx), t1);
+  for (int i = 0; i < a->nlayers; i++) {
+    char sa[512], sb[512];
+    ck_assert_str_eq(net_layer_shape(a, i, sa, sizeof sa), net_layer_shape(b, i, sb, sizeof sb));
+    ck_assert_str_eq(a->layers[i].tmpl, b->layers[i].tmpl);
+  }
+  net_free(a), net_free(b);
+  static const struct { const char *text, *want; } bad[] = {
+      {"conv c1 in=input oc=8 k=3\n", "net_parse: line 1: the first line is the input: input c=C h=H w=W"},
+      {"input c=3 h=8 w=8\n", "net_parse: no layers"},
+      {"", "net_parse: no input line (input c=C h=H w=W)"},
+      {"input c=3 h=8 w=8\n#\nconv a in=input oc=4 k=3\nconv b in=a oc=8 k=3 res=a\n",
+       "net_parse: line 4: net_conv: layer 'b': residual value 1 is 4x8x8 NCHW"},
+      {"input c=3 h=8 w=8\nconv a in=nowhere oc=4 k=3\n",
+       "net_parse: line 2: in=nowhere: no layer of that name above (or input)"},
+      {"input c=3 h=8 w=8\nconv a in=input oc=4 k=3 colour=2\n",
+       "net_parse: line 2: unknown key 'colour'; the keys are in oc k stride depthwise act res"},
+      {"input c=3 h=8 w=8\nconv a in=input oc=4 k=3 act=tanh\n", "net_parse: line 2: act=tanh; legal: none, relu, relu6"},
+      {"input c=3 h=8 w=8\nlstm a in=input\n", "net_parse: line 2: 'lstm'; a layer is conv, maxpool, gpool, dense or softmax"},
+      {"input c=3 h=8 w=8\nconv in=input\n", "net_parse: line 2: conv needs a name before its key=value pairs"},
+      {"input c=3 h=8 w=8\ngpool g in=input\ndense f in=g n=x\n", "net_parse: line 3: n=x is not an integer"},
+      {"input c=3 h=0 w=8\n", "net_new: batch 1, block "},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    ck_assert_ptr_null(net_parse(NULL, bad[i].text, err, sizeof err));
+    tu_assert_contains(err, bad[i].want);
+  }
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("net_api");
   TCase *tc = tcase_create("net_api");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, runs_like_the_reference);
   tcase_add_test(tc, bad_networks_refused);
+  tcase_add_test(tc, network_text);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }

@@ -73,6 +73,9 @@ int drv_auto_print_sched(tec_ctx *ctx, sch_schedule *fresh, const char *target, 
 int drv_params_parse(tec_ctx *ctx, const char *text, tec_gen_params *p);
 /* -1 with an error if a value was bad or a key was never read (legal: the keys, for the message) */
 int drv_params_finish(const tec_gen_params *p, const char *legal);
+/* driver_net.c: tec net FILE (file: the network's text); the exit status */
+int drv_net(const char *file, int repeat, const char *records, int tasks, const char *target, const char *out);
+
 /* driver_keys.c: `tec list OP` (the problem's keys: topi_problem_keys) */
 int drv_list_op(const topi_template *t);
 

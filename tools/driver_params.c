@@ -6,7 +6,7 @@
 
 int drv_params_parse(tec_ctx *ctx, const char *text, tec_gen_params *p) {
   memset(p, 0, sizeof *p); /* the target and the knobs' state: none yet */
-  return topi_kv_parse(ctx, text, &p->kv);
+  return topi_kv_parse(ctx, "--shape", text, &p->kv);
 }
 
 int64_t tec_gen_int(const tec_gen_params *p, const char *key, int64_t dflt) {

@@ -8,9 +8,11 @@
 #include <string.h>
 #include "topi/problem_kv.h"
 
-int topi_kv_parse(tec_ctx *ctx, const char *text, topi_kv *p) {
+int topi_kv_parse(tec_ctx *ctx, const char *what, const char *text, topi_kv *p) {
   memset(p, 0, sizeof *p);
   p->ctx = ctx;
+  p->what = what ? what : "";
+  p->sep = what ? ": " : "";
   const char *s = text ? text : "";
   while (*s) {
     while (*s == ',' || *s == ' ') s++;
@@ -18,12 +20,12 @@ int topi_kv_parse(tec_ctx *ctx, const char *text, topi_kv *p) {
     size_t len = strcspn(s, ", ");
     const char *eq = memchr(s, '=', len);
     if (!eq || eq == s || eq == s + len - 1) {
-      tec_ctx_set_error(ctx, "--shape: '%.*s' is not key=value (e.g. --shape n=1,c=16,h=14,w=14)",
-                        (int)len, s);
+      tec_ctx_set_error(ctx, "%s%s'%.*s' is not key=value (e.g. %sn=1,c=16,h=14,w=14)", p->what, p->sep,
+                        (int)len, s, what ? "--shape " : "");
       return -1;
     }
     if (p->n == TOPI_KV_MAX) {
-      tec_ctx_set_error(ctx, "--shape: more than %d key=value pairs", TOPI_KV_MAX);
+      tec_ctx_set_error(ctx, "%s%smore than %d key=value pairs", p->what, p->sep, TOPI_KV_MAX);
       return -1;
     }
     p->key[p->n] = tec_ctx_printf(ctx, "%.*s", (int)(eq - s), s);
@@ -31,7 +33,7 @@ int topi_kv_parse(tec_ctx *ctx, const char *text, topi_kv *p) {
     if (!p->key[p->n] || !p->val[p->n]) return -1;
     for (int i = 0; i < p->n; i++)
       if (!strcmp(p->key[i], p->key[p->n])) {
-        tec_ctx_set_error(ctx, "--shape: '%s' given twice", p->key[i]);
+        tec_ctx_set_error(ctx, "%s%s'%s' given twice", p->what, p->sep, p->key[i]);
         return -1;
       }
     p->n++;
@@ -58,7 +60,7 @@ int64_t topi_kv_int(const topi_kv *p, const char *key, int64_t dflt) {
   char *end;
   long long v = strtoll(p->val[i], &end, 10);
   if (*end || end == p->val[i]) {
-    if (!q->bad) q->bad = tec_ctx_printf(p->ctx, "--shape: %s=%s is not an integer", key, p->val[i]);
+    if (!q->bad) q->bad = tec_ctx_printf(p->ctx, "%s%s%s=%s is not an integer", p->what, p->sep, key, p->val[i]);
     return dflt;
   }
   return v;
@@ -83,7 +85,7 @@ int topi_kv_finish(const topi_kv *p, const char *legal) {
   }
   for (int i = 0; i < p->n; i++)
     if (!p->used[i]) {
-      tec_ctx_set_error(p->ctx, "--shape: unknown key '%s'%s%s", p->key[i],
+      tec_ctx_set_error(p->ctx, "%s%sunknown key '%s'%s%s", p->what, p->sep, p->key[i],
                         legal ? "; the keys are " : "", legal ? legal : "");
       return -1;
     }

@@ -8,6 +8,7 @@
 #define TOPI_KV_MAX 32
 typedef struct topi_kv {
   tec_ctx *ctx;
+  const char *what, *sep; /* the messages' prefix ("--shape", ": "), or "" */
   int n;
   const char *key[TOPI_KV_MAX], *val[TOPI_KV_MAX];
   int used[TOPI_KV_MAX];
@@ -17,8 +18,9 @@ typedef struct topi_kv {
 } topi_kv;
 
 /* text ("key=value" pairs, commas or spaces between) into *p: 0, or -1 with an error in ctx
- * (not key=value, a key given twice, too many pairs) */
-int topi_kv_parse(tec_ctx *ctx, const char *text, topi_kv *p);
+ * (not key=value, a key given twice, too many pairs). what prefixes every message
+ * ("--shape: 'c16' is not key=value"; NULL: none). */
+int topi_kv_parse(tec_ctx *ctx, const char *what, const char *text, topi_kv *p);
 /* key's value (marked read), or dflt when not given; a value that is not an integer is
  * reported by topi_kv_finish */
 int64_t topi_kv_int(const topi_kv *p, const char *key, int64_t dflt);

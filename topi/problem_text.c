@@ -277,6 +277,6 @@ static int parse_kv(const topi_template *t, const topi_kv *p, topi_problem *out)
 int topi_problem_parse(tec_ctx *ctx, const topi_template *t, const char *text, topi_problem *out) {
   topi_kv p;
   if (!t) return tec_ctx_set_error(ctx, "topi_problem_parse: no template");
-  if (topi_kv_parse(ctx, text, &p) != 0) return -1;
+  if (topi_kv_parse(ctx, "--shape", text, &p) != 0) return -1;
   return parse_kv(t, &p, out);
 }

@@ -179,6 +179,20 @@ void net_free(net *n);
  * total and the top-5 classes. 0, or -1 with net_error(). */
 int net_report(net *n, int iters, FILE *f);
 
+/* ---- as text (net/text.c) ---- */
+
+/* A network from text, one line per layer, the builders' arguments as key=value pairs, values
+ * named by the layer writing them ("input": the image):
+ *   input c=3 h=32 w=32                       (n=BATCH: options.batch)
+ *   conv NAME in=VALUE oc=N k=K [stride=S] [depthwise=1] [act=none|relu|relu6] [res=VALUE]
+ *   maxpool NAME in=VALUE k=K [stride=S] [pad=P]
+ *   gpool NAME in=VALUE      dense NAME in=VALUE n=N      softmax NAME in=VALUE
+ * '#' starts a comment line. NULL with "net_parse: line L: why" in err (a builder's refusal
+ * included). What `tec net FILE` reads. */
+net *net_parse(const net_options *o, const char *text, char *err, size_t errlen);
+/* n as that text (ctx's arena): net_parse(net_text(n)) builds the same layers. */
+const char *net_text(const net *n, tec_ctx *ctx);
+
 /* ---- ahead of time (net/emit.c) ---- */
 
 /* Lowers the network for target (net_lower) and writes into dir files a plain C program links
