@@ -2,7 +2,8 @@
  * topi/problem_text.c) round-trips: for every registered template, its example text and a
  * problem of every kind with values away from the defaults (margins in layouts, groups,
  * dilation, asymmetric and ONNX paddings, ceil_mode, epilogues, transposes) print -> parse ->
- * print to the identical text and parse back to the same problem; every problem kind is met.
+ * print to the identical text and parse back to the same problem; every problem kind is met
+ * (the int8 kinds have no text yet: refused by name).
  * Bad texts are refused with the key named. */
 #include <string.h>
 #include "tec/topi.h"
@@ -28,6 +29,13 @@ START_TEST(every_template_example) {
   int seen[8] = {0};
   for (int i = 0; i < topi_template_count(); i++) {
     const topi_template *t = topi_template_at(i);
+    if (t->problem_kind >= TOPI_PROBLEM_QCONV2D) { /* int8: no text yet, refused by name */
+      topi_problem p;
+      tec_ctx_clear_error(ctx);
+      ck_assert_int_eq(topi_problem_parse(ctx, t, "n=1", &p), -1);
+      tu_assert_contains(tec_ctx_error(ctx), "the int8 templates are not in the command yet");
+      continue;
+    }
     const char *ex = topi_problem_example(ctx, t);
     ck_assert_ptr_nonnull(ex);
     round_trip(ctx, t, ex);
