@@ -1,11 +1,11 @@
-/* net.c — a whole network end to end: tec (examples/net/net.c: every layer a topi template,
- * activations NCHW16c, weights packed once) against oneDNN running the same network with the
+/* net.c — a whole network end to end: tec (include/tec/net.h over examples/net/models.c:
+ * every layer a topi template, activations NCHW16c, weights packed once) against oneDNN running the same network with the
  * same weights, in one run, round-robin, 1 and 2 threads.
  *
  *   net [--net mobilenet|resnet18] [--threads 1,2] [--runs 30] [--layers] [--prepadded]
  *       [--no-margins] [--csv FILE] [--size 224] [--width 1.0] [--records FILE]
  *
- * --no-margins: tec's activations without margins (net_options.no_margins: every padded layer
+ * --no-margins: tec's activations without margins (model_options.no_margins: every padded layer
  * reads its input through compares or copies it, as before margins), for a side-by-side run.
  *
  * oneDNN's network (built from tec's layer list, so the shapes and weights are the same):
@@ -36,7 +36,7 @@
  * tec's own spin budget (as bench/conv.c).
  *
  * --records FILE: a second tec network built with every layer on the best tuning record of its
- * workload (net_options.records: tune_apply_best; a layer without one keeps its default and is
+ * workload (model_options.records: tune_apply_best; a layer without one keeps its default and is
  * named in a warning), checked against the default network's logits, and timed in the same
  * round-robin (tec, tec tuned, oneDNN, ...): its convs and whole-network times beside the
  * defaults', and the ratio default / tuned (above 1: the records made it faster). */
@@ -202,6 +202,16 @@ static int prepad_run(prepad *pp, const net *n, double *secs) {
   return 0;
 }
 
+/* one whole oneDNN run, for tec_rt_time */
+typedef struct dn_call {
+  dn_net *d;
+  double *secs;
+} dn_call;
+static int32_t dn_once(void *user) {
+  dn_call *c = user;
+  return dn_run(c->d, c->secs) ? -1 : 0;
+}
+
 /* ---------------- the run ---------------- */
 
 static void set_threads(int t) {
@@ -237,7 +247,7 @@ int main(int argc, char **argv) {
          cpu, sysconf(_SC_NPROCESSORS_ONLN), load[0], load[1], load[2], dv->major, dv->minor,
          dv->patch, getenv("GOMP_SPINCOUNT") ? getenv("GOMP_SPINCOUNT") : "unset");
   char err[256];
-  net *n = net_create(&(net_options){.kind = o.kind, .size = o.size, .width = o.width, .seed = 1,
+  net *n = model_create(&(model_options){.kind = o.kind, .size = o.size, .width = o.width, .seed = 1,
                                     .no_margins = o.no_margins},
                       err, sizeof err);
   if (!n) {
@@ -254,7 +264,7 @@ int main(int argc, char **argv) {
          (long long)o.size, o.width, n->nlayers, bench_now(CLOCK_MONOTONIC) - t0);
   net *tn = NULL; /* --records: the same network on the records' configs */
   if (o.records) {
-    tn = net_create(&(net_options){.kind = o.kind, .size = o.size, .width = o.width, .seed = 1,
+    tn = model_create(&(model_options){.kind = o.kind, .size = o.size, .width = o.width, .seed = 1,
                                    .records = o.records, .no_margins = o.no_margins},
                     err, sizeof err);
     if (!tn || net_compile(tn) || net_prepare(tn)) {
@@ -313,15 +323,11 @@ int main(int argc, char **argv) {
         return 1;
       }
       double pt[PICK_RUNS];
-      for (int r = 0; r < 2 + PICK_RUNS; r++) {
-        double s0 = bench_now(CLOCK_MONOTONIC);
-        if (dn_run(c, ds)) {
-          fprintf(stderr, "net: oneDNN (%s): %s\n", alg_names[a], c->err);
-          return 1;
-        }
-        if (r >= 2) pt[r - 2] = bench_now(CLOCK_MONOTONIC) - s0;
+      if (tec_rt_time(dn_once, &(dn_call){c, ds}, 2, PICK_RUNS, 1, pt)) { /* the one timing loop */
+        fprintf(stderr, "net: oneDNN (%s): %s\n", alg_names[a], c->err);
+        return 1;
       }
-      double med = bench_median(pt, PICK_RUNS);
+      double med = tec_rt_median(pt, PICK_RUNS);
       printf("  %-28s %9.3f ms\n", alg_names[a], med * 1e3);
       if (!d || med < dbest) {
         if (d) dn_free(d), free(d);
@@ -338,7 +344,7 @@ int main(int argc, char **argv) {
     }
     const float *a = net_logits(n), *b = dn_logits(d, n->nvalues - 2);
     double worst = 0, mag = 0;
-    for (int64_t k = 0; k < n->opt.classes; k++) {
+    for (int64_t k = 0; k < net_classes(n); k++) {
       worst = fmax(worst, fabs((double)a[k] - b[k]));
       mag = fmax(mag, fabs((double)b[k]));
     }
@@ -354,7 +360,7 @@ int main(int argc, char **argv) {
         return 1;
       }
       double uw = 0;
-      for (int64_t k = 0; k < n->opt.classes; k++)
+      for (int64_t k = 0; k < net_classes(n); k++)
         uw = fmax(uw, fabs((double)net_logits(tn)[k] - a[k]));
       urel = uw / (mag + 1e-30);
       if (!(urel < 1e-3)) {

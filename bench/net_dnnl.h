@@ -1,9 +1,9 @@
 /* net_dnnl.h — oneDNN running the same network as tec (bench/net.c): built from tec's layer
- * list (examples/net/net.h), same shapes and weights. */
+ * list (include/tec/net.h), same shapes and weights. */
 #ifndef TEC_BENCH_NET_DNNL_H
 #define TEC_BENCH_NET_DNNL_H
 #include <dnnl.h>
-#include "net/net.h"
+#include "net/models.h"
 
 #define MAX_STEPS 4 /* oneDNN primitives per tec layer (a reorder, the op) */
 

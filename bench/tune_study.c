@@ -1,5 +1,5 @@
 /* tune_study.c — issue #16's tuning targets measured on MobileNet v1's convolutions: for each
- * unique workload of the network's layer list (examples/net/net.c with the templates
+ * unique workload of the network's layer list (examples/net/models.c with the templates
  * topi_conv2d_pick chooses there; layers with the same template and problem are tuned once),
  *
  *   reference   a random search of --trials (1000) configs: its best is "the best config";
@@ -22,7 +22,7 @@
  * layer (tune_study_report.c), so a study can be split over several quiet windows (--layers,
  * --count). Every trial is in DIR/records/LAYER-TUNER.jsonl (and .csv, .svg) and appended to
  * DIR/TUNER.jsonl, the records `bench/run net --records` applies. --no-margins: the layers of
- * the network without activation margins (net_options.no_margins; the studies before margins).
+ * the network without activation margins (model_options.no_margins; the studies before margins).
  *
  * --reference DIR0: the reference is not searched but loaded from an earlier study's
  * DIR0/records/LAYER-random-refN.jsonl (load_reference: checked to be this layer's, on this
@@ -51,7 +51,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "common.h"
-#include "net/net.h"
+#include "net/models.h"
 #include "peak.h"
 #include "tec/tune.h"
 #include "tune_study.h"
@@ -576,7 +576,7 @@ int main(int argc, char **argv) {
   setenv("TEC_NUM_THREADS", env, 1);
   tec_rt_set_num_threads(o.threads);
   char err[256];
-  net *n = net_create(&(net_options){.kind = NET_MOBILENET_V1, .size = o.size, .width = o.width, .seed = 1,
+  net *n = model_create(&(model_options){.kind = NET_MOBILENET_V1, .size = o.size, .width = o.width, .seed = 1,
                                     .no_margins = o.no_margins},
                       err, sizeof err);
   if (!n) {
@@ -635,7 +635,7 @@ int main(int argc, char **argv) {
       const net_layer *L = &n->layers[u[k].layer];
       tune_task task;
       long long size = -1;
-      if (tune_task_topi(ctx, topi_template_find(L->tmpl), &L->conv, u[k].shape, NULL, &task) == 0)
+      if (net_task(n, u[k].layer, ctx, NULL, &task) == 0) /* the layer's tuning task */
         size = (long long)tune_space_size(task.space);
       printf("%-6s %-16s %-28s %10lld %9.1f  %s\n", L->name, L->tmpl, u[k].same_as, size,
              topi_conv2d_flops(&L->conv) * 1e-6, u[k].shape);

@@ -81,7 +81,7 @@ typedef struct cg_func {
   int npar;                   /* parallel loops outlined so far (names <fn>_par<k>) */
   int nlaunch;                /* launch regions outlined so far (names <fn>_launch<k>) */
   cg_launch *launch;          /* emitting a launch region's function, else NULL */
-  const ir_stmt *par_dynamic; /* the ATTR pragma_parallel_dynamic around the parallel loop
+  const ir_stmt *par_dynamic; /* the ATTR parallel_dynamic (marker) around the parallel loop
                                  being emitted (its value: the chunk size), or NULL */
   int vector_fma;             /* cg_target.vector_fma: vector x*y+z as llvm.fma */
   int vector_bits;            /* cg_target.vector_bits: wider stores are sliced to this */
@@ -158,7 +158,7 @@ int cg_emit_loop(cg_func *f, const ir_expr *var, LLVMValueRef lo, LLVMValueRef e
 /* codegen_parallel.c: a PARALLEL loop as an outlined function run by tec_rt_parallel_for
  * (inside a launch region: this task's chunk of it, then a barrier). */
 int cg_parallel_outline(cg_func *f, const ir_stmt *s);
-/* The ATTR "pragma_parallel_dynamic" s: the parallel loop under it through
+/* The ATTR "parallel_dynamic" s (lower/launch_regions.c's marker): the parallel loop under it through
  * tec_rt_parallel_for_dynamic (refused inside a launch region). */
 int cg_parallel_dynamic(cg_func *f, const ir_stmt *s);
 /* The ATTR "launch_region" s (lower/launch_regions.c): its body outlined into

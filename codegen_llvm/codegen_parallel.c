@@ -24,7 +24,8 @@
  * body (per thread); an allocation failure inside returns -1 from the chunk and the runtime
  * hands that code and its message to the caller.
  *
- * ATTR "pragma_parallel_dynamic" (sch_pragma, value: the chunk size, 0 for automatic) calls
+ * ATTR "parallel_dynamic" (lower/launch_regions.c's marker for pragma parallel_dynamic, value:
+ * the chunk size, 0 for automatic) calls
  * tec_rt_parallel_for_dynamic(ext, chunk, @f_par0, %closure) instead: the threads take chunks
  * in turn. ATTR "launch_region" (lower/launch_regions.c, from pragma parallel_launch_point)
  * is outlined whole and run once on every thread by tec_rt_parallel_launch: see "launch
@@ -334,7 +335,7 @@ int cg_parallel_dynamic(cg_func *f, const ir_stmt *s) {
 }
 
 int cg_parallel_outline(cg_func *f, const ir_stmt *s) {
-  /* pragma_parallel_dynamic applies to this loop, not to parallel loops inside its body
+  /* parallel_dynamic applies to this loop, not to parallel loops inside its body
    * (which run serially in a chunk anyway) */
   const ir_stmt *dynamic = f->par_dynamic;
   if (dynamic && f->launch) /* lower/launch_regions.c refuses it */
@@ -349,7 +350,7 @@ int cg_parallel_outline(cg_func *f, const ir_stmt *s) {
 static int cg_parallel_outline_loop(cg_func *f, const ir_stmt *s, const ir_stmt *dynamic) {
   int64_t chunk = 0; /* dynamic: 0 (no value) picks the size at run time */
   if (dynamic && dynamic->a && (!ir_is_const_int(dynamic->a, &chunk) || chunk < 0))
-    return cg_internal(f, "pragma parallel_dynamic with chunk %s", ir_expr_str(dynamic->a)), -1;
+    return cg_internal(f, "parallel_dynamic with chunk %s", ir_expr_str(dynamic->a)), -1;
   cg_outline o;
   memset(&o, 0, sizeof o);
   o.loop = s;

@@ -8,14 +8,14 @@
  * a parallel loop's body is
  * outlined into a function that tec_rt_parallel_for runs on the thread pool
  * (codegen_parallel.c).
- * ATTR and PRODUCE only annotate: their bodies are emitted as they are, except the launch
- * markers lower/launch_regions.c leaves ("launch_region": outlined and run on every thread;
- * "launch_task0", "launch_sync") and "pragma_parallel_dynamic", whose parallel loop is shared
- * out in dynamic chunks (codegen_parallel.c).
+ * ATTR and PRODUCE only annotate: their bodies are emitted as they are, except the markers
+ * lower/launch_regions.c leaves ("launch_region": outlined and run on every thread;
+ * "launch_task0", "launch_sync"; "parallel_dynamic", from the pragma of that name, whose
+ * parallel loop is shared out in dynamic chunks: codegen_parallel.c). Codegen reads those
+ * markers only, never a schedule's pragma keys.
  */
 #include <string.h>
 #include "codegen_llvm/codegen.h"
-#include "schedule/pragma.h"
 
 
 /* On a target whose pointers are narrower than the loop variable (ARMv7: 32 bits) a counter
@@ -146,10 +146,7 @@ int cg_stmt(cg_func *f, const ir_stmt *s) {
     if (s->name && strcmp(s->name, "launch_region") == 0) return cg_launch_point(f, s);
     if (s->name && strcmp(s->name, "launch_task0") == 0) return cg_launch_task0(f, s);
     if (s->name && strcmp(s->name, "launch_sync") == 0) return cg_launch_sync(f, s);
-    if (sch_pragma_id_of_attr(s->name) == SCH_PRAGMA_PARALLEL_LAUNCH_POINT) /* launch_regions */
-      return cg_internal(f, "a parallel_launch_point reached codegen undecided"), -1;
-    if (sch_pragma_id_of_attr(s->name) == SCH_PRAGMA_PARALLEL_DYNAMIC)
-      return cg_parallel_dynamic(f, s);
+    if (s->name && strcmp(s->name, "parallel_dynamic") == 0) return cg_parallel_dynamic(f, s);
     return cg_stmt(f, s->body);
   case IR_S_PRODUCE: return cg_stmt(f, s->body);
   case IR_S_EVALUATE: return s->a && !cg_expr(f, s->a) ? -1 : 0;

@@ -1,8 +1,7 @@
 /* mobilenet_v1.c — MobileNet v1 (batch 1, fp32, 224x224, seeded weights) from topi templates
- * (examples/net/net.c): per-layer time, total and the top-5 classes.
+ * (the model: examples/net/models.c; the network library: include/tec/net.h): per-layer time,
+ * total and the top-5 classes.
  *   mobilenet_v1 [iters [size [width]]] */
-#include "net/net.h"
+#include "net/example_main.h"
 
-int main(int argc, char **argv) {
-  return net_example_main(NET_MOBILENET_V1, "MobileNet v1", argc, argv);
-}
+int main(int argc, char **argv) { return net_example_main(NET_MOBILENET_V1, argc, argv); }

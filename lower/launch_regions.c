@@ -259,7 +259,8 @@ static const ir_stmt *lr_stmt(ir_mutator *m, const ir_stmt *s) {
       L->dynamic = s;
       const ir_stmt *body = lr_stmt(m, s->body);
       L->dynamic = saved;
-      return body ? ir_stmt_with(s, s->a, s->b, s->c, body, NULL, NULL, NULL) : NULL;
+      /* the build-time marker codegen reads (it knows no pragma table): the chunk kept */
+      return body ? ir_attr("parallel_dynamic", s->a, body) : NULL;
     }
   }
   if (s->kind == IR_S_FOR && s->for_kind == IR_FOR_PARALLEL) return parallel_loop(m, s);

@@ -174,7 +174,9 @@ int lower_size_sites(const lower_func *f, const char *who, lower_size_site *site
 const ir_stmt *lower_slice_vectors(tec_ctx *ctx, const ir_stmt *body, int vector_bits);
 
 /* parallel_launch_point regions as IR (launch_regions.c): launch_region, launch_sync,
- * launch_task0 and launch_per_task markers; refusals name `who`. NULL with an error. */
+ * launch_task0 and launch_per_task markers, and pragma parallel_dynamic as the marker
+ * `attr parallel_dynamic = chunk` (codegen reads markers, never pragma keys); refusals name
+ * `who`. NULL with an error. */
 const ir_stmt *lower_launch_regions(const lower_func *f, const ir_stmt *body, const char *who);
 
 /* ---- the structural IR verifier (verify.c), run between passes ---- */

@@ -90,7 +90,8 @@ typedef struct tec_backend {
               tec_backend_file kind, const char *path);
 } tec_backend;
 
-/* The LLVM backend (codegen_llvm/). */
+/* The LLVM backend (codegen_llvm/backend.c). The module runtime reaches it only through the
+ * table of backends (module/backends.c: mod_backend_for), never by this name elsewhere. */
 extern const tec_backend tec_backend_llvm;
 
 #endif

@@ -9,7 +9,6 @@
 
 static int emit(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs, const tec_target *target,
                 tec_emit_kind kind, const char *path) {
-  const tec_backend *be = &tec_backend_llvm;
   lower_func **funcs = NULL; /* with the prepare half of each split function */
   if (!path || !*path) return tec_ctx_set_error(ctx, "tec_emit: no output path");
   if (kind != TEC_EMIT_OBJECT && kind != TEC_EMIT_ASM && kind != TEC_EMIT_LLVM_IR &&
@@ -19,7 +18,8 @@ static int emit(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs, const t
       mod_expand_funcs(ctx, nfuncs, user_funcs, &nfuncs, &funcs) != 0 ||
       mod_check_funcs(ctx, nfuncs, funcs, "tec_emit") != 0)
     return -1;
-  if (!target || be->check_target(ctx, target, NULL, 0, "tec_emit") != 0) return -1;
+  const tec_backend *be = target ? mod_backend_for(target) : NULL;
+  if (!be || be->check_target(ctx, target, NULL, 0, "tec_emit") != 0) return -1;
   if (kind == TEC_EMIT_HEADER) return mod_write_header(ctx, nfuncs, funcs, target->triple, path);
   tec_ir_func *ir = mod_lower_funcs(ctx, nfuncs, funcs, target, "tec_emit");
   if (!ir) return -1;

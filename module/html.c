@@ -49,7 +49,7 @@ static char *emitted(tec_ctx *ctx, int n, const tec_ir_func *ir, const tec_targe
   int fd = mkstemp(path);
   if (fd < 0) return tec_ctx_set_error(ctx, "tec_html: cannot make a temporary file in %s", dir), NULL;
   close(fd);
-  char *text = tec_backend_llvm.emit(ctx, n, ir, t, kind, path) == 0 ? slurp(ctx, path) : NULL;
+  char *text = mod_backend_for(t)->emit(ctx, n, ir, t, kind, path) == 0 ? slurp(ctx, path) : NULL;
   remove(path);
   return text;
 }
@@ -70,7 +70,7 @@ static int func_line(const char *text, const char *name) {
 static int html(tec_ctx *ctx, lower_func *f, const tec_target *t, const char *path) {
   if (!f) return tec_ctx_set_error(ctx, "tec_html: no function (NULL)");
   if (!path || !*path) return tec_ctx_set_error(ctx, "tec_html: no output path");
-  if (!t || tec_backend_llvm.check_target(ctx, t, NULL, 0, "tec_html") != 0) return -1;
+  if (!t || mod_backend_for(t)->check_target(ctx, t, NULL, 0, "tec_html") != 0) return -1;
   lower_func **funcs;
   int n;
   if (mod_check_funcs(ctx, 1, &f, "tec_html") != 0 || mod_expand_funcs(ctx, 1, &f, &n, &funcs) != 0) return -1;

@@ -77,7 +77,9 @@ static int build(tec_ctx *ctx, int nfuncs, lower_func *const *user_funcs,
       mod_check_funcs(ctx, nfuncs, funcs, "tec_build") != 0)
     return -1;
   if (!target) target = tec_target_parse(ctx, text); /* in the module's scope: freed with it */
-  if (!target || m->be->check_target(ctx, target, text, 1, "tec_build") != 0) return -1;
+  if (!target || !(m->be = mod_backend_for(target)) ||
+      m->be->check_target(ctx, target, text, 1, "tec_build") != 0)
+    return -1;
   mod_fn *fns = tec_ctx_alloc(ctx, sizeof *fns * (size_t)nfuncs);
   if (!fns) return tec_ctx_set_error_kind(ctx, TEC_ERR_OOM, "tec_build: out of memory");
   tec_ir_func *ir = mod_lower_funcs(ctx, nfuncs, funcs, target, "tec_build");
@@ -110,7 +112,6 @@ static tec_module *build_module(tec_ctx *ctx, int nfuncs, lower_func *const *fun
     memset(m, 0, sizeof *m);
     m->ctx = ctx;
     m->scope = ms;
-    m->be = &tec_backend_llvm;
   }
   int rc = m ? build(ctx, nfuncs, funcs, target, text, m) : -1;
   tec_mem_scope_end(ms);

@@ -23,6 +23,8 @@
 /* Checks what the caller may pass (NULL list, names that are not C identifiers, reserved or
  * duplicate names). 0 or -1 with an error. */
 int mod_check_funcs(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const char *who);
+/* backends.c: the code generator for target t, from the one table of backends. */
+const tec_backend *mod_backend_for(const tec_target *t);
 /* The list with each function's prepare half after it (arena). */
 int mod_expand_funcs(tec_ctx *ctx, int n, lower_func *const *in, int *nout, lower_func ***out);
 /* The expanded funcs ready for a backend: each lowered for t by the build-time passes

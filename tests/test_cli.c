@@ -336,6 +336,42 @@ START_TEST(bench_conv) {
 }
 END_TEST
 
+/* tec net: a network as text run layer by layer; its tune commands; emitted ahead of time;
+ * a bad line refused with its number (status 2). */
+START_TEST(net_file) {
+  char path[160];
+  snprintf(path, sizeof path, "%s/small.net", dir);
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("input c=3 h=16 w=16\nconv c1 in=input oc=8 k=3 stride=2 act=relu\n"
+        "conv c2 in=c1 oc=8 k=3 res=c1 act=relu\ngpool gap in=c2\ndense fc in=gap n=4\n", f);
+  ck_assert_int_eq(fclose(f), 0);
+  ck_assert_int_eq(run(TEC_CLI, "net small.net --repeat 2"), 0);
+  tu_assert_contains(out_text, "c2                 conv2d_nchwc");
+  tu_assert_contains(out_text, "total: median ");
+  tu_assert_contains(out_text, "top-5: class ");
+  ck_assert_int_eq(run(TEC_CLI, "net small.net --tasks"), 0);
+  ck_assert_int_eq(lines(out_text), 4); /* c1 and c2 differ (residual): four workloads */
+  tu_assert_contains(out_text, "tec tune conv2d_nchwc --shape n=1,c=8,h=8,w=8,oc=8,kh=3,kw=3,stride_h=1,");
+  ck_assert_int_eq(run(TEC_CLI, "net small.net --target llvm -o ."), 0);
+  long size = 0;
+  char hpath[160];
+  snprintf(hpath, sizeof hpath, "%s/net_model.h", dir);
+  char *h = tu_read_file(hpath, &size);
+  ck_assert_ptr_nonnull(h);
+  tu_assert_contains(h, "int net_model_run(const float *image, float *logits, float *probs);");
+  free(h);
+  f = fopen(path, "a");
+  ck_assert_ptr_nonnull(f);
+  fputs("softmax sm in=c1\n", f);
+  ck_assert_int_eq(fclose(f), 0);
+  ck_assert_int_eq(run(TEC_CLI, "net small.net"), 2);
+  tu_assert_contains(err_text, "tec net: net_parse: line 6: net_softmax: layer 'sm' reads value 1 as [batch][c]");
+  ck_assert_int_eq(run(TEC_CLI, "net small.net -o ."), 2);
+  tu_assert_contains(err_text, "tec net: -o DIR needs --target");
+}
+END_TEST
+
 /* tec tune: a few trials of a small dense layer; the records, the CSV and the plot written. */
 START_TEST(tune_dense) {
   ck_assert_int_eq(run(TEC_CLI, "tune dense --shape m=16,n=32,k=8 --trials 3 --repeat 1 --seed 2 --records r.jsonl "
@@ -526,6 +562,7 @@ int main(void) {
   tcase_add_test(tc, tune_auto);
   tcase_add_test(tc, generator);
   tcase_add_test(tc, generator_tune);
+  tcase_add_test(tc, net_file);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

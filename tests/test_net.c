@@ -1,4 +1,4 @@
-/* test_net.c — whole networks (examples/net/net.c, the examples' builder) at a reduced size
+/* test_net.c — whole networks (the network library, include/tec/net.h, over the examples' models in examples/net/models.c) at a reduced size
  * against a naive C reference of the same network (support/netref.c: the same layers and
  * weights through cr_conv2d / or_pool2d / or_fc / or_softmax on plain NCHW): MobileNet v1
  * (width 0.25, 40x40: odd sizes down the stride-2 steps, 8 channels in blocks of the host's
@@ -18,9 +18,9 @@
 #include "testutil.h"
 
 /* builds, runs and checks the network against the reference; returns it (the caller frees) */
-static net *check_net(const net_options *o, double tol_logits) {
+static net *check_net(const model_options *o, double tol_logits) {
   char err[256];
-  net *n = net_create(o, err, sizeof err);
+  net *n = model_create(o, err, sizeof err);
   ck_assert_msg(n != NULL, "%s", err);
   /* packed between layers: only the input (NCHW image) and the head are not NCHW[x]c */
   for (int i = 0; i < n->nlayers; i++) {
@@ -30,7 +30,7 @@ static net *check_net(const net_options *o, double tol_logits) {
       ck_assert_int_eq(n->values[L->out].layout.kind, TOPI_NCHWC);
     if (L->op == NET_CONV && i > 0) ck_assert_int_eq(n->values[L->in].layout.kind, TOPI_NCHWC);
     /* margins: a direct 3x3 layer whose input another direct layer writes reads its padding
-     * from the input's ring (examples/net/net.h) */
+     * from the input's ring (include/tec/net.h) */
     int direct = L->op == NET_CONV && (!strcmp(L->tmpl, "conv2d_nchwc") ||
                                        !strcmp(L->tmpl, "depthwise_nchwc"));
     const net_layer *P = NULL;
@@ -53,7 +53,7 @@ static net *check_net(const net_options *o, double tol_logits) {
   ck_assert_msg(net_compile(n) == 0, "%s", net_error(n));
   ck_assert_msg(net_prepare(n) == 0, "%s", net_error(n));
   float *img = net_image(n, 5);
-  int64_t out = n->opt.batch * n->opt.classes;
+  int64_t out = n->opt.batch * net_classes(n);
   float *logits = malloc(sizeof(float) * (size_t)out), *probs = malloc(sizeof(float) * (size_t)out);
   float *first = malloc(sizeof(float) * (size_t)out);
   nr_forward(n, img, logits, probs);
@@ -77,15 +77,15 @@ static net *check_net(const net_options *o, double tol_logits) {
   }
   double el = dmax / lmax;
   printf("%s %lldx%lld width %.3f batch %lld: max error logits %.3g of max |logit| %.3g, "
-         "probabilities %.3g\n", n->opt.kind == NET_RESNET18 ? "ResNet-18" : "MobileNet v1",
-         (long long)n->opt.size, (long long)n->opt.size, n->opt.width, (long long)n->opt.batch,
+         "probabilities %.3g\n", model_title(o->kind),
+         (long long)o->size, (long long)o->size, o->width, (long long)n->opt.batch,
          el, lmax, ep);
   ck_assert_msg(lmax > 0.1, "the reference's logits are all near 0 (%g): a weak test", lmax);
   ck_assert_msg(el < tol_logits, "logits: max error %g of the largest", el);
   ck_assert_msg(ep < 1e-5, "probabilities: max error %g", ep);
   for (int64_t b = 0; b < n->opt.batch; b++) {
     double s = 0;
-    for (int64_t c = 0; c < n->opt.classes; c++) s += net_probs(n)[b * n->opt.classes + c];
+    for (int64_t c = 0; c < net_classes(n); c++) s += net_probs(n)[b * net_classes(n) + c];
     ck_assert_double_eq_tol(s, 1.0, 1e-5);
   }
   free(img), free(logits), free(probs), free(first), free(secs);
@@ -93,7 +93,7 @@ static net *check_net(const net_options *o, double tol_logits) {
 }
 
 START_TEST(mobilenet_v1) {
-  net_options o = {.kind = NET_MOBILENET_V1, .size = 40, .width = 0.25, .classes = 10, .seed = 3};
+  model_options o = {.kind = NET_MOBILENET_V1, .size = 40, .width = 0.25, .classes = 10, .seed = 3};
   net_free(check_net(&o, 1e-4));
   o.no_margins = 1; /* the layouts before margins */
   net_free(check_net(&o, 1e-4));
@@ -104,13 +104,13 @@ END_TEST
  * fused) on conv2d_winograd (F(4x4): test_conv_classic's error bound), checked against the
  * reference; .direct = 1 keeps them on conv2d_nchwc (the other tests' networks run that way). */
 START_TEST(resnet18_picked) {
-  net_options o = {.kind = NET_RESNET18, .size = 64, .width = 0.125, .classes = 10, .seed = 6};
+  model_options o = {.kind = NET_RESNET18, .size = 64, .width = 0.125, .classes = 10, .seed = 6};
   if (tu_emulated()) return; /* two networks' builds: minutes under qemu (winograd's own test
                                 runs there: test_conv_classic) */
   char err[256];
   for (int direct = 0; direct < 2; direct++) {
     o.direct = direct;
-    net *n = net_create(&o, err, sizeof err);
+    net *n = model_create(&o, err, sizeof err);
     ck_assert_msg(n != NULL, "%s", err);
     int wino = 0;
     for (int i = 0; i < n->nlayers; i++) wino += !strcmp(n->layers[i].tmpl, "conv2d_winograd");
@@ -126,7 +126,7 @@ START_TEST(resnet18_picked) {
 END_TEST
 
 START_TEST(resnet18) {
-  net_options o = {.kind = NET_RESNET18, .batch = 2, .size = 36, .width = 0.125, .classes = 10,
+  model_options o = {.kind = NET_RESNET18, .batch = 2, .size = 36, .width = 0.125, .classes = 10,
                    .seed = 4};
   net_free(check_net(&o, 1e-4));
 }
@@ -141,10 +141,8 @@ static void write_record(const net *n, const char *name, const char *path, char 
   const net_layer *L = &n->layers[i];
   const topi_template *t = topi_template_find(L->tmpl);
   tec_ctx *ctx = tec_ctx_new();
-  char shape[512];
-  net_layer_shape(n, i, shape, sizeof shape);
-  tune_task task;
-  ck_assert_msg(tune_task_topi(ctx, t, &L->conv, shape, NULL, &task) == 0, "%s", tec_ctx_error(ctx));
+  tune_task task; /* the layer's task: the workload net_compile looks its records up by */
+  ck_assert_msg(net_task(n, i, ctx, NULL, &task) == 0, "%s", tec_ctx_error(ctx));
   tune_space sp;
   ck_assert_int_eq(t->space(ctx, &L->conv, NULL, &sp), 0);
   int64_t size = tune_space_size(&sp), idx = tune_space_range(&sp) - 1;
@@ -164,12 +162,12 @@ static void write_record(const net *n, const char *name, const char *path, char 
 }
 
 START_TEST(mobilenet_records) {
-  net_options o = {.kind = NET_MOBILENET_V1, .size = 40, .width = 0.25, .classes = 10, .seed = 3};
+  model_options o = {.kind = NET_MOBILENET_V1, .size = 40, .width = 0.25, .classes = 10, .seed = 3};
   char err[256], path[64] = "/tmp/tec_net_records_XXXXXX", pw[256], dw[256], shape[512], want[600];
   int fd = mkstemp(path);
   ck_assert_int_ge(fd, 0);
   close(fd);
-  net *n0 = net_create(&o, err, sizeof err);
+  net *n0 = model_create(&o, err, sizeof err);
   ck_assert_ptr_nonnull(n0);
   /* the shape text `tec tune --shape` reads, every key spelled out (dw1's input: conv1's
    * output, with the margin dw1's padding takes) */
@@ -203,7 +201,7 @@ START_TEST(mobilenet_records) {
   net_free(n);
   /* the config is the one scheduled: pw2 lowered by net_lower is the template lowered with the
    * record's config, and not with the default */
-  n = net_create(&o, err, sizeof err);
+  n = model_create(&o, err, sizeof err);
   lower_func *funcs[64];
   ck_assert_msg(net_lower(n, NULL, funcs) == 0, "%s", net_error(n));
   int i = 0;
@@ -228,7 +226,7 @@ START_TEST(mobilenet_records) {
   net_free(n);
   /* a records file that cannot be read is an error, not the defaults */
   o.records = "/nonexistent/records.jsonl";
-  n = net_create(&o, err, sizeof err);
+  n = model_create(&o, err, sizeof err);
   ck_assert_int_eq(net_compile(n), -1);
   ck_assert_str_eq(net_error(n), "net_compile: tune: cannot read the records file "
                                  "/nonexistent/records.jsonl: No such file or directory");
@@ -240,18 +238,18 @@ END_TEST
 
 START_TEST(bad_options) {
   char err[256];
-  net_options o = {.kind = NET_MOBILENET_V1, .size = 16};
-  ck_assert_ptr_null(net_create(&o, err, sizeof err));
-  ck_assert_str_eq(err, "net_create: the input must be at least 32x32 (five stride-2 steps)");
-  o = (net_options){.kind = (net_kind)5};
-  ck_assert_ptr_null(net_create(&o, err, sizeof err));
-  ck_assert_str_eq(err, "net_create: unknown network kind");
-  o = (net_options){.kind = NET_RESNET18, .width = -1};
-  ck_assert_ptr_null(net_create(&o, err, sizeof err));
-  ck_assert_str_eq(err, "net_create: batch, classes and block must be >= 1 and width > 0");
+  model_options o = {.kind = NET_MOBILENET_V1, .size = 16};
+  ck_assert_ptr_null(model_create(&o, err, sizeof err));
+  ck_assert_str_eq(err, "model_create: the input must be at least 32x32 (five stride-2 steps)");
+  o = (model_options){.kind = (net_kind)5};
+  ck_assert_ptr_null(model_create(&o, err, sizeof err));
+  ck_assert_str_eq(err, "model_create: unknown network kind");
+  o = (model_options){.kind = NET_RESNET18, .width = -1};
+  ck_assert_ptr_null(model_create(&o, err, sizeof err));
+  ck_assert_str_eq(err, "model_create: batch, classes and block must be >= 1 and width > 0");
   /* running before compiling is refused */
-  o = (net_options){.kind = NET_RESNET18, .size = 32, .width = 0.125, .classes = 4};
-  net *n = net_create(&o, err, sizeof err);
+  o = (model_options){.kind = NET_RESNET18, .size = 32, .width = 0.125, .classes = 4};
+  net *n = model_create(&o, err, sizeof err);
   ck_assert_ptr_nonnull(n);
   float *img = net_image(n, 1);
   ck_assert_int_eq(net_run(n, img, NULL), -1);

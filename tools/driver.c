@@ -42,7 +42,7 @@ static int fail(int status, const char *verb, const char *msg) {
 
 typedef struct drv_opts {
   const char *verb, *op, *shape, *config, *target, *name, *out, *emit, *after, *html;
-  int repeat, help;
+  int repeat, help, tasks;
   drv_tune_args tune; /* tune's own options (--trials, --tuner, ...) */
 } drv_opts;
 
@@ -55,6 +55,9 @@ static const char *const usage_main =
     "  compile OP --shape S --target T -o x.o   object + header [--emit obj,h,asm,ll] [--name N]\n"
     "  bench OP --shape S    JIT-build for the host, prepare once, time run [--repeat N]\n"
     "  tune OP --shape S --records F   measure configs of OP's space [--trials N --tuner T]\n"
+    "  net FILE              a network of templates (text, one layer a line): build, run, time\n"
+    "                        each layer [--repeat N] [--records F]; --tasks: its tune commands;\n"
+    "                        --target T -o DIR: the whole network ahead of time\n"
     "  --auto (print, compile, bench, tune): OP's declaration scheduled by the auto-scheduler\n"
     "                        instead of its template (--records F: the best tuned record)\n";
 
@@ -122,6 +125,24 @@ static const char *verb_help(const char *verb) {
            "     copied to a temporary directory there, run, removed (docs/tuning.md)\n"
            "  --remote-run-prefix 'WORDS'  run the program behind them (qemu-aarch64 -L DIR)\n"
            "  --ssh-option KEY=VALUE        passed as ssh -o KEY=VALUE (repeatable, at most 16)\n";
+  if (!strcmp(verb, "net"))
+    return "usage: tec net FILE [--repeat N] [--records F]\n"
+           "       tec net FILE --tasks\n"
+           "       tec net FILE --target T -o DIR [--records F]\n"
+           "  FILE is a network of topi templates as text (include/tec/net.h, net_parse), one\n"
+           "  layer a line, values named by the layer writing them (\"input\": the image):\n"
+           "    input c=3 h=32 w=32\n"
+           "    conv c1 in=input oc=16 k=3 stride=2 act=relu    (depthwise=1, res=VALUE)\n"
+           "    maxpool p1 in=c1 k=3 stride=2 pad=1\n"
+           "    gpool gap in=p1\n"
+           "    dense fc in=gap n=10\n"
+           "    softmax prob in=fc\n"
+           "  Builds every layer on its template (the default config, or the best record of its\n"
+           "  workload in --records F), packs the weights once (seeded), runs a seeded image N\n"
+           "  times (default 20) and prints each layer's median time and the top-5 outputs.\n"
+           "  --tasks prints one `tec tune` command per distinct layer workload instead: the\n"
+           "  records they write are what --records F applies. -o DIR writes net_layers.o/.h,\n"
+           "  net_model.c/.h and params.bin for --target T (link with libtec_runtime.a).\n";
   return NULL;
 }
 
@@ -132,6 +153,7 @@ static int parse_opts(int argc, char **argv, drv_opts *o) {
     const char **slot = NULL;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) { o->help = 1; continue; }
     if (!strcmp(a, "--auto")) { o->tune.autosched = 1; continue; }
+    if (!strcmp(a, "--tasks")) { o->tasks = 1; continue; }
     if (!strcmp(a, "--shape")) slot = &o->shape;
     else if (!strcmp(a, "--config")) slot = &o->config;
     else if (!strcmp(a, "--target")) slot = &o->target;
@@ -233,12 +255,11 @@ static int unknown_op(tec_ctx *ctx, const char *op) {
 
 /* The topi template OP and its problem from --shape (the template applies to it). -1 with an
  * error in ctx. */
-static int op_problem(tec_ctx *ctx, const drv_opts *o, tec_gen_params *p, const topi_template **out,
-                      drv_problem *prob) {
+static int op_problem(tec_ctx *ctx, const drv_opts *o, const topi_template **out, topi_problem *prob) {
   const topi_template *t = topi_template_find(o->op);
   if (!t) return unknown_op(ctx, o->op);
-  if (!o->shape) return tec_ctx_set_error(ctx, "%s needs --shape with the keys %s (tec list %s: defaults, legal values)", t->name, drv_problem_keys(t), t->name);
-  if (drv_problem_parse(t, p, prob) != 0) return -1;
+  if (!o->shape) return tec_ctx_set_error(ctx, "%s needs --shape with the keys %s (tec list %s: defaults, legal values)", t->name, topi_problem_key_names(ctx, t), t->name);
+  if (topi_problem_parse(ctx, t, o->shape, prob) != 0) return -1;
   const char *why = NULL;
   if (t->applies && !t->applies(ctx, prob, &why))
     return tec_ctx_set_error(ctx, "%s cannot compute this problem: %s", t->name, why ? why : "(no reason given)");
@@ -250,7 +271,7 @@ static int op_problem(tec_ctx *ctx, const drv_opts *o, tec_gen_params *p, const 
  * config (*cfg_str: the config as text, NULL for generators; *flops: 0 if unknown; *tmpl and
  * *prob: the template and its problem, *tmpl NULL for generators). NULL with an error in ctx. */
 static lower_func *op_lower(tec_ctx *ctx, const drv_opts *o, const char **cfg_str, double *flops,
-                            const topi_template **tmpl, drv_problem *prob, const char **trace_c) {
+                            const topi_template **tmpl, topi_problem *prob, const char **trace_c) {
   const char *name = o->name ? o->name : o->op;
   tec_gen_params p;
   *cfg_str = NULL;
@@ -269,7 +290,7 @@ static lower_func *op_lower(tec_ctx *ctx, const drv_opts *o, const char **cfg_st
                          cfg_str, trace_c, flops);
   }
   const topi_template *t;
-  if (op_problem(ctx, o, &p, &t, prob) != 0) return NULL;
+  if (op_problem(ctx, o, &t, prob) != 0) return NULL;
   if (t->problem_kind == TOPI_PROBLEM_CONV2D) *flops = topi_conv2d_flops(&prob->conv);
   if (t->problem_kind == TOPI_PROBLEM_DENSE) *flops = 2.0 * prob->dense.m * prob->dense.n * prob->dense.k;
   if (t->problem_kind == TOPI_PROBLEM_BATCH_MATMUL)
@@ -320,11 +341,10 @@ static int run_tune(drv_opts *o) {
     tec_ctx_free(ctx);
     return st;
   }
-  tec_gen_params p;
   const topi_template *t = NULL;
-  drv_problem prob;
+  topi_problem prob;
   int status;
-  if (drv_params_parse(ctx, o->shape, &p) != 0 || (p.target = o->target, op_problem(ctx, o, &p, &t, &prob)) != 0)
+  if (op_problem(ctx, o, &t, &prob) != 0)
     status = fail(2, "tune", tec_ctx_error(ctx));
   else
     status = drv_tune(ctx, t, &prob, o->shape, o->target, o->repeat, &o->tune);
@@ -357,7 +377,7 @@ static int run_verb(drv_opts *o) {
   const char *cfg;
   double flops;
   const topi_template *t;
-  drv_problem prob;
+  topi_problem prob;
   if (o->after) {
     fflush(stdout);
     setenv("TEC_DUMP_IR", o->after, 1);
@@ -417,11 +437,20 @@ int tec_driver_main(int argc, char **argv) {
   const char *help = verb_help(o.verb);
   if (!help) {
     char m[200];
-    snprintf(m, sizeof m, "unknown verb '%s'; the verbs are targets, list, print, compile, bench, tune", o.verb);
+    snprintf(m, sizeof m, "unknown verb '%s'; the verbs are targets, list, print, compile, bench, tune, net", o.verb);
     return fail(2, "", m);
   }
   if (parse_opts(argc, argv, &o) != 0) return 2;
   if (o.help) return fputs(help, stdout), 0;
+  if (o.tasks && strcmp(o.verb, "net")) return fail(2, o.verb, "--tasks is an option of tec net");
+  if (!strcmp(o.verb, "net")) {
+    if (o.shape || o.config || o.name || o.emit || o.after || o.html || o.tune.autosched || o.tune.tuner || o.tune.transfer ||
+        o.tune.csv || o.tune.svg || o.tune.trials || o.tune.seed_set || o.tune.timeout > 0 || o.tune.build_timeout > 0 ||
+        o.tune.min_repeat_ms >= 0 || o.tune.confirm_set || o.tune.remote || o.tune.remote_prefix || o.tune.remote_cc ||
+        o.tune.remote_runtime || o.tune.nssh)
+      return fail(2, "net", "takes FILE, --repeat, --records, --tasks, --target and -o");
+    return drv_net(o.op, o.repeat, o.tune.records, o.tasks, o.target, o.out);
+  }
   if (!strcmp(o.verb, "targets") || !strcmp(o.verb, "list")) {
     if ((o.op && !strcmp(o.verb, "targets")) || o.shape || o.config || o.target || o.name || o.out || o.emit || o.after || o.html || o.repeat ||
         o.tune.tuner || o.tune.records || o.tune.transfer || o.tune.csv || o.tune.svg || o.tune.trials || o.tune.seed_set || o.tune.timeout > 0 || o.tune.build_timeout > 0 ||

@@ -13,7 +13,7 @@
 #include "tools/driver_internal.h"
 
 static int64_t knob_misuse(tec_gen_params *q, const char *msg, int64_t ret) {
-  if (!q->knob_bad) q->knob_bad = tec_ctx_strdup(q->ctx, msg);
+  if (!q->knob_bad) q->knob_bad = tec_ctx_strdup(q->kv.ctx, msg);
   return ret;
 }
 
@@ -44,7 +44,7 @@ int64_t tec_gen_knob(const tec_gen_params *p, const char *name, int nvals, const
   int k = q->nknob++;
   if (q->space && !q->knob_idx) { /* declaring */
     if (tune_define_knob(q->space, name, nvals, vals, NULL) < 0)
-      return knob_misuse(q, tec_ctx_error(q->ctx), dflt);
+      return knob_misuse(q, tec_ctx_error(q->kv.ctx), dflt);
     q->space->knobs[k].def = def;
     return dflt;
   }

@@ -5,16 +5,10 @@
 #include "tec/driver.h"
 #include "tec/topi.h"
 #include "tec/tune.h"
+#include "topi/problem_kv.h"
 
-#define DRV_MAX_PARAMS 32
 struct tec_gen_params {
-  tec_ctx *ctx;
-  int n;
-  const char *key[DRV_MAX_PARAMS], *val[DRV_MAX_PARAMS];
-  int used[DRV_MAX_PARAMS];
-  const char *bad;    /* the first value tec_gen_int could not read */
-  int nasked;
-  const char *asked[DRV_MAX_PARAMS]; /* the keys the generator asked for, for messages */
+  topi_kv kv;         /* the --shape pairs (topi/problem_kv.h) */
   const char *target;
   /* the generator's knobs (tools/driver_gen.c): declaring, tec_gen_knob adds each to space;
    * with knob_idx, knob k takes its value number knob_idx[k] (knobs must come in the order
@@ -25,17 +19,6 @@ struct tec_gen_params {
   const char *knob_bad; /* the first misuse of tec_gen_knob, reported after the run */
   double flops;         /* tec_gen_flops (0: not given) */
 };
-
-typedef union drv_problem {
-  topi_conv2d conv;
-  topi_layout_problem layout;
-  topi_dense dense;
-  topi_dw_pw dw_pw;
-  topi_pool pool;
-  topi_softmax softmax;
-  topi_eltwise eltwise;
-  topi_batch_matmul bmm;
-} drv_problem;
 
 /* tec tune's own options (0 / NULL: not given) */
 typedef struct drv_tune_args {
@@ -90,13 +73,10 @@ int drv_auto_print_sched(tec_ctx *ctx, sch_schedule *fresh, const char *target, 
 int drv_params_parse(tec_ctx *ctx, const char *text, tec_gen_params *p);
 /* -1 with an error if a value was bad or a key was never read (legal: the keys, for the message) */
 int drv_params_finish(const tec_gen_params *p, const char *legal);
-/* driver_keys.c: the keys of t's problem ("n c h w ..."); key's default for t (NULL:
- * required; a key name: that key's value); -1 with an error naming a required key not given;
- * `tec list OP` */
-const char *drv_problem_keys(const topi_template *t);
-const char *drv_key_default(const topi_template *t, const char *key);
-int drv_keys_check(const topi_template *t, const tec_gen_params *p);
+/* driver_net.c: tec net FILE (file: the network's text); the exit status */
+int drv_net(const char *file, int repeat, const char *records, int tasks, const char *target, const char *out);
+
+/* driver_keys.c: `tec list OP` (the problem's keys: topi_problem_keys) */
 int drv_list_op(const topi_template *t);
-int drv_problem_parse(const topi_template *t, const tec_gen_params *p, drv_problem *out);
 
 #endif

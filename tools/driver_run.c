@@ -49,10 +49,12 @@ int drv_targets(void) {
 
 int drv_list(void) {
   printf("topi templates (tec print OP --shape KEY=V,...):\n");
-  for (int i = 0; i < topi_template_count(); i++) {
+  tec_ctx *ctx = tec_ctx_new();
+  for (int i = 0; ctx && i < topi_template_count(); i++) {
     const topi_template *t = topi_template_at(i);
-    printf("  %-18s %s\n  %-18s   --shape keys: %s\n", t->name, t->doc, "", drv_problem_keys(t));
+    printf("  %-18s %s\n  %-18s   --shape keys: %s\n", t->name, t->doc, "", topi_problem_key_names(ctx, t));
   }
+  tec_ctx_free(ctx);
   extern tec_generator *drv_generators(void);
   tec_generator *g = drv_generators();
   printf("generators%s\n", g ? ":" : ": none linked in (see tec/driver.h)");
@@ -105,15 +107,17 @@ int drv_compile(tec_ctx *ctx, lower_func *f, const char *target, const char *out
   return 0;
 }
 
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+/* one call of the benched function (tec_rt_time) */
+typedef struct bench_call {
+  tec_module *m;
+  const char *name;
+  int n;
+  DLTensor **args;
+} bench_call;
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
+static int32_t bench_one(void *user) {
+  const bench_call *c = user;
+  return tec_module_run(c->m, c->name, c->n, c->args);
 }
 
 int drv_bench(tec_ctx *ctx, lower_func *f, const char *target, int repeat, double flops,
@@ -167,22 +171,13 @@ int drv_bench(tec_ctx *ctx, lower_func *f, const char *target, int repeat, doubl
       status = 2;
     goto done;
   }
-  double t0 = now_s();
-  if (tec_module_run(m, f->user_name, n, args) != 0) { /* prepare (if any) and a first run */
+  bench_call call = {m, f->user_name, n, args};
+  double first; /* prepare (if any) and a first run, timed alone; then the repeats */
+  if (tec_rt_time(bench_one, &call, 0, 1, 1, &first) != 0 || tec_rt_time(bench_one, &call, 0, repeat, 1, times) != 0) {
     fprintf(stderr, "tec bench: %s\n", tec_rt_last_error());
     goto done;
   }
-  double first = now_s() - t0;
-  for (int r = 0; r < repeat; r++) {
-    t0 = now_s();
-    if (tec_module_run(m, f->user_name, n, args) != 0) {
-      fprintf(stderr, "tec bench: %s\n", tec_rt_last_error());
-      goto done;
-    }
-    times[r] = now_s() - t0;
-  }
-  qsort(times, (size_t)repeat, sizeof *times, cmp_double);
-  double med = repeat % 2 ? times[repeat / 2] : 0.5 * (times[repeat / 2 - 1] + times[repeat / 2]);
+  double med = tec_rt_median(times, repeat); /* sorts: times[0] is the fastest */
   printf("%s: median %.4f ms, fastest %.4f ms over %d runs (first call %.4f ms%s)", f->user_name,
          1e3 * med, 1e3 * times[0], repeat, 1e3 * first, f->prepare ? ", with prepare" : "");
   if (flops > 0) printf(", %.2f GFLOP/s", flops / med * 1e-9);

@@ -53,11 +53,6 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* The median of v[0..n) (n >= 1; v is reordered). */
-static double median_of(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* The calibration's next number of calls per cost, from `number` calls that took dt seconds:
  * grown (at least doubled, at most TUNE_MAX_CALLS) until they last min_repeat_ms; `number`
@@ -70,16 +65,32 @@ static int64_t next_calls(const tune_options *o, double dt, int64_t number) {
   return next > TUNE_MAX_CALLS ? TUNE_MAX_CALLS : next;
 }
 
+/* One call of a module's function on the bench's arguments, the hook after it: what
+ * tec_rt_time (runtime/timer.c, the one timing loop) calls. */
+typedef struct bench_call {
+  tune_bench *b;
+  tec_module *m;
+  const char *name;
+  int64_t index; /* for the hook (-1: the anchor) */
+} bench_call;
+
+static int32_t call_once(void *user) {
+  bench_call *c = user;
+  int32_t rc = tec_module_run(c->m, c->name, c->b->nargs, c->b->args);
+  if (c->b->o.hook) c->b->o.hook(c->b->o.hook_user, c->index, c->b->out, c->b->nout);
+  return rc;
+}
+
+/* n calls of m's function back to back, timed: 0 and the seconds per call in *s, or the first
+ * failure's code. */
+static int32_t time_calls(tune_bench *b, tec_module *m, const char *name, int64_t index, int64_t n, double *s) {
+  bench_call c = {b, m, name, index};
+  return tec_rt_time(call_once, &c, 0, 1, n, s);
+}
+
 /* The anchor's calls for one cost: 0 and its seconds per call in *s, or the failing code. */
 static int32_t time_anchor(tune_bench *b, double *s) {
-  int32_t rc = 0;
-  double t0 = tune_now();
-  for (int64_t k = 0; k < b->anchor_calls && rc == 0; k++) {
-    rc = tec_module_run(b->anchor, b->anchor_f->user_name, b->nargs, b->args);
-    if (b->o.hook) b->o.hook(b->o.hook_user, -1, b->out, b->nout);
-  }
-  *s = (tune_now() - t0) / (double)b->anchor_calls;
-  return rc;
+  return time_calls(b, b->anchor, b->anchor_f->user_name, -1, b->anchor_calls, s);
 }
 
 /* The anchor readied (b owns m from here): prepared on the arguments, warmed up, its calls per
@@ -219,16 +230,6 @@ int64_t tune_calls_per_cost(double min_repeat_ms, double call_s) {
   return n < 1 ? 1 : n > TUNE_MAX_CALLS ? TUNE_MAX_CALLS : (int64_t)n;
 }
 
-/* n calls of the candidate back to back, the hook after each: 0, or the first failure's code. */
-static int32_t run_calls(tune_bench *b, tec_module *m, const char *name, int64_t index, int64_t n) {
-  int32_t rc = 0;
-  for (int64_t k = 0; k < n && rc == 0; k++) {
-    rc = tec_module_run(m, name, b->nargs, b->args);
-    if (b->o.hook) b->o.hook(b->o.hook_user, index, b->out, b->nout);
-  }
-  return rc;
-}
-
 /* The output filled with NaN (a candidate that writes nothing is wrong) and m's prepare run on
  * the arguments: TUNE_OK, or TUNE_RUN_ERROR with why in err. */
 static tune_status prepare(tune_bench *b, tec_module *m, const lower_func *f, char *err, size_t errsize) {
@@ -253,9 +254,9 @@ static void measure_here(tune_bench *b, tec_module *m, const lower_func *f, int6
     int32_t rc = 0;
     /* calibration (untimed): the calls grow until they last min_repeat_ms (next_calls) */
     for (int step = 0; i == b->o.warmup && b->o.min_repeat_ms > 0 && step < 24 && rc == 0; step++) {
-      double t0 = tune_now();
-      rc = run_calls(b, m, name, index, number);
-      int64_t next = next_calls(&b->o, tune_now() - t0, number);
+      double per_call = 0;
+      rc = time_calls(b, m, name, index, number, &per_call);
+      int64_t next = next_calls(&b->o, per_call * (double)number, number);
       tune_note(fd, 'r'); /* progress: the parent's deadline is per step */
       if (next == number) break;
       number = next;
@@ -267,9 +268,8 @@ static void measure_here(tune_bench *b, tec_module *m, const lower_func *f, int6
     int anchored = b->anchor && k >= 0 && rc == 0;
     double da = 0;
     if (anchored && k % 2 == 1 && (rc = time_anchor(b, &da)) != 0) goto anchor_failed;
-    double t0 = tune_now();
-    if (rc == 0) rc = run_calls(b, m, name, index, calls);
-    double dt = (tune_now() - t0) / (double)calls;
+    double dt = 0;
+    if (rc == 0) rc = time_calls(b, m, name, index, calls, &dt);
     if (rc != 0) {
       r->status = TUNE_RUN_ERROR;
       snprintf(r->error, sizeof r->error, "run failed: %s", tec_rt_last_error());
@@ -293,7 +293,7 @@ static void measure_here(tune_bench *b, tec_module *m, const lower_func *f, int6
   }
   r->status = TUNE_OK;
   if (b->anchor && r->ncosts > 0) {
-    r->anchor_s = median_of(anchor, r->ncosts);
+    r->anchor_s = tec_rt_median(anchor, r->ncosts);
     r->anchor_base_s = b->anchor_base;
   }
   return;
@@ -315,9 +315,8 @@ tune_status tune_bench_ready(tune_bench *b, tec_module *m, const lower_func *f, 
 
 tune_status tune_bench_time(tune_bench *b, tec_module *m, const lower_func *f, int64_t index, int64_t calls,
                             double *seconds, char *err, size_t errsize) {
-  double t0 = tune_now();
-  int32_t rc = run_calls(b, m, f->user_name, index, calls);
-  *seconds = (tune_now() - t0) / (double)(calls > 0 ? calls : 1);
+  *seconds = 0;
+  int32_t rc = time_calls(b, m, f->user_name, index, calls, seconds);
   if (rc != 0) {
     snprintf(err, errsize, "run failed: %s", tec_rt_last_error());
     return TUNE_RUN_ERROR;
@@ -415,6 +414,6 @@ void tune_trial_set(tune_trial *t, tune_status s, const char *error, int ncosts,
   if (s == TUNE_OK && ncosts > 0) {
     double v[TUNE_MAX_COSTS];
     memcpy(v, t->costs, sizeof v);
-    t->median = median_of(v, ncosts);
+    t->median = tec_rt_median(v, ncosts);
   }
 }

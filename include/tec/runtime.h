@@ -117,4 +117,19 @@ int32_t tec_rt_parallel_launch(tec_rt_launch_body body, void *closure);
  * or in a one-task launch, returns 0 immediately. */
 int32_t tec_rt_parallel_barrier(void);
 
+/* ---- timing (timer.c): the one timing loop of tec's measurements (the tuner, `tec bench`,
+ * networks, benches) ---- */
+/* Seconds on the monotonic clock. */
+double tec_rt_now(void);
+/* One call of the thing timed: 0, or a nonzero code that stops the timing. */
+typedef int32_t (*tec_rt_timed_fn)(void *user);
+/* `warmup` untimed calls of fn(user), then `runs` timed runs of `calls` calls each back to
+ * back (calls < 1: 1); secs[r] (when secs is not NULL): run r's seconds per call. 0, or the
+ * first nonzero code fn returned (nothing runs after it; the failing run's secs entry holds the
+ * time up to the failure per call made). */
+int32_t tec_rt_time(tec_rt_timed_fn fn, void *user, int warmup, int runs, int64_t calls,
+                    double *secs);
+/* The median of v[0..n) (n >= 1; v is sorted ascending in place). */
+double tec_rt_median(double *v, int n);
+
 #endif

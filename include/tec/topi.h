@@ -643,6 +643,44 @@ int topi_qnn_quantize_weights(tec_ctx *ctx, const float *w, int64_t c_out, int64
                               int8_t *q, float *scale);
 int topi_qnn_quantize_bias(tec_ctx *ctx, const float *b, int64_t c_out, float in_scale,
                            const float *w_scale, int32_t *q);
+/* ---------- a problem as text (topi/problem_text.c, the keys: topi/problem_keys.c) ----------
+ * The one text form of a problem: "key=value" pairs separated by commas (or spaces), what
+ * `tec ... --shape` takes and what the workload of a tuning record names (tune_problem_canon
+ * sorts the pairs). topi_problem_str prints every key of the kind spelled out (pooling's ONNX
+ * keys only when set), so the text does not depend on any template's defaults, and
+ * topi_problem_parse(topi_problem_str(p)) gives p back: print -> parse -> print is the
+ * identity (tests/test_problem_text.c, every kind). Parsing takes keys not given from the
+ * template's defaults (the table), refuses bad values, unknown keys and missing required keys
+ * by name ("--shape: oc is missing (conv2d_nchwc: output channels, >= 1 ...); e.g. ..."). */
+typedef union topi_problem {
+  topi_conv2d conv;
+  topi_layout_problem layout;
+  topi_dense dense;
+  topi_dw_pw dw_pw;
+  topi_pool pool;
+  topi_softmax softmax;
+  topi_eltwise eltwise;
+  topi_batch_matmul bmm;
+} topi_problem;
+/* problem (of kind) as text in ctx's arena; NULL with an error (out of memory) */
+const char *topi_problem_str(tec_ctx *ctx, topi_problem_kind kind, const void *problem);
+/* text into *out, for template t (its kind and its defaults). 0, or -1 with an error in ctx. */
+int topi_problem_parse(tec_ctx *ctx, const topi_template *t, const char *text, topi_problem *out);
+/* One key of a problem kind: its default (NULL: required; a key's name: that key's value),
+ * its legal values for people, and for a required key an example value. */
+typedef struct topi_problem_key {
+  const char *key;
+  const char *dflt;
+  const char *legal;
+  const char *example;
+} topi_problem_key;
+/* t's problem keys (ending with a NULL key); key's default for t (template overrides first;
+ * NULL: required); the keys' names ("n c h w ..."); a text giving every required key
+ * ("c=16,h=14,w=14,oc=32"). The last two in ctx's arena. */
+const topi_problem_key *topi_problem_keys(const topi_template *t);
+const char *topi_problem_key_default(const topi_template *t, const char *key);
+const char *topi_problem_key_names(tec_ctx *ctx, const topi_template *t);
+const char *topi_problem_example(tec_ctx *ctx, const topi_template *t);
 
 /* ---------- the C type names the checked calls pass ---------- */
 
