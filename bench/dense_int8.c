@@ -48,7 +48,7 @@ int main(int argc, char **argv) {
   tec_ctx *ctx = tec_ctx_new();
   topi_op q, d;
   topi_dense p = {.m = s, .n = s, .k = s, .b_transposed = 1, .const_b = 1};
-  if (topi_dense_int8(ctx, &(topi_dense_int8_problem){s, s, s}, NULL, NULL, &q) ||
+  if (topi_dense_int8(ctx, &(topi_dense_int8_problem){s, s, s, 0}, NULL, NULL, &q) ||
       topi_instantiate(ctx, topi_template_find("dense"), &p, NULL, &d)) {
     fprintf(stderr, "dense_int8: %s\n", tec_ctx_error(ctx));
     return 1;

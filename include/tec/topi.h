@@ -410,6 +410,8 @@ typedef struct topi_dense_config {
  * template (no space yet): a config of zeros picks the default tile. Arguments: a, w, out. */
 typedef struct topi_dense_int8_problem {
   int64_t m, n, k;
+  int a_signed; /* a is int8: shifted to uint8 (a + 128) in a pass of its own, and the
+                 * compensation 128 * sum_k w[j, k] (prepare, once) subtracted per column */
 } topi_dense_int8_problem;
 typedef struct topi_dense_int8_config {
   int64_t mr;   /* rows per register tile (unrolled); 0: the largest divisor of m that fits */
