@@ -46,7 +46,7 @@ static void check(int64_t m, int64_t n, int64_t k, topi_dense_int8_config *cfg) 
 
 /* int8 activations: shifted to uint8, the compensation 128 * sum w from prepare */
 START_TEST(signed_activations_exact) {
-  check_as(12, 64, 64, NULL, 1);
+  if (!tu_emulated()) check_as(12, 64, 64, NULL, 1);
   check_as(4, 32, 8, &(topi_dense_int8_config){2, 1}, 1);
 }
 END_TEST
@@ -56,12 +56,14 @@ END_TEST
 
 START_TEST(given_tiles_exact) {
   topi_dense_int8_config c1 = {1, 1}, c2 = {3, 2};
+  if (tu_emulated()) return; /* default_tile_exact runs there */
   check(6, 32, 16, &c1);
   check(6, 32, 16, &c2);
 }
 END_TEST
 
 START_TEST(vnni_in_assembly) {
+  if (tu_emulated()) return; /* the same LLVM emits the same text: read on the host */
   tec_ctx *ctx = tec_ctx_new();
   const tec_target *t = tec_target_parse(ctx, "llvm -mtriple=x86_64-linux-gnu -mcpu=x86-64-v4 "
                                               "-mattr=+avx512bw,+avx512vl,+avx512vnni");

@@ -147,7 +147,7 @@ START_TEST(pairs_and_lanes_exact) {
   for (int l = 0; l < 3; l++)
     for (int x = 0; x < 2; x++)
       for (int y = 0; y < 2; y++) {
-        if (tu_emulated() && l != 1) continue;
+        if (tu_emulated() && (l != 1 || x == y)) continue; /* x == y: aarch64_dotprod_runs */
         gemm p = base;
         p.lanes = lanes[l], p.ta = t[x], p.tb = t[y];
         run_exact(&p, NULL);
@@ -249,6 +249,7 @@ static void expect_asm(const gemm *p, const char *target, const char *want, cons
 }
 
 START_TEST(asm_x86) {
+  if (tu_emulated()) return; /* the same LLVM emits the same text: read on the host */
   gemm p = base;
   expect_asm(&p, X86 " -mattr=+avx512bw,+avx512vl,+avx512vnni", "vpdpbusd\t%zmm", NULL);
   p.lanes = 8;
@@ -266,6 +267,7 @@ START_TEST(asm_x86) {
 END_TEST
 
 START_TEST(asm_aarch64) {
+  if (tu_emulated()) return; /* the same LLVM emits the same text: read on the host */
   gemm p = base;
   p.lanes = 4;
   p.ta = TEC_I8;
