@@ -141,6 +141,7 @@ LLVMValueRef cg_cast(cg_func *f, LLVMValueRef v, tec_dtype from, tec_dtype to);
 LLVMValueRef cg_splat(cg_func *f, LLVMValueRef v, int lanes); /* scalar to lanes copies */
 /* codegen_dot.c: dot4(acc, a, b) on the target's dot-product instruction */
 LLVMValueRef cg_dot4(cg_func *f, const ir_expr *e);
+LLVMValueRef cg_mmla(cg_func *f, const ir_expr *e); /* mmla(acc, a, b): smmla or dot4's way */
 /* Calls LLVM intrinsic `name` (overloaded on over[0..nover)), converting each argument and
  * the result by bitcast to the intrinsic's own types (LLVM 14-19 differ for some). */
 LLVMValueRef cg_intrinsic_cast(cg_func *f, const char *name, LLVMTypeRef *over, unsigned nover,

@@ -19,6 +19,9 @@
  * oneDNN's vpmaddubsw, which saturates pairs at int16 unless weights keep to 7 bits. An
  * operand of 4 lanes (one group shared by every lane) is splat as one int32 (vpbroadcastd).
  * vpdpbusd takes the uint8 operand first: operands are swapped as needed.
+ *
+ * mmla (IR_INTRIN_MMLA, a 2x2 block of 8-byte dot products): smmla/ummla/usmmla with +i8mm,
+ * elsewhere its bytes rearranged into dot4's form on 8 lanes and adjacent lanes added.
  */
 #include <string.h>
 #include "codegen_llvm/codegen.h"
@@ -187,18 +190,9 @@ static LLVMValueRef generic(cg_func *f, LLVMValueRef x, int sx, LLVMValueRef y, 
   return LLVMBuildAdd(f->b, strided(f, s2, 0, 2, L), strided(f, s2, 1, 2, L), "");
 }
 
-LLVMValueRef cg_dot4(cg_func *f, const ir_expr *e) {
-  int L = e->type.lanes;
-  if (L < 1 || L > 16)
-    return cg_internal(f, "dot4 of %d lanes (tensorize makes 4, 8 or 16)", L);
-  LLVMValueRef acc = cg_expr(f, e->args[0]), x = cg_expr(f, e->args[1]), y = cg_expr(f, e->args[2]);
-  if (!acc || !x || !y) return NULL;
-  int sx = e->args[1]->type.code == TEC_INT, sy = e->args[2]->type.code == TEC_INT;
-  if (L == 1) { /* scalar accumulator: one lane, vectors of 1 for the shuffles below */
-    acc = LLVMBuildInsertElement(f->b, LLVMGetUndef(vec(f->i32, 1)), acc, LLVMConstInt(f->i32, 0, 0), "");
-  }
-  x = widen(f, x, e->args[1]->type.lanes, L);
-  y = widen(f, y, e->args[2]->type.lanes, L);
+/* acc + dot4(x, y) on L lanes (x, y: 4L bytes, signedness sx, sy) for f's target. */
+static LLVMValueRef dot4_core(cg_func *f, LLVMValueRef acc, LLVMValueRef x, int sx,
+                              LLVMValueRef y, int sy, int L) {
   const tec_target *t = f->target;
   LLVMValueRef r = NULL;
   int pow2 = (L & (L - 1)) == 0;
@@ -210,9 +204,7 @@ LLVMValueRef cg_dot4(cg_func *f, const ir_expr *e) {
       LLVMValueRef u = sx ? y : x, s = sx ? x : y; /* vpdpbusd: uint8 first */
       const char *name = w == 16 ? "llvm.x86.avx512.vpdpbusd.512"
                          : w == 8 ? "llvm.x86.avx512.vpdpbusd.256" : "llvm.x86.avx512.vpdpbusd.128";
-      r = chunked(f, name, w, 0, acc, u, s, L);
-      if (r) return L == 1 ? LLVMBuildExtractElement(f->b, r, LLVMConstInt(f->i32, 0, 0), "") : r;
-      return NULL;
+      return chunked(f, name, w, 0, acc, u, s, L);
     }
     r = maddwd(f, x, sx, y, sy, L);
   } else if (t && t->arch == TEC_ARCH_AARCH64 && L % 4 == 0 && pow2) {
@@ -225,7 +217,61 @@ LLVMValueRef cg_dot4(cg_func *f, const ir_expr *e) {
              pow2) {
     r = neon_widening(f, x, sx, y, sy, L, 0);
   }
-  if (!r) r = generic(f, x, sx, y, sy, L);
-  r = LLVMBuildAdd(f->b, acc, r, "");
-  return L == 1 ? LLVMBuildExtractElement(f->b, r, LLVMConstInt(f->i32, 0, 0), "") : r;
+  if (!r && !f->failed) r = generic(f, x, sx, y, sy, L);
+  return r ? LLVMBuildAdd(f->b, acc, r, "") : NULL;
+}
+
+LLVMValueRef cg_dot4(cg_func *f, const ir_expr *e) {
+  int L = e->type.lanes;
+  if (L < 1 || L > 16)
+    return cg_internal(f, "dot4 of %d lanes (tensorize makes 4, 8 or 16)", L);
+  LLVMValueRef acc = cg_expr(f, e->args[0]), x = cg_expr(f, e->args[1]), y = cg_expr(f, e->args[2]);
+  if (!acc || !x || !y) return NULL;
+  int sx = e->args[1]->type.code == TEC_INT, sy = e->args[2]->type.code == TEC_INT;
+  if (L == 1) /* a scalar accumulator: one lane, vectors of 1 for the shuffles */
+    acc = LLVMBuildInsertElement(f->b, LLVMGetUndef(vec(f->i32, 1)), acc, LLVMConstInt(f->i32, 0, 0), "");
+  x = widen(f, x, e->args[1]->type.lanes, L);
+  y = widen(f, y, e->args[2]->type.lanes, L);
+  LLVMValueRef r = dot4_core(f, acc, x, sx, y, sy, L);
+  if (!r || L > 1) return r;
+  return LLVMBuildExtractElement(f->b, r, LLVMConstInt(f->i32, 0, 0), "");
+}
+
+/* Lanes mask[0..n) of a ++ b. */
+static LLVMValueRef pick(cg_func *f, LLVMValueRef a, LLVMValueRef b, const int *mask, int n) {
+  LLVMValueRef idx[32];
+  for (int i = 0; i < n; i++) idx[i] = LLVMConstInt(f->i32, (unsigned long long)mask[i], 0);
+  return LLVMBuildShuffleVector(f->b, a, b, LLVMConstVector(idx, (unsigned)n), "");
+}
+
+/* mmla(acc, a, b): acc[2i+j] + sum_{k<8} a[8i+k] * b[8j+k]. AArch64 +i8mm: smmla / ummla /
+ * usmmla (uint8 operand first; with the uint8 operand in b the block is computed transposed
+ * and its two middle lanes swapped back). Elsewhere the same bytes as dot4 on 8 lanes (lane
+ * 2o+h: output o's half h), whose adjacent pairs are then added. */
+LLVMValueRef cg_mmla(cg_func *f, const ir_expr *e) {
+  LLVMValueRef acc = cg_expr(f, e->args[0]), a = cg_expr(f, e->args[1]), b = cg_expr(f, e->args[2]);
+  if (!acc || !a || !b) return NULL;
+  int sa = e->args[1]->type.code == TEC_INT, sb = e->args[2]->type.code == TEC_INT;
+  const tec_target *t = f->target;
+  LLVMTypeRef v4 = vec(f->i32, 4), over[2] = {v4, vec(f->i8, 16)};
+  if (t && t->arch == TEC_ARCH_AARCH64 && tec_target_has(t, TEC_FEATURE_I8MM)) {
+    static const int tr[4] = {0, 2, 1, 3};
+    int flip = sa && !sb; /* usmmla wants the uint8 operand first: compute the transpose */
+    const char *name = sa == sb ? (sa ? "llvm.aarch64.neon.smmla" : "llvm.aarch64.neon.ummla")
+                                : "llvm.aarch64.neon.usmmla";
+    LLVMValueRef args[3] = {flip ? pick(f, acc, acc, tr, 4) : acc, flip ? b : a, flip ? a : b};
+    LLVMValueRef r = cg_intrinsic_cast(f, name, over, 2, args, 3, v4);
+    return r && flip ? pick(f, r, r, tr, 4) : r;
+  }
+  int ma[32], mb[32];
+  for (int o = 0; o < 4; o++)
+    for (int h = 0; h < 2; h++)
+      for (int q = 0; q < 4; q++) {
+        ma[4 * (2 * o + h) + q] = 8 * (o / 2) + 4 * h + q; /* row o/2 of a */
+        mb[4 * (2 * o + h) + q] = 8 * (o % 2) + 4 * h + q; /* column o%2 of b */
+      }
+  LLVMValueRef x = pick(f, a, a, ma, 32), y = pick(f, b, b, mb, 32);
+  LLVMValueRef s8 = dot4_core(f, LLVMConstNull(vec(f->i32, 8)), x, sa, y, sb, 8);
+  if (!s8) return NULL;
+  return LLVMBuildAdd(f->b, acc, LLVMBuildAdd(f->b, strided(f, s8, 0, 2, 4), strided(f, s8, 1, 2, 4), ""), "");
 }

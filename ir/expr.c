@@ -216,8 +216,8 @@ const ir_expr *ir_cast(tec_dtype t, const ir_expr *a) {
 
 static const char *const intrin_names[IR_INTRIN_COUNT] = {
     "exp", "log", "sqrt", "tanh", "fabs", "pow", "floor", "ceil", "fma", "prefetch", "likely",
-    "dl_arg", "extern_call", "round_even", "dot4"};
-static const int intrin_arity[IR_INTRIN_COUNT] = {1, 1, 1, 1, 1, 2, 1, 1, 3, 1, 1, 3, -1, 1, 3};
+    "dl_arg", "extern_call", "round_even", "dot4", "mmla"};
+static const int intrin_arity[IR_INTRIN_COUNT] = {1, 1, 1, 1, 1, 2, 1, 1, 3, 1, 1, 3, -1, 1, 3, 3};
 
 const char *ir_intrinsic_name(ir_intrinsic i) {
   return (unsigned)i < IR_INTRIN_COUNT ? intrin_names[i] : "unknown";
@@ -256,9 +256,14 @@ const ir_expr *ir_call(tec_ctx *ctx, ir_intrinsic fn, int nargs, const ir_expr *
                            "with te_extern");
     return NULL;
   }
-  if (fn == IR_INTRIN_DOT4)
-    return nargs == 3 && args ? ir_dot4(args[0], args[1], args[2]) : (tec_ctx_set_error(ctx,
-           "ir_call: dot4 takes 3 arguments (acc, a, b), got %d", nargs), NULL);
+  if (fn == IR_INTRIN_DOT4 || fn == IR_INTRIN_MMLA) {
+    if (nargs == 3 && args)
+      return fn == IR_INTRIN_DOT4 ? ir_dot4(args[0], args[1], args[2])
+                                  : ir_mmla(args[0], args[1], args[2]);
+    tec_ctx_set_error(ctx, "ir_call: %s takes 3 arguments (acc, a, b), got %d",
+                      intrin_names[fn], nargs);
+    return NULL;
+  }
   if (nargs != intrin_arity[fn]) {
     tec_ctx_set_error(ctx, "ir_call: %s takes %d argument(s), got %d", intrin_names[fn],
                       intrin_arity[fn], nargs);
@@ -365,6 +370,28 @@ const ir_expr *ir_dot4(const ir_expr *acc, const ir_expr *a, const ir_expr *b) {
   if (!args) return NULL;
   args[0] = acc, args[1] = a, args[2] = b;
   return make_call(ctx, IR_INTRIN_DOT4, acc->type, 3, args);
+}
+
+const ir_expr *ir_mmla(const ir_expr *acc, const ir_expr *a, const ir_expr *b) {
+  if (!acc || !a || !b) return NULL;
+  tec_ctx *ctx = acc->ctx;
+  char x[32];
+  if (acc->type.code != TEC_INT || acc->type.bits != 32 || acc->type.lanes != 4) {
+    tec_ctx_set_error(ctx, "ir_mmla: the accumulator is %s; it must be int32x4 (a 2x2 block)",
+                      tstr(acc->type, x));
+    return NULL;
+  }
+  const ir_expr *op[2] = {a, b};
+  for (int i = 0; i < 2; i++)
+    if (!is_byte(op[i]->type) || op[i]->type.lanes != 16) {
+      tec_ctx_set_error(ctx, "ir_mmla: operand %c is %s; it must be int8x16 or uint8x16 (2 rows "
+                             "of 8)", "ab"[i], tstr(op[i]->type, x));
+      return NULL;
+    }
+  const ir_expr **args = tec_ctx_alloc(ctx, sizeof *args * 3);
+  if (!args) return NULL;
+  args[0] = acc, args[1] = a, args[2] = b;
+  return make_call(ctx, IR_INTRIN_MMLA, acc->type, 3, args);
 }
 
 static const ir_expr *call1(ir_intrinsic fn, const ir_expr *a) {

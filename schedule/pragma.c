@@ -34,7 +34,7 @@ static const sch_pragma_desc table[SCH_PRAGMA_COUNT] = {
      "enter the thread pool once, at this loop; parallel loops inside take static shares"},
   [SCH_PRAGMA_TENSORIZE] =
     {"tensorize", SCH_PRAGMA_VALUE_COUNT, "tensorize",
-     "replace the loop nest inside with the intrinsic the value names (sch_intrin: 0 = dot4)"},
+     "replace the loop nest inside with the intrinsic the value names (sch_intrin: 0 = dot4, 1 = mmla)"},
   [SCH_PRAGMA_UNROLL] =
     {"unroll", SCH_PRAGMA_VALUE_NONE, "unroll", "unroll the loop, as sch_unroll"},
   [SCH_PRAGMA_USER] =

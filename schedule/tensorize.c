@@ -6,7 +6,8 @@
 #include "ir/internal.h"
 #include "schedule/internal.h"
 
-static const char *const names[SCH_INTRIN_COUNT] = {[SCH_INTRIN_DOT4] = "dot4"};
+static const char *const names[SCH_INTRIN_COUNT] = {[SCH_INTRIN_DOT4] = "dot4",
+                                                    [SCH_INTRIN_MMLA] = "mmla"};
 
 const char *sch_intrin_name(sch_intrin intrin) {
   return (unsigned)intrin < SCH_INTRIN_COUNT ? names[intrin] : NULL;
@@ -18,7 +19,8 @@ int sch_tensorize(sch_stage *st, sch_iter *iv, sch_intrin intrin) {
   const te_tensor *t = st->tensor;
   if ((unsigned)intrin >= SCH_INTRIN_COUNT)
     return tec_ctx_set_error(ctx, "tensorize: stage '%s': unknown intrinsic %d; known: %d "
-                                  "(SCH_INTRIN_DOT4)", t->name, (int)intrin, SCH_INTRIN_DOT4);
+                                  "(SCH_INTRIN_DOT4), %d (SCH_INTRIN_MMLA)", t->name,
+                             (int)intrin, SCH_INTRIN_DOT4, SCH_INTRIN_MMLA);
   if (!t->body || t->body->kind != IR_REDUCE || t->body->v.i != IR_COMB_SUM)
     return tec_ctx_set_error(ctx, "tensorize: stage '%s' is not a sum reduction; %s "
                                   "accumulates products (C = sum(int32(a) * int32(b)))",

@@ -136,6 +136,10 @@ typedef enum ir_intrinsic {
                        * exactly (int32 wraps as every tec int32 sum). Codegen picks the
                        * instruction from the target's features (codegen_dot.c). Make it with
                        * ir_dot4. */
+  IR_INTRIN_MMLA,     /* mmla(acc, a, b): a 2x2 int32 block plus the product of a's 2 rows
+                       * by b's 2 columns of 8 bytes (sch_tensorize; AArch64 smmla):
+                       *   acc[2i+j] + sum_{k<8} int32(a[8i+k]) * int32(b[8j+k])
+                       * acc: int32 x 4; a, b: int8 or uint8 x 16. Make it with ir_mmla. */
   IR_INTRIN_COUNT
 } ir_intrinsic;
 
@@ -263,6 +267,8 @@ const ir_expr *ir_extern_call(tec_ctx *ctx, const te_tensor *t_out, tec_dtype t,
 /* dot4(acc, a, b) (see IR_INTRIN_DOT4): NULL with an error naming the operand and the rule
  * when the types or lanes do not fit. */
 const ir_expr *ir_dot4(const ir_expr *acc, const ir_expr *a, const ir_expr *b);
+/* mmla(acc, a, b) (see IR_INTRIN_MMLA), checked like ir_dot4. */
+const ir_expr *ir_mmla(const ir_expr *acc, const ir_expr *a, const ir_expr *b);
 /* The condition c if e is likely(c), else NULL. */
 const ir_expr *ir_likely_arg(const ir_expr *e);
 const ir_expr *ir_exp(const ir_expr *a);

@@ -335,9 +335,13 @@ int sch_pragma(sch_stage *st, sch_iter *iv, const char *key, const ir_expr *valu
  *   the lane loop: the [..][lanes][4] layout, or one group shared by every lane). x86:
  *   vpdpbusd (avx512vnni, avxvnni) for uint8 x int8, else vpmaddwd (exact); AArch64:
  *   sdot/udot (+dotprod), usdot (+i8mm); otherwise a widening multiply and pairwise adds.
- *   The reduction's initialization loop at iv (if any) is vectorized. */
+ *   The reduction's initialization loop at iv (if any) is vectorized.
+ *   SCH_INTRIN_MMLA: see the enum; C in 2x2 blocks, a and b packed as [..][2][8]. */
 typedef enum sch_intrin {
   SCH_INTRIN_DOT4, /* 4-element 8-bit dot products into int32 lanes (IR_INTRIN_DOT4) */
+  SCH_INTRIN_MMLA, /* 2x2 int32 block += 2x8 by 8x2 bytes (IR_INTRIN_MMLA): three loops, rows
+                    * of 2 (C steps 2, a 8), columns of 2 (C 1, b 8), a reduction of 8; AArch64
+                    * +i8mm: smmla/ummla/usmmla, else dot4's instructions on the same bytes */
   SCH_INTRIN_COUNT /* number of intrinsics (not one) */
 } sch_intrin;
 int sch_tensorize(sch_stage *st, sch_iter *iv, sch_intrin intrin);
