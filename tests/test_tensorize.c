@@ -295,13 +295,18 @@ START_TEST(asm_aarch64) {
 }
 END_TEST
 
-/* AArch64 with dotprod, executed: on the host JIT when it is an AArch64 (qemu) */
-START_TEST(aarch64_dotprod_runs) {
+/* 1 when the JIT's host is an AArch64 (the cross build under qemu) */
+static int host_is_aarch64(void) {
   tec_ctx *ctx = tec_ctx_new();
   const tec_target *host = tec_target_parse(ctx, NULL);
   int a64 = host && host->arch == TEC_ARCH_AARCH64;
   tec_ctx_free(ctx);
-  if (!a64) return; /* the x86 host ran its own instructions above */
+  return a64;
+}
+
+/* AArch64 with dotprod, executed: on the host JIT when it is an AArch64 (qemu) */
+START_TEST(aarch64_dotprod_runs) {
+  if (!host_is_aarch64()) return; /* the x86 host ran its own instructions above */
   gemm p = base;
   p.lanes = 8, p.ta = TEC_I8;
   run_exact(&p, "llvm -mattr=+neon,+dotprod");
@@ -416,11 +421,7 @@ END_TEST
 
 /* AArch64 with i8mm, executed (qemu) */
 START_TEST(aarch64_i8mm_runs) {
-  tec_ctx *ctx = tec_ctx_new();
-  const tec_target *host = tec_target_parse(ctx, NULL);
-  int a64 = host && host->arch == TEC_ARCH_AARCH64;
-  tec_ctx_free(ctx);
-  if (!a64) return;
+  if (!host_is_aarch64()) return;
   mm_exact(TEC_I8, TEC_I8, "llvm -mattr=+neon,+i8mm");
   mm_exact(TEC_U8, TEC_I8, "llvm -mattr=+neon,+i8mm");
   mm_exact(TEC_I8, TEC_U8, "llvm -mattr=+neon,+i8mm");
