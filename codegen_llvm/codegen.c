@@ -209,6 +209,7 @@ LLVMModuleRef cg_module_build(tec_ctx *ctx, LLVMContextRef llctx, int nfuncs,
   f.vector_fma = t->vector_fma;
   f.vector_bits = t->vector_bits;
   f.lane_fma = t->lane_fma;
+  f.target = t->t;
   f.llctx = llctx;
   f.mod = mod;
   f.i1 = LLVMInt1TypeInContext(llctx);

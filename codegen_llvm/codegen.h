@@ -86,6 +86,7 @@ typedef struct cg_func {
   int vector_fma;             /* cg_target.vector_fma: vector x*y+z as llvm.fma */
   int vector_bits;            /* cg_target.vector_bits: wider stores are sliced to this */
   int lane_fma;               /* cg_target.lane_fma: broadcasts of loads as group load + lane */
+  const tec_target *target;   /* cg_target.t: the feature bits (codegen_dot.c) */
   /* debug locations (debug_lines.c) when the function has lf->lines: the module's builder
    * and file, the subprogram being emitted and the printed line instructions get now */
   void *dib;                  /* LLVMDIBuilderRef */
@@ -138,6 +139,13 @@ LLVMValueRef cg_expr(cg_func *f, const ir_expr *e);
 /* v converted from type `from` to `to` (equal lanes, or a scalar widened to a vector). */
 LLVMValueRef cg_cast(cg_func *f, LLVMValueRef v, tec_dtype from, tec_dtype to);
 LLVMValueRef cg_splat(cg_func *f, LLVMValueRef v, int lanes); /* scalar to lanes copies */
+/* codegen_dot.c: dot4(acc, a, b) on the target's dot-product instruction */
+LLVMValueRef cg_dot4(cg_func *f, const ir_expr *e);
+LLVMValueRef cg_mmla(cg_func *f, const ir_expr *e); /* mmla(acc, a, b): smmla or dot4's way */
+/* Calls LLVM intrinsic `name` (overloaded on over[0..nover)), converting each argument and
+ * the result by bitcast to the intrinsic's own types (LLVM 14-19 differ for some). */
+LLVMValueRef cg_intrinsic_cast(cg_func *f, const char *name, LLVMTypeRef *over, unsigned nover,
+                               LLVMValueRef *args, unsigned n, LLVMTypeRef result);
 /* codegen_mem.c */
 LLVMValueRef cg_load(cg_func *f, const ir_expr *e);
 LLVMValueRef cg_broadcast(cg_func *f, const ir_expr *e); /* an IR_BROADCAST */

@@ -216,8 +216,8 @@ const ir_expr *ir_cast(tec_dtype t, const ir_expr *a) {
 
 static const char *const intrin_names[IR_INTRIN_COUNT] = {
     "exp", "log", "sqrt", "tanh", "fabs", "pow", "floor", "ceil", "fma", "prefetch", "likely",
-    "dl_arg", "extern_call", "round_even"};
-static const int intrin_arity[IR_INTRIN_COUNT] = {1, 1, 1, 1, 1, 2, 1, 1, 3, 1, 1, 3, -1, 1};
+    "dl_arg", "extern_call", "round_even", "dot4", "mmla"};
+static const int intrin_arity[IR_INTRIN_COUNT] = {1, 1, 1, 1, 1, 2, 1, 1, 3, 1, 1, 3, -1, 1, 3, 3};
 
 const char *ir_intrinsic_name(ir_intrinsic i) {
   return (unsigned)i < IR_INTRIN_COUNT ? intrin_names[i] : "unknown";
@@ -254,6 +254,14 @@ const ir_expr *ir_call(tec_ctx *ctx, ir_intrinsic fn, int nargs, const ir_expr *
   if (fn == IR_INTRIN_EXTERN) {
     tec_ctx_set_error(ctx, "ir_call: extern_call is an extern stage's call; declare the stage "
                            "with te_extern");
+    return NULL;
+  }
+  if (fn == IR_INTRIN_DOT4 || fn == IR_INTRIN_MMLA) {
+    if (nargs == 3 && args)
+      return fn == IR_INTRIN_DOT4 ? ir_dot4(args[0], args[1], args[2])
+                                  : ir_mmla(args[0], args[1], args[2]);
+    tec_ctx_set_error(ctx, "ir_call: %s takes 3 arguments (acc, a, b), got %d",
+                      intrin_names[fn], nargs);
     return NULL;
   }
   if (nargs != intrin_arity[fn]) {
@@ -327,6 +335,63 @@ const ir_expr *ir_dl_arg(tec_ctx *ctx, ir_dl_field field, int arg, int dim) {
   a[0] = ir_int(ctx, field), a[1] = ir_int(ctx, arg), a[2] = ir_int(ctx, dim);
   if (!a[0] || !a[1] || !a[2]) return NULL;
   return make_call(ctx, IR_INTRIN_DL_ARG, TEC_I64, 3, a);
+}
+
+/* An 8-bit integer type (int8 or uint8) of any lanes. */
+static int is_byte(tec_dtype t) {
+  return (t.code == TEC_INT || t.code == TEC_UINT) && t.bits == 8;
+}
+
+const ir_expr *ir_dot4(const ir_expr *acc, const ir_expr *a, const ir_expr *b) {
+  if (!acc || !a || !b) return NULL;
+  tec_ctx *ctx = acc->ctx;
+  char x[32];
+  if (acc->type.code != TEC_INT || acc->type.bits != 32) {
+    tec_ctx_set_error(ctx, "ir_dot4: the accumulator is %s; it must be int32 (any lanes)",
+                      tstr(acc->type, x));
+    return NULL;
+  }
+  int L = acc->type.lanes;
+  const ir_expr *op[2] = {a, b};
+  for (int i = 0; i < 2; i++) {
+    if (!is_byte(op[i]->type)) {
+      tec_ctx_set_error(ctx, "ir_dot4: operand %c is %s; it must be int8 or uint8", "ab"[i],
+                        tstr(op[i]->type, x));
+      return NULL;
+    }
+    if (op[i]->type.lanes != 4 * L && op[i]->type.lanes != 4) {
+      tec_ctx_set_error(ctx, "ir_dot4: operand %c has %d lanes; with %d accumulator lanes it "
+                             "needs %d (4 per lane) or 4 (shared by every lane)", "ab"[i],
+                        op[i]->type.lanes, L, 4 * L);
+      return NULL;
+    }
+  }
+  const ir_expr **args = tec_ctx_alloc(ctx, sizeof *args * 3);
+  if (!args) return NULL;
+  args[0] = acc, args[1] = a, args[2] = b;
+  return make_call(ctx, IR_INTRIN_DOT4, acc->type, 3, args);
+}
+
+const ir_expr *ir_mmla(const ir_expr *acc, const ir_expr *a, const ir_expr *b) {
+  if (!acc || !a || !b) return NULL;
+  tec_ctx *ctx = acc->ctx;
+  char x[32];
+  if (acc->type.code != TEC_INT || acc->type.bits != 32 || acc->type.lanes != 4) {
+    tec_ctx_set_error(ctx, "ir_mmla: the accumulator is %s; it must be int32x4 (a 2x2 block)",
+                      tstr(acc->type, x));
+    return NULL;
+  }
+  const ir_expr *op[2] = {a, b};
+  for (int i = 0; i < 2; i++)
+    if (!is_byte(op[i]->type) || op[i]->type.lanes != 16) {
+      tec_ctx_set_error(ctx, "ir_mmla: operand %c is %s; it must be int8x16 or uint8x16 (2 rows "
+                             "of 8)", "ab"[i], tstr(op[i]->type, x));
+      return NULL;
+    }
+  const ir_expr **args = tec_ctx_alloc(ctx, sizeof *args * 3);
+  if (!args) return NULL;
+  args[0] = acc, args[1] = a, args[2] = b;
+  return make_call(ctx, IR_INTRIN_MMLA, acc->type, 3, args);
 }
 
 static const ir_expr *call1(ir_intrinsic fn, const ir_expr *a) {

@@ -118,6 +118,8 @@ const ir_stmt *lower_storage_flatten(const ir_stmt *body, lower_func *f, const s
 /* 5-8. loop-level passes after simplify (lower/<name>.c, order and reasons in pipeline.c). */
 /* Peels non-dividing split guards out of loops: hot loop without conditions. */
 const ir_stmt *lower_loop_partition(const ir_stmt *s);
+/* Nests marked by sch_tensorize -> their intrinsic (dot4), checked; NULL with the reason. */
+const ir_stmt *lower_tensorize(tec_ctx *ctx, const ir_stmt *s);
 /* VECTORIZED loops of constant extent -> ramp/broadcast vector code (or serial). */
 const ir_stmt *lower_vectorize(const ir_stmt *s);
 /* UNROLLED loops (and pragma auto_unroll_max_step / unroll) -> straight-line code. */

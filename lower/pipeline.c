@@ -53,6 +53,10 @@ static int p_guard(lower_pipe *p) { p->body = lower_guard_loads(p->body); return
 static int p_sizes(lower_pipe *p);
 static int p_simplify(lower_pipe *p) { p->body = lower_simplify(p->body); return 0; }
 static int p_partition(lower_pipe *p) { p->body = lower_loop_partition(p->body); return 0; }
+static int p_tensorize(lower_pipe *p) {
+  if (!p->body) return 0;
+  return (p->body = lower_tensorize(p->f->ctx, p->body)) ? 0 : -1;
+}
 static int p_vectorize(lower_pipe *p) { p->body = lower_vectorize(p->body); return 0; }
 static int p_unroll(lower_pipe *p) { p->body = lower_unroll(p->body); return 0; }
 static int p_rewrite(lower_pipe *p) {
@@ -92,6 +96,8 @@ static const lower_pass passes[] = {
   {"simplify", p_simplify, FUNC, 1},        /* folds the indices built above, proven guards */
   {"loop_partition", p_partition, FUNC, 1}, /* needs simplify's canonical `e < n` */
   {"partition simplify", p_simplify, FUNC, 1}, /* folds split points, newly proven guards */
+  {"tensorize", p_tensorize, FUNC, 1},      /* flat, partitioned indices; marks init loops
+                                               vectorized, so before vectorize */
   {"vectorize", p_vectorize, FUNC, 1},      /* after partition: a guard would scalarize */
   {"unroll", p_unroll, FUNC, 1},            /* after vectorize: vector bodies copied whole */
   {"unroll simplify", p_simplify, FUNC, 1}, /* folds min + k of the copies, ramp arithmetic */

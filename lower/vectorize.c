@@ -203,6 +203,10 @@ static const ir_expr *vec_expr(vec_state *st, const ir_expr *e) {
       VEC_FAIL(st, "it prefetches at an address that depends on the loop variable");
       return NULL;
     }
+    if (e->v.i == IR_INTRIN_DOT4 || e->v.i == IR_INTRIN_MMLA) { /* vector code (tensorize.c) */
+      VEC_FAIL(st, "it holds a tensorized intrinsic whose operands depend on the loop variable");
+      return NULL;
+    }
     for (int i = 0; i < e->nargs; i++) args[i] = bcast(args[i], L);
     r = ir_call(st->ctx, (ir_intrinsic)e->v.i, e->nargs, args);
     break;

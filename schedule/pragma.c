@@ -7,6 +7,7 @@
  *   debug_skip_region      none                  lower/schedule_ops.c
  *   parallel_dynamic       count or none         lower/legality.c, launch_regions.c, codegen
  *   parallel_launch_point  none                  lower/legality.c, launch_regions.c
+ *   tensorize              intrinsic (count)     lower/tensorize.c (sch_tensorize)
  *   unroll                 none                  lower/unroll.c
  *   user_<name>            any constant or none  (kept in the IR as an annotation)
  */
@@ -31,6 +32,9 @@ static const sch_pragma_desc table[SCH_PRAGMA_COUNT] = {
   [SCH_PRAGMA_PARALLEL_LAUNCH_POINT] =
     {"parallel_launch_point", SCH_PRAGMA_VALUE_NONE, "launch_regions",
      "enter the thread pool once, at this loop; parallel loops inside take static shares"},
+  [SCH_PRAGMA_TENSORIZE] =
+    {"tensorize", SCH_PRAGMA_VALUE_COUNT, "tensorize",
+     "replace the loop nest inside with the intrinsic the value names (sch_intrin: 0 = dot4, 1 = mmla)"},
   [SCH_PRAGMA_UNROLL] =
     {"unroll", SCH_PRAGMA_VALUE_NONE, "unroll", "unroll the loop, as sch_unroll"},
   [SCH_PRAGMA_USER] =

@@ -74,7 +74,7 @@ static const tgt_cpu x86_64_cpus[] = {
 static const char *const x86_64_features[] = {
     "sse2", "sse3", "ssse3", "sse4.1", "sse4.2", "popcnt", "avx", "avx2", "fma", "f16c",
     "bmi", "bmi2", "lzcnt", "movbe", "avx512f", "avx512cd", "avx512bw", "avx512dq",
-    "avx512vl", "avx512vnni", "avx512bf16", "avx512fp16", "prefer-256-bit", NULL,
+    "avx512vl", "avx512vnni", "avxvnni", "avx512bf16", "avx512fp16", "prefer-256-bit", NULL,
 };
 static const tgt_width_rule x86_64_widths[] = {
     {"avx", 256, 128}, {"avx2", 256, 256}, {"avx512f", 512, 256}, {NULL, 0, 0}};
@@ -113,7 +113,8 @@ const char *const tgt_feature_names[TEC_FEATURE_COUNT] = {
     [TEC_FEATURE_SSE2] = "sse2",           [TEC_FEATURE_SSE41] = "sse4.1",
     [TEC_FEATURE_AVX] = "avx",             [TEC_FEATURE_AVX2] = "avx2",
     [TEC_FEATURE_FMA] = "fma",             [TEC_FEATURE_AVX512F] = "avx512f",
-    [TEC_FEATURE_AVX512BW] = "avx512bw",   [TEC_FEATURE_AVX512VNNI] = "avx512vnni",
+    [TEC_FEATURE_AVX512BW] = "avx512bw",   [TEC_FEATURE_AVX512VL] = "avx512vl",
+    [TEC_FEATURE_AVX512VNNI] = "avx512vnni",
     [TEC_FEATURE_AVX512BF16] = "avx512bf16", [TEC_FEATURE_AVX512FP16] = "avx512fp16",
     [TEC_FEATURE_AVXVNNI] = "avxvnni",     [TEC_FEATURE_NEON] = "neon",
     [TEC_FEATURE_VFP4] = "vfp4",           [TEC_FEATURE_DOTPROD] = "dotprod",

@@ -128,6 +128,18 @@ typedef enum ir_intrinsic {
   IR_INTRIN_ROUND_EVEN, /* round to the nearest integer, ties to even (llvm.roundeven; IEEE
                          * roundToIntegralTiesToEven, whatever the rounding mode): the
                          * requantization of the int8 templates (docs/quantized.md) */
+  IR_INTRIN_DOT4,     /* dot4(acc, a, b): the 8-bit dot product into int32 lanes that
+                       * sch_tensorize makes (lower/tensorize.c). acc: int32 x L; a, b: int8
+                       * or uint8 (each its own), 4L lanes (lane l reads elements 4l..4l+3)
+                       * or 4 lanes (one group every lane shares). Lane l of the result is
+                       *   acc[l] + sum_{q<4} int32(a[4l+q]) * int32(b[4l+q])
+                       * exactly (int32 wraps as every tec int32 sum). Codegen picks the
+                       * instruction from the target's features (codegen_dot.c). Make it with
+                       * ir_dot4. */
+  IR_INTRIN_MMLA,     /* mmla(acc, a, b): a 2x2 int32 block plus the product of a's 2 rows
+                       * by b's 2 columns of 8 bytes (sch_tensorize; AArch64 smmla):
+                       *   acc[2i+j] + sum_{k<8} int32(a[8i+k]) * int32(b[8j+k])
+                       * acc: int32 x 4; a, b: int8 or uint8 x 16. Make it with ir_mmla. */
   IR_INTRIN_COUNT
 } ir_intrinsic;
 
@@ -252,6 +264,11 @@ const ir_expr *ir_dl_arg(tec_ctx *ctx, ir_dl_field field, int arg, int dim);
  * (see IR_INTRIN_EXTERN). */
 const ir_expr *ir_extern_call(tec_ctx *ctx, const te_tensor *t_out, tec_dtype t, int nargs,
                               const ir_expr *const *args);
+/* dot4(acc, a, b) (see IR_INTRIN_DOT4): NULL with an error naming the operand and the rule
+ * when the types or lanes do not fit. */
+const ir_expr *ir_dot4(const ir_expr *acc, const ir_expr *a, const ir_expr *b);
+/* mmla(acc, a, b) (see IR_INTRIN_MMLA), checked like ir_dot4. */
+const ir_expr *ir_mmla(const ir_expr *acc, const ir_expr *a, const ir_expr *b);
 /* The condition c if e is likely(c), else NULL. */
 const ir_expr *ir_likely_arg(const ir_expr *e);
 const ir_expr *ir_exp(const ir_expr *a);

@@ -325,6 +325,28 @@ int sch_unroll(sch_stage *st, sch_iter *iv);    /* the loop's extent must be a c
  * An annotation (loop kind, pragma, prefetch, storage_align) on an inlined stage is refused,
  * and so is compute_inline of an annotated stage: an inlined stage has no loops or buffer. */
 int sch_pragma(sch_stage *st, sch_iter *iv, const char *key, const ir_expr *value);
+/* Tensorize (TVM's s[C].tensorize, Halide's VectorReduce): the loop nest from iv inward becomes
+ * one instruction-level intrinsic, chosen per target when the function is built
+ * (docs/tensorize.md). Recorded as the pragma "tensorize" = intrin; tec_lower checks that the
+ * nest computes what the intrinsic computes and refuses it with the reason otherwise.
+ *   SCH_INTRIN_DOT4: two loops, a lane loop of 4, 8 or 16 iterations and a reduction loop of
+ *   4, around C[..] += int32(a) * int32(b), with C int32 (stride 1 in the lane loop) and a, b
+ *   int8/uint8 reading 4 consecutive bytes per lane (stride 1 in the reduction, 4 or 0 in
+ *   the lane loop: the [..][lanes][4] layout, or one group shared by every lane). x86:
+ *   vpdpbusd (avx512vnni, avxvnni) for uint8 x int8, else vpmaddwd (exact); AArch64:
+ *   sdot/udot (+dotprod), usdot (+i8mm); otherwise a widening multiply and pairwise adds.
+ *   The reduction's initialization loop at iv (if any) is vectorized.
+ *   SCH_INTRIN_MMLA: see the enum; C in 2x2 blocks, a and b packed as [..][2][8]. */
+typedef enum sch_intrin {
+  SCH_INTRIN_DOT4, /* 4-element 8-bit dot products into int32 lanes (IR_INTRIN_DOT4) */
+  SCH_INTRIN_MMLA, /* 2x2 int32 block += 2x8 by 8x2 bytes (IR_INTRIN_MMLA): three loops, rows
+                    * of 2 (C steps 2, a 8), columns of 2 (C 1, b 8), a reduction of 8; AArch64
+                    * +i8mm: smmla/ummla/usmmla, else dot4's instructions on the same bytes */
+  SCH_INTRIN_COUNT /* number of intrinsics (not one) */
+} sch_intrin;
+int sch_tensorize(sch_stage *st, sch_iter *iv, sch_intrin intrin);
+/* The intrinsic's name ("dot4"), NULL out of range. */
+const char *sch_intrin_name(sch_intrin intrin);
 /* The pragma table (schedule/pragma.c): one row per key sch_pragma accepts, in order; the
  * last row, "user_<name>", stands for every user_ key. sch_pragma_desc_at(i) for i from 0,
  * NULL past the end: for docs, help texts and tests. */

@@ -41,6 +41,7 @@ typedef enum tec_feature {
   TEC_FEATURE_FMA,        /* x86: fma (fused multiply-add) */
   TEC_FEATURE_AVX512F,    /* x86: avx512f (512-bit vectors, 32 registers) */
   TEC_FEATURE_AVX512BW,   /* x86: avx512bw (8/16-bit integer lanes) */
+  TEC_FEATURE_AVX512VL,   /* x86: avx512vl (AVX-512 instructions on 128/256-bit vectors) */
   TEC_FEATURE_AVX512VNNI, /* x86: avx512vnni (int8 dot product, vpdpbusd) */
   TEC_FEATURE_AVX512BF16, /* x86: avx512bf16 (bfloat16 dot product) */
   TEC_FEATURE_AVX512FP16, /* x86: avx512fp16 (half precision arithmetic) */

@@ -400,6 +400,27 @@ typedef struct topi_dense_config {
                        (the tile reads b's rows in place) */
 } topi_dense_config;
 
+/* Dense int8 on the target's dot-product instruction (topi/dense_int8.c; docs/tensorize.md):
+ * out[i, j] = sum_k int32(a[i, k]) * int32(w[j, k]), a uint8 [m][k] (activations), w int8
+ * [n][k] constant (weights, fully connected layout), out int32 [m][n]; bit-exact (int32).
+ * w is packed once in prepare into the VNNI layout wp[n/L][k/4][L][4] (L: the target's int32
+ * lanes, at most 16) and an mr x nv*L register tile is computed with sch_tensorize(dot4):
+ * vpdpbusd with VNNI, vpmaddwd without, sdot/usdot/widening NEON on ARM. k % 4 == 0, n a
+ * multiple of L, m a multiple of mr (refused otherwise, naming the rule). Not a registered
+ * template (no space yet): a config of zeros picks the default tile. Arguments: a, w, out. */
+typedef struct topi_dense_int8_problem {
+  int64_t m, n, k;
+  int a_signed; /* a is int8: shifted to uint8 (a + 128) in a pass of its own, and the
+                 * compensation 128 * sum_k w[j, k] (prepare, once) subtracted per column */
+} topi_dense_int8_problem;
+typedef struct topi_dense_int8_config {
+  int64_t mr;   /* rows per register tile (unrolled); 0: the largest divisor of m that fits */
+  int64_t nv;   /* int32 vectors per tile row (unrolled); 0: 4, 2 or 1, the first dividing n */
+} topi_dense_int8_config;
+int topi_dense_int8(tec_ctx *ctx, const topi_dense_int8_problem *p,
+                    const topi_dense_int8_config *cfg,
+                    const tec_target *target, topi_op *out);
+
 /* "batch_matmul" (topi_batch_matmul): dense's GEMM per batch entry, the batch fused with the
  * panel loop (parallel); the knobs, their legal values, defaults and register rule are dense's
  * for one entry's GEMM (b transposed as transpose_b; pack none not with transpose_b). a
