@@ -5,7 +5,8 @@
  *   key                    value                 consumed by
  *   auto_unroll_max_step   count (required)      lower/unroll.c
  *   debug_skip_region      none                  lower/schedule_ops.c
- *   parallel_dynamic       count or none         lower/legality.c, launch_regions.c, codegen
+ *   parallel_dynamic       count or none         lower/legality.c, launch_regions.c (which hands
+ *                                                codegen `attr parallel_dynamic`)
  *   parallel_launch_point  none                  lower/legality.c, launch_regions.c
  *   tensorize              intrinsic (count)     lower/tensorize.c (sch_tensorize)
  *   unroll                 none                  lower/unroll.c
@@ -27,7 +28,7 @@ static const sch_pragma_desc table[SCH_PRAGMA_COUNT] = {
     {"debug_skip_region", SCH_PRAGMA_VALUE_NONE, "schedule_ops",
      "drop the loop and its body (wrong output by design: for timing experiments)"},
   [SCH_PRAGMA_PARALLEL_DYNAMIC] =
-    {"parallel_dynamic", SCH_PRAGMA_VALUE_COUNT_OR_NONE, "codegen",
+    {"parallel_dynamic", SCH_PRAGMA_VALUE_COUNT_OR_NONE, "launch_regions",
      "a parallel loop's threads take chunks of value iterations in turn (none or 0: automatic)"},
   [SCH_PRAGMA_PARALLEL_LAUNCH_POINT] =
     {"parallel_launch_point", SCH_PRAGMA_VALUE_NONE, "launch_regions",
