@@ -109,7 +109,12 @@ static const ir_stmt *pf_nest(lower_state *ls, const sch_stage *st, const sch_it
       hi[d] = k ? ir_max(hi[d], b) : b;
     }
   /* iteration it + offset; dimensions but the last get loops, the last one a prefetch per
-   * line */
+   * line. An offset past the loop's extent is clamped to it (those iterations do not exist)
+   * and any offset to 2^31, so no index arithmetic over it wraps (issue #38: an offset of 2^62
+   * wrapped a region extent into a loop of 2^58 prefetches) */
+  int64_t ext;
+  if (it->dom_extent && ir_is_const_int(it->dom_extent, &ext) && ext >= 1 && offset > ext) offset = ext;
+  if (offset > ((int64_t)1 << 31)) offset = (int64_t)1 << 31;
   const ir_expr *ahead = ir_add(it->var, ir_int(ctx, offset));
   const ir_expr **idx = tec_ctx_alloc(ctx, sizeof *idx * (size_t)nd);
   const ir_expr **vars = tec_ctx_alloc(ctx, sizeof *vars * (size_t)nd);

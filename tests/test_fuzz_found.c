@@ -153,6 +153,26 @@ START_TEST(round_up_past_the_extent) {
 }
 END_TEST
 
+/* seed 38215 case 1444 (reduce, the issue #38 long run with extreme draws; session 23): a
+ * prefetch 2^62 iterations ahead of kb. Its index arithmetic wrapped, the prefetch loop's extent
+ * became about 2^58 and the run never ended. The offset is now clamped to the loop's extent
+ * (and to 2^31): the prefetch stays, its loop short. */
+START_TEST(prefetch_past_the_loop) {
+  tec_ctx *ctx = tec_ctx_new();
+  dt_instance *p = dt_instance_new(ctx, DT_REDUCE, 1);
+  ck_assert_ptr_nonnull(p);
+  p->target = "llvm -O0";
+  sch_schedule *s = p->sched;
+  te_tensor *A = dt_instance_tensor(p, "A");
+  sch_stage *s_R = sch_stage_of(s, dt_instance_tensor(p, "R"));
+  sch_iter *ka_o, *ka_i;
+  OK(ctx, sch_split(s_R, sch_reduce_axis(s_R, 0), 3, &ka_o, &ka_i));
+  OK(ctx, sch_prefetch(s_R, A, sch_reduce_axis(s_R, 1), (int64_t)1 << 62));
+  lower_check(p, (const char *[]){"prefetch(", NULL}, (const char *[]){"4611686018427387904", NULL});
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 Suite *fuzz_found_suite(void) {
   Suite *s = suite_create("fuzz_found");
   TCase *t = tcase_create("found");
@@ -163,6 +183,7 @@ Suite *fuzz_found_suite(void) {
   tcase_add_test(t, nparts_past_a_symbolic_extent);
   tcase_add_test(t, factor_past_a_symbolic_extent);
   tcase_add_test(t, round_up_past_the_extent);
+  tcase_add_test(t, prefetch_past_the_loop);
   suite_add_tcase(s, t);
   return s;
 }
