@@ -196,7 +196,7 @@ static int cg_func_build(cg_func *f) {
 
 LLVMModuleRef cg_module_build(tec_ctx *ctx, LLVMContextRef llctx, int nfuncs,
                               const tec_ir_func *funcs, const cg_target *t,
-                              LLVMTargetMachineRef tm, const char *who) {
+                              LLVMTargetMachineRef tm, const char *who, int object) {
   unsigned long errors_before = tec_ctx_error_count(ctx);
   LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("tec", llctx);
   LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
@@ -206,6 +206,7 @@ LLVMModuleRef cg_module_build(tec_ctx *ctx, LLVMContextRef llctx, int nfuncs,
   memset(&f, 0, sizeof f);
   f.ctx = ctx;
   f.who = who;
+  f.object = object;
   f.vector_fma = t->vector_fma;
   f.vector_bits = t->vector_bits;
   f.lane_fma = t->lane_fma;

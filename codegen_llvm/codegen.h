@@ -45,10 +45,11 @@ int cg_target_of(tec_ctx *ctx, const tec_target *t, cg_target *out);
 LLVMTargetMachineRef cg_target_machine(tec_ctx *ctx, const cg_target *t, const char *who);
 
 /* ---- codegen.c (+ codegen_expr.c, codegen_mem.c, codegen_stmt.c, entry.c) ---- */
-/* Builds every function of funcs into a new module in llctx. NULL with an error in ctx. */
+/* Builds every function of funcs into a new module in llctx; object: for an object file
+ * (tec_emit), else a JIT module. NULL with an error in ctx. */
 LLVMModuleRef cg_module_build(tec_ctx *ctx, LLVMContextRef llctx, int nfuncs,
                               const tec_ir_func *funcs, const cg_target *t,
-                              LLVMTargetMachineRef tm, const char *who);
+                              LLVMTargetMachineRef tm, const char *who, int object);
 
 /* State while generating one function (the raw kernel or its entry). */
 typedef struct cg_binding {
@@ -65,6 +66,7 @@ typedef struct cg_launch {
 typedef struct cg_func {
   tec_ctx *ctx;
   const char *who;            /* API entry for messages: "tec_build", "tec_emit" */
+  int object;                 /* making an object file (tec_emit), not a JIT module */
   const tec_ir_func *lf;       /* the function being generated */
   LLVMContextRef llctx;
   LLVMModuleRef mod;

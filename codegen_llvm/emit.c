@@ -11,7 +11,7 @@ int cg_emit_file(tec_ctx *ctx, int nfuncs, const tec_ir_func *funcs, const tec_t
   LLVMTargetMachineRef tm = cg_target_machine(ctx, &t, "tec_emit");
   if (!tm) return -1;
   LLVMContextRef llctx = LLVMContextCreate();
-  LLVMModuleRef mod = cg_module_build(ctx, llctx, nfuncs, funcs, &t, tm, "tec_emit");
+  LLVMModuleRef mod = cg_module_build(ctx, llctx, nfuncs, funcs, &t, tm, "tec_emit", 1);
   int rc = -1;
   if (mod && cg_optimize(ctx, mod, tm, &t, "tec_emit") == 0) {
     char *err = NULL;

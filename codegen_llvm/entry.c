@@ -6,7 +6,7 @@
  * dl_arg is a load from the DLTensor struct, an ASSERT a branch to tec_rt_check_fail and
  * `return -1`, entry_call 0 the call name_raw(data + byte_offset ..., sizes ...) and
  * entry_call 1 the general path, tec_rt_call_strided (runtime/strided.c) with a thunk that
- * calls name_raw on its pointers; dl_arg compact is tec_rt_dl_compact(args[i]).
+ * calls name_raw on its pointers; dl_arg compact is tec_rt_dl_compact's test, inline.
  *
  *   DLTensor (DLPack v0.6), built here as an LLVM struct:
  *   { i8* data; {i32 device_type, i32 device_id}; i32 ndim; {i8 code, i8 bits, i16 lanes};
@@ -228,8 +228,7 @@ int cg_entry_call(cg_func *f, int strided) {
      * refuses strided arguments saying what to link (a JIT module's is an ordinary one: the
      * AArch64 JIT mislinks a weak external) */
     LLVMValueRef fn = cg_declare(f, "tec_rt_call_strided", f->i32, pt, 6, &ty);
-    if (!strcmp(f->who, "tec_emit")) /* the JIT resolves it from its own table (jit.c) */
-      LLVMSetLinkage(fn, LLVMExternalWeakLinkage);
+    if (f->object) LLVMSetLinkage(fn, LLVMExternalWeakLinkage); /* the JIT's table has it */
     LLVMBasicBlockRef none = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "no_runtime");
     LLVMBasicBlockRef have = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "strided_call");
     LLVMBuildCondBr(f->b, LLVMBuildIsNull(f->b, fn, ""), none, have);

@@ -47,7 +47,6 @@ static void cg_runtime_symbols(cg_symbol *out, int *n) {
       {"tec_rt_parallel_for", (void *)tec_rt_parallel_for},
       {"tec_rt_parallel_for_dynamic", (void *)tec_rt_parallel_for_dynamic},
       {"tec_rt_parallel_launch", (void *)tec_rt_parallel_launch},
-      {"tec_rt_dl_compact", (void *)tec_rt_dl_compact},
       {"tec_rt_call_strided", (void *)tec_rt_call_strided},
       {"tec_rt_parallel_barrier", (void *)tec_rt_parallel_barrier},
       {"tec_rt_extern_call", (void *)tec_rt_extern_call},
@@ -171,7 +170,7 @@ static int load(tec_ctx *ctx, int nfuncs, const tec_ir_func *funcs, const tec_ta
   if (!tm) return -1;
   LLVMOrcThreadSafeContextRef tsctx = LLVMOrcCreateNewThreadSafeContext();
   LLVMContextRef llctx = LLVMOrcThreadSafeContextGetContext(tsctx);
-  LLVMModuleRef mod = cg_module_build(ctx, llctx, nfuncs, funcs, &t, tm, "tec_build");
+  LLVMModuleRef mod = cg_module_build(ctx, llctx, nfuncs, funcs, &t, tm, "tec_build", 0);
   if (!mod || cg_optimize(ctx, mod, tm, &t, "tec_build") != 0) {
     if (mod) LLVMDisposeModule(mod);
     LLVMOrcDisposeThreadSafeContext(tsctx);

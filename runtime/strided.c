@@ -1,8 +1,8 @@
 /* strided.c — any buffer a user holds: the checked entry's general path.
  *
  * A generated function's kernel (name_raw) assumes compact row-major buffers aligned to
- * TEC_ALIGN bytes. Its checked entry tests every argument with tec_rt_dl_compact; when all are
- * compact it calls the kernel directly (the fast path, unchanged). Otherwise it calls
+ * TEC_ALIGN bytes. Its checked entry makes tec_rt_dl_compact's test of every argument inline;
+ * when all are compact it calls the kernel directly (the fast path, unchanged). Otherwise it calls
  * tec_rt_call_strided, which gives the kernel a compact aligned copy of each argument that is
  * not (strides of any sign, zero strides of an input (broadcast), padded rows, a byte_offset
  * or data at any address its element type allows), copied back after the call for the
@@ -46,10 +46,14 @@ static void copy_elems(const DLTensor *t, char *c, int to_compact) {
   int64_t eb = elem_bytes(t), n = 1, idx[64] = {0};
   for (int d = 0; d < nd; d++) n *= t->shape[d];
   if (n == 0) return;
+  if (!t->strides) { /* compact but misaligned: one block */
+    if (to_compact) memcpy(c, start_of(t), (size_t)(n * eb));
+    else memcpy(start_of(t), c, (size_t)(n * eb));
+    return;
+  }
   for (int64_t k = 0; k < n; k++) {
     int64_t off = 0;
-    for (int d = 0; d < nd; d++) off += idx[d] * (t->strides ? t->strides[d] : 0);
-    if (!t->strides) off = k;
+    for (int d = 0; d < nd; d++) off += idx[d] * t->strides[d];
     char *p = start_of(t) + off * eb;
     if (to_compact) memcpy(c + k * eb, p, (size_t)eb);
     else memcpy(p, c + k * eb, (size_t)eb);

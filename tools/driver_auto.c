@@ -28,12 +28,6 @@ lower_func *drv_auto_lower(tec_ctx *ctx, const topi_template *t, const void *pro
   return tec_lower(s, name, d.nargs, d.args);
 }
 
-int drv_auto_task(tec_ctx *ctx, const topi_template *t, const void *problem, const char *target, tune_task *task) {
-  topi_decl d;
-  sch_schedule *s = declared(ctx, t, problem, &d);
-  return s ? tune_task_auto(s, target, NULL, task) : -1;
-}
-
 int drv_auto_print_sched(tec_ctx *ctx, sch_schedule *best, const char *target, const char *records) {
   (void)ctx;
   tec_autosched_report rep;

@@ -213,13 +213,13 @@ int drv_gen_tune(tec_ctx *ctx, const tec_generator *g, const char *shape, const 
   if (a->autosched) {
     lower_func *own;
     double flops = 0;
-    sch_schedule *s = gen_fresh(ctx, g, shape, target, &own, &flops), *fresh = NULL;
-    if (!s || tune_task_auto(s, target, NULL, &task) != 0 || !(fresh = gen_fresh(ctx, g, shape, target, &own, NULL))) {
+    sch_schedule *s = gen_fresh(ctx, g, shape, target, &own, &flops);
+    if (!s || tune_task_auto(s, target, NULL, &task) != 0) { /* the task only reads s */
       fprintf(stderr, "tec tune: %s\n", tec_ctx_error(ctx));
       return 2;
     }
     task.flops = flops;
-    return drv_tune_task(ctx, &task, g->name, shape, target, repeat, a, fresh);
+    return drv_tune_task(ctx, &task, g->name, shape, target, repeat, a, s);
   }
   tune_space *sp = tune_space_new(ctx);
   if (sp) sp->name = g->name;

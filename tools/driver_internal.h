@@ -43,10 +43,6 @@ int drv_tune(tec_ctx *ctx, const topi_template *t, const void *problem, const ch
  * NULL with an error in ctx. */
 lower_func *drv_auto_lower(tec_ctx *ctx, const topi_template *t, const void *problem, const char *target,
                            const char *records, const char *name, const char **cfg_str, const char **trace_c);
-/* tec tune --auto: OP's declaration as a task of the tuned auto-scheduler (tune_task_auto);
- * drv_auto_print_sched then prints the schedule the records give the program of an
- * unscheduled schedule, per stage and as C calls. 0 or -1 with an error in ctx. */
-int drv_auto_task(tec_ctx *ctx, const topi_template *t, const void *problem, const char *target, tune_task *task);
 /* the program's name as the user ran it ("tec", "my_ops"), for the command lines printed */
 const char *drv_prog(void);
 
@@ -68,6 +64,9 @@ int drv_gen_tune(tec_ctx *ctx, const tec_generator *g, const char *shape, const 
  * program (the schedule its best record gives is printed from it) */
 int drv_tune_task(tec_ctx *ctx, tune_task *task, const char *op, const char *shape, const char *target,
                   int repeat, const drv_tune_args *a, sch_schedule *fresh);
+/* tec tune --auto (after tune_task_auto on an unscheduled schedule): drv_auto_print_sched
+ * prints the schedule the records give that schedule's program, per stage and as C calls.
+ * 0 or -1 with an error in ctx. */
 int drv_auto_print_sched(tec_ctx *ctx, sch_schedule *fresh, const char *target, const char *records);
 
 int drv_params_parse(tec_ctx *ctx, const char *text, tec_gen_params *p);

@@ -69,10 +69,11 @@ int drv_tune(tec_ctx *ctx, const topi_template *t, const void *problem, const ch
              int repeat, const drv_tune_args *a) {
   tune_task task;
   sch_schedule *fresh = NULL;
-  if (a->autosched) {
+  if (a->autosched) { /* the declaration, unscheduled: the task only reads it, the best record
+                       * schedules it after the run (drv_auto_print_sched) */
     topi_decl d;
-    if (drv_auto_task(ctx, t, problem, target, &task) != 0 || t->declare(ctx, problem, &d) != 0 ||
-        !(fresh = sch_create(ctx, 1, &d.out)))
+    if (t->declare(ctx, problem, &d) != 0 || !(fresh = sch_create(ctx, 1, &d.out)) ||
+        tune_task_auto(fresh, target, NULL, &task) != 0)
       return err(2, tec_ctx_error(ctx));
   } else if (tune_task_topi(ctx, t, problem, shape, target, &task) != 0) {
     return err(2, tec_ctx_error(ctx));

@@ -79,7 +79,8 @@ int tec_rt_get_num_threads(void);
  * tec_rt_call_strided calls thunk(ptrs, sizes) with a compact aligned copy of each argument
  * that is not (written ones copied back after), the others as they are; 0, or the thunk's
  * code, or -1 with the message in tec_rt_last_error (a written argument with a zero stride, a
- * written argument overlapping another, out of memory). Generated code calls these. */
+ * written argument overlapping another, out of memory). Generated entries make the first's test
+ * inline and call the second. */
 typedef int32_t (*tec_rt_strided_thunk)(void *const *ptrs, const int64_t *sizes);
 int32_t tec_rt_dl_compact(const DLTensor *t);
 int32_t tec_rt_call_strided(DLTensor *const *args, int32_t nargs, const uint8_t *written, const int64_t *sizes,
