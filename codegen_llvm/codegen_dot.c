@@ -143,7 +143,7 @@ static LLVMValueRef call(cg_func *f, const char *name, LLVMTypeRef o0, LLVMTypeR
  * on d registers). */
 static LLVMValueRef neon_widening(cg_func *f, LLVMValueRef x, int sx, LLVMValueRef y, int sy,
                                   int L, int a64) {
-  LLVMTypeRef v8i8 = vec(f->i8, 8), v8i16 = vec(f->i16, 8), v4i32 = vec(f->i32, 4);
+  LLVMTypeRef v8i16 = vec(f->i16, 8), v4i32 = vec(f->i32, 4);
   LLVMTypeRef v2i32 = vec(f->i32, 2);
   int sgn = sx || sy;
   const char *mull = a64 ? (sx ? "llvm.aarch64.neon.smull" : "llvm.aarch64.neon.umull")
@@ -163,7 +163,6 @@ static LLVMValueRef neon_widening(cg_func *f, LLVMValueRef x, int sx, LLVMValueR
         p = LLVMBuildMul(f->b, xs, ys, "");
       }
       if (!p || !(q[h] = call(f, addlp, v4i32, v8i16, p, NULL, v4i32))) return NULL;
-      (void)v8i8;
     }
     if (a64) {
       r[c] = call(f, "llvm.aarch64.neon.addp", v4i32, NULL, q[0], q[1], v4i32);

@@ -97,12 +97,11 @@ int net_report(net *n, int iters, FILE *f) {
                (long long)o->w, o->layout.kind == TOPI_NCHWC ? "packed" : "NCHW");
       fprintf(f, "%-18s %-16s %-22s %10.3f\n", L->name, L->tmpl, shape, 1e3 * m);
     }
-    double fastest = tot[0];
-    for (int it = 1; it < iters; it++) fastest = tot[it] < fastest ? tot[it] : fastest;
+    double med = tec_rt_median(tot, iters), fastest = tot[0]; /* tec_rt_median sorts */
     /* on a loaded machine a run's total collects the preemptions of all its layers: the
      * fastest run and the sum of the layers' medians say more than the median run */
     fprintf(f, "total: median %.3f ms, fastest %.3f ms of %d runs; the layers' medians sum to "
-            "%.3f ms\n", 1e3 * tec_rt_median(tot, iters), 1e3 * fastest, iters, 1e3 * sum);
+            "%.3f ms\n", 1e3 * med, 1e3 * fastest, iters, 1e3 * sum);
     top5(n, f);
   }
   free(img), free(secs), free(tot), free(col);

@@ -68,6 +68,8 @@ void te_hash_tensors(uint64_t *h, int n, te_tensor *const *ts, int nout, te_tens
     for (int r = 0; r < t->nreduce; r++) h_axis(h, t->reduce_axis[r]);
     h_i64(h, t->nout);
     h_expr(h, t->body, 0);
+    if (t->ext) te_hash_str(h, t->ext->symbol); /* an extern stage's function, by name (a
+                                                  * pointer would differ between processes) */
   }
 }
 

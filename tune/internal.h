@@ -7,12 +7,8 @@
 #include "tec/tune.h"
 #include "tec/tune_model.h"
 
-/* seconds on the monotonic clock */
-static inline double tune_now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+/* seconds on the monotonic clock (the runtime's one clock, runtime/timer.c) */
+static inline double tune_now(void) { return tec_rt_now(); }
 
 /* splitmix64: the tuner's only source of randomness (same seed, same trial order). */
 static inline uint64_t tune_rng_next(uint64_t *s) {
