@@ -8,7 +8,6 @@
 #include <string.h>
 #include "tec/runtime.h"
 
-#define TEC_EXTERN_MAX_BUF 16
 
 int32_t tec_rt_extern_call(int32_t (*fn)(const tec_extern_buffer *, int32_t), const char *stage,
                            int32_t nbuf, void *const *data, const int64_t *desc,

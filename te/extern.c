@@ -11,6 +11,7 @@
 #include <ctype.h>
 #include <string.h>
 #include "tec/te.h"
+#include "tec/runtime.h" /* TEC_EXTERN_MAX_BUF */
 #include "ir/internal.h"
 #include "te/internal.h"
 #include "ir/eval.h"
@@ -111,10 +112,10 @@ te_tensor *te_extern(tec_ctx *ctx, const te_extern_decl *d) {
                       d->name);
     return NULL;
   }
-  if (d->ninputs < 0 || d->ninputs > 15 || (d->ninputs && !d->inputs)) {
-    tec_ctx_set_error(ctx, "te_extern '%s': %d inputs%s; an extern stage reads 0 to 15 tensors",
-                      d->name, d->ninputs, d->ninputs > 0 && !d->inputs ? " but inputs is NULL"
-                                                                       : "");
+  if (d->ninputs < 0 || d->ninputs > TEC_EXTERN_MAX_BUF - 1 || (d->ninputs && !d->inputs)) {
+    tec_ctx_set_error(ctx, "te_extern '%s': %d inputs%s; an extern stage reads 0 to %d tensors",
+                      d->name, d->ninputs, d->ninputs > 0 && !d->inputs ? " but inputs is NULL" : "",
+                      TEC_EXTERN_MAX_BUF - 1);
     return NULL;
   }
   for (int k = 0; k < d->ninputs; k++) {

@@ -60,13 +60,6 @@ typedef struct cn_decl {
   const ir_expr *ric, *rky, *rkx, *ru;
 } cn_decl;
 
-/* The largest divisor of n that is <= cap. */
-static int64_t divisor_upto(int64_t n, int64_t cap) {
-  for (int64_t d = cap < n ? cap : n; d > 1; d--)
-    if (n % d == 0) return d;
-  return 1;
-}
-
 /* kp[O, I, i, j, u, v] = kernel[O*y + v, I*x + u, i, j], zero past the channel counts. */
 static const ir_expr *kp_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   cn_decl *d = u;
@@ -163,7 +156,7 @@ int topi_conv2d_nchwc_declare_on(tec_ctx *ctx, const topi_conv2d *p, te_tensor *
   d->p = *p;
   if (topi_conv_declare_args(ctx, WHO, p, &d->a)) return -1;
   if (data) d->a.data = data; /* a producer's output (dw_pw_fused), in_layout's shape */
-  d->xb = p->in_layout.kind == TOPI_NCHWC ? p->in_layout.block : divisor_upto(p->c_in, 16);
+  d->xb = p->in_layout.kind == TOPI_NCHWC ? p->in_layout.block : topi_divisor_upto(p->c_in, 16);
   d->yb = p->out_layout.block;
   d->nib = topi_ceil_div(p->c_in, d->xb);
   d->nob = topi_ceil_div(p->c_out, d->yb);
@@ -430,7 +423,7 @@ static int cn_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
   if (topi_conv2d_out_hw(ctx, p, &oh, &ow)) return -1;
   int gemm = p->kh == 1 && p->kw == 1 && p->stride_h == 1 && p->stride_w == 1 && p->pad_h == 0 &&
              p->pad_w == 0;
-  int64_t xb = p->in_layout.kind == TOPI_NCHWC ? p->in_layout.block : divisor_upto(p->c_in, 16);
+  int64_t xb = p->in_layout.kind == TOPI_NCHWC ? p->in_layout.block : topi_divisor_upto(p->c_in, 16);
   int64_t yb = p->out_layout.block, nib = topi_ceil_div(p->c_in, xb);
   int64_t nob = topi_ceil_div(p->c_out, yb), ext = gemm ? oh * ow : ow;
   int64_t tw[32], tc[8], ics[64], rows[64], b01[] = {0, 1}, par_vals[] = {0, 1, 2}, bt, bc;

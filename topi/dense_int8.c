@@ -71,12 +71,6 @@ static int vectorize_inner(sch_schedule *s, te_tensor *t, int64_t L) {
   return !st || sch_split(st, sch_axis(st, 1), L, &o, &i) || sch_vectorize(st, i) ? -1 : 0;
 }
 
-/* The largest divisor of m that is at most cap (>= 1). */
-static int64_t divisor_upto(int64_t m, int64_t cap) {
-  for (int64_t d = cap; d > 1; d--)
-    if (m % d == 0) return d;
-  return 1;
-}
 
 int topi_dense_int8(tec_ctx *ctx, const topi_dense_int8_problem *p,
                     const topi_dense_int8_config *cfg,
@@ -95,7 +89,7 @@ int topi_dense_int8(tec_ctx *ctx, const topi_dense_int8_problem *p,
   if (!c.nv) c.nv = p->n % (4 * L) == 0 ? 4 : p->n % (2 * L) == 0 ? 2 : 1;
   /* accumulators + the nv weight vectors + a broadcast + one spare */
   int64_t budget = (target->vector_regs > 0 ? target->vector_regs : 16) - c.nv - 2;
-  if (!c.mr) c.mr = divisor_upto(p->m, budget / c.nv < 8 ? (budget / c.nv > 0 ? budget / c.nv : 1) : 8);
+  if (!c.mr) c.mr = topi_divisor_upto(p->m, budget / c.nv < 8 ? budget / c.nv : 8);
   if (c.mr < 1 || c.nv < 1 || p->m % c.mr || p->n % (c.nv * L))
     return tec_ctx_set_error(ctx, "topi_dense_int8: mr %lld must divide m %lld and nv %lld * %lld "
                                   "lanes divide n %lld", (long long)c.mr, (long long)p->m,

@@ -49,6 +49,8 @@ int topi_target_mem_operand(tec_ctx *ctx, const tec_target *target);
 int topi_target_tight_regs(tec_ctx *ctx, const tec_target *target);
 /* The divisors of n that are <= cap, ascending, into out (at most max); returns the count. */
 int topi_divisors(int64_t n, int64_t cap, int64_t *out, int max);
+/* The largest divisor of n that is <= cap (1 when cap <= 1). */
+int64_t topi_divisor_upto(int64_t n, int64_t cap);
 
 /* ---- schedules ---- */
 /* Starts op from declaration d: a schedule of d->out, the arguments copied. -1 with error. */

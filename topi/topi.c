@@ -142,6 +142,12 @@ int topi_divisors(int64_t n, int64_t cap, int64_t *out, int max) {
   return c;
 }
 
+int64_t topi_divisor_upto(int64_t n, int64_t cap) {
+  for (int64_t d = cap < n ? cap : n; d > 1; d--)
+    if (n % d == 0) return d;
+  return 1;
+}
+
 /* ---- schedules ---- */
 
 int topi_op_begin(const topi_decl *d, topi_op *op) {

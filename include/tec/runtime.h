@@ -37,6 +37,7 @@ void tec_rt_free(void *p);
  *
  *   int32_t my_kernel(const struct tec_extern_buffer *bufs, int32_t nbuf);
  *   bufs[0 .. nbuf-2]: the inputs' regions, bufs[nbuf-1]: the output region to fill */
+#define TEC_EXTERN_MAX_BUF 16 /* buffers of one call: at most 15 inputs and the output */
 typedef struct tec_extern_buffer {
   DLTensor dl;
   const int64_t *min;
