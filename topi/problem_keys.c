@@ -180,7 +180,7 @@ int topi_problem_keys_check(const topi_template *t, const topi_kv *p) {
       given |= !strcmp(p->key[i], k->key) ||
                (!strcmp(k->key, "oc") && !strcmp(p->key[i], "groups") && strcmp(p->val[i], "1"));
     if (!given)
-      return tec_ctx_set_error(p->ctx, "--shape: %s is missing (%s: %s); e.g. --shape %s (tec list %s)",
+      return tec_ctx_set_error(p->ctx, "%s%s%s is missing (%s: %s); e.g. --shape %s (tec list %s)", p->what, p->sep,
                                k->key, t->name, k->legal, topi_problem_example(p->ctx, t), t->name),
              -1;
   }

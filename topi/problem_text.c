@@ -94,7 +94,7 @@ const char *topi_problem_str(tec_ctx *ctx, topi_problem_kind kind, const void *p
 
 /* ---- parsing ---- */
 
-/* key's default for template t as a number: the table's (driver_keys.c), ref when it names
+/* key's default for template t as a number: the table's (problem_keys.c), ref when it names
  * another key ("k", "stride", "c"), 0 when the key is required (checked before) */
 static int64_t dflt(const topi_template *t, const char *key, int64_t ref) {
   const char *d = topi_problem_key_default(t, key);
@@ -116,7 +116,7 @@ static int layout(const topi_template *t, const topi_kv *p, const char *key, top
   if (topi_layout_parse(p->ctx, s, out) != 0) {
     const char *why = tec_ctx_strdup(p->ctx, tec_ctx_error(p->ctx));
     tec_ctx_clear_error(p->ctx);
-    tec_ctx_set_error(p->ctx, "--shape: %s=%s: %s", key, s, why ? why : "");
+    tec_ctx_set_error(p->ctx, "%s%s%s=%s: %s", p->what, p->sep, key, s, why ? why : "");
     return -1;
   }
   return 0;
@@ -127,7 +127,7 @@ static int activation(const topi_template *t, const topi_kv *p, topi_act *act) {
   if (!strcmp(a, "none")) *act = TOPI_ACT_NONE;
   else if (!strcmp(a, "relu")) *act = TOPI_ACT_RELU;
   else if (!strcmp(a, "relu6")) *act = TOPI_ACT_RELU6;
-  else return tec_ctx_set_error(p->ctx, "--shape: act=%s; the activations are none, relu, relu6", a), -1;
+  else return tec_ctx_set_error(p->ctx, "%s%sact=%s; the activations are none, relu, relu6", p->what, p->sep, a), -1;
   return 0;
 }
 
@@ -145,10 +145,10 @@ static int pool_extras(const topi_template *t, const topi_kv *p, topi_pool *q) {
   q->pad_bottom = q->pad_end_given ? pb : 0, q->pad_right = q->pad_end_given ? pr : 0;
   int64_t dh = INT("dilation_h", dil), dw = INT("dilation_w", dil), cm = INT("ceil_mode", 0);
   if (dh < 1 || dw < 1)
-    return tec_ctx_set_error(p->ctx, "--shape: dilation %lldx%lld; a dilation is >= 1 (1: none)",
+    return tec_ctx_set_error(p->ctx, "%s%sdilation %lldx%lld; a dilation is >= 1 (1: none)", p->what, p->sep,
                              (long long)dh, (long long)dw), -1;
   if (cm != 0 && cm != 1)
-    return tec_ctx_set_error(p->ctx, "--shape: ceil_mode=%lld; legal: 0, 1", (long long)cm), -1;
+    return tec_ctx_set_error(p->ctx, "%s%sceil_mode=%lld; legal: 0, 1", p->what, p->sep, (long long)cm), -1;
   int global = !q->kh && !q->kw;
   q->dilation_h = global && dh == 1 ? 0 : dh, q->dilation_w = global && dw == 1 ? 0 : dw;
   q->ceil_mode = (int)cm;
@@ -157,15 +157,15 @@ static int pool_extras(const topi_template *t, const topi_kv *p, topi_pool *q) {
   for (int i = 0; i < 4; i++) {
     if (strcmp(a, modes[i])) continue;
     if (i && (q->pad_h || q->pad_w || q->pad_end_given))
-      return tec_ctx_set_error(p->ctx, "--shape: auto_pad=%s sets the paddings: leave out pad, "
-                                       "pad_h, pad_w, pad_bottom, pad_right", a), -1;
+      return tec_ctx_set_error(p->ctx, "%s%sauto_pad=%s sets the paddings: leave out pad, "
+                                       "pad_h, pad_w, pad_bottom, pad_right", p->what, p->sep, a), -1;
     return topi_pool_auto_pad(p->ctx, q, (topi_auto_pad)i);
   }
-  return tec_ctx_set_error(p->ctx, "--shape: auto_pad=%s; legal: notset, same_upper, same_lower, "
-                                   "valid", a), -1;
+  return tec_ctx_set_error(p->ctx, "%s%sauto_pad=%s; legal: notset, same_upper, same_lower, "
+                                   "valid", p->what, p->sep, a), -1;
 }
 
-/* Keys not given take the template's defaults (driver_keys.c); a required one missing is
+/* Keys not given take the template's defaults (problem_keys.c); a required one missing is
  * refused by name (after bad values and unknown keys). */
 static int parse_kv(const topi_template *t, const topi_kv *p, topi_problem *out) {
   memset(out, 0, sizeof *out);
@@ -234,7 +234,7 @@ static int parse_kv(const topi_template *t, const topi_kv *p, topi_problem *out)
     const char *m = topi_kv_str(p, "mode", topi_problem_key_default(t, "mode"));
     if (!strcmp(m, "max")) q->mode = TOPI_POOL_MAX;
     else if (!strcmp(m, "avg")) q->mode = TOPI_POOL_AVG;
-    else return tec_ctx_set_error(p->ctx, "--shape: mode=%s; the modes are max, avg", m), -1;
+    else return tec_ctx_set_error(p->ctx, "%s%smode=%s; the modes are max, avg", p->what, p->sep, m), -1;
     if (layout(t, p, "in", &q->in_layout) || layout(t, p, "out", &q->out_layout)) return -1;
     break;
   }
@@ -244,7 +244,7 @@ static int parse_kv(const topi_template *t, const topi_kv *p, topi_problem *out)
     b->m = INT("m", 0), b->n = INT("n", 0), b->k = INT("k", 0);
     int64_t ta = INT("ta", 0), tb = INT("tb", 0);
     if ((ta != 0 && ta != 1) || (tb != 0 && tb != 1))
-      return tec_ctx_set_error(p->ctx, "--shape: ta=%lld, tb=%lld; legal: 0, 1", (long long)ta,
+      return tec_ctx_set_error(p->ctx, "%s%sta=%lld, tb=%lld; legal: 0, 1", p->what, p->sep, (long long)ta,
                                (long long)tb), -1;
     b->transpose_a = (int)ta, b->transpose_b = (int)tb;
     break;
