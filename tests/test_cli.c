@@ -302,11 +302,7 @@ START_TEST(compile_link_run) {
   if (system(cmd) != 0) return; /* no C compiler for this machine: nothing to link */
   ck_assert_int_eq(run(TEC_CLI, "compile " CONV " --name conv --target llvm -o conv.o"), 0);
   ck_assert_str_eq(out_text, "conv.o\nconv.h\n");
-#if defined(__SANITIZE_ADDRESS__) /* the runtime library was built with the sanitizers */
-  const char *san = "-fsanitize=address,undefined";
-#else
-  const char *san = "";
-#endif
+  const char *san = tu_san_flags(); /* the runtime library's sanitizers, if any */
   snprintf(cmd, sizeof cmd, "cd %s && %s -std=c11 -O1 -Wall -Werror %s -I. -o conv %s/cli/conv_main.c conv.o %s -lpthread -lm",
            dir, cc, san, TEC_CLI_SRC, TEC_RUNTIME_LIB);
   ck_assert_int_eq(system(cmd), 0);

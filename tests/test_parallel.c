@@ -995,13 +995,7 @@ START_TEST(aot_object_links_with_runtime) {
     FILE *f = fopen(path, "w");
     fputs(aot_main, f);
     fclose(f);
-#if defined(__SANITIZE_ADDRESS__) /* the runtime library was built with the sanitizers */
-    const char *san = "-fsanitize=address,undefined";
-#elif defined(__SANITIZE_THREAD__) /* a ThreadSanitizer build (docs/architecture.md) */
-    const char *san = "-fsanitize=thread";
-#else
-    const char *san = "";
-#endif
+    const char *san = tu_san_flags(); /* the runtime library's sanitizers, if any */
     snprintf(cmd, sizeof cmd,
              "cd %s && cc -std=c11 -Wall -Werror %s -o prog main.c vadd.o '%s' -lpthread && "
              "./prog > out.txt && grep -q ok out.txt",

@@ -229,8 +229,8 @@ START_TEST(strided_aot) {
   ck_assert_ptr_nonnull(fp);
   fputs(aot_main, fp);
   fclose(fp);
-  snprintf(cmd, sizeof cmd, "cd %s && %s -std=c11 -I%s/include -o with main.c ew.o %s -lpthread -lm && %s ./with > with.txt 2>&1",
-           dir, cc, TEC_SRC_DIR, TEC_RUNTIME_LIB, run);
+  snprintf(cmd, sizeof cmd, "cd %s && %s -std=c11 %s -I%s/include -o with main.c ew.o %s -lpthread -lm && %s ./with > with.txt 2>&1",
+           dir, cc, tu_san_flags(), TEC_SRC_DIR, TEC_RUNTIME_LIB, run);
   ck_assert_int_eq(system(cmd), 0);
   snprintf(path, sizeof path, "%s/with.txt", dir);
   char *out = tu_read_file(path, NULL);

@@ -132,3 +132,13 @@ const char *tu_ir_head(const char *ir, const char *fn) {
   head[n] = 0;
   return head;
 }
+
+const char *tu_san_flags(void) {
+#if defined(__SANITIZE_ADDRESS__) /* ASan + UBSan build (CMakeLists.txt, TEC_SANITIZE) */
+  return "-fsanitize=address,undefined";
+#elif defined(__SANITIZE_THREAD__)
+  return "-fsanitize=thread";
+#else
+  return "";
+#endif
+}

@@ -58,6 +58,9 @@ const char *tu_ir_head(const char *ir, const char *fn);
 /* 1 when the suite runs under qemu-user (TEC_TEST_EMULATED, set by the cross build's ctest):
  * JIT compiles and generated code run 10-50x slower there, so the big sweeps run a subset. */
 int tu_emulated(void);
+/* The flags a program linked against this build's libtec_runtime.a needs: the sanitizers the
+ * library was compiled with ("-fsanitize=address,undefined", "-fsanitize=thread"), else "". */
+const char *tu_san_flags(void);
 /* Runs a suite and returns the exit status for main. */
 int tu_run(Suite *s);
 
