@@ -229,6 +229,8 @@ int sch_trace_replay(sch_schedule *fresh, const sch_trace *t) {
     return tec_ctx_set_error(ctx, "sch_trace_replay: the trace is the schedule's own; replay "
                                   "it onto a fresh schedule (sch_create) of the declaration");
   if (sch_trace_check_printable(ctx, t, "sch_trace_replay")) return -1;
+  /* a version 1 trace factors reductions in its own order, and so does fresh from now on */
+  if (t->version == 1 && sch_set_trace_version(fresh, 1)) return -1;
   tec_err_scope sc;
   tec_err_begin(ctx, &sc);
   int rc = 0;

@@ -39,11 +39,16 @@ static const ir_expr *rf_body(tec_ctx *ctx, const ir_expr *const *idx, void *use
   sch_relvals v = {0};
   sch_reldims dims = {dom_min, dom_extent, (void *)st};
   /* leaves: the factored one is a data axis of the new op, the others new reduce axes */
-  int nd = 0;
   for (int i = 0; i < st->nleaf; i++) {
     const sch_iter *l = st->leaf[i];
     if (l->kind != SCH_ITER_REDUCE) continue;
-    const ir_expr *e = l == u->factored ? idx[u->factor_axis] : u->leaf_vars[nd++];
+    const ir_expr *e = idx[u->factor_axis];
+    if (l != u->factored) { /* the new reduce axis that stands for this loop */
+      int j = 0;
+      while (j < u->nleaves && u->leaves[j] != l) j++;
+      if (j == u->nleaves) return NULL;
+      e = u->leaf_vars[j];
+    }
     /* a reduce root that is still a leaf is a loop from 0: its value adds its min */
     if (dom_min((void *)st, l)) e = ir_add(e, l->dom_min);
     if (sch_relvals_put(ctx, &v, l, e)) return NULL;
@@ -90,6 +95,70 @@ static const ir_expr *final_body(tec_ctx *ctx, const ir_expr *const *idx, void *
   int nd = u->rf->ndim;
   for (int i = 0, j = 0; i < nd; i++) a[i] = i == u->factor_axis ? u->k : idx[j++];
   return ir_reduce(u->comb, ir_read(ctx, u->rf, nd, a), 1, &u->k, NULL);
+}
+
+/* Whether loop a comes from the same reduce axes as loop b: the two are connected through the
+ * stage's splits and fuses (TVM's touched axes). */
+static int connected(tec_ctx *ctx, const sch_stage *st, const sch_iter *a, const sch_iter *b) {
+  int n = 0, cap = 0, grew = 1;
+  const sch_iter **set = NULL;
+  if (tec_grow(ctx, (void **)&set, &cap, 1, sizeof *set)) return -1;
+  set[n++] = a;
+  while (grew) {
+    grew = 0;
+    for (int r = 0; r < st->nrel; r++) {
+      const sch_relation *rel = &st->rel[r];
+      const sch_iter *m[3] = {rel->parent, rel->outer, rel->inner};
+      if (rel->kind == SCH_REL_FUSE) m[0] = rel->fused;
+      int in = 0, all = 1;
+      for (int k = 0; k < 3; k++) {
+        int found = 0;
+        for (int j = 0; j < n && !found; j++) found = set[j] == m[k];
+        in |= found;
+        all &= found || !m[k];
+      }
+      if (!in || all) continue;
+      for (int k = 0; k < 3; k++) {
+        int found = !m[k];
+        for (int j = 0; j < n && !found; j++) found = set[j] == m[k];
+        if (found) continue;
+        if (tec_grow(ctx, (void **)&set, &cap, n + 1, sizeof *set)) return -1;
+        set[n++] = m[k];
+        grew = 1;
+      }
+    }
+  }
+  for (int j = 0; j < n; j++)
+    if (set[j] == b) return 1;
+  return 0;
+}
+
+/* The reduce leaves other than axis, in the order the new stage reduces them (sch_rfactor's
+ * comment): loop order for a version 1 trace, else the leaves of the reduce roots axis does
+ * not come from (root by root) and then the rest. Their number, or -1 out of memory. */
+static int reduce_order(tec_ctx *ctx, const sch_stage *st, const sch_iter *axis, int loop_order,
+                        const sch_iter **out) {
+  int n = 0;
+  if (loop_order) {
+    for (int i = 0; i < st->nleaf; i++)
+      if (st->leaf[i]->kind == SCH_ITER_REDUCE && st->leaf[i] != axis) out[n++] = st->leaf[i];
+    return n;
+  }
+  for (int touched = 0; touched < 2; touched++)
+    for (int r = st->tensor->ndim; r < st->nroot; r++) {
+      int c = connected(ctx, st, st->root[r], axis);
+      if (c < 0) return -1;
+      if (c != touched) continue;
+      for (int i = 0; i < st->nleaf; i++) {
+        const sch_iter *l = st->leaf[i];
+        if (l->kind != SCH_ITER_REDUCE || l == axis) continue;
+        int from = connected(ctx, st, st->root[r], l), seen = 0;
+        if (from < 0) return -1;
+        for (int j = 0; j < n && !seen; j++) seen = out[j] == l;
+        if (from && !seen) out[n++] = l;
+      }
+    }
+  return n;
 }
 
 te_tensor *sch_rfactor(sch_schedule *s, te_tensor *t, sch_iter *axis, int factor_axis) {
@@ -142,16 +211,19 @@ te_tensor *sch_rfactor(sch_schedule *s, te_tensor *t, sch_iter *axis, int factor
                       t->name);
     return NULL;
   }
-  /* the other reduce leaves become reduce axes of the new op */
+  /* the other reduce leaves become reduce axes of the new op, in the trace version's order */
   rf_user u = {0};
   u.st = st;
   u.factored = axis;
   u.factor_axis = factor_axis;
   const ir_expr **lv = tec_ctx_alloc(ctx, sizeof *lv * (size_t)(st->nleaf + 1));
-  if (!lv) return NULL;
-  for (int i = 0; i < st->nleaf; i++) {
-    const sch_iter *l = st->leaf[i];
-    if (l->kind != SCH_ITER_REDUCE || l == axis) continue;
+  const sch_iter **order = tec_ctx_alloc(ctx, sizeof *order * (size_t)(st->nleaf + 1));
+  if (!lv || !order) return NULL;
+  int nord = reduce_order(ctx, st, axis, s->trace.version == 1, order);
+  if (nord < 0) return NULL;
+  u.leaves = order;
+  for (int i = 0; i < nord; i++) {
+    const sch_iter *l = order[i];
     const ir_expr *e = sch_iter_extent(st, l);
     if (!e) {
       tec_ctx_set_error(ctx, "rfactor: the extent of loop '%s' is unknown", l->name);

@@ -70,6 +70,7 @@ sch_schedule *sch_create(tec_ctx *ctx, int nout, te_tensor *const *outs) {
   if (!s) return NULL;
   s->ctx = ctx;
   s->precompute = 1;
+  s->trace.version = SCH_TRACE_VERSION;
   s->nout = nout;
   s->outputs = tec_ctx_alloc(ctx, sizeof *s->outputs * (size_t)nout);
   if (!s->outputs) return NULL;
@@ -266,4 +267,20 @@ int sch_set_precompute(sch_schedule *s, int enable) {
   if (!s) return -1;
   s->precompute = enable != 0;
   return sch_trace_add(s, SCH_PRIM_SET_PRECOMPUTE, (sch_arg[]){{.i = enable}});
+}
+
+int sch_set_trace_version(sch_schedule *s, int version) {
+  if (!s) return -1;
+  if (version != 1 && version != SCH_TRACE_VERSION)
+    return tec_ctx_set_error(s->ctx, "sch_set_trace_version: version %d; the versions are 1 "
+                                     "(rfactor keeps the loop order) and %d (TVM's order)",
+                             version, SCH_TRACE_VERSION);
+  for (int i = 0; i < s->trace.n; i++)
+    if (s->trace.rec[i].kind == SCH_PRIM_RFACTOR && version != s->trace.version)
+      return tec_ctx_set_error(s->ctx, "sch_set_trace_version: the schedule has already "
+                                       "factored a reduction (record %d) in version %d's order; "
+                                       "set the version before the first rfactor", i,
+                               s->trace.version == 1 ? 1 : SCH_TRACE_VERSION);
+  s->trace.version = version;
+  return 0;
 }

@@ -376,6 +376,8 @@ const char *sch_trace_c(tec_ctx *ctx, const sch_trace *t) {
   cprint c = {ctx, NULL, 0, 0, ""};
   emit(&c, tec_ctx_printf(ctx, "/* a tec schedule trace: %d records; `ctx` and the schedule `s` "
                                "in scope */", t->n));
+  if (t->version == 1) /* rfactor's order before version 2 */
+    emit(&c, "sch_set_trace_version(s, 1);");
   for (int r = 0; r < t->n && c.out; r++) {
     const sch_record *rec = &t->rec[r];
     sch_opd_spec sp[SCH_MAX_OPD];

@@ -91,7 +91,8 @@ const char *sch_record_json(tec_ctx *ctx, const sch_record *r, int strict) {
 const char *sch_trace_json(tec_ctx *ctx, const sch_trace *t) {
   if (!ctx) return NULL;
   if (sch_trace_check_printable(ctx, t, "sch_trace_json")) return NULL;
-  const char *s = "{\"tec_trace\": 1, \"records\": [\n";
+  const char *s = tec_ctx_printf(ctx, "{\"tec_trace\": %d, \"records\": [\n",
+                                 t->version == 1 ? 1 : SCH_TRACE_VERSION);
   for (int i = 0; i < t->n && s; i++) {
     const char *r = sch_record_json(ctx, &t->rec[i], 1);
     s = r ? tec_ctx_printf(ctx, "%s  %s%s\n", s, r, i + 1 < t->n ? "," : "") : NULL;
@@ -468,14 +469,14 @@ sch_trace *sch_trace_parse_json(tec_ctx *ctx, const char *text) {
   const jval *ver = root->kind == J_OBJECT ? field(root, "tec_trace") : NULL;
   const jval *recs = root->kind == J_OBJECT ? field(root, "records") : NULL;
   if (!ver || !recs || root->n != 2) {
-    tec_ctx_set_error(ctx, WHO ": line %d: expected an object with the fields \"tec_trace\" (1) "
+    tec_ctx_set_error(ctx, WHO ": line %d: expected an object with the fields \"tec_trace\" (a version) "
                            "and \"records\" (an array), found %s", root->line,
                       root->kind == J_OBJECT ? "an object with other fields" : jkind_name(root->kind));
     return NULL;
   }
-  if (ver->kind != J_INT || ver->i != 1) {
-    tec_ctx_set_error(ctx, WHO ": line %d: field 'tec_trace': expected 1 (the only version), "
-                           "found %s", ver->line, found_kind(ctx, ver));
+  if (ver->kind != J_INT || ver->i < 1 || ver->i > SCH_TRACE_VERSION) {
+    tec_ctx_set_error(ctx, WHO ": line %d: field 'tec_trace': expected a version from 1 to %d, "
+                           "found %s", ver->line, SCH_TRACE_VERSION, found_kind(ctx, ver));
     return NULL;
   }
   if (recs->kind != J_ARRAY) {
@@ -486,6 +487,7 @@ sch_trace *sch_trace_parse_json(tec_ctx *ctx, const char *text) {
   sch_trace *t = tec_ctx_alloc(ctx, sizeof *t);
   if (!t) return NULL;
   memset(t, 0, sizeof *t);
+  t->version = (int)ver->i;
   if (recs->n && tec_grow(ctx, (void **)&t->rec, &t->cap, recs->n, sizeof *t->rec)) return NULL;
   for (int i = 0; i < recs->n; i++)
     if (to_record(ctx, recs->items[i], i, &t->rec[t->n++])) return NULL;

@@ -652,7 +652,7 @@ START_TEST(trace_text) {
   ck_assert_int_eq(s_chain(s, &d), 0);
   assert_text(
       sch_trace_json(ctx, sch_get_trace(s)),
-      "{\"tec_trace\": 1, \"records\": [\n"
+      "{\"tec_trace\": 2, \"records\": [\n"
       "  {\"prim\": \"storage_align\", \"stage\": \"B\", \"axis\": 0, \"factor\": 16, \"offset\": 1},\n"
       "  {\"prim\": \"split_nparts\", \"stage\": \"C\", \"iter\": \"i\", \"nparts\": 2, "
       "\"outer\": \"i.outer\", \"inner\": \"i.inner\"},\n"
@@ -702,6 +702,98 @@ START_TEST(replayed_matmul_runs) {
   free(ref);
   tec_dl_free(&a), tec_dl_free(&b), tec_dl_free(&c);
   tec_ctx_free(ctx2);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* rfactor's remaining reduce axes in TVM's order (trace version 2) and in the loop order a
+ * version 1 trace was written with. R[i] = sum over k1 (16), k2 (5) of A[i, k1, k2]; split k1
+ * by 4, rfactor k1.inner: TVM leaves (k2, k1.outer), version 1 (k1.outer, k2). Both compute
+ * the sum (plain-C reference), and each trace replays in its own order. */
+typedef struct rf2 { te_tensor *a; const ir_expr *k1, *k2; } rf2;
+static const ir_expr *rf2_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  (void)ctx;
+  rf2 *d = u;
+  return TE_SUM(TE_AT(d->a, i[0], d->k1, d->k2), d->k1, d->k2);
+}
+static te_tensor *rf2_decl(tec_ctx *ctx, rf2 *d) {
+  d->a = te_placeholder(ctx, "A", TEC_F32, 3, TE_SHAPE(ctx, 6, 16, 5));
+  d->k1 = te_reduce_axis_n(ctx, "k1", 16);
+  d->k2 = te_reduce_axis_n(ctx, "k2", 5);
+  return te_compute(ctx, &(te_compute_decl){.name = "R", .ndim = 1, .shape = TE_SHAPE(ctx, 6),
+                                            .body = rf2_body, .user = d});
+}
+/* schedules R, returns the rf stage's reduce axis names "a,b" (static buffer) or NULL */
+static const char *rf2_schedule(sch_schedule *s, te_tensor *R) {
+  static char names[64];
+  sch_stage *sr = sch_stage_of(s, R);
+  sch_iter *ko, *ki;
+  if (sch_split(sr, sch_reduce_axis(sr, 0), 4, &ko, &ki)) return NULL;
+  te_tensor *RF = sch_rfactor(s, R, ki, 0);
+  if (!RF) return NULL;
+  sch_stage *sf = sch_stage_of(s, RF);
+  snprintf(names, sizeof names, "%s,%s", sch_iter_name(sch_reduce_axis(sf, 0)),
+           sch_iter_name(sch_reduce_axis(sf, 1)));
+  return names;
+}
+static void rf2_check_runs(tec_ctx *ctx, sch_schedule *s, rf2 *d, te_tensor *R) {
+  tec_packed_fn fn = tu_build(ctx, s, "rsum", 2, (te_tensor *[]){d->a, R});
+  int64_t sa[3] = {6, 16, 5}, sr[1] = {6};
+  DLTensor a = tu_rand_f32(3, sa, 7), r = tu_zeros(TEC_F32, 1, sr);
+  ck_assert_msg(fn((DLTensor *[]){&a, &r}, 2) == 0, "%s", tec_rt_last_error());
+  float ref[6];
+  for (int i = 0; i < 6; i++) {
+    double acc = 0;
+    for (int k = 0; k < 80; k++) acc += tu_f32(&a)[i * 80 + k];
+    ref[i] = (float)acc;
+  }
+  ck_assert_double_lt(tu_max_err(tu_f32(&r), ref, 6), 1e-5);
+  tec_dl_free(&a), tec_dl_free(&r);
+}
+START_TEST(rfactor_tvm_order) {
+  tec_ctx *ctx = tec_ctx_new();
+  rf2 d;
+  te_tensor *R = rf2_decl(ctx, &d);
+  sch_schedule *s = sch_create(ctx, 1, &R);
+  const char *names = rf2_schedule(s, R);
+  ck_assert_msg(names != NULL, "%s", tec_ctx_error(ctx));
+  ck_assert_str_eq(names, "k2,k1.outer"); /* TVM's order */
+  rf2_check_runs(ctx, s, &d, R);
+  const char *json = sch_trace_json(ctx, sch_get_trace(s));
+  tu_assert_contains(json, "{\"tec_trace\": 2,");
+  /* the version can no longer change: the trace holds an rfactor in version 2's order */
+  ck_assert_int_eq(sch_set_trace_version(s, 1), -1);
+  assert_err(ctx, "sch_set_trace_version: the schedule has already factored a reduction "
+                  "(record 1) in version 2's order; set the version before the first rfactor");
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(sch_set_trace_version(s, 3), -1);
+  assert_err(ctx, "sch_set_trace_version: version 3; the versions are 1 (rfactor keeps the loop "
+                  "order) and 2 (TVM's order)");
+  tec_ctx_clear_error(ctx);
+
+  /* version 1: the loop order, and its trace replays as written */
+  sch_schedule *s1 = sch_create(ctx, 1, &R);
+  ck_assert_int_eq(sch_set_trace_version(s1, 1), 0);
+  names = rf2_schedule(s1, R);
+  ck_assert_msg(names != NULL, "%s", tec_ctx_error(ctx));
+  ck_assert_str_eq(names, "k1.outer,k2");
+  rf2_check_runs(ctx, s1, &d, R);
+  const char *json1 = sch_trace_json(ctx, sch_get_trace(s1));
+  tu_assert_contains(json1, "{\"tec_trace\": 1,");
+  tu_assert_contains(sch_trace_c(ctx, sch_get_trace(s1)), "sch_set_trace_version(s, 1);\n");
+  sch_schedule *r1 = sch_create(ctx, 1, &R);
+  ck_assert_msg(sch_trace_replay(r1, sch_trace_parse_json(ctx, json1)) == 0, "%s",
+                tec_ctx_error(ctx));
+  sch_stage *rf = sch_stage_of(r1, sch_tensor_named(r1, "R.rf"));
+  ck_assert_str_eq(sch_iter_name(sch_reduce_axis(rf, 0)), "k1.outer");
+  ck_assert_str_eq(sch_trace_json(ctx, sch_get_trace(r1)), json1);
+  /* and the version 2 trace replays in TVM's order */
+  sch_schedule *r2 = sch_create(ctx, 1, &R);
+  ck_assert_msg(sch_trace_replay(r2, sch_trace_parse_json(ctx, json)) == 0, "%s",
+                tec_ctx_error(ctx));
+  rf = sch_stage_of(r2, sch_tensor_named(r2, "R.rf"));
+  ck_assert_str_eq(sch_iter_name(sch_reduce_axis(rf, 0)), "k2");
+  rf2_check_runs(ctx, r2, &d, R);
   tec_ctx_free(ctx);
 }
 END_TEST
@@ -777,11 +869,14 @@ START_TEST(parse_errors) {
            "   \"value\": {\"type\": \"int7\", \"int\": 2}}\n]}",
            "sch_trace_parse_json: line 3: record 0 (pragma): field 'value': expected an "
            "integer type (int8 .. int64, uint8 .. uint64), found \"int7\"");
-  bad_json("{\"tec_trace\": 2, \"records\": []}",
-           "sch_trace_parse_json: line 1: field 'tec_trace': expected 1 (the only version), "
-           "found 2");
+  bad_json("{\"tec_trace\": 3, \"records\": []}",
+           "sch_trace_parse_json: line 1: field 'tec_trace': expected a version from 1 to 2, "
+           "found 3");
+  bad_json("{\"tec_trace\": 0, \"records\": []}",
+           "sch_trace_parse_json: line 1: field 'tec_trace': expected a version from 1 to 2, "
+           "found 0");
   bad_json("[1, 2]", "sch_trace_parse_json: line 1: expected an object with the fields "
-                     "\"tec_trace\" (1) and \"records\" (an array), found an array");
+                     "\"tec_trace\" (a version) and \"records\" (an array), found an array");
   bad_json("{\"tec_trace\": 1, \"records\": [\n  {\"prim\": \"split\", \"stage\": \"C",
            "sch_trace_parse_json: line 2: expected the closing '\"' of a string, found the "
            "end of the text");
@@ -983,6 +1078,7 @@ int main(void) {
   tcase_add_test(tc, parse_errors);
   tcase_add_test(tc, replay_errors);
   tcase_add_test(tc, replayed_matmul_runs);
+  tcase_add_test(tc, rfactor_tvm_order);
   tcase_add_test(tc, check_trace_env);
   tcase_add_test(tc, out_of_memory);
   tcase_add_test(tc, replay_examples_and_tests);

@@ -410,7 +410,7 @@ START_TEST(tune_dense_records) {
     ck_assert_msg(r1.trials[i].status == TUNE_OK, "trial %d: %s", i, r1.trials[i].error);
     ck_assert_int_eq(r1.trials[i].ncosts, 1);
     ck_assert(r1.trials[i].gflops > 0);
-    tu_assert_contains(r1.trials[i].trace, "{\"tec_trace\": 1, \"records\": [");
+    tu_assert_contains(r1.trials[i].trace, "{\"tec_trace\": 2, \"records\": [");
     for (int j = 0; j < i; j++) ck_assert(r1.trials[j].index != r1.trials[i].index);
   }
   ck_assert_int_ge(r1.best, 0);

@@ -180,7 +180,15 @@ typedef struct sch_record {
 } sch_record;
 
 /* What a schedule did, in order: one record per primitive call that succeeded. */
+/* The version a trace is written in (sch_trace_json's "tec_trace"). 2: sch_rfactor gives the
+ * new stage its remaining reduce axes in TVM's order (untouched reduce axes first, then the
+ * rest of the factored axis's loops); 1: in the stage's loop order (tec before 2). A trace
+ * read as version 1 replays as it was written, and a schedule it was replayed onto keeps
+ * version 1 (sch_set_trace_version). */
+#define SCH_TRACE_VERSION 2
+
 typedef struct sch_trace {
+  int version;          /* SCH_TRACE_VERSION, or 1 (0 counts as the current version) */
   int n, cap;
   sch_record *rec;
   const char *broken;   /* set when a record could not be kept (out of memory): the trace no
@@ -285,8 +293,19 @@ te_tensor *sch_cache_write(sch_schedule *s, te_tensor *t, const char *scope);
 /* Factors reduction t over its reduce loop `axis` (a leaf, typically the inner part of a
  * split): returns a new tensor "<t>.rf" holding the partial reductions, with `axis` as its data
  * dimension factor_axis (0..ndim); t then reduces the partials. t's stage is rebuilt (its
- * earlier splits are dropped), so schedule it after rfactor. */
+ * earlier splits are dropped), so schedule it after rfactor.
+ * The reduce axes of "<t>.rf" besides `axis`, outermost first, as TVM orders them: the reduce
+ * axes the factored loop does not come from (each as its loops, in the stage's loop order),
+ * then the other loops of the axis it was split from, in loop order. Splitting k1 into
+ * (k1.outer, k1.inner) and factoring k1.inner of a reduction over (k1, k2) leaves
+ * (k2, k1.outer), as in TVM. A schedule of trace version 1 keeps the loop order instead:
+ * (k1.outer, k2). */
 te_tensor *sch_rfactor(sch_schedule *s, te_tensor *t, sch_iter *axis, int factor_axis);
+/* Sets the trace version of s (1 or SCH_TRACE_VERSION): which order sch_rfactor uses from now
+ * on and which version sch_trace_json writes. sch_trace_replay sets 1 when it replays a
+ * version 1 trace; sch_trace_c writes this call first for such a trace. -1 with an error for
+ * another version. */
+int sch_set_trace_version(sch_schedule *s, int version);
 
 /* ---- loop annotations ----
  * An annotation (loop kind, pragma, prefetch) belongs to the loop it was put on: splitting or
@@ -408,7 +427,7 @@ int sch_trace_len(const sch_trace *t);
  * constant) or the trace is broken. In the ctx's arena. */
 const char *sch_trace_c(tec_ctx *ctx, const sch_trace *t);
 /* The trace as JSON, one record per line:
- *   {"tec_trace": 1, "records": [
+ *   {"tec_trace": 2, "records": [
  *     {"prim": "split", "stage": "C", "iter": "i", "factor": 32, "outer": "i.outer", ...},
  *   ]}
  * Field names and order are the operand list's; a value is null, an integer (int64), or
