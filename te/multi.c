@@ -99,6 +99,8 @@ int te_compute_multi(tec_ctx *ctx, const te_compute_multi_decl *d, int nout, te_
                                name, i);
     if (te_check_body(ctx, "te_compute_multi", d->names[i], d->ndim, axis, v, &info)) return -1;
   }
+  if (te_rename_default_axes(ctx, d->ndim, axis, d->axis_names, info.nreduce, info.raxis))
+    return -1;
   for (int i = 0; i < nout; i++) {
     te_tensor *t = tec_ctx_alloc(ctx, sizeof *t);
     if (!t) return -1;

@@ -218,6 +218,35 @@ const ir_expr *const *te_new_axes(tec_ctx *ctx, int ndim, const ir_expr *const *
   return axis;
 }
 
+static int axis_name_used(const char *nm, int ndim, const ir_expr *const *axis, int nreduce,
+                          const ir_expr *const *raxis) {
+  for (int i = 0; i < ndim; i++)
+    if (strcmp(axis[i]->name, nm) == 0) return 1;
+  for (int i = 0; i < nreduce; i++)
+    if (strcmp(raxis[i]->name, nm) == 0) return 1;
+  return 0;
+}
+
+/* te/internal.h */
+int te_rename_default_axes(tec_ctx *ctx, int ndim, const ir_expr *const *axis,
+                           const char *const *names, int nreduce, const ir_expr *const *raxis) {
+  static const char *const spare[] = {"i", "j", "k", "l", "m", "n", "p", "q", "r", "s"};
+  for (int i = 0; i < ndim; i++) {
+    if (names && names[i]) continue; /* the user's own name stays */
+    int clash = 0;
+    for (int r = 0; r < nreduce && !clash; r++) clash = strcmp(raxis[r]->name, axis[i]->name) == 0;
+    if (!clash) continue;
+    const char *nm = NULL;
+    for (int c = 0; c < 10 && !nm; c++)
+      if (!axis_name_used(spare[c], ndim, axis, nreduce, raxis)) nm = spare[c];
+    if (!nm) nm = tec_ctx_printf(ctx, "ax%d", i);
+    /* the variable was made by te_new_axes for this op alone: naming it is still ours */
+    ((ir_expr *)axis[i])->name = nm ? tec_ctx_strdup(ctx, nm) : NULL;
+    if (!axis[i]->name) return -1;
+  }
+  return 0;
+}
+
 /* te/internal.h */
 int te_check_body(tec_ctx *ctx, const char *who, const char *name, int ndim,
                   const ir_expr *const *axis, const ir_expr *body, te_body_info *info) {
@@ -279,7 +308,9 @@ te_tensor *te_compute(tec_ctx *ctx, const te_compute_decl *d) {
     return NULL;
   }
   te_body_info info = {0};
-  if (te_check_body(ctx, "te_compute", d->name, d->ndim, axis, body, &info)) return NULL;
+  if (te_check_body(ctx, "te_compute", d->name, d->ndim, axis, body, &info) ||
+      te_rename_default_axes(ctx, d->ndim, axis, d->axis_names, info.nreduce, info.raxis))
+    return NULL;
   te_tensor *t = tec_ctx_alloc(ctx, sizeof *t);
   if (!t) return NULL;
   t->op = TE_COMPUTE;

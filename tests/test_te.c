@@ -724,6 +724,62 @@ START_TEST(alloc_budget) {
 }
 END_TEST
 
+/* A reduce axis named like a default data axis (attention's O[h][i][d] = sum over j of
+ * P[h][i][j] * V[h][j][d]: data axes i, j, k by default): the clashing data axis takes the
+ * first free name (l), so every loop of the stage has its own name and a trace replays; a
+ * name the user gave stays. Results against a plain-C sum. */
+typedef struct att { te_tensor *p, *v; const ir_expr *j; } att;
+static const ir_expr *att_body(tec_ctx *ctx, const ir_expr *const *x, void *u) {
+  (void)ctx;
+  att *a = u;
+  return TE_SUM(ir_mul(TE_AT(a->p, x[0], x[1], a->j), TE_AT(a->v, x[0], a->j, x[2])), a->j);
+}
+START_TEST(reduce_axis_name_clash) {
+  tec_ctx *ctx = tec_ctx_new();
+  att a = {te_placeholder(ctx, "P", TEC_F32, 3, TE_SHAPE(ctx, 2, 5, 6)),
+           te_placeholder(ctx, "V", TEC_F32, 3, TE_SHAPE(ctx, 2, 6, 16)),
+           te_reduce_axis_n(ctx, "j", 6)};
+  te_tensor *O = te_compute(ctx, &(te_compute_decl){.name = "O", .ndim = 3,
+      .shape = TE_SHAPE(ctx, 2, 5, 16), .body = att_body, .user = &a});
+  ck_assert_ptr_nonnull(O);
+  ck_assert_str_eq(O->axis[0]->name, "i");
+  ck_assert_str_eq(O->axis[1]->name, "l");
+  ck_assert_str_eq(O->axis[2]->name, "k");
+  sch_schedule *s = SCH_CREATE(ctx, O);
+  sch_stage *st = sch_stage_of(s, O);
+  ck_assert_ptr_eq(sch_leaf_named(st, "j"), sch_reduce_axis(st, 0));
+  sch_iter *jo, *ji, *ko, *ki;
+  OK(ctx, sch_split(st, sch_leaf_named(st, "j"), 2, &jo, &ji));
+  OK(ctx, sch_split(st, sch_leaf_named(st, "k"), 8, &ko, &ki));
+  OK(ctx, SCH_REORDER(st, sch_leaf_named(st, "i"), sch_leaf_named(st, "l"), jo, ko, ji, ki));
+  OK(ctx, sch_vectorize(st, ki));
+  sch_schedule *c = sch_clone(s); /* replays the trace, which names loops */
+  ck_assert_msg(c != NULL, "%s", tec_ctx_error(ctx));
+  tec_packed_fn fn = tu_build(ctx, c, "att", 3, (te_tensor *[]){a.p, a.v, O});
+  int64_t sp[3] = {2, 5, 6}, sv[3] = {2, 6, 16}, so[3] = {2, 5, 16};
+  DLTensor p = tu_rand_f32(3, sp, 3), v = tu_rand_f32(3, sv, 4), o = tu_zeros(TEC_F32, 3, so);
+  ck_assert_msg(fn((DLTensor *[]){&p, &v, &o}, 3) == 0, "%s", tec_rt_last_error());
+  float ref[2 * 5 * 16];
+  for (int h = 0; h < 2; h++)
+    for (int i = 0; i < 5; i++)
+      for (int d = 0; d < 16; d++) {
+        double acc = 0;
+        for (int j = 0; j < 6; j++)
+          acc += (double)tu_f32(&p)[(h * 5 + i) * 6 + j] * tu_f32(&v)[(h * 6 + j) * 16 + d];
+        ref[(h * 5 + i) * 16 + d] = (float)acc;
+      }
+  ck_assert_double_lt(tu_max_err(tu_f32(&o), ref, 2 * 5 * 16), 1e-5);
+  tec_dl_free(&p), tec_dl_free(&v), tec_dl_free(&o);
+  /* a name the user gave is theirs, clash or not (and a trace then names two loops 'j') */
+  te_tensor *O2 = te_compute(ctx, &(te_compute_decl){.name = "O2", .ndim = 3,
+      .shape = TE_SHAPE(ctx, 2, 5, 16), .body = att_body, .user = &a,
+      .axis_names = (const char *[]){"h", "j", "d"}});
+  ck_assert_ptr_nonnull(O2);
+  ck_assert_str_eq(O2->axis[1]->name, "j");
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 Suite *te_suite(void) {
   Suite *s = suite_create("te");
   TCase *b = tcase_create("build_print");
@@ -758,6 +814,7 @@ Suite *te_suite(void) {
   tcase_add_test(m, mutator_identity);
   tcase_add_test(m, substitute);
   tcase_add_test(m, alloc_budget);
+  tcase_add_test(m, reduce_axis_name_clash);
   suite_add_tcase(s, m);
   return s;
 }
