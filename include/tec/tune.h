@@ -217,6 +217,11 @@ typedef struct tune_options {
    * time-out). Anchored, also after every timed call of the anchor, with index -1. */
   void (*hook)(void *user, int64_t index, float *out, int64_t nout);
   void *hook_user;
+  /* Test clock (NULL: the monotonic clock): seconds, read with hook_user wherever a local
+   * measurement reads the time (a cost's calls, the anchor's base). With the hook advancing
+   * it per call, a test measures in simulated time: the anchoring arithmetic checked exactly,
+   * whatever else the machine runs. */
+  double (*clock)(void *user);
   /* Measure on other hosts over SSH (NULL: here). The hook is then called here, on the
    * output read back, from the hosts' threads (it can make a candidate wrong, not slow; it
    * must be thread-safe with more than one host); fork and overlap do not apply
