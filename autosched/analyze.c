@@ -156,6 +156,26 @@ static int reader_vars(const te_tensor *c, const ir_expr **vars) {
   return nv;
 }
 
+/* 1 if an input's last index moves by more than one element per step of t's last data axis
+ * (affine, |coefficient| > 1: a stride-2 window), or by a step it cannot tell (not affine) */
+static int strided_read(const te_tensor *t) {
+  if (t->ndim < 1) return 0;
+  const ir_expr *src = as_source(t), *vars[2 * AS_MAX_DIM];
+  int nv = reader_vars(t, vars);
+  for (int k = 0; k < t->ninputs; k++) {
+    const ir_expr *reads[8];
+    int nr = as_reads_of(src, t->inputs[k], reads, 8);
+    for (int r = 0; r < nr && r < 8; r++) {
+      const ir_expr *in = reads[r]->nargs ? reads[r]->args[reads[r]->nargs - 1] : NULL;
+      int64_t coef[2 * AS_MAX_DIM], c0;
+      if (!in || !ir_uses_var(in, t->axis[t->ndim - 1])) continue;
+      if (!as_affine(in, nv, vars, coef, &c0)) return 1;
+      if (coef[t->ndim - 1] > 1 || coef[t->ndim - 1] < -1) return 1;
+    }
+  }
+  return 0;
+}
+
 /* 1 if some index of read uses var */
 static int read_uses(const ir_expr *read, const ir_expr *var) {
   for (int i = 0; i < read->nargs; i++)
@@ -232,6 +252,7 @@ int as_analyze(as_prog *p) {
                     !(t->body && t->body->kind == IR_REDUCE && t->body->v.i == IR_COMB_USER);
     s->cost = body_cost(t);
     s->guarded_read = guarded(t->body);
+    s->strided_read = t->op == TE_COMPUTE && s->understood && strided_read(t);
     s->const_only = t->ninputs > 0;
     for (int k = 0; k < t->ninputs; k++) {
       int j = as_index_of(p, t->inputs[k]);
