@@ -2,7 +2,7 @@
  * every layer a topi template, activations NCHW16c, weights packed once) against oneDNN running the same network with the
  * same weights, in one run, round-robin, 1 and 2 threads.
  *
- *   net [--net mobilenet|resnet18] [--threads 1,2] [--runs 30] [--layers] [--prepadded]
+ *   net [--net mobilenet|mobilenet_v2|resnet18] [--threads 1,2] [--runs 30] [--layers] [--prepadded]
  *       [--no-margins] [--csv FILE] [--size 224] [--width 1.0] [--records FILE]
  *
  * --no-margins: tec's activations without margins (model_options.no_margins: every padded layer
@@ -79,10 +79,11 @@ static int parse_opts(int argc, char **argv, opts *o) {
     }
     i++;
     if (!strcmp(a, "--net")) {
-      if (!strcmp(v, "mobilenet")) o->kind = NET_MOBILENET_V1;
+      if (!strcmp(v, "mobilenet") || !strcmp(v, "mobilenet_v1")) o->kind = NET_MOBILENET_V1;
+      else if (!strcmp(v, "mobilenet_v2")) o->kind = NET_MOBILENET_V2;
       else if (!strcmp(v, "resnet18")) o->kind = NET_RESNET18;
       else {
-        fprintf(stderr, "net: --net %s: mobilenet or resnet18\n", v);
+        fprintf(stderr, "net: --net %s: mobilenet (v1), mobilenet_v2 or resnet18\n", v);
         return -1;
       }
     } else if (!strcmp(a, "--threads")) {
@@ -234,7 +235,7 @@ int main(int argc, char **argv) {
   reexec_for_omp(argv);
   opts o;
   if (parse_opts(argc, argv, &o)) {
-    fprintf(stderr, "usage: net [--net mobilenet|resnet18] [--threads 1,2] [--runs 30] [--layers]\n"
+    fprintf(stderr, "usage: net [--net mobilenet|mobilenet_v2|resnet18] [--threads 1,2] [--runs 30] [--layers]\n"
                     "           [--prepadded] [--csv FILE] [--size 224] [--width 1.0] [--records FILE]\n");
     return 2;
   }
@@ -260,7 +261,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   printf("%s %lldx%lld width %.2f: %d layers, tec compiled and prepared in %.1f s\n",
-         o.kind == NET_RESNET18 ? "ResNet-18" : "MobileNet v1", (long long)o.size,
+         model_title(o.kind), (long long)o.size,
          (long long)o.size, o.width, n->nlayers, bench_now(CLOCK_MONOTONIC) - t0);
   net *tn = NULL; /* --records: the same network on the records' configs */
   if (o.records) {
@@ -301,7 +302,9 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (csv) fprintf(csv, "net,threads,layer,tec_ms,onednn_ms%s\n", tn ? ",tec_tuned_ms" : "");
-  const char *nname = o.kind == NET_RESNET18 ? "resnet18" : "mobilenet";
+  const char *nname = o.kind == NET_RESNET18      ? "resnet18"
+                      : o.kind == NET_MOBILENET_V2 ? "mobilenet_v2"
+                                                   : "mobilenet";
   int status = 0;
   for (int ti = 0; ti < o.nthreads && !status; ti++) {
     int t = o.threads[ti];
