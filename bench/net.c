@@ -5,6 +5,16 @@
  *   net [--net mobilenet|mobilenet_v2|resnet18] [--threads 1,2] [--runs 30] [--layers] [--prepadded]
  *       [--no-margins] [--csv FILE] [--size 224] [--width 1.0] [--records FILE]
  *
+ * --dtype int8: also tec's int8 network (include/tec/qnet.h: the same layers and weights on the
+ * qnn templates, calibrated on another seeded image), checked against the fp32 logits (its
+ * quantization error printed) and timed in the same round-robin (tec, oneDNN, tec int8, ...):
+ * its whole-network and convolution times beside tec's and oneDNN's fp32 (oneDNN's int8 network
+ * is not built: its zero points and residual sums with their own scales are a separate
+ * mapping), and with --layers its per-layer table.
+ *
+ * The spread: each round's ratio oneDNN / tec of the two whole runs next to each other, their
+ * median and the range of the middle half (the rounds' 25th to 75th percentile).
+ *
  * --no-margins: tec's activations without margins (model_options.no_margins: every padded layer
  * reads its input through compares or copies it, as before margins), for a side-by-side run.
  *
@@ -50,6 +60,7 @@
 #include <unistd.h>
 #include "common.h"
 #include "net_dnnl.h"
+#include "tec/qnet.h"
 #include "peak.h"
 
 #define PICK_RUNS 5 /* whole oneDNN runs per algorithm when picking */
@@ -58,7 +69,7 @@
 
 typedef struct opts {
   net_kind kind;
-  int nthreads, threads[MAX_THREADS], runs, layers, prepadded, no_margins;
+  int nthreads, threads[MAX_THREADS], runs, layers, prepadded, no_margins, int8;
   int64_t size;
   double width;
   const char *csv, *records;
@@ -110,6 +121,12 @@ static int parse_opts(int argc, char **argv, opts *o) {
         fprintf(stderr, "net: --width %s: above 0, at most 4\n", v);
         return -1;
       }
+    } else if (!strcmp(a, "--dtype")) {
+      if (strcmp(v, "int8") && strcmp(v, "fp32")) {
+        fprintf(stderr, "net: --dtype %s: fp32 or int8\n", v);
+        return -1;
+      }
+      o->int8 = !strcmp(v, "int8");
     } else if (!strcmp(a, "--csv")) {
       o->csv = v;
     } else if (!strcmp(a, "--records")) {
@@ -236,7 +253,8 @@ int main(int argc, char **argv) {
   opts o;
   if (parse_opts(argc, argv, &o)) {
     fprintf(stderr, "usage: net [--net mobilenet|mobilenet_v2|resnet18] [--threads 1,2] [--runs 30] [--layers]\n"
-                    "           [--prepadded] [--csv FILE] [--size 224] [--width 1.0] [--records FILE]\n");
+                    "           [--prepadded] [--csv FILE] [--size 224] [--width 1.0] [--records FILE]\n"
+                    "           [--dtype fp32|int8]\n");
     return 2;
   }
   char cpu[256];
@@ -279,6 +297,23 @@ int main(int argc, char **argv) {
   }
   int nl = n->nlayers, R = o.runs;
   float *img = net_image(n, 7);
+  qnet *q = NULL; /* --dtype int8 */
+  if (o.int8) {
+    float *calib = net_image(n, 11);
+    t0 = bench_now(CLOCK_MONOTONIC);
+    q = calib ? qnet_new(n, calib, err, sizeof err) : NULL;
+    free(calib);
+    if (!q || qnet_compile(q) || qnet_prepare(q)) {
+      fprintf(stderr, "net: --dtype int8: %s\n", q ? qnet_error(q) : err);
+      return 1;
+    }
+    printf("int8 network: %d layers (the residual adds apart), calibrated, compiled and "
+           "prepared in %.1f s\n", q->nlayers, bench_now(CLOCK_MONOTONIC) - t0);
+  }
+  int ql = q ? q->nlayers : 1;
+  double *qs = calloc((size_t)(ql * R), sizeof(double)), *qt = malloc(sizeof(double) * (size_t)R);
+  double *rr = malloc(sizeof(double) * (size_t)R);
+  if (!qs || !qt || !rr) return 1;
   /* per run: nl layers, then the edge (oneDNN's input reorder; tec: its image copy, untimed) */
   int nc = nl + 1;
   double *ts = calloc((size_t)(nc * R), sizeof(double)), *ds = calloc((size_t)(nc * R), sizeof(double));
@@ -356,6 +391,16 @@ int main(int argc, char **argv) {
       printf("CHECK FAILED: %d threads: logits differ, max |tec - oneDNN| / max |oneDNN| = %.3g\n", t, rel);
       status = 1;
     }
+    double qrel = 0;
+    if (q) { /* the int8 logits: quantization error, not a check */
+      if (qnet_run(q, img, qs)) {
+        fprintf(stderr, "net: --dtype int8: %s\n", qnet_error(q));
+        return 1;
+      }
+      for (int64_t k = 0; k < net_classes(n); k++)
+        qrel = fmax(qrel, fabs((double)qnet_logits(q)[k] - a[k]));
+      qrel /= mag + 1e-30;
+    }
     double urel = 0;
     if (tn) { /* the tuned network against the default one */
       if (net_run(tn, img, us)) {
@@ -386,6 +431,11 @@ int main(int argc, char **argv) {
       cu[R + r] = (bench_now(CLOCK_PROCESS_CPUTIME_ID) - c) / dt[r];
       cu[3 * R + r] = (bench_now(CLOCK_THREAD_CPUTIME_ID) - m) / dt[r];
       if (o.prepadded && prepad_run(&pp, n, ps + (size_t)r * (size_t)nl)) return 1;
+      if (q) {
+        s = bench_now(CLOCK_MONOTONIC);
+        if (qnet_run(q, img, qs + (size_t)r * (size_t)ql)) return 1;
+        qt[r] = bench_now(CLOCK_MONOTONIC) - s;
+      }
       if (tn) {
         s = bench_now(CLOCK_MONOTONIC);
         if (net_run(tn, img, us + (size_t)r * (size_t)nc)) return 1;
@@ -412,6 +462,15 @@ int main(int argc, char **argv) {
     }
     for (int r = 0; r < R; r++) col[r] = ds[(size_t)r * (size_t)nc + (size_t)nl];
     double edge = bench_median(col, R);
+    for (int r = 0; r < R; r++) rr[r] = dt[r] / tt[r]; /* each round's pair */
+    bench_sort(rr, R);
+    double qconv = 0; /* int8: its convolutions and adds, per-layer medians */
+    for (int i = 0; q && i < ql; i++) {
+      for (int r = 0; r < R; r++) col[r] = qs[(size_t)r * (size_t)ql + (size_t)i];
+      double m = bench_median(col, R);
+      qs[i] = m; /* row 0 keeps the medians (the runs are done) */
+      if (strcmp(q->layers[i].tmpl, "qnn_pool") && strcmp(q->layers[i].tmpl, "qnn_dense")) qconv += m;
+    }
     double tm = bench_median(tt, R), dm = bench_median(dt, R), um = tn ? bench_median(ut, R) : 0;
     if (csv) {
       fprintf(csv, "%s,%d,convs,%.4f,%.4f", nname, t, tconv * 1e3, dconv * 1e3);
@@ -445,9 +504,27 @@ int main(int argc, char **argv) {
     printf("  %-34s %9.3f %9.3f %7.2f\n", "convs (sum of the layers' medians)", tconv * 1e3,
            dconv * 1e3, dconv / tconv);
     printf("  %-34s %9.3f %9.3f %7.2f\n", "whole network (median run)", tm * 1e3, dm * 1e3, dm / tm);
+    double qm = q ? bench_median(qt, R) : 0;
     bench_sort(tt, R), bench_sort(dt, R);
     printf("  %-34s %9.3f %9.3f %7.2f\n", "whole network (fastest run)", tt[0] * 1e3, dt[0] * 1e3,
            dt[0] / tt[0]);
+    printf("  %-34s %9s %9s %7.2f  (middle half %.2f .. %.2f)\n", "per round: oneDNN / tec", "", "",
+           bench_median(rr, R), rr[R / 4], rr[(3 * R) / 4 - (R % 4 == 0)]);
+    if (q) {
+      bench_sort(qt, R);
+      printf("\n  int8 (tec, qnn templates; logits within %.2g of max |logit| of fp32's):\n", qrel);
+      if (o.layers)
+        for (int i = 0; i < ql; i++)
+          printf("  %-16s %-16s %9.3f\n", q->layers[i].name, q->layers[i].tmpl, qs[i] * 1e3);
+      printf("  %-34s %9s %9s %9s %9s\n", "", "int8 ms", "fp32 ms", "oneDNN ms", "oneDNN/int8");
+      printf("  %-34s %9.3f %9.3f %9.3f %9.2f\n", "convs (+ adds; layers' medians)", qconv * 1e3,
+             tconv * 1e3, dconv * 1e3, dconv / qconv);
+      printf("  %-34s %9.3f %9.3f %9.3f %9.2f\n", "whole network (median run)", qm * 1e3, tm * 1e3,
+             dm * 1e3, dm / qm);
+      printf("  %-34s %9.3f %9.3f %9.3f %9.2f\n", "whole network (fastest run)", qt[0] * 1e3,
+             tt[0] * 1e3, dt[0] * 1e3, dt[0] / qt[0]);
+      if (csv) fprintf(csv, "%s,%d,int8_total,%.4f,%.4f\n", nname, t, qm * 1e3, dm * 1e3);
+    }
     printf("  %-34s %9.2f %9.2f\n", "cores used (process CPU / wall)", bench_median(cu, R),
            bench_median(cu + R, R));
     printf("  %-34s %9.2f %9.2f\n", "  of which the calling thread's", bench_median(cu + 2 * R, R),
@@ -480,6 +557,8 @@ int main(int argc, char **argv) {
   tec_ctx_free(pp.ctx);
   free(ps), free(pmed), free(cu), free(us), free(ut), free(umed);
   net_free(tn);
+  qnet_free(q);
+  free(qs), free(qt), free(rr);
   free(img), free(ts), free(ds), free(tt), free(dt), free(col), free(tmed), free(dmed);
   net_free(n);
   return status;

@@ -77,6 +77,28 @@ START_TEST(structure) {
     if (L->op == NET_FC) flops += 2.0 * (double)(L->fc.n * L->fc.k);
   }
   ck_assert_msg(flops > 0.58e9 && flops < 0.62e9, "%g FLOP", flops);
+  /* as text (`tec net FILE`): net_parse(net_text(n)) builds the same layers and residuals */
+  tec_ctx *ctx = tec_ctx_new();
+  char err[256];
+  const char *text = net_text(n, ctx);
+  ck_assert_ptr_nonnull(text);
+  tu_assert_contains(text, "conv b3_project in=b3_dw oc=24 k=1 stride=1 act=none res=b2_project");
+  net *t = net_parse(&(net_options){.seed = 1}, text, err, sizeof err);
+  ck_assert_msg(t != NULL, "%s", err);
+  ck_assert_int_eq(t->nlayers, n->nlayers);
+  for (int i = 0; i < n->nlayers; i++) {
+    const net_layer *a = &n->layers[i], *b = &t->layers[i];
+    ck_assert_str_eq(a->name, b->name);
+    ck_assert_int_eq(a->op, b->op);
+    ck_assert_int_eq(a->in, b->in);
+    ck_assert_int_eq(a->res, b->res);
+    ck_assert_int_eq(a->conv.c_out, b->conv.c_out);
+    ck_assert_int_eq(a->conv.stride_h, b->conv.stride_h);
+    ck_assert_int_eq(a->conv.groups, b->conv.groups);
+    ck_assert_int_eq(a->conv.epi.act, b->conv.epi.act);
+  }
+  net_free(t);
+  tec_ctx_free(ctx);
   net_free(n);
 }
 END_TEST
