@@ -6,11 +6,12 @@
  *       [--no-margins] [--csv FILE] [--size 224] [--width 1.0] [--records FILE]
  *
  * --dtype int8: also tec's int8 network (include/tec/qnet.h: the same layers and weights on the
- * qnn templates, calibrated on another seeded image), checked against the fp32 logits (its
- * quantization error printed) and timed in the same round-robin (tec, oneDNN, tec int8, ...):
- * its whole-network and convolution times beside tec's and oneDNN's fp32 (oneDNN's int8 network
- * is not built: its zero points and residual sums with their own scales are a separate
- * mapping), and with --layers its per-layer table.
+ * qnn templates, calibrated on another seeded image; its distance from the fp32 logits printed)
+ * and oneDNN's int8 network over the same int8 layers, weights and params (bench/net_dnnl_int8.c:
+ * s8 convolutions with per-channel output scales, run-time zero points, clip and the residual
+ * as sum post-ops; its logits' distance from tec's int8 printed, not checked: oneDNN rounds its
+ * own way), timed in the same round-robin (tec, oneDNN, tec int8, oneDNN int8, ...): whole
+ * network and convolution times beside the fp32 ones, and with --layers a per-layer table.
  *
  * The spread: each round's ratio oneDNN / tec of the two whole runs next to each other, their
  * median and the range of the middle half (the rounds' 25th to 75th percentile).
@@ -312,6 +313,10 @@ int main(int argc, char **argv) {
   }
   int ql = q ? q->nlayers : 1;
   double *qs = calloc((size_t)(ql * R), sizeof(double)), *qt = malloc(sizeof(double) * (size_t)R);
+  /* oneDNN int8: per run ql layers and its input edge */
+  double *es = calloc((size_t)((ql + 1) * R), sizeof(double)), *et = malloc(sizeof(double) * (size_t)R);
+  double *emed = calloc((size_t)(ql + 1), sizeof(double));
+  if (!es || !et || !emed) return 1;
   double *rr = malloc(sizeof(double) * (size_t)R);
   if (!qs || !qt || !rr) return 1;
   /* per run: nl layers, then the edge (oneDNN's input reorder; tec: its image copy, untimed) */
@@ -391,15 +396,26 @@ int main(int argc, char **argv) {
       printf("CHECK FAILED: %d threads: logits differ, max |tec - oneDNN| / max |oneDNN| = %.3g\n", t, rel);
       status = 1;
     }
-    double qrel = 0;
-    if (q) { /* the int8 logits: quantization error, not a check */
+    double qrel = 0, erel = 0;
+    dn_net *dq = NULL;
+    if (q) { /* the int8 logits: quantization error, and oneDNN's int8 against tec's */
       if (qnet_run(q, img, qs)) {
         fprintf(stderr, "net: --dtype int8: %s\n", qnet_error(q));
         return 1;
       }
-      for (int64_t k = 0; k < net_classes(n); k++)
+      dq = calloc(1, sizeof *dq);
+      if (!dq || dn_build_int8(dq, q) || dn_run(dq, es)) {
+        fprintf(stderr, "net: --dtype int8: oneDNN: %s\n", dq ? dq->err : "out of memory");
+        return 1;
+      }
+      const float *el = dn_logits_f32(dq, q->logits);
+      double qmag = 0;
+      for (int64_t k = 0; k < net_classes(n); k++) {
         qrel = fmax(qrel, fabs((double)qnet_logits(q)[k] - a[k]));
-      qrel /= mag + 1e-30;
+        erel = fmax(erel, fabs((double)el[k] - qnet_logits(q)[k]));
+        qmag = fmax(qmag, fabs((double)qnet_logits(q)[k]));
+      }
+      qrel /= mag + 1e-30, erel /= qmag + 1e-30;
     }
     double urel = 0;
     if (tn) { /* the tuned network against the default one */
@@ -435,6 +451,9 @@ int main(int argc, char **argv) {
         s = bench_now(CLOCK_MONOTONIC);
         if (qnet_run(q, img, qs + (size_t)r * (size_t)ql)) return 1;
         qt[r] = bench_now(CLOCK_MONOTONIC) - s;
+        s = bench_now(CLOCK_MONOTONIC);
+        if (dn_run(dq, es + (size_t)r * (size_t)(ql + 1))) return 1;
+        et[r] = bench_now(CLOCK_MONOTONIC) - s;
       }
       if (tn) {
         s = bench_now(CLOCK_MONOTONIC);
@@ -464,12 +483,16 @@ int main(int argc, char **argv) {
     double edge = bench_median(col, R);
     for (int r = 0; r < R; r++) rr[r] = dt[r] / tt[r]; /* each round's pair */
     bench_sort(rr, R);
-    double qconv = 0; /* int8: its convolutions and adds, per-layer medians */
-    for (int i = 0; q && i < ql; i++) {
+    double qconv = 0, econv = 0; /* int8: the convolutions and adds, per-layer medians */
+    for (int i = 0; q && i <= ql; i++) {
+      for (int r = 0; r < R; r++) col[r] = es[(size_t)r * (size_t)(ql + 1) + (size_t)i];
+      emed[i] = bench_median(col, R);
+      if (i == ql) break; /* oneDNN's input edge */
       for (int r = 0; r < R; r++) col[r] = qs[(size_t)r * (size_t)ql + (size_t)i];
       double m = bench_median(col, R);
       qs[i] = m; /* row 0 keeps the medians (the runs are done) */
-      if (strcmp(q->layers[i].tmpl, "qnn_pool") && strcmp(q->layers[i].tmpl, "qnn_dense")) qconv += m;
+      if (strcmp(q->layers[i].tmpl, "qnn_pool") && strcmp(q->layers[i].tmpl, "qnn_dense"))
+        qconv += m, econv += emed[i];
     }
     double tm = bench_median(tt, R), dm = bench_median(dt, R), um = tn ? bench_median(ut, R) : 0;
     if (csv) {
@@ -511,19 +534,29 @@ int main(int argc, char **argv) {
     printf("  %-34s %9s %9s %7.2f  (middle half %.2f .. %.2f)\n", "per round: oneDNN / tec", "", "",
            bench_median(rr, R), rr[R / 4], rr[(3 * R) / 4 - (R % 4 == 0)]);
     if (q) {
-      bench_sort(qt, R);
-      printf("\n  int8 (tec, qnn templates; logits within %.2g of max |logit| of fp32's):\n", qrel);
-      if (o.layers)
+      double qm2 = qm, em = bench_median(et, R);
+      bench_sort(qt, R), bench_sort(et, R);
+      printf("\n  int8 (tec: qnn templates, logits within %.2g of max |logit| of fp32's; oneDNN int8 "
+             "within %.2g of tec int8's):\n", qrel, erel);
+      if (o.layers) {
+        printf("  %-16s %-16s %9s %9s %7s  %s\n", "layer", "tec template", "int8 ms", "oneDNN ms",
+               "ratio", "oneDNN impl");
         for (int i = 0; i < ql; i++)
-          printf("  %-16s %-16s %9.3f\n", q->layers[i].name, q->layers[i].tmpl, qs[i] * 1e3);
-      printf("  %-34s %9s %9s %9s %9s\n", "", "int8 ms", "fp32 ms", "oneDNN ms", "oneDNN/int8");
-      printf("  %-34s %9.3f %9.3f %9.3f %9.2f\n", "convs (+ adds; layers' medians)", qconv * 1e3,
-             tconv * 1e3, dconv * 1e3, dconv / qconv);
-      printf("  %-34s %9.3f %9.3f %9.3f %9.2f\n", "whole network (median run)", qm * 1e3, tm * 1e3,
-             dm * 1e3, dm / qm);
-      printf("  %-34s %9.3f %9.3f %9.3f %9.2f\n", "whole network (fastest run)", qt[0] * 1e3,
-             tt[0] * 1e3, dt[0] * 1e3, dt[0] / qt[0]);
-      if (csv) fprintf(csv, "%s,%d,int8_total,%.4f,%.4f\n", nname, t, qm * 1e3, dm * 1e3);
+          printf("  %-16s %-16s %9.3f %9.3f %7.2f  %s\n", q->layers[i].name, q->layers[i].tmpl,
+                 qs[i] * 1e3, emed[i] * 1e3, emed[i] / qs[i], dq->impl[i]);
+        printf("  %-16s %-16s %9s %9.3f\n", "(input edge)", "", "-", emed[ql] * 1e3);
+      }
+      printf("  %-34s %9s %9s %9s %9s %9s\n", "", "int8 ms", "oneDNN i8", "fp32 ms", "oneDNN f32",
+             "oDNNi8/i8");
+      printf("  %-34s %9.3f %9.3f %9.3f %9.3f %9.2f\n", "convs (+ adds; layers' medians)", qconv * 1e3,
+             econv * 1e3, tconv * 1e3, dconv * 1e3, econv / qconv);
+      printf("  %-34s %9.3f %9.3f %9.3f %9.3f %9.2f\n", "whole network (median run)", qm2 * 1e3,
+             em * 1e3, tm * 1e3, dm * 1e3, em / qm2);
+      printf("  %-34s %9.3f %9.3f %9.3f %9.3f %9.2f\n", "whole network (fastest run)", qt[0] * 1e3,
+             et[0] * 1e3, tt[0] * 1e3, dt[0] * 1e3, et[0] / qt[0]);
+      if (csv) fprintf(csv, "%s,%d,int8_total,%.4f,%.4f\n", nname, t, qm * 1e3, em * 1e3);
+      dn_free(dq);
+      free(dq);
     }
     printf("  %-34s %9.2f %9.2f\n", "cores used (process CPU / wall)", bench_median(cu, R),
            bench_median(cu + R, R));
@@ -558,7 +591,7 @@ int main(int argc, char **argv) {
   free(ps), free(pmed), free(cu), free(us), free(ut), free(umed);
   net_free(tn);
   qnet_free(q);
-  free(qs), free(qt), free(rr);
+  free(qs), free(qt), free(rr), free(es), free(et), free(emed);
   free(img), free(ts), free(ds), free(tt), free(dt), free(col), free(tmed), free(dmed);
   net_free(n);
   return status;
