@@ -58,7 +58,7 @@ static int add_conv(qnet *q, const net *n, int i, topi_layout packed) {
   qnet_layer *L = layer(q, p->groups > 1 ? "qnn_depthwise" : "qnn_conv2d", i, F->name, F->in);
   L->out = out;
   L->conv = (topi_qconv2d){.conv = *p, .in = q->values[F->in].q, .out = q->values[out].q};
-  L->conv.conv.in_layout = packed, L->conv.conv.out_layout = packed;
+  L->conv.conv.in_layout = q->values[F->in].layout, L->conv.conv.out_layout = packed;
   L->conv.conv.epi.residual = 0;
   if (F->res >= 0) L->conv.conv.epi.act = TOPI_ACT_NONE; /* on the add's clamp */
   L->w = malloc((size_t)(p->c_out * per));
@@ -154,7 +154,12 @@ qnet *qnet_new(net *n, const float *calib, char *err, size_t errlen) {
     char what[48];
     snprintf(what, sizeof what, "%d", v);
     if (calibrate(q, what, x->data, net_value_floats(n, v), &p)) return refuse(q, err, errlen);
-    value(q, x->n, x->c, x->h, x->w, packed, p); /* the logits: [n][classes] (add_layer) */
+    /* the image in blocks of 4 (the least the int8 templates take): the stem's reduction
+     * runs over 4 lanes for its 3 channels, not over the block's 16; the logits: [n][classes]
+     * (add_layer) */
+    topi_layout l = packed;
+    if (v == 0) l.block = 4;
+    value(q, x->n, x->c, x->h, x->w, l, p);
   }
   for (int i = 0; i < n->nlayers; i++)
     if (add_layer(q, n, i, packed)) return refuse(q, err, errlen);

@@ -20,8 +20,8 @@
  *                packed layout kept: [n][c/x][1][1][x] is the dense input [n][c])
  *   dense        qnn_dense (int8 logits, dequantized by qnet_run)
  *   softmax      not quantized: the int8 network ends at the logits
- * Activations: NCHW[x]c int8 (x: the fp32 network's block, a multiple of 4), no margins; the
- * lanes past c hold the zero point. Value v of the fp32 network is value v here (its params:
+ * Activations: NCHW[x]c int8 (x: the fp32 network's block, a multiple of 4; the image NCHW4c),
+ * no margins; the lanes past c hold the zero point. Value v of the fp32 network is value v here (its params:
  * the calibration of the fp32 values), the residual convolutions' outputs follow.
  *
  * Refused by name (NULL, err): a network not compiled, a block that is not a multiple of 4, a
