@@ -4,7 +4,7 @@
  * reference of the same network (support/netref.c). Its structure is checked too: 17 inverted
  * residual blocks, ReLU6 fused into every expand / depthwise layer and none into the linear
  * projections, the residual fused into the projection of each stride-1 block whose channels
- * agree (10 of them), nothing between the layers but the layers.
+ * agree (10 of them at 224), nothing between the layers but the layers.
  * int8 (include/tec/qnet.h): the same network on the qnn templates, calibrated on the fp32
  * network, bit-exact in every activation against a plain-C int8 forward pass over the same
  * quantized weights and params (support/qnnref.c: qref_conv2d, qref_add, qref_pool,
