@@ -165,29 +165,21 @@ static int dn_conv(dn_net *d, const net *n, int li) {
   return dn_add_step(d, li, prim, 4, a);
 }
 
-static int dn_pool(dn_net *d, const net *n, int li) {
-  const net_layer *L = &n->layers[li];
-  const char *who = L->name;
-  const topi_pool *p = &L->pool;
-  const net_value *y = &n->values[L->out];
-  int global = L->op == NET_GPOOL;
-  dnnl_dims_t dd, str = {global ? 1 : p->stride_h, global ? 1 : p->stride_w};
-  dnnl_dims_t ker = {global ? p->h : p->kh, global ? p->w : p->kw};
-  dnnl_dims_t pad = {global ? 0 : p->pad_h, global ? 0 : p->pad_w};
-  vdims(y, dd);
+int dn_pool_step(dn_net *d, const char *who, int li, int in, int out, const dnnl_dims_t dd,
+                 dnnl_alg_kind_t alg, const dnnl_dims_t str, const dnnl_dims_t ker,
+                 const dnnl_dims_t pad, dnnl_data_type_t dt) {
   const dnnl_memory_desc_t *smd;
   dnnl_memory_desc_t dst_any;
-  DN(dnnl_memory_get_memory_desc(d->mem[L->in], &smd));
-  DN(dnnl_memory_desc_init_by_tag(&dst_any, 4, dd, dnnl_f32, dnnl_format_tag_any));
+  DN(dnnl_memory_get_memory_desc(d->mem[in], &smd));
+  DN(dnnl_memory_desc_init_by_tag(&dst_any, 4, dd, dt, dnnl_format_tag_any));
   dnnl_pooling_desc_t pdsc;
-  DN(dnnl_pooling_forward_desc_init(&pdsc, dnnl_forward_inference,
-                                    global ? dnnl_pooling_avg_exclude_padding : dnnl_pooling_max,
-                                    smd, &dst_any, str, ker, pad, pad));
+  DN(dnnl_pooling_forward_desc_init(&pdsc, dnnl_forward_inference, alg, smd, &dst_any, str, ker,
+                                    pad, pad));
   dnnl_primitive_desc_t pd;
   DN(dnnl_primitive_desc_create(&pd, &pdsc, NULL, d->eng, NULL));
   dnnl_primitive_t prim;
   dnnl_memory_t dst;
-  if (dn_pd_finish(d, L->name, li, pd, &prim)) {
+  if (dn_pd_finish(d, who, li, pd, &prim)) {
     dnnl_primitive_desc_destroy(pd);
     return -1;
   }
@@ -195,9 +187,22 @@ static int dn_pool(dn_net *d, const net *n, int li) {
                                         d->eng, DNNL_MEMORY_ALLOCATE);
   dnnl_primitive_desc_destroy(pd);
   DN(st);
-  d->mem[L->out] = dst, d->own[L->out] = 1;
-  dnnl_exec_arg_t a[2] = {{DNNL_ARG_SRC, d->mem[L->in]}, {DNNL_ARG_DST, dst}};
+  d->mem[out] = dst, d->own[out] = 1;
+  dnnl_exec_arg_t a[2] = {{DNNL_ARG_SRC, d->mem[in]}, {DNNL_ARG_DST, dst}};
   return dn_add_step(d, li, prim, 2, a);
+}
+
+static int dn_pool(dn_net *d, const net *n, int li) {
+  const net_layer *L = &n->layers[li];
+  const topi_pool *p = &L->pool;
+  int global = L->op == NET_GPOOL;
+  dnnl_dims_t dd, str = {global ? 1 : p->stride_h, global ? 1 : p->stride_w};
+  dnnl_dims_t ker = {global ? p->h : p->kh, global ? p->w : p->kw};
+  dnnl_dims_t pad = {global ? 0 : p->pad_h, global ? 0 : p->pad_w};
+  vdims(&n->values[L->out], dd);
+  return dn_pool_step(d, L->name, li, L->in, L->out, dd,
+                      global ? dnnl_pooling_avg_exclude_padding : dnnl_pooling_max, str, ker, pad,
+                      dnnl_f32);
 }
 
 static int dn_fc(dn_net *d, const net *n, int li) {

@@ -74,6 +74,10 @@ int dn_user_mem(dn_net *d, const char *who, int nd, const dnnl_dims_t dims, dnnl
 /* value v's memory, reordered into want (a step of layer li) if the primitive chose another */
 int dn_source(dn_net *d, const char *who, int li, int v, const dnnl_memory_desc_t *want,
               dnnl_memory_t *out);
+/* a pooling step of layer li: value in to a new value out (dims dd, type dt, format any) */
+int dn_pool_step(dn_net *d, const char *who, int li, int in, int out, const dnnl_dims_t dd,
+                 dnnl_alg_kind_t alg, const dnnl_dims_t str, const dnnl_dims_t ker,
+                 const dnnl_dims_t pad, dnnl_data_type_t dt);
 /* the primitive of pd, its implementation's name kept for --layers */
 int dn_pd_finish(dn_net *d, const char *who, int li, dnnl_primitive_desc_t pd, dnnl_primitive_t *prim);
 

@@ -130,35 +130,13 @@ static int q_conv(dn_net *d, const qnet *q, int li) {
 
 static int q_pool(dn_net *d, const qnet *q, int li) {
   const qnet_layer *L = &q->layers[li];
-  const char *who = L->name;
   const topi_pool *p = &L->pool.pool;
   const qnet_value *y = &q->values[L->out];
   dnnl_dims_t dd = {y->n, y->c, y->h, y->w}, str = {p->stride_h, p->stride_w}, ker = {p->kh, p->kw};
   dnnl_dims_t pad = {p->pad_h, p->pad_w};
-  const dnnl_memory_desc_t *smd;
-  dnnl_memory_desc_t dst_any;
-  DN(dnnl_memory_get_memory_desc(d->mem[L->in], &smd));
-  DN(dnnl_memory_desc_init_by_tag(&dst_any, 4, dd, dnnl_s8, dnnl_format_tag_any));
-  dnnl_pooling_desc_t pdsc;
-  DN(dnnl_pooling_forward_desc_init(&pdsc, dnnl_forward_inference,
-                                    p->mode == TOPI_POOL_MAX ? dnnl_pooling_max
-                                                             : dnnl_pooling_avg_exclude_padding,
-                                    smd, &dst_any, str, ker, pad, pad));
-  dnnl_primitive_desc_t pd;
-  DN(dnnl_primitive_desc_create(&pd, &pdsc, NULL, d->eng, NULL));
-  dnnl_primitive_t prim;
-  dnnl_memory_t dst;
-  if (dn_pd_finish(d, who, li, pd, &prim)) {
-    dnnl_primitive_desc_destroy(pd);
-    return -1;
-  }
-  dnnl_status_t st = dnnl_memory_create(&dst, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0),
-                                        d->eng, DNNL_MEMORY_ALLOCATE);
-  dnnl_primitive_desc_destroy(pd);
-  DN(st);
-  d->mem[L->out] = dst, d->own[L->out] = 1;
-  dnnl_exec_arg_t a[2] = {{DNNL_ARG_SRC, d->mem[L->in]}, {DNNL_ARG_DST, dst}};
-  return dn_add_step(d, li, prim, 2, a);
+  return dn_pool_step(d, L->name, li, L->in, L->out, dd,
+                      p->mode == TOPI_POOL_MAX ? dnnl_pooling_max : dnnl_pooling_avg_exclude_padding,
+                      str, ker, pad, dnnl_s8);
 }
 
 /* The inner product has no zero points in oneDNN 2.6 (unimplemented): the source's is folded
