@@ -2,8 +2,19 @@
  * every layer a topi template, activations NCHW16c, weights packed once) against oneDNN running the same network with the
  * same weights, in one run, round-robin, 1 and 2 threads.
  *
- *   net [--net mobilenet|resnet18] [--threads 1,2] [--runs 30] [--layers] [--prepadded]
+ *   net [--net mobilenet|mobilenet_v2|resnet18] [--threads 1,2] [--runs 30] [--layers] [--prepadded]
  *       [--no-margins] [--csv FILE] [--size 224] [--width 1.0] [--records FILE]
+ *
+ * --dtype int8: also tec's int8 network (include/tec/qnet.h: the same layers and weights on the
+ * qnn templates, calibrated on another seeded image; its distance from the fp32 logits printed)
+ * and oneDNN's int8 network over the same int8 layers, weights and params (bench/net_dnnl_int8.c:
+ * s8 convolutions with per-channel output scales, run-time zero points, clip and the residual
+ * as sum post-ops; its logits' distance from tec's int8 printed, not checked: oneDNN rounds its
+ * own way), timed in the same round-robin (tec, oneDNN, tec int8, oneDNN int8, ...): whole
+ * network and convolution times beside the fp32 ones, and with --layers a per-layer table.
+ *
+ * The spread: each round's ratio oneDNN / tec of the two whole runs next to each other, their
+ * median and the range of the middle half (the rounds' 25th to 75th percentile).
  *
  * --no-margins: tec's activations without margins (model_options.no_margins: every padded layer
  * reads its input through compares or copies it, as before margins), for a side-by-side run.
@@ -50,6 +61,7 @@
 #include <unistd.h>
 #include "common.h"
 #include "net_dnnl.h"
+#include "tec/qnet.h"
 #include "peak.h"
 
 #define PICK_RUNS 5 /* whole oneDNN runs per algorithm when picking */
@@ -58,7 +70,7 @@
 
 typedef struct opts {
   net_kind kind;
-  int nthreads, threads[MAX_THREADS], runs, layers, prepadded, no_margins;
+  int nthreads, threads[MAX_THREADS], runs, layers, prepadded, no_margins, int8;
   int64_t size;
   double width;
   const char *csv, *records;
@@ -79,10 +91,11 @@ static int parse_opts(int argc, char **argv, opts *o) {
     }
     i++;
     if (!strcmp(a, "--net")) {
-      if (!strcmp(v, "mobilenet")) o->kind = NET_MOBILENET_V1;
+      if (!strcmp(v, "mobilenet") || !strcmp(v, "mobilenet_v1")) o->kind = NET_MOBILENET_V1;
+      else if (!strcmp(v, "mobilenet_v2")) o->kind = NET_MOBILENET_V2;
       else if (!strcmp(v, "resnet18")) o->kind = NET_RESNET18;
       else {
-        fprintf(stderr, "net: --net %s: mobilenet or resnet18\n", v);
+        fprintf(stderr, "net: --net %s: mobilenet (v1), mobilenet_v2 or resnet18\n", v);
         return -1;
       }
     } else if (!strcmp(a, "--threads")) {
@@ -109,6 +122,12 @@ static int parse_opts(int argc, char **argv, opts *o) {
         fprintf(stderr, "net: --width %s: above 0, at most 4\n", v);
         return -1;
       }
+    } else if (!strcmp(a, "--dtype")) {
+      if (strcmp(v, "int8") && strcmp(v, "fp32")) {
+        fprintf(stderr, "net: --dtype %s: fp32 or int8\n", v);
+        return -1;
+      }
+      o->int8 = !strcmp(v, "int8");
     } else if (!strcmp(a, "--csv")) {
       o->csv = v;
     } else if (!strcmp(a, "--records")) {
@@ -234,8 +253,9 @@ int main(int argc, char **argv) {
   reexec_for_omp(argv);
   opts o;
   if (parse_opts(argc, argv, &o)) {
-    fprintf(stderr, "usage: net [--net mobilenet|resnet18] [--threads 1,2] [--runs 30] [--layers]\n"
-                    "           [--prepadded] [--csv FILE] [--size 224] [--width 1.0] [--records FILE]\n");
+    fprintf(stderr, "usage: net [--net mobilenet|mobilenet_v2|resnet18] [--threads 1,2] [--runs 30] [--layers]\n"
+                    "           [--prepadded] [--csv FILE] [--size 224] [--width 1.0] [--records FILE]\n"
+                    "           [--dtype fp32|int8]\n");
     return 2;
   }
   char cpu[256];
@@ -260,7 +280,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   printf("%s %lldx%lld width %.2f: %d layers, tec compiled and prepared in %.1f s\n",
-         o.kind == NET_RESNET18 ? "ResNet-18" : "MobileNet v1", (long long)o.size,
+         model_title(o.kind), (long long)o.size,
          (long long)o.size, o.width, n->nlayers, bench_now(CLOCK_MONOTONIC) - t0);
   net *tn = NULL; /* --records: the same network on the records' configs */
   if (o.records) {
@@ -278,6 +298,27 @@ int main(int argc, char **argv) {
   }
   int nl = n->nlayers, R = o.runs;
   float *img = net_image(n, 7);
+  qnet *q = NULL; /* --dtype int8 */
+  if (o.int8) {
+    float *calib = net_image(n, 11);
+    t0 = bench_now(CLOCK_MONOTONIC);
+    q = calib ? qnet_new(n, calib, err, sizeof err) : NULL;
+    free(calib);
+    if (!q || qnet_compile(q) || qnet_prepare(q)) {
+      fprintf(stderr, "net: --dtype int8: %s\n", q ? qnet_error(q) : err);
+      return 1;
+    }
+    printf("int8 network: %d layers (the residual adds apart), calibrated, compiled and "
+           "prepared in %.1f s\n", q->nlayers, bench_now(CLOCK_MONOTONIC) - t0);
+  }
+  int ql = q ? q->nlayers : 1;
+  double *qs = calloc((size_t)(ql * R), sizeof(double)), *qt = malloc(sizeof(double) * (size_t)R);
+  /* oneDNN int8: per run ql layers and its input edge */
+  double *es = calloc((size_t)((ql + 1) * R), sizeof(double)), *et = malloc(sizeof(double) * (size_t)R);
+  double *emed = calloc((size_t)(ql + 1), sizeof(double));
+  if (!es || !et || !emed) return 1;
+  double *rr = malloc(sizeof(double) * (size_t)R);
+  if (!qs || !qt || !rr) return 1;
   /* per run: nl layers, then the edge (oneDNN's input reorder; tec: its image copy, untimed) */
   int nc = nl + 1;
   double *ts = calloc((size_t)(nc * R), sizeof(double)), *ds = calloc((size_t)(nc * R), sizeof(double));
@@ -301,7 +342,9 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (csv) fprintf(csv, "net,threads,layer,tec_ms,onednn_ms%s\n", tn ? ",tec_tuned_ms" : "");
-  const char *nname = o.kind == NET_RESNET18 ? "resnet18" : "mobilenet";
+  const char *nname = o.kind == NET_RESNET18      ? "resnet18"
+                      : o.kind == NET_MOBILENET_V2 ? "mobilenet_v2"
+                                                   : "mobilenet";
   int status = 0;
   for (int ti = 0; ti < o.nthreads && !status; ti++) {
     int t = o.threads[ti];
@@ -353,6 +396,27 @@ int main(int argc, char **argv) {
       printf("CHECK FAILED: %d threads: logits differ, max |tec - oneDNN| / max |oneDNN| = %.3g\n", t, rel);
       status = 1;
     }
+    double qrel = 0, erel = 0;
+    dn_net *dq = NULL;
+    if (q) { /* the int8 logits: quantization error, and oneDNN's int8 against tec's */
+      if (qnet_run(q, img, qs)) {
+        fprintf(stderr, "net: --dtype int8: %s\n", qnet_error(q));
+        return 1;
+      }
+      dq = calloc(1, sizeof *dq);
+      if (!dq || dn_build_int8(dq, q) || dn_run(dq, es)) {
+        fprintf(stderr, "net: --dtype int8: oneDNN: %s\n", dq ? dq->err : "out of memory");
+        return 1;
+      }
+      const float *el = dn_logits_f32(dq, q->logits);
+      double qmag = 0;
+      for (int64_t k = 0; k < net_classes(n); k++) {
+        qrel = fmax(qrel, fabs((double)qnet_logits(q)[k] - a[k]));
+        erel = fmax(erel, fabs((double)el[k] - qnet_logits(q)[k]));
+        qmag = fmax(qmag, fabs((double)qnet_logits(q)[k]));
+      }
+      qrel /= mag + 1e-30, erel /= qmag + 1e-30;
+    }
     double urel = 0;
     if (tn) { /* the tuned network against the default one */
       if (net_run(tn, img, us)) {
@@ -383,6 +447,14 @@ int main(int argc, char **argv) {
       cu[R + r] = (bench_now(CLOCK_PROCESS_CPUTIME_ID) - c) / dt[r];
       cu[3 * R + r] = (bench_now(CLOCK_THREAD_CPUTIME_ID) - m) / dt[r];
       if (o.prepadded && prepad_run(&pp, n, ps + (size_t)r * (size_t)nl)) return 1;
+      if (q) {
+        s = bench_now(CLOCK_MONOTONIC);
+        if (qnet_run(q, img, qs + (size_t)r * (size_t)ql)) return 1;
+        qt[r] = bench_now(CLOCK_MONOTONIC) - s;
+        s = bench_now(CLOCK_MONOTONIC);
+        if (dn_run(dq, es + (size_t)r * (size_t)(ql + 1))) return 1;
+        et[r] = bench_now(CLOCK_MONOTONIC) - s;
+      }
       if (tn) {
         s = bench_now(CLOCK_MONOTONIC);
         if (net_run(tn, img, us + (size_t)r * (size_t)nc)) return 1;
@@ -409,6 +481,19 @@ int main(int argc, char **argv) {
     }
     for (int r = 0; r < R; r++) col[r] = ds[(size_t)r * (size_t)nc + (size_t)nl];
     double edge = bench_median(col, R);
+    for (int r = 0; r < R; r++) rr[r] = dt[r] / tt[r]; /* each round's pair */
+    bench_sort(rr, R);
+    double qconv = 0, econv = 0; /* int8: the convolutions and adds, per-layer medians */
+    for (int i = 0; q && i <= ql; i++) {
+      for (int r = 0; r < R; r++) col[r] = es[(size_t)r * (size_t)(ql + 1) + (size_t)i];
+      emed[i] = bench_median(col, R);
+      if (i == ql) break; /* oneDNN's input edge */
+      for (int r = 0; r < R; r++) col[r] = qs[(size_t)r * (size_t)ql + (size_t)i];
+      double m = bench_median(col, R);
+      qs[i] = m; /* row 0 keeps the medians (the runs are done) */
+      if (strcmp(q->layers[i].tmpl, "qnn_pool") && strcmp(q->layers[i].tmpl, "qnn_dense"))
+        qconv += m, econv += emed[i];
+    }
     double tm = bench_median(tt, R), dm = bench_median(dt, R), um = tn ? bench_median(ut, R) : 0;
     if (csv) {
       fprintf(csv, "%s,%d,convs,%.4f,%.4f", nname, t, tconv * 1e3, dconv * 1e3);
@@ -442,9 +527,37 @@ int main(int argc, char **argv) {
     printf("  %-34s %9.3f %9.3f %7.2f\n", "convs (sum of the layers' medians)", tconv * 1e3,
            dconv * 1e3, dconv / tconv);
     printf("  %-34s %9.3f %9.3f %7.2f\n", "whole network (median run)", tm * 1e3, dm * 1e3, dm / tm);
+    double qm = q ? bench_median(qt, R) : 0;
     bench_sort(tt, R), bench_sort(dt, R);
     printf("  %-34s %9.3f %9.3f %7.2f\n", "whole network (fastest run)", tt[0] * 1e3, dt[0] * 1e3,
            dt[0] / tt[0]);
+    printf("  %-34s %9s %9s %7.2f  (middle half %.2f .. %.2f)\n", "per round: oneDNN / tec", "", "",
+           bench_median(rr, R), rr[R / 4], rr[(3 * R) / 4 - (R % 4 == 0)]);
+    if (q) {
+      double qm2 = qm, em = bench_median(et, R);
+      bench_sort(qt, R), bench_sort(et, R);
+      printf("\n  int8 (tec: qnn templates, logits within %.2g of max |logit| of fp32's; oneDNN int8 "
+             "within %.2g of tec int8's):\n", qrel, erel);
+      if (o.layers) {
+        printf("  %-16s %-16s %9s %9s %7s  %s\n", "layer", "tec template", "int8 ms", "oneDNN ms",
+               "ratio", "oneDNN impl");
+        for (int i = 0; i < ql; i++)
+          printf("  %-16s %-16s %9.3f %9.3f %7.2f  %s\n", q->layers[i].name, q->layers[i].tmpl,
+                 qs[i] * 1e3, emed[i] * 1e3, emed[i] / qs[i], dq->impl[i]);
+        printf("  %-16s %-16s %9s %9.3f\n", "(input edge)", "", "-", emed[ql] * 1e3);
+      }
+      printf("  %-34s %9s %9s %9s %9s %9s\n", "", "int8 ms", "oneDNN i8", "fp32 ms", "oneDNN f32",
+             "oDNNi8/i8");
+      printf("  %-34s %9.3f %9.3f %9.3f %9.3f %9.2f\n", "convs (+ adds; layers' medians)", qconv * 1e3,
+             econv * 1e3, tconv * 1e3, dconv * 1e3, econv / qconv);
+      printf("  %-34s %9.3f %9.3f %9.3f %9.3f %9.2f\n", "whole network (median run)", qm2 * 1e3,
+             em * 1e3, tm * 1e3, dm * 1e3, em / qm2);
+      printf("  %-34s %9.3f %9.3f %9.3f %9.3f %9.2f\n", "whole network (fastest run)", qt[0] * 1e3,
+             et[0] * 1e3, tt[0] * 1e3, dt[0] * 1e3, et[0] / qt[0]);
+      if (csv) fprintf(csv, "%s,%d,int8_total,%.4f,%.4f\n", nname, t, qm * 1e3, em * 1e3);
+      dn_free(dq);
+      free(dq);
+    }
     printf("  %-34s %9.2f %9.2f\n", "cores used (process CPU / wall)", bench_median(cu, R),
            bench_median(cu + R, R));
     printf("  %-34s %9.2f %9.2f\n", "  of which the calling thread's", bench_median(cu + 2 * R, R),
@@ -477,6 +590,8 @@ int main(int argc, char **argv) {
   tec_ctx_free(pp.ctx);
   free(ps), free(pmed), free(cu), free(us), free(ut), free(umed);
   net_free(tn);
+  qnet_free(q);
+  free(qs), free(qt), free(rr), free(es), free(et), free(emed);
   free(img), free(ts), free(ds), free(tt), free(dt), free(col), free(tmed), free(dmed);
   net_free(n);
   return status;

@@ -7,21 +7,12 @@
 #include "common.h"
 #include "net_dnnl.h"
 
-#define DN(call)                                                                                   \
-  do {                                                                                             \
-    dnnl_status_t st_ = (call);                                                                    \
-    if (st_ != dnnl_success) {                                                                     \
-      snprintf(d->err, sizeof d->err, "%s: %s: status %d", L->name, #call, (int)st_);             \
-      return -1;                                                                                   \
-    }                                                                                              \
-  } while (0)
-
-static dnnl_memory_t keep(dn_net *d, dnnl_memory_t m) {
-  if (d->nextra < 256) d->extra[d->nextra++] = m;
+dnnl_memory_t dn_keep(dn_net *d, dnnl_memory_t m) {
+  if (d->nextra < (int)(sizeof d->extra / sizeof d->extra[0])) d->extra[d->nextra++] = m;
   return m;
 }
 
-static int add_step(dn_net *d, int li, dnnl_primitive_t p, int nargs, const dnnl_exec_arg_t *a) {
+int dn_add_step(dn_net *d, int li, dnnl_primitive_t p, int nargs, const dnnl_exec_arg_t *a) {
   if (d->nsteps[li] >= MAX_STEPS) return -1;
   dn_step *s = &d->steps[li][d->nsteps[li]++];
   s->prim = p, s->nargs = nargs;
@@ -30,7 +21,7 @@ static int add_step(dn_net *d, int li, dnnl_primitive_t p, int nargs, const dnnl
 }
 
 /* runs a reorder once (weights) or, with li >= 0, adds it as a step of layer li */
-static int reorder(dn_net *d, const net_layer *L, int li, dnnl_memory_t src, dnnl_memory_t dst) {
+int dn_reorder(dn_net *d, const char *who, int li, dnnl_memory_t src, dnnl_memory_t dst) {
   const dnnl_memory_desc_t *smd, *dmd;
   DN(dnnl_memory_get_memory_desc(src, &smd));
   DN(dnnl_memory_get_memory_desc(dst, &dmd));
@@ -46,7 +37,7 @@ static int reorder(dn_net *d, const net_layer *L, int li, dnnl_memory_t src, dnn
     d->has_edge = 1;
     return 0;
   }
-  if (li >= 0) return add_step(d, li, r, 2, a);
+  if (li >= 0) return dn_add_step(d, li, r, 2, a);
   st = dnnl_primitive_execute(r, d->strm, 2, a);
   if (st == dnnl_success) st = dnnl_stream_wait(d->strm);
   dnnl_primitive_destroy(r);
@@ -55,25 +46,25 @@ static int reorder(dn_net *d, const net_layer *L, int li, dnnl_memory_t src, dnn
 }
 
 /* user memory of the given plain format over data (weights, bias) */
-static int user_mem(dn_net *d, const net_layer *L, int nd, const dnnl_dims_t dims,
-                    dnnl_format_tag_t tag, void *data, dnnl_memory_t *out) {
+int dn_user_mem(dn_net *d, const char *who, int nd, const dnnl_dims_t dims,
+                dnnl_format_tag_t tag, dnnl_data_type_t dt, void *data, dnnl_memory_t *out) {
   dnnl_memory_desc_t md;
-  DN(dnnl_memory_desc_init_by_tag(&md, nd, dims, dnnl_f32, tag));
+  DN(dnnl_memory_desc_init_by_tag(&md, nd, dims, dt, tag));
   DN(dnnl_memory_create(out, &md, d->eng, data));
-  keep(d, *out);
+  dn_keep(d, *out);
   return 0;
 }
 
 /* the source of layer li: value v's memory, reordered into want (adding the step) if the
  * primitive chose another format */
-static int source(dn_net *d, const net_layer *L, int li, int v, const dnnl_memory_desc_t *want,
+int dn_source(dn_net *d, const char *who, int li, int v, const dnnl_memory_desc_t *want,
                   dnnl_memory_t *out) {
   const dnnl_memory_desc_t *have;
   DN(dnnl_memory_get_memory_desc(d->mem[v], &have));
   if (dnnl_memory_desc_equal(have, want)) return *out = d->mem[v], 0;
   DN(dnnl_memory_create(out, want, d->eng, DNNL_MEMORY_ALLOCATE));
-  keep(d, *out);
-  return reorder(d, L, li, d->mem[v], *out);
+  dn_keep(d, *out);
+  return dn_reorder(d, who, li, d->mem[v], *out);
 }
 
 /* a value's logical dims (n, c, h, w) */
@@ -88,7 +79,7 @@ static int read_later(const net *n, int li, int v) {
   return 0;
 }
 
-static int pd_finish(dn_net *d, const net_layer *L, int li, dnnl_primitive_desc_t pd,
+int dn_pd_finish(dn_net *d, const char *who, int li, dnnl_primitive_desc_t pd,
                      dnnl_primitive_t *prim) {
   const char *impl = NULL;
   dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
@@ -104,6 +95,7 @@ static int pd_finish(dn_net *d, const net_layer *L, int li, dnnl_primitive_desc_
 
 static int dn_conv(dn_net *d, const net *n, int li) {
   const net_layer *L = &n->layers[li];
+  const char *who = L->name;
   const topi_conv2d *p = &L->conv;
   const net_value *x = &n->values[L->in], *y = &n->values[L->out];
   dnnl_dims_t sd, dd, bd = {p->c_out}, str = {p->stride_h, p->stride_w}, pad = {p->pad_h, p->pad_w};
@@ -153,9 +145,9 @@ static int dn_conv(dn_net *d, const net *n, int li) {
   const dnnl_memory_desc_t *dmd = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
   dnnl_memory_t src, wei, wu, bias, dst;
   dnnl_primitive_t prim;
-  if (source(d, L, li, L->in, smd, &src) ||
-      user_mem(d, L, dw ? 5 : 4, dw ? gwd : wd, dw ? dnnl_goihw : dnnl_oihw, L->w, &wu) ||
-      user_mem(d, L, 1, bd, dnnl_x, L->b, &bias) || pd_finish(d, L, li, pd, &prim)) {
+  if (dn_source(d, L->name, li, L->in, smd, &src) ||
+      dn_user_mem(d, L->name, dw ? 5 : 4, dw ? gwd : wd, dw ? dnnl_goihw : dnnl_oihw, dnnl_f32, L->w, &wu) ||
+      dn_user_mem(d, L->name, 1, bd, dnnl_x, dnnl_f32, L->b, &bias) || dn_pd_finish(d, L->name, li, pd, &prim)) {
     dnnl_primitive_desc_destroy(pd);
     return -1;
   }
@@ -163,38 +155,31 @@ static int dn_conv(dn_net *d, const net *n, int li) {
   if (st == dnnl_success && !in_place) st = dnnl_memory_create(&dst, dmd, d->eng, DNNL_MEMORY_ALLOCATE);
   dnnl_primitive_desc_destroy(pd);
   DN(st);
-  keep(d, wei);
-  if (reorder(d, L, -1, wu, wei)) return -1;
+  dn_keep(d, wei);
+  if (dn_reorder(d, L->name, -1, wu, wei)) return -1;
   if (in_place) dst = d->mem[L->res];
   else d->own[L->out] = 1;
   d->mem[L->out] = dst;
   dnnl_exec_arg_t a[4] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_BIAS, bias},
                           {DNNL_ARG_DST, dst}};
-  return add_step(d, li, prim, 4, a);
+  return dn_add_step(d, li, prim, 4, a);
 }
 
-static int dn_pool(dn_net *d, const net *n, int li) {
-  const net_layer *L = &n->layers[li];
-  const topi_pool *p = &L->pool;
-  const net_value *y = &n->values[L->out];
-  int global = L->op == NET_GPOOL;
-  dnnl_dims_t dd, str = {global ? 1 : p->stride_h, global ? 1 : p->stride_w};
-  dnnl_dims_t ker = {global ? p->h : p->kh, global ? p->w : p->kw};
-  dnnl_dims_t pad = {global ? 0 : p->pad_h, global ? 0 : p->pad_w};
-  vdims(y, dd);
+int dn_pool_step(dn_net *d, const char *who, int li, int in, int out, const dnnl_dims_t dd,
+                 dnnl_alg_kind_t alg, const dnnl_dims_t str, const dnnl_dims_t ker,
+                 const dnnl_dims_t pad, dnnl_data_type_t dt) {
   const dnnl_memory_desc_t *smd;
   dnnl_memory_desc_t dst_any;
-  DN(dnnl_memory_get_memory_desc(d->mem[L->in], &smd));
-  DN(dnnl_memory_desc_init_by_tag(&dst_any, 4, dd, dnnl_f32, dnnl_format_tag_any));
+  DN(dnnl_memory_get_memory_desc(d->mem[in], &smd));
+  DN(dnnl_memory_desc_init_by_tag(&dst_any, 4, dd, dt, dnnl_format_tag_any));
   dnnl_pooling_desc_t pdsc;
-  DN(dnnl_pooling_forward_desc_init(&pdsc, dnnl_forward_inference,
-                                    global ? dnnl_pooling_avg_exclude_padding : dnnl_pooling_max,
-                                    smd, &dst_any, str, ker, pad, pad));
+  DN(dnnl_pooling_forward_desc_init(&pdsc, dnnl_forward_inference, alg, smd, &dst_any, str, ker,
+                                    pad, pad));
   dnnl_primitive_desc_t pd;
   DN(dnnl_primitive_desc_create(&pd, &pdsc, NULL, d->eng, NULL));
   dnnl_primitive_t prim;
   dnnl_memory_t dst;
-  if (pd_finish(d, L, li, pd, &prim)) {
+  if (dn_pd_finish(d, who, li, pd, &prim)) {
     dnnl_primitive_desc_destroy(pd);
     return -1;
   }
@@ -202,13 +187,27 @@ static int dn_pool(dn_net *d, const net *n, int li) {
                                         d->eng, DNNL_MEMORY_ALLOCATE);
   dnnl_primitive_desc_destroy(pd);
   DN(st);
-  d->mem[L->out] = dst, d->own[L->out] = 1;
-  dnnl_exec_arg_t a[2] = {{DNNL_ARG_SRC, d->mem[L->in]}, {DNNL_ARG_DST, dst}};
-  return add_step(d, li, prim, 2, a);
+  d->mem[out] = dst, d->own[out] = 1;
+  dnnl_exec_arg_t a[2] = {{DNNL_ARG_SRC, d->mem[in]}, {DNNL_ARG_DST, dst}};
+  return dn_add_step(d, li, prim, 2, a);
+}
+
+static int dn_pool(dn_net *d, const net *n, int li) {
+  const net_layer *L = &n->layers[li];
+  const topi_pool *p = &L->pool;
+  int global = L->op == NET_GPOOL;
+  dnnl_dims_t dd, str = {global ? 1 : p->stride_h, global ? 1 : p->stride_w};
+  dnnl_dims_t ker = {global ? p->h : p->kh, global ? p->w : p->kw};
+  dnnl_dims_t pad = {global ? 0 : p->pad_h, global ? 0 : p->pad_w};
+  vdims(&n->values[L->out], dd);
+  return dn_pool_step(d, L->name, li, L->in, L->out, dd,
+                      global ? dnnl_pooling_avg_exclude_padding : dnnl_pooling_max, str, ker, pad,
+                      dnnl_f32);
 }
 
 static int dn_fc(dn_net *d, const net *n, int li) {
   const net_layer *L = &n->layers[li];
+  const char *who = L->name;
   const net_value *x = &n->values[L->in];
   dnnl_dims_t wd = {L->fc.n, x->c, x->h, x->w}, bd = {L->fc.n}, dd = {L->fc.m, L->fc.n};
   const dnnl_memory_desc_t *smd;
@@ -224,8 +223,8 @@ static int dn_fc(dn_net *d, const net *n, int li) {
   DN(dnnl_primitive_desc_create(&pd, &ipd, NULL, d->eng, NULL));
   dnnl_primitive_t prim;
   dnnl_memory_t wu, wei, bias, dst;
-  if (user_mem(d, L, 4, wd, dnnl_oihw, L->w, &wu) || user_mem(d, L, 1, bd, dnnl_x, L->b, &bias) ||
-      pd_finish(d, L, li, pd, &prim)) {
+  if (dn_user_mem(d, L->name, 4, wd, dnnl_oihw, dnnl_f32, L->w, &wu) || dn_user_mem(d, L->name, 1, bd, dnnl_x, dnnl_f32, L->b, &bias) ||
+      dn_pd_finish(d, L->name, li, pd, &prim)) {
     dnnl_primitive_desc_destroy(pd);
     return -1;
   }
@@ -233,17 +232,18 @@ static int dn_fc(dn_net *d, const net *n, int li) {
       &wei, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), d->eng, DNNL_MEMORY_ALLOCATE);
   dnnl_primitive_desc_destroy(pd);
   DN(st);
-  keep(d, wei);
-  if (reorder(d, L, -1, wu, wei)) return -1;
+  dn_keep(d, wei);
+  if (dn_reorder(d, L->name, -1, wu, wei)) return -1;
   DN(dnnl_memory_create(&dst, &dst_md, d->eng, DNNL_MEMORY_ALLOCATE));
   d->mem[L->out] = dst, d->own[L->out] = 1;
   dnnl_exec_arg_t a[4] = {{DNNL_ARG_SRC, d->mem[L->in]}, {DNNL_ARG_WEIGHTS, wei},
                           {DNNL_ARG_BIAS, bias}, {DNNL_ARG_DST, dst}};
-  return add_step(d, li, prim, 4, a);
+  return dn_add_step(d, li, prim, 4, a);
 }
 
 static int dn_softmax(dn_net *d, const net *n, int li) {
   const net_layer *L = &n->layers[li];
+  const char *who = L->name;
   const dnnl_memory_desc_t *md;
   DN(dnnl_memory_get_memory_desc(d->mem[L->in], &md));
   dnnl_softmax_desc_t sd;
@@ -252,20 +252,20 @@ static int dn_softmax(dn_net *d, const net *n, int li) {
   DN(dnnl_primitive_desc_create(&pd, &sd, NULL, d->eng, NULL));
   dnnl_primitive_t prim;
   dnnl_memory_t dst;
-  int rc = pd_finish(d, L, li, pd, &prim);
+  int rc = dn_pd_finish(d, L->name, li, pd, &prim);
   dnnl_primitive_desc_destroy(pd);
   if (rc) return -1;
   DN(dnnl_memory_create(&dst, md, d->eng, DNNL_MEMORY_ALLOCATE));
   d->mem[L->out] = dst, d->own[L->out] = 1;
   dnnl_exec_arg_t a[2] = {{DNNL_ARG_SRC, d->mem[L->in]}, {DNNL_ARG_DST, dst}};
-  return add_step(d, li, prim, 2, a);
+  return dn_add_step(d, li, prim, 2, a);
 }
 
 void dn_free(dn_net *d) {
   if (d->has_edge) dnnl_primitive_destroy(d->edge.prim);
   for (int i = 0; i < d->nlayers; i++)
     for (int s = 0; s < d->nsteps[i]; s++) dnnl_primitive_destroy(d->steps[i][s].prim);
-  for (int v = 0; v < 64; v++)
+  for (int v = 0; v < DN_MAX; v++)
     if (d->own[v] && d->mem[v]) dnnl_memory_destroy(d->mem[v]);
   for (int i = 0; i < d->nextra; i++) dnnl_memory_destroy(d->extra[i]);
   if (d->strm) dnnl_stream_destroy(d->strm);
@@ -278,12 +278,13 @@ int dn_build(dn_net *d, const net *n, float *image, dnnl_alg_kind_t alg) {
   memset(d, 0, sizeof *d);
   d->alg = alg;
   const net_layer *L = &n->layers[0];
+  const char *who = L->name;
   DN(dnnl_engine_create(&d->eng, dnnl_cpu, 0));
   DN(dnnl_stream_create(&d->strm, d->eng, dnnl_stream_default_flags));
   d->nlayers = n->nlayers;
   dnnl_dims_t id;
   vdims(&n->values[0], id);
-  if (user_mem(d, L, 4, id, dnnl_nchw, image, &d->mem[0])) return -1;
+  if (dn_user_mem(d, L->name, 4, id, dnnl_nchw, dnnl_f32, image, &d->mem[0])) return -1;
   for (int i = 0; i < n->nlayers; i++) {
     int rc;
     switch (n->layers[i].op) {

@@ -1,5 +1,6 @@
 #!/bin/sh
-# scripts/net_insn.sh — executed AArch64 instructions of a whole MobileNet v1 by tec, layer by
+# scripts/net_insn.sh — executed AArch64 instructions of a whole MobileNet (v1, or v2 with
+# TEC_NET=mobilenet_v2) by tec, layer by
 # layer, beside XNNPACK's count of each convolution layer, under qemu-aarch64 with the qemu-insn
 # plugin (the machinery of scripts/arm_insn.sh). Takes minutes at 224x224: not part of CI.
 #
@@ -23,6 +24,7 @@ WIDTH=${3:-1.0}
 BUILD=${TEC_BUILD_DIR:-$ROOT/build}
 QI=${QEMU_INSN:-$ROOT/tools/qemu-insn}
 TARGET=${TEC_ARM_TARGET:-rasp4b}
+NET=${TEC_NET:-mobilenet} # net_aot_gen's network: mobilenet (v1), mobilenet_v2, resnet18
 mkdir -p "$WORK/tec" "$WORK/xnn"
 cmake --build "$BUILD" --target net_aot_gen >/dev/null
 make -s -C "$QI" BUILD="$WORK/qemu-insn" all >&2
@@ -30,7 +32,7 @@ if [ -e /lib/ld-linux-aarch64.so.1 ]; then QEMU_L=/; else QEMU_L=/usr/aarch64-li
 PLUGIN=$WORK/qemu-insn/libinsn.so
 # tec: build (run.sh checks the logits against the host's JIT network), then count
 sh "$ROOT/examples/net_aot/run.sh" "$BUILD/examples/net_aot/net_aot_gen" "$ROOT" "$WORK/tec" \
-  "$TARGET" mobilenet "$SIZE" "$WIDTH" >&2
+  "$TARGET" "$NET" "$SIZE" "$WIDTH" >&2
 TEC_NUM_THREADS=1 qemu-aarch64 -L $QEMU_L -plugin "$PLUGIN,out=$WORK/tec.insn" \
   "$WORK/tec/driver" "$WORK/tec/params.bin" "$WORK/tec/out2.txt" 1 >&2
 # XNNPACK on the same convolution shapes. Its AArch64 packages are unpacked into a directory
@@ -67,7 +69,7 @@ if [ -e "$XNN_ROOT/usr/include/xnnpack.h" ]; then
 fi
 # the table: segment i of tec.insn is layer i of net_model_layer_names (conv layers first in
 # layers.txt order, the same order)
-echo "MobileNet v1 ${SIZE}x${SIZE} width $WIDTH, $TARGET, 1 thread: executed AArch64 instructions per layer"
+echo "$NET ${SIZE}x${SIZE} width $WIDTH, $TARGET, 1 thread: executed AArch64 instructions per layer"
 echo "| layer | MACs/4 | tec insns | tec insns/(MACs/4) | XNNPACK insns | XNNPACK insns/(MACs/4) |"
 echo "|---|---:|---:|---:|---:|---:|"
 names=$(sed -n 's/.*net_model_layer_names\[NET_MODEL_LAYERS\] = {\(.*\)};/\1/p' "$WORK/tec/net_model.c" | tr -d '" ' | tr ',' ' ')

@@ -1,4 +1,4 @@
-/* example_main.h — the two network examples' main: argv [iters [size [width]]], the model
+/* example_main.h — the network examples' main: argv [iters [size [width]]], the model
  * built (examples/net/models.c) and reported by net_report (include/tec/net.h). */
 #ifndef TEC_EXAMPLES_NET_MAIN_H
 #define TEC_EXAMPLES_NET_MAIN_H

@@ -1,5 +1,5 @@
-/* models.h — the two example networks as builder calls over the network library
- * (include/tec/net.h): MobileNet v1 and ResNet-18, seeded weights. Shared by the examples
+/* models.h — the example networks as builder calls over the network library
+ * (include/tec/net.h): MobileNet v1, MobileNet v2 and ResNet-18, seeded weights. Shared by the examples
  * (examples/mobilenet_v1.c, examples/resnet18.c, examples/net_aot), the test
  * (tests/test_net.c) and the benches (bench/net.c, bench/tune_study.c).
  *
@@ -12,7 +12,7 @@
 
 #include "tec/net.h"
 
-typedef enum net_kind { NET_MOBILENET_V1, NET_RESNET18 } net_kind;
+typedef enum net_kind { NET_MOBILENET_V1, NET_RESNET18, NET_MOBILENET_V2 } net_kind;
 
 typedef struct model_options {
   net_kind kind;
@@ -29,7 +29,7 @@ typedef struct model_options {
 
 /* The network of kind with its weights (no tec work yet). NULL with a message in err. */
 net *model_create(const model_options *o, char *err, size_t errlen);
-/* "MobileNet v1" or "ResNet-18" */
+/* "MobileNet v1", "MobileNet v2" or "ResNet-18" */
 const char *model_title(net_kind kind);
 
 #endif

@@ -1,8 +1,8 @@
-/* gen.c — a whole network ahead of time: MobileNet v1 or ResNet-18 (examples/net/models.c)
+/* gen.c — a whole network ahead of time: MobileNet v1, v2 or ResNet-18 (examples/net/models.c)
  * lowered for a target and written as files a plain C program links with libtec_runtime.a only
  * (net_emit, include/tec/net.h):
  *
- *   net_aot_gen TARGET OUTDIR [mobilenet|resnet18 [SIZE [WIDTH [expect]]]]
+ *   net_aot_gen TARGET OUTDIR [mobilenet|mobilenet_v2|resnet18 [SIZE [WIDTH [expect]]]]
  *     OUTDIR/net_layers.o, .h   every layer (one object and header)
  *     OUTDIR/net_model.c, .h    the network's prepare/run pair over those layers
  *     OUTDIR/params.bin         the seeded weights and biases
@@ -78,14 +78,15 @@ static int layers_txt(const net *n, const char *dir) {
 
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: net_aot_gen TARGET OUTDIR [mobilenet|resnet18 [SIZE [WIDTH]]]\n");
+    fprintf(stderr, "usage: net_aot_gen TARGET OUTDIR [mobilenet|mobilenet_v2|resnet18 [SIZE [WIDTH]]]\n");
     return 2;
   }
   const char *target = argv[1], *dir = argv[2];
   net_kind kind = NET_MOBILENET_V1;
   if (argc > 3 && !strcmp(argv[3], "resnet18")) kind = NET_RESNET18;
+  else if (argc > 3 && !strcmp(argv[3], "mobilenet_v2")) kind = NET_MOBILENET_V2;
   else if (argc > 3 && strcmp(argv[3], "mobilenet")) {
-    fprintf(stderr, "net_aot_gen: network %s: mobilenet or resnet18\n", argv[3]);
+    fprintf(stderr, "net_aot_gen: network %s: mobilenet, mobilenet_v2 or resnet18\n", argv[3]);
     return 2;
   }
   tec_ctx *tc = tec_ctx_new();
