@@ -213,6 +213,10 @@ int lower_check_schedule(lower_state *ls) {
   /* a split, fuse or reorder of a stage the user inlined shapes loops that are never made */
   for (int si = 0; si < s->nstage; si++)
     if (s->stages[si]->attach == SCH_ATTACH_INLINE && note_inlined_loops(ls, s->stages[si])) return -1;
+  /* recurrences: the scan's t loops serial and outside, its update's stages inside them */
+  if (sch_scan_check(s, tec_ctx_printf(ls->ctx, "tec_lower '%s'", ls->fname ? ls->fname : "?"),
+                     ls->attach))
+    return -1;
   /* bound inference's order: the attach structure of every stage it bounds */
   for (int si = s->nstage - 1; si >= 0; si--) {
     const sch_stage *st = s->stages[si];

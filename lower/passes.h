@@ -94,6 +94,10 @@ const lower_range *lower_bounds_get(const lower_bounds *b, const sch_iter *it);
  *    and produce around them. Tensors in args are the caller's buffers (not realized). */
 const ir_stmt *lower_schedule_ops(lower_state *ls);
 
+/* 2c. scan (scan.c), right after schedule_ops: each te_scan's init steps copied at the top of
+ *     its produce, reads of its state made reads of the scan's own buffer. NULL with an error. */
+const ir_stmt *lower_scan(lower_state *ls, const ir_stmt *body);
+
 /* 2a. extern stages (extern_nest.c): the region of extern stage si (its axes' ranges, clamped
  *     to the tensor), the box of t its call reads under the loops rx relaxes (bound.c; NULL
  *     in lo[j] when unbounded), and its nest: input checks and the call. */

@@ -43,6 +43,7 @@ static int p_check(lower_pipe *p) { return lower_check_schedule(&p->ls); }
 static int p_legal(lower_pipe *p) { return lower_check_bounds(&p->ls); }
 static int p_reads(lower_pipe *p) { return lower_read_bounds(&p->ls, p->f); }
 static int p_schedule(lower_pipe *p) { return (p->body = lower_schedule_ops(&p->ls)) ? 0 : -1; }
+static int p_scan(lower_pipe *p) { return (p->body = lower_scan(&p->ls, p->body)) ? 0 : -1; }
 static int p_prefetch(lower_pipe *p) { return (p->body = lower_prefetch(&p->ls, p->body)) ? 0 : -1; }
 static int p_flatten(lower_pipe *p) {
   p->vw.flat = 1;
@@ -88,6 +89,8 @@ static const lower_pass passes[] = {
   {"legality", p_legal, FUNC, 0},           /* the schedule checks that need ranges */
   {"read_bounds", p_reads, FUNC, 0},        /* reads of root stages within their shapes */
   {"schedule_ops", p_schedule, FUNC, 1},    /* loop nests: needs every range and region */
+  {"scan", p_scan, FUNC, 1},                /* recurrences: init copies, state -> the scan's
+                                               reads; on schedule_ops' tensor-level program */
   {"prefetch", p_prefetch, FUNC, 1},        /* bounds tensor reads: before flattening */
   {"storage_flatten", p_flatten, FUNC, 1},  /* needs every tensor placed (schedule_ops) */
   {"extern_call", p_extern, FUNC, 1},       /* strides of extern calls: needs loads */
@@ -227,6 +230,11 @@ static int check_args(const sch_schedule *s, const char *name, int nargs, te_ten
       if (args[j] == args[i])
         return tec_ctx_set_error(ctx, "tec_lower '%s': tensor '%s' is passed twice (arguments "
                                       "%d and %d)", name, args[i]->name, j, i);
+    if (args[i]->scan_of)
+      return tec_ctx_set_error(ctx, "tec_lower '%s': argument %d ('%s') is the state of scan "
+                                    "'%s', which reads its earlier steps from the scan's own "
+                                    "buffer; pass '%s' instead", name, i, args[i]->name,
+                               args[i]->scan_of->name, args[i]->scan_of->name);
     int known = 0;
     const te_tensor *op = args[i]->nout > 1 ? args[i]->outputs[0] : args[i]; /* multi-output */
     for (int k = 0; k < s->nstage; k++) known |= s->stages[k]->tensor == op;
@@ -251,7 +259,7 @@ static int check_args(const sch_schedule *s, const char *name, int nargs, te_ten
       for (int i = 0; i < nargs; i++) found |= args[i] == t->outputs[o];
       if (!found) t = t->outputs[o];
     }
-    if (!found && (t->op == TE_PLACEHOLDER || s->stages[k]->is_output))
+    if (!found && ((t->op == TE_PLACEHOLDER && !t->scan_of) || s->stages[k]->is_output))
       return tec_ctx_set_error(ctx, "tec_lower '%s': %s '%s' must be one of the arguments",
                                name, t->op == TE_PLACEHOLDER ? "input" : "output", t->name);
   }

@@ -77,18 +77,39 @@ static void collect_stmt(vec_state *st, const ir_stmt *s) {
   for (int i = 0; s->kind == IR_S_SEQ && i < s->n; i++) collect_stmt(st, s->seq[i]);
 }
 
+/* 1 if a load at index li reads no element a lower lane stores at si (one store index for
+ * the buffer): si - li is a constant d, the loop variable's step moves si by c, and no lane
+ * j' < j has si(j') == li(j), i.e. d / c is not in [1, lanes): d and c of opposite signs, or
+ * |d| >= lanes * |c|. A recurrence's y[t, x] = f(y[t - 1, x]) vectorized over x is the case
+ * (d is a row). */
+static int load_before_stores(const vec_state *st, const ir_expr *si, const ir_expr *li) {
+  const ir_expr *next = ir_add(st->var, ir_int_t(st->ctx, st->var->type, 1));
+  const ir_expr *si1 = next ? ir_substitute(si, 1, &st->var, &next) : NULL;
+  const ir_expr *d = si1 ? arith_simplify(ir_sub(si, li), NULL) : NULL;
+  const ir_expr *c = d ? arith_simplify(ir_sub(si1, si), NULL) : NULL;
+  int64_t dv, cv;
+  if (!c || !ir_is_const_int(d, &dv) || !ir_is_const_int(c, &cv) || cv == 0) return 0;
+  if ((dv < 0) != (cv < 0) && dv != 0) return 1;
+  int64_t ad = dv < 0 ? -dv : dv, ac = cv < 0 ? -cv : cv;
+  return ad / st->lanes >= ac;
+}
+
 /* 1 if buf is stored in the loop and also loaded: its store index must then be a dense,
  * lane-injective ramp (checked where the store is vectorized). Fails the state when the
- * accesses of such a buffer do not all use one index. */
+ * accesses of such a buffer do not all use one index, except loads that no lower lane's store
+ * can reach (load_before_stores). */
 static int is_read_write(vec_state *st, const ir_expr *buf) {
   int loads = 0, stores = 0, same = 1;
-  const ir_expr *idx = NULL;
+  const ir_expr *si = NULL;
+  for (int i = 0; i < st->nacc; i++)
+    if (st->acc[i].buf == buf && st->acc[i].store && !si) si = st->acc[i].index;
   for (int i = 0; i < st->nacc; i++) {
     if (st->acc[i].buf != buf) continue;
     if (st->acc[i].store) stores++;
     else loads++;
-    if (!idx) idx = st->acc[i].index;
-    else same &= ir_expr_equal(idx, st->acc[i].index);
+    if (si && !ir_expr_equal(si, st->acc[i].index) &&
+        (st->acc[i].store || !load_before_stores(st, si, st->acc[i].index)))
+      same = 0;
   }
   if (!stores || !loads) return 0;
   if (!same) VEC_FAIL(st, "a buffer is loaded and stored at different indices");

@@ -23,7 +23,9 @@ static int set_kind(const char *who, sch_stage *st, sch_iter *iv, ir_for_kind ki
                                        [IR_FOR_UNROLLED] = SCH_PRIM_UNROLL};
   if (!st) return sch_null_arg(who, "stage", sch_iter_ctx(iv));
   tec_ctx *ctx = st->sched->ctx;
-  if (sch_check_leaf(who, st, iv) || check_not_inlined(who, st)) return -1;
+  if (sch_check_leaf(who, st, iv) || check_not_inlined(who, st) ||
+      sch_scan_check_kind(who, st, iv, kind))
+    return -1;
   if (iv->for_kind != IR_FOR_SERIAL && iv->for_kind != kind)
     return tec_ctx_set_error(ctx, "%s: loop '%s' of stage '%s' is already %s; a loop has one "
                                   "kind", who, iv->name, st->tensor->name,

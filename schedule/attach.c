@@ -43,6 +43,7 @@ static int check_producer(const char *who, sch_stage *p) {
   if (p->tensor->op != TE_COMPUTE)
     return tec_ctx_set_error(ctx, "%s: '%s' is a placeholder; only computed stages can move",
                              who, p->tensor->name);
+  if (p->tensor->scan) return sch_scan_refuse(who, p->sched, p->tensor);
   if (p->is_output)
     return tec_ctx_set_error(ctx, "%s: '%s' is an output of the schedule; outputs are computed "
                                   "at root (schedule a cache_write stage instead)",

@@ -100,6 +100,7 @@ te_tensor *sch_cache_read(sch_schedule *s, te_tensor *t, const char *scope, int 
     return NULL;
   }
   if (sch_check_extern_reader(s, "cache_read", t, readers ? nreaders : -1, readers)) return NULL;
+  if (!t->scan && sch_scan_refuse("cache_read", s, t)) return NULL;
   for (int i = 0; i < s->nstage; i++) {
     const te_tensor *r = s->stages[i]->tensor;
     for (int k = 0; r->nout > 1 && k < s->stages[i]->ninputs; k++)
@@ -287,6 +288,7 @@ static te_tensor *cache_write(sch_schedule *s, te_tensor *t, const char *scope) 
     return NULL;
   }
   if (check_scope(ctx, "cache_write", scope)) return NULL;
+  if (sch_scan_refuse("cache_write", s, t)) return NULL;
   if (t->ext) {
     tec_ctx_set_error(ctx, "cache_write: '%s' is an extern stage: its C function writes the "
                            "buffer it is given, there is no loop body to move into a cache "

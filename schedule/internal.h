@@ -89,6 +89,19 @@ int sch_refuse_extern(const char *who, const sch_stage *st, const char *axis);
  * that reader: the function needs t's buffer); who names the primitive. */
 int sch_check_extern_reader(sch_schedule *s, const char *who, const te_tensor *t,
                             int nreaders, te_tensor *const *readers);
+/* scan.c: recurrences (te_scan). 1 if it is made from scan stage st's recurrent axis; -1 with
+ * the reason when a loop of it cannot be `kind` (parallel, vectorized), when st's loop order
+ * puts t inside another axis' loop where a step reads the whole previous one, when primitive
+ * `who` would inline, move, cache or rfactor a scan, its state or its update's stages. */
+int sch_scan_has_axis(const sch_stage *st, const sch_iter *it);
+int sch_scan_check_kind(const char *who, const sch_stage *st, const sch_iter *it,
+                        ir_for_kind kind);
+int sch_scan_check_order(const char *who, const sch_stage *st);
+int sch_scan_refuse(const char *who, const sch_schedule *s, const te_tensor *t);
+/* sch_create: the update's stages computed at their scan's t loop. */
+void sch_scan_default_attach(sch_schedule *s);
+/* tec_lower (legality.c): the whole schedule, with the attach kinds of this lowering. */
+int sch_scan_check(const sch_schedule *s, const char *who, const sch_attach_kind *attach);
 sch_stage *sch_stage_new(sch_schedule *s, te_tensor *t);
 /* The one stage whose tensor is called name, or the one loop of st called name: NULL with an
  * error ("who: ..." when who is not NULL) when there is none or more than one (traces, and the

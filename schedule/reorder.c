@@ -39,6 +39,11 @@ int sch_reorder_leaves(sch_stage *st, int n, sch_iter *const *order) {
       pos[j] = pos[j - 1];
       pos[j - 1] = t;
     }
-  for (int i = 0; i < n; i++) st->leaf[pos[i]] = order[i];
+  sch_iter *was[64];
+  for (int i = 0; i < n; i++) was[i] = st->leaf[pos[i]], st->leaf[pos[i]] = order[i];
+  if (sch_scan_check_order("reorder", st)) { /* a scan's t inside a data loop: undone */
+    for (int i = 0; i < n; i++) st->leaf[pos[i]] = was[i];
+    return -1;
+  }
   return 0;
 }

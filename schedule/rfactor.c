@@ -168,6 +168,7 @@ te_tensor *sch_rfactor(sch_schedule *s, te_tensor *t, sch_iter *axis, int factor
     if (!tec_ctx_error(ctx)) tec_ctx_set_error(ctx, "rfactor: the tensor is NULL");
     return NULL;
   }
+  if (sch_scan_refuse("rfactor", s, t)) return NULL;
   sch_stage *st = NULL;
   int si = -1;
   for (int i = 0; i < s->nstage; i++) /* a multi-output op's stage is its first output's */

@@ -42,6 +42,10 @@ static sch_stage *stage_new(sch_schedule *s, te_tensor *t) {
     it->kind = red ? SCH_ITER_REDUCE : SCH_ITER_DATA;
     it->dom_min = v->dom_min;
     it->dom_extent = v->dom_extent;
+    if (t->scan && i == 0) { /* the update's steps [L, T): init's are copied first */
+      it->dom_min = ir_int(ctx, t->scan->ninit);
+      it->dom_extent = ir_sub(v->dom_extent, it->dom_min);
+    }
     it->stage = st;
     st->root[i] = it;
     st->leaf[st->nleaf++] = it;
@@ -100,6 +104,7 @@ sch_schedule *sch_create(tec_ctx *ctx, int nout, te_tensor *const *outs) {
                        (outs[j]->nout > 1 && outs[j]->outputs[0] == order[i]);
     s->stages[s->nstage++] = st;
   }
+  sch_scan_default_attach(s);
   return s;
 }
 

@@ -70,6 +70,11 @@ void te_hash_tensors(uint64_t *h, int n, te_tensor *const *ts, int nout, te_tens
     h_expr(h, t->body, 0);
     if (t->ext) te_hash_str(h, t->ext->symbol); /* an extern stage's function, by name (a
                                                   * pointer would differ between processes) */
+    if (t->scan) { /* a recurrence: its init (not read by the body) and its state */
+      te_hash_str(h, t->scan->init->name);
+      te_hash_str(h, t->scan->state->name);
+      h_i64(h, t->scan->ninit);
+    }
   }
 }
 

@@ -115,6 +115,10 @@ struct te_tensor {
   /* extern stages (te_extern): the declaration (a copy), else NULL. The tensor is a
    * TE_COMPUTE whose body is the placeholder extern_call(reads of the inputs) */
   const struct te_extern_decl *ext;
+  /* recurrences (te_scan): on the scan's result, what it is made of (else NULL); on the
+   * placeholder standing for its earlier steps (the state), the result (else NULL) */
+  const struct te_scan_info *scan;
+  const te_tensor *scan_of;
 };
 
 /* A symbolic size (int64), bound from actual tensor shapes at call time: from the first
@@ -308,6 +312,52 @@ te_tensor *te_extern(tec_ctx *ctx, const te_extern_decl *decl);
 int te_extern_input_region(tec_ctx *ctx, const te_tensor *t, int k,
                            const ir_expr *const *out_min, const ir_expr *const *out_extent,
                            const ir_expr **in_min, const ir_expr **in_extent);
+
+/* ---- recurrences: a stage defined by its own earlier steps (TVM te.scan) ----
+ * A tensor S of shape (T, d1, ...) whose steps t along axis 0 follow from earlier ones, as
+ * TVM's te.scan declares it:
+ *
+ *   te_tensor *st = te_placeholder(ctx, "y_state", TEC_F32, 2, TE_SHAPE(ctx, T, W));
+ *   te_tensor *up = te_compute(...: a * st[t - 1, x] + b * in[t, x] ...);      shape (T, W)
+ *   te_tensor *y  = te_scan(ctx, &(te_scan_decl){"y", st, init, up, "t"});       init (1, W)
+ *
+ * Steps [0, L) are init's (shape (L, d1, ...)); steps [L, T) are the update's, whose stages
+ * read the earlier steps through the state placeholder: the update and every stage it reads
+ * that reads the state (the update's stages, e.g. a matmul of the previous hidden state)
+ * make one step at a time. Rules, checked here with the reason: a read of the state is at
+ * step t - k with 1 <= k <= L (t itself or a later step is refused: it is not computed yet);
+ * a read of another update stage is at the same step t; those stages have T steps in their
+ * axis 0. The state is no argument of the lowered function (S is: its buffer holds the
+ * steps). Why te.scan and not Halide's update definitions: docs/recurrence.md.
+ *
+ * Schedules (docs/recurrence.md): the update's stages start computed at S's loop over t
+ * (compute_inline or compute_at a deeper loop are fine); the loops over t run in order, so
+ * they are never parallel or vectorized; split, parallel and vectorize of the other axes are
+ * fine, and so is a data loop outside t when every read of the state is at the element's own
+ * indices (the recurrence is then per element, like an IIR filter along rows); otherwise the
+ * loops over t stay outside the data loops (a step reads the whole previous step). S cannot
+ * be inlined or computed at another stage's loop. */
+typedef struct te_scan_decl {
+  const char *name;     /* the result's name (required, unique) */
+  te_tensor *state;     /* a te_placeholder of the update's shape and dtype (not constant) */
+  te_tensor *init;      /* steps [0, L): shape (L, d1, ...), L a constant >= 1 */
+  te_tensor *update;    /* steps [L, T): shape (T, d1, ...), reads the state at t - k */
+  const char *axis_name; /* the recurrent axis' name (default "t"); the others: the update's */
+} te_scan_decl;
+typedef struct te_scan_info {
+  te_tensor *state, *init, *update;
+  int64_t ninit;        /* L: the steps init gives */
+  int nchain;           /* the update's stages that read the state, the update included */
+  te_tensor *const *chain;
+  int pointwise;        /* 1: every state read is at the element's own indices (d1, ...) */
+} te_scan_info;
+/* The recurrence's result, or NULL with an error: a NULL or non-placeholder state, shapes or
+ * dtypes that differ (init's dimensions after the first, the update's and the state's), a
+ * read of the state at step t or later or further back than init reaches, an update that
+ * never reads the state. */
+te_tensor *te_scan(tec_ctx *ctx, const te_scan_decl *decl);
+/* 1 if the scan whose info is sc computes t as part of its update (one of sc->chain). */
+int te_scan_in_chain(const te_scan_info *sc, const te_tensor *t);
 
 /* t[idx...]: a read of tensor t. */
 const ir_expr *te_read(const te_tensor *t, int nidx, const ir_expr *const *idx);
