@@ -117,12 +117,359 @@ START_TEST(iir_vectorized_across_columns) {
 }
 END_TEST
 
+
+START_TEST(cummax_parallel_columns_outside_t) {
+  /* a per-column recurrence: the column loop may run outside t, in parallel (100 columns: a
+   * split by 8 leaves a tail) */
+  rec r = make_rec(MAX, 200, 100);
+  sch_stage *y = sch_stage_of(r.s, r.Y);
+  OK(r.ctx, sch_compute_inline(sch_stage_of(r.s, r.upd)));
+  sch_iter *xo, *xi;
+  OK(r.ctx, sch_split(y, sch_axis(y, 1), 8, &xo, &xi));
+  OK(r.ctx, SCH_REORDER(y, xo, sch_axis(y, 0)));
+  OK(r.ctx, sch_parallel(y, xo));
+  OK(r.ctx, sch_vectorize(y, xi));
+  run_rec(&r);
+  tec_ctx_free(r.ctx);
+}
+END_TEST
+
+START_TEST(iir_t_split_and_unrolled) {
+  /* the steps split in two loops (both serial, in order) and unrolled by 4; update kept as a
+   * stage computed per step */
+  rec r = make_rec(IIR, 97, 40);
+  sch_stage *y = sch_stage_of(r.s, r.Y);
+  sch_iter *to, *ti;
+  OK(r.ctx, sch_split(y, sch_axis(y, 0), 4, &to, &ti));
+  OK(r.ctx, sch_unroll(y, ti));
+  run_rec(&r);
+  tec_ctx_free(r.ctx);
+}
+END_TEST
+
+/* ---- a GRU cell: h[t] from h[t - 1] through a matmul (a stage of the update) ----
+ *   XW[t, g, j] = sum_i X[t, i] * Wx[g, i, j]          (not part of the recurrence: at root)
+ *   HU[t, g, j] = sum_k h[t - 1, k] * U[g, k, j]        (reads the state: one step at a time)
+ *   z = sig(XW0 + HU0), r = sig(XW1 + HU1), n = tanh(XW2 + r * HU2)
+ *   h[t, j] = (1 - z) * n + z * h[t - 1, j]             steps 1..T; h[0] = H0 */
+enum { GT = 32, GH = 256, GI = 64 };
+typedef struct gru {
+  tec_ctx *ctx;
+  te_tensor *X, *Wx, *U, *H0, *state, *XW, *HU, *upd, *h;
+  sch_schedule *s;
+} gru;
+
+static const ir_expr *xw_body(tec_ctx *ctx, const ir_expr *const *i, void *user) {
+  gru *g = user;
+  const ir_expr *k = te_reduce_axis_n(ctx, "i", GI);
+  return TE_SUM(ir_mul(TE_AT(g->X, i[0], k), TE_AT(g->Wx, i[1], k, i[2])), k);
+}
+static const ir_expr *hu_body(tec_ctx *ctx, const ir_expr *const *i, void *user) {
+  gru *g = user;
+  const ir_expr *k = te_reduce_axis_n(ctx, "k", GH);
+  return TE_SUM(ir_mul(TE_AT(g->state, ir_sub(i[0], ir_int(ctx, 1)), k), TE_AT(g->U, i[1], k, i[2])),
+                k);
+}
+static const ir_expr *sig(tec_ctx *ctx, const ir_expr *x) {
+  return ir_div(ir_float(ctx, 1), ir_add(ir_float(ctx, 1), ir_exp(ir_sub(ir_float(ctx, 0), x))));
+}
+static const ir_expr *gate(gru *g, const ir_expr *const *i, int k) {
+  tec_ctx *ctx = g->ctx;
+  return TE_AT(g->XW, i[0], ir_int(ctx, k), i[1]);
+}
+static const ir_expr *gru_body(tec_ctx *ctx, const ir_expr *const *i, void *user) {
+  gru *g = user;
+  const ir_expr *hu[3];
+  for (int k = 0; k < 3; k++) hu[k] = TE_AT(g->HU, i[0], ir_int(ctx, k), i[1]);
+  const ir_expr *z = sig(ctx, ir_add(gate(g, i, 0), hu[0]));
+  const ir_expr *r = sig(ctx, ir_add(gate(g, i, 1), hu[1]));
+  const ir_expr *n = ir_tanh(ir_add(gate(g, i, 2), ir_mul(r, hu[2])));
+  const ir_expr *prev = TE_AT(g->state, ir_sub(i[0], ir_int(ctx, 1)), i[1]);
+  return ir_add(ir_mul(ir_sub(ir_float(ctx, 1), z), n), ir_mul(z, prev));
+}
+
+static gru make_gru(void) {
+  gru g = {.ctx = tec_ctx_new()};
+  tec_ctx *ctx = g.ctx;
+  g.X = te_placeholder(ctx, "X", TEC_F32, 2, TE_SHAPE(ctx, GT + 1, GI));
+  g.Wx = te_placeholder(ctx, "Wx", TEC_F32, 3, TE_SHAPE(ctx, 3, GI, GH));
+  g.U = te_placeholder(ctx, "U", TEC_F32, 3, TE_SHAPE(ctx, 3, GH, GH));
+  g.H0 = te_placeholder(ctx, "H0", TEC_F32, 2, TE_SHAPE(ctx, 1, GH));
+  g.state = te_placeholder(ctx, "h_state", TEC_F32, 2, TE_SHAPE(ctx, GT + 1, GH));
+  const char *tgj[] = {"t", "g", "j"};
+  g.XW = te_compute(ctx, &(te_compute_decl){.name = "XW", .ndim = 3,
+                                            .shape = TE_SHAPE(ctx, GT + 1, 3, GH),
+                                            .body = xw_body, .user = &g, .axis_names = tgj});
+  g.HU = te_compute(ctx, &(te_compute_decl){.name = "HU", .ndim = 3,
+                                            .shape = TE_SHAPE(ctx, GT + 1, 3, GH),
+                                            .body = hu_body, .user = &g, .axis_names = tgj});
+  g.upd = te_compute(ctx, &(te_compute_decl){.name = "h_upd", .ndim = 2,
+                                             .shape = TE_SHAPE(ctx, GT + 1, GH), .body = gru_body,
+                                             .user = &g, .axis_names = (const char *[]){"t", "j"}});
+  g.h = te_scan(ctx, &(te_scan_decl){.name = "h", .state = g.state, .init = g.H0,
+                                     .update = g.upd});
+  ck_assert_msg(g.h != NULL, "%s", tec_ctx_error(ctx));
+  g.s = sch_create(ctx, 1, &g.h);
+  ck_assert_msg(g.s != NULL, "%s", tec_ctx_error(ctx));
+  return g;
+}
+
+static float sigf(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+static void ref_gru(const float *x, const float *wx, const float *u, const float *h0, float *h) {
+  static float xw[3][GH], hu[3][GH];
+  memcpy(h, h0, sizeof *h * GH);
+  for (int t = 1; t <= GT; t++) {
+    const float *prev = h + (t - 1) * GH;
+    for (int g = 0; g < 3; g++)
+      for (int j = 0; j < GH; j++) {
+        double a = 0, b = 0;
+        for (int i = 0; i < GI; i++) a += (double)x[t * GI + i] * wx[(g * GI + i) * GH + j];
+        for (int k = 0; k < GH; k++) b += (double)prev[k] * u[(g * GH + k) * GH + j];
+        xw[g][j] = (float)a, hu[g][j] = (float)b;
+      }
+    for (int j = 0; j < GH; j++) {
+      float z = sigf(xw[0][j] + hu[0][j]), r = sigf(xw[1][j] + hu[1][j]);
+      float n = tanhf(xw[2][j] + r * hu[2][j]);
+      h[t * GH + j] = (1 - z) * n + z * prev[j];
+    }
+  }
+}
+
+static void run_gru(gru *g) {
+  tec_packed_fn f =
+      tu_build(g->ctx, g->s, "gru", 5, (te_tensor *[]){g->X, g->Wx, g->U, g->H0, g->h});
+  DLTensor x = tu_rand_f32(2, (int64_t[]){GT + 1, GI}, 1);
+  DLTensor wx = tu_rand_f32(3, (int64_t[]){3, GI, GH}, 2);
+  DLTensor u = tu_rand_f32(3, (int64_t[]){3, GH, GH}, 3);
+  DLTensor h0 = tu_rand_f32(2, (int64_t[]){1, GH}, 4);
+  DLTensor h = tu_zeros(TEC_F32, 2, (int64_t[]){GT + 1, GH});
+  /* U scaled down so the recurrence stays in tanh's working range */
+  for (int64_t k = 0; k < 3 * GH * GH; k++) tu_f32(&u)[k] *= 0.1f;
+  ck_assert_msg(TEC_CALL(f, &x, &wx, &u, &h0, &h) == 0, "%s", tec_rt_last_error());
+  static float want[(GT + 1) * GH];
+  ref_gru(tu_f32(&x), tu_f32(&wx), tu_f32(&u), tu_f32(&h0), want);
+  double err = tu_max_err(tu_f32(&h), want, (GT + 1) * GH);
+  ck_assert_msg(err < 1e-4, "GRU: max relative error %g (h[32, 0] = %g, want %g)", err,
+                tu_f32(&h)[GT * GH], want[GT * GH]);
+  tec_dl_free(&x), tec_dl_free(&wx), tec_dl_free(&u), tec_dl_free(&h0), tec_dl_free(&h);
+}
+
+START_TEST(gru_default_schedule) {
+  gru g = make_gru();
+  run_gru(&g);
+  tec_ctx_free(g.ctx);
+}
+END_TEST
+
+START_TEST(gru_scheduled) {
+  /* HU: columns vectorized by 16 under the reduction, their blocks in parallel (a parallel loop
+   * inside the serial step loop); the update inlined into h, whose columns are vectorized */
+  gru g = make_gru();
+  tec_ctx_set_strict(g.ctx, 1);
+  sch_stage *hu = sch_stage_of(g.s, g.HU), *h = sch_stage_of(g.s, g.h);
+  sch_iter *jo, *ji, *ho, *hi;
+  OK(g.ctx, sch_split(hu, sch_axis(hu, 2), 16, &jo, &ji));
+  OK(g.ctx, SCH_REORDER(hu, jo, sch_reduce_axis(hu, 0), ji));
+  OK(g.ctx, sch_vectorize(hu, ji));
+  OK(g.ctx, sch_parallel(hu, jo));
+  OK(g.ctx, sch_compute_inline(sch_stage_of(g.s, g.upd)));
+  OK(g.ctx, sch_split(h, sch_axis(h, 1), 16, &ho, &hi));
+  OK(g.ctx, sch_vectorize(h, hi));
+  sch_stage *xw = sch_stage_of(g.s, g.XW);
+  OK(g.ctx, sch_parallel(xw, sch_axis(xw, 0)));
+  run_gru(&g);
+  tec_ctx_free(g.ctx);
+}
+END_TEST
+
+/* ---- refusals ---- */
+START_TEST(refuse_parallel_or_vectorized_t) {
+  rec r = make_rec(SUM, 64, 32);
+  sch_stage *y = sch_stage_of(r.s, r.Y);
+  ck_assert_int_eq(sch_parallel(y, sch_axis(y, 0)), -1);
+  tu_assert_contains(tec_ctx_error(r.ctx), "parallel: loop 't' of stage 'Y' runs over the "
+                                           "recurrent axis 't' of the scan");
+  tec_ctx_clear_error(r.ctx);
+  sch_iter *to, *ti;
+  OK(r.ctx, sch_split(y, sch_axis(y, 0), 8, &to, &ti));
+  OK(r.ctx, SCH_REORDER(y, to, sch_axis(y, 1), ti));
+  ck_assert_int_eq(sch_vectorize(y, ti), -1);
+  tu_assert_contains(tec_ctx_error(r.ctx), "loop 't.inner' of stage 'Y' runs over the recurrent "
+                                           "axis 't'");
+  tu_assert_contains(tec_ctx_error(r.ctx), "cannot be vector lanes");
+  tec_ctx_clear_error(r.ctx);
+  /* fused with the data axis: the fused loop runs over t too */
+  rec q = make_rec(SUM, 64, 32);
+  sch_stage *yq = sch_stage_of(q.s, q.Y);
+  sch_iter *f;
+  OK(q.ctx, sch_fuse(yq, sch_axis(yq, 0), sch_axis(yq, 1), &f));
+  ck_assert_int_eq(sch_parallel(yq, f), -1);
+  tu_assert_contains(tec_ctx_error(q.ctx), "recurrent axis 't'");
+  tec_ctx_free(q.ctx);
+  tec_ctx_free(r.ctx);
+}
+END_TEST
+
+START_TEST(refuse_t_inside_data_loop_when_steps_read_all) {
+  gru g = make_gru();
+  sch_stage *h = sch_stage_of(g.s, g.h);
+  ck_assert_int_eq(SCH_REORDER(h, sch_axis(h, 1), sch_axis(h, 0)), -1);
+  tu_assert_contains(tec_ctx_error(g.ctx), "reorder: stage 'h' would run loop 't' (over the "
+                                           "recurrent axis 't') inside loop 'j'");
+  /* undone: the loops are as before */
+  ck_assert_str_eq(sch_stage_str(h), "t, j");
+  tec_ctx_clear_error(g.ctx);
+  /* a fuse of t with j is caught by tec_lower */
+  sch_iter *f;
+  OK(g.ctx, sch_fuse(h, sch_axis(h, 0), sch_axis(h, 1), &f));
+  ck_assert_ptr_null(tec_lower(g.s, "gru", 5, (te_tensor *[]){g.X, g.Wx, g.U, g.H0, g.h}));
+  tu_assert_contains(tec_ctx_error(g.ctx), "would run loop 't.j.fused'");
+  tec_ctx_free(g.ctx);
+}
+END_TEST
+
+START_TEST(refuse_update_stage_outside_the_step) {
+  gru g = make_gru();
+  OK(g.ctx, sch_compute_root(sch_stage_of(g.s, g.HU)));
+  ck_assert_ptr_null(tec_lower(g.s, "gru", 5, (te_tensor *[]){g.X, g.Wx, g.U, g.H0, g.h}));
+  tu_assert_contains(tec_ctx_error(g.ctx), "stage 'HU' is part of scan 'h''s update (it reads "
+                                           "the state 'h_state'), so it must be computed one "
+                                           "step at a time");
+  tu_assert_contains(tec_ctx_error(g.ctx), "it is computed at root");
+  tec_ctx_clear_error(g.ctx);
+  ck_assert_ptr_null(sch_cache_write(g.s, g.HU, "local"));
+  tu_assert_contains(tec_ctx_error(g.ctx), "cache_write: 'HU' is a stage of scan 'h''s update");
+  tec_ctx_clear_error(g.ctx);
+  ck_assert_ptr_null(sch_rfactor(g.s, g.HU, sch_reduce_axis(sch_stage_of(g.s, g.HU), 0), 0));
+  tu_assert_contains(tec_ctx_error(g.ctx), "rfactor: 'HU' is a stage of scan 'h''s update");
+  tec_ctx_clear_error(g.ctx);
+  ck_assert_ptr_null(sch_cache_read(g.s, g.state, "local", 1, &g.HU));
+  tu_assert_contains(tec_ctx_error(g.ctx), "'h_state' is the state of scan 'h'");
+  tec_ctx_clear_error(g.ctx);
+  ck_assert_int_eq(sch_compute_inline(sch_stage_of(g.s, g.h)), -1);
+  tu_assert_contains(tec_ctx_error(g.ctx), "compute_inline: 'h' is a scan (te_scan)");
+  tec_ctx_clear_error(g.ctx);
+  /* the state is no argument */
+  ck_assert_ptr_null(tec_lower(g.s, "gru", 6, (te_tensor *[]){g.X, g.Wx, g.U, g.H0, g.state, g.h}));
+  tu_assert_contains(tec_ctx_error(g.ctx), "argument 4 ('h_state') is the state of scan 'h'");
+  tec_ctx_free(g.ctx);
+}
+END_TEST
+
+/* ---- bad declarations ---- */
+typedef struct bad {
+  te_tensor *X, *state;
+  int64_t back; /* the update reads state[t - back, x] */
+  int shift_x;  /* ... at x + 1 */
+} bad;
+static const ir_expr *bad_upd(tec_ctx *ctx, const ir_expr *const *i, void *user) {
+  bad *b = user;
+  const ir_expr *x = b->shift_x ? ir_add(i[1], ir_int(ctx, 1)) : i[1];
+  if (!b->state) return TE_AT(b->X, i[0], i[1]);
+  const ir_expr *t = b->back ? ir_sub(i[0], ir_int(ctx, b->back)) : i[0];
+  return ir_add(TE_AT(b->state, t, x), TE_AT(b->X, i[0], i[1]));
+}
+static const ir_expr *bad_init(tec_ctx *ctx, const ir_expr *const *i, void *user) {
+  (void)ctx;
+  return TE_AT(((bad *)user)->X, i[0], i[1]);
+}
+
+/* te_scan of an update reading state[t - back] with init of (L, W) rows; NULL or the result */
+static te_tensor *declare(tec_ctx *ctx, int64_t back, int64_t L, int64_t W, int reads_state) {
+  bad b = {te_placeholder(ctx, "X", TEC_F32, 2, TE_SHAPE(ctx, 16, 8)),
+           reads_state ? te_placeholder(ctx, "S", TEC_F32, 2, TE_SHAPE(ctx, 16, 8)) : NULL, back,
+           0};
+  te_tensor *st = b.state ? b.state : te_placeholder(ctx, "S", TEC_F32, 2, TE_SHAPE(ctx, 16, 8));
+  te_tensor *init = te_compute(ctx, &(te_compute_decl){.name = "I", .ndim = 2,
+                                                       .shape = TE_SHAPE(ctx, L, W),
+                                                       .body = bad_init, .user = &b});
+  te_tensor *up = te_compute(ctx, &(te_compute_decl){.name = "U", .ndim = 2,
+                                                     .shape = TE_SHAPE(ctx, 16, 8),
+                                                     .body = bad_upd, .user = &b});
+  return te_scan(ctx, &(te_scan_decl){.name = "Y", .state = st, .init = init, .update = up});
+}
+
+START_TEST(refuse_bad_declarations) {
+  tec_ctx *ctx = tec_ctx_new();
+  ck_assert_ptr_null(declare(ctx, 0, 1, 8, 1));
+  assert_err(ctx, "te_scan 'Y': stage 'U' reads the state 'S' at index i (at step t itself, "
+                  "which it is computing; t is axis 0 of 'U', 'i'); a step reads only earlier "
+                  "steps t - k with 1 <= k <= 1 (init gives 1 step): read S[i - 1, ...]");
+  tec_ctx_free(ctx);
+  ctx = tec_ctx_new();
+  ck_assert_ptr_null(declare(ctx, 2, 1, 8, 1));
+  tu_assert_contains(tec_ctx_error(ctx), "further back than init reaches");
+  tec_ctx_free(ctx);
+  ctx = tec_ctx_new();
+  ck_assert_ptr_nonnull(declare(ctx, 2, 2, 8, 1)); /* two init steps: t - 2 is fine */
+  tec_ctx_free(ctx);
+  ctx = tec_ctx_new();
+  ck_assert_ptr_null(declare(ctx, -1, 1, 8, 1));
+  tu_assert_contains(tec_ctx_error(ctx), "(at a later step;");
+  tec_ctx_free(ctx);
+  ctx = tec_ctx_new();
+  ck_assert_ptr_null(declare(ctx, 1, 1, 9, 1));
+  assert_err(ctx, "te_scan 'Y': init 'I' has extent 9 in dimension 1, the update 'U' 8; init "
+                  "is (steps, ...) with the update's extents after the first");
+  tec_ctx_free(ctx);
+  ctx = tec_ctx_new();
+  ck_assert_ptr_null(declare(ctx, 1, 16, 8, 1));
+  tu_assert_contains(tec_ctx_error(ctx), "init 'I' gives 16 steps of 16, leaving none");
+  tec_ctx_free(ctx);
+  ctx = tec_ctx_new();
+  ck_assert_ptr_null(declare(ctx, 1, 1, 8, 0));
+  tu_assert_contains(tec_ctx_error(ctx), "never reads the state 'S', so this is no recurrence");
+  tec_ctx_free(ctx);
+  /* a state that is not a placeholder, a NULL init, a state used twice */
+  ctx = tec_ctx_new();
+  te_tensor *x = te_placeholder(ctx, "X", TEC_F32, 2, TE_SHAPE(ctx, 16, 8));
+  ck_assert_ptr_null(te_scan(ctx, &(te_scan_decl){.name = "Y", .state = x, .init = NULL,
+                                                  .update = x}));
+  assert_err(ctx, "te_scan 'Y': the init is NULL");
+  tec_ctx_free(ctx);
+  ck_assert_ptr_null(te_scan(NULL, NULL));
+}
+END_TEST
+
+START_TEST(pointwise_rule_follows_the_indices) {
+  /* state[t - 1, x + 1]: a step reads a neighbour, so t must stay outside x */
+  tec_ctx *ctx = tec_ctx_new();
+  bad b = {te_placeholder(ctx, "X", TEC_F32, 2, TE_SHAPE(ctx, 16, 9)),
+           te_placeholder(ctx, "S", TEC_F32, 2, TE_SHAPE(ctx, 16, 8)), 1, 1};
+  te_tensor *init = te_compute(ctx, &(te_compute_decl){.name = "I", .ndim = 2,
+                                                       .shape = TE_SHAPE(ctx, 1, 8),
+                                                       .body = bad_init, .user = &b});
+  te_tensor *up = te_compute(ctx, &(te_compute_decl){.name = "U", .ndim = 2,
+                                                     .shape = TE_SHAPE(ctx, 16, 8),
+                                                     .body = bad_upd, .user = &b});
+  te_tensor *y = te_scan(ctx, &(te_scan_decl){.name = "Y", .state = b.state, .init = init,
+                                              .update = up});
+  ck_assert_ptr_nonnull(y);
+  ck_assert_int_eq(y->scan->pointwise, 0);
+  sch_schedule *s = sch_create(ctx, 1, &y);
+  sch_stage *ys = sch_stage_of(s, y);
+  ck_assert_int_eq(SCH_REORDER(ys, sch_axis(ys, 1), sch_axis(ys, 0)), -1);
+  tu_assert_contains(tec_ctx_error(ctx), "a step of 'Y' reads all of the previous step");
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("scan");
   TCase *tc = tcase_create("scan");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, prefix_sum_default);
   tcase_add_test(tc, iir_vectorized_across_columns);
+  tcase_add_test(tc, cummax_parallel_columns_outside_t);
+  tcase_add_test(tc, iir_t_split_and_unrolled);
+  tcase_add_test(tc, gru_default_schedule);
+  tcase_add_test(tc, gru_scheduled);
+  tcase_add_test(tc, refuse_parallel_or_vectorized_t);
+  tcase_add_test(tc, refuse_t_inside_data_loop_when_steps_read_all);
+  tcase_add_test(tc, refuse_update_stage_outside_the_step);
+  tcase_add_test(tc, refuse_bad_declarations);
+  tcase_add_test(tc, pointwise_rule_follows_the_indices);
   suite_add_tcase(s, tc);
   return s;
 }
