@@ -233,6 +233,13 @@ static void reduction_facts(as_prog *p, as_stage *s) {
   s->unit_reduce = along_reduce && !along_data;
 }
 
+const te_tensor *as_scan_of(const as_prog *p, const te_tensor *t) {
+  if (t->scan) return t;
+  for (int i = 0; i < p->n; i++)
+    if (p->st[i].t->scan && te_scan_in_chain(p->st[i].t->scan, t)) return p->st[i].t;
+  return NULL;
+}
+
 int as_analyze(as_prog *p) {
   for (int i = 0; i < p->n; i++) {
     as_stage *s = &p->st[i];
@@ -247,7 +254,7 @@ int as_analyze(as_prog *p) {
       continue;
     }
     s->is_reduce = t->body && t->body->kind == IR_REDUCE && t->body->v.i != IR_COMB_USER;
-    s->understood = !t->ext && t->nout <= 1 && t->ndim <= AS_MAX_DIM && t->nreduce <= AS_MAX_DIM &&
+    s->understood = !t->ext && !as_scan_of(p, t) && t->nout <= 1 && t->ndim <= AS_MAX_DIM && t->nreduce <= AS_MAX_DIM &&
                     !s->odd_domain &&
                     !(t->body && t->body->kind == IR_REDUCE && t->body->v.i == IR_COMB_USER);
     s->cost = body_cost(t);

@@ -79,7 +79,8 @@ int as_prepare(as_prog *p, const char *target) {
   for (int i = 0; i < p->n; i++) {
     p->st[i].t = ts[i];
     p->st[i].nred = ts[i]->op == TE_COMPUTE ? ts[i]->nreduce : 0;
-    if (ts[i]->op == TE_PLACEHOLDER) p->args[p->nargs++] = ts[i];
+    if (ts[i]->op == TE_PLACEHOLDER && !ts[i]->scan_of) /* a scan's state is no argument */
+      p->args[p->nargs++] = ts[i];
   }
   for (int o = 0; o < p->nout; o++) p->args[p->nargs++] = p->outs[o];
   if (as_estimates(p) || as_analyze(p)) return -1;

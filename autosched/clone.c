@@ -136,6 +136,19 @@ static const te_tensor *tensor(cmap *m, const te_tensor *t) {
     c->margin = mg;
     c->buffer_shape = exprs(m, t->buffer_shape, t->ndim);
   }
+  if (t->scan) { /* a recurrence: its parts are this copy's tensors */
+    te_scan_info *sc = tec_ctx_alloc(m->dst, sizeof *sc);
+    te_tensor **ch = tec_ctx_alloc(m->dst, sizeof *ch * (size_t)(t->scan->nchain + 1));
+    if (!sc || !ch) return m->oom = 1, NULL;
+    *sc = *t->scan;
+    c->scan = sc;
+    sc->state = (te_tensor *)tensor(m, t->scan->state);
+    sc->init = (te_tensor *)tensor(m, t->scan->init);
+    sc->update = (te_tensor *)tensor(m, t->scan->update);
+    for (int i = 0; i < t->scan->nchain; i++) ch[i] = (te_tensor *)tensor(m, t->scan->chain[i]);
+    sc->chain = ch;
+  }
+  if (t->scan_of) c->scan_of = tensor(m, t->scan_of);
   c->margin_fixed_by = t->margin_fixed_by ? tec_ctx_strdup(m->dst, t->margin_fixed_by) : NULL;
   return c;
 }

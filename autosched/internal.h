@@ -109,6 +109,8 @@ int as_estimates(as_prog *p);
 /* analyze.c */
 int as_analyze(as_prog *p);
 int as_index_of(const as_prog *p, const te_tensor *t);
+/* The scan (te_scan) t is, or whose update t is part of; NULL otherwise. */
+const te_tensor *as_scan_of(const as_prog *p, const te_tensor *t);
 /* e = sum coef[v] * vars[v] + *c0 over the nv vars: 1, else 0 (other variables, division,
  * reads, selects...). */
 int as_affine(const ir_expr *e, int nv, const ir_expr *const *vars, int64_t *coef, int64_t *c0);

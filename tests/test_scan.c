@@ -455,6 +455,47 @@ START_TEST(pointwise_rule_follows_the_indices) {
 }
 END_TEST
 
+/* The AOT header declares the function over X and Y (the state is no argument); the AArch64
+ * code of the step loop is NEON (fmla/fmul on .4s vectors). */
+START_TEST(aot_header_and_aarch64) {
+  if (tu_emulated()) return; /* the same text from any host: emitted once, on the build machine */
+  rec r = make_rec(IIR, 64, 64);
+  sch_stage *y = sch_stage_of(r.s, r.Y);
+  OK(r.ctx, sch_compute_inline(sch_stage_of(r.s, r.upd)));
+  sch_iter *xo, *xi;
+  OK(r.ctx, sch_split(y, sch_axis(y, 1), 4, &xo, &xi));
+  OK(r.ctx, sch_vectorize(y, xi));
+  lower_func *lf = tec_lower(r.s, "iir", 2, (te_tensor *[]){r.X, r.Y});
+  ck_assert_msg(lf != NULL, "%s", tec_ctx_error(r.ctx));
+  char *h = tu_emit_text(r.ctx, lf, "llvm -mtriple=aarch64-linux-gnu -mattr=+neon",
+                         TEC_EMIT_HEADER);
+  tu_assert_contains(h, "iir(");
+  assert_not_contains(h, "Y_state");
+  free(h);
+  char *a = tu_emit_text(r.ctx, lf, "llvm -mtriple=aarch64-linux-gnu -mattr=+neon", TEC_EMIT_ASM);
+  ck_assert_msg(strstr(a, ".4s") != NULL, "no NEON vector arithmetic in\n%.3000s", a);
+  free(a);
+  tec_ctx_free(r.ctx);
+}
+END_TEST
+
+/* The auto-scheduler leaves a scan and its update's stages as declared (the report says why)
+ * and schedules the rest; the results stay right. */
+START_TEST(autoschedule_leaves_the_scan) {
+  gru g = make_gru();
+  tec_autosched_report rep;
+  ck_assert_msg(tec_autoschedule(g.s, "llvm", NULL, &rep) == 0, "%s", tec_ctx_error(g.ctx));
+  tu_assert_contains(rep.text, "a scan (te_scan): its steps run in order");
+  tu_assert_contains(rep.text, "a stage of a scan's update");
+  run_gru(&g);
+  tec_ctx_free(g.ctx);
+  rec r = make_rec(IIR, 50, 37);
+  ck_assert_msg(tec_autoschedule(r.s, "llvm", NULL, &rep) == 0, "%s", tec_ctx_error(r.ctx));
+  run_rec(&r);
+  tec_ctx_free(r.ctx);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("scan");
   TCase *tc = tcase_create("scan");
@@ -470,6 +511,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, refuse_update_stage_outside_the_step);
   tcase_add_test(tc, refuse_bad_declarations);
   tcase_add_test(tc, pointwise_rule_follows_the_indices);
+  tcase_add_test(tc, aot_header_and_aarch64);
+  tcase_add_test(tc, autoschedule_leaves_the_scan);
   suite_add_tcase(s, tc);
   return s;
 }
