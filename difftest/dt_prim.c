@@ -16,7 +16,7 @@
 
 static const char *const program_enum[DT_NPROGRAMS] = {
     "DT_MATMUL", "DT_CONV2D", "DT_DEPTHWISE", "DT_ELEMWISE", "DT_REDUCE", "DT_PRODCONS",
-    "DT_EXTERN"};
+    "DT_EXTERN", "DT_SCAN"};
 
 void dt_stage_id(char *out, const sch_stage *s) {
   char id[DT_ID];

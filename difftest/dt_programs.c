@@ -9,6 +9,7 @@
  *   reduce     R = sum (variant 1: max) of A over a 3x2 window
  *   prodcons   B = A*A + 1; C = B[i,j] + 2 B[i+1,j+1] + B[i+2,j]
  *   extern     B = A*A + 1; E = B[i,j] + B[i+1,j] by a C function (te_extern); C = 2E + B[i+1,j]
+ *   scan       Y[0] = A[0]; Y[t] = Y[t-1]/2 + A[t], or through M[t] = Y[t-1] W / 4 (te_scan)
  */
 #include <math.h>
 #include <string.h>
@@ -381,6 +382,66 @@ static void ex_ref(int v, const float *const *x, float *out) {
 #undef EX_B
 }
 
+/* ---------- a recurrence (te_scan) ---------- */
+static const int64_t sc_shapes[][2] = {{9, 12}, {6, 7}}; /* steps, columns */
+
+static const ir_expr *sc_init(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  (void)ctx;
+  return TE_AT(((dt_body *)u)->t[0], i[0], i[1]);
+}
+/* M[t, x] = sum_k S[t - 1, k] * W[k, x] / 4 */
+static const ir_expr *sc_mat(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  dt_body *b = u;
+  const ir_expr *prev = TE_AT(b->t[2], ir_sub(i[0], ir_int(ctx, 1)), b->r[0]);
+  return te_sum(ir_mul(ir_mul(prev, TE_AT(b->t[1], b->r[0], i[1])), ir_float(ctx, 0.25)), 1,
+                b->r, NULL);
+}
+static const ir_expr *sc_upd(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  dt_body *b = u;
+  const ir_expr *a = TE_AT(b->t[0], i[0], i[1]);
+  if (b->variant == 1) return ir_add(TE_AT(b->t[3], i[0], i[1]), a);
+  return ir_add(ir_mul(TE_AT(b->t[2], ir_sub(i[0], ir_int(ctx, 1)), i[1]), ir_float(ctx, 0.5)), a);
+}
+
+static int sc_build(dt_instance *in) {
+  tec_ctx *ctx = in->ctx;
+  const int64_t T = sc_shapes[in->variant][0], W = sc_shapes[in->variant][1];
+  dt_body *b = body_new(ctx);
+  if (!b) return -1;
+  b->variant = in->variant;
+  const char *const tx[] = {"t", "x"};
+  b->t[0] = te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, T, W));
+  b->t[1] = te_placeholder(ctx, "W", TEC_F32, 2, TE_SHAPE(ctx, W, W));
+  b->t[2] = te_placeholder(ctx, "S", TEC_F32, 2, TE_SHAPE(ctx, T, W));
+  b->r[0] = te_reduce_axis_n(ctx, "k", W);
+  if (in->variant == 1 && !(b->t[3] = compute(ctx, "M", 2, b->t[0]->shape, sc_mat, b, tx)))
+    return -1;
+  te_tensor *I = compute(ctx, "I", 2, TE_SHAPE(ctx, 1, W), sc_init, b, tx);
+  te_tensor *U = compute(ctx, "U", 2, b->t[0]->shape, sc_upd, b, tx);
+  te_tensor *Y = I && U ? te_scan(ctx, &(te_scan_decl){.name = "Y", .state = b->t[2], .init = I,
+                                                       .update = U})
+                        : NULL;
+  if (!Y) return -1;
+  arg(in, b->t[0], 2, (int64_t[]){T, W});
+  if (in->variant == 1) arg(in, b->t[1], 2, (int64_t[]){W, W});
+  arg(in, Y, 2, (int64_t[]){T, W});
+  return 0;
+}
+
+static void sc_ref(int v, const float *const *x, float *out) {
+  const int64_t T = sc_shapes[v][0], W = sc_shapes[v][1];
+  for (int64_t j = 0; j < W; j++) out[j] = x[0][j];
+  for (int64_t t = 1; t < T; t++)
+    for (int64_t j = 0; j < W; j++) {
+      float m = 0;
+      if (v == 1)
+        for (int64_t k = 0; k < W; k++) m += out[(t - 1) * W + k] * x[1][k * W + j] * 0.25f;
+      else
+        m = out[(t - 1) * W + j] * 0.5f;
+      out[t * W + j] = m + x[0][t * W + j];
+    }
+}
+
 const dt_program_def dt_programs[DT_NPROGRAMS] = {
     [DT_MATMUL] = {"matmul", 4, mm_build, mm_ref},
     [DT_CONV2D] = {"conv2d", 2, cv_build, cv_ref},
@@ -389,6 +450,7 @@ const dt_program_def dt_programs[DT_NPROGRAMS] = {
     [DT_REDUCE] = {"reduce", 2, rd_build, rd_ref},
     [DT_PRODCONS] = {"prodcons", 2, pc_build, pc_ref},
     [DT_EXTERN] = {"extern", 2, ex_build, ex_ref},
+    [DT_SCAN] = {"scan", 2, sc_build, sc_ref},
 };
 
 const char *dt_program_name(dt_program p) {

@@ -99,6 +99,7 @@ int sch_prefetch(sch_stage *st, te_tensor *t, sch_iter *iv, int64_t offset) {
   if (!t)
     return tec_ctx_set_error(ctx, "prefetch: the tensor to prefetch at loop '%s' of stage '%s' "
                                   "is NULL", iv->name, st->tensor->name);
+  if (t->scan_of) return sch_scan_refuse("prefetch", st->sched, t);
   int reads = 0;
   for (int i = 0; i < st->ninputs; i++) reads |= st->inputs[i] == t;
   if (!reads) {

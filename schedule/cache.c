@@ -100,7 +100,9 @@ te_tensor *sch_cache_read(sch_schedule *s, te_tensor *t, const char *scope, int 
     return NULL;
   }
   if (sch_check_extern_reader(s, "cache_read", t, readers ? nreaders : -1, readers)) return NULL;
-  if (!t->scan && sch_scan_refuse("cache_read", s, t)) return NULL;
+  if ((!t->scan && sch_scan_refuse("cache_read", s, t)) ||
+      sch_scan_check_init_reader("cache_read", s, t, readers ? nreaders : -1, readers))
+    return NULL;
   for (int i = 0; i < s->nstage; i++) {
     const te_tensor *r = s->stages[i]->tensor;
     for (int k = 0; r->nout > 1 && k < s->stages[i]->ninputs; k++)

@@ -98,6 +98,9 @@ int sch_scan_check_kind(const char *who, const sch_stage *st, const sch_iter *it
                         ir_for_kind kind);
 int sch_scan_check_order(const char *who, const sch_stage *st);
 int sch_scan_refuse(const char *who, const sch_schedule *s, const te_tensor *t);
+/* -1 when t is a scan's init and the scan among readers (nreaders < 0: every reader). */
+int sch_scan_check_init_reader(const char *who, const sch_schedule *s, const te_tensor *t,
+                                int nreaders, te_tensor *const *readers);
 /* sch_create: the update's stages computed at their scan's t loop. */
 void sch_scan_default_attach(sch_schedule *s);
 /* tec_lower (legality.c): the whole schedule, with the attach kinds of this lowering. */

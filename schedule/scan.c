@@ -55,10 +55,73 @@ int sch_scan_check_kind(const char *who, const sch_stage *st, const sch_iter *it
                            sch_stage_str(st));
 }
 
-/* The order rule: without pointwise steps, the loops made from t come before every other. */
+/* Where each loop made from t sits in the order of the steps: t is [0, 1); a split gives its
+ * outer loop the first half of its parent's interval and its inner loop the second; a fuse of
+ * two such loops (outer's interval just before inner's) their union, a fuse with another axis
+ * the interval of its t part. The steps run in order when the leaves' intervals start in
+ * increasing order, outermost first. lo[] per leaf (-1: not made from t); -1 when a fuse
+ * joins t's loops out of order (*bad: that loop). */
+static int step_order(const sch_stage *st, double *lo, const sch_iter **bad) {
+  const sch_iter *it[128];
+  double a[128], b[128];
+  int n = 0;
+  it[n] = st->root[0], a[n] = 0, b[n++] = 1;
+  for (int r = 0; r < st->nrel && n < 126; r++) {
+    const sch_relation *rel = &st->rel[r];
+    int p = -1, q = -1;
+    for (int k = 0; k < n; k++) {
+      if (rel->kind == SCH_REL_SPLIT ? it[k] == rel->parent : it[k] == rel->outer) p = k;
+      if (rel->kind == SCH_REL_FUSE && it[k] == rel->inner) q = k;
+    }
+    if (rel->kind == SCH_REL_SPLIT) {
+      if (p < 0) continue;
+      double mid = (a[p] + b[p]) / 2;
+      it[n] = rel->outer, a[n] = a[p], b[n++] = mid;
+      it[n] = rel->inner, a[n] = mid, b[n++] = b[p];
+    } else if (p >= 0 && q >= 0) {
+      if (b[p] != a[q]) return *bad = rel->fused, -1;
+      it[n] = rel->fused, a[n] = a[p], b[n++] = b[q];
+    } else if (p >= 0 || q >= 0) {
+      int k = p >= 0 ? p : q;
+      it[n] = rel->fused, a[n] = a[k], b[n++] = b[k];
+    }
+  }
+  for (int l = 0; l < st->nleaf; l++) {
+    lo[l] = -1;
+    for (int k = 0; k < n; k++)
+      if (it[k] == st->leaf[l]) lo[l] = a[k];
+  }
+  return 0;
+}
+
+/* The order rules: the loops made from t keep the steps in order; without pointwise steps,
+ * they come before every other loop. */
 int sch_scan_check_order(const char *who, const sch_stage *st) {
   const te_scan_info *sc = st->tensor->scan;
-  if (!sc || sc->pointwise) return 0;
+  if (!sc || !st->nroot) return 0;
+  double lo[128];
+  const sch_iter *bad = NULL, *prev = NULL;
+  if (st->nleaf > 128) return 0;
+  if (step_order(st, lo, &bad))
+    return tec_ctx_set_error(st->sched->ctx,
+                             "%s: loop '%s' of stage '%s' fuses two loops over the recurrent "
+                             "axis '%s' in the wrong order: the steps would not run one after "
+                             "the other (loops: %s)", who, bad->name, st->tensor->name,
+                             st->root[0]->name, sch_stage_str(st));
+  for (int l = 0; l < st->nleaf; l++) {
+    if (lo[l] < 0) continue;
+    for (int k = 0; k < l; k++)
+      if (lo[k] > lo[l]) prev = st->leaf[k];
+    if (prev)
+      return tec_ctx_set_error(st->sched->ctx,
+                               "%s: stage '%s' would run loop '%s' outside loop '%s', both over "
+                               "the recurrent axis '%s', so the steps would not run in order "
+                               "(step t reads step t - 1); keep the loops made from '%s' in the "
+                               "order split made them (loops: %s)",
+                               who, st->tensor->name, prev->name, st->leaf[l]->name,
+                               st->root[0]->name, st->root[0]->name, sch_stage_str(st));
+  }
+  if (sc->pointwise) return 0;
   const sch_iter *data = NULL;
   for (int i = 0; i < st->nleaf; i++) {
     const sch_iter *it = st->leaf[i];
@@ -73,6 +136,14 @@ int sch_scan_check_order(const char *who, const sch_stage *st) {
       if (!data) data = it;
       continue;
     }
+    if (!only)
+      return tec_ctx_set_error(
+          st->sched->ctx,
+          "%s: loop '%s' of stage '%s' fuses the recurrent axis '%s' with another axis; a step "
+          "reads all of the previous step (the update '%s' reads the state '%s' at other "
+          "indices), so the loops over '%s' stay apart, outside the others (loops: %s)",
+          who, it->name, st->tensor->name, st->root[0]->name, sc->update->name,
+          sc->state->name, st->root[0]->name, sch_stage_str(st));
     return tec_ctx_set_error(
         st->sched->ctx,
         "%s: stage '%s' would run loop '%s' (over the recurrent axis '%s') inside loop '%s' "
@@ -95,7 +166,7 @@ int sch_scan_refuse(const char *who, const sch_schedule *s, const te_tensor *t) 
   if (t->scan_of)
     return tec_ctx_set_error(s->ctx, "%s: '%s' is the state of scan '%s' (its earlier steps, "
                                      "read from the scan's own buffer); it has no buffer of its "
-                                     "own to cache", who, t->name, t->scan_of->name);
+                                     "own", who, t->name, t->scan_of->name);
   for (int i = 0; i < s->nstage; i++) {
     const te_tensor *sc = s->stages[i]->tensor;
     if (sc->scan && te_scan_in_chain(sc->scan, t) && t != sc->scan->update)
@@ -109,6 +180,21 @@ int sch_scan_refuse(const char *who, const sch_schedule *s, const te_tensor *t) 
                                        "at a time inside the scan; %s of it is not supported "
                                        "(compute it at a loop of '%s' or inline it)", who,
                                t->name, sc->name, who, sc->name);
+  }
+  return 0;
+}
+
+int sch_scan_check_init_reader(const char *who, const sch_schedule *s, const te_tensor *t,
+                                int nreaders, te_tensor *const *readers) {
+  for (int i = 0; i < s->nstage; i++) {
+    const te_tensor *sc = s->stages[i]->tensor;
+    if (!sc->scan || sc->scan->init != t) continue;
+    int listed = nreaders < 0;
+    for (int k = 0; k < nreaders; k++) listed |= readers[k] == sc;
+    if (listed)
+      return tec_ctx_set_error(s->ctx, "%s: '%s' is the init of scan '%s', whose first steps "
+                                       "copy it as it is; leave '%s' out of the readers",
+                               who, t->name, sc->name, sc->name);
   }
   return 0;
 }

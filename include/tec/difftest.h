@@ -46,6 +46,9 @@ typedef enum dt_program {
                    [m, m + e + 1) of B per region); C = 2E + B[i+1, j]: scheduled around an
                    extern stage (variant 0 not thread-safe, so parallel loops around it are
                    refused; variant 1 thread-safe) */
+  DT_SCAN,      /* a recurrence (te_scan) along rows: Y[0] = A[0]; variant 0 per element,
+                   Y[t, x] = Y[t-1, x]/2 + A[t, x]; variant 1 through a matmul stage of the
+                   update, Y[t, x] = sum_k Y[t-1, k] W[k, x]/4 + A[t, x] */
   DT_NPROGRAMS
 } dt_program;
 
