@@ -41,9 +41,13 @@ static const ir_stmt *init_nest(scan_pass *sp, const te_tensor *s) {
       return NULL;
   const ir_expr *v = lower_inline_body(sp->ls, ir_read(ctx, sc->init, n, idx));
   const ir_stmt *body = v ? ir_provide(s, n, idx, v) : NULL;
+  /* init's steps, or fewer when a call's T (a size) is smaller */
+  int64_t T;
+  const ir_expr *steps = ir_is_const_int(s->shape[0], &T) && T >= sc->ninit
+                             ? ir_int(ctx, sc->ninit)
+                             : ir_min(ir_int(ctx, sc->ninit), s->shape[0]);
   for (int d = n - 1; d >= 0 && body; d--)
-    body = ir_for(idx[d], ir_int(ctx, 0), d ? s->shape[d] : ir_int(ctx, sc->ninit),
-                  IR_FOR_SERIAL, body);
+    body = ir_for(idx[d], ir_int(ctx, 0), d ? s->shape[d] : steps, IR_FOR_SERIAL, body);
   return body;
 }
 

@@ -527,6 +527,47 @@ START_TEST(refuse_steps_out_of_order) {
 }
 END_TEST
 
+/* A scan with a symbolic number of steps, read by a later stage (an intermediate): Z = 2Y. */
+static const ir_expr *twice(tec_ctx *ctx, const ir_expr *const *i, void *user) {
+  return ir_mul(TE_AT((te_tensor *)user, i[0], i[1]), ir_float(ctx, 2));
+}
+START_TEST(symbolic_steps_intermediate) {
+  tec_ctx *ctx = tec_ctx_new();
+  const ir_expr *n = te_size_var(ctx, "n");
+  rec r = {ctx, NULL, NULL, NULL, NULL, NULL, NULL, SUM, 0, 8};
+  const ir_expr *const *shape = (const ir_expr *[]){n, ir_int(ctx, 8)};
+  r.X = te_placeholder(ctx, "X", TEC_F32, 2, shape);
+  r.state = te_placeholder(ctx, "Y_state", TEC_F32, 2, shape);
+  r.init = te_compute(ctx, &(te_compute_decl){.name = "Y_init", .ndim = 2,
+                                              .shape = TE_SHAPE(ctx, 1, 8), .body = init_body,
+                                              .user = &r});
+  r.upd = te_compute(ctx, &(te_compute_decl){.name = "Y_upd", .ndim = 2, .shape = shape,
+                                             .body = upd_body, .user = &r});
+  r.Y = te_scan(ctx, &(te_scan_decl){.name = "Y", .state = r.state, .init = r.init,
+                                     .update = r.upd});
+  ck_assert_msg(r.Y != NULL, "%s", tec_ctx_error(ctx));
+  te_tensor *Z = te_compute(ctx, &(te_compute_decl){.name = "Z", .ndim = 2, .shape = shape,
+                                                    .body = twice, .user = r.Y});
+  sch_schedule *s = sch_create(ctx, 1, &Z);
+  ck_assert_msg(s != NULL, "%s", tec_ctx_error(ctx));
+  tec_packed_fn f = tu_build(ctx, s, "z", 2, (te_tensor *[]){r.X, Z});
+  for (int64_t T = 1; T <= 37; T += T == 1 ? 1 : 35) { /* 1: init alone */
+    int64_t sh[2] = {T, 8};
+    DLTensor x = tu_rand_f32(2, sh, 5), z = tu_zeros(TEC_F32, 2, sh);
+    ck_assert_msg(TEC_CALL(f, &x, &z) == 0, "%s", tec_rt_last_error());
+    float want[37 * 8];
+    ref_rec(SUM, tu_f32(&x), want, T, 8);
+    for (int64_t k = 0; k < T * 8; k++)
+      ck_assert_msg(fabsf(tu_f32(&z)[k] - 2 * want[k]) <= 1e-5f * (1 + fabsf(want[k])),
+                    "T %lld: Z[%lld] = %g, want %g", (long long)T, (long long)k, tu_f32(&z)[k],
+                    2 * want[k]);
+    tec_dl_free(&x);
+    tec_dl_free(&z);
+  }
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("scan");
   TCase *tc = tcase_create("scan");
@@ -535,6 +576,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, iir_vectorized_across_columns);
   tcase_add_test(tc, cummax_parallel_columns_outside_t);
   tcase_add_test(tc, iir_t_split_and_unrolled);
+  tcase_add_test(tc, symbolic_steps_intermediate);
   tcase_add_test(tc, gru_default_schedule);
   tcase_add_test(tc, gru_scheduled);
   tcase_add_test(tc, refuse_parallel_or_vectorized_t);
