@@ -91,12 +91,15 @@ static void expr(vf_state *v, const ir_expr *e) {
   int mark = v->n;
   switch (e->kind) {
   case IR_VAR: check_var(v, e); return;
-  case IR_READ:
+  case IR_READ: {
+    /* a scan's state (before the pass scan) is read where the scan's buffer is */
+    const te_tensor *t = e->tensor && e->tensor->scan_of ? e->tensor->scan_of : e->tensor;
     if (v->what->flat) fail(v, "a tensor READ is left after storage_flatten", NULL, e->tensor);
-    else if (!is_arg_tensor(v, e->tensor) && !in_scope(v, e->tensor))
+    else if (!is_arg_tensor(v, t) && !in_scope(v, t))
       fail(v, "tensor is read outside its realize and is no argument", NULL, e->tensor);
     exprs(v, e->nargs, e->args);
     return;
+  }
   case IR_LOAD:
     if (!e->a || e->a->kind != IR_VAR || e->a->v.i != IR_VAR_BUFFER || !e->b)
       fail(v, "a LOAD without a buffer variable or an index", NULL, NULL);

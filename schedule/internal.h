@@ -98,6 +98,9 @@ int sch_scan_check_kind(const char *who, const sch_stage *st, const sch_iter *it
                         ir_for_kind kind);
 int sch_scan_check_order(const char *who, const sch_stage *st);
 int sch_scan_refuse(const char *who, const sch_schedule *s, const te_tensor *t);
+/* -1 when tile(x, y) of scan stage st would put its loops out of step order (both from t) or
+ * t inside a data loop where a step reads the whole previous one. */
+int sch_scan_check_tile(const sch_stage *st, const sch_iter *x, const sch_iter *y);
 /* -1 when t is a scan's init and the scan among readers (nreaders < 0: every reader). */
 int sch_scan_check_init_reader(const char *who, const sch_schedule *s, const te_tensor *t,
                                 int nreaders, te_tensor *const *readers);

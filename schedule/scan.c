@@ -157,6 +157,28 @@ int sch_scan_check_order(const char *who, const sch_stage *st) {
   return 0;
 }
 
+int sch_scan_check_tile(const sch_stage *st, const sch_iter *x, const sch_iter *y) {
+  const te_scan_info *sc = st->tensor->scan;
+  if (!sc) return 0;
+  int hx = sch_scan_has_axis(st, x), hy = sch_scan_has_axis(st, y);
+  if (hx && hy)
+    return tec_ctx_set_error(st->sched->ctx,
+                             "tile: loops '%s' and '%s' of stage '%s' both run over the recurrent "
+                             "axis '%s'; a tile would run '%s''s inner loop inside '%s''s outer "
+                             "one, so the steps would not run in order (split them instead)",
+                             x->name, y->name, st->tensor->name, st->root[0]->name, x->name,
+                             y->name);
+  if ((hx || hy) && !sc->pointwise)
+    return tec_ctx_set_error(st->sched->ctx,
+                             "tile: stage '%s' would run a loop over the recurrent axis '%s' "
+                             "inside a loop over another axis; a step reads all of the previous "
+                             "step (the update '%s' reads the state '%s' at other indices), so "
+                             "the loops over '%s' stay outside (split the other axis instead)",
+                             st->tensor->name, st->root[0]->name, sc->update->name,
+                             sc->state->name, st->root[0]->name);
+  return 0;
+}
+
 int sch_scan_refuse(const char *who, const sch_schedule *s, const te_tensor *t) {
   if (t->scan)
     return tec_ctx_set_error(s->ctx, "%s: '%s' is a scan (te_scan): its steps are computed in "

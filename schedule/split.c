@@ -212,6 +212,7 @@ int sch_tile(sch_stage *st, sch_iter *x, sch_iter *y, int64_t xf, int64_t yf, sc
   if (xf <= 0 || yf <= 0)
     return tec_ctx_set_error(ctx, "tile: factors %lld and %lld for stage '%s'; both must be >= 1",
                              (long long)xf, (long long)yf, st->tensor->name);
+  if (sch_scan_check_tile(st, x, y)) return -1; /* before the splits: refused whole */
   sch_iter *a, *b, *c, *d;
   if (do_split("tile", st, x, xf, NULL, 0, SCH_TAIL_GUARD_WITH_IF, &a, &c) ||
       do_split("tile", st, y, yf, NULL, 0, SCH_TAIL_GUARD_WITH_IF, &b, &d))

@@ -320,6 +320,12 @@ START_TEST(refuse_t_inside_data_loop_when_steps_read_all) {
   /* undone: the loops are as before */
   ck_assert_str_eq(sch_stage_str(h), "t, j");
   tec_ctx_clear_error(g.ctx);
+  sch_iter *a, *b, *c, *d;
+  ck_assert_int_eq(sch_tile(h, sch_axis(h, 0), sch_axis(h, 1), 4, 16, &a, &b, &c, &d), -1);
+  tu_assert_contains(tec_ctx_error(g.ctx), "tile: stage 'h' would run a loop over the recurrent "
+                                           "axis 't' inside a loop over another axis");
+  ck_assert_str_eq(sch_stage_str(h), "t, j");
+  tec_ctx_clear_error(g.ctx);
   /* a fuse of t with j is caught by tec_lower */
   sch_iter *f;
   OK(g.ctx, sch_fuse(h, sch_axis(h, 0), sch_axis(h, 1), &f));
@@ -505,8 +511,9 @@ START_TEST(refuse_steps_out_of_order) {
   sch_iter *to, *ti, *a, *b, *c, *d;
   OK(r.ctx, sch_split(y, sch_axis(y, 0), 7, &to, &ti));
   ck_assert_int_eq(sch_tile(y, to, ti, 5, 1, &a, &b, &c, &d), -1);
-  tu_assert_contains(tec_ctx_error(r.ctx), "would run loop 't.inner.outer' outside loop "
-                                           "'t.outer.inner', both over the recurrent axis 't'");
+  tu_assert_contains(tec_ctx_error(r.ctx), "tile: loops 't.outer' and 't.inner' of stage 'Y' "
+                                           "both run over the recurrent axis 't'");
+  ck_assert_str_eq(sch_stage_str(y), "t.outer, t.inner, x"); /* refused whole */
   tec_ctx_clear_error(r.ctx);
   rec q = make_rec(SUM, 9, 12);
   sch_stage *yq = sch_stage_of(q.s, q.Y);
