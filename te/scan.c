@@ -85,8 +85,9 @@ static void check_read(ir_visitor *v, const ir_expr *e) {
   if (!is_state && !listed(w->chain, w->n, e->tensor)) return;
   const te_tensor *p = rc->reader;
   int64_t d = 0;
-  int known = offset_of(e->args[0], p->axis[0], &d);
-  const char *at = ir_expr_str(e->args[0]);
+  const ir_expr *i0 = e->nargs > 0 ? e->args[0] : NULL;
+  int known = offset_of(i0, p->axis[0], &d);
+  const char *at = i0 ? ir_expr_str(i0) : "(none)";
   if (is_state && (!known || d > -1 || d < -w->ninit)) {
     const char *what = !known ? "at a step that is not t minus a constant"
                        : d == 0 ? "at step t itself, which it is computing"
@@ -234,6 +235,14 @@ te_tensor *te_scan(tec_ctx *ctx, const te_scan_decl *d) {
   }
   int pointwise;
   if (check_chain(&w, &pointwise)) return NULL;
+  chain_walk wi = {ctx, d->name, d->state, L, up->shape[0], NULL, 0, 0, NULL, 0, 0};
+  if ((r = find_chain(&wi, d->init, 0)) != 0) {
+    if (r > 0)
+      tec_ctx_set_error(ctx, "te_scan '%s': init '%s' reads the state '%s', which holds the steps "
+                             "init gives; compute init from other tensors", d->name,
+                        d->init->name, d->state->name);
+    return NULL;
+  }
   int n = up->ndim;
   const char **names = tec_ctx_alloc(ctx, sizeof *names * (size_t)n);
   te_scan_info *sc = tec_ctx_alloc(ctx, sizeof *sc);

@@ -429,6 +429,21 @@ START_TEST(refuse_bad_declarations) {
   ck_assert_ptr_null(declare(ctx, 1, 1, 8, 0));
   tu_assert_contains(tec_ctx_error(ctx), "never reads the state 'S', so this is no recurrence");
   tec_ctx_free(ctx);
+  /* init computed from the state itself */
+  ctx = tec_ctx_new();
+  bad bi = {te_placeholder(ctx, "X", TEC_F32, 2, TE_SHAPE(ctx, 16, 8)),
+            te_placeholder(ctx, "S", TEC_F32, 2, TE_SHAPE(ctx, 16, 8)), 1, 0};
+  te_tensor *from_state = te_compute(ctx, &(te_compute_decl){.name = "I", .ndim = 2,
+                                                             .shape = TE_SHAPE(ctx, 1, 8),
+                                                             .body = bad_init, .user = &(bad){bi.state}});
+  te_tensor *upd = te_compute(ctx, &(te_compute_decl){.name = "U", .ndim = 2,
+                                                      .shape = TE_SHAPE(ctx, 16, 8),
+                                                      .body = bad_upd, .user = &bi});
+  ck_assert_ptr_null(te_scan(ctx, &(te_scan_decl){.name = "Y", .state = bi.state,
+                                                  .init = from_state, .update = upd}));
+  assert_err(ctx, "te_scan 'Y': init 'I' reads the state 'S', which holds the steps init gives; "
+                  "compute init from other tensors");
+  tec_ctx_free(ctx);
   /* a state that is not a placeholder, a NULL init, a state used twice */
   ctx = tec_ctx_new();
   te_tensor *x = te_placeholder(ctx, "X", TEC_F32, 2, TE_SHAPE(ctx, 16, 8));
