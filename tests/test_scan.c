@@ -435,7 +435,7 @@ START_TEST(refuse_bad_declarations) {
             te_placeholder(ctx, "S", TEC_F32, 2, TE_SHAPE(ctx, 16, 8)), 1, 0};
   te_tensor *from_state = te_compute(ctx, &(te_compute_decl){.name = "I", .ndim = 2,
                                                              .shape = TE_SHAPE(ctx, 1, 8),
-                                                             .body = bad_init, .user = &(bad){bi.state}});
+                                                             .body = bad_init, .user = &(bad){.X = bi.state}});
   te_tensor *upd = te_compute(ctx, &(te_compute_decl){.name = "U", .ndim = 2,
                                                       .shape = TE_SHAPE(ctx, 16, 8),
                                                       .body = bad_upd, .user = &bi});
