@@ -248,16 +248,15 @@ static int check_chain_stage(const char *who, const sch_stage *sst, const sch_st
   tec_ctx *ctx = sst->sched->ctx;
   if (p->attach == SCH_ATTACH_INLINE) return 0;
   const sch_stage *a = p;
+  int last = last_scan_leaf(sst);
   for (int depth = 0; a->attach == SCH_ATTACH_SCOPE && depth < 1000; depth++) {
     if (a->attach_stage == sst) {
-      int pos = sch_leaf_index(sst, a->attach_iter), last = last_scan_leaf(sst);
-      if (pos >= last && last >= 0) return 0;
+      if (last >= 0 && sch_leaf_index(sst, a->attach_iter) >= last) return 0;
       break;
     }
     a = a->attach_stage;
   }
-  const sch_iter *t = sst->nleaf ? sst->leaf[last_scan_leaf(sst) >= 0 ? last_scan_leaf(sst) : 0]
-                                 : NULL;
+  const sch_iter *t = last >= 0 ? sst->leaf[last] : NULL;
   return tec_ctx_set_error(ctx, "%s: stage '%s' is part of scan '%s''s update (it reads the "
                                 "state '%s'), so it must be computed one step at a time: at "
                                 "loop '%s' of '%s' (the innermost over the recurrent axis) or "

@@ -591,6 +591,29 @@ START_TEST(symbolic_steps_intermediate) {
 }
 END_TEST
 
+START_TEST(iir_columns_outside_t_update_per_step) {
+  /* pointwise: column blocks in parallel outside t, the update kept as a stage computed per
+   * step of each block (at t); at the block loop (outside t) it is refused */
+  rec r = make_rec(IIR, 60, 40);
+  sch_stage *y = sch_stage_of(r.s, r.Y), *u = sch_stage_of(r.s, r.upd);
+  sch_iter *xo, *xi;
+  OK(r.ctx, sch_split(y, sch_axis(y, 1), 8, &xo, &xi));
+  OK(r.ctx, SCH_REORDER(y, xo, sch_axis(y, 0), xi));
+  OK(r.ctx, sch_parallel(y, xo));
+  OK(r.ctx, sch_compute_at(u, y, xo));
+  ck_assert_ptr_null(tec_lower(r.s, "rec", 2, (te_tensor *[]){r.X, r.Y}));
+  tu_assert_contains(tec_ctx_error(r.ctx), "stage 'Y_upd' is part of scan 'Y''s update (it reads "
+                                           "the state 'Y_state'), so it must be computed one step "
+                                           "at a time: at loop 't' of 'Y'");
+  tec_ctx_clear_error(r.ctx);
+  OK(r.ctx, sch_compute_at(u, y, sch_axis(y, 0)));
+  sch_stage *us = sch_stage_of(r.s, r.upd);
+  OK(r.ctx, sch_vectorize(us, sch_axis(us, 1)));
+  run_rec(&r);
+  tec_ctx_free(r.ctx);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("scan");
   TCase *tc = tcase_create("scan");
@@ -600,6 +623,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, cummax_parallel_columns_outside_t);
   tcase_add_test(tc, iir_t_split_and_unrolled);
   tcase_add_test(tc, symbolic_steps_intermediate);
+  tcase_add_test(tc, iir_columns_outside_t_update_per_step);
   tcase_add_test(tc, gru_default_schedule);
   tcase_add_test(tc, gru_scheduled);
   tcase_add_test(tc, refuse_parallel_or_vectorized_t);
