@@ -47,6 +47,8 @@ typedef struct vec_state {
   const ir_expr *let_from[VEC_MAX_LETS], *let_to[VEC_MAX_LETS];
   int nacc;
   vec_access acc[VEC_MAX_ACCESS];
+  int ninner;        /* variables the body binds (inner loops, lets): -1 when too many */
+  const ir_expr *inner[16];
 } vec_state;
 
 /* ---- the read/write check ---- */
@@ -65,6 +67,8 @@ static void collect_expr(vec_state *st, const ir_expr *e) {
 
 static void collect_stmt(vec_state *st, const ir_stmt *s) {
   if (!s) return;
+  if ((s->kind == IR_S_FOR || s->kind == IR_S_LET_STMT) && st->ninner >= 0)
+    st->ninner = st->ninner < 16 ? (st->inner[st->ninner] = s->var, st->ninner + 1) : -1;
   if (s->kind == IR_S_STORE) {
     if (st->nacc >= VEC_MAX_ACCESS) VEC_FAIL(st, "it makes more than 256 memory accesses");
     else st->acc[st->nacc++] = (vec_access){s->var, s->a, 1};
@@ -77,19 +81,24 @@ static void collect_stmt(vec_state *st, const ir_stmt *s) {
   for (int i = 0; s->kind == IR_S_SEQ && i < s->n; i++) collect_stmt(st, s->seq[i]);
 }
 
-/* 1 if a load at index li reads no element a lower lane stores at si (one store index for
- * the buffer): si - li is a constant d, the loop variable's step moves si by c, and no lane
- * j' < j has si(j') == li(j), i.e. d / c is not in [1, lanes): d and c of opposite signs, or
- * |d| >= lanes * |c|. A recurrence's y[t, x] = f(y[t - 1, x]) vectorized over x is the case
- * (d is a row). */
+/* 1 if a load at index li and the store at si (one store index for the buffer) never touch
+ * the same element from two different lanes, whatever their order in the body: si - li is a
+ * constant d, the loop variable's step moves si by c, |d| >= lanes * |c|, and neither uses a
+ * variable the body binds. A recurrence's
+ * y[t, x] = f(y[t - 1, x]) vectorized over x is the case (d is a row). (A load just ahead of
+ * the store, C[i] = C[i + 1], is safe only when it comes first in the body: not taken.) */
 static int load_before_stores(const vec_state *st, const ir_expr *si, const ir_expr *li) {
   const ir_expr *next = ir_add(st->var, ir_int_t(st->ctx, st->var->type, 1));
   const ir_expr *si1 = next ? ir_substitute(si, 1, &st->var, &next) : NULL;
   const ir_expr *d = si1 ? arith_simplify(ir_sub(si, li), NULL) : NULL;
   const ir_expr *c = d ? arith_simplify(ir_sub(si1, si), NULL) : NULL;
   int64_t dv, cv;
-  if (!c || !ir_is_const_int(d, &dv) || !ir_is_const_int(c, &cv) || cv == 0) return 0;
-  if ((dv < 0) != (cv < 0) && dv != 0) return 1;
+  if (!c || !ir_is_const_int(d, &dv) || !ir_is_const_int(c, &cv) || cv == 0 || st->ninner < 0)
+    return 0;
+  /* an inner loop's variable in the index: lanes meet across its iterations (C[x + k] and
+   * C[x + k - 8]: lane 1's store at k = 0 is lane 0's load at k = 9) */
+  for (int k = 0; k < st->ninner; k++)
+    if (ir_uses_var(si, st->inner[k]) || ir_uses_var(li, st->inner[k])) return 0;
   int64_t ad = dv < 0 ? -dv : dv, ac = cv < 0 ? -cv : cv;
   return ad / st->lanes >= ac;
 }

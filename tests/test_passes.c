@@ -789,8 +789,8 @@ START_TEST(vectorize_fallbacks) {
   ck_assert_int_eq(v->kind, IR_S_FOR);
   ck_assert_int_eq(v->for_kind, IR_FOR_SERIAL);
   same_results(s, v, 9, 0, 0, "recurrence");
-  /* ... at a distance of 7 < 8 lanes: still serial; of 8 lanes (a scan's previous row), or a
-   * load ahead of the store (C[i] = C[i + 1]): no lane reads what a lower lane stores */
+  /* ... at a distance of 7 < 8 lanes: still serial; of 8 lanes (a scan's previous row): no
+   * lane touches what another stores; a load just ahead (C[i] = C[i + 1]) stays serial */
   s = loop(I, 0, c64(8), IR_FOR_VECTORIZED,
            ir_store(C, ir_add(I, c64(7)), ir_add(ld(C, I), ir_float(ctx, 1)), NULL));
   ck_assert_int_eq(lower_vectorize(s)->for_kind, IR_FOR_SERIAL);
@@ -801,9 +801,21 @@ START_TEST(vectorize_fallbacks) {
   same_results(s, v, 16, 0, 0, "a row behind");
   s = loop(I, 0, c64(8), IR_FOR_VECTORIZED,
            ir_store(C, I, ir_add(ld(C, ir_add(I, c64(1))), ir_float(ctx, 1)), NULL));
+  ck_assert_int_eq(lower_vectorize(s)->for_kind, IR_FOR_SERIAL);
+  s = loop(I, 0, c64(8), IR_FOR_VECTORIZED,
+           ir_store(C, I, ir_add(ld(C, ir_add(I, c64(8))), ir_float(ctx, 1)), NULL));
   v = lower_vectorize(s);
   ck_assert_int_eq(count(ir_stmt_str(v), "for ("), 0);
-  same_results(s, v, 9, 0, 0, "a load ahead");
+  same_results(s, v, 16, 0, 0, "a row ahead");
+  /* a row behind, but through an inner loop's variable: lanes meet across its iterations
+   * (lane 1's store at j = 0 is lane 0's load at j = 9) */
+  s = loop(I, 0, c64(8), IR_FOR_VECTORIZED,
+           loop(J, 0, c64(12), IR_FOR_SERIAL,
+                ir_store(C, ir_add(ir_add(I, J), c64(8)), ir_add(ld(C, ir_add(I, J)), ir_float(ctx, 1)),
+                         NULL)));
+  v = lower_vectorize(s);
+  ck_assert_int_eq(count(ir_stmt_str(v), "ramp"), 0);
+  same_results(s, v, 27, 0, 0, "a row behind through an inner loop");
   /* a non-constant extent */
   s = loop(I, 0, N, IR_FOR_VECTORIZED, ir_store(C, I, ld(A, I), NULL));
   STMT_IS(lower_vectorize(s), "for (i, 0, n) {\n  C[i] = A[i]\n}\n");
