@@ -19,7 +19,8 @@ static sch_schedule *declared(tec_ctx *ctx, const net_layer *L, topi_decl *d) {
     if (why) tec_ctx_set_error(ctx, "%s", why);
     return NULL;
   }
-  if (L->op == NET_CONV ? net_auto_declare_conv(ctx, t, &L->conv, d)
+  if (L->op == NET_CONV  ? net_auto_declare_conv(ctx, t, &L->conv, d)
+      : L->op == NET_FC ? net_auto_declare_dense(ctx, t, &L->fc, d)
                         : t->declare(ctx, net_layer_problem(L), d))
     return NULL;
   return sch_create(ctx, 1, &d->out);
@@ -41,6 +42,7 @@ int net_auto_instantiate(net *n, int i, const char *who, const tec_target *targe
   snprintf(L->config, sizeof L->config, "auto %s", rep.config ? rep.config : "(instant)");
   snprintf(L->note, sizeof L->note, "%s", rep.warning ? rep.warning : "");
   if (rep.warning) fprintf(stderr, "%s: layer %s: %s\n", who, L->name, rep.warning);
+  if (getenv("NET_AUTO_PRINT")) printf("layer %s: %s\n%s", L->name, L->config, rep.text);
   *op = (topi_op){.decl = d, .sched = s, .nargs = d->nargs, .args = d->args, .out = d->out};
   return 0;
 }

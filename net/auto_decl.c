@@ -125,3 +125,67 @@ int net_auto_declare_conv(tec_ctx *ctx, const topi_template *t, const topi_conv2
   if (!d->kp || !d->conv || !o || topi_set_margin(ctx, WHO, o, p->out_layout)) return -1;
   return topi_conv_finish_decl(ctx, t, p, &d->a, o, d, out);
 }
+
+/* ---- the fully connected layer: out[i][j] = sum over k of a[i][k] bt[k][j] + bias[j], the
+ * weights [classes][c] transposed once (constants: in prepare) so the classes are the
+ * unit-stride axis the output's vectors run along ---- */
+
+typedef struct ad_dense {
+  topi_dense p;
+  te_tensor *a, *b, *bias, *bt, *acc;
+  const ir_expr *k;
+} ad_dense;
+
+static const ir_expr *bt_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  (void)ctx;
+  const ad_dense *d = u;
+  return TE_AT(d->b, i[1], i[0]);
+}
+
+static const ir_expr *acc_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  (void)ctx;
+  const ad_dense *d = u;
+  return te_sum(ir_mul(TE_AT(d->a, i[0], d->k), TE_AT(d->bt, d->k, i[1])), 1, &d->k, NULL);
+}
+
+static const ir_expr *fc_out_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  const ad_dense *d = u;
+  return topi_epilogue_expr(ctx, &d->p.epi, TE_AT(d->acc, i[0], i[1]),
+                            d->bias ? TE_AT(d->bias, i[1]) : NULL, NULL);
+}
+
+int net_auto_declare_dense(tec_ctx *ctx, const topi_template *t, const topi_dense *p,
+                           topi_decl *out) {
+  if (!p->b_transposed || !p->const_b || p->epi.residual)
+    return tec_ctx_set_error(ctx, "net autosched dense: constant weights [n][k] and no residual "
+                                  "(what net_dense declares)");
+  ad_dense *d = tec_ctx_alloc(ctx, sizeof *d);
+  te_tensor **args = tec_ctx_alloc(ctx, 4 * sizeof *args);
+  if (!d || !args) return -1;
+  *d = (ad_dense){.p = *p, .k = te_reduce_axis_n(ctx, "k", p->k)};
+  d->a = te_placeholder(ctx, "a", TEC_F32, 2, TE_SHAPE(ctx, p->m, p->k));
+  d->b = te_const_placeholder(ctx, "b", TEC_F32, 2, TE_SHAPE(ctx, p->n, p->k));
+  if (p->epi.bias) d->bias = te_const_placeholder(ctx, "bias", TEC_F32, 1, TE_SHAPE(ctx, p->n));
+  static const char *const btn[] = {"kk", "jj"}, *const on[] = {"i", "j"};
+  d->bt = te_compute(ctx, &(te_compute_decl){.name = "b_t", .ndim = 2,
+                                             .shape = TE_SHAPE(ctx, p->k, p->n), .body = bt_body,
+                                             .user = d, .axis_names = btn});
+  d->acc = te_compute(ctx, &(te_compute_decl){.name = "acc", .ndim = 2,
+                                              .shape = TE_SHAPE(ctx, p->m, p->n), .body = acc_body,
+                                              .user = d, .axis_names = on});
+  te_tensor *o = d->acc ? te_compute(ctx, &(te_compute_decl){.name = "out", .ndim = 2,
+                                                             .shape = TE_SHAPE(ctx, p->m, p->n),
+                                                             .body = fc_out_body, .user = d,
+                                                             .axis_names = on})
+                        : NULL;
+  if (!d->a || !d->b || (p->epi.bias && !d->bias) || !d->bt || !o) return -1;
+  int n = 0;
+  args[n++] = d->a, args[n++] = d->b;
+  if (d->bias) args[n++] = d->bias;
+  args[n++] = o;
+  topi_dense *copy = tec_ctx_alloc(ctx, sizeof *copy);
+  if (!copy) return -1;
+  *copy = *p;
+  *out = (topi_decl){t, ctx, copy, n, args, o, d};
+  return 0;
+}

@@ -19,6 +19,9 @@ void net_set_margins(net *n);
  * declaration has them), for the auto-scheduler. 0, or -1 with an error in ctx. */
 int net_auto_declare_conv(tec_ctx *ctx, const topi_template *t, const topi_conv2d *p,
                           topi_decl *out);
+/* the fully connected layer likewise, its weights transposed once (constants) */
+int net_auto_declare_dense(tec_ctx *ctx, const topi_template *t, const topi_dense *p,
+                           topi_decl *out);
 int net_auto_instantiate(net *n, int i, const char *who, const tec_target *target, topi_op *op);
 
 #endif

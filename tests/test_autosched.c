@@ -285,7 +285,8 @@ START_TEST(depthwise) {
   tec_autosched_report rep;
   double err = check_prog(&g, NULL, &rep, NULL);
   ck_assert_msg(err < TOL, "dw: error %g\n%s", err, rep.text);
-  /* 9 taps: too little reduction for a register tile; vectorized along x, padding kept */
+  /* 9 taps whose weights are broadcasts along x (w[c][ky][kx]): one vector load per FMA in
+   * its own loops, no register tile; vectorized along x, padding kept */
   ck_assert_int_eq(kind_of(&rep, "dw"), TEC_AS_LOOPS);
   ck_assert_int_eq(stage_rep(&rep, "dw")->choice.vector, 16);
   ck_assert_int_eq(kind_of(&rep, "pad"), TEC_AS_LOOPS);
