@@ -3,7 +3,9 @@
  * packed once, run layer by layer; or lowered and emitted ahead of time as one object, a header
  * and a C prepare/run pair. The models themselves (MobileNet v1 and v2, ResNet-18) are the
  * examples' (examples/net/models.c): a model is a list of builder calls. A network's int8 twin:
- * include/tec/qnet.h.
+ * include/tec/qnet.h. With options.autosched the same layers have no template: each is declared
+ * as plain te compute and scheduled by the auto-scheduler (net/auto.c; net_tune_auto tunes them
+ * with its task scheduler).
  *
  *   net *n = net_new(&(net_options){.seed = 1}, 3, 224, 224, err, sizeof err);
  *   int x = net_conv(n, "conv1", 0, 32, 3, 2, 0, TOPI_ACT_RELU6, -1);   value 0: the image
