@@ -4,6 +4,9 @@
  *
  *   template   every layer on its topi template's default config (topi_conv2d_pick's choice:
  *              winograd on 3x3 stride-1 layers of 14x14 and up), as bench/run net runs it
+ *   template-direct  the same with every convolution on the direct templates (conv2d_nchwc,
+ *              depthwise_nchwc: model_options.direct), the algorithm the auto-scheduled
+ *              declarations compute (MobileNet v1 has no winograd layer: the same network)
  *   instant    options.autosched: each layer the direct template's declaration (same NCHW16c
  *              layouts), scheduled by tec_autoschedule, no measurement
  *   tuned      the same, each layer on its best record after net_tune_auto: the task scheduler
@@ -30,8 +33,8 @@
 #include "common.h"
 #include "net/models.h"
 
-enum { TMPL, INSTANT, TUNED, NVAR };
-static const char *var_name[NVAR] = {"template", "auto-instant", "auto-tuned"};
+enum { TMPL, DIRECT, INSTANT, TUNED, NVAR };
+static const char *var_name[NVAR] = {"template", "template-direct", "auto-instant", "auto-tuned"};
 
 typedef struct opts {
   int nets[2], nnets, rounds, runs, trials, batch, layers;
@@ -145,6 +148,8 @@ static void bench_net(net_kind kind, const opts *o) {
   model_options mo = {.kind = kind, .size = o->size, .seed = 1};
   net *v[NVAR] = {model_create(&mo, err, sizeof err)};
   if (!v[TMPL]) die("model_create", err);
+  mo.direct = 1;
+  if (!(v[DIRECT] = model_create(&mo, err, sizeof err))) die("model_create", err);
   mkdir(o->records, 0755);
   snprintf(path, sizeof path, "%s/%s.jsonl", o->records, kind == NET_RESNET18 ? "resnet18" : "mobilenet");
   printf("== %s %lldx%lld, 1 thread ==\n", model_title(kind), (long long)o->size, (long long)o->size);
@@ -163,7 +168,7 @@ static void bench_net(net_kind kind, const opts *o) {
     if (net_compile(v[k]) || net_prepare(v[k]) || net_run(v[k], img, NULL)) die(var_name[k], net_error(v[k]));
     int cmp;
     double e = max_rel(v[k], v[TMPL], &cmp);
-    printf("%-13s compiled in %.1f s; against the template network: max error %.2g of the largest "
+    printf("%-16s compiled in %.1f s; against the template network: max error %.2g of the largest "
            "over %d of %d activations\n", var_name[k], bench_now(CLOCK_MONOTONIC) - t0, e, cmp,
            v[TMPL]->nvalues - 1);
     if (!(e < 1e-3)) die(var_name[k], "its activations differ from the template network's");
@@ -183,15 +188,19 @@ static void bench_net(net_kind kind, const opts *o) {
       tot[k * o->rounds + r] = bench_median(runs, o->runs);
     }
   double med[NVAR];
-  printf("%-13s %10s %18s %14s\n", "variant", "median ms", "rounds min-max", "template/this");
+  printf("%-16s %10s %18s %14s %12s\n", "variant", "median ms", "rounds min-max", "template/this",
+         "direct/this");
   for (int k = 0; k < NVAR; k++) {
     double *t = tot + k * o->rounds;
     med[k] = bench_median(t, o->rounds); /* sorts t */
-    printf("%-13s %10.3f %8.3f - %7.3f", var_name[k], 1e3 * med[k], 1e3 * t[0], 1e3 * t[o->rounds - 1]);
-    printf(" %13.3fx\n", med[TMPL] / med[k]);
+    printf("%-16s %10.3f %8.3f - %7.3f", var_name[k], 1e3 * med[k], 1e3 * t[0], 1e3 * t[o->rounds - 1]);
+    printf(" %13.3fx", med[TMPL] / med[k]);
+    if (k >= DIRECT) printf(" %11.3fx", med[DIRECT] / med[k]);
+    printf("\n");
   }
   if (o->layers) {
-    printf("%-18s %-16s %10s %10s %10s\n", "layer", "template", var_name[0], var_name[1], var_name[2]);
+    printf("%-18s %-16s %10s %10s %10s %10s\n", "layer", "template", "template", "direct", "instant",
+         "tuned");
     for (int i = 0; i < nl; i++) {
       printf("%-18s %-16s", v[TMPL]->layers[i].name, v[TMPL]->layers[i].tmpl);
       for (int k = 0; k < NVAR; k++) printf(" %10.4f", 1e3 * bench_median(lay + ((size_t)k * nl + i) * nr, nr));
