@@ -3,10 +3,12 @@
  * tec_autoschedule (instant) or tec_autoschedule_tuned (options.records); and its tuning
  * (net_tune_auto): the task scheduler over the layers' programs, each candidate measured where
  * its layer runs, right after its predecessor layer, on the activations the network computed. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "net/internal.h"
 
 /* Layer L declared in ctx (a convolution as plain te compute: auto_decl.c; the other layers by
@@ -55,7 +57,15 @@ typedef struct in_place {
   float **ref;     /* [layer]: its output as the network computed it */
   int repeats;
   double rtol;
+  int cpu; /* time calls in the process's CPU time (1 thread), else the wall clock */
 } in_place;
+
+static double clock_of(const in_place *ip) {
+  if (!ip->cpu) return tec_rt_now();
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 /* the layer before i run again (its inputs are as the network left them): its output, layer
  * i's input, is in the cache as in a run */
@@ -106,10 +116,10 @@ static tune_status measure(void *user, int i, int64_t index, double *seconds, ch
   double costs[64];
   for (int r = 0; st == TUNE_OK && r < ip->repeats; r++) {
     if (run_predecessor(ip, i)) st = fail(err, len, TUNE_RUN_ERROR, "predecessor", tec_rt_last_error());
-    double t0 = tec_rt_now();
+    double t0 = clock_of(ip);
     if (st == TUNE_OK && tec_module_run(m, L->name, L->nargs, L->args))
       st = fail(err, len, TUNE_RUN_ERROR, L->name, tec_rt_last_error());
-    costs[r] = tec_rt_now() - t0;
+    costs[r] = clock_of(ip) - t0;
   }
   if (st == TUNE_OK) *seconds = tec_rt_median(costs, ip->repeats);
   memcpy(out, ref, sizeof(float) * (size_t)cnt); /* the next layers read what the network wrote */
@@ -131,7 +141,8 @@ int net_tune_auto(net *n, const net_tune_auto_options *o, tec_ctx *ctx,
     return net_fail(n, "net_tune_auto: repeats %d, rtol %g; legal: repeats 0..64 (0: 5), rtol >= 0 "
                        "(0: 1e-3)", o->repeats, o->rtol);
   if (net_compile(n) || net_prepare(n)) return -1;
-  in_place ip = {.n = n, .repeats = o->repeats ? o->repeats : 5, .rtol = o->rtol > 0 ? o->rtol : 1e-3};
+  in_place ip = {.n = n, .repeats = o->repeats ? o->repeats : 5, .rtol = o->rtol > 0 ? o->rtol : 1e-3,
+                 .cpu = !o->wall && tec_rt_get_num_threads() == 1};
   ip.img = net_image(n, 7);
   ip.ref = calloc((size_t)n->nlayers, sizeof *ip.ref);
   sch_schedule **progs = calloc((size_t)n->nlayers, sizeof *progs);

@@ -203,6 +203,10 @@ typedef struct net_tune_auto_options {
   int repeats;         /* timed calls per trial, each after its predecessor's call (0: 5) */
   double rtol;         /* output check: |x - ref| <= rtol * (1 + |ref|) (0: 1e-3) */
   int progress;        /* 1: a line per round on stderr */
+  int wall;            /* 1: each call timed on the wall clock; 0: in the process's CPU time
+                          when the runtime runs one thread (another tenant's preemptions are
+                          not counted: on a loaded machine a 2 ms call measured on the wall
+                          clock was 7x its time), else the wall clock */
 } net_tune_auto_options;
 
 /* Tunes network n (options.autosched = 1) with the task scheduler (tec_autosched_tune_tasks):
