@@ -44,7 +44,6 @@ int net_auto_instantiate(net *n, int i, const char *who, const tec_target *targe
   snprintf(L->config, sizeof L->config, "auto %s", rep.config ? rep.config : "(instant)");
   snprintf(L->note, sizeof L->note, "%s", rep.warning ? rep.warning : "");
   if (rep.warning) fprintf(stderr, "%s: layer %s: %s\n", who, L->name, rep.warning);
-  if (getenv("NET_AUTO_PRINT")) printf("layer %s: %s\n%s", L->name, L->config, rep.text);
   *op = (topi_op){.decl = d, .sched = s, .nargs = d->nargs, .args = d->args, .out = d->out};
   return 0;
 }
