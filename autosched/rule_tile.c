@@ -29,6 +29,27 @@ static int reads_at_identity(const ir_expr *e, const te_tensor *t, const ir_expr
   return 1;
 }
 
+/* 1 if some input of reduction s, read once, is invariant along its reuse axis and loaded as
+ * vectors along its last axis j (the last index is j itself): a short window (a depthwise
+ * convolution's 9 taps over NCHW[x]c, weights [..][ky][kx][v]) then needs two vector loads per
+ * FMA in its own loops, and a register tile of rows loads that input once per tap for tile_i
+ * FMAs. A window whose weights are scalars along j (NCHW depthwise: w[c][ky][kx], a broadcast)
+ * already loads one vector per FMA: no tile. */
+static int vector_weights(as_prog *p, const as_stage *s) {
+  const te_tensor *t = s->t;
+  const ir_expr *src = as_source(t), *jv = t->axis[t->ndim - 1], *iv = t->axis[s->reuse_axis];
+  for (int k = 0; k < t->ninputs; k++) {
+    const ir_expr *reads[2];
+    if (as_index_of(p, t->inputs[k]) < 0 || as_reads_of(src, t->inputs[k], reads, 2) != 1) continue;
+    const ir_expr *r = reads[0];
+    int ok = r->nargs >= 1 && r->args[r->nargs - 1] == jv;
+    for (int d = 0; ok && d < r->nargs; d++)
+      ok = !ir_uses_var(r->args[d], iv) && (d == r->nargs - 1 || !ir_uses_var(r->args[d], jv));
+    if (ok) return 1;
+  }
+  return 0;
+}
+
 /* the element-wise consumer to fuse the tile into: through inlined stages, each reading the one
  * before at the same index, to a stage that is not inlined; -1 if none */
 static int find_anchor(as_prog *p, int i) {
@@ -108,7 +129,8 @@ void as_decide_tile(as_prog *p) {
     as_stage *s = &p->st[i];
     const te_tensor *t = s->t;
     if (s->is_input || s->ch.kind || !s->is_reduce || s->const_only) continue;
-    if (s->reuse_axis < 0 || t->ndim < 2 || s->red_total < 16 || s->ext[t->ndim - 1] < 2) continue;
+    if (s->reuse_axis < 0 || t->ndim < 2 || s->ext[t->ndim - 1] < 2) continue;
+    if (s->red_total < 16 && !(s->red_total >= 9 && vector_weights(p, s))) continue;
     int64_t ej = s->ext[t->ndim - 1], ei = s->ext[s->reuse_axis], lanes = as_lanes(p, t);
     int64_t nr = ej <= 4 * lanes ? ej : 4 * lanes, nvec = (nr + lanes - 1) / lanes;
     int64_t budget = (p->regs - nvec - 2) / nvec, mr = budget < 12 ? budget : 12;

@@ -231,6 +231,12 @@ net *net_new(const net_options *o, int64_t c, int64_t h, int64_t w, char *err, s
     tec_ctx_free(x);
     opt.block = bits >= 128 ? bits / 32 : 4;
   }
+  if (opt.autosched != 0 && opt.autosched != 1) {
+    snprintf(err, errlen, "net_new: autosched %d; legal: 0 (the templates) or 1 (the "
+             "auto-scheduler)", opt.autosched);
+    return NULL;
+  }
+  if (opt.autosched) opt.direct = 1; /* the direct templates' declarations */
   if (opt.batch < 1 || opt.block < 1 || c < 1 || h < 1 || w < 1) {
     snprintf(err, errlen, "net_new: batch %lld, block %lld, input %lldx%lldx%lld; each must be >= 1",
              (long long)opt.batch, (long long)opt.block, (long long)c, (long long)h, (long long)w);

@@ -78,6 +78,7 @@ static int instantiate(net *n, int i, const char *who, const tec_target *target,
   net_layer *L = &n->layers[i];
   const topi_template *t = topi_template_find(L->tmpl);
   if (!t) return net_fail(n, "%s: no template %s", who, L->tmpl);
+  if (n->opt.autosched) return net_auto_instantiate(n, i, who, target, op);
   const void *p = net_layer_problem(L);
   if (!n->opt.records) {
     if (topi_instantiate(n->ctx, t, p, target, op) == 0) return 0;

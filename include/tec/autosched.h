@@ -134,6 +134,69 @@ int tune_task_auto(sch_schedule *s, const char *target, const tec_autosched_opti
 int tec_autoschedule_tuned(sch_schedule *s, const char *target, const tec_autosched_options *opt,
                            const char *records, tec_autosched_report *rep);
 
+/* ---- networks: the task scheduler (autosched/tasks.c) ----
+ * Ansor's task scheduler over the programs of a network (its layers, in the order they run):
+ * programs with the same structural hash are one task (tune_task_auto's workload), weighed by
+ * how many layers share it; each task's instant schedule (its space's default) is measured
+ * first, then rounds of `batch` trials go each to the task whose extra trials are expected to
+ * cut the network's time most: the gradient of sum(count_i * best_i) along task i's trials,
+ * alpha * its last 3 rounds' slope + (1 - alpha) * the optimistic -best_i / trials_i (Ansor's
+ * rule without its similarity term), the most negative first, ties to the lower task. So a
+ * task's trials follow its share of the network's time (count x measured time), re-estimated
+ * every round. Each candidate is proposed by the tuner's proposers (cost model included) over
+ * its task's own history, and measured by the caller's `measure` where the layer runs (the
+ * network library measures it after its predecessor layer, on the activations that layer
+ * wrote: net_tune_auto in tec/net.h). Records are tune_run's, keyed as tune_task_auto's. */
+typedef struct tec_autosched_tasks_options {
+  int trials;         /* the budget: measured trials over every task (>= the number of tasks:
+                         each task's instant schedule is measured first) */
+  int batch;          /* trials per round (0: 4) */
+  const char *tuner;  /* "xgb" (NULL: xgb when built in, else random), "random", "grid",
+                         "anneal" */
+  unsigned seed;
+  double alpha;       /* the backward slope's weight in the gradient (0: Ansor's 0.2) */
+  const char *target; /* NULL: the host */
+  const tec_autosched_options *opt;
+  const char *records; /* JSON lines appended, one per trial (NULL: none) */
+  int progress;        /* 1: one line per round on stderr */
+  /* Program `prog`'s config `index` (of its task's space: tec_autoschedule_config) measured
+   * where it runs: TUNE_OK with *seconds, or the failure (TUNE_WRONG, TUNE_BUILD_ERROR, ...)
+   * with why in err; a failed trial is recorded as such and the search goes on. */
+  tune_status (*measure)(void *user, int prog, int64_t index, double *seconds, char *err,
+                         size_t errlen);
+  void *user;
+} tec_autosched_tasks_options;
+
+typedef struct tec_autosched_task_stat {
+  const char *workload;   /* "auto h=<hash>,out=<first output>" */
+  int first;              /* the program measured: the task's first occurrence */
+  int count;              /* programs (layers) of this task */
+  int trials;             /* measured trials */
+  int64_t space;          /* configs in its space */
+  double initial_s;       /* the instant schedule's time (its first trial; 0: it failed) */
+  double best_s;          /* the fastest correct trial (0: none) */
+  int64_t best_index;     /* its config index (-1: none) */
+  const char *best_config;
+} tec_autosched_task_stat;
+
+typedef struct tec_autosched_tasks_result {
+  int ntasks;
+  tec_autosched_task_stat *tasks; /* ctx's arena */
+  int *prog_task;                 /* [nprogs]: each program's task */
+  int nrounds;
+  int *round_task;                /* the task each round went to, in order (warm-up first) */
+  double initial_s, best_s;       /* sum of count x initial_s / x best_s: the network's time as
+                                     the measured layers add up */
+  double seconds;                 /* the tuning's wall time */
+} tec_autosched_tasks_result;
+
+/* Tunes the programs progs[0..nprogs) (unscheduled, constant sizes; only read) as one network.
+ * 0, or -1 with an error in ctx (bad options: a budget below the number of tasks, no measure
+ * function, an unknown tuner; a program tune_task_auto refuses, named by its position; a
+ * records file that cannot be written). */
+int tec_autosched_tune_tasks(tec_ctx *ctx, int nprogs, sch_schedule *const *progs,
+                             const tec_autosched_tasks_options *o, tec_autosched_tasks_result *r);
+
 /* "leave", "inline", "loops", "tile", "attach", "rfactor" */
 const char *tec_autosched_kind_name(tec_autosched_kind k);
 

@@ -3,7 +3,9 @@
  * packed once, run layer by layer; or lowered and emitted ahead of time as one object, a header
  * and a C prepare/run pair. The models themselves (MobileNet v1 and v2, ResNet-18) are the
  * examples' (examples/net/models.c): a model is a list of builder calls. A network's int8 twin:
- * include/tec/qnet.h.
+ * include/tec/qnet.h. With options.autosched the same layers have no template: each is declared
+ * as plain te compute and scheduled by the auto-scheduler (net/auto.c; net_tune_auto tunes them
+ * with its task scheduler).
  *
  *   net *n = net_new(&(net_options){.seed = 1}, 3, 224, 224, err, sizeof err);
  *   int x = net_conv(n, "conv1", 0, 32, 3, 2, 0, TOPI_ACT_RELU6, -1);   value 0: the image
@@ -40,6 +42,7 @@
 #include <stdio.h>
 #include "tec/tec.h"
 #include "tec/tune.h"
+#include "tec/autosched.h"
 
 #define NET_MAX_LAYERS 64 /* layers and values of one network */
 
@@ -57,6 +60,14 @@ typedef struct net_options {
                           the target (tune_apply_best); a layer without one keeps the default,
                           with a warning naming it on stderr and in its `note`. The string must
                           outlive the network. */
+  int autosched;    /* 1: no template: every layer is its direct template's declaration (te
+                       compute: conv2d_nchwc, depthwise_nchwc, pool2d, global_pool, dense,
+                       softmax; the same NCHW[x]c layouts and margins, .direct implied) scheduled
+                       by the auto-scheduler (tec/autosched.h): the instant mode, or with
+                       .records each layer's best record of its program (tec_autoschedule_tuned:
+                       keyed by the program's structural hash; a layer without one keeps the
+                       instant schedule, with the warning in its `note`). net_tune_auto tunes
+                       such a network. */
 } net_options;
 
 typedef enum net_op {
@@ -179,6 +190,38 @@ void net_free(net *n);
  * (tec_rt_time); prints to f each layer's template, output shape and median time, the median
  * total and the top-5 classes. 0, or -1 with net_error(). */
 int net_report(net *n, int iters, FILE *f);
+
+/* ---- the auto-scheduler's network tuning (net/auto.c) ---- */
+
+typedef struct net_tune_auto_options {
+  int trials;          /* the trial budget over the network's tasks (>= the number of tasks) */
+  int batch;           /* trials per round (0: 4) */
+  const char *tuner;   /* NULL: xgb when built in, else random */
+  unsigned seed;
+  const char *records; /* appended, one record per trial (required: what options.records of a
+                          later network reads) */
+  int repeats;         /* timed calls per trial, each after its predecessor's call (0: 5) */
+  double rtol;         /* output check: |x - ref| <= rtol * (1 + |ref|) (0: 1e-3) */
+  int progress;        /* 1: a line per round on stderr */
+  int wall;            /* 1: each call timed on the wall clock; 0: in the process's CPU time
+                          when the runtime runs one thread (another tenant's preemptions are
+                          not counted: on a loaded machine a 2 ms call measured on the wall
+                          clock was 7x its time), else the wall clock */
+} net_tune_auto_options;
+
+/* Tunes network n (options.autosched = 1) with the task scheduler (tec_autosched_tune_tasks):
+ * its layers' programs deduplicated into tasks by structural hash, a budget of trials shared
+ * by their share of the network's time, each candidate measured where its layer runs: the
+ * network compiled (instant, or n's records) and run once on a seeded image, then per trial the
+ * candidate built, its weights packed, and `repeats` times the predecessor layer run (the layer
+ * before it, or the image copied in for the first) and right after it the candidate, timed
+ * alone: its inputs are the activations the network computed, in the cache state the
+ * predecessor left. Its first output is checked against the network's own (a wrong candidate
+ * is recorded as such and the activation restored). The result (tasks, trials, the rounds'
+ * order) in ctx's arena. n stays compiled as it was: build a network with options.records =
+ * o->records to run the tuned schedules. 0, or -1 with net_error(). */
+int net_tune_auto(net *n, const net_tune_auto_options *o, tec_ctx *ctx,
+                  tec_autosched_tasks_result *r);
 
 /* ---- as text (net/text.c) ---- */
 
