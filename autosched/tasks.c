@@ -22,14 +22,9 @@ typedef struct ts_task {
   int ntrials, cap;
   double *best_hist; /* best correct time after each trial (INFINITY: none yet) */
   int done;          /* the space is exhausted (or the proposer failed) */
+  const char *why;   /* the proposer's error when it failed (ctx's arena) */
 } ts_task;
 
-static tune_proposer *make_proposer(tec_ctx *ctx, const char *name, unsigned seed) {
-  if (!strcmp(name, "grid")) return tune_proposer_grid(ctx, seed);
-  if (!strcmp(name, "random")) return tune_proposer_random(ctx, seed);
-  if (!strcmp(name, "anneal")) return tune_proposer_anneal(ctx, seed);
-  return tune_proposer_xgb(ctx, seed);
-}
 
 static int check_options(tec_ctx *ctx, const tec_autosched_tasks_options *o, int nprogs,
                          const char **tuner) {
@@ -40,9 +35,9 @@ static int check_options(tec_ctx *ctx, const tec_autosched_tasks_options *o, int
     return tec_ctx_set_error(ctx, "%s: options.measure is NULL; give the function that measures "
                                   "a program's candidate where it runs",
                              who);
-  if (o->batch < 0 || o->trials < 0 || o->alpha < 0 || o->alpha > 1)
-    return tec_ctx_set_error(ctx, "%s: trials %d, batch %d, alpha %g; legal: trials and batch >= 0 "
-                                  "(batch 0: 4), alpha in [0, 1] (0: 0.2)",
+  if (o->batch < 0 || o->trials < 0 || o->trials > 1000000 || o->alpha < 0 || o->alpha > 1)
+    return tec_ctx_set_error(ctx, "%s: trials %d, batch %d, alpha %g; legal: trials 0 to 10^6 "
+                                  "and batch >= 0 (batch 0: 4), alpha in [0, 1] (0: 0.2)",
                              who, o->trials, o->batch, o->alpha);
   *tuner = o->tuner ? o->tuner : tune_have_xgb() ? "xgb" : "random";
   const char *t = *tuner;
@@ -141,9 +136,9 @@ static int round_of(tec_ctx *ctx, ts_task *T, int k, const tec_autosched_tasks_o
   tune_history h = {&T->task, T->trials, T->ntrials, &T->visited, seed, NULL};
   tec_ctx *pc = tec_ctx_new();
   int got = pc ? T->prop->next(T->prop, pc, &h, k, idx) : -1;
-  if (got < 0) { /* the proposer failed: this task stops, the others go on */
-    fprintf(stderr, "tec_autosched_tune_tasks: %s: the proposer stopped: %s\n", T->task.workload,
-            pc ? tec_ctx_error(pc) : "out of memory");
+  if (got < 0) { /* the proposer failed: this task stops (the reason in its stat), the others go on */
+    const char *e = pc ? tec_ctx_error(pc) : NULL;
+    T->why = tec_ctx_printf(ctx, "the proposer failed: %s", e ? e : "out of memory");
     got = 0;
   }
   tec_ctx_free(pc);
@@ -175,7 +170,8 @@ static int fill_result(tec_ctx *ctx, ts_task *tk, int ntasks, tec_autosched_task
     tec_autosched_task_stat *s = &r->tasks[i];
     *s = (tec_autosched_task_stat){.workload = T->task.workload, .first = T->first,
                                    .count = T->count, .trials = T->ntrials,
-                                   .space = tune_space_range(T->task.space), .best_index = -1};
+                                   .space = tune_space_range(T->task.space), .best_index = -1,
+                                   .stopped = T->why};
     if (T->ntrials && T->trials[0].status == TUNE_OK) s->initial_s = T->trials[0].median;
     for (int j = 0; j < T->ntrials; j++)
       if (T->trials[j].status == TUNE_OK && (s->best_index < 0 || T->trials[j].median < s->best_s)) {
@@ -215,7 +211,7 @@ int tec_autosched_tune_tasks(tec_ctx *ctx, int nprogs, sch_schedule *const *prog
   for (int k = 0; k < ntasks; k++) {
     ts_task *T = &tk[k];
     if (tune_visited_init(&T->visited, tune_space_range(T->task.space)) ||
-        !(T->prop = make_proposer(ctx, tuner, o->seed + 7919u * (unsigned)k)))
+        !(T->prop = tune_proposer_by_name(ctx, tuner, o->seed + 7919u * (unsigned)k)))
       goto out;
   }
   /* warm-up: every task's instant schedule (its space's default) */

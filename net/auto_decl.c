@@ -1,4 +1,4 @@
-/* auto_decl.c — the convolutions of an auto-scheduled network (options.autosched) as plain te
+/* auto_decl.c — the convolutions and the fully connected layer of an auto-scheduled network (options.autosched) as plain te
  * compute in the templated layers' layouts: the same arguments (data in its NCHW[x]c buffer with
  * its margin, the kernel OIHW and the bias plain and constant, a residual and the output as
  * windows of their buffers: topi_conv_declare_args, topi_set_margin), three stages and the
@@ -86,7 +86,10 @@ int net_auto_declare_conv(tec_ctx *ctx, const topi_template *t, const topi_conv2
   if (p->out_layout.kind != TOPI_NCHWC || (p->in_layout.kind != TOPI_NCHWC && p->in_layout.kind != TOPI_NCHW) ||
       (p->groups != 1 && (p->groups != p->c_in || p->c_out != p->c_in)))
     return tec_ctx_set_error(ctx, WHO ": an NCHW or NCHW<x>c input, an NCHW<x>c output and groups "
-                                  "1 or depthwise (groups = channels); this layer has groups %lld",
+                                  "1 or depthwise (groups = channels); this layer has an %s input, "
+                                  "an %s output and groups %lld",
+                             p->in_layout.kind == TOPI_NCHWC ? "NCHW<x>c" : p->in_layout.kind == TOPI_NCHW ? "NCHW" : "other",
+                             p->out_layout.kind == TOPI_NCHWC ? "NCHW<x>c" : p->out_layout.kind == TOPI_NCHW ? "NCHW" : "other",
                              (long long)p->groups);
   ad_conv *d = tec_ctx_alloc(ctx, sizeof *d);
   if (!d) return -1;

@@ -48,6 +48,10 @@ const char *net_layer_shape(const net *n, int i, char *buf, size_t len) {
 int net_task(const net *n, int i, tec_ctx *ctx, const char *target, tune_task *task) {
   if (i < 0 || i >= n->nlayers)
     return tec_ctx_set_error(ctx, "net_task: layer %d; the layers are 0..%d", i, n->nlayers - 1);
+  if (n->opt.autosched) /* its layers have no template: their records come from net_tune_auto */
+    return tec_ctx_set_error(ctx, "net_task: the network was made with options.autosched = 1: its "
+                                  "layers are scheduled by the auto-scheduler, not a template; "
+                                  "tune them with net_tune_auto");
   const net_layer *L = &n->layers[i];
   char shape[512];
   return tune_task_topi(ctx, topi_template_find(L->tmpl), net_layer_problem(L),
@@ -214,8 +218,8 @@ int net_compile(net *n) {
   const tec_target *host = tec_target_parse(n->ctx, NULL); /* once for every layer */
   if (!host) return net_fail(n, "net_compile: %s", tec_ctx_error(n->ctx));
   if (lower_all(n, "net_compile", host, funcs)) return -1;
-  n->mod = tec_build_for(n->ctx, n->nlayers, funcs, host);
-  if (!n->mod) return net_fail(n, "net_compile: %s", tec_ctx_error(n->ctx));
+  /* the buffers first: n->mod is set only once everything is in place, so a compile that ran
+   * out of memory is retried whole, never taken as done */
   for (int v = 0; v < n->nvalues; v++) {
     size_t bytes = ((size_t)net_value_floats(n, v) * sizeof(float) + 63) / 64 * 64;
     free(n->values[v].data);
@@ -223,6 +227,8 @@ int net_compile(net *n) {
     if (!n->values[v].data) return net_fail(n, "net_compile: out of memory");
     memset(n->values[v].data, 0, bytes);
   }
+  n->mod = tec_build_for(n->ctx, n->nlayers, funcs, host);
+  if (!n->mod) return net_fail(n, "net_compile: %s", tec_ctx_error(n->ctx));
   for (int i = 0; i < n->nlayers; i++) make_args(n, &n->layers[i]);
   return 0;
 }

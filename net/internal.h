@@ -13,8 +13,6 @@ int net_fail(net *n, const char *fmt, ...)
 /* margins.c: every value's margin (unless options.no_margins), the layers' problems given
  * their values' layouts. */
 void net_set_margins(net *n);
-/* auto.c: layer i declared and scheduled by the auto-scheduler (options.autosched) for target,
- * in n's ctx: instant, or the best record of options.records. 0, or -1 with net_error(). */
 /* auto_decl.c: convolution p as plain te compute in its layouts (the arguments as template t's
  * declaration has them), for the auto-scheduler. 0, or -1 with an error in ctx. */
 int net_auto_declare_conv(tec_ctx *ctx, const topi_template *t, const topi_conv2d *p,
@@ -22,6 +20,8 @@ int net_auto_declare_conv(tec_ctx *ctx, const topi_template *t, const topi_conv2
 /* the fully connected layer likewise, its weights transposed once (constants) */
 int net_auto_declare_dense(tec_ctx *ctx, const topi_template *t, const topi_dense *p,
                            topi_decl *out);
+/* auto.c: layer i declared and scheduled by the auto-scheduler (options.autosched) for target,
+ * in n's ctx: instant, or the best record of options.records. 0, or -1 with net_error(). */
 int net_auto_instantiate(net *n, int i, const char *who, const tec_target *target, topi_op *op);
 
 #endif

@@ -121,7 +121,7 @@ static int add_layer(qnet *q, const net *n, int i, topi_layout packed) {
 }
 
 static qnet *refuse(qnet *q, char *err, size_t errlen) {
-  snprintf(err, errlen, "%s", q ? q->err : "qnet_new: out of memory");
+  snprintf(err, errlen, "%s", q && q->err[0] ? q->err : "qnet_new: out of memory");
   qnet_free(q);
   return NULL;
 }

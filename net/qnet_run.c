@@ -77,8 +77,8 @@ int qnet_compile(qnet *q) {
         !(funcs[i] = tec_lower(op.sched, L->name, op.nargs, op.args)))
       return qfail(q, "qnet_compile", L->name, tec_ctx_error(q->ctx));
   }
-  if (!(q->mod = tec_build_for(q->ctx, q->nlayers, funcs, host)))
-    return qfail(q, "qnet_compile", "(all)", tec_ctx_error(q->ctx));
+  /* the buffers first: q->mod is set only once everything is in place, so a compile that ran
+   * out of memory is retried whole, never taken as done */
   for (int i = -1; i < q->nlayers; i++) { /* value 0 and what the layers write */
     qnet_value *v = &q->values[i < 0 ? 0 : q->layers[i].out];
     size_t bytes = ((size_t)numel(v) + 63) / 64 * 64;
@@ -87,8 +87,10 @@ int qnet_compile(qnet *q) {
     memset(v->data, v->q.zero_point, bytes);
   }
   const qnet_value *lv = &q->values[q->logits];
-  if (!(q->out = malloc(sizeof(float) * (size_t)(lv->n * lv->c))))
+  if (!q->out && !(q->out = malloc(sizeof(float) * (size_t)(lv->n * lv->c))))
     return qfail(q, "qnet_compile", "(logits)", "out of memory");
+  if (!(q->mod = tec_build_for(q->ctx, q->nlayers, funcs, host)))
+    return qfail(q, "qnet_compile", "(all)", tec_ctx_error(q->ctx));
   for (int i = 0; i < q->nlayers; i++) make_args(q, &q->layers[i]);
   return 0;
 }

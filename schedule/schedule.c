@@ -249,6 +249,13 @@ int sch_check_leaf(const char *who, sch_stage *st, sch_iter *it) {
 }
 
 int sch_add_relation(sch_stage *st, sch_relation r) {
+  /* scan.c follows the recurrent axis's loops in fixed arrays (64 loops, 128 leaves): a scan
+   * stage takes at most 30 splits and fuses, refused beyond, never checked partially */
+  if (st->tensor->scan && st->nrel >= 30)
+    return tec_ctx_set_error(st->sched->ctx, "%s: stage '%s' is a scan (te_scan) with 30 splits "
+                                             "and fuses already; a scan takes at most 30, so the "
+                                             "order of its recurrent axis's loops can be checked",
+                             r.kind == SCH_REL_SPLIT ? "split" : "fuse", st->tensor->name);
   if (tec_grow(st->sched->ctx, (void **)&st->rel, &st->cap_rel, st->nrel + 1, sizeof *st->rel))
     return -1;
   st->rel[st->nrel++] = r;

@@ -76,6 +76,9 @@ struct tune_proposer {
   uint64_t rng;
 };
 tune_proposer *tune_proposer_grid(tec_ctx *ctx, unsigned seed);
+/* The proposer called name ("grid", "random", "anneal", "xgb"); NULL for another name (no
+ * error set) or out of memory. */
+tune_proposer *tune_proposer_by_name(tec_ctx *ctx, const char *name, unsigned seed);
 tune_proposer *tune_proposer_random(tec_ctx *ctx, unsigned seed);
 /* 1 if x is visited, in out[0..n), or not in the space (its rule refuses it) (propose.c). */
 int tune_taken(const tune_history *h, const int64_t *out, int n, int64_t x);

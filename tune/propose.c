@@ -118,6 +118,14 @@ static tune_proposer *basic(tec_ctx *ctx, const char *name, unsigned seed,
 }
 
 tune_proposer *tune_proposer_grid(tec_ctx *ctx, unsigned seed) { return basic(ctx, "grid", seed, grid_next); }
+
+tune_proposer *tune_proposer_by_name(tec_ctx *ctx, const char *name, unsigned seed) {
+  return !strcmp(name, "grid")     ? tune_proposer_grid(ctx, seed)
+         : !strcmp(name, "random") ? tune_proposer_random(ctx, seed)
+         : !strcmp(name, "anneal") ? tune_proposer_anneal(ctx, seed)
+         : !strcmp(name, "xgb")    ? tune_proposer_xgb(ctx, seed)
+                                   : NULL;
+}
 tune_proposer *tune_proposer_random(tec_ctx *ctx, unsigned seed) { return basic(ctx, "random", seed, random_next); }
 
 /* the cost-model tuner is tuner_xgb.c; it needs XGBoost (tune_model_available) */

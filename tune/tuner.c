@@ -422,11 +422,7 @@ int tune_run(tec_ctx *ctx, const tune_task *task, const tune_options *opt, tune_
   tune_options o = *opt;
   if (check_options(ctx, &o) != 0) return -1;
   const char *tn = o.tuner ? o.tuner : "random";
-  tune_proposer *prop = !strcmp(tn, "grid")     ? tune_proposer_grid(ctx, o.seed)
-                        : !strcmp(tn, "random") ? tune_proposer_random(ctx, o.seed)
-                        : !strcmp(tn, "anneal") ? tune_proposer_anneal(ctx, o.seed)
-                        : !strcmp(tn, "xgb")    ? tune_proposer_xgb(ctx, o.seed)
-                                                : NULL;
+  tune_proposer *prop = tune_proposer_by_name(ctx, tn, o.seed);
   if (!prop) {
     if (strcmp(tn, "grid") && strcmp(tn, "random") && strcmp(tn, "anneal") && strcmp(tn, "xgb"))
       tec_ctx_set_error(ctx, "tune: unknown tuner '%s'; the tuners are grid, random, anneal, xgb",

@@ -177,6 +177,8 @@ typedef struct tec_autosched_task_stat {
   double best_s;          /* the fastest correct trial (0: none) */
   int64_t best_index;     /* its config index (-1: none) */
   const char *best_config;
+  const char *stopped;    /* why its trials stopped before the budget (its proposer failed),
+                             or NULL */
 } tec_autosched_task_stat;
 
 typedef struct tec_autosched_tasks_result {

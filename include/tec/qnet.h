@@ -83,8 +83,10 @@ int qnet_compile(qnet *q);
 /* Packs every constant (the templates' prepare steps). 0, or -1 with qnet_error(). */
 int qnet_prepare(qnet *q);
 /* Quantizes image (NCHW float, the fp32 network's input shape) into value 0 with its params
- * and runs the layers; layer i's seconds in secs[i] unless NULL; the logits dequantized into
- * qnet_logits. 0, or -1 with qnet_error(). */
+ * and runs the layers; layer i's seconds in secs[i] unless NULL (secs has q->nlayers entries,
+ * up to QNET_MAX_LAYERS: not the fp32 network's count, as every residual is a layer of its
+ * own here and there is no softmax); the logits dequantized into qnet_logits. 0, or -1 with
+ * qnet_error(). */
 int qnet_run(qnet *q, const float *image, double *secs);
 const float *qnet_logits(const qnet *q);
 /* Quantizes an NCHW float image into value 0's layout and params (topi_qnn_quantize, then the
