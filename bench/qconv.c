@@ -4,6 +4,7 @@
  * one thread, timed in interleaved rounds.
  *
  *   qconv [--layers NAME,...|all] [--rounds 7] [--runs 20] [--isa vnni|max] [--list]
+ *         [--int8-knobs "ow_tile=7 oc_tile=2"]   (tec int8's knobs, the rest at the default)
  *
  * --isa: oneDNN's instruction set (dnnl_set_max_cpu_isa): vnni (the default, avx512_core_vnni:
  * the instruction tec uses, what issue #37 compares with) or max (on this CPU, AMX: oneDNN's
@@ -51,6 +52,7 @@ enum { I8, F32, DNNL, NIMPL };
 static const char *const impl_name[NIMPL] = {"tec-int8", "tec-fp32", "onednn-int8"};
 
 static uint32_t rng = 1;
+static const char *int8_knobs; /* --int8-knobs: tec int8's config (others at the default) */
 static float frand(float lo, float hi) {
   rng = rng * 1664525u + 1013904223u;
   return lo + (hi - lo) * (float)(rng >> 8) / 16777216.0f;
@@ -66,14 +68,18 @@ typedef struct tmod {
 
 /* Instantiates tmpl at its host default, builds it and allocates its arguments (filled with
  * small values: the fp32 module's timing does not depend on them; the int8 caller overwrites). */
-static int tec_make(tec_ctx *ctx, const char *tmpl, const void *problem, tmod *o) {
+static int tec_make(tec_ctx *ctx, const char *tmpl, const void *problem, const char *knobs,
+                    tmod *o) {
   topi_op op;
+  topi_decl d;
   tune_space sp;
   const topi_template *t = topi_template_find(tmpl);
-  if (!t || topi_instantiate(ctx, t, problem, NULL, &op) ||
-      t->space(ctx, problem, NULL, &sp))
+  if (!t || t->space(ctx, problem, NULL, &sp) || t->declare(ctx, problem, &d)) return -1;
+  void *cfg = sp.default_config;
+  if (knobs && !(cfg = tec_ctx_alloc(ctx, sp.config_size))) return -1;
+  if ((knobs && tune_config_parse(ctx, &sp, knobs, cfg)) || t->schedule(&d, cfg, NULL, &op))
     return -1;
-  const char *cs = tune_config_str(ctx, &sp, sp.default_config);
+  const char *cs = tune_config_str(ctx, &sp, cfg);
   snprintf(o->desc, sizeof o->desc, "%s", cs ? cs : "?");
   lower_func *f = tec_lower(op.sched, "f", op.nargs, op.args);
   if (!f || !(o->m = tec_build(ctx, 1, &f, NULL))) return -1;
@@ -290,8 +296,8 @@ static int run_layer(const qlayer *L, int rounds, int runs, result *res) {
                    .epi = {1, 0, act}};
   const char *ti = L->gemm ? "qnn_dense" : dw ? "qnn_depthwise" : "qnn_conv2d";
   const char *tf = L->gemm ? "dense" : dw ? "depthwise_nchwc" : "conv2d_nchwc";
-  if (tec_make(ctx, ti, L->gemm ? (const void *)&qd : &qp, &tm[0]) ||
-      tec_make(ctx, tf, L->gemm ? (const void *)&fd : &p, &tm[1]))
+  if (tec_make(ctx, ti, L->gemm ? (const void *)&qd : &qp, int8_knobs, &tm[0]) ||
+      tec_make(ctx, tf, L->gemm ? (const void *)&fd : &p, NULL, &tm[1]))
     return fprintf(stderr, "qconv: %s: %s\n", L->name, tec_ctx_error(ctx)), -1;
   /* the int8 arguments: data (NCHW16c or [m][k]), kernel, bias, w_scale */
   int8_t *td = tm[0].args[0].data;
@@ -373,11 +379,12 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--layers") && i + 1 < argc) sel = argv[++i];
     else if (!strcmp(argv[i], "--list")) list = 1;
+    else if (!strcmp(argv[i], "--int8-knobs") && i + 1 < argc) int8_knobs = argv[++i];
     else if (!strcmp(argv[i], "--isa") && i + 1 < argc && (!strcmp(argv[i + 1], "vnni") || !strcmp(argv[i + 1], "max")))
       max_isa = !strcmp(argv[++i], "max");
     else
       return fprintf(stderr, "usage: qconv [--layers NAME,...|all] [--rounds N] [--runs N] "
-                             "[--isa vnni|max] [--list] (got '%s')\n", argv[i]), 2;
+                             "[--isa vnni|max] [--int8-knobs TEXT] [--list] (got '%s')\n", argv[i]), 2;
   }
   if (rounds < 1 || runs < 1) return fprintf(stderr, "qconv: rounds and runs must be >= 1\n"), 2;
   if (list) {

@@ -16,14 +16,15 @@
  *                          * wp[O, I, ky, kx, i4, o, ii]                               int32
  *   out[n, O, oy, ox, o] = requant(acc + bias_q[O, o], mult[O, o])                     int8
  *
- *   for n, O, oy (parallel, fused)
- *     for xo: acc[ow_tile][y] = 0
- *             for I, ky, kx, i4: for xi (unrolled): for o.outer (unrolled):
- *               acc[xi][o.outer*L : +L] = dot4(acc[..], dp[.., 4 bytes] (broadcast), wp[.., L x 4])
- *             out[.., xo*ow_tile + xi, :] = requant(acc[xi][:])
+ *   for n, O.outer, oy (parallel, fused)
+ *     for xo: acc[oc_tile][ow_tile][y] = 0
+ *             for I, ky, kx, i4: for xi, O.inner, o.outer (unrolled):
+ *               acc[..][o.outer*L : +L] = dot4(acc[..], dp[.., 4 bytes] (broadcast), wp[.., L x 4])
+ *             out[.., O.outer*oc_tile + O.inner, .., xo*ow_tile + xi, :] = requant(acc[..][:])
  *
- * acc's columns (and dp's) are padded to a multiple of ow_tile, so the tile never needs a
- * guard inside the tensorized nest. L = the largest of 16, 8, 4 dividing y within the
+ * One broadcast of 4 input bytes feeds oc_tile * y / L instructions. acc's columns (and dp's)
+ * are padded to a multiple of ow_tile, its output blocks (and kernel_p's) to one of oc_tile,
+ * so the tile never needs a guard inside the tensorized nest. L = the largest of 16, 8, 4 dividing y within the
  * target's int32 lanes.
  * wlayout 1: the kernel [..][4][y] (output channels innermost) and plain int16 multiplies
  * LLVM vectorizes, reading data with the padding inlined (the slower path, kept as the
@@ -44,6 +45,7 @@ typedef struct qc_sched {
   int shift;            /* dot path on a VNNI target: dp holds q + 128 as uint8 */
   int64_t owp;          /* dot path: acc's columns, ow rounded up to a multiple of ow_tile */
   int64_t dpw;          /* dot path: data_p's columns */
+  int64_t obp;          /* output blocks of acc and kernel_p: a multiple of oc_tile */
   te_tensor *wp, *acc, *dp, *bias_q;
 } qc_sched;
 
@@ -162,6 +164,7 @@ static te_tensor *qc_stages(const topi_decl *dc, const topi_qconv2d_config *cfg,
   s->d = d, s->wlayout = wlayout, s->shift = !wlayout && qnn_dot_shift(target);
   s->owp = wlayout ? d->a.ow : topi_ceil_div(d->a.ow, cfg->ow_tile) * cfg->ow_tile;
   int64_t ib = topi_ceil_div(c->c_in, d->a.bx), ob = topi_ceil_div(c->c_out, d->a.by);
+  s->obp = ob = topi_ceil_div(ob, cfg->oc_tile) * cfg->oc_tile;
   static const char *const wn[2][7] = {{"O", "I", "ky", "kx", "i4", "o", "ii"},
                                        {"O", "I", "ky", "kx", "i4", "ii", "o"}},
                            *const on[] = {"n", "O", "oy", "ox", "o"},
@@ -191,7 +194,8 @@ static te_tensor *qc_stages(const topi_decl *dc, const topi_qconv2d_config *cfg,
                                               .body = acc_body, .user = s, .tag = "qnn_conv2d",
                                               .axis_names = on});
   *so = s;
-  const ir_expr *const *os = TE_SHAPE(ctx, c->n, ob, d->a.oh, d->a.ow, d->a.by);
+  const ir_expr *const *os = TE_SHAPE(ctx, c->n, topi_ceil_div(c->c_out, d->a.by), d->a.oh,
+                                     d->a.ow, d->a.by);
   return s->wp && s->acc && s->bias_q
              ? te_compute(ctx, &(te_compute_decl){.name = "out", .ndim = 5, .shape = os,
                                                   .body = out_body, .user = s, .tag = "requant",
@@ -210,9 +214,11 @@ static int qc_schedule_acc(sch_stage *sa, int64_t wlayout, int64_t L) {
                                               sch_axis(sa, 4)}) ||
                    sch_unroll(sa, ox) || sch_unroll(sa, r[4]) || sch_vectorize(sa, sch_axis(sa, 4))
                ? -1 : 0;
+  /* O: the tile's oc_tile output blocks, inside the column: one broadcast serves them all */
   if (sch_split(sa, sch_axis(sa, 4), L, &oo, &ol) ||
-      sch_reorder(sa, 11, (sch_iter *[]){n, O, oy, r[0], r[1], r[2], r[3], ox, oo, ol, r[4]}) ||
-      sch_unroll(sa, ox) || sch_unroll(sa, oo) || sch_tensorize(sa, ol, SCH_INTRIN_DOT4))
+      sch_reorder(sa, 11, (sch_iter *[]){n, oy, r[0], r[1], r[2], r[3], ox, O, oo, ol, r[4]}) ||
+      sch_unroll(sa, ox) || sch_unroll(sa, O) || sch_unroll(sa, oo) ||
+      sch_tensorize(sa, ol, SCH_INTRIN_DOT4))
     return -1;
   return 0;
 }
@@ -236,12 +242,13 @@ static int qc_schedule(const topi_decl *dc, const void *cfg_arg, const tec_targe
   args[dc->nargs - 1] = o;
   op->nargs = dc->nargs, op->args = args, op->out = o;
   sch_stage *so = sch_stage_of(op->sched, o), *sa = sch_stage_of(op->sched, s->acc);
-  sch_iter *xo, *xi, *f;
-  if (!so || !sa || sch_split(so, sch_axis(so, 3), cfg->ow_tile, &xo, &xi) ||
+  sch_iter *xo, *xi, *f, *Oo, *Oi, *n = so ? sch_axis(so, 0) : NULL, *oy = so ? sch_axis(so, 2) : NULL;
+  if (!so || !sa || sch_split(so, sch_axis(so, 1), cfg->oc_tile, &Oo, &Oi) ||
+      sch_split(so, sch_axis(so, 3), cfg->ow_tile, &xo, &xi) ||
+      sch_reorder(so, 7, (sch_iter *[]){n, Oo, oy, xo, Oi, xi, sch_axis(so, 4)}) ||
       sch_unroll(so, xi) || sch_vectorize(so, sch_axis(so, 4)))
     return -1;
-  if (cfg->parallel && (sch_fuse(so, sch_axis(so, 0), sch_axis(so, 1), &f) ||
-                        sch_fuse(so, f, sch_axis(so, 2), &f) || sch_parallel(so, f)))
+  if (cfg->parallel && (sch_fuse(so, n, Oo, &f) || sch_fuse(so, f, oy, &f) || sch_parallel(so, f)))
     return -1;
   if (sch_compute_at(sa, so, xo) || qc_schedule_acc(sa, cfg->wlayout, qnn_dot_lanes(d->a.by, lanes)))
     return -1;
@@ -254,7 +261,8 @@ static int qc_schedule(const topi_decl *dc, const void *cfg_arg, const tec_targe
     return -1;
   return 0;
 }
-/* The tile's accumulators, ow_tile x (y / lanes) vectors, within the registers. */
+/* The tile's accumulators, oc_tile x ow_tile x (y / lanes) vectors, with oc_tile x (y / lanes)
+ * weight vectors and a broadcast, within the registers. */
 typedef struct qc_rule {
   int64_t vpb, regs;
 } qc_rule;
@@ -262,7 +270,7 @@ typedef struct qc_rule {
 static int qc_rule_ok(const void *data, const void *config) {
   const qc_rule *r = data;
   const topi_qconv2d_config *c = config;
-  return c->ow_tile * r->vpb + 2 * r->vpb <= r->regs || c->ow_tile == 1;
+  return (c->ow_tile + 1) * c->oc_tile * r->vpb + 1 <= r->regs || (c->ow_tile == 1 && c->oc_tile == 1);
 }
 
 static int qc_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, tune_space *sp) {
@@ -272,10 +280,21 @@ static int qc_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, t
   int64_t oh, ow;
   if (topi_conv2d_out_hw(ctx, &p->conv, &oh, &ow)) return -1;
   int64_t vpb = topi_ceil_div(p->conv.out_layout.block, lanes), regs = topi_target_regs(ctx, target, lanes);
-  int64_t tw[16], cap = (regs - 2 * vpb) / vpb, def = 1;
-  int ntw = 0;
+  int64_t ob = topi_ceil_div(p->conv.c_out, p->conv.out_layout.block);
+  int64_t tw[16], toc[4], def = 1, def_oc = 1;
+  int ntw = 0, noc = 0;
   for (int64_t t = 1; t <= 16 && t <= ow; t++) tw[ntw++] = t;
-  if (cap > 14) cap = 14;
+  for (int64_t t = 1; t <= 4 && t <= ob; t++) toc[noc++] = t;
+  /* the default tile: two output blocks per broadcast where that leaves room for 7 columns or
+   * more (AVX-512: 14 x 2 accumulators; measured on MobileNet and ResNet layers), else one;
+   * the columns: the largest count within the registers dividing ow, else the most */
+  int64_t cap = 1;
+  for (def_oc = ob >= 2 ? 2 : 1; def_oc >= 1; def_oc--) {
+    cap = (regs - 1) / (def_oc * vpb) - 1;
+    if (cap > 14) cap = 14;
+    if (cap >= 7 || def_oc == 1) break;
+  }
+  if (cap < 1) cap = 1;
   for (int64_t t = 1; t <= cap && t <= ow; t++)
     if (ow % t == 0 || ow <= cap) def = t;
   if (ow > cap && def < cap / 2) def = cap;
@@ -283,6 +302,9 @@ static int qc_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, t
   if (tune_space_init(ctx, sp, topi_tmpl_qnn_conv2d.name, topi_tmpl_qnn_conv2d.config_size) ||
       tune_define_field(sp, "ow_tile", "output columns per register tile",
                         offsetof(topi_qconv2d_config, ow_tile), ntw, tw, def) < 0 ||
+      tune_define_field(sp, "oc_tile", "output-channel blocks per register tile (one input "
+                        "broadcast serves them all)",
+                        offsetof(topi_qconv2d_config, oc_tile), noc, toc, def_oc) < 0 ||
       tune_define_field(sp, "parallel", "parallel over (n, output block, rows)",
                         offsetof(topi_qconv2d_config, parallel), 2, b01, 1) < 0 ||
       tune_define_field(sp, "wlayout", "packed kernel: 0 [..][y][4] (4 input channels "
@@ -293,9 +315,9 @@ static int qc_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, t
   qc_rule *r = tec_ctx_alloc(ctx, sizeof *r);
   if (!r) return -1;
   *r = (qc_rule){vpb, regs};
-  const char *doc = tec_ctx_printf(ctx, "registers: ow_tile*%lld + %lld <= %lld", (long long)vpb,
-                                   2 * (long long)vpb, (long long)regs);
-  return doc ? tune_space_set_rule(sp, 0x1u, qc_rule_ok, r, doc) : -1;
+  const char *doc = tec_ctx_printf(ctx, "registers: (ow_tile + 1) * oc_tile * %lld + 1 <= %lld",
+                                   (long long)vpb, (long long)regs);
+  return doc ? tune_space_set_rule(sp, 0x3u, qc_rule_ok, r, doc) : -1;
 }
 
 const topi_template topi_tmpl_qnn_conv2d = {

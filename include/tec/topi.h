@@ -610,6 +610,8 @@ typedef struct topi_qconv2d_config {
                          4 input channels innermost, a dot-product instruction's operand), 1
                          [4][y] (output channels innermost: contiguous vectors for the plain
                          widening multiplies LLVM vectorizes) */
+  int64_t oc_tile;    /* output-channel blocks per register tile: one broadcast of 4 input
+                         bytes feeds oc_tile * y / lanes dot-product instructions */
 } topi_qconv2d_config;
 
 /* "qnn_depthwise" (topi_qconv2d, groups == c_in == c_out, any kh x kw, stride, padding): the
