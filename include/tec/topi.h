@@ -104,7 +104,7 @@ struct topi_template {
 };
 
 /* The registered templates: by name (NULL if unknown), and all of them in order (the int8
- * qnn_* templates are found by name only: not yet enumerated, docs/quantized.md). */
+ * qnn_* templates last). */
 const topi_template *topi_template_find(const char *name);
 int topi_template_count(void);
 const topi_template *topi_template_at(int i);
@@ -684,6 +684,10 @@ typedef union topi_problem {
   topi_softmax softmax;
   topi_eltwise eltwise;
   topi_batch_matmul bmm;
+  topi_qconv2d qconv;
+  topi_qdense qdense;
+  topi_qpool qpool;
+  topi_qadd qadd;
 } topi_problem;
 /* problem (of kind) as text in ctx's arena; NULL with an error (out of memory) */
 const char *topi_problem_str(tec_ctx *ctx, topi_problem_kind kind, const void *problem);
