@@ -221,7 +221,21 @@ static int qf_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, t
   int nm = 0, nn = 0;
   for (int64_t t = 1; t <= 8 && t <= p->m; t++) mr[nm++] = t;
   for (int64_t v = 1; v <= 4 && (v - 1) * lanes < p->n; v++) nr[nn++] = v * lanes;
-  int64_t def_m = p->m < 4 ? p->m : 4, def_n = nr[nn > 1 ? 1 : 0];
+  /* the default tile (the dot path): the widest panel dividing n (a panel past n makes the
+   * tile's last column guarded, which LLVM compiles far slower: measured 40x on 256x1024x1024
+   * with nr 48), then as many rows as the registers hold beside its nr / lanes weight vectors
+   * and a broadcast, at most 8 (6 x 64 on AVX-512: 1.09x oneDNN's VNNI GEMM, 4x32 0.70x) */
+  int64_t def_n = nr[nn - 1];
+  for (int v = nn - 1; v >= 0; v--)
+    if (p->n % nr[v] == 0) {
+      def_n = nr[v];
+      break;
+    }
+  int64_t nv = def_n / lanes, regs = topi_target_regs(ctx, target, lanes);
+  int64_t def_m = (regs - nv - 1) / (nv > 0 ? nv : 1);
+  if (def_m > 8) def_m = 8;
+  if (def_m > p->m) def_m = p->m;
+  if (def_m < 1) def_m = 1;
   static const int64_t b01[] = {0, 1};
   if (tune_space_init(ctx, sp, topi_tmpl_qnn_dense.name, topi_tmpl_qnn_dense.config_size) ||
       tune_define_field(sp, "mr", "rows per register tile", offsetof(topi_qdense_config, mr),
