@@ -243,24 +243,34 @@ static int qc_schedule(const topi_decl *dc, const void *cfg_arg, const tec_targe
   op->nargs = dc->nargs, op->args = args, op->out = o;
   sch_stage *so = sch_stage_of(op->sched, o), *sa = sch_stage_of(op->sched, s->acc);
   sch_iter *xo, *xi, *f, *Oo, *Oi, *n = so ? sch_axis(so, 0) : NULL, *oy = so ? sch_axis(so, 2) : NULL;
+  /* in_row: the rows first, the output blocks inside them, so that the input rows the copy
+   * makes for one output row serve every block while in L1 */
+  int in_row = cfg->in_row && s->dp;
   if (!so || !sa || sch_split(so, sch_axis(so, 1), cfg->oc_tile, &Oo, &Oi) ||
-      sch_split(so, sch_axis(so, 3), cfg->ow_tile, &xo, &xi) ||
-      sch_reorder(so, 7, (sch_iter *[]){n, Oo, oy, xo, Oi, xi, sch_axis(so, 4)}) ||
-      sch_unroll(so, xi) || sch_vectorize(so, sch_axis(so, 4)))
+      sch_split(so, sch_axis(so, 3), cfg->ow_tile, &xo, &xi))
     return -1;
-  if (cfg->parallel && (sch_fuse(so, n, Oo, &f) || sch_fuse(so, f, oy, &f) || sch_parallel(so, f)))
+  sch_iter *order[7] = {n, in_row ? oy : Oo, in_row ? Oo : oy, xo, Oi, xi, sch_axis(so, 4)};
+  if (sch_reorder(so, 7, order) || sch_unroll(so, xi) || sch_vectorize(so, sch_axis(so, 4)))
+    return -1;
+  sch_iter *rows = oy; /* the loop data_p is computed at (in_row) */
+  if (cfg->parallel && (in_row ? sch_fuse(so, n, oy, &rows) || sch_parallel(so, rows)
+                               : sch_fuse(so, n, Oo, &f) || sch_fuse(so, f, oy, &f) ||
+                                     sch_parallel(so, f)))
     return -1;
   if (sch_compute_at(sa, so, xo) || qc_schedule_acc(sa, cfg->wlayout, qnn_dot_lanes(d->a.by, lanes)))
     return -1;
   if (!s->dp) return 0;
-  /* the padded input: once per call, root, rows in parallel, the block's bytes vectorized */
+  /* the padded input: the rows one output row reads, in its loop (in_row), or once per call,
+   * root, rows in parallel; the block's bytes vectorized */
   sch_stage *sp = sch_stage_of(op->sched, s->dp);
-  if (!sp || sch_fuse(sp, sch_axis(sp, 0), sch_axis(sp, 1), &f) ||
-      sch_fuse(sp, f, sch_axis(sp, 2), &f) || (cfg->parallel && sch_parallel(sp, f)) ||
+  if (!sp || (in_row && sch_compute_at(sp, so, rows)) ||
+      (!in_row && (sch_fuse(sp, sch_axis(sp, 0), sch_axis(sp, 1), &f) ||
+                   sch_fuse(sp, f, sch_axis(sp, 2), &f) || (cfg->parallel && sch_parallel(sp, f)))) ||
       sch_vectorize(sp, sch_axis(sp, 4)))
     return -1;
   return 0;
 }
+
 /* The tile's accumulators, oc_tile x ow_tile x (y / lanes) vectors, with oc_tile x (y / lanes)
  * weight vectors and a broadcast, within the registers. */
 typedef struct qc_rule {
@@ -305,6 +315,10 @@ static int qc_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, t
       tune_define_field(sp, "oc_tile", "output-channel blocks per register tile (one input "
                         "broadcast serves them all)",
                         offsetof(topi_qconv2d_config, oc_tile), noc, toc, def_oc) < 0 ||
+      tune_define_field(sp, "in_row", "the padded/shifted input copied per output row, inside "
+                        "the row loop (the blocks inside the rows), or once per call (0)",
+                        offsetof(topi_qconv2d_config, in_row), 2, b01,
+                        p->conv.kh == 1 && p->conv.kw == 1) < 0 ||
       tune_define_field(sp, "parallel", "parallel over (n, output block, rows)",
                         offsetof(topi_qconv2d_config, parallel), 2, b01, 1) < 0 ||
       tune_define_field(sp, "wlayout", "packed kernel: 0 [..][y][4] (4 input channels "
