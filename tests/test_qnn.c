@@ -17,10 +17,9 @@ static float frand(float lo, float hi) { /* deterministic: an LCG */
 
 static DLTensor i8_tensor(int ndim, const int64_t *shape) { return tu_zeros(TEC_I8, ndim, shape); }
 
-/* What dot_paths_bit_exact sets for the runs below it: the target (NULL: the host) and the
- * conv's or dense's wlayout forced (-1: the config's). */
-static const char *run_target;
-static int64_t run_wlayout = -1;
+/* What dot_paths_bit_exact sets for the runs below it: the target (NULL: the host) and knobs
+ * of qnn_conv2d's and qnn_dense's configs (tune_config_parse text; NULL: the config's). */
+static const char *run_target, *run_conv_knobs, *run_dense_knobs;
 
 /* Builds template tmpl on problem with the config of index pick (-1: the default; an index the
  * rule refuses or past the range: skipped, returns 0) and runs it once on args; 1 when run. */
@@ -43,8 +42,14 @@ static int build_run(const char *tmpl, const void *problem, int64_t pick, DLTens
       return 0;
     }
   }
-  if (run_wlayout >= 0 && !strcmp(tmpl, "qnn_conv2d")) ((topi_qconv2d_config *)cfg)->wlayout = run_wlayout;
-  if (run_wlayout >= 0 && !strcmp(tmpl, "qnn_dense")) ((topi_qdense_config *)cfg)->wlayout = run_wlayout;
+  const char *knobs = !strcmp(tmpl, "qnn_conv2d") ? run_conv_knobs
+                      : !strcmp(tmpl, "qnn_dense") ? run_dense_knobs : NULL;
+  if (knobs) {
+    void *c = tec_ctx_alloc(ctx, sp.config_size);
+    ck_assert_ptr_nonnull(c);
+    OK(ctx, tune_config_parse(ctx, &sp, knobs, c)); /* the default config, the knobs set */
+    cfg = c;
+  }
   ck_assert_int_eq(op.nargs = d.nargs, nargs);
   OK(ctx, t->schedule(&d, cfg, tg, &op));
   lower_func *f = tec_lower(op.sched, tmpl, op.nargs, op.args);
@@ -524,13 +529,16 @@ END_TEST
  * bit-exact on each; the instruction of each target seen in its assembly (AArch64's too). */
 static const struct {
   const char *target, *insn; /* NULL target: the host (vpdpbusd when it has avx512vnni) */
-  int64_t wlayout;
+  const char *conv_knobs, *dense_knobs;
 } dot_targets[] = {
-    {NULL, "vpdpbusd", 0},
-    {"llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512", "vpmaddwd", 0}, /* no VNNI */
-    {"llvm -mtriple=x86_64-linux-gnu -mcpu=haswell", "vpmaddwd", 0},        /* AVX2, 8 lanes */
-    {NULL, NULL, 1},                                                             /* the plain nest */
-    {"llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+dotprod", "sdot\tv", 0},      /* emitted only */
+    {NULL, "vpdpbusd", NULL, NULL},
+    {"llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512", "vpmaddwd", NULL, NULL}, /* no VNNI */
+    {"llvm -mtriple=x86_64-linux-gnu -mcpu=haswell", "vpmaddwd", NULL, NULL},  /* AVX2: 8 lanes */
+    {NULL, NULL, "wlayout=1", "wlayout=1"},                                  /* the plain nests */
+    /* the other tilings: the input copy per row (3x3 too), tails of blocks, columns, rows */
+    {NULL, NULL, "in_row=1 oc_tile=2 ow_tile=5", "mr=3 nr=48"},
+    {NULL, NULL, "in_row=0 oc_tile=1 ow_tile=4", "mr=2 nr=16"},
+    {"llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+dotprod", "sdot\tv", NULL, NULL}, /* emitted */
 };
 
 START_TEST(dot_paths_bit_exact) {
@@ -554,11 +562,12 @@ START_TEST(dot_paths_bit_exact) {
   }
   /* run where this host can: x86 targets on an x86 host, not under emulation */
   if (host->arch == TEC_ARCH_X86_64 && t->arch == TEC_ARCH_X86_64 && !tu_emulated()) {
-    run_target = dot_targets[_i].target, run_wlayout = dot_targets[_i].wlayout;
+    run_target = dot_targets[_i].target;
+    run_conv_knobs = dot_targets[_i].conv_knobs, run_dense_knobs = dot_targets[_i].dense_knobs;
     conv_run(&conv_cases[0], 1.0f, 0, NULL, NULL);
     conv_run(&conv_cases[3], 1.0f, 0, NULL, NULL);
     dense_run(&dense_cases[0], 0);
-    run_target = NULL, run_wlayout = -1;
+    run_target = run_conv_knobs = run_dense_knobs = NULL;
   }
   tec_ctx_free(ctx);
 }
