@@ -62,7 +62,7 @@ static float frand(float lo, float hi) {
 typedef struct tmod {
   tec_module *m;
   int nargs;
-  DLTensor args[6], *ap[6];
+  DLTensor args[8], *ap[8];
   char desc[160];
 } tmod;
 
@@ -83,23 +83,7 @@ static int tec_make(tec_ctx *ctx, const char *tmpl, const void *problem, const c
   snprintf(o->desc, sizeof o->desc, "%s", cs ? cs : "?");
   lower_func *f = tec_lower(op.sched, "f", op.nargs, op.args);
   if (!f || !(o->m = tec_build(ctx, 1, &f, NULL))) return -1;
-  o->nargs = f->nuser;
-  for (int i = 0; i < o->nargs; i++) {
-    const te_tensor *tt = f->user_args[i];
-    int64_t shape[8];
-    for (int d = 0; d < tt->ndim; d++)
-      if (!ir_is_const_int(te_buffer_shape(tt)[d], &shape[d])) return -1;
-    if (tec_dl_alloc(&o->args[i], tt->type, tt->ndim, shape)) return -1;
-    int64_t n = tec_dl_numel(&o->args[i]);
-    for (int64_t k = 0; k < n; k++) {
-      int v = (int)((k * 7919) % 17) - 8;
-      if (tt->type.code == TEC_FLOAT) ((float *)o->args[i].data)[k] = (float)(v + 9) / 160.0f;
-      else if (tt->type.bits == 8) ((int8_t *)o->args[i].data)[k] = (int8_t)(v * 7);
-      else ((int32_t *)o->args[i].data)[k] = v * 100;
-    }
-    o->ap[i] = &o->args[i];
-  }
-  return 0;
+  return (o->nargs = bench_args_alloc(f, o->args, o->ap)) < 0 ? -1 : 0;
 }
 
 /* ---- oneDNN ---- */

@@ -19,6 +19,12 @@ static const char *act_str(topi_act a) {
 
 #define LL(x) ((long long)(x))
 
+/* "x_scale=S,x_zp=Z": the scale with 9 significant digits, which read back to the same fp32 */
+static const char *qp_str(tec_ctx *ctx, const char *x, topi_qparams q) {
+  const char *s = tec_ctx_printf(ctx, "%s_scale=%.9g,%s_zp=%d", x, (double)q.scale, x, (int)q.zero_point);
+  return s ? s : ""; /* out of memory: the caller's printf fails too */
+}
+
 const char *topi_problem_str(tec_ctx *ctx, topi_problem_kind kind, const void *problem) {
   switch (kind) {
   case TOPI_PROBLEM_CONV2D: {
@@ -83,46 +89,38 @@ const char *topi_problem_str(tec_ctx *ctx, topi_problem_kind kind, const void *p
     return tec_ctx_printf(ctx, "batch=%lld,m=%lld,n=%lld,k=%lld,ta=%d,tb=%d", LL(p->batch), LL(p->m), LL(p->n),
                           LL(p->k), p->transpose_a != 0, p->transpose_b != 0);
   }
-  /* int8: the scales with 9 significant digits, which read back to the same fp32 */
+  /* int8: the fp32 kind's keys, then the quantization params */
   case TOPI_PROBLEM_QCONV2D: {
     const topi_qconv2d *q = problem;
     const topi_conv2d *p = &q->conv;
     return tec_ctx_printf(ctx, "n=%lld,c=%lld,h=%lld,w=%lld,oc=%lld,kh=%lld,kw=%lld,stride_h=%lld,"
-                          "stride_w=%lld,pad_h=%lld,pad_w=%lld,groups=%lld,in=%s,out=%s,bias=%d,act=%s,"
-                          "in_scale=%.9g,in_zp=%d,out_scale=%.9g,out_zp=%d",
+                          "stride_w=%lld,pad_h=%lld,pad_w=%lld,groups=%lld,in=%s,out=%s,bias=%d,act=%s,%s,%s",
                           LL(p->n), LL(p->c_in), LL(p->h), LL(p->w), LL(p->c_out), LL(p->kh), LL(p->kw),
                           LL(p->stride_h), LL(p->stride_w), LL(p->pad_h), LL(p->pad_w),
                           LL(p->groups ? p->groups : 1), topi_layout_str(ctx, p->in_layout),
                           topi_layout_str(ctx, p->out_layout), p->epi.bias != 0, act_str(p->epi.act),
-                          (double)q->in.scale, (int)q->in.zero_point, (double)q->out.scale,
-                          (int)q->out.zero_point);
+                          qp_str(ctx, "in", q->in), qp_str(ctx, "out", q->out));
   }
   case TOPI_PROBLEM_QDENSE: {
     const topi_qdense *p = problem;
-    return tec_ctx_printf(ctx, "m=%lld,n=%lld,k=%lld,bias=%d,act=%s,in_scale=%.9g,in_zp=%d,"
-                          "out_scale=%.9g,out_zp=%d", LL(p->m), LL(p->n), LL(p->k), p->bias != 0,
-                          act_str(p->act), (double)p->in.scale, (int)p->in.zero_point,
-                          (double)p->out.scale, (int)p->out.zero_point);
+    return tec_ctx_printf(ctx, "m=%lld,n=%lld,k=%lld,bias=%d,act=%s,%s,%s", LL(p->m), LL(p->n), LL(p->k),
+                          p->bias != 0, act_str(p->act), qp_str(ctx, "in", p->in), qp_str(ctx, "out", p->out));
   }
   case TOPI_PROBLEM_QPOOL: {
     const topi_qpool *q = problem;
     const topi_pool *p = &q->pool;
     return tec_ctx_printf(ctx, "n=%lld,c=%lld,h=%lld,w=%lld,kh=%lld,kw=%lld,stride_h=%lld,stride_w=%lld,"
-                          "pad_h=%lld,pad_w=%lld,mode=%s,count_include_pad=%d,layout=%s,in_scale=%.9g,"
-                          "in_zp=%d,out_scale=%.9g,out_zp=%d",
+                          "pad_h=%lld,pad_w=%lld,mode=%s,count_include_pad=%d,layout=%s,%s,%s",
                           LL(p->n), LL(p->c), LL(p->h), LL(p->w), LL(p->kh), LL(p->kw), LL(p->stride_h),
                           LL(p->stride_w), LL(p->pad_h), LL(p->pad_w), p->mode == TOPI_POOL_MAX ? "max" : "avg",
                           p->count_include_pad != 0, topi_layout_str(ctx, p->in_layout),
-                          (double)q->in.scale, (int)q->in.zero_point, (double)q->out.scale,
-                          (int)q->out.zero_point);
+                          qp_str(ctx, "in", q->in), qp_str(ctx, "out", q->out));
   }
   case TOPI_PROBLEM_QADD: {
     const topi_qadd *p = problem;
-    return tec_ctx_printf(ctx, "n=%lld,c=%lld,h=%lld,w=%lld,layout=%s,act=%s,a_scale=%.9g,a_zp=%d,"
-                          "b_scale=%.9g,b_zp=%d,out_scale=%.9g,out_zp=%d", LL(p->n), LL(p->c), LL(p->h),
-                          LL(p->w), topi_layout_str(ctx, p->layout), act_str(p->act), (double)p->a.scale,
-                          (int)p->a.zero_point, (double)p->b.scale, (int)p->b.zero_point,
-                          (double)p->out.scale, (int)p->out.zero_point);
+    return tec_ctx_printf(ctx, "n=%lld,c=%lld,h=%lld,w=%lld,layout=%s,act=%s,%s,%s,%s", LL(p->n), LL(p->c),
+                          LL(p->h), LL(p->w), topi_layout_str(ctx, p->layout), act_str(p->act),
+                          qp_str(ctx, "a", p->a), qp_str(ctx, "b", p->b), qp_str(ctx, "out", p->out));
   }
   }
   tec_ctx_set_error(ctx, "topi_problem_str: unknown problem kind %d", (int)kind);
