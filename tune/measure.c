@@ -95,8 +95,8 @@ static double out_at(tec_dtype t, const void *out, int64_t e) {
 static int32_t call_once(void *user) {
   bench_call *c = user;
   int32_t rc = tec_module_run(c->m, c->name, c->b->nargs, c->b->args);
-  if (c->b->o.hook && is_f32(c->b->otype)) /* the hooks read float32 outputs */
-    c->b->o.hook(c->b->o.hook_user, c->index, c->b->out, c->b->nout);
+  if (c->b->o.hook) /* the output as floats: float32 only (else NULL, tune.h) */
+    c->b->o.hook(c->b->o.hook_user, c->index, is_f32(c->b->otype) ? c->b->out : NULL, c->b->nout);
   return rc;
 }
 
