@@ -80,10 +80,13 @@ static const ir_expr *dp_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   }
   const ir_expr *yc = p->pad_h > 0 ? ir_max(ir_min(y, ir_int(ctx, p->h - 1)), zero) : y;
   const ir_expr *xc = cond ? ir_max(ir_min(x, ir_int(ctx, p->w - 1)), zero) : x;
-  const ir_expr *v = ir_cast(TEC_I32, TE_AT(d->a.data, i[0], i[1], yc, xc, i[4]));
-  const ir_expr *zp = ir_int_t(ctx, TEC_I32, d->a.p.in.zero_point);
-  if (cond) v = ir_select(ir_likely(cond), v, zp);
-  return s->shift ? ir_cast(TEC_U8, ir_add(v, ir_int_t(ctx, TEC_I32, 128))) : ir_cast(TEC_I8, v);
+  /* the shift in bytes: uint8(q) + 128 wraps to q + 128 (one byte add or xor per lane) */
+  const ir_expr *v = TE_AT(d->a.data, i[0], i[1], yc, xc, i[4]);
+  int32_t zp = d->a.p.in.zero_point;
+  if (s->shift) v = ir_add(ir_cast(TEC_U8, v), ir_int_t(ctx, TEC_U8, 128));
+  return cond ? ir_select(ir_likely(cond), v, s->shift ? ir_int_t(ctx, TEC_U8, zp + 128)
+                                                        : ir_int_t(ctx, TEC_I8, zp))
+              : v;
 }
 
 static const ir_expr *acc_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {

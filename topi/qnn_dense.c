@@ -55,10 +55,11 @@ static const ir_expr *wp_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
 static const ir_expr *ap_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   qf_sched *s = u;
   const qf_decl *d = s->d;
-  const ir_expr *v = ir_cast(TEC_I32, TE_AT(d->a, i[0], ir_min(i[1], ir_int(ctx, d->p.k - 1))));
-  if (s->shift) v = ir_add(v, ir_int_t(ctx, TEC_I32, 128));
-  if (d->p.k % 4) v = ir_select(ir_likely(ir_lt(i[1], ir_int(ctx, d->p.k))), v, ir_int_t(ctx, TEC_I32, 0));
-  return ir_cast(s->shift ? TEC_U8 : TEC_I8, v);
+  const ir_expr *v = TE_AT(d->a, i[0], ir_min(i[1], ir_int(ctx, d->p.k - 1)));
+  if (s->shift) v = ir_add(ir_cast(TEC_U8, v), ir_int_t(ctx, TEC_U8, 128)); /* wraps: q + 128 */
+  if (d->p.k % 4)
+    v = ir_select(ir_likely(ir_lt(i[1], ir_int(ctx, d->p.k))), v, ir_int_t(ctx, v->type, 0));
+  return v;
 }
 
 static const ir_expr *acc_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
