@@ -1,10 +1,11 @@
 /* common.c — what every bench program shares: the clock, medians, comma lists, a check, the
- * median time of a module's calls. */
+ * median time of a module's calls, a lowered function's arguments allocated for a timing. */
 #include "common.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "tec/runtime.h"
+#include "tec/tec.h"
 
 double bench_now(clockid_t c) {
   struct timespec t;
@@ -60,4 +61,24 @@ double bench_module_median(tec_module *m, const char *name, int nargs, DLTensor 
   double med = bench_median(t, runs);
   free(t);
   return med;
+}
+
+int bench_args_alloc(const struct lower_func *f, DLTensor *args, DLTensor **ap) {
+  for (int i = 0; i < f->nuser; i++) {
+    const te_tensor *t = f->user_args[i];
+    int64_t shape[8];
+    if (t->ndim > 8) return -1;
+    for (int d = 0; d < t->ndim; d++)
+      if (!ir_is_const_int(te_buffer_shape(t)[d], &shape[d])) return -1;
+    if (tec_dl_alloc(&args[i], t->type, t->ndim, shape)) return -1;
+    int64_t n = tec_dl_numel(&args[i]);
+    for (int64_t k = 0; k < n; k++) {
+      int v = (int)((k * 7919) % 17) - 8;
+      if (t->type.code == TEC_FLOAT) ((float *)args[i].data)[k] = (float)(v + 9) / 160.0f;
+      else if (t->type.bits == 8) ((int8_t *)args[i].data)[k] = (int8_t)(v * 7);
+      else ((int32_t *)args[i].data)[k] = v * 100;
+    }
+    ap[i] = &args[i];
+  }
+  return f->nuser;
 }

@@ -25,4 +25,10 @@ double bench_max_err(const float *got, const float *want, int64_t n);
 double bench_module_median(tec_module *m, const char *name, int nargs, DLTensor *const *args,
                            int runs, const char *who);
 
+/* f's user arguments allocated into args[0..f->nuser) (ap[i] = &args[i]) with small
+ * deterministic values of each type (fp32, int8, int32): what a timing needs. f->nuser, or -1
+ * (a symbolic shape, more than 8 dimensions, out of memory). */
+struct lower_func;
+int bench_args_alloc(const struct lower_func *f, DLTensor *args, DLTensor **ap);
+
 #endif

@@ -31,25 +31,9 @@ static int build(tec_ctx *ctx, const char *tmpl, const void *problem, int print,
   if (!f) return -1;
   if (print) tec_lower_print(stdout, f);
   if (!(o->m = tec_build(ctx, 1, &f, NULL))) return -1;
-  o->nargs = f->nuser;
-  o->args = calloc((size_t)o->nargs, sizeof *o->args);
-  o->ap = calloc((size_t)o->nargs, sizeof *o->ap);
-  for (int i = 0; i < o->nargs; i++) {
-    const te_tensor *t = f->user_args[i];
-    int64_t shape[16];
-    for (int d = 0; d < t->ndim; d++)
-      if (!ir_is_const_int(te_buffer_shape(t)[d], &shape[d])) return -1;
-    if (tec_dl_alloc(&o->args[i], t->type, t->ndim, shape)) return -1;
-    int64_t n = tec_dl_numel(&o->args[i]);
-    for (int64_t k = 0; k < n; k++) {
-      int v = (int)((k * 7919) % 17) - 8;
-      if (t->type.code == TEC_FLOAT) ((float *)o->args[i].data)[k] = (float)(v + 9) / 160.0f;
-      else if (t->type.bits == 8) ((int8_t *)o->args[i].data)[k] = (int8_t)(v * 7);
-      else ((int32_t *)o->args[i].data)[k] = v * 100;
-    }
-    o->ap[i] = &o->args[i];
-  }
-  return 0;
+  o->args = calloc((size_t)f->nuser, sizeof *o->args);
+  o->ap = calloc((size_t)f->nuser, sizeof *o->ap);
+  return !o->args || !o->ap || (o->nargs = bench_args_alloc(f, o->args, o->ap)) < 0 ? -1 : 0;
 }
 
 int main(int argc, char **argv) {

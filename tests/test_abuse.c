@@ -86,7 +86,7 @@ static int pick_problem(const topi_template *t, tec_ctx *ctx, void *buf) {
   }
   case TOPI_PROBLEM_QCONV2D: case TOPI_PROBLEM_QDENSE: case TOPI_PROBLEM_QPOOL:
   case TOPI_PROBLEM_QADD:
-    return 0; /* the int8 templates are not enumerated (their bad input: test_qnn.c) */
+    return 0; /* not reached: every_template leaves the int8 ones to test_qnn.c */
   case TOPI_PROBLEM_BATCH_MATMUL: {
     topi_batch_matmul p = {.batch = 3, .m = 7, .n = 20, .k = 9, .transpose_b = 1};
     *(topi_batch_matmul *)buf = p;
@@ -313,6 +313,10 @@ static void abuse_template(const topi_template *t) {
 START_TEST(every_template) {
   const topi_template *t = topi_template_at(_i);
   ck_assert_ptr_nonnull(t);
+  /* this file's calls are fp32 (its reference, sentinels and strided copies); the int8
+   * templates' bad problems and arguments: test_qnn.c (bad_problems_refused,
+   * bad_arguments_refused) */
+  if (t->problem_kind >= TOPI_PROBLEM_QCONV2D) return;
   abuse_template(t);
 }
 END_TEST

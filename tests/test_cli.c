@@ -329,6 +329,22 @@ START_TEST(bench_conv) {
   ck_assert_int_eq(run(TEC_CLI, "bench dw_pw_fused --shape c=32,h=8,w=8,oc=24,layout=NCHW16c+m1,"
                                 "out=NCHW8c+m1 --repeat 2"), 0);
   tu_assert_contains(out_text, "dw_pw_fused: median ");
+  /* an int8 template by name, its quantization params in the text; tuned (int8 arguments
+   * filled, every trial's int8 output compared with the default config's) */
+  ck_assert_int_eq(run(TEC_CLI, "bench qnn_conv2d --shape c=32,h=8,w=8,oc=32,k=3,pad=1,stride=2,"
+                                "bias=1,act=relu6,in_scale=0.05,in_zp=-3,out_scale=0.04,out_zp=-128 "
+                                "--repeat 2"), 0);
+  tu_assert_contains(out_text, "qnn_conv2d: median ");
+  ck_assert_int_eq(run(TEC_CLI, "bench qnn_dense --shape m=4,n=32,k=20,in_scale=0.5 --repeat 2"), 0);
+  tu_assert_contains(out_text, "qnn_dense: median ");
+  ck_assert_int_eq(run(TEC_CLI, "list"), 0);
+  tu_assert_contains(out_text, "qnn_conv2d");
+  tu_assert_contains(out_text, "in_scale in_zp out_scale out_zp");
+  ck_assert_int_ne(run(TEC_CLI, "bench qnn_conv2d --shape c=32,h=8,w=8,oc=32,in_scale=-1"), 0);
+  tu_assert_contains(err_text, "in_scale=-1; a scale is a finite number > 0");
+  ck_assert_int_eq(run(TEC_CLI, "tune qnn_dense --shape m=4,n=32,k=20,in_scale=0.5,out_scale=0.25 "
+                                "--trials 4 --repeat 1 --seed 3 --records q.jsonl"), 0);
+  tu_assert_contains(out_text, ": 4 ok, 0 build errors, 0 run errors, 0 wrong, 0 time-outs;");
 }
 END_TEST
 

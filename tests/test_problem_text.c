@@ -26,23 +26,16 @@ static const char *round_trip(tec_ctx *ctx, const topi_template *t, const char *
 
 START_TEST(every_template_example) {
   tec_ctx *ctx = tec_ctx_new();
-  int seen[8] = {0};
+  int seen[12] = {0};
   for (int i = 0; i < topi_template_count(); i++) {
     const topi_template *t = topi_template_at(i);
-    if (t->problem_kind >= TOPI_PROBLEM_QCONV2D) { /* int8: no text yet, refused by name */
-      topi_problem p;
-      tec_ctx_clear_error(ctx);
-      ck_assert_int_eq(topi_problem_parse(ctx, t, "n=1", &p), -1);
-      tu_assert_contains(tec_ctx_error(ctx), "the int8 templates are not in the command yet");
-      continue;
-    }
     const char *ex = topi_problem_example(ctx, t);
     ck_assert_ptr_nonnull(ex);
     round_trip(ctx, t, ex);
-    ck_assert_int_lt((int)t->problem_kind, 8);
+    ck_assert_int_lt((int)t->problem_kind, 12);
     seen[t->problem_kind] = 1;
   }
-  for (int k = 0; k < 8; k++) ck_assert_msg(seen[k], "no template of problem kind %d", k);
+  for (int k = 0; k < 12; k++) ck_assert_msg(seen[k], "no template of problem kind %d", k);
   tec_ctx_free(ctx);
 }
 END_TEST
@@ -75,6 +68,17 @@ START_TEST(every_kind_away_from_defaults) {
       {"dw_pw_fused", "c=32,h=14,w=14,oc=64,stride=2,layout=NCHW16c,out=NCHW8c,bias=1,act=relu6",
        "n=1,c=32,h=14,w=14,oc=64,k=3,stride=2,layout=NCHW16c,out=NCHW8c,bias=1,act=relu6"},
       {"batch_matmul", "batch=12,m=128,n=128,k=64,tb=1", "batch=12,m=128,n=128,k=64,ta=0,tb=1"},
+      /* int8: the scales read back to the same fp32 (9 digits) */
+      {"qnn_conv2d", "c=20,h=9,w=11,oc=36,k=3,stride=2,pad=1,in=NCHW8c,bias=1,act=relu6,in_scale=0.0470588244,in_zp=-3,out_scale=0.1,out_zp=-128",
+       "n=1,c=20,h=9,w=11,oc=36,kh=3,kw=3,stride_h=2,stride_w=2,pad_h=1,pad_w=1,groups=1,in=NCHW8c,out=NCHW16c,bias=1,act=relu6,in_scale=0.0470588244,in_zp=-3,out_scale=0.100000001,out_zp=-128"},
+      {"qnn_depthwise", "c=32,h=14,w=14,stride=2",
+       "n=1,c=32,h=14,w=14,oc=32,kh=3,kw=3,stride_h=2,stride_w=2,pad_h=1,pad_w=1,groups=32,in=NCHW16c,out=NCHW16c,bias=0,act=none,in_scale=1,in_zp=0,out_scale=1,out_zp=0"},
+      {"qnn_dense", "m=5,n=37,k=50,bias=1,in_scale=0.5,in_zp=7,out_scale=0.25,out_zp=-1",
+       "m=5,n=37,k=50,bias=1,act=none,in_scale=0.5,in_zp=7,out_scale=0.25,out_zp=-1"},
+      {"qnn_pool", "c=16,h=15,w=15,k=3,pad=1,mode=avg,layout=NCHW16c,out_scale=0.5",
+       "n=1,c=16,h=15,w=15,kh=3,kw=3,stride_h=2,stride_w=2,pad_h=1,pad_w=1,mode=avg,count_include_pad=0,layout=NCHW16c,in_scale=1,in_zp=0,out_scale=0.5,out_zp=0"},
+      {"qnn_add", "c=16,h=5,w=6,layout=NHWC,act=relu,a_scale=0.125,a_zp=3,b_zp=-4",
+       "n=1,c=16,h=5,w=6,layout=NHWC,act=relu,a_scale=0.125,a_zp=3,b_scale=1,b_zp=-4,out_scale=1,out_zp=0"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     const topi_template *t = topi_template_find(cases[i].tmpl);
@@ -120,6 +124,17 @@ START_TEST(bad_texts_refused) {
   tec_ctx_clear_error(ctx);
   ck_assert_int_eq(topi_problem_parse(ctx, t, "c16", &p), -1);
   tu_assert_contains(tec_ctx_error(ctx), "'c16' is not key=value");
+  tec_ctx_clear_error(ctx);
+  /* int8 params: a scale that is not a finite number > 0, a zero point out of int8 */
+  const topi_template *q = topi_template_find("qnn_conv2d");
+  ck_assert_int_eq(topi_problem_parse(ctx, q, "c=16,h=8,w=8,oc=16,in_scale=0", &p), -1);
+  ck_assert_str_eq(tec_ctx_error(ctx), "--shape: in_scale=0; a scale is a finite number > 0 (e.g. 0.05)");
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(topi_problem_parse(ctx, q, "c=16,h=8,w=8,oc=16,out_scale=x", &p), -1);
+  tu_assert_contains(tec_ctx_error(ctx), "out_scale=x; a scale is a finite number > 0");
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(topi_problem_parse(ctx, q, "c=16,h=8,w=8,oc=16,out_zp=128", &p), -1);
+  ck_assert_str_eq(tec_ctx_error(ctx), "--shape: out_zp=128; an int8 zero point is in -128..127");
   tec_ctx_clear_error(ctx);
   ck_assert_int_eq(topi_problem_parse(ctx, NULL, "c=1", &p), -1);
   tec_ctx_clear_error(ctx);

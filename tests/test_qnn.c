@@ -17,6 +17,10 @@ static float frand(float lo, float hi) { /* deterministic: an LCG */
 
 static DLTensor i8_tensor(int ndim, const int64_t *shape) { return tu_zeros(TEC_I8, ndim, shape); }
 
+/* What dot_paths_bit_exact sets for the runs below it: the target (NULL: the host) and knobs
+ * of qnn_conv2d's and qnn_dense's configs (tune_config_parse text; NULL: the config's). */
+static const char *run_target, *run_conv_knobs, *run_dense_knobs;
+
 /* Builds template tmpl on problem with the config of index pick (-1: the default; an index the
  * rule refuses or past the range: skipped, returns 0) and runs it once on args; 1 when run. */
 static int build_run(const char *tmpl, const void *problem, int64_t pick, DLTensor **args, int nargs) {
@@ -26,8 +30,10 @@ static int build_run(const char *tmpl, const void *problem, int64_t pick, DLTens
   topi_decl d;
   tune_space sp;
   topi_op op;
+  const tec_target *tg = tec_target_parse(ctx, run_target);
+  ck_assert_msg(tg != NULL, "%s", tec_ctx_error(ctx));
   OK(ctx, t->declare(ctx, problem, &d));
-  OK(ctx, t->space(ctx, problem, NULL, &sp));
+  OK(ctx, t->space(ctx, problem, tg, &sp));
   void *cfg = sp.default_config;
   if (pick >= 0) {
     cfg = tec_ctx_alloc(ctx, sp.config_size);
@@ -36,13 +42,21 @@ static int build_run(const char *tmpl, const void *problem, int64_t pick, DLTens
       return 0;
     }
   }
+  const char *knobs = !strcmp(tmpl, "qnn_conv2d") ? run_conv_knobs
+                      : !strcmp(tmpl, "qnn_dense") ? run_dense_knobs : NULL;
+  if (knobs) {
+    void *c = tec_ctx_alloc(ctx, sp.config_size);
+    ck_assert_ptr_nonnull(c);
+    OK(ctx, tune_config_parse(ctx, &sp, knobs, c)); /* the default config, the knobs set */
+    cfg = c;
+  }
   ck_assert_int_eq(op.nargs = d.nargs, nargs);
-  OK(ctx, t->schedule(&d, cfg, NULL, &op));
+  OK(ctx, t->schedule(&d, cfg, tg, &op));
   lower_func *f = tec_lower(op.sched, tmpl, op.nargs, op.args);
   ck_assert_msg(f != NULL, "%s: %s", tmpl, tec_ctx_error(ctx));
   ck_assert_msg(f->prepare != NULL || !strcmp(tmpl, "qnn_pool") || !strcmp(tmpl, "qnn_add"),
                 "%s: the weights are packed in prepare", tmpl);
-  tec_module *m = tec_build(ctx, 1, &f, NULL);
+  tec_module *m = tec_build_for(ctx, 1, &f, tg);
   ck_assert_msg(m != NULL, "%s: %s", tmpl, tec_ctx_error(ctx));
   for (int call = 0; call < 2; call++) /* the second call reads what prepare packed */
     ck_assert_msg(tec_module_run(m, tmpl, nargs, args) == 0, "%s: %s", tmpl, tec_rt_last_error());
@@ -510,6 +524,55 @@ START_TEST(round_even_instructions) {
 }
 END_TEST
 
+/* The dot-product path (wlayout 0, sch_tensorize dot4) on each x86 form, run on this host, and
+ * the plain nest (wlayout 1): pointwise with tails, 3x3 stride 2 padded and dense with k % 4,
+ * bit-exact on each; the instruction of each target seen in its assembly (AArch64's too). */
+static const struct {
+  const char *target, *insn; /* NULL target: the host (vpdpbusd when it has avx512vnni) */
+  const char *conv_knobs, *dense_knobs;
+} dot_targets[] = {
+    {NULL, "vpdpbusd", NULL, NULL},
+    {"llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512", "vpmaddwd", NULL, NULL}, /* no VNNI */
+    {"llvm -mtriple=x86_64-linux-gnu -mcpu=haswell", "vpmaddwd", NULL, NULL},  /* AVX2: 8 lanes */
+    {NULL, NULL, "wlayout=1", "wlayout=1"},                                  /* the plain nests */
+    /* the other tilings: the input copy per row (3x3 too), tails of blocks, columns, rows */
+    {NULL, NULL, "in_row=1 oc_tile=2 ow_tile=5", "mr=3 nr=48"},
+    {NULL, NULL, "in_row=0 oc_tile=1 ow_tile=4", "mr=2 nr=16"},
+    {"llvm -mtriple=aarch64-linux-gnu -mattr=+neon,+dotprod", "sdot\tv", NULL, NULL}, /* emitted */
+};
+
+START_TEST(dot_paths_bit_exact) {
+  tec_ctx *ctx = tec_ctx_new();
+  const tec_target *host = tec_target_parse(ctx, NULL), *t = tec_target_parse(ctx, dot_targets[_i].target);
+  ck_assert_ptr_nonnull(t);
+  const char *insn = dot_targets[_i].insn;
+  if (!dot_targets[_i].target && insn && !tec_target_has(host, TEC_FEATURE_AVX512VNNI)) insn = "dot4";
+  if (insn && strcmp(insn, "dot4")) { /* the instruction, in a 3x3 layer's assembly */
+    topi_qconv2d q = {.conv = {.n = 1, .c_in = 16, .h = 6, .w = 6, .c_out = 32, .kh = 3, .kw = 3,
+                               .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1,
+                               .in_layout = {TOPI_NCHWC, 16, 0}, .out_layout = {TOPI_NCHWC, 16, 0}},
+                      .in = {0.1f, 3}, .out = {0.2f, -5}};
+    topi_op op;
+    OK(ctx, topi_instantiate(ctx, topi_template_find("qnn_conv2d"), &q, t, &op));
+    char *s = tu_emit_text(ctx, tec_lower(op.sched, "qc", op.nargs, op.args),
+                           dot_targets[_i].target, TEC_EMIT_ASM);
+    tu_assert_contains(s, insn);
+    if (strcmp(insn, "vpdpbusd")) assert_not_contains(s, "vpdpbusd");
+    free(s);
+  }
+  /* run where this host can: x86 targets on an x86 host, not under emulation */
+  if (host->arch == TEC_ARCH_X86_64 && t->arch == TEC_ARCH_X86_64 && !tu_emulated()) {
+    run_target = dot_targets[_i].target;
+    run_conv_knobs = dot_targets[_i].conv_knobs, run_dense_knobs = dot_targets[_i].dense_knobs;
+    conv_run(&conv_cases[0], 1.0f, 0, NULL, NULL);
+    conv_run(&conv_cases[3], 1.0f, 0, NULL, NULL);
+    dense_run(&dense_cases[0], 0);
+    run_target = run_conv_knobs = run_dense_knobs = NULL;
+  }
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 /* ---------- bad input ---------- */
 
 static topi_qconv2d good_conv(void) {
@@ -643,6 +706,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, ties_to_even);
     tcase_add_test(tc, round_even_instructions);
     tcase_add_test(tc, random_sweep);
+    tcase_add_loop_test(tc, dot_paths_bit_exact, 0, QN(dot_targets));
     tcase_add_test(tc, bad_problems_refused);
     tcase_add_test(tc, bad_arguments_refused);
   }

@@ -295,6 +295,9 @@ static lower_func *op_lower(tec_ctx *ctx, const drv_opts *o, const char **cfg_st
   if (t->problem_kind == TOPI_PROBLEM_DENSE) *flops = 2.0 * prob->dense.m * prob->dense.n * prob->dense.k;
   if (t->problem_kind == TOPI_PROBLEM_BATCH_MATMUL)
     *flops = 2.0 * prob->bmm.batch * prob->bmm.m * prob->bmm.n * prob->bmm.k;
+  /* int8: the same count of multiplies and adds (printed as GFLOP/s: integer operations) */
+  if (t->problem_kind == TOPI_PROBLEM_QCONV2D) *flops = topi_conv2d_flops(&prob->qconv.conv);
+  if (t->problem_kind == TOPI_PROBLEM_QDENSE) *flops = 2.0 * prob->qdense.m * prob->qdense.n * prob->qdense.k;
   if (o->tune.autosched) { /* the declaration, auto-scheduled (driver_auto.c) */
     if (o->config) {
       tec_ctx_set_error(ctx, "--config sets a template's knobs; with --auto the schedule is the "

@@ -10,21 +10,22 @@
 
 #define END {NULL, NULL, NULL, NULL}
 #define LAYOUTS "NCHW, NHWC, NCHW<x>c (e.g. NCHW16c)"
+/* n, c, h, w of an input (conv, pool and their int8 kinds) */
+#define INPUT_KEYS(cwhat)                                                                         \
+  {"n", "1", "batch, >= 1", NULL}, {"c", NULL, cwhat, "16"}, {"h", NULL, "input height, >= 1", "14"}, \
+      {"w", NULL, "input width, >= 1", "14"}
+/* a window's size, strides and symmetric paddings, each pair from one key */
+#define WINDOW_KEYS(k, kwhat, s, swhat)                                                           \
+  {"k", k, kwhat, NULL}, {"kh", "k", ">= 1", NULL}, {"kw", "k", ">= 1", NULL},                    \
+      {"stride", s, swhat, NULL}, {"stride_h", "stride", ">= 1", NULL},                           \
+      {"stride_w", "stride", ">= 1", NULL}, {"pad", "0", "both paddings", NULL},                  \
+      {"pad_h", "pad", ">= 0", NULL}, {"pad_w", "pad", ">= 0", NULL}
+#define CONV_KEYS                                                                                 \
+  INPUT_KEYS("input channels, >= 1"),                                                             \
+      {"oc", NULL, "output channels, >= 1 (default c when groups > 1)", "32"},                    \
+      WINDOW_KEYS("1", "kernel height and width", "1", "both strides")
 static const topi_problem_key conv_keys[] = {
-    {"n", "1", "batch, >= 1", NULL},
-    {"c", NULL, "input channels, >= 1", "16"},
-    {"h", NULL, "input height, >= 1", "14"},
-    {"w", NULL, "input width, >= 1", "14"},
-    {"oc", NULL, "output channels, >= 1 (default c when groups > 1)", "32"},
-    {"k", "1", "kernel height and width", NULL},
-    {"kh", "k", ">= 1", NULL},
-    {"kw", "k", ">= 1", NULL},
-    {"stride", "1", "both strides", NULL},
-    {"stride_h", "stride", ">= 1", NULL},
-    {"stride_w", "stride", ">= 1", NULL},
-    {"pad", "0", "both paddings", NULL},
-    {"pad_h", "pad", ">= 0", NULL},
-    {"pad_w", "pad", ">= 0", NULL},
+    CONV_KEYS,
     {"dilation", "1", "both dilations", NULL},
     {"dilation_h", "dilation", ">= 1", NULL},
     {"dilation_w", "dilation", ">= 1", NULL},
@@ -64,19 +65,9 @@ static const topi_problem_key dw_pw_keys[] = {
     {"act", "none", "none, relu, relu6", NULL},
     END};
 static const topi_problem_key pool_keys[] = {
-    {"n", "1", "batch, >= 1", NULL},
-    {"c", NULL, "channels, >= 1", "16"},
-    {"h", NULL, "input height, >= 1", "14"},
-    {"w", NULL, "input width, >= 1", "14"},
-    {"k", "0", "window height and width (0: the whole input)", NULL},
-    {"kh", "k", ">= 1", NULL},
-    {"kw", "k", ">= 1", NULL},
-    {"stride", "1", "both strides (0 when k is 0)", NULL},
-    {"stride_h", "stride", ">= 1", NULL},
-    {"stride_w", "stride", ">= 1", NULL},
-    {"pad", "0", "both paddings", NULL},
-    {"pad_h", "pad", ">= 0", NULL},
-    {"pad_w", "pad", ">= 0", NULL},
+    INPUT_KEYS("channels, >= 1"),
+    WINDOW_KEYS("0", "window height and width (0: the whole input)", "1",
+                "both strides (0 when k is 0)"),
     {"pad_bottom", "pad_h", ">= 0 (pad_h: top)", NULL},
     {"pad_right", "pad_w", ">= 0 (pad_w: left)", NULL},
     {"auto_pad", "notset", "notset, same_upper, same_lower, valid (ONNX; sets the paddings)", NULL},
@@ -88,6 +79,45 @@ static const topi_problem_key pool_keys[] = {
     {"count_include_pad", "0", "0 or 1 (avg)", NULL},
     {"in", "NCHW", LAYOUTS, NULL},
     {"out", "NCHW", LAYOUTS, NULL},
+    END};
+/* the int8 problems: the fp32 kind's keys and the quantization params (docs/quantized.md) */
+#define QKEYS(x, what)                                                                            \
+  {x "_scale", "1", what " scale, > 0 (fp32)", NULL}, {x "_zp", "0", what " zero point, -128..127", NULL}
+static const topi_problem_key qconv_keys[] = {
+    CONV_KEYS,
+    {"groups", "1", "1, or c = oc = groups: depthwise", NULL},
+    {"in", "NCHW16c", "NCHW<x>c, x a multiple of 4", NULL},
+    {"out", "NCHW16c", "NCHW<y>c, y a multiple of 4", NULL},
+    {"bias", "0", "0 or 1 (int32)", NULL},
+    {"act", "none", "none, relu, relu6 (clamps)", NULL},
+    QKEYS("in", "input"),
+    QKEYS("out", "output"),
+    END};
+static const topi_problem_key qdense_keys[] = {
+    {"m", NULL, "rows of a and out, >= 1", "64"},
+    {"n", NULL, "columns of out (rows of w [n][k]), >= 1", "64"},
+    {"k", NULL, "the reduction, >= 1", "64"},
+    {"bias", "0", "0 or 1 (int32)", NULL},
+    {"act", "none", "none, relu, relu6 (clamps)", NULL},
+    QKEYS("in", "input"),
+    QKEYS("out", "output"),
+    END};
+static const topi_problem_key qpool_keys[] = {
+    INPUT_KEYS("channels, >= 1"),
+    WINDOW_KEYS("2", "window height and width", "2", "both strides"),
+    {"mode", "max", "max, avg", NULL},
+    {"count_include_pad", "0", "0 or 1 (avg)", NULL},
+    {"layout", "NCHW", LAYOUTS " (in and out)", NULL},
+    QKEYS("in", "input"),
+    QKEYS("out", "output"),
+    END};
+static const topi_problem_key qadd_keys[] = {
+    {"n", "1", "batch, >= 1", NULL},   {"c", NULL, "channels, >= 1", "16"},
+    {"h", NULL, "height, >= 1", "14"}, {"w", NULL, "width, >= 1", "14"},
+    {"layout", "NCHW", LAYOUTS, NULL}, {"act", "none", "none, relu, relu6 (clamps)", NULL},
+    QKEYS("a", "first input"),
+    QKEYS("b", "second input"),
+    QKEYS("out", "output"),
     END};
 static const topi_problem_key bmm_keys[] = {
     {"batch", "1", "batch entries (attention: heads), >= 1", NULL},
@@ -126,6 +156,10 @@ static const struct {
     {"dw_spatial_pack", "pad", "1"},
     {"pool2d", "k", "2"},
     {"pool2d", "stride", "2"},
+    {"qnn_depthwise", "groups", "c"},
+    {"qnn_depthwise", "oc", "c"},
+    {"qnn_depthwise", "k", "3"},
+    {"qnn_depthwise", "pad", "1"},
 };
 
 static const topi_problem_key no_keys[] = {END};
@@ -140,8 +174,10 @@ const topi_problem_key *topi_problem_keys(const topi_template *t) {
   case TOPI_PROBLEM_ELTWISE: return eltwise_keys;
   case TOPI_PROBLEM_DENSE: return dense_keys;
   case TOPI_PROBLEM_BATCH_MATMUL: return bmm_keys;
-  case TOPI_PROBLEM_QCONV2D: case TOPI_PROBLEM_QDENSE: case TOPI_PROBLEM_QPOOL:
-  case TOPI_PROBLEM_QADD: return no_keys; /* no text yet (problem_text.c refuses them) */
+  case TOPI_PROBLEM_QCONV2D: return qconv_keys;
+  case TOPI_PROBLEM_QDENSE: return qdense_keys;
+  case TOPI_PROBLEM_QPOOL: return qpool_keys;
+  case TOPI_PROBLEM_QADD: return qadd_keys;
   }
   return no_keys;
 }

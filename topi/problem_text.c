@@ -19,6 +19,12 @@ static const char *act_str(topi_act a) {
 
 #define LL(x) ((long long)(x))
 
+/* "x_scale=S,x_zp=Z": the scale with 9 significant digits, which read back to the same fp32 */
+static const char *qp_str(tec_ctx *ctx, const char *x, topi_qparams q) {
+  const char *s = tec_ctx_printf(ctx, "%s_scale=%.9g,%s_zp=%d", x, (double)q.scale, x, (int)q.zero_point);
+  return s ? s : ""; /* out of memory: the caller's printf fails too */
+}
+
 const char *topi_problem_str(tec_ctx *ctx, topi_problem_kind kind, const void *problem) {
   switch (kind) {
   case TOPI_PROBLEM_CONV2D: {
@@ -83,10 +89,39 @@ const char *topi_problem_str(tec_ctx *ctx, topi_problem_kind kind, const void *p
     return tec_ctx_printf(ctx, "batch=%lld,m=%lld,n=%lld,k=%lld,ta=%d,tb=%d", LL(p->batch), LL(p->m), LL(p->n),
                           LL(p->k), p->transpose_a != 0, p->transpose_b != 0);
   }
-  case TOPI_PROBLEM_QCONV2D: case TOPI_PROBLEM_QDENSE: case TOPI_PROBLEM_QPOOL:
-  case TOPI_PROBLEM_QADD:
-    tec_ctx_set_error(ctx, "topi_problem_str: the int8 problems have no text yet (their quantization params)");
-    return NULL;
+  /* int8: the fp32 kind's keys, then the quantization params */
+  case TOPI_PROBLEM_QCONV2D: {
+    const topi_qconv2d *q = problem;
+    const topi_conv2d *p = &q->conv;
+    return tec_ctx_printf(ctx, "n=%lld,c=%lld,h=%lld,w=%lld,oc=%lld,kh=%lld,kw=%lld,stride_h=%lld,"
+                          "stride_w=%lld,pad_h=%lld,pad_w=%lld,groups=%lld,in=%s,out=%s,bias=%d,act=%s,%s,%s",
+                          LL(p->n), LL(p->c_in), LL(p->h), LL(p->w), LL(p->c_out), LL(p->kh), LL(p->kw),
+                          LL(p->stride_h), LL(p->stride_w), LL(p->pad_h), LL(p->pad_w),
+                          LL(p->groups ? p->groups : 1), topi_layout_str(ctx, p->in_layout),
+                          topi_layout_str(ctx, p->out_layout), p->epi.bias != 0, act_str(p->epi.act),
+                          qp_str(ctx, "in", q->in), qp_str(ctx, "out", q->out));
+  }
+  case TOPI_PROBLEM_QDENSE: {
+    const topi_qdense *p = problem;
+    return tec_ctx_printf(ctx, "m=%lld,n=%lld,k=%lld,bias=%d,act=%s,%s,%s", LL(p->m), LL(p->n), LL(p->k),
+                          p->bias != 0, act_str(p->act), qp_str(ctx, "in", p->in), qp_str(ctx, "out", p->out));
+  }
+  case TOPI_PROBLEM_QPOOL: {
+    const topi_qpool *q = problem;
+    const topi_pool *p = &q->pool;
+    return tec_ctx_printf(ctx, "n=%lld,c=%lld,h=%lld,w=%lld,kh=%lld,kw=%lld,stride_h=%lld,stride_w=%lld,"
+                          "pad_h=%lld,pad_w=%lld,mode=%s,count_include_pad=%d,layout=%s,%s,%s",
+                          LL(p->n), LL(p->c), LL(p->h), LL(p->w), LL(p->kh), LL(p->kw), LL(p->stride_h),
+                          LL(p->stride_w), LL(p->pad_h), LL(p->pad_w), p->mode == TOPI_POOL_MAX ? "max" : "avg",
+                          p->count_include_pad != 0, topi_layout_str(ctx, p->in_layout),
+                          qp_str(ctx, "in", q->in), qp_str(ctx, "out", q->out));
+  }
+  case TOPI_PROBLEM_QADD: {
+    const topi_qadd *p = problem;
+    return tec_ctx_printf(ctx, "n=%lld,c=%lld,h=%lld,w=%lld,layout=%s,act=%s,%s,%s,%s", LL(p->n), LL(p->c),
+                          LL(p->h), LL(p->w), topi_layout_str(ctx, p->layout), act_str(p->act),
+                          qp_str(ctx, "a", p->a), qp_str(ctx, "b", p->b), qp_str(ctx, "out", p->out));
+  }
   }
   tec_ctx_set_error(ctx, "topi_problem_str: unknown problem kind %d", (int)kind);
   return NULL;
@@ -135,6 +170,24 @@ static int epilogue(const topi_template *t, const topi_kv *p, topi_epilogue *e) 
   e->bias = INT("bias", 0) != 0;
   e->residual = topi_problem_key_default(t, "residual") ? INT("residual", 0) != 0 : 0;
   return activation(t, p, &e->act);
+}
+
+/* the int8 params `x`_scale (an fp32 > 0, finite) and `x`_zp (-128..127) */
+static int qparams(const topi_template *t, const topi_kv *p, const char *x, topi_qparams *q) {
+  char ks[32], kz[32];
+  snprintf(ks, sizeof ks, "%s_scale", x), snprintf(kz, sizeof kz, "%s_zp", x);
+  const char *v = topi_kv_str(p, ks, topi_problem_key_default(t, ks));
+  char *end = NULL;
+  float f = v ? strtof(v, &end) : 0.0f;
+  if (!v || end == v || *end || !(f > 0.0f) || f > 3.4e38f)
+    return tec_ctx_set_error(p->ctx, "%s%s%s=%s; a scale is a finite number > 0 (e.g. 0.05)",
+                             p->what, p->sep, ks, v ? v : ""), -1;
+  int64_t z = INT(kz, 0);
+  if (z < -128 || z > 127)
+    return tec_ctx_set_error(p->ctx, "%s%s%s=%lld; an int8 zero point is in -128..127", p->what,
+                             p->sep, kz, (long long)z), -1;
+  *q = (topi_qparams){f, (int32_t)z};
+  return 0;
 }
 
 /* pooling's end paddings, dilation, ceil_mode and ONNX auto_pad (pool2d; global_pool refuses
@@ -272,11 +325,55 @@ static int parse_kv(const topi_template *t, const topi_kv *p, topi_problem *out)
     if (epilogue(t, p, &d->epi)) return -1;
     break;
   }
-  case TOPI_PROBLEM_QCONV2D: case TOPI_PROBLEM_QDENSE: case TOPI_PROBLEM_QPOOL:
-  case TOPI_PROBLEM_QADD:
-    return tec_ctx_set_error(p->ctx, "%s: the int8 templates are not in the command yet (their "
-                                     "quantization params); call them from C (docs/quantized.md)",
-                             t->name), -1;
+  case TOPI_PROBLEM_QCONV2D: {
+    topi_conv2d *c = &out->qconv.conv;
+    c->n = INT("n", 1);
+    c->c_in = INT("c", 0);
+    c->h = INT("h", 0);
+    c->w = INT("w", 0);
+    int64_t k = INT("k", 1), s = INT("stride", 1), pad = INT("pad", 0);
+    window(t, p, k, s, pad, (int64_t *const[]){&c->kh, &c->kw, &c->stride_h, &c->stride_w, &c->pad_h, &c->pad_w});
+    c->groups = INT("groups", c->c_in);
+    c->c_out = topi_kv_int(p, "oc", c->groups > 1 ? c->c_in : dflt(t, "oc", c->c_in));
+    c->epi.bias = INT("bias", 0) != 0;
+    if (layout(t, p, "in", &c->in_layout) || layout(t, p, "out", &c->out_layout) ||
+        activation(t, p, &c->epi.act) || qparams(t, p, "in", &out->qconv.in) ||
+        qparams(t, p, "out", &out->qconv.out))
+      return -1;
+    break;
+  }
+  case TOPI_PROBLEM_QDENSE: {
+    topi_qdense *d = &out->qdense;
+    d->m = INT("m", 0), d->n = INT("n", 0), d->k = INT("k", 0);
+    d->bias = INT("bias", 0) != 0;
+    if (activation(t, p, &d->act) || qparams(t, p, "in", &d->in) || qparams(t, p, "out", &d->out))
+      return -1;
+    break;
+  }
+  case TOPI_PROBLEM_QPOOL: {
+    topi_pool *q = &out->qpool.pool;
+    q->n = INT("n", 1), q->c = INT("c", 0), q->h = INT("h", 0), q->w = INT("w", 0);
+    int64_t k = INT("k", 2), s = INT("stride", 2), pad = INT("pad", 0);
+    window(t, p, k, s, pad, (int64_t *const[]){&q->kh, &q->kw, &q->stride_h, &q->stride_w, &q->pad_h, &q->pad_w});
+    q->count_include_pad = INT("count_include_pad", 0) != 0;
+    const char *m = topi_kv_str(p, "mode", topi_problem_key_default(t, "mode"));
+    if (!strcmp(m, "max")) q->mode = TOPI_POOL_MAX;
+    else if (!strcmp(m, "avg")) q->mode = TOPI_POOL_AVG;
+    else return tec_ctx_set_error(p->ctx, "%s%smode=%s; the modes are max, avg", p->what, p->sep, m), -1;
+    if (layout(t, p, "layout", &q->in_layout) || qparams(t, p, "in", &out->qpool.in) ||
+        qparams(t, p, "out", &out->qpool.out))
+      return -1;
+    q->out_layout = q->in_layout;
+    break;
+  }
+  case TOPI_PROBLEM_QADD: {
+    topi_qadd *e = &out->qadd;
+    e->n = INT("n", 1), e->c = INT("c", 0), e->h = INT("h", 0), e->w = INT("w", 0);
+    if (layout(t, p, "layout", &e->layout) || activation(t, p, &e->act) ||
+        qparams(t, p, "a", &e->a) || qparams(t, p, "b", &e->b) || qparams(t, p, "out", &e->out))
+      return -1;
+    break;
+  }
   }
   /* a bad value or an unknown key first (a typo of a required key is named as unknown) */
   if (topi_kv_finish(p, topi_problem_key_names(p->ctx, t)) != 0) return -1;

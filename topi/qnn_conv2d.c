@@ -2,38 +2,52 @@
  * (docs/quantized.md). Everything derived from the weights runs once, in prepare:
  *
  *   wp[O, I, ky, kx, i4, o, ii] = kernel[O*y + o, I*x + i4*4 + ii, ky, kx] (0 past c)   int8
- *   bias_q[O, o] = bias[c] - zp_in * sum(kernel[c])   mult[O, o] = w_scale[c] * (s_in / s_out)
- *   acc[n, O, oy, ox, o] = sum_{I, ky, kx, i4, ii} pad_zp(data)[n, I, oy*s + ky - p,
- *                          ox*s + kx - p, i4*4 + ii] * wp[O, I, ky, kx, i4, o, ii]      int32
- *   out[n, O, oy, ox, o] = requant(acc + bias_q[O, o], mult[O, o])                   int8
+ *   bias_q[O, o] = bias[c] - zp * sum(kernel[c])   mult[O, o] = w_scale[c] * (s_in / s_out)
  *
- * The padding reads the input's zero point, so the reduction is a plain int8 x int8 -> int32
- * dot product whose innermost 4 input channels are consecutive in both operands (the shape a
- * dot-product instruction takes; LLVM vectorizes the widening multiplies meanwhile). A register
- * tile of ow_tile columns of one output block, its y lanes vectorized:
+ * wlayout 0 (the default): the reduction on the target's dot-product instruction
+ * (sch_tensorize dot4, docs/tensorize.md: vpdpbusd on VNNI, vpmaddwd without, sdot on
+ * AArch64 +dotprod, smull otherwise). The input is read from a padded copy when there is
+ * padding or a shift: made once per call (root, rows parallel), or per output row inside the
+ * row loop (in_row, the default for 1x1: the rows stay in L1 for every output block):
  *
- *   for n, O, oy (parallel, fused)
- *     for xo: acc[ow_tile][y] = 0
- *             for I, ky, kx, i4: for xi (unrolled): for ii (unrolled): acc[xi][:] += x * wp[:]
- *             out[.., xo*ow_tile + xi, :] = requant(acc[xi][:])
+ *   dp[n, I, yy, xx, c] = data[.., yy - pad_h, xx - pad_w, c], zp_in in the padding     (+128
+ *                         as uint8 on VNNI targets: vpdpbusd multiplies u8 by s8; then zp is
+ *                         zp_in + 128 in bias_q, which subtracts the shift's term exactly)
+ *   acc[n, O, oy, ox, o] = sum_{I, ky, kx, i4, ii} dp[n, I, oy*s + ky, ox*s + kx, i4*4 + ii]
+ *                          * wp[O, I, ky, kx, i4, o, ii]                               int32
+ *   out[n, O, oy, ox, o] = requant(acc + bias_q[O, o], mult[O, o])                     int8
+ *
+ *   for n, O.outer, oy (parallel, fused)      (in_row: n, oy (parallel) [dp's rows], O.outer)
+ *     for xo: acc[oc_tile][ow_tile][y] = 0
+ *             for I, ky, kx, i4: for xi, O.inner, o.outer (unrolled):
+ *               acc[..][o.outer*L : +L] = dot4(acc[..], dp[.., 4 bytes] (broadcast), wp[.., L x 4])
+ *             out[.., O.outer*oc_tile + O.inner, .., xo*ow_tile + xi, :] = requant(acc[..][:])
+ *
+ * One broadcast of 4 input bytes feeds oc_tile * y / L instructions. acc's columns (and dp's)
+ * are padded to a multiple of ow_tile, its output blocks (and kernel_p's) to one of oc_tile,
+ * so the tile never needs a guard inside the tensorized nest. L = the largest of 16, 8, 4
+ * dividing y within the target's int32 lanes.
+ * wlayout 1: the kernel [..][4][y] (output channels innermost) and plain int16 multiplies
+ * LLVM vectorizes, reading data with the padding inlined (0.24-0.33x tec's fp32 on pointwise
+ * layers, against 3.7-4.4x for the dot path: kept as a second, independent nest).
  */
 #include <string.h>
 #include "topi/qnn_internal.h"
-
-#ifndef QC_WLAYOUT_DEFAULT
-#define QC_WLAYOUT_DEFAULT 1
-#endif
 
 typedef struct qc_decl {
   qnn_conv_args a; /* first: the decl's priv is read as one by qnn_conv_finish's callers */
   const ir_expr *r[5]; /* I, ky, kx, i4, ii */
 } qc_decl;
 
-/* the packed kernel's layout is a knob: each schedule builds its own kernel_p, acc and out */
+/* the packed kernel's layout and the tile are knobs: each schedule builds its own stages */
 typedef struct qc_sched {
   const qc_decl *d;
   int64_t wlayout;
-  te_tensor *wp, *acc;
+  int shift;            /* dot path on a VNNI target: dp holds q + 128 as uint8 */
+  int64_t owp;          /* dot path: acc's columns, ow rounded up to a multiple of ow_tile */
+  int64_t dpw;          /* dot path: data_p's columns */
+  int64_t obp;          /* output blocks of acc and kernel_p: a multiple of oc_tile */
+  te_tensor *wp, *acc, *dp, *bias_q;
 } qc_sched;
 
 static const ir_expr *wp_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
@@ -50,25 +64,56 @@ static const ir_expr *wp_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   return ir_select(ok, v, ir_int_t(ctx, TEC_I8, 0));
 }
 
+/* the padded (and, on VNNI, shifted) input of the dot path; columns past the input's read
+ * as the zero point too (acc's padded tile reads them; its results are never stored) */
+static const ir_expr *dp_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  qc_sched *s = u;
+  const qc_decl *d = s->d;
+  const topi_conv2d *p = &d->a.p.conv;
+  const ir_expr *y = ir_sub(i[2], ir_int(ctx, p->pad_h)), *x = ir_sub(i[3], ir_int(ctx, p->pad_w));
+  int64_t wr = s->dpw;
+  const ir_expr *cond = NULL, *zero = ir_int(ctx, 0);
+  if (p->pad_h > 0) cond = ir_and(ir_ge(y, zero), ir_lt(y, ir_int(ctx, p->h)));
+  if (p->pad_w > 0 || wr - p->pad_w > p->w) {
+    const ir_expr *cx = ir_and(ir_ge(x, zero), ir_lt(x, ir_int(ctx, p->w)));
+    cond = cond ? ir_and(cond, cx) : cx;
+  }
+  const ir_expr *yc = p->pad_h > 0 ? ir_max(ir_min(y, ir_int(ctx, p->h - 1)), zero) : y;
+  const ir_expr *xc = cond ? ir_max(ir_min(x, ir_int(ctx, p->w - 1)), zero) : x;
+  /* the shift in bytes: uint8(q) + 128 wraps to q + 128 (one byte add or xor per lane) */
+  const ir_expr *v = TE_AT(d->a.data, i[0], i[1], yc, xc, i[4]);
+  int32_t zp = d->a.p.in.zero_point;
+  if (s->shift) v = ir_add(ir_cast(TEC_U8, v), ir_int_t(ctx, TEC_U8, 128));
+  return cond ? ir_select(ir_likely(cond), v, s->shift ? ir_int_t(ctx, TEC_U8, zp + 128)
+                                                        : ir_int_t(ctx, TEC_I8, zp))
+              : v;
+}
+
 static const ir_expr *acc_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   qc_sched *s = u;
   const qc_decl *d = s->d;
   const topi_conv2d *p = &d->a.p.conv;
   const ir_expr *const *r = d->r;
+  const ir_expr *lane = ir_add(ir_mul(r[3], ir_int(ctx, 4)), r[4]);
+  if (!s->wlayout) { /* the dot path: int32(dp) * int32(wp), what dot4 matches */
+    const ir_expr *y = ir_add(ir_mul(i[2], ir_int(ctx, p->stride_h)), r[1]);
+    const ir_expr *x = ir_add(ir_mul(i[3], ir_int(ctx, p->stride_w)), r[2]);
+    const ir_expr *v = s->dp ? TE_AT(s->dp, i[0], r[0], y, x, lane) : TE_AT(d->a.data, i[0], r[0], y, x, lane);
+    const ir_expr *w = TE_AT(s->wp, i[1], r[0], r[1], r[2], r[3], i[4], r[4]);
+    return te_sum(ir_mul(ir_cast(TEC_I32, v), ir_cast(TEC_I32, w)), 5, r, NULL);
+  }
   const ir_expr *y = ir_add(ir_mul(i[2], ir_int(ctx, p->stride_h)), ir_sub(r[1], ir_int(ctx, p->pad_h)));
   const ir_expr *x = ir_add(ir_mul(i[3], ir_int(ctx, p->stride_w)), ir_sub(r[2], ir_int(ctx, p->pad_w)));
-  const ir_expr *lane = ir_add(ir_mul(r[3], ir_int(ctx, 4)), r[4]);
   const ir_expr *v = qnn_pad(ctx, TEC_I16, TE_AT(d->a.data, i[0], r[0], y, x, lane), y, x, p->h,
                              p->w, p->pad_h, p->pad_w, d->a.p.in.zero_point);
-  const ir_expr *w = s->wlayout ? TE_AT(s->wp, i[1], r[0], r[1], r[2], r[3], r[4], i[4])
-                                : TE_AT(s->wp, i[1], r[0], r[1], r[2], r[3], i[4], r[4]);
+  const ir_expr *w = TE_AT(s->wp, i[1], r[0], r[1], r[2], r[3], r[4], i[4]);
   return te_sum(qnn_mul16(v, ir_cast(TEC_I16, w)), 5, r, NULL);
 }
 
 static const ir_expr *out_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   qc_sched *s = u;
   const qc_decl *d = s->d;
-  const ir_expr *acc = ir_add(TE_AT(s->acc, i[0], i[1], i[2], i[3], i[4]), TE_AT(d->a.bias_q, i[1], i[4]));
+  const ir_expr *acc = ir_add(TE_AT(s->acc, i[0], i[1], i[2], i[3], i[4]), TE_AT(s->bias_q, i[1], i[4]));
   return qnn_requant(ctx, acc, TE_AT(d->a.mult, i[1], i[4]), d->a.p.out, d->a.p.conv.epi.act);
 }
 
@@ -95,33 +140,91 @@ static int qc_declare(tec_ctx *ctx, const void *p_arg, topi_decl *out) {
   return qnn_conv_finish(ctx, &topi_tmpl_qnn_conv2d, &d->a, o, out);
 }
 
-/* kernel_p, acc and out of one schedule (wlayout: the kernel's innermost two dimensions) */
-static te_tensor *qc_stages(const topi_decl *dc, int64_t wlayout, qc_sched **so) {
+/* Whether the dot path reads the input as uint8 (q + 128): x86 with vpdpbusd (u8 x s8).
+ * Elsewhere int8 x int8 is the instruction's own form (sdot) or the exact fallback's. */
+int qnn_dot_shift(const tec_target *t) {
+  return t && t->arch == TEC_ARCH_X86_64 &&
+         (tec_target_has(t, TEC_FEATURE_AVX512VNNI) || tec_target_has(t, TEC_FEATURE_AVXVNNI));
+}
+
+/* dot4's lanes for a block of `block` int32 outputs: the largest of 16, 8, 4 dividing it
+ * within the target's int32 lanes (4 at least: dot4's smallest form). */
+int64_t qnn_dot_lanes(int64_t block, int lanes) {
+  for (int64_t l = 16; l > 4; l /= 2)
+    if (l <= lanes && block % l == 0) return l;
+  return 4;
+}
+
+/* The stages of one schedule (wlayout: the kernel's innermost two dimensions; the dot path's
+ * acc and padded input sized for ow_tile); out returned. */
+static te_tensor *qc_stages(const topi_decl *dc, const topi_qconv2d_config *cfg,
+                            const tec_target *target, qc_sched **so) {
   tec_ctx *ctx = dc->ctx;
   const qc_decl *d = dc->priv;
   const topi_conv2d *c = &d->a.p.conv;
   qc_sched *s = tec_ctx_alloc(ctx, sizeof *s);
   if (!s) return NULL;
-  s->d = d, s->wlayout = wlayout;
+  int64_t wlayout = cfg->wlayout;
+  s->d = d, s->wlayout = wlayout, s->shift = !wlayout && qnn_dot_shift(target);
+  s->owp = wlayout ? d->a.ow : topi_ceil_div(d->a.ow, cfg->ow_tile) * cfg->ow_tile;
   int64_t ib = topi_ceil_div(c->c_in, d->a.bx), ob = topi_ceil_div(c->c_out, d->a.by);
+  s->obp = ob = topi_ceil_div(ob, cfg->oc_tile) * cfg->oc_tile;
   static const char *const wn[2][7] = {{"O", "I", "ky", "kx", "i4", "o", "ii"},
                                        {"O", "I", "ky", "kx", "i4", "ii", "o"}},
-                           *const on[] = {"n", "O", "oy", "ox", "o"};
+                           *const on[] = {"n", "O", "oy", "ox", "o"},
+                           *const dn[] = {"n", "I", "yy", "xx", "c"};
   const ir_expr *const *ws = wlayout ? TE_SHAPE(ctx, ob, ib, c->kh, c->kw, d->a.bx / 4, 4, d->a.by)
                                      : TE_SHAPE(ctx, ob, ib, c->kh, c->kw, d->a.bx / 4, d->a.by, 4);
   s->wp = te_compute(ctx, &(te_compute_decl){.name = "kernel_p", .ndim = 7, .shape = ws,
                                              .body = wp_body, .user = s, .tag = "pack_kernel",
                                              .axis_names = wn[wlayout]});
-  const ir_expr *const *os = TE_SHAPE(ctx, c->n, ob, d->a.oh, d->a.ow, d->a.by);
-  s->acc = te_compute(ctx, &(te_compute_decl){.name = "acc", .ndim = 5, .shape = os,
+  s->bias_q = d->a.bias_q;
+  if (!wlayout) {
+    int64_t hr = (d->a.oh - 1) * c->stride_h + c->kh, wr = (s->owp - 1) * c->stride_w + c->kw;
+    if (s->shift || c->pad_h || c->pad_w || wr > c->w) {
+      s->dpw = wr;
+      s->dp = te_compute(ctx, &(te_compute_decl){.name = "data_p", .ndim = 5,
+                                                 .shape = TE_SHAPE(ctx, c->n, ib, hr, wr, d->a.bx),
+                                                 .body = dp_body, .user = s, .tag = "pad_shift",
+                                                 .axis_names = dn});
+      if (!s->dp) return NULL;
+    }
+    if (s->shift)
+      s->bias_q = qnn_bias(ctx, d->a.bias, qnn_wsum(ctx, d->a.kernel), c->c_out, d->a.by,
+                           d->a.p.in.zero_point + 128);
+  }
+  const ir_expr *const *as = TE_SHAPE(ctx, c->n, ob, d->a.oh, s->owp, d->a.by);
+  s->acc = te_compute(ctx, &(te_compute_decl){.name = "acc", .ndim = 5, .shape = as,
                                               .body = acc_body, .user = s, .tag = "qnn_conv2d",
                                               .axis_names = on});
   *so = s;
-  return s->wp && s->acc ? te_compute(ctx, &(te_compute_decl){.name = "out", .ndim = 5,
-                                                              .shape = os, .body = out_body,
-                                                              .user = s, .tag = "requant",
-                                                              .axis_names = on})
-                         : NULL;
+  const ir_expr *const *os = TE_SHAPE(ctx, c->n, topi_ceil_div(c->c_out, d->a.by), d->a.oh,
+                                     d->a.ow, d->a.by);
+  return s->wp && s->acc && s->bias_q
+             ? te_compute(ctx, &(te_compute_decl){.name = "out", .ndim = 5, .shape = os,
+                                                  .body = out_body, .user = s, .tag = "requant",
+                                                  .axis_names = on})
+             : NULL;
+}
+
+/* acc at out's column tile: the reduction outside the tile's columns and lanes; the dot path
+ * tensorizes the lanes (split by L) with the 4 input channels, the other path vectorizes. */
+static int qc_schedule_acc(sch_stage *sa, int64_t wlayout, int64_t L) {
+  sch_iter *r[5], *oo, *ol;
+  for (int k = 0; k < 5; k++) r[k] = sch_reduce_axis(sa, k);
+  sch_iter *n = sch_axis(sa, 0), *O = sch_axis(sa, 1), *oy = sch_axis(sa, 2), *ox = sch_axis(sa, 3);
+  if (wlayout)
+    return sch_reorder(sa, 10, (sch_iter *[]){n, O, oy, r[0], r[1], r[2], r[3], ox, r[4],
+                                              sch_axis(sa, 4)}) ||
+                   sch_unroll(sa, ox) || sch_unroll(sa, r[4]) || sch_vectorize(sa, sch_axis(sa, 4))
+               ? -1 : 0;
+  /* O: the tile's oc_tile output blocks, inside the column: one broadcast serves them all */
+  if (sch_split(sa, sch_axis(sa, 4), L, &oo, &ol) ||
+      sch_reorder(sa, 11, (sch_iter *[]){n, oy, r[0], r[1], r[2], r[3], ox, O, oo, ol, r[4]}) ||
+      sch_unroll(sa, ox) || sch_unroll(sa, O) || sch_unroll(sa, oo) ||
+      sch_tensorize(sa, ol, SCH_INTRIN_DOT4))
+    return -1;
+  return 0;
 }
 
 static int qc_schedule(const topi_decl *dc, const void *cfg_arg, const tec_target *target,
@@ -129,8 +232,11 @@ static int qc_schedule(const topi_decl *dc, const void *cfg_arg, const tec_targe
   const topi_qconv2d_config *cfg = cfg_arg;
   if (!dc || !cfg || !op) return -1;
   if (topi_config_check(&topi_tmpl_qnn_conv2d, dc, cfg, target)) return -1;
+  int lanes = topi_target_lanes(dc->ctx, target);
+  if (lanes < 0) return -1;
+  const qc_decl *d = dc->priv;
   qc_sched *s = NULL;
-  te_tensor *o = qc_stages(dc, cfg->wlayout, &s);
+  te_tensor *o = qc_stages(dc, cfg, topi_target_of(dc->ctx, target), &s);
   te_tensor **args = tec_ctx_alloc(dc->ctx, (size_t)dc->nargs * sizeof *args);
   if (!o || !args) return -1;
   memset(op, 0, sizeof *op);
@@ -140,24 +246,37 @@ static int qc_schedule(const topi_decl *dc, const void *cfg_arg, const tec_targe
   args[dc->nargs - 1] = o;
   op->nargs = dc->nargs, op->args = args, op->out = o;
   sch_stage *so = sch_stage_of(op->sched, o), *sa = sch_stage_of(op->sched, s->acc);
-  sch_iter *xo, *xi, *f;
-  if (!so || !sa || sch_split(so, sch_axis(so, 3), cfg->ow_tile, &xo, &xi) ||
-      sch_unroll(so, xi) || sch_vectorize(so, sch_axis(so, 4)))
+  sch_iter *xo, *xi, *f, *Oo, *Oi, *n = so ? sch_axis(so, 0) : NULL, *oy = so ? sch_axis(so, 2) : NULL;
+  /* in_row: the rows first, the output blocks inside them, so that the input rows the copy
+   * makes for one output row serve every block while in L1 */
+  int in_row = cfg->in_row && s->dp;
+  if (!so || !sa || sch_split(so, sch_axis(so, 1), cfg->oc_tile, &Oo, &Oi) ||
+      sch_split(so, sch_axis(so, 3), cfg->ow_tile, &xo, &xi))
     return -1;
-  if (cfg->parallel && (sch_fuse(so, sch_axis(so, 0), sch_axis(so, 1), &f) ||
-                        sch_fuse(so, f, sch_axis(so, 2), &f) || sch_parallel(so, f)))
+  sch_iter *order[7] = {n, in_row ? oy : Oo, in_row ? Oo : oy, xo, Oi, xi, sch_axis(so, 4)};
+  if (sch_reorder(so, 7, order) || sch_unroll(so, xi) || sch_vectorize(so, sch_axis(so, 4)))
     return -1;
-  if (sch_compute_at(sa, so, xo)) return -1;
-  sch_iter *r[5];
-  for (int k = 0; k < 5; k++) r[k] = sch_reduce_axis(sa, k);
-  if (sch_reorder(sa, 10, (sch_iter *[]){sch_axis(sa, 0), sch_axis(sa, 1), sch_axis(sa, 2), r[0],
-                                         r[1], r[2], r[3], sch_axis(sa, 3), r[4], sch_axis(sa, 4)}) ||
-      sch_unroll(sa, sch_axis(sa, 3)) || sch_unroll(sa, r[4]) || sch_vectorize(sa, sch_axis(sa, 4)))
+  sch_iter *rows = oy; /* the loop data_p is computed at (in_row) */
+  if (cfg->parallel && (in_row ? sch_fuse(so, n, oy, &rows) || sch_parallel(so, rows)
+                               : sch_fuse(so, n, Oo, &f) || sch_fuse(so, f, oy, &f) ||
+                                     sch_parallel(so, f)))
+    return -1;
+  if (sch_compute_at(sa, so, xo) || qc_schedule_acc(sa, cfg->wlayout, qnn_dot_lanes(d->a.by, lanes)))
+    return -1;
+  if (!s->dp) return 0;
+  /* the padded input: the rows one output row reads, in its loop (in_row), or once per call,
+   * root, rows in parallel; the block's bytes vectorized */
+  sch_stage *sp = sch_stage_of(op->sched, s->dp);
+  if (!sp || (in_row && sch_compute_at(sp, so, rows)) ||
+      (!in_row && (sch_fuse(sp, sch_axis(sp, 0), sch_axis(sp, 1), &f) ||
+                   sch_fuse(sp, f, sch_axis(sp, 2), &f) || (cfg->parallel && sch_parallel(sp, f)))) ||
+      sch_vectorize(sp, sch_axis(sp, 4)))
     return -1;
   return 0;
 }
 
-/* The tile's accumulators, ow_tile x (y / lanes) vectors, within the registers. */
+/* The tile's accumulators, oc_tile x ow_tile x (y / lanes) vectors, with oc_tile x (y / lanes)
+ * weight vectors and a broadcast, within the registers. */
 typedef struct qc_rule {
   int64_t vpb, regs;
 } qc_rule;
@@ -165,7 +284,7 @@ typedef struct qc_rule {
 static int qc_rule_ok(const void *data, const void *config) {
   const qc_rule *r = data;
   const topi_qconv2d_config *c = config;
-  return c->ow_tile * r->vpb + 2 * r->vpb <= r->regs || c->ow_tile == 1;
+  return (c->ow_tile + 1) * c->oc_tile * r->vpb + 1 <= r->regs || (c->ow_tile == 1 && c->oc_tile == 1);
 }
 
 static int qc_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, tune_space *sp) {
@@ -175,10 +294,21 @@ static int qc_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, t
   int64_t oh, ow;
   if (topi_conv2d_out_hw(ctx, &p->conv, &oh, &ow)) return -1;
   int64_t vpb = topi_ceil_div(p->conv.out_layout.block, lanes), regs = topi_target_regs(ctx, target, lanes);
-  int64_t tw[16], cap = (regs - 2 * vpb) / vpb, def = 1;
-  int ntw = 0;
+  int64_t ob = topi_ceil_div(p->conv.c_out, p->conv.out_layout.block);
+  int64_t tw[16], toc[4], def = 1, def_oc = 1;
+  int ntw = 0, noc = 0;
   for (int64_t t = 1; t <= 16 && t <= ow; t++) tw[ntw++] = t;
-  if (cap > 14) cap = 14;
+  for (int64_t t = 1; t <= 4 && t <= ob; t++) toc[noc++] = t;
+  /* the default tile: two output blocks per broadcast where that leaves room for 7 columns or
+   * more (AVX-512: 14 x 2 accumulators; measured on MobileNet and ResNet layers), else one;
+   * the columns: the largest count within the registers dividing ow, else the most */
+  int64_t cap = 1;
+  for (def_oc = ob >= 2 ? 2 : 1; def_oc >= 1; def_oc--) {
+    cap = (regs - 1) / (def_oc * vpb) - 1;
+    if (cap > 14) cap = 14;
+    if (cap >= 7 || def_oc == 1) break;
+  }
+  if (cap < 1) cap = 1;
   for (int64_t t = 1; t <= cap && t <= ow; t++)
     if (ow % t == 0 || ow <= cap) def = t;
   if (ow > cap && def < cap / 2) def = cap;
@@ -186,21 +316,29 @@ static int qc_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, t
   if (tune_space_init(ctx, sp, topi_tmpl_qnn_conv2d.name, topi_tmpl_qnn_conv2d.config_size) ||
       tune_define_field(sp, "ow_tile", "output columns per register tile",
                         offsetof(topi_qconv2d_config, ow_tile), ntw, tw, def) < 0 ||
+      tune_define_field(sp, "oc_tile", "output-channel blocks per register tile (one input "
+                        "broadcast serves them all)",
+                        offsetof(topi_qconv2d_config, oc_tile), noc, toc, def_oc) < 0 ||
+      tune_define_field(sp, "in_row", "the padded/shifted input copied per output row, inside "
+                        "the row loop (the blocks inside the rows), or once per call (0)",
+                        offsetof(topi_qconv2d_config, in_row), 2, b01,
+                        p->conv.kh == 1 && p->conv.kw == 1) < 0 ||
       tune_define_field(sp, "parallel", "parallel over (n, output block, rows)",
                         offsetof(topi_qconv2d_config, parallel), 2, b01, 1) < 0 ||
       tune_define_field(sp, "wlayout", "packed kernel: 0 [..][y][4] (4 input channels "
-                        "innermost), 1 [..][4][y] (output channels innermost)",
-                        offsetof(topi_qconv2d_config, wlayout), 2, b01, QC_WLAYOUT_DEFAULT) < 0)
+                        "innermost: the dot-product instruction), 1 [..][4][y] (output channels "
+                        "innermost: plain widening multiplies)",
+                        offsetof(topi_qconv2d_config, wlayout), 2, b01, 0) < 0)
     return -1;
   qc_rule *r = tec_ctx_alloc(ctx, sizeof *r);
   if (!r) return -1;
   *r = (qc_rule){vpb, regs};
-  const char *doc = tec_ctx_printf(ctx, "registers: ow_tile*%lld + %lld <= %lld", (long long)vpb,
-                                   2 * (long long)vpb, (long long)regs);
-  return doc ? tune_space_set_rule(sp, 0x1u, qc_rule_ok, r, doc) : -1;
+  const char *doc = tec_ctx_printf(ctx, "registers: (ow_tile + 1) * oc_tile * %lld + 1 <= %lld",
+                                   (long long)vpb, (long long)regs);
+  return doc ? tune_space_set_rule(sp, 0x3u, qc_rule_ok, r, doc) : -1;
 }
 
 const topi_template topi_tmpl_qnn_conv2d = {
-    "qnn_conv2d", "int8 conv2d NCHW[x]c, kernel packed 4i-innermost, requantization fused",
+    "qnn_conv2d", "int8 conv2d NCHW[x]c on the dot-product instruction, requantization fused",
     TOPI_PROBLEM_QCONV2D, sizeof(topi_qconv2d_config), qc_applies, qc_declare, qc_schedule,
     qc_space, "topi_qconv2d_config"};

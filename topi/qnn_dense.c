@@ -7,10 +7,19 @@
  *   acc[i, j] = sum_{k4, kk} a[i, k4*4 + kk] * wp[j / nr, k4, j % nr, kk]             int32
  *   out[i, j] = requant(acc[i, j] + bias_q[j], mult[j])                              int8
  *
- * An mr x nr register tile over the whole k loop, nr vectorized, kk and the rows unrolled:
+ * An mr x nr register tile over the whole k loop. wlayout 0 (the default): the nr columns
+ * split by L (the target's int32 lanes) and reduced by dot4 with the 4 kk (sch_tensorize,
+ * docs/tensorize.md: vpdpbusd, vpmaddwd, sdot, smull by target), a's group of 4 broadcast; a
+ * is read from a copy when k % 4 != 0 (padded to whole groups) or the target multiplies u8 by
+ * s8 (vpdpbusd: the copy holds a + 128 as uint8 and bias_q folds zp_in + 128):
  *
- *   for jo (parallel): for io: acc[mr][nr] = 0; for k4: for ii: for kk: acc[ii][:] += a * wp[:]
- *                             out[tile] = requant(acc)
+ *   for jo (parallel): for io: acc[mr][nr] = 0
+ *                              for k4: for ii, jv (unrolled): acc[ii][jv*L : +L] =
+ *                                        dot4(acc[..], a_p[i, k4*4 : +4], wp[jo, k4, jv*L : +L, 0:4])
+ *                              out[tile] = requant(acc)
+ *
+ * acc is [ceil(m/mr)*mr][ceil(n/nr)*nr] so the tile needs no guard. wlayout 1: w as
+ * [..][4][nr] and plain int16 multiplies, nr vectorized, kk and the rows unrolled.
  */
 #include <string.h>
 #include "topi/qnn_internal.h"
@@ -27,7 +36,8 @@ typedef struct qf_decl {
 typedef struct qf_sched {
   const qf_decl *d;
   int64_t nr, wlayout;
-  te_tensor *wp, *acc;
+  int shift;             /* dot path on VNNI: a_p holds a + 128 as uint8 */
+  te_tensor *wp, *acc, *ap, *bias_q;
 } qf_sched;
 
 static const ir_expr *wp_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
@@ -40,10 +50,29 @@ static const ir_expr *wp_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   return ir_select(ok, v, ir_int_t(ctx, TEC_I8, 0));
 }
 
+/* the dot path's activations: k padded to whole groups of 4 (0 there: the weights are 0) and,
+ * on VNNI, shifted to uint8 */
+static const ir_expr *ap_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  qf_sched *s = u;
+  const qf_decl *d = s->d;
+  const ir_expr *v = TE_AT(d->a, i[0], ir_min(i[1], ir_int(ctx, d->p.k - 1)));
+  if (s->shift) v = ir_add(ir_cast(TEC_U8, v), ir_int_t(ctx, TEC_U8, 128)); /* wraps: q + 128 */
+  if (d->p.k % 4)
+    v = ir_select(ir_likely(ir_lt(i[1], ir_int(ctx, d->p.k))), v, ir_int_t(ctx, v->type, 0));
+  return v;
+}
+
 static const ir_expr *acc_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   qf_sched *s = u;
   const qf_decl *d = s->d;
   const ir_expr *k = ir_add(ir_mul(d->rk4, ir_int(ctx, 4)), d->rkk);
+  if (!s->wlayout) { /* the dot path: int32(a) * int32(wp), what dot4 matches */
+    const ir_expr *a = s->ap ? TE_AT(s->ap, i[0], k) : TE_AT(d->a, i[0], k);
+    const ir_expr *nr = ir_int(ctx, s->nr);
+    const ir_expr *w = TE_AT(s->wp, ir_floordiv(i[1], nr), d->rk4, ir_floormod(i[1], nr), d->rkk);
+    return te_sum(ir_mul(ir_cast(TEC_I32, a), ir_cast(TEC_I32, w)), 2,
+                  (const ir_expr *[]){d->rk4, d->rkk}, NULL);
+  }
   const ir_expr *a = ir_cast(TEC_I16, TE_AT(d->a, i[0], k));
   if (d->p.k % 4) /* past k: the packed weight is 0 there; read nothing out of bounds */
     a = ir_select(ir_likely(ir_lt(k, ir_int(ctx, d->p.k))), a, ir_int_t(ctx, TEC_I16, 0));
@@ -54,7 +83,7 @@ static const ir_expr *acc_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
 
 static const ir_expr *out_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   qf_sched *s = u;
-  const ir_expr *acc = ir_add(TE_AT(s->acc, i[0], i[1]), TE_AT(s->d->bias_q, i[1]));
+  const ir_expr *acc = ir_add(TE_AT(s->acc, i[0], i[1]), TE_AT(s->bias_q, i[1]));
   return qnn_requant(ctx, acc, TE_AT(s->d->mult, i[1]), s->d->p.out, s->d->p.act);
 }
 
@@ -120,7 +149,11 @@ static int qf_schedule(const topi_decl *dc, const void *cfg_arg, const tec_targe
   qf_sched *s = tec_ctx_alloc(ctx, sizeof *s);
   te_tensor **args = tec_ctx_alloc(ctx, (size_t)dc->nargs * sizeof *args);
   if (!s || !args) return -1;
+  int lanes = topi_target_lanes(ctx, target);
+  if (lanes < 0) return -1;
   s->d = d, s->nr = cfg->nr, s->wlayout = cfg->wlayout;
+  s->shift = !s->wlayout && qnn_dot_shift(topi_target_of(ctx, target));
+  int64_t L = qnn_dot_lanes(cfg->nr, lanes);
   static const char *const wn[2][4] = {{"J", "k4", "j", "kk"}, {"J", "k4", "kk", "j"}},
                            *const an[] = {"i", "j"};
   int64_t nj = topi_ceil_div(p->n, s->nr), nk = topi_ceil_div(p->k, 4);
@@ -128,14 +161,26 @@ static int qf_schedule(const topi_decl *dc, const void *cfg_arg, const tec_targe
       .name = "w_p", .ndim = 4,
       .shape = s->wlayout ? TE_SHAPE(ctx, nj, nk, 4, s->nr) : TE_SHAPE(ctx, nj, nk, s->nr, 4),
       .body = wp_body, .user = s, .tag = "pack_kernel", .axis_names = wn[s->wlayout]});
+  s->bias_q = d->bias_q;
+  if (!s->wlayout && (s->shift || p->k % 4)) {
+    s->ap = te_compute(ctx, &(te_compute_decl){.name = "a_p", .ndim = 2,
+                                               .shape = TE_SHAPE(ctx, p->m, nk * 4), .body = ap_body,
+                                               .user = s, .tag = "pad_shift", .axis_names = an});
+    if (s->shift)
+      s->bias_q = qnn_bias(ctx, d->bias, qnn_wsum(ctx, d->w), p->n, 1, p->in.zero_point + 128);
+  }
+  /* the dot path's acc covers whole tiles (no guard in the tensorized nest) */
+  int64_t am = s->wlayout ? p->m : topi_ceil_div(p->m, cfg->mr) * cfg->mr;
   s->acc = te_compute(ctx, &(te_compute_decl){.name = "acc", .ndim = 2,
-                                              .shape = TE_SHAPE(ctx, p->m, p->n), .body = acc_body,
-                                              .user = s, .tag = "qnn_dense", .axis_names = an});
+                                              .shape = TE_SHAPE(ctx, am, s->wlayout ? p->n : nj * s->nr),
+                                              .body = acc_body, .user = s, .tag = "qnn_dense",
+                                              .axis_names = an});
   te_tensor *o = te_compute(ctx, &(te_compute_decl){.name = "out", .ndim = 2,
                                                     .shape = TE_SHAPE(ctx, p->m, p->n),
                                                     .body = out_body, .user = s, .tag = "requant",
                                                     .axis_names = an});
-  if (!s->wp || !s->acc || !o) return -1;
+  if (!s->wp || !s->acc || !o || !s->bias_q || (!s->wlayout && (s->shift || p->k % 4) && !s->ap))
+    return -1;
   memset(op, 0, sizeof *op);
   op->decl = dc;
   if (!(op->sched = sch_create(ctx, 1, &o))) return -1;
@@ -150,7 +195,19 @@ static int qf_schedule(const topi_decl *dc, const void *cfg_arg, const tec_targe
       sch_vectorize(so, ji) || (cfg->parallel && sch_parallel(so, jo)) ||
       sch_compute_at(sa, so, io))
     return -1;
-  sch_iter *k4 = sch_reduce_axis(sa, 0), *kk = sch_reduce_axis(sa, 1);
+  sch_iter *k4 = sch_reduce_axis(sa, 0), *kk = sch_reduce_axis(sa, 1), *jv, *jl;
+  if (s->ap) { /* once per call, rows in parallel */
+    sch_stage *sp = sch_stage_of(op->sched, s->ap);
+    if (!sp || (cfg->parallel && sch_parallel(sp, sch_axis(sp, 0))) ||
+        sch_split(sp, sch_axis(sp, 1), 16, &jv, &jl) || sch_vectorize(sp, jl))
+      return -1;
+  }
+  if (!s->wlayout)
+    return sch_split(sa, sch_axis(sa, 1), L, &jv, &jl) ||
+                   sch_reorder(sa, 5, (sch_iter *[]){k4, sch_axis(sa, 0), jv, jl, kk}) ||
+                   sch_unroll(sa, sch_axis(sa, 0)) || sch_unroll(sa, jv) ||
+                   sch_tensorize(sa, jl, SCH_INTRIN_DOT4)
+               ? -1 : 0;
   if (sch_reorder(sa, 4, (sch_iter *[]){k4, sch_axis(sa, 0), kk, sch_axis(sa, 1)}) ||
       sch_unroll(sa, sch_axis(sa, 0)) || sch_unroll(sa, kk) || sch_vectorize(sa, sch_axis(sa, 1)))
     return -1;
@@ -165,7 +222,21 @@ static int qf_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, t
   int nm = 0, nn = 0;
   for (int64_t t = 1; t <= 8 && t <= p->m; t++) mr[nm++] = t;
   for (int64_t v = 1; v <= 4 && (v - 1) * lanes < p->n; v++) nr[nn++] = v * lanes;
-  int64_t def_m = p->m < 4 ? p->m : 4, def_n = nr[nn > 1 ? 1 : 0];
+  /* the default tile (the dot path): the widest panel dividing n (a panel past n makes the
+   * tile's last column guarded, which LLVM compiles far slower: measured 40x on 256x1024x1024
+   * with nr 48), then as many rows as the registers hold beside its nr / lanes weight vectors
+   * and a broadcast, at most 8 (6 x 64 on AVX-512: 1.09x oneDNN's VNNI GEMM, 4x32 0.70x) */
+  int64_t def_n = nr[nn - 1];
+  for (int v = nn - 1; v >= 0; v--)
+    if (p->n % nr[v] == 0) {
+      def_n = nr[v];
+      break;
+    }
+  int64_t nv = def_n / lanes, regs = topi_target_regs(ctx, target, lanes);
+  int64_t def_m = (regs - nv - 1) / (nv > 0 ? nv : 1);
+  if (def_m > 8) def_m = 8;
+  if (def_m > p->m) def_m = p->m;
+  if (def_m < 1) def_m = 1;
   static const int64_t b01[] = {0, 1};
   if (tune_space_init(ctx, sp, topi_tmpl_qnn_dense.name, topi_tmpl_qnn_dense.config_size) ||
       tune_define_field(sp, "mr", "rows per register tile", offsetof(topi_qdense_config, mr),
@@ -174,13 +245,14 @@ static int qf_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, t
                         offsetof(topi_qdense_config, nr), nn, nr, def_n) < 0 ||
       tune_define_field(sp, "parallel", "the panel loop parallel",
                         offsetof(topi_qdense_config, parallel), 2, b01, 1) < 0 ||
-      tune_define_field(sp, "wlayout", "packed w: 0 [..][nr][4] (4 k innermost), 1 [..][4][nr]",
-                        offsetof(topi_qdense_config, wlayout), 2, b01, 1) < 0)
+      tune_define_field(sp, "wlayout", "packed w: 0 [..][nr][4] (4 k innermost: the dot-product "
+                        "instruction), 1 [..][4][nr] (plain widening multiplies)",
+                        offsetof(topi_qdense_config, wlayout), 2, b01, 0) < 0)
     return -1;
   return 0;
 }
 
 const topi_template topi_tmpl_qnn_dense = {
-    "qnn_dense", "int8 dense, weight packed 4k-innermost, requantization fused",
+    "qnn_dense", "int8 dense on the dot-product instruction, requantization fused",
     TOPI_PROBLEM_QDENSE, sizeof(topi_qdense_config), qf_applies, qf_declare, qf_schedule,
     qf_space, "topi_qdense_config"};

@@ -55,6 +55,13 @@ te_tensor *qnn_bias(tec_ctx *ctx, te_tensor *bias, te_tensor *wsum, int64_t c, i
 /* wsum[o] = sum over the other dimensions of the int8 weight w (rank 2 or 4), int32. */
 te_tensor *qnn_wsum(tec_ctx *ctx, te_tensor *w);
 
+/* The dot-product path (sch_tensorize dot4) of qnn_conv2d and qnn_dense: whether the int8
+ * activations are read shifted to uint8 (q + 128; x86 with vpdpbusd, which multiplies u8 by
+ * s8; the zero point folded into the bias is then zp + 128), and dot4's lane count for a block
+ * of `block` int32 outputs on a target of `lanes` int32 lanes (16, 8 or 4 dividing block). */
+int qnn_dot_shift(const tec_target *t);
+int64_t qnn_dot_lanes(int64_t block, int lanes);
+
 /* The one-pass templates' schedule (qnn_pool, qnn_add; topi/qnn_pool.c): out's two outer
  * dimensions fused and parallel, its innermost (extent inner) split by the lanes and
  * vectorized, red (or NULL) computed per output vector. Their space: vectorize, parallel. */

@@ -24,22 +24,19 @@ static const topi_template *const registry[] = {
     &topi_tmpl_conv2d_spatial_pack,
     &topi_tmpl_dw_pw_fused,
     &topi_tmpl_batch_matmul,
-};
-#define NREG ((int)(sizeof registry / sizeof registry[0]))
-/* The int8 templates (docs/quantized.md): found by name (topi_declare & co. reach them) but not
- * in the enumeration yet: the `tec` command, the tuner's tasks and the trace test would first
- * need to read and fill their problems (quantization params, int8 arguments). */
-static const topi_template *const unlisted[] = {
-    &topi_tmpl_qnn_conv2d, &topi_tmpl_qnn_depthwise, &topi_tmpl_qnn_dense, &topi_tmpl_qnn_pool,
+    /* int8 (docs/quantized.md): their problems carry the quantization params (problem_text.c) */
+    &topi_tmpl_qnn_conv2d,
+    &topi_tmpl_qnn_depthwise,
+    &topi_tmpl_qnn_dense,
+    &topi_tmpl_qnn_pool,
     &topi_tmpl_qnn_add,
 };
+#define NREG ((int)(sizeof registry / sizeof registry[0]))
 
 const topi_template *topi_template_find(const char *name) {
   if (!name) return NULL;
   for (int i = 0; i < NREG; i++)
     if (!strcmp(registry[i]->name, name)) return registry[i];
-  for (size_t i = 0; i < sizeof unlisted / sizeof unlisted[0]; i++)
-    if (!strcmp(unlisted[i]->name, name)) return unlisted[i];
   return NULL;
 }
 int topi_template_count(void) { return NREG; }

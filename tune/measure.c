@@ -6,7 +6,8 @@
  * killed at the time-out, a crash is an error record, not the tuner's end. The child that
  * built a candidate (build_child.c) measures it through tune_bench_child_measure and
  * tune_bench_wait, the two sides of the same protocol. Arguments with a margin
- * (te_tensor_set_margin) are allocated whole; the output is compared in its window.
+ * (te_tensor_set_margin) are allocated whole; the output is compared in its window. Arguments
+ * are float32 or (the int8 templates') int8, uint8 and int32; the remote driver takes float32.
  * Anchored (tune_options.anchor): the default config's module, built and prepared once here
  * (forked children inherit it), is timed beside the candidate in every repeat, and each cost
  * is the candidate's time scaled by the anchor's speed in that repeat (see measure_here). */
@@ -26,9 +27,10 @@ struct tune_bench {
   int nargs;
   DLTensor *t;
   DLTensor **args;
-  float *out;      /* the output argument's data (the last argument) */
+  void *out;       /* the output argument's data (the last argument) */
+  tec_dtype otype; /* its type: float32, or an int8 template's int8 (out_at reads either) */
   int64_t nout;
-  float *ref;
+  float *ref;      /* the reference output, as float (exact for the integer types taken) */
   int ndim;                         /* the output's buffer: extents, and the window compared */
   int64_t ext[8], lo[8], hi[8];     /* (lo <= index < hi in every dimension; no margin: all) */
   tune_options o;
@@ -74,10 +76,27 @@ typedef struct bench_call {
   int64_t index; /* for the hook (-1: the anchor) */
 } bench_call;
 
+static int is_f32(tec_dtype t) { return t.code == TEC_FLOAT && t.bits == 32 && t.lanes == 1; }
+
+/* The tensor types the tuner fills and compares: float32, and the int8 templates' int8,
+ * uint8 and int32 (weights, bias, activations). */
+static int measurable(tec_dtype t) {
+  return is_f32(t) || (t.lanes == 1 && ((t.code == TEC_INT && (t.bits == 8 || t.bits == 32)) ||
+                                        (t.code == TEC_UINT && t.bits == 8)));
+}
+
+/* element e of an output of type t, as a double */
+static double out_at(tec_dtype t, const void *out, int64_t e) {
+  if (is_f32(t)) return ((const float *)out)[e];
+  if (t.code == TEC_UINT) return ((const uint8_t *)out)[e];
+  return t.bits == 8 ? ((const int8_t *)out)[e] : ((const int32_t *)out)[e];
+}
+
 static int32_t call_once(void *user) {
   bench_call *c = user;
   int32_t rc = tec_module_run(c->m, c->name, c->b->nargs, c->b->args);
-  if (c->b->o.hook) c->b->o.hook(c->b->o.hook_user, c->index, c->b->out, c->b->nout);
+  if (c->b->o.hook) /* the output as floats: float32 only (else NULL, tune.h) */
+    c->b->o.hook(c->b->o.hook_user, c->index, is_f32(c->b->otype) ? c->b->out : NULL, c->b->nout);
   return rc;
 }
 
@@ -143,8 +162,8 @@ tune_bench *tune_bench_new(tec_ctx *ctx, const tune_task *task, lower_func *f, c
   for (int i = 0; i < b->nargs; i++) {
     const te_tensor *a = f->user_args[i];
     int64_t shape[8];
-    if (a->ndim > 8 || a->type.code != TEC_FLOAT || a->type.bits != 32) {
-      tec_ctx_set_error(ctx, "tune: argument %s is not a float32 tensor of at most 8 dimensions; the tuner measures float32 operators", a->name);
+    if (a->ndim > 8 || !measurable(a->type)) {
+      tec_ctx_set_error(ctx, "tune: argument %s is not a float32, int8, uint8 or int32 tensor of at most 8 dimensions; the tuner measures operators on those", a->name);
       goto fail;
     }
     for (int d = 0; d < a->ndim; d++) /* a margin (te_tensor_set_margin): the whole buffer */
@@ -155,12 +174,18 @@ tune_bench *tune_bench_new(tec_ctx *ctx, const tune_task *task, lower_func *f, c
     if (tec_dl_alloc(&b->t[i], a->type, a->ndim, shape) != 0) goto oom;
     b->args[i] = &b->t[i];
     int64_t n = tec_dl_numel(&b->t[i]);
-    unsigned s = TUNE_FILL_SEED(i); /* the remote driver fills the same way (remote_driver.c) */
-    for (int64_t e = 0; e < n; e++)
-      s = s * 1103515245u + 12345u, ((float *)b->t[i].data)[e] = (float)((s >> 9) & 0xffff) / 32768.0f - 1.0f;
+    unsigned s = TUNE_FILL_SEED(i); /* the remote driver fills float32 the same way (remote_driver.c) */
+    for (int64_t e = 0; e < n; e++) {
+      s = s * 1103515245u + 12345u;
+      void *d = b->t[i].data;
+      if (is_f32(a->type)) ((float *)d)[e] = (float)((s >> 9) & 0xffff) / 32768.0f - 1.0f;
+      else if (a->type.bits == 8) ((uint8_t *)d)[e] = (uint8_t)(s >> 13); /* any byte */
+      else ((int32_t *)d)[e] = (int32_t)((s >> 9) % 2001u) - 1000;   /* a small int32 */
+    }
   }
   if (task && task->fill) task->fill(task, b->args, b->nargs);
   b->out = b->t[b->nargs - 1].data;
+  b->otype = f->user_args[b->nargs - 1]->type;
   b->nout = tec_dl_numel(&b->t[b->nargs - 1]);
   const te_tensor *o_t = f->user_args[b->nargs - 1]; /* the window compared, not the margin */
   b->ndim = o_t->ndim;
@@ -182,7 +207,7 @@ tune_bench *tune_bench_new(tec_ctx *ctx, const tune_task *task, lower_func *f, c
     }
   } else {
     int32_t rc = tec_module_run(m, f->user_name, b->nargs, b->args);
-    if (rc == 0) memcpy(b->ref, b->out, sizeof *b->ref * (size_t)b->nout);
+    for (int64_t e = 0; rc == 0 && e < b->nout; e++) b->ref[e] = (float)out_at(b->otype, b->out, e);
     if (rc != 0) {
       tec_module_free(m);
       tec_ctx_set_error(ctx, "tune: the default config (the reference) failed to run: %s", tec_rt_last_error());
@@ -214,10 +239,10 @@ static int in_window(const tune_bench *b, int64_t e) {
   return 1;
 }
 
-static tune_status compare(const tune_bench *b, const float *out, char *err, size_t errsize) {
+static tune_status compare(const tune_bench *b, tec_dtype t, const void *out, char *err, size_t errsize) {
   for (int64_t e = 0; e < b->nout; e++) {
     if (!in_window(b, e)) continue; /* the margin is the caller's: never written */
-    double x = out[e], y = b->ref[e];
+    double x = out_at(t, out, e), y = b->ref[e];
     if (isnan(y) && isnan(x)) continue;
     if (!(fabs(x - y) <= b->o.rtol * (1.0 + fabs(y)))) {
       snprintf(err, errsize, "wrong output: element %lld is %.9g, the reference %.9g (tolerance %g * (1 + |reference|))",
@@ -229,8 +254,12 @@ static tune_status compare(const tune_bench *b, const float *out, char *err, siz
 }
 
 tune_status tune_bench_check(const tune_bench *b, int64_t index, float *out, char *err, size_t errsize) {
+  if (!is_f32(b->otype)) { /* the remote driver (remote_driver.c) fills and returns float32 */
+    snprintf(err, errsize, "the remote measurement takes float32 operators (this output is not)");
+    return TUNE_RUN_ERROR;
+  }
   if (b->o.hook) b->o.hook(b->o.hook_user, index, out, b->nout);
-  return compare(b, out, err, errsize);
+  return compare(b, b->otype, out, err, errsize);
 }
 
 const tune_options *tune_bench_options(const tune_bench *b) { return &b->o; }
@@ -244,7 +273,10 @@ int64_t tune_calls_per_cost(double min_repeat_ms, double call_s) {
 /* The output filled with NaN (a candidate that writes nothing is wrong) and m's prepare run on
  * the arguments: TUNE_OK, or TUNE_RUN_ERROR with why in err. */
 static tune_status prepare(tune_bench *b, tec_module *m, const lower_func *f, char *err, size_t errsize) {
-  for (int64_t e = 0; e < b->nout; e++) b->out[e] = NAN;
+  if (is_f32(b->otype)) /* an integer output: a byte pattern (a candidate writing nothing is
+                          wrong where the reference differs from it) */
+    for (int64_t e = 0; e < b->nout; e++) ((float *)b->out)[e] = NAN;
+  else memset(b->out, 0x55, (size_t)(b->nout * tec_dtype_bytes(b->otype)));
   if (tec_module_bind_constants(m, f->user_name, b->nargs, b->args) == 0) return TUNE_OK;
   snprintf(err, errsize, "prepare failed: %s", tec_rt_last_error());
   return TUNE_RUN_ERROR;
@@ -292,7 +324,7 @@ static void measure_here(tune_bench *b, tec_module *m, const lower_func *f, int6
       return;
     }
     tune_note(fd, 'r');
-    if (i == 0 && compare(b, b->out, r->error, sizeof r->error) != TUNE_OK) {
+    if (i == 0 && compare(b, b->otype, b->out, r->error, sizeof r->error) != TUNE_OK) {
       r->status = TUNE_WRONG;
       return;
     }
@@ -319,7 +351,7 @@ tune_status tune_bench_ready(tune_bench *b, tec_module *m, const lower_func *f, 
   if (prepare(b, m, f, err, errsize) != TUNE_OK) return TUNE_RUN_ERROR;
   double s;
   tune_status st = tune_bench_time(b, m, f, index, 1, &s, err, errsize);
-  if (st == TUNE_OK) st = compare(b, b->out, err, errsize);
+  if (st == TUNE_OK) st = compare(b, b->otype, b->out, err, errsize);
   for (int i = 0; i < b->o.warmup && st == TUNE_OK; i++) st = tune_bench_time(b, m, f, index, 1, &s, err, errsize);
   return st;
 }

@@ -104,7 +104,7 @@ struct topi_template {
 };
 
 /* The registered templates: by name (NULL if unknown), and all of them in order (the int8
- * qnn_* templates are found by name only: not yet enumerated, docs/quantized.md). */
+ * qnn_* templates last). */
 const topi_template *topi_template_find(const char *name);
 int topi_template_count(void);
 const topi_template *topi_template_at(int i);
@@ -600,16 +600,23 @@ typedef struct topi_qadd {
 /* "qnn_conv2d" (topi_qconv2d, groups 1): the kernel packed in prepare into
  * [C_out/y][C_in/x][kh][kw][x/4][y][4] (oneDNN's OIhw4i16o4i for x = y = 16: 4 input channels
  * innermost, a dot-product instruction's operand), its sums folded into the bias and the
- * multipliers m[c] computed there too; a register tile of ow_tile output columns of one
- * output-channel block (y lanes vectorized), the reduction (ci block, ky, kx, x/4, 4) with the
- * 4 innermost and unrolled, the requantization applied as the tile is written. */
+ * multipliers m[c] computed there too; a register tile of oc_tile output-channel blocks x
+ * ow_tile output columns, the reduction (ci block, ky, kx, x/4) outside it and the 4 input
+ * channels x the block's lanes mapped onto the target's dot-product instruction by
+ * sch_tensorize (vpdpbusd on VNNI, the input then read as uint8 from a per-call padded copy;
+ * vpmaddwd without VNNI; sdot on AArch64 +dotprod; docs/tensorize.md), the requantization
+ * applied as the tile is written. wlayout 1: the older plain nest (no instruction mapping). */
 typedef struct topi_qconv2d_config {
   int64_t ow_tile;    /* output columns per register tile */
   int64_t parallel;   /* 1: parallel over (n, output-channel block, rows) fused */
   int64_t wlayout;    /* the packed kernel's two innermost dimensions: 0 [y][4] (OIhw4i16o4i:
-                         4 input channels innermost, a dot-product instruction's operand), 1
-                         [4][y] (output channels innermost: contiguous vectors for the plain
-                         widening multiplies LLVM vectorizes) */
+                         the dot-product path, the default), 1 [4][y] (output channels
+                         innermost: plain widening multiplies LLVM vectorizes) */
+  int64_t oc_tile;    /* output-channel blocks per register tile: one broadcast of 4 input
+                         bytes feeds oc_tile * y / lanes dot-product instructions */
+  int64_t in_row;     /* 1: the input copy (padding, uint8 shift) made per output row inside
+                         the row loop, the output blocks inside it (the rows stay in L1); 0:
+                         once per call. The default: 1 for 1x1 kernels */
 } topi_qconv2d_config;
 
 /* "qnn_depthwise" (topi_qconv2d, groups == c_in == c_out, any kh x kw, stride, padding): the
@@ -622,14 +629,16 @@ typedef struct topi_qdepthwise_config {
 } topi_qdepthwise_config;
 
 /* "qnn_dense" (topi_qdense): w packed in prepare into [ceil(n/nr)][ceil(k/4)][nr][4] (zero
- * past n and k; wlayout 1: [..][4][nr]), an mr x nr register tile over the whole k loop (4
- * innermost, unrolled), nr vectorized, the requantization applied as the tile is written. */
+ * past n and k; wlayout 1: [..][4][nr]), an mr x nr register tile over the whole k loop; the
+ * dot-product path (wlayout 0, the default) maps each 4 k x lanes columns onto the target's
+ * instruction (sch_tensorize, as qnn_conv2d), the requantization applied as the tile is
+ * written. */
 typedef struct topi_qdense_config {
   int64_t mr;         /* rows per register tile */
   int64_t nr;         /* columns per register tile (the packed panel width) */
   int64_t parallel;   /* 1: the panel loop parallel */
-  int64_t wlayout;    /* the panel's two innermost dimensions: 0 [nr][4] (4 k innermost, the
-                         dot-product operand), 1 [4][nr] (plain vectorization, the default) */
+  int64_t wlayout;    /* the panel's two innermost dimensions: 0 [nr][4] (4 k innermost: the
+                         dot-product path, the default), 1 [4][nr] (plain vectorization) */
 } topi_qdense_config;
 
 /* "qnn_pool" (topi_qpool) and "qnn_add" (topi_qadd): one pass, the innermost dimension
@@ -682,6 +691,10 @@ typedef union topi_problem {
   topi_softmax softmax;
   topi_eltwise eltwise;
   topi_batch_matmul bmm;
+  topi_qconv2d qconv;
+  topi_qdense qdense;
+  topi_qpool qpool;
+  topi_qadd qadd;
 } topi_problem;
 /* problem (of kind) as text in ctx's arena; NULL with an error (out of memory) */
 const char *topi_problem_str(tec_ctx *ctx, topi_problem_kind kind, const void *problem);

@@ -214,7 +214,8 @@ typedef struct tune_options {
   void *reference_user;
   /* Test hook, called in the measuring process after every call of candidate `index` (its
    * first is the one checked): may change the output (a wrong candidate) or sleep (a
-   * time-out). Anchored, also after every timed call of the anchor, with index -1. */
+   * time-out). Anchored, also after every timed call of the anchor, with index -1. out is
+   * NULL when the output is not float32 (an int8 template's). */
   void (*hook)(void *user, int64_t index, float *out, int64_t nout);
   void *hook_user;
   /* Test clock (NULL: the monotonic clock): seconds, read with hook_user wherever a local
