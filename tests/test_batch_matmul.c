@@ -58,6 +58,10 @@ START_TEST(odd_sizes_both_transposes) {
       ck_assert_msg(e < 1e-4, "ta %d tb %d: max error %g", ta, tb, e);
       p = (topi_batch_matmul){.batch = 1, .m = 1, .n = 1, .k = 1, .transpose_a = ta, .transpose_b = tb};
       ck_assert_double_lt(run(&p, NULL), 1e-6);
+      /* k past one vector and not a multiple of it: b transposed's pack splits k with a tail */
+      p = (topi_batch_matmul){.batch = 2, .m = 7, .n = 19, .k = 37, .transpose_a = ta, .transpose_b = tb};
+      e = run(&p, NULL);
+      ck_assert_msg(e < 1e-4, "k 37, ta %d tb %d: max error %g", ta, tb, e);
     }
 }
 END_TEST
