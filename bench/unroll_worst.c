@@ -1,0 +1,126 @@
+/* unroll_worst.c — each template's config with the largest unrolled body, and what it costs to
+ * build (issue #38 item 3: every config of a space builds in seconds).
+ *
+ *   unroll_worst [--no-build] [--timeout S] TEMPLATE SHAPE [TEMPLATE SHAPE ...]
+ *   unroll_worst depthwise_nchwc c=96,h=56,w=56,k=7,pad=3,in=NCHW16c,out=NCHW16c
+ *   unroll_worst --config ow_tile=14 depthwise_nchwc c=96,h=56,w=56,k=7,pad=3
+ *
+ * For each pair: every config the space holds for the host (its rule applied) is scheduled
+ * and lowered, and its program measured (tec_lower_program_size); the line names the config
+ * with the largest unrolled body, its body and its program's stores and IR nodes, and how many
+ * configs were lowered. Then that config is JIT-built at -O3 in a forked child (killed after
+ * the time-out, default 300 s): CPU seconds (user + system, one thread: the figure to compare
+ * on a loaded machine), wall seconds and peak RSS. --config builds that config instead of
+ * searching. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "tec/tec.h"
+#include "tec/topi.h"
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* config cfg of declaration d scheduled and lowered: its function, or NULL */
+static lower_func *lower_config(const topi_decl *d, const tec_target *tg, const void *cfg) {
+  topi_op op;
+  if (topi_schedule_as(d, NULL, cfg, tg, &op)) return NULL;
+  return tec_lower(op.sched, "f", op.nargs, op.args);
+}
+
+static int one(const char *tname, const char *shape, const char *given, int build, int timeout) {
+  tec_ctx *ctx = tec_ctx_new();
+  const topi_template *t = topi_template_find(tname);
+  topi_problem p;
+  topi_decl d;
+  tune_space sp;
+  const tec_target *tg = tec_target_parse(ctx, "llvm");
+  if (!t || !tg || topi_problem_parse(ctx, t, shape, &p) || topi_declare_as(ctx, tname, NULL, &p, &d) ||
+      topi_space_as(ctx, tname, NULL, &p, tg, &sp)) {
+    printf("%s %s: %s\n", tname, shape, t ? tec_ctx_error(ctx) : "unknown template");
+    tec_ctx_free(ctx);
+    return 1;
+  }
+  void *cfg = tec_ctx_alloc(ctx, sp.config_size), *worst = tec_ctx_alloc(ctx, sp.config_size);
+  int64_t nlow = 0, best = -1;
+  tec_program_size bs = {0, 0, 0};
+  double t0 = now();
+  if (given) {
+    if (tune_config_parse(ctx, &sp, given, worst)) {
+      printf("%s %s: %s\n", tname, shape, tec_ctx_error(ctx));
+      tec_ctx_free(ctx);
+      return 1;
+    }
+    lower_func *f = lower_config(&d, tg, worst);
+    if (f) bs = tec_lower_program_size(f), nlow = 1;
+  } else {
+    for (int64_t i = 0; i < tune_space_range(&sp); i++) {
+      if (!tune_space_allows(&sp, i) || tune_space_config(&sp, i, cfg)) continue;
+      tec_ctx *c2 = tec_ctx_new(); /* each lowering in its own arena */
+      topi_decl d2;
+      if (topi_declare_as(c2, tname, NULL, &p, &d2) == 0) {
+        lower_func *f = lower_config(&d2, tg, cfg);
+        if (f) {
+          tec_program_size s = tec_lower_program_size(f);
+          nlow++;
+          if (s.unrolled_body > best) best = s.unrolled_body, bs = s, memcpy(worst, cfg, sp.config_size);
+        }
+      }
+      tec_ctx_free(c2);
+    }
+  }
+  printf("%-20s %s\n  worst: %s  unrolled body %lld stores, program %lld stores %lld nodes (%lld configs "
+         "lowered in %.1f s)\n",
+         tname, shape, tune_config_str(ctx, &sp, worst), (long long)bs.unrolled_body,
+         (long long)bs.stores, (long long)bs.nodes, (long long)nlow, now() - t0);
+  fflush(stdout);
+  if (!build || !nlow) return tec_ctx_free(ctx), 0;
+  pid_t pid = fork();
+  if (pid == 0) {
+    alarm((unsigned)timeout);
+    double w0 = now();
+    lower_func *f = lower_config(&d, tg, worst);
+    tec_module *m = f ? tec_build(ctx, 1, &f, NULL) : NULL;
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("  build: %s cpu %.1f s wall %.1f s peak %.0f MB\n", m ? "ok" : tec_ctx_error(ctx),
+           (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+               1e-6 * (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec),
+           now() - w0, (double)ru.ru_maxrss / 1024);
+    fflush(stdout);
+    _exit(m ? 0 : 1);
+  }
+  int st = 0;
+  double w0 = now();
+  if (pid > 0) waitpid(pid, &st, 0);
+  if (pid > 0 && WIFSIGNALED(st)) {
+    printf("  build: killed after %.0f s wall (signal %d)\n", now() - w0, WTERMSIG(st));
+  }
+  tec_ctx_free(ctx);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  int build = 1, timeout = 300, a = 1, rc = 0;
+  const char *given = NULL;
+  for (; a < argc && strncmp(argv[a], "--", 2) == 0; a++) {
+    if (strcmp(argv[a], "--no-build") == 0) build = 0;
+    else if (strcmp(argv[a], "--timeout") == 0 && a + 1 < argc) timeout = atoi(argv[++a]);
+    else if (strcmp(argv[a], "--config") == 0 && a + 1 < argc) given = argv[++a];
+    else return fprintf(stderr, "unroll_worst: unknown option %s\n", argv[a]), 2;
+  }
+  if (a >= argc || (argc - a) % 2)
+    return fprintf(stderr, "usage: unroll_worst [--no-build] [--timeout S] [--config C] "
+                           "TEMPLATE SHAPE ...\n"), 2;
+  tec_rt_set_num_threads(1);
+  for (; a + 1 < argc; a += 2) rc |= one(argv[a], argv[a + 1], given, build, timeout);
+  return rc;
+}
