@@ -34,7 +34,7 @@ static const cap_case cases[] = {
 };
 
 /* The unrolled body of config cfg of template t on problem p; -1 when it does not lower. */
-static int64_t body_of(const topi_template *t, const topi_problem *p, const void *cfg,
+static int64_t body_of(const topi_template *t, const void *p, const void *cfg,
                        const char **err) {
   tec_ctx *ctx = tec_ctx_new();
   topi_decl d;
@@ -84,30 +84,49 @@ static int pick(const tune_space *sp, int64_t *out, int max) {
   return m;
 }
 
-START_TEST(every_space_within_the_cap) {
-  const cap_case *c = &cases[_i];
+/* Every picked config of t's space on problem p lowers to a body within the cap. */
+static void check_space(const topi_template *t, const void *p, const char *what) {
   tec_ctx *ctx = tec_ctx_new();
-  const topi_template *t = topi_template_find(c->tmpl);
-  ck_assert_ptr_nonnull(t);
-  topi_problem p;
   tune_space sp;
-  OK(ctx, topi_problem_parse(ctx, t, c->shape, &p));
-  OK(ctx, t->space(ctx, &p, NULL, &sp));
+  OK(ctx, t->space(ctx, p, NULL, &sp));
   int64_t idx[48], worst = 0;
   int n = pick(&sp, idx, 48);
   void *cfg = tec_ctx_alloc(ctx, sp.config_size);
   for (int k = 0; k < n; k++) {
     OK(ctx, tune_space_config(&sp, idx[k], cfg));
     const char *err = NULL;
-    int64_t body = body_of(t, &p, cfg, &err);
-    ck_assert_msg(body >= 0, "%s %s %s: %s", c->tmpl, c->shape, tune_config_str(ctx, &sp, cfg), err);
+    int64_t body = body_of(t, p, cfg, &err);
+    ck_assert_msg(body >= 0, "%s %s %s: %s", t->name, what, tune_config_str(ctx, &sp, cfg), err);
     ck_assert_msg(body <= TOPI_UNROLL_MAX, "%s %s: config %s unrolls %lld statements (cap %d)",
-                  c->tmpl, c->shape, tune_config_str(ctx, &sp, cfg), (long long)body,
+                  t->name, what, tune_config_str(ctx, &sp, cfg), (long long)body,
                   TOPI_UNROLL_MAX);
     if (body > worst) worst = body;
   }
   ck_assert_int_gt(worst, 0); /* something was counted */
   tec_ctx_free(ctx);
+}
+
+START_TEST(every_space_within_the_cap) {
+  const cap_case *c = &cases[_i];
+  tec_ctx *ctx = tec_ctx_new();
+  const topi_template *t = topi_template_find(c->tmpl);
+  ck_assert_ptr_nonnull(t);
+  topi_problem p;
+  OK(ctx, topi_problem_parse(ctx, t, c->shape, &p));
+  check_space(t, &p, c->shape);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* qnn_depthwise (no text form yet: its quantization parameters), 7x7 on NCHW16c */
+START_TEST(qnn_depthwise_within_the_cap) {
+  const topi_layout l16 = {.kind = TOPI_NCHWC, .block = 16};
+  topi_qconv2d q = {.conv = {.n = 1, .c_in = 16, .h = 28, .w = 28, .c_out = 16, .kh = 7, .kw = 7,
+                             .stride_h = 1, .stride_w = 1, .pad_h = 3, .pad_w = 3,
+                             .dilation_h = 1, .dilation_w = 1, .groups = 16, .in_layout = l16,
+                             .out_layout = l16},
+                    .in = {0.05f, 0}, .out = {0.1f, 0}};
+  check_space(topi_template_find("qnn_depthwise"), &q, "16x28x28 7x7 NCHW16c");
 }
 END_TEST
 
@@ -183,6 +202,7 @@ Suite *unroll_cap_suite(void) {
   TCase *t = tcase_create("cap");
   tcase_set_timeout(t, 120);
   tcase_add_loop_test(t, every_space_within_the_cap, 0, (int)(sizeof cases / sizeof cases[0]));
+  tcase_add_test(t, qnn_depthwise_within_the_cap);
   tcase_add_test(t, rule_refuses_what_the_count_exceeds);
   tcase_add_test(t, counter_counts_unrolled_copies);
   suite_add_tcase(s, t);
