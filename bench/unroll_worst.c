@@ -1,7 +1,7 @@
 /* unroll_worst.c — each template's config with the largest unrolled body, and what it costs to
  * build (issue #38 item 3: every config of a space builds in seconds).
  *
- *   unroll_worst [--no-build] [--timeout S] TEMPLATE SHAPE [TEMPLATE SHAPE ...]
+ *   unroll_worst [--no-build] [--timeout S] [--heaviest N] TEMPLATE SHAPE [TEMPLATE SHAPE ...]
  *   unroll_worst depthwise_nchwc c=96,h=56,w=56,k=7,pad=3,in=NCHW16c,out=NCHW16c
  *   unroll_worst --config ow_tile=14 depthwise_nchwc c=96,h=56,w=56,k=7,pad=3
  *
@@ -11,7 +11,9 @@
  * configs were lowered. Then that config is JIT-built at -O3 in a forked child (killed after
  * --timeout CPU seconds, default 300): CPU seconds (user + system, one thread: the figure to compare
  * on a loaded machine), wall seconds and peak RSS. --config builds that config instead of
- * searching. */
+ * searching; --heaviest N lowers only the N configs of the largest knob values (the product of
+ * 1 + each value, as tests/test_unroll_cap.c picks them) where a space is too large to lower
+ * whole. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +36,8 @@ static lower_func *lower_config(const topi_decl *d, const tec_target *tg, const 
   if (topi_schedule_as(d, NULL, cfg, tg, &op)) return NULL;
   return tec_lower(op.sched, "f", op.nargs, op.args);
 }
+
+static int heaviest = 0; /* > 0: lower only that many configs, those of the largest knob values */
 
 static int one(const char *tname, const char *shape, const char *given, int build, int timeout) {
   tec_ctx *ctx = tec_ctx_new();
@@ -61,8 +65,26 @@ static int one(const char *tname, const char *shape, const char *given, int buil
     lower_func *f = lower_config(&d, tg, worst);
     if (f) bs = tec_lower_program_size(f), nlow = 1;
   } else {
-    for (int64_t i = 0; i < tune_space_range(&sp); i++) {
-      if (!tune_space_allows(&sp, i) || tune_space_config(&sp, i, cfg)) continue;
+    int64_t range = tune_space_range(&sp), n = 0, *order = calloc((size_t)range, sizeof *order);
+    double *w = calloc((size_t)range, sizeof *w);
+    for (int64_t i = 0; order && w && i < range; i++) {
+      if (!tune_space_allows(&sp, i)) continue;
+      w[i] = 1;
+      for (int k = 0; k < sp.nknobs; k++) w[i] *= 1.0 + (double)tune_space_get(&sp, i, k)[0];
+      order[n++] = i;
+    }
+    if (heaviest > 0 && heaviest < n) { /* the heaviest by knob values, a selection sort */
+      for (int64_t a = 0; a < heaviest; a++)
+        for (int64_t b = a + 1; b < n; b++)
+          if (w[order[b]] > w[order[a]]) {
+            int64_t x = order[a];
+            order[a] = order[b], order[b] = x;
+          }
+      n = heaviest;
+    }
+    for (int64_t j = 0; j < n; j++) {
+      int64_t i = order[j];
+      if (tune_space_config(&sp, i, cfg)) continue;
       tec_ctx *c2 = tec_ctx_new(); /* each lowering in its own arena */
       topi_decl d2;
       if (topi_declare_as(c2, tname, NULL, &p, &d2) == 0) {
@@ -75,6 +97,7 @@ static int one(const char *tname, const char *shape, const char *given, int buil
       }
       tec_ctx_free(c2);
     }
+    free(order), free(w);
   }
   printf("%-20s %s\n  worst: %s  unrolled body %lld stores, program %lld stores %lld nodes (%lld configs "
          "lowered in %.1f s)\n",
@@ -116,10 +139,11 @@ int main(int argc, char **argv) {
     if (strcmp(argv[a], "--no-build") == 0) build = 0;
     else if (strcmp(argv[a], "--timeout") == 0 && a + 1 < argc) timeout = atoi(argv[++a]);
     else if (strcmp(argv[a], "--config") == 0 && a + 1 < argc) given = argv[++a];
+    else if (strcmp(argv[a], "--heaviest") == 0 && a + 1 < argc) heaviest = atoi(argv[++a]);
     else return fprintf(stderr, "unroll_worst: unknown option %s\n", argv[a]), 2;
   }
   if (a >= argc || (argc - a) % 2)
-    return fprintf(stderr, "usage: unroll_worst [--no-build] [--timeout S] [--config C] "
+    return fprintf(stderr, "usage: unroll_worst [--no-build] [--timeout S] [--config C] [--heaviest N] "
                            "TEMPLATE SHAPE ...\n"), 2;
   tec_rt_set_num_threads(1);
   for (; a + 1 < argc; a += 2) rc |= one(argv[a], argv[a + 1], given, build, timeout);
