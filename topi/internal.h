@@ -60,6 +60,12 @@ int64_t topi_divisor_upto(int64_t n, int64_t cap);
  * whatever it unrolls (its spaces are never empty). depthwise_nchwc 96x56x56 7x7 NCHW16c,
  * 1632 statements: 4.8 CPU s to build (issue #38). */
 #define TOPI_UNROLL_MAX 1536
+/* dense's register rule (the mr x nr tile's accumulators within the vector registers) as the
+ * rule of space sp, whose config struct holds the GEMM's mr and nr as int64 fields at mr_off
+ * and nr_off (knob_mask: those knobs); dense: the GEMM's own dense space. 0 (nothing set where
+ * dense has no rule), -1 with an error. */
+int topi_dense_rule_on(tec_ctx *ctx, tune_space *sp, unsigned knob_mask, const tune_space *dense,
+                       size_t mr_off, size_t nr_off);
 static inline int topi_unroll_ok(int64_t body) { return body <= TOPI_UNROLL_MAX; }
 
 /* ---- schedules ---- */
