@@ -1,9 +1,7 @@
 /* test_fuzz_found.c — schedules the schedule-API fuzzer (tec-difftest, difftest/) found
  * failing, each kept as its shrunk reproducer: it must now lower, build and match the plain C
  * loops of its program (dt_instance_check), and its IR must show the fix where one is visible.
- * The fuzzer run that found each is named beside it; the last, a deep inline chain, came from
- * issue #38's probe program. */
-#include <math.h>
+ * The fuzzer run that found each is named beside it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,66 +173,6 @@ START_TEST(prefetch_past_the_loop) {
 }
 END_TEST
 
-/* Issue #38 item 3 (a probe program, not the fuzzer): a chain of compute_inline stages, each
- * reading its producer at two different elements, one at a squared index kept in range by a
- * mod, Bk[i] = (B(k-1)[i] + B(k-1)[i*i % 64]) * 0.5. Substituting copies made a tree of 2^N
- * reads (8 layers took 21-40 s and 2.4 GB); the inlined values are now bound once per
- * distinct element, so the lowered program grows with the distinct elements read (N^2 / 2 at
- * most here). Its size is counted in IR nodes (tec_lower_program_size, every use counted):
- * 100 layers measured 44387 (2026-12-06); the bound leaves room, an exponential tree passes it
- * by 10^25. The 100-layer program is built (-O0) and its numbers checked against plain C. */
-enum { CH_N = 64 };
-static const ir_expr *ch_first(tec_ctx *ctx, const ir_expr *const *i, void *u) {
-  return ir_mul(TE_AT((te_tensor *)u, i[0]), ir_float(ctx, 0.5));
-}
-static const ir_expr *ch_next(tec_ctx *ctx, const ir_expr *const *i, void *u) {
-  const ir_expr *sq = ir_mod(ir_mul(i[0], i[0]), ir_int(ctx, CH_N));
-  return ir_mul(ir_add(TE_AT((te_tensor *)u, i[0]), TE_AT((te_tensor *)u, sq)), ir_float(ctx, 0.5));
-}
-
-static int64_t chain_nodes(int layers, int run) {
-  tec_ctx *ctx = tec_ctx_new();
-  te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 1, TE_SHAPE(ctx, CH_N)), *B[101];
-  B[0] = te_compute(ctx, &(te_compute_decl){.name = "B0", .ndim = 1, .shape = A->shape,
-                                            .body = ch_first, .user = A});
-  for (int k = 1; k <= layers; k++)
-    B[k] = te_compute(ctx, &(te_compute_decl){.name = tec_ctx_printf(ctx, "B%d", k), .ndim = 1,
-                                              .shape = A->shape, .body = ch_next, .user = B[k - 1]});
-  sch_schedule *s = sch_create(ctx, 1, &B[layers]);
-  for (int k = 0; k < layers; k++) OK(ctx, sch_compute_inline(sch_stage_of(s, B[k])));
-  lower_func *f = tec_lower(s, "chain", 2, (te_tensor *[]){A, B[layers]});
-  ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
-  tec_program_size size = tec_lower_program_size(f);
-  ck_assert_int_eq(size.stores, 1); /* one loop, one store: everything inlined */
-  if (run) {
-    tec_module *m = tec_build(ctx, 1, &f, "llvm -O0");
-    ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
-    DLTensor a = tu_rand_f32(1, (int64_t[]){CH_N}, 38), b = tu_zeros(TEC_F32, 1, (int64_t[]){CH_N});
-    ck_assert_int_eq(TEC_RUN(m, "chain", &a, &b), 0);
-    double cur[CH_N], nx[CH_N];
-    for (int i = 0; i < CH_N; i++) cur[i] = tu_f32(&a)[i] * 0.5;
-    for (int k = 1; k <= layers; k++) {
-      for (int i = 0; i < CH_N; i++) nx[i] = (cur[i] + cur[(i * i) % CH_N]) * 0.5;
-      memcpy(cur, nx, sizeof cur);
-    }
-    for (int i = 0; i < CH_N; i++)
-      ck_assert_msg(fabs(tu_f32(&b)[i] - cur[i]) < 1e-5, "element %d: %g, plain C %g", i,
-                    tu_f32(&b)[i], cur[i]);
-    tec_dl_free(&a), tec_dl_free(&b);
-  }
-  tec_ctx_free(ctx);
-  return size.nodes;
-}
-
-START_TEST(inline_chain_squared_index) {
-  int64_t n25 = chain_nodes(25, 0), n50 = chain_nodes(50, 0), n100 = chain_nodes(100, 1);
-  /* at most quadratic in the layers (a doubling costs at most 4.5x), and bounded at 100 */
-  ck_assert_msg(n50 <= 9 * n25 / 2 && n100 <= 9 * n50 / 2, "nodes %lld %lld %lld", (long long)n25,
-                (long long)n50, (long long)n100);
-  ck_assert_msg(n100 < 60000, "100 layers: %lld IR nodes", (long long)n100);
-}
-END_TEST
-
 Suite *fuzz_found_suite(void) {
   Suite *s = suite_create("fuzz_found");
   TCase *t = tcase_create("found");
@@ -246,7 +184,6 @@ Suite *fuzz_found_suite(void) {
   tcase_add_test(t, factor_past_a_symbolic_extent);
   tcase_add_test(t, round_up_past_the_extent);
   tcase_add_test(t, prefetch_past_the_loop);
-  tcase_add_test(t, inline_chain_squared_index);
   suite_add_tcase(s, t);
   return s;
 }
