@@ -22,8 +22,8 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
+#include "common.h"
 #include "tec/tec.h"
 
 static int64_t chain_n = 64;
@@ -37,20 +37,10 @@ static const ir_expr *next(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   return ir_mul(ir_add(TE_AT(p, i[0]), TE_AT(p, sq)), ir_float(ctx, 0.5));
 }
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-/* CPU seconds of this process (user + system): less disturbed than wall time by the other
- * processes of a loaded machine */
-static double cpu(void) {
-  struct rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-         1e-6 * (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
-}
+/* wall seconds; CPU seconds of this process (every thread), less disturbed than wall time by
+ * the other processes of a loaded machine */
+static double now(void) { return bench_now(CLOCK_MONOTONIC); }
+static double cpu(void) { return bench_now(CLOCK_PROCESS_CPUTIME_ID); }
 
 /* tree size of the program (every use of a shared node counted) */
 static long long nodes;

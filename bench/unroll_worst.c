@@ -19,16 +19,12 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
+#include "common.h"
 #include "tec/tec.h"
 #include "tec/topi.h"
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+static double now(void) { return bench_now(CLOCK_MONOTONIC); }
 
 /* config cfg of declaration d scheduled and lowered: its function, or NULL */
 static lower_func *lower_config(const topi_decl *d, const tec_target *tg, const void *cfg) {
