@@ -12,8 +12,8 @@
  *
  * Each chain runs in a forked child (peak RSS is the child's own, getrusage(RUSAGE_SELF)) and
  * prints one line: layers, CPU seconds (user + system) to lower and to build (JIT, the given
- * -O level), the same in wall time, peak RSS in MB, the lowered program's size in IR nodes (a tree walk: a shared node counts at
- * every use, what codegen walks) and whether the output matched plain C (a child that ran
+ * -O level), the same in wall time, peak RSS in MB, the lowered program's size in IR nodes
+ * (tec_lower_program_size: a shared node counts at every use, what codegen walks) and whether the output matched plain C (a child that ran
  * over 600 s is killed). One thread: CPU time is the figure to compare on a loaded machine. */
 #include <math.h>
 #include <signal.h>
@@ -105,7 +105,8 @@ int main(int argc, char **argv) {
   const char *opt = "llvm -O3";
   if (a < argc && argv[a][0] == '-') opt = strcmp(argv[a++], "-O0") == 0 ? "llvm -O0" : "llvm -O3";
   int deflt[] = {8, 9, 20, 50, 100}, nl = argc - a;
-  printf("# inline chain, n %lld, %s: layers, lower and build CPU s, lower and build wall s, peak RSS MB, IR nodes, check\n",
+  printf("# inline chain, n %lld, %s: layers, lower and build CPU s, lower and build wall s, "
+         "peak RSS MB, IR nodes, check\n",
          (long long)chain_n, opt);
   fflush(stdout);
   int rc = 0;

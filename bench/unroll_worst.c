@@ -9,8 +9,8 @@
  * and lowered, and its program measured (tec_lower_program_size); the line names the config
  * with the largest unrolled body, its body and its program's stores and IR nodes, and how many
  * configs were lowered. Then that config is JIT-built at -O3 in a forked child (killed after
- * --timeout CPU seconds, default 300): CPU seconds (user + system, one thread: the figure to compare
- * on a loaded machine), wall seconds and peak RSS. --config builds that config instead of
+ * --timeout CPU seconds, default 300): CPU seconds (user + system, one thread: the figure to
+ * compare on a loaded machine), wall seconds and peak RSS. --config builds that config instead of
  * searching; --heaviest N lowers only the N configs of the largest knob values (the product of
  * 1 + each value, as tests/test_unroll_cap.c picks them) where a space is too large to lower
  * whole. */
@@ -42,7 +42,8 @@ static int one(const char *tname, const char *shape, const char *given, int buil
   topi_decl d;
   tune_space sp;
   const tec_target *tg = tec_target_parse(ctx, "llvm");
-  if (!t || !tg || topi_problem_parse(ctx, t, shape, &p) || topi_declare_as(ctx, tname, NULL, &p, &d) ||
+  if (!t || !tg || topi_problem_parse(ctx, t, shape, &p) ||
+      topi_declare_as(ctx, tname, NULL, &p, &d) ||
       topi_space_as(ctx, tname, NULL, &p, tg, &sp)) {
     printf("%s %s: %s\n", tname, shape, t ? tec_ctx_error(ctx) : "unknown template");
     tec_ctx_free(ctx);
@@ -88,14 +89,16 @@ static int one(const char *tname, const char *shape, const char *given, int buil
         if (f) {
           tec_program_size s = tec_lower_program_size(f);
           nlow++;
-          if (s.unrolled_body > best) best = s.unrolled_body, bs = s, memcpy(worst, cfg, sp.config_size);
+          if (s.unrolled_body > best)
+            best = s.unrolled_body, bs = s, memcpy(worst, cfg, sp.config_size);
         }
       }
       tec_ctx_free(c2);
     }
     free(order), free(w);
   }
-  printf("%-20s %s\n  worst: %s  unrolled body %lld stores, program %lld stores %lld nodes (%lld configs "
+  printf("%-20s %s\n  worst: %s  unrolled body %lld stores, program %lld stores %lld nodes "
+         "(%lld configs "
          "lowered in %.1f s)\n",
          tname, shape, tune_config_str(ctx, &sp, worst), (long long)bs.unrolled_body,
          (long long)bs.stores, (long long)bs.nodes, (long long)nlow, now() - t0);
@@ -139,7 +142,8 @@ int main(int argc, char **argv) {
     else return fprintf(stderr, "unroll_worst: unknown option %s\n", argv[a]), 2;
   }
   if (a >= argc || (argc - a) % 2)
-    return fprintf(stderr, "usage: unroll_worst [--no-build] [--timeout S] [--config C] [--heaviest N] "
+    return fprintf(stderr, "usage: unroll_worst [--no-build] [--timeout S] [--config C] "
+                           "[--heaviest N] "
                            "TEMPLATE SHAPE ...\n"), 2;
   tec_rt_set_num_threads(1);
   for (; a + 1 < argc; a += 2) rc |= one(argv[a], argv[a + 1], given, build, timeout);

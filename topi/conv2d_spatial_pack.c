@@ -247,7 +247,8 @@ static int sp_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
   sp_rule rule = {lanes, regs, p->kh * p->kw};
   if (!topi_unroll_ok(sp_body(&rule, dvh, 1))) dvh = vhs[0];
   for (int i = 0; i < nvw; i++)
-    if (dvh * vws[i] * nv + nv + 1 <= regs && (!small || dvh * vws[i] * nv <= regs / (window ? 4 : 2)) &&
+    if (dvh * vws[i] * nv + nv + 1 <= regs &&
+        (!small || dvh * vws[i] * nv <= regs / (window ? 4 : 2)) &&
         topi_unroll_ok(sp_body(&rule, dvh, vws[i])))
       dvw = vws[i];
   if (tune_space_init(ctx, sp, topi_tmpl_conv2d_spatial_pack.name,

@@ -368,7 +368,8 @@ static int space(const topi_template *t, tec_ctx *ctx, const topi_pool *p, const
   if (tune_space_init(ctx, sp, t->name, t->config_size) ||
       tune_define_field(sp, "vectorize", "innermost output dimension vectorized (by lanes)",
                         offsetof(topi_pool_config, vectorize), 2, b01, 1) < 0 ||
-      tune_define_field(sp, "unroll", "the window's taps unrolled (global_pool and windows past the unroll cap: 0)",
+      tune_define_field(sp, "unroll",
+                        "the window's taps unrolled (global_pool and windows past the unroll cap: 0)",
                         offsetof(topi_pool_config, unroll), unrollable ? 2 : 1, b01, unroll_def) < 0 ||
       tune_define_field(sp, "parallel", "parallel over the two outer output dimensions",
                         offsetof(topi_pool_config, parallel), 2, b01, 1) < 0)

@@ -113,7 +113,8 @@ static int64_t qd_body(int64_t taps, int64_t oh_tile, int64_t ow_tile) {
 
 static int qd_rule_ok(const void *data, const void *config) {
   const topi_qdepthwise_config *c = config;
-  return c->oh_tile * c->ow_tile == 1 || topi_unroll_ok(qd_body(*(const int64_t *)data, c->oh_tile, c->ow_tile));
+  return c->oh_tile * c->ow_tile == 1 ||
+         topi_unroll_ok(qd_body(*(const int64_t *)data, c->oh_tile, c->ow_tile));
 }
 
 static int qd_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, tune_space *sp) {
