@@ -179,6 +179,19 @@ LLVMValueRef cg_load(cg_func *f, const ir_expr *e) {
   if (dense && !base) base = e->b;
   LLVMValueRef pred = NULL, v;
   if (!cg_pred_always(e->c) && !(pred = cg_expr(f, e->c))) return NULL;
+  /* One predicate for every lane (the padding idiom in a vectorized loop): one branch around
+   * the whole load rather than one per lane, zero where it is false. A 16-lane tap of a 7x7
+   * depthwise border was 16 diamonds on the same condition, and JumpThreading's SSA updates
+   * over thousands of them took minutes (issue #38 item 3). */
+  LLVMBasicBlockRef cur = NULL, ld = NULL, join = NULL;
+  if (pred && t.lanes > 1 && e->c->type.lanes == 1) {
+    cur = LLVMGetInsertBlock(f->b);
+    ld = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "vload");
+    join = LLVMAppendBasicBlockInContext(f->llctx, f->fn, "vjoin");
+    LLVMBuildCondBr(f->b, pred, ld, join);
+    LLVMPositionBuilderAtEnd(f->b, ld);
+    pred = NULL;
+  }
   if (dense && !pred) {
     LLVMValueRef bi = cg_index(f, base);
     if (!bi) return NULL;
@@ -194,6 +207,16 @@ LLVMValueRef cg_load(cg_func *f, const ir_expr *e) {
       return cg_internal(f, "a load of %d lanes has an index of %d lanes", t.lanes,
                          ie->type.lanes);
     v = cg_load_lanes(f, e, ptr, mt, idx, ie->type.lanes, pred);
+  }
+  if (join) {
+    LLVMBasicBlockRef end = LLVMGetInsertBlock(f->b); /* lane loads end in their own block */
+    LLVMBuildBr(f->b, join);
+    LLVMPositionBuilderAtEnd(f->b, join);
+    LLVMValueRef phi = LLVMBuildPhi(f->b, LLVMTypeOf(v), "");
+    LLVMValueRef vals[2] = {v, LLVMConstNull(LLVMTypeOf(v))};
+    LLVMBasicBlockRef from[2] = {end, cur};
+    LLVMAddIncoming(phi, vals, from, 2);
+    v = phi;
   }
   return cg_cast(f, v, md, t);
 }

@@ -552,8 +552,8 @@ END_TEST
  * squared index kept in range by a mod: Bk[i] = (B(k-1)[i] + B(k-1)[i*i % 64]) * 0.5. Copies
  * make a tree of 2^N reads with indices that double each layer; one table of (producer,
  * element) for the whole expression and LETs for large indices keep it to the distinct
- * elements read (O(N^2) here). The lowered text grows by a bounded amount per layer and the
- * numbers match the plain C layers. */
+ * elements read (O(N^2) here). The lowered program (IR nodes) grows at most quadratically and
+ * stays bounded at 100 layers, and the numbers match the plain C layers. */
 enum { SQ_N = 64 };
 static const ir_expr *sq_first(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   return ir_mul(TE_AT((te_tensor *)u, i[0]), ir_float(ctx, 0.5));
@@ -564,7 +564,9 @@ static const ir_expr *sq_next(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   return ir_mul(ir_add(TE_AT(p, i[0]), TE_AT(p, sq)), ir_float(ctx, 0.5));
 }
 
-static size_t square_chain(int n, int run) {
+/* The lowered program's size in IR nodes (tec_lower_program_size: every use of a shared node
+ * counted, what codegen walks); with run, built (-O0) and checked against plain C. */
+static int64_t square_chain(int n, int run) {
   tec_ctx *ctx = tec_ctx_new();
   te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 1, TE_SHAPE(ctx, SQ_N));
   te_tensor **all = tec_ctx_alloc(ctx, sizeof *all * (size_t)(n + 1));
@@ -578,7 +580,8 @@ static size_t square_chain(int n, int run) {
   for (int k = 0; k < n; k++) OK(ctx, sch_compute_inline(sch_stage_of(s, all[k])));
   lower_func *f = tec_lower(s, "chain", 2, (te_tensor *[]){A, all[n]});
   ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
-  size_t len = strlen(tec_lower_str(f));
+  tec_program_size size = tec_lower_program_size(f);
+  ck_assert_int_eq(size.stores, 1); /* one loop, one store: every layer inlined */
   if (run) {
     tec_module *m = tec_build(ctx, 1, &f, "llvm -O0");
     ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
@@ -596,16 +599,20 @@ static size_t square_chain(int n, int run) {
     tec_dl_free(&a), tec_dl_free(&b);
   }
   tec_ctx_free(ctx);
-  return len;
+  return size.nodes;
 }
 
+/* Issue #38's target: 100 layers lower and build in < 2 s and < 200 MB (bench/inline_chain:
+ * 0.2-0.4 CPU s to lower, 1.2-1.7 to build at -O3, 86 MB, on a loaded machine). Not timed
+ * here: the program's size is what is held. 100 layers measured 44387 IR nodes (2026-12-06);
+ * an exponential tree passes the bound by 10^25. */
 START_TEST(square_index_chain) {
-  size_t l25 = square_chain(25, 0), l50 = square_chain(50, 0), l100 = square_chain(100, 0);
-  /* quadratic at most in the layers (distinct elements), never exponential: 100 layers were
-   * 2^100 reads */
-  ck_assert_msg(l50 < 5 * l25 && l100 < 5 * l50 && l100 < 400000, "sizes %zu %zu %zu", l25, l50,
-                l100);
-  square_chain(30, 1);
+  int64_t n25 = square_chain(25, 0), n50 = square_chain(50, 0), n100 = square_chain(100, 1);
+  /* quadratic at most in the layers (the distinct elements), never exponential: a doubling
+   * costs at most 4.5x */
+  ck_assert_msg(n50 <= 9 * n25 / 2 && n100 <= 9 * n50 / 2, "IR nodes %lld %lld %lld",
+                (long long)n25, (long long)n50, (long long)n100);
+  ck_assert_msg(n100 < 60000, "100 layers: %lld IR nodes", (long long)n100);
 }
 END_TEST
 

@@ -201,16 +201,23 @@ static int sp_schedule(const topi_decl *dc,
 
 
 /* The space's rule (tune_space.rule): the tile's accumulators (vh x vw x vc/lanes vectors),
- * vc/lanes kernel vectors and a broadcast within the target's vector registers. */
+ * vc/lanes kernel vectors and a broadcast within the target's vector registers, and the
+ * unrolled body (the window's taps times the tile, its zeroing, twice for a peeled border
+ * copy) within TOPI_UNROLL_MAX (a 7x7 window at 4 x 16: 6400). */
 typedef struct sp_rule {
-  int64_t lanes, regs;
+  int64_t lanes, regs, taps;
 } sp_rule;
+
+static int64_t sp_body(const sp_rule *r, int64_t vh, int64_t vw) {
+  return 2 * (vh * vw * (r->taps + 1) + vh);
+}
 
 static int sp_rule_ok(const void *data, const void *config) {
   const sp_rule *r = data;
   const topi_conv2d_spatial_pack_config *c = config;
   int64_t nv = c->vc / r->lanes;
-  return c->vh * c->vw * nv + nv + 1 <= r->regs || c->vh * c->vw == 1; /* 1 x 1 always in */
+  if (c->vh * c->vw == 1) return 1; /* 1 x 1 always in */
+  return c->vh * c->vw * nv + nv + 1 <= r->regs && topi_unroll_ok(sp_body(r, c->vh, c->vw));
 }
 
 static int sp_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
@@ -237,8 +244,12 @@ static int sp_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
   int small = topi_target_tight_regs(ctx, target), window = p->kh * p->kw > 1;
   if (small && window) dvh = vhs[0];
   int64_t dvw = 1;
+  sp_rule rule = {lanes, regs, p->kh * p->kw};
+  if (!topi_unroll_ok(sp_body(&rule, dvh, 1))) dvh = vhs[0];
   for (int i = 0; i < nvw; i++)
-    if (dvh * vws[i] * nv + nv + 1 <= regs && (!small || dvh * vws[i] * nv <= regs / (window ? 4 : 2)))
+    if (dvh * vws[i] * nv + nv + 1 <= regs &&
+        (!small || dvh * vws[i] * nv <= regs / (window ? 4 : 2)) &&
+        topi_unroll_ok(sp_body(&rule, dvh, vws[i])))
       dvw = vws[i];
   if (tune_space_init(ctx, sp, topi_tmpl_conv2d_spatial_pack.name,
                       topi_tmpl_conv2d_spatial_pack.config_size) ||
@@ -253,8 +264,10 @@ static int sp_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
     return -1;
   sp_rule *r = tec_ctx_alloc(ctx, sizeof *r);
   if (!r) return -1;
-  *r = (sp_rule){lanes, regs};
-  const char *doc = tec_ctx_printf(ctx, "registers: vh*vw*vc/%d + vc/%d + 1 <= %d", lanes, lanes, regs);
+  *r = rule;
+  const char *doc = tec_ctx_printf(ctx, "registers: vh*vw*vc/%d + vc/%d + 1 <= %d; unrolled body: "
+                                   "2*(vh*vw*%lld + vh) <= %d statements", lanes, lanes, regs,
+                                   (long long)r->taps + 1, TOPI_UNROLL_MAX);
   return doc ? tune_space_set_rule(sp, 0x7u, sp_rule_ok, r, doc) : -1;
 }
 

@@ -325,6 +325,30 @@ static int dense_space(tec_ctx *ctx, const void *p_arg, const tec_target *target
   return doc ? tune_space_set_rule(sp, 0x3u, dense_rule_ok, r, doc) : -1;
 }
 
+/* internal.h. dense's rule on another space's GEMM knobs (conv2d_im2col, conv2d_winograd). */
+typedef struct dense_rule_on {
+  tune_space dense;
+  size_t mr_off, nr_off;
+} dense_rule_on;
+
+static int dense_rule_on_ok(const void *data, const void *config) {
+  const dense_rule_on *r = data;
+  topi_dense_config dc;
+  memcpy(&dc, r->dense.default_config, sizeof dc);
+  memcpy(&dc.mr, (const char *)config + r->mr_off, sizeof dc.mr);
+  memcpy(&dc.nr, (const char *)config + r->nr_off, sizeof dc.nr);
+  return tune_space_allows_config(&r->dense, &dc);
+}
+
+int topi_dense_rule_on(tec_ctx *ctx, tune_space *sp, unsigned knob_mask, const tune_space *dense,
+                       size_t mr_off, size_t nr_off) {
+  if (!dense->rule) return 0; /* scalar targets: no rule */
+  dense_rule_on *r = tec_ctx_alloc(ctx, sizeof *r);
+  if (!r) return -1;
+  *r = (dense_rule_on){*dense, mr_off, nr_off};
+  return tune_space_set_rule(sp, knob_mask, dense_rule_on_ok, r, dense->rule_doc);
+}
+
 const topi_template topi_tmpl_dense = {
     "dense", "dense / matmul: b packed into panels, an mr x nr register tile, epilogue fused",
     TOPI_PROBLEM_DENSE, sizeof(topi_dense_config), dense_applies, dense_declare, dense_schedule,

@@ -138,6 +138,13 @@ static int dsp_schedule(const topi_decl *dc, const void *cfg_arg,
   return 0;
 }
 
+/* The space's rule: the unrolled body (the window's taps times tile_w columns and their
+ * zeroing, twice for a peeled tail tile) within TOPI_UNROLL_MAX; one column always in. */
+static int dsp_rule_ok(const void *data, const void *config) {
+  const topi_dw_spatial_pack_config *c = config;
+  return c->tile_w == 1 || topi_unroll_ok(2 * c->tile_w * (*(const int64_t *)data + 1));
+}
+
 static int dsp_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
                      tune_space *sp) {
   const topi_conv2d *p = p_arg;
@@ -151,7 +158,10 @@ static int dsp_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
   int nth = 0, ntw = 0;
   for (int64_t t = 1; t <= 8 && t <= oh; t++) th[nth++] = t;
   for (int64_t t = 1; t <= 16 && t <= ow; t++) tw[ntw++] = t;
-  int64_t vdef = lanes >= 4 ? lanes : 4;
+  int64_t vdef = lanes >= 4 ? lanes : 4, *taps = tec_ctx_alloc(ctx, sizeof *taps), dw = 4;
+  if (!taps) return -1;
+  *taps = p->kh * p->kw;
+  while (dw > 1 && !topi_unroll_ok(2 * dw * (*taps + 1))) dw--;
   if (tune_space_init(ctx, sp, topi_tmpl_dw_spatial_pack.name,
                       topi_tmpl_dw_spatial_pack.config_size) ||
       tune_define_field(sp, "vc", "channels per packed block (vector lanes)",
@@ -160,11 +170,13 @@ static int dsp_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
                         offsetof(topi_dw_spatial_pack_config, tile_h), nth, th, th[nth > 1 ? 1 : 0]) < 0 ||
       tune_define_field(sp, "tile_w", "output columns per register tile",
                         offsetof(topi_dw_spatial_pack_config, tile_w), ntw, tw,
-                        tw[(ntw > 4 ? 4 : ntw) - 1]) < 0 ||
+                        tw[(ntw > dw ? dw : ntw) - 1]) < 0 ||
       tune_define_field(sp, "parallel", "parallel over channel blocks",
                         offsetof(topi_dw_spatial_pack_config, parallel), 2, b01, 1) < 0)
     return -1;
-  return 0;
+  const char *doc = tec_ctx_printf(ctx, "unrolled body: 2*tile_w*%lld <= %d statements",
+                                   (long long)*taps + 1, TOPI_UNROLL_MAX);
+  return doc ? tune_space_set_rule(sp, 0x4u, dsp_rule_ok, taps, doc) : -1;
 }
 
 const topi_template topi_tmpl_dw_spatial_pack = {

@@ -51,6 +51,22 @@ int topi_target_tight_regs(tec_ctx *ctx, const tec_target *target);
 int topi_divisors(int64_t n, int64_t cap, int64_t *out, int max);
 /* The largest divisor of n that is <= cap (1 when cap <= 1). */
 int64_t topi_divisor_upto(int64_t n, int64_t cap);
+/* The cap on a space's unrolled body (docs/tuning.md, "What is in a space"): LLVM's time and
+ * memory grow faster than a straight-line body, so no config of a template's space unrolls more
+ * than TOPI_UNROLL_MAX statements into one loop body, counted as tec_lower_program_size counts
+ * them (stores, loop partitioning's border copies beside the interior loop included). Each
+ * space's rule estimates its body from the knobs (an upper bound) and asks topi_unroll_ok;
+ * tests/test_unroll_cap.c lowers the configs and counts. A template's smallest tile stays in
+ * whatever it unrolls (its spaces are never empty). depthwise_nchwc 96x56x56 7x7 NCHW16c,
+ * 1632 statements: 4.8 CPU s to build (issue #38). */
+#define TOPI_UNROLL_MAX 1536
+/* dense's register rule (the mr x nr tile's accumulators within the vector registers) as the
+ * rule of space sp, whose config struct holds the GEMM's mr and nr as int64 fields at mr_off
+ * and nr_off (knob_mask: those knobs); dense: the GEMM's own dense space. 0 (nothing set where
+ * dense has no rule), -1 with an error. */
+int topi_dense_rule_on(tec_ctx *ctx, tune_space *sp, unsigned knob_mask, const tune_space *dense,
+                       size_t mr_off, size_t nr_off);
+static inline int topi_unroll_ok(int64_t body) { return body <= TOPI_UNROLL_MAX; }
 
 /* ---- schedules ---- */
 /* Starts op from declaration d: a schedule of d->out, the arguments copied. -1 with error. */

@@ -362,11 +362,15 @@ static int space(const topi_template *t, tec_ctx *ctx, const topi_pool *p, const
   static const int64_t b01[] = {0, 1};
   int global = t == &topi_tmpl_global_pool;
   int64_t unroll_def = !global && p->kh * p->kw <= 16;
+  /* the taps unrolled (with the accumulator's zeroing and its result, twice for a peeled
+   * border copy) within the cap on unrolled bodies (topi_unroll_ok): else a loop only */
+  int unrollable = !global && topi_unroll_ok(2 * (p->kh * p->kw + 2));
   if (tune_space_init(ctx, sp, t->name, t->config_size) ||
       tune_define_field(sp, "vectorize", "innermost output dimension vectorized (by lanes)",
                         offsetof(topi_pool_config, vectorize), 2, b01, 1) < 0 ||
-      tune_define_field(sp, "unroll", "the window's taps unrolled (global_pool: 0)",
-                        offsetof(topi_pool_config, unroll), global ? 1 : 2, b01, unroll_def) < 0 ||
+      tune_define_field(sp, "unroll",
+                        "the window's taps unrolled (global_pool and windows past the unroll cap: 0)",
+                        offsetof(topi_pool_config, unroll), unrollable ? 2 : 1, b01, unroll_def) < 0 ||
       tune_define_field(sp, "parallel", "parallel over the two outer output dimensions",
                         offsetof(topi_pool_config, parallel), 2, b01, 1) < 0)
     return -1;

@@ -105,6 +105,18 @@ static int qd_schedule(const topi_decl *dc, const void *cfg_arg, const tec_targe
   return 0;
 }
 
+/* The space's rule: the tile's unrolled body (its taps, zeroing and requantized result, twice
+ * for the peeled border tiles of a row) within TOPI_UNROLL_MAX; a 1 x 1 tile always in. */
+static int64_t qd_body(int64_t taps, int64_t oh_tile, int64_t ow_tile) {
+  return 2 * oh_tile * ow_tile * (taps + 2);
+}
+
+static int qd_rule_ok(const void *data, const void *config) {
+  const topi_qdepthwise_config *c = config;
+  return c->oh_tile * c->ow_tile == 1 ||
+         topi_unroll_ok(qd_body(*(const int64_t *)data, c->oh_tile, c->ow_tile));
+}
+
 static int qd_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, tune_space *sp) {
   const topi_qconv2d *p = p_arg;
   int lanes = topi_target_lanes(ctx, target);
@@ -113,6 +125,10 @@ static int qd_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, t
       topi_conv2d_out_hw(ctx, &p->conv, &oh, &ow))
     return -1;
   int64_t th[4], tw[16], def = 1, cap = lanes >= 16 ? 14 : 8;
+  int64_t *taps = tec_ctx_alloc(ctx, sizeof *taps);
+  if (!taps) return -1;
+  *taps = p->conv.kh * p->conv.kw;
+  while (cap > 1 && !topi_unroll_ok(qd_body(*taps, 1, cap))) cap--;
   int nth = 0, ntw = 0;
   for (int64_t t = 1; t <= 4 && t <= oh; t++) th[nth++] = t;
   for (int64_t t = 1; t <= 16 && t <= ow; t++) tw[ntw++] = t;
@@ -128,7 +144,9 @@ static int qd_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, t
       tune_define_field(sp, "parallel", "parallel over (n, channel block)",
                         offsetof(topi_qdepthwise_config, parallel), 2, b01, 1) < 0)
     return -1;
-  return 0;
+  const char *doc = tec_ctx_printf(ctx, "unrolled body: 2*oh_tile*ow_tile*%lld <= %d statements",
+                                   (long long)*taps + 2, TOPI_UNROLL_MAX);
+  return doc ? tune_space_set_rule(sp, 0x3u, qd_rule_ok, taps, doc) : -1;
 }
 
 const topi_template topi_tmpl_qnn_depthwise = {

@@ -97,4 +97,17 @@ void tec_lower_free(lower_func *f);
 const char *tec_lower_str(const lower_func *f);
 void tec_lower_print(FILE *out, const lower_func *f);
 
+/* How much code a lowered function is (its prepare half included), as code generation sees
+ * it after unrolling and partitioning (lower/program_size.c): LLVM's time grows faster than
+ * the largest straight-line stretch, so templates cap it in their spaces (topi_unroll_ok,
+ * docs/tuning.md) and tests bound a program's size with it. */
+typedef struct tec_program_size {
+  int64_t nodes;         /* expression and statement nodes, every use of a shared one counted */
+  int64_t stores;        /* store statements */
+  int64_t unrolled_body; /* the most stores in one loop body (or the top level) outside the
+                          * loops nested in it, the longer arm of an if: what unrolling
+                          * multiplies */
+} tec_program_size;
+tec_program_size tec_lower_program_size(const lower_func *f);
+
 #endif
