@@ -207,12 +207,11 @@ void as_decide_tile(as_prog *p) {
                            (long long)nr, p->st[s->anchor].t->name);
     s->why = as_fmt(p,
                     "a reduction over %lld elements whose inputs are reused along axis %d "
-                    "(%s)%s: a register tile of %lld x %lld%s accumulators%s",
+                    "(%s)%s: a register tile of %lld%s x %lld accumulators%s",
                     (long long)s->red_total, s->reuse_axis, t->axis[s->reuse_axis]->name,
                     nk > 1 ? as_fmt(p, " and axis %d (%s)", ak, t->axis[ak]->name) : "",
-                    (long long)mr, (long long)nr,
-                    nk > 1 ? as_fmt(p, " x %lld along axis %d", (long long)nk, ak) : "",
-                    pack_text(p, s));
+                    (long long)mr, nk > 1 ? as_fmt(p, " x %lld", (long long)nk) : "",
+                    (long long)nr, pack_text(p, s));
     if (s->anchor >= 0) {
       as_stage *a = &p->st[s->anchor];
       a->ch = s->ch;
