@@ -385,6 +385,12 @@ START_TEST(pointwise_blocked) {
   ck_assert_msg(ch->tile_axis_k == 1 && ch->tile_k == 2, "%s", rep.text);
   ck_assert_int_eq(ch->tile_i, 14);
   ck_assert_int_le(ch->tile_i * ch->tile_k, 28);
+  /* the tuned space has the knob (1, 2, 4 blocks; 2 the default), the GEMM's has none */
+  tune_space sp;
+  ck_assert_int_eq(tec_autosched_space(sch_create(ctx, 1, &out), NULL, NULL, &sp), 0);
+  int k = tune_space_find(&sp, "pw.tile_k");
+  ck_assert_int_ge(k, 0);
+  ck_assert_int_eq(sp.knobs[k].nvalues, 3);
 #endif
   /* plain C on the same seeded inputs (check_prog's seeds 17, 18) */
   DLTensor d = alloc_for(&g, u->data, 1, 17), w = alloc_for(&g, u->w, 1, 18);
