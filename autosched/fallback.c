@@ -12,7 +12,7 @@ static void to_loops(as_prog *p, int i, const char *why) {
   int attached_host = s->has_attached;
   tec_autosched_choice old = s->ch;
   s->ch = (tec_autosched_choice){
-      .kind = TEC_AS_LOOPS, .parallel = 1, .tile_axis_i = -1, .fallback = old.fallback + 1};
+      .kind = TEC_AS_LOOPS, .parallel = 1, .tile_axis_i = -1, .tile_axis_k = -1, .fallback = old.fallback + 1};
   s->has_attached = 0;
   s->halo = 0;
   s->anchor = s->attach_to = -1;
@@ -51,7 +51,7 @@ int as_fallback(as_prog *p, int i, const char *why) {
         return 0;
       }
       s->ch = (tec_autosched_choice){
-          .kind = TEC_AS_LEAVE, .tile_axis_i = -1, .fallback = s->ch.fallback + 1};
+          .kind = TEC_AS_LEAVE, .tile_axis_i = -1, .tile_axis_k = -1, .fallback = s->ch.fallback + 1};
       s->rule = "leave (fallback)";
       s->why = why;
       return 0;

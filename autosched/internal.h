@@ -66,6 +66,7 @@ typedef struct as_tuned {
   int64_t at;                     /* AS_AT_*: inlined, at a consumer's row loop, own root */
   int64_t tile_i, tile_j, block_i; /* TILE: the register tile, row tiles per outer block */
   int64_t block_j;                /* TILE: column tiles per group inside the row tile */
+  int64_t tile_k;                 /* TILE: the register tile's second axis (1: none) */
   int64_t pack, fuse;             /* TILE: inputs packed (0 or all), 1 fused / 0 cache_write */
   int64_t unroll, vector, tail;   /* unroll bound, vector lanes, tail (tec_autosched_choice) */
   int64_t par;                    /* -1 the rules' depth, 0 serial, k >= 1 fuse k loops */

@@ -7,14 +7,20 @@
  *   out:  [other axes..., (i.block,) j.outer, i.outer, (j.group)]  (the outer ones
  *                                               fused, parallel)                 S S
  *           acc tile at i.outer:  [reduce axes...]                               R
- *                                 [i.inner (unrolled), j.inner (vectorized)]     S
+ *                                 [i.inner (unrolled), (k.inner (unrolled),)
+ *                                  j.inner (vectorized)]                         S
  *           out[tile] = epilogue(acc)
+ *
+ * When the columns are one vector (a channel block of NCHW16c), a second output axis k along
+ * which the input the rows re-read is invariant (a 1x1 convolution's data along the output
+ * channel blocks) joins the tile: tile_k values of k (its outer part stays among the other
+ * axes), tile_i x tile_k vector accumulators, each broadcast used tile_k times.
  *
  * The accumulator is the reduction itself computed at the tile loop of its element-wise
  * consumer (bias, activation, residual: fused into the tile, the consumer read through inlined
  * stages at the same index), or a cache_write "local" copy when there is no such consumer. The
- * tile fits the registers: tile_i * ceil(tile_j / lanes) accumulators + one row of vectors +
- * a broadcast. An input loaded as vectors along the tile's columns with rows far apart (GEMM's
+ * tile fits the registers: tile_i * tile_k * ceil(tile_j / lanes) accumulators + one row of
+ * vectors + a broadcast. An input loaded as vectors along the tile's columns with rows far apart (GEMM's
  * B[k, j]) is repacked into panels of tile_j columns (pack), so the tile reads it contiguously:
  * every call, or once in prepare when it is a te_const_placeholder (weights). */
 #include "autosched/internal.h"
@@ -48,6 +54,33 @@ static int vector_weights(as_prog *p, const as_stage *s) {
     if (ok) return 1;
   }
   return 0;
+}
+
+/* the second axis of the register tile: a data axis k (not the rows' axis i, not the last)
+ * along which some input read by the reduction is invariant while it varies along i (the
+ * rows re-read it: a 1x1 convolution's data over NCHW16c, data[n, I, y, x, u], is invariant
+ * along the output channel blocks O and read per column x). A tile of tile_k values of k
+ * then loads each of that input's values once for tile_k rows of accumulators, as the input
+ * invariant along i is loaded once for tile_i. The innermost such axis; -1 if none. */
+static int second_axis(as_prog *p, const as_stage *s) {
+  const te_tensor *t = s->t;
+  const ir_expr *src = as_source(t), *iv = t->axis[s->reuse_axis];
+  int best = -1;
+  for (int d = 0; d + 1 < t->ndim; d++) {
+    if (d == s->reuse_axis || s->ext[d] < 2) continue;
+    for (int k = 0; k < t->ninputs; k++) {
+      const ir_expr *reads[8];
+      int nr = as_reads_of(src, t->inputs[k], reads, 8), inv = nr > 0 && nr <= 8, rows = 0;
+      if (as_index_of(p, t->inputs[k]) < 0) continue;
+      for (int r = 0; r < nr && r < 8; r++)
+        for (int a = 0; a < reads[r]->nargs; a++) {
+          inv &= !ir_uses_var(reads[r]->args[a], t->axis[d]);
+          rows |= ir_uses_var(reads[r]->args[a], iv);
+        }
+      if (inv && rows) best = d;
+    }
+  }
+  return best;
 }
 
 /* the element-wise consumer to fuse the tile into: through inlined stages, each reading the one
@@ -133,17 +166,29 @@ void as_decide_tile(as_prog *p) {
     if (s->red_total < 16 && !(s->red_total >= 9 && vector_weights(p, s))) continue;
     int64_t ej = s->ext[t->ndim - 1], ei = s->ext[s->reuse_axis], lanes = as_lanes(p, t);
     int64_t nr = ej <= 4 * lanes ? ej : 4 * lanes, nvec = (nr + lanes - 1) / lanes;
-    int64_t budget = (p->regs - nvec - 2) / nvec, mr = budget < 12 ? budget : 12;
+    /* columns of one vector (a channel block): a second axis doubles the vectors per row,
+     * tile_k = 2 (the conv2d_nchwc template's oc_tiles: 14 x 2 x 16 where 12 x 16 was) */
+    int ak = nvec == 1 ? second_axis(p, s) : -1;
+    int64_t v, nk = ak >= 0 && s->ext[ak] % 2 == 0 ? 2 : 1; /* no tail by default */
+    if ((v = AS_TUNED(p, s, tile_k)) != AS_UNSET) nk = v;
+    if (ak < 0 || nk < 2) nk = 1;
+    if (ak >= 0 && nk > s->ext[ak]) nk = s->ext[ak];
+    /* the registers: tile_i * tile_k * nvec accumulators, tile_k * nvec column vectors and a
+     * broadcast; 12 rows at most (14 with a second axis: the template's 14 x 2) */
+    int64_t row = nk * nvec, budget = (p->regs - row - (nk > 1 ? 1 : 2)) / row;
+    int64_t mr = budget < (nk > 1 ? 14 : 12) ? budget : (nk > 1 ? 14 : 12);
     if (mr < 1) mr = 1;
     if (mr > ei) mr = ei;
     if (ei % mr && mr > 2 && ei % (mr - 1) == 0) mr--; /* a tail only if no neighbour divides */
-    int64_t v; /* the tuned mode's values (space.c), clamped to the extents */
+    /* the tuned mode's values (space.c), clamped to the extents */
     if ((v = AS_TUNED(p, s, tile_i)) != AS_UNSET) mr = v < ei ? v : ei;
     if ((v = AS_TUNED(p, s, tile_j)) != AS_UNSET) nr = v < ej ? v : ej;
     s->ch.kind = TEC_AS_TILE;
     s->ch.tile_axis_i = s->reuse_axis;
     s->ch.tile_i = mr;
     s->ch.tile_j = nr;
+    s->ch.tile_k = nk;
+    s->ch.tile_axis_k = ak;
     s->ch.vector = nr > 1 ? nr : 0;
     s->ch.unroll = (v = AS_TUNED(p, s, unroll)) != AS_UNSET ? v : 4;
     s->ch.parallel = (v = AS_TUNED(p, s, par)) != 0;
@@ -154,15 +199,19 @@ void as_decide_tile(as_prog *p) {
     if (AS_TUNED(p, s, pack) == 0) s->npack = s->ch.pack = 0;
     s->anchor = AS_TUNED(p, s, fuse) == 0 ? -1 : find_anchor(p, i);
     s->ch.cache_write = s->anchor < 0;
+    const char *tk = nk > 1 ? as_fmt(p, "x%lld", (long long)nk) : "";
     s->rule = s->ch.cache_write
-                  ? as_fmt(p, "tile %lldx%lld (cache_write local)", (long long)mr, (long long)nr)
-                  : as_fmt(p, "tile %lldx%lld (fused into %s)", (long long)mr, (long long)nr,
-                           p->st[s->anchor].t->name);
+                  ? as_fmt(p, "tile %lld%sx%lld (cache_write local)", (long long)mr, tk,
+                           (long long)nr)
+                  : as_fmt(p, "tile %lld%sx%lld (fused into %s)", (long long)mr, tk,
+                           (long long)nr, p->st[s->anchor].t->name);
     s->why = as_fmt(p,
                     "a reduction over %lld elements whose inputs are reused along axis %d "
-                    "(%s): a register tile of %lld x %lld accumulators%s",
+                    "(%s)%s: a register tile of %lld%s x %lld accumulators%s",
                     (long long)s->red_total, s->reuse_axis, t->axis[s->reuse_axis]->name,
-                    (long long)mr, (long long)nr, pack_text(p, s));
+                    nk > 1 ? as_fmt(p, " and axis %d (%s)", ak, t->axis[ak]->name) : "",
+                    (long long)mr, nk > 1 ? as_fmt(p, " x %lld", (long long)nk) : "",
+                    (long long)nr, pack_text(p, s));
     if (s->anchor >= 0) {
       as_stage *a = &p->st[s->anchor];
       a->ch = s->ch;
@@ -226,13 +275,15 @@ int as_apply_tile(as_prog *p, sch_schedule *s, int i) {
   if (!acc || !out) return -1;
   for (int k = 0; k < r->npack; k++)
     if (pack_input(p, s, r, k, sch_stage_tensor(acc))) return -1;
-  int nd = r->t->ndim, ai = ch->tile_axis_i;
-  sch_iter *ax[AS_MAX_DIM], *io, *ii, *jo, *ji;
+  int nd = r->t->ndim, ai = ch->tile_axis_i, ak = ch->tile_k > 1 ? ch->tile_axis_k : -1;
+  sch_iter *ax[AS_MAX_DIM], *io, *ii, *jo, *ji, *ki = NULL;
   for (int d = 0; d < nd; d++)
     if (!(ax[d] = sch_axis(out, d))) return -1;
   if (sch_split(out, ax[nd - 1], ch->tile_j, &jo, &ji) ||
       sch_split(out, ax[ai], ch->tile_i, &io, &ii))
     return -1;
+  /* the second axis: its outer part stays in its place, its inner part inside the row tile */
+  if (ak >= 0 && sch_split(out, ax[ak], ch->tile_k, &ax[ak], &ki)) return -1;
   /* the second level: blocks of block_i row tiles outside the column tiles */
   int64_t rtiles = (r->ext[ai] + ch->tile_i - 1) / ch->tile_i, bi = ch->block_i;
   sch_iter *bo = NULL;
@@ -249,6 +300,7 @@ int as_apply_tile(as_prog *p, sch_schedule *s, int i) {
   order[n++] = jo;
   order[n++] = io;
   if (jg) order[n++] = jg;
+  if (ki) order[n++] = ki;
   order[n++] = ii;
   order[n++] = ji;
   if (sch_reorder(out, n, order)) return -1;
@@ -256,7 +308,7 @@ int as_apply_tile(as_prog *p, sch_schedule *s, int i) {
   int64_t ext[AS_MAX_DIM + 6];
   n = 0;
   for (int d = 0; d < nd - 1; d++)
-    if (d != ai) ext[n++] = r->ext[d];
+    if (d != ai) ext[n++] = d == ak ? (r->ext[d] + ch->tile_k - 1) / ch->tile_k : r->ext[d];
   if (bo) ext[n++] = (rtiles + bi - 1) / bi;
   ext[n++] = jg ? (ctiles + bj - 1) / bj : ctiles;
   ext[n++] = bo ? bi : rtiles;
@@ -267,18 +319,20 @@ int as_apply_tile(as_prog *p, sch_schedule *s, int i) {
   sch_iter *la[AS_MAX_DIM * 2];
   n = 0;
   for (int d = 0; d < nd; d++)
-    if (d != ai && d != nd - 1 && !(la[n++] = sch_axis(acc, d))) return -1;
+    if (d != ai && d != ak && d != nd - 1 && !(la[n++] = sch_axis(acc, d))) return -1;
   for (int k = 0; k < r->nred; k++)
     if (!(la[n++] = sch_reduce_axis(acc, k))) return -1;
-  sch_iter *li = sch_axis(acc, ai), *lj = sch_axis(acc, nd - 1);
-  if (!li || !lj) return -1;
+  sch_iter *li = sch_axis(acc, ai), *lj = sch_axis(acc, nd - 1), *lk = NULL;
+  if (!li || !lj || (ak >= 0 && !(lk = sch_axis(acc, ak)))) return -1;
   la[n++] = li;
+  if (lk) la[n++] = lk; /* a row's broadcast, then its tile_k column vectors */
   la[n++] = lj;
   if (sch_reorder(acc, n, la)) return -1;
   if (r->nred && r->rext[r->nred - 1] <= ch->unroll && r->rext[r->nred - 1] > 1 && r->const_ext &&
       sch_unroll(acc, sch_reduce_axis(acc, r->nred - 1)))
     return -1;
   if (ch->tile_i > 1 && sch_unroll(acc, li)) return -1;
+  if (lk && sch_unroll(acc, lk)) return -1;
   if (ch->vector && sch_vectorize(acc, lj)) return -1;
   return 0;
 }

@@ -7,7 +7,8 @@
  *
  *   stage kind (instant)   knobs ("<stage>.<knob>")
  *   kept or inlined        at: inline | attach (when the attach rule can place it) | root
- *   tile (a reduction)     tile_i, tile_j (the register tile), block_i (row tiles per outer
+ *   tile (a reduction)     tile_i, tile_j (the register tile), tile_k (its second axis, where
+ *                          the rule found one: 1, 2, 4), block_i (row tiles per outer
  *                          block: the second level), block_j (column tiles per group inside
  *                          the row tile), pack (no | yes), fuse (cache_write |
  *                          fused: the accumulator in the element-wise consumer's tile),
@@ -113,6 +114,9 @@ static int tile_knobs(as_space *S, int i) {
   while (nbl < 5 && bl[nbl] < rtiles) nbl++;
   int64_t ctiles = (ej + ch->tile_j - 1) / ch->tile_j, bg[4] = {1, 2, 4, 8}, nbg = 0;
   while (nbg < 4 && bg[nbg] < ctiles) nbg++;
+  /* the second axis (rule_tile.c): none, 2 or 4 values of it, within its extent */
+  int64_t tk[3] = {1, 2, 4}, ntk = 0;
+  while (ntk < 3 && ch->tile_axis_k >= 0 && tk[ntk] <= s->ext[ch->tile_axis_k]) ntk++;
   int64_t two[2] = {0, 1};
   if (add_knob(S, i, "tile_i", F(tile_i), ti, nti, ch->tile_i, NULL, 0) ||
       add_knob(S, i, "tile_j", F(tile_j), tj, ntj, ch->tile_j, NULL, 0) ||
@@ -120,6 +124,7 @@ static int tile_knobs(as_space *S, int i) {
                0) ||
       add_knob(S, i, "block_j", F(block_j), bg, (int)nbg, ch->block_j > 1 ? ch->block_j : 1, NULL,
                0) ||
+      (ch->tile_axis_k >= 0 && add_knob(S, i, "tile_k", F(tile_k), tk, ntk, ch->tile_k, NULL, 0)) ||
       (s->npack && add_knob(S, i, "pack", F(pack), two, 2, 1, NOYES, 0)) ||
       (s->anchor >= 0 && add_knob(S, i, "fuse", F(fuse), two, 2, 1, FUSE_LABELS, 0)) ||
       unroll_knob(S, i))

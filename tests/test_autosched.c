@@ -2,7 +2,8 @@
  * nobody wrote a template for, each scheduled by tec_autoschedule, built, run and compared with
  * the same program unscheduled (built separately at -O0) on the same random inputs, and GEMM
  * and the full sum with plain C too: GEMM with bias and ReLU, a 3x3 NCHW convolution, a
- * depthwise convolution, a two-stage blur, softmax, layer norm, a 30-stage chain, attention,
+ * depthwise convolution, a 1x1 convolution over NCHW16c (the two-axis register tile), a
+ * two-stage blur, softmax, layer norm, a 30-stage chain, attention,
  * max pooling, a full sum, a symbolic size (refused without an estimate, named; right with
  * one at other sizes than estimated) and seeded random programs. Also: which rule fired
  * where (the report), the same schedule twice, the scheduling time of 30 stages, and bad
@@ -169,6 +170,7 @@ START_TEST(gemm_bias_relu) {
       ck_assert_int_eq(kind_of(&rep, "D"), TEC_AS_INLINE);
       ck_assert_int_eq(kind_of(&rep, "E"), TEC_AS_TILE); /* the anchor: relu fused in the tile */
       ck_assert_int_eq(stage_rep(&rep, "C")->choice.cache_write, 0);
+      ck_assert_int_le(stage_rep(&rep, "C")->choice.tile_k, 1); /* 2-D: no second axis */
       tu_assert_contains(rep.trace_c, "sch_compute_at");
       tu_assert_contains(rep.trace_c, "sch_vectorize");
     }
@@ -340,6 +342,72 @@ START_TEST(depthwise_blocked) {
           if (e > worst) worst = e;
         }
   ck_assert_msg(worst < TOL, "dw blocked against plain C: %g", worst);
+  free(got), tec_dl_free(&d), tec_dl_free(&w);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* 1x1 convolution over NCHW16c: pw[n][O][y][x][v] = sum over I, u of data[n][I][y][x][u] *
+ * w[O][I][u][v] (the weights vectors along v, the data a broadcast invariant along O) */
+typedef struct PW {
+  te_tensor *data, *w;
+  const ir_expr *ri, *ru;
+} PW;
+static const ir_expr *pw_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  PW *u = u_;
+  return TE_SUM(ir_mul(TE_AT(u->data, i[0], u->ri, i[2], i[3], u->ru),
+                       TE_AT(u->w, i[1], u->ri, u->ru, i[4])),
+                u->ri, u->ru);
+}
+
+START_TEST(pointwise_blocked) {
+  tec_ctx *ctx = tec_ctx_new();
+  PW *u = tec_ctx_alloc(ctx, sizeof *u);
+  int64_t IB = 3, OB = 4, H = 3, W = 14, V = 16;
+  u->ri = te_reduce_axis_n(ctx, "ri", IB);
+  u->ru = te_reduce_axis_n(ctx, "ru", V);
+  u->data = te_placeholder(ctx, "data", TEC_F32, 5, TE_SHAPE(ctx, 1, IB, H, W, V));
+  u->w = te_const_placeholder(ctx, "weight", TEC_F32, 4, TE_SHAPE(ctx, OB, IB, V, V));
+  te_tensor *out = te_compute(ctx, &(te_compute_decl){.name = "pw", .ndim = 5,
+                                                      .shape = TE_SHAPE(ctx, 1, OB, H, W, V),
+                                                      .body = pw_body, .user = u});
+  prog g = {.ctx = ctx, .nin = 2, .nout = 1, .in = {u->data, u->w}, .out = {out}};
+  tec_autosched_report rep;
+  float *got;
+  double err = check_prog(&g, NULL, &rep, &got);
+  ck_assert_msg(err < TOL, "pw: error %g\n%s", err, rep.text);
+  const tec_autosched_choice *ch = &stage_rep(&rep, "pw")->choice;
+  ck_assert_int_eq(ch->kind, TEC_AS_TILE);
+  ck_assert_int_eq(ch->tile_axis_i, 3); /* rows along x: the weights are invariant along it */
+#ifndef __aarch64__ /* 16 columns are one AVX-512 vector (four NEON ones: no second axis) */
+  /* a second axis, the output channel blocks (the data is invariant along them): 2 blocks x
+   * 14 columns, 28 accumulators within 32 registers */
+  ck_assert_msg(ch->tile_axis_k == 1 && ch->tile_k == 2, "%s", rep.text);
+  ck_assert_int_eq(ch->tile_i, 14);
+  ck_assert_int_le(ch->tile_i * ch->tile_k, 28);
+  /* the tuned space has the knob (1, 2, 4 blocks; 2 the default), the GEMM's has none */
+  tune_space sp;
+  ck_assert_int_eq(tec_autosched_space(sch_create(ctx, 1, &out), NULL, NULL, &sp), 0);
+  int k = tune_space_find(&sp, "pw.tile_k");
+  ck_assert_int_ge(k, 0);
+  ck_assert_int_eq(sp.knobs[k].nvalues, 3);
+#endif
+  /* plain C on the same seeded inputs (check_prog's seeds 17, 18) */
+  DLTensor d = alloc_for(&g, u->data, 1, 17), w = alloc_for(&g, u->w, 1, 18);
+  const float *dv = tu_f32(&d), *wv = tu_f32(&w);
+  double worst = 0;
+  for (int64_t o = 0; o < OB; o++)
+    for (int64_t y = 0; y < H; y++)
+      for (int64_t x = 0; x < W; x++)
+        for (int64_t v = 0; v < V; v++) {
+          double acc = 0;
+          for (int64_t i = 0; i < IB; i++)
+            for (int64_t c = 0; c < V; c++)
+              acc += (double)dv[((i * H + y) * W + x) * V + c] * wv[((o * IB + i) * V + c) * V + v];
+          double e = fabs(got[((o * H + y) * W + x) * V + v] - acc) / (1 + fabs(acc));
+          if (e > worst) worst = e;
+        }
+  ck_assert_msg(worst < TOL, "pw blocked against plain C: %g", worst);
   free(got), tec_dl_free(&d), tec_dl_free(&w);
   tec_ctx_free(ctx);
 }
@@ -1060,6 +1128,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, conv3x3_nchw);
   tcase_add_test(tc, depthwise);
   tcase_add_test(tc, depthwise_blocked);
+  tcase_add_test(tc, pointwise_blocked);
   tcase_add_test(tc, blur);
   tcase_add_test(tc, softmax);
   tcase_add_test(tc, layer_norm);

@@ -52,6 +52,10 @@ typedef struct tec_autosched_choice {
   int64_t tile_i;  /* TILE: rows of the register tile (axis tile_axis_i, unrolled) */
   int64_t tile_j;  /* TILE: columns of the register tile (the innermost axis, vectorized) */
   int tile_axis_i; /* TILE: the data axis of the rows (-1: none) */
+  int64_t tile_k;  /* TILE: a second axis of the register tile (0 or 1: none), unrolled
+                      inside the rows: tile_i x tile_k x tile_j accumulators */
+  int tile_axis_k; /* TILE: its data axis, one along which an input the rows re-read is
+                      invariant (with tile_k > 1) */
   int cache_write; /* TILE: 1 the accumulator is a cache_write "local" copy; 0 it is fused
                       into its element-wise consumer's tile */
   int pack;           /* TILE: inputs repacked for the tile (cache_read + the leaf-layout
@@ -109,8 +113,8 @@ int tec_autoschedule(sch_schedule *s, const char *target, const tec_autosched_op
 
 /* ---- the tuned mode ----
  * The rules' choices become the knobs of a tune_space, per stage "<stage>.<knob>": at (inline,
- * attach, root), tile_i / tile_j / block_i / block_j (the register tile, its outer block of
- * rows and its group of columns),
+ * attach, root), tile_i / tile_j / tile_k / block_i / block_j (the register tile, its second
+ * axis, its outer block of rows and its group of columns),
  * pack, fuse (cache_write or the accumulator fused into its element-wise consumer), vector,
  * tail, unroll, par (parallel fusion depth), rows, rfactor; each knob's default is the instant
  * mode's choice, so the default config is tec_autoschedule's schedule. The arguments are as
