@@ -148,6 +148,9 @@ LLVMValueRef cg_mmla(cg_func *f, const ir_expr *e); /* mmla(acc, a, b): smmla or
  * the result by bitcast to the intrinsic's own types (LLVM 14-19 differ for some). */
 LLVMValueRef cg_intrinsic_cast(cg_func *f, const char *name, LLVMTypeRef *over, unsigned nover,
                                LLVMValueRef *args, unsigned n, LLVMTypeRef result);
+/* codegen_half.c: z + float32(x) * float32(y) of float16 x, y as fmlal/fmlal2 (AArch64
+ * +fp16fml); NULL without an error when that does not apply (f->failed says if it failed) */
+LLVMValueRef cg_try_fmlal(cg_func *f, const ir_expr *x, const ir_expr *y, const ir_expr *z);
 /* codegen_mem.c */
 LLVMValueRef cg_load(cg_func *f, const ir_expr *e);
 LLVMValueRef cg_broadcast(cg_func *f, const ir_expr *e); /* an IR_BROADCAST */

@@ -5,7 +5,8 @@
  * toward -inf:
  *   q = a sdiv b, r = a srem b, fix = r != 0 && sign(r) != sign(b)
  *   floordiv = q - fix,  floormod = r + (fix ? b : 0)
- * Floats: x*y + z (either order) and x*y - z, z - x*y become llvm.fmuladd; comparisons are
+ * Floats: x*y + z (either order) and x*y - z, z - x*y become llvm.fmuladd (float16 products
+ * into float32 on AArch64 +fp16fml: fmlal, codegen_half.c); comparisons are
  * ordered except != (une). Bool is i1. Vectors are LLVM vectors; RAMP(b, s) is
  * splat(b) + splat(s) * <0, 1, ..., n-1>.
  */
@@ -137,6 +138,10 @@ static LLVMValueRef cg_try_fmuladd(cg_func *f, const ir_expr *e) {
     mul = e->b, other = e->a, neg_mul = e->kind == IR_SUB;
   } else {
     return NULL;
+  }
+  if (!neg_other && !neg_mul) { /* float16 products into float32 (codegen_half.c) */
+    LLVMValueRef r = cg_try_fmlal(f, mul->a, mul->b, other);
+    if (r || f->failed) return r;
   }
   LLVMValueRef x = cg_expr(f, mul->a), y = cg_expr(f, mul->b), z = cg_expr(f, other);
   if (!x || !y || !z) return NULL;

@@ -155,7 +155,13 @@ int lower_trace_replaying(void);
 /* ---- build-time passes: run per function by tec_build / tec_emit for their target ---- */
 typedef struct lower_target {
   int vector_bits;  /* native SIMD width in bits (32: no SIMD) */
+  int half_arith;   /* 1: float16 arithmetic in hardware (fullfp16, avx512fp16) */
+  const char *name; /* the target's canonical text, for messages */
 } lower_target;
+/* half_arith.c: 0, or -1 with an error naming the first float16 operation of body when t has
+ * no half-precision arithmetic (float16 storage stays legal). */
+int lower_check_half_arith(tec_ctx *ctx, const lower_func *f, const ir_stmt *body,
+                           const lower_target *t, const char *who);
 /* f's program ready for code generation for t: the pipeline's build-time passes (pipeline.c)
  * over f->body; *entry receives the checked entry's program (entry_checks.c). NULL with an
  * error in f->ctx. `who` names the API call for messages. */

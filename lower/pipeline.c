@@ -69,6 +69,10 @@ static int p_slice(lower_pipe *p) {
   return 0;
 }
 
+static int p_half(lower_pipe *p) {
+  return lower_check_half_arith(p->f->ctx, p->f, p->body, p->target, p->who);
+}
+
 static int p_checkers(lower_pipe *p) {
   return (p->body = lower_bound_checkers(p->f, p->body)) ? 0 : -1;
 }
@@ -106,6 +110,7 @@ static const lower_pass passes[] = {
   {"unroll simplify", p_simplify, FUNC, 1}, /* folds min + k of the copies, ramp arithmetic */
   {"storage_rewrite", p_rewrite, FUNC, 1},  /* last: merges what partition/unroll copied */
   {"unroll_rest", p_unroll, BUILD, 1},      /* unrolled loops a hand-built program kept */
+  {"half_arith", p_half, BUILD, 0},         /* a check: float16 arithmetic needs the target's */
   {"slice_vectors", p_slice, BUILD, 1},     /* needs the target's vector width */
   {"bound_checkers", p_checkers, BUILD, 1}, /* debug option; after slicing: final accesses */
   {"launch_regions", p_launch, BUILD, 1},   /* task 0, barriers, per-task buffers */

@@ -102,6 +102,9 @@ tec_ir_func *mod_lower_funcs(tec_ctx *ctx, int n, lower_func *const *funcs, cons
                              const char *who) {
   tec_ir_func *ir = tec_ctx_alloc(ctx, sizeof *ir * (size_t)(n ? n : 1));
   if (!ir) return NULL;
+  lower_target lt = {.vector_bits = t->vector_bits, .name = t->str,
+                     .half_arith = tec_target_has(t, TEC_FEATURE_FULLFP16) ||
+                                   tec_target_has(t, TEC_FEATURE_AVX512FP16)};
   for (int i = 0; i < n; i++) {
     const lower_func *lf = funcs[i];
     tec_ir_arg *args = tec_ctx_alloc(ctx, sizeof *args * (size_t)(lf->nargs ? lf->nargs : 1));
@@ -113,7 +116,7 @@ tec_ir_func *mod_lower_funcs(tec_ctx *ctx, int n, lower_func *const *funcs, cons
                              .written = lf->args[a]->op == TE_COMPUTE};
     const ir_stmt *entry = NULL;
     const ir_stmt *body =
-        lower_for_target(lf, &(lower_target){.vector_bits = t->vector_bits}, who, &entry);
+        lower_for_target(lf, &lt, who, &entry);
     if (!body || !entry) return NULL;
     ir[i] = (tec_ir_func){.name = lf->name, .nargs = lf->nargs, .args = args,
                           .nsize = lf->nsize, .size_vars = lf->size_vars, .body = body,

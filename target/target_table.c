@@ -120,6 +120,7 @@ const char *const tgt_feature_names[TEC_FEATURE_COUNT] = {
     [TEC_FEATURE_VFP4] = "vfp4",           [TEC_FEATURE_DOTPROD] = "dotprod",
     [TEC_FEATURE_I8MM] = "i8mm",           [TEC_FEATURE_FULLFP16] = "fullfp16",
     [TEC_FEATURE_BF16] = "bf16",           [TEC_FEATURE_SVE] = "sve",
+    [TEC_FEATURE_FP16FML] = "fp16fml",
 };
 
 /* The default register tile of a GEMM (topi dense), first match by arch and width:

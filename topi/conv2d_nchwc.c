@@ -108,7 +108,8 @@ static const ir_expr *conv_body(tec_ctx *ctx, const ir_expr *const *i, void *u) 
                       d->p.pad_w);
   }
   const ir_expr *w = TE_AT(d->kp, i[1], d->ric, d->rky, d->rkx, d->ru, v);
-  return te_sum(ir_mul(a, w), 4, (const ir_expr *[]){d->ric, d->rky, d->rkx, d->ru}, NULL);
+  return te_sum(ir_mul(topi_fp_widen(d->p.fp, a), topi_fp_widen(d->p.fp, w)), 4,
+                (const ir_expr *[]){d->ric, d->rky, d->rkx, d->ru}, NULL);
 }
 
 static const ir_expr *out_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
@@ -116,9 +117,9 @@ static const ir_expr *out_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   const ir_expr *acc =
       d->gemm ? TE_AT(d->conv, i[0], i[1], ir_add(ir_mul(i[2], ir_int(ctx, d->a.ow)), i[3]), i[4])
               : TE_AT(d->conv, i[0], i[1], i[2], i[3], i[4]);
-  return topi_epilogue_expr(ctx, &d->p.epi, acc, d->bp ? TE_AT(d->bp, i[1], i[4]) : NULL,
-                            d->a.residual ? TE_AT(d->a.residual, i[0], i[1], i[2], i[3], i[4])
-                                          : NULL);
+  return topi_fp_epilogue(ctx, d->p.fp, &d->p.epi, acc, d->bp ? TE_AT(d->bp, i[1], i[4]) : NULL,
+                          d->a.residual ? TE_AT(d->a.residual, i[0], i[1], i[2], i[3], i[4])
+                                        : NULL);
 }
 
 /* 1 if some padding lies past the input's margin (the rest is read from the ring in place):
@@ -253,7 +254,10 @@ static int cn_schedule(const topi_decl *dc, const void *cfg_arg,
                        const tec_target *target, topi_op *op) {
   const topi_conv2d_nchwc_config *cfg = cfg_arg;
   if (!dc || !cfg || !op) return -1;
-  if (topi_config_check(&topi_tmpl_conv2d_nchwc, dc, cfg, target) || topi_op_begin(dc, op)) return -1;
+  if (topi_config_check(&topi_tmpl_conv2d_nchwc, dc, cfg, target) ||
+      topi_fp_target_check(dc->ctx, WHO, ((const cn_decl *)dc->priv)->p.fp, target) ||
+      topi_op_begin(dc, op))
+    return -1;
   return topi_conv2d_nchwc_schedule_in(dc, cfg, op->sched, 0, NULL);
 }
 
@@ -417,7 +421,7 @@ static int cn_rule_ok(const void *data, const void *config) {
 static int cn_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
                     tune_space *sp) {
   const topi_conv2d *p = p_arg;
-  int lanes = topi_target_lanes(ctx, target);
+  int lanes = topi_fp_lanes(ctx, target, p ? p->fp : TOPI_FP32); /* of the accumulators */
   if (lanes < 0 || topi_refuse(ctx, &topi_tmpl_conv2d_nchwc, p)) return -1;
   int64_t oh, ow;
   if (topi_conv2d_out_hw(ctx, p, &oh, &ow)) return -1;
@@ -435,7 +439,7 @@ static int cn_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
   int lane_fma = topi_target_lane_fma(ctx, target);
   if (lane_fma < 0) return -1;
   int lane = lane_fma && xb % lanes == 0; /* the input's lanes load as whole vectors */
-  int64_t block_wbytes = yb * nib * xb * p->kh * p->kw * (int64_t)sizeof(float);
+  int64_t block_wbytes = yb * nib * xb * p->kh * p->kw * tec_dtype_bytes(topi_fp_storage(p->fp));
   /* rows per register tile: up to 4 where a row is narrower than the 32 positions a tile
    * holds at most; 1 in the GEMM form */
   int64_t regrows[4], nreg = !gemm && ow < 32 ? (oh < 4 ? oh : 4) : 1, br;

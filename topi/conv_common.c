@@ -53,6 +53,7 @@ int topi_conv2d_check(tec_ctx *ctx, const char *who, const topi_conv2d *p) {
                              (long long)p->w, (long long)p->c_out, (long long)p->kh,
                              (long long)p->kw, (long long)p->stride_h, (long long)p->stride_w,
                              (long long)p->pad_h, (long long)p->pad_w);
+  if (topi_fp_check(ctx, who, p->fp)) return -1;
   if (p->dilation_h < 0 || p->dilation_w < 0)
     return tec_ctx_set_error(ctx, "%s: dilation must be >= 1 (0 is read as 1; got %lldx%lld)",
                              who, (long long)p->dilation_h, (long long)p->dilation_w);
@@ -99,13 +100,14 @@ int topi_conv_declare_args(tec_ctx *ctx, const char *who, const topi_conv2d *p,
   /* an input margin: the whole buffer, read at + margin (topi_layout_read) */
   const ir_expr *const *s =
       topi_layout_buffer_shape(ctx, p->in_layout, p->n, p->c_in, p->h, p->w, &nd);
-  a->data = te_placeholder(ctx, "data", TEC_F32, nd, s);
-  a->kernel = te_const_placeholder(ctx, "kernel", TEC_F32, 4,
+  tec_dtype t = topi_fp_storage(p->fp); /* float32, or float16 (topi_fp) */
+  a->data = te_placeholder(ctx, "data", t, nd, s);
+  a->kernel = te_const_placeholder(ctx, "kernel", t, 4,
                                    TE_SHAPE(ctx, p->c_out, p->c_in / g, p->kh, p->kw));
-  if (p->epi.bias) a->bias = te_const_placeholder(ctx, "bias", TEC_F32, 1, TE_SHAPE(ctx, p->c_out));
+  if (p->epi.bias) a->bias = te_const_placeholder(ctx, "bias", t, 1, TE_SHAPE(ctx, p->c_out));
   if (p->epi.residual) {
     s = topi_layout_shape(ctx, p->out_layout, p->n, p->c_out, a->oh, a->ow, &nd);
-    a->residual = te_placeholder(ctx, "residual", TEC_F32, nd, s);
+    a->residual = te_placeholder(ctx, "residual", t, nd, s);
     if (a->residual && topi_set_margin(ctx, who, a->residual, p->out_layout)) return -1;
   }
   if (!a->data || !a->kernel || (p->epi.bias && !a->bias) || (p->epi.residual && !a->residual))

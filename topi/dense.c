@@ -60,15 +60,17 @@ static const ir_expr *acc_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   } else {
     bv = b_at(g->d, i[1], g->k);
   }
-  return te_sum(ir_mul(TE_AT(g->d->a, i[0], g->k), bv), 1, &g->k, NULL);
+  topi_fp fp = g->d->p.fp;
+  return te_sum(ir_mul(topi_fp_widen(fp, TE_AT(g->d->a, i[0], g->k)), topi_fp_widen(fp, bv)), 1,
+                &g->k, NULL);
 }
 
 static const ir_expr *out_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   dense_graph *g = u;
   const dense_decl *d = g->d;
-  return topi_epilogue_expr(ctx, &d->p.epi, TE_AT(g->acc, i[0], i[1]),
-                            d->bias ? TE_AT(d->bias, i[1]) : NULL,
-                            d->residual ? TE_AT(d->residual, i[0], i[1]) : NULL);
+  return topi_fp_epilogue(ctx, d->p.fp, &d->p.epi, TE_AT(g->acc, i[0], i[1]),
+                          d->bias ? TE_AT(d->bias, i[1]) : NULL,
+                          d->residual ? TE_AT(d->residual, i[0], i[1]) : NULL);
 }
 
 static dense_graph *dense_build_graph(tec_ctx *ctx, const dense_decl *d, int64_t nr) {
@@ -113,6 +115,8 @@ static int dense_applies(tec_ctx *ctx, const void *problem, const char **why) {
   else if (p->epi.act < TOPI_ACT_NONE || p->epi.act > TOPI_ACT_RELU6)
     w = tec_ctx_printf(ctx, "activation %d is not one of TOPI_ACT_NONE, _RELU, _RELU6",
                        (int)p->epi.act);
+  else
+    w = topi_fp_why(ctx, "dense", p->fp);
   if (why) *why = w;
   return w == NULL;
 }
@@ -127,13 +131,13 @@ static int dense_declare(tec_ctx *ctx, const void *p_arg, topi_decl *out) {
   te_tensor **args = tec_ctx_alloc(ctx, 5 * sizeof *args);
   if (!d || !args) return -1;
   *d = (dense_decl){.p = *p};
-  d->a = te_placeholder(ctx, "a", TEC_F32, 2, TE_SHAPE(ctx, p->m, p->k));
+  tec_dtype t = topi_fp_storage(p->fp); /* float32, or float16 (topi_fp) */
+  d->a = te_placeholder(ctx, "a", t, 2, TE_SHAPE(ctx, p->m, p->k));
   const ir_expr *const *bs = p->b_transposed ? TE_SHAPE(ctx, p->n, p->k) : TE_SHAPE(ctx, p->k, p->n);
-  d->b = p->const_b ? te_const_placeholder(ctx, "b", TEC_F32, 2, bs)
-                    : te_placeholder(ctx, "b", TEC_F32, 2, bs);
-  if (p->epi.bias) d->bias = te_const_placeholder(ctx, "bias", TEC_F32, 1, TE_SHAPE(ctx, p->n));
+  d->b = p->const_b ? te_const_placeholder(ctx, "b", t, 2, bs) : te_placeholder(ctx, "b", t, 2, bs);
+  if (p->epi.bias) d->bias = te_const_placeholder(ctx, "bias", t, 1, TE_SHAPE(ctx, p->n));
   if (p->epi.residual)
-    d->residual = te_placeholder(ctx, "residual", TEC_F32, 2, TE_SHAPE(ctx, p->m, p->n));
+    d->residual = te_placeholder(ctx, "residual", t, 2, TE_SHAPE(ctx, p->m, p->n));
   if (!d->a || !d->b || (p->epi.bias && !d->bias) || (p->epi.residual && !d->residual)) return -1;
   dense_graph *g = dense_build_graph(ctx, d, 0); /* the plain definition */
   if (!g) return -1;
@@ -212,9 +216,11 @@ static int dense_schedule(const topi_decl *dc, const void *cfg_arg, const tec_ta
   const topi_dense_config *cfg = cfg_arg;
   if (!dc || !cfg || !op) return -1;
   tec_ctx *ctx = dc->ctx;
-  int lanes = topi_target_lanes(ctx, target);
-  if (lanes < 0 || topi_config_check(&topi_tmpl_dense, dc, cfg, target)) return -1;
   const dense_decl *d = dc->priv;
+  int lanes = topi_fp_lanes(ctx, target, d ? d->p.fp : TOPI_FP32);
+  if (lanes < 0 || topi_config_check(&topi_tmpl_dense, dc, cfg, target) ||
+      topi_fp_target_check(ctx, "dense", d->p.fp, target))
+    return -1;
   dense_graph *g = dense_build_graph(ctx, d, cfg->pack == PACK_NONE ? 0 : cfg->nr);
   te_tensor **args = tec_ctx_alloc(ctx, sizeof *args * (size_t)dc->nargs);
   if (!g || !args) return -1;
@@ -275,7 +281,7 @@ static int dense_space(tec_ctx *ctx, const void *p_arg, const tec_target *target
   if (!dense_applies(ctx, p, &why)) return tec_ctx_set_error(ctx, "dense: %s", why);
   const tec_target *tg = topi_target_of(ctx, target);
   if (!tg) return -1;
-  int lanes = tg->vector_lanes;
+  int lanes = topi_fp_lanes(ctx, tg, p->fp); /* of the accumulators */
   const tec_target_gemm *t = &tg->gemm; /* the default tile: target/target_table.c */
   int64_t mr[16], nr[4], ku[4], jb[4], par[3] = {0, 1, 2}, pack[3];
   int nmr = 0, nnr = 0, nku = 0, njb = 0, npack = 0;

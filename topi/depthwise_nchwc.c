@@ -50,15 +50,16 @@ static const ir_expr *dw_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   const ir_expr *in = topi_pad_read(d->a.data, p->in_layout, p->h, p->w, i[0], c, y, x, p->pad_h,
                                     p->pad_w);
   const ir_expr *w = TE_AT(d->kp, i[1], d->ri, d->rj, i[4]);
-  return te_sum(ir_mul(in, w), 2, (const ir_expr *[]){d->ri, d->rj}, NULL);
+  return te_sum(ir_mul(topi_fp_widen(p->fp, in), topi_fp_widen(p->fp, w)), 2,
+                (const ir_expr *[]){d->ri, d->rj}, NULL);
 }
 
 static const ir_expr *out_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   dwc_decl *d = u;
-  return topi_epilogue_expr(ctx, &d->p.epi, TE_AT(d->dw, i[0], i[1], i[2], i[3], i[4]),
-                            d->bias_p ? TE_AT(d->bias_p, i[1], i[4]) : NULL,
-                            d->a.residual ? TE_AT(d->a.residual, i[0], i[1], i[2], i[3], i[4])
-                                          : NULL);
+  return topi_fp_epilogue(ctx, d->p.fp, &d->p.epi, TE_AT(d->dw, i[0], i[1], i[2], i[3], i[4]),
+                          d->bias_p ? TE_AT(d->bias_p, i[1], i[4]) : NULL,
+                          d->a.residual ? TE_AT(d->a.residual, i[0], i[1], i[2], i[3], i[4])
+                                        : NULL);
 }
 
 static int dwc_applies(tec_ctx *ctx, const void *problem, const char **why) {
@@ -114,7 +115,10 @@ static int dwc_schedule(const topi_decl *dc, const void *cfg_arg,
                         const tec_target *target, topi_op *op) {
   const topi_depthwise_nchwc_config *cfg = cfg_arg;
   if (!dc || !cfg || !op) return -1;
-  if (topi_config_check(&topi_tmpl_depthwise_nchwc, dc, cfg, target) || topi_op_begin(dc, op)) return -1;
+  if (topi_config_check(&topi_tmpl_depthwise_nchwc, dc, cfg, target) ||
+      topi_fp_target_check(dc->ctx, "depthwise_nchwc", ((const dwc_decl *)dc->priv)->p.fp, target) ||
+      topi_op_begin(dc, op))
+    return -1;
   return topi_depthwise_nchwc_schedule_in(dc, cfg, op->sched, 0, NULL);
 }
 
@@ -173,7 +177,7 @@ static int dwc_rule_ok(const void *data, const void *config) {
 static int dwc_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
                      tune_space *sp) {
   const topi_conv2d *p = p_arg;
-  int lanes = topi_target_lanes(ctx, target);
+  int lanes = topi_fp_lanes(ctx, target, p ? p->fp : TOPI_FP32); /* of the accumulators */
   int64_t oh, ow;
   if (lanes < 0 || topi_refuse(ctx, &topi_tmpl_depthwise_nchwc, p) ||
       topi_conv2d_out_hw(ctx, p, &oh, &ow))

@@ -184,6 +184,25 @@ static inline const ir_expr *topi_dilate(tec_ctx *ctx, const ir_expr *i, int64_t
 /* ceil(a / b) */
 static inline int64_t topi_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/* ---- float16 (fp16.c; topi_fp in tec/topi.h) ---- */
+/* 0 if template `who` takes fp (float32: every template; float16: conv2d_nchwc,
+ * depthwise_nchwc, dense), else -1 with an error naming the ones that do. */
+int topi_fp_check(tec_ctx *ctx, const char *who, topi_fp fp);
+const char *topi_fp_why(tec_ctx *ctx, const char *who, topi_fp fp); /* the reason, or NULL */
+tec_dtype topi_fp_storage(topi_fp fp); /* the arguments' type: float32 or float16 */
+tec_dtype topi_fp_acc(topi_fp fp);     /* the reduction's and epilogue's type */
+const ir_expr *topi_fp_widen(topi_fp fp, const ir_expr *v);  /* v in the accumulation type */
+const ir_expr *topi_fp_narrow(topi_fp fp, const ir_expr *v); /* v in the storage type */
+/* 0, or -1 naming the feature when fp accumulates in float16 on a target without half
+ * arithmetic (every schedule of a float16 template calls it). */
+int topi_fp_target_check(tec_ctx *ctx, const char *who, topi_fp fp, const tec_target *target);
+/* topi_epilogue_expr in the accumulation type (bias and residual widened), rounded to the
+ * storage type (one rounding of the float32 result for TOPI_FP16_ACC32). */
+const ir_expr *topi_fp_epilogue(tec_ctx *ctx, topi_fp fp, const topi_epilogue *e,
+                                const ir_expr *v, const ir_expr *bias_v, const ir_expr *res_v);
+/* Lanes of the accumulation type per vector (float32 lanes, twice that for TOPI_FP16). */
+int topi_fp_lanes(tec_ctx *ctx, const tec_target *target, topi_fp fp);
+
 /* 0 if template t applies to problem, else -1 with "<t's name>: <why not>" in the ctx. */
 int topi_refuse(tec_ctx *ctx, const topi_template *t, const void *problem);
 /* NULL if p reads NCHW[x]c or NCHW and writes NCHW[y]c, else why not (arena). */

@@ -52,6 +52,7 @@ typedef enum tec_feature {
   TEC_FEATURE_I8MM,       /* Arm: i8mm (int8 matrix multiply, smmla) */
   TEC_FEATURE_FULLFP16,   /* Arm: fullfp16 (half precision arithmetic) */
   TEC_FEATURE_BF16,       /* Arm: bf16 (bfloat16 dot product) */
+  TEC_FEATURE_FP16FML,    /* AArch64: fp16fml (float16 products accumulated in float32, fmlal) */
   TEC_FEATURE_SVE,        /* AArch64: sve (scalable vectors) */
   TEC_FEATURE_COUNT       /* number of features (not a feature) */
 } tec_feature;

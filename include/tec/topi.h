@@ -145,6 +145,22 @@ typedef enum topi_act {
   TOPI_ACT_RELU6  /* min(max(x, 0), 6) */
 } topi_act;
 
+/* The element type and the accumulation of a float template (docs/fp16.md). conv2d_nchwc,
+ * depthwise_nchwc and dense take all three; every other template float32 only (refused,
+ * naming the three). float16: every argument (data, weights, bias, residual, out) is float16;
+ * the reduction and the epilogue run in the accumulation type, the output rounded once to
+ * float16. Not a knob of the space: it changes the results (the error of each on a K = 1024
+ * dot product is in docs/fp16.md), so the problem states it and a tuner never trades it. */
+typedef enum topi_fp {
+  TOPI_FP32 = 0,     /* float32 tensors and arithmetic (the default) */
+  TOPI_FP16,         /* float16 tensors, products and sums in float16 (acc=f16: AArch64 fmla
+                        v.8h, x86 vfmadd231ph); the target needs half arithmetic (AArch64/ARMv7
+                        +fullfp16, x86 avx512fp16), refused at schedule time without it */
+  TOPI_FP16_ACC32    /* float16 tensors, products and sums in float32 (acc=f32: AArch64
+                        +fp16fml fmlal/fmlal2; elsewhere widened, fcvtl/vcvtph2ps + float32 FMA):
+                        float16 storage, any target */
+} topi_fp;
+
 /* What is fused into a producer's output stage, in this order: + bias[c], + residual, act. */
 typedef struct topi_epilogue {
   int bias;       /* 1: a bias argument [c_out] (constant) */
@@ -220,6 +236,7 @@ typedef struct topi_conv2d {
   int64_t dilation_h, dilation_w; /* kernel taps dilation apart (0 or 1: none): tap (i, j) reads
                                      input (oy*stride_h + i*dilation_h - pad_h, ...); the
                                      kernel's extent is (kh - 1) * dilation_h + 1 */
+  topi_fp fp;                   /* float32 (0) or float16 with its accumulation (topi_fp) */
 } topi_conv2d;
 
 /* The output size of a convolution, floor((h + 2 pad - ((kh - 1) dilation + 1)) / stride) + 1,
@@ -247,6 +264,7 @@ typedef struct topi_dense {
   int b_transposed;
   int const_b;
   topi_epilogue epi;
+  topi_fp fp;     /* float32 (0) or float16 with its accumulation (topi_fp) */
 } topi_dense;
 
 /* Batched matmul, fp32 (TVM's batch_matmul): out[b][i][j] = sum_k a[b][i][k] * b[b][k][j].
