@@ -9,7 +9,8 @@
 # gcc-aarch64-linux-gnu, qemu-user and the qemu-insn plugin sources (QEMU_INSN, default
 # tools/qemu-insn, the project's copy: it also classifies ARMv7). layers_gen emits the layers
 # for TEC_ARM_TARGET (default rasp4b = aarch64 Cortex-A72 +neon; rasp4b32 / armv7-neon: ARMv7
-# under qemu-arm, gcc-arm-linux-gnueabihf, no XNNPACK column); insn_bench.c links them with the cross-built runtime; each layer
+# under qemu-arm, gcc-arm-linux-gnueabihf, no XNNPACK column; TEC_ARM_FP=f16 or f16acc32: the
+# float16 layers, docs/fp16.md, with a target that has +fullfp16,+fp16fml); insn_bench.c links them with the cross-built runtime; each layer
 # runs under qemu-aarch64 (qemu-arm) with the plugin (prepare and one warm-up call uncounted, then 3 counted
 # calls) and the table shows the third counted call: total, vector FMA, vector ld/st, other, and
 # instructions per useful 4-lane FMA (MACs/4), for tec and for XNNPACK (its default AArch64
@@ -37,7 +38,7 @@ make -s -C "$QI" BUILD="$WORK/qemu-insn" all >&2
 cmake -S "$ROOT" -B "$WORK/runtime" -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/$TC" \
   -DTEC_RUNTIME_ONLY=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$WORK/runtime" --target tec_runtime >/dev/null
-"$BUILD/examples/aot_arm/layers_gen" "$TARGET" "$WORK" >&2
+"$BUILD/examples/aot_arm/layers_gen" "$TARGET" "$WORK" "${TEC_ARM_FP:-f32}" >&2
 $CROSS -std=c11 -O2 -Wall -idirafter /usr/include -I "$ROOT/include" -I "$WORK" \
   -I "$QI" -o "$WORK/insn_bench" "$ROOT/examples/aot_arm/insn_bench.c" "$WORK/tec_layers.o" \
   "$WORK/runtime/libtec_runtime.a" -lm -lpthread

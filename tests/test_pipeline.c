@@ -78,9 +78,13 @@ START_TEST(table_order) {
   int k = 0, ir, at_build, analyses = 0;
   const char *n;
   for (int i = 0; (n = tec_lower_pass_name(i, &ir, &at_build)); i++) {
+    if (!ir && at_build) { /* the one build-time check: float16 arithmetic for the target */
+      ck_assert_str_eq(n, "half_arith");
+      ck_assert_str_eq(want[k], "slice_vectors");
+      continue;
+    }
     if (!ir) {
       analyses++;
-      ck_assert_int_eq(at_build, 0);
       continue;
     }
     ck_assert_int_lt(k, 19);
