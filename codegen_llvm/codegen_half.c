@@ -9,7 +9,7 @@
  *
  * in chunks of 8 lanes; 4 lanes take fmlal on the low half. An operand is float16 when it is
  * a cast from float16 or a broadcast of one (splat as float16, so one register feeds 8
- * products). Elsewhere (no fp16fml, x86, other lane counts) NULL: the caller emits the widen
+ * products; a broadcast load as a lane of its group, `fmlal v.4s, v.4h, v.h[i]`). Elsewhere (no fp16fml, x86, other lane counts) NULL: the caller emits the widen
  * and the float32 multiply-add (fcvtl + fmla .4s; vcvtph2ps + vfmadd on x86), exact the same.
  */
 #include <string.h>
@@ -45,10 +45,22 @@ LLVMValueRef cg_try_fmlal(cg_func *f, const ir_expr *x, const ir_expr *y, const 
   int sx, sy;
   const ir_expr *hx_e = half_of(x, L, &sx), *hy_e = half_of(y, L, &sy);
   if (!hx_e || !hy_e) return NULL;
-  LLVMValueRef hx = cg_expr(f, hx_e), hy = cg_expr(f, hy_e), acc = cg_expr(f, z);
+  /* a splat operand as a float16 broadcast: a load's goes through cg_broadcast, which on
+   * lane targets loads its group once and splats a lane, selected as fmlal by element */
+  LLVMValueRef hx = sx ? cg_expr(f, ir_broadcast(hx_e, L)) : cg_expr(f, hx_e);
+  LLVMValueRef hy = sy ? cg_expr(f, ir_broadcast(hy_e, L)) : cg_expr(f, hy_e);
+  LLVMValueRef acc = cg_expr(f, z);
   if (!hx || !hy || !acc) return NULL;
-  if (sx) hx = cg_splat(f, hx, L);
-  if (sy) hy = cg_splat(f, hy, L);
+#if TEC_LLVM_VERSION_MAJOR >= 18
+  /* the by-element form takes its lane from the second operand, which must be one of v0-v15
+   * (4 bits of register number). LLVM before 17 allocated v16-v31 there too and encoded the
+   * wrong register (llvm-project issue 64104; LLVM 14's llvm-mc accepts "fmlal v25.4s,
+   * v11.4h, v27.h[0]" and encodes v11): there the splat stays a dup and fmlal takes vectors */
+  if (sx && !sy) {
+    LLVMValueRef t = hx;
+    hx = hy, hy = t;
+  }
+#endif
   LLVMTypeRef h8 = LLVMVectorType(LLVMHalfTypeInContext(f->llctx), 8);
   LLVMTypeRef f4 = LLVMVectorType(LLVMFloatTypeInContext(f->llctx), 4);
   LLVMTypeRef over[2] = {f4, h8};
