@@ -63,7 +63,10 @@ START_TEST(half_converter) { /* the converter the references rely on */
   ck_assert_uint_eq(to_half(1.0f + 3.0f / 2048), 0x3c02);     /* a tie: to even (up) */
   ck_assert_uint_eq(to_half(ldexpf(1.0f, -24)), 0x0001);      /* the smallest subnormal */
   ck_assert_float_eq(from_half(0x3555), 0.333251953125f);
-  for (uint32_t h = 0; h < 0x7c00; h += 7) ck_assert_uint_eq(to_half(from_half((uint16_t)h)), h);
+  uint32_t bad = 0x10000; /* the first finite half that does not come back, if any */
+  for (uint32_t h = 0; h < 0x7c00 && bad == 0x10000; h++)
+    if (to_half(from_half((uint16_t)h)) != h) bad = h;
+  ck_assert_uint_eq(bad, 0x10000);
 }
 END_TEST
 
