@@ -28,29 +28,16 @@ typedef struct ad_conv {
   const ir_expr *ric, *rky, *rkx, *ru;
 } ad_conv;
 
-/* the kernel's element (oc, ic, ky, kx), zero past the channel counts */
-static const ir_expr *kernel_at(tec_ctx *ctx, const ad_conv *d, const ir_expr *oc,
-                                const ir_expr *ic, const ir_expr *ky, const ir_expr *kx) {
-  const ir_expr *cond = NULL;
-  if (d->p.c_out % d->yb) {
-    cond = ir_lt(oc, ir_int(ctx, d->p.c_out));
-    oc = ir_min(oc, ir_int(ctx, d->p.c_out - 1));
-  }
-  if (ic && !d->dw && d->p.c_in % d->xb) {
-    const ir_expr *c = ir_lt(ic, ir_int(ctx, d->p.c_in));
-    cond = cond ? ir_and(cond, c) : c;
-    ic = ir_min(ic, ir_int(ctx, d->p.c_in - 1));
-  }
-  const ir_expr *v = TE_AT(d->a.kernel, oc, ic ? ic : ir_int(ctx, 0), ky, kx);
-  return cond ? ir_select(cond, v, ir_float(ctx, 0.0)) : v;
-}
-
+/* the kernel packed into channel blocks (topi_kernel_at: zero past the channel counts) */
 static const ir_expr *kp_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   const ad_conv *d = u;
+  int gy = d->p.c_out % d->yb != 0;
   if (d->dw) /* [O][ky][kx][v] */
-    return kernel_at(ctx, d, ir_add(ir_mul(i[0], ir_int(ctx, d->yb)), i[3]), NULL, i[1], i[2]);
-  return kernel_at(ctx, d, ir_add(ir_mul(i[0], ir_int(ctx, d->yb)), i[5]),
-                   ir_add(ir_mul(i[1], ir_int(ctx, d->xb)), i[4]), i[2], i[3]);
+    return topi_kernel_at(ctx, d->a.kernel, ir_add(ir_mul(i[0], ir_int(ctx, d->yb)), i[3]),
+                          d->p.c_out, gy, NULL, 0, 0, i[1], i[2]);
+  return topi_kernel_at(ctx, d->a.kernel, ir_add(ir_mul(i[0], ir_int(ctx, d->yb)), i[5]),
+                        d->p.c_out, gy, ir_add(ir_mul(i[1], ir_int(ctx, d->xb)), i[4]), d->p.c_in,
+                        d->p.c_in % d->xb != 0, i[2], i[3]);
 }
 
 static const ir_expr *conv_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {

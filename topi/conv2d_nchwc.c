@@ -63,20 +63,10 @@ typedef struct cn_decl {
 /* kp[O, I, i, j, u, v] = kernel[O*y + v, I*x + u, i, j], zero past the channel counts. */
 static const ir_expr *kp_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   cn_decl *d = u;
-  const ir_expr *oc = ir_add(ir_mul(i[0], ir_int(ctx, d->yb)), i[5]);
-  const ir_expr *ic = ir_add(ir_mul(i[1], ir_int(ctx, d->xb)), i[4]);
-  const ir_expr *cond = NULL;
-  if (d->p.c_out % d->yb) {
-    cond = ir_lt(oc, ir_int(ctx, d->p.c_out));
-    oc = ir_min(oc, ir_int(ctx, d->p.c_out - 1));
-  }
-  if (d->p.c_in % d->xb) {
-    const ir_expr *c = ir_lt(ic, ir_int(ctx, d->p.c_in));
-    cond = cond ? ir_and(cond, c) : c;
-    ic = ir_min(ic, ir_int(ctx, d->p.c_in - 1));
-  }
-  const ir_expr *v = TE_AT(d->a.kernel, oc, ic, i[2], i[3]);
-  return cond ? ir_select(cond, v, ir_float(ctx, 0.0)) : v;
+  return topi_kernel_at(ctx, d->a.kernel, ir_add(ir_mul(i[0], ir_int(ctx, d->yb)), i[5]),
+                        d->p.c_out, d->p.c_out % d->yb != 0,
+                        ir_add(ir_mul(i[1], ir_int(ctx, d->xb)), i[4]), d->p.c_in,
+                        d->p.c_in % d->xb != 0, i[2], i[3]);
 }
 
 /* pad[n, I, y, x, u] = data[n, I*x + u, y - p, x - p], zero outside (inlined or a copy) */

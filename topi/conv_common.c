@@ -154,6 +154,23 @@ static const ir_expr *pack_bias_body(tec_ctx *ctx, const ir_expr *const *i, void
   return ir_select(in, TE_AT(d->bias, ir_min(c, ir_int(ctx, d->c - 1))), ir_float(ctx, 0.0));
 }
 
+const ir_expr *topi_kernel_at(tec_ctx *ctx, const te_tensor *kernel, const ir_expr *oc,
+                              int64_t c_out, int guard_oc, const ir_expr *ic, int64_t c_in,
+                              int guard_ic, const ir_expr *ky, const ir_expr *kx) {
+  const ir_expr *cond = NULL;
+  if (guard_oc) {
+    cond = ir_lt(oc, ir_int(ctx, c_out));
+    oc = ir_min(oc, ir_int(ctx, c_out - 1));
+  }
+  if (ic && guard_ic) {
+    const ir_expr *c = ir_lt(ic, ir_int(ctx, c_in));
+    cond = cond ? ir_and(cond, c) : c;
+    ic = ir_min(ic, ir_int(ctx, c_in - 1));
+  }
+  const ir_expr *v = TE_AT(kernel, oc, ic ? ic : ir_int(ctx, 0), ky, kx);
+  return cond ? ir_select(cond, v, ir_float(ctx, 0.0)) : v;
+}
+
 te_tensor *topi_pack_bias(tec_ctx *ctx, te_tensor *bias, int64_t c, int64_t block) {
   pb_decl *d = tec_ctx_alloc(ctx, sizeof *d);
   if (!d) return NULL;

@@ -31,12 +31,9 @@ typedef struct dwc_decl {
 } dwc_decl;
 
 static const ir_expr *kp_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
-  dwc_decl *d = u;
-  const ir_expr *c = ir_add(ir_mul(i[0], ir_int(ctx, d->block)), i[3]);
-  if (d->p.c_in % d->block == 0) return TE_AT(d->a.kernel, c, ir_int(ctx, 0), i[1], i[2]);
-  const ir_expr *cc = ir_min(c, ir_int(ctx, d->p.c_in - 1));
-  return ir_select(ir_lt(c, ir_int(ctx, d->p.c_in)),
-                   TE_AT(d->a.kernel, cc, ir_int(ctx, 0), i[1], i[2]), ir_float(ctx, 0.0));
+  dwc_decl *d = u; /* kp[C, ky, kx, v] = kernel[C*block + v, 0, ky, kx], zero past the channels */
+  return topi_kernel_at(ctx, d->a.kernel, ir_add(ir_mul(i[0], ir_int(ctx, d->block)), i[3]),
+                        d->p.c_in, d->p.c_in % d->block != 0, NULL, 0, 0, i[1], i[2]);
 }
 
 static const ir_expr *dw_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {

@@ -177,6 +177,13 @@ const ir_expr *topi_epilogue_expr(tec_ctx *ctx, const topi_epilogue *e, const ir
 /* The bias packed into blocks of `block` channels, zero past c: [ceil(c/block)][block]
  * (constant-derived: computed in prepare). */
 te_tensor *topi_pack_bias(tec_ctx *ctx, te_tensor *bias, int64_t c, int64_t block);
+/* kernel[oc, ic, ky, kx] (OIHW; ic NULL: 0, a depthwise kernel) for packing into whole channel
+ * blocks: where the blocks overshoot the channels (guard_oc: c_out % block, guard_ic: c_in %
+ * block), the index is clamped and the element is 0 past c_out / c_in, so no read leaves the
+ * kernel. */
+const ir_expr *topi_kernel_at(tec_ctx *ctx, const te_tensor *kernel, const ir_expr *oc,
+                              int64_t c_out, int guard_oc, const ir_expr *ic, int64_t c_in,
+                              int guard_ic, const ir_expr *ky, const ir_expr *kx);
 /* A kernel tap's offset i * dilation (dilation 0 or 1: i itself, no multiply in the IR). */
 static inline const ir_expr *topi_dilate(tec_ctx *ctx, const ir_expr *i, int64_t dilation) {
   return dilation > 1 ? ir_mul(i, ir_int(ctx, dilation)) : i;
