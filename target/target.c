@@ -167,15 +167,27 @@ static int tgt_parse_words(tec_ctx *ctx, const char *str, tgt_opts *opts) {
   return 0;
 }
 
-/* Each feature of a user's -mattr list: +name or -name, and known for the arch. */
+/* Whether the name (n bytes) is one of the comma-separated features in list, either sign. */
+static int tgt_in_list(const char *list, const char *name, size_t n) {
+  for (const char *g = list; g && *g;) {
+    size_t m = strcspn(g, ",");
+    if (m == n + 1 && (*g == '+' || *g == '-') && strncmp(g + 1, name, n) == 0) return 1;
+    g += m;
+    if (*g == ',') g++;
+  }
+  return 0;
+}
+
+/* Each feature of a user's -mattr list: +name or -name, and known for the arch, or (host:
+ * the host's list) one LLVM named for this machine, so the host's canonical text parses. */
 static int tgt_check_features(tec_ctx *ctx, const char *str, const tgt_arch *arch,
-                              const char *attr) {
+                              const char *attr, const char *host) {
   for (const char *f = attr; f && *f;) {
     size_t n = strcspn(f, ",");
     if (*f != '+' && *f != '-')
       return tec_ctx_set_error(ctx, "target '%s': feature '%.*s' must start with '+' or '-' (e.g. "
                                "-mattr=+neon,+fp-armv8)", str, (int)n, f);
-    if (arch && !tgt_feature_known(arch, f + 1, n - 1))
+    if (arch && !tgt_feature_known(arch, f + 1, n - 1) && !tgt_in_list(host, f + 1, n - 1))
       return tec_ctx_set_error(ctx, "target '%s': unknown feature '%.*s' for %s (known: %s)", str,
                                (int)n, f, arch->name, tgt_join(ctx, arch->features, sizeof(char *)));
     f += n;
@@ -332,12 +344,17 @@ const tec_target *tgt_parse(tec_ctx *ctx, const char *str, int lenient) {
 
   /* CPU: the named one (checked), else the host's real one, else generic. */
   const tgt_cpu *cpu = NULL;
-  if (opts.cpu && arch && !(cpu = tgt_cpu_find(arch, opts.cpu)) && !lenient) {
+  /* on the host, the CPU and features LLVM names for it are legal too (they are what the
+   * host's canonical text holds); elsewhere only target_table.c's */
+  const char *host_cpu_name = t->is_host && !lenient ? tgt_host_copy(ctx, 0) : NULL;
+  const char *host_features = t->is_host && !lenient ? tgt_host_copy(ctx, 1) : NULL;
+  if (opts.cpu && arch && !(cpu = tgt_cpu_find(arch, opts.cpu)) && !lenient &&
+      !(host_cpu_name && strcmp(host_cpu_name, opts.cpu) == 0)) {
     tec_ctx_set_error(ctx, "target '%s': unknown CPU '%s' for %s (known: %s)", str, opts.cpu,
                       arch->name, tgt_join(ctx, &arch->cpus[0].name, sizeof(tgt_cpu)));
     return NULL;
   }
-  if (!lenient && tgt_check_features(ctx, str, arch, opts.attr) != 0) return NULL;
+  if (!lenient && tgt_check_features(ctx, str, arch, opts.attr, host_features) != 0) return NULL;
   int host_cpu = !opts.triple && !opts.cpu;
   t->cpu = opts.cpu ? opts.cpu : host_cpu ? tgt_host_copy(ctx, 0) : "";
   /* Features, later ones winning: the arch's base, the host's real ones (LLVM 14 names some

@@ -127,6 +127,9 @@ START_TEST(target_canonical_text) {
   const tec_target *h = parse_ok(ctx, NULL);
   tec_target_memo memo = {0}; /* the host's text names features users may not write: matched */
   ck_assert_int_eq(tec_target_matches(ctx, &memo, h->str, h), 1);
+  /* and parses back as it is: the host's CPU and LLVM's features for it are legal on the host */
+  ck_assert_str_eq(parse_ok(ctx, h->str)->str, h->str);
+  ck_assert_int_eq(tec_target_equal(parse_ok(ctx, h->str), h), 1);
   ck_assert_str_eq(tec_target_str(ctx, NULL), h->str);
   ck_assert_str_eq(tec_target_arch_name(0), "aarch64");
   ck_assert_str_eq(tec_target_arch_alias(0, 1), "arm64");
@@ -147,6 +150,12 @@ START_TEST(target_bad_text) {
   tec_ctx_clear_error(ctx);
   ck_assert_ptr_null(tec_target_parse(ctx, "rasp4b -mattr=neon"));
   tu_assert_contains(tec_ctx_error(ctx), "feature 'neon' must start with '+' or '-'");
+  tec_ctx_clear_error(ctx);
+  ck_assert_ptr_null(tec_target_parse(ctx, "llvm -mattr=+no-such-feature"));
+  tu_assert_contains(tec_ctx_error(ctx), "unknown feature '+no-such-feature'");
+  tec_ctx_clear_error(ctx);
+  ck_assert_ptr_null(tec_target_parse(ctx, "llvm -mtriple=aarch64-linux-gnu -mattr=+avx2"));
+  tu_assert_contains(tec_ctx_error(ctx), "unknown feature '+avx2' for aarch64");
   tec_ctx_clear_error(ctx);
   ck_assert_ptr_null(tec_target_parse(ctx, "llvm -O7"));
   tu_assert_contains(tec_ctx_error(ctx), "unknown optimization level '-O7'");

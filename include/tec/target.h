@@ -15,7 +15,8 @@
  * reads the text again. `str` is the canonical text: triple, CPU, features sorted by name
  * with the last mention of each kept, and -O<n> unless -O3; it names the target in tuning
  * records, and two texts for the same machine ("rasp4b", its spelled-out form, the features
- * in another order) have the same one.
+ * in another order) have the same one. Every `str` parses back to itself: on the host, the
+ * CPU and the features LLVM names for it are legal beside target_table.c's.
  */
 #ifndef TEC_TARGET_H
 #define TEC_TARGET_H
