@@ -18,7 +18,9 @@
  * The vpmaddwd path is exact (8-bit values widened to int16, products summed in int32), not
  * oneDNN's vpmaddubsw, which saturates pairs at int16 unless weights keep to 7 bits. An
  * operand of 4 lanes (one group shared by every lane) is splat as one int32 (vpbroadcastd).
- * vpdpbusd takes the uint8 operand first: operands are swapped as needed.
+ * vpdpbusd takes the uint8 operand first: operands are swapped as needed. An operand in the
+ * transposed layout (dot4's 4th argument: [4][L], lane l's bytes L apart, as 4 pixels of a
+ * channel block) is permuted to [L][4] first: one vpermb (avx512vbmi) per operand.
  *
  * mmla (IR_INTRIN_MMLA, a 2x2 block of 8-byte dot products): smmla/ummla/usmmla with +i8mm,
  * elsewhere its bytes rearranged into dot4's form on 8 lanes and adjacent lanes added.
@@ -220,12 +222,26 @@ static LLVMValueRef dot4_core(cg_func *f, LLVMValueRef acc, LLVMValueRef x, int 
   return r ? LLVMBuildAdd(f->b, acc, r, "") : NULL;
 }
 
+/* v's 4L bytes from [4][L] (lane l's group q at q*L + l) to dot4's [L][4]: one byte
+ * permutation (vpermb with avx512vbmi; tbl on AArch64). */
+static LLVMValueRef untranspose(cg_func *f, LLVMValueRef v, int L) {
+  LLVMValueRef idx[64];
+  for (int l = 0; l < L; l++)
+    for (int q = 0; q < 4; q++) idx[4 * l + q] = LLVMConstInt(f->i32, (unsigned long long)(q * L + l), 0);
+  return LLVMBuildShuffleVector(f->b, v, LLVMGetUndef(LLVMTypeOf(v)), LLVMConstVector(idx, (unsigned)(4 * L)), "");
+}
+
 LLVMValueRef cg_dot4(cg_func *f, const ir_expr *e) {
   int L = e->type.lanes;
+  int64_t lay = 0;
   if (L < 1 || L > 16)
     return cg_internal(f, "dot4 of %d lanes (tensorize makes 4, 8 or 16)", L);
+  if ((e->nargs != 3 && e->nargs != 4) || (e->nargs == 4 && !ir_is_const_int(e->args[3], &lay)))
+    return cg_internal(f, "dot4 takes acc, a, b and an optional constant layout");
   LLVMValueRef acc = cg_expr(f, e->args[0]), x = cg_expr(f, e->args[1]), y = cg_expr(f, e->args[2]);
   if (!acc || !x || !y) return NULL;
+  if (lay & 1) x = untranspose(f, x, L);
+  if (lay & 2) y = untranspose(f, y, L);
   int sx = e->args[1]->type.code == TEC_INT, sy = e->args[2]->type.code == TEC_INT;
   if (L == 1) /* a scalar accumulator: one lane, vectors of 1 for the shuffles */
     acc = LLVMBuildInsertElement(f->b, LLVMGetUndef(vec(f->i32, 1)), acc, LLVMConstInt(f->i32, 0, 0), "");

@@ -215,17 +215,17 @@ static LLVMValueRef cg_call(cg_func *f, const ir_expr *e) {
       [IR_INTRIN_LIKELY] = {NULL, 1},        [IR_INTRIN_DL_ARG] = {NULL, 3},
       [IR_INTRIN_EXTERN] = {NULL, -1},
       [IR_INTRIN_ROUND_EVEN] = {"llvm.roundeven", 1},
-      [IR_INTRIN_DOT4] = {NULL, 3},          [IR_INTRIN_MMLA] = {NULL, 3},
+      [IR_INTRIN_DOT4] = {NULL, -1},         [IR_INTRIN_MMLA] = {NULL, 3},
   };
   int64_t fn = e->v.i;
   if (fn < 0 || fn >= IR_INTRIN_COUNT) return cg_internal(f, "unknown intrinsic %lld", (long long)fn);
   if (fn == IR_INTRIN_EXTERN) return cg_extern_call(f, e); /* codegen_extern.c */
+  if (fn == IR_INTRIN_DOT4) return cg_dot4(f, e); /* 3 or 4 arguments, per target (codegen_dot.c) */
   if (e->nargs != intrin[fn].nargs)
     return cg_internal(f, "%s takes %d arguments, got %d", ir_intrinsic_name((ir_intrinsic)fn),
                        intrin[fn].nargs, e->nargs);
   if (fn == IR_INTRIN_PREFETCH) return cg_prefetch(f, e->args[0]); /* an address, no value */
   if (fn == IR_INTRIN_DL_ARG) return cg_dl_arg(f, e); /* the entry's arguments (entry.c) */
-  if (fn == IR_INTRIN_DOT4) return cg_dot4(f, e);     /* per target (codegen_dot.c) */
   if (fn == IR_INTRIN_MMLA) return cg_mmla(f, e);
   /* likely(c) is c: it told loop partitioning where to split. Not llvm.expect: what is left
    * of it runs in the border parts, where it is not likely at all, and it mostly guards

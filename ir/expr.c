@@ -257,11 +257,15 @@ const ir_expr *ir_call(tec_ctx *ctx, ir_intrinsic fn, int nargs, const ir_expr *
     return NULL;
   }
   if (fn == IR_INTRIN_DOT4 || fn == IR_INTRIN_MMLA) {
+    int64_t lay = 0;
+    if (fn == IR_INTRIN_DOT4 && nargs == 4 && args && args[3] && ir_is_const_int(args[3], &lay))
+      return ir_dot4_t(args[0], args[1], args[2], (int)lay);
     if (nargs == 3 && args)
       return fn == IR_INTRIN_DOT4 ? ir_dot4(args[0], args[1], args[2])
                                   : ir_mmla(args[0], args[1], args[2]);
-    tec_ctx_set_error(ctx, "ir_call: %s takes 3 arguments (acc, a, b), got %d",
-                      intrin_names[fn], nargs);
+    tec_ctx_set_error(ctx, "ir_call: %s takes 3 arguments (acc, a, b)%s, got %d",
+                      intrin_names[fn], fn == IR_INTRIN_DOT4 ? " or 4 (and a constant layout)" : "",
+                      nargs);
     return NULL;
   }
   if (nargs != intrin_arity[fn]) {
@@ -343,6 +347,10 @@ static int is_byte(tec_dtype t) {
 }
 
 const ir_expr *ir_dot4(const ir_expr *acc, const ir_expr *a, const ir_expr *b) {
+  return ir_dot4_t(acc, a, b, 0);
+}
+
+const ir_expr *ir_dot4_t(const ir_expr *acc, const ir_expr *a, const ir_expr *b, int layout) {
   if (!acc || !a || !b) return NULL;
   tec_ctx *ctx = acc->ctx;
   char x[32];
@@ -366,10 +374,21 @@ const ir_expr *ir_dot4(const ir_expr *acc, const ir_expr *a, const ir_expr *b) {
       return NULL;
     }
   }
-  const ir_expr **args = tec_ctx_alloc(ctx, sizeof *args * 3);
+  if (layout < 0 || layout > 3) {
+    tec_ctx_set_error(ctx, "ir_dot4: layout %d; legal: 0..3 (bit 0: a as [4][lanes], bit 1: b)",
+                      layout);
+    return NULL;
+  }
+  for (int i = 0; i < 2; i++)
+    if ((layout >> i & 1) && op[i]->type.lanes != 4 * L) {
+      tec_ctx_set_error(ctx, "ir_dot4: operand %c is [4][lanes] (layout %d) but has %d lanes; it "
+                             "needs %d", "ab"[i], layout, op[i]->type.lanes, 4 * L);
+      return NULL;
+    }
+  const ir_expr **args = tec_ctx_alloc(ctx, sizeof *args * 4);
   if (!args) return NULL;
-  args[0] = acc, args[1] = a, args[2] = b;
-  return make_call(ctx, IR_INTRIN_DOT4, acc->type, 3, args);
+  args[0] = acc, args[1] = a, args[2] = b, args[3] = ir_int(ctx, layout);
+  return make_call(ctx, IR_INTRIN_DOT4, acc->type, layout ? 4 : 3, args);
 }
 
 const ir_expr *ir_mmla(const ir_expr *acc, const ir_expr *a, const ir_expr *b) {

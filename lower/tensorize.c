@@ -10,7 +10,8 @@
  *         int32(A[a + k.inner]) * int32(B[b + j.inner*4 + k.inner])
  *
  * dot4: a lane loop (4, 8, 16; C steps 1, operands 4 or 0) and a reduction of 4 (C 0,
- * operands 1). mmla: rows (2; C steps 2, a 8, b 0), columns (2; C 1, a 0, b 8) and a
+ * operands 1); or an operand transposed: 1 in the lane loop, L (its extent) in the reduction
+ * (ir_dot4_t: 4L contiguous bytes, permuted by codegen; depthwise's taps as the group). mmla: rows (2; C steps 2, a 8, b 0), columns (2; C 1, a 0, b 8) and a
  * reduction of 8 (operands 1): C in 2x2 blocks, a and b as [..][2][8].
  * The nest must be exactly those loops (any order), one update C[i] = C[i] + int32(x) *
  * int32(y) with C int32, x and y int8/uint8 loads (either may take slot a: the product
@@ -173,8 +174,17 @@ static const ir_expr *update_product(tz_state *st, const tz_intrin *in, const ir
 /* Checks operand x in slot (0: a, 1: b) against every role; the lanes of its load in *lanes.
  * 0, or -1 (refused when `say`). */
 static int operand_fits(tz_state *st, const tz_intrin *in, const ir_expr *at, const ir_expr *x,
-                        int slot, const ir_stmt *const *byrole, int say, int *lanes) {
-  *lanes = 1;
+                        int slot, const ir_stmt *const *byrole, int say, int *lanes, int *tr) {
+  *lanes = 1, *tr = 0;
+  int64_t ls, rs, le;
+  /* dot4's transposed operand: consecutive in the lane loop, the lane count apart in the
+   * reduction's (4 rows of L bytes, e.g. 4 pixels of a channel block): one contiguous
+   * 4L-byte read, permuted by codegen (ir_dot4_t) */
+  if (in->nloops == 2 && stride_of(x->b, byrole[0]->var, &ls) && ls == 1 &&
+      stride_of(x->b, byrole[1]->var, &rs) && ir_is_const_int(byrole[0]->b, &le) && rs == le) {
+    *lanes = 4 * (int)le, *tr = 1;
+    return 0;
+  }
   for (int r = in->nloops - 1; r >= 0; r--) { /* the reduction (last) first */
     const tz_role *ro = &in->role[r];
     const ir_stmt *l = byrole[r];
@@ -233,12 +243,14 @@ static const ir_stmt *match(tz_state *st, const tz_intrin *in, int id, const ir_
                     (long long)e, in->role[r].ext_rule);
   }
   /* the operands in their slots: as written, or swapped (the product commutes) */
-  int la, lb, swap = 0;
-  if (operand_fits(st, in, at, x, 0, byrole, 0, &la) || operand_fits(st, in, at, y, 1, byrole, 0, &lb)) {
+  int la, lb, ta, tb, swap = 0;
+  if (operand_fits(st, in, at, x, 0, byrole, 0, &la, &ta) ||
+      operand_fits(st, in, at, y, 1, byrole, 0, &lb, &tb)) {
     swap = 1;
-    if (operand_fits(st, in, at, y, 0, byrole, 0, &la) ||
-        operand_fits(st, in, at, x, 1, byrole, 0, &lb)) { /* neither: say why, as written */
-      if (!operand_fits(st, in, at, x, 0, byrole, 1, &la)) operand_fits(st, in, at, y, 1, byrole, 1, &lb);
+    if (operand_fits(st, in, at, y, 0, byrole, 0, &la, &ta) ||
+        operand_fits(st, in, at, x, 1, byrole, 0, &lb, &tb)) { /* neither: say why, as written */
+      if (!operand_fits(st, in, at, x, 0, byrole, 1, &la, &ta))
+        operand_fits(st, in, at, y, 1, byrole, 1, &lb, &tb);
       return NULL;
     }
   }
@@ -260,7 +272,7 @@ static const ir_stmt *match(tz_state *st, const tz_intrin *in, int id, const ir_
   const ir_expr *cbase = arith_simplify(ir_substitute(cidx, in->nloops, vars, mins), NULL);
   const ir_expr *cvec = ir_ramp(cbase, ir_int_t(st->ctx, cbase->type, 1), clanes);
   const ir_expr *acc = ir_load(tec_dtype_with_lanes(upd->b->type, clanes), cbuf, cvec, NULL);
-  return ir_store(cbuf, cvec, id == SCH_INTRIN_DOT4 ? ir_dot4(acc, nop[0], nop[1])
+  return ir_store(cbuf, cvec, id == SCH_INTRIN_DOT4 ? ir_dot4_t(acc, nop[0], nop[1], ta | tb << 1)
                                                     : ir_mmla(acc, nop[0], nop[1]), NULL);
 }
 

@@ -9,7 +9,8 @@
  *   out = requant(acc + bias_q[C, v], mult[C, v])                                    int8
  *
  * A register tile of oh_tile x ow_tile pixels of one block (taps outside, pixels unrolled,
- * lanes vectorized), as depthwise_nchwc's fp32 tile. */
+ * lanes vectorized), as depthwise_nchwc's fp32 tile. That is dot = 0; dot = 1 (the default
+ * on VNNI targets) puts a row's taps on the dot-product instruction: topi/qnn_depthwise_dot.c. */
 #include "topi/qnn_internal.h"
 
 typedef struct qd_decl {
@@ -82,8 +83,9 @@ static int qd_schedule(const topi_decl *dc, const void *cfg_arg, const tec_targe
                        topi_op *op) {
   const topi_qdepthwise_config *cfg = cfg_arg;
   if (!dc || !cfg || !op) return -1;
-  if (topi_config_check(&topi_tmpl_qnn_depthwise, dc, cfg, target) || topi_op_begin(dc, op))
-    return -1;
+  if (topi_config_check(&topi_tmpl_qnn_depthwise, dc, cfg, target)) return -1;
+  if (cfg->dot) return qnn_depthwise_dot_schedule(dc, cfg, target, op); /* qnn_depthwise_dot.c */
+  if (topi_op_begin(dc, op)) return -1;
   const qd_decl *d = dc->priv;
   sch_stage *so = sch_stage_of(op->sched, dc->out), *sa = sch_stage_of(op->sched, d->acc);
   sch_iter *yo, *yi, *xo, *xi, *f;
@@ -136,13 +138,21 @@ static int qd_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, t
     if (ow % t == 0 || ow <= cap) def = t;
   if (ow > cap && def < cap / 2) def = cap;
   static const int64_t b01[] = {0, 1};
+  /* the dot path where the block is dot4's lanes; the default with VNNI (bench/qconv.c:
+   * MobileNet's depthwise layers, stride 1 and 2) */
+  int dot_ok = qnn_depthwise_dot_ok(p->conv.in_layout.block, lanes);
+  int dot_def = dot_ok && qnn_dot_shift(topi_target_of(ctx, target));
   if (tune_space_init(ctx, sp, topi_tmpl_qnn_depthwise.name, topi_tmpl_qnn_depthwise.config_size) ||
       tune_define_field(sp, "ow_tile", "output columns per register tile",
                         offsetof(topi_qdepthwise_config, ow_tile), ntw, tw, def) < 0 ||
       tune_define_field(sp, "oh_tile", "output rows per register tile",
                         offsetof(topi_qdepthwise_config, oh_tile), nth, th, 1) < 0 ||
       tune_define_field(sp, "parallel", "parallel over (n, channel block)",
-                        offsetof(topi_qdepthwise_config, parallel), 2, b01, 1) < 0)
+                        offsetof(topi_qdepthwise_config, parallel), 2, b01, 1) < 0 ||
+      tune_define_field(sp, "dot", "1: each row's taps (padded to 4) as the dot-product "
+                        "instruction's group, the block's channels as its lanes; 0: s16 "
+                        "multiply-adds per tap", offsetof(topi_qdepthwise_config, dot),
+                        dot_ok ? 2 : 1, b01, dot_def) < 0)
     return -1;
   const char *doc = tec_ctx_printf(ctx, "unrolled body: 2*oh_tile*ow_tile*%lld <= %d statements",
                                    (long long)*taps + 2, TOPI_UNROLL_MAX);

@@ -62,6 +62,13 @@ te_tensor *qnn_wsum(tec_ctx *ctx, te_tensor *w);
 int qnn_dot_shift(const tec_target *t);
 int64_t qnn_dot_lanes(int64_t block, int lanes);
 
+/* qnn_depthwise's dot path (topi/qnn_depthwise_dot.c): whether a block of `block` channels
+ * can be dot4's lanes on a target of `lanes` int32 lanes, and the schedule (dc->priv read as
+ * a qnn_conv_args), which builds its own stages. */
+int qnn_depthwise_dot_ok(int64_t block, int lanes);
+int qnn_depthwise_dot_schedule(const topi_decl *dc, const topi_qdepthwise_config *cfg,
+                               const tec_target *target, topi_op *op);
+
 /* The one-pass templates' schedule (qnn_pool, qnn_add; topi/qnn_pool.c): out's two outer
  * dimensions fused and parallel, its innermost (extent inner) split by the lanes and
  * vectorized, red (or NULL) computed per output vector. Their space: vectorize, parallel. */

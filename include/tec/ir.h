@@ -133,7 +133,9 @@ typedef enum ir_intrinsic {
                        * or uint8 (each its own), 4L lanes (lane l reads elements 4l..4l+3)
                        * or 4 lanes (one group every lane shares). Lane l of the result is
                        *   acc[l] + sum_{q<4} int32(a[4l+q]) * int32(b[4l+q])
-                       * exactly (int32 wraps as every tec int32 sum). Codegen picks the
+                       * exactly (int32 wraps as every tec int32 sum). A 4th argument, a
+                       * constant layout (ir_dot4_t), reads a (bit 0) or b (bit 1) as [4][L]:
+                       * a[q*L + l] in place of a[4l+q]. Codegen picks the
                        * instruction from the target's features (codegen_dot.c). Make it with
                        * ir_dot4. */
   IR_INTRIN_MMLA,     /* mmla(acc, a, b): a 2x2 int32 block plus the product of a's 2 rows
@@ -267,6 +269,11 @@ const ir_expr *ir_extern_call(tec_ctx *ctx, const te_tensor *t_out, tec_dtype t,
 /* dot4(acc, a, b) (see IR_INTRIN_DOT4): NULL with an error naming the operand and the rule
  * when the types or lanes do not fit. */
 const ir_expr *ir_dot4(const ir_expr *acc, const ir_expr *a, const ir_expr *b);
+/* dot4 with operands in the transposed layout: bit 0 of `layout` (a), bit 1 (b): the operand's
+ * 4L bytes are [4][L] (lane l's group q at element q*L + l: L consecutive lanes of 4
+ * consecutive rows, e.g. 4 pixels of a channel block), not [L][4]. A 4th argument (the
+ * constant layout) when not 0; layout 0 is ir_dot4. */
+const ir_expr *ir_dot4_t(const ir_expr *acc, const ir_expr *a, const ir_expr *b, int layout);
 /* mmla(acc, a, b) (see IR_INTRIN_MMLA), checked like ir_dot4. */
 const ir_expr *ir_mmla(const ir_expr *acc, const ir_expr *a, const ir_expr *b);
 /* The condition c if e is likely(c), else NULL. */
