@@ -1,7 +1,7 @@
 /* qconv.c — `bench/run conv --dtype int8`: tec's int8 templates (qnn_conv2d, qnn_depthwise,
  * qnn_dense; requantization fused) beside tec's fp32 direct templates (conv2d_nchwc,
- * depthwise_nchwc, dense) and oneDNN int8 on MobileNet v1 and ResNet-18 layers and a GEMM,
- * one thread, timed in interleaved rounds.
+ * depthwise_nchwc, dense), oneDNN int8 and XNNPACK int8 (qc8, bench/qconv_xnn.c) on MobileNet
+ * v1 and ResNet-18 layers and a GEMM, one thread, timed in interleaved rounds.
  *
  *   qconv [--layers NAME,...|all] [--rounds 7] [--runs 20] [--isa vnni|max] [--list]
  *         [--int8-knobs "ow_tile=7 oc_tile=2"]   (tec int8's knobs, the rest at the default)
@@ -19,9 +19,11 @@
  * src and weights reordered once into the formats it chooses ("any"). tec: NCHW16c in and out
  * (fp32 and int8). Each round times `runs` calls of each implementation (order rotating round
  * by round) in the calling thread's CPU time and keeps the median call; reported: the median
- * over rounds of each, of fp32/int8 and of oneDNN/tec (above 1: tec's int8 faster), each ratio
- * with its smallest and largest round, and tec's int8 output against oneDNN's (elements that
- * differ, the largest difference in LSB). */
+ * over rounds of each, of fp32/int8 and of best/tec (best: the faster library of the round,
+ * oneDNN or XNNPACK; above 1: tec's int8 faster), each ratio with its smallest and largest
+ * round, the library that was faster in most rounds, and tec's int8 output against oneDNN's
+ * and XNNPACK's (elements that differ, the largest difference in LSB). XNNPACK gets the same
+ * int8 numbers: its s8 activations with zero point zp are oneDNN's u8 with zp + 128. */
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -29,6 +31,7 @@
 #include <string.h>
 #include <dnnl.h>
 #include "common.h"
+#include "qconv_xnn.h"
 #include "tec/tec.h"
 #include "tec/topi.h"
 
@@ -48,8 +51,8 @@ static const qlayer layers[] = {
     {"rn_l4", 512, 7, 7, 512, 3, 1, 1, 1, 0},       {"gemm", 1024, 256, 1, 1024, 1, 1, 0, 1, 1},
 };
 #define NLAYER ((int)(sizeof layers / sizeof layers[0]))
-enum { I8, F32, DNNL, NIMPL };
-static const char *const impl_name[NIMPL] = {"tec-int8", "tec-fp32", "onednn-int8"};
+enum { I8, F32, DNNL, XNN, NIMPL };
+static const char *const impl_name[NIMPL] = {"tec-int8", "tec-fp32", "onednn-int8", "xnnpack-int8"};
 
 static uint32_t rng = 1;
 static const char *int8_knobs; /* --int8-knobs: tec int8's config (others at the default) */
@@ -213,7 +216,8 @@ static int dnnl_make(const qlayer *L, int64_t oh, int64_t ow, uint8_t *xu, int8_
 /* ---- one layer ---- */
 typedef struct result {
   double t[NIMPL], r_fp32, r_fp32_lo, r_fp32_hi, r_dnnl, r_dnnl_lo, r_dnnl_hi;
-  int64_t n, bad, maxd;
+  int64_t n, bad, maxd, xbad, xmaxd;
+  int dnnl_wins; /* rounds in which oneDNN was the faster library */
 } result;
 
 static int run_layer(const qlayer *L, int rounds, int runs, result *res) {
@@ -298,18 +302,25 @@ static int run_layer(const qlayer *L, int rounds, int runs, result *res) {
   if (dnnl_make(L, oh, ow, xu, wq, bq, mul, qin.zero_point + 128, qout.zero_point + 128,
                 (float)(hi - qout.zero_point), relu6, yd, &dm, &udst))
     return fprintf(stderr, "qconv: %s: oneDNN refused the layer\n", L->name), -1;
+  /* XNNPACK: the same int8 numbers (s8 with zp) */
+  qxnn xm;
+  qxnn_layer xl = {L->c_in, L->h, L->w, L->c_out, L->k, L->stride, L->pad, L->groups, oh, ow, L->gemm};
+  if (qxnn_make(&xl, xq, wq, bq, wsc, qin.scale, qin.zero_point, qout.scale, qout.zero_point, lo,
+                hi, &xm))
+    return fprintf(stderr, "qconv: %s: XNNPACK refused the layer\n", L->name), -1;
   /* warm-up (prepare), then the check: tec's int8 against oneDNN's, elementwise */
   for (int k = 0; k < 2; k++) bench_module_median(tm[k].m, "f", tm[k].nargs, tm[k].ap, 2, "qconv");
-  if (dnnl_run(&dm) || reorder(dm.dst, udst)) return -1;
+  if (dnnl_run(&dm) || reorder(dm.dst, udst) || qxnn_run(&xm)) return -1;
   const int8_t *to = tm[0].args[tm[0].nargs - 1].data;
-  res->n = ny, res->bad = res->maxd = 0;
+  res->n = ny, res->bad = res->maxd = res->xbad = res->xmaxd = 0;
   for (int64_t o = 0; o < L->c_out; o++)
     for (int64_t i = 0; i < oh * ow; i++) {
       int t = L->gemm ? to[i * L->c_out + o] : to[((o / 16) * oh * ow + i) * 16 + o % 16];
       int d = L->gemm ? yd[i * L->c_out + o] - 128 : yd[o * oh * ow + i] - 128;
-      int diff = abs(t - d);
-      res->bad += diff != 0;
+      int diff = abs(t - d), xdiff = abs(t - qxnn_at(&xm, o, i));
+      res->bad += diff != 0, res->xbad += xdiff != 0;
       if (diff > res->maxd) res->maxd = diff;
+      if (xdiff > res->xmaxd) res->xmaxd = xdiff;
     }
   /* interleaved rounds */
   double *t[NIMPL], *rf = malloc(sizeof(double) * (size_t)rounds), *rd = malloc(sizeof(double) * (size_t)rounds);
@@ -324,24 +335,29 @@ static int run_layer(const qlayer *L, int rounds, int runs, result *res) {
       }
       for (int q = 0; q < runs; q++) {
         double t0 = bench_now(CLOCK_THREAD_CPUTIME_ID);
-        if (dnnl_run(&dm)) return -1;
+        if (k == DNNL ? dnnl_run(&dm) : qxnn_run(&xm)) return -1;
         tt[q] = bench_now(CLOCK_THREAD_CPUTIME_ID) - t0;
       }
       t[k][r] = bench_median(tt, runs);
     }
-    rf[r] = t[F32][r] / t[I8][r], rd[r] = t[DNNL][r] / t[I8][r];
+    double best = t[DNNL][r] < t[XNN][r] ? t[DNNL][r] : t[XNN][r];
+    res->dnnl_wins += t[DNNL][r] <= t[XNN][r];
+    rf[r] = t[F32][r] / t[I8][r], rd[r] = best / t[I8][r];
   }
   for (int k = 0; k < NIMPL; k++) res->t[k] = bench_median(t[k], rounds);
   res->r_fp32 = bench_median(rf, rounds), res->r_fp32_lo = rf[0], res->r_fp32_hi = rf[rounds - 1];
   res->r_dnnl = bench_median(rd, rounds), res->r_dnnl_lo = rd[0], res->r_dnnl_hi = rd[rounds - 1];
-  printf("%-8s %5lld %4lldx%-4lld -> %5lld k%lld s%lld%s | %-8s %8.3f %8.3f %8.3f | %5.2f (%4.2f..%4.2f) | "
-         "%5.2f (%4.2f..%4.2f) | %lld/%lld differ, max %lld LSB\n",
+  printf("%-8s %5lld %4lldx%-4lld -> %5lld k%lld s%lld%s | %8.3f %8.3f %8.3f %8.3f | %5.2f (%4.2f..%4.2f) | "
+         "%5.2f (%4.2f..%4.2f) %-4s | %lld, %lld of %lld differ (%.2f%%, %.2f%%), max %lld, %lld LSB\n",
          L->name, (long long)L->c_in, (long long)L->h, (long long)L->w, (long long)L->c_out,
          (long long)L->k, (long long)L->stride, dw ? " dw" : L->gemm ? " mm" : "   ",
-         "", res->t[I8] * 1e3, res->t[F32] * 1e3, res->t[DNNL] * 1e3, res->r_fp32,
+         res->t[I8] * 1e3, res->t[F32] * 1e3, res->t[DNNL] * 1e3, res->t[XNN] * 1e3, res->r_fp32,
          res->r_fp32_lo, res->r_fp32_hi, res->r_dnnl, res->r_dnnl_lo, res->r_dnnl_hi,
-         (long long)res->bad, (long long)res->n, (long long)res->maxd);
-  printf("         tec int8 %s [%s]; fp32 %s [%s]; oneDNN %s\n", ti, tm[0].desc, tf, tm[1].desc, dm.impl);
+         2 * res->dnnl_wins >= rounds ? "dnnl" : "xnn", (long long)res->bad, (long long)res->xbad,
+         (long long)res->n, 100.0 * (double)res->bad / (double)res->n,
+         100.0 * (double)res->xbad / (double)res->n, (long long)res->maxd, (long long)res->xmaxd);
+  printf("         tec int8 %s [%s]; fp32 %s [%s]; oneDNN %s; XNNPACK qc8 %s\n", ti, tm[0].desc, tf,
+         tm[1].desc, dm.impl, L->gemm ? "1x1 conv (GEMM)" : dw ? "dwconv" : "conv");
   fflush(stdout);
   for (int k = 0; k < NIMPL; k++) free(t[k]);
   free(rf), free(rd), free(tt), free(xf), free(wf), free(bf), free(wsc), free(real), free(mul);
@@ -349,6 +365,7 @@ static int run_layer(const qlayer *L, int rounds, int runs, result *res) {
   dnnl_memory_t ms[] = {dm.src, dm.wei, dm.bias, dm.dst, dm.zsrc, dm.zdst, udst};
   for (size_t i = 0; i < sizeof ms / sizeof *ms; i++) dnnl_memory_destroy(ms[i]);
   dnnl_primitive_destroy(dm.prim);
+  qxnn_free(&xm);
   for (int k = 0; k < 2; k++)
     for (int i = 0; i < tm[k].nargs; i++) tec_dl_free(&tm[k].args[i]);
   tec_ctx_free(ctx);
@@ -383,12 +400,13 @@ int main(int argc, char **argv) {
       dnnl_stream_create(&stream, engine, dnnl_stream_default_flags) != dnnl_success)
     return fprintf(stderr, "qconv: no oneDNN CPU engine\n"), 1;
   const dnnl_version_t *dv = dnnl_version();
-  printf("int8 conv: tec int8 vs tec fp32 vs oneDNN %d.%d.%d int8 (isa: %s), 1 thread, %d rounds x "
-         "%d runs (medians of thread CPU time, ms); ratios: fp32/int8 and oneDNN/tec-int8 (above 1: "
-         "tec int8 faster), (smallest..largest round)\n", dv->major, dv->minor, dv->patch,
-         max_isa ? "max" : "avx512_core_vnni", rounds, runs);
-  printf("layer                                       |          int8     fp32   onednn | fp32/int8        "
-         "| onednn/int8      | vs oneDNN\n");
+  printf("int8 conv: tec int8 vs tec fp32 vs oneDNN %d.%d.%d int8 (isa: %s) vs XNNPACK qc8, 1 thread, "
+         "%d rounds x %d runs (medians of thread CPU time, ms); ratios: fp32/int8 and best/tec-int8 "
+         "(best: the faster library of each round, named by the one faster in most rounds; above 1: "
+         "tec int8 faster), (smallest..largest round); outputs: tec against oneDNN, XNNPACK\n",
+         dv->major, dv->minor, dv->patch, max_isa ? "max" : "avx512_core_vnni", rounds, runs);
+  printf("layer                                  |     int8     fp32   onednn  xnnpack | fp32/int8         "
+         "| best/int8             | differ: oneDNN, XNNPACK\n");
   int ran = 0, fail = 0;
   for (int i = 0; i < NLAYER; i++) {
     if (strcmp(sel, "all")) { /* a comma list of names */
@@ -396,7 +414,7 @@ int main(int argc, char **argv) {
       size_t n = strlen(layers[i].name);
       if (!s || (s != sel && s[-1] != ',') || (s[n] && s[n] != ',')) continue;
     }
-    result r;
+    result r = {0};
     if (run_layer(&layers[i], rounds, runs, &r)) fail++;
     ran++;
   }
