@@ -20,6 +20,7 @@ static DLTensor i8_tensor(int ndim, const int64_t *shape) { return tu_zeros(TEC_
 /* What dot_paths_bit_exact sets for the runs below it: the target (NULL: the host) and knobs
  * of qnn_conv2d's and qnn_dense's configs (tune_config_parse text; NULL: the config's). */
 static const char *run_target, *run_conv_knobs, *run_dense_knobs;
+static const char *run_dw_knobs; /* qnn_depthwise's (depthwise_dot_paths) */
 
 /* Builds template tmpl on problem with the config of index pick (-1: the default; an index the
  * rule refuses or past the range: skipped, returns 0) and runs it once on args; 1 when run. */
@@ -43,7 +44,8 @@ static int build_run(const char *tmpl, const void *problem, int64_t pick, DLTens
     }
   }
   const char *knobs = !strcmp(tmpl, "qnn_conv2d") ? run_conv_knobs
-                      : !strcmp(tmpl, "qnn_dense") ? run_dense_knobs : NULL;
+                      : !strcmp(tmpl, "qnn_dense") ? run_dense_knobs
+                      : !strcmp(tmpl, "qnn_depthwise") ? run_dw_knobs : NULL;
   if (knobs) {
     void *c = tec_ctx_alloc(ctx, sp.config_size);
     ck_assert_ptr_nonnull(c);
@@ -573,6 +575,66 @@ START_TEST(dot_paths_bit_exact) {
 }
 END_TEST
 
+/* qnn_depthwise's two paths, each asked for: dot = 1 (a row's taps as dot4's group of 4, the
+ * block's channels as lanes: vpdpbusd with one vpermb per 4 pixels on VNNI, the widening path
+ * without) and dot = 0 (s16 multiply-adds), stride 1 and 2, a 5x5 window (two groups of 4
+ * taps a row), tiles that do not divide the output; bit-exact against qnnref on the host, the
+ * instructions in the assembly; dot = 1 refused where the block is not dot4's lanes. */
+static const conv_case dw_dot_cases[] = {
+    {32, 32, 13, 14, 3, 2, 1, 16, 16, 1, 1, TOPI_ACT_NONE},
+    {16, 16, 11, 9, 5, 1, 2, 16, 16, 1, 1, TOPI_ACT_RELU6},
+    {20, 20, 10, 9, 3, 1, 1, 8, 8, 1, 0, TOPI_ACT_RELU},
+};
+static const char *const dw_knobs[] = {"dot=1", "dot=1 ow_tile=4 oh_tile=3", "dot=0 ow_tile=5"};
+
+START_TEST(depthwise_dot_paths) {
+  tec_ctx *ctx = tec_ctx_new();
+  const tec_target *host = tec_target_parse(ctx, NULL);
+  if (host->arch == TEC_ARCH_X86_64 && !tu_emulated()) {
+    for (size_t c = 0; c < sizeof dw_dot_cases / sizeof *dw_dot_cases; c++)
+      for (size_t k = 0; k < sizeof dw_knobs / sizeof *dw_knobs; k++) {
+        run_dw_knobs = dw_knobs[k];
+        conv_run(&dw_dot_cases[c], 1.0f, 0, NULL, NULL);
+      }
+    /* the widening fallback (no VNNI: int8 data unshifted) */
+    run_target = "llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512", run_dw_knobs = "dot=1";
+    conv_run(&dw_dot_cases[0], 1.0f, 0, NULL, NULL);
+    run_target = run_dw_knobs = NULL;
+  }
+  topi_qconv2d q = {.conv = {.n = 1, .c_in = 32, .h = 8, .w = 8, .c_out = 32, .kh = 3, .kw = 3,
+                             .stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1, .groups = 32,
+                             .in_layout = {TOPI_NCHWC, 16, 0}, .out_layout = {TOPI_NCHWC, 16, 0}},
+                    .in = {0.1f, 3}, .out = {0.2f, -5}};
+  static const char *const spr = "llvm -mtriple=x86_64-linux-gnu -mcpu=sapphirerapids "
+                                 "-mattr=+avx512bw,+avx512vl,+avx512vnni";
+  const tec_target *t = tec_target_parse(ctx, spr);
+  topi_op op;
+  tune_space sp;
+  OK(ctx, topi_space_of(ctx, "qnn_depthwise", &q, t, &sp));
+  ck_assert_int_eq(((const topi_qdepthwise_config *)sp.default_config)->dot, 1);
+  OK(ctx, topi_instantiate(ctx, topi_template_find("qnn_depthwise"), &q, t, &op));
+  char *s = tu_emit_text(ctx, tec_lower(op.sched, "qd", op.nargs, op.args), spr, TEC_EMIT_ASM);
+  tu_assert_contains(s, "vpdpbusd\t%zmm");
+  tu_assert_contains(s, "vpermb");
+  free(s);
+  /* a block of 32 channels is two dot4s' lanes: dot = 1 is not in the space, and refused */
+  q.conv.in_layout.block = q.conv.out_layout.block = 32;
+  OK(ctx, topi_space_of(ctx, "qnn_depthwise", &q, t, &sp));
+  topi_qdepthwise_config cfg = *(const topi_qdepthwise_config *)sp.default_config;
+  ck_assert_int_eq(cfg.dot, 0);
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_ne(tune_config_parse(ctx, &sp, "dot=1", &cfg), 0);
+  tu_assert_contains(tec_ctx_error(ctx), "dot");
+  topi_decl d;
+  OK(ctx, topi_declare(ctx, "qnn_depthwise", &q, &d));
+  cfg.dot = 1;
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_ne(topi_template_find("qnn_depthwise")->schedule(&d, &cfg, t, &op), 0);
+  tu_assert_contains(tec_ctx_error(ctx), "dot");
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 /* ---------- bad input ---------- */
 
 static topi_qconv2d good_conv(void) {
@@ -707,6 +769,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, round_even_instructions);
     tcase_add_test(tc, random_sweep);
     tcase_add_loop_test(tc, dot_paths_bit_exact, 0, QN(dot_targets));
+    tcase_add_test(tc, depthwise_dot_paths);
     tcase_add_test(tc, bad_problems_refused);
     tcase_add_test(tc, bad_arguments_refused);
   }

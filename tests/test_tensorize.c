@@ -88,7 +88,9 @@ static void run_exact(const gemm *p, const char *target) {
   tec_module *m = tec_build(ctx, 1, &f, target);
   ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
   int64_t sa[2] = {p->M, p->K}, sb[3] = {p->K / 4, p->N, 4}, sc[2] = {p->M, p->N};
-  DLTensor a = tu_zeros(p->ta, 2, sa), b = tu_zeros(p->tb, 3, sb), c = tu_zeros(TEC_I32, 2, sc);
+  int64_t sbp[2] = {p->K, p->N};
+  DLTensor a = tu_zeros(p->ta, 2, sa), c = tu_zeros(TEC_I32, 2, sc);
+  DLTensor b = p->plain_b ? tu_zeros(p->tb, 2, sbp) : tu_zeros(p->tb, 3, sb);
   srand(37);
   for (int64_t x = 0; x < p->M * p->K; x++) ((uint8_t *)a.data)[x] = (uint8_t)rand();
   for (int64_t x = 0; x < p->K * p->N; x++) ((uint8_t *)b.data)[x] = (uint8_t)rand();
@@ -101,7 +103,8 @@ static void run_exact(const gemm *p, const char *target) {
     for (int64_t j = 0; j < p->N; j++) {
       int32_t want = 0;
       for (int64_t k = 0; k < p->K; k++)
-        want += (int32_t)(val(&a, i * p->K + k) * val(&b, (k / 4) * p->N * 4 + j * 4 + k % 4));
+        want += (int32_t)(val(&a, i * p->K + k) *
+                          val(&b, p->plain_b ? k * p->N + j : (k / 4) * p->N * 4 + j * 4 + k % 4));
       ck_assert_msg(out[i * p->N + j] == want, "C[%lld, %lld] = %d, want %d",
                     (long long)i, (long long)j, out[i * p->N + j], want);
     }
@@ -233,6 +236,8 @@ END_TEST
 /* ---- the instruction per target, in the emitted assembly ---- */
 
 #define X86 "llvm -mtriple=x86_64-linux-gnu -mcpu=x86-64-v4"
+/* avx512vbmi (vpermb) comes with the CPU: tec has no feature bit for it */
+#define SPR "llvm -mtriple=x86_64-linux-gnu -mcpu=sapphirerapids -mattr=+avx512bw,+avx512vl,+avx512vnni"
 #define A64 "llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -mattr=+neon"
 
 static char *emit(tec_ctx *ctx, const gemm *p, const char *target) {
@@ -270,6 +275,44 @@ START_TEST(asm_x86) {
   /* int8 x int8 on a VNNI target: vpdpbusd takes uint8 x int8 only */
   p.ta = TEC_I8;
   expect_asm(&p, X86 " -mattr=+avx512bw,+avx512vl,+avx512vnni", "vpmaddwd", "vpdpbusd");
+}
+END_TEST
+
+/* B as [K][N] with N the lane count: lane j's 4 bytes N apart, the 4N bytes of a step
+ * contiguous (depthwise's pixels of a channel block): the transposed operand (ir_dot4_t),
+ * read once and permuted; exact on the host, without VNNI (the widening path) and AVX2, and
+ * vpermb + vpdpbusd in the assembly of a VNNI + VBMI CPU (sapphirerapids). N = 2 lanes apart: refused. */
+START_TEST(transposed_operand_exact) {
+  static const int64_t lanes[3] = {4, 8, 16};
+  for (int l = 0; l < 3; l++) {
+    if (tu_emulated() && l != 1) continue;
+    gemm p = base;
+    p.plain_b = 1, p.N = p.lanes = lanes[l];
+    run_exact(&p, NULL);
+    if (!tu_emulated() && l == 2) {
+      run_exact(&p, X86 " -mattr=+avx512bw");
+      run_exact(&p, "llvm -mtriple=x86_64-linux-gnu -mcpu=x86-64-v3");
+    }
+  }
+  if (tu_emulated()) return;
+  gemm p = base;
+  p.plain_b = 1, p.N = 16;
+  expect_asm(&p, SPR, "vpermb", NULL);
+  expect_asm(&p, SPR, "vpdpbusd\t%zmm", NULL);
+  p.N = 32; /* B's lanes 32 apart in k, not 16: neither layout */
+  refused(&p, "operand 'B' does not read consecutive bytes in reduction loop 'k.inner'");
+  tec_ctx *ctx = tec_ctx_new(); /* ir_dot4_t's own checks */
+  const ir_expr *acc = ir_var(ctx, "acc", tec_dtype_with_lanes(TEC_I32, 4), IR_VAR_LET);
+  const ir_expr *x = ir_var(ctx, "x", tec_dtype_with_lanes(TEC_U8, 16), IR_VAR_LET);
+  const ir_expr *w = ir_var(ctx, "w", tec_dtype_with_lanes(TEC_I8, 4), IR_VAR_LET);
+  ck_assert_ptr_nonnull(ir_dot4_t(acc, x, x, 3));
+  ck_assert_ptr_null(ir_dot4_t(acc, x, x, 4));
+  tu_assert_contains(tec_ctx_error(ctx), "ir_dot4: layout 4; legal: 0..3");
+  tec_ctx_clear_error(ctx);
+  ck_assert_ptr_null(ir_dot4_t(acc, x, w, 2));
+  tu_assert_contains(tec_ctx_error(ctx), "ir_dot4: operand b is [4][lanes] (layout 2) but has 4 "
+                                         "lanes; it needs 16");
+  tec_ctx_free(ctx);
 }
 END_TEST
 
@@ -439,6 +482,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, wrong_dtype_refused);
   tcase_add_test(tc, wrong_extent_refused);
   tcase_add_test(tc, wrong_layout_refused);
+  tcase_add_test(tc, transposed_operand_exact);
   tcase_add_test(tc, bad_input);
   tcase_add_test(tc, asm_x86);
   tcase_add_test(tc, asm_aarch64);
