@@ -578,14 +578,16 @@ END_TEST
 /* qnn_depthwise's two paths, each asked for: dot = 1 (a row's taps as dot4's group of 4, the
  * block's channels as lanes: vpdpbusd with one vpermb per 4 pixels on VNNI, the widening path
  * without) and dot = 0 (s16 multiply-adds), stride 1 and 2, a 5x5 window (two groups of 4
- * taps a row), tiles that do not divide the output; bit-exact against qnnref on the host, the
- * instructions in the assembly; dot = 1 refused where the block is not dot4's lanes. */
+ * taps a row), tiles that do not divide the output, the input copied per block and per row
+ * tile; bit-exact against qnnref on the host, the instructions in the assembly; dot = 1
+ * refused where the block is not dot4's lanes. */
 static const conv_case dw_dot_cases[] = {
     {32, 32, 13, 14, 3, 2, 1, 16, 16, 1, 1, TOPI_ACT_NONE},
     {16, 16, 11, 9, 5, 1, 2, 16, 16, 1, 1, TOPI_ACT_RELU6},
     {20, 20, 10, 9, 3, 1, 1, 8, 8, 1, 0, TOPI_ACT_RELU},
 };
-static const char *const dw_knobs[] = {"dot=1", "dot=1 ow_tile=4 oh_tile=3", "dot=0 ow_tile=5"};
+static const char *const dw_knobs[] = {"dot=1 in_row=0", "dot=1 ow_tile=4 oh_tile=3 in_row=1",
+                                       "dot=0 ow_tile=5"};
 
 START_TEST(depthwise_dot_paths) {
   tec_ctx *ctx = tec_ctx_new();

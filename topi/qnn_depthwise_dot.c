@@ -12,9 +12,10 @@
  *   out = requant(acc + bias_q[C, v], mult[C, v]), bias_q with zp_in (+128) * sum(kernel)
  *
  *   for n, C (parallel, fused): dp's rows of the block (its 16-byte pixels vectorized)
- *     for oy.outer, ox.outer: acc[oh_tile][ow_tile][x] = 0
- *       for ky, g: for oy.inner, ox.inner (unrolled): acc[..] = dot4_t(acc[..], dp[4 px], kp[..])
- *       out[..] = requant(acc[..])
+ *     for oy.outer: [in_row: dp's rows of the row tile, in place of the block's]
+ *       for ox.outer: acc[oh_tile][ow_tile][x] = 0
+ *         for ky, g: for oy.inner, ox.inner (unrolled): acc[..] = dot4_t(acc[..], dp[4 px], kp[..])
+ *         out[..] = requant(acc[..])
  *
  * A 3x3 window is 3 vpdpbusd (and 3 permutes) per 16 outputs, against 9 multiply-adds on the
  * s16 path. acc (and dp) are padded to whole tiles, so the tensorized nest has no guard.
@@ -154,8 +155,9 @@ int qnn_depthwise_dot_schedule(const topi_decl *dc, const topi_qdepthwise_config
     return -1;
   if (cfg->parallel && (sch_fuse(so, sch_axis(so, 0), blk, &blk) || sch_parallel(so, blk)))
     return -1;
-  /* acc at the tile; the padded block at its block (in L2: 16 bytes a pixel), vectorized */
-  if (sch_compute_at(sa, so, xo) || sch_compute_at(sp, so, blk) ||
+  /* acc at the tile; the padded input at its block (in L2) or, in_row, at the row tile (the
+   * rows it reads, in L1: (oh_tile - 1) * s + kh rows per oh_tile), its pixels vectorized */
+  if (sch_compute_at(sa, so, xo) || sch_compute_at(sp, so, cfg->in_row ? yo : blk) ||
       sch_vectorize(sp, sch_axis(sp, 4)))
     return -1;
   sch_iter *ky = sch_reduce_axis(sa, 0), *g = sch_reduce_axis(sa, 1), *q = sch_reduce_axis(sa, 2);

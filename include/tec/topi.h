@@ -646,6 +646,8 @@ typedef struct topi_qdepthwise_config {
   int64_t parallel;   /* 1: parallel over (n, channel block) */
   int64_t dot;        /* 1: the row's taps as the dot-product instruction's group of 4 (the
                        * default with VNNI), 0: s16 multiply-adds per tap */
+  int64_t in_row;     /* dot path: the padded input copied per row tile (1: in L1, the default
+                       * at stride 2) or per channel block (0) */
 } topi_qdepthwise_config;
 
 /* "qnn_dense" (topi_qdense): w packed in prepare into [ceil(n/nr)][ceil(k/4)][nr][4] (zero
