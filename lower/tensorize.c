@@ -12,7 +12,8 @@
  * dot4: a lane loop (4, 8, 16; C steps 1, operands 4 or 0) and a reduction of 4 (C 0,
  * operands 1); or an operand transposed: 1 in the lane loop, L (its extent) in the reduction
  * (ir_dot4_t: 4L contiguous bytes, permuted by codegen; depthwise's taps as the group).
- * mmla: rows (2; C steps 2, a 8, b 0), columns (2; C 1, a 0, b 8) and a reduction of 8 (operands 1): C in 2x2 blocks, a and b as [..][2][8].
+ * mmla: rows (2; C steps 2, a 8, b 0), columns (2; C 1, a 0, b 8) and a reduction of 8
+ * (operands 1): C in 2x2 blocks, a and b as [..][2][8].
  * The nest must be exactly those loops (any order), one update C[i] = C[i] + int32(x) *
  * int32(y) with C int32, x and y int8/uint8 loads (either may take slot a: the product
  * commutes). Anything else fails tec_lower with the reason (which loop, which operand, what
