@@ -71,6 +71,9 @@ static inline int topi_unroll_ok(int64_t body) { return body <= TOPI_UNROLL_MAX;
 /* ---- schedules ---- */
 /* Starts op from declaration d: a schedule of d->out, the arguments copied. -1 with error. */
 int topi_op_begin(const topi_decl *d, topi_op *op);
+/* The same over a schedule's own output `out` (a template whose schedule builds its stages,
+ * as the int8 ones do): the arguments d's, with out in place of the last. -1 with error. */
+int topi_op_begin_out(const topi_decl *d, te_tensor *out, topi_op *op);
 /* Vector lanes of 32-bit floats for target (16 with AVX-512, 4 on NEON), -1 with an error. */
 int topi_target_lanes(tec_ctx *ctx, const tec_target *target);
 /* Checks that d was declared by template t and that cfg lies in the space of d's problem for

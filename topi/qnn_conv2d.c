@@ -237,14 +237,7 @@ static int qc_schedule(const topi_decl *dc, const void *cfg_arg, const tec_targe
   const qc_decl *d = dc->priv;
   qc_sched *s = NULL;
   te_tensor *o = qc_stages(dc, cfg, topi_target_of(dc->ctx, target), &s);
-  te_tensor **args = tec_ctx_alloc(dc->ctx, (size_t)dc->nargs * sizeof *args);
-  if (!o || !args) return -1;
-  memset(op, 0, sizeof *op);
-  op->decl = dc;
-  if (!(op->sched = sch_create(dc->ctx, 1, &o))) return -1;
-  for (int k = 0; k < dc->nargs; k++) args[k] = dc->args[k];
-  args[dc->nargs - 1] = o;
-  op->nargs = dc->nargs, op->args = args, op->out = o;
+  if (topi_op_begin_out(dc, o, op)) return -1;
   sch_stage *so = sch_stage_of(op->sched, o), *sa = sch_stage_of(op->sched, s->acc);
   sch_iter *xo, *xi, *f, *Oo, *Oi, *n = so ? sch_axis(so, 0) : NULL, *oy = so ? sch_axis(so, 2) : NULL;
   /* in_row: the rows first, the output blocks inside them, so that the input rows the copy

@@ -147,8 +147,7 @@ static int qf_schedule(const topi_decl *dc, const void *cfg_arg, const tec_targe
   const qf_decl *d = dc->priv;
   const topi_qdense *p = &d->p;
   qf_sched *s = tec_ctx_alloc(ctx, sizeof *s);
-  te_tensor **args = tec_ctx_alloc(ctx, (size_t)dc->nargs * sizeof *args);
-  if (!s || !args) return -1;
+  if (!s) return -1;
   int lanes = topi_target_lanes(ctx, target);
   if (lanes < 0) return -1;
   s->d = d, s->nr = cfg->nr, s->wlayout = cfg->wlayout;
@@ -181,12 +180,7 @@ static int qf_schedule(const topi_decl *dc, const void *cfg_arg, const tec_targe
                                                     .axis_names = an});
   if (!s->wp || !s->acc || !o || !s->bias_q || (!s->wlayout && (s->shift || p->k % 4) && !s->ap))
     return -1;
-  memset(op, 0, sizeof *op);
-  op->decl = dc;
-  if (!(op->sched = sch_create(ctx, 1, &o))) return -1;
-  for (int k = 0; k < dc->nargs; k++) args[k] = dc->args[k];
-  args[dc->nargs - 1] = o;
-  op->nargs = dc->nargs, op->args = args, op->out = o;
+  if (topi_op_begin_out(dc, o, op)) return -1;
   sch_stage *so = sch_stage_of(op->sched, o), *sa = sch_stage_of(op->sched, s->acc);
   sch_iter *io, *ii, *jo, *ji;
   if (!so || !sa || sch_split(so, sch_axis(so, 0), cfg->mr, &io, &ii) ||

@@ -20,7 +20,6 @@
  * A 3x3 window is 3 vpdpbusd (and 3 permutes) per 16 outputs, against 9 multiply-adds on the
  * s16 path. acc (and dp) are padded to whole tiles, so the tensorized nest has no guard.
  * It needs the block to be dot4's lane count (16, 8 or 4 within the target's lanes). */
-#include <string.h>
 #include "topi/qnn_internal.h"
 
 typedef struct qdd {
@@ -137,14 +136,7 @@ int qnn_depthwise_dot_schedule(const topi_decl *dc, const topi_qdepthwise_config
   }
   qdd *s = tec_ctx_alloc(ctx, sizeof *s);
   te_tensor *o = s ? stages(ctx, a, cfg, topi_target_of(ctx, target), s) : NULL;
-  te_tensor **args = tec_ctx_alloc(ctx, (size_t)dc->nargs * sizeof *args);
-  if (!o || !args) return -1;
-  memset(op, 0, sizeof *op);
-  op->decl = dc;
-  if (!(op->sched = sch_create(ctx, 1, &o))) return -1;
-  for (int k = 0; k < dc->nargs; k++) args[k] = dc->args[k];
-  args[dc->nargs - 1] = o;
-  op->nargs = dc->nargs, op->args = args, op->out = o;
+  if (topi_op_begin_out(dc, o, op)) return -1;
   sch_stage *so = sch_stage_of(op->sched, o), *sa = sch_stage_of(op->sched, s->acc),
             *sp = sch_stage_of(op->sched, s->dp);
   sch_iter *yo, *yi, *xo, *xi, *blk = so ? sch_axis(so, 1) : NULL;

@@ -158,6 +158,18 @@ int topi_op_begin(const topi_decl *d, topi_op *op) {
   return 0;
 }
 
+int topi_op_begin_out(const topi_decl *d, te_tensor *out, topi_op *op) {
+  te_tensor **args = out ? tec_ctx_alloc(d->ctx, (size_t)d->nargs * sizeof *args) : NULL;
+  if (!args) return -1;
+  memset(op, 0, sizeof *op);
+  op->decl = d;
+  if (!(op->sched = sch_create(d->ctx, 1, &out))) return -1;
+  for (int k = 0; k < d->nargs; k++) args[k] = d->args[k];
+  args[d->nargs - 1] = out;
+  op->nargs = d->nargs, op->args = args, op->out = out;
+  return 0;
+}
+
 const tec_target *topi_target_of(tec_ctx *ctx, const tec_target *target) {
   return target ? target : tec_target_parse(ctx, NULL);
 }
