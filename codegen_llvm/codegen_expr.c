@@ -183,7 +183,8 @@ static LLVMValueRef cg_arith(cg_func *f, const ir_expr *e) {
   }
 }
 
-/* tanh has no LLVM intrinsic: call libm per lane (tanhf / tanh; f16 through float). */
+/* tanh has no LLVM intrinsic: call libm per lane (tanhf / tanh; f16 through float). Float32
+ * and float16 vectors of exp and tanh are inline instead (codegen_vmath.c). */
 static LLVMValueRef cg_tanh(cg_func *f, LLVMValueRef x, tec_dtype t) {
   tec_dtype st = tec_dtype_scalar(t);
   tec_dtype ct = st.bits == 64 ? TEC_F64 : TEC_F32;
@@ -247,6 +248,8 @@ static LLVMValueRef cg_call(cg_func *f, const ir_expr *e) {
     if (e->args[i]->type.lanes != e->type.lanes)
       args[i] = cg_cast(f, args[i], e->args[i]->type, e->type);
   }
+  if (cg_vmath_has((ir_intrinsic)fn, e->type)) /* vectors: inline (codegen_vmath.c) */
+    return cg_vmath(f, (ir_intrinsic)fn, args[0], e->type);
   if (fn == IR_INTRIN_TANH) return cg_tanh(f, args[0], e->type);
   return cg_intrinsic(f, intrin[fn].llvm, cg_type(f, e->type), args, (unsigned)e->nargs);
 }
