@@ -186,7 +186,7 @@ static int read_uses(const ir_expr *read, const ir_expr *var) {
 /* the reduction facts of stage s: a data axis along which an input is invariant (the one
  * where the most inputs are, innermost on ties, never the last axis: that one is vectorized),
  * (an input read as vectors along the last axis counts double), and whether its main read
- * runs along its last reduce axis with unit stride (and not along
+ * runs along its last reduce axis with unit stride (and no read the reduction moves runs along
  * its last data axis, which would vectorize instead) */
 static void reduction_facts(as_prog *p, as_stage *s) {
   const te_tensor *t = s->t;
@@ -224,7 +224,11 @@ static void reduction_facts(as_prog *p, as_stage *s) {
       int nv = reader_vars(t, vars);
       const ir_expr *in = reads[r]->nargs ? reads[r]->args[reads[r]->nargs - 1] : NULL;
       if (!in) continue;
-      if (t->ndim > 0 && ir_uses_var(in, t->axis[t->ndim - 1])) along_data = 1;
+      /* a read the reduction does not move (layer norm's mean[i] in its variance) is loaded
+       * once per output: it does not decide which axis the vectors run along */
+      int moves = 0;
+      for (int a = 0; a < t->nreduce && !moves; a++) moves = read_uses(reads[r], t->reduce_axis[a]);
+      if (moves && t->ndim > 0 && ir_uses_var(in, t->axis[t->ndim - 1])) along_data = 1;
       if (as_affine(in, nv, vars, coef, &c0) && coef[nv - 1] == 1 && vars[nv - 1] == last)
         along_reduce = 1;
     }

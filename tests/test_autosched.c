@@ -571,6 +571,10 @@ START_TEST(layer_norm) {
   ck_assert_msg(err < TOL, "layer norm: error %g\n%s", err, rep.text);
   ck_assert_int_eq(kind_of(&rep, "mean"), TEC_AS_ATTACH);
   ck_assert_int_eq(kind_of(&rep, "var"), TEC_AS_ATTACH);
+  /* both row reductions in vector partials: var's read of mean[i], which its reduction does
+   * not move, does not make it a reduction along its data axis */
+  ck_assert_int_eq(stage_rep(&rep, "mean")->choice.rfactor, 1);
+  ck_assert_int_eq(stage_rep(&rep, "var")->choice.rfactor, 1);
   tec_ctx_free(ctx);
 }
 END_TEST
