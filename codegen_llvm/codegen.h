@@ -151,7 +151,7 @@ LLVMValueRef cg_intrinsic_cast(cg_func *f, const char *name, LLVMTypeRef *over, 
 /* codegen_half.c: z + float32(x) * float32(y) of float16 x, y as fmlal/fmlal2 (AArch64
  * +fp16fml); NULL without an error when that does not apply (f->failed says if it failed) */
 LLVMValueRef cg_try_fmlal(cg_func *f, const ir_expr *x, const ir_expr *y, const ir_expr *z);
-/* codegen_vmath.c: exp and tanh of float32 (and float16) vectors of 2-64 lanes inline (range
+/* codegen_vmath.c: exp, tanh and log of float32 (and float16) vectors of 2-64 lanes inline (range
  * reduction + polynomial) instead of libm per lane; has: whether cg_vmath takes (fn, t) */
 int cg_vmath_has(ir_intrinsic fn, tec_dtype t);
 LLVMValueRef cg_vmath(cg_func *f, ir_intrinsic fn, LLVMValueRef x, tec_dtype t);

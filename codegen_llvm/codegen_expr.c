@@ -184,7 +184,7 @@ static LLVMValueRef cg_arith(cg_func *f, const ir_expr *e) {
 }
 
 /* tanh has no LLVM intrinsic: call libm per lane (tanhf / tanh; f16 through float). Float32
- * and float16 vectors of exp and tanh are inline instead (codegen_vmath.c). */
+ * and float16 vectors of exp, tanh and log are inline instead (codegen_vmath.c). */
 static LLVMValueRef cg_tanh(cg_func *f, LLVMValueRef x, tec_dtype t) {
   tec_dtype st = tec_dtype_scalar(t);
   tec_dtype ct = st.bits == 64 ? TEC_F64 : TEC_F32;

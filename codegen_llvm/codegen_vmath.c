@@ -1,8 +1,8 @@
-/* codegen_vmath.c — exp and tanh of float vectors inline, without libm: a vectorized loop that
- * calls exp would otherwise make one `expf` call per lane (LLVM scalarizes `llvm.exp` on
+/* codegen_vmath.c — exp, tanh and log of float vectors inline, without libm: a vectorized loop
+ * that calls exp would otherwise make one `expf` call per lane (LLVM scalarizes `llvm.exp` on
  * vectors: softmax over 4096 x 4096 spent most of its time there). Scalar calls stay libm's
- * (`llvm.exp` -> expf/exp, `tanhf`), and so do float64 vectors; float16 vectors go through
- * float32. Target independent IR: AVX2/AVX-512 and NEON get the same sequence.
+ * (`llvm.exp` -> expf/exp, `tanhf`, `logf`), and so do float64 vectors; float16 vectors go
+ * through float32. Target independent IR: AVX2/AVX-512 and NEON get the same sequence.
  *
  * exp(x), float32 lanes (Cody-Waite range reduction, Cephes's expf polynomial):
  *   xc = min(max(x, -104), 89)               NaN -> -104 (put back at the end); past the
@@ -17,8 +17,13 @@
  * expf over every float in [-104, 89] (0 or 1 denormal step below 2^-126).
  *
  * tanh(x) = sign(x) * (1 - 2 / (exp(2|x|) + 1)) for |x| >= 0.625, and Cephes's odd
- * polynomial x + x^3 * Q(x^2) below (where the subtraction would cancel): within 4 ulp.
+ * polynomial x + x^3 * Q(x^2) below (where the subtraction would cancel): within 2 ulp.
+ *
+ * log(x) (Cephes's logf): x = m * 2^e with m in [sqrt(1/2), sqrt(2)) (denormals scaled by 2^23
+ * first), t = m - 1, log = t - t^2/2 + t^3 P8(t) + e ln2: within 1 ulp; log(0) = -inf,
+ * log(x < 0) = NaN, log(inf) = inf.
  */
+#include <math.h>
 #include "codegen_llvm/codegen.h"
 
 /* a constant of v's element type in every lane of v's type */
@@ -104,7 +109,44 @@ static LLVMValueRef vtanh_f32(cg_func *f, LLVMValueRef x) {
 
 int cg_vmath_has(ir_intrinsic fn, tec_dtype t) {
   return t.code == TEC_FLOAT && t.lanes >= 2 && t.lanes <= 64 && (t.bits == 32 || t.bits == 16) &&
-         (fn == IR_INTRIN_EXP || fn == IR_INTRIN_TANH);
+         (fn == IR_INTRIN_EXP || fn == IR_INTRIN_TANH || fn == IR_INTRIN_LOG);
+}
+
+/* log of a <N x float> */
+static LLVMValueRef vlog_f32(cg_func *f, LLVMValueRef x) {
+  LLVMBuilderRef b = f->b;
+  LLVMTypeRef ft = LLVMTypeOf(x);
+  LLVMTypeRef it = LLVMVectorType(f->i32, LLVMGetVectorSize(ft));
+  /* denormals scaled into the normal range first: x * 2^23, the exponent 23 less */
+  LLVMValueRef den = LLVMBuildFCmp(b, LLVMRealOLT, x, kf(ft, 1.17549435e-38), "");
+  LLVMValueRef xs = LLVMBuildSelect(b, den, LLVMBuildFMul(b, x, kf(ft, 8388608.0), ""), x, "");
+  LLVMValueRef bits = LLVMBuildBitCast(b, xs, it, "");
+  /* x = m * 2^e, m in [0.5, 1) */
+  LLVMValueRef e = LLVMBuildSub(b, LLVMBuildLShr(b, bits, ki(it, 23), ""), ki(it, 126), "");
+  e = LLVMBuildSub(b, e, LLVMBuildSelect(b, den, ki(it, 23), ki(it, 0), ""), "");
+  LLVMValueRef m = LLVMBuildBitCast(
+      b, LLVMBuildOr(b, LLVMBuildAnd(b, bits, ki(it, 0x007fffff), ""), ki(it, 0x3f000000), ""), ft, "");
+  /* m < sqrt(1/2): 2m - 1 and e - 1, else m - 1: |t| <= 0.29 */
+  LLVMValueRef lo = LLVMBuildFCmp(b, LLVMRealOLT, m, kf(ft, 0.707106781186547524), "");
+  LLVMValueRef t = LLVMBuildFSub(b, LLVMBuildSelect(b, lo, LLVMBuildFAdd(b, m, m, ""), m, ""),
+                                 kf(ft, 1.0), "");
+  LLVMValueRef ef = LLVMBuildSIToFP(b, LLVMBuildSub(b, e, LLVMBuildZExt(b, lo, it, ""), ""), ft, "");
+  static const double P[] = {7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1,
+                             -1.2420140846e-1, 1.4249322787e-1, -1.6668057665e-1,
+                             2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1};
+  LLVMValueRef z = LLVMBuildFMul(b, t, t, ""), p = kf(ft, P[0]);
+  for (int i = 1; i < 9; i++) p = fma3(f, p, t, kf(ft, P[i]));
+  /* log = t - z/2 + t z P(t) + e ln2, ln2 = ln2_hi + ln2_lo as in exp */
+  LLVMValueRef y = LLVMBuildFMul(b, LLVMBuildFMul(b, p, t, ""), z, "");
+  y = fma3(f, ef, kf(ft, -2.12194440e-4), y);
+  y = fma3(f, z, kf(ft, -0.5), y);
+  y = LLVMBuildFAdd(b, t, y, "");
+  y = fma3(f, ef, kf(ft, 0.693359375), y);
+  /* log(0) = -inf, log(x < 0) = NaN, log(inf) = inf, NaN stays */
+  y = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, x, kf(ft, 0.0), ""), kf(ft, -INFINITY), y, "");
+  y = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, x, kf(ft, INFINITY), ""), x, y, "");
+  return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealULT, x, kf(ft, 0.0), ""), kf(ft, NAN), y,
+                         "log");
 }
 
 LLVMValueRef cg_vmath(cg_func *f, ir_intrinsic fn, LLVMValueRef x, tec_dtype t) {
@@ -112,7 +154,10 @@ LLVMValueRef cg_vmath(cg_func *f, ir_intrinsic fn, LLVMValueRef x, tec_dtype t) 
     return cg_internal(f, "no inline vector %s for this type", ir_intrinsic_name(fn));
   tec_dtype w = TEC_DTYPE(TEC_FLOAT, 32, t.lanes);
   if (t.bits == 16) x = cg_cast(f, x, t, w);
-  LLVMValueRef y = x ? (fn == IR_INTRIN_EXP ? vexp_f32(f, x) : vtanh_f32(f, x)) : NULL;
+  LLVMValueRef y = !x                    ? NULL
+                   : fn == IR_INTRIN_EXP  ? vexp_f32(f, x)
+                   : fn == IR_INTRIN_LOG  ? vlog_f32(f, x)
+                                          : vtanh_f32(f, x);
   if (y && t.bits == 16) y = cg_cast(f, y, w, t);
   return y;
 }
