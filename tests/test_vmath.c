@@ -266,18 +266,19 @@ START_TEST(scalar_and_tail) {
 }
 END_TEST
 
-/* the assembly: no libm call in a vectorized exp or tanh (x86 AVX-512, AArch64 NEON); the
- * scalar loop calls expf */
+/* the assembly: no libm call in a vectorized exp, tanh or log (x86 AVX-512 and AVX2, AArch64
+ * and ARMv7 NEON); the scalar loop calls expf */
 START_TEST(asm_no_calls) {
   if (tu_emulated()) return; /* the same LLVM emits the same text: read on the host */
   static const char *const targets[] = {
       "llvm -mtriple=x86_64-linux-gnu -mcpu=x86-64-v4",
       "llvm -mtriple=x86_64-linux-gnu -mcpu=haswell",
-      "llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -mattr=+neon"};
-  for (int t = 0; t < 3; t++)
+      "llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -mattr=+neon",
+      "llvm -mtriple=armv7a-linux-gnueabihf -mcpu=cortex-a9 -mattr=+neon,+vfp4"};
+  for (int t = 0; t < 4; t++)
     for (int k = 0; k < 3; k++) {
       tec_ctx *ctx = tec_ctx_new();
-      char *s = tu_emit_text(ctx, lower_fn(ctx, (fn_kind)k, t == 2 ? 4 : 16, 256), targets[t],
+      char *s = tu_emit_text(ctx, lower_fn(ctx, (fn_kind)k, t >= 2 ? 4 : 16, 256), targets[t],
                              TEC_EMIT_ASM);
       assert_not_contains(s, "expf");
       assert_not_contains(s, "tanhf");
