@@ -186,7 +186,7 @@ static int read_uses(const ir_expr *read, const ir_expr *var) {
 /* the reduction facts of stage s: a data axis along which an input is invariant (the one
  * where the most inputs are, innermost on ties, never the last axis: that one is vectorized),
  * (an input read as vectors along the last axis counts double), and whether its main read
- * runs along its last reduce axis with unit stride (and no read the reduction moves runs along
+ * runs along its last reduce axis with unit stride (and not along
  * its last data axis, which would vectorize instead) */
 static void reduction_facts(as_prog *p, as_stage *s) {
   const te_tensor *t = s->t;
@@ -214,27 +214,31 @@ static void reduction_facts(as_prog *p, as_stage *s) {
   s->unit_reduce = 0;
   if (t->nreduce < 1) return;
   const ir_expr *last = t->reduce_axis[t->nreduce - 1];
-  int along_reduce = 0, along_data = 0;
+  /* along_data: a read the reduction moves runs along the last data axis; fixed_data: one it
+   * does not move (loaded once per output) does; gather: a read it moves uses the last data
+   * axis in another index, so vectors along that axis would gather it */
+  int along_reduce = 0, along_data = 0, fixed_data = 0, gather = 0;
+  const ir_expr *xv = t->ndim > 0 ? t->axis[t->ndim - 1] : NULL;
   for (int k = 0; k < t->ninputs; k++) {
     const ir_expr *reads[8];
     int nr = as_reads_of(src, t->inputs[k], reads, 8);
     for (int r = 0; r < nr && r < 8; r++) {
       const ir_expr *vars[2 * AS_MAX_DIM];
       int64_t coef[2 * AS_MAX_DIM], c0;
-      int nv = reader_vars(t, vars);
-      const ir_expr *in = reads[r]->nargs ? reads[r]->args[reads[r]->nargs - 1] : NULL;
+      int nv = reader_vars(t, vars), na = reads[r]->nargs, moves = 0;
+      const ir_expr *in = na ? reads[r]->args[na - 1] : NULL;
       if (!in) continue;
-      /* a read the reduction does not move (layer norm's mean[i] in its variance) is loaded
-       * once per output: it does not decide which axis the vectors run along */
-      int moves = 0;
       for (int a = 0; a < t->nreduce && !moves; a++) moves = read_uses(reads[r], t->reduce_axis[a]);
-      if (moves && t->ndim > 0 && ir_uses_var(in, t->axis[t->ndim - 1])) along_data = 1;
+      if (xv && ir_uses_var(in, xv)) *(moves ? &along_data : &fixed_data) = 1;
+      for (int d = 0; d + 1 < na && xv && moves; d++) gather |= ir_uses_var(reads[r]->args[d], xv);
       if (as_affine(in, nv, vars, coef, &c0) && coef[nv - 1] == 1 && vars[nv - 1] == last)
         along_reduce = 1;
     }
   }
-  /* some input runs along the last reduce axis and none along the last data axis */
-  s->unit_reduce = along_reduce && !along_data;
+  /* some input runs along the last reduce axis and none along the last data axis; a read the
+   * reduction does not move counts only where vectors along the data axis would not gather
+   * (layer norm's variance: mean[i] does not make it vectorize across x[i, k]'s rows) */
+  s->unit_reduce = along_reduce && !along_data && !(fixed_data && !gather);
 }
 
 const te_tensor *as_scan_of(const as_prog *p, const te_tensor *t) {

@@ -579,6 +579,37 @@ START_TEST(layer_norm) {
 }
 END_TEST
 
+/* out[j] = sum_k x[k] * s[j]: s[j], which the reduction does not move, runs along the data
+ * axis and nothing the reduction moves uses j, so the vectors run along j (x[k] broadcast), as
+ * before the layer-norm rule (which discounts such a read only where vectors along j would
+ * gather a read the reduction moves, as x[i, k] in the variance) */
+static const ir_expr *scaled_sum(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  SM *u = u_;
+  (void)ctx;
+  return TE_SUM(ir_mul(TE_AT(u->x, u->k), TE_AT(u->gamma, i[0])), u->k);
+}
+
+START_TEST(fixed_read_along_data) {
+  tec_ctx *ctx = tec_ctx_new();
+  int64_t n = 256, kk = 96;
+  SM *u = tec_ctx_alloc(ctx, sizeof *u);
+  u->x = te_placeholder(ctx, "x", TEC_F32, 1, TE_SHAPE(ctx, kk));
+  u->gamma = te_placeholder(ctx, "s", TEC_F32, 1, TE_SHAPE(ctx, n));
+  u->k = te_reduce_axis_n(ctx, "k", kk);
+  te_tensor *o = te_compute(ctx, &(te_compute_decl){.name = "out", .ndim = 1,
+                                                    .shape = TE_SHAPE(ctx, n),
+                                                    .body = scaled_sum, .user = u});
+  ck_assert_ptr_nonnull(o);
+  prog g = (prog){.ctx = ctx, .nin = 2, .nout = 1, .in = {u->x, u->gamma}, .out = {o}};
+  tec_autosched_report rep;
+  double err = check_prog(&g, NULL, &rep, NULL);
+  ck_assert_msg(err < TOL, "error %g\n%s", err, rep.text);
+  ck_assert_int_eq(stage_rep(&rep, "out")->choice.rfactor, 0);
+  ck_assert_int_gt(stage_rep(&rep, "out")->choice.vector, 1);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 /* ---- a chain of 30 stages: element-wise steps and 3-point stencils along rows and columns */
 typedef struct CH {
   te_tensor *a;
@@ -1136,6 +1167,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, blur);
   tcase_add_test(tc, softmax);
   tcase_add_test(tc, layer_norm);
+  tcase_add_test(tc, fixed_read_along_data);
   tcase_add_test(tc, chain30);
   tcase_add_test(tc, schedule_time_30_stages);
   tcase_add_test(tc, attention);
