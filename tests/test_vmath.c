@@ -5,7 +5,7 @@
  * NaN, -0, overflow, results and inputs that are denormal), 4, 8 and 16 lanes (NEON, AVX2,
  * AVX-512's vectors), a tail that is not a whole vector; scalar exp stays libm's, bit for bit;
  * the assembly of a vectorized exp, tanh or log calls no libm function. Under qemu a small
- * slice. */
+ * slice: exp's sweep at 4 lanes, the specials, the tail. */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -140,8 +140,9 @@ START_TEST(exp_sweep) {
 END_TEST
 
 START_TEST(tanh_sweep) {
+  if (tu_emulated()) return; /* the same IR as on the host: the specials run there */
   tec_ctx *ctx = tec_ctx_new();
-  tec_packed_fn fn = build_fn(ctx, F_TANH, tu_emulated() ? 4 : 16, NULL);
+  tec_packed_fn fn = build_fn(ctx, F_TANH, 16, NULL);
   int64_t d = sweep(fn, F_TANH, 10.0f, 10.0f, step_of());
   ck_assert_msg(d <= TANH_ULPS, "tanh: %lld ulp from tanhf", (long long)d);
   tec_ctx_free(ctx);
@@ -150,8 +151,9 @@ END_TEST
 
 /* log over every positive float (denormals to FLT_MAX) and the negatives down to -1 */
 START_TEST(log_sweep) {
+  if (tu_emulated()) return;
   tec_ctx *ctx = tec_ctx_new();
-  tec_packed_fn fn = build_fn(ctx, F_LOG, tu_emulated() ? 4 : 16, NULL);
+  tec_packed_fn fn = build_fn(ctx, F_LOG, 16, NULL);
   int64_t d = sweep(fn, F_LOG, 1.0f, FLT_MAX, step_of());
   ck_assert_msg(d <= LOG_ULPS, "log: %lld ulp from logf", (long long)d);
   tec_ctx_free(ctx);
