@@ -179,18 +179,34 @@ static const float specials[] = {
     -150.0f, -1e30f, -FLT_MAX, 1e-40f, -1e-40f, FLT_MIN, 1e-7f, -1e-7f, 0.625f, -0.625f,
     0.62499994f, 9.0f, -9.0f, 20.0f, 0.3f, -2.5f, 15.942385f};
 
-START_TEST(exp_specials) {
+/* f of the specials, then inf, -inf and NaN (x[25]: the smallest denormal for log), at the
+ * target's vector width, each within `bound` ulp of libm; the inputs and results (n of them)
+ * into x and r (malloc'd) */
+#define NSPEC ((int64_t)(sizeof specials / sizeof *specials) + 3)
+static void run_specials(fn_kind k, int64_t bound, float **xs, float **rs) {
   tec_ctx *ctx = tec_ctx_new();
-  tec_packed_fn fn = build_fn(ctx, F_EXP, tu_emulated() ? 4 : 16, NULL);
-  int64_t n = (int64_t)(sizeof specials / sizeof *specials) + 3;
+  tec_packed_fn fn = build_fn(ctx, k, tu_emulated() ? 4 : 16, NULL);
+  int64_t n = NSPEC;
   DLTensor a = tu_zeros(TEC_F32, 1, &n), y = tu_zeros(TEC_F32, 1, &n);
   float *x = tu_f32(&a), *r = tu_f32(&y);
   memcpy(x, specials, sizeof specials);
   x[n - 3] = INFINITY, x[n - 2] = -INFINITY, x[n - 1] = NAN;
+  if (k == F_LOG) x[25] = from_bits(1);
   ck_assert_msg(fn((DLTensor *[]){&a, &y}, 2) == 0, "%s", tec_rt_last_error());
   for (int64_t i = 0; i < n; i++)
-    ck_assert_msg(ulps(r[i], expf(x[i])) <= EXP_ULPS, "exp(%.9g) = %.9g, expf: %.9g", x[i], r[i],
-                  expf(x[i]));
+    ck_assert_msg(ulps(r[i], ref(k, x[i])) <= bound, "%s(%.9g) = %.9g, libm: %.9g", fn_names[k],
+                  x[i], r[i], ref(k, x[i]));
+  *xs = malloc(sizeof specials + 3 * sizeof(float)), *rs = malloc(sizeof specials + 3 * sizeof(float));
+  ck_assert(*xs && *rs);
+  memcpy(*xs, x, (size_t)n * sizeof *x), memcpy(*rs, r, (size_t)n * sizeof *r);
+  tec_dl_free(&a), tec_dl_free(&y);
+  tec_ctx_free(ctx);
+}
+
+START_TEST(exp_specials) {
+  float *x, *r;
+  int64_t n = NSPEC;
+  run_specials(F_EXP, EXP_ULPS, &x, &r);
   ck_assert(isinf(r[n - 3]) && r[n - 3] > 0); /* exp(inf) = inf */
   ck_assert(r[n - 2] == 0 && !signbit(r[n - 2])); /* exp(-inf) = +0 */
   ck_assert(isnan(r[n - 1]));
@@ -199,51 +215,31 @@ START_TEST(exp_specials) {
   ck_assert(r[15] == from_bits(1) || r[15] == 0);           /* near 2^-149 */
   ck_assert(r[18] == 0 && r[20] == 0 && r[21] == 0);        /* underflow to +0 */
   ck_assert(r[22] == 1.0f && r[23] == 1.0f);                /* denormal inputs */
-  tec_dl_free(&a), tec_dl_free(&y);
-  tec_ctx_free(ctx);
+  free(x), free(r);
 }
 END_TEST
 
 START_TEST(log_specials) {
-  tec_ctx *ctx = tec_ctx_new();
-  tec_packed_fn fn = build_fn(ctx, F_LOG, tu_emulated() ? 4 : 16, NULL);
-  int64_t n = (int64_t)(sizeof specials / sizeof *specials) + 3;
-  DLTensor a = tu_zeros(TEC_F32, 1, &n), y = tu_zeros(TEC_F32, 1, &n);
-  float *x = tu_f32(&a), *r = tu_f32(&y);
-  memcpy(x, specials, sizeof specials);
-  x[n - 3] = INFINITY, x[n - 2] = -INFINITY, x[n - 1] = NAN;
-  x[25] = from_bits(1); /* the smallest denormal */
-  ck_assert_msg(fn((DLTensor *[]){&a, &y}, 2) == 0, "%s", tec_rt_last_error());
-  for (int64_t i = 0; i < n; i++)
-    ck_assert_msg(ulps(r[i], logf(x[i])) <= LOG_ULPS, "log(%.9g) = %.9g, logf: %.9g", x[i], r[i],
-                  logf(x[i]));
+  float *x, *r;
+  int64_t n = NSPEC;
+  run_specials(F_LOG, LOG_ULPS, &x, &r);
   ck_assert(isinf(r[0]) && r[0] < 0 && isinf(r[1]) && r[1] < 0); /* log(+-0) = -inf */
   ck_assert(r[2] == 0);                                          /* log(1) = 0 exactly */
   ck_assert(isnan(r[3]) && isnan(r[23]) && isnan(r[n - 2]));     /* negatives: NaN */
   ck_assert(isinf(r[n - 3]) && r[n - 3] > 0 && isnan(r[n - 1]));
   ck_assert_float_eq_tol(r[25], -103.27893f, 1e-4f); /* log(2^-149) */
-  tec_dl_free(&a), tec_dl_free(&y);
-  tec_ctx_free(ctx);
+  free(x), free(r);
 }
 END_TEST
 
 START_TEST(tanh_specials) {
-  tec_ctx *ctx = tec_ctx_new();
-  tec_packed_fn fn = build_fn(ctx, F_TANH, tu_emulated() ? 4 : 16, NULL);
-  int64_t n = (int64_t)(sizeof specials / sizeof *specials) + 3;
-  DLTensor a = tu_zeros(TEC_F32, 1, &n), y = tu_zeros(TEC_F32, 1, &n);
-  float *x = tu_f32(&a), *r = tu_f32(&y);
-  memcpy(x, specials, sizeof specials);
-  x[n - 3] = INFINITY, x[n - 2] = -INFINITY, x[n - 1] = NAN;
-  ck_assert_msg(fn((DLTensor *[]){&a, &y}, 2) == 0, "%s", tec_rt_last_error());
-  for (int64_t i = 0; i < n; i++)
-    ck_assert_msg(ulps(r[i], tanhf(x[i])) <= TANH_ULPS, "tanh(%.9g) = %.9g, tanhf: %.9g", x[i],
-                  r[i], tanhf(x[i]));
+  float *x, *r;
+  int64_t n = NSPEC;
+  run_specials(F_TANH, TANH_ULPS, &x, &r);
   ck_assert(r[n - 3] == 1.0f && r[n - 2] == -1.0f && isnan(r[n - 1]));
   ck_assert(r[1] == 0 && signbit(r[1]));  /* tanh(-0) = -0 */
   ck_assert(r[22] == x[22] && r[23] == x[23]); /* denormals: tanh(x) = x */
-  tec_dl_free(&a), tec_dl_free(&y);
-  tec_ctx_free(ctx);
+  free(x), free(r);
 }
 END_TEST
 
