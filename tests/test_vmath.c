@@ -1,5 +1,5 @@
 /* test_vmath.c — exp, tanh and log of float32 vectors, inline in generated code
- * (codegen_llvm/codegen_vmath.c), against libm's expf and tanhf: a sweep of inputs spaced
+ * (codegen_llvm/codegen_vmath.c), against libm's expf, tanhf and logf: a sweep of inputs spaced
  * evenly over the float bit patterns of the interesting range (every one with
  * TEC_VMATH_FULL=1: the figures docs/architecture.md states), the special values (inf, -inf,
  * NaN, -0, overflow, results and inputs that are denormal), 4, 8 and 16 lanes (NEON, AVX2,
