@@ -69,8 +69,8 @@ static LLVMValueRef vexp_f32(cg_func *f, LLVMValueRef x) {
   LLVMValueRef magic = kf(ft, 12582912.0); /* 1.5 * 2^23 */
   LLVMValueRef t = fma3(f, xc, kf(ft, 1.44269504088896341), magic);
   LLVMValueRef nf = LLVMBuildFSub(b, t, magic, "");
-  LLVMValueRef n = LLVMBuildSub(b, LLVMBuildBitCast(b, t, it, ""), LLVMBuildBitCast(b, magic, it, ""),
-                                "n");
+  LLVMValueRef n = LLVMBuildSub(b, LLVMBuildBitCast(b, t, it, ""),
+                                LLVMBuildBitCast(b, magic, it, ""), "n");
   LLVMValueRef r = fma3(f, nf, kf(ft, -0.693359375), xc);
   r = fma3(f, nf, kf(ft, 2.12194440e-4), r);
   static const double P[] = {1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3,
@@ -107,11 +107,6 @@ static LLVMValueRef vtanh_f32(cg_func *f, LLVMValueRef x) {
   return call2(f, "llvm.copysign", LLVMBuildSelect(b, lt, small, big, ""), x);
 }
 
-int cg_vmath_has(ir_intrinsic fn, tec_dtype t) {
-  return t.code == TEC_FLOAT && t.lanes >= 2 && t.lanes <= 64 && (t.bits == 32 || t.bits == 16) &&
-         (fn == IR_INTRIN_EXP || fn == IR_INTRIN_TANH || fn == IR_INTRIN_LOG);
-}
-
 /* log of a <N x float> */
 static LLVMValueRef vlog_f32(cg_func *f, LLVMValueRef x) {
   LLVMBuilderRef b = f->b;
@@ -124,13 +119,14 @@ static LLVMValueRef vlog_f32(cg_func *f, LLVMValueRef x) {
   /* x = m * 2^e, m in [0.5, 1) */
   LLVMValueRef e = LLVMBuildSub(b, LLVMBuildLShr(b, bits, ki(it, 23), ""), ki(it, 126), "");
   e = LLVMBuildSub(b, e, LLVMBuildSelect(b, den, ki(it, 23), ki(it, 0), ""), "");
-  LLVMValueRef m = LLVMBuildBitCast(
-      b, LLVMBuildOr(b, LLVMBuildAnd(b, bits, ki(it, 0x007fffff), ""), ki(it, 0x3f000000), ""), ft, "");
+  LLVMValueRef mb = LLVMBuildAnd(b, bits, ki(it, 0x007fffff), "");
+  LLVMValueRef m = LLVMBuildBitCast(b, LLVMBuildOr(b, mb, ki(it, 0x3f000000), ""), ft, "");
   /* m < sqrt(1/2): 2m - 1 and e - 1, else m - 1: |t| <= 0.29 */
   LLVMValueRef lo = LLVMBuildFCmp(b, LLVMRealOLT, m, kf(ft, 0.707106781186547524), "");
   LLVMValueRef t = LLVMBuildFSub(b, LLVMBuildSelect(b, lo, LLVMBuildFAdd(b, m, m, ""), m, ""),
                                  kf(ft, 1.0), "");
-  LLVMValueRef ef = LLVMBuildSIToFP(b, LLVMBuildSub(b, e, LLVMBuildZExt(b, lo, it, ""), ""), ft, "");
+  e = LLVMBuildSub(b, e, LLVMBuildZExt(b, lo, it, ""), "");
+  LLVMValueRef ef = LLVMBuildSIToFP(b, e, ft, "");
   static const double P[] = {7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1,
                              -1.2420140846e-1, 1.4249322787e-1, -1.6668057665e-1,
                              2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1};
@@ -143,10 +139,16 @@ static LLVMValueRef vlog_f32(cg_func *f, LLVMValueRef x) {
   y = LLVMBuildFAdd(b, t, y, "");
   y = fma3(f, ef, kf(ft, 0.693359375), y);
   /* log(0) = -inf, log(x < 0) = NaN, log(inf) = inf, NaN stays */
-  y = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, x, kf(ft, 0.0), ""), kf(ft, -INFINITY), y, "");
+  LLVMValueRef zero = LLVMBuildFCmp(b, LLVMRealOEQ, x, kf(ft, 0.0), "");
+  y = LLVMBuildSelect(b, zero, kf(ft, -INFINITY), y, "");
   y = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, x, kf(ft, INFINITY), ""), x, y, "");
   return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealULT, x, kf(ft, 0.0), ""), kf(ft, NAN), y,
                          "log");
+}
+
+int cg_vmath_has(ir_intrinsic fn, tec_dtype t) {
+  return t.code == TEC_FLOAT && t.lanes >= 2 && t.lanes <= 64 && (t.bits == 32 || t.bits == 16) &&
+         (fn == IR_INTRIN_EXP || fn == IR_INTRIN_TANH || fn == IR_INTRIN_LOG);
 }
 
 LLVMValueRef cg_vmath(cg_func *f, ir_intrinsic fn, LLVMValueRef x, tec_dtype t) {

@@ -197,7 +197,7 @@ static void run_specials(fn_kind k, int64_t bound, float **xs, float **rs) {
   for (int64_t i = 0; i < n; i++)
     ck_assert_msg(ulps(r[i], ref(k, x[i])) <= bound, "%s(%.9g) = %.9g, libm: %.9g", fn_names[k],
                   x[i], r[i], ref(k, x[i]));
-  *xs = malloc(sizeof specials + 3 * sizeof(float)), *rs = malloc(sizeof specials + 3 * sizeof(float));
+  *xs = malloc((size_t)n * sizeof(float)), *rs = malloc((size_t)n * sizeof(float));
   ck_assert(*xs && *rs);
   memcpy(*xs, x, (size_t)n * sizeof *x), memcpy(*rs, r, (size_t)n * sizeof *r);
   tec_dl_free(&a), tec_dl_free(&y);
@@ -262,7 +262,8 @@ START_TEST(exp_f16) {
   }
   int64_t n = 65536;
   te_tensor *A = te_placeholder(ctx, "x", TEC_F16, 1, TE_SHAPE(ctx, n));
-  te_tensor *Y = te_compute(ctx, &(te_compute_decl){.name = "y", .ndim = 1, .shape = TE_SHAPE(ctx, n),
+  te_tensor *Y = te_compute(ctx, &(te_compute_decl){.name = "y", .ndim = 1,
+                                                     .shape = TE_SHAPE(ctx, n),
                                                      .body = exp16_body, .user = A});
   sch_schedule *s = sch_create(ctx, 1, &Y);
   sch_stage *st = sch_stage_of(s, Y);
