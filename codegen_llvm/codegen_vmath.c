@@ -41,9 +41,11 @@ static LLVMValueRef ki(LLVMTypeRef vt, long long c) {
   return LLVMConstVector(lanes, n);
 }
 
+/* a*b + c, fused where the target's vectors fuse (ARMv7 NEON only when asked: llvm.fma, as
+ * codegen_expr.c's multiply-adds); unfused elsewhere without FMA (x86-64 baseline) */
 static LLVMValueRef fma3(cg_func *f, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
   LLVMValueRef args[3] = {a, b, c};
-  return cg_intrinsic(f, "llvm.fmuladd", LLVMTypeOf(a), args, 3);
+  return cg_intrinsic(f, f->vector_fma ? "llvm.fma" : "llvm.fmuladd", LLVMTypeOf(a), args, 3);
 }
 static LLVMValueRef call2(cg_func *f, const char *name, LLVMValueRef a, LLVMValueRef b) {
   LLVMValueRef args[2] = {a, b};
