@@ -12,9 +12,11 @@
  * body (two layers both reading P[i*i % n]) is bound once too, and an index grown past
  * INL_INDEX_MAX nodes (a chain that squares its index) is bound to a LET of its own: a chain
  * of N stages lowers to O(N) nodes per distinct element read instead of a tree of 2^N copies
- * (Halide's CSE of inlined Funcs). A read inside a select's arm is not hoisted out of it (the
- * arm's condition may be what keeps its loads in bounds), nor one inside another read's
- * indices (bound inference reads indices, not LET values): those are substituted as copies. */
+ * (Halide's CSE of inlined Funcs). Bindings are found through hash tables, so a chain of
+ * thousands of them lowers in time linear in their number. A read inside a select's arm is
+ * not hoisted out of it (the arm's condition may be what keeps its loads in bounds), nor one
+ * inside another read's indices (bound inference reads indices, not LET values): those are
+ * substituted as copies. */
 #include <string.h>
 #include "tec/lower.h"
 #include "ir/internal.h"
