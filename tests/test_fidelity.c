@@ -618,8 +618,8 @@ static int64_t square_chain(int n, const char *opt, int *hints) {
 }
 
 /* Issue #38's target: 100 layers lower and build in < 2 s and < 200 MB (bench/inline_chain:
- * 0.06-0.08 CPU s to lower, 0.5-0.75 to build at -O3, 83 MB, on a loaded machine; before the
- * hash tables and the loop vectorizer hint, 0.23-0.36 and 1.2-1.9). Not timed here: the
+ * 0.06-0.11 CPU s to lower, 0.64-0.95 to build at -O3, 83 MB, on a loaded machine; before the
+ * hash tables and the loop vectorizer hint, 0.25-0.36 and 1.4-1.6). Not timed here: the
  * program's size is what is held. 100 layers measured 44387 IR nodes (2026-12-06); an
  * exponential tree passes the bound by 10^25. */
 START_TEST(square_index_chain) {
