@@ -13,9 +13,42 @@
  * "launch_task0", "launch_sync"; "parallel_dynamic", from the pragma of that name, whose
  * parallel loop is shared out in dynamic chunks: codegen_parallel.c). Codegen reads those
  * markers only, never a schedule's pragma keys.
+ * A loop whose body is one block of more than CG_VECTORIZE_BODY_MAX scalar instructions (a
+ * deep compute_inline chain: thousands of bound values in one straight line) is marked for
+ * LLVM's loop vectorizer to leave alone (llvm.loop.vectorize.enable false): its plans cost
+ * time quadratic in the uses of one value (LLVM 14: 0.76 of 1.3 CPU s building a 100-layer
+ * chain). tec's schedules vectorize explicitly (a loop of vector code is never the loop
+ * vectorizer's), and the templates' scalar straight-line loops are under 30 instructions:
+ * every other loop is emitted as before.
  */
 #include <string.h>
+#include <llvm-c/DebugInfo.h>
 #include "codegen_llvm/codegen.h"
+
+enum { CG_VECTORIZE_BODY_MAX = 2048 };
+
+/* The instructions of a loop's body block, counted up to limit + 1; 0 when one of them is a
+ * vector (explicitly vectorized code: not the loop vectorizer's). */
+static int cg_scalar_size(LLVMBasicBlockRef bb, int limit) {
+  int n = 0;
+  for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in && n <= limit;
+       in = LLVMGetNextInstruction(in), n++)
+    if (LLVMGetTypeKind(LLVMTypeOf(in)) == LLVMVectorTypeKind) return 0;
+  return n;
+}
+
+/* br, the loop's back edge, gets the loop ID !{self, !{"llvm.loop.vectorize.enable", false}}. */
+static void cg_no_loop_vectorize(cg_func *f, LLVMValueRef br) {
+  static const char key[] = "llvm.loop.vectorize.enable";
+  LLVMMetadataRef hint[2] = {LLVMMDStringInContext2(f->llctx, key, sizeof key - 1),
+                             LLVMValueAsMetadata(LLVMConstInt(f->i1, 0, 0))};
+  LLVMMetadataRef self = LLVMTemporaryMDNode(f->llctx, NULL, 0);
+  LLVMMetadataRef ops[2] = {self, LLVMMDNodeInContext2(f->llctx, hint, 2)};
+  LLVMMetadataRef id = LLVMMDNodeInContext2(f->llctx, ops, 2);
+  LLVMMetadataReplaceAllUsesWith(self, id); /* (disposes the temporary) */
+  LLVMSetMetadata(br, LLVMGetMDKindIDInContext(f->llctx, "llvm.loop", 9),
+                  LLVMMetadataAsValue(f->llctx, id));
+}
 
 
 /* On a target whose pointers are narrower than the loop variable (ARMv7: 32 bits) a counter
@@ -57,7 +90,10 @@ int cg_emit_loop(cg_func *f, const ir_expr *var, LLVMValueRef lo, LLVMValueRef e
   if (rc != 0) return -1;
   LLVMValueRef next = LLVMBuildNSWAdd(f->b, i, LLVMConstInt(LLVMTypeOf(i), 1, 0), "next");
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(f->b);
-  LLVMBuildBr(f->b, head);
+  LLVMValueRef back = LLVMBuildBr(f->b, head);
+  /* a straight-line body (no inner loop, no branch) of scalar code, too large */
+  if (latch == body && cg_scalar_size(body, CG_VECTORIZE_BODY_MAX) > CG_VECTORIZE_BODY_MAX)
+    cg_no_loop_vectorize(f, back);
   LLVMValueRef vals[2] = {lo, next};
   LLVMBasicBlockRef from[2] = {pre, latch};
   LLVMAddIncoming(i, vals, from, 2);

@@ -37,11 +37,40 @@ typedef struct rb_state {
   int failed;
 } rb_state;
 
+/* Adds the variables of e not yet in vars[0..*n) to it; -1 past max of them. */
+static int vars_of(const ir_expr *e, const ir_expr **vars, int *n, int max) {
+  if (!e) return 0;
+  if (e->kind == IR_VAR) {
+    for (int k = 0; k < *n; k++)
+      if (vars[k] == e) return 0;
+    if (*n == max) return -1;
+    vars[(*n)++] = e;
+    return 0;
+  }
+  if (vars_of(e->a, vars, n, max) || vars_of(e->b, vars, n, max) ||
+      vars_of(e->c, vars, n, max) || vars_of(e->var, vars, n, max)) /* (a LET's own) */
+    return -1;
+  for (int k = 0; k < e->nargs; k++)
+    if (vars_of(e->args[k], vars, n, max)) return -1;
+  return 0;
+}
+
 /* 1 when e uses a variable of a LET around it (inlined values are never inside an index,
- * inline.c: such an index is left alone rather than rebuilt from the LET values) */
+ * inline.c: such an index is left alone rather than rebuilt from the LET values). e's few
+ * distinct variables against the LETs: a deep inline chain has thousands of them around
+ * each read. */
 static int uses_let(const rb_state *r, const ir_expr *e) {
+  enum { MAXV = 16 };
+  const ir_expr *vars[MAXV];
+  int n = 0;
+  if (vars_of(e, vars, &n, MAXV)) { /* many: one walk per LET */
+    for (int k = 0; k < r->nlet; k++)
+      if (ir_uses_var(e, r->lets[k].var)) return 1;
+    return 0;
+  }
   for (int k = 0; k < r->nlet; k++)
-    if (ir_uses_var(e, r->lets[k].var)) return 1;
+    for (int i = 0; i < n; i++)
+      if (vars[i] == r->lets[k].var) return 1;
   return 0;
 }
 

@@ -203,8 +203,23 @@ static const ir_stmt *sr_stmt(const ir_stmt *s, sr_list *out) {
   }
 }
 
+/* ALLOCATE found: statements only, no expression is walked */
+static void no_expr(ir_visitor *v, const ir_expr *e) { (void)v, (void)e; }
+static void found_alloc(ir_visitor *v, const ir_stmt *s) { (void)s, *(int *)v->user = 1; }
+static int has_allocate(const ir_stmt *s) {
+  int found = 0;
+  ir_visitor v;
+  ir_visitor_init(&v, &found);
+  for (int k = 0; k < IR_EXPR_KIND_COUNT; k++) v.expr[k] = no_expr;
+  v.stmt[IR_S_ALLOCATE] = found_alloc;
+  ir_visit_stmt(&v, s);
+  return found;
+}
+
 const ir_stmt *lower_storage_rewrite(const ir_stmt *s) {
   if (!s) return NULL;
+  /* nothing to move (a deep inline chain: one store whose text is long to print twice) */
+  if (!has_allocate(s)) return s;
   unsigned long errors_before = tec_ctx_error_count(s->ctx);
   sr_list top = {0, 0, NULL, 0};
   const ir_stmt *r = sr_stmt(s, &top);

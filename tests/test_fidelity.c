@@ -564,9 +564,17 @@ static const ir_expr *sq_next(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   return ir_mul(ir_add(TE_AT(p, i[0]), TE_AT(p, sq)), ir_float(ctx, 0.5));
 }
 
+/* Occurrences of pat in text. */
+static int occurrences(const char *text, const char *pat) {
+  int n = 0;
+  for (const char *p = text; p && (p = strstr(p, pat)) != NULL; p += strlen(pat)) n++;
+  return n;
+}
+
 /* The lowered program's size in IR nodes (tec_lower_program_size: every use of a shared node
- * counted, what codegen walks); with run, built (-O0) and checked against plain C. */
-static int64_t square_chain(int n, int run) {
+ * counted, what codegen walks); with opt, built (JIT at that level) and checked against plain
+ * C, and *hints: the loops marked for LLVM's loop vectorizer to leave alone in its IR. */
+static int64_t square_chain(int n, const char *opt, int *hints) {
   tec_ctx *ctx = tec_ctx_new();
   te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 1, TE_SHAPE(ctx, SQ_N));
   te_tensor **all = tec_ctx_alloc(ctx, sizeof *all * (size_t)(n + 1));
@@ -582,9 +590,16 @@ static int64_t square_chain(int n, int run) {
   ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
   tec_program_size size = tec_lower_program_size(f);
   ck_assert_int_eq(size.stores, 1); /* one loop, one store: every layer inlined */
-  if (run) {
-    tec_module *m = tec_build(ctx, 1, &f, "llvm -O0");
+  if (opt) {
+    tec_module *m = tec_build(ctx, 1, &f, opt);
     ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
+    if (hints) {
+      const char *ir = tec_module_llvm_ir(m);
+      ck_assert_ptr_nonnull(ir);
+      *hints = occurrences(ir, "!{!\"llvm.loop.vectorize.enable\", i1 false}");
+      /* a marked loop is left scalar (the vectorizer marks the loops it makes) */
+      if (*hints) ck_assert_int_eq(occurrences(ir, "llvm.loop.isvectorized"), 0);
+    }
     DLTensor a = tu_rand_f32(1, (int64_t[]){SQ_N}, 5), b = tu_zeros(TEC_F32, 1, (int64_t[]){SQ_N});
     ck_assert_int_eq(TEC_RUN(m, "chain", &a, &b), 0);
     double cur[SQ_N], nx[SQ_N];
@@ -603,16 +618,32 @@ static int64_t square_chain(int n, int run) {
 }
 
 /* Issue #38's target: 100 layers lower and build in < 2 s and < 200 MB (bench/inline_chain:
- * 0.2-0.4 CPU s to lower, 1.2-1.7 to build at -O3, 86 MB, on a loaded machine). Not timed
- * here: the program's size is what is held. 100 layers measured 44387 IR nodes (2026-12-06);
- * an exponential tree passes the bound by 10^25. */
+ * 0.06-0.11 CPU s to lower, 0.64-0.95 to build at -O3, 83 MB, on a loaded machine; before the
+ * hash tables and the loop vectorizer hint, 0.25-0.36 and 1.4-1.6). Not timed here: the
+ * program's size is what is held. 100 layers measured 44387 IR nodes (2026-12-06); an
+ * exponential tree passes the bound by 10^25. */
 START_TEST(square_index_chain) {
-  int64_t n25 = square_chain(25, 0), n50 = square_chain(50, 0), n100 = square_chain(100, 1);
+  int64_t n25 = square_chain(25, NULL, NULL), n50 = square_chain(50, NULL, NULL),
+          n100 = square_chain(100, "llvm -O0", NULL);
   /* quadratic at most in the layers (the distinct elements), never exponential: a doubling
    * costs at most 4.5x */
   ck_assert_msg(n50 <= 9 * n25 / 2 && n100 <= 9 * n50 / 2, "IR nodes %lld %lld %lld",
                 (long long)n25, (long long)n50, (long long)n100);
   ck_assert_msg(n100 < 60000, "100 layers: %lld IR nodes", (long long)n100);
+}
+END_TEST
+
+/* A loop whose body is one block of more than 2048 scalar instructions is marked for LLVM's
+ * loop vectorizer to leave alone (codegen_stmt.c: its plans were 0.76 of 1.3 CPU s building
+ * 100 layers at -O3, time quadratic in the uses of the constant 0.5): the 30-layer chain
+ * (2952 instructions in its loop as emitted) carries the mark on its one loop and stays
+ * scalar, the 8-layer one (20 layers: 1676) none; both built at -O3 and checked against C. */
+START_TEST(square_chain_loop_vectorizer_hint) {
+  int h8 = -1, h30 = -1;
+  square_chain(8, "llvm -O3", &h8);
+  square_chain(30, "llvm -O3", &h30);
+  ck_assert_int_eq(h8, 0);
+  ck_assert_int_eq(h30, 1);
 }
 END_TEST
 
@@ -971,6 +1002,7 @@ int main(void) {
   tcase_set_timeout(deep, 120);
   tcase_add_test(deep, deep_inline_linear);
   tcase_add_test(deep, square_index_chain);
+  tcase_add_test(deep, square_chain_loop_vectorizer_hint);
   tcase_add_test(deep, inline_let_not_hoisted);
   suite_add_tcase(s, deep);
   TCase *expr = tcase_create("expressiveness");
