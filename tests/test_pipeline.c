@@ -71,7 +71,7 @@ START_TEST(table_order) {
   /* the program passes of tec_lower, then the build-time ones, in this order */
   static const char *const want[] = {
       "schedule_ops", "scan", "prefetch", "storage_flatten", "extern_call", "guard_loads", "simplify",
-      "loop_partition", "partition simplify", "tensorize", "vectorize", "unroll",
+      "loop_partition", "partition simplify", "tensorize", "vectorize", "transpose_block", "unroll",
       "unroll simplify",
       "storage_rewrite", "unroll_rest", "slice_vectors", "bound_checkers", "launch_regions",
       "entry_checks"};
