@@ -219,6 +219,7 @@ START_TEST(assembly_shuffles) {
 #if defined(__x86_64__)
   int L = host_lanes();
   char *as = emit(L, 1, NULL), *base = emit(L, 0, NULL);
+  if (getenv("TB_DUMP")) fprintf(stderr, "%s\n", as);
   assert_not_contains(as, "gather");
   assert_not_contains(as, "vpinsrd");
   assert_not_contains(as, "vinsertps");
