@@ -122,7 +122,7 @@ END_TEST
 START_TEST(remainders_fall_back) {
   int L = host_lanes() >= 8 ? 8 : 4;
   int64_t shapes[3][2] = {{2 * L + 1, 3 * L}, {3 * L, 2 * L + 3}, {L + 5, L + 7}};
-  for (int i = 0; i < 3; i++) {
+  for (int i = tu_emulated() ? 2 : 0; i < 3; i++) { /* under qemu: both tails at once */
     int64_t n = shapes[i][0], k = shapes[i][1];
     tp t = make(n, k, L, PLAIN, 1);
     lower_func *f = check(&t, n, k, PLAIN);
