@@ -228,15 +228,17 @@ START_TEST(assembly_shuffles) {
   ck_assert_msg(strstr(base, "gather") || strstr(base, "vinsertps"), "baseline:\n%.3000s", base);
   free(as), free(base);
 #endif
-  /* AVX2 (8 lanes, 8 x 8 blocks), emitted from any host: shuffles, no gather or insert */
+  /* AVX2 (8 lanes, 8 x 8 blocks): shuffles, no gather or insert (read on the host only) */
   const char *avx2 = "llvm -mtriple=x86_64-linux-gnu -mcpu=haswell";
-  char *h = emit(8, 1, avx2), *hb = emit(8, 0, avx2);
-  assert_not_contains(h, "gather");
-  assert_not_contains(h, "vinsertps");
-  ck_assert_msg(strstr(h, "vunpcklps") || strstr(h, "vperm2f128") || strstr(h, "vpermps") ||
-                    strstr(h, "vshufps") || strstr(h, "vinsertf128"),
-                "no shuffle in\n%.3000s", h);
-  ck_assert_msg(strstr(hb, "gather") || strstr(hb, "vinsertps"), "baseline:\n%.3000s", hb);
+  char *h = tu_emulated() ? NULL : emit(8, 1, avx2), *hb = h ? emit(8, 0, avx2) : NULL;
+  if (h) {
+    assert_not_contains(h, "gather");
+    assert_not_contains(h, "vinsertps");
+    ck_assert_msg(strstr(h, "vunpcklps") || strstr(h, "vperm2f128") || strstr(h, "vpermps") ||
+                      strstr(h, "vshufps") || strstr(h, "vinsertf128"),
+                  "no shuffle in\n%.3000s", h);
+    ck_assert_msg(strstr(hb, "gather") || strstr(hb, "vinsertps"), "baseline:\n%.3000s", hb);
+  }
   free(h), free(hb);
   /* AArch64 (NEON, 4 lanes): zip1 / zip2, no loads of single lanes */
   const char *arm = "llvm -mtriple=aarch64-linux-gnu -mcpu=cortex-a72 -mattr=+neon";
