@@ -125,7 +125,8 @@ static const ir_stmt *transpose_loop(const ir_stmt *s, const char **why) {
 }
 
 /* Tries every loop directly under the attribute (through sequences, lets and ifs that loop
- * partitioning leaves), inner loops untouched. */
+ * partitioning leaves, and the attributes of other pragmas on the same loop), inner loops
+ * untouched. */
 static const ir_stmt *apply(tb_state *tb, const ir_stmt *s) {
   if (!s) return s;
   switch (s->kind) {
@@ -144,7 +145,7 @@ static const ir_stmt *apply(tb_state *tb, const ir_stmt *s) {
       if (!(items[i] = apply(tb, s->seq[i]))) return NULL;
     return ir_seq(s->ctx, s->n, items);
   }
-  case IR_S_LET_STMT: case IR_S_IF: {
+  case IR_S_LET_STMT: case IR_S_IF: case IR_S_ATTR: {
     const ir_stmt *b = apply(tb, s->body), *e = s->else_body ? apply(tb, s->else_body) : NULL;
     if (!b || (s->else_body && !e)) return NULL;
     return ir_stmt_with(s, s->a, s->b, s->c, b, e, NULL, NULL);

@@ -156,6 +156,14 @@ START_TEST(refused_with_a_note) {
     tu_assert_contains(f->notes[0], c[i].why);
     tec_ctx_free(t.ctx);
   }
+  /* with another pragma on the same loop (its attribute between): still taken */
+  tp u = make(16, 16, 8, PLAIN, 1);
+  sch_stage *us = sch_stage_of(u.s, u.B);
+  OK(u.ctx, sch_pragma(us, sch_leaf_named(us, "k.inner"), "user_note", NULL));
+  lower_func *g = check(&u, 16, 16, PLAIN);
+  ck_assert_int_eq(g->nnotes, 0);
+  ck_assert_int_eq(zips(g), 8 * 3);
+  tec_ctx_free(u.ctx);
   /* strict mode makes the note an error */
   tp t = make(16, 16, 8, TIMES2, 1);
   tec_ctx_set_strict(t.ctx, 1);
