@@ -203,6 +203,20 @@ static LLVMValueRef cg_tanh(cg_func *f, LLVMValueRef x, tec_dtype t) {
   return out;
 }
 
+/* zip_lo / zip_hi (lower/transpose_block.c): one shufflevector, lane 2m + q of the result
+ * lane m (+ L/2 for zip_hi) of a (q = 0) or b (q = 1). The backends pick the instruction
+ * (zip1/zip2 on AArch64; unpcklps or vpermt2ps on x86). */
+static LLVMValueRef cg_zip(cg_func *f, const ir_expr *e) {
+  int L = e->type.lanes, hi = e->v.i == IR_INTRIN_ZIP_HI;
+  LLVMValueRef a = cg_expr(f, e->args[0]), b = a ? cg_expr(f, e->args[1]) : NULL;
+  if (!b) return NULL;
+  if (L < 2 || L % 2 || L > 1024) return cg_internal(f, "zip of %d lanes", L);
+  LLVMValueRef mask[1024];
+  for (int l = 0; l < L; l++)
+    mask[l] = LLVMConstInt(f->i32, (unsigned)(l / 2 + (hi ? L / 2 : 0) + (l % 2 ? L : 0)), 0);
+  return LLVMBuildShuffleVector(f->b, a, b, LLVMConstVector(mask, (unsigned)L), "zip");
+}
+
 static LLVMValueRef cg_call(cg_func *f, const ir_expr *e) {
   static const struct {
     const char *llvm; /* intrinsic name, NULL: special */
@@ -217,6 +231,7 @@ static LLVMValueRef cg_call(cg_func *f, const ir_expr *e) {
       [IR_INTRIN_EXTERN] = {NULL, -1},
       [IR_INTRIN_ROUND_EVEN] = {"llvm.roundeven", 1},
       [IR_INTRIN_DOT4] = {NULL, -1},         [IR_INTRIN_MMLA] = {NULL, 3},
+      [IR_INTRIN_ZIP_LO] = {NULL, 2},        [IR_INTRIN_ZIP_HI] = {NULL, 2},
   };
   int64_t fn = e->v.i;
   if (fn < 0 || fn >= IR_INTRIN_COUNT) return cg_internal(f, "unknown intrinsic %lld", (long long)fn);
@@ -228,6 +243,7 @@ static LLVMValueRef cg_call(cg_func *f, const ir_expr *e) {
   if (fn == IR_INTRIN_PREFETCH) return cg_prefetch(f, e->args[0]); /* an address, no value */
   if (fn == IR_INTRIN_DL_ARG) return cg_dl_arg(f, e); /* the entry's arguments (entry.c) */
   if (fn == IR_INTRIN_MMLA) return cg_mmla(f, e);
+  if (fn == IR_INTRIN_ZIP_LO || fn == IR_INTRIN_ZIP_HI) return cg_zip(f, e);
   /* likely(c) is c: it told loop partitioning where to split. Not llvm.expect: what is left
    * of it runs in the border parts, where it is not likely at all, and it mostly guards
    * selects and lane masks, which branch weights do not describe. */

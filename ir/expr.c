@@ -216,8 +216,8 @@ const ir_expr *ir_cast(tec_dtype t, const ir_expr *a) {
 
 static const char *const intrin_names[IR_INTRIN_COUNT] = {
     "exp", "log", "sqrt", "tanh", "fabs", "pow", "floor", "ceil", "fma", "prefetch", "likely",
-    "dl_arg", "extern_call", "round_even", "dot4", "mmla"};
-static const int intrin_arity[IR_INTRIN_COUNT] = {1, 1, 1, 1, 1, 2, 1, 1, 3, 1, 1, 3, -1, 1, 3, 3};
+    "dl_arg", "extern_call", "round_even", "dot4", "mmla", "zip_lo", "zip_hi"};
+static const int intrin_arity[IR_INTRIN_COUNT] = {1, 1, 1, 1, 1, 2, 1, 1, 3, 1, 1, 3, -1, 1, 3, 3, 2, 2};
 
 const char *ir_intrinsic_name(ir_intrinsic i) {
   return (unsigned)i < IR_INTRIN_COUNT ? intrin_names[i] : "unknown";
@@ -266,6 +266,11 @@ const ir_expr *ir_call(tec_ctx *ctx, ir_intrinsic fn, int nargs, const ir_expr *
     tec_ctx_set_error(ctx, "ir_call: %s takes 3 arguments (acc, a, b)%s, got %d",
                       intrin_names[fn], fn == IR_INTRIN_DOT4 ? " or 4 (and a constant layout)" : "",
                       nargs);
+    return NULL;
+  }
+  if (fn == IR_INTRIN_ZIP_LO || fn == IR_INTRIN_ZIP_HI) {
+    if (nargs == 2 && args) return ir_zip(args[0], args[1], fn == IR_INTRIN_ZIP_HI);
+    tec_ctx_set_error(ctx, "ir_call: %s takes 2 arguments (a, b), got %d", intrin_names[fn], nargs);
     return NULL;
   }
   if (nargs != intrin_arity[fn]) {
@@ -411,6 +416,22 @@ const ir_expr *ir_mmla(const ir_expr *acc, const ir_expr *a, const ir_expr *b) {
   if (!args) return NULL;
   args[0] = acc, args[1] = a, args[2] = b;
   return make_call(ctx, IR_INTRIN_MMLA, acc->type, 3, args);
+}
+
+const ir_expr *ir_zip(const ir_expr *a, const ir_expr *b, int hi) {
+  if (!a || !b) return NULL;
+  tec_ctx *ctx = a->ctx;
+  const char *name = hi ? "ir_zip (zip_hi)" : "ir_zip (zip_lo)";
+  char x[32], y[32];
+  if (!tec_dtype_eq(a->type, b->type) || a->type.lanes < 2 || a->type.lanes % 2) {
+    tec_ctx_set_error(ctx, "%s: operands are %s and %s; they must be vectors of one type with an "
+                           "even number of lanes", name, tstr(a->type, x), tstr(b->type, y));
+    return NULL;
+  }
+  const ir_expr **args = tec_ctx_alloc(ctx, sizeof *args * 2);
+  if (!args) return NULL;
+  args[0] = a, args[1] = b;
+  return make_call(ctx, hi ? IR_INTRIN_ZIP_HI : IR_INTRIN_ZIP_LO, a->type, 2, args);
 }
 
 static const ir_expr *call1(ir_intrinsic fn, const ir_expr *a) {

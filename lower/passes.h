@@ -126,6 +126,9 @@ const ir_stmt *lower_loop_partition(const ir_stmt *s);
 const ir_stmt *lower_tensorize(tec_ctx *ctx, const ir_stmt *s);
 /* VECTORIZED loops of constant extent -> ramp/broadcast vector code (or serial). */
 const ir_stmt *lower_vectorize(const ir_stmt *s);
+/* Loops under pragma transpose_block copying a strided vector per step -> row loads and an
+ * in-register transpose (zip shuffles); a loop that is not such a copy stays, with a note. */
+const ir_stmt *lower_transpose_block(const ir_stmt *s);
 /* UNROLLED loops (and pragma auto_unroll_max_step / unroll) -> straight-line code. */
 const ir_stmt *lower_unroll(const ir_stmt *s);
 /* Hoists allocations out of loops; buffers with disjoint lifetimes share memory. */

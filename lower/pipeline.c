@@ -59,6 +59,7 @@ static int p_tensorize(lower_pipe *p) {
   return (p->body = lower_tensorize(p->f->ctx, p->body)) ? 0 : -1;
 }
 static int p_vectorize(lower_pipe *p) { p->body = lower_vectorize(p->body); return 0; }
+static int p_transpose(lower_pipe *p) { p->body = lower_transpose_block(p->body); return 0; }
 static int p_unroll(lower_pipe *p) { p->body = lower_unroll(p->body); return 0; }
 static int p_rewrite(lower_pipe *p) {
   if (p->body) p->body = lower_storage_rewrite(p->body);
@@ -106,6 +107,8 @@ static const lower_pass passes[] = {
   {"tensorize", p_tensorize, FUNC, 1},      /* flat, partitioned indices; marks init loops
                                                vectorized, so before vectorize */
   {"vectorize", p_vectorize, FUNC, 1},      /* after partition: a guard would scalarize */
+  {"transpose_block", p_transpose, FUNC, 1}, /* after vectorize (a copy is one vector store),
+                                               before unroll (the loop is replaced whole) */
   {"unroll", p_unroll, FUNC, 1},            /* after vectorize: vector bodies copied whole */
   {"unroll simplify", p_simplify, FUNC, 1}, /* folds min + k of the copies, ramp arithmetic */
   {"storage_rewrite", p_rewrite, FUNC, 1},  /* last: merges what partition/unroll copied */

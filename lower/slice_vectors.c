@@ -55,7 +55,9 @@ static const ir_expr *slice(const ir_expr *e, int off, int n) {
     return ir_load(tec_dtype_with_lanes(e->type, n), e->a, idx, pred);
   }
   case IR_CALL: {
-    if (e->v.i == IR_INTRIN_DOT4 || e->v.i == IR_INTRIN_MMLA) return NULL; /* lanes of groups */
+    if (e->v.i == IR_INTRIN_DOT4 || e->v.i == IR_INTRIN_MMLA || e->v.i == IR_INTRIN_ZIP_LO ||
+        e->v.i == IR_INTRIN_ZIP_HI)
+      return NULL; /* lanes of groups, or lanes that move */
     const ir_expr **args = tec_ctx_alloc(ctx, sizeof *args * (size_t)(e->nargs ? e->nargs : 1));
     if (!args) return NULL;
     for (int i = 0; i < e->nargs; i++)

@@ -233,8 +233,10 @@ static const ir_expr *vec_expr(vec_state *st, const ir_expr *e) {
       VEC_FAIL(st, "it prefetches at an address that depends on the loop variable");
       return NULL;
     }
-    if (e->v.i == IR_INTRIN_DOT4 || e->v.i == IR_INTRIN_MMLA) { /* vector code (tensorize.c) */
-      VEC_FAIL(st, "it holds a tensorized intrinsic whose operands depend on the loop variable");
+    if (e->v.i == IR_INTRIN_DOT4 || e->v.i == IR_INTRIN_MMLA || e->v.i == IR_INTRIN_ZIP_LO ||
+        e->v.i == IR_INTRIN_ZIP_HI) { /* vector code (tensorize.c, transpose_block.c) */
+      VEC_FAIL(st, "it holds a vector intrinsic (dot4, mmla, zip) whose operands depend on the "
+                   "loop variable");
       return NULL;
     }
     for (int i = 0; i < e->nargs; i++) args[i] = bcast(args[i], L);

@@ -9,6 +9,7 @@
  *                                                codegen `attr parallel_dynamic`)
  *   parallel_launch_point  none                  lower/legality.c, launch_regions.c
  *   tensorize              intrinsic (count)     lower/tensorize.c (sch_tensorize)
+ *   transpose_block        none                  lower/transpose_block.c
  *   unroll                 none                  lower/unroll.c
  *   user_<name>            any constant or none  (kept in the IR as an annotation)
  */
@@ -36,6 +37,10 @@ static const sch_pragma_desc table[SCH_PRAGMA_COUNT] = {
   [SCH_PRAGMA_TENSORIZE] =
     {"tensorize", SCH_PRAGMA_VALUE_COUNT, "tensorize",
      "replace the loop nest inside with the intrinsic the value names (sch_intrin: 0 = dot4, 1 = mmla)"},
+  [SCH_PRAGMA_TRANSPOSE_BLOCK] =
+    {"transpose_block", SCH_PRAGMA_VALUE_NONE, "transpose_block",
+     "the loop's L steps each copy a vector of L lanes read at a stride: load the L source rows "
+     "whole and transpose them in registers (zip shuffles) instead of gathering"},
   [SCH_PRAGMA_UNROLL] =
     {"unroll", SCH_PRAGMA_VALUE_NONE, "unroll", "unroll the loop, as sch_unroll"},
   [SCH_PRAGMA_USER] =

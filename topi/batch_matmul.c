@@ -140,15 +140,19 @@ static int bmm_declare(tec_ctx *ctx, const void *p_arg, topi_decl *out) {
 enum { PACK_ROOT, PACK_PANEL, PACK_NONE }; /* dense's values of `pack` */
 
 /* b transposed (Q·Kᵀ's K as [batch][n][k]): the panel bp[.., jo, kk, ji] = b[.., jo*nr + ji, kk]
- * is a transpose. k split by the vector width, (k.outer, ji, k.inner unrolled): each ji step
- * reads one short run of b's row and the ji loop, innermost but for the unrolled run, is one
- * LLVM's loop vectorizer turns into gathers writing whole panel vectors (AVX-512). Dense's order
- * (ji, k: k innermost, reads contiguous, writes at stride nr) stays scalar: on Q·Kᵀ (12 x 128 x
- * 128 x 64) the whole call is ~10 % slower with it (bench/run bmm, bench/README.md). */
-static int bmm_pack_transposed(sch_stage *sp, int64_t k, int lanes) {
+ * is a transpose. When the shape allows, lanes x lanes blocks transposed in registers
+ * (topi_gemm_pack_transposed_block: pragma transpose_block). Otherwise k split by the vector
+ * width, (k.outer, ji, k.inner unrolled): each ji step reads one short run of b's row and the
+ * ji loop, innermost but for the unrolled run, is one LLVM's loop vectorizer turns into
+ * gathers writing whole panel vectors (AVX-512). Dense's order (ji, k: k innermost, reads
+ * contiguous, writes at stride nr) stays scalar: on Q·Kᵀ (12 x 128 x 128 x 64) the whole call
+ * is ~10 % slower with it (bench/run bmm, bench/README.md). */
+static int bmm_pack_transposed(sch_stage *sp, const topi_batch_matmul *p, int64_t nr, int lanes) {
+  int rc = topi_gemm_pack_transposed_block(sp, p->k, p->n, nr, lanes);
+  if (rc <= 0) return rc;
   sch_iter *pk = sch_leaf_named(sp, "k"), *pj = sch_leaf_named(sp, "ji"), *ko = NULL, *ki = pk;
   if (lanes <= 1) return sch_reorder(sp, 2, (sch_iter *[]){pj, pk}); /* no vectors: dense's */
-  if (k > lanes && sch_split(sp, pk, lanes, &ko, &ki)) return -1;
+  if (p->k > lanes && sch_split(sp, pk, lanes, &ko, &ki)) return -1;
   if (ko ? sch_reorder(sp, 3, (sch_iter *[]){ko, pj, ki}) : sch_reorder(sp, 2, (sch_iter *[]){pj, ki}))
     return -1;
   return sch_unroll(sp, ki);
@@ -182,7 +186,7 @@ static int bmm_schedule(const topi_decl *dc, const void *cfg_arg, const tec_targ
   if (cfg->pack == PACK_PANEL && sch_compute_at(sp, so, jo)) return -1;
   if (cfg->pack == PACK_ROOT && cfg->parallel && sch_parallel(sp, sch_leaf_named(sp, "b")))
     return -1;
-  if (d->p.transpose_b) return bmm_pack_transposed(sp, d->p.k, lanes);
+  if (d->p.transpose_b) return bmm_pack_transposed(sp, &d->p, cfg->nr, lanes);
   return topi_gemm_pack_schedule(sp, 0, cfg->nr, lanes);
 }
 

@@ -156,12 +156,37 @@ enum { PACK_ROOT, PACK_PANEL, PACK_NONE };
 
 /* The B panel's copy: rows of b read contiguously. Not transposed: along a panel row, one
  * vector (lanes floats) per copy; transposed (b[j, k]): k innermost, so each of b's rows is read
- * in order and the panel written with stride nr. */
+ * in order and the panel written with stride nr (a scalar copy: the shapes
+ * topi_gemm_pack_transposed_block does not take). */
 int topi_gemm_pack_schedule(sch_stage *sp, int b_transposed, int64_t nr, int lanes) {
   sch_iter *pk = sch_leaf_named(sp, "k"), *pj = sch_leaf_named(sp, "ji"), *po;
   if (b_transposed) return sch_reorder(sp, 2, (sch_iter *[]){pj, pk});
   if (nr % lanes == 0 && nr > lanes && sch_split(sp, pj, lanes, &po, &pj)) return -1;
   return sch_vectorize(sp, pj);
+}
+
+/* b transposed, as lanes x lanes blocks transposed in registers: k and ji split by the lanes,
+ * (k.outer, ji.outer, k.inner, ji.inner): ji.inner vectorized (one vector of the panel per
+ * k.inner step, read at stride k) and k.inner under pragma transpose_block (the lanes rows of
+ * b loaded whole and transposed by zip shuffles: lower/transpose_block.c). Needs lanes a
+ * power of two dividing k and nr, and no zero fill (n a multiple of nr): 1 (nothing done)
+ * otherwise, for the caller's own order. */
+int topi_gemm_pack_transposed_block(sch_stage *sp, int64_t k, int64_t n, int64_t nr, int lanes) {
+  if (lanes < 2 || (lanes & (lanes - 1)) || lanes > 64 || k % lanes || nr % lanes || n % nr)
+    return 1;
+  sch_iter *pk = sch_leaf_named(sp, "k"), *pj = sch_leaf_named(sp, "ji"), *ko = NULL, *ki = pk,
+           *jo = NULL, *jv = pj;
+  if (k > lanes && sch_split(sp, pk, lanes, &ko, &ki)) return -1;
+  if (nr > lanes && sch_split(sp, pj, lanes, &jo, &jv)) return -1;
+  sch_iter *order[4];
+  int no = 0;
+  if (ko) order[no++] = ko;
+  if (jo) order[no++] = jo;
+  order[no++] = ki, order[no++] = jv;
+  if (sch_reorder(sp, no, order) || sch_vectorize(sp, jv) ||
+      sch_pragma(sp, ki, "transpose_block", NULL))
+    return -1;
+  return 0;
 }
 
 /* The register tiling of a (batched) GEMM: see internal.h. */
@@ -243,6 +268,10 @@ static int dense_schedule(const topi_decl *dc, const void *cfg_arg, const tec_ta
   if (cfg->pack == PACK_PANEL && sch_compute_at(sp, so, jo)) return -1;
   if (cfg->pack == PACK_ROOT && cfg->parallel && sch_parallel(sp, sch_leaf_named(sp, "jo")))
     return -1;
+  if (d->p.b_transposed) {
+    int rc = topi_gemm_pack_transposed_block(sp, d->p.k, d->p.n, cfg->nr, lanes);
+    if (rc <= 0) return rc;
+  }
   return topi_gemm_pack_schedule(sp, d->p.b_transposed, cfg->nr, lanes);
 }
 

@@ -114,6 +114,11 @@ int topi_gemm_tile_schedule(tec_ctx *ctx, const topi_dense_config *cfg, sch_stag
 /* The copy of b into panels (a stage with leaves "k" and "ji", dense's and batch_matmul's
  * b_p): b transposed, k innermost (b's rows read in order); else ji vectorized by the lanes. */
 int topi_gemm_pack_schedule(sch_stage *sp, int b_transposed, int64_t nr, int lanes);
+/* b transposed (b_p's leaves "k", "ji"; k and n b's sizes): lanes x lanes blocks transposed in
+ * registers (k and ji split by the lanes, pragma transpose_block); 1 when the shape does not
+ * allow it (lanes not a power of two dividing k and nr, or n not a multiple of nr), -1 on
+ * error. */
+int topi_gemm_pack_transposed_block(sch_stage *sp, int64_t k, int64_t n, int64_t nr, int lanes);
 /* Winograd F(m, r) transform matrices from interpolation points (m = 2 or 4, r = 3):
  * at [m][m+r-1], g [m+r-1][r], bt [m+r-1][m+r-1], row-major; -1 if m or r is not supported.
  * y = AT ((G w) . (BT d)) is the correlation y[i] = sum_k w[k] d[i+k]. */

@@ -142,6 +142,11 @@ typedef enum ir_intrinsic {
                        * by b's 2 columns of 8 bytes (sch_tensorize; AArch64 smmla):
                        *   acc[2i+j] + sum_{k<8} int32(a[8i+k]) * int32(b[8j+k])
                        * acc: int32 x 4; a, b: int8 or uint8 x 16. Make it with ir_mmla. */
+  IR_INTRIN_ZIP_LO,   /* zip_lo(a, b): the low halves of a and b interleaved,
+                       * [a0, b0, a1, b1, ..., a(L/2-1), b(L/2-1)]; a and b of one type, L
+                       * lanes, L even. Pure data movement (shufflevector: zip1 on AArch64,
+                       * unpcklps / vpermt2ps on x86). lower/transpose_block.c makes it. */
+  IR_INTRIN_ZIP_HI,   /* zip_hi(a, b): the high halves interleaved, [a(L/2), b(L/2), ...] */
   IR_INTRIN_COUNT
 } ir_intrinsic;
 
@@ -276,6 +281,9 @@ const ir_expr *ir_dot4(const ir_expr *acc, const ir_expr *a, const ir_expr *b);
 const ir_expr *ir_dot4_t(const ir_expr *acc, const ir_expr *a, const ir_expr *b, int layout);
 /* mmla(acc, a, b) (see IR_INTRIN_MMLA), checked like ir_dot4. */
 const ir_expr *ir_mmla(const ir_expr *acc, const ir_expr *a, const ir_expr *b);
+/* zip_lo(a, b) when hi is 0, zip_hi(a, b) otherwise (see IR_INTRIN_ZIP_LO): NULL with an error
+ * unless a and b are vectors of one type and an even lane count. */
+const ir_expr *ir_zip(const ir_expr *a, const ir_expr *b, int hi);
 /* The condition c if e is likely(c), else NULL. */
 const ir_expr *ir_likely_arg(const ir_expr *e);
 const ir_expr *ir_exp(const ir_expr *a);
