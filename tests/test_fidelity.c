@@ -539,11 +539,12 @@ START_TEST(deep_inline_linear) {
   ck_assert_msg(l40 - l20 > 0 && l80 - l40 < 2 * (l40 - l20) + 64 && l80 - l40 + 64 > 2 * (l40 - l20),
                 "sizes %zu %zu %zu", l20, l40, l80);
   ck_assert_msg(l80 < 100 * 80 + 2000, "80 layers: %zu characters", l80);
-  /* 40 layers lowered, JIT-compiled and checked in well under a second */
+  /* 40 layers lowered, JIT-compiled and checked against the plain C layers; 100 layers lower
+   * to the size the per-layer constant gives (counts, not times: the time is bench/'s) */
   deep_chain(40, 1, &secs);
-  ck_assert_msg(secs < (tu_emulated() ? 10.0 : 1.0), "40 layers took %.2f s", secs);
-  deep_chain(100, 0, &secs);
-  ck_assert_msg(secs < (tu_emulated() ? 20.0 : 2.0), "100 layers took %.2f s to lower", secs);
+  size_t l100 = deep_chain(100, 0, &secs);
+  ck_assert_msg(l100 - l80 < (l80 - l40) / 2 + 64 && l100 - l80 + 64 > (l80 - l40) / 2,
+                "100 layers: %zu characters after %zu at 80", l100, l80);
 }
 END_TEST
 
