@@ -20,7 +20,7 @@ static const void *problem(const qnet_layer *L) {
   return &L->conv;
 }
 
-static int64_t numel(const qnet_value *v) {
+int64_t qnet_value_bytes(const qnet_value *v) {
   int64_t c = v->c;
   if (v->layout.kind == TOPI_NCHWC) c = (c + v->layout.block - 1) / v->layout.block * v->layout.block;
   return v->n * c * v->h * v->w;
@@ -65,23 +65,35 @@ static void make_args(qnet *q, qnet_layer *L) {
   act_arg(L, out, 0);
 }
 
+/* every layer on its template's default config for tg, lowered into funcs */
+static int lower_for(qnet *q, const char *who, const tec_target *tg, lower_func **funcs) {
+  for (int i = 0; i < q->nlayers; i++) {
+    qnet_layer *L = &q->layers[i];
+    topi_op op;
+    if (topi_instantiate(q->ctx, topi_template_find(L->tmpl), problem(L), tg, &op) ||
+        !(funcs[i] = tec_lower(op.sched, L->name, op.nargs, op.args)))
+      return qfail(q, who, L->name, tec_ctx_error(q->ctx));
+  }
+  return 0;
+}
+
+int qnet_lower(qnet *q, const char *target, lower_func **funcs) {
+  const tec_target *tg = tec_target_parse(q->ctx, target); /* once for every layer */
+  if (!tg) return qfail(q, "qnet_lower", "(all)", tec_ctx_error(q->ctx));
+  return lower_for(q, "qnet_lower", tg, funcs);
+}
+
 int qnet_compile(qnet *q) {
   if (q->mod) return 0;
   const tec_target *host = tec_target_parse(q->ctx, NULL);
   if (!host) return qfail(q, "qnet_compile", "(all)", tec_ctx_error(q->ctx));
   lower_func *funcs[QNET_MAX_LAYERS];
-  for (int i = 0; i < q->nlayers; i++) {
-    qnet_layer *L = &q->layers[i];
-    topi_op op;
-    if (topi_instantiate(q->ctx, topi_template_find(L->tmpl), problem(L), host, &op) ||
-        !(funcs[i] = tec_lower(op.sched, L->name, op.nargs, op.args)))
-      return qfail(q, "qnet_compile", L->name, tec_ctx_error(q->ctx));
-  }
+  if (lower_for(q, "qnet_compile", host, funcs)) return -1;
   /* the buffers first: q->mod is set only once everything is in place, so a compile that ran
    * out of memory is retried whole, never taken as done */
   for (int i = -1; i < q->nlayers; i++) { /* value 0 and what the layers write */
     qnet_value *v = &q->values[i < 0 ? 0 : q->layers[i].out];
-    size_t bytes = ((size_t)numel(v) + 63) / 64 * 64;
+    size_t bytes = ((size_t)qnet_value_bytes(v) + 63) / 64 * 64;
     if (!v->data && !(v->data = aligned_alloc(64, bytes)))
       return qfail(q, "qnet_compile", i < 0 ? "(input)" : q->layers[i].name, "out of memory");
     memset(v->data, v->q.zero_point, bytes);
@@ -112,7 +124,7 @@ int qnet_quantize_image(qnet *q, const float *image, int8_t *out) {
     return qfail(q, "qnet_run", "(input)", "out of memory");
   if (topi_qnn_quantize(q->ctx, image, v->n * v->c * hw, v->q, q->image)) /* plain NCHW */
     return qfail(q, "qnet_run", "(input)", tec_ctx_error(q->ctx));
-  memset(out, v->q.zero_point, (size_t)numel(v)); /* the lanes past c */
+  memset(out, v->q.zero_point, (size_t)qnet_value_bytes(v)); /* the lanes past c */
   for (int64_t n = 0; n < v->n; n++)
     for (int64_t c = 0; c < v->c; c++) {
       const int8_t *src = q->image + (n * v->c + c) * hw;

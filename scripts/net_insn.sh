@@ -16,6 +16,11 @@
 # without bias or clamp; tec's layers have bias and relu6 fused. Needs a host build of tec
 # (TEC_BUILD_DIR, default build/), gcc-aarch64-linux-gnu, qemu-user, the plugin sources
 # (QEMU_INSN, default tools/qemu-insn, the project's copy).
+# TEC_NET_DTYPE=int8: the network's int8 twin (net_aot_gen --int8, qdriver.c; its int8 logits
+# bit-exact against the host's JIT int8 network) for TEC_ARM_TARGET (default an AArch64
+# Neoverse N1 with +dotprod), beside XNNPACK's qc8 convolutions (xnn_qconv_bench.c: int8
+# activations, per-channel int8 weights, int32 bias, fp32 requantization, clamp [-128, 127]);
+# tec's residual adds are layers of their own (NAME_add), outside the convolutions' sum.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WORK=${1:-/tmp/tec-net-insn}
@@ -23,34 +28,27 @@ SIZE=${2:-224}
 WIDTH=${3:-1.0}
 BUILD=${TEC_BUILD_DIR:-$ROOT/build}
 QI=${QEMU_INSN:-$ROOT/tools/qemu-insn}
-TARGET=${TEC_ARM_TARGET:-rasp4b}
 NET=${TEC_NET:-mobilenet} # net_aot_gen's network: mobilenet (v1), mobilenet_v2, resnet18
+P=net PARAMS=params.bin XNN_BENCH=xnn_conv_bench INT8=0 DT=
+TARGET=${TEC_ARM_TARGET:-rasp4b}
+if [ "${TEC_NET_DTYPE:-f32}" = int8 ]; then
+  P=qnet PARAMS=qparams.bin XNN_BENCH=xnn_qconv_bench INT8=1 DT=" int8"
+  TARGET=${TEC_ARM_TARGET:-llvm -mtriple=aarch64-linux-gnu -mcpu=neoverse-n1 -mattr=+neon,+dotprod}
+fi
 mkdir -p "$WORK/tec" "$WORK/xnn"
 cmake --build "$BUILD" --target net_aot_gen >/dev/null
 make -s -C "$QI" BUILD="$WORK/qemu-insn" all >&2
 if [ -e /lib/ld-linux-aarch64.so.1 ]; then QEMU_L=/; else QEMU_L=/usr/aarch64-linux-gnu; fi
 PLUGIN=$WORK/qemu-insn/libinsn.so
 # tec: build (run.sh checks the logits against the host's JIT network), then count
-sh "$ROOT/examples/net_aot/run.sh" "$BUILD/examples/net_aot/net_aot_gen" "$ROOT" "$WORK/tec" \
+NET_AOT_INT8=$INT8 sh "$ROOT/examples/net_aot/run.sh" "$BUILD/examples/net_aot/net_aot_gen" "$ROOT" "$WORK/tec" \
   "$TARGET" "$NET" "$SIZE" "$WIDTH" >&2
 TEC_NUM_THREADS=1 qemu-aarch64 -L $QEMU_L -plugin "$PLUGIN,out=$WORK/tec.insn" \
-  "$WORK/tec/driver" "$WORK/tec/params.bin" "$WORK/tec/out2.txt" 1 >&2
-# XNNPACK on the same convolution shapes. Its AArch64 packages are unpacked into a directory
-# (apt-get download + dpkg -x), never installed: libxnnpack-dev:arm64 cannot be installed beside
-# the host's libxnnpack-dev (apt removes the amd64 one, which bench/run conv links).
-XNN_ROOT=${XNN_ARM64_ROOT:-$WORK/xnn-arm64}
-XNN_LIB=$XNN_ROOT/usr/lib/aarch64-linux-gnu
-if [ ! -e "$XNN_ROOT/usr/include/xnnpack.h" ]; then
-  mkdir -p "$XNN_ROOT/debs"
-  (cd "$XNN_ROOT/debs" && apt-get download libxnnpack0:arm64 libxnnpack-dev:arm64 \
-    libpthreadpool0:arm64 libpthreadpool-dev:arm64 libcpuinfo0:arm64) >&2 ||
-    echo "net_insn: could not download XNNPACK's arm64 packages: no XNNPACK column" >&2
-  for d in "$XNN_ROOT"/debs/*.deb; do if [ -e "$d" ]; then dpkg -x "$d" "$XNN_ROOT"; fi; done
-fi
-have_xnn=0
-if [ -e "$XNN_ROOT/usr/include/xnnpack.h" ]; then
-  have_xnn=1
-  cp "$QI/xnn_conv_bench.c" "$QI/insn_marker.h" "$WORK/xnn/"
+  "$WORK/tec/driver" "$WORK/tec/$PARAMS" "$WORK/tec/out2.txt" 1 >&2
+# XNNPACK on the same convolution shapes (scripts/xnn_arm64.sh: its packages unpacked)
+. "$ROOT/scripts/xnn_arm64.sh"
+if [ $have_xnn = 1 ]; then
+  cp "$QI/$XNN_BENCH.c" "$QI/insn_marker.h" "$WORK/xnn/"
   awk 'BEGIN { print "#ifndef QEMU_INSN_LAYERS_H\n#define QEMU_INSN_LAYERS_H\n#include <string.h>";
                print "typedef struct { const char *name; int C, H, W, K, kh, kw, s, p, g; } layer_t;";
                print "static const layer_t LAYERS[] = {" }
@@ -58,21 +56,21 @@ if [ -e "$XNN_ROOT/usr/include/xnnpack.h" ]; then
        END { print "};" }' "$WORK/tec/layers.txt" >"$WORK/xnn/layers.h"
   # the helpers of the shared tool's layers.h after its table
   sed -n '/^#define NLAYERS/,$p' "$QI/layers.h" >>"$WORK/xnn/layers.h"
-  aarch64-linux-gnu-gcc -O2 -I "$WORK/xnn" -I "$XNN_ROOT/usr/include" -o "$WORK/xnn/xnn_conv_bench" \
-    "$WORK/xnn/xnn_conv_bench.c" -L "$XNN_LIB" -Wl,-rpath-link,"$XNN_LIB" \
+  aarch64-linux-gnu-gcc -O2 -I "$WORK/xnn" -I "$XNN_ROOT/usr/include" -o "$WORK/xnn/$XNN_BENCH" \
+    "$WORK/xnn/$XNN_BENCH.c" -L "$XNN_LIB" -Wl,-rpath-link,"$XNN_LIB" \
     -lXNNPACK -lpthreadpool -lm -ldl
   while read -r name rest; do
     qemu-aarch64 -L $QEMU_L -E LD_LIBRARY_PATH="$XNN_LIB" -plugin "$PLUGIN,out=$WORK/xnn/$name.insn" \
-      "$WORK/xnn/xnn_conv_bench" \
+      "$WORK/xnn/$XNN_BENCH" \
       "$name" 1 >"$WORK/xnn/$name.out" || echo "xnnpack $name: FAILED ($(tail -1 "$WORK/xnn/$name.out"))" >&2
   done <"$WORK/tec/layers.txt"
 fi
 # the table: segment i of tec.insn is layer i of net_model_layer_names (conv layers first in
 # layers.txt order, the same order)
-echo "$NET ${SIZE}x${SIZE} width $WIDTH, $TARGET, 1 thread: executed AArch64 instructions per layer"
+echo "$NET$DT ${SIZE}x${SIZE} width $WIDTH, $TARGET, 1 thread: executed AArch64 instructions per layer"
 echo "| layer | MACs/4 | tec insns | tec insns/(MACs/4) | XNNPACK insns | XNNPACK insns/(MACs/4) |"
 echo "|---|---:|---:|---:|---:|---:|"
-names=$(sed -n 's/.*net_model_layer_names\[NET_MODEL_LAYERS\] = {\(.*\)};/\1/p' "$WORK/tec/net_model.c" | tr -d '" ' | tr ',' ' ')
+names=$(sed -n 's/.*_model_layer_names\[[A-Z]*_MODEL_LAYERS\] = {\(.*\)};/\1/p' "$WORK/tec/${P}_model.c" | tr -d '" ' | tr ',' ' ')
 i=0
 for name in $names; do
   i=$((i + 1))

@@ -2,7 +2,7 @@
  * lowered for a target and written as files a plain C program links with libtec_runtime.a only
  * (net_emit, include/tec/net.h):
  *
- *   net_aot_gen TARGET OUTDIR [mobilenet|mobilenet_v2|resnet18 [SIZE [WIDTH [expect]]]]
+ *   net_aot_gen [--int8] TARGET OUTDIR [mobilenet|mobilenet_v2|resnet18 [SIZE [WIDTH [expect]]]]
  *     OUTDIR/net_layers.o, .h   every layer (one object and header)
  *     OUTDIR/net_model.c, .h    the network's prepare/run pair over those layers
  *     OUTDIR/params.bin         the seeded weights and biases
@@ -12,6 +12,12 @@
  *                               this machine (net_compile, net_run) on driver.c's seeded image,
  *                               what the driver's output is compared with
  *
+ * --int8: the network's int8 twin (qnet_emit, include/tec/qnet.h), calibrated on the fp32
+ * network JIT-compiled here (another seeded image than the driver's), instead:
+ *     OUTDIR/qnet_layers.o, .h, qnet_model.c, .h, qparams.bin   (qdriver.c runs them)
+ *     OUTDIR/expected.txt       with `expect`: the int8 logits of the same int8 network
+ *                               JIT-compiled here (qnet_compile, qnet_run), one integer a line
+ *
  * TARGET is a tec target string ("llvm" for this machine, "rasp4b", ...); the activations'
  * channel block is the target's float lanes. Compile net_model.c with the target's C compiler
  * and link it with net_layers.o (run.sh also merges the two into one object, net.o). */
@@ -19,10 +25,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "net/models.h"
+#include "tec/qnet.h"
 
-/* driver.c's seeded image (the same generator) */
-static void image(float *x, int64_t count) {
-  unsigned s = 7;
+/* driver.c's seeded image (the same generator; seed 7) */
+static void image(float *x, int64_t count, unsigned seed) {
+  unsigned s = seed;
   for (int64_t i = 0; i < count; i++) {
     s = s * 1664525u + 1013904223u;
     x[i] = (float)(s >> 8) / 8388608.0f - 1.0f;
@@ -41,7 +48,7 @@ static int expect(model_options m, const char *dir) {
   int64_t count = net_value_floats(n, 0);
   float *x = malloc(sizeof(float) * (size_t)count);
   int rc = !x;
-  if (!rc) image(x, count);
+  if (!rc) image(x, count, 7);
   if (!rc && (net_compile(n) || net_prepare(n) || net_run(n, x, NULL))) {
     fprintf(stderr, "net_aot_gen: %s\n", net_error(n));
     rc = 1;
@@ -57,6 +64,57 @@ static int expect(model_options m, const char *dir) {
   }
   free(x);
   net_free(n);
+  return rc ? -1 : 0;
+}
+
+/* --int8: the int8 twin of n (its block: the target's, also for the host's fp32 network the
+ * calibration runs on: one calibration for both) emitted for target, and with want_expect
+ * the int8 logits of the same qnet JIT-compiled here. 0 or -1. */
+static int emit_int8(net *n, const char *target, const char *dir, const char *title,
+                     int want_expect) {
+  char err[256], path[1024];
+  int64_t count = net_value_floats(n, 0);
+  float *calib = malloc(sizeof(float) * (size_t)count), *x = malloc(sizeof(float) * (size_t)count);
+  qnet *q = NULL;
+  int rc = !calib || !x;
+  if (!rc) {
+    image(x, count, 7);
+    image(calib, count, 11);
+  }
+  if (!rc && (net_compile(n) || net_prepare(n))) {
+    fprintf(stderr, "net_aot_gen: %s\n", net_error(n));
+    rc = 1;
+  }
+  if (!rc && !(q = qnet_new(n, calib, err, sizeof err))) {
+    fprintf(stderr, "net_aot_gen: %s\n", err);
+    rc = 1;
+  }
+  int64_t bytes = 0;
+  if (!rc && qnet_emit(q, target, dir, "net_aot_gen --int8", title, &bytes)) {
+    fprintf(stderr, "net_aot_gen: %s\n", qnet_error(q));
+    rc = 1;
+  }
+  if (!rc && want_expect) {
+    if (qnet_compile(q) || qnet_prepare(q) || qnet_run(q, x, NULL)) {
+      fprintf(stderr, "net_aot_gen: %s\n", qnet_error(q));
+      rc = 1;
+    }
+    snprintf(path, sizeof path, "%s/expected.txt", dir);
+    FILE *o = rc ? NULL : fopen(path, "w");
+    const qnet_value *lv = rc ? NULL : &q->values[q->logits];
+    if (o) {
+      for (int64_t k = 0; k < lv->n * lv->c; k++) fprintf(o, "%d\n", lv->data[k]);
+      rc = fclose(o) != 0;
+    } else {
+      rc = 1;
+    }
+  }
+  if (!rc)
+    printf("net_aot_gen: %s int8: %d layers for %s (NCHW%lldc) -> %s/qnet_layers.{o,h}, "
+           "qnet_model.{c,h}, qparams.bin (%lld bytes)\n",
+           title, q->nlayers, target, (long long)n->opt.block, dir, (long long)bytes);
+  qnet_free(q);
+  free(calib), free(x);
   return rc ? -1 : 0;
 }
 
@@ -77,8 +135,10 @@ static int layers_txt(const net *n, const char *dir) {
 }
 
 int main(int argc, char **argv) {
+  int int8 = argc > 1 && !strcmp(argv[1], "--int8");
+  if (int8) argc--, argv++;
   if (argc < 3) {
-    fprintf(stderr, "usage: net_aot_gen TARGET OUTDIR [mobilenet|mobilenet_v2|resnet18 [SIZE [WIDTH]]]\n");
+    fprintf(stderr, "usage: net_aot_gen [--int8] TARGET OUTDIR [mobilenet|mobilenet_v2|resnet18 [SIZE [WIDTH]]]\n");
     return 2;
   }
   const char *target = argv[1], *dir = argv[2];
@@ -107,12 +167,17 @@ int main(int argc, char **argv) {
   }
   snprintf(title, sizeof title, "%s %lldx%lld, width %.3g", model_title(kind), (long long)m.size,
            (long long)m.size, m.width);
+  if (layers_txt(n, dir)) return 1;
+  if (int8) {
+    int rc = emit_int8(n, target, dir, title, argc > 6 && !strcmp(argv[6], "expect"));
+    net_free(n);
+    return rc ? 1 : 0;
+  }
   int64_t np = 0;
   if (net_emit(n, target, dir, "net_aot_gen", title, &np)) {
     fprintf(stderr, "net_aot_gen: %s\n", net_error(n));
     return 1;
   }
-  if (layers_txt(n, dir)) return 1;
   if (argc > 6 && !strcmp(argv[6], "expect") && expect(m, dir)) return 1;
   printf("net_aot_gen: %s: %d layers for %s (NCHW%lldc) -> %s/net_layers.{o,h}, net_model.{c,h}, "
          "params.bin (%lld floats)\n",

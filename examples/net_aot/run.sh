@@ -7,12 +7,17 @@
 # compared with expected.txt (max |a - b| / max |b| <= 1e-4).
 #   run.sh GEN SOURCE_DIR WORK_DIR TARGET NET SIZE WIDTH [HOST_RUNTIME_LIB]
 #   TARGET: "llvm" (this machine: HOST_RUNTIME_LIB and cc) or an AArch64 target ("rasp4b")
+# NET_AOT_INT8=1: the network's int8 twin instead (net_aot_gen --int8: qnet_model.c,
+# qnet_layers.o, qparams.bin, qdriver.c), its int8 logits compared bit for bit.
 # NET_AOT_LDFLAGS: extra flags for the driver's final link (the sanitizer build's runtime library
 # is instrumented: -fsanitize=address,undefined).
 set -eu
 GEN=$1 SRC=$2 WORK=$3 TARGET=$4 NET=$5 SIZE=$6 WIDTH=$7
+P=net DRIVER=driver.c PARAMS=params.bin FLAG=
+if [ "${NET_AOT_INT8:-0}" = 1 ]; then P=qnet DRIVER=qdriver.c PARAMS=qparams.bin FLAG=--int8; fi
 mkdir -p "$WORK"
-"$GEN" "$TARGET" "$WORK" "$NET" "$SIZE" "$WIDTH" expect
+# shellcheck disable=SC2086 # FLAG: empty or one word
+"$GEN" $FLAG "$TARGET" "$WORK" "$NET" "$SIZE" "$WIDTH" expect
 if [ "$TARGET" = llvm ]; then
   CC=cc RT=$8 RUN=
 else
@@ -23,10 +28,10 @@ else
   CC="aarch64-linux-gnu-gcc -idirafter /usr/include" RT=$WORK/runtime/libtec_runtime.a
 fi
 # the network as one object: the layers and their prepare/run pair
-$CC -std=c11 -O2 -Wall -Werror -I "$SRC/include" -I "$WORK" -c "$WORK/net_model.c" -o "$WORK/net_model.o"
-$CC -r -o "$WORK/net.o" "$WORK/net_layers.o" "$WORK/net_model.o"
+$CC -std=c11 -O2 -Wall -Werror -I "$SRC/include" -I "$WORK" -c "$WORK/${P}_model.c" -o "$WORK/${P}_model.o"
+$CC -r -o "$WORK/net.o" "$WORK/${P}_layers.o" "$WORK/${P}_model.o"
 # shellcheck disable=SC2086 # NET_AOT_LDFLAGS: several words
 $CC -std=c11 -O2 -Wall -Werror -I "$SRC/include" -I "$WORK" -o "$WORK/driver" \
-  "$SRC/examples/net_aot/driver.c" "$WORK/net.o" "$RT" -lm -lpthread ${NET_AOT_LDFLAGS:-}
-TEC_NUM_THREADS=1 $RUN "$WORK/driver" "$WORK/params.bin" "$WORK/out.txt" 1
+  "$SRC/examples/net_aot/$DRIVER" "$WORK/net.o" "$RT" -lm -lpthread ${NET_AOT_LDFLAGS:-}
+TEC_NUM_THREADS=1 $RUN "$WORK/driver" "$WORK/$PARAMS" "$WORK/out.txt" 1
 $RUN "$WORK/driver" --compare "$WORK/out.txt" "$WORK/expected.txt"
