@@ -15,6 +15,12 @@
 # calls) and the table shows the third counted call: total, vector FMA, vector ld/st, other, and
 # instructions per useful 4-lane FMA (MACs/4), for tec and for XNNPACK (its default AArch64
 # kernels, RESULTS.md's `xnnpack` rows).
+# TEC_ARM_FP=i8: the int8 rows instead (examples/aot_arm/qlayers_gen: pointwise, 3x3, depthwise,
+# the stem and a 256x1024x1024 GEMM on qnn_conv2d / qnn_depthwise / qnn_dense at their defaults,
+# NCHW[TEC_ARM_BLOCK]c, default 4, other configs by TEC_ARM_QCONFIG="LAYER:KNOBS ...", for TEC_ARM_TARGET, default a Neoverse N1 with +dotprod; each
+# output bit-exact against the host's JIT) beside XNNPACK's qc8 convolution on the same shapes
+# counted here (tools/qemu-insn/xnn_qconv_bench.c; the GEMM as a 1x1 convolution over 256
+# pixels; its arm64 packages unpacked by scripts/xnn_arm64.sh), per MACs/16 (one sdot's work).
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WORK=${1:-/tmp/tec-arm-insn}
@@ -33,16 +39,57 @@ case "$TARGET" in
 esac
 CALLS=3
 mkdir -p "$WORK"
-cmake --build "$BUILD" --target layers_gen >/dev/null
 make -s -C "$QI" BUILD="$WORK/qemu-insn" all >&2
 cmake -S "$ROOT" -B "$WORK/runtime" -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/$TC" \
   -DTEC_RUNTIME_ONLY=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$WORK/runtime" --target tec_runtime >/dev/null
+if [ -e $LDSO ]; then QEMU_L=/; else QEMU_L=$SYSROOT; fi
+if [ "${TEC_ARM_FP:-f32}" = i8 ]; then
+  TARGET=${TEC_ARM_TARGET:-llvm -mtriple=aarch64-linux-gnu -mcpu=neoverse-n1 -mattr=+neon,+dotprod}
+  cmake --build "$BUILD" --target qlayers_gen >/dev/null
+  # shellcheck disable=SC2086 # TEC_ARM_QCONFIG: LAYER:KNOBS words
+  "$BUILD/examples/aot_arm/qlayers_gen" "$TARGET" "$WORK" "${TEC_ARM_BLOCK:-4}" ${TEC_ARM_QCONFIG:-} >&2
+  $CROSS -std=c11 -O2 -Wall -idirafter /usr/include -I "$ROOT/include" -I "$WORK" -I "$QI" \
+    -I "$ROOT/examples/aot_arm" -o "$WORK/qinsn_bench" "$ROOT/examples/aot_arm/qinsn_bench.c" \
+    "$WORK/qlayers.c" "$WORK/qlayers.o" "$WORK/runtime/libtec_runtime.a" -lm -lpthread
+  . "$ROOT/scripts/xnn_arm64.sh"
+  if [ $have_xnn = 1 ]; then
+    aarch64-linux-gnu-gcc -O2 -I "$QI" -I "$XNN_ROOT/usr/include" -o "$WORK/xnn_qconv_bench" \
+      "$QI/xnn_qconv_bench.c" -L "$XNN_LIB" -Wl,-rpath-link,"$XNN_LIB" -lXNNPACK -lpthreadpool -lm -ldl
+  fi
+  echo "int8, $TARGET, NCHW${TEC_ARM_BLOCK:-4}c, 1 thread: executed AArch64 instructions per call (the third counted call)"
+  echo "| layer | template (config) | tec insns/call | MACs/16 | tec insns/(MACs/16) | XNNPACK insns/call | XNNPACK insns/(MACs/16) | tec / XNNPACK | check |"
+  echo "|---|---|---:|---:|---:|---:|---:|---:|---|"
+  for layer in $(sed -n 's/^  {"\([a-z0-9_]*\)".*/\1/p' "$WORK/qlayers.c"); do
+    rm -f "$WORK/$layer.insn" "$WORK/$layer.xnn.insn"
+    if ! TEC_NUM_THREADS=1 $QEMU -L $QEMU_L -plugin "$WORK/qemu-insn/libinsn.so,hot=2,out=$WORK/$layer.insn" \
+      "$WORK/qinsn_bench" $layer $CALLS >"$WORK/$layer.out"; then
+      echo "| $layer | FAILED: $(tail -1 "$WORK/$layer.out" 2>/dev/null) | | | | | | | |"
+      continue
+    fi
+    xnn=0
+    if [ $have_xnn = 1 ] && $QEMU -L $QEMU_L -E LD_LIBRARY_PATH="$XNN_LIB" \
+      -plugin "$WORK/qemu-insn/libinsn.so,hot=2,out=$WORK/$layer.xnn.insn" \
+      "$WORK/xnn_qconv_bench" $layer $CALLS >"$WORK/$layer.xnn.out"; then
+      xnn=$(sed -n "s/^insn: seg=$CALLS total=\([0-9]*\) .*/\1/p" "$WORK/$layer.xnn.insn")
+    fi
+    tec=$(sed -n "s/^insn: seg=$CALLS total=\([0-9]*\) .*/\1/p" "$WORK/$layer.insn")
+    macs=$(sed -n 's/.* macs=\([0-9]*\)$/\1/p' "$WORK/$layer.out")
+    tmpl=$(sed -n "s/^$layer: \([a-z0-9_]*\) \(.*\), $CALLS calls.*/\1 (\2)/p" "$WORK/$layer.out")
+    check=$(sed -n 's/.*check \([A-Z]*\) .*/\1/p' "$WORK/$layer.out")
+    awk -v l=$layer -v t="$tmpl" -v tec=$tec -v x=$xnn -v m=$macs -v ck="$check" '
+      function c(n,  s) { s = sprintf("%d", n); while (s ~ /[0-9][0-9][0-9][0-9]/) sub(/[0-9][0-9][0-9](,|$)/, ",&", s); return s }
+      BEGIN { m16 = m / 16
+        printf "| %s | %s | %s | %s | %.3f | %s | %s | %s | %s |\n", l, t, c(tec), c(m16), tec / m16,
+          x ? c(x) : "-", x ? sprintf("%.3f", x / m16) : "-", x ? sprintf("%.3f", tec / x) : "-", ck }'
+  done
+  exit 0
+fi
+cmake --build "$BUILD" --target layers_gen >/dev/null
 "$BUILD/examples/aot_arm/layers_gen" "$TARGET" "$WORK" "${TEC_ARM_FP:-f32}" >&2
 $CROSS -std=c11 -O2 -Wall -idirafter /usr/include -I "$ROOT/include" -I "$WORK" \
   -I "$QI" -o "$WORK/insn_bench" "$ROOT/examples/aot_arm/insn_bench.c" "$WORK/tec_layers.o" \
   "$WORK/runtime/libtec_runtime.a" -lm -lpthread
-if [ -e $LDSO ]; then QEMU_L=/; else QEMU_L=$SYSROOT; fi
 echo "| layer | template (config) | tec insns/call | vector FMA | vector ld/st | other | MACs/4 | tec insns/(MACs/4) | XNNPACK insns/(MACs/4) | check |"
 echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"
 # the layers layers_gen emitted (a template missing from this tec is not in its table)

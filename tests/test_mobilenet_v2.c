@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "netref.h"
 #include "qnnref.h"
 #include "tec/qnet.h"
@@ -213,6 +214,48 @@ START_TEST(fp32_int8) {
 }
 END_TEST
 
+/* qnet_emit (net/qnet_emit.c) on the small network c (8 channels, 3x3) -> pool -> fc (5): bad
+ * arguments refused by name; for the host, qparams.bin holds the int8 weights, then the int32
+ * biases, then the f32 scales, each array from a 64-byte boundary (the run itself:
+ * examples/net_aot, test net_aot_host_mobilenet_v2_int8) */
+static void emit_checks(qnet *q) {
+  ck_assert_int_eq(qnet_emit(q, NULL, NULL, "test", "small", NULL), -1);
+  ck_assert_str_eq(qnet_error(q), "qnet_emit: (arguments): dir, generator and title are required");
+  ck_assert_int_eq(qnet_emit(q, "llvm -mtriple=sparc9-unknown", "/tmp", "test", "small", NULL), -1);
+  ck_assert_msg(strstr(qnet_error(q), "qnet_lower: layer (all): ") == qnet_error(q) &&
+                strstr(qnet_error(q), "sparc9"), "%s", qnet_error(q));
+  ck_assert_int_eq(qnet_emit(q, NULL, "/nonexistent-dir/x", "test", "small", NULL), -1);
+  ck_assert_msg(strstr(qnet_error(q), "/nonexistent-dir/x/qnet_layers.o"), "%s", qnet_error(q));
+  char dir[] = "/tmp/tec_qnet_emit_XXXXXX", path[256];
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  int64_t bytes = 0;
+  ck_assert_msg(qnet_emit(q, NULL, dir, "test", "small", &bytes) == 0, "%s", qnet_error(q));
+  /* weights 8*3*3*3 = 216 -> 256 bytes, 5*8 = 40 -> 64; biases and scales 8 -> 16, 5 -> 16 */
+  ck_assert_int_eq(bytes, 256 + 64 + 4 * 32 + 4 * 32);
+  snprintf(path, sizeof path, "%s/qparams.bin", dir);
+  FILE *f = fopen(path, "rb");
+  ck_assert_ptr_nonnull(f);
+  unsigned char *b = malloc((size_t)bytes + 1);
+  ck_assert_int_eq((int64_t)fread(b, 1, (size_t)bytes + 1, f), bytes);
+  fclose(f);
+  const qnet_layer *c = &q->layers[0], *fc = &q->layers[q->nlayers - 1];
+  ck_assert_str_eq(fc->tmpl, "qnn_dense");
+  ck_assert_int_eq(memcmp(b, c->w, 216), 0);
+  ck_assert_int_eq(memcmp(b + 256, fc->w, 40), 0);
+  ck_assert_int_eq(memcmp(b + 320, c->b, 4 * 8), 0);
+  ck_assert_int_eq(memcmp(b + 320 + 64, fc->b, 4 * 5), 0);
+  ck_assert_int_eq(memcmp(b + 448, c->w_scale, 4 * 8), 0);
+  ck_assert_int_eq(memcmp(b + 448 + 64, fc->w_scale, 4 * 5), 0);
+  free(b);
+  static const char *const files[] = {"qparams.bin", "qnet_layers.o", "qnet_layers.h",
+                                      "qnet_model.c", "qnet_model.h"};
+  for (int i = 0; i < 5; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+    ck_assert_msg(remove(path) == 0, "%s was not written", path);
+  }
+  rmdir(dir);
+}
+
 START_TEST(int8_refused) {
   char err[512];
   net *n = create((model_options){.kind = NET_MOBILENET_V2, .size = 32, .width = 0.25,
@@ -257,6 +300,7 @@ START_TEST(int8_refused) {
   ck_assert_int_eq(qnet_run(q, NULL, NULL), -1);
   ck_assert_str_eq(qnet_error(q), "qnet_run: layer (input): the image is NULL");
   ck_assert_int_eq(qnet_run(q, img, NULL), 0);
+  emit_checks(q);
   qnet_free(q);
   free(img);
   net_free(n);

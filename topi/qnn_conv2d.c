@@ -280,6 +280,37 @@ static int qc_rule_ok(const void *data, const void *config) {
   return (c->ow_tile + 1) * c->oc_tile * r->vpb + 1 <= r->regs || (c->ow_tile == 1 && c->oc_tile == 1);
 }
 
+/* The default tile on AArch64 with one accumulator vector per output block (y = 4: the NEON
+ * networks' NCHW4c). sdot accumulates in place and ld1r, the broadcast, takes no immediate
+ * offset (one address computation each), so the x86 rule's 14 x 2 tile (28 accumulators)
+ * makes LLVM spill and shuffle registers: executed instructions per call under qemu (Neoverse
+ * N1 +dotprod, scripts/arm_insn.sh TEC_ARM_FP=i8; 256x28x28 -> 256 1x1 / 128x28x28 -> 128 3x3):
+ * 14 x 2 13.2M / 17.8M, 7 x 2 8.5M / 11.9M, 4 x 4 7.1M / 11.4M, 5 x 4 6.9M / 11.4M, 6 x 4
+ * 6.7M / 12.3M, 7 x 4 (28) 11.4M on the 1x1. So: as many output blocks per broadcast as
+ * divide them, up to 4, at most 24 accumulators, and the columns: the largest count dividing
+ * ow if it is at least half the cap, else the count with the fewest instructions by the model
+ * ceil(ow / t) * (t * oc (sdot) + 2t (ld1r and its address) + oc (weights) + 4 (the loop)). */
+static void qc_default_a64(int64_t ob, int64_t ow, int64_t *oc, int64_t *tile) {
+  for (*oc = ob < 4 ? ob : 4; *oc > 1 && ob % *oc; (*oc)--) {}
+  int64_t cap = 24 / *oc, best = 1, cost = -1;
+  if (cap > 16) cap = 16; /* the knob's largest value */
+  if (cap > ow) cap = ow;
+  for (int64_t t = cap; t >= 1; t--)
+    if (ow % t == 0) {
+      best = t;
+      break;
+    }
+  if (2 * best >= cap) {
+    *tile = best;
+    return;
+  }
+  for (int64_t t = 1; t <= cap; t++) {
+    int64_t c = (ow + t - 1) / t * (t * *oc + 2 * t + *oc + 4);
+    if (cost < 0 || c < cost) cost = c, best = t;
+  }
+  *tile = best;
+}
+
 static int qc_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, tune_space *sp) {
   const topi_qconv2d *p = p_arg;
   int lanes = topi_target_lanes(ctx, target); /* 32-bit lanes: the int32 accumulators' */
@@ -305,6 +336,8 @@ static int qc_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, t
   for (int64_t t = 1; t <= cap && t <= ow; t++)
     if (ow % t == 0 || ow <= cap) def = t;
   if (ow > cap && def < cap / 2) def = cap;
+  const tec_target *tg = topi_target_of(ctx, target);
+  if (tg && tg->arch == TEC_ARCH_AARCH64 && vpb == 1) qc_default_a64(ob, ow, &def_oc, &def);
   static const int64_t b01[] = {0, 1};
   if (tune_space_init(ctx, sp, topi_tmpl_qnn_conv2d.name, topi_tmpl_qnn_conv2d.config_size) ||
       tune_define_field(sp, "ow_tile", "output columns per register tile",

@@ -12,8 +12,10 @@
  *                      the same arguments (its own default config: int8 results are the same
  *                      bits on every target, docs/quantized.md)
  *
- *   qlayers_gen TARGET OUTDIR [BLOCK]      (BLOCK: a multiple of 4, default 4: the network's on
- *                                           NEON) */
+ *   qlayers_gen TARGET OUTDIR [BLOCK [LAYER:KNOBS ...]]
+ *     BLOCK: a multiple of 4, default 4 (the network's on NEON); LAYER:KNOBS: that layer on
+ *     another config of its template's space ("mbv1_pw_mid:ow_tile=8,oc_tile=2",
+ *     tune_config_parse's text) for the target */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,8 +132,8 @@ static void layer_c(FILE *o, const topi_op *op, const lower_func *f, int i) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 3 && argc != 4) {
-    fprintf(stderr, "usage: qlayers_gen TARGET OUTDIR [BLOCK]\n");
+  if (argc < 3) {
+    fprintf(stderr, "usage: qlayers_gen TARGET OUTDIR [BLOCK [LAYER:KNOBS ...]]\n");
     return 2;
   }
   const char *target = argv[1], *dir = argv[2];
@@ -168,8 +170,15 @@ int main(int argc, char **argv) {
     topi_op op, oh;
     lower_func *fh;
     uint32_t hash = 0;
+    const char *knobs = NULL;
+    size_t nl = strlen(L->name);
+    for (int a = 4; a < argc; a++)
+      if (!strncmp(argv[a], L->name, nl) && argv[a][nl] == ':') knobs = argv[a] + nl + 1;
+    void *cfg = NULL;
     if (!t || t->declare(ctx, p, &d) || t->space(ctx, p, tg, &sp) ||
-        t->schedule(&d, sp.default_config, tg, &op) || op.nargs > MAXARGS ||
+        !(cfg = tec_ctx_alloc(ctx, sp.config_size)) ||
+        (knobs ? tune_config_parse(ctx, &sp, knobs, cfg) : (memcpy(cfg, sp.default_config, sp.config_size), 0)) ||
+        t->schedule(&d, cfg, tg, &op) || op.nargs > MAXARGS ||
         !(fs[i] = tec_lower(op.sched, L->name, op.nargs, op.args)) || fs[i]->nsize ||
         topi_instantiate(ctx, t, p, host, &oh) || !(fh = tec_lower(oh.sched, L->name, oh.nargs, oh.args)) ||
         host_hash(ctx, L->name, &oh, fh, host, &hash)) {
@@ -180,9 +189,9 @@ int main(int argc, char **argv) {
     double macs = (double)L->k * ((L->h + 2 * L->p - L->kh) / L->s + 1) *
                   ((L->w + 2 * L->p - L->kh) / L->s + 1) * (L->c / L->g) * L->kh * L->kh;
     snprintf(table[i], sizeof table[i], "  {\"%s\", \"%s\", \"%s\", %.0f, run%d, 0x%08xu},\n", L->name,
-             t->name, tune_config_str(ctx, &sp, sp.default_config), macs, i, hash);
+             t->name, tune_config_str(ctx, &sp, cfg), macs, i, hash);
     printf("qlayers_gen: %s: %s %s, expected hash 0x%08x\n", L->name, t->name,
-           tune_config_str(ctx, &sp, sp.default_config), hash);
+           tune_config_str(ctx, &sp, cfg), hash);
   }
   fprintf(o, "const ql_layer ql_layers[QL_NLAYERS] = {\n");
   for (int i = 0; i < NLAY; i++) fputs(table[i], o);
