@@ -209,8 +209,8 @@ static te_tensor *qc_stages(const topi_decl *dc, const topi_qconv2d_config *cfg,
 
 /* acc at out's column tile: the reduction outside the tile's columns and lanes; the dot path
  * tensorizes the lanes (split by L) with the 4 input channels, the other path vectorizes. */
-static int qc_schedule_acc(sch_stage *sa, int64_t wlayout, int64_t L) {
-  sch_iter *r[5], *oo, *ol;
+static int qc_schedule_acc(sch_stage *sa, int64_t wlayout, int64_t L, int64_t unroll_i) {
+  sch_iter *r[5], *oo, *ol, *ri = NULL;
   for (int k = 0; k < 5; k++) r[k] = sch_reduce_axis(sa, k);
   sch_iter *n = sch_axis(sa, 0), *O = sch_axis(sa, 1), *oy = sch_axis(sa, 2), *ox = sch_axis(sa, 3);
   if (wlayout)
@@ -219,8 +219,11 @@ static int qc_schedule_acc(sch_stage *sa, int64_t wlayout, int64_t L) {
                    sch_unroll(sa, ox) || sch_unroll(sa, r[4]) || sch_vectorize(sa, sch_axis(sa, 4))
                ? -1 : 0;
   /* O: the tile's oc_tile output blocks, inside the column: one broadcast serves them all */
+  if (unroll_i > 1 && sch_split(sa, r[0], unroll_i, &r[0], &ri)) return -1;
   if (sch_split(sa, sch_axis(sa, 4), L, &oo, &ol) ||
-      sch_reorder(sa, 11, (sch_iter *[]){n, oy, r[0], r[1], r[2], r[3], ox, O, oo, ol, r[4]}) ||
+      (ri ? sch_reorder(sa, 12, (sch_iter *[]){n, oy, r[0], ri, r[1], r[2], r[3], ox, O, oo, ol, r[4]}) ||
+                sch_unroll(sa, ri)
+          : sch_reorder(sa, 11, (sch_iter *[]){n, oy, r[0], r[1], r[2], r[3], ox, O, oo, ol, r[4]})) ||
       sch_unroll(sa, ox) || sch_unroll(sa, O) || sch_unroll(sa, oo) ||
       sch_tensorize(sa, ol, SCH_INTRIN_DOT4))
     return -1;
@@ -254,7 +257,14 @@ static int qc_schedule(const topi_decl *dc, const void *cfg_arg, const tec_targe
                                : sch_fuse(so, n, Oo, &f) || sch_fuse(so, f, oy, &f) ||
                                      sch_parallel(so, f)))
     return -1;
-  if (sch_compute_at(sa, so, xo) || qc_schedule_acc(sa, cfg->wlayout, qnn_dot_lanes(d->a.by, lanes)))
+  /* AArch64, 1x1 in blocks of 4: one 4-channel group per step of the reduction (16 sdot for
+   * the 4 x 4 tile) is unrolled by 2 to halve the loop's own instructions */
+  const tec_target *tg = topi_target_of(dc->ctx, target);
+  const topi_conv2d *c = &d->a.p.conv;
+  int64_t ib = topi_ceil_div(c->c_in, d->a.bx);
+  int64_t ui = tg && tg->arch == TEC_ARCH_AARCH64 && c->kh * c->kw == 1 && d->a.bx == 4 && ib % 2 == 0 ? 2 : 1;
+  if (sch_compute_at(sa, so, xo) ||
+      qc_schedule_acc(sa, cfg->wlayout, qnn_dot_lanes(d->a.by, lanes), ui))
     return -1;
   if (!s->dp) return 0;
   /* the padded input: the rows one output row reads, in its loop (in_row), or once per call,
