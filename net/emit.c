@@ -37,33 +37,41 @@ static int64_t tensor_floats(const te_tensor *t) {
   return c;
 }
 
-/* the C expression for tensor t of layer i (run: the layer's run function) */
-static void arg_expr(FILE *o, const lower_func *run, const net_layer *L, int i, const int64_t *woff,
-                     const te_tensor *t) {
-  for (int k = 0; k < run->nuser; k++)
-    if (run->user_args[k] == t) {
-      int s = arg_source(L, k);
-      if (s >= 0) fprintf(o, "v%d", s);
-      else fprintf(o, "params + %lld", (long long)(s == -1 ? woff[2 * i] : woff[2 * i + 1]));
-      return;
-    }
-  for (int k = 0; k < run->npacked; k++)
-    if (run->packed[k] == t) {
-      fprintf(o, "pk%d_%d", i, k);
-      return;
-    }
-  fprintf(o, "NULL /* ? */");
+void net_emit_call(FILE *o, const lower_func *f, const lower_func *run, int layer,
+                   void (*user)(FILE *o, int k, void *u), void *u) {
+  fprintf(o, "  if (%s_raw(", f->name);
+  for (int a = 0; a < f->nargs; a++) {
+    const te_tensor *t = f->args[a];
+    int found = 0;
+    if (a) fprintf(o, ", ");
+    for (int k = 0; k < run->nuser && !found; k++)
+      if (run->user_args[k] == t) user(o, k, u), found = 1;
+    for (int k = 0; k < run->npacked && !found; k++)
+      if (run->packed[k] == t) fprintf(o, "pk%d_%d", layer, k), found = 1;
+    if (!found) fprintf(o, "NULL /* ? */");
+  }
+  fprintf(o, ")) return -1;\n");
+}
+
+/* user argument k of layer L (index i): its value, or its weights / bias in params */
+typedef struct arg_ctx {
+  const net_layer *L;
+  int i;
+  const int64_t *woff;
+} arg_ctx;
+
+static void user_arg(FILE *o, int k, void *u) {
+  const arg_ctx *c = u;
+  int s = arg_source(c->L, k);
+  if (s >= 0) fprintf(o, "v%d", s);
+  else fprintf(o, "params + %lld", (long long)(s == -1 ? c->woff[2 * c->i] : c->woff[2 * c->i + 1]));
 }
 
 /* a call of f (the layer's run or prepare function) in the generated C */
 static void call(FILE *o, const lower_func *f, const lower_func *run, const net_layer *L, int i,
                  const int64_t *woff) {
-  fprintf(o, "  if (%s_raw(", f->name);
-  for (int a = 0; a < f->nargs; a++) {
-    if (a) fprintf(o, ", ");
-    arg_expr(o, run, L, i, woff, f->args[a]);
-  }
-  fprintf(o, ")) return -1;\n");
+  arg_ctx c = {L, i, woff};
+  net_emit_call(o, f, run, i, user_arg, &c);
 }
 
 static FILE *open_in(net *n, const char *dir, const char *file, const char *mode) {

@@ -23,5 +23,11 @@ int net_auto_declare_dense(tec_ctx *ctx, const topi_template *t, const topi_dens
 /* auto.c: layer i declared and scheduled by the auto-scheduler (options.autosched) for target,
  * in n's ctx: instant, or the best record of options.records. 0, or -1 with net_error(). */
 int net_auto_instantiate(net *n, int i, const char *who, const tec_target *target, topi_op *op);
+/* emit.c, for emit.c and qnet_emit.c: the generated C call `  if (F_raw(...)) return -1;` of
+ * f, a layer's run function or its prepare half (run: the run function, whose user_args and
+ * packed tensors name f's arguments): user argument k printed by user(o, k, u), packed tensor
+ * k as pk<layer>_<k>. */
+void net_emit_call(FILE *o, const lower_func *f, const lower_func *run, int layer,
+                   void (*user)(FILE *o, int k, void *u), void *u);
 
 #endif

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "net/internal.h"
 #include "tec/qnet.h"
 
 static int efail(qnet *q, const char *what, const char *why) {
@@ -59,34 +60,26 @@ static int64_t tensor_count(const te_tensor *t) {
   return c;
 }
 
-/* the C expression for tensor t of layer i (run: the layer's run function); off: the layer's
- * offsets into qw, qb and qs */
-static void arg_expr(FILE *o, const lower_func *run, const qnet_layer *L, int i, const int64_t *off,
-                     const te_tensor *t) {
+/* user argument k of layer L (index i): a value, or its weights, bias or scales (off: each
+ * layer's offsets into qw, qb and qs) */
+typedef struct arg_ctx {
+  const qnet_layer *L;
+  int i;
+  const int64_t *off;
+} arg_ctx;
+
+static void user_arg(FILE *o, int k, void *u) {
   static const char *const arrays[] = {"qw", "qb", "qs"};
-  for (int k = 0; k < run->nuser; k++)
-    if (run->user_args[k] == t) {
-      int s = arg_source(L, k);
-      if (s >= 0) fprintf(o, "v%d", s);
-      else fprintf(o, "%s + %lld", arrays[-s - 1], (long long)off[3 * i + (s == -1 ? 0 : 1)]);
-      return;
-    }
-  for (int k = 0; k < run->npacked; k++)
-    if (run->packed[k] == t) {
-      fprintf(o, "pk%d_%d", i, k);
-      return;
-    }
-  fprintf(o, "NULL /* ? */");
+  const arg_ctx *c = u;
+  int s = arg_source(c->L, k);
+  if (s >= 0) fprintf(o, "v%d", s);
+  else fprintf(o, "%s + %lld", arrays[-s - 1], (long long)c->off[3 * c->i + (s == -1 ? 0 : 1)]);
 }
 
 static void call(FILE *o, const lower_func *f, const lower_func *run, const qnet_layer *L, int i,
                  const int64_t *off) {
-  fprintf(o, "  if (%s_raw(", f->name);
-  for (int a = 0; a < f->nargs; a++) {
-    if (a) fprintf(o, ", ");
-    arg_expr(o, run, L, i, off, f->args[a]);
-  }
-  fprintf(o, ")) return -1;\n");
+  arg_ctx c = {L, i, off};
+  net_emit_call(o, f, run, i, user_arg, &c);
 }
 
 static FILE *open_in(qnet *q, const char *dir, const char *file, const char *mode) {

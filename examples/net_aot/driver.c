@@ -13,18 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "aot_driver.h"
 #include "net_model.h"
 
-#if defined(__aarch64__)
-#define MARK() __asm__ __volatile__("hint #0x71" ::: "memory")
-#else
-#define MARK() ((void)0)
-#endif
-
-static void mark(int layer) {
-  (void)layer;
-  MARK();
-}
 
 static int compare(const char *a, const char *b) {
   FILE *fa = fopen(a, "r"), *fb = fopen(b, "r");
@@ -65,11 +56,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   fclose(f);
-  unsigned s = 7;
-  for (long i = 0; i < NET_MODEL_IMAGE_FLOATS; i++) {
-    s = s * 1664525u + 1013904223u;
-    image[i] = (float)(s >> 8) / 8388608.0f - 1.0f;
-  }
+  seeded_image(image, NET_MODEL_IMAGE_FLOATS);
   if (net_model_prepare(params) || net_model_run(image, logits, NULL)) {
     fprintf(stderr, "net_aot_driver: the network failed\n");
     return 1;

@@ -11,18 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "aot_driver.h"
 #include "qnet_model.h"
 
-#if defined(__aarch64__)
-#define MARK() __asm__ __volatile__("hint #0x71" ::: "memory")
-#else
-#define MARK() ((void)0)
-#endif
-
-static void mark(int layer) {
-  (void)layer;
-  MARK();
-}
 
 /* bit-exact: the same count of the same integers */
 static int compare(const char *a, const char *b) {
@@ -63,11 +54,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   fclose(f);
-  unsigned s = 7;
-  for (long i = 0; i < QNET_MODEL_IMAGE_FLOATS; i++) {
-    s = s * 1664525u + 1013904223u;
-    image[i] = (float)(s >> 8) / 8388608.0f - 1.0f;
-  }
+  seeded_image(image, QNET_MODEL_IMAGE_FLOATS);
   if (qnet_model_prepare(params) || qnet_model_run(image, NULL, q)) {
     fprintf(stderr, "qnet_aot_driver: the network failed\n");
     return 1;
