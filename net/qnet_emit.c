@@ -17,7 +17,7 @@
 #include "tec/qnet.h"
 
 static int efail(qnet *q, const char *what, const char *why) {
-  snprintf(q->err, sizeof q->err, "qnet_emit: %s: %s", what, why);
+  snprintf(q->err, sizeof q->err, "qnet_emit: %.240s: %.240s", what, why);
   return -1;
 }
 
