@@ -133,7 +133,8 @@ static int model_h(qnet *q, const char *dir, const char *gen, const char *title,
           "int qnet_model_prepare(const void *params);\n"
           "/* one image: the logits dequantized and/or int8 [classes] (either may be NULL). 0, or -1 */\n"
           "int qnet_model_run(const float *image, float *logits, int8_t *qlogits);\n"
-          "/* called after each layer of qnet_model_run when set (layer index) */\n"
+          "/* called after each layer of qnet_model_run when set (layer index; -1: after the image\n"
+          " * is quantized, before the first layer) */\n"
           "extern void (*qnet_model_hook)(int layer);\n"
           "extern const char *const qnet_model_layer_names[QNET_MODEL_LAYERS];\n#endif\n",
           gen, title, target, (long long)(in->n * in->c * in->h * in->w), (long long)in->n,
@@ -214,7 +215,7 @@ static int model_c(qnet *q, const char *dir, const char *gen, lower_func **fs, c
   for (int i = 0; i < q->nlayers; i++)
     if (fs[i]->prepare) call(o, fs[i]->prepare, fs[i], &q->layers[i], i, off);
   fprintf(o, "  return 0;\n}\n\nint qnet_model_run(const float *image, float *logits, int8_t *qlogits) {\n"
-             "  quantize(image);\n");
+             "  quantize(image);\n  if (qnet_model_hook) qnet_model_hook(-1);\n");
   for (int i = 0; i < q->nlayers; i++) {
     call(o, fs[i], fs[i], &q->layers[i], i, off);
     fprintf(o, "  if (qnet_model_hook) qnet_model_hook(%d);\n", i);

@@ -71,6 +71,8 @@ echo "$NET$DT ${SIZE}x${SIZE} width $WIDTH, $TARGET, 1 thread: executed AArch64 
 echo "| layer | MACs/4 | tec insns | tec insns/(MACs/4) | XNNPACK insns | XNNPACK insns/(MACs/4) |"
 echo "|---|---:|---:|---:|---:|---:|"
 names=$(sed -n 's/.*_model_layer_names\[[A-Z]*_MODEL_LAYERS\] = {\(.*\)};/\1/p' "$WORK/tec/${P}_model.c" | tr -d '" ' | tr ',' ' ')
+# int8: the driver's first segment is the image's quantization (qnet_model_hook(-1))
+if [ $INT8 = 1 ]; then names="(quantize) $names"; fi
 i=0
 for name in $names; do
   i=$((i + 1))

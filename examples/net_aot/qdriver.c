@@ -6,8 +6,9 @@
  *   qnet_aot_driver --compare A B              exit 1 unless A and B hold the same integers
  *
  * On AArch64 it executes the qemu-insn plugin's marker (`hint #0x71`, an architectural NOP)
- * before the first counted run and after each layer of each counted run, so the plugin reports
- * one segment per layer (scripts/net_insn.sh). Needs only libtec_runtime.a. */
+ * before the first counted run, after the image's quantization and after each layer of each
+ * counted run, so the plugin reports the quantization, then one segment per layer
+ * (scripts/net_insn.sh). Needs only libtec_runtime.a. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -110,7 +110,7 @@ int qnet_lower(qnet *q, const char *target, lower_func **funcs);
  *                         (value 0's params, as qnet_quantize_image), the layers, the int8
  *                         logits and/or their dequantized floats (either may be NULL)
  *                       (static 64-byte aligned buffers; qnet_model_hook, if set, is called
- *                       after each layer)
+ *                       with -1 after the image is quantized, then after each layer)
  *   qparams.bin         the int8 weights, then the int32 biases, then the f32 per-channel
  *                       scales, each array from a 64-byte boundary, layer order: what
  *                       qnet_model_prepare reads (QNET_MODEL_PARAM_BYTES)
