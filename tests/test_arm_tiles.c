@@ -114,13 +114,15 @@ START_TEST(test_armv7_defaults_stay_off_the_stack) {
                       tu_count_re(l[i].text, "^\t(adc|sbcs)\t") == 0,
                   "%s: a 64-bit counter:\n%s", l[i].fn, l[i].text);
   tu_asm_loops_free(l, n);
-  /* The tiles were sized on LLVM 14's register allocator. LLVM 19's spills in these cases
-   * (issue #39, open): they are listed by case, so every other case stays strict and a known
-   * one that stops spilling is reported to be struck from the list. */
+  /* LLVM 19 (not 14) spills one kernel tap of depthwise_nchwc on rasp4b32 at its smallest
+   * tile (1 x 1: 9 taps, bias, ReLU's zero for vmaxnm, the accumulator and 5 input loads in
+   * flight = 17 q registers; armv7-neon's ReLU is vcgt #0 + vand, no zero register, and holds):
+   * 3 q/d loads per iteration. No tile of the template's space avoids it (docs/arm.md, issue
+   * #39); these two cases are listed, every other case is strict on LLVM 14 and 19, and a
+   * listed one that stops spilling is reported to be struck from the list. */
   int known = 0;
 #if TEC_TEST_LLVM_MAJOR != 14
-  static const int llvm19_known[] = {0, 1, 4, 5, 10, 17, 18};
-  for (size_t k = 0; k < sizeof llvm19_known / sizeof llvm19_known[0]; k++) known |= llvm19_known[k] == _i;
+  known = _i == 0 || _i == 1;
 #endif
   int clean = a.vec_loads + a.vec_stores + a.gpr_stores == 0 && gmax <= 1;
   if (known) {

@@ -475,6 +475,14 @@ static int cn_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
   /* multiply-add by lane: two input-channel blocks per unrolled step halve the loop's
    * overhead (the tile's loads already fit in one step's registers) */
   int64_t ics_def = lane && nib % 2 == 0 ? 2 : 1, unr_def = ics_def > 1;
+  /* 16 registers and a direct window without multiply-add by lane (ARMv7 NEON): the window
+   * outermost (ic_split = every input-channel block), so the innermost loop runs over the
+   * input-channel blocks, not over the window's 3 columns, which LLVM 19 (not 14) unrolls
+   * whole and then spills: rasp4b32 128x28x28 3x3 at 4 positions, 21 q/d loads and 19 stores
+   * per iteration (armv7-neon 31 and 28); window outermost, none on LLVM 14 and 19, and the
+   * same count (tests/test_arm_tiles.c, docs/arm.md) */
+  if (!lane && topi_target_tight_regs(ctx, target) && !gemm && p->kh * p->kw > 1)
+    ics_def = nib, unr_def = 0;
   if (tune_space_init(ctx, sp, topi_tmpl_conv2d_nchwc.name, topi_tmpl_conv2d_nchwc.config_size) ||
       tune_define_field(sp, "ow_tile",
                         gemm ? "output positions (oh*ow flattened) per register tile"
