@@ -224,8 +224,15 @@ static const ir_expr *relayout_body(tec_ctx *ctx, const ir_expr *const *i, void 
   /* a reduction keeps its axes; the padding of a non-dividing split reduces nothing */
   const ir_expr *src = ir_substitute(b->a, st->nroot, vars, roots);
   const ir_expr *cond = b->b ? ir_substitute(b->b, st->nroot, vars, roots) : NULL;
+  const ir_expr *init = b->c ? ir_substitute(b->c, st->nroot, vars, roots) : NULL;
+  if (guard && init) { /* the padding's init would read past the init's tensors */
+    tec_ctx_set_error(ctx, "cache_write: '%s' is a reduction with an init (te_reduce_init) over a "
+                           "split that does not divide its axis; split by a divisor or cache "
+                           "before splitting", st->tensor->name);
+    return NULL;
+  }
   if (guard) cond = cond ? ir_and(guard, cond) : guard;
-  return ir_reduce_like(b, src, b->nargs, b->args, cond);
+  return ir_reduce_set_init(ir_reduce_like(b, src, b->nargs, b->args, cond), init);
 }
 
 /* cache_write of a split/reordered stage: the cache takes the leaf layout of the data loops
