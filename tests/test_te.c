@@ -852,6 +852,26 @@ START_TEST(reduce_init) {
   }
   ck_assert_double_lt(tu_max_err(tu_f32(&c), ref, I * J), 1e-5);
   ck_assert_double_eq(tu_max_err(tu_f32(&m), refm, I), 0);
+  /* cache_write of a split stage (the cache laid out in the split's order) carries the init;
+   * a split that does not divide would evaluate it in the padding: refused */
+  sch_schedule *s2 = SCH_CREATE(ctx, C);
+  sch_stage *st2 = sch_stage_of(s2, C);
+  sch_iter *jo, *ji;
+  OK(ctx, sch_split(st2, sch_axis(st2, 1), 4, &jo, &ji));
+  OK(ctx, SCH_REORDER(st2, jo, sch_leaf_named(st2, "i"), ji));
+  ck_assert_msg(sch_cache_write(s2, C, "global") != NULL, "%s", tec_ctx_error(ctx));
+  tec_packed_fn fn2 = tu_build(ctx, s2, "ri2", 4, (te_tensor *[]){r.A, r.B, bias, C});
+  memset(c.data, 0, sizeof(float) * I * J);
+  ck_assert_msg(fn2((DLTensor *[]){&a, &b, &bb, &c}, 4) == 0, "%s", tec_rt_last_error());
+  ck_assert_double_lt(tu_max_err(tu_f32(&c), ref, I * J), 1e-5);
+  sch_schedule *s3 = SCH_CREATE(ctx, C);
+  sch_stage *st3 = sch_stage_of(s3, C);
+  OK(ctx, sch_split(st3, sch_axis(st3, 0), 2, &io, &ii));
+  OK(ctx, SCH_REORDER(st3, sch_leaf_named(st3, "j"), io, ii));
+  ck_assert_ptr_null(sch_cache_write(s3, C, "global"));
+  assert_err(ctx, "cache_write: 'C' is a reduction with an init (te_reduce_init) over a split "
+                  "that does not divide its axis; split by a divisor or cache before splitting");
+  tec_ctx_clear_error(ctx);
   tec_dl_free(&a), tec_dl_free(&b), tec_dl_free(&bb), tec_dl_free(&c), tec_dl_free(&m);
   /* bad input: each refused with what was wrong */
   static const char *const why[] = {
