@@ -242,6 +242,11 @@ static sch_iter *schedule_out(const cn_decl *d, const topi_conv2d_nchwc_config *
   return xo;
 }
 
+static int schedule_in(const topi_decl *dc, const topi_conv2d_nchwc_config *cfg,
+                       sch_schedule *s, int64_t rows, sch_iter **row_loop, int far_pairs);
+/* the GEMM form's unrolled input-channel blocks, nib/ic_split apart (schedule_in) */
+#define FAR_PAIRS(d, cfg) ((d)->gemm && (cfg)->ic_unroll && (cfg)->ic_split > 1)
+
 /* Targets with multiply-add by lane (AArch64): the packed kernel with the tile's oc_tiles
  * blocks side by side, kp[O/B, I, i, j, u, O%B, v] (cache_write of kp split and reordered, kp
  * inlined; prepare packs it, the run reads it), so the B weight vectors of one input lane are
@@ -252,16 +257,26 @@ static sch_iter *schedule_out(const cn_decl *d, const topi_conv2d_nchwc_config *
 static int kp_interleave(const topi_decl *dc, const topi_conv2d_nchwc_config *cfg,
                          sch_schedule *s) {
   const cn_decl *d = dc->priv;
-  if (cfg->oc_tiles < 2 || d->nob % cfg->oc_tiles) return 0;
+  int far = FAR_PAIRS(d, cfg), ob_in = cfg->oc_tiles > 1 && d->nob % cfg->oc_tiles == 0;
+  if (!far && !ob_in) return 0;
   sch_stage *sk = sch_stage_of(s, d->kp);
-  sch_iter *oo, *ob;
-  if (!sk || sch_split(sk, sch_axis(sk, 0), cfg->oc_tiles, &oo, &ob) ||
-      sch_reorder(sk, 7, (sch_iter *[]){oo, sch_axis(sk, 1), sch_axis(sk, 2), sch_axis(sk, 3),
-                                        sch_axis(sk, 4), ob, sch_axis(sk, 5)}))
+  sch_iter *oo = sk ? sch_axis(sk, 0) : NULL, *ob = NULL, *ia = NULL, *ib = sk ? sch_axis(sk, 1) : NULL;
+  if (!sk || (ob_in && sch_split(sk, sch_axis(sk, 0), cfg->oc_tiles, &oo, &ob)) ||
+      (far && sch_split(sk, sch_axis(sk, 1), d->nib / cfg->ic_split, &ia, &ib)))
     return -1;
+  /* [O/B][I % (nib/ic_split)][i][j][I / (nib/ic_split)][u][O%B][v]: one step's weights
+   * contiguous (far_pairs: the step's blocks I and I + nib/ic_split side by side too) */
+  sch_iter *ord[8], **q = ord;
+  *q++ = oo, *q++ = ib, *q++ = sch_axis(sk, 2), *q++ = sch_axis(sk, 3);
+  if (ia) *q++ = ia;
+  *q++ = sch_axis(sk, 4);
+  if (ob) *q++ = ob;
+  *q++ = sch_axis(sk, 5);
+  if (sch_reorder(sk, (int)(q - ord), ord)) return -1;
   te_tensor *kc = sch_cache_write(s, d->kp, "global");
   return kc ? sch_compute_inline(sk) : -1;
 }
+
 
 static int cn_schedule(const topi_decl *dc, const void *cfg_arg,
                        const tec_target *target, topi_op *op) {
@@ -271,13 +286,23 @@ static int cn_schedule(const topi_decl *dc, const void *cfg_arg,
       topi_fp_target_check(dc->ctx, WHO, ((const cn_decl *)dc->priv)->p.fp, target) ||
       topi_op_begin(dc, op))
     return -1;
-  if (topi_conv2d_nchwc_schedule_in(dc, cfg, op->sched, 0, NULL)) return -1;
   int lane = topi_target_lane_fma(dc->ctx, target);
-  return lane < 0 ? -1 : lane ? kp_interleave(dc, cfg, op->sched) : 0;
+  if (lane < 0 || schedule_in(dc, cfg, op->sched, 0, NULL, lane)) return -1;
+  return lane ? kp_interleave(dc, cfg, op->sched) : 0;
 }
 
 int topi_conv2d_nchwc_schedule_in(const topi_decl *dc, const topi_conv2d_nchwc_config *cfg,
                                   sch_schedule *s, int64_t rows, sch_iter **row_loop) {
+  return schedule_in(dc, cfg, s, rows, row_loop, 0);
+}
+
+/* far_pairs (AArch64, GEMM form): the ic_split blocks unrolled in one step are nib/ic_split
+ * blocks apart (I = u * nib/ic_split + loop), not adjacent: each step's blocks then lie past
+ * a load's offset range from each other, so LLVM gives each its own base register and loads
+ * its positions in pairs (ldp q); adjacent blocks (12544 bytes apart on mbv1_pw_mid) share one
+ * base, the second's positions out of ldp's +-1008 reach: 8 single ldr per step. */
+static int schedule_in(const topi_decl *dc, const topi_conv2d_nchwc_config *cfg,
+                       sch_schedule *s, int64_t rows, sch_iter **row_loop, int far_pairs) {
   const cn_decl *d = dc->priv;
   if (rows > 0 && !d->gemm)
     return tec_ctx_set_error(dc->ctx, WHO ": row tiles (rows = %lld) need the GEMM form (1x1, "
@@ -292,7 +317,10 @@ int topi_conv2d_nchwc_schedule_in(const topi_decl *dc, const topi_conv2d_nchwc_c
   /* conv: n and rows (extent 1 here), the reduction, then the tile O%B x T x y */
   sch_iter *ico, *ici, *ky = sch_reduce_axis(sc, 1), *kx = sch_reduce_axis(sc, 2);
   sch_iter *u = sch_reduce_axis(sc, 3);
-  if (sch_split(sc, sch_reduce_axis(sc, 0), cfg->ic_split, &ico, &ici)) return -1;
+  if (far_pairs && FAR_PAIRS(d, cfg)) {
+    if (sch_split(sc, sch_reduce_axis(sc, 0), d->nib / cfg->ic_split, &ici, &ico)) return -1;
+  } else if (sch_split(sc, sch_reduce_axis(sc, 0), cfg->ic_split, &ico, &ici))
+    return -1;
   int nd = d->conv->ndim, k = 0;
   sch_iter *order[10];
   int tile_rows = !d->gemm && cfg->oh_reg > 1; /* the tile's rows unrolled inside u */
