@@ -182,10 +182,11 @@ END_TEST
 
 /* AArch64's pointwise default loads in pairs: the GEMM form's hot loop (mbv1_pw_mid, 8 x 2
  * blocks, two input blocks per step) has 128 fmla; the oc tile's weight blocks are packed side
- * by side (16 weight vectors in 8 ldp) and the step's two input blocks nib/ic_split apart
- * (topi/conv2d_nchwc.c). LLVM 19 gives each input block its own base register: all 16 inputs
- * in 8 ldp, no single ldr q; LLVM 14 reaches the far block by register offsets, 8 single ldr
- * (before: 8 ldp + 16 ldr on both). The numbers: scripts/arm_insn.sh's check column and
+ * by side (16 weight vectors in 8 ldp); past LLVM 14 the step's two input blocks are
+ * nib/ic_split apart, each with its own base register: all 16 inputs in 8 ldp, no single ldr
+ * q. LLVM 14 keeps them adjacent (its LSR reached a far block by register offsets): the second
+ * block's 8 positions single ldr, out of ldp's reach (topi/conv2d_nchwc.c; before: 8 ldp + 16
+ * ldr on both). The numbers: scripts/arm_insn.sh's check column and
  * net_insn.sh's logits under qemu (docs/arm.md). */
 START_TEST(test_aarch64_pointwise_loads_paired) {
   if (tu_emulated()) return; /* the same LLVM emits the same code on the host */
