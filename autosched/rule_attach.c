@@ -107,7 +107,7 @@ void as_decide_attach(as_prog *p) {
     if (halo > c->halo) c->halo = halo;
     /* a row reduction along its unit-stride axis: partial sums in one vector */
     int L = as_lanes(p, s->t);
-    if (s->is_reduce && s->unit_reduce && L >= 2 && s->nred >= 1 &&
+    if (s->is_reduce && !s->t->body->c && s->unit_reduce && L >= 2 && s->nred >= 1 &&
         s->rext[s->nred - 1] >= 2 * L && AS_TUNED(p, s, rfactor) != 0) {
       s->ch.rfactor = 1;
       s->ch.vector = L;

@@ -15,6 +15,7 @@ void as_decide_rfactor(as_prog *p) {
   for (int i = 0; i < p->n; i++) {
     as_stage *s = &p->st[i];
     if (s->is_input || s->ch.kind || !s->is_reduce || s->const_only || !s->unit_reduce) continue;
+    if (s->t->body->c) continue; /* an init (te_reduce_init): rfactor refuses it */
     if (AS_TUNED(p, s, rfactor) == 0) continue; /* the tuned mode's "no" */
     int L = as_lanes(p, s->t);
     if (s->rext[s->nred - 1] < 2 * L || L < 2) continue;

@@ -520,11 +520,18 @@ const ir_expr *ir_reduce(ir_combiner comb, const ir_expr *src, int naxes,
 const ir_expr *ir_reduce_like(const ir_expr *like, const ir_expr *src, int naxes,
                               const ir_expr *const *axes, const ir_expr *cond) {
   const ir_expr *e = ir_reduce((ir_combiner)like->v.i, src, naxes, axes, cond);
-  if (!e || like->v.i != IR_COMB_USER) return e;
+  if (!e) return NULL;
   ir_expr *u = (ir_expr *)e; /* fresh from ir_reduce: not shared yet */
+  u->c = like->c;
+  if (like->v.i != IR_COMB_USER) return u;
   u->reducer = like->reducer;
   u->value_index = like->value_index;
   return u;
+}
+
+const ir_expr *ir_reduce_set_init(const ir_expr *red, const ir_expr *init) {
+  if (!red || red->kind != IR_REDUCE) return NULL;
+  return ir_expr_with(red, red->a, red->b, init, red->args);
 }
 
 const ir_expr *ir_load(tec_dtype t, const ir_expr *buf, const ir_expr *index,

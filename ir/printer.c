@@ -143,6 +143,10 @@ static void print_expr(FILE *f, const ir_expr *e, const ir_print_names *nm) {
       fputs(", where=", f);
       print_expr(f, e->b, nm);
     }
+    if (e->c) { /* te_reduce_init */
+      fputs(", init=", f);
+      print_expr(f, e->c, nm);
+    }
     fputc(')', f);
     return;
   case IR_LOAD:

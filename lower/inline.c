@@ -353,9 +353,10 @@ const ir_expr *lower_inline_body(lower_state *ls, const ir_expr *b) {
   if (b->kind != IR_REDUCE) return inline_expr(ls, b);
   const ir_expr *src = inline_expr(ls, b->a);
   const ir_expr *cond = b->b ? inline_expr(ls, b->b) : NULL;
-  if (!src || (b->b && !cond)) return NULL;
-  if (src == b->a && cond == b->b) return b;
-  return ir_reduce_like(b, src, b->nargs, b->args, cond);
+  const ir_expr *init = b->c ? inline_expr(ls, b->c) : NULL;
+  if (!src || (b->b && !cond) || (b->c && !init)) return NULL;
+  if (src == b->a && cond == b->b && init == b->c) return b;
+  return ir_reduce_set_init(ir_reduce_like(b, src, b->nargs, b->args, cond), init);
 }
 
 int lower_inline(lower_state *ls) {

@@ -232,8 +232,8 @@ static int walk(rb_state *r, const ir_expr *e, int cond) {
   switch (e->kind) {
   case IR_SELECT:
     return walk(r, e->a, cond) || walk(r, e->b, 1) || walk(r, e->c, 1);
-  case IR_REDUCE:
-    return walk(r, e->b, cond) || walk(r, e->a, cond || e->b);
+  case IR_REDUCE: /* the init (c) is read once per output element */
+    return walk(r, e->c, cond) || walk(r, e->b, cond) || walk(r, e->a, cond || e->b);
   case IR_LET: {
     if (walk(r, e->a, cond)) return -1;
     if (tec_grow(r->ls->ctx, (void **)&r->lets, &r->caplet, r->nlet + 1, sizeof *r->lets))

@@ -137,17 +137,22 @@ static const ir_stmt *guarded(const lower_ivals *iv, const ir_stmt *body, int da
   return cond ? ir_if(cond, body, NULL) : body;
 }
 
-/* The identities of nv reductions, one store per output. */
-static const ir_stmt *reduce_init(tec_ctx *ctx, int nv, te_tensor *const *outs,
-                                  const ir_expr *const *bodies, const ir_expr *const *idx) {
+/* Where nv reductions of stage st start, one store per output at idx: the identity, or the
+ * init (te_reduce_init) over st's data axes at idx. */
+static const ir_stmt *reduce_init(tec_ctx *ctx, const sch_stage *st, int nv,
+                                  te_tensor *const *outs, const ir_expr *const *bodies,
+                                  const ir_expr *const *idx) {
   const ir_stmt **ps = tec_ctx_alloc(ctx, sizeof *ps * (size_t)nv);
-  if (!ps) return NULL;
+  const ir_expr **dv = tec_ctx_alloc(ctx, sizeof *dv * (size_t)(outs[0]->ndim + 1));
+  if (!ps || !dv) return NULL;
+  for (int d = 0; d < outs[0]->ndim; d++) dv[d] = st->root[d]->var;
   for (int k = 0; k < nv; k++) {
     const ir_expr *b = bodies[k];
-    const ir_expr *id = b->v.i == IR_COMB_USER
+    const ir_expr *id = b->c ? ir_substitute(b->c, outs[0]->ndim, dv, idx)
+                        : b->v.i == IR_COMB_USER
                             ? b->reducer->identity[b->value_index]
                             : ir_combiner_identity(ctx, (ir_combiner)b->v.i, outs[k]->type);
-    if (!(ps[k] = ir_provide(outs[k], outs[k]->ndim, idx, id))) return NULL;
+    if (!id || !(ps[k] = ir_provide(outs[k], outs[k]->ndim, idx, id))) return NULL;
   }
   return ir_seq(ctx, nv, ps);
 }
@@ -227,7 +232,7 @@ static const ir_stmt *init_store(lower_state *ls, int si, const lower_ivals *iv,
   const sch_iter *md, *mr;
   *nfresh = 0;
   if (!sch_mixed_fuse(st, &md, &mr)) {
-    const ir_stmt *init = reduce_init(ctx, nv, outs, bodies, idx);
+    const ir_stmt *init = reduce_init(ctx, st, nv, outs, bodies, idx);
     return init ? guarded(iv, init, 1) : NULL;
   }
   lower_ivals w = {0};
@@ -241,7 +246,7 @@ static const ir_stmt *init_store(lower_state *ls, int si, const lower_ivals *iv,
       return NULL;
     }
   if (clamp_guards(ls, si, idx2, &w)) return NULL;
-  const ir_stmt *init = reduce_init(ctx, nv, outs, bodies, idx2);
+  const ir_stmt *init = reduce_init(ctx, st, nv, outs, bodies, idx2);
   return init ? guarded(&w, init, 1) : NULL;
 }
 

@@ -111,6 +111,7 @@ static void expr(vf_state *v, const ir_expr *e) {
     v->n = mark;
     return;
   case IR_REDUCE:
+    expr(v, e->c); /* the init, outside the reduce axes' scope */
     for (int i = 0; i < e->nargs; i++) push(v, e->args[i]);
     expr(v, e->a);
     expr(v, e->b);

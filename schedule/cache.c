@@ -7,6 +7,7 @@
  * The te tensors are never changed: the schedule keeps its own view of every stage's body. */
 #include <string.h>
 #include "tec/schedule.h"
+#include "arith/arith.h"
 #include "ir/internal.h"
 #include "schedule/internal.h"
 #include "schedule/relation.h"
@@ -224,8 +225,25 @@ static const ir_expr *relayout_body(tec_ctx *ctx, const ir_expr *const *i, void 
   /* a reduction keeps its axes; the padding of a non-dividing split reduces nothing */
   const ir_expr *src = ir_substitute(b->a, st->nroot, vars, roots);
   const ir_expr *cond = b->b ? ir_substitute(b->b, st->nroot, vars, roots) : NULL;
+  const ir_expr *init = b->c ? ir_substitute(b->c, st->nroot, vars, roots) : NULL;
+  if (guard && init) { /* a split that divides: the guard holds on the cache's whole domain */
+    arith_env *env = arith_env_new(ctx);
+    if (!env) return NULL;
+    for (int k = 0, l = 0; l < st->nleaf; l++)
+      if (st->leaf[l]->kind == SCH_ITER_DATA) {
+        arith_env_push_loop(env, i[k], ir_int(ctx, 0), i[k]->dom_extent);
+        k++;
+      }
+    if (arith_prove(guard, env)) guard = NULL;
+  }
+  if (guard && init) { /* the padding's init would read past the init's tensors */
+    tec_ctx_set_error(ctx, "cache_write: '%s' is a reduction with an init (te_reduce_init) over a "
+                           "split that does not divide its axis; split by a divisor or cache "
+                           "before splitting", st->tensor->name);
+    return NULL;
+  }
   if (guard) cond = cond ? ir_and(guard, cond) : guard;
-  return ir_reduce_like(b, src, b->nargs, b->args, cond);
+  return ir_reduce_set_init(ir_reduce_like(b, src, b->nargs, b->args, cond), init);
 }
 
 /* cache_write of a split/reordered stage: the cache takes the leaf layout of the data loops

@@ -178,6 +178,12 @@ te_tensor *sch_rfactor(sch_schedule *s, te_tensor *t, sch_iter *axis, int factor
                            "stage whose body is a reduction", t->name);
     return NULL;
   }
+  if (st->body->c) {
+    tec_ctx_set_error(ctx, "rfactor: '%s' has an init (te_reduce_init); the partial results "
+                           "start from the identity, so rfactor would add the init once per "
+                           "partial: add it in a consumer instead", t->name);
+    return NULL;
+  }
   if (t->nout > 1 || st->body->v.i == IR_COMB_USER) {
     int user = st->body->v.i == IR_COMB_USER;
     tec_ctx_set_error(ctx, "rfactor: '%s' is %s; rfactor is built for one-output sum, prod, max "

@@ -4,6 +4,7 @@
 # RESULTS.md, in the same conditions: batch 1, padding inside the call, bias and ReLU fused.
 #
 #   scripts/arm_insn.sh [WORK_DIR]          (default /tmp/tec-arm-insn)
+#   TEC_ARM_LAYERS="resnet_c3 mbv1_dw1" scripts/arm_insn.sh ...   (only those rows)
 #
 # Needs a host build of tec (TEC_BUILD_DIR, default build/: for examples/aot_arm/layers_gen),
 # gcc-aarch64-linux-gnu, qemu-user and the qemu-insn plugin sources (QEMU_INSN, default
@@ -94,6 +95,8 @@ echo "| layer | template (config) | tec insns/call | vector FMA | vector ld/st |
 echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"
 # the layers layers_gen emitted (a template missing from this tec is not in its table)
 for layer in $(sed -n 's/^  {"\([a-z0-9_]*\)".*/\1/p' "$WORK/tec_layers_meta.h"); do
+  # TEC_ARM_LAYERS="resnet_c3 mbv1_dw_mid__dw_spatial_pack": only those rows
+  case " ${TEC_ARM_LAYERS:-$layer} " in *" $layer "*) ;; *) continue ;; esac
   rm -f "$WORK/$layer.insn" "$WORK/$layer.out"
   # single-threaded: the plugin's counters are not atomic
   if ! TEC_NUM_THREADS=1 $QEMU -L $QEMU_L \

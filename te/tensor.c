@@ -134,6 +134,39 @@ const ir_expr *te_prod(const ir_expr *src, int n, const ir_expr *const *axes, co
   return ir_reduce(IR_COMB_PROD, src, n, axes, c);
 }
 
+const ir_expr *te_reduce_init(const ir_expr *red, const ir_expr *init) {
+  if (!red) return NULL; /* the reduction's own error stands */
+  tec_ctx *ctx = red->ctx;
+  char a[32], b[32];
+  if (red->kind != IR_REDUCE)
+    tec_ctx_set_error(ctx, "te_reduce_init: the first argument (a %s expression) is not a "
+                           "reduction (te_sum, te_max, te_min or te_prod)", ir_expr_kind_name(red->kind));
+  else if (!init)
+    tec_ctx_set_error(ctx, "te_reduce_init: init is NULL (give the value the reduction starts "
+                           "from, e.g. bias[c])");
+  else if (red->v.i == IR_COMB_USER)
+    tec_ctx_set_error(ctx, "te_reduce_init: '%s' is a value of reducer '%s', whose identity "
+                           "starts every value; init is for te_sum, te_max, te_min and te_prod",
+                      red->reducer->name, red->reducer->name);
+  else if (red->c)
+    tec_ctx_set_error(ctx, "te_reduce_init: the reduction already has an init");
+  else if (!tec_dtype_eq(init->type, red->type))
+    tec_ctx_set_error(ctx, "te_reduce_init: init is %s and the reduction %s; they must be the "
+                           "same type (cast init)", tec_dtype_str(init->type, a, sizeof a),
+                      tec_dtype_str(red->type, b, sizeof b));
+  else {
+    for (int i = 0; i < red->nargs; i++)
+      if (ir_uses_var(init, red->args[i])) {
+        tec_ctx_set_error(ctx, "te_reduce_init: init uses reduce axis '%s'; it is evaluated once "
+                               "per output element, before the reduction: use the output's "
+                               "axes only", red->args[i]->name);
+        return NULL;
+      }
+    return ir_reduce_set_init(red, init);
+  }
+  return NULL;
+}
+
 const ir_expr *te_read(const te_tensor *t, int nidx, const ir_expr *const *idx) {
   if (!t) return NULL;
   return ir_read(t->ctx, t, nidx, idx);
@@ -268,6 +301,7 @@ int te_check_body(tec_ctx *ctx, const char *who, const char *name, int ndim,
   else {
     ir_visit_expr(&v, body->a);
     ir_visit_expr(&v, body->b);
+    ir_visit_expr(&v, body->c); /* the init: te_reduce_init kept reduce axes out of it */
   }
   info->inputs = (const te_tensor **)bc.inputs;
   info->ninputs = bc.ninputs;

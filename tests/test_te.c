@@ -780,6 +780,123 @@ START_TEST(reduce_axis_name_clash) {
 }
 END_TEST
 
+/* te_reduce_init (TVM's init=): C[i, j] = b2[j] + sum_k A[i, k] * B[k, j] with b2 = 2 * bias
+ * inlined into the init, and M[i] = max(A[i, 0] + 0.5, max_k A[i, k]) (a max that starts past
+ * the identity), lowered with a non-dividing split (guarded init) and a vectorized axis; the
+ * numbers against plain C, the printed body, and bad input. */
+typedef struct ri { te_tensor *A, *B, *b2; const ir_expr *k; int which; } ri;
+static const ir_expr *ri_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  ri *r = u;
+  if (r->which == 1) /* the max */
+    return te_reduce_init(TE_MAX(TE_AT(r->A, i[0], r->k), r->k),
+                          ir_add(TE_AT(r->A, i[0], ir_int(ctx, 0)), ir_float(ctx, 0.5)));
+  const ir_expr *sum = TE_SUM(ir_mul(TE_AT(r->A, i[0], r->k), TE_AT(r->B, r->k, i[1])), r->k);
+  switch (r->which) {
+  case 2: return te_reduce_init(ir_float(ctx, 1), ir_float(ctx, 1));             /* not a reduction */
+  case 3: return te_reduce_init(sum, NULL);                                        /* no init */
+  case 4: return te_reduce_init(sum, ir_cast(TEC_F64, TE_AT(r->b2, i[1])));        /* wrong type */
+  case 5: return te_reduce_init(sum, TE_AT(r->A, i[0], r->k));                     /* reduce axis */
+  case 6: return te_reduce_init(te_reduce_init(sum, TE_AT(r->b2, i[1])), TE_AT(r->b2, i[1]));
+  default: return te_reduce_init(sum, TE_AT(r->b2, i[1]));
+  }
+}
+static const ir_expr *ri_b2(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  return ir_mul(ir_float(ctx, 2), TE_AT((te_tensor *)u, i[0]));
+}
+START_TEST(reduce_init) {
+  tec_ctx *ctx = tec_ctx_new();
+  enum { I = 5, K = 7, J = 8 };
+  te_tensor *bias = te_placeholder(ctx, "bias", TEC_F32, 1, TE_SHAPE(ctx, J));
+  ri r = {te_placeholder(ctx, "A", TEC_F32, 2, TE_SHAPE(ctx, I, K)),
+          te_placeholder(ctx, "B", TEC_F32, 2, TE_SHAPE(ctx, K, J)),
+          te_compute(ctx, &(te_compute_decl){.name = "b2", .ndim = 1, .shape = TE_SHAPE(ctx, J),
+                                             .body = ri_b2, .user = bias}),
+          te_reduce_axis_n(ctx, "k", K), 0};
+  te_tensor *C = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2,
+      .shape = TE_SHAPE(ctx, I, J), .body = ri_body, .user = &r,
+      .axis_names = (const char *[]){"i", "j"}});
+  ck_assert_msg(C != NULL, "%s", tec_ctx_error(ctx));
+  ck_assert_str_eq(ir_expr_str(C->body), "sum((A[i, k]*B[k, j]), axis=[k], init=b2[j])");
+  ck_assert_int_eq(C->ninputs, 3); /* A, B and the init's b2 */
+  r.which = 1;
+  te_tensor *M = te_compute(ctx, &(te_compute_decl){.name = "M", .ndim = 1,
+      .shape = TE_SHAPE(ctx, I), .body = ri_body, .user = &r});
+  ck_assert_msg(M != NULL, "%s", tec_ctx_error(ctx));
+  sch_schedule *s = SCH_CREATE(ctx, C, M);
+  sch_stage *st = sch_stage_of(s, C);
+  sch_iter *io, *ii;
+  OK(ctx, sch_compute_inline(sch_stage_of(s, r.b2)));
+  OK(ctx, sch_split(st, sch_axis(st, 0), 2, &io, &ii)); /* 5 rows by 2: a guarded tail */
+  OK(ctx, sch_vectorize(st, sch_axis(st, 1)));
+  ck_assert_ptr_null(sch_rfactor(s, C, sch_reduce_axis(st, 0), 0));
+  assert_err(ctx, "rfactor: 'C' has an init (te_reduce_init); the partial results start from "
+                  "the identity, so rfactor would add the init once per partial: add it in a "
+                  "consumer instead");
+  tec_ctx_clear_error(ctx);
+  tec_packed_fn fn = tu_build(ctx, s, "ri", 5, (te_tensor *[]){r.A, r.B, bias, C, M});
+  int64_t sa[2] = {I, K}, sb[2] = {K, J}, sc[2] = {I, J}, sbias[1] = {J}, sm[1] = {I};
+  DLTensor a = tu_rand_f32(2, sa, 5), b = tu_rand_f32(2, sb, 6), bb = tu_rand_f32(1, sbias, 7);
+  DLTensor c = tu_zeros(TEC_F32, 2, sc), m = tu_zeros(TEC_F32, 1, sm);
+  ck_assert_msg(fn((DLTensor *[]){&a, &b, &bb, &c, &m}, 5) == 0, "%s", tec_rt_last_error());
+  float ref[I * J], refm[I];
+  for (int i = 0; i < I; i++) {
+    double mx = (double)tu_f32(&a)[i * K] + 0.5;
+    for (int k = 0; k < K; k++)
+      if (tu_f32(&a)[i * K + k] > mx) mx = tu_f32(&a)[i * K + k];
+    refm[i] = (float)mx;
+    for (int j = 0; j < J; j++) {
+      double acc = 2.0 * tu_f32(&bb)[j];
+      for (int k = 0; k < K; k++) acc += (double)tu_f32(&a)[i * K + k] * tu_f32(&b)[k * J + j];
+      ref[i * J + j] = (float)acc;
+    }
+  }
+  ck_assert_double_lt(tu_max_err(tu_f32(&c), ref, I * J), 1e-5);
+  ck_assert_double_eq(tu_max_err(tu_f32(&m), refm, I), 0);
+  /* cache_write of a split stage (the cache laid out in the split's order) carries the init;
+   * a split that does not divide would evaluate it in the padding: refused */
+  sch_schedule *s2 = SCH_CREATE(ctx, C);
+  sch_stage *st2 = sch_stage_of(s2, C);
+  sch_iter *jo, *ji;
+  OK(ctx, sch_split(st2, sch_axis(st2, 1), 4, &jo, &ji));
+  OK(ctx, SCH_REORDER(st2, jo, sch_leaf_named(st2, "i"), ji));
+  ck_assert_msg(sch_cache_write(s2, C, "global") != NULL, "%s", tec_ctx_error(ctx));
+  tec_packed_fn fn2 = tu_build(ctx, s2, "ri2", 4, (te_tensor *[]){r.A, r.B, bias, C});
+  memset(c.data, 0, sizeof(float) * I * J);
+  ck_assert_msg(fn2((DLTensor *[]){&a, &b, &bb, &c}, 4) == 0, "%s", tec_rt_last_error());
+  ck_assert_double_lt(tu_max_err(tu_f32(&c), ref, I * J), 1e-5);
+  sch_schedule *s3 = SCH_CREATE(ctx, C);
+  sch_stage *st3 = sch_stage_of(s3, C);
+  OK(ctx, sch_split(st3, sch_axis(st3, 0), 2, &io, &ii));
+  OK(ctx, SCH_REORDER(st3, sch_leaf_named(st3, "j"), io, ii));
+  ck_assert_ptr_null(sch_cache_write(s3, C, "global"));
+  assert_err(ctx, "cache_write: 'C' is a reduction with an init (te_reduce_init) over a split "
+                  "that does not divide its axis; split by a divisor or cache before splitting");
+  tec_ctx_clear_error(ctx);
+  tec_dl_free(&a), tec_dl_free(&b), tec_dl_free(&bb), tec_dl_free(&c), tec_dl_free(&m);
+  /* bad input: each refused with what was wrong */
+  static const char *const why[] = {
+      "te_reduce_init: the first argument (a float expression) is not a reduction (te_sum, "
+      "te_max, te_min or te_prod)",
+      "te_reduce_init: init is NULL (give the value the reduction starts from, e.g. bias[c])",
+      "te_reduce_init: init is float64 and the reduction float32; they must be the same type "
+      "(cast init)",
+      "te_reduce_init: init uses reduce axis 'k'; it is evaluated once per output element, "
+      "before the reduction: use the output's axes only",
+      "te_reduce_init: the reduction already has an init",
+  };
+  for (int w = 2; w <= 6; w++) {
+    tec_ctx_clear_error(ctx);
+    r.which = w;
+    ck_assert_ptr_null(te_compute(ctx, &(te_compute_decl){.name = "D", .ndim = 2,
+        .shape = TE_SHAPE(ctx, I, J), .body = ri_body, .user = &r}));
+    assert_err(ctx, why[w - 2]);
+  }
+  tec_ctx_clear_error(ctx);
+  ck_assert_ptr_null(te_reduce_init(NULL, ir_float(ctx, 1))); /* NULL in, NULL out */
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 Suite *te_suite(void) {
   Suite *s = suite_create("te");
   TCase *b = tcase_create("build_print");
@@ -815,6 +932,7 @@ Suite *te_suite(void) {
   tcase_add_test(m, substitute);
   tcase_add_test(m, alloc_budget);
   tcase_add_test(m, reduce_axis_name_clash);
+  tcase_add_test(m, reduce_init);
   suite_add_tcase(s, m);
   return s;
 }

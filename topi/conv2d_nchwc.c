@@ -2,9 +2,9 @@
  *
  *   kp[O, I, i, j, u, v]   = kernel[O*y + v, I*x + u, i, j]   (0 past c_out / c_in)  prepare
  *   bias_p[O, v]           = bias[O*y + v]                    (0 past c_out)         prepare
- *   conv[n, O, oy, ox, v]  = sum_{I, i, j, u} pad(data)[n, I*x + u, oy*s + i*d - p, ox*s + j*d - p]
- *                                             * kp[O, I, i, j, u, v]
- *   out[n, O, oy, ox, v]   = epilogue(conv[...] + bias_p[O, v] + residual[n, O, oy, ox, v])
+ *   conv[n, O, oy, ox, v]  = bias_p[O, v] + sum_{I, i, j, u} pad(data)[n, I*x + u, oy*s + i*d - p, ox*s + j*d - p]
+ *                                             * kp[O, I, i, j, u, v]   (the bias: the sum's init)
+ *   out[n, O, oy, ox, v]   = epilogue(conv[...] + residual[n, O, oy, ox, v])
  *
  * The padding: pad[n, I, y, x, u] (topi_pad_read) either inlined into conv's reads (pad_copy
  * 0: the compares stay in the hot loop until loop partitioning peels them off the interior
@@ -24,7 +24,7 @@
  *                        the R rows' positions / T)
  *     for oy%R / H                                   (what partitioning splits at padded rows)
  *       for ox/T                                     conv computed here: H x T x B x y floats
- *         conv.tile = 0                              (H*T*B*y/lanes accumulator registers)
+ *         conv.tile = bias_p[O..O+B) (0 without a bias) (H*T*B*y/lanes accumulator registers)
  *         for I/ic_split, i, j, I%ic_split (unrolled if ic_unroll), u unrolled
  *           for h < H, t < T unrolled, b < B unrolled, v < y vectorized (one broadcast live)
  *             conv.tile[h, t, b, v] += pad[n, I, (oy+h)*s + i*d, (ox+t)*s + j*d, u]
@@ -98,8 +98,10 @@ static const ir_expr *conv_body(tec_ctx *ctx, const ir_expr *const *i, void *u) 
                       d->p.pad_w);
   }
   const ir_expr *w = TE_AT(d->kp, i[1], d->ric, d->rky, d->rkx, d->ru, v);
-  return te_sum(ir_mul(topi_fp_widen(d->p.fp, a), topi_fp_widen(d->p.fp, w)), 4,
-                (const ir_expr *[]){d->ric, d->rky, d->rkx, d->ru}, NULL);
+  const ir_expr *sum = te_sum(ir_mul(topi_fp_widen(d->p.fp, a), topi_fp_widen(d->p.fp, w)), 4,
+                              (const ir_expr *[]){d->ric, d->rky, d->rkx, d->ru}, NULL);
+  /* the accumulators start from the bias (te_reduce_init): no add per output vector after */
+  return d->bp ? te_reduce_init(sum, topi_fp_widen(d->p.fp, TE_AT(d->bp, i[1], v))) : sum;
 }
 
 static const ir_expr *out_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
@@ -107,7 +109,7 @@ static const ir_expr *out_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   const ir_expr *acc =
       d->gemm ? TE_AT(d->conv, i[0], i[1], ir_add(ir_mul(i[2], ir_int(ctx, d->a.ow)), i[3]), i[4])
               : TE_AT(d->conv, i[0], i[1], i[2], i[3], i[4]);
-  return topi_fp_epilogue(ctx, d->p.fp, &d->p.epi, acc, d->bp ? TE_AT(d->bp, i[1], i[4]) : NULL,
+  return topi_fp_epilogue(ctx, d->p.fp, &d->p.epi, acc, NULL, /* the bias started conv */
                           d->a.residual ? TE_AT(d->a.residual, i[0], i[1], i[2], i[3], i[4])
                                         : NULL);
 }
@@ -240,6 +242,45 @@ static sch_iter *schedule_out(const cn_decl *d, const topi_conv2d_nchwc_config *
   return xo;
 }
 
+static int schedule_in(const topi_decl *dc, const topi_conv2d_nchwc_config *cfg,
+                       sch_schedule *s, int64_t rows, sch_iter **row_loop, int far_pairs);
+/* the GEMM form's unrolled input-channel blocks, nib/ic_split apart (schedule_in): past LLVM
+ * 14, whose LSR reaches the far block by register offsets (no pairs, and a register per
+ * position set up per tile: MobileNet v1's body 180.3 -> 180.6 M instructions) */
+#define FAR_PAIRS(d, cfg) \
+  (TEC_LLVM_VERSION_MAJOR > 14 && (d)->gemm && (cfg)->ic_unroll && (cfg)->ic_split > 1)
+
+/* Targets with multiply-add by lane (AArch64): the packed kernel with the tile's oc_tiles
+ * blocks side by side, kp[O/B, I, i, j, u, O%B, v] (cache_write of kp split and reordered, kp
+ * inlined; prepare packs it, the run reads it), so the B weight vectors of one input lane are
+ * adjacent and load in pairs (ldp q reaches +-1008 bytes; block O+1 of [O][I][i][j][u][v] is a
+ * whole block's kernel away, 4 KB on mbv1_pw_mid, so its vectors were single ldr). mbv1_pw_mid
+ * on rasp4b, LLVM 19: 15,883,231 -> 15,481,379 instructions (1.237 -> 1.205 per MACs/4;
+ * docs/arm.md). x86 reads weights as memory operands: unchanged there. */
+static int kp_interleave(const topi_decl *dc, const topi_conv2d_nchwc_config *cfg,
+                         sch_schedule *s) {
+  const cn_decl *d = dc->priv;
+  int far = FAR_PAIRS(d, cfg), ob_in = cfg->oc_tiles > 1 && d->nob % cfg->oc_tiles == 0;
+  if (!far && !ob_in) return 0;
+  sch_stage *sk = sch_stage_of(s, d->kp);
+  sch_iter *oo = sk ? sch_axis(sk, 0) : NULL, *ob = NULL, *ia = NULL, *ib = sk ? sch_axis(sk, 1) : NULL;
+  if (!sk || (ob_in && sch_split(sk, sch_axis(sk, 0), cfg->oc_tiles, &oo, &ob)) ||
+      (far && sch_split(sk, sch_axis(sk, 1), d->nib / cfg->ic_split, &ia, &ib)))
+    return -1;
+  /* [O/B][I % (nib/ic_split)][i][j][I / (nib/ic_split)][u][O%B][v]: one step's weights
+   * contiguous (far_pairs: the step's blocks I and I + nib/ic_split side by side too) */
+  sch_iter *ord[8], **q = ord;
+  *q++ = oo, *q++ = ib, *q++ = sch_axis(sk, 2), *q++ = sch_axis(sk, 3);
+  if (ia) *q++ = ia;
+  *q++ = sch_axis(sk, 4);
+  if (ob) *q++ = ob;
+  *q++ = sch_axis(sk, 5);
+  if (sch_reorder(sk, (int)(q - ord), ord)) return -1;
+  te_tensor *kc = sch_cache_write(s, d->kp, "global");
+  return kc ? sch_compute_inline(sk) : -1;
+}
+
+
 static int cn_schedule(const topi_decl *dc, const void *cfg_arg,
                        const tec_target *target, topi_op *op) {
   const topi_conv2d_nchwc_config *cfg = cfg_arg;
@@ -248,11 +289,23 @@ static int cn_schedule(const topi_decl *dc, const void *cfg_arg,
       topi_fp_target_check(dc->ctx, WHO, ((const cn_decl *)dc->priv)->p.fp, target) ||
       topi_op_begin(dc, op))
     return -1;
-  return topi_conv2d_nchwc_schedule_in(dc, cfg, op->sched, 0, NULL);
+  int lane = topi_target_lane_fma(dc->ctx, target);
+  if (lane < 0 || schedule_in(dc, cfg, op->sched, 0, NULL, lane)) return -1;
+  return lane ? kp_interleave(dc, cfg, op->sched) : 0;
 }
 
 int topi_conv2d_nchwc_schedule_in(const topi_decl *dc, const topi_conv2d_nchwc_config *cfg,
                                   sch_schedule *s, int64_t rows, sch_iter **row_loop) {
+  return schedule_in(dc, cfg, s, rows, row_loop, 0);
+}
+
+/* far_pairs (AArch64, GEMM form): the ic_split blocks unrolled in one step are nib/ic_split
+ * blocks apart (I = u * nib/ic_split + loop), not adjacent: each step's blocks then lie past
+ * a load's offset range from each other, so LLVM gives each its own base register and loads
+ * its positions in pairs (ldp q); adjacent blocks (12544 bytes apart on mbv1_pw_mid) share one
+ * base, the second's positions out of ldp's +-1008 reach: 8 single ldr per step. */
+static int schedule_in(const topi_decl *dc, const topi_conv2d_nchwc_config *cfg,
+                       sch_schedule *s, int64_t rows, sch_iter **row_loop, int far_pairs) {
   const cn_decl *d = dc->priv;
   if (rows > 0 && !d->gemm)
     return tec_ctx_set_error(dc->ctx, WHO ": row tiles (rows = %lld) need the GEMM form (1x1, "
@@ -267,7 +320,10 @@ int topi_conv2d_nchwc_schedule_in(const topi_decl *dc, const topi_conv2d_nchwc_c
   /* conv: n and rows (extent 1 here), the reduction, then the tile O%B x T x y */
   sch_iter *ico, *ici, *ky = sch_reduce_axis(sc, 1), *kx = sch_reduce_axis(sc, 2);
   sch_iter *u = sch_reduce_axis(sc, 3);
-  if (sch_split(sc, sch_reduce_axis(sc, 0), cfg->ic_split, &ico, &ici)) return -1;
+  if (far_pairs && FAR_PAIRS(d, cfg)) {
+    if (sch_split(sc, sch_reduce_axis(sc, 0), d->nib / cfg->ic_split, &ici, &ico)) return -1;
+  } else if (sch_split(sc, sch_reduce_axis(sc, 0), cfg->ic_split, &ico, &ici))
+    return -1;
   int nd = d->conv->ndim, k = 0;
   sch_iter *order[10];
   int tile_rows = !d->gemm && cfg->oh_reg > 1; /* the tile's rows unrolled inside u */
@@ -475,6 +531,14 @@ static int cn_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
   /* multiply-add by lane: two input-channel blocks per unrolled step halve the loop's
    * overhead (the tile's loads already fit in one step's registers) */
   int64_t ics_def = lane && nib % 2 == 0 ? 2 : 1, unr_def = ics_def > 1;
+  /* 16 registers and a direct window without multiply-add by lane (ARMv7 NEON): the window
+   * outermost (ic_split = every input-channel block), so the innermost loop runs over the
+   * input-channel blocks, not over the window's 3 columns, which LLVM 19 (not 14) unrolls
+   * whole and then spills: rasp4b32 128x28x28 3x3 at 4 positions, 21 q/d loads and 19 stores
+   * per iteration (armv7-neon 31 and 28); window outermost, none on LLVM 14 and 19, and the
+   * same count (tests/test_arm_tiles.c, docs/arm.md) */
+  if (!lane && topi_target_tight_regs(ctx, target) && !gemm && p->kh * p->kw > 1)
+    ics_def = nib, unr_def = 0;
   if (tune_space_init(ctx, sp, topi_tmpl_conv2d_nchwc.name, topi_tmpl_conv2d_nchwc.config_size) ||
       tune_define_field(sp, "ow_tile",
                         gemm ? "output positions (oh*ow flattened) per register tile"

@@ -1,9 +1,10 @@
 /* depthwise_nchwc.c — depthwise convolution in the channel-blocked layout NCHW[x]c -> NCHW[x]c.
  *
  *   kp[C, i, j, v]       = C*x + v < c ? kernel[C*x + v, 0, i, j] : 0           (prepare)
- *   dw[n, C, oy, ox, v]  = sum_{i,j} pad(data)[n, C, oy*s + i*d - p, ox*s + j*d - p, v]
- *                                    * kp[C, i, j, v]          (d: the dilation)
- *   out[n, C, oy, ox, v] = epilogue(dw[...], bias_p[C, v], residual[n, C, oy, ox, v])
+ *   dw[n, C, oy, ox, v]  = bias_p[C, v] + sum_{i,j} pad(data)[n, C, oy*s + i*d - p, ox*s + j*d - p, v]
+ *                                    * kp[C, i, j, v]          (d: the dilation; the bias is the
+ *                                                               sum's init, te_reduce_init)
+ *   out[n, C, oy, ox, v] = epilogue(dw[...], residual[n, C, oy, ox, v])
  *
  * The padding is inlined as a select under likely() conditions: loop partitioning gives the
  * interior rows and column tiles a body without compares, the border keeps them; an input
@@ -15,7 +16,7 @@
  *
  *   for n, C (parallel, fused with the row tiles)
  *     for yo, xo
- *       dw.tile[oh_tile][ow_tile][x] = 0
+ *       dw.tile[oh_tile][ow_tile][x] = bias_p[C][:]          (0 without a bias)
  *       for i, j (unrolled): for yi, xi (unrolled): dw.tile[yi][xi][:] += in[..][:] * kp[C, i, j, :]
  *       out[n, C, yo*th + yi, xo*tw + xi, :] = epilogue(dw.tile[yi][xi][:])
  */
@@ -47,14 +48,18 @@ static const ir_expr *dw_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   const ir_expr *in = topi_pad_read(d->a.data, p->in_layout, p->h, p->w, i[0], c, y, x, p->pad_h,
                                     p->pad_w);
   const ir_expr *w = TE_AT(d->kp, i[1], d->ri, d->rj, i[4]);
-  return te_sum(ir_mul(topi_fp_widen(p->fp, in), topi_fp_widen(p->fp, w)), 2,
-                (const ir_expr *[]){d->ri, d->rj}, NULL);
+  const ir_expr *sum = te_sum(ir_mul(topi_fp_widen(p->fp, in), topi_fp_widen(p->fp, w)), 2,
+                              (const ir_expr *[]){d->ri, d->rj}, NULL);
+  /* the accumulators start from the bias (te_reduce_init), not from zero with the bias added
+   * after the taps: one vector instruction less per output vector (AArch64 mbv1_dw_mid:
+   * docs/arm.md) */
+  return d->bias_p ? te_reduce_init(sum, topi_fp_widen(p->fp, TE_AT(d->bias_p, i[1], i[4]))) : sum;
 }
 
 static const ir_expr *out_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   dwc_decl *d = u;
   return topi_fp_epilogue(ctx, d->p.fp, &d->p.epi, TE_AT(d->dw, i[0], i[1], i[2], i[3], i[4]),
-                          d->bias_p ? TE_AT(d->bias_p, i[1], i[4]) : NULL,
+                          NULL, /* the bias started dw (dw_body) */
                           d->a.residual ? TE_AT(d->a.residual, i[0], i[1], i[2], i[3], i[4])
                                         : NULL);
 }

@@ -162,6 +162,14 @@ static int dsp_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
   if (!taps) return -1;
   *taps = p->kh * p->kw;
   while (dw > 1 && !topi_unroll_ok(2 * dw * (*taps + 1))) dw--;
+  /* 16 registers (ARMv7 NEON): the kh*kw taps stay in registers across the column tiles
+   * (LLVM hoists them), beside the tile's accumulators and the input loads in flight. LLVM 14
+   * holds 4 columns; LLVM 19 spills past one (rasp4b32 256x28x28, per iteration: tile_w 4, 32
+   * q/d loads + 4 stores; 2, 3 loads; 1, none), while one column costs LLVM 14 19 % more
+   * instructions (6.39 -> 7.59 per MACs/4; LLVM 19 at 1: 4.18). So the tile is sized for the
+   * allocator tec is built with: 1 column past LLVM 14 (15-18 unmeasured: the safe side).
+   * tests/test_arm_tiles.c holds it on both; docs/arm.md */
+  if (topi_target_tight_regs(ctx, target) && TEC_LLVM_VERSION_MAJOR > 14) dw = 1;
   if (tune_space_init(ctx, sp, topi_tmpl_dw_spatial_pack.name,
                       topi_tmpl_dw_spatial_pack.config_size) ||
       tune_define_field(sp, "vc", "channels per packed block (vector lanes)",

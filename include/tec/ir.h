@@ -295,10 +295,14 @@ const ir_expr *ir_round_even(const ir_expr *a); /* float: nearest integer, ties 
 const ir_expr *ir_read(tec_ctx *ctx, const te_tensor *t, int nargs, const ir_expr *const *idx);
 const ir_expr *ir_reduce(ir_combiner comb, const ir_expr *src, int naxes,
                          const ir_expr *const *axes, const ir_expr *cond);
-/* A reduction like `like` (its combiner, and the reducer and value of IR_COMB_USER) over new
- * parts: what a pass that rewrites a reduction's source, axes or condition builds. */
+/* A reduction like `like` (its combiner, the reducer and value of IR_COMB_USER, and its init)
+ * over new parts: what a pass that rewrites a reduction's source, axes or condition builds. A
+ * pass that rewrites the output's variables rewrites the init too (ir_reduce_set_init). */
 const ir_expr *ir_reduce_like(const ir_expr *like, const ir_expr *src, int naxes,
                               const ir_expr *const *axes, const ir_expr *cond);
+/* red (a REDUCE) with its running value starting at init instead of the combiner's identity
+ * (TVM's init=; NULL: the identity). The REDUCE keeps init in `c`; te_reduce_init checks it. */
+const ir_expr *ir_reduce_set_init(const ir_expr *red, const ir_expr *init);
 const ir_expr *ir_load(tec_dtype t, const ir_expr *buf, const ir_expr *index,
                        const ir_expr *pred);
 const ir_expr *ir_ramp(const ir_expr *base, const ir_expr *stride, int lanes);

@@ -198,6 +198,16 @@ const ir_expr *te_min(const ir_expr *src, int naxes, const ir_expr *const *axes,
 const ir_expr *te_prod(const ir_expr *src, int naxes, const ir_expr *const *axes,
                        const ir_expr *cond);
 
+/* The reduction with its running value starting at init instead of the combiner's identity
+ * (TVM's init=): out[i] = init[i] + sum(...) for te_sum, max(init[i], max(...)) for te_max,
+ * and so on; a bias that starts the accumulator is a te_sum with init = bias[channel]. init is
+ * an expression of the compute's own axes (no reduce axis: it is evaluated once per output
+ * element, before the reduction) and reads other tensors like the body, of the reduction's
+ * dtype. For te_sum, te_max, te_min, te_prod; not for a te_reducer's values (their identity
+ * starts every value), and refused by rfactor and tensorize. Returns the new reduction (use it
+ * as the body), or NULL with an error naming what was wrong. */
+const ir_expr *te_reduce_init(const ir_expr *reduction, const ir_expr *init);
+
 /* The same with the axes listed (no condition): TE_SUM(a * b, k) or TE_SUM(x, ry, rx). */
 #define TE_SUM(src, ...)                                                                  \
   te_sum((src), (int)(sizeof((const ir_expr *[]){__VA_ARGS__}) / sizeof(const ir_expr *)), \
