@@ -6,6 +6,9 @@
  *   kept  when its readers read more than one distinct element of it per element they compute
  *         (a stencil's input, softmax's exp read by the sum and the division) and one element
  *         costs more than one arithmetic operation;
+ *   kept  when an element-wise reader loops over axes the read does not index (unsharp's
+ *         output over 3 channels reading ratio[y, x]) and one element costs more than one
+ *         operation: inlined, it would be recomputed once per value of those axes;
  *   kept  when it depends on constants alone and a reader does not (it runs once, in prepare);
  *   else  inlined.
  * Outputs are never inlined. */
@@ -38,6 +41,13 @@ void as_decide_inline(as_prog *p) {
       const_reader &= p->st[s->consumers[c]].const_only;
     if (s->const_only && !const_reader) {
       s->why = "kept: computed from constants alone, once, in prepare";
+      continue;
+    }
+    if (s->bcast > 1 && s->cost > 1) {
+      s->why = as_fmt(p,
+                      "kept: a reader over %lld times its elements (axes its index does not "
+                      "use) would recompute its %.1f ops that often",
+                      (long long)s->bcast, s->cost);
       continue;
     }
     if (s->reads_total > 1 && s->cost > 1) {

@@ -65,6 +65,9 @@ typedef struct tec_autosched_choice {
                          (constants once, in prepare); 0 to 2 */
   int64_t rows;    /* LOOPS/TILE: rows per outer iteration where producers attach (1: the
                       row loop itself) */
+  int64_t cols;    /* LOOPS: columns per tile where producers attach (0: whole rows; else
+                      the innermost axis split by it and the producers computed per tile of
+                      rows x cols) */
   int rfactor;        /* ATTACH of a reduction along its unit-stride axis: 1 its last reduce
                          loop is factored by `vector` lanes (rfactor), the partials computed
                          at the same loop, vectorized */
