@@ -27,8 +27,10 @@
 #include <stdlib.h>
 #include "autosched/internal.h"
 
-enum { L1_BYTES = 32 << 10, L2_BYTES = 512 << 10 };
-#define ROOT_MEM_OPS 8.0 /* a buffer at the root: a store and a load from memory, in ops */
+enum { L1_BYTES = 32 << 10, L2_BYTES = 512 << 10 }; /* the tiles: in L1 beside their inputs; in L2 */
+#define ROOT_MEM_OPS 12.0 /* a buffer at the root: a store and loads from memory, in ops */
+#define CHEAP_OPS 32.0    /* a tile doing less per element is bound by its loads */
+#define MAX_ROWS 64       /* rows (pages) such a tile may touch at once */
 
 /* the row axis of a producer or of a reader between it and the root: the first data axis of
  * extent > 1 */
@@ -135,6 +137,36 @@ static int root_of(as_prog *p, int P, int q, link *L, int depth) {
   return q;
 }
 
+/* rows of memory (pages, prefetch streams) that stage k's reads of tensors computed outside
+ * host H's tile touch per tile of R rows: R + halo per plane read (input[c][y][x] for 3
+ * values of c: 3 planes) */
+static int64_t outside_rows(const as_prog *p, int H, int k, int64_t R, int64_t halo) {
+  const te_tensor *t = p->st[k].t;
+  int64_t rows = 0;
+  for (int j = 0; j < t->ninputs; j++) {
+    int e = as_index_of(p, t->inputs[j]);
+    if (e < 0) continue;
+    const as_stage *in = &p->st[e];
+    if (!in->is_input && (in->ch.kind == TEC_AS_INLINE ||
+                          (in->ch.kind == TEC_AS_ATTACH && in->attach_to == H)))
+      continue;
+    const ir_expr *reads[16];
+    int nr = as_reads_of(t->body, in->t, reads, 16), planes = 0;
+    for (int r = 0; r < nr && r < 16; r++) { /* distinct outer indices: planes */
+      int dup = 0;
+      for (int q = 0; q < r && !dup; q++) {
+        int same = 1;
+        for (int d = 0; d + 2 < reads[r]->nargs && same; d++)
+          same = ir_expr_equal(reads[r]->args[d], reads[q]->args[d]);
+        dup = same;
+      }
+      planes += !dup;
+    }
+    rows += (R + halo) * planes;
+  }
+  return rows;
+}
+
 /* the tile of host H's row axis r: R rows x C columns (C 0: whole rows) with the producers
  * attached to H (and P, with halos hy, hx, when P >= 0): the one of least cost whose
  * producers' tiles fit L2_BYTES and (gate) each of which recomputes less than a root buffer
@@ -149,11 +181,11 @@ static double best_tile(as_prog *p, int H, int P, int64_t hy, int64_t hx, int ga
   double best = -1;
   for (size_t ci = 0; ci < sizeof colv / sizeof *colv; ci++) {
     int64_t c = colv[ci];
-    if (c && (c >= W || W % c)) continue;
+    if (c && c >= W) continue;
     for (size_t ri = 0; ri < sizeof rows / sizeof *rows; ri++) {
       int64_t rr = rows[ri] < ER ? rows[ri] : ER;
       if (ri && rows[ri - 1] >= ER) break;
-      double bytes = 0, cost = c ? 4.0 * as_lanes(p, h->t) / (double)c : 0; /* short rows */
+      double bytes = 0, cost = c ? 1.0 * as_lanes(p, h->t) / (double)c : 0; /* short rows */
       int ok = 1, n = 0;
       for (int k = 0; k < p->n && ok; k++) {
         const as_stage *s = &p->st[k];
@@ -172,8 +204,24 @@ static double best_tile(as_prog *p, int H, int P, int64_t hy, int64_t hx, int ga
         cost += (s->cost + 1) * ratio;
         n++;
       }
+      /* a tile of cheap stages is bound by its loads: more rows at once than the TLB and
+       * the prefetchers follow (MAX_ROWS) cost more than its halo saves */
+      int64_t touched = outside_rows(p, H, H, rr, 0);
+      double work = h->cost + 1;
+      for (int d = 0; d < r; d++)
+        if (h->ext[d] > 1 && !(d < 32 && (h->host_mask >> d & 1))) touched *= h->ext[d];
+      touched += rr;
+      for (int k = 0; k < p->n; k++) {
+        const as_stage *s = &p->st[k];
+        if (k == P || (s->ch.kind == TEC_AS_ATTACH && s->attach_to == H)) {
+          touched += outside_rows(p, H, k, rr, k == P ? hy : s->halo);
+          work += s->cost + 1;
+        }
+      }
+      if (work <= CHEAP_OPS && touched > MAX_ROWS) continue;
       if (!ok || bytes > L2_BYTES) continue;
-      cost += n * (bytes <= L1_BYTES ? 0.5 : 2.0); /* storing and loading the tiles */
+      /* storing and loading the tiles: least when they leave most of L1 to their inputs */
+      cost += n * (bytes <= L1_BYTES ? 0.5 + 1.5 * bytes / L1_BYTES : 2.0);
       if (best < 0 || cost < best) best = cost, *R = rr, *C = c;
     }
   }

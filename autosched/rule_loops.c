@@ -97,7 +97,9 @@ int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
   }
   /* a column tile: the vector loop's outer part (or the unvectorized axis) split by it */
   int64_t C = r >= 0 ? ch->cols : 0, ncol = 0;
-  if (C > 0 && xo && C % V == 0 && C / V > 1 && C < e) {
+  if (C > 0 && xo && C == V) { /* a tile of one vector: the vector loop's outer part */
+    xt = xo, xo = NULL;
+  } else if (C > 0 && xo && C % V == 0 && C / V > 1 && C < e) {
     if (sch_split(st, xo, C / V, &xt, &xo)) return -1;
     ncol = C / V;
   } else if (C > 1 && !xo && !xi && C < e) {
