@@ -6,7 +6,8 @@
  * config gives the same schedule.
  *
  *   stage kind (instant)   knobs ("<stage>.<knob>")
- *   kept or inlined        at: inline | attach (when the attach rule can place it) | root
+ *   kept or inlined        at: inline (up to 16 reads per element) | attach (when the attach
+ *                          rule can place it) | root
  *   tile (a reduction)     tile_i, tile_j (the register tile), tile_k (its second axis, where
  *                          the rule found one: 1, 2, 4), block_i (row tiles per outer
  *                          block: the second level), block_j (column tiles per group inside
@@ -241,7 +242,10 @@ static const char *stage_knobs(as_prog *p, tune_space *sp, as_space *S,
       int64_t lv[3], n = 0, def = s->ch.kind == TEC_AS_INLINE   ? AS_AT_INLINE
                                   : s->ch.kind == TEC_AS_ATTACH ? AS_AT_ATTACH
                                                                 : AS_AT_ROOT;
-      if (injective) lv[n++] = AS_AT_INLINE;
+      /* inlined into a reader of many taps, its code grows that many times (a chain of
+       * 5x5 stencils inlined: 25^k): offered up to 16 reads per element */
+      if (injective && (s->reads_total <= 16 || s->ch.kind == TEC_AS_INLINE))
+        lv[n++] = AS_AT_INLINE;
       if (can_attach[i]) lv[n++] = AS_AT_ATTACH;
       lv[n++] = AS_AT_ROOT;
       if (add_knob(S, i, "at", F(at), lv, (int)n, def, AT_LABELS, 0)) return tec_ctx_error(p->ctx);
