@@ -429,19 +429,26 @@ static const ir_expr *blury_body(tec_ctx *ctx, const ir_expr *const *i, void *u_
   return ir_mul(s, f(ctx, 1.0 / 3));
 }
 
-START_TEST(blur) {
-  tec_ctx *ctx = tec_ctx_new();
-  int64_t H = 45, W = 70;
+/* blur_x then blur_y over an input [H + 2][W + 2], auto-scheduled and checked; blur_y's
+ * tensor in *by */
+static void blur_checked(prog *g, int64_t H, int64_t W, tec_autosched_report *rep, te_tensor **by) {
+  tec_ctx *ctx = g->ctx;
   te_tensor *in = te_placeholder(ctx, "in", TEC_F32, 2, TE_SHAPE(ctx, H + 2, W + 2));
   te_tensor *bx = compute(ctx, "blur_x", 2, (int64_t[]){H + 2, W}, blurx_body, &(U){.a = in});
-  te_tensor *by = compute(ctx, "blur_y", 2, (int64_t[]){H, W}, blury_body, &(U){.a = bx});
-  prog g = (prog){.ctx = ctx, .nin = 1, .nout = 1, .in = {in}, .out = {by}};
+  *by = compute(ctx, "blur_y", 2, (int64_t[]){H, W}, blury_body, &(U){.a = bx});
+  *g = (prog){.ctx = ctx, .nin = 1, .nout = 1, .in = {in}, .out = {*by}};
+  double err = check_prog(g, NULL, rep, NULL);
+  ck_assert_msg(err < TOL, "blur: error %g\n%s", err, rep->text);
+  ck_assert_int_eq(kind_of(rep, "blur_x"), TEC_AS_ATTACH);
+}
+
+START_TEST(blur) {
+  prog g = {.ctx = tec_ctx_new()};
+  te_tensor *by;
   tec_autosched_report rep;
-  double err = check_prog(&g, NULL, &rep, NULL);
-  ck_assert_msg(err < TOL, "blur: error %g\n%s", err, rep.text);
-  ck_assert_int_eq(kind_of(&rep, "blur_x"), TEC_AS_ATTACH);
+  blur_checked(&g, 45, 70, &rep, &by);
   ck_assert_int_eq(stage_rep(&rep, "blur_y")->choice.rows, 16);
-  tec_ctx_free(ctx);
+  tec_ctx_free(g.ctx);
 }
 END_TEST
 
@@ -458,16 +465,13 @@ static int leaf_pos(sch_stage *st, const char *name) {
 START_TEST(blur_column_tiles) {
   /* rows 4 KiB apart: the producer is computed per tile of rows x columns, its rows' halo
    * recomputed, its tile in L1 */
-  tec_ctx *ctx = tec_ctx_new();
-  int64_t H = 70, W = 1024;
-  te_tensor *in = te_placeholder(ctx, "in", TEC_F32, 2, TE_SHAPE(ctx, H + 2, W + 2));
-  te_tensor *bx = compute(ctx, "blur_x", 2, (int64_t[]){H + 2, W}, blurx_body, &(U){.a = in});
-  te_tensor *by = compute(ctx, "blur_y", 2, (int64_t[]){H, W}, blury_body, &(U){.a = bx});
-  prog g = (prog){.ctx = ctx, .nin = 1, .nout = 1, .in = {in}, .out = {by}};
+  int64_t W = 1024;
+  prog g = {.ctx = tec_ctx_new()};
+  tec_ctx *ctx = g.ctx;
+  te_tensor *by;
   tec_autosched_report rep;
-  double err = check_prog(&g, NULL, &rep, NULL);
-  ck_assert_msg(err < TOL, "blur: error %g\n%s", err, rep.text);
-  ck_assert_int_eq(kind_of(&rep, "blur_x"), TEC_AS_ATTACH);
+  blur_checked(&g, 70, W, &rep, &by);
+  te_tensor *in = g.in[0];
   const tec_autosched_choice *ch = &stage_rep(&rep, "blur_y")->choice;
   /* a column tile narrower than the row, rows within the tile's halo budget: the producer's
    * tile (rows + 2) x cols floats fits L1 (32 KiB) and recomputes at most 50 % */
