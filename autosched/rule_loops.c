@@ -147,6 +147,18 @@ int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
   if (xi) order[n++] = xi;
   if (n > 1 && sch_reorder(st, n, order)) return -1;
   if (xi && sch_vectorize(st, xi)) return -1;
+  /* a tile of one vector and a few rows: its rows unrolled, and the producers' (the buffers
+   * between them then live in registers) */
+  if (xt && !xo && yi && ch->rows <= 8 && sch_unroll(st, yi)) return -1;
+  if (!root && a->attach_to >= 0) {
+    const as_stage *h = &p->st[a->attach_to];
+    int pr = -1;
+    for (int d = 0; d < nd - 1 && pr < 0; d++)
+      if (a->ext[d] > 1) pr = d;
+    if (h->ch.cols > 0 && h->ch.cols == h->ch.vector && h->ch.rows + a->halo <= 12 && pr >= 0 &&
+        sch_unroll(st, ax[pr]))
+      return -1;
+  }
   if (a->nred && a->const_ext && a->rext[a->nred - 1] > 1 && a->rext[a->nred - 1] <= ch->unroll &&
       sch_unroll(st, sch_reduce_axis(st, a->nred - 1)))
     return -1;
