@@ -256,6 +256,7 @@ int as_analyze(as_prog *p) {
     s->nred = t->op == TE_COMPUTE ? t->nreduce : 0;
     s->reuse_axis = -1;
     s->anchor = s->attach_to = -1;
+    s->host_row = -1;
     for (int o = 0; o < p->nout; o++) s->is_output |= p->outs[o] == t;
     if (s->is_input) {
       s->const_only = t->is_const;
@@ -290,6 +291,14 @@ int as_analyze(as_prog *p) {
         in->reads_total += (int)(taps < 1024 ? taps : 1024);
       }
       if (nr > 16) in->reads_total += nr - 16;
+      /* an element-wise reader over axes the read does not index reads each element that
+       * many times (inlined: recomputed that many times) */
+      for (int r = 0; r < nr && r < 16; r++) {
+        int64_t b = 1;
+        for (int d = 0; d < t->ndim; d++)
+          if (s->ext[d] > 1 && !read_uses(reads[r], t->axis[d])) b *= s->ext[d];
+        if (b > in->bcast) in->bcast = b;
+      }
       if (s->is_reduce || (t->body && t->body->kind == IR_REDUCE))
         for (int r = 0; r < nr && r < 16; r++)
           for (int d = 0; d < t->ndim; d++)

@@ -14,7 +14,9 @@ static void to_loops(as_prog *p, int i, const char *why) {
   s->ch = (tec_autosched_choice){
       .kind = TEC_AS_LOOPS, .parallel = 1, .tile_axis_i = -1, .tile_axis_k = -1, .fallback = old.fallback + 1};
   s->has_attached = 0;
-  s->halo = 0;
+  s->halo = s->halo_x = 0;
+  s->host_row = -1;
+  s->host_mask = 0;
   s->anchor = s->attach_to = -1;
   s->npack = 0;
   as_loops_choice(p, s);
@@ -45,8 +47,10 @@ int as_fallback(as_prog *p, int i, const char *why) {
           if (p->st[k].ch.kind == TEC_AS_ATTACH && p->st[k].attach_to == i)
             to_loops(p, k, as_fmt(p, "its host %s could not take it: %s", s->t->name, why));
         s->has_attached = 0;
-        s->halo = 0;
-        s->ch.rows = 0;
+        s->halo = s->halo_x = 0;
+        s->host_row = -1;
+        s->host_mask = 0;
+        s->ch.rows = s->ch.cols = 0;
         s->ch.fallback++;
         return 0;
       }

@@ -39,6 +39,9 @@ typedef struct as_stage {
   int consumers[32];       /* indices of stages reading this one (first 32) */
   int reads_total;         /* distinct reads over all consumers */
   int reused_by_reduction; /* a reduction reads it without one of its data axes in the index */
+  int64_t bcast;           /* an injective reader's elements per element read: the product of
+                              the reader's data axes no index of the read uses (unsharp's
+                              output over 3 channels reads ratio[y, x]: 3), the largest */
   /* for reductions */
   int reuse_axis;  /* a data axis along which some input is invariant (-1: none) */
   int unit_reduce; /* the innermost index of its main read is its last reduce axis */
@@ -52,6 +55,11 @@ typedef struct as_stage {
   int attach_to;    /* ATTACH: the root stage at whose row loop it is computed */
   int has_attached; /* some stage attaches at its row loop */
   int64_t halo;     /* rows beyond its own that attached producers are read at */
+  int64_t halo_x;   /* the same along the innermost axis (-1: that index does not line up
+                       with the host's, so no column tiles) */
+  int host_row;     /* a host: the data axis producers attach along (-1: none yet) */
+  unsigned host_mask; /* a host: its data axes some attached producer's reads use (the
+                         others are moved inside the row tile: unsharp's channels) */
   const char *rule, *why;
   /* apply time (names: loops survive a fresh schedule by name only) */
   const char *at_loop; /* the loop producers attach at */
@@ -71,6 +79,7 @@ typedef struct as_tuned {
   int64_t unroll, vector, tail;   /* unroll bound, vector lanes, tail (tec_autosched_choice) */
   int64_t par;                    /* -1 the rules' depth, 0 serial, k >= 1 fuse k loops */
   int64_t rows, rfactor;          /* host rows per tile; rfactor 0/1 */
+  int64_t cols;                   /* host columns per tile (0: whole rows) */
 } as_tuned;
 
 typedef struct as_prog {

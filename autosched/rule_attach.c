@@ -1,25 +1,41 @@
-/* rule_attach.c — producers computed inside a consumer's row loop (compute_at): a stage that
- * is kept (not inlined: a stencil's input such as blur_x before blur_y, softmax's row max, exp
- * and sum) is computed per row tile of the root stage that reads it, when every read lines up
+/* rule_attach.c — producers computed inside a consumer's tile (compute_at): a stage that is
+ * kept (not inlined: a stencil's input such as blur_x before blur_y, softmax's row max, exp
+ * and sum) is computed per tile of the root stage that reads it, when every read lines up
  * with that stage's rows:
  *
  *   blur_y[y, x] = blur_x[y, x] + blur_x[y + 1, x] + blur_x[y + 2, x]
- *     blur_y: for y.outer (parallel): { blur_x rows y.outer*16 .. +17; for y.inner, x ... }
+ *     blur_y: for y.outer, x.outer: { blur_x rows y.outer*R .. +R+2, cols x.outer*C .. +C;
+ *                                     for y.inner, x.inner ... }
  *
- * "Lines up": the producer's row index (its first axis of extent > 1) is the reader's row
- * variable plus a constant, and no other index uses it; a reader that is itself attached to
- * the same root, or inlined into readers that line up, counts as the root. The constants make
- * a halo: then the root's rows are tiled by 16 so the recomputed halo stays small; without a
- * halo the producer is computed per row. Readers elsewhere, non-affine rows, outputs and
+ * "Lines up": the producer's row index (its first axis of extent > 1) is one of the reader's
+ * data axes plus a constant (for the root: any but its innermost, the same one for all its
+ * producers) and no other index uses that axis; a reader that is itself attached to the same
+ * root, or inlined into readers that line up, counts as the root. The constants make a halo
+ * (rows, and columns when the innermost indices line up too). The root's axes that no
+ * attached producer's read uses (unsharp's output channels) move inside the row tile, so the
+ * producers are computed once per tile, not once per channel.
+ *
+ * The tile (rows R x columns C, or whole rows) is chosen by a cost: each producer recomputes
+ * its halo, (R + halo)(C + halo_x) / (R C) of its work, and its tile must stay in cache (the
+ * producers' tiles together within L2_BYTES; within L1_BYTES they cost less to store and
+ * load). A producer whose recomputed work at the best tile would cost more than a buffer at
+ * the root (a store and a load from memory, ROOT_MEM_OPS per element) is not attached: it
+ * goes to the root and hosts its own producers (a long stencil chain becomes groups). Without
+ * a halo the producer is computed per row. Readers elsewhere, non-affine rows, outputs and
  * constant-only stages keep the producer at the root. */
+#include <stdint.h>
 #include <stdlib.h>
 #include "autosched/internal.h"
 
-/* the row axis: the first data axis of extent > 1 (a root that hosts producers needs an axis
- * inside it, so not its last) */
-static int row_axis(const as_stage *s, int host) {
-  int nd = s->t->ndim;
-  for (int d = 0; d < nd - (host ? 1 : 0); d++)
+enum { L1_BYTES = 32 << 10, L2_BYTES = 512 << 10 }; /* the tiles: in L1 beside their inputs; in L2 */
+#define ROOT_MEM_OPS 12.0 /* a buffer at the root: a store and loads from memory, in ops */
+#define CHEAP_OPS 32.0    /* a tile doing less per element is bound by its loads */
+#define MAX_ROWS 64       /* rows (pages) such a tile may touch at once */
+
+/* the row axis of a producer or of a reader between it and the root: the first data axis of
+ * extent > 1 */
+static int row_axis(const as_stage *s) {
+  for (int d = 0; d < s->t->ndim; d++)
     if (s->ext[d] > 1) return d;
   return -1;
 }
@@ -31,54 +47,185 @@ static int reader_vars(const te_tensor *c, const ir_expr **vars) {
   return nv;
 }
 
+/* e = vars[v] + *c0: v, else -1 */
+static int var_plus_const(const ir_expr *e, int nv, const ir_expr *const *vars, int64_t *c0) {
+  int64_t coef[2 * AS_MAX_DIM];
+  if (!as_affine(e, nv, vars, coef, c0)) return -1;
+  int v = -1;
+  for (int k = 0; k < nv; k++)
+    if (coef[k]) {
+      if (coef[k] != 1 || v >= 0) return -1;
+      v = k;
+    }
+  return v;
+}
+
+/* how P's reads reach the root: halos (rows, columns; -1 columns do not line up), the root's
+ * axes they use, the root's row axis */
+typedef struct link {
+  int64_t hy, hx;
+  unsigned mask;
+  int qr;
+} link;
+
 /* the root stage whose rows reader q's rows are (q itself if it can host), through inlined
- * readers; the halo of P's reads in *halo. -1: P does not line up. */
-static int root_of(as_prog *p, int P, int q, int64_t *halo, int depth) {
+ * readers and readers attached to it; -1: P does not line up */
+static int root_of(as_prog *p, int P, int q, link *L, int depth) {
   as_stage *sp = &p->st[P], *sq = &p->st[q];
-  int pr = row_axis(sp, 0);
-  if (depth > 8 || pr < 0 || !sq->understood) return -1;
-  int host = sq->ch.kind == 0 || sq->ch.kind == TEC_AS_LOOPS;
-  int qr = row_axis(sq, host && sq->ch.kind != TEC_AS_INLINE);
-  if (sq->ch.kind == TEC_AS_INLINE) qr = row_axis(sq, 0);
-  if (qr < 0) return -1;
-  const ir_expr *reads[16], *vars[2 * AS_MAX_DIM];
-  int nr = as_reads_of(sq->t->body, sp->t, reads, 16), nv = reader_vars(sq->t, vars);
-  if (nr < 1 || nr > 16) return -1;
-  int64_t h = 0;
+  int pr = row_axis(sp), pl = sp->t->ndim - 1, ql = sq->t->ndim - 1;
+  if (depth > 8 || pr < 0 || !sq->understood || ql < 0) return -1;
+  int kind = sq->ch.kind, host = kind == 0 || kind == TEC_AS_LOOPS;
+  if (host && (sq->is_reduce || (sq->t->body && sq->t->body->kind == IR_REDUCE))) return -1;
+  if (!host && kind != TEC_AS_ATTACH && kind != TEC_AS_INLINE) return -1;
+  int qr = host ? sq->host_row : row_axis(sq);
+  if (!host && qr < 0) return -1;
+  const ir_expr *reads[64], *vars[2 * AS_MAX_DIM];
+  int nr = as_reads_of(sq->t->body, sp->t, reads, 64), nv = reader_vars(sq->t, vars);
+  if (nr < 1 || nr > 64) return -1;
+  int64_t rlo = INT64_MAX, rhi = INT64_MIN, clo = INT64_MAX, chi = INT64_MIN;
+  int cols = pl != pr;
+  unsigned mask = 0;
   for (int r = 0; r < nr; r++) {
-    for (int d = 0; d < reads[r]->nargs; d++) {
-      int64_t coef[2 * AS_MAX_DIM], c0;
-      int aff = as_affine(reads[r]->args[d], nv, vars, coef, &c0);
-      if (d == pr) {
-        if (!aff || coef[qr] != 1) return -1;
-        for (int v = 0; v < nv; v++)
-          if (v != qr && coef[v]) return -1;
-        if (llabs(c0) > h) h = llabs(c0);
-      } else if (ir_uses_var(reads[r]->args[d], vars[qr])) {
-        return -1;
-      }
+    const ir_expr *rd = reads[r];
+    int64_t c0, cc;
+    if (rd->nargs != sp->t->ndim) return -1;
+    int v = var_plus_const(rd->args[pr], nv, vars, &c0);
+    if (v < 0 || v > ql) return -1;
+    if (qr < 0) { /* the root's row axis: any with an axis inside it */
+      if (v >= ql || sq->ext[v] < 2) return -1;
+      qr = v;
+    }
+    if (v != qr) return -1;
+    if (c0 < rlo) rlo = c0;
+    if (c0 > rhi) rhi = c0;
+    for (int d = 0; d < rd->nargs; d++) {
+      if (d != pr && ir_uses_var(rd->args[d], vars[qr])) return -1;
+      for (int a = 0; a <= ql && a < 32; a++)
+        if (ir_uses_var(rd->args[d], vars[a])) mask |= 1u << a;
+    }
+    if (cols && var_plus_const(rd->args[pl], nv, vars, &cc) == ql && qr != ql) {
+      if (cc < clo) clo = cc;
+      if (cc > chi) chi = cc;
+    } else {
+      cols = 0;
     }
   }
-  if (sq->ch.kind == TEC_AS_ATTACH) {
-    *halo = h + sq->halo;
+  int64_t h = rhi - rlo, hx = cols ? chi - clo : -1;
+  if (kind == TEC_AS_ATTACH) {
+    *L = (link){h + sq->halo, hx < 0 || sq->halo_x < 0 ? -1 : hx + sq->halo_x, 0,
+                p->st[sq->attach_to].host_row};
     return sq->attach_to;
   }
-  if (sq->ch.kind == TEC_AS_INLINE) {
+  if (kind == TEC_AS_INLINE) {
     int root = -1;
-    int64_t worst = 0;
+    link worst = {0, 0, 0, -1};
     for (int c = 0; c < sq->nconsumers; c++) {
-      int64_t hc = 0;
-      int rc = c < 32 ? root_of(p, q, sq->consumers[c], &hc, depth + 1) : -1;
+      link lc;
+      int rc = c < 32 ? root_of(p, q, sq->consumers[c], &lc, depth + 1) : -1;
       if (rc < 0 || (root >= 0 && rc != root)) return -1;
+      if (lc.qr >= 0 && worst.qr >= 0 && lc.qr != worst.qr) return -1;
       root = rc;
-      if (hc > worst) worst = hc;
+      if (lc.qr >= 0) worst.qr = lc.qr;
+      if (lc.hy > worst.hy) worst.hy = lc.hy;
+      worst.hx = lc.hx < 0 || worst.hx < 0 ? -1 : lc.hx > worst.hx ? lc.hx : worst.hx;
+      worst.mask |= lc.mask;
     }
-    *halo = h + worst;
+    *L = (link){h + worst.hy, hx < 0 || worst.hx < 0 ? -1 : hx + worst.hx, worst.mask, worst.qr};
     return root;
   }
-  if (!host || sq->is_reduce || (sq->t->body && sq->t->body->kind == IR_REDUCE)) return -1;
-  *halo = h;
+  *L = (link){h, hx, mask, qr};
   return q;
+}
+
+/* rows of memory (pages, prefetch streams) that stage k's reads of tensors computed outside
+ * host H's tile touch per tile of R rows: R + halo per plane read (input[c][y][x] for 3
+ * values of c: 3 planes) */
+static int64_t outside_rows(const as_prog *p, int H, int k, int64_t R, int64_t halo) {
+  const te_tensor *t = p->st[k].t;
+  int64_t rows = 0;
+  for (int j = 0; j < t->ninputs; j++) {
+    int e = as_index_of(p, t->inputs[j]);
+    if (e < 0) continue;
+    const as_stage *in = &p->st[e];
+    if (!in->is_input && (in->ch.kind == TEC_AS_INLINE ||
+                          (in->ch.kind == TEC_AS_ATTACH && in->attach_to == H)))
+      continue;
+    const ir_expr *reads[16];
+    int nr = as_reads_of(t->body, in->t, reads, 16), planes = 0;
+    for (int r = 0; r < nr && r < 16; r++) { /* distinct outer indices: planes */
+      int dup = 0;
+      for (int q = 0; q < r && !dup; q++) {
+        int same = 1;
+        for (int d = 0; d + 2 < reads[r]->nargs && same; d++)
+          same = ir_expr_equal(reads[r]->args[d], reads[q]->args[d]);
+        dup = same;
+      }
+      planes += !dup;
+    }
+    rows += (R + halo) * planes;
+  }
+  return rows;
+}
+
+/* the tile of host H's row axis r: R rows x C columns (C 0: whole rows) with the producers
+ * attached to H (and P, with halos hy, hx, when P >= 0): the one of least cost whose
+ * producers' tiles fit L2_BYTES and (gate) each of which recomputes less than a root buffer
+ * costs. Its cost, or -1 when no tile qualifies. */
+static double best_tile(as_prog *p, int H, int P, int64_t hy, int64_t hx, int gate, int64_t *R,
+                        int64_t *C) {
+  static const int64_t rows[] = {4, 8, 16, 32, 64, 128}, colv[] = {0, 64, 128, 256, 512};
+  const as_stage *h = &p->st[H];
+  int r = h->host_row, nd = h->t->ndim;
+  if (r < 0 || nd < 2) return -1;
+  int64_t ER = h->ext[r], W = h->ext[nd - 1];
+  double best = -1;
+  for (size_t ci = 0; ci < sizeof colv / sizeof *colv; ci++) {
+    int64_t c = colv[ci];
+    if (c && c >= W) continue;
+    for (size_t ri = 0; ri < sizeof rows / sizeof *rows; ri++) {
+      int64_t rr = rows[ri] < ER ? rows[ri] : ER;
+      if (ri && rows[ri - 1] >= ER) break;
+      double bytes = 0, cost = c ? 1.0 * as_lanes(p, h->t) / (double)c : 0; /* short rows */
+      int ok = 1, n = 0;
+      for (int k = 0; k < p->n && ok; k++) {
+        const as_stage *s = &p->st[k];
+        int mine = k == P || (s->ch.kind == TEC_AS_ATTACH && s->attach_to == H);
+        if (!mine) continue;
+        int64_t ky = k == P ? hy : s->halo, kx = k == P ? hx : s->halo_x;
+        if (c && kx < 0) ok = 0;
+        int pr = row_axis(s), pl = s->t->ndim - 1;
+        double other = 1;
+        for (int d = 0; d < s->t->ndim; d++)
+          if (d != pr && d != pl) other *= (double)s->ext[d];
+        double ty = (double)(rr + ky), tx = c ? (double)(c + kx) : (double)s->ext[pl];
+        double ratio = ty * (c ? tx : W) / ((double)rr * (double)(c ? c : W));
+        bytes += ty * tx * other * tec_dtype_bytes(s->t->type);
+        if (gate && (s->cost + 1) * (ratio - 1) > ROOT_MEM_OPS) ok = 0;
+        cost += (s->cost + 1) * ratio;
+        n++;
+      }
+      /* a tile of cheap stages is bound by its loads: more rows at once than the TLB and
+       * the prefetchers follow (MAX_ROWS) cost more than its halo saves */
+      int64_t touched = outside_rows(p, H, H, rr, 0);
+      double work = h->cost + 1;
+      for (int d = 0; d < r; d++)
+        if (h->ext[d] > 1 && !(d < 32 && (h->host_mask >> d & 1))) touched *= h->ext[d];
+      touched += rr;
+      for (int k = 0; k < p->n; k++) {
+        const as_stage *s = &p->st[k];
+        if (k == P || (s->ch.kind == TEC_AS_ATTACH && s->attach_to == H)) {
+          touched += outside_rows(p, H, k, rr, k == P ? hy : s->halo);
+          work += s->cost + 1;
+        }
+      }
+      if (work <= CHEAP_OPS && touched > MAX_ROWS) continue;
+      if (!ok || bytes > L2_BYTES) continue;
+      /* storing and loading the tiles: least when they leave most of L1 to their inputs */
+      cost += n * (bytes <= L1_BYTES ? 0.5 + 1.5 * bytes / L1_BYTES : 2.0);
+      if (best < 0 || cost < best) best = cost, *R = rr, *C = c;
+    }
+  }
+  return best;
 }
 
 void as_decide_attach(as_prog *p) {
@@ -87,24 +234,44 @@ void as_decide_attach(as_prog *p) {
     if (s->is_input || !s->understood || s->ch.kind || s->is_output || s->const_only) continue;
     if (s->nconsumers < 1 || s->nconsumers > 32 || AS_TUNED(p, s, at) == AS_AT_ROOT) continue;
     int root = -1;
-    int64_t halo = 0;
+    link all = {0, 0, 0, -1};
     for (int c = 0; c < s->nconsumers; c++) {
-      int64_t h = 0;
-      int r = root_of(p, i, s->consumers[c], &h, 0);
-      if (r < 0 || (root >= 0 && r != root)) {
+      link l;
+      int r = root_of(p, i, s->consumers[c], &l, 0);
+      if (r < 0 || (root >= 0 && r != root) || (l.qr >= 0 && all.qr >= 0 && l.qr != all.qr)) {
         root = -1;
         break;
       }
       root = r;
-      if (h > halo) halo = h;
+      if (l.qr >= 0) all.qr = l.qr;
+      if (l.hy > all.hy) all.hy = l.hy;
+      all.hx = l.hx < 0 || all.hx < 0 ? -1 : l.hx > all.hx ? l.hx : all.hx;
+      all.mask |= l.mask;
     }
-    if (root < 0) continue;
+    if (root < 0 || all.qr < 0) continue;
     as_stage *c = &p->st[root];
+    int host_row = c->host_row;
+    c->host_row = all.qr; /* best_tile reads it */
+    int64_t R, C;
+    /* a halo: attached only where some tile recomputes less than a root buffer costs (the
+     * tuned mode's `at=attach` attaches regardless) */
+    if (all.hy > 0 && AS_TUNED(p, s, at) != AS_AT_ATTACH &&
+        best_tile(p, root, i, all.hy, all.hx, 1, &R, &C) < 0) {
+      c->host_row = host_row;
+      s->why = as_fmt(p,
+                      "kept at the root: computed in %s's tiles, its halo (%lld rows) would "
+                      "cost more recomputation than a buffer",
+                      c->t->name, (long long)all.hy);
+      continue;
+    }
     s->ch.kind = TEC_AS_ATTACH;
     s->attach_to = root;
-    s->halo = halo;
+    s->halo = all.hy;
+    s->halo_x = all.hx;
     c->has_attached = 1;
-    if (halo > c->halo) c->halo = halo;
+    c->host_mask |= all.mask;
+    if (all.hy > c->halo) c->halo = all.hy;
+    c->halo_x = all.hx < 0 || c->halo_x < 0 ? -1 : all.hx > c->halo_x ? all.hx : c->halo_x;
     /* a row reduction along its unit-stride axis: partial sums in one vector */
     int L = as_lanes(p, s->t);
     if (s->is_reduce && !s->t->body->c && s->unit_reduce && L >= 2 && s->nred >= 1 &&
@@ -114,21 +281,27 @@ void as_decide_attach(as_prog *p) {
     }
     s->rule = s->ch.rfactor
                   ? as_fmt(p, "compute_at %s's row loop, rfactor by %d lanes", c->t->name, L)
-                  : as_fmt(p, "compute_at %s's row loop", c->t->name);
-    s->why = halo ? as_fmt(p,
-                           "its reads line up with %s's rows (a window of +-%lld rows): "
-                           "computed per tile of rows, in cache",
-                           c->t->name, (long long)halo)
-                  : as_fmt(p, "its reads line up with %s's rows: computed per row, in cache",
-                           c->t->name);
+                  : as_fmt(p, "compute_at %s's tile", c->t->name);
+    s->why = all.hy ? as_fmt(p,
+                             "its reads line up with %s's rows (a window of %lld rows, %lld "
+                             "columns): computed per tile, in cache",
+                             c->t->name, (long long)all.hy, (long long)all.hx)
+                    : as_fmt(p, "its reads line up with %s's rows: computed per row, in cache",
+                             c->t->name);
   }
-  /* hosts: a halo tiles their rows */
+  /* hosts: a halo tiles their rows (and columns) */
   for (int i = 0; i < p->n; i++) {
     as_stage *c = &p->st[i];
     if (!c->has_attached) continue;
-    int r = row_axis(c, 1);
-    int64_t v = AS_TUNED(p, c, rows), want = v != AS_UNSET && v >= 1 ? v : 16;
-    c->ch.rows = c->halo > 0 ? (c->ext[r] < want ? c->ext[r] : want) : 1;
+    int64_t R = 1, C = 0, v;
+    if (c->halo > 0 && best_tile(p, i, -1, 0, 0, 1, &R, &C) < 0 &&
+        best_tile(p, i, -1, 0, 0, 0, &R, &C) < 0)
+      R = 16 < c->ext[c->host_row] ? 16 : c->ext[c->host_row], C = 0;
+    if ((v = AS_TUNED(p, c, rows)) != AS_UNSET && v >= 1 && c->halo > 0)
+      R = v < c->ext[c->host_row] ? v : c->ext[c->host_row];
+    if ((v = AS_TUNED(p, c, cols)) != AS_UNSET && c->halo > 0) C = v;
+    c->ch.rows = R;
+    c->ch.cols = C;
   }
 }
 

@@ -5,11 +5,37 @@
  *         inlining would recompute it in the innermost loop;
  *   kept  when its readers read more than one distinct element of it per element they compute
  *         (a stencil's input, softmax's exp read by the sum and the division) and one element
- *         costs more than one arithmetic operation;
+ *         costs more than one arithmetic operation, unless the reads become one: readers that
+ *         each read it at their own element and are inlined into one common reader;
+ *   kept  when an element-wise reader loops over axes the read does not index (unsharp's
+ *         output over 3 channels reading ratio[y, x]) and one element costs more than one
+ *         operation: inlined, it would be recomputed once per value of those axes;
  *   kept  when it depends on constants alone and a reader does not (it runs once, in prepare);
  *   else  inlined.
  * Outputs are never inlined. */
 #include "autosched/internal.h"
+
+/* 1 if every reader of s reads it once, at its own element (index = its axes), is itself
+ * read once per element (so it will be inlined) and has the same single reader: inlined, the
+ * reads become one expression at one index (Harris' Sxx, read by det and trace, both inlined
+ * into the output), which the compiler computes once */
+static int reads_merge(const as_prog *p, const as_stage *s) {
+  int common = -1;
+  for (int c = 0; c < s->nconsumers; c++) {
+    if (c >= 32) return 0;
+    const as_stage *r = &p->st[s->consumers[c]];
+    const ir_expr *reads[2];
+    if (r->is_output || !r->understood || r->nconsumers != 1 || r->reads_total > 1 ||
+        r->bcast > 1 || (r->t->body && r->t->body->kind == IR_REDUCE) ||
+        as_reads_of(r->t->body, s->t, reads, 2) != 1 || reads[0]->nargs != r->t->ndim)
+      return 0;
+    for (int d = 0; d < r->t->ndim; d++)
+      if (reads[0]->args[d] != r->t->axis[d]) return 0;
+    if (common >= 0 && r->consumers[0] != common) return 0;
+    common = r->consumers[0];
+  }
+  return common >= 0;
+}
 
 void as_decide_inline(as_prog *p) {
   for (int i = 0; i < p->n; i++) {
@@ -40,7 +66,14 @@ void as_decide_inline(as_prog *p) {
       s->why = "kept: computed from constants alone, once, in prepare";
       continue;
     }
-    if (s->reads_total > 1 && s->cost > 1) {
+    if (s->bcast > 1 && s->cost > 1) {
+      s->why = as_fmt(p,
+                      "kept: a reader over %lld times its elements (axes its index does not "
+                      "use) would recompute its %.1f ops that often",
+                      (long long)s->bcast, s->cost);
+      continue;
+    }
+    if (s->reads_total > 1 && s->cost > 1 && !reads_merge(p, s)) {
       s->why = as_fmt(p,
                       "kept: %d reads per element of its readers, %.1f ops each: a buffer "
                       "costs less than recomputing",
@@ -49,8 +82,10 @@ void as_decide_inline(as_prog *p) {
     }
     s->ch.kind = TEC_AS_INLINE;
     s->rule = "inline";
-    s->why = s->reads_total <= 1
-                 ? "injective, read once per element of its reader"
+    s->why = s->reads_total <= 1 ? "injective, read once per element of its reader"
+             : s->cost > 1
+                 ? "injective, read at one index by readers inlined into one stage: computed "
+                   "once there"
                  : as_fmt(p,
                           "injective and cheap (%.0f op%s per element): recomputing it for "
                           "its %d reads costs less than a buffer",

@@ -4,10 +4,11 @@
  * the one before, elsewhere the guard that loop partitioning peels; an axis narrower than the
  * lanes is vectorized whole), a reduction's loops placed between the vector loop's outer and
  * inner parts (so the accumulators are vectors), a small innermost reduce loop unrolled, the
- * rows tiled where producers attach with a halo, and at the root the outer data loops fused
- * and parallel.
+ * rows (and columns) tiled where producers attach with a halo, and at the root the outer data
+ * loops fused and parallel.
  *
- *   [axes..., row.outer (attach point), row.inner, ..., x.outer, reduce..., x.inner (vector)]
+ *   [axes..., row.outer, (col.outer), row.inner, axes no producer reads, ..., x.outer,
+ *    reduce..., x.inner (vector)]      producers attach at the innermost of the tile loops
  *
  * A reduction along its unit-stride axis (a row sum) is not vectorized across rows (gathers):
  * rule_rfactor.c vectorizes it, or it stays a serial reduction with parallel rows. A stage
@@ -36,7 +37,10 @@ void as_decide_loops(as_prog *p) {
                               : "kept";
     }
     if (s->ch.kind == TEC_AS_LOOPS && s->has_attached)
-      s->rule = as_fmt(p, "loops, rows by %lld (producers attached)", (long long)s->ch.rows);
+      s->rule = s->ch.cols > 0 ? as_fmt(p, "loops, tiles of %lld x %lld (producers attached)",
+                                       (long long)s->ch.rows, (long long)s->ch.cols)
+                               : as_fmt(p, "loops, rows by %lld (producers attached)",
+                                        (long long)s->ch.rows);
     if (!s->ch.rfactor) as_loops_choice(p, s);
   }
 }
@@ -77,14 +81,11 @@ int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
   if (!st) return -1;
   if (nd < 1) return 0;
   int reduce_body = a->t->body && a->t->body->kind == IR_REDUCE;
-  sch_iter *ax[AS_MAX_DIM], *xo = NULL, *xi = NULL, *yo = NULL, *yi = NULL;
+  sch_iter *ax[AS_MAX_DIM], *xo = NULL, *xi = NULL, *yo = NULL, *yi = NULL, *xt = NULL;
   for (int d = 0; d < nd; d++)
     if (!(ax[d] = sch_axis(st, d))) return -1;
   /* the row axis where producers attach (root hosts only) */
-  int r = -1;
-  if (root && a->has_attached)
-    for (int d = 0; d < nd - 1 && r < 0; d++)
-      if (a->ext[d] > 1) r = d;
+  int r = root && a->has_attached && a->host_row < nd - 1 ? a->host_row : -1;
   int64_t V = ch->vector, e = a->ext[nd - 1];
   if (V > 0 && V < e) {
     int64_t tail = ch->tail ? ch->tail - 1
@@ -94,32 +95,51 @@ int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
   } else if (V > 0) {
     xi = ax[nd - 1];
   }
+  /* a column tile: the vector loop's outer part (or the unvectorized axis) split by it */
+  int64_t C = r >= 0 ? ch->cols : 0, ncol = 0;
+  if (C > 0 && xo && C == V) { /* a tile of one vector: the vector loop's outer part */
+    xt = xo, xo = NULL;
+  } else if (C > 0 && xo && C % V == 0 && C / V > 1 && C < e) {
+    if (sch_split(st, xo, C / V, &xt, &xo)) return -1;
+    ncol = C / V;
+  } else if (C > 1 && !xo && !xi && C < e) {
+    if (sch_split(st, ax[nd - 1], C, &xt, &ax[nd - 1])) return -1;
+    ncol = C;
+  }
   if (r >= 0 && ch->rows > 1) {
     if (sch_split(st, ax[r], ch->rows, &yo, &yi)) return -1;
   }
-  /* the order: data loops (rows split), x.outer, reduce loops, x.inner */
+  /* the order: data loops (rows split, the column tile after the row tile, the axes no
+   * producer reads moved inside it), x.outer, reduce loops, x.inner */
   sch_iter *order[AS_MAX_DIM * 2 + 4];
   int64_t ext[AS_MAX_DIM * 2 + 4];
   int n = 0, at_pos = -1;
   for (int d = 0; d < nd - 1; d++) {
-    if (d == r && yo) {
-      at_pos = n;
-      ext[n] = (a->ext[d] + ch->rows - 1) / ch->rows;
-      order[n++] = yo;
-      ext[n] = ch->rows;
-      order[n++] = yi;
-    } else {
-      if (d == r) at_pos = n;
+    int inward = d < r && a->ext[d] > 1 && !(d < 32 && (a->host_mask >> d & 1));
+    if (inward) continue;
+    if (d != r) {
       ext[n] = a->ext[d];
       order[n++] = ax[d];
+      continue;
     }
+    at_pos = n;
+    ext[n] = yo ? (a->ext[d] + ch->rows - 1) / ch->rows : a->ext[d];
+    order[n++] = yo ? yo : ax[d];
+    if (xt) {
+      at_pos = n;
+      ext[n] = (e + C - 1) / C;
+      order[n++] = xt;
+    }
+    if (yo) ext[n] = ch->rows, order[n++] = yi;
+    for (int k = 0; k < r; k++)
+      if (a->ext[k] > 1 && !(k < 32 && (a->host_mask >> k & 1))) ext[n] = a->ext[k], order[n++] = ax[k];
   }
   int ndata_outer = n;
   if (xo) {
-    ext[n] = (e + V - 1) / V;
+    ext[n] = ncol ? ncol : (e + V - 1) / V;
     order[n++] = xo;
   } else if (!xi) {
-    ext[n] = e;
+    ext[n] = ncol ? ncol : e;
     order[n++] = ax[nd - 1];
   }
   for (int k = 0; k < a->nred; k++)
@@ -127,6 +147,18 @@ int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
   if (xi) order[n++] = xi;
   if (n > 1 && sch_reorder(st, n, order)) return -1;
   if (xi && sch_vectorize(st, xi)) return -1;
+  /* a tile of one vector and a few rows: its rows unrolled, and the producers' (the buffers
+   * between them then live in registers) */
+  if (xt && !xo && yi && ch->rows <= 8 && sch_unroll(st, yi)) return -1;
+  if (!root && a->attach_to >= 0) {
+    const as_stage *h = &p->st[a->attach_to];
+    int pr = -1;
+    for (int d = 0; d < nd - 1 && pr < 0; d++)
+      if (a->ext[d] > 1) pr = d;
+    if (h->ch.cols > 0 && h->ch.cols == h->ch.vector && h->ch.rows + a->halo <= 12 && pr >= 0 &&
+        sch_unroll(st, ax[pr]))
+      return -1;
+  }
   if (a->nred && a->const_ext && a->rext[a->nred - 1] > 1 && a->rext[a->nred - 1] <= ch->unroll &&
       sch_unroll(st, sch_reduce_axis(st, a->nred - 1)))
     return -1;

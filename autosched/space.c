@@ -6,15 +6,17 @@
  * config gives the same schedule.
  *
  *   stage kind (instant)   knobs ("<stage>.<knob>")
- *   kept or inlined        at: inline | attach (when the attach rule can place it) | root
+ *   kept or inlined        at: inline (up to 16 reads per element) | attach (when the attach
+ *                          rule can place it) | root
  *   tile (a reduction)     tile_i, tile_j (the register tile), tile_k (its second axis, where
  *                          the rule found one: 1, 2, 4), block_i (row tiles per outer
  *                          block: the second level), block_j (column tiles per group inside
  *                          the row tile), pack (no | yes), fuse (cache_write |
  *                          fused: the accumulator in the element-wise consumer's tile),
  *                          unroll, par
- *   loops / attach         vector (0: none), tail (guard | shift), unroll, par, rows (a host
- *                          of producers with a halo: rows per tile)
+ *   loops / attach         vector (0: none), tail (guard | shift), unroll, par, rows and cols
+ *                          (a host of producers with a halo: rows per tile, columns per tile
+ *                          or 0 for whole rows)
  *   rfactor                rfactor (no | yes)
  *
  * Stages computed from constants alone get no knobs: they run once, in prepare, untimed.
@@ -37,8 +39,20 @@ static int cmp_i64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* 1 if stages a and b are of one class: the same rule, dimensions, arithmetic per element,
+ * reads and halo (a stencil chain's stages); their knobs can be one */
+static int same_class(const as_prog *p, int a, int b) {
+  const as_stage *x = &p->st[a], *y = &p->st[b];
+  return x->ch.kind == y->ch.kind && x->t->ndim == y->t->ndim && x->nred == y->nred &&
+         x->cost == y->cost && x->reads_total == y->reads_total && x->is_output == y->is_output &&
+         x->halo == y->halo && x->has_attached == y->has_attached;
+}
+
 /* one knob: values (n of them, def among or added, sorted and unique), labels by value
- * (labels[v - lab0] for value v) or NULL; its field of as_tuned recorded in the map */
+ * (labels[v - lab0] for value v) or NULL; its field of as_tuned recorded in the map. In a
+ * shared space (S->share), a knob equal to one of an earlier stage of the same class (same
+ * field, values and default) is that knob; one that would take the space past 2^62 is left
+ * out (the stage keeps the rules' choice). */
 static int add_knob(as_space *S, int stage, const char *knob, size_t field, int64_t *vals, int n,
                     int64_t def, const char *const *labels, int64_t lab0) {
   int64_t v[16];
@@ -50,7 +64,21 @@ static int add_knob(as_space *S, int stage, const char *knob, size_t field, int6
   for (int i = 0; i < m; i++)
     if (!u || v[i] != v[u - 1]) v[u++] = v[i];
   if (u < 2) return 0; /* one value: nothing to tune */
-  if (S->nknobs == S->cap) return tec_ctx_set_error(S->sp->ctx, "autosched space: too many knobs");
+  if (S->nmap == S->cap) return tec_ctx_set_error(S->sp->ctx, "autosched space: too many knobs");
+  for (int e = 0; S->share && e < S->nmap; e++) {
+    const tune_knob *kb = &S->sp->knobs[S->map[e].knob];
+    int same = S->map[e].field == field && same_class(S->p, S->map[e].stage, stage) &&
+               kb->nvalues == u && kb->values[kb->def] == def;
+    for (int i = 0; same && i < u; i++) same = kb->values[i] == v[i];
+    if (same) {
+      S->map[S->nmap++] = (struct as_knob_map){stage, field, S->map[e].knob};
+      return 0;
+    }
+  }
+  if (S->share && tune_space_range(S->sp) > ((int64_t)1 << 62) / u) {
+    S->dropped++;
+    return 0;
+  }
   const char *name = tec_ctx_printf(S->sp->ctx, "%s.%s", S->p->st[stage].t->name, knob);
   int k = name ? tune_define_field(S->sp, name, NULL, sizeof(int64_t) * (size_t)S->nknobs, u, v,
                                    def)
@@ -62,8 +90,7 @@ static int add_knob(as_space *S, int stage, const char *knob, size_t field, int6
     for (int i = 0; i < u; i++) lab[i] = labels[v[i] - lab0];
     S->sp->knobs[k].labels = lab;
   }
-  S->map[S->nknobs].stage = stage;
-  S->map[S->nknobs++].field = field;
+  S->map[S->nmap++] = (struct as_knob_map){stage, field, S->nknobs++};
   return 0;
 }
 
@@ -152,18 +179,24 @@ static int loops_knobs(as_space *S, int i) {
       add_knob(S, i, "tail", F(tail), tails, 2, ch->tail ? ch->tail : tails[1], TAIL_LABELS, 1))
     return -1;
   if (!ch->rfactor && unroll_knob(S, i)) return -1;
-  if (s->has_attached && s->halo > 0) {
-    int r = -1;
-    for (int d = 0; d < nd - 1 && r < 0; d++)
-      if (s->ext[d] > 1) r = d;
-    int64_t rows[6] = {1, 4, 8, 16, 32, 64};
+  if (s->has_attached && s->halo > 0 && s->host_row >= 0 && s->host_row < nd - 1) {
+    int64_t rows[7] = {1, 4, 8, 16, 32, 64, 128}, R = s->ext[s->host_row];
     int nr = 0;
-    for (int k = 0; r >= 0 && k < 6; k++)
-      if (rows[k] <= s->ext[r]) rows[nr++] = rows[k];
+    for (int k = 0; k < 7; k++)
+      if (rows[k] <= R) rows[nr++] = rows[k];
     if (nr && add_knob(S, i, "rows", F(rows), rows, nr, ch->rows, NULL, 0)) return -1;
+    /* columns per tile (0: whole rows), where every attached producer's columns line up */
+    int64_t cols[7] = {0, L, 2 * L, 64, 128, 256, 512};
+    int nc = 0;
+    for (int k = 0; s->halo_x >= 0 && k < 7; k++)
+      if (cols[k] < e && (k == 0 || cols[k] > cols[nc - 1])) cols[nc++] = cols[k];
+    if (nc > 1 && add_knob(S, i, "cols", F(cols), cols, nc, ch->cols, NULL, 0)) return -1;
   }
   return root && ch->parallel ? par_knob(S, i, nd) : 0;
 }
+
+static const char *stage_knobs(as_prog *p, tune_space *sp, as_space *S,
+                               const unsigned char *can_attach, int share);
 
 int as_space_build(as_prog *p, tune_space *sp, as_space *S) {
   /* the instant choices, and per stage which levels are open to it */
@@ -180,11 +213,25 @@ int as_space_build(as_prog *p, tune_space *sp, as_space *S) {
       can_attach[i] = (unsigned char)attachable(p, i, scratch);
   }
   as_decide(p); /* back to the instant choices */
+  /* per stage its own knobs; past 2^62 configs (a 32-stage stencil chain), one knob per
+   * class of stages and the rest left out */
+  for (int share = 0; share < 2; share++) {
+    const char *err = stage_knobs(p, sp, S, can_attach, share);
+    if (!err) return 0;
+    if (share || !strstr(err, "2^62")) return tec_ctx_set_error(p->ctx, "%s", err);
+    tec_ctx_clear_error(p->ctx);
+  }
+  return -1;
+}
+
+/* the knobs of every stage into a fresh space: NULL, or the error's text */
+static const char *stage_knobs(as_prog *p, tune_space *sp, as_space *S,
+                               const unsigned char *can_attach, int share) {
   int cap = 8 * (p->n ? p->n : 1);
-  *S = (as_space){.p = p, .sp = sp, .cap = cap,
+  *S = (as_space){.p = p, .sp = sp, .cap = cap, .share = share,
                   .map = tec_ctx_alloc(p->ctx, sizeof *S->map * (size_t)cap)};
   if (!S->map || tune_space_init(p->ctx, sp, "autosched", sizeof(int64_t) * (size_t)cap))
-    return -1;
+    return tec_ctx_error(p->ctx) ? tec_ctx_error(p->ctx) : "autosched space: out of memory";
   for (int i = 0; i < p->n; i++) {
     const as_stage *s = &p->st[i];
     /* a stage of constants alone runs once, in prepare: nothing of it is timed */
@@ -195,10 +242,13 @@ int as_space_build(as_prog *p, tune_space *sp, as_space *S) {
       int64_t lv[3], n = 0, def = s->ch.kind == TEC_AS_INLINE   ? AS_AT_INLINE
                                   : s->ch.kind == TEC_AS_ATTACH ? AS_AT_ATTACH
                                                                 : AS_AT_ROOT;
-      if (injective) lv[n++] = AS_AT_INLINE;
+      /* inlined into a reader of many taps, its code grows that many times (a chain of
+       * 5x5 stencils inlined: 25^k): offered up to 16 reads per element */
+      if (injective && (s->reads_total <= 16 || s->ch.kind == TEC_AS_INLINE))
+        lv[n++] = AS_AT_INLINE;
       if (can_attach[i]) lv[n++] = AS_AT_ATTACH;
       lv[n++] = AS_AT_ROOT;
-      if (add_knob(S, i, "at", F(at), lv, (int)n, def, AT_LABELS, 0)) return -1;
+      if (add_knob(S, i, "at", F(at), lv, (int)n, def, AT_LABELS, 0)) return tec_ctx_error(p->ctx);
     }
     int rc = 0;
     switch (s->ch.kind) {
@@ -211,9 +261,9 @@ int as_space_build(as_prog *p, tune_space *sp, as_space *S) {
       int64_t two[2] = {0, 1};
       rc = add_knob(S, i, "rfactor", F(rfactor), two, 2, 1, NOYES, 0);
     }
-    if (rc) return -1;
+    if (rc) return tec_ctx_error(p->ctx) ? tec_ctx_error(p->ctx) : "autosched space: failed";
   }
-  return 0;
+  return NULL;
 }
 
 void as_tuned_unset(as_tuned *t) {
@@ -232,8 +282,8 @@ int as_space_values(const as_space *S, tec_ctx *ctx, int64_t index, as_tuned **o
                              "autosched: config index %lld is outside the space (0..%lld)",
                              (long long)index, (long long)tune_space_range(S->sp) - 1);
   for (int i = 0; i < p->n; i++) as_tuned_unset(&tv[i]);
-  for (int k = 0; k < S->nknobs; k++)
-    *(int64_t *)((char *)&tv[S->map[k].stage] + S->map[k].field) = cfg[k];
+  for (int e = 0; e < S->nmap; e++)
+    *(int64_t *)((char *)&tv[S->map[e].stage] + S->map[e].field) = cfg[S->map[e].knob];
   *out = tv;
   return 0;
 }

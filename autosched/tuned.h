@@ -9,10 +9,14 @@
 typedef struct as_space {
   as_prog *p;
   tune_space *sp;
-  int nknobs, cap;
+  int nknobs, cap; /* knobs defined (one int64_t of the config each) */
+  int nmap;        /* entries of map: a knob shared by a class of stages has one per stage */
+  int share;       /* 1: stages of one class share their knobs (a space past 2^62 otherwise) */
+  int dropped;     /* knobs left out (the rules' choice kept): the space would pass 2^62 */
   struct as_knob_map {
     int stage;    /* index into p->st */
     size_t field; /* offsetof(as_tuned, ...) */
+    int knob;     /* the knob (config slot) whose value it takes */
   } *map;
 } as_space;
 

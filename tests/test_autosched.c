@@ -429,18 +429,253 @@ static const ir_expr *blury_body(tec_ctx *ctx, const ir_expr *const *i, void *u_
   return ir_mul(s, f(ctx, 1.0 / 3));
 }
 
-START_TEST(blur) {
-  tec_ctx *ctx = tec_ctx_new();
-  int64_t H = 45, W = 70;
+/* blur_x then blur_y over an input [H + 2][W + 2], auto-scheduled and checked; blur_y's
+ * tensor in *by */
+static void blur_checked(prog *g, int64_t H, int64_t W, tec_autosched_report *rep, te_tensor **by) {
+  tec_ctx *ctx = g->ctx;
   te_tensor *in = te_placeholder(ctx, "in", TEC_F32, 2, TE_SHAPE(ctx, H + 2, W + 2));
   te_tensor *bx = compute(ctx, "blur_x", 2, (int64_t[]){H + 2, W}, blurx_body, &(U){.a = in});
-  te_tensor *by = compute(ctx, "blur_y", 2, (int64_t[]){H, W}, blury_body, &(U){.a = bx});
-  prog g = (prog){.ctx = ctx, .nin = 1, .nout = 1, .in = {in}, .out = {by}};
+  *by = compute(ctx, "blur_y", 2, (int64_t[]){H, W}, blury_body, &(U){.a = bx});
+  *g = (prog){.ctx = ctx, .nin = 1, .nout = 1, .in = {in}, .out = {*by}};
+  double err = check_prog(g, NULL, rep, NULL);
+  ck_assert_msg(err < TOL, "blur: error %g\n%s", err, rep->text);
+  ck_assert_int_eq(kind_of(rep, "blur_x"), TEC_AS_ATTACH);
+}
+
+START_TEST(blur) {
+  prog g = {.ctx = tec_ctx_new()};
+  te_tensor *by;
+  tec_autosched_report rep;
+  blur_checked(&g, 45, 70, &rep, &by);
+  ck_assert_int_eq(stage_rep(&rep, "blur_y")->choice.rows, 16);
+  tec_ctx_free(g.ctx);
+}
+END_TEST
+
+/* ---- attach levels (issue #36: tiles of rows x columns chosen by cost; broadcast readers;
+ * stencil chains in groups) ---- */
+
+/* the position among st's leaves of the loop whose name is name (-1: none) */
+static int leaf_pos(sch_stage *st, const char *name) {
+  for (int i = 0; i < sch_stage_nleaf(st); i++)
+    if (!strcmp(sch_iter_name(sch_stage_leaf(st, i)), name)) return i;
+  return -1;
+}
+
+START_TEST(blur_column_tiles) {
+  /* rows 4 KiB apart: the producer is computed per tile of rows x columns, its rows' halo
+   * recomputed, its tile in L1 */
+  int64_t W = 1024;
+  prog g = {.ctx = tec_ctx_new()};
+  tec_ctx *ctx = g.ctx;
+  te_tensor *by;
+  tec_autosched_report rep;
+  blur_checked(&g, 70, W, &rep, &by);
+  te_tensor *in = g.in[0];
+  const tec_autosched_choice *ch = &stage_rep(&rep, "blur_y")->choice;
+  /* a column tile narrower than the row, rows within the tile's halo budget: the producer's
+   * tile (rows + 2) x cols floats fits L1 (32 KiB) and recomputes at most 50 % */
+  ck_assert_msg(ch->cols > 0 && ch->cols < W && ch->rows >= 4, "%s", rep.text);
+  ck_assert_int_le((ch->rows + 2) * ch->cols * 4, 32 << 10);
+  /* a tuned config of whole rows (cols 0) and another column tile: right too */
+  tune_space sp;
+  ck_assert_int_eq(tec_autosched_space(sch_create(ctx, 1, &by), NULL, NULL, &sp), 0);
+  int k = tune_space_find(&sp, "blur_y.cols");
+  ck_assert_int_ge(k, 0);
+  ck_assert_int_ge(sp.knobs[k].nvalues, 4);
+  const char *cfgs[] = {"blur_y.cols=0 blur_y.rows=8", "blur_y.cols=16 blur_y.rows=4"};
+  for (int c = 0; c < 2; c++) {
+    int64_t idx;
+    ck_assert_int_eq(tune_space_parse(ctx, &sp, cfgs[c], &idx), 0);
+    sch_schedule *s = sch_create(ctx, 1, &by), *ref = sch_create(ctx, 1, &by);
+    tec_autosched_report r2;
+    ck_assert_msg(tec_autoschedule_config(s, NULL, NULL, idx, &r2) == 0, "%s", tec_ctx_error(ctx));
+    ck_assert_int_eq(stage_rep(&r2, "blur_y")->choice.cols, c ? 16 : 0);
+    DLTensor x = alloc_for(&g, in, 1, 3), o1 = alloc_for(&g, by, 0, 0), o2 = alloc_for(&g, by, 0, 0);
+    run_sched(&g, s, "cfg_f", NULL, &x, &o1);
+    run_sched(&g, ref, "cfg_ref", "llvm -O0", &x, &o2);
+    ck_assert_double_lt(tu_max_err(tu_f32(&o1), tu_f32(&o2), tec_dl_numel(&o1)), TOL);
+    tec_dl_free(&x), tec_dl_free(&o1), tec_dl_free(&o2);
+  }
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* unsharp mask's shape (apps/unsharp, 3-tap kernels): gray of 3 channels, a blur in y then
+ * x, ratio = blur / gray, out[c][y][x] = ratio[y][x] * in[c][y + 1][x + 1] */
+typedef struct US {
+  te_tensor *in, *g, *by, *bx, *ra;
+} US;
+static const ir_expr *us_gray(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  US *u = u_;
+  return ir_add(ir_add(ir_mul(f(ctx, 0.3), TE_AT(u->in, ir_int(ctx, 0), i[0], i[1])),
+                       ir_mul(f(ctx, 0.6), TE_AT(u->in, ir_int(ctx, 1), i[0], i[1]))),
+                ir_mul(f(ctx, 0.1), TE_AT(u->in, ir_int(ctx, 2), i[0], i[1])));
+}
+static const ir_expr *us_blury(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  US *u = u_;
+  return ir_add(ir_mul(f(ctx, 0.5), TE_AT(u->g, ir_add(i[0], ir_int(ctx, 1)), i[1])),
+                ir_mul(f(ctx, 0.25), ir_add(TE_AT(u->g, i[0], i[1]),
+                                            TE_AT(u->g, ir_add(i[0], ir_int(ctx, 2)), i[1]))));
+}
+static const ir_expr *us_blurx(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  US *u = u_;
+  return ir_add(ir_mul(f(ctx, 0.5), TE_AT(u->by, i[0], ir_add(i[1], ir_int(ctx, 1)))),
+                ir_mul(f(ctx, 0.25), ir_add(TE_AT(u->by, i[0], i[1]),
+                                            TE_AT(u->by, i[0], ir_add(i[1], ir_int(ctx, 2))))));
+}
+static const ir_expr *us_ratio(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  US *u = u_;
+  const ir_expr *g = TE_AT(u->g, ir_add(i[0], ir_int(ctx, 1)), ir_add(i[1], ir_int(ctx, 1)));
+  return ir_div(ir_sub(ir_mul(f(ctx, 2), g), TE_AT(u->bx, i[0], i[1])), ir_add(g, f(ctx, 4)));
+}
+static const ir_expr *us_out(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  US *u = u_;
+  return ir_mul(TE_AT(u->ra, i[1], i[2]),
+                TE_AT(u->in, i[0], ir_add(i[1], ir_int(ctx, 1)), ir_add(i[2], ir_int(ctx, 1))));
+}
+
+START_TEST(broadcast_reader) {
+  tec_ctx *ctx = tec_ctx_new();
+  int64_t H = 40, W = 200;
+  US *u = tec_ctx_alloc(ctx, sizeof *u);
+  u->in = te_placeholder(ctx, "in", TEC_F32, 3, TE_SHAPE(ctx, 3, H + 2, W + 2));
+  te_compute_decl d = {.ndim = 2, .user = u};
+  d.name = "gray", d.shape = TE_SHAPE(ctx, H + 2, W + 2), d.body = us_gray;
+  u->g = te_compute(ctx, &d);
+  d.name = "by", d.shape = TE_SHAPE(ctx, H, W + 2), d.body = us_blury;
+  u->by = te_compute(ctx, &d);
+  d.name = "bx", d.shape = TE_SHAPE(ctx, H, W), d.body = us_blurx;
+  u->bx = te_compute(ctx, &d);
+  d.name = "ratio", d.shape = TE_SHAPE(ctx, H, W), d.body = us_ratio;
+  u->ra = te_compute(ctx, &d);
+  d.name = "out", d.ndim = 3, d.shape = TE_SHAPE(ctx, 3, H, W), d.body = us_out;
+  te_tensor *out = te_compute(ctx, &d);
+  ck_assert_ptr_nonnull(out);
+  prog g = (prog){.ctx = ctx, .nin = 1, .nout = 1, .in = {u->in}, .out = {out}};
   tec_autosched_report rep;
   double err = check_prog(&g, NULL, &rep, NULL);
-  ck_assert_msg(err < TOL, "blur: error %g\n%s", err, rep.text);
-  ck_assert_int_eq(kind_of(&rep, "blur_x"), TEC_AS_ATTACH);
-  ck_assert_int_eq(stage_rep(&rep, "blur_y")->choice.rows, 16);
+  ck_assert_msg(err < TOL, "unsharp: error %g\n%s", err, rep.text);
+  /* ratio (7 ops and its inlined blur) is read for 3 channels: kept, not recomputed 3 times */
+  ck_assert_int_eq(kind_of(&rep, "ratio"), TEC_AS_ATTACH);
+  ck_assert_int_eq(kind_of(&rep, "gray"), TEC_AS_ATTACH);
+  ck_assert_int_eq(kind_of(&rep, "bx"), TEC_AS_INLINE);
+  /* the channel loop runs inside the tile the producers are computed at */
+  sch_schedule *s = sch_create(ctx, 1, &out);
+  ck_assert_int_eq(tec_autoschedule(s, NULL, NULL, &rep), 0);
+  sch_stage *so = sch_stage_of(s, out), *host;
+  sch_iter *at;
+  ck_assert_int_eq(sch_stage_attach(sch_stage_of(s, u->ra), &host, &at), SCH_ATTACH_SCOPE);
+  ck_assert_ptr_eq(host, so);
+  int at_pos = leaf_pos(so, sch_iter_name(at)), c_pos = leaf_pos(so, "i");
+  ck_assert_int_ge(at_pos, 0);
+  ck_assert_msg(c_pos > at_pos, "channel loop at %d, producers at %d\n%s", c_pos, at_pos,
+                rep.trace_c);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* a chain of 5x5 stencils (apps/stencil_chain's shape): each stage's halo adds 4 rows, so the
+ * producers nearest the output attach to it and the ones before start groups of their own */
+static const ir_expr *st5_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  const ir_expr *e = NULL;
+  for (int a = 0; a < 5; a++)
+    for (int b = 0; b < 5; b++) {
+      const ir_expr *t = ir_mul(f(ctx, (a + 1) * (b + 1) / 225.0),
+                                TE_AT(u->a, ir_add(i[0], ir_int(ctx, a)), ir_add(i[1], ir_int(ctx, b))));
+      e = e ? ir_add(e, t) : t;
+    }
+  return e;
+}
+static te_tensor *stencil_chain(tec_ctx *ctx, int n, int64_t h, int64_t w, te_tensor **in) {
+  te_tensor *cur = *in = te_placeholder(ctx, "in", TEC_F32, 2, TE_SHAPE(ctx, h + 4 * n, w + 4 * n));
+  for (int k = 0; k < n; k++) {
+    int64_t e = 4 * (n - 1 - k);
+    cur = compute(ctx, tec_ctx_printf(ctx, "st%d", k), 2, (int64_t[]){h + e, w + e}, st5_body,
+                  &(U){.a = cur});
+  }
+  return cur;
+}
+
+START_TEST(stencil_groups) {
+  tec_ctx *ctx = tec_ctx_new();
+  te_tensor *in, *out = stencil_chain(ctx, 12, 300, 260, &in);
+  prog g = (prog){.ctx = ctx, .nin = 1, .nout = 1, .in = {in}, .out = {out}};
+  tec_autosched_report rep;
+  double err = check_prog(&g, NULL, &rep, NULL);
+  ck_assert_msg(err < TOL, "stencil chain: error %g\n%s", err, rep.text);
+  /* groups: some stages attached (to the output or to a later stage at the root), some at
+   * the root hosting them; the halo a group's deepest producer recomputes is bounded */
+  int attached = 0, hosts = 0;
+  for (int k = 0; k < rep.nstages; k++) {
+    const tec_autosched_choice *ch = &rep.stages[k].choice;
+    attached += ch->kind == TEC_AS_ATTACH;
+    hosts += ch->kind == TEC_AS_LOOPS && ch->rows > 1;
+  }
+  ck_assert_msg(attached >= 6 && hosts >= 2 && attached + hosts <= 12, "%s", rep.text);
+  ck_assert_int_eq(kind_of(&rep, "st10"), TEC_AS_ATTACH);
+  /* 32 stages: the space passes 2^62 configs one knob per stage; knobs are shared by the
+   * stages of one class, so it is a space, and a config of it applies */
+  tec_ctx *c2 = tec_ctx_new();
+  te_tensor *in2, *out2 = stencil_chain(c2, 32, 8, 8, &in2);
+  tune_space sp;
+  ck_assert_msg(tec_autosched_space(sch_create(c2, 1, &out2), NULL, NULL, &sp) == 0, "%s",
+                tec_ctx_error(c2));
+  ck_assert_int_lt(sp.nknobs, 64);
+  ck_assert_int_gt(sp.nknobs, 4);
+  tec_autosched_report r2;
+  int64_t idx = tune_space_range(&sp) / 3;
+  ck_assert_msg(tec_autoschedule_config(sch_create(c2, 1, &out2), NULL, NULL, idx, &r2) == 0,
+                "%s", tec_ctx_error(c2));
+  ck_assert_int_eq(r2.nstages, 32);
+  tec_ctx_free(c2);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* Harris' shape: S read by det and trace, both inlined into the output at S's own index: S is
+ * inlined (one expression there), not kept for its two reads */
+static const ir_expr *hs_sum(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  const ir_expr *e = NULL;
+  for (int a = 0; a < 3; a++) {
+    const ir_expr *x = TE_AT(u->a, ir_add(i[0], ir_int(ctx, a)), i[1]);
+    e = e ? ir_add(e, ir_mul(x, x)) : ir_mul(x, x);
+  }
+  return e;
+}
+static const ir_expr *hs_det(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  return ir_sub(ir_mul(TE_AT(u->a, i[0], i[1]), TE_AT(u->b, i[0], i[1])), f(ctx, 0.5));
+}
+static const ir_expr *hs_tr(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  return ir_add(TE_AT(u->a, i[0], i[1]), TE_AT(u->b, i[0], i[1]));
+}
+static const ir_expr *hs_out(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  const ir_expr *t = TE_AT(u->b, i[0], i[1]);
+  return ir_sub(TE_AT(u->a, i[0], i[1]), ir_mul(ir_mul(f(ctx, 0.04), t), t));
+}
+
+START_TEST(merged_reads) {
+  tec_ctx *ctx = tec_ctx_new();
+  int64_t H = 30, W = 50;
+  te_tensor *x = te_placeholder(ctx, "x", TEC_F32, 2, TE_SHAPE(ctx, H + 2, W));
+  te_tensor *y = te_placeholder(ctx, "y", TEC_F32, 2, TE_SHAPE(ctx, H + 2, W));
+  te_tensor *sx = compute(ctx, "Sx", 2, (int64_t[]){H, W}, hs_sum, &(U){.a = x});
+  te_tensor *sy = compute(ctx, "Sy", 2, (int64_t[]){H, W}, hs_sum, &(U){.a = y});
+  te_tensor *det = compute(ctx, "det", 2, (int64_t[]){H, W}, hs_det, &(U){.a = sx, .b = sy});
+  te_tensor *tr = compute(ctx, "tr", 2, (int64_t[]){H, W}, hs_tr, &(U){.a = sx, .b = sy});
+  te_tensor *out = compute(ctx, "out", 2, (int64_t[]){H, W}, hs_out, &(U){.a = det, .b = tr});
+  prog g = (prog){.ctx = ctx, .nin = 2, .nout = 1, .in = {x, y}, .out = {out}};
+  tec_autosched_report rep;
+  double err = check_prog(&g, NULL, &rep, NULL);
+  ck_assert_msg(err < TOL, "merged reads: error %g\n%s", err, rep.text);
+  ck_assert_int_eq(kind_of(&rep, "Sx"), TEC_AS_INLINE);
+  ck_assert_int_eq(kind_of(&rep, "Sy"), TEC_AS_INLINE);
+  ck_assert_int_eq(kind_of(&rep, "det"), TEC_AS_INLINE);
   tec_ctx_free(ctx);
 }
 END_TEST
@@ -1165,6 +1400,10 @@ static Suite *suite(void) {
   tcase_add_test(tc, depthwise_blocked);
   tcase_add_test(tc, pointwise_blocked);
   tcase_add_test(tc, blur);
+  tcase_add_test(tc, blur_column_tiles);
+  tcase_add_test(tc, broadcast_reader);
+  tcase_add_test(tc, stencil_groups);
+  tcase_add_test(tc, merged_reads);
   tcase_add_test(tc, softmax);
   tcase_add_test(tc, layer_norm);
   tcase_add_test(tc, fixed_read_along_data);

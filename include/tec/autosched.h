@@ -65,6 +65,9 @@ typedef struct tec_autosched_choice {
                          (constants once, in prepare); 0 to 2 */
   int64_t rows;    /* LOOPS/TILE: rows per outer iteration where producers attach (1: the
                       row loop itself) */
+  int64_t cols;    /* LOOPS: columns per tile where producers attach (0: whole rows; else
+                      the innermost axis split by it and the producers computed per tile of
+                      rows x cols) */
   int rfactor;        /* ATTACH of a reduction along its unit-stride axis: 1 its last reduce
                          loop is factored by `vector` lanes (rfactor), the partials computed
                          at the same loop, vectorized */
@@ -116,7 +119,7 @@ int tec_autoschedule(sch_schedule *s, const char *target, const tec_autosched_op
  * attach, root), tile_i / tile_j / tile_k / block_i / block_j (the register tile, its second
  * axis, its outer block of rows and its group of columns),
  * pack, fuse (cache_write or the accumulator fused into its element-wise consumer), vector,
- * tail, unroll, par (parallel fusion depth), rows, rfactor; each knob's default is the instant
+ * tail, unroll, par (parallel fusion depth), rows, cols, rfactor; each knob's default is the instant
  * mode's choice, so the default config is tec_autoschedule's schedule. The arguments are as
  * tec_autoschedule's (s unscheduled: it is only read, except by the two that schedule it). */
 
