@@ -80,11 +80,16 @@ int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
   sch_iter *ax[AS_MAX_DIM], *xo = NULL, *xi = NULL, *yo = NULL, *yi = NULL;
   for (int d = 0; d < nd; d++)
     if (!(ax[d] = sch_axis(st, d))) return -1;
+  /* axes selecting between expressions (rule_fold.c): their unrolled parts inside */
+  sch_iter *fo[AS_MAX_DIM];
+  int64_t dext[AS_MAX_DIM];
+  int nf = as_fold_split(p, st, a, ax, dext, fo);
+  if (nf < 0) return -1;
   /* the row axis where producers attach (root hosts only) */
   int r = -1;
   if (root && a->has_attached)
     for (int d = 0; d < nd - 1 && r < 0; d++)
-      if (a->ext[d] > 1) r = d;
+      if (a->ext[d] > 1 && ax[d]) r = d;
   int64_t V = ch->vector, e = a->ext[nd - 1];
   if (V > 0 && V < e) {
     int64_t tail = ch->tail ? ch->tail - 1
@@ -104,13 +109,13 @@ int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
   for (int d = 0; d < nd - 1; d++) {
     if (d == r && yo) {
       at_pos = n;
-      ext[n] = (a->ext[d] + ch->rows - 1) / ch->rows;
+      ext[n] = (dext[d] + ch->rows - 1) / ch->rows;
       order[n++] = yo;
       ext[n] = ch->rows;
       order[n++] = yi;
-    } else {
+    } else if (ax[d]) {
       if (d == r) at_pos = n;
-      ext[n] = a->ext[d];
+      ext[n] = dext[d];
       order[n++] = ax[d];
     }
   }
@@ -122,10 +127,13 @@ int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
     ext[n] = e;
     order[n++] = ax[nd - 1];
   }
+  for (int k = 0; k < nf; k++) order[n++] = fo[k];
   for (int k = 0; k < a->nred; k++)
     if (!(order[n++] = sch_reduce_axis(st, k))) return -1;
   if (xi) order[n++] = xi;
   if (n > 1 && sch_reorder(st, n, order)) return -1;
+  for (int k = 0; k < nf; k++)
+    if (sch_unroll(st, fo[k])) return -1;
   if (xi && sch_vectorize(st, xi)) return -1;
   if (a->nred && a->const_ext && a->rext[a->nred - 1] > 1 && a->rext[a->nred - 1] <= ch->unroll &&
       sch_unroll(st, sch_reduce_axis(st, a->nred - 1)))
