@@ -40,7 +40,6 @@ int net_auto_instantiate(net *n, int i, const char *who, const tec_target *targe
   if (!s || (n->opt.records ? tec_autoschedule_tuned(s, tg, NULL, n->opt.records, &rep)
                             : tec_autoschedule(s, tg, NULL, &rep)))
     return net_fail(n, "%s: layer %s: %s", who, L->name, tec_ctx_error(n->ctx));
-  if (getenv("AUTONET_DEBUG")) fprintf(stderr, "== %s\n%s\n", L->name, rep.text); /* DEBUG */
   L->tuned = n->opt.records && !rep.warning;
   snprintf(L->config, sizeof L->config, "auto %s", rep.config ? rep.config : "(instant)");
   snprintf(L->note, sizeof L->note, "%s", rep.warning ? rep.warning : "");
