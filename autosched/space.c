@@ -195,7 +195,13 @@ int as_space_build(as_prog *p, tune_space *sp, as_space *S) {
       int64_t lv[3], n = 0, def = s->ch.kind == TEC_AS_INLINE   ? AS_AT_INLINE
                                   : s->ch.kind == TEC_AS_ATTACH ? AS_AT_ATTACH
                                                                 : AS_AT_ROOT;
-      if (injective) lv[n++] = AS_AT_INLINE;
+      /* a stage whose selects fold once its axes are unrolled (rule_fold.c) is not inlined:
+       * its readers would copy its select tree, unfolded, into every element (Winograd's
+       * transforms inlined into the batched GEMM's unrolled tile: the suspected cause of a
+       * ResNet-18 tuning run killed at 22 GB) */
+      int folds = 0;
+      for (int d = 0; d < AS_MAX_DIM; d++) folds |= s->fold[d] != 0;
+      if (injective && !folds) lv[n++] = AS_AT_INLINE;
       if (can_attach[i]) lv[n++] = AS_AT_ATTACH;
       lv[n++] = AS_AT_ROOT;
       if (add_knob(S, i, "at", F(at), lv, (int)n, def, AT_LABELS, 0)) return -1;
