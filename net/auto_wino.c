@@ -110,16 +110,11 @@ static const ir_expr *out_body(tec_ctx *ctx, const ir_expr *const *i, void *user
   const ir_expr *p = ir_add(ir_mul(ir_add(ir_mul(i[0], ir_int(ctx, d->th)), ir_floordiv(i[2], mi)),
                                    ir_int(ctx, d->tw)),
                             ir_floordiv(i[3], mi));
-  const ir_expr *cols[WMAX], *by_y[4];
-  for (int e = 0; e < n; e++) {
-    const ir_expr *mv[WMAX], *by_x[4];
+  const ir_expr *mv[WMAX * WMAX];
+  for (int e = 0; e < n; e++)
     for (int f = 0; f < n; f++)
-      mv[f] = TE_AT(d->acc, ir_int(ctx, e), ir_int(ctx, f), i[1], p, i[4]);
-    for (int x = 0; x < m; x++) by_x[x] = topi_wino_lincomb(ctx, n, &d->at[x * n], mv);
-    cols[e] = topi_wino_pick(ctx, ir_floormod(i[3], mi), m, by_x);
-  }
-  for (int y = 0; y < m; y++) by_y[y] = topi_wino_lincomb(ctx, n, &d->at[y * n], cols);
-  const ir_expr *v = topi_wino_pick(ctx, ir_floormod(i[2], mi), m, by_y);
+      mv[e * n + f] = TE_AT(d->acc, ir_int(ctx, e), ir_int(ctx, f), i[1], p, i[4]);
+  const ir_expr *v = topi_wino_output(ctx, n, m, d->at, mv, i[2], i[3]);
   return topi_epilogue_expr(ctx, &d->p.epi, v, d->bp ? TE_AT(d->bp, i[1], i[4]) : NULL,
                             d->a.residual ? TE_AT(d->a.residual, i[0], i[1], i[2], i[3], i[4])
                                           : NULL);

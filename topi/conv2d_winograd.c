@@ -116,6 +116,19 @@ const ir_expr *topi_wino_lincomb(tec_ctx *ctx, int n, const double *coef,
   return acc ? acc : ir_float(ctx, 0.0);
 }
 
+const ir_expr *topi_wino_output(tec_ctx *ctx, int n, int m, const double *at,
+                                const ir_expr *const *mv, const ir_expr *y, const ir_expr *x) {
+  /* cols[e] = sum_f AT[x%m][f] M[e][f], a select over x%m; then sum_e AT[y%m][e] cols[e] */
+  const ir_expr *cols[WMAX], *by_y[4], *mi = ir_int(ctx, m);
+  for (int e = 0; e < n; e++) {
+    const ir_expr *by_x[4];
+    for (int c = 0; c < m; c++) by_x[c] = topi_wino_lincomb(ctx, n, &at[c * n], &mv[e * n]);
+    cols[e] = topi_wino_pick(ctx, ir_floormod(x, mi), m, by_x);
+  }
+  for (int r = 0; r < m; r++) by_y[r] = topi_wino_lincomb(ctx, n, &at[r * n], cols);
+  return topi_wino_pick(ctx, ir_floormod(y, mi), m, by_y);
+}
+
 static const ir_expr *gm_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   wg_graph *g = u;
   const ir_expr *rows[WMAX];
@@ -215,17 +228,10 @@ static const ir_expr *out_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   const ir_expr *p = ir_add(ir_mul(ir_add(ir_mul(i[0], ir_int(ctx, g->th)), ir_floordiv(i[2], mi)),
                                    ir_int(ctx, g->tw)),
                             ir_floordiv(i[3], mi));
-  const ir_expr *k = ir_add(ir_mul(i[1], ir_int(ctx, d->yb)), i[4]);
-  /* cols[e] = sum_f AT[x%m][f] M[e][f], a select over x%m; then sum_e AT[y%m][e] cols[e] */
-  const ir_expr *cols[WMAX], *by_y[4];
-  for (int e = 0; e < n; e++) {
-    const ir_expr *mv[WMAX], *by_x[4];
-    for (int f = 0; f < n; f++) mv[f] = TE_AT(g->mm, ir_int(ctx, e), ir_int(ctx, f), p, k);
-    for (int x = 0; x < m; x++) by_x[x] = topi_wino_lincomb(ctx, n, &g->at[x * n], mv);
-    cols[e] = topi_wino_pick(ctx, ir_floormod(i[3], mi), m, by_x);
-  }
-  for (int y = 0; y < m; y++) by_y[y] = topi_wino_lincomb(ctx, n, &g->at[y * n], cols);
-  const ir_expr *v = topi_wino_pick(ctx, ir_floormod(i[2], mi), m, by_y);
+  const ir_expr *k = ir_add(ir_mul(i[1], ir_int(ctx, d->yb)), i[4]), *mv[WMAX * WMAX];
+  for (int e = 0; e < n; e++)
+    for (int f = 0; f < n; f++) mv[e * n + f] = TE_AT(g->mm, ir_int(ctx, e), ir_int(ctx, f), p, k);
+  const ir_expr *v = topi_wino_output(ctx, n, m, g->at, mv, i[2], i[3]);
   return topi_epilogue_expr(ctx, &d->p.epi, v, g->bp ? TE_AT(g->bp, i[1], i[4]) : NULL,
                             d->a.residual ? TE_AT(d->a.residual, i[0], i[1], i[2], i[3], i[4])
                                           : NULL);
