@@ -96,6 +96,7 @@ void as_decide(as_prog *p) {
   as_decide_rfactor(p);
   as_decide_attach(p);
   as_decide_loops(p);
+  as_decide_fold(p);
 }
 
 sch_schedule *as_schedule(as_prog *p, int *ntries, lower_func **out) {

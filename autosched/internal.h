@@ -60,6 +60,8 @@ typedef struct as_stage {
   int host_row;     /* a host: the data axis producers attach along (-1: none yet) */
   unsigned host_mask; /* a host: its data axes some attached producer's reads use (the
                          others are moved inside the row tile: unsharp's channels) */
+  int64_t fold[AS_MAX_DIM]; /* LOOPS: axes that select between expressions, unrolled
+                             * (rule_fold.c): 1 whole, m > 1 split by m; 0 none */
   const char *rule, *why;
   /* apply time (names: loops survive a fresh schedule by name only) */
   const char *at_loop; /* the loop producers attach at */
@@ -151,6 +153,11 @@ void as_decide_tile(as_prog *p);
 void as_decide_rfactor(as_prog *p);
 void as_decide_loops(as_prog *p);
 void as_decide_attach(as_prog *p);
+void as_decide_fold(as_prog *p);
+/* rule_fold.c: the folded axes of stage a split (ax[d] becomes the outer part, NULL when d is
+ * unrolled whole; ext[d] its extent); their unrolled parts in inner[]: their count, or -1 */
+int as_fold_split(as_prog *p, sch_stage *st, as_stage *a, sch_iter **ax, int64_t *ext,
+                  sch_iter **inner);
 /* rule_loops.c: the vector and unroll fields of a stage with its own loops */
 void as_loops_choice(as_prog *p, as_stage *s);
 /* a plainer choice for stage i (fallback level up); 0 if there was one */

@@ -84,8 +84,15 @@ int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
   sch_iter *ax[AS_MAX_DIM], *xo = NULL, *xi = NULL, *yo = NULL, *yi = NULL, *xt = NULL;
   for (int d = 0; d < nd; d++)
     if (!(ax[d] = sch_axis(st, d))) return -1;
+  /* axes selecting between expressions (rule_fold.c): their unrolled parts inside */
+  sch_iter *fo[AS_MAX_DIM];
+  int64_t dext[AS_MAX_DIM];
+  int nf = as_fold_split(p, st, a, ax, dext, fo);
+  if (nf < 0) return -1;
   /* the row axis where producers attach (root hosts only) */
-  int r = root && a->has_attached && a->host_row < nd - 1 ? a->host_row : -1;
+  int r = root && a->has_attached && a->host_row >= 0 && a->host_row < nd - 1 && ax[a->host_row]
+              ? a->host_row
+              : -1;
   int64_t V = ch->vector, e = a->ext[nd - 1];
   if (V > 0 && V < e) {
     int64_t tail = ch->tail ? ch->tail - 1
@@ -111,19 +118,20 @@ int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
   }
   /* the order: data loops (rows split, the column tile after the row tile, the axes no
    * producer reads moved inside it), x.outer, reduce loops, x.inner */
-  sch_iter *order[AS_MAX_DIM * 2 + 4];
-  int64_t ext[AS_MAX_DIM * 2 + 4];
+  sch_iter *order[AS_MAX_DIM * 3 + 6];
+  int64_t ext[AS_MAX_DIM * 3 + 6];
   int n = 0, at_pos = -1;
   for (int d = 0; d < nd - 1; d++) {
-    int inward = d < r && a->ext[d] > 1 && !(d < 32 && (a->host_mask >> d & 1));
+    if (!ax[d]) continue; /* folded whole: inside, with the other unrolled parts */
+    int inward = d < r && dext[d] > 1 && !(d < 32 && (a->host_mask >> d & 1));
     if (inward) continue;
     if (d != r) {
-      ext[n] = a->ext[d];
+      ext[n] = dext[d];
       order[n++] = ax[d];
       continue;
     }
     at_pos = n;
-    ext[n] = yo ? (a->ext[d] + ch->rows - 1) / ch->rows : a->ext[d];
+    ext[n] = yo ? (dext[d] + ch->rows - 1) / ch->rows : dext[d];
     order[n++] = yo ? yo : ax[d];
     if (xt) {
       at_pos = n;
@@ -132,7 +140,8 @@ int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
     }
     if (yo) ext[n] = ch->rows, order[n++] = yi;
     for (int k = 0; k < r; k++)
-      if (a->ext[k] > 1 && !(k < 32 && (a->host_mask >> k & 1))) ext[n] = a->ext[k], order[n++] = ax[k];
+      if (ax[k] && dext[k] > 1 && !(k < 32 && (a->host_mask >> k & 1)))
+        ext[n] = dext[k], order[n++] = ax[k];
   }
   int ndata_outer = n;
   if (xo) {
@@ -142,10 +151,13 @@ int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
     ext[n] = ncol ? ncol : e;
     order[n++] = ax[nd - 1];
   }
+  for (int k = 0; k < nf; k++) order[n++] = fo[k];
   for (int k = 0; k < a->nred; k++)
     if (!(order[n++] = sch_reduce_axis(st, k))) return -1;
   if (xi) order[n++] = xi;
   if (n > 1 && sch_reorder(st, n, order)) return -1;
+  for (int k = 0; k < nf; k++)
+    if (sch_unroll(st, fo[k])) return -1;
   if (xi && sch_vectorize(st, xi)) return -1;
   /* a tile of one vector and a few rows: its rows unrolled, and the producers' (the buffers
    * between them then live in registers) */
@@ -154,7 +166,7 @@ int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
     const as_stage *h = &p->st[a->attach_to];
     int pr = -1;
     for (int d = 0; d < nd - 1 && pr < 0; d++)
-      if (a->ext[d] > 1) pr = d;
+      if (a->ext[d] > 1 && ax[d]) pr = d;
     if (h->ch.cols > 0 && h->ch.cols == h->ch.vector && h->ch.rows + a->halo <= 12 && pr >= 0 &&
         sch_unroll(st, ax[pr]))
       return -1;

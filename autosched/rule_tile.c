@@ -83,6 +83,29 @@ static int second_axis(as_prog *p, const as_stage *s) {
   return best;
 }
 
+/* the window's other axis: a data axis d (not the rows' axis, not the last) whose index into
+ * some input also moves with a reduce axis (a depthwise convolution's output rows y, read at
+ * y + ky). A tile of tile_k values of d shares the rows of the window between them as the
+ * tile's rows share its columns. The innermost such axis; -1 if none. */
+static int window_axis(as_prog *p, const as_stage *s) {
+  const te_tensor *t = s->t;
+  const ir_expr *src = as_source(t), *red = t->body;
+  int best = -1;
+  for (int d = 0; d + 1 < t->ndim; d++) {
+    if (d == s->reuse_axis || s->ext[d] < 2) continue;
+    for (int k = 0; k < t->ninputs; k++) {
+      const ir_expr *reads[2];
+      if (as_index_of(p, t->inputs[k]) < 0 || as_reads_of(src, t->inputs[k], reads, 2) != 1) continue;
+      for (int a = 0; a < reads[0]->nargs; a++) {
+        int slides = 0;
+        for (int r = 0; r < red->nargs; r++) slides |= ir_uses_var(reads[0]->args[a], red->args[r]);
+        if (slides && ir_uses_var(reads[0]->args[a], t->axis[d])) best = d;
+      }
+    }
+  }
+  return best;
+}
+
 /* the element-wise consumer to fuse the tile into: through inlined stages, each reading the one
  * before at the same index, to a stage that is not inlined; -1 if none */
 static int find_anchor(as_prog *p, int i) {
@@ -166,9 +189,15 @@ void as_decide_tile(as_prog *p) {
     if (s->red_total < 16 && !(s->red_total >= 9 && vector_weights(p, s))) continue;
     int64_t ej = s->ext[t->ndim - 1], ei = s->ext[s->reuse_axis], lanes = as_lanes(p, t);
     int64_t nr = ej <= 4 * lanes ? ej : 4 * lanes, nvec = (nr + lanes - 1) / lanes;
+    /* a window with vector weights (a depthwise convolution): each column vector has taps of
+     * its own, which stay in registers across the tiles (loop-invariant), so the register file
+     * holds nvec * (taps + 1 input) + the rows' accumulators: as many column vectors as leave
+     * room for 4 rows (one at least) */
+    int win = s->red_total < 16 && ej >= lanes && vector_weights(p, s);
+    while (win && nvec > 1 && (p->regs - nvec * (s->red_total + 1)) / nvec < 4) nvec--, nr = nvec * lanes;
     /* columns of one vector (a channel block): a second axis doubles the vectors per row,
      * tile_k = 2 (the conv2d_nchwc template's oc_tiles: 14 x 2 x 16 where 12 x 16 was) */
-    int ak = nvec == 1 ? second_axis(p, s) : -1;
+    int ak = win ? window_axis(p, s) : nvec == 1 ? second_axis(p, s) : -1;
     int64_t v, nk = ak >= 0 && s->ext[ak] % 2 == 0 ? 2 : 1; /* no tail by default */
     if ((v = AS_TUNED(p, s, tile_k)) != AS_UNSET) nk = v;
     if (ak < 0 || nk < 2) nk = 1;
@@ -176,9 +205,17 @@ void as_decide_tile(as_prog *p) {
     /* the registers: tile_i * tile_k * nvec accumulators, tile_k * nvec column vectors and a
      * broadcast; 12 rows at most (14 with a second axis: the template's 14 x 2) */
     int64_t row = nk * nvec, budget = (p->regs - row - (nk > 1 ? 1 : 2)) / row;
-    int64_t mr = budget < (nk > 1 ? 14 : 12) ? budget : (nk > 1 ? 14 : 12);
+    int64_t cap = nk > 1 || win ? 14 : 12;
+    if (win) budget = (p->regs - nvec * (s->red_total + 1)) / row;
+    int64_t mr = budget < cap ? budget : cap;
     if (mr < 1) mr = 1;
     if (mr > ei) mr = ei;
+    if (win) /* the template's rule: the widest tile from half the cap that divides the rows */
+      for (int64_t m = mr; m >= 2 && 2 * m >= mr; m--)
+        if (ei % m == 0) {
+          mr = m;
+          break;
+        }
     if (ei % mr && mr > 2 && ei % (mr - 1) == 0) mr--; /* a tail only if no neighbour divides */
     /* the tuned mode's values (space.c), clamped to the extents */
     if ((v = AS_TUNED(p, s, tile_i)) != AS_UNSET) mr = v < ei ? v : ei;
@@ -190,7 +227,7 @@ void as_decide_tile(as_prog *p) {
     s->ch.tile_k = nk;
     s->ch.tile_axis_k = ak;
     s->ch.vector = nr > 1 ? nr : 0;
-    s->ch.unroll = (v = AS_TUNED(p, s, unroll)) != AS_UNSET ? v : 4;
+    s->ch.unroll = (v = AS_TUNED(p, s, unroll)) != AS_UNSET ? v : win ? s->red_total : 4;
     s->ch.parallel = (v = AS_TUNED(p, s, par)) != 0;
     s->ch.par_depth = v > 0 ? (int)v : 0;
     s->ch.block_i = (v = AS_TUNED(p, s, block_i)) != AS_UNSET ? v : 1;
@@ -328,9 +365,12 @@ int as_apply_tile(as_prog *p, sch_schedule *s, int i) {
   if (lk) la[n++] = lk; /* a row's broadcast, then its tile_k column vectors */
   la[n++] = lj;
   if (sch_reorder(acc, n, la)) return -1;
-  if (r->nred && r->rext[r->nred - 1] <= ch->unroll && r->rext[r->nred - 1] > 1 && r->const_ext &&
-      sch_unroll(acc, sch_reduce_axis(acc, r->nred - 1)))
-    return -1;
+  /* a whole window within the unroll bound: every tap unrolled (its weights then stay in
+   * registers across the tiles); else the innermost reduce loop when it is */
+  for (int k = r->nred - 1; k >= 0; k--)
+    if ((k == r->nred - 1 ? r->rext[k] <= ch->unroll : r->red_total <= ch->unroll) &&
+        r->rext[k] > 1 && r->const_ext && sch_unroll(acc, sch_reduce_axis(acc, k)))
+      return -1;
   if (ch->tile_i > 1 && sch_unroll(acc, li)) return -1;
   if (lk && sch_unroll(acc, lk)) return -1;
   if (ch->vector && sch_vectorize(acc, lj)) return -1;

@@ -243,8 +243,14 @@ static const char *stage_knobs(as_prog *p, tune_space *sp, as_space *S,
                                   : s->ch.kind == TEC_AS_ATTACH ? AS_AT_ATTACH
                                                                 : AS_AT_ROOT;
       /* inlined into a reader of many taps, its code grows that many times (a chain of
-       * 5x5 stencils inlined: 25^k): offered up to 16 reads per element */
-      if (injective && (s->reads_total <= 16 || s->ch.kind == TEC_AS_INLINE))
+       * 5x5 stencils inlined: 25^k): offered up to 16 reads per element. A stage whose
+       * selects fold once its axes are unrolled (rule_fold.c) is not offered either: its
+       * readers would copy its select tree, unfolded, into every element (Winograd's
+       * transforms inlined into the batched GEMM's unrolled tile: the suspected cause of a
+       * ResNet-18 tuning run killed at 22 GB). The instant choice stays offered. */
+      int folds = 0;
+      for (int d = 0; d < AS_MAX_DIM; d++) folds |= s->fold[d] != 0;
+      if (injective && ((s->reads_total <= 16 && !folds) || s->ch.kind == TEC_AS_INLINE))
         lv[n++] = AS_AT_INLINE;
       if (can_attach[i]) lv[n++] = AS_AT_ATTACH;
       lv[n++] = AS_AT_ROOT;

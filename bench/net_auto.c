@@ -5,10 +5,12 @@
  *   template   every layer on its topi template's default config (topi_conv2d_pick's choice:
  *              winograd on 3x3 stride-1 layers of 14x14 and up), as bench/run net runs it
  *   template-direct  the same with every convolution on the direct templates (conv2d_nchwc,
- *              depthwise_nchwc: model_options.direct), the algorithm the auto-scheduled
- *              declarations compute (MobileNet v1 has no winograd layer: the same network)
- *   instant    options.autosched: each layer the direct template's declaration (same NCHW16c
- *              layouts), scheduled by tec_autoschedule, no measurement
+ *              depthwise_nchwc: model_options.direct) (MobileNet v1 has no winograd layer: the
+ *              same network)
+ *   instant    options.autosched: each layer declared as plain te compute in the same NCHW16c
+ *              layouts (net/auto_decl.c; 3x3 stride-1 layers as Winograd where
+ *              net_auto_winograd_m takes them: net/auto_wino.c), scheduled by
+ *              tec_autoschedule, no measurement
  *   tuned      the same, each layer on its best record after net_tune_auto: the task scheduler
  *              sharing --trials over the network's tasks, candidates measured in place
  *

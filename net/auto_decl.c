@@ -78,6 +78,7 @@ int net_auto_declare_conv(tec_ctx *ctx, const topi_template *t, const topi_conv2
                              p->in_layout.kind == TOPI_NCHWC ? "NCHW<x>c" : p->in_layout.kind == TOPI_NCHW ? "NCHW" : "other",
                              p->out_layout.kind == TOPI_NCHWC ? "NCHW<x>c" : p->out_layout.kind == TOPI_NCHW ? "NCHW" : "other",
                              (long long)p->groups);
+  if (net_auto_winograd_m(p)) return net_auto_declare_winograd(ctx, t, p, out);
   ad_conv *d = tec_ctx_alloc(ctx, sizeof *d);
   if (!d) return -1;
   d->p = *p;

@@ -17,6 +17,11 @@ void net_set_margins(net *n);
  * declaration has them), for the auto-scheduler. 0, or -1 with an error in ctx. */
 int net_auto_declare_conv(tec_ctx *ctx, const topi_template *t, const topi_conv2d *p,
                           topi_decl *out);
+/* auto_wino.c: a 3x3 stride-1 convolution as Winograd F(m x m, 3 x 3) in plain te compute;
+ * net_auto_winograd_m: m (4 or 2) when the rule takes Winograd for p, else 0 (direct) */
+int64_t net_auto_winograd_m(const topi_conv2d *p);
+int net_auto_declare_winograd(tec_ctx *ctx, const topi_template *t, const topi_conv2d *p,
+                              topi_decl *out);
 /* the fully connected layer likewise, its weights transposed once (constants) */
 int net_auto_declare_dense(tec_ctx *ctx, const topi_template *t, const topi_dense *p,
                            topi_decl *out);

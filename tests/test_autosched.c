@@ -308,7 +308,7 @@ static const ir_expr *dwb_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) 
 START_TEST(depthwise_blocked) {
   tec_ctx *ctx = tec_ctx_new();
   CV *u = tec_ctx_alloc(ctx, sizeof *u);
-  int64_t CB = 2, H = 9, W = 14, V = 16;
+  int64_t CB = 2, H = 10, W = 14, V = 16;
   u->ry = te_reduce_axis_n(ctx, "ry", 3);
   u->rx = te_reduce_axis_n(ctx, "rx", 3);
   u->data = te_placeholder(ctx, "data", TEC_F32, 4, TE_SHAPE(ctx, CB, H + 2, W + 2, V));
@@ -321,10 +321,17 @@ START_TEST(depthwise_blocked) {
   float *got;
   double err = check_prog(&g, NULL, &rep, &got);
   ck_assert_msg(err < TOL, "dw: error %g\n%s", err, rep.text);
-  /* 9 taps whose weights are loaded as vectors: the register tile (rows along x) */
+  /* 9 taps whose weights are loaded as vectors: the register tile (rows along x, dividing
+   * them), two rows of the window's other axis y inside it (they share the window's rows) */
+  const tec_autosched_choice *ch = &stage_rep(&rep, "dw")->choice;
   ck_assert_int_eq(kind_of(&rep, "dw"), TEC_AS_TILE);
-  ck_assert_int_eq(stage_rep(&rep, "dw")->choice.tile_axis_i, 2);
-  ck_assert_int_eq(stage_rep(&rep, "dw")->choice.tile_j, 16);
+  ck_assert_int_eq(ch->tile_axis_i, 2);
+  ck_assert_int_eq(ch->tile_j, 16);
+  ck_assert_int_eq(ch->tile_axis_k, 1);
+  ck_assert_int_eq(ch->tile_k, 2);
+  ck_assert_int_eq(W % ch->tile_i, 0);
+  /* the taps, the accumulators and an input vector fit the 32 registers of AVX-512 */
+  if (tec_target_vector_bits(ctx, NULL) == 512) ck_assert_int_le(9 + 1 + ch->tile_i * ch->tile_k, 32);
   /* plain C on the same seeded inputs (check_prog's seeds 17, 18) */
   DLTensor d = alloc_for(&g, u->data, 1, 17), w = alloc_for(&g, u->w, 1, 18);
   const float *dv = tu_f32(&d), *wv = tu_f32(&w);
@@ -343,6 +350,43 @@ START_TEST(depthwise_blocked) {
         }
   ck_assert_msg(worst < TOL, "dw blocked against plain C: %g", worst);
   free(got), tec_dl_free(&d), tec_dl_free(&w);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* a small constant matrix indexed by axes (Winograd's transforms' idiom): out[e][y][x] =
+ * M[e](a, b) + N[y % 3] * a, a = in[y][x], b = in[y + 1][x], M and N as selects on e and y % 3 */
+static const ir_expr *sel_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  const ir_expr *a = TE_AT(u->a, i[1], i[2]), *b = TE_AT(u->a, ir_add(i[1], ir_int(ctx, 1)), i[2]);
+  const ir_expr *m = ir_select(ir_eq(i[0], ir_int(ctx, 0)), a,
+                               ir_select(ir_eq(i[0], ir_int(ctx, 1)), ir_mul(f(ctx, 2), a),
+                                         ir_select(ir_eq(i[0], ir_int(ctx, 2)), ir_sub(a, b), b)));
+  const ir_expr *ym = ir_floormod(i[1], ir_int(ctx, 3));
+  const ir_expr *n = ir_select(ir_eq(ym, ir_int(ctx, 0)), f(ctx, 1),
+                               ir_select(ir_eq(ym, ir_int(ctx, 1)), f(ctx, 0.5), f(ctx, -1)));
+  return ir_add(m, ir_mul(n, a));
+}
+
+START_TEST(selecting_axes_unrolled) {
+  tec_ctx *ctx = tec_ctx_new();
+  U *u = tec_ctx_alloc(ctx, sizeof *u);
+  u->a = te_placeholder(ctx, "in", TEC_F32, 2, TE_SHAPE(ctx, 13, 40));
+  te_tensor *out = te_compute(ctx, &(te_compute_decl){.name = "out", .ndim = 3,
+                                                      .shape = TE_SHAPE(ctx, 4, 12, 40),
+                                                      .body = sel_body, .user = u,
+                                                      .axis_names = (const char *[]){"e", "y", "x"}});
+  prog g = {.ctx = ctx, .nin = 1, .nout = 1, .in = {u->a}, .out = {out}};
+  tec_autosched_report rep;
+  double err = check_prog(&g, NULL, &rep, NULL);
+  ck_assert_msg(err < TOL, "out: error %g\n%s", err, rep.text);
+  ck_assert_int_eq(kind_of(&rep, "out"), TEC_AS_LOOPS);
+  /* e unrolled whole, y split by 3 and its inner part unrolled: the selects fold */
+  tu_assert_contains(rep.trace_c, "sch_unroll(s_out, out_e)");
+  tu_assert_contains(rep.trace_c, "sch_split(s_out, out_y, 3, ");
+  tu_assert_contains(rep.trace_c, "sch_unroll(s_out, out_y_inner)");
+  /* its selects all fold: no padding idiom, vectorized along x */
+  ck_assert_int_gt(stage_rep(&rep, "out")->choice.vector, 1);
   tec_ctx_free(ctx);
 }
 END_TEST
@@ -1398,6 +1442,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, conv3x3_nchw);
   tcase_add_test(tc, depthwise);
   tcase_add_test(tc, depthwise_blocked);
+  tcase_add_test(tc, selecting_axes_unrolled);
   tcase_add_test(tc, pointwise_blocked);
   tcase_add_test(tc, blur);
   tcase_add_test(tc, blur_column_tiles);

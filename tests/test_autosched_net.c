@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "asprog.h"
+#include "net/internal.h"
 #include "netref.h"
 #include "tec/autosched.h"
 #include "testutil.h"
@@ -260,6 +261,56 @@ START_TEST(network_no_template) {
 }
 END_TEST
 
+/* input 3x24x24: a 3x3 conv to 16 channels (direct: an NCHW input), max pool 2x2/2 (12x12, no
+ * margin), two 3x3 convs 16 -> 16 (F(4x4): the first reads the pool's output without a margin,
+ * the second its margin, with the first as residual), a 3x3/2 conv to 24 channels at 6x6
+ * (direct), a 3x3 conv 24 -> 24 with that as residual (F(2x2): 4 does not divide 6); the head */
+static net *winograd_net(void) {
+  char err[256];
+  net *n = net_new(&(net_options){.seed = 11, .autosched = 1}, 3, 24, 24, err, sizeof err);
+  ck_assert_msg(n != NULL, "%s", err);
+  int x = net_conv(n, "c0", 0, 16, 3, 1, 0, TOPI_ACT_RELU, -1);
+  x = net_max_pool(n, "pool", x, 2, 2, 0);
+  int a = net_conv(n, "wa", x, 16, 3, 1, 0, TOPI_ACT_RELU, -1);
+  x = net_conv(n, "wb", a, 16, 3, 1, 0, TOPI_ACT_RELU, a);
+  int b = net_conv(n, "sb", x, 24, 3, 2, 0, TOPI_ACT_RELU, -1);
+  x = net_conv(n, "wc", b, 24, 3, 1, 0, TOPI_ACT_NONE, b);
+  x = net_global_pool(n, "gpool", x);
+  x = net_dense(n, "fc", x, 10);
+  ck_assert_msg(net_softmax(n, "softmax", x) >= 0, "%s", net_error(n));
+  return n;
+}
+
+START_TEST(winograd_layers) {
+  net *n = winograd_net();
+  double e = check(n); /* compiles: the layers' problems carry their margins */
+  ck_assert_msg(e < 1e-4, "winograd network: logits' error %g", e);
+  /* the rule: direct (NCHW input), -, F(4x4) twice, direct (stride 2), F(2x2) */
+  const int64_t want[6] = {0, 0, 4, 4, 0, 2};
+  for (int i = 0; i < 6; i++) {
+    if (n->layers[i].op != NET_CONV) continue;
+    ck_assert_msg(net_auto_winograd_m(&n->layers[i].conv) == want[i], "layer %s: m %lld, want %lld",
+                  n->layers[i].name, (long long)net_auto_winograd_m(&n->layers[i].conv),
+                  (long long)want[i]);
+  }
+  /* declared directly for a problem the rule does not take: refused, naming what is legal */
+  tec_ctx *ctx = tec_ctx_new();
+  topi_decl d;
+  const topi_template *t = topi_template_find("conv2d_nchwc");
+  topi_conv2d p = n->layers[4].conv; /* stride 2 */
+  ck_assert_int_ne(net_auto_declare_winograd(ctx, t, &p, &d), 0);
+  ck_assert_ptr_nonnull(strstr(tec_ctx_error(ctx), "3x3 stride-1"));
+  p = n->layers[2].conv;
+  p.h = p.w = 7; /* odd rows: no F(2x2) tiling */
+  ck_assert_int_eq(net_auto_winograd_m(&p), 0);
+  p = n->layers[2].conv;
+  p.c_in = 8, p.in_layout.block = 8; /* too few channels for a batched GEMM */
+  ck_assert_int_eq(net_auto_winograd_m(&p), 0);
+  tec_ctx_free(ctx);
+  net_free(n);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("autosched_net");
   TCase *tc = tcase_create("net");
@@ -269,6 +320,7 @@ int main(void) {
   tcase_add_test(tc, failed_trials);
   tcase_add_test(tc, bad_input);
   tcase_add_test(tc, network_no_template);
+  tcase_add_test(tc, winograd_layers);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -94,15 +94,15 @@ typedef struct wg_graph {
 } wg_graph;
 
 /* idx == 0 ? e[0] : idx == 1 ? e[1] : ... e[n-1] */
-static const ir_expr *pick(tec_ctx *ctx, const ir_expr *idx, int n, const ir_expr *const *e) {
+const ir_expr *topi_wino_pick(tec_ctx *ctx, const ir_expr *idx, int n, const ir_expr *const *e) {
   const ir_expr *r = e[n - 1];
   for (int i = n - 2; i >= 0; i--) r = ir_select(ir_eq(idx, ir_int(ctx, i)), e[i], r);
   return r;
 }
 
 /* sum_k coef[k] * term[k] over the nonzero coefficients (+-1 without a multiply) */
-static const ir_expr *lincomb(tec_ctx *ctx, int n, const double *coef,
-                              const ir_expr *const *term) {
+const ir_expr *topi_wino_lincomb(tec_ctx *ctx, int n, const double *coef,
+                                 const ir_expr *const *term) {
   const ir_expr *acc = NULL;
   for (int k = 0; k < n; k++) {
     float c = (float)coef[k];
@@ -116,15 +116,28 @@ static const ir_expr *lincomb(tec_ctx *ctx, int n, const double *coef,
   return acc ? acc : ir_float(ctx, 0.0);
 }
 
+const ir_expr *topi_wino_output(tec_ctx *ctx, int n, int m, const double *at,
+                                const ir_expr *const *mv, const ir_expr *y, const ir_expr *x) {
+  /* cols[e] = sum_f AT[x%m][f] M[e][f], a select over x%m; then sum_e AT[y%m][e] cols[e] */
+  const ir_expr *cols[WMAX], *by_y[4], *mi = ir_int(ctx, m);
+  for (int e = 0; e < n; e++) {
+    const ir_expr *by_x[4];
+    for (int c = 0; c < m; c++) by_x[c] = topi_wino_lincomb(ctx, n, &at[c * n], &mv[e * n]);
+    cols[e] = topi_wino_pick(ctx, ir_floormod(x, mi), m, by_x);
+  }
+  for (int r = 0; r < m; r++) by_y[r] = topi_wino_lincomb(ctx, n, &at[r * n], cols);
+  return topi_wino_pick(ctx, ir_floormod(y, mi), m, by_y);
+}
+
 static const ir_expr *gm_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   wg_graph *g = u;
   const ir_expr *rows[WMAX];
   for (int e = 0; e < g->alpha; e++) {
     const ir_expr *col[3];
     for (int k = 0; k < 3; k++) col[k] = ir_float(ctx, g->g[e * 3 + k]);
-    rows[e] = pick(ctx, i[1], 3, col);
+    rows[e] = topi_wino_pick(ctx, i[1], 3, col);
   }
-  return pick(ctx, i[0], (int)g->alpha, rows);
+  return topi_wino_pick(ctx, i[0], (int)g->alpha, rows);
 }
 
 static const ir_expr *u_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
@@ -180,8 +193,8 @@ static const ir_expr *t_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   tile_origin(g, i[2], &img, &y0, &x0);
   const ir_expr *y = ir_add(y0, i[0]);
   for (int b = 0; b < n; b++) dv[b] = d_read(g, img, i[3], y, ir_add(x0, ir_int(ctx, b)));
-  for (int f = 0; f < n; f++) by_f[f] = lincomb(ctx, n, &g->bt[f * n], dv);
-  return pick(ctx, i[1], n, by_f);
+  for (int f = 0; f < n; f++) by_f[f] = topi_wino_lincomb(ctx, n, &g->bt[f * n], dv);
+  return topi_wino_pick(ctx, i[1], n, by_f);
 }
 
 /* second half, along the columns: wino_in[e, f, p, c] = sum_a BT[e][a] wino_rows[a, f, p, c] */
@@ -190,8 +203,8 @@ static const ir_expr *v_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   int n = (int)g->alpha;
   const ir_expr *rows[WMAX], *by_e[WMAX] = {0};
   for (int a = 0; a < n; a++) rows[a] = TE_AT(g->t, ir_int(ctx, a), i[1], i[2], i[3]);
-  for (int e = 0; e < n; e++) by_e[e] = lincomb(ctx, n, &g->bt[e * n], rows);
-  return pick(ctx, i[0], n, by_e);
+  for (int e = 0; e < n; e++) by_e[e] = topi_wino_lincomb(ctx, n, &g->bt[e * n], rows);
+  return topi_wino_pick(ctx, i[0], n, by_e);
 }
 
 static const ir_expr *acc_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
@@ -215,17 +228,10 @@ static const ir_expr *out_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   const ir_expr *p = ir_add(ir_mul(ir_add(ir_mul(i[0], ir_int(ctx, g->th)), ir_floordiv(i[2], mi)),
                                    ir_int(ctx, g->tw)),
                             ir_floordiv(i[3], mi));
-  const ir_expr *k = ir_add(ir_mul(i[1], ir_int(ctx, d->yb)), i[4]);
-  /* cols[e] = sum_f AT[x%m][f] M[e][f], a select over x%m; then sum_e AT[y%m][e] cols[e] */
-  const ir_expr *cols[WMAX], *by_y[4];
-  for (int e = 0; e < n; e++) {
-    const ir_expr *mv[WMAX], *by_x[4];
-    for (int f = 0; f < n; f++) mv[f] = TE_AT(g->mm, ir_int(ctx, e), ir_int(ctx, f), p, k);
-    for (int x = 0; x < m; x++) by_x[x] = lincomb(ctx, n, &g->at[x * n], mv);
-    cols[e] = pick(ctx, ir_floormod(i[3], mi), m, by_x);
-  }
-  for (int y = 0; y < m; y++) by_y[y] = lincomb(ctx, n, &g->at[y * n], cols);
-  const ir_expr *v = pick(ctx, ir_floormod(i[2], mi), m, by_y);
+  const ir_expr *k = ir_add(ir_mul(i[1], ir_int(ctx, d->yb)), i[4]), *mv[WMAX * WMAX];
+  for (int e = 0; e < n; e++)
+    for (int f = 0; f < n; f++) mv[e * n + f] = TE_AT(g->mm, ir_int(ctx, e), ir_int(ctx, f), p, k);
+  const ir_expr *v = topi_wino_output(ctx, n, m, g->at, mv, i[2], i[3]);
   return topi_epilogue_expr(ctx, &d->p.epi, v, g->bp ? TE_AT(g->bp, i[1], i[4]) : NULL,
                             d->a.residual ? TE_AT(d->a.residual, i[0], i[1], i[2], i[3], i[4])
                                           : NULL);

@@ -123,6 +123,15 @@ int topi_gemm_pack_transposed_block(sch_stage *sp, int64_t k, int64_t n, int64_t
  * at [m][m+r-1], g [m+r-1][r], bt [m+r-1][m+r-1], row-major; -1 if m or r is not supported.
  * y = AT ((G w) . (BT d)) is the correlation y[i] = sum_k w[k] d[i+k]. */
 int topi_winograd_matrices(int m, int r, double *at, double *g, double *bt);
+/* idx == 0 ? e[0] : idx == 1 ? e[1] : ... e[n-1] (a select that folds once idx is a constant) */
+const ir_expr *topi_wino_pick(tec_ctx *ctx, const ir_expr *idx, int n, const ir_expr *const *e);
+/* Winograd's output transform of one element (y, x) of an m x m tile: sum_{e,f} AT[y%m][e]
+ * AT[x%m][f] mv[e*n + f] (n = alpha), as selects over y%m and x%m */
+const ir_expr *topi_wino_output(tec_ctx *ctx, int n, int m, const double *at,
+                                const ir_expr *const *mv, const ir_expr *y, const ir_expr *x);
+/* sum_k coef[k] * term[k] over the nonzero coefficients (+-1 without a multiply); 0.0 if none */
+const ir_expr *topi_wino_lincomb(tec_ctx *ctx, int n, const double *coef,
+                                 const ir_expr *const *term);
 
 /* ---- layouts ---- */
 int topi_layout_check(tec_ctx *ctx, const char *who, const char *what, topi_layout l);

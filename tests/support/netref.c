@@ -11,7 +11,7 @@ void nr_forward(const net *n, const float *image, float *logits, float *probs) {
     const net_value *x = &n->values[i];
     v[i] = calloc((size_t)(x->n * x->c * x->h * x->w), sizeof(float));
   }
-  memcpy(v[0], image, sizeof(float) * (size_t)(n->values[0].n * 3 * n->values[0].h * n->values[0].w));
+  memcpy(v[0], image, sizeof(float) * (size_t)(n->values[0].n * n->values[0].c * n->values[0].h * n->values[0].w));
   for (int i = 0; i < n->nlayers; i++) {
     const net_layer *L = &n->layers[i];
     switch (L->op) {
