@@ -392,7 +392,7 @@ const ir_expr *ir_dot4_t(const ir_expr *acc, const ir_expr *a, const ir_expr *b,
     }
   const ir_expr **args = tec_ctx_alloc(ctx, sizeof *args * 4);
   if (!args) return NULL;
-  args[0] = acc, args[1] = a, args[2] = b, args[3] = ir_int(ctx, layout);
+  args[0] = acc, args[1] = a, args[2] = b, args[3] = layout ? ir_int(ctx, layout) : NULL;
   return make_call(ctx, IR_INTRIN_DOT4, acc->type, layout ? 4 : 3, args);
 }
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include "module/module.h"
 
-static const char *c_type_name(tec_dtype t) {
+const char *mod_c_type_name(tec_dtype t) {
   switch (t.code) {
   case TEC_BOOL: return "uint8_t";
   case TEC_FLOAT: return t.bits == 64 ? "double" : t.bits == 16 ? "uint16_t" : "float";
@@ -150,7 +150,7 @@ int mod_write_header(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const c
     fprintf(out, "int32_t %s(DLTensor *const *args, int32_t nargs);\n", f->name);
     fprintf(out, "int32_t %s_raw(", f->name);
     for (int a = 0; a < f->nargs; a++)
-      fprintf(out, "%s%s *%s", a ? ", " : "", c_type_name(f->args[a]->type), names[a]);
+      fprintf(out, "%s%s *%s", a ? ", " : "", mod_c_type_name(f->args[a]->type), names[a]);
     for (int k = 0; k < f->nsize; k++)
       fprintf(out, "%sint64_t %s", f->nargs + k ? ", " : "", names[f->nargs + k]);
     if (f->nargs + f->nsize == 0) fprintf(out, "void");

@@ -36,6 +36,9 @@ tec_ir_func *mod_lower_funcs(tec_ctx *ctx, int n, lower_func *const *funcs, cons
 /* The C header declaring funcs (expanded) for tec_emit. 0 or -1 with an error. */
 int mod_write_header(tec_ctx *ctx, int nfuncs, lower_func *const *funcs, const char *triple,
                      const char *path);
+/* The C type of one element of t in generated C ("float", "int8_t", float16 as
+ * "uint16_t"). */
+const char *mod_c_type_name(tec_dtype t);
 /* header_extern.c: declarations of the functions extern stages call (none: nothing). */
 void mod_header_externs(FILE *out, tec_ctx *ctx, int nfuncs, lower_func *const *funcs);
 

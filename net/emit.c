@@ -31,7 +31,7 @@ static int64_t bcount(const net_layer *L) {
 }
 static int64_t round16(int64_t v) { return (v + 15) / 16 * 16; }
 
-static int64_t tensor_floats(const te_tensor *t) {
+int64_t net_emit_numel(const te_tensor *t) {
   int64_t c = 1, e;
   for (int d = 0; d < t->ndim; d++) c *= ir_is_const_int(t->shape[d], &e) ? e : 0;
   return c;
@@ -150,7 +150,7 @@ static int model_c(net *n, const char *dir, const char *gen, lower_func **fs, co
   for (int i = 0; i < n->nlayers; i++)
     for (int k = 0; k < fs[i]->npacked; k++)
       fprintf(o, "static float pk%d_%d[%lld] A; /* %s */\n", i, k,
-              (long long)round16(tensor_floats(fs[i]->packed[k])), fs[i]->packed[k]->name);
+              (long long)round16(net_emit_numel(fs[i]->packed[k])), fs[i]->packed[k]->name);
   fprintf(o, "\nint net_model_prepare(const float *p) {\n  memcpy(params, p, sizeof(float) * %lld);\n",
           (long long)np);
   for (int i = 0; i < n->nlayers; i++)

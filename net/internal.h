@@ -34,5 +34,7 @@ int net_auto_instantiate(net *n, int i, const char *who, const tec_target *targe
  * k as pk<layer>_<k>. */
 void net_emit_call(FILE *o, const lower_func *f, const lower_func *run, int layer,
                    void (*user)(FILE *o, int k, void *u), void *u);
+/* The elements of a constant-shaped tensor (0 when a dimension is not constant). */
+int64_t net_emit_numel(const te_tensor *t);
 
 #endif

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "module/module.h"
 #include "net/internal.h"
 #include "tec/qnet.h"
 
@@ -45,19 +46,6 @@ static int arg_source(const qnet_layer *L, int k) {
   }
   if (L->in2 >= 0 && k == 1) return L->in2;
   return L->out;
-}
-
-static const char *c_type(tec_dtype t) {
-  if (t.code == TEC_FLOAT) return "float";
-  if (t.code == TEC_UINT || t.code == TEC_BOOL)
-    return t.bits == 8 ? "uint8_t" : t.bits == 16 ? "uint16_t" : "uint32_t";
-  return t.bits == 8 ? "int8_t" : t.bits == 16 ? "int16_t" : t.bits == 32 ? "int32_t" : "int64_t";
-}
-
-static int64_t tensor_count(const te_tensor *t) {
-  int64_t c = 1, e;
-  for (int d = 0; d < t->ndim; d++) c *= ir_is_const_int(t->shape[d], &e) ? e : 0;
-  return c;
 }
 
 /* user argument k of layer L (index i): a value, or its weights, bias or scales (off: each
@@ -198,8 +186,8 @@ static int model_c(qnet *q, const char *dir, const char *gen, lower_func **fs, c
   for (int i = 0; i < q->nlayers; i++)
     for (int k = 0; k < fs[i]->npacked; k++) {
       const te_tensor *t = fs[i]->packed[k];
-      fprintf(o, "static %s pk%d_%d[%lld] A; /* %s */\n", c_type(t->type), i, k,
-              (long long)round64(tensor_count(t), tec_dtype_bytes(t->type)), t->name);
+      fprintf(o, "static %s pk%d_%d[%lld] A; /* %s */\n", mod_c_type_name(t->type), i, k,
+              (long long)round64(net_emit_numel(t), tec_dtype_bytes(t->type)), t->name);
     }
   fprintf(o, "\n");
   io_code(o, q);

@@ -346,8 +346,8 @@ const tec_target *tgt_parse(tec_ctx *ctx, const char *str, int lenient) {
   const tgt_cpu *cpu = NULL;
   /* on the host, the CPU and features LLVM names for it are legal too (they are what the
    * host's canonical text holds); elsewhere only target_table.c's */
-  const char *host_cpu_name = t->is_host && !lenient ? tgt_host_copy(ctx, 0) : NULL;
-  const char *host_features = t->is_host && !lenient ? tgt_host_copy(ctx, 1) : NULL;
+  const char *host_cpu_name = t->is_host && !lenient && opts.cpu ? tgt_host_copy(ctx, 0) : NULL;
+  const char *host_features = t->is_host && !lenient && opts.attr ? tgt_host_copy(ctx, 1) : NULL;
   if (opts.cpu && arch && !(cpu = tgt_cpu_find(arch, opts.cpu)) && !lenient &&
       !(host_cpu_name && strcmp(host_cpu_name, opts.cpu) == 0)) {
     tec_ctx_set_error(ctx, "target '%s': unknown CPU '%s' for %s (known: %s)", str, opts.cpu,

@@ -145,9 +145,10 @@ const ir_expr *te_reduce_init(const ir_expr *red, const ir_expr *init) {
     tec_ctx_set_error(ctx, "te_reduce_init: init is NULL (give the value the reduction starts "
                            "from, e.g. bias[c])");
   else if (red->v.i == IR_COMB_USER)
-    tec_ctx_set_error(ctx, "te_reduce_init: '%s' is a value of reducer '%s', whose identity "
-                           "starts every value; init is for te_sum, te_max, te_min and te_prod",
-                      red->reducer->name, red->reducer->name);
+    tec_ctx_set_error(ctx, "te_reduce_init: the reduction is a value of reducer '%s', whose "
+                           "identity starts every value; init is for te_sum, te_max, te_min and "
+                           "te_prod",
+                      red->reducer->name);
   else if (red->c)
     tec_ctx_set_error(ctx, "te_reduce_init: the reduction already has an init");
   else if (!tec_dtype_eq(init->type, red->type))

@@ -70,23 +70,8 @@ static const ir_expr *dp_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   qc_sched *s = u;
   const qc_decl *d = s->d;
   const topi_conv2d *p = &d->a.p.conv;
-  const ir_expr *y = ir_sub(i[2], ir_int(ctx, p->pad_h)), *x = ir_sub(i[3], ir_int(ctx, p->pad_w));
-  int64_t wr = s->dpw;
-  const ir_expr *cond = NULL, *zero = ir_int(ctx, 0);
-  if (p->pad_h > 0) cond = ir_and(ir_ge(y, zero), ir_lt(y, ir_int(ctx, p->h)));
-  if (p->pad_w > 0 || wr - p->pad_w > p->w) {
-    const ir_expr *cx = ir_and(ir_ge(x, zero), ir_lt(x, ir_int(ctx, p->w)));
-    cond = cond ? ir_and(cond, cx) : cx;
-  }
-  const ir_expr *yc = p->pad_h > 0 ? ir_max(ir_min(y, ir_int(ctx, p->h - 1)), zero) : y;
-  const ir_expr *xc = cond ? ir_max(ir_min(x, ir_int(ctx, p->w - 1)), zero) : x;
-  /* the shift in bytes: uint8(q) + 128 wraps to q + 128 (one byte add or xor per lane) */
-  const ir_expr *v = TE_AT(d->a.data, i[0], i[1], yc, xc, i[4]);
-  int32_t zp = d->a.p.in.zero_point;
-  if (s->shift) v = ir_add(ir_cast(TEC_U8, v), ir_int_t(ctx, TEC_U8, 128));
-  return cond ? ir_select(ir_likely(cond), v, s->shift ? ir_int_t(ctx, TEC_U8, zp + 128)
-                                                        : ir_int_t(ctx, TEC_I8, zp))
-              : v;
+  int64_t rows = (d->a.oh - 1) * p->stride_h + p->kh;
+  return qnn_dot_input(ctx, i, d->a.data, p, rows, s->dpw, s->shift, d->a.p.in.zero_point);
 }
 
 static const ir_expr *acc_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
@@ -142,6 +127,27 @@ static int qc_declare(tec_ctx *ctx, const void *p_arg, topi_decl *out) {
 
 /* Whether the dot path reads the input as uint8 (q + 128): x86 with vpdpbusd (u8 x s8).
  * Elsewhere int8 x int8 is the instruction's own form (sdot) or the exact fallback's. */
+const ir_expr *qnn_dot_input(tec_ctx *ctx, const ir_expr *const *i, te_tensor *data,
+                             const topi_conv2d *p, int64_t rows, int64_t cols, int shift,
+                             int32_t zp) {
+  const ir_expr *y = ir_sub(i[2], ir_int(ctx, p->pad_h)), *x = ir_sub(i[3], ir_int(ctx, p->pad_w));
+  const ir_expr *zero = ir_int(ctx, 0), *cond = NULL;
+  int rows_out = p->pad_h > 0 || rows - p->pad_h > p->h;
+  if (rows_out) cond = ir_and(ir_ge(y, zero), ir_lt(y, ir_int(ctx, p->h)));
+  if (p->pad_w > 0 || cols - p->pad_w > p->w) {
+    const ir_expr *cx = ir_and(ir_ge(x, zero), ir_lt(x, ir_int(ctx, p->w)));
+    cond = cond ? ir_and(cond, cx) : cx;
+  }
+  const ir_expr *yc = rows_out ? ir_max(ir_min(y, ir_int(ctx, p->h - 1)), zero) : y;
+  const ir_expr *xc = cond ? ir_max(ir_min(x, ir_int(ctx, p->w - 1)), zero) : x;
+  /* the shift in bytes: uint8(q) + 128 wraps to q + 128 (one byte add or xor per lane) */
+  const ir_expr *v = TE_AT(data, i[0], i[1], yc, xc, i[4]);
+  if (shift) v = ir_add(ir_cast(TEC_U8, v), ir_int_t(ctx, TEC_U8, 128));
+  return cond ? ir_select(ir_likely(cond), v,
+                          shift ? ir_int_t(ctx, TEC_U8, zp + 128) : ir_int_t(ctx, TEC_I8, zp))
+              : v;
+}
+
 int qnn_dot_shift(const tec_target *t) {
   return t && t->arch == TEC_ARCH_X86_64 &&
          (tec_target_has(t, TEC_FEATURE_AVX512VNNI) || tec_target_has(t, TEC_FEATURE_AVXVNNI));

@@ -25,7 +25,7 @@
 typedef struct qdd {
   const qnn_conv_args *a;
   int shift;
-  int64_t kw4, dpw;
+  int64_t kw4, hr, dpw; /* data_p: rows (whole tiles of output rows) and columns */
   const ir_expr *r[3]; /* ky, g, q */
   te_tensor *kp, *dp, *acc, *bias_q;
 } qdd;
@@ -43,22 +43,8 @@ static const ir_expr *kp_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
 
 static const ir_expr *dp_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   const qdd *s = u;
-  const topi_conv2d *p = &s->a->p.conv;
-  const ir_expr *y = ir_sub(i[2], ir_int(ctx, p->pad_h)), *x = ir_sub(i[3], ir_int(ctx, p->pad_w));
-  const ir_expr *zero = ir_int(ctx, 0), *cond = NULL;
-  if (p->pad_h > 0) cond = ir_and(ir_ge(y, zero), ir_lt(y, ir_int(ctx, p->h)));
-  if (p->pad_w > 0 || s->dpw - p->pad_w > p->w) {
-    const ir_expr *cx = ir_and(ir_ge(x, zero), ir_lt(x, ir_int(ctx, p->w)));
-    cond = cond ? ir_and(cond, cx) : cx;
-  }
-  const ir_expr *yc = p->pad_h > 0 ? ir_max(ir_min(y, ir_int(ctx, p->h - 1)), zero) : y;
-  const ir_expr *xc = cond ? ir_max(ir_min(x, ir_int(ctx, p->w - 1)), zero) : x;
-  const ir_expr *v = TE_AT(s->a->data, i[0], i[1], yc, xc, i[4]);
-  int32_t zp = s->a->p.in.zero_point;
-  if (s->shift) v = ir_add(ir_cast(TEC_U8, v), ir_int_t(ctx, TEC_U8, 128));
-  return cond ? ir_select(ir_likely(cond), v, s->shift ? ir_int_t(ctx, TEC_U8, zp + 128)
-                                                        : ir_int_t(ctx, TEC_I8, zp))
-              : v;
+  return qnn_dot_input(ctx, i, s->a->data, &s->a->p.conv, s->hr, s->dpw, s->shift,
+                       s->a->p.in.zero_point);
 }
 
 static const ir_expr *acc_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
@@ -91,7 +77,7 @@ static te_tensor *stages(tec_ctx *ctx, const qnn_conv_args *a, const topi_qdepth
   int64_t ohp = topi_ceil_div(a->oh, cfg->oh_tile) * cfg->oh_tile;
   int64_t owp = topi_ceil_div(a->ow, cfg->ow_tile) * cfg->ow_tile;
   s->a = a, s->shift = qnn_dot_shift(target), s->kw4 = topi_ceil_div(c->kw, 4) * 4;
-  int64_t hr = (ohp - 1) * c->stride_h + c->kh;
+  int64_t hr = s->hr = (ohp - 1) * c->stride_h + c->kh;
   s->dpw = (owp - 1) * c->stride_w + s->kw4;
   static const char *const rn[] = {"ky", "g", "q"}, *const kn[] = {"C", "ky", "g", "v", "q"},
                            *const dn[] = {"n", "C", "yy", "xx", "v"},

@@ -61,6 +61,13 @@ te_tensor *qnn_wsum(tec_ctx *ctx, te_tensor *w);
  * of `block` int32 outputs on a target of `lanes` int32 lanes (16, 8 or 4 dividing block). */
 int qnn_dot_shift(const tec_target *t);
 int64_t qnn_dot_lanes(int64_t block, int lanes);
+/* The dot paths' padded input data_p, element i = (n, block, yy, xx, lane) of rows x cols: the
+ * input's (yy - pad_h, xx - pad_w), the zero point (zp, or zp + 128 shifted) wherever that is
+ * outside the input: the padding and the rows or columns a padded tile reads past it. With
+ * shift, read as uint8(q) + 128. */
+const ir_expr *qnn_dot_input(tec_ctx *ctx, const ir_expr *const *i, te_tensor *data,
+                             const topi_conv2d *p, int64_t rows, int64_t cols, int shift,
+                             int32_t zp);
 
 /* qnn_depthwise's dot path (topi/qnn_depthwise_dot.c): whether a block of `block` channels
  * can be dot4's lanes on a target of `lanes` int32 lanes, and the schedule (dc->priv read as
