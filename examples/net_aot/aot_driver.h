@@ -1,5 +1,5 @@
-/* aot_driver.h — what driver.c (fp32) and qdriver.c (int8) share: the qemu-insn plugin's marker
- * and the seeded image (the generator net_aot_gen's expected.txt is computed on). */
+/* aot_driver.h — what driver.c (fp32), qdriver.c (int8) and gen.c share: the qemu-insn plugin's
+ * marker and the seeded image (the generator net_aot_gen's expected.txt is computed on). */
 #ifndef NET_AOT_DRIVER_H
 #define NET_AOT_DRIVER_H
 
@@ -11,14 +11,14 @@
 #endif
 
 /* the per-layer hook: a marker after each layer */
-static void mark(int layer) {
+static inline void mark(int layer) {
   (void)layer;
   MARK();
 }
 
-/* count floats in [-1, 1), seed 7 */
-static void seeded_image(float *x, long count) {
-  unsigned s = 7;
+/* count floats in [-1, 1) from seed (the drivers' image: 7) */
+static inline void seeded_image(float *x, long count, unsigned seed) {
+  unsigned s = seed;
   for (long i = 0; i < count; i++) {
     s = s * 1664525u + 1013904223u;
     x[i] = (float)(s >> 8) / 8388608.0f - 1.0f;

@@ -56,7 +56,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   fclose(f);
-  seeded_image(image, NET_MODEL_IMAGE_FLOATS);
+  seeded_image(image, NET_MODEL_IMAGE_FLOATS, 7);
   if (net_model_prepare(params) || net_model_run(image, logits, NULL)) {
     fprintf(stderr, "net_aot_driver: the network failed\n");
     return 1;

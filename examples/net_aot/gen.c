@@ -26,15 +26,8 @@
 #include <string.h>
 #include "net/models.h"
 #include "tec/qnet.h"
+#include "aot_driver.h" /* the drivers' seeded image */
 
-/* driver.c's seeded image (the same generator; seed 7) */
-static void image(float *x, int64_t count, unsigned seed) {
-  unsigned s = seed;
-  for (int64_t i = 0; i < count; i++) {
-    s = s * 1664525u + 1013904223u;
-    x[i] = (float)(s >> 8) / 8388608.0f - 1.0f;
-  }
-}
 
 /* expected.txt: the logits of the network m (block: the host's) JIT-compiled for this machine */
 static int expect(model_options m, const char *dir) {
@@ -48,7 +41,7 @@ static int expect(model_options m, const char *dir) {
   int64_t count = net_value_floats(n, 0);
   float *x = malloc(sizeof(float) * (size_t)count);
   int rc = !x;
-  if (!rc) image(x, count, 7);
+  if (!rc) seeded_image(x, count, 7);
   if (!rc && (net_compile(n) || net_prepare(n) || net_run(n, x, NULL))) {
     fprintf(stderr, "net_aot_gen: %s\n", net_error(n));
     rc = 1;
@@ -78,8 +71,8 @@ static int emit_int8(net *n, const char *target, const char *dir, const char *ti
   qnet *q = NULL;
   int rc = !calib || !x;
   if (!rc) {
-    image(x, count, 7);
-    image(calib, count, 11);
+    seeded_image(x, count, 7);
+    seeded_image(calib, count, 11);
   }
   if (!rc && (net_compile(n) || net_prepare(n))) {
     fprintf(stderr, "net_aot_gen: %s\n", net_error(n));

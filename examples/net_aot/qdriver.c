@@ -55,7 +55,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   fclose(f);
-  seeded_image(image, QNET_MODEL_IMAGE_FLOATS);
+  seeded_image(image, QNET_MODEL_IMAGE_FLOATS, 7);
   if (qnet_model_prepare(params) || qnet_model_run(image, NULL, q)) {
     fprintf(stderr, "qnet_aot_driver: the network failed\n");
     return 1;
