@@ -11,7 +11,8 @@
 # tools/qemu-insn, the project's copy: it also classifies ARMv7). layers_gen emits the layers
 # for TEC_ARM_TARGET (default rasp4b = aarch64 Cortex-A72 +neon; rasp4b32 / armv7-neon: ARMv7
 # under qemu-arm, gcc-arm-linux-gnueabihf, no XNNPACK column; TEC_ARM_FP=f16 or f16acc32: the
-# float16 layers, docs/fp16.md, with a target that has +fullfp16,+fp16fml); insn_bench.c links them with the cross-built runtime; each layer
+# float16 layers, docs/fp16.md, with a target that has +fullfp16,+fp16fml; XNNPACK's f16
+# convolution counted live beside them); insn_bench.c links them with the cross-built runtime; each layer
 # runs under qemu-aarch64 (qemu-arm) with the plugin (prepare and one warm-up call uncounted, then 3 counted
 # calls) and the table shows the third counted call: total, vector FMA, vector ld/st, other, and
 # instructions per useful 4-lane FMA (MACs/4), for tec and for XNNPACK (its default AArch64
@@ -91,6 +92,15 @@ cmake --build "$BUILD" --target layers_gen >/dev/null
 $CROSS -std=c11 -O2 -Wall -idirafter /usr/include -I "$ROOT/include" -I "$WORK" \
   -I "$QI" -o "$WORK/insn_bench" "$ROOT/examples/aot_arm/insn_bench.c" "$WORK/tec_layers.o" \
   "$WORK/runtime/libtec_runtime.a" -lm -lpthread
+# float16: XNNPACK's f16 convolution counted here, live (RESULTS.md has only its fp32 rows)
+FP=${TEC_ARM_FP:-f32} have_xnn=0
+if [ $FP != f32 ] && [ $ARCH = aarch64 ]; then
+  . "$ROOT/scripts/xnn_arm64.sh"
+  if [ $have_xnn = 1 ]; then
+    aarch64-linux-gnu-gcc -O2 -I "$QI" -I "$XNN_ROOT/usr/include" -o "$WORK/xnn_conv_bench" \
+      "$QI/xnn_conv_bench.c" -L "$XNN_LIB" -Wl,-rpath-link,"$XNN_LIB" -lXNNPACK -lpthreadpool -lm -ldl
+  fi
+fi
 echo "| layer | template (config) | tec insns/call | vector FMA | vector ld/st | other | MACs/4 | tec insns/(MACs/4) | XNNPACK insns/(MACs/4) | check |"
 echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"
 # the layers layers_gen emitted (a template missing from this tec is not in its table)
@@ -108,8 +118,18 @@ for layer in $(sed -n 's/^  {"\([a-z0-9_]*\)".*/\1/p' "$WORK/tec_layers_meta.h")
   fi
   macs=$(sed -n 's/.* macs=\([0-9]*\)$/\1/p' "$WORK/$layer.out")
   base=${layer%%__*} # resnet_c3__winograd: the layer resnet_c3 by another template
-  xnn=-; [ $ARCH = aarch64 ] && # XNNPACK's counts are AArch64's
+  xnn=-
+  if [ $FP != f32 ]; then # XNNPACK f16 (its own accumulation: f16), live
+    rm -f "$WORK/$base.xnn16.insn"
+    if [ $have_xnn = 1 ] && $QEMU -L $QEMU_L -E LD_LIBRARY_PATH="$XNN_LIB" \
+      -plugin "$WORK/qemu-insn/libinsn.so,hot=2,out=$WORK/$base.xnn16.insn" \
+      "$WORK/xnn_conv_bench" $base $CALLS f16 >"$WORK/$base.xnn16.out"; then
+      xnn=$(sed -n "s/^insn: seg=$CALLS total=\([0-9]*\) .*/\1/p" "$WORK/$base.xnn16.insn" |
+        awk -v m=$macs '{ printf "%.3f", $1 / (m / 4) }')
+    fi
+  elif [ $ARCH = aarch64 ]; then # XNNPACK's counts are AArch64's
     xnn=$(awk -F'|' -v l=" $base " '$2 == l && $3 == " xnnpack " { gsub(/ /, "", $9); print $9; exit }' "$QI/RESULTS.md")
+  fi
   tmpl=$(sed -n "s/^$layer: \([a-z0-9_]*\) \(.*\), $CALLS calls.*/\1 (\2)/p" "$WORK/$layer.out")
   check=$(sed -n 's/.*check \([A-Z]*\) (max abs error \([^ ]*\).*/\1 (\2)/p' "$WORK/$layer.out")
   grep "^insn: seg=$CALLS " "$WORK/$layer.insn" | awk -v layer=$layer -v macs=$macs -v check="$check" \
