@@ -6,10 +6,12 @@
  *   s[i]      = sum_j e[i, j]
  *   out[i, j] = e[i, j] / s[i]
  *
- * Schedule: four passes at root, each over the rows (parallel): e and mx are read by two
- * stages each, so they cannot move into out's row loop (compute_at needs a single reader);
- * for a classifier's [1][1000] the passes cost microseconds. The exponential and the quotient
- * vectorized in groups of the target's lanes.
+ * Schedule: a row at a time (the output's row loop, parallel): the row's max, exponentials
+ * and sum are computed inside it (compute_at), so a row's exponentials are still in cache when
+ * the quotients read them. With `vectorize`, the exponential and the quotient run in groups of
+ * the target's lanes and the two reductions are factored by the lanes (rfactor: a vector of
+ * partial maxima / sums per row, then one horizontal step), as the auto-scheduler's instant
+ * mode schedules this program.
  */
 #include <string.h>
 #include "topi/internal.h"
@@ -88,6 +90,30 @@ static int vec_cols(sch_stage *st, int64_t n, int lanes) {
   return sch_split(st, j, lanes, &o, &i) || sch_vectorize(st, i) ? -1 : 0;
 }
 
+/* The row reduction t (stage st, reduce axis k over n) computed at the output's row `row`:
+ * with lanes > 0 and n > lanes, factored by the lanes (a vector of partials per row, the
+ * partials' loop vectorized), both stages attached there. */
+static int row_reduce(sch_schedule *s, sch_stage *st, te_tensor *t, const char *k, int64_t n,
+                      int lanes, sch_stage *so, sch_iter *row) {
+  if (lanes > 0 && n > lanes) {
+    sch_iter *ko, *ki;
+    if (sch_split(st, sch_leaf_named(st, k), lanes, &ko, &ki)) return -1;
+    te_tensor *rf = sch_rfactor(s, t, ki, 1);
+    sch_stage *srf = rf ? sch_stage_of(s, rf) : NULL;
+    if (!srf) return -1;
+    /* the partials' loops: the row, the chunks, the lanes innermost */
+    const char *kout = tec_ctx_printf(sch_schedule_ctx(s), "%s.outer", k);
+    sch_iter *order[3] = {sch_axis(srf, 0), kout ? sch_leaf_named(srf, kout) : NULL,
+                          sch_axis(srf, 1)};
+    /* the partials attached after their reader, the reduction */
+    return !order[1] || sch_reorder(srf, 3, order) || sch_vectorize(srf, order[2]) ||
+                   sch_compute_at(st, so, row) || sch_compute_at(srf, so, row)
+               ? -1
+               : 0;
+  }
+  return sch_compute_at(st, so, row);
+}
+
 static int sm_schedule(const topi_decl *dc, const void *cfg_arg,
                        const tec_target *target, topi_op *op) {
   const topi_softmax_config *cfg = cfg_arg;
@@ -98,15 +124,18 @@ static int sm_schedule(const topi_decl *dc, const void *cfg_arg,
   sch_stage *so = sch_stage_of(s, dc->out), *sm = sch_stage_of(s, d->mx);
   sch_stage *se = sch_stage_of(s, d->e), *ss = sch_stage_of(s, d->s);
   if (!so || !sm || !se || !ss) return -1;
-  /* each stage at root, over the rows (e and mx have two readers each: compute_at needs one) */
-  sch_stage *st[4] = {sm, se, ss, so};
-  for (int k = 0; k < 4 && cfg->parallel; k++)
-    if (sch_parallel(st[k], sch_axis(st[k], 0))) return -1;
+  int lanes = 0;
   if (cfg->vectorize) {
-    int lanes = topi_target_lanes(dc->ctx, target);
-    if (lanes < 0 || vec_cols(so, d->p.n, lanes) || vec_cols(se, d->p.n, lanes)) return -1;
+    lanes = topi_target_lanes(dc->ctx, target);
+    if (lanes < 0 || vec_cols(so, d->p.n, lanes)) return -1;
   }
-  return 0;
+  sch_iter *row = sch_axis(so, 0);
+  if (cfg->parallel && sch_parallel(so, row)) return -1;
+  /* exp first: the max is attached where its reader exp runs */
+  if (sch_compute_at(se, so, row) || row_reduce(s, sm, d->mx, "k", d->p.n, lanes, so, row) ||
+      row_reduce(s, ss, d->s, "k2", d->p.n, lanes, so, row))
+    return -1;
+  return cfg->vectorize ? vec_cols(se, d->p.n, lanes) : 0;
 }
 
 static int sm_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
