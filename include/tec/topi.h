@@ -530,9 +530,10 @@ typedef struct topi_pool_config {
 } topi_pool_config;
 
 /* Softmax (topi_softmax), template "softmax": the row maxima, the exponentials, their sums and
- * the quotients, four passes over the rows. */
+ * the quotients, a row at a time (the first three computed at the output's row loop). */
 typedef struct topi_softmax_config {
-  int64_t vectorize;  /* 1: the exponential and the quotient loops vectorized */
+  int64_t vectorize;  /* 1: the exponential and the quotient loops vectorized, the max and the
+                       * sum factored by the lanes (rfactor) */
   int64_t parallel;   /* 1: parallel over the rows */
 } topi_softmax_config;
 
