@@ -147,7 +147,8 @@ static int sm_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
   if (topi_target_lanes(ctx, target) < 0) return -1;
   static const int64_t b01[] = {0, 1};
   if (tune_space_init(ctx, sp, topi_tmpl_softmax.name, topi_tmpl_softmax.config_size) ||
-      tune_define_field(sp, "vectorize", "the exponential and the quotient vectorized, the max and sum by rfactor",
+      tune_define_field(sp, "vectorize",
+                        "the exponential and the quotient vectorized, the max and sum by rfactor",
                         offsetof(topi_softmax_config, vectorize), 2, b01, 1) < 0 ||
       tune_define_field(sp, "parallel", "parallel over the rows",
                         offsetof(topi_softmax_config, parallel), 2, b01, p->m > 1) < 0)
