@@ -232,8 +232,18 @@ LLVMModuleRef cg_module_build(tec_ctx *ctx, LLVMContextRef llctx, int nfuncs,
     f.npar = 0;
     f.nlaunch = 0;
     f.launch = NULL;
+    f.sched_pressure = 0;
+    LLVMValueRef before = LLVMGetLastFunction(mod);
     rc = cg_func_build(&f);
     if (f.failed) rc = -1;
+    /* the functions made for funcs[i] (its entry, raw body, outlined loops) alike: a feature
+     * set that differs between caller and callee would keep LLVM from inlining */
+    for (LLVMValueRef fn = before ? LLVMGetNextFunction(before) : LLVMGetFirstFunction(mod);
+         fn && rc == 0 && f.sched_pressure; fn = LLVMGetNextFunction(fn))
+      if (!LLVMIsDeclaration(fn))
+        LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                                LLVMCreateStringAttribute(llctx, CG_SCHED_PRESSURE_ATTR,
+                                                          strlen(CG_SCHED_PRESSURE_ATTR), "", 0));
   }
   cg_dbg_module_end(&f);
   LLVMDisposeBuilder(f.b);

@@ -82,6 +82,8 @@ typedef struct cg_func {
   int failed;                 /* an error is in ctx: stop emitting */
   int npar;                   /* parallel loops outlined so far (names <fn>_par<k>) */
   int nlaunch;                /* launch regions outlined so far (names <fn>_launch<k>) */
+  int sched_pressure;         /* an `attr sched_pressure` met: its functions are marked
+                               * CG_SCHED_PRESSURE_ATTR (cg_module_build; optimize.c) */
   cg_launch *launch;          /* emitting a launch region's function, else NULL */
   const ir_stmt *par_dynamic; /* the ATTR parallel_dynamic (marker) around the parallel loop
                                  being emitted (its value: the chunk size), or NULL */
@@ -192,6 +194,11 @@ int cg_assert(cg_func *f, const ir_stmt *s);             /* an ASSERT */
 int cg_entry_call(cg_func *f, int strided);              /* ATTR entry_call (its value) */
 
 /* ---- optimize.c ---- */
+/* The string attribute that marks the functions of a tec function whose body holds an `attr
+ * sched_pressure` (pragma sched_pressure): cg_optimize gives them the target's
+ * register-pressure scheduling features (optimize.c). */
+#define CG_SCHED_PRESSURE_ATTR "tec-sched-pressure"
+
 /* Verifies the module, sets target-cpu/target-features on every function and runs
  * default<O3>. 0 or -1 with an error (an invalid module is an internal error). */
 int cg_optimize(tec_ctx *ctx, LLVMModuleRef mod, LLVMTargetMachineRef tm, const cg_target *t,

@@ -11,8 +11,9 @@
  * ATTR and PRODUCE only annotate: their bodies are emitted as they are, except the markers
  * lower/launch_regions.c leaves ("launch_region": outlined and run on every thread;
  * "launch_task0", "launch_sync"; "parallel_dynamic", from the pragma of that name, whose
- * parallel loop is shared out in dynamic chunks: codegen_parallel.c). Codegen reads those
- * markers only, never a schedule's pragma keys.
+ * parallel loop is shared out in dynamic chunks: codegen_parallel.c; "sched_pressure": every
+ * function made for the tec function is scheduled for register pressure, optimize.c).
+ * Codegen reads those markers only, never a schedule's pragma keys.
  * A loop whose body is one block of more than CG_VECTORIZE_BODY_MAX scalar instructions (a
  * deep compute_inline chain: thousands of bound values in one straight line) is marked for
  * LLVM's loop vectorizer to leave alone (llvm.loop.vectorize.enable false): its plans cost
@@ -183,6 +184,7 @@ int cg_stmt(cg_func *f, const ir_stmt *s) {
     if (s->name && strcmp(s->name, "launch_task0") == 0) return cg_launch_task0(f, s);
     if (s->name && strcmp(s->name, "launch_sync") == 0) return cg_launch_sync(f, s);
     if (s->name && strcmp(s->name, "parallel_dynamic") == 0) return cg_parallel_dynamic(f, s);
+    if (s->name && strcmp(s->name, "sched_pressure") == 0) f->sched_pressure = 1;
     return cg_stmt(f, s->body);
   case IR_S_PRODUCE: return cg_stmt(f, s->body);
   case IR_S_EVALUATE: return s->a && !cg_expr(f, s->a) ? -1 : 0;

@@ -6,6 +6,8 @@
  * model. A module that fails verification is a codegen bug: it is reported as an internal
  * error with LLVM's reason, never printed or aborted on.
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Error.h>
@@ -23,6 +25,43 @@ static const struct {
     {TEC_FEATURE_AVX512F, "min-legal-vector-width", "512"},
 };
 
+/* Subtarget features that schedule a function for register pressure, by architecture, for
+ * the functions a schedule marked (pragma sched_pressure: CG_SCHED_PRESSURE_ATTR). ARMv7:
+ * LLVM's ARM backend orders each block by SelectionDAG's "hybrid" list scheduler, latency
+ * first, which does not count the registers values live into the block hold (a loop's
+ * invariants): depthwise_nchwc's 1x1 tile on rasp4b32 kept 5 input loads in flight beside 9
+ * kernel taps, the bias, ReLU's zero and the accumulator, 17 q registers, and LLVM 19 reloaded
+ * a tap from the stack every iteration. "+use-misched" orders the DAG by source and schedules
+ * with the MachineScheduler, which tracks the pressure across the block (docs/arm.md). Not for
+ * every ARMv7 function: the pointwise and conv0 tiles spill or grow under it. Other
+ * architectures: nothing (AArch64 and x86 always use the MachineScheduler). */
+static const struct {
+  tec_arch arch;
+  const char *features;
+} cg_pressure_features[] = {
+    {TEC_ARCH_ARMV7, "+use-misched"},
+};
+
+static void cg_set_features(LLVMContextRef llctx, LLVMValueRef fn, const cg_target *t) {
+  const char *extra = NULL;
+  unsigned len = 0;
+  if (LLVMGetStringAttributeAtIndex(fn, LLVMAttributeFunctionIndex, CG_SCHED_PRESSURE_ATTR,
+                                    (unsigned)strlen(CG_SCHED_PRESSURE_ATTR)))
+    for (size_t i = 0; i < sizeof cg_pressure_features / sizeof cg_pressure_features[0]; i++)
+      if (t->t->arch == cg_pressure_features[i].arch) extra = cg_pressure_features[i].features;
+  const char *base = t->features ? t->features : "";
+  char *all = NULL;
+  if (extra && (all = malloc(strlen(base) + strlen(extra) + 2)))
+    sprintf(all, "%s%s%s", base, *base ? "," : "", extra);
+  const char *fs = all ? all : base; /* no memory: the target's own features */
+  if (*fs) {
+    len = (unsigned)strlen(fs);
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                            LLVMCreateStringAttribute(llctx, "target-features", 15, fs, len));
+  }
+  free(all);
+}
+
 static void cg_set_target_attrs(LLVMModuleRef mod, const cg_target *t) {
   LLVMContextRef llctx = LLVMGetModuleContext(mod);
   for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn)) {
@@ -31,11 +70,7 @@ static void cg_set_target_attrs(LLVMModuleRef mod, const cg_target *t) {
       LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
                               LLVMCreateStringAttribute(llctx, "target-cpu", 10, t->cpu,
                                                         (unsigned)strlen(t->cpu)));
-    if (t->features && *t->features)
-      LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
-                              LLVMCreateStringAttribute(llctx, "target-features", 15,
-                                                        t->features,
-                                                        (unsigned)strlen(t->features)));
+    cg_set_features(llctx, fn, t);
     for (size_t i = 0; i < sizeof cg_feature_attrs / sizeof cg_feature_attrs[0]; i++)
       if (tec_target_has(t->t, cg_feature_attrs[i].feature))
         LLVMAddAttributeAtIndex(

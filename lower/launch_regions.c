@@ -21,7 +21,9 @@
  * - allocations in the region outside its parallel loops are per task (`launch_per_task`):
  *   each task has its own copy. Writing one inside a parallel loop would leave every copy
  *   partly filled: refused, as is pragma_parallel_dynamic on a loop in a region (its loops
- *   are cut statically). */
+ *   are cut statically).
+ * It also hands codegen the marker of pragma_sched_pressure, `sched_pressure` (codegen knows
+ * no pragma table), wherever it is. */
 #include <string.h>
 #include "lower/passes.h"
 #include "schedule/pragma.h"
@@ -261,6 +263,10 @@ static const ir_stmt *lr_stmt(ir_mutator *m, const ir_stmt *s) {
       L->dynamic = saved;
       /* the build-time marker codegen reads (it knows no pragma table): the chunk kept */
       return body ? ir_attr("parallel_dynamic", s->a, body) : NULL;
+    }
+    if (pragma == SCH_PRAGMA_SCHED_PRESSURE) { /* codegen's marker, as parallel_dynamic's */
+      const ir_stmt *body = lr_stmt(m, s->body);
+      return body ? ir_attr("sched_pressure", NULL, body) : NULL;
     }
   }
   if (s->kind == IR_S_FOR && s->for_kind == IR_FOR_PARALLEL) return parallel_loop(m, s);

@@ -8,6 +8,8 @@
  *   parallel_dynamic       count or none         lower/legality.c, launch_regions.c (which hands
  *                                                codegen `attr parallel_dynamic`)
  *   parallel_launch_point  none                  lower/legality.c, launch_regions.c
+ *   sched_pressure         none                  launch_regions.c (which hands codegen
+ *                                                `attr sched_pressure`: codegen_llvm/optimize.c)
  *   tensorize              intrinsic (count)     lower/tensorize.c (sch_tensorize)
  *   transpose_block        none                  lower/transpose_block.c
  *   unroll                 none                  lower/unroll.c
@@ -34,6 +36,10 @@ static const sch_pragma_desc table[SCH_PRAGMA_COUNT] = {
   [SCH_PRAGMA_PARALLEL_LAUNCH_POINT] =
     {"parallel_launch_point", SCH_PRAGMA_VALUE_NONE, "launch_regions",
      "enter the thread pool once, at this loop; parallel loops inside take static shares"},
+  [SCH_PRAGMA_SCHED_PRESSURE] =
+    {"sched_pressure", SCH_PRAGMA_VALUE_NONE, "launch_regions",
+     "schedule the function holding the loop for register pressure where LLVM's backend has a "
+     "choice (ARMv7: its MachineScheduler); no effect elsewhere"},
   [SCH_PRAGMA_TENSORIZE] =
     {"tensorize", SCH_PRAGMA_VALUE_COUNT, "tensorize",
      "replace the loop nest inside with the intrinsic the value names (sch_intrin: 0 = dot4, 1 = mmla)"},

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include "asmloops.h"
 #include "testutil.h"
+#include "topi/internal.h"
 
 /* a problem: a conv2d layer (bias + ReLU fused) in a layout, or a dense */
 typedef enum lay { B4, NCHW, NHWC } lay; /* NCHW4c in and out, NCHW, NHWC */
@@ -114,23 +115,10 @@ START_TEST(test_armv7_defaults_stay_off_the_stack) {
                       tu_count_re(l[i].text, "^\t(adc|sbcs)\t") == 0,
                   "%s: a 64-bit counter:\n%s", l[i].fn, l[i].text);
   tu_asm_loops_free(l, n);
-  /* LLVM 19 (not 14) spills one kernel tap of depthwise_nchwc on rasp4b32 at its smallest
-   * tile (1 x 1: 9 taps, bias, ReLU's zero for vmaxnm, the accumulator and 5 input loads in
-   * flight = 17 q registers; armv7-neon's ReLU is vcgt #0 + vand, no zero register, and holds):
-   * 3 q/d loads per iteration. No tile of the template's space avoids it (docs/arm.md, issue
-   * #39); these two cases are listed, every other case is strict on LLVM 14 and 19, and a
-   * listed one that stops spilling is reported to be struck from the list. */
-  int known = 0;
-#if TEC_TEST_LLVM_MAJOR != 14
-  known = _i == 0 || _i == 1;
-#endif
+  /* every case strict on LLVM 14 and 19 (depthwise_nchwc's 1x1 tile needs its pragma
+   * sched_pressure on LLVM 19: without it one tap is reloaded from the stack per column on
+   * rasp4b32; test_armv7_depthwise_needs_pressure_scheduling below) */
   int clean = a.vec_loads + a.vec_stores + a.gpr_stores == 0 && gmax <= 1;
-  if (known) {
-    fprintf(stderr, "test_arm_tiles: known under LLVM %d (issue #39): %s on %s, default %s: %d q/d loads, %d q/d "
-            "stores, %d general loads, %d general stores%s\n", TEC_TEST_LLVM_MAJOR, c->tmpl, target, def,
-            a.vec_loads, a.vec_stores, a.gpr_loads, a.gpr_stores, clean ? " (clean now: strike it from the list)" : "");
-    clean = 1;
-  }
   ck_assert_msg(clean,
                 "%s on %s, default %s: stack accesses in %d hot loops: %d q/d loads, %d q/d "
                 "stores, %d general loads (at most 1 a loop allowed), %d general stores",
@@ -216,6 +204,81 @@ START_TEST(test_aarch64_pointwise_loads_paired) {
 }
 END_TEST
 
+/* 1 if the attribute group of function fn in LLVM IR text ir holds what; -1 if fn is not
+ * defined there */
+static int fn_attrs_have(const char *ir, const char *fn, const char *what) {
+  char def[160], grp[32];
+  snprintf(def, sizeof def, "@%s(", fn);
+  const char *d = strstr(ir, def), *eol = d ? strchr(d, '\n') : NULL;
+  if (!d || !eol) return -1;
+  const char *hash = eol;
+  while (hash > d && *hash != '#') hash--;
+  snprintf(grp, sizeof grp, "attributes #%d = {", atoi(hash + 1));
+  const char *g = strstr(ir, grp), *gend = g ? strchr(g, '\n') : NULL;
+  ck_assert_msg(g && gend, "no %s for %s", grp, fn);
+  const char *w = strstr(g, what);
+  return w && w < gend;
+}
+
+/* depthwise_nchwc's 1x1 tile stays off the stack on LLVM 19 by its pragma sched_pressure:
+ * the same schedule without it (schedule_in, as dw_pw_fused calls it) reloads a kernel tap
+ * from the stack per column on rasp4b32 under LLVM 19 (LLVM 14 holds it either way: printed,
+ * not required).
+ * The pragma gives "+use-misched" to the run's functions alone, not to the prepare function
+ * of the same module, and to nothing on AArch64, whose LLVM always schedules that way. */
+START_TEST(test_armv7_depthwise_needs_pressure_scheduling) {
+  if (tu_emulated()) return; /* the same LLVM emits the same code on the host */
+  tec_ctx *ctx = tec_ctx_new();
+  char *ir;
+  const tec_target *tg = tec_target_parse(ctx, "rasp4b32");
+  const topi_template *t = topi_template_find("depthwise_nchwc");
+  topi_conv2d cp = conv_of(&cases[0]);
+  topi_decl d;
+  tune_space sp;
+  topi_op op;
+  ck_assert_int_eq(t->declare(ctx, &cp, &d), 0);
+  ck_assert_int_eq(t->space(ctx, &cp, tg, &sp), 0);
+  /* the template's default with and without the pragma */
+  for (int pragma = 0; pragma < 2; pragma++) {
+    if (pragma) ck_assert_int_eq(t->schedule(&d, sp.default_config, tg, &op), 0);
+    else
+      ck_assert(topi_op_begin(&d, &op) == 0 &&
+                topi_depthwise_nchwc_schedule_in(&d, sp.default_config, op.sched, 0, NULL) == 0);
+    lower_func *f = tec_lower(op.sched, "k", op.nargs, op.args);
+    ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+    char *as = tu_emit_text(ctx, f, "rasp4b32", TEC_EMIT_ASM);
+    ir = tu_emit_text(ctx, f, "rasp4b32", TEC_EMIT_LLVM_IR);
+    tu_stack_access a;
+    int gmax;
+    ck_assert_int_ge(vfma_loops(as, &a, &gmax), 1);
+    ck_assert_int_eq(fn_attrs_have(ir, "k_run_par0", "+use-misched"), pragma);
+    ck_assert_int_eq(fn_attrs_have(ir, "k_run_raw", "+use-misched"), pragma);
+    ck_assert_int_eq(fn_attrs_have(ir, "k_prepare_raw", "+use-misched"), 0);
+    if (pragma) ck_assert_int_eq(a.vec_loads + a.vec_stores, 0);
+#if TEC_TEST_LLVM_MAJOR == 19
+    else ck_assert_msg(a.vec_loads >= 1, "without the pragma: %d q/d loads", a.vec_loads);
+#endif
+    fprintf(stderr, "test_arm_tiles: depthwise_nchwc 1x1 on rasp4b32, LLVM %d, %s pragma "
+            "sched_pressure: %d q/d stack loads in its vfma loops\n", TEC_TEST_LLVM_MAJOR,
+            pragma ? "with" : "without", a.vec_loads);
+    free(as);
+    free(ir);
+  }
+  /* AArch64: the marker, no feature (its LLVM has no other scheduler) */
+  const tec_target *a64 = tec_target_parse(ctx, "rasp4b");
+  ck_assert_int_eq(t->space(ctx, &cp, a64, &sp), 0);
+  ck_assert_int_eq(topi_op_begin(&d, &op), 0);
+  ck_assert_int_eq(topi_depthwise_nchwc_schedule_in(&d, sp.default_config, op.sched, 0, NULL), 0);
+  sch_stage *so = sch_stage_of(op.sched, d.out);
+  ck_assert_int_eq(sch_pragma(so, sch_leaf_named(so, "ox.outer"), "sched_pressure", NULL), 0);
+  ir = tu_emit_text(ctx, tec_lower(op.sched, "k", op.nargs, op.args), "rasp4b", TEC_EMIT_LLVM_IR);
+  ck_assert_int_eq(fn_attrs_have(ir, "k_run_raw", "tec-sched-pressure"), 1);
+  ck_assert_ptr_null(strstr(ir, "use-misched"));
+  free(ir);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 /* The scanner against a hand-counted ARMv7 and AArch64 snippet, and bad input. */
 START_TEST(test_stack_scanner) {
   const char *a32 = ".LBB0_1:\n"
@@ -262,6 +325,7 @@ int main(void) {
   tcase_add_test(tc, test_aarch64_pointwise_loads_paired);
   tcase_add_loop_test(tc, test_armv7_defaults_stay_off_the_stack, 0, NCASES + NV7);
   tcase_add_test(tc, test_aarch64_tiles_spill_on_armv7);
+  tcase_add_test(tc, test_armv7_depthwise_needs_pressure_scheduling);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

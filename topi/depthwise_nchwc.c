@@ -119,9 +119,19 @@ static int dwc_schedule(const topi_decl *dc, const void *cfg_arg,
   if (!dc || !cfg || !op) return -1;
   if (topi_config_check(&topi_tmpl_depthwise_nchwc, dc, cfg, target) ||
       topi_fp_target_check(dc->ctx, "depthwise_nchwc", ((const dwc_decl *)dc->priv)->p.fp, target) ||
-      topi_op_begin(dc, op))
+      topi_op_begin(dc, op) || topi_depthwise_nchwc_schedule_in(dc, cfg, op->sched, 0, NULL))
     return -1;
-  return topi_depthwise_nchwc_schedule_in(dc, cfg, op->sched, 0, NULL);
+  /* ARMv7 (16 q registers, tight_regs): the 1x1 tile holds 9 taps, the bias, ReLU's zero and
+   * the accumulator across the column loop, 4 registers for input loads; LLVM's default ARM
+   * scheduler (latency first, blind to those live-ins) put 5 loads in flight and LLVM 19
+   * reloaded a tap from the stack per column. sched_pressure: LLVM's MachineScheduler, which
+   * counts them (codegen_llvm/optimize.c; docs/arm.md: no spill, fewer instructions). */
+  if (topi_target_tight_regs(dc->ctx, target)) {
+    sch_stage *so = sch_stage_of(op->sched, dc->out);
+    sch_iter *xo = so ? sch_leaf_named(so, "ox.outer") : NULL;
+    if (!xo || sch_pragma(so, xo, "sched_pressure", NULL)) return -1;
+  }
+  return 0;
 }
 
 int topi_depthwise_nchwc_schedule_in(const topi_decl *dc, const topi_depthwise_nchwc_config *cfg,
