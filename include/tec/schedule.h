@@ -332,7 +332,11 @@ int sch_unroll(sch_stage *st, sch_iter *iv);    /* the loop's extent must be a c
  * static range each, so a thread slowed by other load on its core does less (OpenMP's
  * schedule(dynamic, value)); value NULL or 0: about four chunks per thread. tec_lower refuses
  * it on a loop that is not parallel, tec_build inside a parallel_launch_point region, whose
- * loops are cut statically), "unroll" (the loop is unrolled, as sch_unroll). A key
+ * loops are cut statically), "sched_pressure" (every function tec_build makes for the
+ * lowered function holding the loop is scheduled by LLVM for register pressure where its
+ * backend has a choice: ARMv7 gets the MachineScheduler, "+use-misched", instead of the
+ * latency-first SelectionDAG list scheduler, blind to a loop's live-in values; nothing on
+ * other targets; docs/arm.md), "unroll" (the loop is unrolled, as sch_unroll). A key
  * "user_<name>" is kept in the lowered IR as an annotation (attr pragma_user_<name>) and has
  * no effect. TVM's keys tec does not share (schedule/pragma_tvm.c): "unroll_explicit" (NULL
  * or 1) and "parallel_barrier_when_finish" (NULL) are accepted, since tec always unrolls in the
