@@ -42,9 +42,9 @@ static const struct {
     {TEC_ARCH_ARMV7, "+use-misched"},
 };
 
+/* target-features of fn: the target's, and the pressure features if fn is marked */
 static void cg_set_features(LLVMContextRef llctx, LLVMValueRef fn, const cg_target *t) {
   const char *extra = NULL;
-  unsigned len = 0;
   if (LLVMGetStringAttributeAtIndex(fn, LLVMAttributeFunctionIndex, CG_SCHED_PRESSURE_ATTR,
                                     (unsigned)strlen(CG_SCHED_PRESSURE_ATTR)))
     for (size_t i = 0; i < sizeof cg_pressure_features / sizeof cg_pressure_features[0]; i++)
@@ -53,12 +53,11 @@ static void cg_set_features(LLVMContextRef llctx, LLVMValueRef fn, const cg_targ
   char *all = NULL;
   if (extra && (all = malloc(strlen(base) + strlen(extra) + 2)))
     sprintf(all, "%s%s%s", base, *base ? "," : "", extra);
-  const char *fs = all ? all : base; /* no memory: the target's own features */
-  if (*fs) {
-    len = (unsigned)strlen(fs);
+  const char *fs = all ? all : base; /* no memory: the target's own (a tuning left out) */
+  if (*fs)
     LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
-                            LLVMCreateStringAttribute(llctx, "target-features", 15, fs, len));
-  }
+                            LLVMCreateStringAttribute(llctx, "target-features", 15, fs,
+                                                      (unsigned)strlen(fs)));
   free(all);
 }
 
