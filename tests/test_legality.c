@@ -227,7 +227,8 @@ START_TEST(pragma_wrong_key_or_value) {
   tec_ctx *ctx = e.ctx;
   sch_iter *i = sch_axis(e.sc, 0);
   const char *known = "known keys: auto_unroll_max_step, debug_skip_region, parallel_dynamic, "
-                      "parallel_launch_point, sched_pressure, tensorize, transpose_block, unroll, or user_<name> (kept in the "
+                      "parallel_launch_point, sched_pressure, tensorize, transpose_block, unroll, "
+                      "or user_<name> (kept in the "
                       "lowered IR as an annotation, with no effect)";
   ck_assert_int_eq(sch_pragma(e.sc, i, "unroll_all", NULL), -1);
   assert_err(ctx, tec_ctx_printf(ctx, "pragma: key 'unroll_all' on loop 'i' of stage 'C' has no "
