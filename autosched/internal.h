@@ -29,9 +29,9 @@ typedef struct as_stage {
   int64_t rext[AS_MAX_DIM]; /* reduce axis extents */
   int64_t red_total;        /* product of rext (1 without reduce axes) */
   int guarded_read;         /* a select chooses between a read and something else (padding) */
-  int strided_read;         /* an input read with stride > 1 along the innermost data axis in
-                               its unit-stride dimension (a stride-2 pool): vector loads would
-                               be gathers */
+  int strided_read;         /* an input read that moves by 2-8 elements per step of the
+                               innermost data axis (a stride-2 pool's in[2x + rx]) or by an
+                               unknown step (not affine): left to LLVM's interleaved loads */
   double cost;              /* arithmetic per element (calls weigh more) */
   int const_only;           /* computed from constant placeholders alone (goes to prepare) */
   /* readers */

@@ -14,7 +14,11 @@
  * rule_rfactor.c vectorizes it, or it stays a serial reduction with parallel rows. A stage
  * with a guarded read (the padding idiom, select(in bounds, x[...], 0)) is not vectorized:
  * its masked loads are slower than the scalar loop, which LLVM vectorizes on its own; nor is
- * one that reads an input with a stride > 1 along the vector axis (gathers). */
+ * one with a read that moves by 2-8 elements along the vector axis (analyze.c's strided_read:
+ * a stride-2 pool's in[2x + rx]) or by a step the analysis cannot tell: tec's vectors would
+ * load it lane by lane, where the scalar loop, unrolled, leaves LLVM's loop vectorizer its
+ * interleaved loads (wide loads and shuffles). A transposed read (in[x][y]: a stride of a
+ * row) is lane by lane either way: vectorized, the stores whole. */
 #include "autosched/internal.h"
 
 void as_decide_loops(as_prog *p) {
@@ -52,8 +56,8 @@ void as_loops_choice(as_prog *p, as_stage *s) {
   s->ch.vector = 0;
   /* a guarded read (padding) vectorizes into masked loads, which are slower than the scalar
    * loop LLVM vectorizes itself (a 3x3 depthwise layer's padding: 2.5x) */
-  /* a strided read along the vector axis (a stride-2 pool) loads by gathers: scalar and
-   * unrolled is 7x faster there (max pool 2x2/2: 0.165 ms against 1.19 ms) */
+  /* a strided read along the vector axis (a stride-2 pool) loads lane by lane: scalar and
+   * unrolled is 7x faster there (max pool 3x3/2: 0.165 ms against 1.19 ms) */
   if (nd >= 1 && !(reduce_body && s->unit_reduce) && !s->guarded_read && !s->strided_read) {
     int64_t e = s->ext[nd - 1];
     int L = as_lanes(p, t);

@@ -3,9 +3,10 @@
  * the same program unscheduled (built separately at -O0) on the same random inputs, and GEMM
  * and the full sum with plain C too: GEMM with bias and ReLU, a 3x3 NCHW convolution, a
  * depthwise convolution, a 1x1 convolution over NCHW16c (the two-axis register tile), a
- * two-stage blur, softmax, layer norm, a 30-stage chain, attention,
- * max pooling, a full sum, a symbolic size (refused without an estimate, named; right with
- * one at other sizes than estimated) and seeded random programs. Also: which rule fired
+ * two-stage blur, softmax, layer norm, a 30-stage chain, attention, max pooling, strided
+ * and transposed reads (which are vectorized; plain C too), a full sum, a symbolic size (refused
+ * without an estimate, named; right with one at other sizes than estimated) and seeded
+ * random programs. Also: which rule fired
  * where (the report), the same schedule twice, the scheduling time of 30 stages, and bad
  * input with its messages. */
 #include <math.h>
@@ -1046,6 +1047,74 @@ START_TEST(max_pool) {
 }
 END_TEST
 
+/* ---- reads that move by more than one element along the output's last axis: a stride-3
+ * subsample (in[y][3x] + in[y][3x + 2] / 2) and interleaved channels (gray from in[y][x][c],
+ * c < 3: the stride is in the inner extent) are not vectorized (LLVM's interleaved loads do
+ * them from the scalar loop); a transposed read (in[x][y], a stride of a row: lane by lane
+ * either way) is, and so is a read along an outer index whose inner extents are 1
+ * (col[x][0]: contiguous) beside a broadcast (row[y]) ---- */
+static const ir_expr *sub3_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  const ir_expr *x3 = ir_mul(i[1], ir_int(ctx, 3));
+  return ir_add(TE_AT(u->a, i[0], x3), ir_mul(TE_AT(u->a, i[0], ir_add(x3, ir_int(ctx, 2))), f(ctx, 0.5)));
+}
+static const ir_expr *transposed_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  return ir_add(ir_mul(TE_AT(u->a, i[1], i[0]), f(ctx, 2)), f(ctx, 1));
+}
+static const ir_expr *gray_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  const ir_expr *e = NULL;
+  for (int c = 0; c < 3; c++) {
+    const ir_expr *t = ir_mul(TE_AT(u->a, i[0], i[1], ir_int(ctx, c)), f(ctx, 0.25 * (c + 1)));
+    e = e ? ir_add(e, t) : t;
+  }
+  return e;
+}
+static const ir_expr *outer_unit_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  return ir_mul(TE_AT(u->a, i[1], ir_int(ctx, 0)), TE_AT(u->b, i[0]));
+}
+
+START_TEST(strided_reads) {
+  int64_t H = 37, W = 45, shp[4][3] = {{H, 3 * W}, {W, H}, {W, 1}, {H, W, 3}};
+  te_body_fn body[4] = {sub3_body, transposed_body, outer_unit_body, gray_body};
+  for (int v = 0; v < 4; v++) {
+    tec_ctx *ctx = tec_ctx_new();
+    int nd = v == 3 ? 3 : 2;
+    te_tensor *a = te_placeholder(ctx, "a", TEC_F32, nd, te_shape(ctx, nd, shp[v]));
+    te_tensor *b = te_placeholder(ctx, "b", TEC_F32, 1, TE_SHAPE(ctx, H));
+    te_tensor *o = compute(ctx, "o", 2, (int64_t[]){H, W}, body[v], &(U){.a = a, .b = b});
+    prog g = (prog){.ctx = ctx, .nin = v == 2 ? 2 : 1, .nout = 1, .in = {a, b}, .out = {o}};
+    tec_autosched_report rep;
+    float *got;
+    double err = check_prog(&g, NULL, &rep, &got);
+    ck_assert_msg(err < TOL, "variant %d: error %g\n%s", v, err, rep.text);
+    ck_assert_int_eq(kind_of(&rep, "o"), TEC_AS_LOOPS);
+    if (v == 0 || v == 3)
+      ck_assert_int_eq(stage_rep(&rep, "o")->choice.vector, 0);
+    else
+      ck_assert_int_gt(stage_rep(&rep, "o")->choice.vector, 1);
+    /* plain C on the same inputs (check_prog's seeds) */
+    DLTensor A = tu_rand_f32(nd, shp[v], 17), B = tu_rand_f32(1, &H, 18);
+    const float *pa = tu_f32(&A), *pb = tu_f32(&B);
+    for (int64_t y = 0; y < H; y++)
+      for (int64_t x = 0; x < W; x++) {
+        double want = v == 0   ? pa[y * 3 * W + 3 * x] + pa[y * 3 * W + 3 * x + 2] * 0.5
+                      : v == 1 ? pa[x * H + y] * 2.0 + 1.0
+                      : v == 2 ? (double)pa[x] * pb[y]
+                               : pa[(y * W + x) * 3] * 0.25 + pa[(y * W + x) * 3 + 1] * 0.5 +
+                                     pa[(y * W + x) * 3 + 2] * 0.75;
+        ck_assert_msg(fabs(got[y * W + x] - want) < 1e-5 * (1 + fabs(want)),
+                      "variant %d: o[%lld][%lld] = %g, want %g", v, (long long)y, (long long)x,
+                      got[y * W + x], want);
+      }
+    free(got), tec_dl_free(&A), tec_dl_free(&B);
+    tec_ctx_free(ctx);
+  }
+}
+END_TEST
+
 /* ---- a full sum (rank 0) ---- */
 static const ir_expr *sum_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
   U *u = u_;
@@ -1456,6 +1525,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, schedule_time_30_stages);
   tcase_add_test(tc, attention);
   tcase_add_test(tc, max_pool);
+  tcase_add_test(tc, strided_reads);
   tcase_add_test(tc, full_sum);
   tcase_add_test(tc, symbolic_size);
   tcase_add_test(tc, random_programs);
