@@ -137,12 +137,13 @@ static int root_of(as_prog *p, int P, int q, link *L, int depth) {
   return q;
 }
 
-/* rows of memory (pages, prefetch streams) that stage k's reads of tensors computed outside
- * host H's tile touch per tile of R rows: R + halo per plane read (input[c][y][x] for 3
- * values of c: 3 planes) */
-static int64_t outside_rows(const as_prog *p, int H, int k, int64_t R, int64_t halo) {
+/* planes of memory (prefetch streams) that stage k's reads of tensors computed outside host
+ * H's tile touch: the distinct outer indices (all but the last two) of its reads of each such
+ * input (input[c][y][x] for 3 values of c: 3 planes). Per tile of R rows it touches R + halo
+ * rows of each plane. */
+static int64_t outside_planes(const as_prog *p, int H, int k) {
   const te_tensor *t = p->st[k].t;
-  int64_t rows = 0;
+  int64_t planes = 0;
   for (int j = 0; j < t->ninputs; j++) {
     int e = as_index_of(p, t->inputs[j]);
     if (e < 0) continue;
@@ -151,7 +152,7 @@ static int64_t outside_rows(const as_prog *p, int H, int k, int64_t R, int64_t h
                           (in->ch.kind == TEC_AS_ATTACH && in->attach_to == H)))
       continue;
     const ir_expr *reads[16];
-    int nr = as_reads_of(t->body, in->t, reads, 16), planes = 0;
+    int nr = as_reads_of(t->body, in->t, reads, 16);
     for (int r = 0; r < nr && r < 16; r++) { /* distinct outer indices: planes */
       int dup = 0;
       for (int q = 0; q < r && !dup; q++) {
@@ -162,15 +163,23 @@ static int64_t outside_rows(const as_prog *p, int H, int k, int64_t R, int64_t h
       }
       planes += !dup;
     }
-    rows += (R + halo) * planes;
   }
-  return rows;
+  return planes;
 }
+
+/* what best_tile needs of one producer in host H's tile, the same for every tile it tries */
+typedef struct tile_member {
+  int64_t ky, kx, ext_l; /* halos; the extent of its last axis */
+  double other, cost;    /* its elements per (row, column) (the other axes); its ops + 1 */
+  int bytes;             /* per element */
+  int64_t planes;        /* outside_planes */
+} tile_member;
 
 /* the tile of host H's row axis r: R rows x C columns (C 0: whole rows) with the producers
  * attached to H (and P, with halos hy, hx, when P >= 0): the one of least cost whose
  * producers' tiles fit L2_BYTES and (gate) each of which recomputes less than a root buffer
- * costs. Its cost, or -1 when no tile qualifies. */
+ * costs. Its cost, or -1 when no tile qualifies. The producers' facts are gathered once, then
+ * each tile is arithmetic on them. */
 static double best_tile(as_prog *p, int H, int P, int64_t hy, int64_t hx, int gate, int64_t *R,
                         int64_t *C) {
   static const int64_t rows[] = {4, 8, 16, 32, 64, 128}, colv[] = {0, 64, 128, 256, 512};
@@ -178,6 +187,35 @@ static double best_tile(as_prog *p, int H, int P, int64_t hy, int64_t hx, int ga
   int r = h->host_row, nd = h->t->ndim;
   if (r < 0 || nd < 2) return -1;
   int64_t ER = h->ext[r], W = h->ext[nd - 1];
+  /* the producers in the tile, in program order (the sums below keep that order) */
+  tile_member stack[64], *m = stack;
+  int nm = 0;
+  for (int k = 0; k < p->n; k++) {
+    const as_stage *s = &p->st[k];
+    nm += k == P || (s->ch.kind == TEC_AS_ATTACH && s->attach_to == H);
+  }
+  if (nm > 64 && !(m = malloc(sizeof *m * (size_t)nm))) return -1;
+  nm = 0;
+  /* the host's own reads: planes times the host's axes outside the tile's rows */
+  int64_t host_planes = outside_planes(p, H, H);
+  for (int d = 0; d < r; d++)
+    if (h->ext[d] > 1 && !(d < 32 && (h->host_mask >> d & 1))) host_planes *= h->ext[d];
+  double work = h->cost + 1;
+  for (int k = 0; k < p->n; k++) {
+    const as_stage *s = &p->st[k];
+    if (!(k == P || (s->ch.kind == TEC_AS_ATTACH && s->attach_to == H))) continue;
+    tile_member *t = &m[nm++];
+    int pr = row_axis(s), pl = s->t->ndim - 1;
+    t->ky = k == P ? hy : s->halo, t->kx = k == P ? hx : s->halo_x;
+    t->ext_l = s->ext[pl];
+    t->other = 1;
+    for (int d = 0; d < s->t->ndim; d++)
+      if (d != pr && d != pl) t->other *= (double)s->ext[d];
+    t->cost = s->cost + 1;
+    t->bytes = tec_dtype_bytes(s->t->type);
+    t->planes = outside_planes(p, H, k);
+    work += s->cost + 1;
+  }
   double best = -1;
   for (size_t ci = 0; ci < sizeof colv / sizeof *colv; ci++) {
     int64_t c = colv[ci];
@@ -186,45 +224,28 @@ static double best_tile(as_prog *p, int H, int P, int64_t hy, int64_t hx, int ga
       int64_t rr = rows[ri] < ER ? rows[ri] : ER;
       if (ri && rows[ri - 1] >= ER) break;
       double bytes = 0, cost = c ? 1.0 * as_lanes(p, h->t) / (double)c : 0; /* short rows */
-      int ok = 1, n = 0;
-      for (int k = 0; k < p->n && ok; k++) {
-        const as_stage *s = &p->st[k];
-        int mine = k == P || (s->ch.kind == TEC_AS_ATTACH && s->attach_to == H);
-        if (!mine) continue;
-        int64_t ky = k == P ? hy : s->halo, kx = k == P ? hx : s->halo_x;
-        if (c && kx < 0) ok = 0;
-        int pr = row_axis(s), pl = s->t->ndim - 1;
-        double other = 1;
-        for (int d = 0; d < s->t->ndim; d++)
-          if (d != pr && d != pl) other *= (double)s->ext[d];
-        double ty = (double)(rr + ky), tx = c ? (double)(c + kx) : (double)s->ext[pl];
+      int ok = 1;
+      for (int k = 0; k < nm && ok; k++) {
+        const tile_member *t = &m[k];
+        if (c && t->kx < 0) ok = 0;
+        double ty = (double)(rr + t->ky), tx = c ? (double)(c + t->kx) : (double)t->ext_l;
         double ratio = ty * (c ? tx : W) / ((double)rr * (double)(c ? c : W));
-        bytes += ty * tx * other * tec_dtype_bytes(s->t->type);
-        if (gate && (s->cost + 1) * (ratio - 1) > ROOT_MEM_OPS) ok = 0;
-        cost += (s->cost + 1) * ratio;
-        n++;
+        bytes += ty * tx * t->other * t->bytes;
+        if (gate && (t->cost) * (ratio - 1) > ROOT_MEM_OPS) ok = 0;
+        cost += t->cost * ratio;
       }
       /* a tile of cheap stages is bound by its loads: more rows at once than the TLB and
        * the prefetchers follow (MAX_ROWS) cost more than its halo saves */
-      int64_t touched = outside_rows(p, H, H, rr, 0);
-      double work = h->cost + 1;
-      for (int d = 0; d < r; d++)
-        if (h->ext[d] > 1 && !(d < 32 && (h->host_mask >> d & 1))) touched *= h->ext[d];
-      touched += rr;
-      for (int k = 0; k < p->n; k++) {
-        const as_stage *s = &p->st[k];
-        if (k == P || (s->ch.kind == TEC_AS_ATTACH && s->attach_to == H)) {
-          touched += outside_rows(p, H, k, rr, k == P ? hy : s->halo);
-          work += s->cost + 1;
-        }
-      }
+      int64_t touched = rr * host_planes + rr;
+      for (int k = 0; k < nm; k++) touched += (rr + m[k].ky) * m[k].planes;
       if (work <= CHEAP_OPS && touched > MAX_ROWS) continue;
       if (!ok || bytes > L2_BYTES) continue;
       /* storing and loading the tiles: least when they leave most of L1 to their inputs */
-      cost += n * (bytes <= L1_BYTES ? 0.5 + 1.5 * bytes / L1_BYTES : 2.0);
+      cost += nm * (bytes <= L1_BYTES ? 0.5 + 1.5 * bytes / L1_BYTES : 2.0);
       if (best < 0 || cost < best) best = cost, *R = rr, *C = c;
     }
   }
+  if (m != stack) free(m);
   return best;
 }
 
