@@ -31,6 +31,8 @@ enum { L1_BYTES = 32 << 10, L2_BYTES = 512 << 10 }; /* the tiles: in L1 beside t
 #define ROOT_MEM_OPS 12.0 /* a buffer at the root: a store and loads from memory, in ops */
 #define CHEAP_OPS 32.0    /* a tile doing less per element is bound by its loads */
 #define MAX_ROWS 64       /* rows (pages) such a tile may touch at once */
+#define REG_ROWS 8        /* a register tile's rows (unrolled: rule_loops.c) */
+#define REG_SPAN 12       /* its producers' rows, halo included (unrolled: rule_loops.c) */
 
 /* the row axis of a producer or of a reader between it and the root: the first data axis of
  * extent > 1 */
@@ -182,11 +184,11 @@ typedef struct tile_member {
  * each tile is arithmetic on them. */
 static double best_tile(as_prog *p, int H, int P, int64_t hy, int64_t hx, int gate, int64_t *R,
                         int64_t *C) {
-  static const int64_t rows[] = {4, 8, 16, 32, 64, 128}, colv[] = {0, 64, 128, 256, 512};
+  static const int64_t rows[] = {4, 8, 16, 32, 64, 128};
   const as_stage *h = &p->st[H];
-  int r = h->host_row, nd = h->t->ndim;
+  int r = h->host_row, nd = h->t->ndim, L = as_lanes(p, h->t);
   if (r < 0 || nd < 2) return -1;
-  int64_t ER = h->ext[r], W = h->ext[nd - 1];
+  int64_t ER = h->ext[r], W = h->ext[nd - 1], colv[] = {0, L, 64, 128, 256, 512};
   /* the producers in the tile, in program order (the sums below keep that order) */
   tile_member stack[64], *m = stack;
   int nm = 0;
@@ -220,10 +222,23 @@ static double best_tile(as_prog *p, int H, int P, int64_t hy, int64_t hx, int ga
   for (size_t ci = 0; ci < sizeof colv / sizeof *colv; ci++) {
     int64_t c = colv[ci];
     if (c && c >= W) continue;
+    if (ci == 1 && L >= colv[2]) continue; /* lanes of 64 or more: no register tile */
     for (size_t ri = 0; ri < sizeof rows / sizeof *rows; ri++) {
       int64_t rr = rows[ri] < ER ? rows[ri] : ER;
       if (ri && rows[ri - 1] >= ER) break;
-      double bytes = 0, cost = c ? 1.0 * as_lanes(p, h->t) / (double)c : 0; /* short rows */
+      /* a register tile: one vector of columns and at most REG_ROWS rows, every producer's
+       * rows unrolled beside it (REG_SPAN rows at most, no column halo: one vector each)
+       * and all of them in the vector registers: the producers' values are never stored */
+      int reg = c == L && rr <= REG_ROWS && p->regs > 0;
+      int64_t vregs = rr;
+      for (int k = 0; k < nm && reg; k++) {
+        reg = m[k].kx == 0 && rr + m[k].ky <= REG_SPAN && m[k].ext_l == W;
+        vregs += rr + m[k].ky;
+      }
+      reg &= vregs <= p->regs;
+      if (c == L && !reg) continue; /* a tile of one vector otherwise: the loop per row */
+      /* short rows: the vector loop restarts per row of the tile (unrolled: not) */
+      double bytes = 0, cost = c && !reg ? 1.0 * L / (double)c : 0;
       int ok = 1;
       for (int k = 0; k < nm && ok; k++) {
         const tile_member *t = &m[k];
@@ -240,8 +255,9 @@ static double best_tile(as_prog *p, int H, int P, int64_t hy, int64_t hx, int ga
       for (int k = 0; k < nm; k++) touched += (rr + m[k].ky) * m[k].planes;
       if (work <= CHEAP_OPS && touched > MAX_ROWS) continue;
       if (!ok || bytes > L2_BYTES) continue;
-      /* storing and loading the tiles: least when they leave most of L1 to their inputs */
-      cost += nm * (bytes <= L1_BYTES ? 0.5 + 1.5 * bytes / L1_BYTES : 2.0);
+      /* storing and loading the tiles: least when they leave most of L1 to their inputs
+       * (none in registers) */
+      if (!reg) cost += nm * (bytes <= L1_BYTES ? 0.5 + 1.5 * bytes / L1_BYTES : 2.0);
       if (best < 0 || cost < best) best = cost, *R = rr, *C = c;
     }
   }

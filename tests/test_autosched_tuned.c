@@ -76,7 +76,15 @@ START_TEST(space_knobs) {
   const tune_knob *at = knob(&ss, "bx.at");
   ck_assert(has_value(at, "inline") && has_value(at, "attach") && has_value(at, "root"));
   ck_assert_str_eq(at->labels[at->def], "attach");
-  ck_assert_int_eq(knob(&ss, "by.rows")->values[knob(&ss, "by.rows")->def], 16);
+  /* the instant choice, a register tile of 8 rows x one vector (rule_attach.c) */
+  ck_assert_int_eq(knob(&ss, "by.rows")->values[knob(&ss, "by.rows")->def], 8);
+  tec_autosched_report ir;
+  ck_assert_int_eq(tec_autoschedule(fresh(&st), NULL, NULL, &ir), 0);
+  int64_t lanes = 0;
+  for (int i = 0; i < ir.nstages; i++)
+    if (!strcmp(ir.stages[i].stage, "by")) lanes = ir.stages[i].choice.vector;
+  ck_assert_int_gt(lanes, 1);
+  ck_assert_int_eq(knob(&ss, "by.cols")->values[knob(&ss, "by.cols")->def], lanes);
   ck_assert(has_value(knob(&ss, "by.tail"), "guard")); /* 70 columns: a tail for 16 lanes */
   ck_assert_int_gt(tune_space_size(&ss), 50);
 
