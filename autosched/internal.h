@@ -99,6 +99,9 @@ typedef struct as_prog {
   te_tensor **args;      /* the placeholders then the outputs: what tec_lower checks */
   const as_tuned *tuned; /* per stage, a config's values (NULL: the instant mode) */
   as_stage *pristine;    /* the stages as analyzed, before any rule (as_decide starts there) */
+  /* work counted (tests assert on it, not on time): the attach rule's tiles scored and the
+   * stage bodies it walked for them (rule_attach.c, best_tile) */
+  int64_t work_tiles, work_walks;
 } as_prog;
 
 /* the tuned value of field f for stage s, or AS_UNSET */

@@ -218,6 +218,7 @@ static double best_tile(as_prog *p, int H, int P, int64_t hy, int64_t hx, int ga
     t->planes = outside_planes(p, H, k);
     work += s->cost + 1;
   }
+  p->work_walks += 1 + nm; /* outside_planes' walks */
   double best = -1;
   for (size_t ci = 0; ci < sizeof colv / sizeof *colv; ci++) {
     int64_t c = colv[ci];
@@ -226,6 +227,7 @@ static double best_tile(as_prog *p, int H, int P, int64_t hy, int64_t hx, int ga
     for (size_t ri = 0; ri < sizeof rows / sizeof *rows; ri++) {
       int64_t rr = rows[ri] < ER ? rows[ri] : ER;
       if (ri && rows[ri - 1] >= ER) break;
+      p->work_tiles++;
       /* a register tile: one vector of columns and at most REG_ROWS rows, every producer's
        * rows unrolled beside it (REG_SPAN rows at most, no column halo: one vector each)
        * and all of them in the vector registers: the producers' values are never stored */

@@ -16,6 +16,7 @@
 #include <time.h>
 #include "testutil.h"
 #include "tec/autosched.h"
+#include "autosched/internal.h" /* the work counters (stencil_chain_work) */
 #include "tec/difftest.h"
 #include "opsref.h"
 
@@ -680,6 +681,32 @@ START_TEST(stencil_groups) {
                 "%s", tec_ctx_error(c2));
   ck_assert_int_eq(r2.nstages, 32);
   tec_ctx_free(c2);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* the attach rule's hot path on the 32-stage chain (bench/run auto's): counted, not timed.
+ * Its tile search scores about 30 tiles per host and producer set; the bodies it walks (for
+ * the rows each tile streams) are walked once per search, not once per tile. */
+START_TEST(stencil_chain_work) {
+  tec_ctx *ctx = tec_ctx_new();
+  te_tensor *in, *out = stencil_chain(ctx, 32, 2560, 1536, &in);
+  as_prog p = {.ctx = ctx, .s = sch_create(ctx, 1, &out), .nout = 1, .outs = &out, .threads = 1};
+  ck_assert_msg(as_prepare(&p, NULL) == 0, "%s", tec_ctx_error(ctx));
+  as_decide(&p);
+  int attached = 0;
+  for (int i = 0; i < p.n; i++) attached += p.st[i].ch.kind == TEC_AS_ATTACH;
+  fprintf(stderr, "autosched: 32-stage chain: %d attached, %lld tiles scored, %lld bodies walked\n",
+          attached, (long long)p.work_tiles, (long long)p.work_walks);
+  ck_assert_int_ge(attached, 16); /* groups of 4: three of four stages attached */
+  ck_assert_int_gt(p.work_tiles, 30 * 32);
+  ck_assert_msg(p.work_walks * 4 < p.work_tiles, "%lld walks for %lld tiles",
+                (long long)p.work_walks, (long long)p.work_tiles);
+  /* the same again: deterministic, the same work */
+  int64_t tiles = p.work_tiles, walks = p.work_walks;
+  as_decide(&p);
+  ck_assert_int_eq(p.work_tiles, 2 * tiles);
+  ck_assert_int_eq(p.work_walks, 2 * walks);
   tec_ctx_free(ctx);
 }
 END_TEST
@@ -1530,6 +1557,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, schedule_time_30_stages);
   tcase_add_test(tc, attention);
   tcase_add_test(tc, max_pool);
+  tcase_add_test(tc, stencil_chain_work);
   tcase_add_test(tc, strided_reads);
   tcase_add_test(tc, full_sum);
   tcase_add_test(tc, symbolic_size);
