@@ -17,8 +17,9 @@
  * one with a read that moves by 2-8 elements along the vector axis (analyze.c's strided_read:
  * a stride-2 pool's in[2x + rx]) or by a step the analysis cannot tell: tec's vectors would
  * load it lane by lane, where the scalar loop, unrolled, leaves LLVM's loop vectorizer its
- * interleaved loads (wide loads and shuffles). A transposed read (in[x][y]: a stride of a
- * row) is lane by lane either way: vectorized, the stores whole. */
+ * interleaved loads (wide loads and shuffles); so is a stage into which a producer with such
+ * a read is inlined along the vector axis. A transposed read (in[x][y]: a stride of a row) is
+ * lane by lane either way: vectorized, the stores whole. */
 #include "autosched/internal.h"
 
 void as_decide_loops(as_prog *p) {
@@ -49,6 +50,26 @@ void as_decide_loops(as_prog *p) {
   }
 }
 
+/* 1 if a producer inlined into s, read along s's vector axis (its last index moves with it),
+ * has a strided read itself, or through producers inlined into it: inlined, that read is in
+ * s's vector loop (gray = in[y][x][c] * w inlined into out = gray * 2 + 1) */
+static int strided_inlined(const as_prog *p, const as_stage *s, int depth) {
+  const te_tensor *t = s->t;
+  if (depth > 8 || t->ndim < 1) return 0;
+  const ir_expr *x = t->axis[t->ndim - 1];
+  for (int k = 0; k < t->ninputs; k++) {
+    int j = as_index_of(p, t->inputs[k]);
+    if (j < 0 || p->st[j].ch.kind != TEC_AS_INLINE) continue;
+    const as_stage *q = &p->st[j];
+    if (!q->strided_read && !strided_inlined(p, q, depth + 1)) continue;
+    const ir_expr *reads[16];
+    int nr = as_reads_of(as_source(t), q->t, reads, 16);
+    for (int r = 0; r < nr && r < 16; r++)
+      if (reads[r]->nargs && ir_uses_var(reads[r]->args[reads[r]->nargs - 1], x)) return 1;
+  }
+  return 0;
+}
+
 void as_loops_choice(as_prog *p, as_stage *s) {
   const te_tensor *t = s->t;
   int nd = t->ndim, reduce_body = t->body && t->body->kind == IR_REDUCE;
@@ -58,7 +79,8 @@ void as_loops_choice(as_prog *p, as_stage *s) {
    * loop LLVM vectorizes itself (a 3x3 depthwise layer's padding: 2.5x) */
   /* a strided read along the vector axis (a stride-2 pool) loads lane by lane: scalar and
    * unrolled is 7x faster there (max pool 3x3/2: 0.165 ms against 1.19 ms) */
-  if (nd >= 1 && !(reduce_body && s->unit_reduce) && !s->guarded_read && !s->strided_read) {
+  if (nd >= 1 && !(reduce_body && s->unit_reduce) && !s->guarded_read && !s->strided_read &&
+      !strided_inlined(p, s, 0)) {
     int64_t e = s->ext[nd - 1];
     int L = as_lanes(p, t);
     if (e >= L)

@@ -1081,10 +1081,10 @@ END_TEST
 
 /* ---- reads that move by more than one element along the output's last axis: a stride-3
  * subsample (in[y][3x] + in[y][3x + 2] / 2) and interleaved channels (gray from in[y][x][c],
- * c < 3: the stride is in the inner extent) are not vectorized (LLVM's interleaved loads do
- * them from the scalar loop); a transposed read (in[x][y], a stride of a row: lane by lane
- * either way) is, and so is a read along an outer index whose inner extents are 1
- * (col[x][0]: contiguous) beside a broadcast (row[y]) ---- */
+ * c < 3: the stride is in the inner extent; also gray inlined into its reader) are not
+ * vectorized (LLVM's interleaved loads do them from the scalar loop); a transposed read
+ * (in[x][y], a stride of a row: lane by lane either way) is, and so is a read along an outer
+ * index whose inner extents are 1 (col[x][0]: contiguous) beside a broadcast (row[y]) ---- */
 static const ir_expr *sub3_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
   U *u = u_;
   const ir_expr *x3 = ir_mul(i[1], ir_int(ctx, 3));
@@ -1144,6 +1144,28 @@ START_TEST(strided_reads) {
     free(got), tec_dl_free(&A), tec_dl_free(&B);
     tec_ctx_free(ctx);
   }
+  /* gray inlined into an element-wise reader: the interleaved read is in the reader's loop */
+  tec_ctx *ctx = tec_ctx_new();
+  te_tensor *a = te_placeholder(ctx, "a", TEC_F32, 3, te_shape(ctx, 3, shp[3]));
+  te_tensor *gray = compute(ctx, "gray", 2, (int64_t[]){H, W}, gray_body, &(U){.a = a});
+  te_tensor *o = compute(ctx, "o", 2, (int64_t[]){H, W}, relu_body, &(U){.a = gray});
+  prog g = (prog){.ctx = ctx, .nin = 1, .nout = 1, .in = {a}, .out = {o}};
+  tec_autosched_report rep;
+  float *got;
+  double err = check_prog(&g, NULL, &rep, &got);
+  ck_assert_msg(err < TOL, "gray, relu: error %g\n%s", err, rep.text);
+  ck_assert_int_eq(kind_of(&rep, "gray"), TEC_AS_INLINE);
+  ck_assert_int_eq(stage_rep(&rep, "o")->choice.vector, 0);
+  DLTensor A = tu_rand_f32(3, shp[3], 17);
+  const float *pa = tu_f32(&A);
+  for (int64_t e = 0; e < H * W; e++) {
+    double want = pa[3 * e] * 0.25 + pa[3 * e + 1] * 0.5 + pa[3 * e + 2] * 0.75;
+    want = want > 0 ? want : 0;
+    ck_assert_msg(fabs(got[e] - want) < 1e-5 * (1 + fabs(want)), "o[%lld] = %g, want %g",
+                  (long long)e, got[e], want);
+  }
+  free(got), tec_dl_free(&A);
+  tec_ctx_free(ctx);
 }
 END_TEST
 
