@@ -1103,6 +1103,10 @@ static const ir_expr *gray_body(tec_ctx *ctx, const ir_expr *const *i, void *u_)
   }
   return e;
 }
+/* gray_body's value at element e of a [..][3] input, in plain C */
+static double gray_want(const float *pa, int64_t e) {
+  return pa[3 * e] * 0.25 + pa[3 * e + 1] * 0.5 + pa[3 * e + 2] * 0.75;
+}
 static const ir_expr *outer_unit_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
   U *u = u_;
   return ir_mul(TE_AT(u->a, i[1], ir_int(ctx, 0)), TE_AT(u->b, i[0]));
@@ -1135,8 +1139,7 @@ START_TEST(strided_reads) {
         double want = v == 0   ? pa[y * 3 * W + 3 * x] + pa[y * 3 * W + 3 * x + 2] * 0.5
                       : v == 1 ? pa[x * H + y] * 2.0 + 1.0
                       : v == 2 ? (double)pa[x] * pb[y]
-                               : pa[(y * W + x) * 3] * 0.25 + pa[(y * W + x) * 3 + 1] * 0.5 +
-                                     pa[(y * W + x) * 3 + 2] * 0.75;
+                               : gray_want(pa, y * W + x);
         ck_assert_msg(fabs(got[y * W + x] - want) < 1e-5 * (1 + fabs(want)),
                       "variant %d: o[%lld][%lld] = %g, want %g", v, (long long)y, (long long)x,
                       got[y * W + x], want);
@@ -1159,8 +1162,7 @@ START_TEST(strided_reads) {
   DLTensor A = tu_rand_f32(3, shp[3], 17);
   const float *pa = tu_f32(&A);
   for (int64_t e = 0; e < H * W; e++) {
-    double want = pa[3 * e] * 0.25 + pa[3 * e + 1] * 0.5 + pa[3 * e + 2] * 0.75;
-    want = want > 0 ? want : 0;
+    double want = gray_want(pa, e) > 0 ? gray_want(pa, e) : 0;
     ck_assert_msg(fabs(got[e] - want) < 1e-5 * (1 + fabs(want)), "o[%lld] = %g, want %g",
                   (long long)e, got[e], want);
   }
