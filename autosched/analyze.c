@@ -169,8 +169,8 @@ static int64_t read_stride(const as_stage *in, const ir_expr *rd, int nv, const 
       stride += coef[x] * inner;
       if (stride > ((int64_t)1 << 40) || stride < -((int64_t)1 << 40)) return INT64_MAX;
     }
-    int64_t e = d < AS_MAX_DIM && in->ext[d] > 0 ? in->ext[d] : 1;
-    inner = inner < ((int64_t)1 << 20) ? inner * e : inner;
+    int64_t e = d < AS_MAX_DIM && in->ext[d] > 0 ? in->ext[d] : 1, cap = (int64_t)1 << 40;
+    inner = inner > cap / e ? cap : inner * e; /* saturates: any estimate, no overflow */
   }
   return stride;
 }
