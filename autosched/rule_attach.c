@@ -175,6 +175,7 @@ typedef struct tile_member {
   double other, cost;    /* its elements per (row, column) (the other axes); its ops + 1 */
   int bytes;             /* per element */
   int64_t planes;        /* outside_planes */
+  int vector;            /* vectorized by rule_loops.c (no guarded or strided read) */
 } tile_member;
 
 /* the tile of host H's row axis r: R rows x C columns (C 0: whole rows) with the producers
@@ -216,6 +217,7 @@ static double best_tile(as_prog *p, int H, int P, int64_t hy, int64_t hx, int ga
     t->cost = s->cost + 1;
     t->bytes = tec_dtype_bytes(s->t->type);
     t->planes = outside_planes(p, H, k);
+    t->vector = !s->guarded_read && !s->strided_read;
     work += s->cost + 1;
   }
   p->work_walks += 1 + nm; /* outside_planes' walks */
@@ -229,12 +231,13 @@ static double best_tile(as_prog *p, int H, int P, int64_t hy, int64_t hx, int ga
       if (ri && rows[ri - 1] >= ER) break;
       p->work_tiles++;
       /* a register tile: one vector of columns and at most REG_ROWS rows, every producer's
-       * rows unrolled beside it (REG_SPAN rows at most, no column halo: one vector each)
-       * and all of them in the vector registers: the producers' values are never stored */
-      int reg = c == L && rr <= REG_ROWS && p->regs > 0;
+       * rows unrolled beside it (REG_SPAN rows at most, no column halo: one vector each; all
+       * of them vectorized) and all of them in the vector registers: the producers' values
+       * are never stored */
+      int reg = c == L && rr <= REG_ROWS && p->regs > 0 && !h->guarded_read && !h->strided_read;
       int64_t vregs = rr;
       for (int k = 0; k < nm && reg; k++) {
-        reg = m[k].kx == 0 && rr + m[k].ky <= REG_SPAN && m[k].ext_l == W;
+        reg = m[k].kx == 0 && rr + m[k].ky <= REG_SPAN && m[k].ext_l == W && m[k].vector;
         vregs += rr + m[k].ky;
       }
       reg &= vregs <= p->regs;
