@@ -73,6 +73,10 @@ const ir_expr *arith_simplify(const ir_expr *e, const arith_env *env);
  * IFs, inlines loops of extent 1 and removes loops of extent <= 0. s itself if unchanged. */
 const ir_stmt *lower_simplify(const ir_stmt *s);
 
+/* A positive number known to divide the integer e, from its constants (i*48 + j*16: 16);
+ * 1 when nothing is known, a divisor of 2^20 for 0 (known_multiple.c). */
+int64_t arith_known_multiple(const ir_expr *e);
+
 /* Range helpers. */
 static inline arith_range arith_range_unknown(void) { return (arith_range){0, 0, 0, 0}; }
 static inline arith_range arith_range_of(int64_t lo, int64_t hi) {

@@ -186,6 +186,7 @@ static int cg_func_build(cg_func *f) {
   LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(f->llctx, raw, "start");
   LLVMPositionBuilderAtEnd(f->b, start);
   if (!lf->body || !lf->entry || cg_stmt(f, lf->body) != 0) return -1;
+  cg_stream_fence(f);
   LLVMBuildRet(f->b, LLVMConstInt(f->i32, 0, 0));
   LLVMPositionBuilderAtEnd(f->b, f->entry); /* allocas are in; now fall into the body */
   LLVMBuildBr(f->b, start);
@@ -234,6 +235,7 @@ LLVMModuleRef cg_module_build(tec_ctx *ctx, LLVMContextRef llctx, int nfuncs,
     f.launch = NULL;
     f.sched_pressure = 0;
     LLVMValueRef before = LLVMGetLastFunction(mod);
+    f.stream = f.nt_stores = 0;
     rc = cg_func_build(&f);
     if (f.failed) rc = -1;
     /* the functions made for funcs[i] (its entry, raw body, outlined loops) alike: a feature

@@ -91,6 +91,8 @@ typedef struct cg_func {
   int vector_bits;            /* cg_target.vector_bits: wider stores are sliced to this */
   int lane_fma;               /* cg_target.lane_fma: broadcasts of loads as group load + lane */
   const tec_target *target;   /* cg_target.t: the feature bits (codegen_dot.c) */
+  int stream;                 /* inside `attr stream_store` (lower/stream_store.c) */
+  int nt_stores;              /* non-temporal stores made in the LLVM function being emitted */
   /* debug locations (debug_lines.c) when the function has lf->lines: the module's builder
    * and file, the subprogram being emitted and the printed line instructions get now */
   void *dib;                  /* LLVMDIBuilderRef */
@@ -124,6 +126,9 @@ LLVMValueRef cg_oom(cg_func *f);
 LLVMTypeRef cg_ptr_to(LLVMTypeRef elem);
 /* Calls tec_rt_check_fail(msg, a, b), frees live heap buffers and returns -1. */
 void cg_emit_fail_return(cg_func *f, const char *msg, LLVMValueRef a, LLVMValueRef b);
+/* Ends a function that made non-temporal stores with the fence they need before another
+ * thread or the caller reads their lines (x86: sfence; nothing elsewhere). codegen_mem.c */
+void cg_stream_fence(cg_func *f);
 /* Frees live heap buffers and returns rc (an i32 error code already reported). */
 void cg_emit_return(cg_func *f, LLVMValueRef rc);
 

@@ -20,6 +20,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "arith/arith.h"
 #include "codegen_llvm/codegen.h"
 
 #define CG_STACK_MAX_BYTES (64 << 10) /* larger or symbolic allocations go to the heap */
@@ -34,29 +35,10 @@ static int64_t cg_gcd(int64_t a, int64_t b) {
   return a;
 }
 
-/* A positive number known to divide e (1 when nothing is known). */
-static int64_t cg_known_multiple(const ir_expr *e) {
-  if (!e) return 1;
-  switch (e->kind) {
-  case IR_INT_IMM: {
-    int64_t v = e->v.i < 0 ? -e->v.i : e->v.i;
-    return v == 0 ? CG_KM_CAP : v > CG_KM_CAP ? cg_gcd(v, CG_KM_CAP) : v;
-  }
-  case IR_ADD:
-  case IR_SUB: return cg_gcd(cg_known_multiple(e->a), cg_known_multiple(e->b));
-  case IR_MUL: {
-    int64_t m = cg_known_multiple(e->a) * cg_known_multiple(e->b); /* each <= 2^20 */
-    return m > CG_KM_CAP ? cg_gcd(m, CG_KM_CAP) : m; /* a divisor of m, so still sound */
-  }
-  case IR_BROADCAST: return cg_known_multiple(e->a);
-  default: return 1;
-  }
-}
-
 /* Alignment of an access of `lanes` elements of `ebytes` starting at element index idx. */
 static unsigned cg_align(const ir_expr *idx, int ebytes, int lanes) {
   if (lanes <= 1) return (unsigned)ebytes;
-  int64_t bytes = cg_known_multiple(idx) * ebytes;
+  int64_t bytes = arith_known_multiple(idx) * ebytes;
   unsigned a = (unsigned)ebytes;
   while (a < TEC_ALIGN && bytes % (2 * a) == 0) a *= 2;
   return a;
@@ -72,7 +54,7 @@ static int cg_groups_in_bounds(cg_func *f, const ir_expr *buf, int64_t g, int eb
     if (arg->buf != buf) continue;
     int64_t m = 1;
     for (int d = 0; d < arg->ndim && m % g; d++) {
-      m *= cg_known_multiple(arg->extents[d]); /* the buffer, margin included */
+      m *= arith_known_multiple(arg->extents[d]); /* the buffer, margin included */
       if (m > CG_KM_CAP) m = cg_gcd(m, CG_KM_CAP);
     }
     return m % g == 0;
@@ -234,7 +216,7 @@ LLVMValueRef cg_broadcast(cg_func *f, const ir_expr *e) {
     if (rest->kind == IR_ADD && ir_is_const_int(rest->b, &c)) rest = rest->a;
     else if (ir_is_const_int(rest, &c)) rest = NULL;
   }
-  if (g < 2 || (rest && cg_known_multiple(rest) % g) || !cg_groups_in_bounds(f, ld->a, g, eb)) {
+  if (g < 2 || (rest && arith_known_multiple(rest) % g) || !cg_groups_in_bounds(f, ld->a, g, eb)) {
     LLVMValueRef a = cg_expr(f, e->a);
     return a ? cg_splat(f, a, e->type.lanes) : NULL;
   }
@@ -269,6 +251,20 @@ LLVMValueRef cg_prefetch(cg_func *f, const ir_expr *load) {
   return cg_intrinsic(f, "llvm.prefetch", f->ptr8, args, 4);
 }
 
+/* Non-temporal stores on x86 are weakly ordered: neither a later store of this thread nor
+ * the lock of a parallel join is guaranteed to order them on every x86 implementation, and
+ * LLVM's fences do not emit one. An sfence before each return of a function that made them
+ * (the kernel, each parallel task's body) puts them in memory first, as hand-written
+ * streaming kernels do. AArch64's stnp is ordered as a plain store (the join's barriers
+ * suffice); elsewhere LLVM makes plain stores. */
+void cg_stream_fence(cg_func *f) {
+  if (!f->nt_stores || !f->target || f->target->arch != TEC_ARCH_X86_64) return;
+  LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(f->llctx), NULL, 0, 0);
+  LLVMValueRef fn = LLVMGetNamedFunction(f->mod, "llvm.x86.sse.sfence");
+  if (!fn) fn = LLVMAddFunction(f->mod, "llvm.x86.sse.sfence", fty);
+  LLVMBuildCall2(f->b, fty, fn, NULL, 0, "");
+}
+
 int cg_store(cg_func *f, const ir_stmt *s) {
   const ir_expr *val = s->b, *ie = s->a;
   if (!val || !ie) return cg_internal(f, "malformed store"), -1;
@@ -290,7 +286,14 @@ int cg_store(cg_func *f, const ir_stmt *s) {
     LLVMTypeRef vt = LLVMVectorType(mt, t.lanes);
     LLVMValueRef p = LLVMBuildPointerCast(f->b, cg_gep(f, mt, ptr, bi), cg_ptr_to(vt), "");
     LLVMValueRef st = LLVMBuildStore(f->b, v, p);
-    LLVMSetAlignment(st, cg_align(base, tec_dtype_bytes(t), t.lanes));
+    unsigned align = cg_align(base, tec_dtype_bytes(t), t.lanes);
+    LLVMSetAlignment(st, align);
+    if (f->stream && align >= (unsigned)(tec_dtype_bytes(t) * t.lanes)) { /* whole and aligned */
+      LLVMMetadataRef one = LLVMValueAsMetadata(LLVMConstInt(f->i32, 1, 0));
+      LLVMSetMetadata(st, LLVMGetMDKindIDInContext(f->llctx, "nontemporal", 11),
+                      LLVMMetadataAsValue(f->llctx, LLVMMDNodeInContext2(f->llctx, &one, 1)));
+      f->nt_stores++;
+    }
     return 0;
   }
   if (dense) ie = base;

@@ -84,6 +84,7 @@ typedef struct cg_fn_state {
   cg_launch *launch;
   LLVMMetadataRef dscope;
   int dline;
+  int nt_stores;
 } cg_fn_state;
 
 /* Switches f to fn (fresh bindings and heap list, entry and start blocks; the builder at
@@ -95,6 +96,8 @@ static void cg_fn_enter(cg_func *f, LLVMValueRef fn, cg_fn_state *st) {
   st->heap = f->heap, st->nheap = f->nheap, st->capheap = f->capheap;
   st->launch = f->launch;
   st->dscope = f->dscope, st->dline = f->dline;
+  st->nt_stores = f->nt_stores;
+  f->nt_stores = 0;
   f->fn = fn;
   f->binds = NULL, f->nbind = f->capbind = 0;
   f->heap = NULL, f->nheap = f->capheap = 0;
@@ -107,6 +110,7 @@ static void cg_fn_enter(cg_func *f, LLVMValueRef fn, cg_fn_state *st) {
 /* Ends fn (ret 0 when ok, the entry block branching to start) and switches back. */
 static void cg_fn_leave(cg_func *f, cg_fn_state *st, int ok) {
   if (ok) {
+    cg_stream_fence(f);
     LLVMBuildRet(f->b, LLVMConstInt(f->i32, 0, 0));
     LLVMPositionBuilderAtEnd(f->b, f->entry);
     LLVMBuildBr(f->b, LLVMGetNextBasicBlock(f->entry));
@@ -117,6 +121,7 @@ static void cg_fn_leave(cg_func *f, cg_fn_state *st, int ok) {
   f->binds = st->binds, f->nbind = st->nbind, f->capbind = st->capbind;
   f->heap = st->heap, f->nheap = st->nheap, f->capheap = st->capheap;
   f->launch = st->launch;
+  f->nt_stores = st->nt_stores;
   LLVMPositionBuilderAtEnd(f->b, st->block);
   f->dscope = st->dscope;
   cg_dbg_set(f, st->dline);

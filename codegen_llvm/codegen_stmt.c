@@ -185,6 +185,13 @@ int cg_stmt(cg_func *f, const ir_stmt *s) {
     if (s->name && strcmp(s->name, "launch_sync") == 0) return cg_launch_sync(f, s);
     if (s->name && strcmp(s->name, "parallel_dynamic") == 0) return cg_parallel_dynamic(f, s);
     if (s->name && strcmp(s->name, "sched_pressure") == 0) f->sched_pressure = 1;
+    if (s->name && strcmp(s->name, "stream_store") == 0) { /* lower/stream_store.c */
+      int was = f->stream;
+      f->stream = 1;
+      int rc = cg_stmt(f, s->body);
+      f->stream = was;
+      return rc;
+    }
     return cg_stmt(f, s->body);
   case IR_S_PRODUCE: return cg_stmt(f, s->body);
   case IR_S_EVALUATE: return s->a && !cg_expr(f, s->a) ? -1 : 0;

@@ -129,6 +129,9 @@ const ir_stmt *lower_vectorize(const ir_stmt *s);
 /* Loops under pragma transpose_block copying a strided vector per step -> row loads and an
  * in-register transpose (zip shuffles); a loop that is not such a copy stays, with a note. */
 const ir_stmt *lower_transpose_block(const ir_stmt *s);
+/* Under pragma stream_store: the stage's whole-vector stores to an output the function never
+ * reads -> `attr stream_store { store }` (codegen: non-temporal); the others stay, with a note. */
+const ir_stmt *lower_stream_store(const lower_state *ls, const lower_func *f, const ir_stmt *s);
 /* UNROLLED loops (and pragma auto_unroll_max_step / unroll) -> straight-line code. */
 const ir_stmt *lower_unroll(const ir_stmt *s);
 /* Hoists allocations out of loops; buffers with disjoint lifetimes share memory. */

@@ -61,6 +61,10 @@ static int p_tensorize(lower_pipe *p) {
 static int p_vectorize(lower_pipe *p) { p->body = lower_vectorize(p->body); return 0; }
 static int p_transpose(lower_pipe *p) { p->body = lower_transpose_block(p->body); return 0; }
 static int p_unroll(lower_pipe *p) { p->body = lower_unroll(p->body); return 0; }
+static int p_stream(lower_pipe *p) {
+  if (!p->body) return 0;
+  return (p->body = lower_stream_store(&p->ls, p->f, p->body)) ? 0 : -1;
+}
 static int p_rewrite(lower_pipe *p) {
   if (p->body) p->body = lower_storage_rewrite(p->body);
   return 0;
@@ -111,6 +115,7 @@ static const lower_pass passes[] = {
                                                before unroll (the loop is replaced whole) */
   {"unroll", p_unroll, FUNC, 1},            /* after vectorize: vector bodies copied whole */
   {"unroll simplify", p_simplify, FUNC, 1}, /* folds min + k of the copies, ramp arithmetic */
+  {"stream_store", p_stream, FUNC, 1},      /* after unroll: the final vector stores */
   {"storage_rewrite", p_rewrite, FUNC, 1},  /* last: merges what partition/unroll copied */
   {"unroll_rest", p_unroll, BUILD, 1},      /* unrolled loops a hand-built program kept */
   {"half_arith", p_half, BUILD, 0},         /* a check: float16 arithmetic needs the target's */

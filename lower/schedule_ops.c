@@ -114,8 +114,12 @@ static const ir_stmt *make_loop(lower_state *ls, int si, int pos, const ir_stmt 
     if (sch_pragma_id_of(it->pragma_keys[p]) == SCH_PRAGMA_DEBUG_SKIP_REGION)
       return ir_evaluate(ir_int(ctx, 0)); /* dropped on purpose: output wrong by design */
   const ir_stmt *loop = ir_for(it->var, ir_int(ctx, 0), r->extent, it->for_kind, body);
-  for (int p = it->npragma - 1; p >= 0; p--)
-    loop = ir_attr(sch_pragma_attr_name(ctx, it->pragma_keys[p]), it->pragma_values[p], loop);
+  for (int p = it->npragma - 1; p >= 0; p--) /* stream_store: the value names the stage */
+    loop = ir_attr(sch_pragma_attr_name(ctx, it->pragma_keys[p]),
+                   sch_pragma_id_of(it->pragma_keys[p]) == SCH_PRAGMA_STREAM_STORE
+                       ? ir_int(ctx, si)
+                       : it->pragma_values[p],
+                   loop);
   return loop;
 }
 

@@ -10,6 +10,8 @@
  *   parallel_launch_point  none                  lower/legality.c, launch_regions.c
  *   sched_pressure         none                  launch_regions.c (which hands codegen
  *                                                `attr sched_pressure`: codegen_llvm/optimize.c)
+ *   stream_store           none                  lower/stream_store.c (codegen: nontemporal
+ *                                                stores, codegen_mem.c)
  *   tensorize              intrinsic (count)     lower/tensorize.c (sch_tensorize)
  *   transpose_block        none                  lower/transpose_block.c
  *   unroll                 none                  lower/unroll.c
@@ -40,6 +42,11 @@ static const sch_pragma_desc table[SCH_PRAGMA_COUNT] = {
     {"sched_pressure", SCH_PRAGMA_VALUE_NONE, "launch_regions",
      "schedule the function holding the loop for register pressure where LLVM's backend has a "
      "choice (ARMv7: its MachineScheduler); no effect elsewhere"},
+  [SCH_PRAGMA_STREAM_STORE] =
+    {"stream_store", SCH_PRAGMA_VALUE_NONE, "stream_store",
+     "the stage's whole-vector stores to an output the function never reads go around the caches "
+     "(non-temporal: vmovntps on x86, stnp on AArch64): for outputs far larger than the last-level "
+     "cache, which then are not read for ownership first"},
   [SCH_PRAGMA_TENSORIZE] =
     {"tensorize", SCH_PRAGMA_VALUE_COUNT, "tensorize",
      "replace the loop nest inside with the intrinsic the value names (sch_intrin: 0 = dot4, 1 = mmla)"},
