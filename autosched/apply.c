@@ -44,7 +44,10 @@ int as_apply(as_prog *p, sch_schedule *s, int *bad) {
     a->at_loop = NULL;
     switch (a->ch.kind) {
       case TEC_AS_TILE: rc = as_apply_tile(p, s, i); break;
-      case TEC_AS_LOOPS: rc = as_apply_loops(p, s, i); break;
+      case TEC_AS_LOOPS:
+        rc = as_apply_loops(p, s, i);
+        if (!rc && a->ch.stream) rc = as_apply_stream(p, s, i);
+        break;
       case TEC_AS_ATTACH: rc = as_apply_attach(p, s, i); break;
       default: break;
     }

@@ -66,7 +66,7 @@ int as_check_args(tec_ctx *ctx, const char *who, sch_schedule *s,
 int as_prepare(as_prog *p, const char *target) {
   tec_ctx *ctx = p->ctx;
   /* a candidate's copy of a prepared program comes with the target's answers */
-  if (!p->lanes && as_target_query(ctx, target, &p->lanes, &p->regs)) return -1;
+  if (!p->lanes && as_target_query(ctx, target, &p->lanes, &p->regs, &p->llc)) return -1;
   te_tensor **ts;
   p->n = te_topo_order(ctx, p->nout, p->outs, &ts);
   if (p->n < 0) return -1;
@@ -97,6 +97,7 @@ void as_decide(as_prog *p) {
   as_decide_attach(p);
   as_decide_loops(p);
   as_decide_fold(p);
+  as_decide_stream(p);
 }
 
 sch_schedule *as_schedule(as_prog *p, int *ntries, lower_func **out) {

@@ -82,6 +82,7 @@ typedef struct as_tuned {
   int64_t par;                    /* -1 the rules' depth, 0 serial, k >= 1 fuse k loops */
   int64_t rows, rfactor;          /* host rows per tile; rfactor 0/1 */
   int64_t cols;                   /* host columns per tile (0: whole rows) */
+  int64_t stream;                 /* an output's stores non-temporal: 0/1 */
 } as_tuned;
 
 typedef struct as_prog {
@@ -94,6 +95,7 @@ typedef struct as_prog {
   int lanes;    /* f32 lanes of the target's vectors */
   int regs;     /* vector registers */
   int threads;
+  int64_t llc;  /* bytes of the last-level cache one core has (rule_stream.c); 0 unknown */
   const tec_autosched_options *opt;
   int nargs;
   te_tensor **args;      /* the placeholders then the outputs: what tec_lower checks */
@@ -113,8 +115,9 @@ static inline int as_lanes(const as_prog *p, const te_tensor *t) {
   return l >= 1 ? l : 1;
 }
 
-/* target.c: the one query of the target (lanes of f32, vector registers). 0 or -1. */
-int as_target_query(tec_ctx *ctx, const char *target, int *lanes, int *regs);
+/* target.c: the one query of the target (lanes of f32, vector registers, as_stream_llc). 0
+ * or -1. */
+int as_target_query(tec_ctx *ctx, const char *target, int *lanes, int *regs, int64_t *llc);
 /* estimates.c: e's integer value with the estimates for size variables; 0, or -1 when e is
  * not such an integer; the first size without an estimate in *missing. */
 int as_eval(const as_prog *p, const ir_expr *e, int64_t *out, const char **missing);
@@ -157,6 +160,12 @@ void as_decide_rfactor(as_prog *p);
 void as_decide_loops(as_prog *p);
 void as_decide_attach(as_prog *p);
 void as_decide_fold(as_prog *p);
+void as_decide_stream(as_prog *p);
+/* rule_stream.c: the cache an output must exceed to stream (bytes; 0: unknown); 1 if stage s
+ * (decided) is written in whole aligned vectors that may stream; the pragma on schedule s */
+int64_t as_stream_llc(const tec_target *t);
+int as_stream_can(const as_prog *p, const as_stage *s);
+int as_apply_stream(as_prog *p, sch_schedule *s, int i);
 /* rule_fold.c: the folded axes of stage a split (ax[d] becomes the outer part, NULL when d is
  * unrolled whole; ext[d] its extent); their unrolled parts in inner[]: their count, or -1 */
 int as_fold_split(as_prog *p, sch_stage *st, as_stage *a, sch_iter **ax, int64_t *ext,

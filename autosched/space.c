@@ -17,6 +17,8 @@
  *   loops / attach         vector (0: none), tail (guard | shift), unroll, par, rows and cols
  *                          (a host of producers with a halo: rows per tile, columns per tile
  *                          or 0 for whole rows)
+ *                          stream (no | yes: an output written in whole vectors stores around
+ *                          the caches; rule_stream.c)
  *   rfactor                rfactor (no | yes)
  *
  * Stages computed from constants alone get no knobs: they run once, in prepare, untimed.
@@ -192,6 +194,9 @@ static int loops_knobs(as_space *S, int i) {
       if (cols[k] < e && (k == 0 || cols[k] > cols[nc - 1])) cols[nc++] = cols[k];
     if (nc > 1 && add_knob(S, i, "cols", F(cols), cols, nc, ch->cols, NULL, 0)) return -1;
   }
+  int64_t two[2] = {0, 1};
+  if (as_stream_can(p, s) && add_knob(S, i, "stream", F(stream), two, 2, ch->stream, NOYES, 0))
+    return -1;
   return root && ch->parallel ? par_knob(S, i, nd) : 0;
 }
 

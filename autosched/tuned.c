@@ -135,7 +135,7 @@ static lower_func *auto_lower(const tune_task *task, tec_ctx *ctx, int64_t index
   const auto_task *at = task->user;
   const as_prog *p = &at->p;
   as_prog q = {.ctx = ctx, .opt = p->opt, .threads = p->threads, .nout = p->nout,
-               .lanes = p->lanes, .regs = p->regs};
+               .lanes = p->lanes, .regs = p->regs, .llc = p->llc};
   q.outs = tec_ctx_alloc(ctx, sizeof *q.outs * (size_t)(p->nout ? p->nout : 1));
   as_tuned *tv;
   if (!q.outs || as_clone_program(ctx, p->nout, p->outs, q.outs) || as_prepare(&q, NULL) ||

@@ -178,12 +178,13 @@ END_TEST
 START_TEST(pragma_table_listed) {
   static const char *const keys[] = {"auto_unroll_max_step", "debug_skip_region",
                                      "parallel_dynamic", "parallel_launch_point",
-                                     "sched_pressure", "tensorize", "transpose_block", "unroll",
+                                     "sched_pressure", "stream_store", "tensorize",
+                                     "transpose_block", "unroll",
                                      "user_<name>"};
   int n = 0;
   const sch_pragma_desc *d;
   for (; (d = sch_pragma_desc_at(n)); n++) {
-    ck_assert_int_lt(n, 9);
+    ck_assert_int_lt(n, 10);
     ck_assert_str_eq(d->key, keys[n]);
     ck_assert_msg(d->doc && strlen(d->doc) > 10, "row %d has no doc", n);
     ck_assert_ptr_nonnull(sch_pragma_value_kind_name(d->value));
@@ -197,13 +198,14 @@ START_TEST(pragma_table_listed) {
     for (int i = 0; (p = tec_lower_pass_name(i, NULL, NULL)); i++) found |= strcmp(p, d->pass) == 0;
     ck_assert_msg(found, "pragma '%s': pass '%s' is not in the pipeline", d->key, d->pass);
   }
-  ck_assert_int_eq(n, 9);
+  ck_assert_int_eq(n, 10);
   ck_assert_ptr_null(sch_pragma_desc_at(-1));
   ck_assert_int_eq(sch_pragma_desc_at(0)->value, SCH_PRAGMA_VALUE_COUNT);
   ck_assert_int_eq(sch_pragma_desc_at(2)->value, SCH_PRAGMA_VALUE_COUNT_OR_NONE);
   ck_assert_int_eq(sch_pragma_desc_at(4)->value, SCH_PRAGMA_VALUE_NONE);
-  ck_assert_int_eq(sch_pragma_desc_at(5)->value, SCH_PRAGMA_VALUE_COUNT);
-  ck_assert_int_eq(sch_pragma_desc_at(6)->value, SCH_PRAGMA_VALUE_NONE);
+  ck_assert_int_eq(sch_pragma_desc_at(5)->value, SCH_PRAGMA_VALUE_NONE);
+  ck_assert_int_eq(sch_pragma_desc_at(6)->value, SCH_PRAGMA_VALUE_COUNT);
+  ck_assert_int_eq(sch_pragma_desc_at(7)->value, SCH_PRAGMA_VALUE_NONE);
   ck_assert_str_eq(sch_pragma_value_kind_name(SCH_PRAGMA_VALUE_NONE), "no value");
 }
 END_TEST
@@ -227,8 +229,8 @@ START_TEST(pragma_wrong_key_or_value) {
   tec_ctx *ctx = e.ctx;
   sch_iter *i = sch_axis(e.sc, 0);
   const char *known = "known keys: auto_unroll_max_step, debug_skip_region, parallel_dynamic, "
-                      "parallel_launch_point, sched_pressure, tensorize, transpose_block, unroll, "
-                      "or user_<name> (kept in the "
+                      "parallel_launch_point, sched_pressure, stream_store, tensorize, "
+                      "transpose_block, unroll, or user_<name> (kept in the "
                       "lowered IR as an annotation, with no effect)";
   ck_assert_int_eq(sch_pragma(e.sc, i, "unroll_all", NULL), -1);
   assert_err(ctx, tec_ctx_printf(ctx, "pragma: key 'unroll_all' on loop 'i' of stage 'C' has no "

@@ -72,7 +72,7 @@ START_TEST(table_order) {
   static const char *const want[] = {
       "schedule_ops", "scan", "prefetch", "storage_flatten", "extern_call", "guard_loads", "simplify",
       "loop_partition", "partition simplify", "tensorize", "vectorize", "transpose_block", "unroll",
-      "unroll simplify",
+      "unroll simplify", "stream_store",
       "storage_rewrite", "unroll_rest", "slice_vectors", "bound_checkers", "launch_regions",
       "entry_checks"};
   int k = 0, ir, at_build, analyses = 0;

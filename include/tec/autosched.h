@@ -83,6 +83,8 @@ typedef struct tec_autosched_choice {
                       rows' inputs reused from L1 across the group; 0 or 1: none) */
   int64_t unroll;  /* innermost reduce loop unrolled when its extent is at most this */
   int fallback;    /* 0: as the rules chose; 1, 2: given up for plainer (see the report) */
+  int stream;      /* LOOPS of an output: 1 its whole-vector stores are non-temporal (pragma
+                      stream_store) because it exceeds a core's share of the last-level cache */
 } tec_autosched_choice;
 
 typedef struct tec_autosched_stage {
@@ -119,7 +121,7 @@ int tec_autoschedule(sch_schedule *s, const char *target, const tec_autosched_op
  * attach, root), tile_i / tile_j / tile_k / block_i / block_j (the register tile, its second
  * axis, its outer block of rows and its group of columns),
  * pack, fuse (cache_write or the accumulator fused into its element-wise consumer), vector,
- * tail, unroll, par (parallel fusion depth), rows, cols, rfactor; each knob's default is the instant
+ * tail, unroll, par (parallel fusion depth), rows, cols, rfactor, stream; each knob's default is the instant
  * mode's choice, so the default config is tec_autoschedule's schedule. The arguments are as
  * tec_autoschedule's (s unscheduled: it is only read, except by the two that schedule it). */
 
