@@ -87,12 +87,12 @@ START_TEST(table_order) {
       analyses++;
       continue;
     }
-    ck_assert_int_lt(k, 20);
+    ck_assert_int_lt(k, 21);
     ck_assert_str_eq(n, want[k]);
-    ck_assert_int_eq(at_build, k >= 15);
+    ck_assert_int_eq(at_build, k >= 16);
     k++;
   }
-  ck_assert_int_eq(k, 20);
+  ck_assert_int_eq(k, 21);
   /* inline, plan_precompute, check_schedule, infer_bounds, legality, read_bounds, check_sizes */
   ck_assert_int_eq(analyses, 7);
   ck_assert_ptr_null(tec_lower_pass_name(-1, NULL, NULL));
@@ -107,7 +107,7 @@ START_TEST(observer_sees_every_step) {
   tec_lower_options o = {.observe = observe, .user = &sn};
   lower_func *f = tec_lower_with(s, "f", 2, (te_tensor *const[]){A, C}, &o);
   ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
-  ck_assert_int_eq(sn.n, 15); /* every program pass of tec_lower, each once */
+  ck_assert_int_eq(sn.n, 16); /* every program pass of tec_lower, each once */
   for (int i = 0, k = 0; i < sn.n; i++, k++) {
     int ir, at_build;
     const char *n;
@@ -146,11 +146,11 @@ START_TEST(observer_split_functions) {
   lower_func *f = tec_lower_with(s, "g", 2, (te_tensor *const[]){W, Y}, &o);
   ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
   ck_assert_ptr_nonnull(f->prepare);
-  ck_assert_int_eq(sn.n, 30);
+  ck_assert_int_eq(sn.n, 32);
   ck_assert_str_eq(sn.fname[0], "g_run");
-  ck_assert_str_eq(sn.fname[15], "g_prepare");
-  ck_assert_str_eq(sn.text[14], ir_stmt_str(f->body));
-  ck_assert_str_eq(sn.text[29], ir_stmt_str(f->prepare->body));
+  ck_assert_str_eq(sn.fname[16], "g_prepare");
+  ck_assert_str_eq(sn.text[15], ir_stmt_str(f->body));
+  ck_assert_str_eq(sn.text[31], ir_stmt_str(f->prepare->body));
 }
 END_TEST
 
@@ -390,14 +390,14 @@ START_TEST(verify_schedules) {
     tec_lower_options o = {.observe = observe, .user = &sn, .verify = 1};
     lower_func *f = tec_lower_with(s, "v", 2, (te_tensor *const[]){A, C}, &o);
     ck_assert_msg(f != NULL, "variant %d: %s", variant, tec_ctx_error(ctx));
-    ck_assert_int_eq(sn.n, 15);
+    ck_assert_int_eq(sn.n, 16);
     tec_module *m = tec_build(ctx, 1, &f, NULL);
     ck_assert_msg(m != NULL, "variant %d: %s", variant, tec_ctx_error(ctx));
-    ck_assert_int_eq(sn.n, 20); /* the build-time passes, observed at build */
-    ck_assert_str_eq(sn.pass[15], "unroll_rest");
-    ck_assert_str_eq(sn.pass[16], "slice_vectors");
-    ck_assert_str_eq(sn.pass[17], "bound_checkers"); /* off: the program unchanged */
-    ck_assert_str_eq(sn.pass[18], "launch_regions");
+    ck_assert_int_eq(sn.n, 21); /* the build-time passes, observed at build */
+    ck_assert_str_eq(sn.pass[16], "unroll_rest");
+    ck_assert_str_eq(sn.pass[17], "slice_vectors");
+    ck_assert_str_eq(sn.pass[18], "bound_checkers"); /* off: the program unchanged */
+    ck_assert_str_eq(sn.pass[19], "launch_regions");
     int64_t sa[2] = {37, 51}, sc2[2] = {37, 50};
     DLTensor ta = tu_rand_f32(2, sa, 3), tc = tu_zeros(TEC_F32, 2, sc2);
     ck_assert_int_eq(tec_module_get(m, "v")((DLTensor *[]){&ta, &tc}, 2), 0);
