@@ -127,9 +127,10 @@ START_TEST(exact_and_marked) {
   /* w = 4L: every row starts a vector (streams); 4L + L/2 and 4L + 3: rows misaligned and a
    * shift_inwards tail (a note, plain stores) */
   int64_t widths[3] = {4 * L, 4 * L + L / 2, 4 * L + 3}, h = 7;
-  for (int k = 0; k < 3; k++)
-    for (int par = 0; par < 2; par++)
-      for (int at_rows = 0; at_rows < 2; at_rows++) {
+  int emu = tu_emulated(); /* under qemu: the two first widths, parallel, blur_x per row */
+  for (int k = 0; k < 3 - emu; k++)
+    for (int par = emu; par < 2; par++)
+      for (int at_rows = emu; at_rows < 2; at_rows++) {
         bl b = make(h, widths[k], L, par, at_rows, 1);
         lower_func *f = tec_lower(b.s, "blur", 2, (te_tensor *[]){b.in, b.by});
         ck_assert_msg(f != NULL, "%s", tec_ctx_error(b.ctx));
