@@ -14,11 +14,17 @@
  * output back) output no other stage reads, at constant sizes, vectorized along its innermost
  * axis by a vector of 16, 32 or 64 bytes that divides that axis (and the column tiles, when
  * producers attach per tile): every row starts a vector and no shift_inwards tail overlaps.
- * The tuned mode's `stream` knob (no | yes) exists for such stages, its default this rule. */
+ * The tuned mode's `stream` knob (no | yes) exists for such stages, its default this rule.
+ *
+ * x86 only: there each line a plain store misses is read for ownership. Arm cores detect a
+ * stream of whole-line writes and stop allocating on their own, and LLVM 14 writes a 128-bit
+ * non-temporal store as `stnp` of its two 64-bit halves (one more instruction per vector);
+ * with no Arm machine to measure, the pragma stays available there but the rule does not ask. */
 #include "autosched/internal.h"
 
 int64_t as_stream_llc(const tec_target *t) {
-  int64_t l2 = t ? t->l2_bytes : 0, l3 = t ? t->l3_bytes : 0;
+  if (!t || t->arch != TEC_ARCH_X86_64) return 0; /* see above: measured on x86 only */
+  int64_t l2 = t->l2_bytes, l3 = t->l3_bytes;
   if (l3 > 0) return l2 > 0 && l3 > 8 * l2 ? 8 * l2 : l3;
   return l2 > 0 ? l2 : 0;
 }
