@@ -76,6 +76,8 @@ const ir_stmt *lower_simplify(const ir_stmt *s);
 /* A positive number known to divide the integer e, from its constants (i*48 + j*16: 16);
  * 1 when nothing is known, a divisor of 2^20 for 0 (known_multiple.c). */
 int64_t arith_known_multiple(const ir_expr *e);
+/* The greatest common divisor of |a| and |b| (0 when both are 0). */
+int64_t arith_gcd(int64_t a, int64_t b);
 
 /* Range helpers. */
 static inline arith_range arith_range_unknown(void) { return (arith_range){0, 0, 0, 0}; }

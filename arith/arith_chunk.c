@@ -18,17 +18,6 @@
  * written so that the extent (hi - lo + 1) has a constant bound for the storage. */
 #include "arith/arith.h"
 
-static int64_t gcd64(int64_t a, int64_t b) {
-  if (a < 0) a = -a;
-  if (b < 0) b = -b;
-  while (b) {
-    int64_t t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
-
 int arith_chunk_divmod(const ir_expr *lo, const ir_expr *hi, int64_t m, int mod,
                        const ir_expr **olo, const ir_expr **ohi) {
   if (!lo || !hi || m <= 0 || !tec_dtype_is_int(lo->type) || lo->type.lanes != 1) return 0;
@@ -39,7 +28,7 @@ int arith_chunk_divmod(const ir_expr *lo, const ir_expr *hi, int64_t m, int mod,
   arith_linear_init(&l, ctx, lo->type);
   arith_linear_add_expr(&l, lo, 1);
   int64_t g = m;
-  for (int k = 0; k < l.n && !l.oom; k++) g = gcd64(g, l.t[k].coef);
+  for (int k = 0; k < l.n && !l.oom; k++) g = arith_gcd(g, l.t[k].coef);
   int64_t r0 = 0;
   int ok = !l.oom && g > 0 && arith_floormod64(l.c, g, &r0);
   arith_linear_free(&l);

@@ -26,15 +26,6 @@
 #define CG_STACK_MAX_BYTES (64 << 10) /* larger or symbolic allocations go to the heap */
 #define CG_KM_CAP ((int64_t)1 << 20) /* known multiples are kept to divisors of this */
 
-static int64_t cg_gcd(int64_t a, int64_t b) {
-  while (b) {
-    int64_t t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
-
 /* Alignment of an access of `lanes` elements of `ebytes` starting at element index idx. */
 static unsigned cg_align(const ir_expr *idx, int ebytes, int lanes) {
   if (lanes <= 1) return (unsigned)ebytes;
@@ -55,7 +46,7 @@ static int cg_groups_in_bounds(cg_func *f, const ir_expr *buf, int64_t g, int eb
     int64_t m = 1;
     for (int d = 0; d < arg->ndim && m % g; d++) {
       m *= arith_known_multiple(arg->extents[d]); /* the buffer, margin included */
-      if (m > CG_KM_CAP) m = cg_gcd(m, CG_KM_CAP);
+      if (m > CG_KM_CAP) m = arith_gcd(m, CG_KM_CAP);
     }
     return m % g == 0;
   }
