@@ -1,5 +1,6 @@
 /* target.c — the auto-scheduler's one question to the target: how many f32 lanes a vector
- * register holds and how many vector registers there are, how large a cache an output must exceed to be streamed, read from the parsed target value
+ * register holds, how many vector registers there are and how large a cache an output must
+ * exceed to be streamed (rule_stream.c), read from the parsed target value
  * (include/tec/target.h): parsed once per call of tec_autoschedule. */
 #include "autosched/internal.h"
 

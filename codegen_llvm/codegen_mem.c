@@ -10,6 +10,9 @@
  * access is as aligned as the largest power of two known to divide its first element's byte
  * offset (cg_align); otherwise one element's alignment. Bool is one byte in memory.
  *
+ * Under `attr stream_store` (lower/stream_store.c) a whole, aligned vector store gets LLVM's
+ * !nontemporal (vmovntps, AArch64 stnp); a function that made one ends with cg_stream_fence.
+ *
  * On a target whose multiply-add takes a lane (cg_arch.lane_fma, AArch64):
  *   x4(A[g*4 + 1])                  -> v = <4 x float> load at &A[g*4]; splat lane 1 of v
  * so the four broadcasts of A[g*4 .. g*4+3] share one load (LLVM merges the equal loads) and
@@ -207,7 +210,8 @@ LLVMValueRef cg_broadcast(cg_func *f, const ir_expr *e) {
     if (rest->kind == IR_ADD && ir_is_const_int(rest->b, &c)) rest = rest->a;
     else if (ir_is_const_int(rest, &c)) rest = NULL;
   }
-  if (g < 2 || (rest && arith_known_multiple(rest) % g) || !cg_groups_in_bounds(f, ld->a, g, eb)) {
+  if (g < 2 || (rest && arith_known_multiple(rest) % g) ||
+      !cg_groups_in_bounds(f, ld->a, g, eb)) {
     LLVMValueRef a = cg_expr(f, e->a);
     return a ? cg_splat(f, a, e->type.lanes) : NULL;
   }

@@ -79,7 +79,8 @@ static const char *why_plain(const ir_stmt *s) {
   if (!v || v->type.lanes < 2) return "it stores one element, not a vector";
   int64_t bytes = (int64_t)tec_dtype_bytes(v->type) * v->type.lanes;
   if (bytes != 16 && bytes != 32 && bytes != 64)
-    return tec_ctx_printf(s->ctx, "its vector is %lld bytes (16, 32 or 64 stream)", (long long)bytes);
+    return tec_ctx_printf(s->ctx, "its vector is %lld bytes (16, 32 or 64 stream)",
+                          (long long)bytes);
   const ir_expr *base = ie;
   if (ie->type.lanes != 1) {
     if (ie->kind != IR_RAMP || !ir_is_const_int(ie->b, &one) || one != 1)
@@ -140,7 +141,8 @@ static int targets(ss_state *st, int si) {
 }
 
 static const ir_stmt *ss_attr(ir_mutator *m, const ir_stmt *s) {
-  if (sch_pragma_id_of_attr(s->name) != SCH_PRAGMA_STREAM_STORE) return ir_mutate_stmt_default(m, s);
+  if (sch_pragma_id_of_attr(s->name) != SCH_PRAGMA_STREAM_STORE)
+    return ir_mutate_stmt_default(m, s);
   ss_state *st = m->user, saved = *st;
   int64_t si = -1;
   if (!s->a || !ir_is_const_int(s->a, &si)) si = -1;

@@ -121,8 +121,8 @@ int tec_autoschedule(sch_schedule *s, const char *target, const tec_autosched_op
  * attach, root), tile_i / tile_j / tile_k / block_i / block_j (the register tile, its second
  * axis, its outer block of rows and its group of columns),
  * pack, fuse (cache_write or the accumulator fused into its element-wise consumer), vector,
- * tail, unroll, par (parallel fusion depth), rows, cols, rfactor, stream; each knob's default is the instant
- * mode's choice, so the default config is tec_autoschedule's schedule. The arguments are as
+ * tail, unroll, par (parallel fusion depth), rows, cols, rfactor, stream (an output's stores
+ * non-temporal); each knob's default is the instant mode's choice, so the default config is tec_autoschedule's schedule. The arguments are as
  * tec_autoschedule's (s unscheduled: it is only read, except by the two that schedule it). */
 
 /* The generated space of s's program, in s's ctx. 0 or -1 with an error. */
