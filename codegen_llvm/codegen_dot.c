@@ -20,7 +20,10 @@
  * operand of 4 lanes (one group shared by every lane) is splat as one int32 (vpbroadcastd).
  * vpdpbusd takes the uint8 operand first: operands are swapped as needed. An operand in the
  * transposed layout (dot4's 4th argument: [4][L], lane l's bytes L apart, as 4 pixels of a
- * channel block) is permuted to [L][4] first: one vpermb (avx512vbmi) per operand.
+ * channel block) is permuted to [L][4] first: one vpermb (avx512vbmi) per operand. A grouped
+ * operand (ir_dot4_lane: 2 or 4 groups of 4 bytes, one of them shared) is one int32 lane of it
+ * splat, passed as the instruction's second multiplicand: AArch64 selects `sdot v.4s, v.16b,
+ * v.4b[g]` (the lane read from the loaded register, no ld1r), x86 a vpbroadcastd/vpshufd.
  *
  * mmla (IR_INTRIN_MMLA, a 2x2 block of 8-byte dot products): smmla/ummla/usmmla with +i8mm,
  * elsewhere its bytes rearranged into dot4's form on 8 lanes and adjacent lanes added.
@@ -240,9 +243,23 @@ LLVMValueRef cg_dot4(cg_func *f, const ir_expr *e) {
     return cg_internal(f, "dot4 takes acc, a, b and an optional constant layout");
   LLVMValueRef acc = cg_expr(f, e->args[0]), x = cg_expr(f, e->args[1]), y = cg_expr(f, e->args[2]);
   if (!acc || !x || !y) return NULL;
+  int sx = e->args[1]->type.code == TEC_INT, sy = e->args[2]->type.code == TEC_INT;
+  if ((lay & 7) == 4 && L > 1) {
+    /* a's group lay >> 3 shared by every lane: lane `group` of a as int32, splat, and the
+     * splat in the instruction's last operand, where AArch64 matches sdot by element */
+    int G = e->args[1]->type.lanes / 4;
+    LLVMValueRef words = LLVMBuildBitCast(f->b, x, vec(f->i32, G), "");
+    LLVMValueRef idx[16];
+    for (int l = 0; l < L; l++) idx[l] = LLVMConstInt(f->i32, (unsigned long long)(lay >> 3), 0);
+    LLVMValueRef sp = LLVMBuildShuffleVector(f->b, words, LLVMGetUndef(vec(f->i32, G)),
+                                             LLVMConstVector(idx, (unsigned)L), "");
+    sp = LLVMBuildBitCast(f->b, sp, vec(f->i8, 4 * L), "");
+    if (lay & 2) y = untranspose(f, y, L);
+    y = widen(f, y, e->args[2]->type.lanes, L);
+    return dot4_core(f, acc, y, sy, sp, sx, L);
+  }
   if (lay & 1) x = untranspose(f, x, L);
   if (lay & 2) y = untranspose(f, y, L);
-  int sx = e->args[1]->type.code == TEC_INT, sy = e->args[2]->type.code == TEC_INT;
   if (L == 1) /* a scalar accumulator: one lane, vectors of 1 for the shuffles */
     acc = LLVMBuildInsertElement(f->b, LLVMGetUndef(vec(f->i32, 1)), acc, LLVMConstInt(f->i32, 0, 0), "");
   x = widen(f, x, e->args[1]->type.lanes, L);

@@ -364,9 +364,17 @@ const ir_expr *ir_dot4_t(const ir_expr *acc, const ir_expr *a, const ir_expr *b,
                       tstr(acc->type, x));
     return NULL;
   }
-  int L = acc->type.lanes;
+  int L = acc->type.lanes, grouped = layout >= 4 && (layout & 7) == 4;
   const ir_expr *op[2] = {a, b};
-  for (int i = 0; i < 2; i++) {
+  if (grouped && (!is_byte(a->type) || (a->type.lanes != 8 && a->type.lanes != 16) ||
+                  (layout >> 3) >= a->type.lanes / 4 || L < 2)) {
+    tec_ctx_set_error(ctx, "ir_dot4_lane: operand a is %s, the group %d, %d accumulator lanes; "
+                           "it needs 8 or 16 int8/uint8 lanes (2 or 4 groups of 4), a group "
+                           "below their count and a vector accumulator",
+                      tstr(a->type, x), layout >> 3, L);
+    return NULL;
+  }
+  for (int i = grouped; i < 2; i++) {
     if (!is_byte(op[i]->type)) {
       tec_ctx_set_error(ctx, "ir_dot4: operand %c is %s; it must be int8 or uint8", "ab"[i],
                         tstr(op[i]->type, x));
@@ -379,13 +387,13 @@ const ir_expr *ir_dot4_t(const ir_expr *acc, const ir_expr *a, const ir_expr *b,
       return NULL;
     }
   }
-  if (layout < 0 || layout > 3) {
-    tec_ctx_set_error(ctx, "ir_dot4: layout %d; legal: 0..3 (bit 0: a as [4][lanes], bit 1: b)",
-                      layout);
+  if (layout < 0 || (layout > 3 && !grouped)) {
+    tec_ctx_set_error(ctx, "ir_dot4: layout %d; legal: 0..3 (bit 0: a as [4][lanes], bit 1: b) "
+                           "or 4 | group << 3 (ir_dot4_lane)", layout);
     return NULL;
   }
   for (int i = 0; i < 2; i++)
-    if ((layout >> i & 1) && op[i]->type.lanes != 4 * L) {
+    if (!grouped && (layout >> i & 1) && op[i]->type.lanes != 4 * L) {
       tec_ctx_set_error(ctx, "ir_dot4: operand %c is [4][lanes] (layout %d) but has %d lanes; it "
                              "needs %d", "ab"[i], layout, op[i]->type.lanes, 4 * L);
       return NULL;
@@ -394,6 +402,14 @@ const ir_expr *ir_dot4_t(const ir_expr *acc, const ir_expr *a, const ir_expr *b,
   if (!args) return NULL;
   args[0] = acc, args[1] = a, args[2] = b, args[3] = layout ? ir_int(ctx, layout) : NULL;
   return make_call(ctx, IR_INTRIN_DOT4, acc->type, layout ? 4 : 3, args);
+}
+
+const ir_expr *ir_dot4_lane(const ir_expr *acc, const ir_expr *a, const ir_expr *b, int group) {
+  if (group < 0 || group > 3) {
+    if (acc) tec_ctx_set_error(acc->ctx, "ir_dot4_lane: group %d; legal: 0..3", group);
+    return NULL;
+  }
+  return ir_dot4_t(acc, a, b, 4 | group << 3);
 }
 
 const ir_expr *ir_mmla(const ir_expr *acc, const ir_expr *a, const ir_expr *b) {

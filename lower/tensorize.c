@@ -14,6 +14,8 @@
  * (ir_dot4_t: 4L contiguous bytes, permuted by codegen; depthwise's taps as the group).
  * mmla: rows (2; C steps 2, a 8, b 0), columns (2; C 1, a 0, b 8) and a reduction of 8
  * (operands 1): C in 2x2 blocks, a and b as [..][2][8].
+ * dot4_lane: a group loop (2 or 4) around a dot4 nest whose shared operand steps 4 in it:
+ * one read of its 2 or 4 groups, a dot4 per group on that group by element (match_lane).
  * The nest must be exactly those loops (any order), one update C[i] = C[i] + int32(x) *
  * int32(y) with C int32, x and y int8/uint8 loads (either may take slot a: the product
  * commutes). Anything else fails tec_lower with the reason (which loop, which operand, what
@@ -90,6 +92,8 @@ typedef struct tz_intrin {
 } tz_intrin;
 
 static const tz_intrin intrins[SCH_INTRIN_COUNT] = {
+  [SCH_INTRIN_DOT4_LANE] = {"dot4_lane", 2, {{NULL}}, "three loops (a group loop of 2 or 4 "
+    "around dot4's lane and reduction loops)"}, /* the group loop, then dot4's row (match_lane) */
   [SCH_INTRIN_DOT4] = {"dot4", 2, {
     {"lane", 1, {4, 8, 16, 0}, {4, 0}, {4, 0}, "dot4 fills 4, 8 or 16 int32 lanes (128, 256 or "
      "512 bits)", "dot4 needs 4 (the [..][lanes][4] layout) or 0 (one group of 4 shared by "
@@ -277,6 +281,60 @@ static const ir_stmt *match(tz_state *st, const tz_intrin *in, int id, const ir_
                                                     : ir_mmla(acc, nop[0], nop[1]), NULL);
 }
 
+/* dot4_lane: a group loop g (2 or 4 iterations) around a dot4 nest whose shared operand (one
+ * group of 4 bytes for every lane) moves by 4 per step of g: its 4G bytes read at once (one
+ * ldr d / ldr q), step g a dot4 on its group g (ir_dot4_lane: sdot by element). C and the
+ * other operand move by any constant in g: columns of C (conv2d's output columns: C steps by
+ * the lanes, b by 0) or a reduction (dense's k: C steps 0, b by a group of the panel). */
+static const ir_stmt *match_lane(tz_state *st, const ir_stmt *outer) {
+  tec_ctx *ctx = st->ctx;
+  const ir_expr *g = outer->var;
+  int64_t G, as, cs, bs, lay = 0;
+  if (outer->for_kind == IR_FOR_PARALLEL)
+    return REFUSE(st, g, "loop '%s' is parallel", g->name);
+  if (!ir_is_const_int(outer->b, &G) || (G != 2 && G != 4))
+    return REFUSE(st, g, "group loop '%s' has extent %s; dot4_lane reads 2 or 4 groups of 4 "
+                         "bytes (8 or 16: one register)", g->name, ir_expr_str(outer->b));
+  if (!outer->body || outer->body->kind != IR_S_FOR)
+    return REFUSE(st, g, "it needs %s; inside '%s' is a %s", intrins[SCH_INTRIN_DOT4_LANE].shape,
+                  g->name, outer->body ? ir_stmt_kind_name(outer->body->kind) : "nothing");
+  st->intrin = "dot4_lane";
+  const ir_stmt *in = match(st, &intrins[SCH_INTRIN_DOT4], SCH_INTRIN_DOT4, outer->body);
+  if (!in) return NULL;
+  const ir_expr *call = in->b;
+  if (call->nargs == 4) ir_is_const_int(call->args[3], &lay);
+  int sh = 0; /* the shared operand's slot (1: a, 2: b), the one moving by 4 in g */
+  for (int k = 1; k <= 2 && !sh; k++)
+    if (call->args[k]->type.lanes == 4 && !(lay >> (k - 1) & 1) &&
+        stride_of(call->args[k]->b->a, g, &as) && as == 4)
+      sh = k;
+  if (!sh)
+    return REFUSE(st, g, "no operand of the dot4 nest is one group of 4 bytes shared by every "
+                         "lane moving by 4 elements per step of group loop '%s'; dot4_lane reads "
+                         "%lld consecutive groups of such an operand at once", g->name,
+                  (long long)G);
+  const ir_expr *A = call->args[sh], *B = call->args[3 - sh], *cvec = in->a;
+  if (lay)
+    return REFUSE(st, g, "operand '%s' is read transposed ([4][lanes]); dot4_lane takes the "
+                         "[lanes][4] layout or a shared group", B->a->name);
+  if (!stride_of(cvec->a, g, &cs) || !stride_of(B->b->kind == IR_RAMP ? B->b->a : B->b, g, &bs))
+    return REFUSE(st, g, "the index of '%s' or '%s' is not linear in group loop '%s'",
+                  in->var->name, B->a->name, g->name);
+  const ir_expr *abase = arith_simplify(ir_substitute(A->b->a, 1, &g, &outer->a), NULL);
+  const ir_expr *all = ir_load(tec_dtype_with_lanes(A->type, 4 * (int)G), A->a,
+                               ir_ramp(abase, ir_int_t(ctx, abase->type, 1), 4 * (int)G), NULL);
+  const ir_stmt *steps[4];
+  for (int j = 0; j < G; j++) {
+    const ir_expr *gj = arith_simplify(ir_add(outer->a, ir_int_t(ctx, g->type, j)), NULL);
+    const ir_expr *cj = arith_simplify(ir_substitute(cvec, 1, &g, &gj), NULL);
+    const ir_expr *bj = arith_simplify(ir_substitute(B, 1, &g, &gj), NULL);
+    const ir_expr *acc = ir_load(call->args[0]->type, in->var, cj, NULL);
+    steps[j] = ir_store(in->var, cj, ir_dot4_lane(acc, all, bj, j), NULL);
+    if (!steps[j]) return REFUSE(st, g, "%s", tec_ctx_error(ctx));
+  }
+  return ir_seq(ctx, (int)G, steps);
+}
+
 /* Does e load from buf? */
 static int loads_from(const ir_expr *e, const ir_expr *buf) {
   if (!e) return 0;
@@ -303,8 +361,8 @@ static const ir_stmt *tz_attr(ir_mutator *m, const ir_stmt *s) {
   if (!ir_is_const_int(s->a, &id) || id < 0 || id >= SCH_INTRIN_COUNT) {
     st->failed = 1;
     tec_ctx_set_error(st->ctx, "tensorize: unknown intrinsic %s; known: %d (SCH_INTRIN_DOT4), "
-                               "%d (SCH_INTRIN_MMLA)", ir_expr_str(s->a), SCH_INTRIN_DOT4,
-                      SCH_INTRIN_MMLA);
+                               "%d (SCH_INTRIN_MMLA), %d (SCH_INTRIN_DOT4_LANE)",
+                      ir_expr_str(s->a), SCH_INTRIN_DOT4, SCH_INTRIN_MMLA, SCH_INTRIN_DOT4_LANE);
     return NULL;
   }
   st->intrin = sch_intrin_name((sch_intrin)id);
@@ -316,7 +374,7 @@ static const ir_stmt *tz_attr(ir_mutator *m, const ir_stmt *s) {
   const ir_stmt *b = loop;
   while (b && b->kind == IR_S_FOR) b = b->body;
   if (b && b->kind == IR_S_STORE && !loads_from(b->b, b->var)) return vectorize_innermost(loop);
-  return match(st, &intrins[id], (int)id, loop);
+  return id == SCH_INTRIN_DOT4_LANE ? match_lane(st, loop) : match(st, &intrins[id], (int)id, loop);
 }
 
 const ir_stmt *lower_tensorize(tec_ctx *ctx, const ir_stmt *s) {

@@ -7,7 +7,8 @@
 #include "schedule/internal.h"
 
 static const char *const names[SCH_INTRIN_COUNT] = {[SCH_INTRIN_DOT4] = "dot4",
-                                                    [SCH_INTRIN_MMLA] = "mmla"};
+                                                    [SCH_INTRIN_MMLA] = "mmla",
+                                                    [SCH_INTRIN_DOT4_LANE] = "dot4_lane"};
 
 const char *sch_intrin_name(sch_intrin intrin) {
   return (unsigned)intrin < SCH_INTRIN_COUNT ? names[intrin] : NULL;
@@ -19,8 +20,9 @@ int sch_tensorize(sch_stage *st, sch_iter *iv, sch_intrin intrin) {
   const te_tensor *t = st->tensor;
   if ((unsigned)intrin >= SCH_INTRIN_COUNT)
     return tec_ctx_set_error(ctx, "tensorize: stage '%s': unknown intrinsic %d; known: %d "
-                                  "(SCH_INTRIN_DOT4), %d (SCH_INTRIN_MMLA)", t->name,
-                             (int)intrin, SCH_INTRIN_DOT4, SCH_INTRIN_MMLA);
+                                  "(SCH_INTRIN_DOT4), %d (SCH_INTRIN_MMLA), %d "
+                                  "(SCH_INTRIN_DOT4_LANE)", t->name, (int)intrin,
+                             SCH_INTRIN_DOT4, SCH_INTRIN_MMLA, SCH_INTRIN_DOT4_LANE);
   if (t->body && t->body->kind == IR_REDUCE && t->body->c)
     return tec_ctx_set_error(ctx, "tensorize: stage '%s' is a sum with an init (te_reduce_init); "
                                   "the intrinsic starts from zero: add the init in a consumer",

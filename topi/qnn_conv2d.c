@@ -215,8 +215,9 @@ static te_tensor *qc_stages(const topi_decl *dc, const topi_qconv2d_config *cfg,
 
 /* acc at out's column tile: the reduction outside the tile's columns and lanes; the dot path
  * tensorizes the lanes (split by L) with the 4 input channels, the other path vectorizes. */
-static int qc_schedule_acc(sch_stage *sa, int64_t wlayout, int64_t L, int64_t unroll_i) {
-  sch_iter *r[5], *oo, *ol, *ri = NULL;
+static int qc_schedule_acc(sch_stage *sa, int64_t wlayout, int64_t L, int64_t unroll_i,
+                           int64_t group) {
+  sch_iter *r[5], *oo, *ol, *ri = NULL, *xg, *xl;
   for (int k = 0; k < 5; k++) r[k] = sch_reduce_axis(sa, k);
   sch_iter *n = sch_axis(sa, 0), *O = sch_axis(sa, 1), *oy = sch_axis(sa, 2), *ox = sch_axis(sa, 3);
   if (wlayout)
@@ -226,6 +227,16 @@ static int qc_schedule_acc(sch_stage *sa, int64_t wlayout, int64_t L, int64_t un
                ? -1 : 0;
   /* O: the tile's oc_tile output blocks, inside the column: one broadcast serves them all */
   if (unroll_i > 1 && sch_split(sa, r[0], unroll_i, &r[0], &ri)) return -1;
+  if (group > 1) { /* columns by `group`: one read of their input, sdot by element */
+    if (sch_split(sa, sch_axis(sa, 4), L, &oo, &ol) || sch_split(sa, ox, group, &xg, &xl))
+      return -1;
+    sch_iter *ord[13] = {n, oy, r[0], ri, r[1], r[2], r[3], xg, O, oo, xl, ol, r[4]};
+    if (!ri) memmove(ord + 3, ord + 4, 9 * sizeof *ord);
+    return sch_reorder(sa, ri ? 13 : 12, ord) || (ri && sch_unroll(sa, ri)) ||
+                   sch_unroll(sa, xg) || sch_unroll(sa, O) || sch_unroll(sa, oo) ||
+                   sch_tensorize(sa, xl, SCH_INTRIN_DOT4_LANE)
+               ? -1 : 0;
+  }
   if (sch_split(sa, sch_axis(sa, 4), L, &oo, &ol) ||
       (ri ? sch_reorder(sa, 12, (sch_iter *[]){n, oy, r[0], ri, r[1], r[2], r[3], ox, O, oo, ol, r[4]}) ||
                 sch_unroll(sa, ri)
@@ -234,6 +245,16 @@ static int qc_schedule_acc(sch_stage *sa, int64_t wlayout, int64_t L, int64_t un
       sch_tensorize(sa, ol, SCH_INTRIN_DOT4))
     return -1;
   return 0;
+}
+
+/* AArch64 +dotprod, stride 1, NCHW4c input: the tile's columns in runs of 4 (or 2) whose 16
+ * (8) input bytes are one read feeding sdot by element (SCH_INTRIN_DOT4_LANE), not a
+ * broadcast and its address per column: the run's length; 1 elsewhere (the plain dot4). */
+static int64_t qc_groups(const tec_target *t, const topi_conv2d *c, int64_t bx, int64_t ow_tile) {
+  if (!t || t->arch != TEC_ARCH_AARCH64 || !tec_target_has(t, TEC_FEATURE_DOTPROD) || bx != 4 ||
+      c->stride_w != 1)
+    return 1;
+  return ow_tile % 4 == 0 ? 4 : ow_tile % 2 == 0 ? 2 : 1;
 }
 
 static int qc_schedule(const topi_decl *dc, const void *cfg_arg, const tec_target *target,
@@ -269,8 +290,12 @@ static int qc_schedule(const topi_decl *dc, const void *cfg_arg, const tec_targe
   const topi_conv2d *c = &d->a.p.conv;
   int64_t ib = topi_ceil_div(c->c_in, d->a.bx);
   int64_t ui = tg && tg->arch == TEC_ARCH_AARCH64 && c->kh * c->kw == 1 && d->a.bx == 4 && ib % 2 == 0 ? 2 : 1;
-  if (sch_compute_at(sa, so, xo) ||
-      qc_schedule_acc(sa, cfg->wlayout, qnn_dot_lanes(d->a.by, lanes), ui))
+  /* AArch64, stride 1, NCHW4c: the tile's columns in groups of 4 (or 2), whose 16 (8) input
+   * bytes are one read feeding `sdot` by element (SCH_INTRIN_DOT4_LANE), not a broadcast and
+   * its address per column */
+  int64_t L = qnn_dot_lanes(d->a.by, lanes);
+  int64_t grp = !cfg->wlayout && L == 4 ? qc_groups(tg, c, d->a.bx, cfg->ow_tile) : 1;
+  if (sch_compute_at(sa, so, xo) || qc_schedule_acc(sa, cfg->wlayout, L, ui, grp))
     return -1;
   if (!s->dp) return 0;
   /* the padded input: the rows one output row reads, in its loop (in_row), or once per call,
@@ -305,8 +330,10 @@ static int qc_rule_ok(const void *data, const void *config) {
  * 6.7M / 12.3M, 7 x 4 (28) 11.4M on the 1x1. So: as many output blocks per broadcast as
  * divide them, up to 4, at most 24 accumulators, and the columns: the largest count dividing
  * ow if it is at least half the cap, else the count with the fewest instructions by the model
- * ceil(ow / t) * (t * oc (sdot) + 2t (ld1r and its address) + oc (weights) + 4 (the loop)). */
-static void qc_default_a64(int64_t ob, int64_t ow, int64_t *oc, int64_t *tile) {
+ * ceil(ow / t) * (t * oc (sdot) + 2t (ld1r and its address) + oc (weights) + 4 (the loop)).
+ * By element (qc_groups, +dotprod, stride 1) the input is t / 4 (t / 2) loads for t a multiple
+ * of 4 (2): 28 columns 4 x 4 (5.32M on the 1x1 against 6.71M with ld1r), 14 columns 4 x 4. */
+static void qc_default_a64(int64_t ob, int64_t ow, int by_lane, int64_t *oc, int64_t *tile) {
   for (*oc = ob < 4 ? ob : 4; *oc > 1 && ob % *oc; (*oc)--) {}
   int64_t cap = 24 / *oc, best = 1, cost = -1;
   if (cap > 16) cap = 16; /* the knob's largest value */
@@ -321,7 +348,8 @@ static void qc_default_a64(int64_t ob, int64_t ow, int64_t *oc, int64_t *tile) {
     return;
   }
   for (int64_t t = 1; t <= cap; t++) {
-    int64_t c = (ow + t - 1) / t * (t * *oc + 2 * t + *oc + 4);
+    int64_t in = !by_lane ? 2 * t : t % 4 == 0 ? t / 4 : t % 2 == 0 ? t / 2 : 2 * t;
+    int64_t c = (ow + t - 1) / t * (t * *oc + in + *oc + 4);
     if (cost < 0 || c < cost) cost = c, best = t;
   }
   *tile = best;
@@ -353,7 +381,8 @@ static int qc_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, t
     if (ow % t == 0 || ow <= cap) def = t;
   if (ow > cap && def < cap / 2) def = cap;
   const tec_target *tg = topi_target_of(ctx, target);
-  if (tg && tg->arch == TEC_ARCH_AARCH64 && vpb == 1) qc_default_a64(ob, ow, &def_oc, &def);
+  if (tg && tg->arch == TEC_ARCH_AARCH64 && vpb == 1)
+    qc_default_a64(ob, ow, qc_groups(tg, &p->conv, p->conv.in_layout.block, 4) > 1, &def_oc, &def);
   static const int64_t b01[] = {0, 1};
   if (tune_space_init(ctx, sp, topi_tmpl_qnn_conv2d.name, topi_tmpl_qnn_conv2d.config_size) ||
       tune_define_field(sp, "ow_tile", "output columns per register tile",

@@ -135,7 +135,9 @@ typedef enum ir_intrinsic {
                        *   acc[l] + sum_{q<4} int32(a[4l+q]) * int32(b[4l+q])
                        * exactly (int32 wraps as every tec int32 sum). A 4th argument, a
                        * constant layout (ir_dot4_t), reads a (bit 0) or b (bit 1) as [4][L]:
-                       * a[q*L + l] in place of a[4l+q]. Codegen picks the
+                       * a[q*L + l] in place of a[4l+q]. Layout bit 2 (ir_dot4_lane): a
+                       * holds G groups of 4 (4G bytes, G = 2 or 4) and group g = layout >> 3
+                       * is shared by every lane (AArch64: sdot by element). Codegen picks the
                        * instruction from the target's features (codegen_dot.c). Make it with
                        * ir_dot4. */
   IR_INTRIN_MMLA,     /* mmla(acc, a, b): a 2x2 int32 block plus the product of a's 2 rows
@@ -279,6 +281,10 @@ const ir_expr *ir_dot4(const ir_expr *acc, const ir_expr *a, const ir_expr *b);
  * consecutive rows, e.g. 4 pixels of a channel block), not [L][4]. A 4th argument (the
  * constant layout) when not 0; layout 0 is ir_dot4. */
 const ir_expr *ir_dot4_t(const ir_expr *acc, const ir_expr *a, const ir_expr *b, int layout);
+/* dot4 with a's group `group` shared by every lane: a holds 2 or 4 groups of 4 bytes (8 or 16
+ * lanes; one 8- or 16-byte read), lane l is acc[l] + sum_{q<4} a[4*group+q] * b[4l+q]. The
+ * layout constant 4 | group << 3 (see IR_INTRIN_DOT4); b as ir_dot4's (4L lanes, or 4). */
+const ir_expr *ir_dot4_lane(const ir_expr *acc, const ir_expr *a, const ir_expr *b, int group);
 /* mmla(acc, a, b) (see IR_INTRIN_MMLA), checked like ir_dot4. */
 const ir_expr *ir_mmla(const ir_expr *acc, const ir_expr *a, const ir_expr *b);
 /* zip_lo(a, b) when hi is 0, zip_hi(a, b) otherwise (see IR_INTRIN_ZIP_LO): NULL with an error

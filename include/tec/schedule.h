@@ -365,6 +365,12 @@ typedef enum sch_intrin {
   SCH_INTRIN_MMLA, /* 2x2 int32 block += 2x8 by 8x2 bytes (IR_INTRIN_MMLA): three loops, rows
                     * of 2 (C steps 2, a 8), columns of 2 (C 1, b 8), a reduction of 8; AArch64
                     * +i8mm: smmla/ummla/usmmla, else dot4's instructions on the same bytes */
+  SCH_INTRIN_DOT4_LANE, /* dot4 by element: a group loop of 2 or 4 around a dot4 nest whose
+                         * shared operand (4 bytes for every lane) moves by 4 per step of it:
+                         * the 8 or 16 bytes read once, each step a dot4 on one group of them
+                         * (ir_dot4_lane; AArch64 +dotprod: sdot v.4s, v.16b, v.4b[g]). C and
+                         * the other operand any constant step in the group loop (columns, or
+                         * 0: a reduction) */
   SCH_INTRIN_COUNT /* number of intrinsics (not one) */
 } sch_intrin;
 int sch_tensorize(sch_stage *st, sch_iter *iv, sch_intrin intrin);
