@@ -47,6 +47,9 @@ typedef struct qc_sched {
   int64_t owp;          /* dot path: acc's columns, ow rounded up to a multiple of ow_tile */
   int64_t dpw;          /* dot path: data_p's columns */
   int64_t obp;          /* output blocks of acc and kernel_p: a multiple of oc_tile */
+  int64_t side;         /* dot path by element: a tile's oc_tile output blocks side by side in
+                         * kernel_p (8 dims, one run of oc_tile * y * 4 bytes per step of the
+                         * reduction: ldp pairs); 1: 7 dims, a block's own */
   te_tensor *wp, *acc, *dp, *bias_q;
 } qc_sched;
 
@@ -54,8 +57,10 @@ static const ir_expr *wp_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   qc_sched *s = u;
   const qc_decl *d = s->d;
   const topi_conv2d *p = &d->a.p.conv;
-  const ir_expr *lo = i[s->wlayout ? 6 : 5], *li = i[s->wlayout ? 5 : 6];
-  const ir_expr *o = ir_add(ir_mul(i[0], ir_int(ctx, d->a.by)), lo);
+  const ir_expr *lo = i[s->wlayout ? 6 : 5], *li = i[s->wlayout ? 5 : 6], *ob = i[0];
+  if (s->side > 1) /* [O / side][I][ky][kx][i4][O % side][o][ii] */
+    ob = ir_add(ir_mul(i[0], ir_int(ctx, s->side)), i[5]), lo = i[6], li = i[7];
+  const ir_expr *o = ir_add(ir_mul(ob, ir_int(ctx, d->a.by)), lo);
   const ir_expr *c = ir_add(ir_add(ir_mul(i[1], ir_int(ctx, d->a.bx)), ir_mul(i[4], ir_int(ctx, 4))),
                             li);
   const ir_expr *ok = ir_and(ir_lt(o, ir_int(ctx, p->c_out)), ir_lt(c, ir_int(ctx, p->c_in)));
@@ -84,7 +89,10 @@ static const ir_expr *acc_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
     const ir_expr *y = ir_add(ir_mul(i[2], ir_int(ctx, p->stride_h)), r[1]);
     const ir_expr *x = ir_add(ir_mul(i[3], ir_int(ctx, p->stride_w)), r[2]);
     const ir_expr *v = s->dp ? TE_AT(s->dp, i[0], r[0], y, x, lane) : TE_AT(d->a.data, i[0], r[0], y, x, lane);
-    const ir_expr *w = TE_AT(s->wp, i[1], r[0], r[1], r[2], r[3], i[4], r[4]);
+    const ir_expr *sd = ir_int(ctx, s->side);
+    const ir_expr *w = s->side > 1 ? TE_AT(s->wp, ir_floordiv(i[1], sd), r[0], r[1], r[2], r[3],
+                                           ir_floormod(i[1], sd), i[4], r[4])
+                                   : TE_AT(s->wp, i[1], r[0], r[1], r[2], r[3], i[4], r[4]);
     return te_sum(ir_mul(ir_cast(TEC_I32, v), ir_cast(TEC_I32, w)), 5, r, NULL);
   }
   const ir_expr *y = ir_add(ir_mul(i[2], ir_int(ctx, p->stride_h)), ir_sub(r[1], ir_int(ctx, p->pad_h)));
@@ -161,6 +169,16 @@ int64_t qnn_dot_lanes(int64_t block, int lanes) {
   return 4;
 }
 
+/* AArch64 +dotprod, stride 1, NCHW4c input: the tile's columns in runs of 4 (or 2) whose 16
+ * (8) input bytes are one read feeding sdot by element (SCH_INTRIN_DOT4_LANE), not a
+ * broadcast and its address per column: the run's length; 1 elsewhere (the plain dot4). */
+static int64_t qc_groups(const tec_target *t, const topi_conv2d *c, int64_t bx, int64_t ow_tile) {
+  if (!t || t->arch != TEC_ARCH_AARCH64 || !tec_target_has(t, TEC_FEATURE_DOTPROD) || bx != 4 ||
+      c->stride_w != 1)
+    return 1;
+  return ow_tile % 4 == 0 ? 4 : ow_tile % 2 == 0 ? 2 : 1;
+}
+
 /* The stages of one schedule (wlayout: the kernel's innermost two dimensions; the dot path's
  * acc and padded input sized for ow_tile); out returned. */
 static te_tensor *qc_stages(const topi_decl *dc, const topi_qconv2d_config *cfg,
@@ -175,15 +193,21 @@ static te_tensor *qc_stages(const topi_decl *dc, const topi_qconv2d_config *cfg,
   s->owp = wlayout ? d->a.ow : topi_ceil_div(d->a.ow, cfg->ow_tile) * cfg->ow_tile;
   int64_t ib = topi_ceil_div(c->c_in, d->a.bx), ob = topi_ceil_div(c->c_out, d->a.by);
   s->obp = ob = topi_ceil_div(ob, cfg->oc_tile) * cfg->oc_tile;
-  static const char *const wn[2][7] = {{"O", "I", "ky", "kx", "i4", "o", "ii"},
-                                       {"O", "I", "ky", "kx", "i4", "ii", "o"}},
+  static const char *const wn[3][8] = {{"O", "I", "ky", "kx", "i4", "o", "ii"},
+                                       {"O", "I", "ky", "kx", "i4", "ii", "o"},
+                                       {"Oo", "I", "ky", "kx", "i4", "Oi", "o", "ii"}},
                            *const on[] = {"n", "O", "oy", "ox", "o"},
                            *const dn[] = {"n", "I", "yy", "xx", "c"};
   const ir_expr *const *ws = wlayout ? TE_SHAPE(ctx, ob, ib, c->kh, c->kw, d->a.bx / 4, 4, d->a.by)
                                      : TE_SHAPE(ctx, ob, ib, c->kh, c->kw, d->a.bx / 4, d->a.by, 4);
-  s->wp = te_compute(ctx, &(te_compute_decl){.name = "kernel_p", .ndim = 7, .shape = ws,
-                                             .body = wp_body, .user = s, .tag = "pack_kernel",
-                                             .axis_names = wn[wlayout]});
+  s->side = !wlayout && cfg->oc_tile > 1 &&
+                    qc_groups(target, c, d->a.bx, cfg->ow_tile) > 1 ? cfg->oc_tile : 1;
+  if (s->side > 1)
+    ws = TE_SHAPE(ctx, ob / s->side, ib, c->kh, c->kw, d->a.bx / 4, s->side, d->a.by, 4);
+  s->wp = te_compute(ctx, &(te_compute_decl){.name = "kernel_p", .ndim = s->side > 1 ? 8 : 7,
+                                             .shape = ws, .body = wp_body, .user = s,
+                                             .tag = "pack_kernel",
+                                             .axis_names = wn[s->side > 1 ? 2 : wlayout]});
   s->bias_q = d->a.bias_q;
   if (!wlayout) {
     int64_t hr = (d->a.oh - 1) * c->stride_h + c->kh, wr = (s->owp - 1) * c->stride_w + c->kw;
@@ -247,16 +271,6 @@ static int qc_schedule_acc(sch_stage *sa, int64_t wlayout, int64_t L, int64_t un
   return 0;
 }
 
-/* AArch64 +dotprod, stride 1, NCHW4c input: the tile's columns in runs of 4 (or 2) whose 16
- * (8) input bytes are one read feeding sdot by element (SCH_INTRIN_DOT4_LANE), not a
- * broadcast and its address per column: the run's length; 1 elsewhere (the plain dot4). */
-static int64_t qc_groups(const tec_target *t, const topi_conv2d *c, int64_t bx, int64_t ow_tile) {
-  if (!t || t->arch != TEC_ARCH_AARCH64 || !tec_target_has(t, TEC_FEATURE_DOTPROD) || bx != 4 ||
-      c->stride_w != 1)
-    return 1;
-  return ow_tile % 4 == 0 ? 4 : ow_tile % 2 == 0 ? 2 : 1;
-}
-
 static int qc_schedule(const topi_decl *dc, const void *cfg_arg, const tec_target *target,
                        topi_op *op) {
   const topi_qconv2d_config *cfg = cfg_arg;
@@ -285,11 +299,14 @@ static int qc_schedule(const topi_decl *dc, const void *cfg_arg, const tec_targe
                                      sch_parallel(so, f)))
     return -1;
   /* AArch64, 1x1 in blocks of 4: one 4-channel group per step of the reduction (16 sdot for
-   * the 4 x 4 tile) is unrolled by 2 to halve the loop's own instructions */
+   * the 4 x 4 tile) is unrolled by 2 to halve the loop's own instructions (by 4 by element:
+   * 64 sdot, 4 ldr q of input, 8 ldp of side-by-side weights, 4 of the loop) */
   const tec_target *tg = topi_target_of(dc->ctx, target);
   const topi_conv2d *c = &d->a.p.conv;
   int64_t ib = topi_ceil_div(c->c_in, d->a.bx);
   int64_t ui = tg && tg->arch == TEC_ARCH_AARCH64 && c->kh * c->kw == 1 && d->a.bx == 4 && ib % 2 == 0 ? 2 : 1;
+  if (ui == 2 && ib % 4 == 0 && qc_groups(tg, c, d->a.bx, cfg->ow_tile) > 1)
+    ui = 4; /* by element: 4 input blocks per step, their weights 2 ldp per output pair */
   /* AArch64, stride 1, NCHW4c: the tile's columns in groups of 4 (or 2), whose 16 (8) input
    * bytes are one read feeding `sdot` by element (SCH_INTRIN_DOT4_LANE), not a broadcast and
    * its address per column */
