@@ -280,6 +280,58 @@ START_TEST(test_armv7_depthwise_needs_pressure_scheduling) {
 }
 END_TEST
 
+/* int8 on AArch64 +dotprod by element (SCH_INTRIN_DOT4_LANE): the defaults of qnn_conv2d
+ * (pointwise 256x28x28 NCHW4c: 4 columns x 4 blocks, 4 input blocks per step) and qnn_dense
+ * (256x1024x1024: 8 x 8, 4 groups of k per read) have one hot loop of 64 sdot, every one
+ * `sdot v.4s, v.16b, v.4b[g]`, no ld1r; LLVM 14's loads pinned as measured (pointwise: 4 ldr q
+ * of input, 8 ldp q of side-by-side weights; dense: 8 ldr q of rows, 4 ldp q of the panel;
+ * scripts/arm_insn.sh TEC_ARM_FP=i8 counts them under qemu, docs/arm.md). The requantization
+ * converts with fcvtns (no frintn). */
+static void int8_hot_loop(const char *tmpl, const void *prob, int want_ldr, int want_ldp) {
+  static const char *a64 = "llvm -mtriple=aarch64-linux-gnu -mcpu=neoverse-n1 -mattr=+neon,+dotprod";
+  tec_ctx *ctx = tec_ctx_new();
+  topi_op op;
+  OK(ctx, topi_instantiate(ctx, topi_template_find(tmpl), prob, tec_target_parse(ctx, a64), &op));
+  char *as = tu_emit_text(ctx, tec_lower(op.sched, "q", op.nargs, op.args), a64, TEC_EMIT_ASM);
+  tu_asm_loop l[64];
+  int n = tu_asm_inner_loops(as, "q", 1, l, 64), hot = 0;
+  for (int i = 0; i < n; i++) {
+    int sdot = tu_count_re(l[i].text, "^\tsdot\t");
+    if (!sdot) continue;
+    hot++;
+    int lane = tu_count_re(l[i].text, "^\tsdot\tv[0-9]+\\.4s, v[0-9]+\\.16b, v[0-9]+\\.4b\\[[0-3]\\]$");
+    int ldr = tu_count_re(l[i].text, "^\tldr\tq"), ldp = tu_count_re(l[i].text, "^\tldp\tq");
+    ck_assert_msg(sdot == 64 && lane == 64 && tu_count_re(l[i].text, "^\tld1r\t") == 0,
+                  "%s: %d sdot, %d by element (want 64, 64, no ld1r)", tmpl, sdot, lane);
+#if TEC_TEST_LLVM_MAJOR == 14
+    ck_assert_msg(ldr == want_ldr && ldp == want_ldp, "%s: %d ldr q, %d ldp q (want %d, %d)",
+                  tmpl, ldr, ldp, want_ldr, want_ldp);
+#else
+    (void)ldr, (void)ldp, (void)want_ldr, (void)want_ldp;
+#endif
+  }
+  ck_assert_int_eq(hot, 1);
+  tu_assert_contains(as, "\tfcvtns\tv");
+  ck_assert_int_eq(tu_count_re(as, "^\tfrintn\t"), 0);
+  tu_asm_loops_free(l, n);
+  free(as);
+  tec_ctx_free(ctx);
+}
+
+START_TEST(test_aarch64_int8_by_element) {
+  if (tu_emulated()) return; /* the same LLVM emits the same code on the host */
+  topi_layout b4 = {TOPI_NCHWC, 4, 0};
+  topi_qconv2d pw = {.conv = {.n = 1, .c_in = 256, .h = 28, .w = 28, .c_out = 256, .kh = 1,
+                              .kw = 1, .stride_h = 1, .stride_w = 1, .in_layout = b4,
+                              .out_layout = b4, .epi = {1, 0, TOPI_ACT_RELU6}},
+                     .in = {0.05f, -3}, .out = {0.04f, -128}};
+  int8_hot_loop("qnn_conv2d", &pw, 4, 8);
+  topi_qdense fc = {.m = 256, .n = 1024, .k = 1024, .bias = 1, .act = TOPI_ACT_RELU,
+                    .in = {0.5f, 7}, .out = {0.25f, 0}};
+  int8_hot_loop("qnn_dense", &fc, 8, 4);
+}
+END_TEST
+
 /* The scanner against a hand-counted ARMv7 and AArch64 snippet, and bad input. */
 START_TEST(test_stack_scanner) {
   const char *a32 = ".LBB0_1:\n"
@@ -324,6 +376,7 @@ int main(void) {
   tcase_add_test(tc, test_stack_scanner);
   tcase_add_test(tc, test_aarch64_defaults_unchanged);
   tcase_add_test(tc, test_aarch64_pointwise_loads_paired);
+  tcase_add_test(tc, test_aarch64_int8_by_element);
   tcase_add_loop_test(tc, test_armv7_defaults_stay_off_the_stack, 0, NCASES + NV7);
   tcase_add_test(tc, test_aarch64_tiles_spill_on_armv7);
   tcase_add_test(tc, test_armv7_depthwise_needs_pressure_scheduling);

@@ -498,12 +498,13 @@ END_TEST
 
 /* The requantization's rounding is an instruction on each target, not a libm call: the
  * vectorized output stage of qnn_conv2d rounds with vrndscaleps (AVX-512, imm 8: ties to even)
- * and frintn (AArch64 NEON); the intrinsic refuses an integer operand. */
+ * and on AArch64 rounds and converts in one fcvtns (ties to even; no frintn left); the
+ * intrinsic refuses an integer operand. */
 START_TEST(round_even_instructions) {
   static const struct {
     const char *target, *insn;
   } ts[] = {{"llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512", "vrndscaleps"},
-            {"rasp4b", "frintn\tv"}};
+            {"rasp4b", "fcvtns\tv"}};
   for (int i = 0; i < 2; i++) {
     tec_ctx *ctx = tec_ctx_new();
     topi_qconv2d q = {.conv = {.n = 1, .c_in = 16, .h = 4, .w = 4, .c_out = 16, .kh = 1, .kw = 1,
@@ -517,6 +518,7 @@ START_TEST(round_even_instructions) {
                            TEC_EMIT_ASM);
     tu_assert_contains(s, ts[i].insn);
     assert_not_contains(s, "roundeven");
+    if (i) assert_not_contains(s, "frintn");
     free(s);
     ck_assert_str_eq(ir_intrinsic_name(IR_INTRIN_ROUND_EVEN), "round_even");
     ck_assert_ptr_null(ir_round_even(ir_int(ctx, 3)));
@@ -756,6 +758,34 @@ START_TEST(bad_arguments_refused) {
 }
 END_TEST
 
+/* sdot by element (SCH_INTRIN_DOT4_LANE) on AArch64 +dotprod, run under qemu: a pointwise
+ * NCHW4c whose default tile is 4 columns x 4 blocks (one 16-byte input read per 4 columns, the
+ * blocks' weights side by side, the reduction unrolled by 4), a padded 3x3 in tiles of 6
+ * columns (runs of 2: 8-byte reads) with output blocks past c, dense in runs of 4 groups (8 x 8
+ * tile, rows past m) and of 2 (k = 72); bit-exact against qnnref at the defaults. The x86 host
+ * does not take this path (test_arm_tiles reads its AArch64 assembly). */
+static const conv_case lane_convs[] = {
+    {32, 32, 5, 8, 1, 1, 0, 4, 4, 0, 1, TOPI_ACT_RELU6},
+    {12, 20, 7, 12, 3, 1, 1, 4, 4, 0, 1, TOPI_ACT_RELU},
+};
+static const dense_case lane_dense[] = {
+    {9, 24, 64, 1, TOPI_ACT_RELU6, 1.0f, 0},
+    {3, 16, 72, 0, TOPI_ACT_NONE, 1.0f, 0},
+};
+
+START_TEST(aarch64_by_element_bit_exact) {
+  tec_ctx *ctx = tec_ctx_new();
+  const tec_target *host = tec_target_parse(ctx, NULL);
+  int a64 = host && host->arch == TEC_ARCH_AARCH64;
+  tec_ctx_free(ctx);
+  if (!a64) return;
+  run_target = "llvm -mattr=+neon,+dotprod";
+  for (int i = 0; i < 2; i++) conv_run(&lane_convs[i], 1.0f, 0, NULL, NULL);
+  for (int i = 0; i < 2; i++) dense_run(&lane_dense[i], 0);
+  run_target = NULL;
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("qnn");
   TCase *tc = tcase_create("qnn");
@@ -765,6 +795,7 @@ static Suite *suite(void) {
   tcase_add_loop_test(tc, conv2d_bit_exact, 0, em ? QN(conv_emulated) : QN(conv_cases));
   tcase_add_loop_test(tc, depthwise_bit_exact, 0, em ? QN(dw_emulated) : QN(dw_cases));
   tcase_add_loop_test(tc, dense_bit_exact, 0, em ? QN(dense_emulated) : QN(dense_cases));
+  tcase_add_test(tc, aarch64_by_element_bit_exact);
   if (!em) {
     tcase_add_test(tc, conv_saturates_both_ends);
     tcase_add_test(tc, pool_bit_exact);

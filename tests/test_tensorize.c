@@ -10,6 +10,8 @@
  * +i8mm. */
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
+#include "support/asmloops.h"
 #include "support/testutil.h"
 
 typedef enum { ORD_JK, ORD_KJ, ORD_KO_INSIDE } order;
@@ -19,6 +21,8 @@ typedef struct gemm {
   tec_dtype ta, tb, tc;
   int plain_b;       /* B as [K][N] (not packed): the stride in k is N */
   order ord;
+  int group;         /* > 0: k.outer split by it, dot4_lane at k.outer.inner (ORD_JK only);
+                      * < 0: j.outer split by -group, dot4_lane there */
 } gemm;
 
 typedef struct built {
@@ -57,7 +61,17 @@ static sch_schedule *schedule(tec_ctx *ctx, const gemm *p, built *g) {
   sch_iter *i = sch_axis(st, 0), *jo, *ji, *ko, *ki;
   OK(ctx, sch_split(st, sch_axis(st, 1), p->lanes, &jo, &ji));
   OK(ctx, sch_split(st, sch_reduce_axis(st, 0), p->rsplit, &ko, &ki));
-  sch_iter *at = ji;
+  sch_iter *at = ji, *kg, *kl;
+  if (p->group > 0) { /* the group loop around the dot4 nest: sdot by element */
+    OK(ctx, sch_split(st, ko, p->group, &kg, &kl));
+    OK(ctx, sch_reorder(st, 6, (sch_iter *[]){i, jo, kg, kl, ji, ki}));
+    return sch_tensorize(st, kl, SCH_INTRIN_DOT4_LANE) ? NULL : s;
+  }
+  if (p->group < 0) {
+    OK(ctx, sch_split(st, jo, -p->group, &kg, &kl));
+    OK(ctx, sch_reorder(st, 6, (sch_iter *[]){i, kg, ko, kl, ji, ki}));
+    return sch_tensorize(st, kl, SCH_INTRIN_DOT4_LANE) ? NULL : s;
+  }
   if (p->ord == ORD_JK) OK(ctx, sch_reorder(st, 5, (sch_iter *[]){i, jo, ko, ji, ki}));
   if (p->ord == ORD_KJ) {
     OK(ctx, sch_reorder(st, 5, (sch_iter *[]){i, jo, ko, ki, ji}));
@@ -114,7 +128,7 @@ static void run_exact(const gemm *p, const char *target) {
 
 /* 8x48 output, K = 32: uint8 x int8, 16 lanes, the reduction split by 4, loops i, j.outer,
  * k.outer, j.inner, k.inner with dot4 at j.inner */
-#define base (gemm){8, 48, 32, 16, 4, TEC_U8, TEC_I8, TEC_I32, 0, ORD_JK}
+#define base (gemm){8, 48, 32, 16, 4, TEC_U8, TEC_I8, TEC_I32, 0, ORD_JK, 0}
 
 /* ---- three loop orders ---- */
 
@@ -161,6 +175,24 @@ START_TEST(pairs_and_lanes_exact) {
 }
 END_TEST
 
+/* dot4_lane: k's groups of 4 in runs of 4 and 2 (16 or 8 bytes of a row read once, each
+ * group by element), every signedness pair and lane count on the host; the column form
+ * (C moving in the group loop) is qnn_conv2d's, run by test_qnn on AArch64 */
+START_TEST(dot4_lane_exact) {
+  static const int64_t lanes[3] = {4, 8, 16};
+  tec_dtype t[2] = {TEC_U8, TEC_I8};
+  for (int grp = 2; grp <= 4; grp += 2)
+    for (int l = 0; l < 3; l++)
+      for (int x = 0; x < 2; x++)
+        for (int y = 0; y < 2; y++) {
+          if (tu_emulated() && (l != 0 || x != y)) continue; /* sdot / udot by element */
+          gemm p = base;
+          p.group = grp, p.lanes = lanes[l], p.ta = t[x], p.tb = t[y];
+          run_exact(&p, NULL);
+        }
+}
+END_TEST
+
 /* ---- refusals, each with its reason ---- */
 
 static void refused(const gemm *p, const char *why) {
@@ -193,6 +225,45 @@ START_TEST(wrong_extent_refused) {
   p = base;
   p.rsplit = 8;
   refused(&p, "reduction loop 'k.inner' has extent 8; dot4 sums 4 products per lane");
+}
+END_TEST
+
+START_TEST(dot4_lane_refused) {
+  gemm p = base;
+  p.group = 8; /* 32 bytes: more than a register */
+  refused(&p, "does not match dot4_lane: group loop 'k.outer.inner' has extent 8; dot4_lane "
+              "reads 2 or 4 groups of 4 bytes (8 or 16: one register)");
+  p = base, p.group = 2, p.rsplit = 8; /* the dot4 nest inside is refused as dot4 would be */
+  refused(&p, "reduction loop 'k.inner' has extent 8; dot4 sums 4 products per lane");
+  p = base, p.group = 2, p.plain_b = 1;
+  refused(&p, "operand 'B' does not read consecutive bytes in reduction loop 'k.inner'");
+  /* the group loop over C's column blocks: A (shared) stays, B moves by 64 */
+  p = base, p.group = -3;
+  refused(&p, "group loop 'j.outer.inner' has extent 3");
+  p.group = -2, p.N = 64;
+  refused(&p, "does not match dot4_lane: no operand of the dot4 nest is one group of 4 bytes "
+              "shared by every lane moving by 4 elements per step of group loop "
+              "'j.outer.inner'");
+  /* ir_dot4_lane's own checks */
+  tec_ctx *ctx = tec_ctx_new();
+  const ir_expr *acc = ir_var(ctx, "acc", tec_dtype_with_lanes(TEC_I32, 4), IR_VAR_LET);
+  const ir_expr *a16 = ir_var(ctx, "a", tec_dtype_with_lanes(TEC_I8, 16), IR_VAR_LET);
+  const ir_expr *a12 = ir_var(ctx, "a", tec_dtype_with_lanes(TEC_I8, 12), IR_VAR_LET);
+  const ir_expr *a8 = ir_var(ctx, "a", tec_dtype_with_lanes(TEC_I8, 8), IR_VAR_LET);
+  ck_assert_ptr_nonnull(ir_dot4_lane(acc, a16, a16, 3));
+  ck_assert_ptr_null(ir_dot4_lane(acc, a8, a16, 2));
+  tu_assert_contains(tec_ctx_error(ctx), "ir_dot4_lane: operand a is int8x8, the group 2");
+  tec_ctx_clear_error(ctx);
+  ck_assert_ptr_null(ir_dot4_lane(acc, a12, a16, 0));
+  tu_assert_contains(tec_ctx_error(ctx), "it needs 8 or 16 int8/uint8 lanes (2 or 4 groups");
+  tec_ctx_clear_error(ctx);
+  ck_assert_ptr_null(ir_dot4_lane(acc, a16, a16, 4));
+  tu_assert_contains(tec_ctx_error(ctx), "ir_dot4_lane: group 4; legal: 0..3");
+  tec_ctx_clear_error(ctx);
+  ck_assert_ptr_null(ir_dot4_lane(acc, a16, a12, 1));
+  tu_assert_contains(tec_ctx_error(ctx), "operand b has 12 lanes");
+  ck_assert_str_eq(sch_intrin_name(SCH_INTRIN_DOT4_LANE), "dot4_lane");
+  tec_ctx_free(ctx);
 }
 END_TEST
 
@@ -329,6 +400,22 @@ START_TEST(asm_aarch64) {
   p.lanes = 16; /* four sdot per 16 lanes */
   p.ta = TEC_I8;
   expect_asm(&p, A64 ",+dotprod", "sdot\tv", NULL);
+  /* by element: one 16-byte read of A's row, four sdot on its groups (no ld1r). K = 256: the
+   * group loop stays a loop, A's read in it (a read LLVM hoists out of the loop with the sdot,
+   * as K = 32's fully unrolled one, keeps its splats apart on LLVM 14: dup + sdot) */
+  p.lanes = 4, p.group = 4, p.K = 256;
+  tec_ctx *ctx = tec_ctx_new();
+  char *s = emit(ctx, &p, A64 ",+dotprod");
+  for (int g = 0; g < 4; g++) {
+    char want[64];
+    snprintf(want, sizeof want, "^\tsdot\tv[0-9]+\\.4s, v[0-9]+\\.16b, v[0-9]+\\.4b\\[%d\\]$", g);
+    ck_assert_msg(tu_count_re(s, want) >= 1, "no sdot by element [%d] (%d)", g,
+                  tu_count_re(s, want));
+  }
+  ck_assert_int_eq(tu_count_re(s, "^\tld1r\t"), 0);
+  free(s);
+  tec_ctx_free(ctx);
+  p.lanes = 16, p.group = 0, p.K = 32;
   /* without dotprod: widening multiply, pairwise widening add, pairwise add */
   const char *const a64[] = {"smull\tv", "saddlp\tv", "addp\tv"};
   for (int i = 0; i < 3; i++) expect_asm(&p, A64, a64[i], "sdot");
@@ -482,6 +569,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, wrong_dtype_refused);
   tcase_add_test(tc, wrong_extent_refused);
   tcase_add_test(tc, wrong_layout_refused);
+  tcase_add_test(tc, dot4_lane_exact);
+  tcase_add_test(tc, dot4_lane_refused);
   tcase_add_test(tc, transposed_operand_exact);
   tcase_add_test(tc, bad_input);
   tcase_add_test(tc, asm_x86);
