@@ -63,6 +63,7 @@ if [ "${TEC_ARM_FP:-f32}" = i8 ]; then
   echo "| layer | template (config) | tec insns/call | MACs/16 | tec insns/(MACs/16) | XNNPACK insns/call | XNNPACK insns/(MACs/16) | tec / XNNPACK | check |"
   echo "|---|---|---:|---:|---:|---:|---:|---:|---|"
   for layer in $(sed -n 's/^  {"\([a-z0-9_]*\)".*/\1/p' "$WORK/qlayers.c"); do
+    case " ${TEC_ARM_LAYERS:-$layer} " in *" $layer "*) ;; *) continue ;; esac
     rm -f "$WORK/$layer.insn" "$WORK/$layer.xnn.insn"
     if ! TEC_NUM_THREADS=1 $QEMU -L $QEMU_L -plugin "$WORK/qemu-insn/libinsn.so,hot=2,out=$WORK/$layer.insn" \
       "$WORK/qinsn_bench" $layer $CALLS >"$WORK/$layer.out"; then
