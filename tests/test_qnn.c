@@ -759,7 +759,7 @@ START_TEST(bad_arguments_refused) {
 END_TEST
 
 /* sdot by element (SCH_INTRIN_DOT4_LANE) on AArch64 +dotprod, run under qemu: a pointwise
- * NCHW4c whose default tile is 4 columns x 4 blocks (one 16-byte input read per 4 columns, the
+ * NCHW4c whose default tile is 8 columns x 2 blocks (two 16-byte input reads per step, the
  * blocks' weights side by side, the reduction unrolled by 4), a padded 3x3 in tiles of 6
  * columns (runs of 2: 8-byte reads) with output blocks past c, dense in runs of 4 groups (8 x 8
  * tile, rows past m) and of 2 (k = 136: a group loop LLVM keeps as a loop; k = 72 it unrolls

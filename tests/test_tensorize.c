@@ -193,6 +193,11 @@ START_TEST(dot4_lane_exact) {
 }
 END_TEST
 
+/* a let variable of `lanes` lanes of t (ir_dot4's argument checks) */
+static const ir_expr *lanes_var(tec_ctx *ctx, const char *name, tec_dtype t, int lanes) {
+  return ir_var(ctx, name, tec_dtype_with_lanes(t, lanes), IR_VAR_LET);
+}
+
 /* ---- refusals, each with its reason ---- */
 
 static void refused(const gemm *p, const char *why) {
@@ -246,10 +251,10 @@ START_TEST(dot4_lane_refused) {
               "'j.outer.inner'");
   /* ir_dot4_lane's own checks */
   tec_ctx *ctx = tec_ctx_new();
-  const ir_expr *acc = ir_var(ctx, "acc", tec_dtype_with_lanes(TEC_I32, 4), IR_VAR_LET);
-  const ir_expr *a16 = ir_var(ctx, "a", tec_dtype_with_lanes(TEC_I8, 16), IR_VAR_LET);
-  const ir_expr *a12 = ir_var(ctx, "a", tec_dtype_with_lanes(TEC_I8, 12), IR_VAR_LET);
-  const ir_expr *a8 = ir_var(ctx, "a", tec_dtype_with_lanes(TEC_I8, 8), IR_VAR_LET);
+  const ir_expr *acc = lanes_var(ctx, "acc", TEC_I32, 4);
+  const ir_expr *a16 = lanes_var(ctx, "a", TEC_I8, 16);
+  const ir_expr *a12 = lanes_var(ctx, "a", TEC_I8, 12);
+  const ir_expr *a8 = lanes_var(ctx, "a", TEC_I8, 8);
   ck_assert_ptr_nonnull(ir_dot4_lane(acc, a16, a16, 3));
   ck_assert_ptr_null(ir_dot4_lane(acc, a8, a16, 2));
   tu_assert_contains(tec_ctx_error(ctx), "ir_dot4_lane: operand a is int8x8, the group 2");
@@ -295,8 +300,8 @@ START_TEST(bad_input) {
   ck_assert_ptr_null(sch_intrin_name(SCH_INTRIN_COUNT));
   /* ir_dot4's own checks */
   tec_ctx_clear_error(ctx);
-  const ir_expr *acc = ir_var(ctx, "acc", tec_dtype_with_lanes(TEC_I32, 4), IR_VAR_LET);
-  const ir_expr *x = ir_var(ctx, "x", tec_dtype_with_lanes(TEC_I8, 12), IR_VAR_LET);
+  const ir_expr *acc = lanes_var(ctx, "acc", TEC_I32, 4);
+  const ir_expr *x = lanes_var(ctx, "x", TEC_I8, 12);
   ck_assert_ptr_null(ir_dot4(acc, x, x));
   tu_assert_contains(tec_ctx_error(ctx), "operand a has 12 lanes; with 4 accumulator lanes it "
                                          "needs 16");
@@ -373,9 +378,9 @@ START_TEST(transposed_operand_exact) {
   p.N = 32; /* B's lanes 32 apart in k, not 16: neither layout */
   refused(&p, "operand 'B' does not read consecutive bytes in reduction loop 'k.inner'");
   tec_ctx *ctx = tec_ctx_new(); /* ir_dot4_t's own checks */
-  const ir_expr *acc = ir_var(ctx, "acc", tec_dtype_with_lanes(TEC_I32, 4), IR_VAR_LET);
-  const ir_expr *x = ir_var(ctx, "x", tec_dtype_with_lanes(TEC_U8, 16), IR_VAR_LET);
-  const ir_expr *w = ir_var(ctx, "w", tec_dtype_with_lanes(TEC_I8, 4), IR_VAR_LET);
+  const ir_expr *acc = lanes_var(ctx, "acc", TEC_I32, 4);
+  const ir_expr *x = lanes_var(ctx, "x", TEC_U8, 16);
+  const ir_expr *w = lanes_var(ctx, "w", TEC_I8, 4);
   ck_assert_ptr_nonnull(ir_dot4_t(acc, x, x, 3));
   ck_assert_ptr_null(ir_dot4_t(acc, x, x, 5));
   tu_assert_contains(tec_ctx_error(ctx), "ir_dot4: layout 5; legal: 0..3");

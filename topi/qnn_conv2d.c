@@ -26,7 +26,10 @@
  * One broadcast of 4 input bytes feeds oc_tile * y / L instructions. acc's columns (and dp's)
  * are padded to a multiple of ow_tile, its output blocks (and kernel_p's) to one of oc_tile,
  * so the tile never needs a guard inside the tensorized nest. L = the largest of 16, 8, 4
- * dividing y within the target's int32 lanes.
+ * dividing y within the target's int32 lanes. AArch64 +dotprod, stride 1, NCHW4c input
+ * (qc_groups): the columns in runs of 4 (or 2) read once and fed by element (`sdot v.4s,
+ * w.16b, x.4b[g]`, SCH_INTRIN_DOT4_LANE) instead of a broadcast per column, the tile's output
+ * blocks side by side in kernel_p (8 dims, side = oc_tile).
  * wlayout 1: the kernel [..][4][y] (output channels innermost) and plain int16 multiplies
  * LLVM vectorizes, reading data with the padding inlined (0.24-0.33x tec's fp32 on pointwise
  * layers, against 3.7-4.4x for the dot path: kept as a second, independent nest).
@@ -352,12 +355,14 @@ static int qc_rule_ok(const void *data, const void *config) {
  * of 4 (2): 28 columns 4 x 4 (5.32M on the 1x1 against 6.71M with ld1r), 14 columns 4 x 4. */
 static void qc_default_a64(int64_t ob, int64_t ow, int by_lane, int64_t taps, int64_t *oc,
                            int64_t *tile) {
-  if (!by_lane && taps <= 9 && ob % 2 == 0 && ow >= 8) {
+  if ((!by_lane || (taps <= 8 && ob > 4)) && taps <= 9 && ob % 2 == 0 && ow >= 8) {
     /* a reduction of at most 9 groups (the stem: 3 channels, 3x3) is unrolled whole inside
      * the tile and its weights stay in registers across the columns: 2 blocks (18 weight
      * vectors), 8 columns. mbv1_conv0 3x224x224 -> 32 s2 under qemu: 4 x 4 3.29M, 7 x 4
      * 3.55M, 4 x 2 3.17M, 7 x 2 3.09M, 8 x 2 3.00M, 14 x 2 3.90M, 16 x 1 3.67M (XNNPACK
-     * 3.29M) */
+     * 3.29M). By element, 1x1 with 16-32 input channels (MobileNet v2's b2-b7 expand) and more
+     * than one 4-block tile of outputs: 32 -> 192 28x28 0.98M -> 0.91M, 24 -> 144 56x56 2.18M
+     * -> 2.10M; 32 -> 16 112x112 (one tile of outputs) 1.15M -> 1.24M, so not there */
     *oc = 2, *tile = 8;
     return;
   }
