@@ -405,10 +405,11 @@ START_TEST(asm_aarch64) {
   p.lanes = 16; /* four sdot per 16 lanes */
   p.ta = TEC_I8;
   expect_asm(&p, A64 ",+dotprod", "sdot\tv", NULL);
-  /* by element: one 16-byte read of A's row, four sdot on its groups (no ld1r). K = 256: the
-   * group loop stays a loop, A's read in it (a read LLVM hoists out of the loop with the sdot,
-   * as K = 32's fully unrolled one, keeps its splats apart on LLVM 14: dup + sdot) */
-  p.lanes = 4, p.group = 4, p.K = 256;
+  /* by element: one 16-byte read of A's row, four sdot on its groups (no ld1r). One row and
+   * one column block, K = 256: nothing outside the group loop for LLVM to hoist A's reads out
+   * of (a read hoisted away from its sdot, as an 8-row tile's is across the column blocks,
+   * keeps its splats apart: dup + sdot, on LLVM 14 and 19) */
+  p.lanes = 4, p.group = 4, p.K = 256, p.M = 1, p.N = 4;
   tec_ctx *ctx = tec_ctx_new();
   char *s = emit(ctx, &p, A64 ",+dotprod");
   for (int g = 0; g < 4; g++) {
@@ -420,7 +421,7 @@ START_TEST(asm_aarch64) {
   ck_assert_int_eq(tu_count_re(s, "^\tld1r\t"), 0);
   free(s);
   tec_ctx_free(ctx);
-  p.lanes = 16, p.group = 0, p.K = 32;
+  p.lanes = 16, p.group = 0, p.K = 32, p.M = 8, p.N = 48;
   /* without dotprod: widening multiply, pairwise widening add, pairwise add */
   const char *const a64[] = {"smull\tv", "saddlp\tv", "addp\tv"};
   for (int i = 0; i < 3; i++) expect_asm(&p, A64, a64[i], "sdot");
