@@ -148,6 +148,38 @@ static int reader_box(lower_state *ls, int pi, sch_stage *c, int pos, int ri, ar
   return 0;
 }
 
+/* The union of what every reader of producer pi reads in one iteration of loop pos of c
+ * (c itself, and stages computed inside c at or within that loop): per dimension [lo, hi], or
+ * NULL in lo[d] when some read's index has no bound there. */
+static int readers_box(lower_state *ls, int pi, sch_stage *c, int pos, arith_env *env,
+                       const ir_expr **lo, const ir_expr **hi) {
+  tec_ctx *ctx = ls->ctx;
+  te_tensor *t = ls->s->stages[pi]->tensor;
+  const ir_expr **rlo = tec_ctx_alloc(ctx, sizeof *rlo * (size_t)(2 * t->ndim));
+  unsigned char *unknown = tec_ctx_alloc(ctx, (size_t)t->ndim);
+  if (!rlo || !unknown) return -1;
+  const ir_expr **rhi = rlo + t->ndim;
+  int nreaders = 0;
+  for (int j = pi + 1; j < ls->s->nstage; j++) {
+    sch_stage *r = ls->s->stages[j];
+    if (r->attach == SCH_ATTACH_INLINE || !ls->body[j]) continue; /* (never overridden) */
+    reads probe = {t, 0, 0, NULL, ctx};
+    if (!stage_reads(ls, j, &probe)) continue;
+    if (reader_box(ls, pi, c, pos, j, env, rlo, rhi)) return -1;
+    for (int d = 0; d < t->ndim; d++) {
+      if (!rlo[d]) unknown[d] = 1;
+      if (unknown[d]) continue;
+      lo[d] = nreaders ? ir_min(lo[d], rlo[d]) : rlo[d];
+      hi[d] = nreaders ? ir_max(hi[d], rhi[d]) : rhi[d];
+    }
+    nreaders++;
+  }
+  if (!nreaders) return TEC_INTERNAL(ctx, "attached stage without a reader");
+  for (int d = 0; d < t->ndim; d++)
+    if (unknown[d]) lo[d] = hi[d] = NULL;
+  return 0;
+}
+
 /* Region of producer p computed at loop `at` of its consumer c: the union of what every
  * reader reads in one iteration of `at` (c itself, and stages computed inside c at or within
  * `at`, such as a cache_write accumulator attached to c's tile loop, or another reader of p
@@ -164,27 +196,14 @@ static int attach_region(lower_state *ls, int pi, arith_env *env) {
   /* (legality.c: the consumer keeps its loops, the loop is one of them) */
   if (pos < 0 || lower_attach_of(ls, c) == SCH_ATTACH_INLINE)
     return TEC_INTERNAL(ctx, "an attach loop that is not a loop of its consumer");
-  const ir_expr **lo = tec_ctx_alloc(ctx, sizeof *lo * (size_t)(4 * t->ndim));
+  const ir_expr **lo = tec_ctx_alloc(ctx, sizeof *lo * (size_t)(8 * t->ndim));
   if (!lo) return -1;
-  const ir_expr **hi = lo + t->ndim, **rlo = lo + 2 * t->ndim, **rhi = lo + 3 * t->ndim;
-  int nreaders = 0;
-  unsigned char *unknown = tec_ctx_alloc(ctx, (size_t)t->ndim);
-  if (!unknown) return -1;
-  for (int j = pi + 1; j < ls->s->nstage; j++) {
-    sch_stage *r = ls->s->stages[j];
-    if (r->attach == SCH_ATTACH_INLINE || !ls->body[j]) continue; /* (never overridden) */
-    reads probe = {t, 0, 0, NULL, ctx};
-    if (!stage_reads(ls, j, &probe)) continue;
-    if (reader_box(ls, pi, c, pos, j, env, rlo, rhi)) return -1;
-    for (int d = 0; d < t->ndim; d++) {
-      if (!rlo[d]) unknown[d] = 1;
-      if (unknown[d]) continue;
-      lo[d] = nreaders ? ir_min(lo[d], rlo[d]) : rlo[d];
-      hi[d] = nreaders ? ir_max(hi[d], rhi[d]) : rhi[d];
-    }
-    nreaders++;
-  }
-  if (!nreaders) return TEC_INTERNAL(ctx, "attached stage without a reader");
+  const ir_expr **hi = lo + t->ndim, **slo = lo + 2 * t->ndim, **shi = lo + 3 * t->ndim;
+  const ir_expr **cmin = lo + 4 * t->ndim, **wend = lo + 5 * t->ndim;
+  if (readers_box(ls, pi, c, pos, env, lo, hi)) return -1;
+  /* store_at: the buffer covers what the readers read over the loops inside the store loop */
+  int spos = lower_store_pos(ls, pi, pos);
+  if (spos >= 0 && readers_box(ls, pi, c, spos, env, slo, shi)) return -1;
   const ir_expr **reg = tec_ctx_alloc(ctx, sizeof *reg * (size_t)(2 * t->ndim));
   ls->clamp[pi] = tec_ctx_alloc(ctx, sizeof *ls->clamp[pi] * (size_t)t->ndim);
   if (!reg || !ls->clamp[pi]) return -1;
@@ -197,7 +216,7 @@ static int attach_region(lower_state *ls, int pi, arith_env *env) {
   for (int d = 0; d < t->ndim; d++) {
     const ir_expr *zero = ir_int(ctx, 0), *shape = t->shape[d];
     const ir_expr *min, *ext, *full;
-    if (unknown[d]) {
+    if (!lo[d]) {
       min = zero;
       full = ext = shape;
     } else { /* clamp to the tensor's domain */
@@ -215,13 +234,17 @@ static int attach_region(lower_state *ls, int pi, arith_env *env) {
     /* A constant storage extent is also the loop extent (vectorizable, unrollable): the
      * iterations past the tensor's end are guarded off (schedule_ops.c), the others compute
      * in-domain elements the consumer may not need. */
-    int fixed = er.has_hi && !unknown[d];
+    int fixed = er.has_hi && lo[d];
     if (put(ctx, &ls->b, p->root[d], min, fixed ? store : ext, env)) return -1;
     ls->clamp[pi][d] = fixed ? shape : NULL;
+    cmin[d] = min; /* what the produce writes: [min, wend) under the domain guard */
+    wend[d] = ir_add(min, fixed ? store : ext);
   }
+  int rc = spos >= 0 ? lower_store_plan(ls, pi, spos, pos, lo, hi, slo, shi, cmin, wend, env, reg)
+                     : 0;
   arith_env_pop(env, arith_env_depth(env) - depth0);
   ls->region[pi] = reg;
-  return 0;
+  return rc;
 }
 
 /* Ranges of the loops st's relations make (split: outer and inner; fuse: fused). */
@@ -309,8 +332,10 @@ int lower_infer_bounds(lower_state *ls) {
   tec_ctx *ctx = ls->ctx;
   ls->region = tec_ctx_alloc(ctx, sizeof *ls->region * (size_t)s->nstage);
   ls->clamp = tec_ctx_alloc(ctx, sizeof *ls->clamp * (size_t)s->nstage);
+  ls->store = tec_ctx_alloc(ctx, sizeof *ls->store * (size_t)s->nstage);
   arith_env *env = arith_env_new(ctx);
-  if (!ls->region || !ls->clamp || !env) return -1;
+  if (!ls->region || !ls->clamp || !ls->store || !env) return -1;
+  for (int si = 0; si < s->nstage; si++) ls->store[si] = (lower_store){-1, -1, 0, NULL, NULL};
   lower_bounds *b = &ls->b;
   for (int si = s->nstage - 1; si >= 0; si--) {
     sch_stage *st = s->stages[si];
@@ -325,5 +350,7 @@ int lower_infer_bounds(lower_state *ls) {
         return -1;
     if (relation_ranges(ls, st, env) || reduce_ranges(ls, st, env)) return -1;
   }
-  return 0;
+  /* sliding windows: the nests compute only the new part (store_at.c); the producers' own
+   * regions above came from the whole boxes, as Halide's bounds do */
+  return lower_store_finish(ls);
 }

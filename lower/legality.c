@@ -6,6 +6,8 @@
  *   check_schedule  (before infer_bounds, which walks the attach structure it checks)
  *     compute_at: the consumer is inlined; the loop is no longer one of the consumer's; a
  *       reader of the stage is not computed inside the loop, or at an outer loop of it
+ *     store_at: the store loop is no longer the consumer's, or inside the compute loop; the
+ *       stage is an argument
  *     compute_inline: an inlined tensor passed as an argument; a split, fuse or reorder of an
  *       inlined stage is a note (its loops are never made)
  *     parallel: a stage computed at a loop that its own parallel loop would nest in another
@@ -86,6 +88,38 @@ static int check_extern_loops(const lower_state *ls, const sch_stage *st) {
   return 0;
 }
 
+/* store_at: the store loop is still a loop of the consumer, at or outside the compute loop
+ * (leaf pos), and the buffer is tec's to place (not an argument). */
+static int check_store(const lower_state *ls, const sch_stage *p, int pos) {
+  tec_ctx *ctx = ls->ctx;
+  const sch_stage *c = p->attach_stage;
+  int spos = -1;
+  for (int i = 0; i < c->nleaf; i++)
+    if (c->leaf[i] == p->store_iter) spos = i;
+  const char *legal = "";
+  for (int i = 0; i <= pos; i++)
+    legal = tec_ctx_printf(ctx, "%s%s'%s'", legal, i ? ", " : "", c->leaf[i]->name);
+  if (spos < 0)
+    return tec_ctx_set_error(ctx, "store_at: loop '%s' is no longer a loop of '%s' (it was "
+                                  "split or fused away after store_at); store '%s' at one of: %s",
+                             p->store_iter->name, c->tensor->name, p->tensor->name, legal);
+  if (spos > pos)
+    return tec_ctx_set_error(ctx, "store_at: '%s' is stored at loop '%s' of '%s', which is now "
+                                  "inside its compute loop '%s' (a reorder moved it); store it "
+                                  "at one of: %s",
+                             p->tensor->name, p->store_iter->name, c->tensor->name,
+                             p->attach_iter->name, legal);
+  for (int i = 0; i < ls->nargs; i++)
+    if (ls->args[i] == p->tensor)
+      return tec_ctx_set_error(ctx, "tec_lower '%s': '%s' is stored at loop '%s' of '%s' "
+                                    "(store_at), but it is an argument of the function, so its "
+                                    "buffer is the caller's; drop the store_at or do not pass "
+                                    "'%s'",
+                               ls->fname ? ls->fname : "?", p->tensor->name,
+                               p->store_iter->name, c->tensor->name, p->tensor->name);
+  return 0;
+}
+
 /* Every reader of attached stage pi must be computed inside its loop (bound inference bounds
  * the region they read per iteration of it). */
 static int check_attach(const lower_state *ls, int pi) {
@@ -102,6 +136,7 @@ static int check_attach(const lower_state *ls, int pi) {
     return tec_ctx_set_error(ctx, "compute_at: loop '%s' is no longer a loop of '%s' (it was "
                                   "split or fused after compute_at); attach to one of: %s",
                              p->attach_iter->name, c->tensor->name, sch_stage_str(c));
+  if (p->store_iter && check_store(ls, p, pos)) return -1;
   for (int j = pi + 1; j < ls->s->nstage; j++) {
     const sch_stage *rs = ls->s->stages[j];
     if (lower_attach_of(ls, rs) == SCH_ATTACH_INLINE || !ls->body[j]) continue;

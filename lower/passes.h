@@ -32,7 +32,37 @@ typedef struct lower_state {
   const ir_expr ***clamp;     /* per attached stage: ndim domain ends to guard, or NULL */
   const unsigned char *skip;  /* per stage: 1 = not computed by this function (or NULL) */
   const char *fname;          /* the function being lowered (for messages) */
+  struct lower_store *store;  /* per stage: where a store_at buffer lives (store_at.c), or
+                                 NULL outside infer_bounds..schedule_ops */
+  int no_fold;                /* tec_lower_options.no_storage_folding */
 } lower_state;
+
+/* store_at.c: a stage stored at an outer loop of its consumer (sch_store_at). */
+struct arith_env;
+typedef struct lower_store {
+  int pos;             /* the consumer's leaf whose body holds the buffer; -1: the compute loop */
+  int dim;             /* the dimension a sliding window moves along, or -1 */
+  int64_t fold;        /* the buffer keeps `fold` rows of dim, indexed modulo fold; 0: all */
+  const ir_expr *min, *extent; /* dim: what one iteration computes (the slid range) */
+} lower_store;
+/* The consumer leaf whose body holds producer pi's buffer: its store_at loop, moved inside the
+ * innermost parallel or vectorized loop up to the compute loop pos (each thread its own
+ * buffer; a note); -1 when that is the compute loop (no store_at). */
+int lower_store_pos(lower_state *ls, int pi, int pos);
+/* Producer pi stored at leaf spos of its consumer and computed at leaf pos: the per-dimension
+ * compute box (lo, hi; NULL lo: unknown) and the readers' box over the loops inside spos
+ * (slo, shi), cmin/wend what each compute loop writes ([cmin, wend) before the domain guard).
+ * Decides the sliding window and the fold (ls->store[pi]) and writes the buffer's region
+ * (min, extent pairs) into reg. env holds the consumer's loops up to pos. */
+int lower_store_plan(lower_state *ls, int pi, int spos, int pos, const ir_expr *const *lo,
+                     const ir_expr *const *hi, const ir_expr *const *slo,
+                     const ir_expr *const *shi, const ir_expr *const *cmin,
+                     const ir_expr *const *wend, struct arith_env *env, const ir_expr **reg);
+/* After every region is known: the slid ranges of the stages that slide, for the nests. */
+int lower_store_finish(lower_state *ls);
+/* body inside the buffer of stage si stored at this loop: realize over ls->region[si], its
+ * accesses modulo the fold. */
+const ir_stmt *lower_store_realize(lower_state *ls, int si, const ir_stmt *body);
 
 /* How st is computed in this lowering (ls->attach; legality.c). */
 sch_attach_kind lower_attach_of(const lower_state *ls, const sch_stage *st);

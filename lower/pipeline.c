@@ -377,6 +377,7 @@ static lower_func *lower_one(const sch_schedule *s, const sch_attach_kind *attac
   p.ls.body = bodies;
   p.ls.skip = skip;
   p.ls.fname = name;
+  p.ls.no_fold = opt && opt->no_storage_folding;
   if (run_passes(&p, FUNC, opt)) return NULL;
   if (!p.body) {
     /* NULL from a pass that failed (it reported why), or an empty program; an error an

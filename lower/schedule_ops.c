@@ -10,7 +10,9 @@
  * itself, outside it (init_store):
  *   for (i.init, 0, 4) C[i.init] = 0f;  for (i.k.fused, 0, 32) C[i.k.fused / 8] = ... + ...
  * A stage attached at loop L of a consumer is realized and produced at the top of L's body
- * (over the region bound.c found); a multi-output op's nest writes all its outputs (user
+ * (over the region bound.c found), or only produced there when its buffer is stored at an
+ * outer loop (sch_store_at: the realize goes in that loop's body, store_at.c); a multi-output
+ * op's nest writes all its outputs (user
  * reducers: reduce_update); root stages are placed in stage order at the top level,
  * intermediates wrapped in `realize`. Loop kinds and pragmas come from the leaves; a loop
  * marked debug_skip_region is dropped with its body; the body of a loop with prefetches is
@@ -82,6 +84,8 @@ static const ir_stmt *place(lower_state *ls, int si, const ir_stmt *rest,
     const ir_expr *up = rounded_up(st, i, bounds[2 * i + 1]);
     if (up) bounds[2 * i + 1] = up;
   }
+  /* a store_at buffer lives at an outer loop (make_loop, store_at.c) */
+  if (ls->store && ls->store[si].pos >= 0) return body;
   /* every output of a multi-output op that is not an argument lives around the nest */
   for (int k = nv - 1; k >= 0 && body; k--) {
     te_tensor *o = nv > 1 ? t->outputs[k] : t;
@@ -102,6 +106,12 @@ static const ir_stmt *make_loop(lower_state *ls, int si, int pos, const ir_stmt 
       if (ls->attach[k] != SCH_ATTACH_SCOPE || p->attach_iter != it) continue;
       body = place(ls, k, body, ls->region[k]);
     }
+  /* buffers stored at this loop (store_at) hold its body: the stages computed inside it */
+  if (attach && ls->store)
+    for (int k = si - 1; k >= 0 && body; k--)
+      if (ls->attach[k] == SCH_ATTACH_SCOPE && ls->store[k].pos == pos &&
+          ls->s->stages[k]->attach_stage == st)
+        body = lower_store_realize(ls, k, body);
   /* the main nest only, not an init: marked for the prefetch pass (prefetch.c) */
   if (attach && it->nprefetch && body) body = ir_attr("prefetch_scope", ir_int(ctx, si), body);
   if (!body) return NULL;

@@ -20,6 +20,9 @@ sch_attach_kind sch_stage_attach(const sch_stage *st, sch_stage **at_stage, sch_
   if (at_iter) *at_iter = st && st->attach == SCH_ATTACH_SCOPE ? st->attach_iter : NULL;
   return st ? st->attach : SCH_ATTACH_ROOT;
 }
+sch_iter *sch_stage_store_iter(const sch_stage *st) {
+  return st && st->attach == SCH_ATTACH_SCOPE ? st->store_iter : NULL;
+}
 const char *sch_stage_scope(const sch_stage *st) { return st ? st->scope : NULL; }
 sch_schedule *sch_stage_schedule(const sch_stage *st) { return st ? st->sched : NULL; }
 

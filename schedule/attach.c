@@ -2,6 +2,8 @@
  *
  *   compute_at(P, C, C.j.outer):  for (i ...) for (j.outer ...) { P (just this tile) ; C tile }
  *   compute_inline(P):            C = f(P[i]) with P[i] = g(A[i])  ->  C = f(g(A[i]))
+ *   store_at(P, C, C.i) after compute_at(P, C, C.j.outer):
+ *                                 for (i ...) { P's buffer ; for (j.outer ...) { P ; C tile } }
  * Splitting the loop a stage is computed at moves it to the inner loop (the same work per
  * iteration); fusing it, to the fused loop.
  * The checks live here; bound inference (lower/bound.c) finds the region each attach needs. */
@@ -115,6 +117,7 @@ int sch_compute_at(sch_stage *p, sch_stage *c, sch_iter *at) {
   p->attach = SCH_ATTACH_SCOPE;
   p->attach_stage = c;
   p->attach_iter = at;
+  p->store_iter = NULL;
   return sch_trace_add(p->sched, SCH_PRIM_COMPUTE_AT,
                        (sch_arg[]){{.stage = p}, {.stage = c}, {.iter = at}});
 }
@@ -157,6 +160,7 @@ int sch_compute_inline(sch_stage *p) {
   p->attach = SCH_ATTACH_INLINE;
   p->attach_stage = NULL;
   p->attach_iter = NULL;
+  p->store_iter = NULL;
   return sch_trace_add(p->sched, SCH_PRIM_COMPUTE_INLINE, (sch_arg[]){{.stage = p}});
 }
 
@@ -168,6 +172,7 @@ int sch_compute_root(sch_stage *p) {
   p->attach = SCH_ATTACH_ROOT;
   p->attach_stage = NULL;
   p->attach_iter = NULL;
+  p->store_iter = NULL;
   return sch_trace_add(p->sched, SCH_PRIM_COMPUTE_ROOT, (sch_arg[]){{.stage = p}});
 }
 
@@ -176,5 +181,62 @@ void sch_move_attachments(sch_stage *st, const sch_iter *from, sch_iter *to) {
     sch_stage *p = st->sched->stages[i];
     if (p->attach == SCH_ATTACH_SCOPE && p->attach_stage == st && p->attach_iter == from)
       p->attach_iter = to;
+  }
+}
+
+int sch_store_at(sch_stage *p, sch_stage *c, sch_iter *at) {
+  if (!p || !c) {
+    tec_ctx *ctx = p ? p->sched->ctx : c ? c->sched->ctx : sch_iter_ctx(at);
+    return sch_null_arg("store_at", p ? "consumer stage" : "stage", ctx);
+  }
+  tec_ctx *ctx = p->sched->ctx;
+  if (check_producer("store_at", p)) return -1;
+  if (p->attach != SCH_ATTACH_SCOPE)
+    return tec_ctx_set_error(ctx, "store_at: stage '%s' is computed %s; store_at keeps the "
+                                  "buffer of a stage computed with compute_at at that loop or "
+                                  "a loop outside it: call compute_at('%s', ...) first",
+                             p->tensor->name,
+                             p->attach == SCH_ATTACH_INLINE ? "inline (it has no buffer)"
+                                                            : "at root (its buffer is already "
+                                                              "the outermost)",
+                             p->tensor->name);
+  if (c != p->attach_stage)
+    return tec_ctx_set_error(ctx, "store_at: stage '%s' is computed at a loop of '%s', not of "
+                                  "'%s'; store it at a loop of '%s' at or outside '%s': %s",
+                             p->tensor->name, p->attach_stage->tensor->name, c->tensor->name,
+                             p->attach_stage->tensor->name, p->attach_iter->name,
+                             sch_stage_str(p->attach_stage));
+  if (!at) {
+    if (!tec_ctx_error(ctx))
+      tec_ctx_set_error(ctx, "store_at: the loop of stage '%s' is NULL", c->tensor->name);
+    return -1;
+  }
+  if (at->stage != c)
+    return tec_ctx_set_error(ctx, "store_at: loop '%s' is not a loop of stage '%s' (it belongs "
+                                  "to '%s'); pick one of: %s",
+                             at->name, c->tensor->name, at->stage->tensor->name,
+                             sch_stage_str(c));
+  if (sch_check_leaf("store_at", c, at)) return -1;
+  int spos = sch_leaf_index(c, at), cpos = sch_leaf_index(c, p->attach_iter);
+  if (spos > cpos) {
+    const char *legal = "";
+    for (int i = 0; i <= cpos; i++)
+      legal = tec_ctx_printf(ctx, "%s%s'%s'", legal, i ? ", " : "", c->leaf[i]->name);
+    return tec_ctx_set_error(ctx, "store_at: loop '%s' of '%s' is inside loop '%s', where '%s' "
+                                  "is computed; its buffer must live at the compute loop or a "
+                                  "loop outside it: one of %s",
+                             at->name, c->tensor->name, p->attach_iter->name, p->tensor->name,
+                             legal);
+  }
+  p->store_iter = at == p->attach_iter ? NULL : at;
+  return sch_trace_add(p->sched, SCH_PRIM_STORE_AT,
+                       (sch_arg[]){{.stage = p}, {.stage = c}, {.iter = at}});
+}
+
+void sch_move_stores(sch_stage *st, const sch_iter *from, sch_iter *to) {
+  for (int i = 0; i < st->sched->nstage; i++) {
+    sch_stage *p = st->sched->stages[i];
+    if (p->attach == SCH_ATTACH_SCOPE && p->attach_stage == st && p->store_iter == from)
+      p->store_iter = to;
   }
 }

@@ -67,6 +67,8 @@ int sch_fuse(sch_stage *st, sch_iter *outer, sch_iter *inner, sch_iter **fused) 
   outer->dead = inner->dead = 1;
   sch_move_attachments(st, outer, f); /* computed per fused iteration: finer, still right */
   sch_move_attachments(st, inner, f);
+  sch_move_stores(st, outer, f);
+  sch_move_stores(st, inner, f);
   if (sch_trace_add(st->sched, SCH_PRIM_FUSE,
                     (sch_arg[]){{.stage = st}, {.iter = outer}, {.iter = inner}, {.iter = f}}))
     return -1;

@@ -50,6 +50,8 @@ struct sch_stage {
   sch_attach_kind attach;
   sch_stage *attach_stage; /* SCOPE: the consumer stage */
   sch_iter *attach_iter;   /* SCOPE: the loop inside which this stage is computed */
+  sch_iter *store_iter;    /* SCOPE: the loop of attach_stage where its buffer lives
+                              (sch_store_at), or NULL: at attach_iter */
   int is_output;
   /* The op as this schedule sees it: cache_read/cache_write rewrite bodies and inputs here,
    * never in the te_tensor (which other schedules may share). */
@@ -118,6 +120,9 @@ int sch_replace_leaf(sch_stage *st, int pos, int n, sch_iter *const *its);
 /* Stages computed at loop `from` of st are computed at `to` instead (attach.c): split moves
  * them to the inner loop (one iteration of it is one of the old loop's), fuse to the fused. */
 void sch_move_attachments(sch_stage *st, const sch_iter *from, sch_iter *to);
+/* Buffers stored at loop `from` of st (sch_store_at) are stored at `to` instead: split moves
+ * them to the outer loop (the same lifetime), fuse to the fused one. */
+void sch_move_stores(sch_stage *st, const sch_iter *from, sch_iter *to);
 /* The name cache_read/cache_write give a cache of base in scope: "<base>.<scope>", with 1, 2,
  * ... appended while a stage has that name (in the arena; difftest predicts names with it;
  * rfactor names its partials with scope "rf"). NULL when out of memory. */

@@ -98,6 +98,7 @@ static int do_split(const char *who, sch_stage *st, sch_iter *iv, int64_t n, con
   if (sch_replace_leaf(st, pos, 2, (sch_iter *const[]){o, in})) return -1;
   iv->dead = 1;
   sch_move_attachments(st, iv, in);
+  sch_move_stores(st, iv, o);
   if (outer) *outer = o;
   if (inner) *inner = in;
   return 0;

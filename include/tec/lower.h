@@ -66,6 +66,9 @@ typedef struct tec_lower_options {
                                 * the buffer, the flat index and the extent. Off by default
                                 * (it costs time); also on with TEC_CHECK_BOUNDS=1. tec_build
                                 * and tec_emit apply it (JIT and AOT alike). */
+  int no_storage_folding;      /* 1: a store_at buffer keeps every row of its sliding window's
+                                * dimension instead of a power of two of them (schedule.h,
+                                * sch_store_at) */
 } tec_lower_options;
 
 /* tec_lower with options (opt may be NULL). With stop_after, the function's body is the

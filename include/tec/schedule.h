@@ -74,6 +74,9 @@ te_tensor *sch_stage_tensor(const sch_stage *st);
 int sch_stage_nleaf(const sch_stage *st);
 sch_iter *sch_stage_leaf(const sch_stage *st, int i); /* NULL outside [0, nleaf) */
 sch_attach_kind sch_stage_attach(const sch_stage *st, sch_stage **at_stage, sch_iter **at_iter);
+/* The loop of the consumer where a compute_at'd stage's buffer lives (sch_store_at), or NULL:
+ * at the compute loop. */
+sch_iter *sch_stage_store_iter(const sch_stage *st);
 const char *sch_stage_scope(const sch_stage *st);
 sch_schedule *sch_stage_schedule(const sch_stage *st);
 /* A schedule's stages, producers before consumers; its ctx; its outputs. */
@@ -141,7 +144,9 @@ te_tensor *sch_schedule_output(const sch_schedule *s, int i); /* NULL outside [0
   /* prefetch tensor at loop iter, offset iterations ahead */                                 \
   X(PREFETCH, prefetch, "stage:stage tensor:tensor iter:iter@stage offset:int")               \
   /* the prepare/run split on (1) or off (0) */                                               \
-  X(SET_PRECOMPUTE, set_precompute, "enable:int")
+  X(SET_PRECOMPUTE, set_precompute, "enable:int")                                             \
+  /* keep a compute_at'd stage's buffer at loop `at` of consumer (Halide's store_at) */        \
+  X(STORE_AT, store_at, "stage:stage consumer:stage at:iter@consumer")
 
 typedef enum sch_prim_kind {
 #define SCH_PRIM_ENUM_(kind, name, operands) SCH_PRIM_##kind, /* sch_<name> (list above) */
@@ -272,6 +277,30 @@ int sch_tile(sch_stage *st, sch_iter *x, sch_iter *y, int64_t x_factor, int64_t 
  * computes the union of what every reader reads there, and refuses (naming it) a reader that
  * is not computed inside `at` (attach it there too, or inline it into the consumer). */
 int sch_compute_at(sch_stage *producer, sch_stage *consumer, sch_iter *at);
+/* Halide's store_at: producer's buffer lives at loop `at` of consumer, while it is still
+ * computed at its compute_at loop, which must be `at` or a loop inside it (call compute_at
+ * first; compute_at, compute_root or compute_inline afterwards drop the store_at). One buffer
+ * then serves every iteration of the loops between `at` and the compute loop, and tec_lower
+ * (lower/store_at.c) makes two optimizations of Halide's from it:
+ *   sliding window: when a serial loop between them (outermost first; `at` excluded, the
+ *     compute loop included) moves the region the producer must compute monotonically along
+ *     one dimension, and no other, each iteration after its first computes only the part the
+ *     previous one did not (new min = select(v > 0, previous end, min)): a stencil computed
+ *     per row of its consumer computes rows + halo per buffer, not rows * (1 + halo);
+ *   storage folding: along that dimension, when the window the readers read in one iteration
+ *     has a constant bound, the buffer keeps only fold = the next power of two >= it, indexed
+ *     modulo fold (floormod, in the printed program); tec_lower_options.no_storage_folding
+ *     keeps every row.
+ * Over a parallel or vectorized loop there is no sliding: each thread needs its own buffer, so
+ * it goes inside the innermost such loop between `at` and the compute loop, and a note in
+ * lower_func.notes says so (strict mode: an error). The same note when a loop moves the region
+ * in a way that cannot slide (two dimensions, not monotone). Split of `at` keeps the buffer at
+ * the outer loop (the same lifetime), fuse at the fused loop; tec_lower refuses a store loop
+ * that is no longer a loop of the consumer or that a reorder moved inside the compute loop.
+ * Refused here: a producer not computed with compute_at (root or inline: nothing to store
+ * apart), an output, a consumer or loop other than the compute_at's, a loop inside the compute
+ * loop; tec_lower refuses it for a producer passed as an argument (the caller's buffer). */
+int sch_store_at(sch_stage *producer, sch_stage *consumer, sch_iter *at);
 /* Substitute the producer's body into its consumers (no buffer, no loops). */
 int sch_compute_inline(sch_stage *producer);
 /* Compute over the whole extent at the top level (the default). */

@@ -1,0 +1,260 @@
+/* store_at.c — a stage's buffer at an outer loop of its consumer (sch_store_at), with
+ * Halide's sliding window and storage folding.
+ *
+ *   blur_x stored at blur_y.x.outer, computed at blur_y.y (rows y .. y+2 per iteration):
+ *   for (x.outer ...) { realize blur_x[0, 4) x [x.outer*64, 64) {        // folded: 4 rows
+ *     for (y ...) {
+ *       produce blur_x: rows [select(y > 0, max(end(y - 1), y), y), end(y)), end(y) = y + 3
+ *       ... blur_y reads blur_x[floormod(row, 4), col] ... } } }
+ *
+ * bound.c finds two boxes of what the readers read: per iteration of the compute loop (what
+ * a produce must hold) and over the loops inside the store loop (the buffer). Here:
+ *   where:   the buffer goes in the store loop's body, or inside the innermost parallel or
+ *            vectorized loop between it and the compute loop (a thread's iterations cannot
+ *            share one buffer; a note says so);
+ *   sliding: the outermost loop v between them (the store loop excluded, the compute loop
+ *            included) that moves the compute box monotonically along one dimension d only,
+ *            with no loop inside v (up to the compute loop) moving it along d, and whose
+ *            consecutive iterations overlap (a column-tile loop over a stage without a column
+ *            halo has nothing to reuse: the next loop in is tried); then each
+ *            produce computes [v > 0 ? max(end(v - 1), min(v)) : min(v), end(v)),
+ *            the part the previous iteration did not (end: the box's end clamped to the
+ *            tensor, so a clamped last iteration computes nothing). A loop that moves the box
+ *            otherwise gets a note and no sliding;
+ *   folding: along d, when the box's extent has a constant bound W, the buffer keeps
+ *            F = the next power of two >= W rows, read and written at floormod(index, F):
+ *            the rows an iteration reads are its last W, all distinct modulo F.
+ * The other dimensions of the buffer cover the readers' box over the inner loops and every
+ * element a produce writes (a constant loop extent may write past the box: bound.c). */
+#include "tec/lower.h"
+#include "ir/internal.h"
+#include "lower/passes.h"
+#include "arith/arith.h"
+#include "schedule/internal.h"
+
+int lower_store_pos(lower_state *ls, int pi, int pos) {
+  const sch_stage *p = ls->s->stages[pi], *c = p->attach_stage;
+  if (!p->store_iter) return -1;
+  int spos = -1;
+  for (int i = 0; i < c->nleaf; i++)
+    if (c->leaf[i] == p->store_iter) spos = i;
+  if (spos < 0 || spos >= pos) return -1; /* (legality.c refused a store loop inside) */
+  for (int r = 0; r < p->nrel; r++)
+    if (p->rel[r].kind == SCH_REL_SPLIT && p->rel[r].tail == SCH_TAIL_ROUND_UP) {
+      tec_ctx_note(ls->ctx, "store_at: '%s' is stored at loop '%s' of '%s', but its loop '%s' "
+                            "is split with tail strategy round_up, whose buffer is rounded up "
+                            "per produce: it is stored at its compute loop '%s' instead",
+                   p->tensor->name, p->store_iter->name, c->tensor->name,
+                   p->rel[r].parent->name, p->attach_iter->name);
+      return -1;
+    }
+  for (int k = pos; k > spos; k--) {
+    ir_for_kind kind = c->leaf[k]->for_kind;
+    if (kind != IR_FOR_PARALLEL && kind != IR_FOR_VECTORIZED) continue;
+    tec_ctx_note(ls->ctx, "store_at: '%s' is stored at loop '%s' of '%s', but loop '%s' inside "
+                          "it is %s, whose iterations cannot share one buffer (nor slide a "
+                          "window): it is stored inside '%s' instead (store it there or inside "
+                          "to silence this)",
+                 p->tensor->name, p->store_iter->name, c->tensor->name, c->leaf[k]->name,
+                 ir_for_kind_name(kind), c->leaf[k]->name);
+    return k < pos ? k : -1;
+  }
+  return spos;
+}
+
+static int uses_loops(const sch_stage *c, int from, int to, const ir_expr *e) {
+  for (int j = from; j <= to; j++)
+    if (ir_uses_var(e, c->leaf[j]->var)) return 1;
+  return 0;
+}
+
+/* e(v + 1) - e(v) >= 0 for every v (a constant bound from the env) */
+static int rises(const ir_expr *e, const ir_expr *v, arith_env *env) {
+  const ir_expr *v1 = ir_add(v, ir_int(v->ctx, 1));
+  const ir_expr *d = arith_simplify(ir_sub(ir_substitute(e, 1, &v, &v1), e), env);
+  arith_range r = d ? arith_bound(d, env) : arith_range_unknown();
+  return r.has_lo && r.lo >= 0;
+}
+
+/* what iteration v - 1 computed overlaps what v needs: hi(v - 1) + 1 - lo(v) > 0 */
+static int overlaps(const ir_expr *lo, const ir_expr *hi, const ir_expr *v, arith_env *env) {
+  const ir_expr *vm1 = ir_sub(v, ir_int(v->ctx, 1));
+  const ir_expr *d = arith_simplify(
+      ir_sub(ir_add(ir_substitute(hi, 1, &v, &vm1), ir_int(v->ctx, 1)), lo), env);
+  arith_range r = d ? arith_bound(d, env) : arith_range_unknown();
+  return r.has_lo && r.lo > 0;
+}
+
+/* The slid loop and dimension for producer pi (*loop), or -1: no loop moves the box (silent),
+ * or none that moves it can slide (a note with the innermost one's reason). Outermost first:
+ * a loop that cannot slide because a loop inside it moves the same dimension leaves it to
+ * that one (which then restarts its window at every iteration of the outer). */
+static int slide_dim(lower_state *ls, int pi, int spos, int pos, const ir_expr *const *lo,
+                     const ir_expr *const *hi, arith_env *env, int *loop) {
+  const sch_stage *p = ls->s->stages[pi], *c = p->attach_stage;
+  const te_tensor *t = p->tensor;
+  const char *why = NULL;
+  int why_k = -1;
+  for (int k = spos + 1; k <= pos; k++) {
+    const ir_expr *v = c->leaf[k]->var;
+    int d = -1, n = 0;
+    for (int e = 0; e < t->ndim; e++)
+      if (lo[e] && (ir_uses_var(lo[e], v) || ir_uses_var(hi[e], v))) d = e, n++;
+    if (!n) continue;
+    const char *w = NULL;
+    if (n > 1)
+      w = tec_ctx_printf(ls->ctx, "it moves the region along %d dimensions", n);
+    else if (k < pos && (uses_loops(c, k + 1, pos, lo[d]) || uses_loops(c, k + 1, pos, hi[d])))
+      w = tec_ctx_printf(ls->ctx, "a loop inside it moves the region along the same "
+                                  "dimension %d", d);
+    else if (!rises(lo[d], v, env) || !rises(hi[d], v, env))
+      w = tec_ctx_printf(ls->ctx, "the region does not move monotonically up along "
+                                  "dimension %d", d);
+    for (int i = 0; !w && i < p->nleaf; i++)
+      if (p->leaf[i] == p->root[d] && p->leaf[i]->for_kind != IR_FOR_SERIAL)
+        w = tec_ctx_printf(ls->ctx, "its loop '%s' over that dimension is %s and needs a "
+                                    "constant extent", p->leaf[i]->name,
+                           ir_for_kind_name(p->leaf[i]->for_kind));
+    if (!w && !overlaps(lo[d], hi[d], v, env)) continue; /* nothing to reuse: no sliding */
+    if (!w) {
+      *loop = k;
+      return d;
+    }
+    why = w, why_k = k;
+  }
+  if (why)
+    tec_ctx_note(ls->ctx, "store_at: '%s' is stored at loop '%s' of '%s' but computed in full at "
+                          "every iteration of loop '%s' (no sliding window): %s",
+                 t->name, c->leaf[spos]->name, c->tensor->name, c->leaf[why_k]->name, why);
+  return -1;
+}
+
+static int64_t pow2_at_least(int64_t w) {
+  int64_t f = 1;
+  while (f < w && f < ((int64_t)1 << 61)) f *= 2;
+  return f;
+}
+
+int lower_store_plan(lower_state *ls, int pi, int spos, int pos, const ir_expr *const *lo,
+                     const ir_expr *const *hi, const ir_expr *const *slo,
+                     const ir_expr *const *shi, const ir_expr *const *cmin,
+                     const ir_expr *const *wend, arith_env *env, const ir_expr **reg) {
+  tec_ctx *ctx = ls->ctx;
+  const sch_stage *p = ls->s->stages[pi], *c = p->attach_stage;
+  const te_tensor *t = p->tensor;
+  lower_store *st = &ls->store[pi];
+  *st = (lower_store){spos, -1, 0, NULL, NULL};
+  int k = -1;
+  int d = slide_dim(ls, pi, spos, pos, lo, hi, env, &k);
+  const ir_expr *zero = ir_int(ctx, 0);
+  for (int e = 0; e < t->ndim; e++) {
+    const ir_expr *shape = t->shape[e];
+    /* a dimension no inner loop moves: the buffer is what one produce writes */
+    if (lo[e] && slo[e] && !uses_loops(c, spos + 1, pos, cmin[e]) &&
+        !uses_loops(c, spos + 1, pos, wend[e]))
+      continue; /* (reg[2e], reg[2e+1] already hold it: bound.c) */
+    const ir_expr *min = zero, *ext = shape;
+    if (lo[e] && slo[e]) {
+      min = arith_simplify(ir_max(slo[e], zero), env);
+      const ir_expr *end = ir_min(ir_add(shi[e], ir_int(ctx, 1)), shape);
+      arith_range er = arith_bound(arith_simplify(ir_sub(end, min), env), env);
+      arith_range fr = arith_bound(arith_simplify(ir_add(ir_sub(shi[e], slo[e]), ir_int(ctx, 1)),
+                                                  env), env);
+      if (fr.has_hi && (!er.has_hi || fr.hi < er.hi)) er = fr;
+      /* every element a produce writes: [cmin, min(wend, shape)) */
+      arith_range wr = e == d ? arith_range_of(0, 0)
+                              : arith_bound(arith_simplify(ir_sub(ir_min(wend[e], shape), min),
+                                                           env), env);
+      if (er.has_hi && wr.has_hi)
+        ext = ir_int(ctx, er.hi > wr.hi ? (er.hi > 0 ? er.hi : 1) : (wr.hi > 0 ? wr.hi : 1));
+      else
+        min = zero; /* no bound: the whole dimension */
+    }
+    reg[2 * e] = min;
+    reg[2 * e + 1] = ext;
+  }
+  if (d < 0) return 0;
+  /* the slid range: what iteration v adds to what v - 1 computed */
+  const ir_expr *v = c->leaf[k]->var, *vm1 = ir_sub(v, ir_int(ctx, 1));
+  const ir_expr *end = arith_simplify(ir_min(ir_add(hi[d], ir_int(ctx, 1)), t->shape[d]), env);
+  const ir_expr *prev = ir_substitute(end, 1, &v, &vm1);
+  const ir_expr *min = ir_select(ir_gt(v, zero), ir_max(prev, cmin[d]), cmin[d]);
+  st->dim = d;
+  st->min = arith_simplify(min, env);
+  st->extent = arith_simplify(ir_max(ir_sub(end, min), zero), env);
+  if (!st->min || !st->extent) return -1;
+  ls->clamp[pi][d] = NULL; /* the slid end is clamped to the tensor already */
+  arith_range wr = arith_bound(arith_simplify(ir_add(ir_sub(hi[d], lo[d]), ir_int(ctx, 1)), env),
+                               env);
+  int64_t sext;
+  if (wr.has_hi && !ls->no_fold) {
+    int64_t f = pow2_at_least(wr.hi > 0 ? wr.hi : 1);
+    if (!ir_is_const_int(reg[2 * d + 1], &sext) || f < sext) {
+      st->fold = f;
+      reg[2 * d] = zero;
+      reg[2 * d + 1] = ir_int(ctx, f);
+    }
+  }
+  return 0;
+}
+
+int lower_store_finish(lower_state *ls) {
+  for (int si = 0; si < ls->s->nstage; si++) {
+    const lower_store *st = &ls->store[si];
+    if (st->pos < 0 || st->dim < 0) continue;
+    const sch_iter *it = ls->s->stages[si]->root[st->dim];
+    if (tec_grow(ls->ctx, (void **)&ls->b.r, &ls->b.cap, ls->b.n + 1, sizeof *ls->b.r)) return -1;
+    ls->b.r[ls->b.n++] = (lower_range){it, st->min, st->extent};
+  }
+  return 0;
+}
+
+/* accesses of the folded tensor: floormod(index, fold) along the folded dimension */
+typedef struct fold_ctx {
+  const te_tensor *t;
+  int dim;
+  int64_t fold;
+} fold_ctx;
+
+static const ir_expr **folded_args(ir_mutator *m, int n, const ir_expr *const *args) {
+  fold_ctx *f = m->user;
+  const ir_expr **a = tec_ctx_alloc(m->ctx, sizeof *a * (size_t)n);
+  if (!a) return NULL;
+  for (int i = 0; i < n; i++) {
+    a[i] = ir_mutate_expr(m, args[i]);
+    if (a[i] && i == f->dim) a[i] = ir_floormod(a[i], ir_int_t(m->ctx, a[i]->type, f->fold));
+    if (!a[i]) return NULL;
+  }
+  return a;
+}
+
+static const ir_expr *fold_read(ir_mutator *m, const ir_expr *e) {
+  fold_ctx *f = m->user;
+  if (e->tensor != f->t) return ir_mutate_expr_default(m, e);
+  const ir_expr **a = folded_args(m, e->nargs, e->args);
+  return a ? ir_read(m->ctx, e->tensor, e->nargs, a) : NULL;
+}
+
+static const ir_stmt *fold_provide(ir_mutator *m, const ir_stmt *s) {
+  fold_ctx *f = m->user;
+  if (s->tensor != f->t) return ir_mutate_stmt_default(m, s);
+  const ir_expr **a = folded_args(m, s->n, s->args);
+  const ir_expr *val = ir_mutate_expr(m, s->a);
+  return a && val ? ir_provide(s->tensor, s->n, a, val) : NULL;
+}
+
+const ir_stmt *lower_store_realize(lower_state *ls, int si, const ir_stmt *body) {
+  const lower_store *st = &ls->store[si];
+  te_tensor *t = ls->s->stages[si]->tensor;
+  if (!body) return NULL;
+  if (st->fold) {
+    fold_ctx f = {t, st->dim, st->fold};
+    ir_mutator m;
+    ir_mutator_init(&m, ls->ctx, &f);
+    m.expr[IR_READ] = fold_read;
+    m.stmt[IR_S_PROVIDE] = fold_provide;
+    body = ir_mutate_stmt(&m, body);
+    if (!body) return NULL;
+  }
+  return ir_realize(t, t->ndim, ls->region[si], body);
+}

@@ -1,0 +1,484 @@
+/* test_store_at.c — sch_store_at (Halide's store_at) with its sliding window and storage
+ * folding: a 3x3 blur and a 3-stage 5x5 stencil chain, exact against plain C at sizes the
+ * tiles do not divide, folded and not, with the consumer's row loop split; how many elements
+ * the producer computes (counted by walking the lowered program's loops, not its text); the
+ * refusals; a parallel loop in between (a note and a right answer); the record round trip. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "testutil.h"
+
+/* ---------- counting the stores of a tensor in a lowered program (schedule_ops' output) ----
+ * A small evaluator of the integer control flow: loops, ifs, lets, and the index
+ * expressions the lowering makes. The program must not depend on tensor data. */
+typedef struct counter {
+  const te_tensor *t;
+  int64_t n;
+  int nv;
+  const ir_expr *var[64];
+  int64_t val[64];
+  int bad; /* an expression it could not evaluate */
+} counter;
+
+static int64_t ev(counter *c, const ir_expr *e) {
+  int64_t a, b;
+  switch (e->kind) {
+  case IR_INT_IMM: return e->v.i;
+  case IR_VAR:
+    for (int i = c->nv - 1; i >= 0; i--)
+      if (c->var[i] == e) return c->val[i];
+    c->bad = 1;
+    return 0;
+  case IR_CAST: return ev(c, e->a);
+  case IR_NOT: return !ev(c, e->a);
+  case IR_SELECT: return ev(c, e->a) ? ev(c, e->b) : ev(c, e->c);
+  case IR_CALL: /* likely(cond) */
+    if (e->nargs == 1) return ev(c, e->args[0]);
+    c->bad = 1;
+    return 0;
+  default: break;
+  }
+  if (!e->a || !e->b) {
+    c->bad = 1;
+    return 0;
+  }
+  a = ev(c, e->a), b = ev(c, e->b);
+  switch (e->kind) {
+  case IR_ADD: return a + b;
+  case IR_SUB: return a - b;
+  case IR_MUL: return a * b;
+  case IR_DIV: return b ? a / b : 0;
+  case IR_MOD: return b ? a % b : 0;
+  case IR_FLOORDIV: return b ? (a - ((a % b + b) % b)) / b : 0;
+  case IR_FLOORMOD: return b ? (a % b + b) % b : 0;
+  case IR_MIN: return a < b ? a : b;
+  case IR_MAX: return a > b ? a : b;
+  case IR_EQ: return a == b;
+  case IR_NE: return a != b;
+  case IR_LT: return a < b;
+  case IR_LE: return a <= b;
+  case IR_GT: return a > b;
+  case IR_GE: return a >= b;
+  case IR_AND: return a && b;
+  case IR_OR: return a || b;
+  default: c->bad = 1; return 0;
+  }
+}
+
+static void walk(counter *c, const ir_stmt *s) {
+  if (!s || c->bad) return;
+  switch (s->kind) {
+  case IR_S_FOR: {
+    int64_t lo = ev(c, s->a), n = ev(c, s->b);
+    ck_assert_int_lt(c->nv, 64);
+    c->var[c->nv] = s->var;
+    for (int64_t i = 0; i < n && !c->bad; i++) {
+      c->val[c->nv++] = lo + i;
+      walk(c, s->body);
+      c->nv--;
+    }
+    return;
+  }
+  case IR_S_PROVIDE:
+    if (s->tensor == c->t) c->n++;
+    return;
+  case IR_S_SEQ:
+    for (int i = 0; i < s->n; i++) walk(c, s->seq[i]);
+    return;
+  case IR_S_IF:
+    if (ev(c, s->a))
+      walk(c, s->body);
+    else
+      walk(c, s->else_body);
+    return;
+  case IR_S_LET_STMT:
+    c->var[c->nv] = s->var;
+    c->val[c->nv++] = ev(c, s->a);
+    walk(c, s->body);
+    c->nv--;
+    return;
+  case IR_S_ATTR:
+  case IR_S_REALIZE:
+  case IR_S_PRODUCE: walk(c, s->body); return;
+  default: return;
+  }
+}
+
+/* how many elements of t the schedule computes */
+static int64_t count_stores(const sch_schedule *s, const te_tensor *t, int nargs,
+                            te_tensor *const *args) {
+  tec_ctx *ctx = sch_schedule_ctx(s);
+  tec_lower_options o = {.stop_after = "schedule_ops"};
+  lower_func *f = tec_lower_with(s, "count", nargs, args, &o);
+  ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+  counter c = {.t = t};
+  walk(&c, f->body);
+  ck_assert_msg(!c.bad, "the counter could not evaluate the program");
+  tec_lower_free(f);
+  return c.n;
+}
+
+/* ---------- a 3x3 blur: in [H+2][W+2], blur_x [H+2][W], blur_y [H][W] ---------- */
+static const ir_expr *bx_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  te_tensor *in = u;
+  return ir_add(ir_add(TE_AT(in, i[0], i[1]), TE_AT(in, i[0], ir_add(i[1], ir_int(ctx, 1)))),
+                TE_AT(in, i[0], ir_add(i[1], ir_int(ctx, 2))));
+}
+static const ir_expr *by_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  te_tensor *bx = u;
+  return ir_add(ir_add(TE_AT(bx, i[0], i[1]), TE_AT(bx, ir_add(i[0], ir_int(ctx, 1)), i[1])),
+                TE_AT(bx, ir_add(i[0], ir_int(ctx, 2)), i[1]));
+}
+
+typedef struct blur {
+  tec_ctx *ctx;
+  te_tensor *in, *bx, *by;
+  sch_schedule *s;
+  sch_stage *sx, *sy;
+  int64_t h, w;
+} blur;
+
+static blur blur_new(int64_t h, int64_t w) {
+  blur b = {tec_ctx_new(), NULL, NULL, NULL, NULL, NULL, NULL, h, w};
+  tec_ctx *ctx = b.ctx;
+  b.in = te_placeholder(ctx, "input", TEC_F32, 2, te_shape(ctx, 2, (int64_t[]){h + 2, w + 2}));
+  b.bx = te_compute(ctx, &(te_compute_decl){.name = "blur_x", .ndim = 2,
+                                            .shape = te_shape(ctx, 2, (int64_t[]){h + 2, w}),
+                                            .body = bx_body, .user = b.in});
+  b.by = te_compute(ctx, &(te_compute_decl){.name = "blur_y", .ndim = 2,
+                                            .shape = te_shape(ctx, 2, (int64_t[]){h, w}),
+                                            .body = by_body, .user = b.bx});
+  b.s = sch_create(ctx, 1, &b.by);
+  b.sx = sch_stage_of(b.s, b.bx);
+  b.sy = sch_stage_of(b.s, b.by);
+  return b;
+}
+
+/* runs b's schedule and compares with plain C (sums of exact small integers: exact) */
+static void blur_check(blur *b, const tec_lower_options *o, const char *what) {
+  tec_ctx *ctx = b->ctx;
+  lower_func *f = tec_lower_with(b->s, "blur", 2, (te_tensor *[]){b->in, b->by}, o);
+  ck_assert_msg(f != NULL, "%s: %s", what, tec_ctx_error(ctx));
+  tec_module *m = tec_build(ctx, 1, &f, NULL);
+  ck_assert_msg(m != NULL, "%s: %s", what, tec_ctx_error(ctx));
+  int64_t ish[2] = {b->h + 2, b->w + 2}, osh[2] = {b->h, b->w};
+  DLTensor in = tu_zeros(TEC_F32, 2, ish), out = tu_zeros(TEC_F32, 2, osh);
+  float *x = tu_f32(&in);
+  for (int64_t i = 0; i < ish[0] * ish[1]; i++) x[i] = (float)((i * 7919) % 61);
+  ck_assert_msg(tec_module_get(m, "blur")((DLTensor *[]){&in, &out}, 2) == 0, "%s",
+                tec_rt_last_error());
+  for (int64_t y = 0; y < b->h; y++)
+    for (int64_t c = 0; c < b->w; c++) {
+      float ref = 0;
+      for (int a = 0; a < 3; a++)
+        for (int e = 0; e < 3; e++) ref += x[(y + a) * ish[1] + c + e];
+      ck_assert_msg(tu_f32(&out)[y * b->w + c] == ref, "%s %lldx%lld at (%lld, %lld): %g vs %g",
+                    what, (long long)b->h, (long long)b->w, (long long)y, (long long)c,
+                    tu_f32(&out)[y * b->w + c], ref);
+    }
+  tec_dl_free(&in), tec_dl_free(&out);
+  tec_module_free(m);
+  tec_lower_free(f);
+}
+
+/* blur_y: (x.outer, y, x.inner); blur_x computed per row, stored per column tile (store 1) or
+ * per row (store 0) */
+static void blur_tiles(blur *b, int store, int64_t tile) {
+  sch_iter *xo, *xi;
+  OK(b->ctx, sch_split(b->sy, sch_axis(b->sy, 1), tile, &xo, &xi));
+  OK(b->ctx, SCH_REORDER(b->sy, xo, sch_axis(b->sy, 0), xi));
+  OK(b->ctx, sch_compute_at(b->sx, b->sy, sch_axis(b->sy, 0)));
+  if (store) OK(b->ctx, sch_store_at(b->sx, b->sy, xo));
+}
+
+START_TEST(blur_sliding) {
+  static const int64_t sz[][2] = {{1, 1}, {7, 33}, {20, 70}, {64, 64}};
+  for (int k = 0; k < 4; k++)
+    for (int fold = 0; fold < 2; fold++) {
+      int64_t h = sz[k][0], w = sz[k][1];
+      blur b = blur_new(h, w);
+      blur_tiles(&b, 1, 32);
+      tec_lower_options o = {.no_storage_folding = !fold};
+      blur_check(&b, &o, fold ? "store_at folded" : "store_at");
+      /* every row of blur_x once per column tile: (h + 2) * w, not h * 3 * w */
+      ck_assert_int_eq(count_stores(b.s, b.bx, 2, (te_tensor *[]){b.in, b.by}), (h + 2) * w);
+      tec_ctx_free(b.ctx);
+      /* without store_at: the halo rows again at every row */
+      b = blur_new(h, w);
+      blur_tiles(&b, 0, 32);
+      blur_check(&b, NULL, "compute_at only");
+      ck_assert_int_eq(count_stores(b.s, b.bx, 2, (te_tensor *[]){b.in, b.by}), h * 3 * w);
+      tec_ctx_free(b.ctx);
+    }
+}
+END_TEST
+
+/* the fold shows in the program: blur_x's buffer is 4 rows by the tile (3 rows a row) */
+START_TEST(blur_fold_size) {
+  blur b = blur_new(20, 70);
+  blur_tiles(&b, 1, 32);
+  lower_func *f = TEC_LOWER(b.s, "blur", b.in, b.by);
+  ck_assert_msg(f != NULL, "%s", tec_ctx_error(b.ctx));
+  tu_assert_contains(tec_lower_str(f), "allocate blur_x[float32 * 128]");
+  ck_assert_int_eq(f->nnotes, 0);
+  tec_lower_free(f);
+  tec_lower_options o = {.no_storage_folding = 1};
+  f = tec_lower_with(b.s, "blur", 2, (te_tensor *[]){b.in, b.by}, &o);
+  ck_assert_msg(f != NULL, "%s", tec_ctx_error(b.ctx));
+  tu_assert_contains(tec_lower_str(f), "allocate blur_x[float32 * 704]"); /* 22 rows x 32 */
+  tec_lower_free(f);
+  tec_ctx_free(b.ctx);
+}
+END_TEST
+
+/* the row loop split (a tail: 20 rows by 8), the window restarting per strip; the strip loop
+ * parallel: the buffer moves inside it, with a note */
+START_TEST(blur_split_rows) {
+  for (int par = 0; par < 2; par++)
+    for (int fold = 0; fold < 2; fold++) {
+      int64_t h = 20, w = 45;
+      blur b = blur_new(h, w);
+      sch_iter *xo, *xi, *yo, *yi;
+      OK(b.ctx, sch_split(b.sy, sch_axis(b.sy, 1), 16, &xo, &xi));
+      OK(b.ctx, sch_split(b.sy, sch_axis(b.sy, 0), 8, &yo, &yi));
+      OK(b.ctx, SCH_REORDER(b.sy, xo, yo, yi, xi));
+      if (par) OK(b.ctx, sch_parallel(b.sy, yo));
+      OK(b.ctx, sch_compute_at(b.sx, b.sy, yi));
+      OK(b.ctx, sch_store_at(b.sx, b.sy, xo));
+      tec_lower_options o = {.no_storage_folding = !fold};
+      blur_check(&b, &o, par ? "parallel strips" : "split rows");
+      /* per strip of 8 rows (3 strips, the last 4): 10 + 10 + 6 rows */
+      ck_assert_int_eq(count_stores(b.s, b.bx, 2, (te_tensor *[]){b.in, b.by}), 26 * w);
+      lower_func *f = TEC_LOWER(b.s, "blur", b.in, b.by);
+      ck_assert_msg(f != NULL, "%s", tec_ctx_error(b.ctx));
+      ck_assert_int_eq(f->nnotes, par);
+      if (par) tu_assert_contains(f->notes[0], "parallel");
+      tec_lower_free(f);
+      if (par) { /* strict mode refuses what the note reports */
+        tec_ctx_set_strict(b.ctx, 1);
+        ck_assert_ptr_null(TEC_LOWER(b.s, "blur", b.in, b.by));
+        tu_assert_contains(tec_ctx_error(b.ctx), "strict mode");
+      }
+      tec_ctx_free(b.ctx);
+    }
+}
+END_TEST
+
+/* blur_x vectorized along x inside its row: still exact, still sliding */
+START_TEST(blur_vectorized_producer) {
+  blur b = blur_new(19, 70);
+  blur_tiles(&b, 1, 32);
+  sch_iter *o, *i;
+  OK(b.ctx, sch_split(b.sx, sch_axis(b.sx, 1), 8, &o, &i));
+  OK(b.ctx, sch_vectorize(b.sx, i));
+  blur_check(&b, NULL, "vectorized blur_x");
+  ck_assert_int_eq(count_stores(b.s, b.bx, 2, (te_tensor *[]){b.in, b.by}), 21 * 70);
+  tec_ctx_free(b.ctx);
+}
+END_TEST
+
+/* ---------- a 3-stage 5x5 stencil chain ---------- */
+static const ir_expr *st5(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  te_tensor *p = u;
+  const ir_expr *e = NULL;
+  for (int a = 0; a < 5; a++)
+    for (int b = 0; b < 5; b++) {
+      const ir_expr *t = ir_mul(ir_float(ctx, (a + 1) * (b + 1) / 225.0),
+                                TE_AT(p, ir_add(i[0], ir_int(ctx, a)), ir_add(i[1], ir_int(ctx, b))));
+      e = e ? ir_add(e, t) : t;
+    }
+  return e;
+}
+
+static void chain_run(int64_t h, int64_t w, int mode, int fold) {
+  tec_ctx *ctx = tec_ctx_new();
+  te_tensor *in = te_placeholder(ctx, "input", TEC_F32, 2,
+                                 te_shape(ctx, 2, (int64_t[]){h + 12, w + 12}));
+  te_tensor *st[3], *cur = in;
+  for (int s = 0; s < 3; s++) {
+    int64_t e = 4 * (2 - s);
+    cur = st[s] = te_compute(ctx, &(te_compute_decl){
+                                 .name = tec_ctx_printf(ctx, "stage_%d", s), .ndim = 2,
+                                 .shape = te_shape(ctx, 2, (int64_t[]){h + e, w + e}),
+                                 .body = st5, .user = cur});
+  }
+  sch_schedule *s = sch_create(ctx, 1, &st[2]);
+  sch_stage *so = sch_stage_of(s, st[2]);
+  sch_iter *yo, *yi, *xo, *xi;
+  /* mode 0: strips of 16 rows, stages 0 and 1 stored per strip, computed per row (the
+   * expert's shape); mode 1: 4 x 4 tiles fused, row loop inside */
+  if (mode == 0) {
+    OK(ctx, sch_split(so, sch_axis(so, 0), 16, &yo, &yi));
+  } else {
+    sch_iter *t;
+    OK(ctx, sch_tile(so, sch_axis(so, 0), sch_axis(so, 1), (h + 3) / 4, (w + 3) / 4, &yo, &xo,
+                     &yi, &xi));
+    OK(ctx, sch_fuse(so, yo, xo, &t));
+    yo = t;
+  }
+  for (int k = 1; k >= 0; k--) {
+    sch_stage *sk = sch_stage_of(s, st[k]);
+    OK(ctx, sch_compute_at(sk, so, yi));
+    OK(ctx, sch_store_at(sk, so, yo));
+  }
+  tec_lower_options o = {.no_storage_folding = !fold};
+  lower_func *f = tec_lower_with(s, "chain", 2, (te_tensor *[]){in, st[2]}, &o);
+  ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+  ck_assert_int_eq(f->nnotes, 0);
+  tec_module *m = tec_build(ctx, 1, &f, NULL);
+  ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
+  int64_t ish[2] = {h + 12, w + 12}, osh[2] = {h, w};
+  DLTensor a = tu_rand_f32(2, ish, 3), out = tu_zeros(TEC_F32, 2, osh);
+  ck_assert_msg(tec_module_get(m, "chain")((DLTensor *[]){&a, &out}, 2) == 0, "%s",
+                tec_rt_last_error());
+  /* plain C, the same sums in the same order */
+  float *buf[4];
+  buf[0] = tu_f32(&a);
+  for (int k = 0; k < 3; k++) {
+    int64_t oh = h + 4 * (2 - k), ow = w + 4 * (2 - k), iw = ow + 4;
+    buf[k + 1] = malloc(sizeof(float) * (size_t)(oh * ow));
+    for (int64_t y = 0; y < oh; y++)
+      for (int64_t x = 0; x < ow; x++) {
+        float e = 0;
+        for (int p = 0; p < 5; p++)
+          for (int q = 0; q < 5; q++) {
+            float t = (float)((p + 1) * (q + 1) / 225.0) * buf[k][(y + p) * iw + x + q];
+            e = (p || q) ? e + t : t;
+          }
+        buf[k + 1][y * ow + x] = e;
+      }
+  }
+  for (int64_t i = 0; i < h * w; i++)
+    ck_assert_msg(fabsf(tu_f32(&out)[i] - buf[3][i]) <= 1e-5f * (1 + fabsf(buf[3][i])),
+                  "chain %lldx%lld mode %d fold %d at %lld: %g vs %g", (long long)h,
+                  (long long)w, mode, fold, (long long)i, tu_f32(&out)[i], buf[3][i]);
+  /* the rows each stage computes: once per strip (its rows + its halo), not 5 per row */
+  if (mode == 0) {
+    int64_t strips = (h + 15) / 16, rows1 = 0, rows0 = 0;
+    for (int64_t k = 0; k < strips; k++) {
+      int64_t r = h - 16 * k < 16 ? h - 16 * k : 16;
+      rows1 += r + 4, rows0 += r + 8;
+    }
+    ck_assert_int_eq(count_stores(s, st[1], 2, (te_tensor *[]){in, st[2]}), rows1 * (w + 4));
+    ck_assert_int_eq(count_stores(s, st[0], 2, (te_tensor *[]){in, st[2]}), rows0 * (w + 8));
+  }
+  for (int k = 1; k < 4; k++) free(buf[k]);
+  tec_dl_free(&a), tec_dl_free(&out);
+  tec_module_free(m);
+  tec_lower_free(f);
+  tec_ctx_free(ctx);
+}
+
+START_TEST(stencil_chain) {
+  for (int fold = 0; fold < 2; fold++) {
+    chain_run(37, 29, 0, fold);
+    chain_run(16, 16, 0, fold);
+    chain_run(21, 30, 1, fold);
+  }
+}
+END_TEST
+
+/* ---------- refusals ---------- */
+#define REFUSED(ctx, call, text)                                                            \
+  do {                                                                                      \
+    tec_ctx_clear_error(ctx);                                                               \
+    ck_assert_int_eq((call), -1);                                                           \
+    tu_assert_contains(tec_ctx_error(ctx), text);                                           \
+  } while (0)
+
+START_TEST(store_at_refused) {
+  blur b = blur_new(20, 70);
+  tec_ctx *ctx = b.ctx;
+  sch_iter *xo, *xi;
+  OK(ctx, sch_split(b.sy, sch_axis(b.sy, 1), 32, &xo, &xi));
+  OK(ctx, SCH_REORDER(b.sy, xo, sch_axis(b.sy, 0), xi));
+  /* at root: nothing to store apart */
+  REFUSED(ctx, sch_store_at(b.sx, b.sy, xo), "call compute_at('blur_x', ...) first");
+  /* the output */
+  REFUSED(ctx, sch_store_at(b.sy, b.sy, xo), "output");
+  OK(ctx, sch_compute_at(b.sx, b.sy, sch_axis(b.sy, 0)));
+  /* a loop inside the compute loop */
+  REFUSED(ctx, sch_store_at(b.sx, b.sy, xi), "one of 'j.outer', 'i'");
+  /* a loop of another stage */
+  REFUSED(ctx, sch_store_at(b.sx, b.sy, sch_axis(b.sx, 0)), "not a loop of stage 'blur_y'");
+  /* a NULL loop */
+  REFUSED(ctx, sch_store_at(b.sx, b.sy, NULL), "NULL");
+  /* inline */
+  blur c = blur_new(8, 8);
+  OK(c.ctx, sch_compute_inline(c.sx));
+  REFUSED(c.ctx, sch_store_at(c.sx, c.sy, sch_axis(c.sy, 0)), "inline");
+  tec_ctx_free(c.ctx);
+  /* a reorder that puts the store loop inside the compute loop: refused by tec_lower */
+  tec_ctx_clear_error(ctx);
+  OK(ctx, sch_store_at(b.sx, b.sy, xo));
+  OK(ctx, SCH_REORDER(b.sy, sch_axis(b.sy, 0), xo, xi));
+  ck_assert_ptr_null(TEC_LOWER(b.s, "blur", b.in, b.by));
+  tu_assert_contains(tec_ctx_error(ctx), "now inside its compute loop 'i'");
+  /* the producer passed as an argument: the caller's buffer */
+  tec_ctx_clear_error(ctx);
+  OK(ctx, SCH_REORDER(b.sy, xo, sch_axis(b.sy, 0), xi));
+  ck_assert_ptr_null(TEC_LOWER(b.s, "blur", b.in, b.bx, b.by));
+  tu_assert_contains(tec_ctx_error(ctx), "argument of the function");
+  /* compute_root drops the store_at */
+  OK(ctx, sch_compute_root(b.sx));
+  ck_assert_ptr_null(sch_stage_store_iter(b.sx));
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* split of the store loop keeps the buffer at the outer loop */
+START_TEST(store_loop_split) {
+  blur b = blur_new(20, 70);
+  blur_tiles(&b, 1, 32);
+  sch_iter *xo = sch_leaf_named(b.sy, "j.outer"), *o, *i;
+  OK(b.ctx, sch_split(b.sy, xo, 2, &o, &i));
+  ck_assert_ptr_eq(sch_stage_store_iter(b.sx), o);
+  blur_check(&b, NULL, "store loop split");
+  /* each x.outer.inner iteration restarts the window: 2 tiles * 22 rows per x.outer.outer */
+  ck_assert_int_eq(count_stores(b.s, b.bx, 2, (te_tensor *[]){b.in, b.by}), 22 * 70);
+  tec_ctx_free(b.ctx);
+}
+END_TEST
+
+/* ---------- the record: trace -> JSON -> replay -> the same program and numbers ---------- */
+START_TEST(store_at_round_trip) {
+  blur b = blur_new(20, 70);
+  blur_tiles(&b, 1, 32);
+  const char *js = sch_trace_json(b.ctx, sch_get_trace(b.s));
+  ck_assert_msg(js != NULL, "%s", tec_ctx_error(b.ctx));
+  tu_assert_contains(js, "\"prim\": \"store_at\"");
+  const char *c = sch_trace_c(b.ctx, sch_get_trace(b.s));
+  ck_assert_msg(c != NULL, "%s", tec_ctx_error(b.ctx));
+  tu_assert_contains(c, "sch_store_at(");
+  lower_func *f1 = TEC_LOWER(b.s, "blur", b.in, b.by);
+  ck_assert_msg(f1 != NULL, "%s", tec_ctx_error(b.ctx));
+  blur r = blur_new(20, 70);
+  sch_trace *t = sch_trace_parse_json(r.ctx, js);
+  ck_assert_msg(t != NULL, "%s", tec_ctx_error(r.ctx));
+  OK(r.ctx, sch_trace_replay(r.s, t));
+  ck_assert_ptr_eq(sch_stage_store_iter(r.sx), sch_leaf_named(r.sy, "j.outer"));
+  lower_func *f2 = TEC_LOWER(r.s, "blur", r.in, r.by);
+  ck_assert_msg(f2 != NULL, "%s", tec_ctx_error(r.ctx));
+  ck_assert_str_eq(tec_lower_str(f1), tec_lower_str(f2));
+  blur_check(&r, NULL, "replayed");
+  ck_assert_int_eq(count_stores(r.s, r.bx, 2, (te_tensor *[]){r.in, r.by}), 22 * 70);
+  tec_lower_free(f1), tec_lower_free(f2);
+  tec_ctx_free(b.ctx), tec_ctx_free(r.ctx);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("store_at");
+  TCase *tc = tcase_create("store_at");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, blur_sliding);
+  tcase_add_test(tc, blur_fold_size);
+  tcase_add_test(tc, blur_split_rows);
+  tcase_add_test(tc, blur_vectorized_producer);
+  tcase_add_test(tc, stencil_chain);
+  tcase_add_test(tc, store_at_refused);
+  tcase_add_test(tc, store_loop_split);
+  tcase_add_test(tc, store_at_round_trip);
+  suite_add_tcase(s, tc);
+  return tu_run(s);
+}
