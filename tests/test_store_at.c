@@ -7,10 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
+#include "ir/eval.h"
 
 /* ---------- counting the stores of a tensor in a lowered program (schedule_ops' output) ----
- * A small evaluator of the integer control flow: loops, ifs, lets, and the index
- * expressions the lowering makes. The program must not depend on tensor data. */
+ * Runs the integer control flow (loops, ifs, lets; expressions by ir/eval.c) and counts the
+ * provides of the tensor. The program must not depend on tensor data. */
 typedef struct counter {
   const te_tensor *t;
   int64_t n;
@@ -21,48 +22,10 @@ typedef struct counter {
 } counter;
 
 static int64_t ev(counter *c, const ir_expr *e) {
-  int64_t a, b;
-  switch (e->kind) {
-  case IR_INT_IMM: return e->v.i;
-  case IR_VAR:
-    for (int i = c->nv - 1; i >= 0; i--)
-      if (c->var[i] == e) return c->val[i];
-    c->bad = 1;
-    return 0;
-  case IR_CAST: return ev(c, e->a);
-  case IR_NOT: return !ev(c, e->a);
-  case IR_SELECT: return ev(c, e->a) ? ev(c, e->b) : ev(c, e->c);
-  case IR_CALL: /* likely(cond) */
-    if (e->nargs == 1) return ev(c, e->args[0]);
-    c->bad = 1;
-    return 0;
-  default: break;
-  }
-  if (!e->a || !e->b) {
-    c->bad = 1;
-    return 0;
-  }
-  a = ev(c, e->a), b = ev(c, e->b);
-  switch (e->kind) {
-  case IR_ADD: return a + b;
-  case IR_SUB: return a - b;
-  case IR_MUL: return a * b;
-  case IR_DIV: return b ? a / b : 0;
-  case IR_MOD: return b ? a % b : 0;
-  case IR_FLOORDIV: return b ? (a - ((a % b + b) % b)) / b : 0;
-  case IR_FLOORMOD: return b ? (a % b + b) % b : 0;
-  case IR_MIN: return a < b ? a : b;
-  case IR_MAX: return a > b ? a : b;
-  case IR_EQ: return a == b;
-  case IR_NE: return a != b;
-  case IR_LT: return a < b;
-  case IR_LE: return a <= b;
-  case IR_GT: return a > b;
-  case IR_GE: return a >= b;
-  case IR_AND: return a && b;
-  case IR_OR: return a || b;
-  default: c->bad = 1; return 0;
-  }
+  ir_eval_env env = {.n = c->nv, .vars = c->var, .vals = c->val};
+  int64_t v = ir_eval_int(e, &env);
+  c->bad |= env.bad;
+  return v;
 }
 
 static void walk(counter *c, const ir_stmt *s) {
