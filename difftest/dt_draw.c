@@ -2,8 +2,10 @@
  * the draws are meant to be legal (a live leaf of the stage, a dividing or nearby factor, an
  * adjacent pair, a reader as the consumer); the rest are deliberately risky: split-away and
  * foreign axes, NULL, factors 0..extent+3, every integer argument now and then an extreme
- * (pick_extreme), non-adjacent fuse, compute_at to any loop of any stage, inline of reductions and outputs, caches of the wrong tensor or scope, nested
- * parallel, vectorize of symbolic extents, odd pragma keys and values.
+ * (pick_extreme), non-adjacent fuse, compute_at to any loop of any stage, store_at (mostly a
+ * loop around the compute loop, now and then any), inline of reductions and outputs, caches
+ * of the wrong tensor or scope, nested parallel, vectorize of symbolic extents, odd pragma
+ * keys and values.
  * Never drawn: the pragma "debug_skip_region" (it drops work by design). */
 #include <string.h>
 #include "tec/tec.h"
@@ -131,7 +133,8 @@ void dt_draw(dt_state *st, dt_rng *r, dt_prim *p) {
       [SCH_PRIM_COMPUTE_INLINE] = 9, [SCH_PRIM_COMPUTE_ROOT] = 3, [SCH_PRIM_CACHE_READ] = 5,
       [SCH_PRIM_CACHE_WRITE] = 6,    [SCH_PRIM_PARALLEL] = 6,     [SCH_PRIM_VECTORIZE] = 7,
       [SCH_PRIM_UNROLL] = 5,         [SCH_PRIM_PRAGMA] = 4,       [SCH_PRIM_STORAGE_ALIGN] = 4,
-      [SCH_PRIM_PREFETCH] = 4,       [SCH_PRIM_RFACTOR] = 5,      [SCH_PRIM_SET_PRECOMPUTE] = 1};
+      [SCH_PRIM_PREFETCH] = 4,       [SCH_PRIM_RFACTOR] = 5,      [SCH_PRIM_SET_PRECOMPUTE] = 1,
+      [SCH_PRIM_STORE_AT] = 5};
   /* split_expr is never drawn: its factors are size expressions, the cases' sizes constants */
   memset(p, 0, sizeof *p);
   int total = 0;
@@ -222,6 +225,25 @@ void dt_draw(dt_state *st, dt_rng *r, dt_prim *p) {
     put_stage(p->stage, prod);
     put_stage(p->stage2, cons);
     put_iter(st, p, 0, pick_iter(st, r, cons));
+    break;
+  }
+  case SCH_PRIM_STORE_AT: { /* mostly a compute_at'd stage at a loop around its compute loop */
+    sch_stage *all[64], *cand[64], *prod = s, *cons;
+    int n = compute_stages(st, all, 64), m = 0;
+    for (int i = 0; i < n; i++)
+      if (all[i]->attach == SCH_ATTACH_SCOPE) cand[m++] = all[i];
+    if (m && dt_rng_chance(r, 85)) prod = cand[dt_rng_int(r, 0, m - 1)];
+    cons = prod->attach == SCH_ATTACH_SCOPE && dt_rng_chance(r, 90) ? prod->attach_stage
+           : n                                                      ? all[dt_rng_int(r, 0, n - 1)]
+                                                                    : s;
+    sch_iter *at = pick_iter(st, r, cons);
+    if (cons == prod->attach_stage && dt_rng_chance(r, 80)) {
+      int pos = sch_leaf_index(cons, prod->attach_iter);
+      if (pos >= 0) at = cons->leaf[dt_rng_int(r, 0, pos)];
+    }
+    put_stage(p->stage, prod);
+    put_stage(p->stage2, cons);
+    put_iter(st, p, 0, at);
     break;
   }
   case SCH_PRIM_COMPUTE_INLINE:
