@@ -5,6 +5,7 @@
  * then timed in R interleaved rounds (each round times every implementation in turn, a
  * round's value the median of its calls' process CPU times); the table gives each one's median
  * over the rounds and the spread (max - min) / median, and the ratios best-Halide / tec.
+ * "tec-hand": the expert's decisions written in tec (auto_hand.c, store_at), where written.
  *
  *   auto [--quick] [--programs a,b] [--rounds 5] [--trials 64] [--out DIR] [--no-tune]
  * --quick: small sizes, 1 round, 4 tuning trials (a smoke run; no timing claim). Tuning records,
@@ -175,6 +176,7 @@ static int bench_prog(const char *name, int quick, int rounds, int trials, row *
   all[na++] = &ref;
   v[nv++] = (impl){.name = "tec-instant", .kind = K_TEC, .fname = "instant"};
   v[nv++] = (impl){.name = "tec-tuned", .kind = K_TEC, .fname = "tuned"};
+  v[nv++] = (impl){.name = "tec-hand", .kind = K_TEC, .fname = "hand"};
   if (p.tmpl) v[nv++] = (impl){.name = "tec-template", .kind = K_TEC, .fname = "tmpl", .own_inputs = 1};
   v[nv++] = (impl){.name = "oneDNN", .kind = K_DNNL};
   for (int k = 0; k < 4; k++) v[nv++] = (impl){.name = hs[k], .kind = K_HALIDE, .autosched = k < 3, .halide = 1};
@@ -210,6 +212,16 @@ static int bench_prog(const char *name, int quick, int rounds, int trials, row *
       }
       x->sched_s = rep.seconds;
       save_text(tag, "tec-instant", tec_ctx_printf(ctx, "%s\n%s", rep.text, rep.trace_c));
+      tec_impl(ctx, x, s, p.nargs, p.args);
+    } else if (!strcmp(x->name, "tec-hand")) { /* the expert's decisions in tec (auto_hand.c) */
+      sch_schedule *s = sch_create(ctx, 1, &out);
+      int rc = auto_hand_schedule(ctx, name, s);
+      if (rc) {
+        x->ok = rc > 0 ? -2 : -1;
+        snprintf(x->msg, sizeof x->msg, "%s", rc > 0 ? "no hand schedule" : tec_ctx_error(ctx));
+        continue;
+      }
+      save_text(tag, "tec-hand", sch_trace_c(ctx, sch_get_trace(s)));
       tec_impl(ctx, x, s, p.nargs, p.args);
     } else if (!strcmp(x->name, "tec-tuned")) {
       const char *records = tec_ctx_printf(ctx, "%s/%s.jsonl", out_dir, tag);
@@ -322,14 +334,15 @@ static void table(const row *rows, int n, int rounds) {
          "AS/x = best Halide autoscheduler time / x, H/x = best Halide (autoscheduler or expert) / x (> 1: x faster)\n",
          rounds);
   printf("| program | tec instant | tec tuned | tec template | oneDNN | Mullapudi2016 | Li2018 | Adams2019 | Halide expert "
-         "| AS/instant | AS/tuned | H/instant | H/tuned | trials, tuning s |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+         "| tec hand | AS/instant | AS/tuned | H/instant | H/tuned | trials, tuning s |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   static const char *const col[] = {"tec-instant", "tec-tuned", "tec-template", "oneDNN", "Mullapudi2016", "Li2018",
-                                    "Adams2019", "expert"};
+                                    "Adams2019", "expert", "tec-hand"};
   for (int i = 0; i < n; i++) {
     const row *r = &rows[i];
     double best_as = 0, best_h = 0, tm[2] = {0, 0};
     printf("| %s |", r->prog);
-    for (int c = 0; c < 8; c++) {
+    for (int c = 0; c < 9; c++) {
       const impl *x = NULL;
       for (int k = 0; k < r->nimpl; k++)
         if (!strcmp(r->v[k].name, col[c])) x = &r->v[k];

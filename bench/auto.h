@@ -30,6 +30,9 @@ typedef struct auto_prog {
 } auto_prog;
 /* Declares program `name` (quick: small sizes) into p. 0, or -1 (unknown name). */
 int auto_prog_declare(tec_ctx *ctx, const char *name, int quick, auto_prog *p);
+/* The Halide app's expert decisions for program `name` written in tec (auto_hand.c) applied to
+ * s: 0, 1 when there is none, -1 with an error. */
+int auto_hand_schedule(tec_ctx *ctx, const char *name, sch_schedule *s);
 /* oneDNN's operation for program `prog` on the bench's buffers (auto_dnnl.c), or NULL with
  * msg saying why (starting "oneDNN has no" when it has no such operation). */
 typedef struct auto_dnnl auto_dnnl;
