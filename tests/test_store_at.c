@@ -8,6 +8,7 @@
 #include <string.h>
 #include "testutil.h"
 #include "ir/eval.h"
+#include "tec/difftest.h"
 
 /* ---------- counting the stores of a tensor in a lowered program (schedule_ops' output) ----
  * Runs the integer control flow (loops, ifs, lets; expressions by ir/eval.c) and counts the
@@ -430,6 +431,39 @@ START_TEST(store_at_round_trip) {
 }
 END_TEST
 
+/* ---------- the differential tester's programs (difftest/) with store_at ---------- */
+static void dt_case(dt_program prog, int variant, const char *prod, int split, int par) {
+  tec_ctx *ctx = tec_ctx_new();
+  dt_instance *p = dt_instance_new(ctx, prog, variant);
+  ck_assert_msg(p != NULL, "%s", tec_ctx_error(ctx));
+  sch_schedule *s = p->sched;
+  te_tensor *out = p->args[p->nargs - 1];
+  sch_stage *so = sch_stage_of(s, out), *sp = sch_stage_of(s, dt_instance_tensor(p, prod));
+  sch_iter *row = sch_axis(so, 1), *o = NULL, *i;
+  if (split) { /* the columns in tiles outside the rows */
+    OK(ctx, sch_split(so, sch_axis(so, 1), 4, &o, &i));
+    row = sch_axis(so, 0);
+    OK(ctx, SCH_REORDER(so, o, row, i));
+  }
+  if (par) OK(ctx, sch_parallel(so, split ? o : sch_axis(so, 0)));
+  OK(ctx, sch_compute_at(sp, so, row));
+  OK(ctx, sch_store_at(sp, so, split ? o : sch_axis(so, 0)));
+  char msg[512];
+  ck_assert_msg(dt_instance_check(p, msg, sizeof msg) == 0, "%s/%d %s: %s",
+                dt_program_name(prog), variant, prod, msg);
+  tec_ctx_free(ctx);
+}
+
+START_TEST(difftest_programs) {
+  for (int v = 0; v < 2; v++) {
+    dt_case(DT_PRODCONS, v, "B", 1, 0);
+    dt_case(DT_PRODCONS, v, "B", 1, 1);
+    dt_case(DT_CONV2D, v, "pad", 0, 0);
+    dt_case(DT_CONV2D, v, "pad", 0, 1);
+  }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("store_at");
   TCase *tc = tcase_create("store_at");
@@ -442,6 +476,7 @@ int main(void) {
   tcase_add_test(tc, store_at_refused);
   tcase_add_test(tc, store_loop_split);
   tcase_add_test(tc, store_at_round_trip);
+  tcase_add_test(tc, difftest_programs);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }
