@@ -56,9 +56,11 @@ static int check(const sch_schedule *s, const char *name, int nargs, te_tensor *
   if (!fresh || sch_trace_replay(fresh, t))
     return tec_ctx_set_error(ctx, "TEC_CHECK_TRACE: the trace of '%s' does not replay: %s", name,
                              tec_ctx_error(ctx) ? tec_ctx_error(ctx) : "(no message)");
-  /* the same stop and verification; the caller's observer sees its own lowering only */
+  /* the same stop, verification and folding; the caller's observer sees its own lowering */
   tec_lower_options same = {0};
-  if (opt) same.stop_after = opt->stop_after, same.verify = opt->verify;
+  if (opt)
+    same.stop_after = opt->stop_after, same.verify = opt->verify,
+    same.no_storage_folding = opt->no_storage_folding;
   lower_func *g = tec_lower_with(fresh, name, nargs, args, &same);
   if (!g)
     return tec_ctx_set_error(ctx, "TEC_CHECK_TRACE: the replayed schedule of '%s' does not "
