@@ -1,8 +1,8 @@
 /* test_store_at.c — sch_store_at (Halide's store_at) with its sliding window and storage
  * folding: a 3x3 blur and a 3-stage 5x5 stencil chain, exact against plain C at sizes the
  * tiles do not divide, folded and not, with the consumer's row loop split; how many elements
- * the producer computes (counted by walking the lowered program's loops, not its text); the
- * refusals; a parallel loop in between (a note and a right answer); the record round trip. */
+ * the producer computes (counted by walking the lowered program's loops, not its text); every
+ * access checked against its buffer at run time (check_bounds); the refusals; a parallel loop in between (a note and a right answer); the record round trip. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,7 +121,10 @@ static blur blur_new(int64_t h, int64_t w) {
 /* runs b's schedule and compares with plain C (sums of exact small integers: exact) */
 static void blur_check(blur *b, const tec_lower_options *o, const char *what) {
   tec_ctx *ctx = b->ctx;
-  lower_func *f = tec_lower_with(b->s, "blur", 2, (te_tensor *[]){b->in, b->by}, o);
+  /* every load and store checked against its buffer (a buffer too small fails the call) */
+  tec_lower_options oc = o ? *o : (tec_lower_options){0};
+  oc.check_bounds = 1;
+  lower_func *f = tec_lower_with(b->s, "blur", 2, (te_tensor *[]){b->in, b->by}, &oc);
   ck_assert_msg(f != NULL, "%s: %s", what, tec_ctx_error(ctx));
   tec_module *m = tec_build(ctx, 1, &f, NULL);
   ck_assert_msg(m != NULL, "%s: %s", what, tec_ctx_error(ctx));
@@ -285,7 +288,7 @@ static void chain_run(int64_t h, int64_t w, int mode, int fold) {
     OK(ctx, sch_compute_at(sk, so, yi));
     OK(ctx, sch_store_at(sk, so, yo));
   }
-  tec_lower_options o = {.no_storage_folding = !fold};
+  tec_lower_options o = {.no_storage_folding = !fold, .check_bounds = 1};
   lower_func *f = tec_lower_with(s, "chain", 2, (te_tensor *[]){in, st[2]}, &o);
   ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
   ck_assert_int_eq(f->nnotes, 0);
