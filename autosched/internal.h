@@ -83,6 +83,8 @@ typedef struct as_tuned {
   int64_t rows, rfactor;          /* host rows per tile; rfactor 0/1 */
   int64_t cols;                   /* host columns per tile (0: whole rows) */
   int64_t stream;                 /* an output's stores non-temporal: 0/1 */
+  int64_t slide;                  /* host: 1 = producers stored per tile, computed per row
+                                     (rule_slide_store.c) */
 } as_tuned;
 
 typedef struct as_prog {
@@ -183,6 +185,10 @@ int as_apply_tile(as_prog *p, sch_schedule *s, int i);
 int as_apply_rfactor(as_prog *p, sch_schedule *s, int i);
 int as_apply_loops(as_prog *p, sch_schedule *s, int i);
 int as_apply_attach(as_prog *p, sch_schedule *s, int i);
+/* rule_slide_store.c: attached stage i (stage st) to its host cs at tile loop `at` as the
+ * host's `slide` knob says: 1 when it stored it at `at` and computed it at the tile's row
+ * loop, 0 when it did nothing (the knob off, no row loop), -1 with an error. */
+int as_apply_slide(as_prog *p, int i, sch_stage *st, sch_stage *cs, sch_iter *at);
 /* shared by the appliers: split the innermost data loop for vectors (tail chosen), fuse and
  * parallelize the outer loops; see apply.c */
 sch_stage *as_stage_named(sch_schedule *s, const char *name);

@@ -357,6 +357,9 @@ int as_apply_attach(as_prog *p, sch_schedule *s, int i) {
     return -1;
   }
   sch_iter *at = sch_leaf_named(cs, c->at_loop);
+  int slid = at && !a->ch.rfactor ? as_apply_slide(p, i, st, cs, at) : 0;
+  if (slid < 0) return -1;
+  if (slid) return as_apply_loops(p, s, i);
   if (!at || sch_compute_at(st, cs, at)) return -1;
   if (a->ch.rfactor) { /* the partials at the same loop; the stage adds the lanes */
     sch_stage *rs = a->rf_name ? as_stage_named(s, a->rf_name) : NULL;

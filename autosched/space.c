@@ -16,7 +16,8 @@
  *                          unroll, par
  *   loops / attach         vector (0: none), tail (guard | shift), unroll, par, rows and cols
  *                          (a host of producers with a halo: rows per tile, columns per tile
- *                          or 0 for whole rows)
+ *                          or 0 for whole rows), slide (no | yes: the producers stored per
+ *                          tile and computed per row, rule_slide_store.c)
  *                          stream (no | yes: an output written in whole vectors stores around
  *                          the caches; rule_stream.c)
  *   rfactor                rfactor (no | yes)
@@ -193,6 +194,9 @@ static int loops_knobs(as_space *S, int i) {
     for (int k = 0; s->halo_x >= 0 && k < 7; k++)
       if (cols[k] < e && (k == 0 || cols[k] > cols[nc - 1])) cols[nc++] = cols[k];
     if (nc > 1 && add_knob(S, i, "cols", F(cols), cols, nc, ch->cols, NULL, 0)) return -1;
+    /* the producers stored per tile and computed per row (a sliding window) */
+    int64_t slide[2] = {0, 1};
+    if (add_knob(S, i, "slide", F(slide), slide, 2, 0, NOYES, 0)) return -1;
   }
   int64_t two[2] = {0, 1};
   if (as_stream_can(p, s) && add_knob(S, i, "stream", F(stream), two, 2, ch->stream, NOYES, 0))

@@ -86,6 +86,10 @@ START_TEST(space_knobs) {
   ck_assert_int_gt(lanes, 1);
   ck_assert_int_eq(knob(&ss, "by.cols")->values[knob(&ss, "by.cols")->def], lanes);
   ck_assert(has_value(knob(&ss, "by.tail"), "guard")); /* 70 columns: a tail for 16 lanes */
+  /* the producers stored per tile and computed per row (store_at): off by default */
+  const tune_knob *sl = knob(&ss, "by.slide");
+  ck_assert(has_value(sl, "no") && has_value(sl, "yes"));
+  ck_assert_str_eq(sl->labels[sl->def], "no");
   ck_assert_int_gt(tune_space_size(&ss), 50);
 
   asprog rs; /* 3 row sums of 1000: rfactored by the instant mode */
@@ -150,6 +154,26 @@ static double check_config(const asprog *g, int64_t index, DLTensor *dl, const f
   double e1 = tu_max_err(tu_f32(out), ref, n), e2 = tu_max_err(tu_f32(out), plain, n);
   return e1 > e2 ? e1 : e2;
 }
+
+/* slide=yes: blur_x stored at by's tile loop, computed at its row loop (a sliding window) */
+START_TEST(slide_knob_stores_per_tile) {
+  tec_ctx *ctx = tec_ctx_new();
+  asprog g;
+  asprog_stencil(&g, ctx, 45, 70, 1.0 / 9);
+  tune_space sp = space_of(&g);
+  int64_t kidx[64];
+  int k = tune_space_find(&sp, "by.slide");
+  ck_assert_int_ge(k, 0);
+  tune_space_decode(&sp, tune_space_default_index(&sp), kidx);
+  ck_assert_str_eq(sp.knobs[k].labels[kidx[k]], "no");
+  assert_not_contains(config_c(&g, tune_space_encode(&sp, kidx), NULL), "sch_store_at(");
+  kidx[k] = 1;
+  const char *cfg, *c = config_c(&g, tune_space_encode(&sp, kidx), &cfg);
+  tu_assert_contains(cfg, "by.slide=yes");
+  tu_assert_contains(c, "sch_store_at(");
+  tec_ctx_free(ctx);
+}
+END_TEST
 
 START_TEST(configs_differential) {
   tec_ctx *ctx = tec_ctx_new();
@@ -323,6 +347,7 @@ int main(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, space_knobs);
   tcase_add_test(tc, default_is_instant);
+  tcase_add_test(tc, slide_knob_stores_per_tile);
   tcase_add_test(tc, configs_differential);
   tcase_add_test(tc, records_keyed_by_program);
   tcase_add_test(tc, bad_input);
