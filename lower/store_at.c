@@ -76,6 +76,45 @@ static int rises(const ir_expr *e, const ir_expr *v, arith_env *env) {
   return r.has_lo && r.lo >= 0;
 }
 
+/* why producer p's own loops cannot compute a slid range along dimension d (whose extent
+ * then varies per iteration), or NULL: a loop over d that is not serial needs a constant
+ * extent; a fuse of a loop from d, or a split of one with tail shift_inwards, would compute
+ * rows outside the range (a fuse has no guard; shift_inwards starts its last chunk before the
+ * range); a reduce axis whose domain uses the data axes was restated in their unslid values */
+static const char *producer_cannot_slide(tec_ctx *ctx, const sch_stage *p, int d) {
+  for (int i = 0; i < p->nleaf; i++)
+    if (p->leaf[i] == p->root[d] && p->leaf[i]->for_kind != IR_FOR_SERIAL)
+      return tec_ctx_printf(ctx, "its loop '%s' over that dimension is %s and needs a constant "
+                                 "extent", p->leaf[i]->name,
+                            ir_for_kind_name(p->leaf[i]->for_kind));
+  const sch_iter *from[64];
+  int n = 0;
+  from[n++] = p->root[d];
+  for (int r = 0; r < p->nrel; r++) {
+    const sch_relation *rel = &p->rel[r];
+    int in = 0;
+    for (int k = 0; k < n; k++)
+      in |= from[k] == rel->parent || from[k] == rel->outer || from[k] == rel->inner;
+    if (!in) continue;
+    if (rel->kind == SCH_REL_FUSE)
+      return tec_ctx_printf(ctx, "its loop '%s' fuses that dimension with another",
+                            rel->fused->name);
+    if (rel->tail == SCH_TAIL_SHIFT_INWARDS)
+      return tec_ctx_printf(ctx, "its loop '%s' over that dimension is split with tail strategy "
+                                 "shift_inwards", rel->parent->name);
+    if (n + 2 > 64) return "its loops over that dimension are split too many times";
+    from[n++] = rel->outer, from[n++] = rel->inner;
+  }
+  const te_tensor *t = p->tensor;
+  for (int i = t->ndim; i < p->nroot; i++)
+    for (int e = 0; e < t->ndim; e++)
+      if (ir_uses_var(p->root[i]->dom_min, p->root[e]->var) ||
+          ir_uses_var(p->root[i]->dom_extent, p->root[e]->var))
+        return tec_ctx_printf(ctx, "its reduce axis '%s' ranges over a domain that uses its data "
+                                   "axes", p->root[i]->name);
+  return NULL;
+}
+
 /* what iteration v - 1 computed overlaps what v needs: hi(v - 1) + 1 - lo(v) > 0 */
 static int overlaps(const ir_expr *lo, const ir_expr *hi, const ir_expr *v, arith_env *env) {
   const ir_expr *vm1 = ir_sub(v, ir_int(v->ctx, 1));
@@ -110,11 +149,7 @@ static int slide_dim(lower_state *ls, int pi, int spos, int pos, const ir_expr *
     else if (!rises(lo[d], v, env) || !rises(hi[d], v, env))
       w = tec_ctx_printf(ls->ctx, "the region does not move monotonically up along "
                                   "dimension %d", d);
-    for (int i = 0; !w && i < p->nleaf; i++)
-      if (p->leaf[i] == p->root[d] && p->leaf[i]->for_kind != IR_FOR_SERIAL)
-        w = tec_ctx_printf(ls->ctx, "its loop '%s' over that dimension is %s and needs a "
-                                    "constant extent", p->leaf[i]->name,
-                           ir_for_kind_name(p->leaf[i]->for_kind));
+    if (!w) w = producer_cannot_slide(ls->ctx, p, d);
     if (!w && !overlaps(lo[d], hi[d], v, env)) continue; /* nothing to reuse: no sliding */
     if (!w) {
       *loop = k;

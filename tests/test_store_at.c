@@ -244,6 +244,25 @@ START_TEST(blur_vectorized_producer) {
 }
 END_TEST
 
+/* blur_x's own loops that cannot compute a slid range: no sliding, a note, a right answer */
+START_TEST(producer_cannot_slide) {
+  for (int how = 0; how < 2; how++) {
+    blur b = blur_new(19, 70);
+    blur_tiles(&b, 1, 32);
+    sch_iter *f, *o, *i;
+    if (how == 0) OK(b.ctx, sch_fuse(b.sx, sch_axis(b.sx, 0), sch_axis(b.sx, 1), &f));
+    if (how == 1) OK(b.ctx, sch_split_tail(b.sx, sch_axis(b.sx, 0), 2, SCH_TAIL_SHIFT_INWARDS, &o, &i));
+    lower_func *fn = TEC_LOWER(b.s, "blur", b.in, b.by);
+    ck_assert_msg(fn != NULL, "%s", tec_ctx_error(b.ctx));
+    ck_assert_int_eq(fn->nnotes, 1);
+    tu_assert_contains(fn->notes[0], how ? "shift_inwards" : "fuses that dimension");
+    tec_lower_free(fn);
+    blur_check(&b, NULL, how ? "shift_inwards rows" : "fused blur_x");
+    tec_ctx_free(b.ctx);
+  }
+}
+END_TEST
+
 /* ---------- a 3-stage 5x5 stencil chain ---------- */
 static const ir_expr *st5(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   te_tensor *p = u;
@@ -475,6 +494,7 @@ int main(void) {
   tcase_add_test(tc, blur_fold_size);
   tcase_add_test(tc, blur_split_rows);
   tcase_add_test(tc, blur_vectorized_producer);
+  tcase_add_test(tc, producer_cannot_slide);
   tcase_add_test(tc, stencil_chain);
   tcase_add_test(tc, store_at_refused);
   tcase_add_test(tc, store_loop_split);
