@@ -67,6 +67,22 @@ static int attached_within(const sch_stage *a, const sch_stage *b) {
   return 0;
 }
 
+/* -1 with an error for primitive `who` unless `at` is a current loop of consumer c */
+static int consumer_loop(const char *who, sch_stage *c, sch_iter *at) {
+  tec_ctx *ctx = c->sched->ctx;
+  if (!at) {
+    if (!tec_ctx_error(ctx))
+      tec_ctx_set_error(ctx, "%s: the loop of stage '%s' is NULL", who, c->tensor->name);
+    return -1;
+  }
+  if (at->stage != c)
+    return tec_ctx_set_error(ctx, "%s: loop '%s' is not a loop of stage '%s' (it belongs to "
+                                  "'%s'); pick one of: %s",
+                             who, at->name, c->tensor->name, at->stage->tensor->name,
+                             sch_stage_str(c));
+  return sch_check_leaf(who, c, at);
+}
+
 int sch_compute_at(sch_stage *p, sch_stage *c, sch_iter *at) {
   if (!p || !c) {
     tec_ctx *ctx = p ? p->sched->ctx : c ? c->sched->ctx : sch_iter_ctx(at);
@@ -99,17 +115,7 @@ int sch_compute_at(sch_stage *p, sch_stage *c, sch_iter *at) {
     return tec_ctx_set_error(ctx, "compute_at: stage '%s' is inlined and has no loops; attach "
                                   "'%s' to a stage that keeps its loops",
                              c->tensor->name, p->tensor->name);
-  if (!at) {
-    if (!tec_ctx_error(ctx))
-      tec_ctx_set_error(ctx, "compute_at: the loop of stage '%s' is NULL", c->tensor->name);
-    return -1;
-  }
-  if (at->stage != c)
-    return tec_ctx_set_error(ctx, "compute_at: loop '%s' is not a loop of stage '%s' (it "
-                                  "belongs to '%s'); pick one of: %s",
-                             at->name, c->tensor->name, at->stage->tensor->name,
-                             sch_stage_str(c));
-  if (sch_check_leaf("compute_at", c, at)) return -1;
+  if (consumer_loop("compute_at", c, at)) return -1;
   if (attached_within(c, p))
     return tec_ctx_set_error(ctx, "compute_at: stage '%s' is already computed inside '%s'; "
                                   "attaching '%s' to it would make a cycle",
@@ -206,17 +212,7 @@ int sch_store_at(sch_stage *p, sch_stage *c, sch_iter *at) {
                              p->tensor->name, p->attach_stage->tensor->name, c->tensor->name,
                              p->attach_stage->tensor->name, p->attach_iter->name,
                              sch_stage_str(p->attach_stage));
-  if (!at) {
-    if (!tec_ctx_error(ctx))
-      tec_ctx_set_error(ctx, "store_at: the loop of stage '%s' is NULL", c->tensor->name);
-    return -1;
-  }
-  if (at->stage != c)
-    return tec_ctx_set_error(ctx, "store_at: loop '%s' is not a loop of stage '%s' (it belongs "
-                                  "to '%s'); pick one of: %s",
-                             at->name, c->tensor->name, at->stage->tensor->name,
-                             sch_stage_str(c));
-  if (sch_check_leaf("store_at", c, at)) return -1;
+  if (consumer_loop("store_at", c, at)) return -1;
   int spos = sch_leaf_index(c, at), cpos = sch_leaf_index(c, p->attach_iter);
   if (spos > cpos) {
     const char *legal = "";
