@@ -171,6 +171,14 @@ START_TEST(slide_knob_stores_per_tile) {
   const char *cfg, *c = config_c(&g, tune_space_encode(&sp, kidx), &cfg);
   tu_assert_contains(cfg, "by.slide=yes");
   tu_assert_contains(c, "sch_store_at(");
+  /* and it slides: no note (a loop that moves blur_x's rows but cannot slide would make one) */
+  sch_schedule *s = fresh(&g);
+  ck_assert_int_eq(tec_autoschedule_config(s, NULL, NULL, tune_space_encode(&sp, kidx), NULL), 0);
+  lower_func *f = tec_lower(s, "slid", g.nargs, g.args);
+  ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+  ck_assert_int_eq(f->nnotes, 0);
+  if (getenv("AUTOSCHED_PRINT")) tec_lower_print(stderr, f);
+  tec_lower_free(f);
   tec_ctx_free(ctx);
 }
 END_TEST
