@@ -134,7 +134,7 @@ void dt_draw(dt_state *st, dt_rng *r, dt_prim *p) {
       [SCH_PRIM_CACHE_WRITE] = 6,    [SCH_PRIM_PARALLEL] = 6,     [SCH_PRIM_VECTORIZE] = 7,
       [SCH_PRIM_UNROLL] = 5,         [SCH_PRIM_PRAGMA] = 4,       [SCH_PRIM_STORAGE_ALIGN] = 4,
       [SCH_PRIM_PREFETCH] = 4,       [SCH_PRIM_RFACTOR] = 5,      [SCH_PRIM_SET_PRECOMPUTE] = 1,
-      [SCH_PRIM_STORE_AT] = 5};
+      [SCH_PRIM_STORE_AT] = 5,       [SCH_PRIM_STORE_ROOT] = 2};
   /* split_expr is never drawn: its factors are size expressions, the cases' sizes constants */
   memset(p, 0, sizeof *p);
   int total = 0;
@@ -246,6 +246,7 @@ void dt_draw(dt_state *st, dt_rng *r, dt_prim *p) {
     put_iter(st, p, 0, at);
     break;
   }
+  case SCH_PRIM_STORE_ROOT:
   case SCH_PRIM_COMPUTE_INLINE:
   case SCH_PRIM_COMPUTE_ROOT:
     if (dt_rng_chance(r, 70)) {

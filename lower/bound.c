@@ -203,7 +203,7 @@ static int attach_region(lower_state *ls, int pi, arith_env *env) {
   if (readers_box(ls, pi, c, pos, env, lo, hi)) return -1;
   /* store_at: the buffer covers what the readers read over the loops inside the store loop */
   int spos = lower_store_pos(ls, pi, pos);
-  if (spos >= 0 && readers_box(ls, pi, c, spos, env, slo, shi)) return -1;
+  if (spos >= -1 && readers_box(ls, pi, c, spos, env, slo, shi)) return -1;
   const ir_expr **reg = tec_ctx_alloc(ctx, sizeof *reg * (size_t)(2 * t->ndim));
   ls->clamp[pi] = tec_ctx_alloc(ctx, sizeof *ls->clamp[pi] * (size_t)t->ndim);
   if (!reg || !ls->clamp[pi]) return -1;
@@ -240,7 +240,7 @@ static int attach_region(lower_state *ls, int pi, arith_env *env) {
     cmin[d] = min; /* what the produce writes: [min, wend) under the domain guard */
     wend[d] = ir_add(min, fixed ? store : ext);
   }
-  int rc = spos >= 0 ? lower_store_plan(ls, pi, spos, pos, lo, hi, slo, shi, cmin, wend, env, reg)
+  int rc = spos >= -1 ? lower_store_plan(ls, pi, spos, pos, lo, hi, slo, shi, cmin, wend, env, reg)
                      : 0;
   arith_env_pop(env, arith_env_depth(env) - depth0);
   ls->region[pi] = reg;
@@ -335,7 +335,7 @@ int lower_infer_bounds(lower_state *ls) {
   ls->store = tec_ctx_alloc(ctx, sizeof *ls->store * (size_t)s->nstage);
   arith_env *env = arith_env_new(ctx);
   if (!ls->region || !ls->clamp || !ls->store || !env) return -1;
-  for (int si = 0; si < s->nstage; si++) ls->store[si] = (lower_store){-1, -1, 0, NULL, NULL};
+  for (int si = 0; si < s->nstage; si++) ls->store[si] = (lower_store){-1, 0, -1, 0, NULL, NULL};
   lower_bounds *b = &ls->b;
   for (int si = s->nstage - 1; si >= 0; si--) {
     sch_stage *st = s->stages[si];

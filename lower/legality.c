@@ -99,7 +99,15 @@ static int check_store(const lower_state *ls, const sch_stage *p, int pos) {
   const char *legal = "";
   for (int i = 0; i <= pos; i++)
     legal = tec_ctx_printf(ctx, "%s%s'%s'", legal, i ? ", " : "", c->leaf[i]->name);
-  if (spos < 0)
+  if (p->store_root && lower_attach_of(ls, c) != SCH_ATTACH_ROOT)
+    return tec_ctx_set_error(ctx, "store_root: '%s' is stored at the top level, but its consumer "
+                                  "'%s' is itself computed inside a loop of another stage, so "
+                                  "what it reads is known only per iteration of that loop; store "
+                                  "'%s' at a loop of '%s' (store_at: one of %s)",
+                             p->tensor->name, c->tensor->name, p->tensor->name, c->tensor->name,
+                             legal);
+  if (p->store_root) spos = 0; /* (outside every loop: nothing to check) */
+  else if (spos < 0)
     return tec_ctx_set_error(ctx, "store_at: loop '%s' is no longer a loop of '%s' (it was "
                                   "split or fused away after store_at); store '%s' at one of: %s",
                              p->store_iter->name, c->tensor->name, p->tensor->name, legal);
@@ -111,12 +119,11 @@ static int check_store(const lower_state *ls, const sch_stage *p, int pos) {
                              p->attach_iter->name, legal);
   for (int i = 0; i < ls->nargs; i++)
     if (ls->args[i] == p->tensor)
-      return tec_ctx_set_error(ctx, "tec_lower '%s': '%s' is stored at loop '%s' of '%s' "
-                                    "(store_at), but it is an argument of the function, so its "
-                                    "buffer is the caller's; drop the store_at or do not pass "
-                                    "'%s'",
-                               ls->fname ? ls->fname : "?", p->tensor->name,
-                               p->store_iter->name, c->tensor->name, p->tensor->name);
+      return tec_ctx_set_error(ctx, "tec_lower '%s': '%s' is stored apart from its compute "
+                                    "loop (store_at or store_root), but it is an argument of the "
+                                    "function, so its buffer is the caller's; drop the store_at "
+                                    "or do not pass '%s'",
+                               ls->fname ? ls->fname : "?", p->tensor->name, p->tensor->name);
   return 0;
 }
 
@@ -136,7 +143,7 @@ static int check_attach(const lower_state *ls, int pi) {
     return tec_ctx_set_error(ctx, "compute_at: loop '%s' is no longer a loop of '%s' (it was "
                                   "split or fused after compute_at); attach to one of: %s",
                              p->attach_iter->name, c->tensor->name, sch_stage_str(c));
-  if (p->store_iter && check_store(ls, p, pos)) return -1;
+  if ((p->store_iter || p->store_root) && check_store(ls, p, pos)) return -1;
   for (int j = pi + 1; j < ls->s->nstage; j++) {
     const sch_stage *rs = ls->s->stages[j];
     if (lower_attach_of(ls, rs) == SCH_ATTACH_INLINE || !ls->body[j]) continue;

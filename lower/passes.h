@@ -40,16 +40,18 @@ typedef struct lower_state {
 /* store_at.c: a stage stored at an outer loop of its consumer (sch_store_at). */
 struct arith_env;
 typedef struct lower_store {
-  int pos;             /* the consumer's leaf whose body holds the buffer; -1: the compute loop */
+  int pos;             /* the consumer's leaf whose body holds the buffer; -1: the compute loop,
+                          or the top level when root */
+  int root;            /* the buffer at the top level (sch_store_root) */
   int dim;             /* the dimension a sliding window moves along, or -1 */
   int64_t fold;        /* the buffer keeps `fold` rows of dim, indexed modulo fold; 0: all */
   const ir_expr *min, *extent; /* dim: what one iteration computes (the slid range) */
 } lower_store;
-/* The consumer leaf whose body holds producer pi's buffer: its store_at loop, moved inside the
- * innermost parallel or vectorized loop up to the compute loop pos (each thread its own
- * buffer; a note); -1 when that is the compute loop (no store_at). */
+/* The consumer leaf whose body holds producer pi's buffer: its store_at loop (-1: the top
+ * level, store_root), moved inside the innermost parallel or vectorized loop up to the compute
+ * loop pos (each thread its own buffer; a note); -2 when that is the compute loop (none). */
 int lower_store_pos(lower_state *ls, int pi, int pos);
-/* Producer pi stored at leaf spos of its consumer and computed at leaf pos: the per-dimension
+/* Producer pi stored at leaf spos of its consumer (-1: the top level) and computed at leaf pos: the per-dimension
  * compute box (lo, hi; NULL lo: unknown) and the readers' box over the loops inside spos
  * (slo, shi), cmin/wend what each compute loop writes ([cmin, wend) before the domain guard).
  * Decides the sliding window and the fold (ls->store[pi]) and writes the buffer's region

@@ -85,7 +85,7 @@ static const ir_stmt *place(lower_state *ls, int si, const ir_stmt *rest,
     if (up) bounds[2 * i + 1] = up;
   }
   /* a store_at buffer lives at an outer loop (make_loop, store_at.c) */
-  if (ls->store && ls->store[si].pos >= 0) return body;
+  if (ls->store && (ls->store[si].pos >= 0 || ls->store[si].root)) return body;
   /* every output of a multi-output op that is not an argument lives around the nest */
   for (int k = nv - 1; k >= 0 && body; k--) {
     te_tensor *o = nv > 1 ? t->outputs[k] : t;
@@ -346,5 +346,9 @@ const ir_stmt *lower_schedule_ops(lower_state *ls) {
     body = place(ls, si, body, NULL);
     if (!body) return NULL;
   }
+  /* buffers stored at the top level (store_root) hold everything */
+  for (int si = s->nstage - 1; si >= 0 && body && ls->store; si--)
+    if (ls->attach[si] == SCH_ATTACH_SCOPE && ls->store[si].root && !(ls->skip && ls->skip[si]))
+      body = lower_store_realize(ls, si, body);
   return body;
 }

@@ -9,7 +9,8 @@
  *
  * bound.c finds two boxes of what the readers read: per iteration of the compute loop (what
  * a produce must hold) and over the loops inside the store loop (the buffer). Here:
- *   where:   the buffer goes in the store loop's body, or inside the innermost parallel or
+ *   where:   the buffer goes in the store loop's body (store_root: around the whole program),
+ *            or inside the innermost parallel or
  *            vectorized loop between it and the compute loop (a thread's iterations cannot
  *            share one buffer; a note says so);
  *   sliding: the outermost loop v between them (the store loop excluded, the compute loop
@@ -32,32 +33,40 @@
 #include "arith/arith.h"
 #include "schedule/internal.h"
 
+/* where the buffer was asked for: "loop 'x' of 'C'", or "the top level" */
+static const char *store_where(tec_ctx *ctx, const sch_stage *p) {
+  return p->store_root ? "the top level"
+                       : tec_ctx_printf(ctx, "loop '%s' of '%s'", p->store_iter->name,
+                                        p->attach_stage->tensor->name);
+}
+
 int lower_store_pos(lower_state *ls, int pi, int pos) {
   const sch_stage *p = ls->s->stages[pi], *c = p->attach_stage;
-  if (!p->store_iter) return -1;
-  int spos = -1;
+  if (!p->store_iter && !p->store_root) return -2;
+  int spos = -2;
   for (int i = 0; i < c->nleaf; i++)
     if (c->leaf[i] == p->store_iter) spos = i;
-  if (spos < 0 || spos >= pos) return -1; /* (legality.c refused a store loop inside) */
+  if (p->store_root) spos = -1;
+  if (spos < -1 || spos >= pos) return -2; /* (legality.c refused a store loop inside) */
   for (int r = 0; r < p->nrel; r++)
     if (p->rel[r].kind == SCH_REL_SPLIT && p->rel[r].tail == SCH_TAIL_ROUND_UP) {
-      tec_ctx_note(ls->ctx, "store_at: '%s' is stored at loop '%s' of '%s', but its loop '%s' "
-                            "is split with tail strategy round_up, whose buffer is rounded up "
-                            "per produce: it is stored at its compute loop '%s' instead",
-                   p->tensor->name, p->store_iter->name, c->tensor->name,
-                   p->rel[r].parent->name, p->attach_iter->name);
-      return -1;
+      tec_ctx_note(ls->ctx, "store_at: '%s' is stored at %s, but its loop '%s' is split with "
+                            "tail strategy round_up, whose buffer is rounded up per produce: it "
+                            "is stored at its compute loop '%s' instead",
+                   p->tensor->name, store_where(ls->ctx, p), p->rel[r].parent->name,
+                   p->attach_iter->name);
+      return -2;
     }
   for (int k = pos; k > spos; k--) {
     ir_for_kind kind = c->leaf[k]->for_kind;
     if (kind != IR_FOR_PARALLEL && kind != IR_FOR_VECTORIZED) continue;
-    tec_ctx_note(ls->ctx, "store_at: '%s' is stored at loop '%s' of '%s', but loop '%s' inside "
-                          "it is %s, whose iterations cannot share one buffer (nor slide a "
-                          "window): it is stored inside '%s' instead (store it there or inside "
-                          "to silence this)",
-                 p->tensor->name, p->store_iter->name, c->tensor->name, c->leaf[k]->name,
+    tec_ctx_note(ls->ctx, "store_at: '%s' is stored at %s, but loop '%s' of '%s' inside it is "
+                          "%s, whose iterations cannot share one buffer (nor slide a window): "
+                          "it is stored inside '%s' instead (store it there or inside to "
+                          "silence this)",
+                 p->tensor->name, store_where(ls->ctx, p), c->leaf[k]->name, c->tensor->name,
                  ir_for_kind_name(kind), c->leaf[k]->name);
-    return k < pos ? k : -1;
+    return k < pos ? k : -2;
   }
   return spos;
 }
@@ -158,9 +167,11 @@ static int slide_dim(lower_state *ls, int pi, int spos, int pos, const ir_expr *
     why = w, why_k = k;
   }
   if (why)
-    tec_ctx_note(ls->ctx, "store_at: '%s' is stored at loop '%s' of '%s' but computed in full at "
-                          "every iteration of loop '%s' (no sliding window): %s",
-                 t->name, c->leaf[spos]->name, c->tensor->name, c->leaf[why_k]->name, why);
+    tec_ctx_note(ls->ctx, "store_at: '%s' is stored %s%s%s but computed in full at every "
+                          "iteration of loop '%s' of '%s' (no sliding window): %s",
+                 t->name, spos < 0 ? "at the top level" : "at loop '",
+                 spos < 0 ? "" : c->leaf[spos]->name, spos < 0 ? "" : "'",
+                 c->leaf[why_k]->name, c->tensor->name, why);
   return -1;
 }
 
@@ -178,7 +189,7 @@ int lower_store_plan(lower_state *ls, int pi, int spos, int pos, const ir_expr *
   const sch_stage *p = ls->s->stages[pi], *c = p->attach_stage;
   const te_tensor *t = p->tensor;
   lower_store *st = &ls->store[pi];
-  *st = (lower_store){spos, -1, 0, NULL, NULL};
+  *st = (lower_store){spos, spos < 0, -1, 0, NULL, NULL};
   int k = -1;
   int d = slide_dim(ls, pi, spos, pos, lo, hi, env, &k);
   const ir_expr *zero = ir_int(ctx, 0);
@@ -236,7 +247,7 @@ int lower_store_plan(lower_state *ls, int pi, int spos, int pos, const ir_expr *
 int lower_store_finish(lower_state *ls) {
   for (int si = 0; si < ls->s->nstage; si++) {
     const lower_store *st = &ls->store[si];
-    if (st->pos < 0 || st->dim < 0) continue;
+    if ((st->pos < 0 && !st->root) || st->dim < 0) continue;
     const sch_iter *it = ls->s->stages[si]->root[st->dim];
     if (tec_grow(ls->ctx, (void **)&ls->b.r, &ls->b.cap, ls->b.n + 1, sizeof *ls->b.r)) return -1;
     ls->b.r[ls->b.n++] = (lower_range){it, st->min, st->extent};

@@ -23,6 +23,9 @@ sch_attach_kind sch_stage_attach(const sch_stage *st, sch_stage **at_stage, sch_
 sch_iter *sch_stage_store_iter(const sch_stage *st) {
   return st && st->attach == SCH_ATTACH_SCOPE ? st->store_iter : NULL;
 }
+int sch_stage_store_root(const sch_stage *st) {
+  return st && st->attach == SCH_ATTACH_SCOPE && st->store_root;
+}
 const char *sch_stage_scope(const sch_stage *st) { return st ? st->scope : NULL; }
 sch_schedule *sch_stage_schedule(const sch_stage *st) { return st ? st->sched : NULL; }
 

@@ -124,6 +124,7 @@ int sch_compute_at(sch_stage *p, sch_stage *c, sch_iter *at) {
   p->attach_stage = c;
   p->attach_iter = at;
   p->store_iter = NULL;
+  p->store_root = 0;
   return sch_trace_add(p->sched, SCH_PRIM_COMPUTE_AT,
                        (sch_arg[]){{.stage = p}, {.stage = c}, {.iter = at}});
 }
@@ -167,6 +168,7 @@ int sch_compute_inline(sch_stage *p) {
   p->attach_stage = NULL;
   p->attach_iter = NULL;
   p->store_iter = NULL;
+  p->store_root = 0;
   return sch_trace_add(p->sched, SCH_PRIM_COMPUTE_INLINE, (sch_arg[]){{.stage = p}});
 }
 
@@ -179,6 +181,7 @@ int sch_compute_root(sch_stage *p) {
   p->attach_stage = NULL;
   p->attach_iter = NULL;
   p->store_iter = NULL;
+  p->store_root = 0;
   return sch_trace_add(p->sched, SCH_PRIM_COMPUTE_ROOT, (sch_arg[]){{.stage = p}});
 }
 
@@ -190,22 +193,36 @@ void sch_move_attachments(sch_stage *st, const sch_iter *from, sch_iter *to) {
   }
 }
 
+/* -1 with an error for store_at/store_root unless p is computed with compute_at */
+static int check_attached(const char *who, sch_stage *p) {
+  if (check_producer(who, p)) return -1;
+  if (p->attach == SCH_ATTACH_SCOPE) return 0;
+  return tec_ctx_set_error(p->sched->ctx,
+                           "%s: stage '%s' is computed %s; %s keeps the buffer of a stage "
+                           "computed with compute_at at that loop or outside it: call "
+                           "compute_at('%s', ...) first",
+                           who, p->tensor->name,
+                           p->attach == SCH_ATTACH_INLINE ? "inline (it has no buffer)"
+                                                          : "at root (its buffer is already "
+                                                            "the outermost)",
+                           who, p->tensor->name);
+}
+
+int sch_store_root(sch_stage *p) {
+  if (!p) return -1;
+  if (check_attached("store_root", p)) return -1;
+  p->store_iter = NULL;
+  p->store_root = 1;
+  return sch_trace_add(p->sched, SCH_PRIM_STORE_ROOT, (sch_arg[]){{.stage = p}});
+}
+
 int sch_store_at(sch_stage *p, sch_stage *c, sch_iter *at) {
   if (!p || !c) {
     tec_ctx *ctx = p ? p->sched->ctx : c ? c->sched->ctx : sch_iter_ctx(at);
     return sch_null_arg("store_at", p ? "consumer stage" : "stage", ctx);
   }
   tec_ctx *ctx = p->sched->ctx;
-  if (check_producer("store_at", p)) return -1;
-  if (p->attach != SCH_ATTACH_SCOPE)
-    return tec_ctx_set_error(ctx, "store_at: stage '%s' is computed %s; store_at keeps the "
-                                  "buffer of a stage computed with compute_at at that loop or "
-                                  "a loop outside it: call compute_at('%s', ...) first",
-                             p->tensor->name,
-                             p->attach == SCH_ATTACH_INLINE ? "inline (it has no buffer)"
-                                                            : "at root (its buffer is already "
-                                                              "the outermost)",
-                             p->tensor->name);
+  if (check_attached("store_at", p)) return -1;
   if (c != p->attach_stage)
     return tec_ctx_set_error(ctx, "store_at: stage '%s' is computed at a loop of '%s', not of "
                                   "'%s'; store it at a loop of '%s' at or outside '%s': %s",
@@ -225,6 +242,7 @@ int sch_store_at(sch_stage *p, sch_stage *c, sch_iter *at) {
                              legal);
   }
   p->store_iter = at == p->attach_iter ? NULL : at;
+  p->store_root = 0;
   return sch_trace_add(p->sched, SCH_PRIM_STORE_AT,
                        (sch_arg[]){{.stage = p}, {.stage = c}, {.iter = at}});
 }

@@ -52,6 +52,7 @@ struct sch_stage {
   sch_iter *attach_iter;   /* SCOPE: the loop inside which this stage is computed */
   sch_iter *store_iter;    /* SCOPE: the loop of attach_stage where its buffer lives
                               (sch_store_at), or NULL: at attach_iter */
+  int store_root;          /* SCOPE: the buffer at the top level (sch_store_root) */
   int is_output;
   /* The op as this schedule sees it: cache_read/cache_write rewrite bodies and inputs here,
    * never in the te_tensor (which other schedules may share). */

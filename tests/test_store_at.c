@@ -244,6 +244,45 @@ START_TEST(blur_vectorized_producer) {
 }
 END_TEST
 
+/* store_root (Halide's): the buffer outside every loop; the window slides down the rows of
+ * each column tile (the column-tile loop moves the box without overlap: not slid) */
+START_TEST(store_root_blur) {
+  for (int tiles = 0; tiles < 2; tiles++) {
+    blur b = blur_new(21, 45);
+    if (tiles) {
+      blur_tiles(&b, 0, 16);
+    } else {
+      OK(b.ctx, sch_compute_at(b.sx, b.sy, sch_axis(b.sy, 0)));
+    }
+    OK(b.ctx, sch_store_root(b.sx));
+    ck_assert_int_eq(sch_stage_store_root(b.sx), 1);
+    blur_check(&b, NULL, tiles ? "store_root, column tiles" : "store_root");
+    ck_assert_int_eq(count_stores(b.s, b.bx, 2, (te_tensor *[]){b.in, b.by}), 23 * 45);
+    lower_func *f = TEC_LOWER(b.s, "blur", b.in, b.by);
+    ck_assert_msg(f != NULL, "%s", tec_ctx_error(b.ctx));
+    ck_assert_int_eq(f->nnotes, 0);
+    tu_assert_contains(tec_lower_str(f), "allocate blur_x[float32 * 180]"); /* 4 rows of 45 */
+    tec_lower_free(f);
+    /* the record round trip */
+    const char *js = sch_trace_json(b.ctx, sch_get_trace(b.s));
+    tu_assert_contains(js, "\"prim\": \"store_root\"");
+    blur r = blur_new(21, 45);
+    OK(r.ctx, sch_trace_replay(r.s, sch_trace_parse_json(r.ctx, js)));
+    ck_assert_int_eq(sch_stage_store_root(r.sx), 1);
+    blur_check(&r, NULL, "store_root replayed");
+    tec_ctx_free(r.ctx);
+    /* store_at afterwards replaces it; compute_root drops both */
+    if (tiles) {
+      OK(b.ctx, sch_store_at(b.sx, b.sy, sch_leaf_named(b.sy, "j.outer")));
+      ck_assert_int_eq(sch_stage_store_root(b.sx), 0);
+    }
+    OK(b.ctx, sch_compute_root(b.sx));
+    ck_assert_int_eq(sch_stage_store_root(b.sx), 0);
+    tec_ctx_free(b.ctx);
+  }
+}
+END_TEST
+
 /* blur_x's own loops that cannot compute a slid range: no sliding, a note, a right answer */
 START_TEST(producer_cannot_slide) {
   for (int how = 0; how < 2; how++) {
@@ -412,6 +451,38 @@ START_TEST(store_at_refused) {
 }
 END_TEST
 
+/* store_root where the consumer is itself computed at another stage's loop: refused by
+ * tec_lower (what it reads is known per iteration of that loop only) */
+START_TEST(store_root_refused) {
+  tec_ctx *ctx = tec_ctx_new();
+  te_tensor *in = te_placeholder(ctx, "input", TEC_F32, 2, te_shape(ctx, 2, (int64_t[]){20, 20}));
+  te_tensor *st[3], *cur = in;
+  for (int k = 0; k < 3; k++)
+    cur = st[k] = te_compute(ctx, &(te_compute_decl){
+                                  .name = tec_ctx_printf(ctx, "stage_%d", k), .ndim = 2,
+                                  .shape = te_shape(ctx, 2, (int64_t[]){16 - 4 * k, 16 - 4 * k}),
+                                  .body = st5, .user = cur});
+  sch_schedule *s = sch_create(ctx, 1, &st[2]);
+  sch_stage *s0 = sch_stage_of(s, st[0]), *s1 = sch_stage_of(s, st[1]), *s2 = sch_stage_of(s, st[2]);
+  REFUSED(ctx, sch_store_root(s0), "call compute_at('stage_0', ...) first");
+  ck_assert_int_eq(sch_store_root(NULL), -1); /* (no ctx to tell: as compute_root) */
+  tec_ctx_clear_error(ctx);
+  OK(ctx, sch_compute_at(s1, s2, sch_axis(s2, 0)));
+  OK(ctx, sch_compute_at(s0, s1, sch_axis(s1, 0)));
+  OK(ctx, sch_store_root(s0));
+  ck_assert_ptr_null(TEC_LOWER(s, "chain", in, st[2]));
+  tu_assert_contains(tec_ctx_error(ctx), "store_root: 'stage_0' is stored at the top level, but "
+                                         "its consumer 'stage_1' is itself computed inside");
+  /* store_at a loop of stage_1 instead: fine */
+  tec_ctx_clear_error(ctx);
+  OK(ctx, sch_store_at(s0, s1, sch_axis(s1, 0)));
+  lower_func *f = TEC_LOWER(s, "chain", in, st[2]);
+  ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+  tec_lower_free(f);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 /* split of the store loop keeps the buffer at the outer loop */
 START_TEST(store_loop_split) {
   blur b = blur_new(20, 70);
@@ -495,6 +566,8 @@ int main(void) {
   tcase_add_test(tc, blur_split_rows);
   tcase_add_test(tc, blur_vectorized_producer);
   tcase_add_test(tc, producer_cannot_slide);
+  tcase_add_test(tc, store_root_blur);
+  tcase_add_test(tc, store_root_refused);
   tcase_add_test(tc, stencil_chain);
   tcase_add_test(tc, store_at_refused);
   tcase_add_test(tc, store_loop_split);

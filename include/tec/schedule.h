@@ -75,8 +75,9 @@ int sch_stage_nleaf(const sch_stage *st);
 sch_iter *sch_stage_leaf(const sch_stage *st, int i); /* NULL outside [0, nleaf) */
 sch_attach_kind sch_stage_attach(const sch_stage *st, sch_stage **at_stage, sch_iter **at_iter);
 /* The loop of the consumer where a compute_at'd stage's buffer lives (sch_store_at), or NULL:
- * at the compute loop. */
+ * at the compute loop, or at the top level when sch_stage_store_root says 1. */
 sch_iter *sch_stage_store_iter(const sch_stage *st);
+int sch_stage_store_root(const sch_stage *st);
 const char *sch_stage_scope(const sch_stage *st);
 sch_schedule *sch_stage_schedule(const sch_stage *st);
 /* A schedule's stages, producers before consumers; its ctx; its outputs. */
@@ -146,7 +147,9 @@ te_tensor *sch_schedule_output(const sch_schedule *s, int i); /* NULL outside [0
   /* the prepare/run split on (1) or off (0) */                                               \
   X(SET_PRECOMPUTE, set_precompute, "enable:int")                                             \
   /* keep a compute_at'd stage's buffer at loop `at` of consumer (Halide's store_at) */        \
-  X(STORE_AT, store_at, "stage:stage consumer:stage at:iter@consumer")
+  X(STORE_AT, store_at, "stage:stage consumer:stage at:iter@consumer")                        \
+  /* keep a compute_at'd stage's buffer at the top level (Halide's store_root) */               \
+  X(STORE_ROOT, store_root, "stage:stage")
 
 typedef enum sch_prim_kind {
 #define SCH_PRIM_ENUM_(kind, name, operands) SCH_PRIM_##kind, /* sch_<name> (list above) */
@@ -301,6 +304,11 @@ int sch_compute_at(sch_stage *producer, sch_stage *consumer, sch_iter *at);
  * apart), an output, a consumer or loop other than the compute_at's, a loop inside the compute
  * loop; tec_lower refuses it for a producer passed as an argument (the caller's buffer). */
 int sch_store_at(sch_stage *producer, sch_stage *consumer, sch_iter *at);
+/* Halide's store_root: as sch_store_at with the buffer at the top level, outside every loop of
+ * the consumer (whose loops then all lie between it and the compute loop). tec_lower refuses
+ * it when the consumer is itself computed at another stage's loop (store_at a loop of the
+ * consumer instead). */
+int sch_store_root(sch_stage *producer);
 /* Substitute the producer's body into its consumers (no buffer, no loops). */
 int sch_compute_inline(sch_stage *producer);
 /* Compute over the whole extent at the top level (the default). */
