@@ -547,7 +547,35 @@ static void dt_case(dt_program prog, int variant, const char *prod, int split, i
   tec_ctx_free(ctx);
 }
 
+/* conv2d's pad computed inside the reduction: at ry stored per row (the window slides along
+ * the columns, over w, through the reduce loops), at rc stored per channel, at w stored at
+ * the top level (store_root) */
+static void dt_conv_reduce(int variant, int mode) {
+  tec_ctx *ctx = tec_ctx_new();
+  dt_instance *p = dt_instance_new(ctx, DT_CONV2D, variant);
+  ck_assert_msg(p != NULL, "%s", tec_ctx_error(ctx));
+  sch_schedule *s = p->sched;
+  sch_stage *so = sch_stage_of(s, p->args[p->nargs - 1]);
+  sch_stage *sp = sch_stage_of(s, dt_instance_tensor(p, "pad"));
+  if (mode == 0) {
+    OK(ctx, sch_compute_at(sp, so, sch_reduce_axis(so, 1)));
+    OK(ctx, sch_store_at(sp, so, sch_axis(so, 1)));
+  } else if (mode == 1) {
+    OK(ctx, sch_compute_at(sp, so, sch_reduce_axis(so, 0)));
+    OK(ctx, sch_store_at(sp, so, sch_axis(so, 0)));
+  } else {
+    OK(ctx, sch_compute_at(sp, so, sch_axis(so, 2)));
+    OK(ctx, sch_store_root(sp));
+  }
+  char msg[512];
+  ck_assert_msg(dt_instance_check(p, msg, sizeof msg) == 0, "conv2d/%d mode %d: %s", variant,
+                mode, msg);
+  tec_ctx_free(ctx);
+}
+
 START_TEST(difftest_programs) {
+  for (int v = 0; v < 2; v++)
+    for (int mode = 0; mode < 3; mode++) dt_conv_reduce(v, mode);
   for (int v = 0; v < 2; v++) {
     dt_case(DT_PRODCONS, v, "B", 1, 0);
     dt_case(DT_PRODCONS, v, "B", 1, 1);
