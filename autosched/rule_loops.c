@@ -193,8 +193,9 @@ int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
     int pr = -1;
     for (int d = 0; d < nd - 1 && pr < 0; d++)
       if (a->ext[d] > 1 && ax[d]) pr = d;
+    /* (not when the host slides its producers: a slid row loop has a varying extent) */
     if (h->ch.cols > 0 && h->ch.cols == h->ch.vector && h->ch.rows + a->halo <= 12 && pr >= 0 &&
-        sch_unroll(st, ax[pr]))
+        AS_TUNED(p, h, slide) != 1 && sch_unroll(st, ax[pr]))
       return -1;
   }
   if (a->nred && a->const_ext && a->rext[a->nred - 1] > 1 && a->rext[a->nred - 1] <= ch->unroll &&
