@@ -7,6 +7,9 @@
 #          run on the host, plain and under ASan, only).
 # tec_test_tier(NAME speed kind [more labels...]) sets them; a cross build (qemu) adds only the
 # target tier's tests unless TEC_EMULATE_ALL is on (tests/CMakeLists.txt).
+# TEC_TARGET_TIER_ONLY: a host build that builds and adds only the target tier's suites (the
+# LLVM 19 phase of scripts/dev test runs the target and arm tiers only: no portable suite to build).
+option(TEC_TARGET_TIER_ONLY "Build only the target tier's test suites" OFF)
 option(TEC_EMULATE_ALL "Cross builds: build and run every suite under the emulator, not only the target tier" OFF)
 function(tec_test_tier name speed kind)
   if(NOT speed MATCHES "^(quick|slow)$" OR NOT kind MATCHES "^(target|portable)$")
