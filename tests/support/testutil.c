@@ -94,6 +94,14 @@ tec_packed_fn tu_build(tec_ctx *ctx, sch_schedule *s, const char *name, int narg
 
 int tu_emulated(void) { return getenv("TEC_TEST_EMULATED") != NULL; }
 
+int tu_sanitized(void) {
+#if defined(__SANITIZE_ADDRESS__)
+  return 1;
+#else
+  return 0;
+#endif
+}
+
 int tu_run(Suite *s) {
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

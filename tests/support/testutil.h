@@ -58,6 +58,10 @@ const char *tu_ir_head(const char *ir, const char *fn);
 /* 1 when the suite runs under qemu-user (TEC_TEST_EMULATED, set by the cross build's ctest):
  * JIT compiles and generated code run 10-50x slower there, so the big sweeps run a subset. */
 int tu_emulated(void);
+/* 1 in the AddressSanitizer build (the CI's ASan phase): the naive references and the library
+ * run several times slower there, so the suites that sample their large layers under qemu
+ * sample them there too (the host build runs every layer). */
+int tu_sanitized(void);
 /* The flags a program linked against this build's libtec_runtime.a needs: the sanitizers the
  * library was compiled with ("-fsanitize=address,undefined", "-fsanitize=thread"), else "". */
 const char *tu_san_flags(void);
