@@ -54,8 +54,13 @@ START_TEST(odd_sizes_both_transposes) {
   for (int ta = 0; ta < 2; ta++)
     for (int tb = 0; tb < 2; tb++) {
       topi_batch_matmul p = {.batch = 3, .m = 13, .n = 37, .k = 11, .transpose_a = ta, .transpose_b = tb};
-      double e = run(&p, NULL);
-      ck_assert_msg(e < 1e-4, "ta %d tb %d: max error %g", ta, tb, e);
+      double e;
+      /* under qemu (a default build there costs 10-15 s of CPU: 87 % of the suite) the 7x19x37
+       * problem below is the one with tails along m, n and k; the host checks this one too */
+      if (!tu_emulated()) {
+        e = run(&p, NULL);
+        ck_assert_msg(e < 1e-4, "ta %d tb %d: max error %g", ta, tb, e);
+      }
       p = (topi_batch_matmul){.batch = 1, .m = 1, .n = 1, .k = 1, .transpose_a = ta, .transpose_b = tb};
       ck_assert_double_lt(run(&p, NULL), 1e-6);
       /* k past one vector and not a multiple of it: b transposed's pack splits k with a tail */
