@@ -337,7 +337,8 @@ START_TEST(unknown_pragma_refused) {
   ck_assert_int_eq(sch_pragma(sc, sch_axis(sc, 0), "loop_fusion", NULL), -1);
   assert_err(ctx, "pragma: key 'loop_fusion' on loop 'i' of stage 'C' has no effect in tec; known "
                   "keys: auto_unroll_max_step, debug_skip_region, parallel_dynamic, "
-                  "parallel_launch_point, sched_pressure, tensorize, transpose_block, unroll, "
+                  "parallel_launch_point, sched_pressure, stream_store, tensorize, transpose_block, "
+                  "unroll, "
                   "or user_<name> (kept in the lowered "
                   "IR as an annotation, with no effect)");
   tec_ctx_clear_error(ctx);
