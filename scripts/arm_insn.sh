@@ -55,27 +55,21 @@ if [ "${TEC_ARM_FP:-f32}" = i8 ]; then
     -I "$ROOT/examples/aot_arm" -o "$WORK/qinsn_bench" "$ROOT/examples/aot_arm/qinsn_bench.c" \
     "$WORK/qlayers.c" "$WORK/qlayers.o" "$WORK/runtime/libtec_runtime.a" -lm -lpthread
   . "$ROOT/scripts/xnn_arm64.sh"
-  if [ $have_xnn = 1 ]; then
-    aarch64-linux-gnu-gcc -O2 -I "$QI" -I "$XNN_ROOT/usr/include" -o "$WORK/xnn_qconv_bench" \
-      "$QI/xnn_qconv_bench.c" -L "$XNN_LIB" -Wl,-rpath-link,"$XNN_LIB" -lXNNPACK -lpthreadpool -lm -ldl
-  fi
+  if [ $have_xnn = 1 ]; then xnn_build xnn_qconv_bench; fi
   echo "int8, $TARGET, NCHW${TEC_ARM_BLOCK:-4}c, 1 thread: executed AArch64 instructions per call (the third counted call)"
   echo "| layer | template (config) | tec insns/call | MACs/16 | tec insns/(MACs/16) | XNNPACK insns/call | XNNPACK insns/(MACs/16) | tec / XNNPACK | check |"
   echo "|---|---|---:|---:|---:|---:|---:|---:|---|"
   for layer in $(sed -n 's/^  {"\([a-z0-9_]*\)".*/\1/p' "$WORK/qlayers.c"); do
     case " ${TEC_ARM_LAYERS:-$layer} " in *" $layer "*) ;; *) continue ;; esac
-    rm -f "$WORK/$layer.insn" "$WORK/$layer.xnn.insn"
+    rm -f "$WORK/$layer.insn"
     if ! TEC_NUM_THREADS=1 $QEMU -L $QEMU_L -plugin "$WORK/qemu-insn/libinsn.so,hot=2,out=$WORK/$layer.insn" \
       "$WORK/qinsn_bench" $layer $CALLS >"$WORK/$layer.out"; then
       echo "| $layer | FAILED: $(tail -1 "$WORK/$layer.out" 2>/dev/null) | | | | | | | |"
       continue
     fi
     xnn=0
-    if [ $have_xnn = 1 ] && $QEMU -L $QEMU_L -E LD_LIBRARY_PATH="$XNN_LIB" \
-      -plugin "$WORK/qemu-insn/libinsn.so,hot=2,out=$WORK/$layer.xnn.insn" \
-      "$WORK/xnn_qconv_bench" $layer $CALLS >"$WORK/$layer.xnn.out"; then
-      xnn=$(sed -n "s/^insn: seg=$CALLS total=\([0-9]*\) .*/\1/p" "$WORK/$layer.xnn.insn")
-    fi
+    if [ $have_xnn = 1 ]; then xnn=$(xnn_count xnn_qconv_bench "$WORK/$layer.xnn" $layer $CALLS); fi
+    xnn=${xnn:-0}
     tec=$(sed -n "s/^insn: seg=$CALLS total=\([0-9]*\) .*/\1/p" "$WORK/$layer.insn")
     macs=$(sed -n 's/.* macs=\([0-9]*\)$/\1/p' "$WORK/$layer.out")
     tmpl=$(sed -n "s/^$layer: \([a-z0-9_]*\) \(.*\), $CALLS calls.*/\1 (\2)/p" "$WORK/$layer.out")
@@ -97,10 +91,7 @@ $CROSS -std=c11 -O2 -Wall -idirafter /usr/include -I "$ROOT/include" -I "$WORK" 
 FP=${TEC_ARM_FP:-f32} have_xnn=0
 if [ $FP != f32 ] && [ $ARCH = aarch64 ]; then
   . "$ROOT/scripts/xnn_arm64.sh"
-  if [ $have_xnn = 1 ]; then
-    aarch64-linux-gnu-gcc -O2 -I "$QI" -I "$XNN_ROOT/usr/include" -o "$WORK/xnn_conv_bench" \
-      "$QI/xnn_conv_bench.c" -L "$XNN_LIB" -Wl,-rpath-link,"$XNN_LIB" -lXNNPACK -lpthreadpool -lm -ldl
-  fi
+  if [ $have_xnn = 1 ]; then xnn_build xnn_conv_bench; fi
 fi
 echo "| layer | template (config) | tec insns/call | vector FMA | vector ld/st | other | MACs/4 | tec insns/(MACs/4) | XNNPACK insns/(MACs/4) | check |"
 echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"
@@ -121,13 +112,11 @@ for layer in $(sed -n 's/^  {"\([a-z0-9_]*\)".*/\1/p' "$WORK/tec_layers_meta.h")
   base=${layer%%__*} # resnet_c3__winograd: the layer resnet_c3 by another template
   xnn=-
   if [ $FP != f32 ]; then # XNNPACK f16 (its own accumulation: f16), live
-    rm -f "$WORK/$base.xnn16.insn"
-    if [ $have_xnn = 1 ] && $QEMU -L $QEMU_L -E LD_LIBRARY_PATH="$XNN_LIB" \
-      -plugin "$WORK/qemu-insn/libinsn.so,hot=2,out=$WORK/$base.xnn16.insn" \
-      "$WORK/xnn_conv_bench" $base $CALLS f16 >"$WORK/$base.xnn16.out"; then
-      xnn=$(sed -n "s/^insn: seg=$CALLS total=\([0-9]*\) .*/\1/p" "$WORK/$base.xnn16.insn" |
+    if [ $have_xnn = 1 ]; then
+      xnn=$(xnn_count xnn_conv_bench "$WORK/$base.xnn16" $base $CALLS f16 |
         awk -v m=$macs '{ printf "%.3f", $1 / (m / 4) }')
     fi
+    xnn=${xnn:--}
   elif [ $ARCH = aarch64 ]; then # XNNPACK's counts are AArch64's
     xnn=$(awk -F'|' -v l=" $base " '$2 == l && $3 == " xnnpack " { gsub(/ /, "", $9); print $9; exit }' "$QI/RESULTS.md")
   fi

@@ -15,3 +15,22 @@ if [ ! -e "$XNN_ROOT/usr/include/xnnpack.h" ]; then
 fi
 have_xnn=0
 if [ -e "$XNN_ROOT/usr/include/xnnpack.h" ]; then have_xnn=1; fi
+
+# xnn_build NAME: $QI/NAME.c (a tools/qemu-insn XNNPACK bench) cross-built into $WORK/NAME
+xnn_build() {
+  aarch64-linux-gnu-gcc -O2 -I "$QI" -I "$XNN_ROOT/usr/include" -o "$WORK/$1" "$QI/$1.c" \
+    -L "$XNN_LIB" -Wl,-rpath-link,"$XNN_LIB" -lXNNPACK -lpthreadpool -lm -ldl
+}
+
+# xnn_count NAME OUT ARGS...: runs $WORK/NAME ARGS under $QEMU with the counting plugin (output
+# in OUT.out, counts in OUT.insn) and prints the total of the CALLS-th counted call; prints
+# nothing when it fails
+xnn_count() {
+  _name=$1 _out=$2
+  shift 2
+  rm -f "$_out.insn"
+  if $QEMU -L $QEMU_L -E LD_LIBRARY_PATH="$XNN_LIB" \
+    -plugin "$WORK/qemu-insn/libinsn.so,hot=2,out=$_out.insn" "$WORK/$_name" "$@" >"$_out.out"; then
+    sed -n "s/^insn: seg=$CALLS total=\([0-9]*\) .*/\1/p" "$_out.insn"
+  fi
+}
