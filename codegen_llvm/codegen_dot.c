@@ -244,7 +244,7 @@ LLVMValueRef cg_dot4(cg_func *f, const ir_expr *e) {
   LLVMValueRef acc = cg_expr(f, e->args[0]), x = cg_expr(f, e->args[1]), y = cg_expr(f, e->args[2]);
   if (!acc || !x || !y) return NULL;
   int sx = e->args[1]->type.code == TEC_INT, sy = e->args[2]->type.code == TEC_INT;
-  if ((lay & 7) == 4 && L > 1) {
+  if ((lay & 7) == 4) { /* (ir_dot4_t: a group of L >= 2 lanes, b not transposed) */
     /* a's group lay >> 3 shared by every lane: lane `group` of a as int32, splat, and the
      * splat in the instruction's last operand, where AArch64 matches sdot by element */
     int G = e->args[1]->type.lanes / 4;
@@ -254,7 +254,6 @@ LLVMValueRef cg_dot4(cg_func *f, const ir_expr *e) {
     LLVMValueRef sp = LLVMBuildShuffleVector(f->b, words, LLVMGetUndef(vec(f->i32, G)),
                                              LLVMConstVector(idx, (unsigned)L), "");
     sp = LLVMBuildBitCast(f->b, sp, vec(f->i8, 4 * L), "");
-    if (lay & 2) y = untranspose(f, y, L);
     y = widen(f, y, e->args[2]->type.lanes, L);
     return dot4_core(f, acc, y, sy, sp, sx, L);
   }

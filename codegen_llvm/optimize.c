@@ -48,7 +48,7 @@ static void cg_set_features(LLVMContextRef llctx, LLVMValueRef fn, const cg_targ
   if (LLVMGetStringAttributeAtIndex(fn, LLVMAttributeFunctionIndex, CG_SCHED_PRESSURE_ATTR,
                                     (unsigned)strlen(CG_SCHED_PRESSURE_ATTR)))
     for (size_t i = 0; i < sizeof cg_pressure_features / sizeof cg_pressure_features[0]; i++)
-      if (t->t->arch == cg_pressure_features[i].arch) extra = cg_pressure_features[i].features;
+      if (t->t && t->t->arch == cg_pressure_features[i].arch) extra = cg_pressure_features[i].features;
   const char *base = t->features ? t->features : "";
   char *all = NULL;
   if (extra && (all = malloc(strlen(base) + strlen(extra) + 2)))

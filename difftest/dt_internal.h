@@ -104,7 +104,7 @@ typedef struct dt_result {
   double build_s, run_s; /* lower + build, and the first call, in seconds */
 } dt_result;
 
-/* The hang rule (issue #38): lower + build over DT_BUILD_LIMIT_S seconds of the process's CPU
+/* The hang rule (issue #38): lower + build over DT_BUILD_LIMIT_S seconds of the calling thread's CPU
  * time (under load the wall clock measures the other tenants), or a call over
  * dt_run_limit_s (10x the unscheduled program's call + 1 s; set by dt_run before each case,
  * 0: unchecked), is a failure. */

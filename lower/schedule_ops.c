@@ -76,6 +76,8 @@ static const ir_stmt *place(lower_state *ls, int si, const ir_stmt *rest,
         return NULL;
       }
   }
+  /* a store_at buffer lives at an outer loop (make_loop, store_at.c) */
+  if (ls->store && (ls->store[si].pos >= 0 || ls->store[si].root)) return body;
   const ir_expr **bounds = tec_ctx_alloc(ls->ctx, sizeof *bounds * (size_t)(2 * t->ndim + 1));
   if (!bounds) return NULL;
   for (int i = 0; i < t->ndim; i++) {
@@ -84,8 +86,6 @@ static const ir_stmt *place(lower_state *ls, int si, const ir_stmt *rest,
     const ir_expr *up = rounded_up(st, i, bounds[2 * i + 1]);
     if (up) bounds[2 * i + 1] = up;
   }
-  /* a store_at buffer lives at an outer loop (make_loop, store_at.c) */
-  if (ls->store && (ls->store[si].pos >= 0 || ls->store[si].root)) return body;
   /* every output of a multi-output op that is not an argument lives around the nest */
   for (int k = nv - 1; k >= 0 && body; k--) {
     te_tensor *o = nv > 1 ? t->outputs[k] : t;

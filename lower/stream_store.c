@@ -140,6 +140,9 @@ static int targets(ss_state *st, int si) {
   return 0;
 }
 
+/* The pass rewrites statements only: no expression is walked. */
+static const ir_expr *ss_expr(ir_mutator *m, const ir_expr *e) { return (void)m, e; }
+
 static const ir_stmt *ss_attr(ir_mutator *m, const ir_stmt *s) {
   if (sch_pragma_id_of_attr(s->name) != SCH_PRAGMA_STREAM_STORE)
     return ir_mutate_stmt_default(m, s);
@@ -154,7 +157,9 @@ static const ir_stmt *ss_attr(ir_mutator *m, const ir_stmt *s) {
   ir_mutator_init(&inner, s->ctx, st);
   inner.stmt[IR_S_STORE] = ss_store;
   inner.stmt[IR_S_ATTR] = ss_attr; /* a nested pragma of another stage */
-  const ir_stmt *body = st->nbuf ? ir_mutate_stmt(&inner, s->body) : s->body;
+  /* walked even when this stage streams nothing: a nested pragma of another stage inside */
+  for (int k = 0; k < IR_EXPR_KIND_COUNT; k++) inner.expr[k] = ss_expr;
+  const ir_stmt *body = ir_mutate_stmt(&inner, s->body);
   if (body && st->nbuf && !st->streamed && !st->plain &&
       tec_ctx_note(s->ctx, "stream_store: loop '%s' of stage '%s' holds no store of the stage's "
                            "output", st->loop, st->stage))
@@ -168,6 +173,7 @@ const ir_stmt *lower_stream_store(const lower_state *ls, const lower_func *f, co
   ss_state st = {.ls = ls, .f = f, .whole = s};
   ir_mutator m;
   ir_mutator_init(&m, s->ctx, &st);
+  for (int k = 0; k < IR_EXPR_KIND_COUNT; k++) m.expr[k] = ss_expr;
   m.stmt[IR_S_ATTR] = ss_attr;
   unsigned long errors_before = tec_ctx_error_count(s->ctx);
   const ir_stmt *r = ir_mutate_stmt(&m, s);

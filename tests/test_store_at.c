@@ -64,7 +64,10 @@ static void walk(counter *c, const ir_stmt *s) {
   case IR_S_ATTR:
   case IR_S_REALIZE:
   case IR_S_PRODUCE: walk(c, s->body); return;
-  default: return;
+  case IR_S_STORE:
+  case IR_S_EVALUATE:
+  case IR_S_ASSERT: return; /* no body: nothing of the tensor's is provided there */
+  default: c->bad = 1; return; /* a body this walker does not follow: the count would be low */
   }
 }
 

@@ -94,13 +94,7 @@ tec_packed_fn tu_build(tec_ctx *ctx, sch_schedule *s, const char *name, int narg
 
 int tu_emulated(void) { return getenv("TEC_TEST_EMULATED") != NULL; }
 
-int tu_sanitized(void) {
-#if defined(__SANITIZE_ADDRESS__)
-  return 1;
-#else
-  return 0;
-#endif
-}
+int tu_sanitized(void) { return strstr(tu_san_flags(), "address") != NULL; }
 
 int tu_run(Suite *s) {
   SRunner *sr = srunner_create(s);
