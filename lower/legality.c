@@ -93,30 +93,26 @@ static int check_extern_loops(const lower_state *ls, const sch_stage *st) {
 static int check_store(const lower_state *ls, const sch_stage *p, int pos) {
   tec_ctx *ctx = ls->ctx;
   const sch_stage *c = p->attach_stage;
-  int spos = -1;
-  for (int i = 0; i < c->nleaf; i++)
-    if (c->leaf[i] == p->store_iter) spos = i;
-  const char *legal = "";
-  for (int i = 0; i <= pos; i++)
-    legal = tec_ctx_printf(ctx, "%s%s'%s'", legal, i ? ", " : "", c->leaf[i]->name);
+  int spos = p->store_iter ? sch_leaf_index(c, p->store_iter) : -1;
   if (p->store_root && lower_attach_of(ls, c) != SCH_ATTACH_ROOT)
     return tec_ctx_set_error(ctx, "store_root: '%s' is stored at the top level, but its consumer "
                                   "'%s' is itself computed inside a loop of another stage, so "
                                   "what it reads is known only per iteration of that loop; store "
                                   "'%s' at a loop of '%s' (store_at: one of %s)",
                              p->tensor->name, c->tensor->name, p->tensor->name, c->tensor->name,
-                             legal);
+                             sch_leaves_upto(ctx, c, pos));
   if (p->store_root) spos = 0; /* (outside every loop: nothing to check) */
   else if (spos < 0)
     return tec_ctx_set_error(ctx, "store_at: loop '%s' is no longer a loop of '%s' (it was "
                                   "split or fused away after store_at); store '%s' at one of: %s",
-                             p->store_iter->name, c->tensor->name, p->tensor->name, legal);
+                             p->store_iter->name, c->tensor->name, p->tensor->name,
+                             sch_leaves_upto(ctx, c, pos));
   if (spos > pos)
     return tec_ctx_set_error(ctx, "store_at: '%s' is stored at loop '%s' of '%s', which is now "
                                   "inside its compute loop '%s' (a reorder moved it); store it "
                                   "at one of: %s",
                              p->tensor->name, p->store_iter->name, c->tensor->name,
-                             p->attach_iter->name, legal);
+                             p->attach_iter->name, sch_leaves_upto(ctx, c, pos));
   for (int i = 0; i < ls->nargs; i++)
     if (ls->args[i] == p->tensor)
       return tec_ctx_set_error(ctx, "tec_lower '%s': '%s' is stored apart from its compute "

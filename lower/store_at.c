@@ -43,10 +43,8 @@ static const char *store_where(tec_ctx *ctx, const sch_stage *p) {
 int lower_store_pos(lower_state *ls, int pi, int pos) {
   const sch_stage *p = ls->s->stages[pi], *c = p->attach_stage;
   if (!p->store_iter && !p->store_root) return -2;
-  int spos = -2;
-  for (int i = 0; i < c->nleaf; i++)
-    if (c->leaf[i] == p->store_iter) spos = i;
-  if (p->store_root) spos = -1;
+  int spos = p->store_root ? -1 : sch_leaf_index(c, p->store_iter);
+  if (!p->store_root && spos < 0) spos = -2;
   if (spos < -1 || spos >= pos) return -2; /* (legality.c refused a store loop inside) */
   for (int r = 0; r < p->nrel; r++)
     if (p->rel[r].kind == SCH_REL_SPLIT && p->rel[r].tail == SCH_TAIL_ROUND_UP) {
@@ -249,6 +247,7 @@ int lower_store_finish(lower_state *ls) {
     const lower_store *st = &ls->store[si];
     if ((st->pos < 0 && !st->root) || st->dim < 0) continue;
     const sch_iter *it = ls->s->stages[si]->root[st->dim];
+    /* appended after the full range: lower_bounds_get returns the last entry, the slid one */
     if (tec_grow(ls->ctx, (void **)&ls->b.r, &ls->b.cap, ls->b.n + 1, sizeof *ls->b.r)) return -1;
     ls->b.r[ls->b.n++] = (lower_range){it, st->min, st->extent};
   }

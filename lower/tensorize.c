@@ -323,6 +323,7 @@ static const ir_stmt *match_lane(tz_state *st, const ir_stmt *outer) {
   const ir_expr *abase = arith_simplify(ir_substitute(A->b->a, 1, &g, &outer->a), NULL);
   const ir_expr *all = ir_load(tec_dtype_with_lanes(A->type, 4 * (int)G), A->a,
                                ir_ramp(abase, ir_int_t(ctx, abase->type, 1), 4 * (int)G), NULL);
+  if (!all) return NULL; /* out of memory: the arena's error stands */
   const ir_stmt *steps[4];
   for (int j = 0; j < G; j++) {
     const ir_expr *gj = arith_simplify(ir_add(outer->a, ir_int_t(ctx, g->type, j)), NULL);

@@ -231,16 +231,12 @@ int sch_store_at(sch_stage *p, sch_stage *c, sch_iter *at) {
                              sch_stage_str(p->attach_stage));
   if (consumer_loop("store_at", c, at)) return -1;
   int spos = sch_leaf_index(c, at), cpos = sch_leaf_index(c, p->attach_iter);
-  if (spos > cpos) {
-    const char *legal = "";
-    for (int i = 0; i <= cpos; i++)
-      legal = tec_ctx_printf(ctx, "%s%s'%s'", legal, i ? ", " : "", c->leaf[i]->name);
+  if (spos > cpos)
     return tec_ctx_set_error(ctx, "store_at: loop '%s' of '%s' is inside loop '%s', where '%s' "
                                   "is computed; its buffer must live at the compute loop or a "
                                   "loop outside it: one of %s",
                              at->name, c->tensor->name, p->attach_iter->name, p->tensor->name,
-                             legal);
-  }
+                             sch_leaves_upto(ctx, c, cpos));
   p->store_iter = at == p->attach_iter ? NULL : at;
   p->store_root = 0;
   return sch_trace_add(p->sched, SCH_PRIM_STORE_AT,

@@ -215,6 +215,14 @@ int sch_leaf_index(const sch_stage *st, const sch_iter *it) {
   return -1;
 }
 
+/* "'a', 'b', 'c'": the names of st's leaves 0..pos, for a message listing the legal loops. */
+const char *sch_leaves_upto(tec_ctx *ctx, const sch_stage *st, int pos) {
+  const char *legal = "";
+  for (int i = 0; i <= pos && i < st->nleaf && legal; i++)
+    legal = tec_ctx_printf(ctx, "%s%s'%s'", legal, i ? ", " : "", st->leaf[i]->name);
+  return legal ? legal : "?";
+}
+
 /* Describes why `it` is not a usable leaf of st, as an error for primitive `who`. */
 int sch_null_arg(const char *who, const char *what, tec_ctx *ctx) {
   if (ctx && !tec_ctx_error(ctx))

@@ -136,8 +136,7 @@ static int qc_declare(tec_ctx *ctx, const void *p_arg, topi_decl *out) {
   return qnn_conv_finish(ctx, &topi_tmpl_qnn_conv2d, &d->a, o, out);
 }
 
-/* Whether the dot path reads the input as uint8 (q + 128): x86 with vpdpbusd (u8 x s8).
- * Elsewhere int8 x int8 is the instruction's own form (sdot) or the exact fallback's. */
+/* The dot paths' input element (qnn_internal.h): padded by selects, shifted when shift. */
 const ir_expr *qnn_dot_input(tec_ctx *ctx, const ir_expr *const *i, te_tensor *data,
                              const topi_conv2d *p, int64_t rows, int64_t cols, int shift,
                              int32_t zp) {
@@ -159,6 +158,8 @@ const ir_expr *qnn_dot_input(tec_ctx *ctx, const ir_expr *const *i, te_tensor *d
               : v;
 }
 
+/* Whether the dot path reads the input as uint8 (q + 128): x86 with vpdpbusd (u8 x s8).
+ * Elsewhere int8 x int8 is the instruction's own form (sdot) or the exact fallback's. */
 int qnn_dot_shift(const tec_target *t) {
   return t && t->arch == TEC_ARCH_X86_64 &&
          (tec_target_has(t, TEC_FEATURE_AVX512VNNI) || tec_target_has(t, TEC_FEATURE_AVXVNNI));
