@@ -14,7 +14,8 @@
  * output back) output no other stage reads, at constant sizes, vectorized along its innermost
  * axis by a vector of 16, 32 or 64 bytes that divides that axis (and the column tiles, when
  * producers attach per tile): every row starts a vector and no shift_inwards tail overlaps.
- * The tuned mode's `stream` knob (no | yes) exists for such stages, its default this rule.
+ * The tuned mode's `stream` knob (no | yes) exists for such stages where the rule may stream
+ * (a known cache on x86), its default this rule.
  *
  * x86 only: there each line a plain store misses is read for ownership. Arm cores detect a
  * stream of whole-line writes and stop allocating on their own, and LLVM 14 writes a 128-bit
@@ -33,8 +34,7 @@ int as_stream_can(const as_prog *p, const as_stage *s) {
   const te_tensor *t = s->t;
   int nd = t->ndim;
   int64_t V = s->ch.vector, bytes = tec_dtype_bytes(t->type), e = nd ? s->ext[nd - 1] : 0;
-  (void)p;
-  return s->ch.kind == TEC_AS_LOOPS && s->is_output && !s->nconsumers && s->const_ext &&
+  return p->llc > 0 && s->ch.kind == TEC_AS_LOOPS && s->is_output && !s->nconsumers && s->const_ext &&
          !s->ch.rfactor && !(t->body && t->body->kind == IR_REDUCE) && nd >= 1 && t->nout <= 1 &&
          V > 1 && (V * bytes == 16 || V * bytes == 32 || V * bytes == 64) && e % V == 0 &&
          !s->fold[nd - 1] && (!s->has_attached || s->ch.cols <= 0 || e % s->ch.cols == 0);
@@ -47,11 +47,11 @@ void as_decide_stream(as_prog *p) {
     if (s->is_input || !as_stream_can(p, s)) continue;
     int64_t bytes = tec_dtype_bytes(s->t->type), v;
     for (int d = 0; d < s->t->ndim; d++) bytes *= s->ext[d];
-    s->ch.stream = p->llc > 0 && bytes > p->llc;
+    s->ch.stream = bytes > p->llc;
     if ((v = AS_TUNED(p, s, stream)) != AS_UNSET) s->ch.stream = v != 0;
     if (!s->ch.stream) continue;
     s->rule = as_fmt(p, "%s, streamed stores", s->rule);
-    s->why = p->llc > 0 && bytes > p->llc
+    s->why = bytes > p->llc
                  ? as_fmt(p, "%s; its %.1f MB pass the %.1f MB a core's caches hold: stored "
                              "around them (non-temporal)", s->why, bytes / 1e6, p->llc / 1e6)
                  : as_fmt(p, "%s; stored around the caches (non-temporal: the tuned knob)", s->why);
