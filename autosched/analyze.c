@@ -175,13 +175,16 @@ static int64_t read_stride(const as_stage *in, const ir_expr *rd, int nv, const 
   return stride;
 }
 
-/* 1 if some read of an input moves by a few elements per step of t's last data axis (a
- * stride-2 window: in[2x + rx]), or by a step it cannot tell (not affine). tec's vectors would
- * load it lane by lane; the scalar loop leaves it to LLVM's loop vectorizer, whose interleaved
- * groups (strides up to INTERLEAVE_MAX) load it as wide vectors and shuffles: 7x faster (a
- * stride-3 subsample, 256 x 256: 0.013 against 0.10 ms). A larger stride (a transposed read,
- * in[x][y]) is lane by lane either way, and the vectors at least store whole: vectorized
- * (0.080-0.092 against 0.085-0.097 ms, a 256 x 256 transpose). */
+/* 1 if some read of an input moves backwards by a few elements per step of t's last data axis
+ * (in[n - 2x]), or by a step it cannot tell (not affine). tec's vectors would load it lane by
+ * lane; the scalar loop leaves it to LLVM's loop vectorizer, whose interleaved groups (strides
+ * up to INTERLEAVE_MAX) load it as wide vectors and shuffles: 7x faster (a stride-3 subsample,
+ * 256 x 256: 0.013 against 0.10 ms). A forward stride of 2-8 (a stride-2 window, in[2x + rx])
+ * is vectorized: codegen loads it as whole vectors and shuffles (codegen_mem.c), the same
+ * loads in every loop, where LLVM's groups fail inside a parallel loop's outlined body (max
+ * pool 3x3/2: gathers, 1.5-2x slower). A larger stride (a transposed read, in[x][y]) is lane
+ * by lane either way, and the vectors at least store whole: vectorized (0.080-0.092 against
+ * 0.085-0.097 ms, a 256 x 256 transpose). */
 enum { INTERLEAVE_MAX = 8 }; /* LLVM's max-interleave-group-factor */
 static int strided_read(const as_prog *p, const te_tensor *t) {
   if (t->ndim < 1) return 0;
@@ -194,8 +197,7 @@ static int strided_read(const as_prog *p, const te_tensor *t) {
     int nr = as_reads_of(src, t->inputs[k], reads, 64);
     for (int r = 0; r < nr && r < 64; r++) {
       int64_t st = read_stride(&p->st[j], reads[r], nv, vars, t->ndim - 1);
-      if (st == INT64_MAX || (st != 0 && st >= -INTERLEAVE_MAX && st <= INTERLEAVE_MAX && st != 1 &&
-                              st != -1))
+      if (st == INT64_MAX || (st >= -INTERLEAVE_MAX && st <= -2))
         return 1;
     }
   }

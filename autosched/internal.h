@@ -29,9 +29,10 @@ typedef struct as_stage {
   int64_t rext[AS_MAX_DIM]; /* reduce axis extents */
   int64_t red_total;        /* product of rext (1 without reduce axes) */
   int guarded_read;         /* a select chooses between a read and something else (padding) */
-  int strided_read;         /* an input read that moves by 2-8 elements per step of the
-                               innermost data axis (a stride-2 pool's in[2x + rx]) or by an
-                               unknown step (not affine): left to LLVM's interleaved loads */
+  int strided_read;         /* an input read that moves back by 2-8 elements per step of
+                               the innermost data axis (in[n - 2x]) or by an unknown step
+                               (not affine): left to LLVM's interleaved loads (forward 2-8,
+                               a stride-2 pool's in[2x + rx], is vectorized: codegen_mem.c) */
   double cost;              /* arithmetic per element (calls weigh more) */
   int const_only;           /* computed from constant placeholders alone (goes to prepare) */
   /* readers */

@@ -14,12 +14,13 @@
  * rule_rfactor.c vectorizes it, or it stays a serial reduction with parallel rows. A stage
  * with a guarded read (the padding idiom, select(in bounds, x[...], 0)) is not vectorized:
  * its masked loads are slower than the scalar loop, which LLVM vectorizes on its own; nor is
- * one with a read that moves by 2-8 elements along the vector axis (analyze.c's strided_read:
- * a stride-2 pool's in[2x + rx]) or by a step the analysis cannot tell: tec's vectors would
- * load it lane by lane, where the scalar loop, unrolled, leaves LLVM's loop vectorizer its
+ * one with a read that moves back by 2-8 elements along the vector axis (analyze.c's
+ * strided_read: in[n - 2x]) or by a step the analysis cannot tell: tec's vectors would load
+ * it lane by lane, where the scalar loop, unrolled, leaves LLVM's loop vectorizer its
  * interleaved loads (wide loads and shuffles); so is a stage into which a producer with such
- * a read is inlined along the vector axis. A transposed read (in[x][y]: a stride of a row) is
- * lane by lane either way: vectorized, the stores whole. */
+ * a read is inlined along the vector axis. A read moving forward by 2-8 (a stride-2 pool's
+ * in[2x + rx]) is vectorized: codegen loads it whole and shuffles. A transposed read
+ * (in[x][y]: a stride of a row) is lane by lane either way: vectorized, the stores whole. */
 #include "autosched/internal.h"
 
 void as_decide_loops(as_prog *p) {
@@ -77,8 +78,9 @@ void as_loops_choice(as_prog *p, as_stage *s) {
   s->ch.vector = 0;
   /* a guarded read (padding) vectorizes into masked loads, which are slower than the scalar
    * loop LLVM vectorizes itself (a 3x3 depthwise layer's padding: 2.5x) */
-  /* a strided read along the vector axis (a stride-2 pool) loads lane by lane: scalar and
-   * unrolled is 7x faster there (max pool 3x3/2: 0.165 ms against 1.19 ms) */
+  /* a backward or unknown stride along the vector axis loads lane by lane: scalar and
+   * unrolled is 7x faster there (max pool 3x3/2 before codegen's strided loads: 0.165 ms
+   * against 1.19 ms) */
   if (nd >= 1 && !(reduce_body && s->unit_reduce) && !s->guarded_read && !s->strided_read &&
       !strided_inlined(p, s, 0)) {
     int64_t e = s->ext[nd - 1];

@@ -1,7 +1,8 @@
 /* codegen_mem.c — LOAD, STORE and ALLOCATE.
  *
  *   load(A, ramp(i*8, 1, 8))        -> one <8 x float> load at &A[i*8], align 32
- *   load(A, ramp(i, 3, 8))          -> eight scalar loads (a gather), lanes inserted
+ *   load(A, ramp(i, 2, 8))          -> <8 x float> loads at &A[i] and &A[i + 7], one shuffle
+ *   load(A, ramp(i, 9, 8))          -> eight scalar loads (a gather), lanes inserted
  *   store(B, x, j) if p             -> if (p) B[j] = x   (vector predicates: per lane)
  *   allocate T[64] float32 { ... }  -> alloca [64 x float] align 64 in the entry block
  *   allocate T[n]  float32 { ... }  -> tec_rt_alloc(n * 4) ... tec_rt_free
@@ -111,6 +112,55 @@ static int cg_pred_always(const ir_expr *p) {
   return !p || (ir_is_const_int(p, &v) && v != 0);
 }
 
+/* A ramp with a constant stride of 2 to CG_STRIDED_MAX (a stride-2 window, in[2x + rx]), loaded
+ * as whole vectors and shuffled, as LLVM's interleaved groups would: the span it reads,
+ * s (n - 1) + 1 elements, in s loads of n elements, the last one ending at the ramp's last
+ * element so nothing past it is read, then one two-source shuffle per load after the first:
+ *   ramp(i, 2, 8):  a = A[i .. i+7], b = A[i+7 .. i+14];  shuffle(a, b, {0,2,4,6, 9,11,13,15})
+ * Lane by lane, a 16-lane stride-2 load was 16 scalar loads and inserts, which LLVM may turn
+ * into a gather (vgatherqps: a 3x3/2 max pool 1.5-2x slower than these shuffles). */
+enum { CG_STRIDED_MAX = 8 };
+
+static int cg_strided_ramp(const ir_expr *idx, int lanes, int64_t *stride) {
+  return lanes > 1 && idx->kind == IR_RAMP && ir_is_const_int(idx->b, stride) && *stride >= 2 &&
+         *stride <= CG_STRIDED_MAX;
+}
+
+static LLVMValueRef cg_load_strided(cg_func *f, const ir_expr *base, int64_t s, int n,
+                                    LLVMValueRef ptr, LLVMTypeRef mt, int ebytes) {
+  if (n > 64) return cg_internal(f, "a strided load of %d lanes", n);
+  LLVMValueRef bi = cg_index(f, base);
+  if (!bi) return NULL;
+  LLVMTypeRef vt = LLVMVectorType(mt, (unsigned)n);
+  int64_t last = s * (n - 1) + 1 - n; /* the offset of a load ending at the last element */
+  LLVMValueRef acc = NULL, m[64];
+  int have[64] = {0}; /* the lanes acc holds */
+  for (int first = 0; first < n;) {
+    /* the next load starts at the first lane still missing (or ends at the last element) */
+    int64_t off = s * first < last ? s * first : last;
+    LLVMValueRef o = LLVMConstInt(f->i64, (unsigned long long)off, 1);
+    LLVMValueRef p = LLVMBuildPointerCast(
+        f->b, cg_gep(f, mt, ptr, off ? LLVMBuildAdd(f->b, bi, o, "") : bi), cg_ptr_to(vt), "");
+    LLVMValueRef v = LLVMBuildLoad2(f->b, vt, p, "");
+    LLVMSetAlignment(v, off ? (unsigned)ebytes : cg_align(base, ebytes, n));
+    /* acc's lanes stay; the lanes this load holds come from it (two-source index n + e) */
+    for (int l = 0; l < n; l++) {
+      int64_t e = s * l - off;
+      if (have[l]) {
+        m[l] = LLVMConstInt(f->i32, (unsigned long long)l, 0);
+      } else if (e >= 0 && e < n) {
+        m[l] = LLVMConstInt(f->i32, (unsigned long long)(acc ? n + e : e), 0), have[l] = 1;
+      } else {
+        m[l] = LLVMGetUndef(f->i32);
+      }
+    }
+    acc = LLVMBuildShuffleVector(f->b, acc ? acc : v, acc ? v : LLVMGetUndef(vt),
+                                 LLVMConstVector(m, (unsigned)n), "");
+    while (first < n && have[first]) first++;
+  }
+  return acc;
+}
+
 /* Lane by lane, under the predicate when there is one (gathers, masked loads). */
 static LLVMValueRef cg_load_lanes(cg_func *f, const ir_expr *e, LLVMValueRef ptr, LLVMTypeRef mt,
                                   LLVMValueRef idx, int idx_lanes, LLVMValueRef pred) {
@@ -168,7 +218,11 @@ LLVMValueRef cg_load(cg_func *f, const ir_expr *e) {
     LLVMPositionBuilderAtEnd(f->b, ld);
     pred = NULL;
   }
-  if (dense && !pred) {
+  int64_t stride = 0;
+  if (!dense && !pred && cg_strided_ramp(e->b, t.lanes, &stride)) {
+    v = cg_load_strided(f, e->b->a, stride, t.lanes, ptr, mt, tec_dtype_bytes(t));
+    if (!v) return NULL;
+  } else if (dense && !pred) {
     LLVMValueRef bi = cg_index(f, base);
     if (!bi) return NULL;
     LLVMTypeRef vt = LLVMVectorType(mt, t.lanes);

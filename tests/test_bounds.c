@@ -501,6 +501,51 @@ START_TEST(legal_edges) {
 }
 END_TEST
 
+/* A[s*i + off], s and off in the reader's user words */
+static const ir_expr *strided_off(tec_ctx *ctx, const ir_expr *const *i, int d, void *u) {
+  const int64_t *so = ((reader *)u)->u;
+  (void)d;
+  return ir_add(ir_mul(i[0], c(ctx, so[0])), c(ctx, so[1]));
+}
+
+/* vectorized reads moving by 2-8 elements per lane (codegen_mem.c loads them as whole
+ * vectors and shuffles): B[i] = A[s*i + off], the last lane of the last vector reading A's last
+ * element, right before a PROT_NONE page: no load may reach past it */
+START_TEST(legal_strided_vectors) {
+  const int cases[][2] = {{2, 16}, {3, 16}, {4, 8}, {8, 4}, {2, 4}, {5, 16}};
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    int64_t st = cases[k][0], lanes = cases[k][1], w = 32, span = st * (w - 1) + 1;
+    int64_t len = (span + 15) / 16 * 16, so[2] = {st, len - span}; /* 64-byte multiple */
+    tec_ctx *ctx = tec_ctx_new();
+    te_tensor *A = te_placeholder(ctx, "A", TEC_F32, 1, TE_SHAPE(ctx, len));
+    reader r = {A, strided_off, NULL, 0, so};
+    te_tensor *B = out_of(ctx, "B", 1, TE_SHAPE(ctx, w), &r);
+    sch_schedule *s = sch_create(ctx, 1, &B);
+    sch_stage *sg = sch_stage_of(s, B);
+    sch_iter *o, *in;
+    OK(ctx, sch_split(sg, sch_axis(sg, 0), lanes, &o, &in));
+    OK(ctx, sch_vectorize(sg, in));
+    lower_func *f = TEC_LOWER(s, "f", A, B);
+    ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+    tec_module *m = tec_build(ctx, 1, &f, NULL);
+    ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
+#if defined(__x86_64__)
+    /* whole loads and shuffles, not a gather */
+    ck_assert_msg(!strstr(tec_module_asm(m), "gather"), "stride %lld: a gather", (long long)st);
+#endif
+    guarded ga, gb;
+    DLTensor *a = guard_alloc(&ga, TEC_F32, 1, (int64_t[]){len}, 0);
+    DLTensor *b = guard_alloc(&gb, TEC_F32, 1, (int64_t[]){w}, 0);
+    ck_assert_msg(TEC_RUN(m, "f", a, b) == 0, "%s", tec_rt_last_error());
+    for (int64_t i = 0; i < w; i++)
+      ck_assert_msg(fl(&gb)[i] == fl(&ga)[st * i + so[1]], "stride %lld lanes %lld: B[%lld]",
+                    (long long)st, (long long)lanes, (long long)i);
+    guard_free(&ga), guard_free(&gb);
+    tec_ctx_free(ctx);
+  }
+}
+END_TEST
+
 /* symbolic but legal: B[i] = A[i + 1] with A of n + 1 and B of n; the entry lets it run */
 START_TEST(legal_symbolic) {
   tec_ctx *ctx = tec_ctx_new();
@@ -574,6 +619,7 @@ int main(void) {
   tcase_add_test(tc, caught_at_run_time);
   tcase_add_test(tc, gather_and_aot);
   tcase_add_test(tc, legal_edges);
+  tcase_add_test(tc, legal_strided_vectors);
   tcase_add_test(tc, legal_symbolic);
   tcase_add_test(tc, legal_margins);
   suite_add_tcase(s, tc);
