@@ -6,6 +6,8 @@
  *     before it stored per tile and computed per row of it, vectorized by 16.
  *   blur: apps/blur: strips of 32 rows (parallel), blur_y vectorized by 16; blur_x stored per
  *     strip and computed per vector of blur_y, vectorized by 16.
+ *   harris: apps/harris (CPU): strips of 32 output rows (parallel), x vectorized by 16; gray, Ix
+ *     and Iy stored per strip and computed per row of it, vectorized by 16; the rest inlined.
  * tec's shape [rows][cols] is Halide's (x = cols, y = rows). */
 #include <string.h>
 #include "auto.h"
@@ -64,8 +66,31 @@ static int blur(tec_ctx *ctx, sch_schedule *s) {
              : 0;
 }
 
+static int harris(tec_ctx *ctx, sch_schedule *s) {
+  (void)ctx;
+  static const char *const inl[] = {"Ixx", "Iyy", "Ixy", "Sxx", "Syy", "Sxy", "det", "trace"};
+  for (size_t k = 0; k < sizeof inl / sizeof inl[0]; k++) {
+    sch_stage *st = named(s, inl[k]);
+    if (!st || sch_compute_inline(st)) return -1;
+  }
+  sch_stage *o = named(s, "output");
+  sch_iter *yo, *yi;
+  if (!o || sch_split(o, sch_axis(o, 0), 32, &yo, &yi) || sch_parallel(o, yo) ||
+      vec_cols(o, sch_axis(o, 1), NULL))
+    return -1;
+  static const char *const slid[] = {"Ix", "Iy", "gray"}; /* readers first */
+  for (size_t k = 0; k < sizeof slid / sizeof slid[0]; k++) {
+    sch_stage *st = named(s, slid[k]);
+    if (!st || sch_compute_at(st, o, yi) || sch_store_at(st, o, yo) ||
+        vec_cols(st, sch_axis(st, 1), NULL))
+      return -1;
+  }
+  return 0;
+}
+
 int auto_hand_schedule(tec_ctx *ctx, const char *name, sch_schedule *s) {
   if (!strcmp(name, "stencil")) return stencil(ctx, s);
   if (!strcmp(name, "blur")) return blur(ctx, s);
+  if (!strcmp(name, "harris")) return harris(ctx, s);
   return 1;
 }
