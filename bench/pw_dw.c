@@ -15,6 +15,8 @@
  *              (conv_dnnl_chain) when their formats agree
  *
  *   usage: printed by main() on a bad option
+ *   PWDW_PRINT=1: the fused variants' lowered programs and notes on stdout;
+ *   PWDW_ASM=FILE: the last fused module's assembly into FILE
  *
  * Per block: data and weights seeded random, NCHW16c, bias + ReLU on both layers (v2's ReLU6
  * too: oneDNN's side is built with ReLU, conv_impl.c). The fused variants are checked against
@@ -57,6 +59,7 @@ static const struct {
 enum { T_PW, T_DW, T_FUSED };
 
 typedef struct pcase {
+  const char *name;
   tec_ctx *ctx;
   topi_conv2d pw, dw;
   DLTensor x, w1, b1, w2, b2, mid, out, vout[MAX_R];
@@ -85,16 +88,19 @@ static tec_module *build_one(tec_ctx *ctx, const char *name, const topi_conv2d *
   return f ? tec_build(ctx, 1, &f, NULL) : NULL;
 }
 
-/* The fused pointwise's register tile: T columns dividing the width, B blocks dividing the
- * channel blocks, T * B <= 28 accumulators (AVX-512: 32 registers, B weights and a broadcast
- * beside them), the most multiply-adds per load (T * B / (T + B)). */
+/* The fused pointwise's register tile: T columns (a last tile past the width computes the
+ * columns it has, under a guard), B blocks dividing the channel blocks, T * B accumulators + B
+ * weights + a broadcast within AVX-512's 32 registers (7 x 4 = 33 spilled two accumulators in
+ * the hot loop): the most multiply-adds per load, T * B / (T + B), times the share of the
+ * tiles' columns that exist. */
 static void pick_tile(int64_t w, int64_t nob, int64_t *bt, int64_t *bb) {
   double best = -1;
   *bt = *bb = 1;
   for (int64_t t = 1; t <= 28 && t <= w; t++)
-    for (int64_t b = 1; b <= 8 && b <= nob; b++)
-      if (w % t == 0 && nob % b == 0 && t * b <= 28 && (double)(t * b) / (double)(t + b) > best)
-        best = (double)(t * b) / (double)(t + b), *bt = t, *bb = b;
+    for (int64_t b = 1; b <= 8 && b <= nob; b++) {
+      double rate = (double)(t * b) / (double)(t + b) * (double)w / (double)((w + t - 1) / t * t);
+      if (nob % b == 0 && t * b + b + 1 <= 32 && rate > best) best = rate, *bt = t, *bb = b;
+    }
 }
 
 /* The chain, the depthwise in tiles of R output rows, the pointwise slid along them. */
@@ -110,8 +116,15 @@ static tec_module *build_fused(pcase *c, int64_t R) {
   topi_conv2d_nchwc_config pc = *(const topi_conv2d_nchwc_config *)psp.default_config;
   topi_depthwise_nchwc_config dc = *(const topi_depthwise_nchwc_config *)dsp.default_config;
   dc.oh_tile = R, dc.parallel = 0;
+  if (R == 1)
+    printf("%-8s tec pw default ow_tile=%lld oc_tiles=%lld ic_split=%lld ic_unroll=%lld; ",
+           c->name, (long long)pc.ow_tile, (long long)pc.oc_tiles, (long long)pc.ic_split,
+           (long long)pc.ic_unroll);
   pick_tile(c->pw.w, c->pw.c_out / 16, &pc.ow_tile, &pc.oc_tiles);
   if (tile_t) pc.ow_tile = tile_t, pc.oc_tiles = tile_b;
+  if (R == 1)
+    printf("fused tile ow_tile=%lld oc_tiles=%lld\n", (long long)pc.ow_tile,
+           (long long)pc.oc_tiles);
   prefix_names(ctx, dp.out);
   te_tensor **args = tec_ctx_alloc(ctx, 6 * sizeof *args);
   if (!args) return NULL;
@@ -129,7 +142,13 @@ static tec_module *build_fused(pcase *c, int64_t R) {
     tec_lower_print(stdout, f);
     for (int k = 0; k < f->nnotes; k++) printf("note: %s\n", f->notes[k]);
   }
-  return f ? tec_build(ctx, 1, &f, NULL) : NULL;
+  tec_module *m = f ? tec_build(ctx, 1, &f, NULL) : NULL;
+  const char *asm_file = getenv("PWDW_ASM");
+  if (m && asm_file) {
+    FILE *fp = fopen(asm_file, "w");
+    if (fp) fputs(tec_module_asm(m), fp), fclose(fp);
+  }
+  return m;
 }
 
 static int alloc_fill(DLTensor *t, int nd, const int64_t *s, unsigned seed) {
@@ -147,6 +166,7 @@ static int setup_tec(pcase *c, int bi, const int *rs, int nr) {
   topi_layout l = {.kind = TOPI_NCHWC, .block = 16};
   topi_epilogue e = {.bias = 1, .act = TOPI_ACT_RELU};
   int64_t oh = (B->h - 1) / 2 + 1, cb = (B->c + 15) / 16;
+  c->name = B->name;
   c->pw = (topi_conv2d){.n = 1, .c_in = B->c, .h = B->h, .w = B->h, .c_out = B->m, .kh = 1,
                         .kw = 1, .stride_h = 1, .stride_w = 1, .groups = 1, .in_layout = l,
                         .out_layout = l, .epi = e};
