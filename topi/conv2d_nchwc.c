@@ -313,16 +313,17 @@ int topi_conv2d_nchwc_schedule_in(const topi_decl *dc, const topi_conv2d_nchwc_c
   return schedule_in(dc, cfg, s, rows, row_loop, 0);
 }
 
-/* pw_dw_s2: conv (declared by topi_conv2d_nchwc_declare_rows: [n][O][oy][ox][y]) computed at
- * loop `at` of `consumer`, its buffer stored at the top level: lower/store_at.c slides it
- * along oy, the dimension the consumer's rows move (each iteration computes the rows the
- * previous one did not, into a buffer folded to a power of two of rows), and out inlined into
- * the consumer (the epilogue applied where the consumer reads). conv's loops: (n, O/B), oy,
- * ox/T, the reduction as schedule_in's, then the register tile T x B x y (unrolled,
- * vectorized), accumulated in place: the tile's addresses share one folded row, so LLVM keeps
- * them in registers across the reduction. (A cache_write tile computed inside conv would be
- * the usual register tile, but a stage computed inside a slid one is bounded by the unslid
- * range: lower/bound.c, lower_store_finish.) */
+/* The pointwise of a pw -> stride-2 dw chain (issue 39, bench/pw_dw.c): conv (declared by
+ * topi_conv2d_nchwc_declare_rows: [n][O][oy][ox][y]) computed at loop `at` of `consumer`, its
+ * buffer stored at the top level: lower/store_at.c slides it along oy, the dimension the
+ * consumer's rows move (each iteration computes the rows the previous one did not, into a
+ * buffer folded to a power of two of rows), and out inlined into the consumer (the epilogue
+ * applied where the consumer reads). conv's loops: (n, O/B), oy, ox/T, the reduction as
+ * schedule_in's, then the register tile T x B x y (unrolled, vectorized), accumulated in
+ * place: the tile's addresses share one folded row, so LLVM keeps them in registers across
+ * the reduction. (A cache_write tile computed inside conv would be the usual register tile,
+ * but a stage computed inside a slid one is bounded by the unslid range: lower/bound.c,
+ * lower_store_finish; it read the wrong rows.) */
 int topi_conv2d_nchwc_schedule_slid(const topi_decl *dc, const topi_conv2d_nchwc_config *cfg,
                                     sch_schedule *s, sch_stage *consumer, sch_iter *at) {
   const cn_decl *d = dc->priv;
