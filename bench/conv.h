@@ -31,6 +31,7 @@ typedef struct conv_dnnl {
   char impl[64];    /* dnnl_query_impl_info_str and the algorithm: "jit:avx512_core (auto)" */
   char algs[256];   /* each algorithm tried, its implementation and time, or "none" */
   char formats[128]; /* the chosen src / weights / dst formats */
+  dnnl_memory_t chain_src; /* conv_dnnl_chain: src is another case's dst (NULL: its own) */
 } conv_dnnl;
 
 typedef struct conv_case {
@@ -81,6 +82,11 @@ int conv_tec_variant(conv_case *v, const conv_case *base, const char *name);
 int conv_xnn_setup(conv_case *c, int yield);
 /* oneDNN for thread-count index ti (call after omp_set_num_threads). */
 int conv_dnnl_setup(conv_case *c, int ti);
+
+/* After both setups: to's oneDNN call reads from's oneDNN output in place, as a network does
+ * (bench/pw_dw.c), when from's dst format is to's src format. 1 chained, 0 the formats differ
+ * (to keeps its own input), -1 on error (printed). */
+int conv_dnnl_chain(conv_case *from, conv_case *to, int ti);
 
 /* One call of impl (tec: tec_module_run; the first one packs the weights). pool: XNNPACK's,
  * ti: oneDNN's state. 0, or -1 with a message printed. */

@@ -427,6 +427,7 @@ static int dnnl_make(conv_case *c, dnnl_alg_kind_t alg, int quiet, conv_dnnl *d)
 }
 
 static void dnnl_free_state(conv_dnnl *d) {
+  if (d->chain_src) dnnl_memory_destroy(d->chain_src);
   if (d->conv) dnnl_primitive_destroy(d->conv);
   if (d->dst_reorder) dnnl_primitive_destroy(d->dst_reorder);
   dnnl_memory_t m[5] = {d->src, d->wei, d->bias, d->dst, d->user_dst};
@@ -493,6 +494,22 @@ int conv_dnnl_setup(conv_case *c, int ti) {
   return d->ok ? 0 : -1;
 }
 
+int conv_dnnl_chain(conv_case *from, conv_case *to, int ti) {
+  conv_dnnl *a = &from->dnnl[ti], *b = &to->dnnl[ti];
+  const dnnl_memory_desc_t *dmd, *smd;
+  void *h = NULL;
+  if (!a->ok || !b->ok || dnnl_memory_get_memory_desc(a->dst, &dmd) != dnnl_success ||
+      dnnl_memory_get_memory_desc(b->src, &smd) != dnnl_success ||
+      dnnl_memory_get_data_handle(a->dst, &h) != dnnl_success) {
+    printf("onednn: %s -> %s: no state to chain\n", from->L->name, to->L->name);
+    return -1;
+  }
+  if (!dnnl_memory_desc_equal(dmd, smd)) return 0;
+  if (b->chain_src) dnnl_memory_destroy(b->chain_src), b->chain_src = NULL;
+  dnnl_status_t st = dnnl_memory_create(&b->chain_src, smd, engine, h);
+  return st == dnnl_success ? 1 : dnnl_fail(to, "dnnl_memory_create (chained src)", st);
+}
+
 /* ---------------- calls and checks ---------------- */
 
 int conv_run(conv_case *c, int impl, int ti, pthreadpool_t pool) {
@@ -507,7 +524,8 @@ int conv_run(conv_case *c, int impl, int ti, pthreadpool_t pool) {
   }
   case IMPL_DNNL: {
     conv_dnnl *d = &c->dnnl[ti];
-    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, d->src}, {DNNL_ARG_WEIGHTS, d->wei},
+    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, d->chain_src ? d->chain_src : d->src},
+                               {DNNL_ARG_WEIGHTS, d->wei},
                                {DNNL_ARG_BIAS, d->bias}, {DNNL_ARG_DST, d->dst}};
     dnnl_status_t st = dnnl_primitive_execute(d->conv, stream, 4, args);
     if (st == dnnl_success) st = dnnl_stream_wait(stream);

@@ -31,8 +31,14 @@ static void prefix_names(tec_ctx *ctx, te_tensor *t) {
   for (int i = 0; i < t->ninputs; i++) prefix_names(ctx, (te_tensor *)t->inputs[i]);
 }
 
-/* c x h x w --1x1--> m --dw 3x3 stride s, tiles of R rows--> m x oh x ow; fused: the pointwise
- * at the depthwise's row loop, else at root. Returns the max error against the reference. */
+/* the slid chain's register tile (fused 2): T columns x B channel blocks */
+static int64_t slid_t = 4, slid_b = 2;
+
+/* c x h x w --1x1--> m --dw 3x3 stride s, tiles of R rows--> m x oh x ow; fused 1: the
+ * pointwise at the depthwise's row loop; 2: its conv there, stored at the top level with a
+ * sliding window (topi_conv2d_nchwc_declare_rows / _schedule_slid: no row computed twice, the
+ * lowering must say nothing about the store), else at root. Returns the max error against the
+ * reference. */
 static double chain_m(int64_t c, int64_t m, int64_t h, int64_t w, int64_t s, int64_t R, int fused,
                       int64_t margin) {
   topi_conv2d pw = {.n = 1, .c_in = c, .h = h, .w = w, .c_out = m, .kh = 1, .kw = 1,
@@ -47,7 +53,8 @@ static double chain_m(int64_t c, int64_t m, int64_t h, int64_t w, int64_t s, int
   tec_ctx *ctx = tec_ctx_new();
   topi_decl dp, dd;
   tune_space psp, dsp;
-  OK(ctx, topi_conv2d_nchwc_declare_on(ctx, &pw, NULL, &dp));
+  OK(ctx, fused == 2 ? topi_conv2d_nchwc_declare_rows(ctx, &pw, NULL, &dp)
+                     : topi_conv2d_nchwc_declare_on(ctx, &pw, NULL, &dp));
   OK(ctx, topi_depthwise_nchwc_declare_on(ctx, &dw, dp.out, &dd));
   OK(ctx, topi_space_of(ctx, "conv2d_nchwc", &pw, NULL, &psp));
   OK(ctx, topi_space_of(ctx, "depthwise_nchwc", &dw, NULL, &dsp));
@@ -63,12 +70,21 @@ static double chain_m(int64_t c, int64_t m, int64_t h, int64_t w, int64_t s, int
   topi_op op;
   sch_iter *rows = NULL;
   OK(ctx, topi_op_begin(&fd, &op));
-  OK(ctx, topi_conv2d_nchwc_schedule_in(&dp, &pc, op.sched, 0, NULL));
+  if (fused == 2) {
+    dc.parallel = 0; /* the window slides along a serial loop */
+    pc.ow_tile = slid_t, pc.oc_tiles = slid_b;
+  } else
+    OK(ctx, topi_conv2d_nchwc_schedule_in(&dp, &pc, op.sched, 0, NULL));
   OK(ctx, topi_depthwise_nchwc_schedule_in(&dd, &dc, op.sched, 1, &rows));
   ck_assert_ptr_nonnull(rows);
-  if (fused) OK(ctx, sch_compute_at(sch_stage_of(op.sched, dp.out), sch_stage_of(op.sched, dd.out), rows));
+  if (fused == 2)
+    OK(ctx, topi_conv2d_nchwc_schedule_slid(&dp, &pc, op.sched, sch_stage_of(op.sched, dd.out), rows));
+  else if (fused)
+    OK(ctx, sch_compute_at(sch_stage_of(op.sched, dp.out), sch_stage_of(op.sched, dd.out), rows));
   lower_func *f = tec_lower(op.sched, "chain", op.nargs, op.args);
   ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+  if (fused == 2) /* slid, not computed in full per tile (store_at's note) */
+    ck_assert_msg(f->nnotes == 0, "slid chain: %s", f->nnotes ? f->notes[0] : "");
   tec_module *mod = tec_build(ctx, 1, &f, NULL);
   ck_assert_msg(mod != NULL, "%s", tec_ctx_error(ctx));
 
@@ -110,6 +126,23 @@ START_TEST(stride2_fused) {
 }
 END_TEST
 
+/* The sliding window: each tile computes the pointwise's new rows only, into a folded
+ * buffer; tiles whose columns divide the width or not (a guarded last tile), R = 1 and 2, the
+ * last tile short, the window past the image's bottom, partial channel blocks, stride 1 (two
+ * halo rows). */
+START_TEST(stride2_slid) {
+  slid_t = 4, slid_b = 2;
+  CHECK(16, 32, 8, 8, 2, 1, 2);
+  CHECK(24, 48, 11, 13, 2, 2, 2); /* 13 columns: tiles of 4 and a guarded one */
+  CHECK(24, 40, 12, 12, 2, 1, 2); /* 40 channels: 3 blocks, tiles of 2 and a guarded one */
+  CHECK(16, 32, 10, 9, 1, 2, 2);
+  slid_t = 3, slid_b = 1;
+  CHECK(8, 16, 9, 7, 2, 3, 2);
+  double e = chain_m(24, 48, 11, 13, 2, 2, 2, 1); /* margins on the chain's input and output */
+  ck_assert_msg(e < 1e-4, "slid, margins: error %g", e);
+}
+END_TEST
+
 START_TEST(stride1_and_unfused) {
   CHECK(16, 32, 10, 9, 1, 2, 1); /* stride 1: two halo rows per tile */
   CHECK(24, 40, 9, 7, 2, 3, 0);  /* rows outer, the pointwise at root */
@@ -138,6 +171,25 @@ START_TEST(bad_input) {
   ck_assert_int_ne(topi_depthwise_nchwc_declare_on(ctx, &dw, NULL, &d), 0);
   assert_err(ctx, "depthwise_nchwc: not depthwise (needs groups == c_in == c_out)");
   tec_ctx_free(ctx);
+  /* the slid schedule takes only a 1x1 declared with rows apart */
+  topi_conv2d pw = {.n = 1, .c_in = 16, .h = 8, .w = 8, .c_out = 16, .kh = 1, .kw = 1,
+                    .stride_h = 1, .stride_w = 1, .groups = 1, .in_layout = NCHWC(16),
+                    .out_layout = NCHWC(16), .epi = BR};
+  topi_conv2d_nchwc_config cfg = {.ow_tile = 4, .oc_tiles = 1, .ic_split = 1};
+  topi_op op;
+  for (int k = 0; k < 2; k++) {
+    ctx = tec_ctx_new();
+    topi_conv2d q = pw;
+    if (k) q.kh = q.kw = 3, q.pad_h = q.pad_w = 1;
+    if (k) OK(ctx, topi_conv2d_nchwc_declare_rows(ctx, &q, NULL, &d));
+    else OK(ctx, topi_conv2d_nchwc_declare_on(ctx, &q, NULL, &d));
+    OK(ctx, topi_op_begin(&d, &op));
+    sch_stage *so = sch_stage_of(op.sched, d.out);
+    ck_assert_int_ne(topi_conv2d_nchwc_schedule_slid(&d, &cfg, op.sched, so, sch_axis(so, 2)), 0);
+    assert_err(ctx, "conv2d_nchwc: a slid schedule needs a 1x1, stride 1, unpadded conv declared "
+                    "by topi_conv2d_nchwc_declare_rows");
+    tec_ctx_free(ctx);
+  }
 }
 END_TEST
 
@@ -146,6 +198,7 @@ int main(void) {
   TCase *tc = tcase_create("chain");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, stride2_fused);
+  tcase_add_test(tc, stride2_slid);
   tcase_add_test(tc, stride1_and_unfused);
   tcase_add_test(tc, margins);
   tcase_add_test(tc, bad_input);

@@ -139,8 +139,22 @@ static int cn_declare(tec_ctx *ctx, const void *p_arg, topi_decl *out) {
   return topi_conv2d_nchwc_declare_on(ctx, p, NULL, out);
 }
 
+static int declare(tec_ctx *ctx, const topi_conv2d *p, te_tensor *data, int direct,
+                   topi_decl *out);
+
 int topi_conv2d_nchwc_declare_on(tec_ctx *ctx, const topi_conv2d *p, te_tensor *data,
                                  topi_decl *out) {
+  return declare(ctx, p, data, 0, out);
+}
+
+int topi_conv2d_nchwc_declare_rows(tec_ctx *ctx, const topi_conv2d *p, te_tensor *data,
+                                   topi_decl *out) {
+  return declare(ctx, p, data, 1, out);
+}
+
+/* direct: conv over [n][O][oy][ox][y] even for a 1x1 (no GEMM form) */
+static int declare(tec_ctx *ctx, const topi_conv2d *p, te_tensor *data, int direct,
+                   topi_decl *out) {
   if (!ctx) return -1;
   if (!p || !out) return tec_ctx_set_error(ctx, WHO ": problem and decl are required");
   if (topi_refuse(ctx, &topi_tmpl_conv2d_nchwc, p)) return -1;
@@ -153,8 +167,8 @@ int topi_conv2d_nchwc_declare_on(tec_ctx *ctx, const topi_conv2d *p, te_tensor *
   d->yb = p->out_layout.block;
   d->nib = topi_ceil_div(p->c_in, d->xb);
   d->nob = topi_ceil_div(p->c_out, d->yb);
-  d->gemm = p->kh == 1 && p->kw == 1 && p->stride_h == 1 && p->stride_w == 1 && p->pad_h == 0 &&
-            p->pad_w == 0;
+  d->gemm = !direct && p->kh == 1 && p->kw == 1 && p->stride_h == 1 && p->stride_w == 1 &&
+            p->pad_h == 0 && p->pad_w == 0;
   d->ric = te_reduce_axis_n(ctx, "ic", d->nib);
   d->rky = te_reduce_axis_n(ctx, "ky", p->kh);
   d->rkx = te_reduce_axis_n(ctx, "kx", p->kw);
@@ -297,6 +311,41 @@ static int cn_schedule(const topi_decl *dc, const void *cfg_arg,
 int topi_conv2d_nchwc_schedule_in(const topi_decl *dc, const topi_conv2d_nchwc_config *cfg,
                                   sch_schedule *s, int64_t rows, sch_iter **row_loop) {
   return schedule_in(dc, cfg, s, rows, row_loop, 0);
+}
+
+/* The pointwise of a pw -> stride-2 dw chain (issue 39, bench/pw_dw.c): conv (declared by
+ * topi_conv2d_nchwc_declare_rows: [n][O][oy][ox][y]) computed at loop `at` of `consumer`, its
+ * buffer stored at the top level: lower/store_at.c slides it along oy, the dimension the
+ * consumer's rows move (each iteration computes the rows the previous one did not, into a
+ * buffer folded to a power of two of rows), and out inlined into the consumer (the epilogue
+ * applied where the consumer reads). conv's loops: (n, O/B), oy, ox/T, the reduction as
+ * schedule_in's, then the register tile T x B x y (unrolled, vectorized), accumulated in
+ * place: the tile's addresses share one folded row, so LLVM keeps them in registers across
+ * the reduction. (A cache_write tile computed inside conv would be the usual register tile,
+ * but a stage computed inside a slid one is bounded by the unslid range: lower/bound.c,
+ * lower_store_finish; it read the wrong rows.) */
+int topi_conv2d_nchwc_schedule_slid(const topi_decl *dc, const topi_conv2d_nchwc_config *cfg,
+                                    sch_schedule *s, sch_stage *consumer, sch_iter *at) {
+  const cn_decl *d = dc->priv;
+  if (d->gemm || d->pad || d->p.kh != 1 || d->p.kw != 1 || d->p.stride_h != 1 ||
+      d->p.stride_w != 1)
+    return tec_ctx_set_error(dc->ctx, WHO ": a slid schedule needs a 1x1, stride 1, unpadded "
+                                          "conv declared by topi_conv2d_nchwc_declare_rows");
+  sch_stage *so = sch_stage_of(s, dc->out), *sc = sch_stage_of(s, d->conv);
+  if (!so || !sc || sch_compute_inline(so)) return -1;
+  sch_iter *oo, *oi, *xo, *xi, *ico, *ici, *u = sch_reduce_axis(sc, 3), *f;
+  if (sch_split(sc, sch_axis(sc, 1), cfg->oc_tiles, &oo, &oi) ||
+      sch_split(sc, sch_axis(sc, 3), cfg->ow_tile, &xo, &xi) ||
+      sch_split(sc, sch_reduce_axis(sc, 0), cfg->ic_split, &ico, &ici) ||
+      sch_reorder(sc, 12, (sch_iter *[]){sch_axis(sc, 0), oo, sch_axis(sc, 2), xo, ico,
+                                         sch_reduce_axis(sc, 1), sch_reduce_axis(sc, 2), ici, u,
+                                         xi, oi, sch_axis(sc, 4)}) ||
+      sch_fuse(sc, sch_axis(sc, 0), oo, &f) || (cfg->ic_unroll && sch_unroll(sc, ici)) ||
+      sch_unroll(sc, oi) || sch_unroll(sc, xi) || sch_vectorize(sc, sch_axis(sc, 4)) ||
+      (d->xb <= 16 && sch_unroll(sc, u)) || sch_compute_at(sc, consumer, at) ||
+      sch_store_root(sc))
+    return -1;
+  return 0;
 }
 
 /* far_pairs (AArch64, GEMM form): the ic_split blocks unrolled in one step are nib/ic_split

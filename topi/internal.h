@@ -96,6 +96,14 @@ int topi_conv2d_nchwc_declare_on(tec_ctx *ctx, const topi_conv2d *p, te_tensor *
                                  topi_decl *out);
 int topi_conv2d_nchwc_schedule_in(const topi_decl *d, const topi_conv2d_nchwc_config *cfg,
                                   sch_schedule *s, int64_t rows, sch_iter **row_loop);
+/* The pw -> stride-2 dw chain's pieces of conv2d_nchwc (topi/conv2d_nchwc.c, bench/pw_dw.c): declare_on's declaration but with
+ * conv over [n][O][oy][ox][y] for a 1x1 too (no GEMM form: rows apart, for a sliding window);
+ * schedule_slid: that conv computed at loop `at` of consumer, stored at the top level with a
+ * sliding window along oy, out inlined into the consumer. */
+int topi_conv2d_nchwc_declare_rows(tec_ctx *ctx, const topi_conv2d *p, te_tensor *data,
+                                   topi_decl *out);
+int topi_conv2d_nchwc_schedule_slid(const topi_decl *d, const topi_conv2d_nchwc_config *cfg,
+                                    sch_schedule *s, sch_stage *consumer, sch_iter *at);
 int topi_depthwise_nchwc_declare_on(tec_ctx *ctx, const topi_conv2d *p, te_tensor *data,
                                     topi_decl *out);
 int topi_depthwise_nchwc_schedule_in(const topi_decl *d, const topi_depthwise_nchwc_config *cfg,
