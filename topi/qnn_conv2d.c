@@ -50,6 +50,8 @@ typedef struct qc_sched {
   int64_t owp;          /* dot path: acc's columns, ow rounded up to a multiple of ow_tile */
   int64_t dpw;          /* dot path: data_p's columns */
   int64_t obp;          /* output blocks of acc and kernel_p: a multiple of oc_tile */
+  int flat;             /* dot path, 1x1 stride 1 unpadded, no copy (knob plane): acc is one row
+                         * of h*w pixels, [n][O][1][h*w][y], read as the plane's run of bytes */
   int64_t side;         /* dot path by element: a tile's oc_tile output blocks side by side in
                          * kernel_p (8 dims, one run of oc_tile * y * 4 bytes per step of the
                          * reduction: ldp pairs); 1: 7 dims, a block's own */
@@ -91,6 +93,9 @@ static const ir_expr *acc_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   if (!s->wlayout) { /* the dot path: int32(dp) * int32(wp), what dot4 matches */
     const ir_expr *y = ir_add(ir_mul(i[2], ir_int(ctx, p->stride_h)), r[1]);
     const ir_expr *x = ir_add(ir_mul(i[3], ir_int(ctx, p->stride_w)), r[2]);
+    if (s->flat) /* pixel i[3] of the plane (i[2] is 0): its flat index is i[3]'s own */
+      y = ir_add(ir_floordiv(i[3], ir_int(ctx, p->w)), r[1]),
+      x = ir_add(ir_floormod(i[3], ir_int(ctx, p->w)), r[2]);
     const ir_expr *v = s->dp ? TE_AT(s->dp, i[0], r[0], y, x, lane) : TE_AT(d->a.data, i[0], r[0], y, x, lane);
     const ir_expr *sd = ir_int(ctx, s->side);
     const ir_expr *w = s->side > 1 ? TE_AT(s->wp, ir_floordiv(i[1], sd), r[0], r[1], r[2], r[3],
@@ -109,7 +114,9 @@ static const ir_expr *acc_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
 static const ir_expr *out_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   qc_sched *s = u;
   const qc_decl *d = s->d;
-  const ir_expr *acc = ir_add(TE_AT(s->acc, i[0], i[1], i[2], i[3], i[4]), TE_AT(s->bias_q, i[1], i[4]));
+  const ir_expr *px = s->flat ? ir_add(ir_mul(i[2], ir_int(ctx, d->a.ow)), i[3]) : i[3];
+  const ir_expr *acc = ir_add(TE_AT(s->acc, i[0], i[1], s->flat ? ir_int(ctx, 0) : i[2], px, i[4]),
+                              TE_AT(s->bias_q, i[1], i[4]));
   return qnn_requant(ctx, acc, TE_AT(d->a.mult, i[1], i[4]), d->a.p.out, d->a.p.conv.epi.act);
 }
 
@@ -183,6 +190,14 @@ static int64_t qc_groups(const tec_target *t, const topi_conv2d *c, int64_t bx, 
   return ow_tile % 4 == 0 ? 4 : ow_tile % 2 == 0 ? 2 : 1;
 }
 
+/* Whether the plane can be one row of h*w pixels (knob plane): a 1x1 stride-1 convolution
+ * without padding reading its input in place (NCHW[x]c without margins: qnn_conv_why), so
+ * ow_tile consecutive pixels are consecutive bytes of each input block even across rows. */
+static int qc_plane_ok(const tec_target *t, const topi_conv2d *c) {
+  return c->kh == 1 && c->kw == 1 && c->stride_h == 1 && c->stride_w == 1 && !c->pad_h &&
+         !c->pad_w && !qnn_dot_shift(t);
+}
+
 /* The stages of one schedule (wlayout: the kernel's innermost two dimensions; the dot path's
  * acc and padded input sized for ow_tile); out returned. */
 static te_tensor *qc_stages(const topi_decl *dc, const topi_qconv2d_config *cfg,
@@ -194,7 +209,9 @@ static te_tensor *qc_stages(const topi_decl *dc, const topi_qconv2d_config *cfg,
   if (!s) return NULL;
   int64_t wlayout = cfg->wlayout;
   s->d = d, s->wlayout = wlayout, s->shift = !wlayout && qnn_dot_shift(target);
+  s->flat = !wlayout && cfg->plane;
   s->owp = wlayout ? d->a.ow : topi_ceil_div(d->a.ow, cfg->ow_tile) * cfg->ow_tile;
+  if (s->flat) s->owp = d->a.oh * d->a.ow; /* ow_tile divides it (the space's rule) */
   int64_t ib = topi_ceil_div(c->c_in, d->a.bx), ob = topi_ceil_div(c->c_out, d->a.by);
   s->obp = ob = topi_ceil_div(ob, cfg->oc_tile) * cfg->oc_tile;
   static const char *const wn[3][8] = {{"O", "I", "ky", "kx", "i4", "o", "ii"},
@@ -215,7 +232,7 @@ static te_tensor *qc_stages(const topi_decl *dc, const topi_qconv2d_config *cfg,
   s->bias_q = d->a.bias_q;
   if (!wlayout) {
     int64_t hr = (d->a.oh - 1) * c->stride_h + c->kh, wr = (s->owp - 1) * c->stride_w + c->kw;
-    if (s->shift || c->pad_h || c->pad_w || wr > c->w) {
+    if (!s->flat && (s->shift || c->pad_h || c->pad_w || wr > c->w)) {
       s->dpw = wr;
       s->dp = te_compute(ctx, &(te_compute_decl){.name = "data_p", .ndim = 5,
                                                  .shape = TE_SHAPE(ctx, c->n, ib, hr, wr, d->a.bx),
@@ -227,7 +244,7 @@ static te_tensor *qc_stages(const topi_decl *dc, const topi_qconv2d_config *cfg,
       s->bias_q = qnn_bias(ctx, d->a.bias, qnn_wsum(ctx, d->a.kernel), c->c_out, d->a.by,
                            d->a.p.in.zero_point + 128);
   }
-  const ir_expr *const *as = TE_SHAPE(ctx, c->n, ob, d->a.oh, s->owp, d->a.by);
+  const ir_expr *const *as = TE_SHAPE(ctx, c->n, ob, s->flat ? 1 : d->a.oh, s->owp, d->a.by);
   s->acc = te_compute(ctx, &(te_compute_decl){.name = "acc", .ndim = 5, .shape = as,
                                               .body = acc_body, .user = s, .tag = "qnn_conv2d",
                                               .axis_names = on});
@@ -291,11 +308,28 @@ static int qc_schedule(const topi_decl *dc, const void *cfg_arg, const tec_targe
   /* in_row: the rows first, the output blocks inside them, so that the input rows the copy
    * makes for one output row serve every block while in L1 */
   int in_row = cfg->in_row && s->dp;
-  if (!so || !sa || sch_split(so, sch_axis(so, 1), cfg->oc_tile, &Oo, &Oi) ||
-      sch_split(so, sch_axis(so, 3), cfg->ow_tile, &xo, &xi))
+  if (!so || !sa || sch_split(so, sch_axis(so, 1), cfg->oc_tile, &Oo, &Oi)) return -1;
+  if (s->flat) { /* the plane as one row: (oy, ox) fused, in runs of about a row's pixels
+                  * (a multiple of ow_tile dividing h*w, what oy was: the parallel unit),
+                  * each in tiles of ow_tile pixels */
+    int64_t hw = d->a.oh * d->a.ow, run = hw;
+    for (int64_t r = cfg->ow_tile; r < hw; r += cfg->ow_tile)
+      if (r >= d->a.ow && hw % r == 0) {
+        run = r;
+        break;
+      }
+    if (sch_fuse(so, oy, sch_axis(so, 3), &f) || sch_split(so, f, run, &oy, &f) ||
+        sch_split(so, f, cfg->ow_tile, &xo, &xi))
+      return -1;
+  } else if (sch_split(so, sch_axis(so, 3), cfg->ow_tile, &xo, &xi))
     return -1;
   sch_iter *order[7] = {n, in_row ? oy : Oo, in_row ? Oo : oy, xo, Oi, xi, sch_axis(so, 4)};
-  if (sch_reorder(so, 7, order) || sch_unroll(so, xi) || sch_vectorize(so, sch_axis(so, 4)))
+  if (sch_reorder(so, 7, order)) return -1;
+  if (s->flat) { /* the tile's ow_tile * y output bytes are consecutive: one vector */
+    if (sch_fuse(so, xi, sch_axis(so, 4), &f) || sch_vectorize(so, f) ||
+        sch_unroll(so, Oi))
+      return -1;
+  } else if (sch_unroll(so, xi) || sch_vectorize(so, sch_axis(so, 4)))
     return -1;
   sch_iter *rows = oy; /* the loop data_p is computed at (in_row) */
   if (cfg->parallel && (in_row ? sch_fuse(so, n, oy, &rows) || sch_parallel(so, rows)
@@ -333,12 +367,14 @@ static int qc_schedule(const topi_decl *dc, const void *cfg_arg, const tec_targe
 /* The tile's accumulators, oc_tile x ow_tile x (y / lanes) vectors, with oc_tile x (y / lanes)
  * weight vectors and a broadcast, within the registers. */
 typedef struct qc_rule {
-  int64_t vpb, regs;
+  int64_t vpb, regs, ow, hw; /* hw: the plane's pixels where it may be one row (plane), else 0 */
 } qc_rule;
 
 static int qc_rule_ok(const void *data, const void *config) {
   const qc_rule *r = data;
   const topi_qconv2d_config *c = config;
+  if (c->plane ? c->wlayout || c->ow_tile > r->hw || r->hw % c->ow_tile : c->ow_tile > r->ow)
+    return 0; /* a plane tile divides h*w (the dot path's); a row's tile fits the row */
   return (c->ow_tile + 1) * c->oc_tile * r->vpb + 1 <= r->regs || (c->ow_tile == 1 && c->oc_tile == 1);
 }
 
@@ -396,9 +432,11 @@ static int qc_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, t
   if (topi_conv2d_out_hw(ctx, &p->conv, &oh, &ow)) return -1;
   int64_t vpb = topi_ceil_div(p->conv.out_layout.block, lanes), regs = topi_target_regs(ctx, target, lanes);
   int64_t ob = topi_ceil_div(p->conv.c_out, p->conv.out_layout.block);
-  int64_t tw[16], toc[4], def = 1, def_oc = 1;
+  int64_t tw[16], toc[4], def = 1, def_oc = 1, def_plane = 0;
   int ntw = 0, noc = 0;
-  for (int64_t t = 1; t <= 16 && t <= ow; t++) tw[ntw++] = t;
+  const tec_target *tg = topi_target_of(ctx, target);
+  int64_t hw = qc_plane_ok(tg, &p->conv) ? oh * ow : 0; /* the plane may be one row */
+  for (int64_t t = 1; t <= 16 && t <= (ow > hw ? ow : hw); t++) tw[ntw++] = t;
   for (int64_t t = 1; t <= 4 && t <= ob; t++) toc[noc++] = t;
   /* the default tile: two output blocks per broadcast where that leaves room for 7 columns or
    * more (AVX-512: 14 x 2 accumulators; measured on MobileNet and ResNet layers), else one;
@@ -413,11 +451,14 @@ static int qc_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, t
   for (int64_t t = 1; t <= cap && t <= ow; t++)
     if (ow % t == 0 || ow <= cap) def = t;
   if (ow > cap && def < cap / 2) def = cap;
-  const tec_target *tg = topi_target_of(ctx, target);
   if (tg && tg->arch == TEC_ARCH_AARCH64 && vpb == 1)
     qc_default_a64(ob, ow, qc_groups(tg, &p->conv, p->conv.in_layout.block, 4) > 1,
                    topi_ceil_div(p->conv.c_in, p->conv.in_layout.block) * p->conv.kh * p->conv.kw,
                    &def_oc, &def);
+  /* the plane as one row where the row's tile wastes columns at its end and one of the same
+   * width divides h*w (MobileNet v2's 14x14 pointwise layers: 4 of 14 columns) */
+  if (tg && tg->arch == TEC_ARCH_AARCH64 && vpb == 1 && hw && hw % def == 0)
+    def_plane = 1;
   static const int64_t b01[] = {0, 1};
   if (tune_space_init(ctx, sp, topi_tmpl_qnn_conv2d.name, topi_tmpl_qnn_conv2d.config_size) ||
       tune_define_field(sp, "ow_tile", "output columns per register tile",
@@ -434,14 +475,19 @@ static int qc_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, t
       tune_define_field(sp, "wlayout", "packed kernel: 0 [..][y][4] (4 input channels "
                         "innermost: the dot-product instruction), 1 [..][4][y] (output channels "
                         "innermost: plain widening multiplies)",
-                        offsetof(topi_qconv2d_config, wlayout), 2, b01, 0) < 0)
+                        offsetof(topi_qconv2d_config, wlayout), 2, b01, 0) < 0 ||
+      tune_define_field(sp, "plane", "1x1, stride 1, unpadded, input read in place: the plane "
+                        "tiled as one row of h*w pixels (ow_tile pixels per tile, dividing "
+                        "h*w), 0: row by row",
+                        offsetof(topi_qconv2d_config, plane), hw ? 2 : 1, b01, def_plane) < 0)
     return -1;
   qc_rule *r = tec_ctx_alloc(ctx, sizeof *r);
   if (!r) return -1;
-  *r = (qc_rule){vpb, regs};
-  const char *doc = tec_ctx_printf(ctx, "registers: (ow_tile + 1) * oc_tile * %lld + 1 <= %lld",
-                                   (long long)vpb, (long long)regs);
-  return doc ? tune_space_set_rule(sp, 0x3u, qc_rule_ok, r, doc) : -1;
+  *r = (qc_rule){vpb, regs, ow, hw};
+  const char *doc = tec_ctx_printf(ctx, "registers: (ow_tile + 1) * oc_tile * %lld + 1 <= %lld; "
+                                   "ow_tile <= %lld, or with plane (wlayout 0) a divisor of %lld",
+                                   (long long)vpb, (long long)regs, (long long)ow, (long long)hw);
+  return doc ? tune_space_set_rule(sp, 0x33u, qc_rule_ok, r, doc) : -1;
 }
 
 const topi_template topi_tmpl_qnn_conv2d = {
