@@ -29,7 +29,10 @@
  * dividing y within the target's int32 lanes. AArch64 +dotprod, stride 1, NCHW4c input
  * (qc_groups): the columns in runs of 4 (or 2) read once and fed by element (`sdot v.4s,
  * w.16b, x.4b[g]`, SCH_INTRIN_DOT4_LANE) instead of a broadcast per column, the tile's output
- * blocks side by side in kernel_p (8 dims, side = oc_tile).
+ * blocks side by side in kernel_p (8 dims, side = oc_tile). Knob plane (1x1, stride 1, no
+ * padding, input read in place): acc is [n][O][1][h*w][y], the plane one row of pixels whose
+ * tiles of ow_tile never waste a row's end, started from the bias (te_reduce_init), each
+ * tile's ow_tile * y output bytes requantized as one vector.
  * wlayout 1: the kernel [..][4][y] (output channels innermost) and plain int16 multiplies
  * LLVM vectorizes, reading data with the padding inlined (0.24-0.33x tec's fp32 on pointwise
  * layers, against 3.7-4.4x for the dot path: kept as a second, independent nest).
@@ -101,7 +104,9 @@ static const ir_expr *acc_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
     const ir_expr *w = s->side > 1 ? TE_AT(s->wp, ir_floordiv(i[1], sd), r[0], r[1], r[2], r[3],
                                            ir_floormod(i[1], sd), i[4], r[4])
                                    : TE_AT(s->wp, i[1], r[0], r[1], r[2], r[3], i[4], r[4]);
-    return te_sum(ir_mul(ir_cast(TEC_I32, v), ir_cast(TEC_I32, w)), 5, r, NULL);
+    const ir_expr *sum = te_sum(ir_mul(ir_cast(TEC_I32, v), ir_cast(TEC_I32, w)), 5, r, NULL);
+    /* flat: the accumulators start from the bias (te_reduce_init), no add per output vector */
+    return s->flat ? te_reduce_init(sum, TE_AT(s->bias_q, i[1], i[4])) : sum;
   }
   const ir_expr *y = ir_add(ir_mul(i[2], ir_int(ctx, p->stride_h)), ir_sub(r[1], ir_int(ctx, p->pad_h)));
   const ir_expr *x = ir_add(ir_mul(i[3], ir_int(ctx, p->stride_w)), ir_sub(r[2], ir_int(ctx, p->pad_w)));
@@ -115,8 +120,8 @@ static const ir_expr *out_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   qc_sched *s = u;
   const qc_decl *d = s->d;
   const ir_expr *px = s->flat ? ir_add(ir_mul(i[2], ir_int(ctx, d->a.ow)), i[3]) : i[3];
-  const ir_expr *acc = ir_add(TE_AT(s->acc, i[0], i[1], s->flat ? ir_int(ctx, 0) : i[2], px, i[4]),
-                              TE_AT(s->bias_q, i[1], i[4]));
+  const ir_expr *acc = TE_AT(s->acc, i[0], i[1], s->flat ? ir_int(ctx, 0) : i[2], px, i[4]);
+  if (!s->flat) acc = ir_add(acc, TE_AT(s->bias_q, i[1], i[4]));
   return qnn_requant(ctx, acc, TE_AT(d->a.mult, i[1], i[4]), d->a.p.out, d->a.p.conv.epi.act);
 }
 
@@ -373,8 +378,11 @@ typedef struct qc_rule {
 static int qc_rule_ok(const void *data, const void *config) {
   const qc_rule *r = data;
   const topi_qconv2d_config *c = config;
-  if (c->plane ? c->wlayout || c->ow_tile > r->hw || r->hw % c->ow_tile : c->ow_tile > r->ow)
-    return 0; /* a plane tile divides h*w (the dot path's); a row's tile fits the row */
+  /* a plane's last tile (h*w % ow_tile pixels) in whole groups of the by-element path (4 or 2
+   * pixels: qc_groups); a row's tile within the row */
+  int64_t g = c->ow_tile % 4 == 0 ? 4 : c->ow_tile % 2 == 0 ? 2 : 1;
+  if (c->plane ? c->wlayout || c->ow_tile > r->hw || r->hw % c->ow_tile % g : c->ow_tile > r->ow)
+    return 0;
   return (c->ow_tile + 1) * c->oc_tile * r->vpb + 1 <= r->regs || (c->ow_tile == 1 && c->oc_tile == 1);
 }
 
@@ -424,6 +432,26 @@ static void qc_default_a64(int64_t ob, int64_t ow, int by_lane, int64_t taps, in
   *tile = best;
 }
 
+/* The default tile of the plane as one row (knob plane: AArch64 +dotprod by element, h*w a
+ * multiple of 4; the accumulators start from the bias, the tile's outputs requantize as
+ * vectors of 16 bytes). Under qemu (docs/arm.md, MobileNet v2's pointwise layers, 1 thread):
+ * a reduction of at most 8 input blocks (16-32 channels) is dominated by the requantization,
+ * which is the same for every tile, and by the weights, which stay in registers across the
+ * tiles at 2 blocks: 4 pixels x 2 blocks (32 -> 192 at 28x28 678,148 insns, against 728,894 at
+ * 4 x 4 and 760,468 at 8 x 2); a long one (48 input blocks or more: 192-576 channels) by the
+ * loads per sdot: 12 pixels x 2 blocks (3 ldr q of input + 1 ldp of weights per 24 sdot;
+ * 384 -> 64 at 14x14 396,454 against 441,271 at 4 x 4; 196 pixels = 16 x 12 + a tile of 4,
+ * which runs by element too); between, qc_default_a64's choice over the h*w pixels (4 x 4
+ * on 64 -> 384 at 14x14: 539,548, against 568,621 at 12 x 2). */
+static void qc_default_plane(int64_t ob, int64_t hw, int64_t taps, int64_t *oc, int64_t *tile) {
+  if (ob % 2 == 0 && taps <= 8) {
+    *oc = 2, *tile = 4;
+  } else if (ob % 2 == 0 && taps >= 48 && hw >= 12) {
+    *oc = 2, *tile = 12;
+  } else
+    qc_default_a64(ob, hw, 1, taps, oc, tile); /* by element: h*w % 4 == 0, tiles of 4 fit */
+}
+
 static int qc_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, tune_space *sp) {
   const topi_qconv2d *p = p_arg;
   int lanes = topi_target_lanes(ctx, target); /* 32-bit lanes: the int32 accumulators' */
@@ -451,14 +479,14 @@ static int qc_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, t
   for (int64_t t = 1; t <= cap && t <= ow; t++)
     if (ow % t == 0 || ow <= cap) def = t;
   if (ow > cap && def < cap / 2) def = cap;
-  if (tg && tg->arch == TEC_ARCH_AARCH64 && vpb == 1)
-    qc_default_a64(ob, ow, qc_groups(tg, &p->conv, p->conv.in_layout.block, 4) > 1,
-                   topi_ceil_div(p->conv.c_in, p->conv.in_layout.block) * p->conv.kh * p->conv.kw,
-                   &def_oc, &def);
-  /* the plane as one row where the row's tile wastes columns at its end and one of the same
-   * width divides h*w (MobileNet v2's 14x14 pointwise layers: 4 of 14 columns) */
-  if (tg && tg->arch == TEC_ARCH_AARCH64 && vpb == 1 && hw && hw % def == 0)
-    def_plane = 1;
+  if (tg && tg->arch == TEC_ARCH_AARCH64 && vpb == 1) {
+    int by_lane = qc_groups(tg, &p->conv, p->conv.in_layout.block, 4) > 1;
+    int64_t taps = topi_ceil_div(p->conv.c_in, p->conv.in_layout.block) * p->conv.kh * p->conv.kw;
+    if (by_lane && hw && hw % 4 == 0) /* the plane as one row: no column wasted at a row's end */
+      qc_default_plane(ob, hw, taps, &def_oc, &def), def_plane = 1;
+    else
+      qc_default_a64(ob, ow, by_lane, taps, &def_oc, &def);
+  }
   static const int64_t b01[] = {0, 1};
   if (tune_space_init(ctx, sp, topi_tmpl_qnn_conv2d.name, topi_tmpl_qnn_conv2d.config_size) ||
       tune_define_field(sp, "ow_tile", "output columns per register tile",
@@ -485,8 +513,10 @@ static int qc_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, t
   if (!r) return -1;
   *r = (qc_rule){vpb, regs, ow, hw};
   const char *doc = tec_ctx_printf(ctx, "registers: (ow_tile + 1) * oc_tile * %lld + 1 <= %lld; "
-                                   "ow_tile <= %lld, or with plane (wlayout 0) a divisor of %lld",
-                                   (long long)vpb, (long long)regs, (long long)ow, (long long)hw);
+                                   "ow_tile <= %lld, or with plane (wlayout 0) <= %lld and "
+                                   "%lld %% ow_tile a multiple of 4 (ow_tile 4k) or 2 (4k+2)",
+                                   (long long)vpb, (long long)regs, (long long)ow, (long long)hw,
+                                   (long long)hw);
   return doc ? tune_space_set_rule(sp, 0x33u, qc_rule_ok, r, doc) : -1;
 }
 
