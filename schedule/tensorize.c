@@ -23,10 +23,6 @@ int sch_tensorize(sch_stage *st, sch_iter *iv, sch_intrin intrin) {
                                   "(SCH_INTRIN_DOT4), %d (SCH_INTRIN_MMLA), %d "
                                   "(SCH_INTRIN_DOT4_LANE)", t->name, (int)intrin,
                              SCH_INTRIN_DOT4, SCH_INTRIN_MMLA, SCH_INTRIN_DOT4_LANE);
-  if (t->body && t->body->kind == IR_REDUCE && t->body->c)
-    return tec_ctx_set_error(ctx, "tensorize: stage '%s' is a sum with an init (te_reduce_init); "
-                                  "the intrinsic starts from zero: add the init in a consumer",
-                             t->name);
   if (!t->body || t->body->kind != IR_REDUCE || t->body->v.i != IR_COMB_SUM)
     return tec_ctx_set_error(ctx, "tensorize: stage '%s' is not a sum reduction; %s "
                                   "accumulates products (C = sum(int32(a) * int32(b)))",

@@ -281,13 +281,16 @@ START_TEST(test_armv7_depthwise_needs_pressure_scheduling) {
 END_TEST
 
 /* int8 on AArch64 +dotprod by element (SCH_INTRIN_DOT4_LANE): the defaults of qnn_conv2d
- * (pointwise 256x28x28 NCHW4c: 4 columns x 4 blocks, 4 input blocks per step) and qnn_dense
- * (256x1024x1024: 8 x 8, 4 groups of k per read) have one hot loop of 64 sdot, every one
- * `sdot v.4s, v.16b, v.4b[g]`, no ld1r; LLVM 14's loads pinned as measured (pointwise: 4 ldr q
- * of input, 8 ldp q of side-by-side weights; dense: 8 ldr q of rows, 4 ldp q of the panel;
- * scripts/arm_insn.sh TEC_ARM_FP=i8 counts them under qemu, docs/arm.md). The requantization
- * converts with fcvtns (no frintn). */
-static void int8_hot_loop(const char *tmpl, const void *prob, int want_ldr, int want_ldp) {
+ * (pointwise 256x28x28 NCHW4c: the plane as one row, 12 pixels x 2 blocks, 4 input blocks per
+ * step: 96 sdot; 784 = 65 x 12 + a last tile of 4 pixels, a smaller loop, by element too) and qnn_dense (256x1024x1024: 8 x 8, 4 groups of k per read: 64 sdot) have
+ * one hot loop, every sdot `sdot v.4s, v.16b, v.4b[g]`, no ld1r; LLVM 14's loads pinned as
+ * measured (pointwise: 12 input and 4 x 32 bytes of side-by-side weights as 10 ldr q + 5 ldp
+ * q; dense: 8 ldr q of rows, 4 ldp q of the panel; scripts/arm_insn.sh TEC_ARM_FP=i8 counts
+ * them under qemu, docs/arm.md). The requantization converts with fcvtns (no frintn); the
+ * pointwise tile's 48 output bytes of a block are 3 16-byte stores (plane: one vector each;
+ * LLVM pairs some as stp q). */
+static void int8_hot_loop(const char *tmpl, const void *prob, int want_sdot, int want_ldr,
+                          int want_ldp) {
   static const char *a64 = "llvm -mtriple=aarch64-linux-gnu -mcpu=neoverse-n1 -mattr=+neon,+dotprod";
   tec_ctx *ctx = tec_ctx_new();
   topi_op op;
@@ -298,11 +301,15 @@ static void int8_hot_loop(const char *tmpl, const void *prob, int want_ldr, int 
   for (int i = 0; i < n; i++) {
     int sdot = tu_count_re(l[i].text, "^\tsdot\t");
     if (!sdot) continue;
-    hot++;
     int lane = tu_count_re(l[i].text, "^\tsdot\tv[0-9]+\\.4s, v[0-9]+\\.16b, v[0-9]+\\.4b\\[[0-3]\\]$");
+    ck_assert_msg(lane == sdot && tu_count_re(l[i].text, "^\tld1r\t") == 0,
+                  "%s: a loop of %d sdot, %d by element, or with ld1r", tmpl, sdot, lane);
+    if (sdot < want_sdot) continue; /* a tail tile's (the plane's last 4 pixels) */
+    hot++;
     int ldr = tu_count_re(l[i].text, "^\tldr\tq"), ldp = tu_count_re(l[i].text, "^\tldp\tq");
-    ck_assert_msg(sdot == 64 && lane == 64 && tu_count_re(l[i].text, "^\tld1r\t") == 0,
-                  "%s: %d sdot, %d by element (want 64, 64, no ld1r)", tmpl, sdot, lane);
+    ck_assert_msg(sdot == want_sdot && lane == want_sdot && tu_count_re(l[i].text, "^\tld1r\t") == 0,
+                  "%s: %d sdot, %d by element (want %d, %d, no ld1r)", tmpl, sdot, lane,
+                  want_sdot, want_sdot);
 #if TEC_TEST_LLVM_MAJOR == 14
     ck_assert_msg(ldr == want_ldr && ldp == want_ldp, "%s: %d ldr q, %d ldp q (want %d, %d)",
                   tmpl, ldr, ldp, want_ldr, want_ldp);
@@ -312,6 +319,11 @@ static void int8_hot_loop(const char *tmpl, const void *prob, int want_ldr, int 
   }
   ck_assert_int_eq(hot, 1);
   tu_assert_contains(as, "\tfcvtns\tv");
+  if (!strcmp(tmpl, "qnn_conv2d")) { /* 16 output bytes per store (2 x 3 in the main tile),
+                                      * through a general register (sp's are spills) */
+    int q16 = tu_count_re(as, "^\tstr\tq[0-9]+, \\[x") + 2 * tu_count_re(as, "^\tstp\tq[0-9]+, q[0-9]+, \\[x");
+    ck_assert_msg(q16 >= 6, "qnn_conv2d: %d 16-byte output stores (str q, stp q)", q16);
+  }
   ck_assert_int_eq(tu_count_re(as, "^\tfrintn\t"), 0);
   tu_asm_loops_free(l, n);
   free(as);
@@ -325,10 +337,10 @@ START_TEST(test_aarch64_int8_by_element) {
                               .kw = 1, .stride_h = 1, .stride_w = 1, .in_layout = b4,
                               .out_layout = b4, .epi = {1, 0, TOPI_ACT_RELU6}},
                      .in = {0.05f, -3}, .out = {0.04f, -128}};
-  int8_hot_loop("qnn_conv2d", &pw, 4, 8);
+  int8_hot_loop("qnn_conv2d", &pw, 96, 10, 5);
   topi_qdense fc = {.m = 256, .n = 1024, .k = 1024, .bias = 1, .act = TOPI_ACT_RELU,
                     .in = {0.5f, 7}, .out = {0.25f, 0}};
-  int8_hot_loop("qnn_dense", &fc, 8, 4);
+  int8_hot_loop("qnn_dense", &fc, 64, 8, 4);
 }
 END_TEST
 

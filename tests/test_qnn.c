@@ -577,6 +577,50 @@ START_TEST(dot_paths_bit_exact) {
 }
 END_TEST
 
+/* qnn_conv2d's knob plane (a 1x1 stride-1 unpadded conv: the plane one row of h*w pixels, the
+ * accumulators started from the bias, each tile's outputs requantized as one vector), run on
+ * this host where it is offered: without VNNI (no uint8 shift, skylake-avx512); 7x9 = 63
+ * pixels in tiles of 9 (none left), 4 with 2 blocks (a last tile of 3), 16 (of 15), NCHW8c ->
+ * NCHW16c with tails of channels, bias and ReLU6, and without bias; bit-exact against qnnref.
+ * Where the input is copied (VNNI's shift; a 3x3) plane is not offered: refused by name. */
+static const conv_case plane_cases[] = {
+    {20, 36, 7, 9, 1, 1, 0, 8, 16, 0, 1, TOPI_ACT_RELU6},
+    {12, 8, 5, 3, 1, 1, 0, 4, 4, 0, 0, TOPI_ACT_NONE},
+};
+static const char *const plane_knobs[] = {"plane=1 ow_tile=9", "plane=1 ow_tile=4 oc_tile=2",
+                                          "plane=1 ow_tile=15 oc_tile=1"};
+
+START_TEST(plane_bit_exact) {
+  tec_ctx *ctx = tec_ctx_new();
+  const tec_target *host = tec_target_parse(ctx, NULL);
+  if (host->arch == TEC_ARCH_X86_64 && !tu_emulated()) {
+    run_target = "llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512";
+    for (size_t k = 0; k < sizeof plane_knobs / sizeof *plane_knobs; k++) {
+      run_conv_knobs = plane_knobs[k];
+      conv_run(&plane_cases[0], 1.0f, 0, NULL, NULL);
+    }
+    run_conv_knobs = "plane=1 ow_tile=3";
+    conv_run(&plane_cases[1], 1.0f, 0, NULL, NULL);
+    run_target = run_conv_knobs = NULL;
+  }
+  /* not offered: the shifted copy on VNNI, a 3x3 */
+  topi_qconv2d q = {.conv = {.n = 1, .c_in = 16, .h = 6, .w = 6, .c_out = 32, .kh = 1, .kw = 1,
+                             .stride_h = 1, .stride_w = 1, .in_layout = {TOPI_NCHWC, 16, 0},
+                             .out_layout = {TOPI_NCHWC, 16, 0}},
+                    .in = {0.1f, 3}, .out = {0.2f, -5}};
+  tune_space sp;
+  for (int c = 0; c < 2; c++) {
+    if (c) q.conv.kh = q.conv.kw = 3, q.conv.pad_h = q.conv.pad_w = 1;
+    OK(ctx, topi_space_of(ctx, "qnn_conv2d", &q, tec_target_parse(ctx, "llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512 -mattr=+avx512bw,+avx512vl,+avx512vnni"), &sp));
+    void *cfg = tec_ctx_alloc(ctx, sp.config_size);
+    ck_assert_int_eq(tune_config_parse(ctx, &sp, "plane=1", cfg), -1);
+    tu_assert_contains(tec_ctx_error(ctx), "plane");
+    tec_ctx_clear_error(ctx);
+  }
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 /* qnn_depthwise's two paths, each asked for: dot = 1 (a row's taps as dot4's group of 4, the
  * block's channels as lanes: vpdpbusd with one vpermb per 4 pixels on VNNI, the widening path
  * without) and dot = 0 (s16 multiply-adds), stride 1 and 2, a 5x5 window (two groups of 4
@@ -759,8 +803,9 @@ START_TEST(bad_arguments_refused) {
 END_TEST
 
 /* sdot by element (SCH_INTRIN_DOT4_LANE) on AArch64 +dotprod, run under qemu: a pointwise
- * NCHW4c whose default tile is 8 columns x 2 blocks (two 16-byte input reads per step, the
- * blocks' weights side by side, the reduction unrolled by 4), a padded 3x3 in tiles of 6
+ * NCHW4c whose default is the plane as one row (knob plane: 40 pixels in tiles of 4 x 2 blocks,
+ * the blocks' weights side by side, the reduction unrolled by 4, the accumulators started from
+ * the bias, 16 output bytes per store), a padded 3x3 in tiles of 6
  * columns (runs of 2: 8-byte reads) with output blocks past c, dense in runs of 4 groups (8 x 8
  * tile, rows past m) and of 2 (k = 136: a group loop LLVM keeps as a loop; k = 72 it unrolls
  * and hoists the one row tile's reads out of the panel loop, where LLVM 14 leaves dup + sdot);
@@ -808,6 +853,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, random_sweep);
     tcase_add_loop_test(tc, dot_paths_bit_exact, 0, QN(dot_targets));
     tcase_add_test(tc, depthwise_dot_paths);
+    tcase_add_test(tc, plane_bit_exact);
     tcase_add_test(tc, bad_problems_refused);
     tcase_add_test(tc, bad_arguments_refused);
   }

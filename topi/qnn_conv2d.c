@@ -29,7 +29,10 @@
  * dividing y within the target's int32 lanes. AArch64 +dotprod, stride 1, NCHW4c input
  * (qc_groups): the columns in runs of 4 (or 2) read once and fed by element (`sdot v.4s,
  * w.16b, x.4b[g]`, SCH_INTRIN_DOT4_LANE) instead of a broadcast per column, the tile's output
- * blocks side by side in kernel_p (8 dims, side = oc_tile).
+ * blocks side by side in kernel_p (8 dims, side = oc_tile). Knob plane (1x1, stride 1, no
+ * padding, input read in place): acc is [n][O][1][h*w][y], the plane one row of pixels whose
+ * tiles of ow_tile never waste a row's end, started from the bias (te_reduce_init), each
+ * tile's ow_tile * y output bytes requantized as one vector.
  * wlayout 1: the kernel [..][4][y] (output channels innermost) and plain int16 multiplies
  * LLVM vectorizes, reading data with the padding inlined (0.24-0.33x tec's fp32 on pointwise
  * layers, against 3.7-4.4x for the dot path: kept as a second, independent nest).
@@ -50,6 +53,8 @@ typedef struct qc_sched {
   int64_t owp;          /* dot path: acc's columns, ow rounded up to a multiple of ow_tile */
   int64_t dpw;          /* dot path: data_p's columns */
   int64_t obp;          /* output blocks of acc and kernel_p: a multiple of oc_tile */
+  int flat;             /* dot path, 1x1 stride 1 unpadded, no copy (knob plane): acc is one row
+                         * of h*w pixels, [n][O][1][h*w][y], read as the plane's run of bytes */
   int64_t side;         /* dot path by element: a tile's oc_tile output blocks side by side in
                          * kernel_p (8 dims, one run of oc_tile * y * 4 bytes per step of the
                          * reduction: ldp pairs); 1: 7 dims, a block's own */
@@ -91,12 +96,17 @@ static const ir_expr *acc_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   if (!s->wlayout) { /* the dot path: int32(dp) * int32(wp), what dot4 matches */
     const ir_expr *y = ir_add(ir_mul(i[2], ir_int(ctx, p->stride_h)), r[1]);
     const ir_expr *x = ir_add(ir_mul(i[3], ir_int(ctx, p->stride_w)), r[2]);
+    if (s->flat) /* pixel i[3] of the plane (i[2] is 0): its flat index is i[3]'s own */
+      y = ir_add(ir_floordiv(i[3], ir_int(ctx, p->w)), r[1]),
+      x = ir_add(ir_floormod(i[3], ir_int(ctx, p->w)), r[2]);
     const ir_expr *v = s->dp ? TE_AT(s->dp, i[0], r[0], y, x, lane) : TE_AT(d->a.data, i[0], r[0], y, x, lane);
     const ir_expr *sd = ir_int(ctx, s->side);
     const ir_expr *w = s->side > 1 ? TE_AT(s->wp, ir_floordiv(i[1], sd), r[0], r[1], r[2], r[3],
                                            ir_floormod(i[1], sd), i[4], r[4])
                                    : TE_AT(s->wp, i[1], r[0], r[1], r[2], r[3], i[4], r[4]);
-    return te_sum(ir_mul(ir_cast(TEC_I32, v), ir_cast(TEC_I32, w)), 5, r, NULL);
+    const ir_expr *sum = te_sum(ir_mul(ir_cast(TEC_I32, v), ir_cast(TEC_I32, w)), 5, r, NULL);
+    /* flat: the accumulators start from the bias (te_reduce_init), no add per output vector */
+    return s->flat ? te_reduce_init(sum, TE_AT(s->bias_q, i[1], i[4])) : sum;
   }
   const ir_expr *y = ir_add(ir_mul(i[2], ir_int(ctx, p->stride_h)), ir_sub(r[1], ir_int(ctx, p->pad_h)));
   const ir_expr *x = ir_add(ir_mul(i[3], ir_int(ctx, p->stride_w)), ir_sub(r[2], ir_int(ctx, p->pad_w)));
@@ -109,7 +119,9 @@ static const ir_expr *acc_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
 static const ir_expr *out_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   qc_sched *s = u;
   const qc_decl *d = s->d;
-  const ir_expr *acc = ir_add(TE_AT(s->acc, i[0], i[1], i[2], i[3], i[4]), TE_AT(s->bias_q, i[1], i[4]));
+  const ir_expr *px = s->flat ? ir_add(ir_mul(i[2], ir_int(ctx, d->a.ow)), i[3]) : i[3];
+  const ir_expr *acc = TE_AT(s->acc, i[0], i[1], s->flat ? ir_int(ctx, 0) : i[2], px, i[4]);
+  if (!s->flat) acc = ir_add(acc, TE_AT(s->bias_q, i[1], i[4]));
   return qnn_requant(ctx, acc, TE_AT(d->a.mult, i[1], i[4]), d->a.p.out, d->a.p.conv.epi.act);
 }
 
@@ -183,6 +195,14 @@ static int64_t qc_groups(const tec_target *t, const topi_conv2d *c, int64_t bx, 
   return ow_tile % 4 == 0 ? 4 : ow_tile % 2 == 0 ? 2 : 1;
 }
 
+/* Whether the plane can be one row of h*w pixels (knob plane): a 1x1 stride-1 convolution
+ * without padding reading its input in place (NCHW[x]c without margins: qnn_conv_why), so
+ * ow_tile consecutive pixels are consecutive bytes of each input block even across rows. */
+static int qc_plane_ok(const tec_target *t, const topi_conv2d *c) {
+  return c->kh == 1 && c->kw == 1 && c->stride_h == 1 && c->stride_w == 1 && !c->pad_h &&
+         !c->pad_w && !qnn_dot_shift(t);
+}
+
 /* The stages of one schedule (wlayout: the kernel's innermost two dimensions; the dot path's
  * acc and padded input sized for ow_tile); out returned. */
 static te_tensor *qc_stages(const topi_decl *dc, const topi_qconv2d_config *cfg,
@@ -194,7 +214,9 @@ static te_tensor *qc_stages(const topi_decl *dc, const topi_qconv2d_config *cfg,
   if (!s) return NULL;
   int64_t wlayout = cfg->wlayout;
   s->d = d, s->wlayout = wlayout, s->shift = !wlayout && qnn_dot_shift(target);
+  s->flat = !wlayout && cfg->plane;
   s->owp = wlayout ? d->a.ow : topi_ceil_div(d->a.ow, cfg->ow_tile) * cfg->ow_tile;
+  if (s->flat) s->owp = d->a.oh * d->a.ow; /* ow_tile divides it (the space's rule) */
   int64_t ib = topi_ceil_div(c->c_in, d->a.bx), ob = topi_ceil_div(c->c_out, d->a.by);
   s->obp = ob = topi_ceil_div(ob, cfg->oc_tile) * cfg->oc_tile;
   static const char *const wn[3][8] = {{"O", "I", "ky", "kx", "i4", "o", "ii"},
@@ -215,7 +237,7 @@ static te_tensor *qc_stages(const topi_decl *dc, const topi_qconv2d_config *cfg,
   s->bias_q = d->a.bias_q;
   if (!wlayout) {
     int64_t hr = (d->a.oh - 1) * c->stride_h + c->kh, wr = (s->owp - 1) * c->stride_w + c->kw;
-    if (s->shift || c->pad_h || c->pad_w || wr > c->w) {
+    if (!s->flat && (s->shift || c->pad_h || c->pad_w || wr > c->w)) {
       s->dpw = wr;
       s->dp = te_compute(ctx, &(te_compute_decl){.name = "data_p", .ndim = 5,
                                                  .shape = TE_SHAPE(ctx, c->n, ib, hr, wr, d->a.bx),
@@ -227,7 +249,7 @@ static te_tensor *qc_stages(const topi_decl *dc, const topi_qconv2d_config *cfg,
       s->bias_q = qnn_bias(ctx, d->a.bias, qnn_wsum(ctx, d->a.kernel), c->c_out, d->a.by,
                            d->a.p.in.zero_point + 128);
   }
-  const ir_expr *const *as = TE_SHAPE(ctx, c->n, ob, d->a.oh, s->owp, d->a.by);
+  const ir_expr *const *as = TE_SHAPE(ctx, c->n, ob, s->flat ? 1 : d->a.oh, s->owp, d->a.by);
   s->acc = te_compute(ctx, &(te_compute_decl){.name = "acc", .ndim = 5, .shape = as,
                                               .body = acc_body, .user = s, .tag = "qnn_conv2d",
                                               .axis_names = on});
@@ -291,11 +313,34 @@ static int qc_schedule(const topi_decl *dc, const void *cfg_arg, const tec_targe
   /* in_row: the rows first, the output blocks inside them, so that the input rows the copy
    * makes for one output row serve every block while in L1 */
   int in_row = cfg->in_row && s->dp;
-  if (!so || !sa || sch_split(so, sch_axis(so, 1), cfg->oc_tile, &Oo, &Oi) ||
-      sch_split(so, sch_axis(so, 3), cfg->ow_tile, &xo, &xi))
+  if (!so || !sa || sch_split(so, sch_axis(so, 1), cfg->oc_tile, &Oo, &Oi)) return -1;
+  if (s->flat) { /* the plane as one row: (oy, ox) fused, in runs of about a row's pixels
+                  * (a multiple of ow_tile dividing h*w, what oy was: the parallel unit),
+                  * each in tiles of ow_tile pixels */
+    int64_t hw = d->a.oh * d->a.ow, run = hw;
+    for (int64_t r = cfg->ow_tile; r < hw; r += cfg->ow_tile)
+      if (r >= d->a.ow && hw % r == 0) {
+        run = r;
+        break;
+      }
+    if (sch_fuse(so, oy, sch_axis(so, 3), &f) || sch_split(so, f, run, &oy, &f) ||
+        sch_split(so, f, cfg->ow_tile, &xo, &xi))
+      return -1;
+  } else if (sch_split(so, sch_axis(so, 3), cfg->ow_tile, &xo, &xi))
     return -1;
   sch_iter *order[7] = {n, in_row ? oy : Oo, in_row ? Oo : oy, xo, Oi, xi, sch_axis(so, 4)};
-  if (sch_reorder(so, 7, order) || sch_unroll(so, xi) || sch_vectorize(so, sch_axis(so, 4)))
+  if (sch_reorder(so, 7, order)) return -1;
+  if (s->flat) { /* the tile's ow_tile * y output bytes are consecutive: one vector */
+    /* in vectors of 16 bytes past 16 (12 x 2's 48 bytes a block: LLVM kept all 12 int32
+     * vectors of a 48-lane value live and spilled accumulators; 396,454 -> 387,050 insns on
+     * 384 -> 64 at 14x14 under qemu) */
+    int64_t vl = cfg->ow_tile * d->a.by;
+    sch_iter *fo = NULL;
+    if (sch_fuse(so, xi, sch_axis(so, 4), &f) ||
+        (vl > 16 && vl % 16 == 0 && (sch_split(so, f, 16, &fo, &f) || sch_unroll(so, fo))) ||
+        sch_vectorize(so, f) || sch_unroll(so, Oi))
+      return -1;
+  } else if (sch_unroll(so, xi) || sch_vectorize(so, sch_axis(so, 4)))
     return -1;
   sch_iter *rows = oy; /* the loop data_p is computed at (in_row) */
   if (cfg->parallel && (in_row ? sch_fuse(so, n, oy, &rows) || sch_parallel(so, rows)
@@ -333,12 +378,17 @@ static int qc_schedule(const topi_decl *dc, const void *cfg_arg, const tec_targe
 /* The tile's accumulators, oc_tile x ow_tile x (y / lanes) vectors, with oc_tile x (y / lanes)
  * weight vectors and a broadcast, within the registers. */
 typedef struct qc_rule {
-  int64_t vpb, regs;
+  int64_t vpb, regs, ow, hw; /* hw: the plane's pixels where it may be one row (plane), else 0 */
 } qc_rule;
 
 static int qc_rule_ok(const void *data, const void *config) {
   const qc_rule *r = data;
   const topi_qconv2d_config *c = config;
+  /* a plane's last tile (h*w % ow_tile pixels) in whole groups of the by-element path (4 or 2
+   * pixels: qc_groups); a row's tile within the row */
+  int64_t g = c->ow_tile % 4 == 0 ? 4 : c->ow_tile % 2 == 0 ? 2 : 1;
+  if (c->plane ? c->wlayout || c->ow_tile > r->hw || r->hw % c->ow_tile % g : c->ow_tile > r->ow)
+    return 0;
   return (c->ow_tile + 1) * c->oc_tile * r->vpb + 1 <= r->regs || (c->ow_tile == 1 && c->oc_tile == 1);
 }
 
@@ -388,6 +438,26 @@ static void qc_default_a64(int64_t ob, int64_t ow, int by_lane, int64_t taps, in
   *tile = best;
 }
 
+/* The default tile of the plane as one row (knob plane: AArch64 +dotprod by element, h*w a
+ * multiple of 4; the accumulators start from the bias, the tile's outputs requantize as
+ * vectors of 16 bytes). Under qemu (docs/arm.md, MobileNet v2's pointwise layers, 1 thread):
+ * a reduction of at most 8 input blocks (16-32 channels) is dominated by the requantization,
+ * which is the same for every tile, and by the weights, which stay in registers across the
+ * tiles at 2 blocks: 4 pixels x 2 blocks (32 -> 192 at 28x28 678,148 insns, against 728,894 at
+ * 4 x 4 and 760,468 at 8 x 2); a long one (48 input blocks or more: 192-576 channels) by the
+ * loads per sdot: 12 pixels x 2 blocks (3 ldr q of input + 1 ldp of weights per 24 sdot;
+ * 384 -> 64 at 14x14 396,454 against 441,271 at 4 x 4; 196 pixels = 16 x 12 + a tile of 4,
+ * which runs by element too); between, qc_default_a64's choice over the h*w pixels (4 x 4
+ * on 64 -> 384 at 14x14: 539,548, against 568,621 at 12 x 2). */
+static void qc_default_plane(int64_t ob, int64_t hw, int64_t taps, int64_t *oc, int64_t *tile) {
+  if (ob % 2 == 0 && taps <= 8) {
+    *oc = 2, *tile = 4;
+  } else if (ob % 2 == 0 && taps >= 48 && hw >= 12) {
+    *oc = 2, *tile = 12;
+  } else
+    qc_default_a64(ob, hw, 1, taps, oc, tile); /* by element: h*w % 4 == 0, tiles of 4 fit */
+}
+
 static int qc_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, tune_space *sp) {
   const topi_qconv2d *p = p_arg;
   int lanes = topi_target_lanes(ctx, target); /* 32-bit lanes: the int32 accumulators' */
@@ -396,9 +466,11 @@ static int qc_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, t
   if (topi_conv2d_out_hw(ctx, &p->conv, &oh, &ow)) return -1;
   int64_t vpb = topi_ceil_div(p->conv.out_layout.block, lanes), regs = topi_target_regs(ctx, target, lanes);
   int64_t ob = topi_ceil_div(p->conv.c_out, p->conv.out_layout.block);
-  int64_t tw[16], toc[4], def = 1, def_oc = 1;
+  int64_t tw[16], toc[4], def = 1, def_oc = 1, def_plane = 0;
   int ntw = 0, noc = 0;
-  for (int64_t t = 1; t <= 16 && t <= ow; t++) tw[ntw++] = t;
+  const tec_target *tg = topi_target_of(ctx, target);
+  int64_t hw = qc_plane_ok(tg, &p->conv) ? oh * ow : 0; /* the plane may be one row */
+  for (int64_t t = 1; t <= 16 && t <= (ow > hw ? ow : hw); t++) tw[ntw++] = t;
   for (int64_t t = 1; t <= 4 && t <= ob; t++) toc[noc++] = t;
   /* the default tile: two output blocks per broadcast where that leaves room for 7 columns or
    * more (AVX-512: 14 x 2 accumulators; measured on MobileNet and ResNet layers), else one;
@@ -413,11 +485,14 @@ static int qc_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, t
   for (int64_t t = 1; t <= cap && t <= ow; t++)
     if (ow % t == 0 || ow <= cap) def = t;
   if (ow > cap && def < cap / 2) def = cap;
-  const tec_target *tg = topi_target_of(ctx, target);
-  if (tg && tg->arch == TEC_ARCH_AARCH64 && vpb == 1)
-    qc_default_a64(ob, ow, qc_groups(tg, &p->conv, p->conv.in_layout.block, 4) > 1,
-                   topi_ceil_div(p->conv.c_in, p->conv.in_layout.block) * p->conv.kh * p->conv.kw,
-                   &def_oc, &def);
+  if (tg && tg->arch == TEC_ARCH_AARCH64 && vpb == 1) {
+    int by_lane = qc_groups(tg, &p->conv, p->conv.in_layout.block, 4) > 1;
+    int64_t taps = topi_ceil_div(p->conv.c_in, p->conv.in_layout.block) * p->conv.kh * p->conv.kw;
+    if (by_lane && hw && hw % 4 == 0) /* the plane as one row: no column wasted at a row's end */
+      qc_default_plane(ob, hw, taps, &def_oc, &def), def_plane = 1;
+    else
+      qc_default_a64(ob, ow, by_lane, taps, &def_oc, &def);
+  }
   static const int64_t b01[] = {0, 1};
   if (tune_space_init(ctx, sp, topi_tmpl_qnn_conv2d.name, topi_tmpl_qnn_conv2d.config_size) ||
       tune_define_field(sp, "ow_tile", "output columns per register tile",
@@ -434,14 +509,21 @@ static int qc_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, t
       tune_define_field(sp, "wlayout", "packed kernel: 0 [..][y][4] (4 input channels "
                         "innermost: the dot-product instruction), 1 [..][4][y] (output channels "
                         "innermost: plain widening multiplies)",
-                        offsetof(topi_qconv2d_config, wlayout), 2, b01, 0) < 0)
+                        offsetof(topi_qconv2d_config, wlayout), 2, b01, 0) < 0 ||
+      tune_define_field(sp, "plane", "1x1, stride 1, unpadded, input read in place: the plane "
+                        "tiled as one row of h*w pixels (ow_tile pixels per tile, dividing "
+                        "h*w), 0: row by row",
+                        offsetof(topi_qconv2d_config, plane), hw ? 2 : 1, b01, def_plane) < 0)
     return -1;
   qc_rule *r = tec_ctx_alloc(ctx, sizeof *r);
   if (!r) return -1;
-  *r = (qc_rule){vpb, regs};
-  const char *doc = tec_ctx_printf(ctx, "registers: (ow_tile + 1) * oc_tile * %lld + 1 <= %lld",
-                                   (long long)vpb, (long long)regs);
-  return doc ? tune_space_set_rule(sp, 0x3u, qc_rule_ok, r, doc) : -1;
+  *r = (qc_rule){vpb, regs, ow, hw};
+  const char *doc = tec_ctx_printf(ctx, "registers: (ow_tile + 1) * oc_tile * %lld + 1 <= %lld; "
+                                   "ow_tile <= %lld, or with plane (wlayout 0) <= %lld and "
+                                   "%lld %% ow_tile a multiple of 4 (ow_tile 4k) or 2 (4k+2)",
+                                   (long long)vpb, (long long)regs, (long long)ow, (long long)hw,
+                                   (long long)hw);
+  return doc ? tune_space_set_rule(sp, 0x33u, qc_rule_ok, r, doc) : -1;
 }
 
 const topi_template topi_tmpl_qnn_conv2d = {

@@ -636,6 +636,13 @@ typedef struct topi_qconv2d_config {
   int64_t in_row;     /* 1: the input copy (padding, uint8 shift) made per output row inside
                          the row loop, the output blocks inside it (the rows stay in L1); 0:
                          once per call. The default: 1 for 1x1 kernels */
+  int64_t plane;      /* 1: a 1x1 stride-1 unpadded convolution whose input needs no copy
+                         (no uint8 shift) tiles its plane as one row of h*w pixels, ow_tile
+                         pixels per tile (no columns wasted at a row's end), the accumulators
+                         started from the bias, each tile's ow_tile * y output bytes
+                         requantized and stored as one vector; 0: row by row. Offered only
+                         there; the default on AArch64 +dotprod when h*w is a multiple of 4
+                         (docs/quantized.md) */
 } topi_qconv2d_config;
 
 /* "qnn_depthwise" (topi_qconv2d, groups == c_in == c_out, any kh x kw, stride, padding): the
