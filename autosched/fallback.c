@@ -13,7 +13,7 @@ static void to_loops(as_prog *p, int i, const char *why) {
   tec_autosched_choice old = s->ch;
   s->ch = (tec_autosched_choice){
       .kind = TEC_AS_LOOPS, .parallel = 1, .tile_axis_i = -1, .tile_axis_k = -1, .fallback = old.fallback + 1};
-  s->has_attached = 0;
+  s->has_attached = s->slide_only = 0;
   s->halo = s->halo_x = 0;
   s->host_row = -1;
   s->host_mask = 0;
@@ -46,11 +46,12 @@ int as_fallback(as_prog *p, int i, const char *why) {
         for (int k = 0; k < p->n; k++)
           if (p->st[k].ch.kind == TEC_AS_ATTACH && p->st[k].attach_to == i)
             to_loops(p, k, as_fmt(p, "its host %s could not take it: %s", s->t->name, why));
-        s->has_attached = 0;
+        s->has_attached = s->slide_only = 0;
         s->halo = s->halo_x = 0;
         s->host_row = -1;
         s->host_mask = 0;
         s->ch.rows = s->ch.cols = 0;
+        s->ch.slide = 0;
         s->ch.fallback++;
         return 0;
       }

@@ -56,6 +56,8 @@ typedef struct as_stage {
   int attach_to;    /* ATTACH: the root stage at whose row loop it is computed */
   int has_attached; /* some stage attaches at its row loop */
   int64_t halo;     /* rows beyond its own that attached producers are read at */
+  int64_t own;      /* ATTACH: rows beyond one its readers read of it (its own window - 1) */
+  int slide_only;   /* a host: some producer is attached only because its tile slides */
   int64_t halo_x;   /* the same along the innermost axis (-1: that index does not line up
                        with the host's, so no column tiles) */
   int host_row;     /* a host: the data axis producers attach along (-1: none yet) */
@@ -107,10 +109,20 @@ typedef struct as_prog {
   /* work counted (tests assert on it, not on time): the attach rule's tiles scored and the
    * stage bodies it walked for them (rule_attach.c, best_tile) */
   int64_t work_tiles, work_walks;
+  /* rule_attach.c: outside_planes per stage for host plane_host, valid while no stage has
+   * been attached since (attach_serial == plane_serial); -1 unknown */
+  int64_t *plane_memo;
+  int plane_host;
+  int64_t attach_serial, plane_serial;
 } as_prog;
 
 /* the tuned value of field f for stage s, or AS_UNSET */
 #define AS_TUNED(p, s, f) ((p)->tuned ? (p)->tuned[(s) - (p)->st].f : AS_UNSET)
+/* host h slides its producers (rule_slide_store.c): the tuned knob, else the attach rule's */
+static inline int as_slides(const struct as_prog *p, const as_stage *h) {
+  int64_t v = AS_TUNED(p, h, slide);
+  return v != AS_UNSET ? v == 1 : h->ch.slide;
+}
 
 /* lanes of a vector register for t's element type (the f32 lanes scaled by its size) */
 static inline int as_lanes(const as_prog *p, const te_tensor *t) {

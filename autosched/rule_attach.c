@@ -68,6 +68,7 @@ typedef struct link {
   int64_t hy, hx;
   unsigned mask;
   int qr;
+  int64_t own; /* rows beyond one the reader itself reads (through inlined readers) */
 } link;
 
 /* the root stage whose rows reader q's rows are (q itself if it can host), through inlined
@@ -115,12 +116,12 @@ static int root_of(as_prog *p, int P, int q, link *L, int depth) {
   int64_t h = rhi - rlo, hx = cols ? chi - clo : -1;
   if (kind == TEC_AS_ATTACH) {
     *L = (link){h + sq->halo, hx < 0 || sq->halo_x < 0 ? -1 : hx + sq->halo_x, 0,
-                p->st[sq->attach_to].host_row};
+                p->st[sq->attach_to].host_row, h};
     return sq->attach_to;
   }
   if (kind == TEC_AS_INLINE) {
     int root = -1;
-    link worst = {0, 0, 0, -1};
+    link worst = {0, 0, 0, -1, 0};
     for (int c = 0; c < sq->nconsumers; c++) {
       link lc;
       int rc = c < 32 ? root_of(p, q, sq->consumers[c], &lc, depth + 1) : -1;
@@ -131,11 +132,13 @@ static int root_of(as_prog *p, int P, int q, link *L, int depth) {
       if (lc.hy > worst.hy) worst.hy = lc.hy;
       worst.hx = lc.hx < 0 || worst.hx < 0 ? -1 : lc.hx > worst.hx ? lc.hx : worst.hx;
       worst.mask |= lc.mask;
+      if (lc.own > worst.own) worst.own = lc.own;
     }
-    *L = (link){h + worst.hy, hx < 0 || worst.hx < 0 ? -1 : hx + worst.hx, worst.mask, worst.qr};
+    *L = (link){h + worst.hy, hx < 0 || worst.hx < 0 ? -1 : hx + worst.hx, worst.mask, worst.qr,
+                h + worst.own};
     return root;
   }
-  *L = (link){h, hx, mask, qr};
+  *L = (link){h, hx, mask, qr, h};
   return q;
 }
 
@@ -169,9 +172,33 @@ static int64_t outside_planes(const as_prog *p, int H, int k) {
   return planes;
 }
 
+/* the rows a sliding producer keeps: its window (own + 1) rounded up to a power of two */
+static int64_t fold_rows(int64_t own) {
+  int64_t f = 1;
+  while (f < own + 1) f *= 2;
+  return f;
+}
+
+/* outside_planes(p, H, k), walked once while no stage attaches (the plain and the sliding
+ * searches of one producer share the walks) */
+static int64_t planes_of(as_prog *p, int H, int k) {
+  if (!p->plane_memo && !(p->plane_memo = tec_ctx_alloc(p->ctx, sizeof *p->plane_memo * (size_t)p->n)))
+    return outside_planes(p, H, k);
+  if (p->plane_host != H || p->plane_serial != p->attach_serial) {
+    for (int j = 0; j < p->n; j++) p->plane_memo[j] = -1;
+    p->plane_host = H, p->plane_serial = p->attach_serial;
+  }
+  if (p->plane_memo[k] < 0) {
+    p->plane_memo[k] = outside_planes(p, H, k);
+    p->work_walks++;
+  }
+  return p->plane_memo[k];
+}
+
 /* what best_tile needs of one producer in host H's tile, the same for every tile it tries */
 typedef struct tile_member {
   int64_t ky, kx, ext_l; /* halos; the extent of its last axis */
+  int64_t fold;          /* sliding: the rows its buffer keeps (its window, a power of two) */
   double other, cost;    /* its elements per (row, column) (the other axes); its ops + 1 */
   int bytes;             /* per element */
   int64_t planes;        /* outside_planes */
@@ -179,13 +206,20 @@ typedef struct tile_member {
 } tile_member;
 
 /* the tile of host H's row axis r: R rows x C columns (C 0: whole rows) with the producers
- * attached to H (and P, with halos hy, hx, when P >= 0): the one of least cost whose
- * producers' tiles fit L2_BYTES and (gate) each of which recomputes less than a root buffer
- * costs. Its cost, or -1 when no tile qualifies. The producers' facts are gathered once, then
- * each tile is arithmetic on them. */
-static double best_tile(as_prog *p, int H, int P, int64_t hy, int64_t hx, int gate, int64_t *R,
-                        int64_t *C) {
-  static const int64_t rows[] = {4, 8, 16, 32, 64, 128};
+ * attached to H (and P, with halos hy, hx and its own window own, when P >= 0): the one of
+ * least cost whose producers' tiles fit L2_BYTES and (gate) each of which recomputes less than
+ * a root buffer costs. Its cost, or -1 when no tile qualifies. The producers' facts are
+ * gathered once, then each tile is arithmetic on them.
+ * slide: the producers stored per tile and computed per row (rule_slide_store.c, with the
+ * loop warm-up of lower/store_at.c): each computes its rows of the tile once, its halo rows
+ * once per tile, and keeps only its window of rows (folded to a power of two), so the tiles
+ * may be tall: a producer's buffer is fold x columns, not (rows + halo) x columns; no
+ * register tile. */
+static double best_tile(as_prog *p, int H, int P, int64_t hy, int64_t hx, int64_t own, int gate,
+                        int slide, int64_t *R, int64_t *C) {
+  static const int64_t rows_all[] = {4, 8, 16, 32, 64, 128, 256, 512, 1024};
+  const int64_t *rows = rows_all;
+  size_t nrows = slide ? 9 : 6;
   const as_stage *h = &p->st[H];
   int r = h->host_row, nd = h->t->ndim, L = as_lanes(p, h->t);
   if (r < 0 || nd < 2) return -1;
@@ -200,7 +234,7 @@ static double best_tile(as_prog *p, int H, int P, int64_t hy, int64_t hx, int ga
   if (nm > 64 && !(m = malloc(sizeof *m * (size_t)nm))) return -1;
   nm = 0;
   /* the host's own reads: planes times the host's axes outside the tile's rows */
-  int64_t host_planes = outside_planes(p, H, H);
+  int64_t host_planes = planes_of(p, H, H);
   for (int d = 0; d < r; d++)
     if (h->ext[d] > 1 && !(d < 32 && (h->host_mask >> d & 1))) host_planes *= h->ext[d];
   double work = h->cost + 1;
@@ -210,23 +244,24 @@ static double best_tile(as_prog *p, int H, int P, int64_t hy, int64_t hx, int ga
     tile_member *t = &m[nm++];
     int pr = row_axis(s), pl = s->t->ndim - 1;
     t->ky = k == P ? hy : s->halo, t->kx = k == P ? hx : s->halo_x;
+    t->fold = fold_rows(k == P ? own : s->own);
     t->ext_l = s->ext[pl];
     t->other = 1;
     for (int d = 0; d < s->t->ndim; d++)
       if (d != pr && d != pl) t->other *= (double)s->ext[d];
     t->cost = s->cost + 1;
     t->bytes = tec_dtype_bytes(s->t->type);
-    t->planes = outside_planes(p, H, k);
+    t->planes = planes_of(p, H, k);
     t->vector = !s->guarded_read && !s->strided_read;
     work += s->cost + 1;
   }
-  p->work_walks += 1 + nm; /* outside_planes' walks */
   double best = -1;
   for (size_t ci = 0; ci < sizeof colv / sizeof *colv; ci++) {
     int64_t c = colv[ci];
     if (c && c >= W) continue;
     if (ci == 1 && L >= colv[2]) continue; /* lanes of 64 or more: no register tile */
-    for (size_t ri = 0; ri < sizeof rows / sizeof *rows; ri++) {
+    if (slide && ci == 1) continue; /* (no register tile) */
+    for (size_t ri = 0; ri < nrows; ri++) {
       int64_t rr = rows[ri] < ER ? rows[ri] : ER;
       if (ri && rows[ri - 1] >= ER) break;
       p->work_tiles++;
@@ -234,7 +269,8 @@ static double best_tile(as_prog *p, int H, int P, int64_t hy, int64_t hx, int ga
        * rows unrolled beside it (REG_SPAN rows at most, no column halo: one vector each; all
        * of them vectorized) and all of them in the vector registers: the producers' values
        * are never stored */
-      int reg = c == L && rr <= REG_ROWS && p->regs > 0 && !h->guarded_read && !h->strided_read;
+      int reg = !slide && c == L && rr <= REG_ROWS && p->regs > 0 && !h->guarded_read &&
+                !h->strided_read;
       int64_t vregs = rr;
       for (int k = 0; k < nm && reg; k++) {
         reg = m[k].kx == 0 && rr + m[k].ky <= REG_SPAN && m[k].ext_l == W && m[k].vector;
@@ -250,14 +286,14 @@ static double best_tile(as_prog *p, int H, int P, int64_t hy, int64_t hx, int ga
         if (c && t->kx < 0) ok = 0;
         double ty = (double)(rr + t->ky), tx = c ? (double)(c + t->kx) : (double)t->ext_l;
         double ratio = ty * (c ? tx : W) / ((double)rr * (double)(c ? c : W));
-        bytes += ty * tx * t->other * t->bytes;
+        bytes += (slide ? (double)t->fold : ty) * tx * t->other * t->bytes;
         if (gate && (t->cost) * (ratio - 1) > ROOT_MEM_OPS) ok = 0;
         cost += t->cost * ratio;
       }
       /* a tile of cheap stages is bound by its loads: more rows at once than the TLB and
        * the prefetchers follow (MAX_ROWS) cost more than its halo saves */
-      int64_t touched = rr * host_planes + rr;
-      for (int k = 0; k < nm; k++) touched += (rr + m[k].ky) * m[k].planes;
+      int64_t touched = slide ? host_planes + 1 : rr * host_planes + rr; /* (sliding: a row) */
+      for (int k = 0; k < nm; k++) touched += (slide ? m[k].fold : rr + m[k].ky) * m[k].planes;
       if (work <= CHEAP_OPS && touched > MAX_ROWS) continue;
       if (!ok || bytes > L2_BYTES) continue;
       /* storing and loading the tiles: least when they leave most of L1 to their inputs
@@ -271,12 +307,13 @@ static double best_tile(as_prog *p, int H, int P, int64_t hy, int64_t hx, int ga
 }
 
 void as_decide_attach(as_prog *p) {
+  p->attach_serial++; /* (a new decision: the stages start afresh) */
   for (int i = p->n - 1; i >= 0; i--) {
     as_stage *s = &p->st[i];
     if (s->is_input || !s->understood || s->ch.kind || s->is_output || s->const_only) continue;
     if (s->nconsumers < 1 || s->nconsumers > 32 || AS_TUNED(p, s, at) == AS_AT_ROOT) continue;
     int root = -1;
-    link all = {0, 0, 0, -1};
+    link all = {0, 0, 0, -1, 0};
     for (int c = 0; c < s->nconsumers; c++) {
       link l;
       int r = root_of(p, i, s->consumers[c], &l, 0);
@@ -289,6 +326,7 @@ void as_decide_attach(as_prog *p) {
       if (l.hy > all.hy) all.hy = l.hy;
       all.hx = l.hx < 0 || all.hx < 0 ? -1 : l.hx > all.hx ? l.hx : all.hx;
       all.mask |= l.mask;
+      if (l.own > all.own) all.own = l.own;
     }
     if (root < 0 || all.qr < 0) continue;
     as_stage *c = &p->st[root];
@@ -296,9 +334,13 @@ void as_decide_attach(as_prog *p) {
     c->host_row = all.qr; /* best_tile reads it */
     int64_t R, C;
     /* a halo: attached only where some tile recomputes less than a root buffer costs (the
-     * tuned mode's `at=attach` attaches regardless) */
+     * tuned mode's `at=attach` attaches regardless); where only a sliding tile does (a long
+     * chain: tall tiles recompute little), the host must slide */
+    int need_slide = 0;
     if (all.hy > 0 && AS_TUNED(p, s, at) != AS_AT_ATTACH &&
-        best_tile(p, root, i, all.hy, all.hx, 1, &R, &C) < 0) {
+        best_tile(p, root, i, all.hy, all.hx, all.own, 1, 0, &R, &C) < 0 &&
+        (AS_TUNED(p, c, slide) == 0 ||
+         !(need_slide = best_tile(p, root, i, all.hy, all.hx, all.own, 1, 1, &R, &C) >= 0))) {
       c->host_row = host_row;
       s->why = as_fmt(p,
                       "kept at the root: computed in %s's tiles, its halo (%lld rows) would "
@@ -307,7 +349,10 @@ void as_decide_attach(as_prog *p) {
       continue;
     }
     s->ch.kind = TEC_AS_ATTACH;
+    p->attach_serial++;
     s->attach_to = root;
+    s->own = all.own;
+    c->slide_only |= need_slide;
     s->halo = all.hy;
     s->halo_x = all.hx;
     c->has_attached = 1;
@@ -336,9 +381,25 @@ void as_decide_attach(as_prog *p) {
     as_stage *c = &p->st[i];
     if (!c->has_attached) continue;
     int64_t R = 1, C = 0, v;
-    if (c->halo > 0 && best_tile(p, i, -1, 0, 0, 1, &R, &C) < 0 &&
-        best_tile(p, i, -1, 0, 0, 0, &R, &C) < 0)
+    /* sliding where some producer is attached only because the tile slides (a long chain
+     * of stencils); not otherwise: on unsharp and Harris, whose producers fit plain tiles,
+     * sliding measured 1.6-1.7x slower (a row per iteration of each of a few cheap stages) */
+    double slid = -1;
+    int64_t SR = 0, SC = 0;
+    if (c->halo > 0 && best_tile(p, i, -1, 0, 0, 0, 1, 0, &R, &C) < 0 &&
+        best_tile(p, i, -1, 0, 0, 0, 0, 0, &R, &C) < 0)
       R = 16 < c->ext[c->host_row] ? 16 : c->ext[c->host_row], C = 0;
+    if (c->slide_only && c->host_row < c->t->ndim - 1 && AS_TUNED(p, c, slide) != 0)
+      slid = best_tile(p, i, -1, 0, 0, 0, 1, 1, &SR, &SC);
+    if (slid >= 0) c->ch.slide = 1, R = SR, C = SC;
+    for (int k = 0; k < p->n && c->ch.slide; k++) {
+      as_stage *a = &p->st[k];
+      if (a->ch.kind != TEC_AS_ATTACH || a->attach_to != i || a->ch.rfactor) continue;
+      a->rule = as_fmt(p, "store_at %s's tile, compute_at its row loop (sliding)", c->t->name);
+      a->why = as_fmt(p, "its reads line up with %s's rows (a window of %lld rows): one new row "
+                         "per row of the tile, %lld rows kept (folded)",
+                      c->t->name, (long long)a->halo, (long long)fold_rows(a->own));
+    }
     if ((v = AS_TUNED(p, c, rows)) != AS_UNSET && v >= 1 && c->halo > 0)
       R = v < c->ext[c->host_row] ? v : c->ext[c->host_row];
     if ((v = AS_TUNED(p, c, cols)) != AS_UNSET && c->halo > 0) C = v;

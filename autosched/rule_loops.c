@@ -42,11 +42,12 @@ void as_decide_loops(as_prog *p) {
                : s->why       ? s->why
                               : "kept";
     }
-    if (s->ch.kind == TEC_AS_LOOPS && s->has_attached)
-      s->rule = s->ch.cols > 0 ? as_fmt(p, "loops, tiles of %lld x %lld (producers attached)",
-                                       (long long)s->ch.rows, (long long)s->ch.cols)
-                               : as_fmt(p, "loops, rows by %lld (producers attached)",
-                                        (long long)s->ch.rows);
+    if (s->ch.kind == TEC_AS_LOOPS && s->has_attached) {
+      const char *how = s->ch.slide ? "producers attached, sliding" : "producers attached";
+      s->rule = s->ch.cols > 0 ? as_fmt(p, "loops, tiles of %lld x %lld (%s)",
+                                       (long long)s->ch.rows, (long long)s->ch.cols, how)
+                               : as_fmt(p, "loops, rows by %lld (%s)", (long long)s->ch.rows, how);
+    }
     if (!s->ch.rfactor) as_loops_choice(p, s);
   }
 }
@@ -126,6 +127,12 @@ int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
     int64_t tail = ch->tail ? ch->tail - 1
                    : root && !reduce_body && a->const_ext && e % V ? SCH_TAIL_SHIFT_INWARDS
                                                                    : SCH_TAIL_GUARD_WITH_IF;
+    /* a producer its host slides: one row per iteration, so a guarded tail would run scalar
+     * at every row of every stage (1.25x slower on the 32-stage chain); its columns (the
+     * host's tile plus the halo, or whole rows) hold a vector */
+    const as_stage *h = !root && a->attach_to >= 0 ? &p->st[a->attach_to] : NULL;
+    if (!ch->tail && h && !reduce_body && as_slides(p, h) && (h->ch.cols == 0 || h->ch.cols >= V))
+      tail = SCH_TAIL_SHIFT_INWARDS;
     if (sch_split_tail(st, ax[nd - 1], V, tail, &xo, &xi)) return -1;
   } else if (V > 0) {
     xi = ax[nd - 1];
@@ -197,7 +204,7 @@ int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
       if (a->ext[d] > 1 && ax[d]) pr = d;
     /* (not when the host slides its producers: a slid row loop has a varying extent) */
     if (h->ch.cols > 0 && h->ch.cols == h->ch.vector && h->ch.rows + a->halo <= 12 && pr >= 0 &&
-        AS_TUNED(p, h, slide) != 1 && sch_unroll(st, ax[pr]))
+        !as_slides(p, h) && sch_unroll(st, ax[pr]))
       return -1;
   }
   if (a->nred && a->const_ext && a->rext[a->nred - 1] > 1 && a->rext[a->nred - 1] <= ch->unroll &&

@@ -32,7 +32,7 @@ static sch_iter *row_loop(sch_stage *cs, const sch_iter *at, int row) {
 
 int as_apply_slide(as_prog *p, int i, sch_stage *st, sch_stage *cs, sch_iter *at) {
   const as_stage *a = &p->st[i], *c = &p->st[a->attach_to];
-  if (AS_TUNED(p, c, slide) != 1 || c->host_row < 0) return 0;
+  if (!as_slides(p, c) || c->host_row < 0) return 0;
   sch_iter *row = row_loop(cs, at, c->host_row);
   if (!row) return 0;
   return sch_compute_at(st, cs, row) || sch_store_at(st, cs, at) ? -1 : 1;

@@ -196,7 +196,7 @@ static int loops_knobs(as_space *S, int i) {
     if (nc > 1 && add_knob(S, i, "cols", F(cols), cols, nc, ch->cols, NULL, 0)) return -1;
     /* the producers stored per tile and computed per row (a sliding window) */
     int64_t slide[2] = {0, 1};
-    if (add_knob(S, i, "slide", F(slide), slide, 2, 0, NOYES, 0)) return -1;
+    if (add_knob(S, i, "slide", F(slide), slide, 2, ch->slide, NOYES, 0)) return -1;
   }
   int64_t two[2] = {0, 1};
   if (as_stream_can(p, s) && add_knob(S, i, "stream", F(stream), two, 2, ch->stream, NOYES, 0))

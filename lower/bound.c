@@ -17,6 +17,7 @@
  * (Division and modulo by a fused loop's inner extent are monotone or stay in one period
  * there, so a consumer tile of a fused-then-split loop needs one or two rows of its
  * producer, not all of them.) */
+#include <string.h>
 #include "tec/lower.h"
 #include "ir/internal.h"
 #include "lower/passes.h"
@@ -200,10 +201,24 @@ static int attach_region(lower_state *ls, int pi, arith_env *env) {
   if (!lo) return -1;
   const ir_expr **hi = lo + t->ndim, **slo = lo + 2 * t->ndim, **shi = lo + 3 * t->ndim;
   const ir_expr **cmin = lo + 4 * t->ndim, **wend = lo + 5 * t->ndim;
-  if (readers_box(ls, pi, c, pos, env, lo, hi)) return -1;
+  const ir_expr **rlo = lo + 6 * t->ndim, **rhi = lo + 7 * t->ndim;
+  /* a reader that warms up (store_at.c) computes only its new rows per iteration: the box
+   * is what those read; the store box what its whole range over the store loop reads */
+  int nt = lower_store_push_warm(ls, 0, p->attach_iter);
+  if (nt < 0 || readers_box(ls, pi, c, pos, env, lo, hi)) return -1;
+  ls->b.n -= nt;
   /* store_at: the buffer covers what the readers read over the loops inside the store loop */
   int spos = lower_store_pos(ls, pi, pos);
-  if (spos >= -1 && readers_box(ls, pi, c, spos, env, slo, shi)) return -1;
+  if (spos >= -1) {
+    nt = lower_store_push_warm(ls, 1, NULL);
+    if (nt < 0 || readers_box(ls, pi, c, spos, env, slo, shi)) return -1;
+    /* one run of the compute loop (the loops outside it fixed): where a warm-up starts */
+    if (spos == pos - 1)
+      memcpy(rlo, slo, sizeof *rlo * (size_t)(2 * t->ndim));
+    else if (readers_box(ls, pi, c, pos - 1, env, rlo, rhi))
+      return -1;
+    ls->b.n -= nt;
+  }
   const ir_expr **reg = tec_ctx_alloc(ctx, sizeof *reg * (size_t)(2 * t->ndim));
   ls->clamp[pi] = tec_ctx_alloc(ctx, sizeof *ls->clamp[pi] * (size_t)t->ndim);
   if (!reg || !ls->clamp[pi]) return -1;
@@ -240,7 +255,8 @@ static int attach_region(lower_state *ls, int pi, arith_env *env) {
     cmin[d] = min; /* what the produce writes: [min, wend) under the domain guard */
     wend[d] = ir_add(min, fixed ? store : ext);
   }
-  int rc = spos >= -1 ? lower_store_plan(ls, pi, spos, pos, lo, hi, slo, shi, cmin, wend, env, reg)
+  int rc = spos >= -1 ? lower_store_plan(ls, pi, spos, pos, lo, hi, slo, shi, rlo, rhi, cmin,
+                                        wend, env, reg)
                      : 0;
   arith_env_pop(env, arith_env_depth(env) - depth0);
   ls->region[pi] = reg;
@@ -327,15 +343,10 @@ static int reduce_ranges(lower_state *ls, sch_stage *st, arith_env *env) {
   return relation_ranges(ls, st, env);
 }
 
-int lower_infer_bounds(lower_state *ls) {
+static int infer_once(lower_state *ls, arith_env *env) {
   const sch_schedule *s = ls->s;
   tec_ctx *ctx = ls->ctx;
-  ls->region = tec_ctx_alloc(ctx, sizeof *ls->region * (size_t)s->nstage);
-  ls->clamp = tec_ctx_alloc(ctx, sizeof *ls->clamp * (size_t)s->nstage);
-  ls->store = tec_ctx_alloc(ctx, sizeof *ls->store * (size_t)s->nstage);
-  arith_env *env = arith_env_new(ctx);
-  if (!ls->region || !ls->clamp || !ls->store || !env) return -1;
-  for (int si = 0; si < s->nstage; si++) ls->store[si] = (lower_store){-1, 0, -1, 0, NULL, NULL};
+  for (int si = 0; si < s->nstage; si++) ls->store[si] = (lower_store){.pos = -1, .dim = -1};
   lower_bounds *b = &ls->b;
   for (int si = s->nstage - 1; si >= 0; si--) {
     sch_stage *st = s->stages[si];
@@ -350,6 +361,28 @@ int lower_infer_bounds(lower_state *ls) {
         return -1;
     if (relation_ranges(ls, st, env) || reduce_ranges(ls, st, env)) return -1;
   }
+  return 0;
+}
+
+int lower_infer_bounds(lower_state *ls) {
+  const sch_schedule *s = ls->s;
+  tec_ctx *ctx = ls->ctx;
+  ls->region = tec_ctx_alloc(ctx, sizeof *ls->region * (size_t)s->nstage);
+  ls->clamp = tec_ctx_alloc(ctx, sizeof *ls->clamp * (size_t)s->nstage);
+  ls->store = tec_ctx_alloc(ctx, sizeof *ls->store * (size_t)s->nstage);
+  ls->no_warm = tec_ctx_alloc(ctx, (size_t)s->nstage);
+  arith_env *env = arith_env_new(ctx);
+  if (!ls->region || !ls->clamp || !ls->store || !ls->no_warm || !env) return -1;
+  if (lower_store_warm_groups(ls)) return -1;
+  /* again without warm-up where a compute loop mixes stages that warm up and stages that
+   * cannot (each pass turns at least one loop off) */
+  int n0 = ls->b.n, again;
+  do {
+    ls->b.n = n0;
+    if (infer_once(ls, env)) return -1;
+    again = lower_store_warm_check(ls);
+    if (again < 0) return -1;
+  } while (again);
   /* sliding windows: the nests compute only the new part (store_at.c); the producers' own
    * regions above came from the whole boxes, as Halide's bounds do */
   return lower_store_finish(ls);

@@ -35,6 +35,7 @@ typedef struct lower_state {
   struct lower_store *store;  /* per stage: where a store_at buffer lives (store_at.c), or
                                  NULL outside infer_bounds..schedule_ops */
   int no_fold;                /* tec_lower_options.no_storage_folding */
+  unsigned char *no_warm;     /* per stage: its compute loop gets no warm-up (store_at.c) */
 } lower_state;
 
 /* store_at.c: a stage stored at an outer loop of its consumer (sch_store_at). */
@@ -46,6 +47,14 @@ typedef struct lower_store {
   int dim;             /* the dimension a sliding window moves along, or -1 */
   int64_t fold;        /* the buffer keeps `fold` rows of dim, indexed modulo fold; 0: all */
   const ir_expr *min, *extent; /* dim: what one iteration computes (the slid range) */
+  /* warm-up (the slid loop is the compute loop; store_at.c): the loop starts `loop_w`
+   * iterations early and every iteration computes only the new rows [end(v - 1), end(v)) */
+  int warm;            /* 1: this stage slides with a warm-up */
+  int64_t w;           /* the iterations it needs before the loop's first */
+  int64_t loop_w;      /* its compute loop's warm-up: the most any stage there needs */
+  int64_t step;        /* hi(v) - hi(v - 1), a constant > 0 */
+  const ir_expr *hi;   /* the last row one iteration needs (affine in the loop) */
+  const ir_expr *smin, *sext; /* the rows read over one run of the loop (smin unclamped) */
 } lower_store;
 /* The consumer leaf whose body holds producer pi's buffer: its store_at loop (-1: the top
  * level, store_root), moved inside the innermost parallel or vectorized loop up to the compute
@@ -53,13 +62,27 @@ typedef struct lower_store {
 int lower_store_pos(lower_state *ls, int pi, int pos);
 /* Producer pi stored at leaf spos of its consumer (-1: the top level) and computed at leaf pos: the per-dimension
  * compute box (lo, hi; NULL lo: unknown) and the readers' box over the loops inside spos
- * (slo, shi), cmin/wend what each compute loop writes ([cmin, wend) before the domain guard).
+ * (slo, shi) and over one run of the compute loop (rlo, rhi: the loops outside it fixed),
+ * cmin/wend what each compute loop writes ([cmin, wend) before the domain guard).
  * Decides the sliding window and the fold (ls->store[pi]) and writes the buffer's region
  * (min, extent pairs) into reg. env holds the consumer's loops up to pos. */
 int lower_store_plan(lower_state *ls, int pi, int spos, int pos, const ir_expr *const *lo,
                      const ir_expr *const *hi, const ir_expr *const *slo,
-                     const ir_expr *const *shi, const ir_expr *const *cmin,
+                     const ir_expr *const *shi, const ir_expr *const *rlo,
+                     const ir_expr *const *rhi, const ir_expr *const *cmin,
                      const ir_expr *const *wend, struct arith_env *env, const ir_expr **reg);
+/* Before bound inference: no_warm for the stages whose compute loop cannot warm up (a stage
+ * there not stored at an outer loop, a loop that is not serial, a stage computed inside one). */
+int lower_store_warm_groups(lower_state *ls);
+/* After a pass of bound inference: a compute loop where some stages warm up and others do
+ * not gets no_warm for all of them (1: bound inference must run again); sets loop_w. */
+int lower_store_warm_check(lower_state *ls);
+/* The warm-up of leaf `it` of stage si: how many iterations it starts early (0: none). */
+int64_t lower_store_warm_of(const lower_state *ls, int si, const sch_iter *it);
+/* Appends, for every warm stage, its root range as its producers must see it: the new rows of
+ * one iteration (for a producer computed at the same loop `group`, whole 0) or every row over
+ * one run of its compute loop; returns how many entries it appended (the caller drops them), or -1. */
+int lower_store_push_warm(lower_state *ls, int whole, const sch_iter *group);
 /* After every region is known: the slid ranges of the stages that slide, for the nests. */
 int lower_store_finish(lower_state *ls);
 /* body inside the buffer of stage si stored at this loop: realize over ls->region[si], its

@@ -100,6 +100,10 @@ static const ir_stmt *make_loop(lower_state *ls, int si, int pos, const ir_stmt 
   tec_ctx *ctx = ls->ctx;
   sch_stage *st = ls->s->stages[si];
   const sch_iter *it = st->leaf[pos];
+  /* warm-up (store_at.c): the loop starts early for the stages computed here; the rest of
+   * its body waits for the loop's own first iteration */
+  int64_t warm = attach ? lower_store_warm_of(ls, si, it) : 0;
+  if (warm && body) body = ir_if(ir_ge(it->var, ir_int(ctx, 0)), body, NULL);
   if (attach)
     for (int k = si - 1; k >= 0 && body; k--) {
       const sch_stage *p = ls->s->stages[k];
@@ -123,7 +127,10 @@ static const ir_stmt *make_loop(lower_state *ls, int si, int pos, const ir_stmt 
   for (int p = 0; p < it->npragma; p++)
     if (sch_pragma_id_of(it->pragma_keys[p]) == SCH_PRAGMA_DEBUG_SKIP_REGION)
       return ir_evaluate(ir_int(ctx, 0)); /* dropped on purpose: output wrong by design */
-  const ir_stmt *loop = ir_for(it->var, ir_int(ctx, 0), r->extent, it->for_kind, body);
+  const ir_stmt *loop =
+      warm ? ir_for(it->var, ir_int(ctx, -warm), ir_add(r->extent, ir_int(ctx, warm)),
+                    it->for_kind, body)
+           : ir_for(it->var, ir_int(ctx, 0), r->extent, it->for_kind, body);
   for (int p = it->npragma - 1; p >= 0; p--) /* stream_store: the value names the stage */
     loop = ir_attr(sch_pragma_attr_name(ctx, it->pragma_keys[p]),
                    sch_pragma_id_of(it->pragma_keys[p]) == SCH_PRAGMA_STREAM_STORE

@@ -179,15 +179,157 @@ static int64_t pow2_at_least(int64_t w) {
   return f;
 }
 
+static int slid_range(lower_state *ls, int pi, int k, int d, const ir_expr *hi,
+                      const ir_expr *cmin, arith_env *env);
+
+/* ---- warm-up (Halide's loop warm-up for sliding windows) ----
+ * When the slid loop v is the compute loop, v starts W iterations early and the consumer's
+ * own work is guarded by v >= 0 (schedule_ops.c), so that every iteration, the first ones
+ * included, computes only the rows the previous did not:
+ *   for (v, -W, N + W) { produce p: rows [max(end(v - 1), L), end(v));  if (v >= 0) ... }
+ * end(v) = min(hi(v) + 1, shape), L = the first row read over the store loop. A stage's
+ * readers that warm up then read only what their new rows need (bound.c), so along a chain
+ * every stage's window, and its fold, is its own halo plus the step, not the sum of the
+ * halos after it. It applies when hi is affine in v (a constant step) and the warm-up W is a
+ * constant, and to a compute loop only where every stage computed there warms up (a stage
+ * that cannot runs its full box at the first iteration, as before, and so would its
+ * producers): lower_store_warm_check turns the loop off otherwise and bound inference runs
+ * again. */
+
+/* is stage j computed at leaf `it` (a member of its warm-up group)? */
+static int at_loop(const lower_state *ls, int j, const sch_iter *it) {
+  return ls->attach[j] == SCH_ATTACH_SCOPE && ls->s->stages[j]->attach_iter == it;
+}
+
+int lower_store_warm_groups(lower_state *ls) {
+  const sch_schedule *s = ls->s;
+  for (int pi = 0; pi < s->nstage; pi++) {
+    const sch_iter *it = s->stages[pi]->attach_iter;
+    int ok = at_loop(ls, pi, it) && it->for_kind == IR_FOR_SERIAL;
+    for (int j = 0; j < s->nstage && ok; j++) {
+      const sch_stage *sj = s->stages[j];
+      if (at_loop(ls, j, it) && !sj->store_iter && !sj->store_root) ok = 0;
+      /* a stage computed inside one of them (its regions assume the loop from 0) */
+      if (ls->attach[j] == SCH_ATTACH_SCOPE)
+        for (int m = 0; m < s->nstage && ok; m++)
+          if (s->stages[m] == sj->attach_stage && at_loop(ls, m, it)) ok = 0;
+    }
+    ls->no_warm[pi] = !ok;
+  }
+  return 0;
+}
+
+int lower_store_warm_check(lower_state *ls) {
+  const sch_schedule *s = ls->s;
+  int again = 0;
+  for (int pi = 0; pi < s->nstage; pi++) {
+    if (ls->no_warm[pi] || !at_loop(ls, pi, s->stages[pi]->attach_iter)) continue;
+    const sch_iter *it = s->stages[pi]->attach_iter;
+    int warm = 0, cold = 0;
+    int64_t w = 0;
+    for (int j = 0; j < s->nstage; j++)
+      if (at_loop(ls, j, it)) {
+        if (ls->store[j].warm) warm = 1, w = ls->store[j].w > w ? ls->store[j].w : w;
+        else cold = 1;
+      }
+    for (int j = 0; j < s->nstage; j++)
+      if (at_loop(ls, j, it)) {
+        if (warm && cold) ls->no_warm[j] = 1;
+        ls->store[j].loop_w = w;
+      }
+    again |= warm && cold;
+  }
+  return again;
+}
+
+int64_t lower_store_warm_of(const lower_state *ls, int si, const sch_iter *it) {
+  if (!ls->store) return 0;
+  for (int k = 0; k < si; k++)
+    if (at_loop(ls, k, it) && ls->s->stages[k]->attach_stage == ls->s->stages[si] &&
+        ls->store[k].warm)
+      return ls->store[k].loop_w;
+  return 0;
+}
+
+int lower_store_push_warm(lower_state *ls, int whole, const sch_iter *group) {
+  tec_ctx *ctx = ls->ctx;
+  int n = 0;
+  for (int si = 0; si < ls->s->nstage; si++) {
+    const lower_store *st = &ls->store[si];
+    if (!st->warm) continue;
+    const sch_stage *p = ls->s->stages[si];
+    const ir_expr *min, *ext;
+    if (whole || p->attach_iter != group) { /* every row it computes in its store loop */
+      min = st->smin, ext = st->sext;
+    } else { /* the new rows of one iteration of the loop the producer is computed at too */
+      const ir_expr *v = p->attach_iter->var, *vm1 = ir_sub(v, ir_int(ctx, 1));
+      min = arith_simplify(ir_add(ir_substitute(st->hi, 1, &v, &vm1), ir_int(ctx, 1)), NULL);
+      ext = ir_int(ctx, st->step);
+    }
+    if (!min || tec_grow(ctx, (void **)&ls->b.r, &ls->b.cap, ls->b.n + 1, sizeof *ls->b.r))
+      return -1;
+    ls->b.r[ls->b.n++] = (lower_range){p->root[st->dim], min, ext};
+    n++;
+  }
+  return n;
+}
+
+/* a constant c with e == c (env may be NULL) */
+static int const_of(const ir_expr *e, const arith_env *env, int64_t *c) {
+  arith_range r = e ? arith_bound(e, env) : arith_range_unknown();
+  if (!r.has_lo || !r.has_hi || r.lo != r.hi) return 0;
+  *c = r.lo;
+  return 1;
+}
+
+/* Warm-up for producer pi sliding along dimension d at loop k (its compute loop pos): 1 and
+ * the plan in ls->store[pi], or 0 (the slid range without warm-up). */
+static int warm_plan(lower_state *ls, int pi, int k, int pos, int d, const ir_expr *hi,
+                     const ir_expr *rlo, const ir_expr *rhi, arith_env *env) {
+  tec_ctx *ctx = ls->ctx;
+  const sch_stage *p = ls->s->stages[pi], *c = p->attach_stage;
+  lower_store *st = &ls->store[pi];
+  /* the producer's loop over d is its root axis itself: a warm reader's range is then its
+   * loop's (bound.c reads the new rows off it) */
+  if (ls->no_warm[pi] || k != pos || !rlo || !rhi || sch_leaf_index(p, p->root[d]) < 0)
+    return 0;
+  const ir_expr *v = c->leaf[k]->var, *one = ir_int(ctx, 1);
+  const ir_expr *vm1 = ir_sub(v, one), *m1 = ir_int(ctx, -1);
+  int64_t a, d0;
+  /* affine in v, without the loop's range (the warm-up runs v below 0) */
+  if (!const_of(arith_simplify(ir_sub(hi, ir_substitute(hi, 1, &v, &vm1)), NULL), NULL, &a) ||
+      a <= 0)
+    return 0;
+  const ir_expr *rest = arith_simplify(ir_sub(hi, ir_mul(ir_int(ctx, a), v)), NULL);
+  if (!rest || ir_uses_var(rest, v)) return 0;
+  /* W: the first iteration whose previous ends at or before the first row read, smin:
+   * hi(-W - 1) + 1 <= smin, i.e. d0 + a W >= 0 with d0 = smin - hi(-1) - 1 (its least value
+   * over the outer loops) */
+  arith_range r = arith_bound(
+      arith_simplify(ir_sub(ir_sub(rlo, ir_substitute(hi, 1, &v, &m1)), one), env), env);
+  if (!r.has_lo) return 0;
+  d0 = r.lo;
+  int64_t w = d0 >= 0 ? 0 : (-d0 + a - 1) / a;
+  if (w > ((int64_t)1 << 20)) return 0;
+  st->warm = 1;
+  st->w = w;
+  st->step = a;
+  st->hi = hi;
+  st->smin = rlo;
+  st->sext = arith_simplify(ir_add(ir_sub(rhi, rlo), one), env);
+  return st->sext ? 1 : 0;
+}
+
 int lower_store_plan(lower_state *ls, int pi, int spos, int pos, const ir_expr *const *lo,
                      const ir_expr *const *hi, const ir_expr *const *slo,
-                     const ir_expr *const *shi, const ir_expr *const *cmin,
+                     const ir_expr *const *shi, const ir_expr *const *rlo,
+                     const ir_expr *const *rhi, const ir_expr *const *cmin,
                      const ir_expr *const *wend, arith_env *env, const ir_expr **reg) {
   tec_ctx *ctx = ls->ctx;
   const sch_stage *p = ls->s->stages[pi], *c = p->attach_stage;
   const te_tensor *t = p->tensor;
   lower_store *st = &ls->store[pi];
-  *st = (lower_store){spos, spos < 0, -1, 0, NULL, NULL};
+  *st = (lower_store){.pos = spos, .root = spos < 0, .dim = -1};
   int k = -1;
   int d = slide_dim(ls, pi, spos, pos, lo, hi, env, &k);
   const ir_expr *zero = ir_int(ctx, 0);
@@ -218,16 +360,12 @@ int lower_store_plan(lower_state *ls, int pi, int spos, int pos, const ir_expr *
     reg[2 * e + 1] = ext;
   }
   if (d < 0) return 0;
-  /* the slid range: what iteration v adds to what v - 1 computed */
-  const ir_expr *v = c->leaf[k]->var, *vm1 = ir_sub(v, ir_int(ctx, 1));
-  const ir_expr *end = arith_simplify(ir_min(ir_add(hi[d], ir_int(ctx, 1)), t->shape[d]), env);
-  const ir_expr *prev = ir_substitute(end, 1, &v, &vm1);
-  const ir_expr *min = ir_select(ir_gt(v, zero), ir_max(prev, cmin[d]), cmin[d]);
   st->dim = d;
-  st->min = arith_simplify(min, env);
-  st->extent = arith_simplify(ir_max(ir_sub(end, min), zero), env);
-  if (!st->min || !st->extent) return -1;
   ls->clamp[pi][d] = NULL; /* the slid end is clamped to the tensor already */
+  if (!warm_plan(ls, pi, k, pos, d, hi[d], rlo[d], rhi[d], env)) {
+    /* the slid range: what iteration v adds to what v - 1 computed */
+    if (slid_range(ls, pi, k, d, hi[d], cmin[d], env)) return -1;
+  }
   arith_range wr = arith_bound(arith_simplify(ir_add(ir_sub(hi[d], lo[d]), ir_int(ctx, 1)), env),
                                env);
   int64_t sext;
@@ -242,11 +380,40 @@ int lower_store_plan(lower_state *ls, int pi, int spos, int pos, const ir_expr *
   return 0;
 }
 
+/* Without warm-up: iteration v computes [v > 0 ? max(end(v - 1), min(v)) : min(v), end(v)),
+ * the first one its whole box. */
+static int slid_range(lower_state *ls, int pi, int k, int d, const ir_expr *hi,
+                      const ir_expr *cmin, arith_env *env) {
+  tec_ctx *ctx = ls->ctx;
+  const sch_stage *p = ls->s->stages[pi], *c = p->attach_stage;
+  const te_tensor *t = p->tensor;
+  lower_store *st = &ls->store[pi];
+  const ir_expr *zero = ir_int(ctx, 0);
+  const ir_expr *v = c->leaf[k]->var, *vm1 = ir_sub(v, ir_int(ctx, 1));
+  const ir_expr *end = arith_simplify(ir_min(ir_add(hi, ir_int(ctx, 1)), t->shape[d]), env);
+  const ir_expr *prev = ir_substitute(end, 1, &v, &vm1);
+  const ir_expr *min = ir_select(ir_gt(v, zero), ir_max(prev, cmin), cmin);
+  st->min = arith_simplify(min, env);
+  st->extent = arith_simplify(ir_max(ir_sub(end, min), zero), env);
+  return st->min && st->extent ? 0 : -1;
+}
+
 int lower_store_finish(lower_state *ls) {
   for (int si = 0; si < ls->s->nstage; si++) {
     const lower_store *st = &ls->store[si];
     if ((st->pos < 0 && !st->root) || st->dim < 0) continue;
-    const sch_iter *it = ls->s->stages[si]->root[st->dim];
+    const sch_stage *p = ls->s->stages[si];
+    const sch_iter *it = p->root[st->dim];
+    if (st->warm) { /* rows [max(end(v - 1), L), end(v)): simplified without v's range */
+      const ir_expr *v = p->attach_iter->var, *vm1 = ir_sub(v, ir_int(ls->ctx, 1));
+      const ir_expr *zero = ir_int(ls->ctx, 0);
+      const ir_expr *end = ir_min(ir_add(st->hi, ir_int(ls->ctx, 1)), p->tensor->shape[st->dim]);
+      const ir_expr *min = ir_max(ir_substitute(end, 1, &v, &vm1), ir_max(st->smin, zero));
+      lower_store *w = &ls->store[si];
+      w->min = arith_simplify(min, NULL);
+      w->extent = arith_simplify(ir_max(ir_sub(end, min), zero), NULL);
+      if (!w->min || !w->extent) return -1;
+    }
     /* appended after the full range: lower_bounds_get returns the last entry, the slid one */
     if (tec_grow(ls->ctx, (void **)&ls->b.r, &ls->b.cap, ls->b.n + 1, sizeof *ls->b.r)) return -1;
     ls->b.r[ls->b.n++] = (lower_range){it, st->min, st->extent};

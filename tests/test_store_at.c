@@ -1,6 +1,6 @@
 /* test_store_at.c — sch_store_at (Halide's store_at) with its sliding window and storage
- * folding: a 3x3 blur and a 3-stage 5x5 stencil chain, exact against plain C at sizes the
- * tiles do not divide, folded and not, with the consumer's row loop split; how many elements
+ * folding: a 3x3 blur, a 3-stage and an 11-stage 5x5 stencil chain (the loop warm-up: every
+ * fold 8 rows), exact against plain C at sizes the tiles do not divide, folded and not, with the consumer's row loop split; how many elements
  * the producer computes (counted by walking the lowered program's loops, not its text); every
  * access checked against its buffer at run time (check_bounds); the refusals; a parallel loop in between (a note and a right answer); the record round trip. */
 #include <math.h>
@@ -14,8 +14,9 @@
  * Runs the integer control flow (loops, ifs, lets; expressions by ir/eval.c) and counts the
  * provides of the tensor. The program must not depend on tensor data. */
 typedef struct counter {
-  const te_tensor *t;
-  int64_t n;
+  int nt;
+  te_tensor *const *t; /* the tensors counted, n[k] each */
+  int64_t *n;
   int nv;
   const ir_expr *var[64];
   int64_t val[64];
@@ -44,7 +45,7 @@ static void walk(counter *c, const ir_stmt *s) {
     return;
   }
   case IR_S_PROVIDE:
-    if (s->tensor == c->t) c->n++;
+    for (int k = 0; k < c->nt; k++) c->n[k] += s->tensor == c->t[k];
     return;
   case IR_S_SEQ:
     for (int i = 0; i < s->n; i++) walk(c, s->seq[i]);
@@ -71,18 +72,25 @@ static void walk(counter *c, const ir_stmt *s) {
   }
 }
 
-/* how many elements of t the schedule computes */
-static int64_t count_stores(const sch_schedule *s, const te_tensor *t, int nargs,
-                            te_tensor *const *args) {
+/* how many elements of each of t[0 .. nt) the schedule computes (n[k]) */
+static void count_many(const sch_schedule *s, int nt, te_tensor *const *t, int64_t *n,
+                       int nargs, te_tensor *const *args) {
   tec_ctx *ctx = sch_schedule_ctx(s);
   tec_lower_options o = {.stop_after = "schedule_ops"};
   lower_func *f = tec_lower_with(s, "count", nargs, args, &o);
   ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
-  counter c = {.t = t};
+  for (int k = 0; k < nt; k++) n[k] = 0;
+  counter c = {.nt = nt, .t = t, .n = n};
   walk(&c, f->body);
   ck_assert_msg(!c.bad, "the counter could not evaluate the program");
   tec_lower_free(f);
-  return c.n;
+}
+
+static int64_t count_stores(const sch_schedule *s, te_tensor *t, int nargs,
+                            te_tensor *const *args) {
+  int64_t n;
+  count_many(s, 1, &t, &n, nargs, args);
+  return n;
 }
 
 /* ---------- a 3x3 blur: in [H+2][W+2], blur_x [H+2][W], blur_y [H][W] ---------- */
@@ -406,6 +414,128 @@ START_TEST(stencil_chain) {
 }
 END_TEST
 
+/* ---------- a 10-stage chain (the expert's group): warm-up ----------
+ * stage_0 .. stage_9 stored per 4 x 4 tile of stage_10 and computed per row of it: the row
+ * loop starts 4 rows early per stage (40 for stage_0), so that every iteration computes one
+ * new row of every stage and every buffer folds to 8 rows (the window of 5, next power of
+ * two), whatever the chain's length. split_rows: stage_3's own row loop split, which cannot slide
+ * with a warm-up: the whole loop then has none (bound inference runs again), and each
+ * stage's first row computes its whole window, as before. */
+enum { LC_MAX = 11 };
+static void long_chain(int64_t h, int64_t w, int LC, int split_rows) {
+  tec_ctx *ctx = tec_ctx_new();
+  int64_t e0 = 4 * LC;
+  te_tensor *in = te_placeholder(ctx, "input", TEC_F32, 2,
+                                 te_shape(ctx, 2, (int64_t[]){h + e0, w + e0}));
+  te_tensor *st[LC_MAX], *cur = in;
+  for (int s = 0; s < LC; s++) {
+    int64_t e = 4 * (LC - 1 - s);
+    cur = st[s] = te_compute(ctx, &(te_compute_decl){
+                                 .name = tec_ctx_printf(ctx, "stage_%d", s), .ndim = 2,
+                                 .shape = te_shape(ctx, 2, (int64_t[]){h + e, w + e}),
+                                 .body = st5, .user = cur});
+  }
+  sch_schedule *s = sch_create(ctx, 1, &st[LC - 1]);
+  sch_stage *so = sch_stage_of(s, st[LC - 1]);
+  sch_iter *yo, *yi, *xo, *xi, *t;
+  int64_t th = (h + 3) / 4, tw = (w + 3) / 4;
+  OK(ctx, sch_tile(so, sch_axis(so, 0), sch_axis(so, 1), th, tw, &yo, &xo, &yi, &xi));
+  OK(ctx, sch_fuse(so, yo, xo, &t));
+  for (int k = LC - 2; k >= 0; k--) {
+    sch_stage *sk = sch_stage_of(s, st[k]);
+    OK(ctx, sch_compute_at(sk, so, yi));
+    OK(ctx, sch_store_at(sk, so, t));
+  }
+  if (split_rows) {
+    sch_stage *s3 = sch_stage_of(s, st[3]);
+    sch_iter *o, *i;
+    OK(ctx, sch_split(s3, sch_axis(s3, 0), 2, &o, &i));
+  }
+  te_tensor *args[2] = {in, st[LC - 1]};
+  lower_func *f = tec_lower_with(s, "chain", 2, args, &(tec_lower_options){.check_bounds = 1});
+  ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+  ck_assert_int_eq(f->nnotes, 0);
+  /* the program: the row loop's warm-up, each fold 8 rows by the stage's tile columns */
+  lower_func *g = tec_lower_with(s, "chain", 2, args,
+                                 &(tec_lower_options){.stop_after = "schedule_ops"});
+  ck_assert_msg(g != NULL, "%s", tec_ctx_error(ctx));
+  const char *prog = tec_lower_str(g);
+  const char *warm =
+      strstr(prog, tec_ctx_printf(ctx, "for (%s, %d, ", sch_iter_name(yi), -4 * (LC - 1)));
+  ck_assert_msg(split_rows ? !warm : warm != NULL, "the warm-up loop (split %d)", split_rows);
+  for (int k = 0; k < LC - 1; k++) {
+    int64_t e = 4 * (LC - 1 - k), rows = 8, cols = tw + e;
+    if (split_rows) { /* the window of stage k: 5 rows per stage to the output, folded */
+      rows = 1;
+      while (rows < 1 + e) rows *= 2;
+      if (rows >= th + e) continue; /* not folded (the split's rows may add one) */
+    }
+    if (rows >= th + e) rows = th + e; /* the tile's rows are no more: not folded */
+    /* realize stage_k([<row min>, rows], [<column min>, cols]) */
+    const char *key = tec_ctx_printf(ctx, "realize stage_%d([", k);
+    const char *at = strstr(prog, key), *mid = at ? strstr(at, "], [") : NULL;
+    const char *end = mid ? strstr(mid, "]) {") : NULL;
+    ck_assert_msg(at && mid && end, "no buffer of stage_%d", k);
+    while (mid > at && mid[-1] != ' ') mid--;
+    while (end > at && end[-1] != ' ') end--;
+    ck_assert_int_eq(strtoll(mid, NULL, 10), rows);
+    ck_assert_int_eq(strtoll(end, NULL, 10), cols);
+  }
+  tec_lower_free(g);
+  tec_module *m = tec_build(ctx, 1, &f, NULL);
+  ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
+  int64_t ish[2] = {h + e0, w + e0}, osh[2] = {h, w};
+  DLTensor a = tu_rand_f32(2, ish, 5), out = tu_zeros(TEC_F32, 2, osh);
+  ck_assert_msg(tec_module_get(m, "chain")((DLTensor *[]){&a, &out}, 2) == 0, "%s",
+                tec_rt_last_error());
+  /* plain C, the same sums in the same order */
+  float *buf[LC_MAX + 1];
+  buf[0] = tu_f32(&a);
+  for (int k = 0; k < LC; k++) {
+    int64_t e = 4 * (LC - 1 - k), oh = h + e, ow = w + e, iw = ow + 4;
+    buf[k + 1] = malloc(sizeof(float) * (size_t)(oh * ow));
+    for (int64_t y = 0; y < oh; y++)
+      for (int64_t x = 0; x < ow; x++) {
+        float v = 0;
+        for (int p = 0; p < 5; p++)
+          for (int q = 0; q < 5; q++) {
+            float u = (float)((p + 1) * (q + 1) / 225.0) * buf[k][(y + p) * iw + x + q];
+            v = (p || q) ? v + u : u;
+          }
+        buf[k + 1][y * ow + x] = v;
+      }
+  }
+  for (int64_t i = 0; i < h * w; i++)
+    ck_assert_msg(fabsf(tu_f32(&out)[i] - buf[LC][i]) <= 1e-5f * (1 + fabsf(buf[LC][i])),
+                  "chain of %d %lldx%lld split %d at %lld: %g vs %g", LC, (long long)h,
+                  (long long)w, split_rows, (long long)i, tu_f32(&out)[i], buf[LC][i]);
+  /* every stage computes each row of its tile's box once: rows and columns of the tile plus
+   * its halo to the output, cut at the stage's end (a split row loop computes whole chunks) */
+  int64_t counted[LC_MAX - 1];
+  if (!split_rows) count_many(s, LC - 1, st, counted, 2, args);
+  for (int k = 0; k < LC - 1 && !split_rows; k++) {
+    int64_t e = 4 * (LC - 1 - k), n = 0;
+    for (int64_t y0 = 0; y0 < h; y0 += th)
+      for (int64_t x0 = 0; x0 < w; x0 += tw) {
+        int64_t r = y0 + th + e < h + e ? th + e : h + e - y0;
+        int64_t c = x0 + tw + e < w + e ? tw + e : w + e - x0;
+        n += r * c;
+      }
+    ck_assert_int_eq(counted[k], n);
+  }
+  for (int k = 1; k <= LC; k++) free(buf[k]);
+  tec_dl_free(&a), tec_dl_free(&out);
+  tec_module_free(m);
+  tec_lower_free(f);
+  tec_ctx_free(ctx);
+}
+
+START_TEST(chain_warm_up) {
+  long_chain(37, 29, 11, 0);
+  long_chain(21, 30, 5, 1); /* (5 stages: the compile of 11 takes seconds) */
+}
+END_TEST
+
 /* ---------- refusals ---------- */
 #define REFUSED(ctx, call, text)                                                            \
   do {                                                                                      \
@@ -600,6 +730,7 @@ int main(void) {
   tcase_add_test(tc, store_root_blur);
   tcase_add_test(tc, store_root_refused);
   tcase_add_test(tc, stencil_chain);
+  tcase_add_test(tc, chain_warm_up);
   tcase_add_test(tc, store_at_refused);
   tcase_add_test(tc, store_loop_split);
   tcase_add_test(tc, store_at_round_trip);

@@ -85,6 +85,8 @@ typedef struct tec_autosched_choice {
   int fallback;    /* 0: as the rules chose; 1, 2: given up for plainer (see the report) */
   int stream;      /* LOOPS of an output: 1 its whole-vector stores are non-temporal (pragma
                       stream_store) because it exceeds a core's share of the last-level cache */
+  int slide;       /* LOOPS host with a halo: 1 its attached producers are stored per tile and
+                      computed per row of it (sch_store_at: a sliding window, folded buffers) */
 } tec_autosched_choice;
 
 typedef struct tec_autosched_stage {
