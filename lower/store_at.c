@@ -87,8 +87,16 @@ static int rises(const ir_expr *e, const ir_expr *v, arith_env *env) {
  * then varies per iteration), or NULL: a loop over d that is not serial needs a constant
  * extent; a fuse of a loop from d, or a split of one with tail shift_inwards, would compute
  * rows outside the range (a fuse has no guard; shift_inwards starts its last chunk before the
- * range); a reduce axis whose domain uses the data axes was restated in their unslid values */
-static const char *producer_cannot_slide(tec_ctx *ctx, const sch_stage *p, int d) {
+ * range); a reduce axis whose domain uses the data axes was restated in their unslid values;
+ * a stage computed inside p's loops would compute the unslid rows' inputs */
+static const char *producer_cannot_slide(const lower_state *ls, const sch_stage *p, int d) {
+  tec_ctx *ctx = ls->ctx;
+  /* a stage computed inside p's loops gets its region from p's unslid rows (bound.c computes
+   * regions consumers first, the slid ranges after all of them) */
+  for (int j = 0; j < ls->s->nstage; j++)
+    if (ls->s->stages[j]->attach_stage == p && ls->attach[j] == SCH_ATTACH_SCOPE)
+      return tec_ctx_printf(ctx, "stage '%s' is computed inside its loops",
+                            ls->s->stages[j]->tensor->name);
   for (int i = 0; i < p->nleaf; i++)
     if (p->leaf[i] == p->root[d] && p->leaf[i]->for_kind != IR_FOR_SERIAL)
       return tec_ctx_printf(ctx, "its loop '%s' over that dimension is %s and needs a constant "
@@ -156,7 +164,7 @@ static int slide_dim(lower_state *ls, int pi, int spos, int pos, const ir_expr *
     else if (!rises(lo[d], v, env) || !rises(hi[d], v, env))
       w = tec_ctx_printf(ls->ctx, "the region does not move monotonically up along "
                                   "dimension %d", d);
-    if (!w) w = producer_cannot_slide(ls->ctx, p, d);
+    if (!w) w = producer_cannot_slide(ls, p, d);
     if (!w && !overlaps(lo[d], hi[d], v, env)) continue; /* nothing to reuse: no sliding */
     if (!w) {
       *loop = k;

@@ -313,6 +313,53 @@ START_TEST(producer_cannot_slide) {
 }
 END_TEST
 
+/* a stage computed inside the slid stage's loops (pre = input + 1 at blur_x's row loop) would
+ * get its region from blur_x's unslid rows: no sliding, a note, a right answer (every access
+ * checked; it read pre's buffer out of bounds and 56 of 64 outputs were wrong) */
+static const ir_expr *plus1_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  return ir_add(TE_AT((te_tensor *)u, i[0], i[1]), ir_float(ctx, 1.0));
+}
+START_TEST(stage_inside_slid) {
+  int64_t h = 8, w = 8;
+  tec_ctx *ctx = tec_ctx_new();
+  te_tensor *in = te_placeholder(ctx, "input", TEC_F32, 2, te_shape(ctx, 2, (int64_t[]){h + 2, w + 2}));
+  te_tensor *pre = te_compute(ctx, &(te_compute_decl){.name = "pre", .ndim = 2,
+      .shape = te_shape(ctx, 2, (int64_t[]){h + 2, w + 2}), .body = plus1_body, .user = in});
+  te_tensor *bx = te_compute(ctx, &(te_compute_decl){.name = "blur_x", .ndim = 2,
+      .shape = te_shape(ctx, 2, (int64_t[]){h + 2, w}), .body = bx_body, .user = pre});
+  te_tensor *by = te_compute(ctx, &(te_compute_decl){.name = "blur_y", .ndim = 2,
+      .shape = te_shape(ctx, 2, (int64_t[]){h, w}), .body = by_body, .user = bx});
+  sch_schedule *s = sch_create(ctx, 1, &by);
+  sch_stage *sp = sch_stage_of(s, pre), *sx = sch_stage_of(s, bx), *sy = sch_stage_of(s, by);
+  OK(ctx, sch_compute_at(sx, sy, sch_axis(sy, 0)));
+  OK(ctx, sch_store_root(sx));
+  OK(ctx, sch_compute_at(sp, sx, sch_axis(sx, 0)));
+  lower_func *f = tec_lower_with(s, "blur", 2, (te_tensor *[]){in, by},
+                                 &(tec_lower_options){.check_bounds = 1});
+  ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+  ck_assert_int_eq(f->nnotes, 1);
+  tu_assert_contains(f->notes[0], "stage 'pre' is computed inside its loops");
+  tec_module *m = tec_build(ctx, 1, &f, NULL);
+  ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
+  int64_t ish[2] = {h + 2, w + 2}, osh[2] = {h, w};
+  DLTensor tin = tu_zeros(TEC_F32, 2, ish), out = tu_zeros(TEC_F32, 2, osh);
+  float *x = tu_f32(&tin);
+  for (int64_t i = 0; i < ish[0] * ish[1]; i++) x[i] = (float)((i * 7919) % 61);
+  ck_assert_msg(tec_module_get(m, "blur")((DLTensor *[]){&tin, &out}, 2) == 0, "%s",
+                tec_rt_last_error());
+  for (int64_t y = 0; y < h; y++)
+    for (int64_t c = 0; c < w; c++) {
+      float ref = 0;
+      for (int a = 0; a < 3; a++)
+        for (int e = 0; e < 3; e++) ref += x[(y + a) * ish[1] + c + e] + 1;
+      ck_assert_msg(tu_f32(&out)[y * w + c] == ref, "(%lld, %lld): %g vs %g", (long long)y,
+                    (long long)c, tu_f32(&out)[y * w + c], ref);
+    }
+  tec_dl_free(&tin), tec_dl_free(&out);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 /* ---------- a 3-stage 5x5 stencil chain ---------- */
 static const ir_expr *st5(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   te_tensor *p = u;
@@ -727,6 +774,7 @@ int main(void) {
   tcase_add_test(tc, blur_split_rows);
   tcase_add_test(tc, blur_vectorized_producer);
   tcase_add_test(tc, producer_cannot_slide);
+  tcase_add_test(tc, stage_inside_slid);
   tcase_add_test(tc, store_root_blur);
   tcase_add_test(tc, store_root_refused);
   tcase_add_test(tc, stencil_chain);
