@@ -336,11 +336,13 @@ void as_decide_attach(as_prog *p) {
     /* a halo: attached only where some tile recomputes less than a root buffer costs (the
      * tuned mode's `at=attach` attaches regardless); where only a sliding tile does (a long
      * chain: tall tiles recompute little), the host must slide */
-    int need_slide = 0;
-    if (all.hy > 0 && AS_TUNED(p, s, at) != AS_AT_ATTACH &&
-        best_tile(p, root, i, all.hy, all.hx, all.own, 1, 0, &R, &C) < 0 &&
+    int need_slide = 0, forced = AS_TUNED(p, s, at) == AS_AT_ATTACH;
+    /* (forced too: its host slides where the instant mode's would, so the space's default
+     * config is the instant schedule) */
+    if (all.hy > 0 && best_tile(p, root, i, all.hy, all.hx, all.own, 1, 0, &R, &C) < 0 &&
         (AS_TUNED(p, c, slide) == 0 ||
-         !(need_slide = best_tile(p, root, i, all.hy, all.hx, all.own, 1, 1, &R, &C) >= 0))) {
+         !(need_slide = best_tile(p, root, i, all.hy, all.hx, all.own, 1, 1, &R, &C) >= 0)) &&
+        !forced) {
       c->host_row = host_row;
       s->why = as_fmt(p,
                       "kept at the root: computed in %s's tiles, its halo (%lld rows) would "

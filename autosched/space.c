@@ -178,8 +178,12 @@ static int loops_knobs(as_space *S, int i) {
   int odd = 0; /* some vector width leaves a tail */
   for (int k = 1; k < nv; k++) odd |= e % vec[k] != 0 && vec[k] < e;
   int64_t tails[2] = {SCH_TAIL_GUARD_WITH_IF + 1, SCH_TAIL_SHIFT_INWARDS + 1};
+  /* the default is the instant mode's (rule_loops.c): shift inwards where its vector leaves a
+   * tail, else guard (no tail: the same loops, but a shifted split bounds the producers of a
+   * sliding host by whole rows, 7x slower on the stencil chain) */
+  int64_t tdef = ch->tail ? ch->tail : ch->vector > 0 && e % ch->vector ? tails[1] : tails[0];
   if (root && !reduce_body && s->const_ext && odd && !ch->rfactor &&
-      add_knob(S, i, "tail", F(tail), tails, 2, ch->tail ? ch->tail : tails[1], TAIL_LABELS, 1))
+      add_knob(S, i, "tail", F(tail), tails, 2, tdef, TAIL_LABELS, 1))
     return -1;
   if (!ch->rfactor && unroll_knob(S, i)) return -1;
   if (s->has_attached && s->halo > 0 && s->host_row >= 0 && s->host_row < nd - 1) {

@@ -664,6 +664,25 @@ START_TEST(stencil_groups) {
   ck_assert_msg(attached == 11, "%s", rep.text);
   ck_assert_msg(stage_rep(&rep, "st11")->choice.slide == 1, "%s", rep.text);
   tu_assert_contains(stage_rep(&rep, "st0")->rule, "sliding");
+  /* the tuned space's default config is the instant schedule: with every `at` knob saying
+   * attach, the host still slides; a width the vector divides keeps the instant's guarded
+   * split (a shifted one bounded the producers by whole rows: 7x slower at 32 stages) */
+  for (int wide = 0; wide < 2; wide++) {
+    tec_ctx *cd = tec_ctx_new();
+    te_tensor *ind, *outd = stencil_chain(cd, 12, 300, wide ? 272 : 260, &ind);
+    tune_space sp;
+    tec_autosched_report ri, rd;
+    ck_assert_msg(tec_autosched_space(sch_create(cd, 1, &outd), NULL, NULL, &sp) == 0, "%s",
+                  tec_ctx_error(cd));
+    ck_assert_int_eq(tec_autoschedule(sch_create(cd, 1, &outd), NULL, NULL, &ri), 0);
+    ck_assert_msg(tec_autoschedule_config(sch_create(cd, 1, &outd), NULL, NULL,
+                                          tune_space_default_index(&sp), &rd) == 0,
+                  "%s", tec_ctx_error(cd));
+    /* (the traces are long: Check's string message would be cut) */
+    ck_assert_msg(strcmp(rd.trace_c, ri.trace_c) == 0,
+                  "width %d: the default config's schedule is not the instant one", wide ? 272 : 260);
+    tec_ctx_free(cd);
+  }
   /* 3 stages: plain tiles hold them (the recomputed halo is small): no sliding */
   tec_ctx *c3 = tec_ctx_new();
   te_tensor *in3, *out3 = stencil_chain(c3, 3, 300, 260, &in3);
