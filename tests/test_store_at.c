@@ -373,6 +373,27 @@ static const ir_expr *st5(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   return e;
 }
 
+/* plain C, st5's sums in the same order: buf[1..n] the n stages of a 5x5 chain over buf[0]
+ * ([h + 4n][w + 4n]), stage k + 1 of (h + 4(n - 1 - k)) x (w + 4(n - 1 - k)); the caller
+ * frees buf[1..n] */
+static void chain_ref(float **buf, int n, int64_t h, int64_t w) {
+  for (int k = 0; k < n; k++) {
+    int64_t e = 4 * (n - 1 - k), oh = h + e, ow = w + e, iw = ow + 4;
+    buf[k + 1] = malloc(sizeof(float) * (size_t)(oh * ow));
+    ck_assert(buf[k + 1] != NULL);
+    for (int64_t y = 0; y < oh; y++)
+      for (int64_t x = 0; x < ow; x++) {
+        float v = 0;
+        for (int p = 0; p < 5; p++)
+          for (int q = 0; q < 5; q++) {
+            float u = (float)((p + 1) * (q + 1) / 225.0) * buf[k][(y + p) * iw + x + q];
+            v = (p || q) ? v + u : u;
+          }
+        buf[k + 1][y * ow + x] = v;
+      }
+  }
+}
+
 static void chain_run(int64_t h, int64_t w, int mode, int fold) {
   tec_ctx *ctx = tec_ctx_new();
   te_tensor *in = te_placeholder(ctx, "input", TEC_F32, 2,
@@ -414,23 +435,9 @@ static void chain_run(int64_t h, int64_t w, int mode, int fold) {
   DLTensor a = tu_rand_f32(2, ish, 3), out = tu_zeros(TEC_F32, 2, osh);
   ck_assert_msg(tec_module_get(m, "chain")((DLTensor *[]){&a, &out}, 2) == 0, "%s",
                 tec_rt_last_error());
-  /* plain C, the same sums in the same order */
   float *buf[4];
   buf[0] = tu_f32(&a);
-  for (int k = 0; k < 3; k++) {
-    int64_t oh = h + 4 * (2 - k), ow = w + 4 * (2 - k), iw = ow + 4;
-    buf[k + 1] = malloc(sizeof(float) * (size_t)(oh * ow));
-    for (int64_t y = 0; y < oh; y++)
-      for (int64_t x = 0; x < ow; x++) {
-        float e = 0;
-        for (int p = 0; p < 5; p++)
-          for (int q = 0; q < 5; q++) {
-            float t = (float)((p + 1) * (q + 1) / 225.0) * buf[k][(y + p) * iw + x + q];
-            e = (p || q) ? e + t : t;
-          }
-        buf[k + 1][y * ow + x] = e;
-      }
-  }
+  chain_ref(buf, 3, h, w);
   for (int64_t i = 0; i < h * w; i++)
     ck_assert_msg(fabsf(tu_f32(&out)[i] - buf[3][i]) <= 1e-5f * (1 + fabsf(buf[3][i])),
                   "chain %lldx%lld mode %d fold %d at %lld: %g vs %g", (long long)h,
@@ -535,23 +542,9 @@ static void long_chain(int64_t h, int64_t w, int LC, int split_rows) {
   DLTensor a = tu_rand_f32(2, ish, 5), out = tu_zeros(TEC_F32, 2, osh);
   ck_assert_msg(tec_module_get(m, "chain")((DLTensor *[]){&a, &out}, 2) == 0, "%s",
                 tec_rt_last_error());
-  /* plain C, the same sums in the same order */
   float *buf[LC_MAX + 1];
   buf[0] = tu_f32(&a);
-  for (int k = 0; k < LC; k++) {
-    int64_t e = 4 * (LC - 1 - k), oh = h + e, ow = w + e, iw = ow + 4;
-    buf[k + 1] = malloc(sizeof(float) * (size_t)(oh * ow));
-    for (int64_t y = 0; y < oh; y++)
-      for (int64_t x = 0; x < ow; x++) {
-        float v = 0;
-        for (int p = 0; p < 5; p++)
-          for (int q = 0; q < 5; q++) {
-            float u = (float)((p + 1) * (q + 1) / 225.0) * buf[k][(y + p) * iw + x + q];
-            v = (p || q) ? v + u : u;
-          }
-        buf[k + 1][y * ow + x] = v;
-      }
-  }
+  chain_ref(buf, LC, h, w);
   for (int64_t i = 0; i < h * w; i++)
     ck_assert_msg(fabsf(tu_f32(&out)[i] - buf[LC][i]) <= 1e-5f * (1 + fabsf(buf[LC][i])),
                   "chain of %d %lldx%lld split %d at %lld: %g vs %g", LC, (long long)h,
