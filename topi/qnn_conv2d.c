@@ -188,11 +188,12 @@ int64_t qnn_dot_lanes(int64_t block, int lanes) {
 /* AArch64 +dotprod, stride 1, NCHW4c input: the tile's columns in runs of 4 (or 2) whose 16
  * (8) input bytes are one read feeding sdot by element (SCH_INTRIN_DOT4_LANE), not a
  * broadcast and its address per column: the run's length; 1 elsewhere (the plain dot4). */
+static int64_t qc_run(int64_t ow_tile) { return ow_tile % 4 == 0 ? 4 : ow_tile % 2 == 0 ? 2 : 1; }
 static int64_t qc_groups(const tec_target *t, const topi_conv2d *c, int64_t bx, int64_t ow_tile) {
   if (!t || t->arch != TEC_ARCH_AARCH64 || !tec_target_has(t, TEC_FEATURE_DOTPROD) || bx != 4 ||
       c->stride_w != 1)
     return 1;
-  return ow_tile % 4 == 0 ? 4 : ow_tile % 2 == 0 ? 2 : 1;
+  return qc_run(ow_tile);
 }
 
 /* Whether the plane can be one row of h*w pixels (knob plane): a 1x1 stride-1 convolution
@@ -379,6 +380,7 @@ static int qc_schedule(const topi_decl *dc, const void *cfg_arg, const tec_targe
  * weight vectors and a broadcast, within the registers. */
 typedef struct qc_rule {
   int64_t vpb, regs, ow, hw; /* hw: the plane's pixels where it may be one row (plane), else 0 */
+  int by_lane;               /* the by-element path (qc_groups > 1): a plane's tiles in runs */
 } qc_rule;
 
 static int qc_rule_ok(const void *data, const void *config) {
@@ -386,7 +388,7 @@ static int qc_rule_ok(const void *data, const void *config) {
   const topi_qconv2d_config *c = config;
   /* a plane's last tile (h*w % ow_tile pixels) in whole groups of the by-element path (4 or 2
    * pixels: qc_groups); a row's tile within the row */
-  int64_t g = c->ow_tile % 4 == 0 ? 4 : c->ow_tile % 2 == 0 ? 2 : 1;
+  int64_t g = r->by_lane ? qc_run(c->ow_tile) : 1;
   if (c->plane ? c->wlayout || c->ow_tile > r->hw || r->hw % c->ow_tile % g : c->ow_tile > r->ow)
     return 0;
   return (c->ow_tile + 1) * c->oc_tile * r->vpb + 1 <= r->regs || (c->ow_tile == 1 && c->oc_tile == 1);
@@ -485,8 +487,8 @@ static int qc_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, t
   for (int64_t t = 1; t <= cap && t <= ow; t++)
     if (ow % t == 0 || ow <= cap) def = t;
   if (ow > cap && def < cap / 2) def = cap;
+  int by_lane = qc_groups(tg, &p->conv, p->conv.in_layout.block, 4) > 1;
   if (tg && tg->arch == TEC_ARCH_AARCH64 && vpb == 1) {
-    int by_lane = qc_groups(tg, &p->conv, p->conv.in_layout.block, 4) > 1;
     int64_t taps = topi_ceil_div(p->conv.c_in, p->conv.in_layout.block) * p->conv.kh * p->conv.kw;
     if (by_lane && hw && hw % 4 == 0) /* the plane as one row: no column wasted at a row's end */
       qc_default_plane(ob, hw, taps, &def_oc, &def), def_plane = 1;
@@ -517,10 +519,10 @@ static int qc_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, t
     return -1;
   qc_rule *r = tec_ctx_alloc(ctx, sizeof *r);
   if (!r) return -1;
-  *r = (qc_rule){vpb, regs, ow, hw};
+  *r = (qc_rule){vpb, regs, ow, hw, by_lane};
   const char *doc = tec_ctx_printf(ctx, "registers: (ow_tile + 1) * oc_tile * %lld + 1 <= %lld; "
                                    "ow_tile <= %lld, or with plane (wlayout 0) <= %lld and "
-                                   "%lld %% ow_tile a multiple of 4 (ow_tile 4k) or 2 (4k+2)",
+                                   "%lld %% ow_tile a multiple of 4 (ow_tile 4k) or 2 (4k+2) on AArch64's sdot by element",
                                    (long long)vpb, (long long)regs, (long long)ow, (long long)hw,
                                    (long long)hw);
   return doc ? tune_space_set_rule(sp, 0x33u, qc_rule_ok, r, doc) : -1;
