@@ -212,9 +212,12 @@ static int attach_region(lower_state *ls, int pi, arith_env *env) {
   if (spos >= -1) {
     nt = lower_store_push_warm(ls, 1, NULL);
     if (nt < 0 || readers_box(ls, pi, c, spos, env, slo, shi)) return -1;
-    /* one run of the compute loop (the loops outside it fixed): where a warm-up starts */
-    if (spos == pos - 1)
-      memcpy(rlo, slo, sizeof *rlo * (size_t)(2 * t->ndim));
+    /* one run of the compute loop (the loops outside it fixed): where a warm-up starts
+     * (only warm_plan reads it) */
+    if (ls->no_warm[pi])
+      rlo = rhi = NULL;
+    else if (spos == pos - 1)
+      rlo = slo, rhi = shi;
     else if (readers_box(ls, pi, c, pos - 1, env, rlo, rhi))
       return -1;
     ls->b.n -= nt;

@@ -27,6 +27,7 @@
  *            the rows an iteration reads are its last W, all distinct modulo F.
  * The other dimensions of the buffer cover the readers' box over the inner loops and every
  * element a produce writes (a constant loop extent may write past the box: bound.c). */
+#include <string.h>
 #include "tec/lower.h"
 #include "ir/internal.h"
 #include "lower/passes.h"
@@ -211,6 +212,13 @@ static int at_loop(const lower_state *ls, int j, const sch_iter *it) {
 
 int lower_store_warm_groups(lower_state *ls) {
   const sch_schedule *s = ls->s;
+  int any = 0; /* (every lowering comes here: most store nothing elsewhere) */
+  for (int pi = 0; pi < s->nstage && !any; pi++)
+    any = s->stages[pi]->store_iter || s->stages[pi]->store_root;
+  if (!any) {
+    memset(ls->no_warm, 1, (size_t)s->nstage);
+    return 0;
+  }
   for (int pi = 0; pi < s->nstage; pi++) {
     const sch_iter *it = s->stages[pi]->attach_iter;
     int ok = at_loop(ls, pi, it) && it->for_kind == IR_FOR_SERIAL;
@@ -218,9 +226,8 @@ int lower_store_warm_groups(lower_state *ls) {
       const sch_stage *sj = s->stages[j];
       if (at_loop(ls, j, it) && !sj->store_iter && !sj->store_root) ok = 0;
       /* a stage computed inside one of them (its regions assume the loop from 0) */
-      if (ls->attach[j] == SCH_ATTACH_SCOPE)
-        for (int m = 0; m < s->nstage && ok; m++)
-          if (s->stages[m] == sj->attach_stage && at_loop(ls, m, it)) ok = 0;
+      const sch_stage *a = ls->attach[j] == SCH_ATTACH_SCOPE ? sj->attach_stage : NULL;
+      if (a && a->attach_iter == it && lower_attach_of(ls, a) == SCH_ATTACH_SCOPE) ok = 0;
     }
     ls->no_warm[pi] = !ok;
   }
@@ -274,7 +281,8 @@ int lower_store_push_warm(lower_state *ls, int whole, const sch_iter *group) {
       min = arith_simplify(ir_add(ir_substitute(st->hi, 1, &v, &vm1), ir_int(ctx, 1)), NULL);
       ext = ir_int(ctx, st->step);
     }
-    if (!min || tec_grow(ctx, (void **)&ls->b.r, &ls->b.cap, ls->b.n + 1, sizeof *ls->b.r))
+    if (!min || !ext ||
+        tec_grow(ctx, (void **)&ls->b.r, &ls->b.cap, ls->b.n + 1, sizeof *ls->b.r))
       return -1;
     ls->b.r[ls->b.n++] = (lower_range){p->root[st->dim], min, ext};
     n++;
@@ -291,7 +299,7 @@ static int const_of(const ir_expr *e, const arith_env *env, int64_t *c) {
 }
 
 /* Warm-up for producer pi sliding along dimension d at loop k (its compute loop pos): 1 and
- * the plan in ls->store[pi], or 0 (the slid range without warm-up). */
+ * the plan in ls->store[pi], 0 (the slid range without warm-up), or -1 (out of memory). */
 static int warm_plan(lower_state *ls, int pi, int k, int pos, int d, const ir_expr *hi,
                      const ir_expr *rlo, const ir_expr *rhi, arith_env *env) {
   tec_ctx *ctx = ls->ctx;
@@ -319,13 +327,15 @@ static int warm_plan(lower_state *ls, int pi, int k, int pos, int d, const ir_ex
   d0 = r.lo;
   int64_t w = d0 >= 0 ? 0 : (-d0 + a - 1) / a;
   if (w > ((int64_t)1 << 20)) return 0;
+  const ir_expr *sext = arith_simplify(ir_add(ir_sub(rhi, rlo), one), env);
+  if (!sext) return -1; /* (out of memory: set nothing) */
   st->warm = 1;
   st->w = w;
   st->step = a;
   st->hi = hi;
   st->smin = rlo;
-  st->sext = arith_simplify(ir_add(ir_sub(rhi, rlo), one), env);
-  return st->sext ? 1 : 0;
+  st->sext = sext;
+  return 1;
 }
 
 int lower_store_plan(lower_state *ls, int pi, int spos, int pos, const ir_expr *const *lo,
@@ -370,10 +380,10 @@ int lower_store_plan(lower_state *ls, int pi, int spos, int pos, const ir_expr *
   if (d < 0) return 0;
   st->dim = d;
   ls->clamp[pi][d] = NULL; /* the slid end is clamped to the tensor already */
-  if (!warm_plan(ls, pi, k, pos, d, hi[d], rlo[d], rhi[d], env)) {
-    /* the slid range: what iteration v adds to what v - 1 computed */
-    if (slid_range(ls, pi, k, d, hi[d], cmin[d], env)) return -1;
-  }
+  int warm = warm_plan(ls, pi, k, pos, d, hi[d], rlo ? rlo[d] : NULL, rhi ? rhi[d] : NULL, env);
+  if (warm < 0) return -1;
+  /* the slid range: what iteration v adds to what v - 1 computed */
+  if (!warm && slid_range(ls, pi, k, d, hi[d], cmin[d], env)) return -1;
   arith_range wr = arith_bound(arith_simplify(ir_add(ir_sub(hi[d], lo[d]), ir_int(ctx, 1)), env),
                                env);
   int64_t sext;
