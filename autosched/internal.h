@@ -185,6 +185,8 @@ int as_apply_stream(as_prog *p, sch_schedule *s, int i);
  * unrolled whole; ext[d] its extent); their unrolled parts in inner[]: their count, or -1 */
 int as_fold_split(as_prog *p, sch_stage *st, as_stage *a, sch_iter **ax, int64_t *ext,
                   sch_iter **inner);
+/* rule_loops.c: a vector split's tail where no knob says (SCH_TAIL_*) */
+int64_t as_default_tail(const as_stage *a, int root, int64_t V);
 /* rule_loops.c: the vector and unroll fields of a stage with its own loops */
 void as_loops_choice(as_prog *p, as_stage *s);
 /* a plainer choice for stage i (fallback level up); 0 if there was one */

@@ -388,12 +388,13 @@ void as_decide_attach(as_prog *p) {
      * sliding measured 1.6-1.7x slower (a row per iteration of each of a few cheap stages) */
     double slid = -1;
     int64_t SR = 0, SC = 0;
-    if (c->halo > 0 && best_tile(p, i, -1, 0, 0, 0, 1, 0, &R, &C) < 0 &&
-        best_tile(p, i, -1, 0, 0, 0, 0, 0, &R, &C) < 0)
-      R = 16 < c->ext[c->host_row] ? 16 : c->ext[c->host_row], C = 0;
     if (c->slide_only && c->host_row < c->t->ndim - 1 && AS_TUNED(p, c, slide) != 0)
       slid = best_tile(p, i, -1, 0, 0, 0, 1, 1, &SR, &SC);
-    if (slid >= 0) c->ch.slide = 1, R = SR, C = SC;
+    if (slid >= 0) /* (the plain tiles are not searched: the sliding one is taken) */
+      c->ch.slide = 1, R = SR, C = SC;
+    else if (c->halo > 0 && best_tile(p, i, -1, 0, 0, 0, 1, 0, &R, &C) < 0 &&
+             best_tile(p, i, -1, 0, 0, 0, 0, 0, &R, &C) < 0)
+      R = 16 < c->ext[c->host_row] ? 16 : c->ext[c->host_row], C = 0;
     for (int k = 0; k < p->n && c->ch.slide; k++) {
       as_stage *a = &p->st[k];
       if (a->ch.kind != TEC_AS_ATTACH || a->attach_to != i || a->ch.rfactor) continue;

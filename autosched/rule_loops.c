@@ -102,6 +102,17 @@ void as_loops_choice(as_prog *p, as_stage *s) {
   }
 }
 
+/* A vector split's tail when no knob says: shift inwards at the root of an element-wise stage
+ * whose vector leaves one (a last vector overlapping the one before), else guard (a reduction,
+ * an attached stage, or no tail at all: a shifted split bounds a sliding host's producers by
+ * whole rows). The tuned space's default (space.c). */
+int64_t as_default_tail(const as_stage *a, int root, int64_t V) {
+  int nd = a->t->ndim, reduce_body = a->t->body && a->t->body->kind == IR_REDUCE;
+  return root && !reduce_body && a->const_ext && nd >= 1 && V > 0 && a->ext[nd - 1] % V
+             ? SCH_TAIL_SHIFT_INWARDS
+             : SCH_TAIL_GUARD_WITH_IF;
+}
+
 int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
   as_stage *a = &p->st[i];
   const tec_autosched_choice *ch = &a->ch;
@@ -124,9 +135,7 @@ int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
               : -1;
   int64_t V = ch->vector, e = a->ext[nd - 1];
   if (V > 0 && V < e) {
-    int64_t tail = ch->tail ? ch->tail - 1
-                   : root && !reduce_body && a->const_ext && e % V ? SCH_TAIL_SHIFT_INWARDS
-                                                                   : SCH_TAIL_GUARD_WITH_IF;
+    int64_t tail = ch->tail ? ch->tail - 1 : as_default_tail(a, root, V);
     /* a producer its host slides: one row per iteration, so a guarded tail would run scalar
      * at every row of every stage (1.25x slower on the 32-stage chain); its columns (the
      * host's tile plus the halo, or whole rows) hold a vector */

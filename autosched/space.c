@@ -178,10 +178,9 @@ static int loops_knobs(as_space *S, int i) {
   int odd = 0; /* some vector width leaves a tail */
   for (int k = 1; k < nv; k++) odd |= e % vec[k] != 0 && vec[k] < e;
   int64_t tails[2] = {SCH_TAIL_GUARD_WITH_IF + 1, SCH_TAIL_SHIFT_INWARDS + 1};
-  /* the default is the instant mode's (rule_loops.c): shift inwards where its vector leaves a
-   * tail, else guard (no tail: the same loops, but a shifted split bounds the producers of a
-   * sliding host by whole rows, 7x slower on the stencil chain) */
-  int64_t tdef = ch->tail ? ch->tail : ch->vector > 0 && e % ch->vector ? tails[1] : tails[0];
+  /* the default is the instant mode's (its vector's tail, or guard: 7x faster on the stencil
+   * chain's sliding host than a shifted split) */
+  int64_t tdef = ch->tail ? ch->tail : as_default_tail(s, root, ch->vector) + 1;
   if (root && !reduce_body && s->const_ext && odd && !ch->rfactor &&
       add_knob(S, i, "tail", F(tail), tails, 2, tdef, TAIL_LABELS, 1))
     return -1;
