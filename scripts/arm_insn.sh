@@ -54,8 +54,8 @@ if [ "${TEC_ARM_FP:-f32}" = i8 ]; then
   $CROSS -std=c11 -O2 -Wall -idirafter /usr/include -I "$ROOT/include" -I "$WORK" -I "$QI" \
     -I "$ROOT/examples/aot_arm" -o "$WORK/qinsn_bench" "$ROOT/examples/aot_arm/qinsn_bench.c" \
     "$WORK/qlayers.c" "$WORK/qlayers.o" "$WORK/runtime/libtec_runtime.a" -lm -lpthread
-  . "$ROOT/scripts/xnn_arm64.sh"
-  if [ $ARCH != aarch64 ]; then have_xnn=0; fi # XNNPACK's packages are AArch64's
+  have_xnn=0 # XNNPACK's packages are AArch64's: fetched only there
+  if [ $ARCH = aarch64 ]; then . "$ROOT/scripts/xnn_arm64.sh"; fi
   if [ $have_xnn = 1 ]; then xnn_build xnn_qconv_bench; fi
   echo "int8, $TARGET, NCHW${TEC_ARM_BLOCK:-4}c, 1 thread: executed AArch64 instructions per call (the third counted call)"
   echo "| layer | template (config) | tec insns/call | MACs/16 | tec insns/(MACs/16) | XNNPACK insns/call | XNNPACK insns/(MACs/16) | tec / XNNPACK | check |"
