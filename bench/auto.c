@@ -407,7 +407,7 @@ int main(int argc, char **argv) {
   setenv("TEC_BENCH_AUTO_DIR", out_dir, 1); /* halide_auto.cpp writes the autoschedulers' schedules there */
   printf("auto: 1 thread, %d round(s)%s, tuned with <= %d trials; records and schedules in %s\n", rounds,
          quick ? " (quick: small sizes, no timing claim)" : "", trials, out_dir);
-  row rows[16];
+  row rows[32];
   int n = 0, failures = 0;
   for (int k = 0; auto_prog_names[k]; k++) {
     const char *nm = auto_prog_names[k];

@@ -6,7 +6,9 @@
 #include "auto.h"
 
 const char *const auto_prog_names[] = {"gemm",    "blur",    "conv",      "dw",   "unsharp", "harris",
-                                       "maxpool", "softmax", "layernorm", "attention", "stencil", NULL};
+                                       "maxpool", "softmax", "layernorm", "attention", "stencil",
+                                       /* held out: added after the rules were written (session 28) */
+                                       "pyramid", "lcn",     "conv1d",    "mlp",  "colmean", "resize", NULL};
 
 typedef struct U {
   te_tensor *t[4];
@@ -374,13 +376,189 @@ static int stencil(tec_ctx *ctx, int quick, auto_prog *p) {
   return 0;
 }
 
+/* ==== held-out programs (session 28): structures the rules were not written for ==== */
+
+/* ---- a 3-level pyramid (Halide's interpolate / local laplacian flavour): [1 2 1] / 4
+ * downsampling by 2, separable (rows then columns), twice; the level-1 detail d1 - up(d2) and
+ * the output in + 0.5 (in - up(d1)) + 0.25 up(l1), up(f)[y][x] = f[y / 2][x / 2] (nearest).
+ * in [N+3][N+3], dx1 [N+3][N/2+1], d1 [N/2+1][N/2+1], dx2 [N/2+1][N/4], d2 [N/4][N/4],
+ * l1 [N/2][N/2], out [N][N] ---- */
+static const ir_expr *w121(tec_ctx *ctx, const ir_expr *a, const ir_expr *b, const ir_expr *c) {
+  return MUL(ADD(ADD(a, MUL(F(2), b)), c), F(0.25));
+}
+static const ir_expr *downx_b(tec_ctx *ctx, const ir_expr *const *i, void *p) {
+  U *u = p;
+  const ir_expr *x2 = MUL(i[1], I(2));
+  return w121(ctx, TE_AT(u->t[0], i[0], x2), TE_AT(u->t[0], i[0], ADD(x2, I(1))), TE_AT(u->t[0], i[0], ADD(x2, I(2))));
+}
+static const ir_expr *downy_b(tec_ctx *ctx, const ir_expr *const *i, void *p) {
+  U *u = p;
+  const ir_expr *y2 = MUL(i[0], I(2));
+  return w121(ctx, TE_AT(u->t[0], y2, i[1]), TE_AT(u->t[0], ADD(y2, I(1)), i[1]), TE_AT(u->t[0], ADD(y2, I(2)), i[1]));
+}
+static const ir_expr *half(tec_ctx *ctx, const ir_expr *v) { return ir_div(v, I(2)); }
+static const ir_expr *detail_b(tec_ctx *ctx, const ir_expr *const *i, void *p) {
+  U *u = p;
+  return SUB(TE_AT(u->t[0], i[0], i[1]), TE_AT(u->t[1], half(ctx, i[0]), half(ctx, i[1])));
+}
+static const ir_expr *pyr_out_b(tec_ctx *ctx, const ir_expr *const *i, void *p) {
+  U *u = p;
+  const ir_expr *c = TE_AT(u->t[0], i[0], i[1]), *y = half(ctx, i[0]), *x = half(ctx, i[1]);
+  return ADD(ADD(c, MUL(F(0.5), SUB(c, TE_AT(u->t[1], y, x)))), MUL(F(0.25), TE_AT(u->t[2], y, x)));
+}
+static int pyramid(tec_ctx *ctx, int quick, auto_prog *p) {
+  int64_t n = quick ? 64 : 2048;
+  te_tensor *in = input(ctx, "input", 2, SH(n + 3, n + 3), 0);
+  te_tensor *dx1 = stage(ctx, "dx1", 2, SH(n + 3, n / 2 + 1), downx_b, (U){.t = {in}});
+  te_tensor *d1 = stage(ctx, "d1", 2, SH(n / 2 + 1, n / 2 + 1), downy_b, (U){.t = {dx1}});
+  te_tensor *dx2 = stage(ctx, "dx2", 2, SH(n / 2 + 1, n / 4), downx_b, (U){.t = {d1}});
+  te_tensor *d2 = stage(ctx, "d2", 2, SH(n / 4, n / 4), downy_b, (U){.t = {dx2}});
+  te_tensor *l1 = stage(ctx, "l1", 2, SH(n / 2, n / 2), detail_b, (U){.t = {d1, d2}});
+  te_tensor *out = stage(ctx, "output", 2, SH(n, n), pyr_out_b, (U){.t = {in, d1, l1}});
+  *p = (auto_prog){tec_ctx_printf(ctx, "pyramid 3 levels %lldx%lld", (long long)n, (long long)n), 2, {in, out},
+                   NULL, NULL, 0};
+  return 0;
+}
+
+/* ---- local contrast normalization: 5x5 box mean of the input and of its square (separable,
+ * rows then columns: two branches sharing the input), out = (x - mean) / sqrt(meansq - mean^2
+ * + 1e-3). in [H+4][W+4], bx, bxs [H+4][W], mean, msq, out [H][W] ---- */
+static const ir_expr *box5x_b(tec_ctx *ctx, const ir_expr *const *i, void *p) {
+  U *u = p;
+  const ir_expr *e = NULL;
+  for (int k = 0; k < 5; k++) {
+    const ir_expr *t = TE_AT(u->t[0], i[0], ADD(i[1], I(k)));
+    if (u->kind) t = MUL(t, t);
+    e = e ? ADD(e, t) : t;
+  }
+  return MUL(e, F(0.2));
+}
+static const ir_expr *box5y_b(tec_ctx *ctx, const ir_expr *const *i, void *p) {
+  U *u = p;
+  const ir_expr *e = NULL;
+  for (int k = 0; k < 5; k++) {
+    const ir_expr *t = TE_AT(u->t[0], ADD(i[0], I(k)), i[1]);
+    e = e ? ADD(e, t) : t;
+  }
+  return MUL(e, F(0.2));
+}
+static const ir_expr *lcn_out_b(tec_ctx *ctx, const ir_expr *const *i, void *p) {
+  U *u = p;
+  const ir_expr *m = TE_AT(u->t[1], i[0], i[1]);
+  const ir_expr *var = ADD(SUB(TE_AT(u->t[2], i[0], i[1]), MUL(m, m)), F(1e-3));
+  return ir_div(SUB(TE_AT(u->t[0], ADD(i[0], I(2)), ADD(i[1], I(2))), m), ir_sqrt(var));
+}
+static int lcn(tec_ctx *ctx, int quick, auto_prog *p) {
+  int64_t h = quick ? 64 : 1080, w = quick ? 72 : 1920;
+  te_tensor *in = input(ctx, "input", 2, SH(h + 4, w + 4), 0);
+  te_tensor *bx = stage(ctx, "box_x", 2, SH(h + 4, w), box5x_b, (U){.t = {in}, .kind = 0});
+  te_tensor *bxs = stage(ctx, "box_x_sq", 2, SH(h + 4, w), box5x_b, (U){.t = {in}, .kind = 1});
+  te_tensor *mean = stage(ctx, "mean", 2, SH(h, w), box5y_b, (U){.t = {bx}});
+  te_tensor *msq = stage(ctx, "mean_sq", 2, SH(h, w), box5y_b, (U){.t = {bxs}});
+  te_tensor *out = stage(ctx, "output", 2, SH(h, w), lcn_out_b, (U){.t = {in, mean, msq}});
+  *p = (auto_prog){tec_ctx_printf(ctx, "LCN 5x5 %lldx%lld", (long long)w, (long long)h), 2, {in, out}, NULL, NULL, 0};
+  return 0;
+}
+
+/* ---- conv1d (kernel 3, no padding: the input has 2 more steps) + bias + GELU (tanh form)
+ * over a sequence, channels last: in [T+2][CI], weight [3][CI][CO], bias [CO], out [T][CO] ---- */
+static const ir_expr *conv1d_b(tec_ctx *ctx, const ir_expr *const *i, void *p) {
+  U *u = p;
+  (void)ctx;
+  const ir_expr *k = u->r[0], *c = u->r[1];
+  return TE_SUM(MUL(TE_AT(u->t[0], ADD(i[0], k), c), TE_AT(u->t[1], k, c, i[1])), k, c);
+}
+static const ir_expr *gelu_b(tec_ctx *ctx, const ir_expr *const *i, void *p) {
+  U *u = p;
+  const ir_expr *v = ADD(TE_AT(u->t[0], i[0], i[1]), TE_AT(u->t[1], i[1]));
+  const ir_expr *in = MUL(F(0.7978845608), ADD(v, MUL(MUL(MUL(F(0.044715), v), v), v)));
+  return MUL(MUL(F(0.5), v), ADD(F(1), ir_tanh(in)));
+}
+static int conv1d(tec_ctx *ctx, int quick, auto_prog *p) {
+  int64_t t = quick ? 24 : 512, c = quick ? 32 : 256;
+  te_tensor *in = input(ctx, "input", 2, SH(t + 2, c), 0);
+  te_tensor *w = input(ctx, "weight", 3, SH(3, c, c), 1), *b = input(ctx, "bias", 1, SH(c), 1);
+  te_tensor *cv = stage(ctx, "conv1d", 2, SH(t, c), conv1d_b,
+                        (U){.t = {in, w}, .r = {te_reduce_axis_n(ctx, "rk", 3), te_reduce_axis_n(ctx, "rc", c)}});
+  te_tensor *out = stage(ctx, "gelu", 2, SH(t, c), gelu_b, (U){.t = {cv, b}});
+  *p = (auto_prog){tec_ctx_printf(ctx, "conv1d+GELU %lld->%lld k3 %lld steps", (long long)c, (long long)c, (long long)t),
+                   4, {in, w, b, out}, NULL, NULL, 2.0 * t * c * c * 3};
+  return 0;
+}
+
+/* ---- two-layer MLP: h = relu(x W1 + b1), out = h W2 + b2; x [B][D], W1 [D][F], b1 [F],
+ * W2 [F][D], b2 [D] (weights and biases constant) ---- */
+static const ir_expr *mm_b(tec_ctx *ctx, const ir_expr *const *i, void *p) {
+  U *u = p;
+  (void)ctx;
+  return TE_SUM(MUL(TE_AT(u->t[0], i[0], u->r[0]), TE_AT(u->t[1], u->r[0], i[1])), u->r[0]);
+}
+static const ir_expr *bias_act_b(tec_ctx *ctx, const ir_expr *const *i, void *p) {
+  U *u = p;
+  const ir_expr *v = ADD(TE_AT(u->t[0], i[0], i[1]), TE_AT(u->t[1], i[1]));
+  return u->kind ? ir_max(v, F(0)) : v;
+}
+static int mlp(tec_ctx *ctx, int quick, auto_prog *p) {
+  int64_t b = quick ? 8 : 64, d = quick ? 64 : 1024, f = quick ? 128 : 4096;
+  te_tensor *x = input(ctx, "x", 2, SH(b, d), 0);
+  te_tensor *w1 = input(ctx, "W1", 2, SH(d, f), 1), *b1 = input(ctx, "b1", 1, SH(f), 1);
+  te_tensor *w2 = input(ctx, "W2", 2, SH(f, d), 1), *b2 = input(ctx, "b2", 1, SH(d), 1);
+  te_tensor *m1 = stage(ctx, "mm1", 2, SH(b, f), mm_b, (U){.t = {x, w1}, .r = {te_reduce_axis_n(ctx, "k", d)}});
+  te_tensor *h = stage(ctx, "hidden", 2, SH(b, f), bias_act_b, (U){.t = {m1, b1}, .kind = 1});
+  te_tensor *m2 = stage(ctx, "mm2", 2, SH(b, d), mm_b, (U){.t = {h, w2}, .r = {te_reduce_axis_n(ctx, "k2", f)}});
+  te_tensor *out = stage(ctx, "output", 2, SH(b, d), bias_act_b, (U){.t = {m2, b2}, .kind = 0});
+  *p = (auto_prog){tec_ctx_printf(ctx, "MLP %lld x %lld-%lld-%lld", (long long)b, (long long)d, (long long)f,
+                                  (long long)d), 6, {x, w1, b1, w2, b2, out}, NULL, NULL, 4.0 * b * d * f};
+  return 0;
+}
+
+/* ---- column means: out[j] = sum_i A[i][j] / M (a reduction along the non-unit axis) ---- */
+static const ir_expr *colmean_b(tec_ctx *ctx, const ir_expr *const *i, void *p) {
+  U *u = p;
+  return TE_SUM(MUL(TE_AT(u->t[0], u->r[0], i[0]), F(u->f)), u->r[0]);
+}
+static int colmean(tec_ctx *ctx, int quick, auto_prog *p) {
+  int64_t m = quick ? 100 : 4096, n = quick ? 72 : 4096;
+  te_tensor *a = input(ctx, "A", 2, SH(m, n), 0);
+  te_tensor *out = stage(ctx, "colmean", 1, SH(n), colmean_b, (U){.t = {a}, .r = {te_reduce_axis_n(ctx, "r", m)}, .f = 1.0 / m});
+  *p = (auto_prog){tec_ctx_printf(ctx, "column mean %lldx%lld", (long long)m, (long long)n), 2, {a, out}, NULL, NULL, 0};
+  return 0;
+}
+
+/* ---- bilinear resize by 3/2 with computed indices (non-affine reads): s = max((o + 0.5)
+ * 2/3 - 0.5, 0), i0 = clamp(int(s), 0, n - 2), f = s - i0, per axis; in [H][W], out [3H/2][3W/2] ---- */
+static const ir_expr *src_of(tec_ctx *ctx, const ir_expr *o, int64_t n, const ir_expr **i0) {
+  const ir_expr *s = ir_max(SUB(MUL(ADD(ir_cast(TEC_F32, o), F(0.5)), F(2.0 / 3.0)), F(0.5)), F(0));
+  *i0 = ir_max(ir_min(ir_cast(TEC_INDEX, s), I(n - 2)), I(0));
+  return SUB(s, ir_cast(TEC_F32, *i0));
+}
+static const ir_expr *resize_b(tec_ctx *ctx, const ir_expr *const *i, void *p) {
+  U *u = p;
+  const ir_expr *y0, *x0;
+  const ir_expr *fy = src_of(ctx, i[0], u->n[0], &y0), *fx = src_of(ctx, i[1], u->n[1], &x0);
+  const ir_expr *y1 = ADD(y0, I(1)), *x1 = ADD(x0, I(1));
+  const ir_expr *top = ADD(MUL(SUB(F(1), fx), TE_AT(u->t[0], y0, x0)), MUL(fx, TE_AT(u->t[0], y0, x1)));
+  const ir_expr *bot = ADD(MUL(SUB(F(1), fx), TE_AT(u->t[0], y1, x0)), MUL(fx, TE_AT(u->t[0], y1, x1)));
+  return ADD(MUL(SUB(F(1), fy), top), MUL(fy, bot));
+}
+static int resize(tec_ctx *ctx, int quick, auto_prog *p) {
+  int64_t h = quick ? 40 : 1080, w = quick ? 48 : 1920;
+  te_tensor *in = input(ctx, "input", 2, SH(h, w), 0);
+  te_tensor *out = stage(ctx, "resized", 2, SH(h * 3 / 2, w * 3 / 2), resize_b, (U){.t = {in}, .n = {h, w}});
+  *p = (auto_prog){tec_ctx_printf(ctx, "bilinear resize %lldx%lld -> %lldx%lld", (long long)w, (long long)h,
+                                  (long long)(w * 3 / 2), (long long)(h * 3 / 2)), 2, {in, out}, NULL, NULL, 0};
+  return 0;
+}
+
 int auto_prog_declare(tec_ctx *ctx, const char *name, int quick, auto_prog *p) {
   static const struct {
     const char *name;
     int (*fn)(tec_ctx *, int, auto_prog *);
   } tab[] = {{"gemm", gemm},       {"blur", blur},           {"conv", conv},           {"dw", dw},
              {"unsharp", unsharp}, {"harris", harris},       {"maxpool", maxpool},     {"softmax", softmax},
-             {"layernorm", layernorm}, {"attention", attention}, {"stencil", stencil}};
+             {"layernorm", layernorm}, {"attention", attention}, {"stencil", stencil},
+             {"pyramid", pyramid},     {"lcn", lcn},             {"conv1d", conv1d},       {"mlp", mlp},
+             {"colmean", colmean},     {"resize", resize}};
   for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
     if (!strcmp(tab[i].name, name)) return tab[i].fn(ctx, quick, p);
   return -1;

@@ -340,13 +340,114 @@ void stencil(HlProg &p, const Sizes &s, bool expert) {
   }
 }
 
+// ==== held-out programs (session 28); no Halide app has them, so no expert schedule ====
+
+// ---- 3-level pyramid: [1 2 1] / 4 downsampling by 2 (x then y), twice; nearest upsampling ----
+Expr w121(Expr a, Expr b, Expr e) { return (a + 2.0f * b + e) * 0.25f; }
+void pyramid(HlProg &p, const Sizes &, bool) {
+  ImageParam in = param(p, "input", 2);
+  Func dx1 = stage(p, "dx1"), d1 = stage(p, "d1"), dx2 = stage(p, "dx2"), d2 = stage(p, "d2"), l1 = stage(p, "l1"),
+       out = stage(p, "output");
+  dx1(x, y) = w121(in(2 * x, y), in(2 * x + 1, y), in(2 * x + 2, y));
+  d1(x, y) = w121(dx1(x, 2 * y), dx1(x, 2 * y + 1), dx1(x, 2 * y + 2));
+  dx2(x, y) = w121(d1(2 * x, y), d1(2 * x + 1, y), d1(2 * x + 2, y));
+  d2(x, y) = w121(dx2(x, 2 * y), dx2(x, 2 * y + 1), dx2(x, 2 * y + 2));
+  l1(x, y) = d1(x, y) - d2(x / 2, y / 2);
+  Expr cc = in(x, y);
+  out(x, y) = cc + 0.5f * (cc - d1(x / 2, y / 2)) + 0.25f * l1(x / 2, y / 2);
+  p.out = out;
+}
+
+// ---- local contrast normalization, 5x5 boxes (x then y) of the input and of its square ----
+void lcn(HlProg &p, const Sizes &, bool) {
+  ImageParam in = param(p, "input", 2);
+  Func bx = stage(p, "box_x"), bxs = stage(p, "box_x_sq"), mean = stage(p, "mean"), msq = stage(p, "mean_sq"),
+       out = stage(p, "output");
+  Expr e, q;
+  for (int k = 0; k < 5; k++) {
+    Expr t = in(x + k, y);
+    e = e.defined() ? e + t : t;
+    q = q.defined() ? q + t * t : t * t;
+  }
+  bx(x, y) = e * 0.2f;
+  bxs(x, y) = q * 0.2f;
+  Expr m, s2;
+  for (int k = 0; k < 5; k++) {
+    m = m.defined() ? m + bx(x, y + k) : bx(x, y + k);
+    s2 = s2.defined() ? s2 + bxs(x, y + k) : bxs(x, y + k);
+  }
+  mean(x, y) = m * 0.2f;
+  msq(x, y) = s2 * 0.2f;
+  out(x, y) = (in(x + 2, y + 2) - mean(x, y)) / sqrt(msq(x, y) - mean(x, y) * mean(x, y) + 1e-3f);
+  p.out = out;
+}
+
+// ---- conv1d (kernel 3) + bias + GELU (tanh form), channels last: x is the channel ----
+void conv1d(HlProg &p, const Sizes &s, bool) {
+  int ci = s[0][1];
+  ImageParam in = param(p, "input", 2), w = param(p, "weight", 3), bias = param(p, "bias", 1);
+  RDom r(0, ci, 0, 3, "r");  // r.x: input channel (innermost, as tec's last reduce axis), r.y: tap
+  Func cv = stage(p, "conv1d"), out = stage(p, "gelu");
+  cv(x, y) = 0.0f;
+  cv(x, y) += in(r.x, y + r.y) * w(x, r.x, r.y);
+  Expr v = cv(x, y) + bias(x);
+  out(x, y) = 0.5f * v * (1.0f + tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
+  p.out = out;
+}
+
+// ---- two-layer MLP ----
+void mlp(HlProg &p, const Sizes &s, bool) {
+  int d = s[0][1], f = s[1][1];
+  ImageParam xin = param(p, "x", 2), w1 = param(p, "W1", 2), b1 = param(p, "b1", 1), w2 = param(p, "W2", 2),
+             b2 = param(p, "b2", 1);
+  RDom k(0, d, "k"), k2(0, f, "k2");
+  Func m1 = stage(p, "mm1"), h = stage(p, "hidden"), m2 = stage(p, "mm2"), out = stage(p, "output");
+  m1(x, y) = 0.0f;
+  m1(x, y) += xin(k, y) * w1(x, k);
+  h(x, y) = max(m1(x, y) + b1(x), 0.0f);
+  m2(x, y) = 0.0f;
+  m2(x, y) += h(k2, y) * w2(x, k2);
+  out(x, y) = m2(x, y) + b2(x);
+  p.out = out;
+}
+
+// ---- column means ----
+void colmean(HlProg &p, const Sizes &s, bool) {
+  int m = s[0][0];
+  ImageParam a = param(p, "A", 2);
+  RDom r(0, m, "r");
+  Func out = stage(p, "colmean");
+  out(x) = 0.0f;
+  out(x) += a(x, r) * (1.0f / m);
+  p.out = out;
+}
+
+// ---- bilinear resize by 3/2, computed indices ----
+void resize(HlProg &p, const Sizes &s, bool) {
+  int h = s[0][0], w = s[0][1];
+  ImageParam in = param(p, "input", 2);
+  Func out = stage(p, "resized");
+  auto src = [](Expr o, int n, Expr &i0) {
+    Expr sv = max((cast<float>(o) + 0.5f) * (2.0f / 3.0f) - 0.5f, 0.0f);
+    i0 = clamp(cast<int>(sv), 0, n - 2);
+    return sv - cast<float>(i0);
+  };
+  Expr y0, x0;
+  Expr fy = src(y, h, y0), fx = src(x, w, x0);
+  Expr top = (1.0f - fx) * in(x0, y0) + fx * in(x0 + 1, y0);
+  Expr bot = (1.0f - fx) * in(x0, y0 + 1) + fx * in(x0 + 1, y0 + 1);
+  out(x, y) = (1.0f - fy) * top + fy * bot;
+  p.out = out;
+}
+
 }  // namespace
 
 bool hl_declare(const std::string &name, const Sizes &sizes, bool expert, HlProg &p) {
   static const std::pair<const char *, void (*)(HlProg &, const Sizes &, bool)> tab[] = {
       {"gemm", gemm}, {"blur", blur}, {"conv", conv}, {"dw", dw}, {"unsharp", unsharp}, {"harris", harris},
       {"maxpool", maxpool}, {"softmax", softmax}, {"layernorm", layernorm}, {"attention", attention},
-      {"stencil", stencil}};
+      {"stencil", stencil}, {"pyramid", pyramid}, {"lcn", lcn}, {"conv1d", conv1d}, {"mlp", mlp},
+      {"colmean", colmean}, {"resize", resize}};
   for (auto &e : tab)
     if (name == e.first) {
       e.second(p, sizes, expert);
