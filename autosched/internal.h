@@ -63,6 +63,9 @@ typedef struct as_stage {
   int host_row;     /* a host: the data axis producers attach along (-1: none yet) */
   unsigned host_mask; /* a host: its data axes some attached producer's reads use (the
                          others are moved inside the row tile: unsharp's channels) */
+  int64_t strip;    /* LOOPS reduction that walks rows (rule_loops.c, row_walk): its
+                       columns in strips of this many, the reduce loops outside each strip's
+                       vector loops (0: none) */
   int64_t fold[AS_MAX_DIM]; /* LOOPS: axes that select between expressions, unrolled
                              * (rule_fold.c): 1 whole, m > 1 split by m; 0 none */
   const char *rule, *why;

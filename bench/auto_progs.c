@@ -525,10 +525,12 @@ static int colmean(tec_ctx *ctx, int quick, auto_prog *p) {
   return 0;
 }
 
-/* ---- bilinear resize by 3/2 with computed indices (non-affine reads): s = max((o + 0.5)
- * 2/3 - 0.5, 0), i0 = clamp(int(s), 0, n - 2), f = s - i0, per axis; in [H][W], out [3H/2][3W/2] ---- */
+/* ---- bilinear resize by 2/3 (3840x2160 -> 2560x1440) with computed indices (non-affine
+ * reads): per axis s = max((o + 0.5) 1.5 - 0.5, 0), i0 = clamp(int(s), 0, n - 2), f = s - i0
+ * (1.5 o + 0.25: exact in float, so every implementation gets the same weights); in [H][W],
+ * out [2H/3][2W/3] ---- */
 static const ir_expr *src_of(tec_ctx *ctx, const ir_expr *o, int64_t n, const ir_expr **i0) {
-  const ir_expr *s = ir_max(SUB(MUL(ADD(ir_cast(TEC_F32, o), F(0.5)), F(2.0 / 3.0)), F(0.5)), F(0));
+  const ir_expr *s = ir_max(SUB(MUL(ADD(ir_cast(TEC_F32, o), F(0.5)), F(1.5)), F(0.5)), F(0));
   *i0 = ir_max(ir_min(ir_cast(TEC_INDEX, s), I(n - 2)), I(0));
   return SUB(s, ir_cast(TEC_F32, *i0));
 }
@@ -542,11 +544,11 @@ static const ir_expr *resize_b(tec_ctx *ctx, const ir_expr *const *i, void *p) {
   return ADD(MUL(SUB(F(1), fy), top), MUL(fy, bot));
 }
 static int resize(tec_ctx *ctx, int quick, auto_prog *p) {
-  int64_t h = quick ? 40 : 1080, w = quick ? 48 : 1920;
+  int64_t h = quick ? 60 : 2160, w = quick ? 72 : 3840;
   te_tensor *in = input(ctx, "input", 2, SH(h, w), 0);
-  te_tensor *out = stage(ctx, "resized", 2, SH(h * 3 / 2, w * 3 / 2), resize_b, (U){.t = {in}, .n = {h, w}});
+  te_tensor *out = stage(ctx, "resized", 2, SH(h * 2 / 3, w * 2 / 3), resize_b, (U){.t = {in}, .n = {h, w}});
   *p = (auto_prog){tec_ctx_printf(ctx, "bilinear resize %lldx%lld -> %lldx%lld", (long long)w, (long long)h,
-                                  (long long)(w * 3 / 2), (long long)(h * 3 / 2)), 2, {in, out}, NULL, NULL, 0};
+                                  (long long)(w * 2 / 3), (long long)(h * 2 / 3)), 2, {in, out}, NULL, NULL, 0};
   return 0;
 }
 

@@ -422,13 +422,13 @@ void colmean(HlProg &p, const Sizes &s, bool) {
   p.out = out;
 }
 
-// ---- bilinear resize by 3/2, computed indices ----
+// ---- bilinear resize by 2/3, computed indices ----
 void resize(HlProg &p, const Sizes &s, bool) {
   int h = s[0][0], w = s[0][1];
   ImageParam in = param(p, "input", 2);
   Func out = stage(p, "resized");
   auto src = [](Expr o, int n, Expr &i0) {
-    Expr sv = max((cast<float>(o) + 0.5f) * (2.0f / 3.0f) - 0.5f, 0.0f);
+    Expr sv = max((cast<float>(o) + 0.5f) * 1.5f - 0.5f, 0.0f);
     i0 = clamp(cast<int>(sv), 0, n - 2);
     return sv - cast<float>(i0);
   };

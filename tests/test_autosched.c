@@ -1233,6 +1233,67 @@ START_TEST(full_sum) {
 }
 END_TEST
 
+/* ---- reductions walking rows (session 28, held-out programs): a column mean
+ * out[x] = sum_r a[r][x] / R and a GEMV out[x] = sum_k v[k] w[k][x] (v[k]: a broadcast per
+ * step) read one vector per row for every output vector as declared; the loops rule puts the
+ * reduce loop outside the columns' vector loops (whole rows up to 128 KiB of accumulators,
+ * strips of 32768 floats beyond), so rows are read contiguously. Plain-C references. ---- */
+static const ir_expr *colmean_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  return TE_SUM(ir_mul(TE_AT(u->a, u->r[0], i[0]), f(ctx, 1.0 / (double)u->n1)), u->r[0]);
+}
+static const ir_expr *gemv_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  (void)ctx;
+  return TE_SUM(ir_mul(TE_AT(u->b, u->r[0]), TE_AT(u->a, u->r[0], i[0])), u->r[0]);
+}
+
+START_TEST(row_walk) {
+  /* R x W: whole rows (600 < 32768 floats), strips (40000 > 32768: a strip loop outside r);
+   * the GEMV's broadcast read does not stop it; 9 rows (a 3x3 window's worth) are too few */
+  const struct {
+    int64_t R, W;
+    int gemv, strip_loop, walks;
+  } cs[] = {{37, 600, 0, 0, 1}, {17, 40000, 0, 1, 1}, {40, 300, 1, 0, 1}, {9, 600, 0, 0, 0}};
+  for (int c = 0; c < 4; c++) {
+    tec_ctx *ctx = tec_ctx_new();
+    int64_t R = cs[c].R, W = cs[c].W;
+    te_tensor *a = te_placeholder(ctx, "a", TEC_F32, 2, TE_SHAPE(ctx, R, W));
+    te_tensor *v = te_placeholder(ctx, "v", TEC_F32, 1, TE_SHAPE(ctx, R));
+    U u = {.a = a, .b = v, .n1 = R, .r = {te_reduce_axis_n(ctx, "r", R)}};
+    te_tensor *o = compute(ctx, "out", 1, (int64_t[]){W}, cs[c].gemv ? gemv_body : colmean_body, &u);
+    prog g = {.ctx = ctx, .nin = cs[c].gemv ? 2 : 1, .nout = 1, .in = {a, v}, .out = {o}};
+    sch_schedule *s = sch_create(ctx, 1, &o);
+    tec_autosched_report rep;
+    ck_assert_msg(tec_autoschedule(s, NULL, NULL, &rep) == 0, "%s", tec_ctx_error(ctx));
+    ck_assert_int_eq(kind_of(&rep, "out"), TEC_AS_LOOPS);
+    ck_assert_int_eq(stage_rep(&rep, "out")->choice.vector, 16);
+    /* the reduce loop: outside the vector loop's outer part when walking rows, inside it
+     * otherwise; a strip loop before it where the row is wider than a strip */
+    sch_stage *st = sch_stage_of(s, o);
+    int pr = leaf_pos(st, "r"), pv = -1;
+    for (int k = 0; k < sch_stage_nleaf(st); k++)
+      if (strstr(sch_iter_name(sch_stage_leaf(st, k)), "outer") && pv < 0 && k > pr) pv = k;
+    ck_assert_msg(cs[c].walks ? (pr >= 0 && pv > pr) : (pr > 0 && pv < 0), "case %d:\n%s%s", c, rep.text,
+                  rep.trace_c);
+    ck_assert_msg(cs[c].strip_loop ? pr == 1 : pr == (cs[c].walks ? 0 : 1), "case %d:\n%s%s", c, rep.text,
+                  rep.trace_c);
+    DLTensor ins[2] = {alloc_for(&g, a, 1, 5), alloc_for(&g, v, 1, 6)}, out = alloc_for(&g, o, 0, 0);
+    run_sched(&g, s, "rw_f", NULL, ins, &out);
+    const float *pa = tu_f32(&ins[0]), *pv_ = tu_f32(&ins[1]), *po = tu_f32(&out);
+    for (int64_t x = 0; x < W; x++) {
+      double want = 0;
+      for (int64_t r = 0; r < R; r++)
+        want += cs[c].gemv ? (double)pv_[r] * pa[r * W + x] : (double)pa[r * W + x] * (float)(1.0 / (double)R);
+      ck_assert_msg(fabs(po[x] - want) < 1e-4 * (1 + fabs(want)), "case %d: out[%lld] %g, want %g", c, (long long)x,
+                    po[x], want);
+    }
+    tec_dl_free(&ins[0]), tec_dl_free(&ins[1]), tec_dl_free(&out);
+    tec_ctx_free(ctx);
+  }
+}
+END_TEST
+
 /* ---- symbolic sizes ---- */
 static const ir_expr *twice_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
   U *u = u_;
@@ -1619,6 +1680,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, stencil_chain_work);
   tcase_add_test(tc, strided_reads);
   tcase_add_test(tc, full_sum);
+  tcase_add_test(tc, row_walk);
   tcase_add_test(tc, symbolic_size);
   tcase_add_test(tc, random_programs);
   tcase_add_test(tc, not_understood);
