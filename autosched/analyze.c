@@ -176,10 +176,15 @@ static int64_t read_stride(const as_stage *in, const ir_expr *rd, int nv, const 
 }
 
 /* 1 if some read of an input moves backwards by a few elements per step of t's last data axis
- * (in[n - 2x]), across interleaved channels (below), or by a step it cannot tell (not affine). tec's vectors would load it lane by
+ * (in[n - 2x]) or across interleaved channels (below). tec's vectors would load it lane by
  * lane; the scalar loop leaves it to LLVM's loop vectorizer, whose interleaved groups (strides
  * up to INTERLEAVE_MAX) load it as wide vectors and shuffles: 7x faster (a stride-3 subsample,
- * 256 x 256: 0.013 against 0.10 ms). A forward stride of 2-8 (a stride-2 window, in[2x + rx])
+ * 256 x 256: 0.013 against 0.10 ms). A read by a step the analysis cannot tell (an index not
+ * affine in the vector axis: computed coordinates int(1.5 x + 0.25), an upsampling x / 2) is
+ * vectorized since session 28: LLVM has no interleaved group for it either (the scalar loop
+ * stays scalar), and the vectors load it lane by lane but compute and store whole (bilinear
+ * resize 3840x2160 -> 2560x1440: 7.9 against 11.6 ms scalar; the 3-level pyramid's
+ * upsampling output 7.2 against 10.0; Zen 4, 1 thread). A forward stride of 2-8 (a stride-2 window, in[2x + rx])
  * is vectorized: codegen loads it as whole vectors and shuffles (codegen_mem.c), the same
  * loads in every loop, where LLVM's groups fail inside a parallel loop's outlined body (max
  * pool 3x3/2: gathers, 1.5-2x slower). A larger stride (a transposed read, in[x][y]) is lane
@@ -197,7 +202,7 @@ static int strided_read(const as_prog *p, const te_tensor *t) {
     int nr = as_reads_of(src, t->inputs[k], reads, 64);
     for (int r = 0; r < nr && r < 64; r++) {
       int64_t st = read_stride(&p->st[j], reads[r], nv, vars, t->ndim - 1);
-      if (st == INT64_MAX || (st >= -INTERLEAVE_MAX && st <= -2)) return 1;
+      if (st >= -INTERLEAVE_MAX && st <= -2) return 1;
       /* interleaved channels (in[y][x][c], c < 3: the last index does not move with x): the
        * channels' reads share LLVM's wide loads, where tec's load each its own (gray from RGB
        * 256 x 256: 0.031-0.044 ms scalar against 0.049-0.059 vectorized; a tie at 1024) */
@@ -214,6 +219,23 @@ static int read_uses(const ir_expr *read, const ir_expr *var) {
   for (int i = 0; i < read->nargs; i++)
     if (ir_uses_var(read->args[i], var)) return 1;
   return 0;
+}
+
+/* how many elements of reader c read one element through read's indices divided by constants
+ * (an upsampling up[y][x] = f[y / 2][x / 2]: each element of f read 4 times): the product of
+ * the divisors k >= 2 of indices floordiv(e, k) with e using one of c's data axes */
+static int64_t upsampling(const ir_expr *read, const te_tensor *c) {
+  int64_t f = 1, k;
+  for (int i = 0; i < read->nargs; i++) {
+    const ir_expr *e = read->args[i];
+    if (!e || !(e->kind == IR_FLOORDIV || (e->kind == IR_DIV && !tec_dtype_is_float(e->type))) ||
+        !ir_is_const_int(e->b, &k) || k < 2 || k > 64)
+      continue;
+    int uses = 0;
+    for (int d = 0; d < c->ndim && !uses; d++) uses = ir_uses_var(e->a, c->axis[d]);
+    if (uses && f < ((int64_t)1 << 30)) f *= k;
+  }
+  return f;
 }
 
 /* the reduction facts of stage s: a data axis along which an input is invariant (the one
@@ -330,6 +352,7 @@ int as_analyze(as_prog *p) {
         int64_t b = 1;
         for (int d = 0; d < t->ndim; d++)
           if (s->ext[d] > 1 && !read_uses(reads[r], t->axis[d])) b *= s->ext[d];
+        b *= upsampling(reads[r], t);
         if (b > in->bcast) in->bcast = b;
       }
       if (s->is_reduce || (t->body && t->body->kind == IR_REDUCE))

@@ -30,8 +30,8 @@ typedef struct as_stage {
   int64_t red_total;        /* product of rext (1 without reduce axes) */
   int guarded_read;         /* a select chooses between a read and something else (padding) */
   int strided_read;         /* an input read that moves back by 2-8 elements per step of
-                               the innermost data axis (in[n - 2x]) or by an unknown step
-                               (not affine): left to LLVM's interleaved loads (forward 2-8,
+                               the innermost data axis (in[n - 2x]) or across interleaved
+                               channels: left to LLVM's interleaved loads (forward 2-8,
                                a stride-2 pool's in[2x + rx], is vectorized: codegen_mem.c) */
   double cost;              /* arithmetic per element (calls weigh more) */
   int const_only;           /* computed from constant placeholders alone (goes to prepare) */
@@ -42,7 +42,8 @@ typedef struct as_stage {
   int reused_by_reduction; /* a reduction reads it without one of its data axes in the index */
   int64_t bcast;           /* an injective reader's elements per element read: the product of
                               the reader's data axes no index of the read uses (unsharp's
-                              output over 3 channels reads ratio[y, x]: 3), the largest */
+                              output over 3 channels reads ratio[y, x]: 3) and of the divisors
+                              of upsampled indices (f[y / 2][x / 2]: 4), the largest */
   /* for reductions */
   int reuse_axis;  /* a data axis along which some input is invariant (-1: none) */
   int unit_reduce; /* the innermost index of its main read is its last reduce axis */

@@ -8,8 +8,9 @@
  *         costs more than one arithmetic operation, unless the reads become one: readers that
  *         each read it at their own element and are inlined into one common reader;
  *   kept  when an element-wise reader loops over axes the read does not index (unsharp's
- *         output over 3 channels reading ratio[y, x]) and one element costs more than one
- *         operation: inlined, it would be recomputed once per value of those axes;
+ *         output over 3 channels reading ratio[y, x]) or reads it upsampled (f[y / 2][x / 2]:
+ *         each element read 4 times; analyze.c) and one element costs more than one
+ *         operation: inlined, it would be recomputed that many times;
  *   kept  when it depends on constants alone and a reader does not (it runs once, in prepare);
  *   else  inlined.
  * Outputs are never inlined. */
@@ -69,7 +70,7 @@ void as_decide_inline(as_prog *p) {
     if (s->bcast > 1 && s->cost > 1) {
       s->why = as_fmt(p,
                       "kept: a reader over %lld times its elements (axes its index does not "
-                      "use) would recompute its %.1f ops that often",
+                      "use, or divides) would recompute its %.1f ops that often",
                       (long long)s->bcast, s->cost);
       continue;
     }

@@ -1294,6 +1294,73 @@ START_TEST(row_walk) {
 }
 END_TEST
 
+/* ---- upsampled and computed reads (session 28, held-out programs): a [1 2 1]-like producer
+ * read at [y / 2][x / 2] by every element of a twice larger output (each element read 4
+ * times) is kept, not inlined (it would be computed 4 times); the output, whose read index
+ * is not affine in its vector axis, is vectorized (lane-by-lane loads, whole arithmetic and
+ * stores); so is a nearest-neighbour resize by 2/3 with computed coordinates
+ * a[min(int(1.5 y + 0.25), H - 1)][...]. Plain-C references. ---- */
+static const ir_expr *half_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  const ir_expr *x2 = ir_mul(i[1], ir_int(ctx, 2));
+  return ir_mul(ir_add(TE_AT(u->a, i[0], x2), ir_mul(f(ctx, 2), TE_AT(u->a, i[0], ir_add(x2, ir_int(ctx, 1))))),
+                f(ctx, 0.25));
+}
+static const ir_expr *up_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  const ir_expr *two = ir_int(ctx, 2);
+  return ir_sub(TE_AT(u->a, i[0], i[1]), TE_AT(u->b, ir_div(i[0], two), ir_div(i[1], two)));
+}
+static const ir_expr *coord(tec_ctx *ctx, const ir_expr *o, int64_t n) {
+  const ir_expr *s = ir_add(ir_mul(ir_cast(TEC_F32, o), f(ctx, 1.5)), f(ctx, 0.25));
+  return ir_min(ir_cast(TEC_INDEX, s), ir_int(ctx, n - 1));
+}
+static const ir_expr *nearest_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  return ir_mul(TE_AT(u->a, coord(ctx, i[0], u->n1), coord(ctx, i[1], u->n2)), f(ctx, 3));
+}
+
+START_TEST(upsampled_reads) {
+  tec_ctx *ctx = tec_ctx_new();
+  int64_t H = 26, W = 70; /* output H x W; the producer (H / 2) x (W / 2), from a [H][W + 1] */
+  te_tensor *a = te_placeholder(ctx, "a", TEC_F32, 2, TE_SHAPE(ctx, H, W + 1));
+  U ud = {.a = a}, uu = {.a = a}, un = {.a = a, .n1 = H, .n2 = W + 1};
+  te_tensor *d = compute(ctx, "down", 2, (int64_t[]){H / 2, W / 2}, half_body, &ud);
+  uu.b = d;
+  te_tensor *up = compute(ctx, "up", 2, (int64_t[]){H, W}, up_body, &uu);
+  te_tensor *nn = compute(ctx, "nearest", 2, (int64_t[]){H * 2 / 3, (W + 1) * 2 / 3}, nearest_body, &un);
+  te_tensor *outs[2] = {up, nn};
+  prog g = {.ctx = ctx, .nin = 1, .nout = 2, .in = {a}, .out = {up, nn}};
+  sch_schedule *s = sch_create(ctx, 2, outs);
+  tec_autosched_report rep;
+  ck_assert_msg(tec_autoschedule(s, NULL, NULL, &rep) == 0, "%s", tec_ctx_error(ctx));
+  ck_assert_msg(kind_of(&rep, "down") == TEC_AS_LOOPS, "%s", rep.text);
+  ck_assert_msg(strstr(stage_rep(&rep, "down")->why, "4 times"), "%s", rep.text);
+  ck_assert_int_eq(stage_rep(&rep, "up")->choice.vector, 16);
+  ck_assert_int_eq(stage_rep(&rep, "nearest")->choice.vector, 16);
+  DLTensor in = alloc_for(&g, a, 1, 9), o[2] = {alloc_for(&g, up, 0, 0), alloc_for(&g, nn, 0, 0)};
+  run_sched(&g, s, "up_f", NULL, &in, o);
+  const float *pa = tu_f32(&in), *pu = tu_f32(&o[0]), *pn = tu_f32(&o[1]);
+  for (int64_t y = 0; y < H; y++)
+    for (int64_t x = 0; x < W; x++) {
+      const float *r = pa + (y / 2) * (W + 1) + 2 * (x / 2);
+      float want = pa[y * (W + 1) + x] - (r[0] + 2.0f * r[1]) * 0.25f;
+      ck_assert_msg(fabsf(pu[y * W + x] - want) <= 1e-6f, "up[%lld][%lld] %g, want %g", (long long)y, (long long)x,
+                    pu[y * W + x], want);
+    }
+  int64_t NH = H * 2 / 3, NW = (W + 1) * 2 / 3;
+  for (int64_t y = 0; y < NH; y++)
+    for (int64_t x = 0; x < NW; x++) {
+      int64_t sy = (int64_t)(y * 1.5f + 0.25f), sx = (int64_t)(x * 1.5f + 0.25f);
+      float want = pa[(sy < H - 1 ? sy : H - 1) * (W + 1) + (sx < W ? sx : W)] * 3.0f;
+      ck_assert_msg(pn[y * NW + x] == want, "nearest[%lld][%lld] %g, want %g", (long long)y, (long long)x,
+                    pn[y * NW + x], want);
+    }
+  tec_dl_free(&in), tec_dl_free(&o[0]), tec_dl_free(&o[1]);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 /* ---- symbolic sizes ---- */
 static const ir_expr *twice_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
   U *u = u_;
@@ -1681,6 +1748,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, strided_reads);
   tcase_add_test(tc, full_sum);
   tcase_add_test(tc, row_walk);
+  tcase_add_test(tc, upsampled_reads);
   tcase_add_test(tc, symbolic_size);
   tcase_add_test(tc, random_programs);
   tcase_add_test(tc, not_understood);
