@@ -191,7 +191,7 @@ static int64_t read_stride(const as_stage *in, const ir_expr *rd, int nv, const 
  * by lane either way, and the vectors at least store whole: vectorized (0.080-0.092 against
  * 0.085-0.097 ms, a 256 x 256 transpose). */
 enum { INTERLEAVE_MAX = 8 }; /* LLVM's max-interleave-group-factor */
-static int strided_read(const as_prog *p, const te_tensor *t) {
+static int strided_read(const as_prog *p, const te_tensor *t, int *gather) {
   if (t->ndim < 1) return 0;
   const ir_expr *src = as_source(t), *vars[2 * AS_MAX_DIM];
   int nv = reader_vars(t, vars);
@@ -202,6 +202,7 @@ static int strided_read(const as_prog *p, const te_tensor *t) {
     int nr = as_reads_of(src, t->inputs[k], reads, 64);
     for (int r = 0; r < nr && r < 64; r++) {
       int64_t st = read_stride(&p->st[j], reads[r], nv, vars, t->ndim - 1);
+      if (st == INT64_MAX) *gather = 1;
       if (st >= -INTERLEAVE_MAX && st <= -2) return 1;
       /* interleaved channels (in[y][x][c], c < 3: the last index does not move with x): the
        * channels' reads share LLVM's wide loads, where tec's load each its own (gray from RGB
@@ -323,7 +324,7 @@ int as_analyze(as_prog *p) {
                     !(t->body && t->body->kind == IR_REDUCE && t->body->v.i == IR_COMB_USER);
     s->cost = body_cost(t);
     s->guarded_read = guarded(t->body);
-    s->strided_read = t->op == TE_COMPUTE && s->understood && strided_read(p, t);
+    s->strided_read = t->op == TE_COMPUTE && s->understood && strided_read(p, t, &s->gather_read);
     s->const_only = t->ninputs > 0;
     for (int k = 0; k < t->ninputs; k++) {
       int j = as_index_of(p, t->inputs[k]);

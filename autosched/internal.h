@@ -33,6 +33,8 @@ typedef struct as_stage {
                                the innermost data axis (in[n - 2x]) or across interleaved
                                channels: left to LLVM's interleaved loads (forward 2-8,
                                a stride-2 pool's in[2x + rx], is vectorized: codegen_mem.c) */
+  int gather_read;          /* an input read by an index not affine in the innermost data
+                               axis (computed coordinates, x / 2): vector loads lane by lane */
   double cost;              /* arithmetic per element (calls weigh more) */
   int const_only;           /* computed from constant placeholders alone (goes to prepare) */
   /* readers */
