@@ -1237,7 +1237,8 @@ END_TEST
  * out[x] = sum_r a[r][x] / R and a GEMV out[x] = sum_k v[k] w[k][x] (v[k]: a broadcast per
  * step) read one vector per row for every output vector as declared; the loops rule puts the
  * reduce loop outside the columns' vector loops (whole rows up to 128 KiB of accumulators,
- * strips of 32768 floats beyond), so rows are read contiguously. Plain-C references. ---- */
+ * strips of 32768 floats beyond), so rows are read contiguously, 4 rows per pass where 4
+ * divides them. Plain-C references. ---- */
 static const ir_expr *colmean_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
   U *u = u_;
   return TE_SUM(ir_mul(TE_AT(u->a, u->r[0], i[0]), f(ctx, 1.0 / (double)u->n1)), u->r[0]);
@@ -1271,9 +1272,14 @@ START_TEST(row_walk) {
     /* the reduce loop: outside the vector loop's outer part when walking rows, inside it
      * otherwise; a strip loop before it where the row is wider than a strip */
     sch_stage *st = sch_stage_of(s, o);
-    int pr = leaf_pos(st, "r"), pv = -1;
+    int pr = -1, pv = -1;
+    for (int k = 0; k < sch_stage_nleaf(st); k++)
+      if (sch_iter_name(sch_stage_leaf(st, k))[0] == 'r' && pr < 0) pr = k;
     for (int k = 0; k < sch_stage_nleaf(st); k++)
       if (strstr(sch_iter_name(sch_stage_leaf(st, k)), "outer") && pv < 0 && k > pr) pv = k;
+    /* 4 rows per pass where 4 divides them (40): r.inner inside the columns' outer loop */
+    int pin = leaf_pos(st, "r.inner");
+    ck_assert_msg(R % 4 == 0 && cs[c].walks ? pin == pv + 1 : pin < 0, "case %d:\n%s%s", c, rep.text, rep.trace_c);
     ck_assert_msg(cs[c].walks ? (pr >= 0 && pv > pr) : (pr > 0 && pv < 0), "case %d:\n%s%s", c, rep.text,
                   rep.trace_c);
     ck_assert_msg(cs[c].strip_loop ? pr == 1 : pr == (cs[c].walks ? 0 : 1), "case %d:\n%s%s", c, rep.text,
