@@ -181,15 +181,15 @@ static int64_t read_stride(const as_stage *in, const ir_expr *rd, int nv, const 
  * up to INTERLEAVE_MAX) load it as wide vectors and shuffles: 7x faster (a stride-3 subsample,
  * 256 x 256: 0.013 against 0.10 ms). A read by a step the analysis cannot tell (an index not
  * affine in the vector axis: computed coordinates int(1.5 x + 0.25), an upsampling x / 2) is
- * vectorized since session 28: LLVM has no interleaved group for it either (the scalar loop
- * stays scalar), and the vectors load it lane by lane but compute and store whole (bilinear
- * resize 3840x2160 -> 2560x1440: 7.9 against 11.6 ms scalar; the 3-level pyramid's
- * upsampling output 7.2 against 10.0; Zen 4, 1 thread). A forward stride of 2-8 (a stride-2 window, in[2x + rx])
- * is vectorized: codegen loads it as whole vectors and shuffles (codegen_mem.c), the same
- * loads in every loop, where LLVM's groups fail inside a parallel loop's outlined body (max
- * pool 3x3/2: gathers, 1.5-2x slower). A larger stride (a transposed read, in[x][y]) is lane
- * by lane either way, and the vectors at least store whole: vectorized (0.080-0.092 against
- * 0.085-0.097 ms, a 256 x 256 transpose). */
+ * vectorized since session 28 (*gather set): LLVM has no interleaved group for it either (the
+ * scalar loop stays scalar), and the vectors load it lane by lane but compute and store whole
+ * (bilinear resize 3840x2160 -> 2560x1440: 7.9 against 11.6 ms scalar; the 3-level
+ * pyramid's upsampling output 7.2 against 10.0; Zen 4, 1 thread). A forward stride of 2-8 (a
+ * stride-2 window, in[2x + rx]) is vectorized: codegen loads it as whole vectors and
+ * shuffles (codegen_mem.c), the same loads in every loop, where LLVM's groups fail inside a
+ * parallel loop's outlined body (max pool 3x3/2: gathers, 1.5-2x slower). A larger stride (a
+ * transposed read, in[x][y]) is lane by lane either way, and the vectors at least store
+ * whole: vectorized (0.080-0.092 against 0.085-0.097 ms, a 256 x 256 transpose). */
 enum { INTERLEAVE_MAX = 8 }; /* LLVM's max-interleave-group-factor */
 static int strided_read(const as_prog *p, const te_tensor *t, int *gather) {
   if (t->ndim < 1) return 0;

@@ -19,9 +19,10 @@
  * unrolled, leaves LLVM's loop vectorizer its interleaved loads (wide loads and shuffles); so
  * is a stage into which a producer with such a read is inlined along the vector axis. A read
  * by an index not affine in the vector axis (computed coordinates, x / 2) has no such loads
- * either way: vectorized, two vectors per iteration (gather_read). A read moving forward by 2-8 (a stride-2 pool's
- * in[2x + rx]) is vectorized: codegen loads it whole and shuffles. A transposed read
- * (in[x][y]: a stride of a row) is lane by lane either way: vectorized, the stores whole.
+ * either way: vectorized, two vectors per iteration (gather_read). A read moving forward by
+ * 2-8 (a stride-2 pool's in[2x + rx]) is vectorized: codegen loads it whole and shuffles. A
+ * transposed read (in[x][y]: a stride of a row) is lane by lane either way: vectorized, the
+ * stores whole.
  *
  * A reduction that walks rows (row_walk: every read its reduce loops move, they move along
  * an outer index only, its innermost index the vector axis; a column sum out[x] = sum_r
@@ -150,7 +151,8 @@ void as_loops_choice(as_prog *p, as_stage *s) {
    * so one vector's chain of scalar loads and inserts overlaps the other's (bilinear resize
    * 3840x2160 -> 2560x1440, Zen 4: 6.8-7.9 ms against 7.5-8.9 with one vector, in pairs of
    * runs; the tuner chose the same) */
-  if (s->gather_read && s->ch.vector == as_lanes(p, t) && s->ext[nd - 1] >= 2 * s->ch.vector) s->ch.vector *= 2;
+  if (s->gather_read && s->ch.vector == as_lanes(p, t) && s->ext[nd - 1] >= 2 * s->ch.vector)
+    s->ch.vector *= 2;
   /* the tuned mode's values (space.c) */
   int64_t v;
   s->strip = 0;
@@ -277,7 +279,7 @@ int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
    * Mullapudi2016: 1.24-1.47 against 0.98-1.03 one row per pass, 4 pairs of runs) */
   sch_iter *rin = NULL;
   int64_t rl = a->nred ? a->rext[a->nred - 1] : 0;
-  int RU = a->const_ext && rl % ROW_WALK_UNROLL == 0 ? ROW_WALK_UNROLL : a->const_ext && rl % 2 == 0 ? 2 : 1;
+  int RU = !a->const_ext ? 1 : rl % ROW_WALK_UNROLL == 0 ? ROW_WALK_UNROLL : rl % 2 == 0 ? 2 : 1;
   for (int k = 0; strip && k < a->nred; k++) {
     sch_iter *rk = sch_reduce_axis(st, k);
     if (!rk) return -1;
