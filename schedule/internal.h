@@ -53,6 +53,8 @@ struct sch_stage {
   sch_iter *store_iter;    /* SCOPE: the loop of attach_stage where its buffer lives
                               (sch_store_at), or NULL: at attach_iter */
   int store_root;          /* SCOPE: the buffer at the top level (sch_store_root) */
+  sch_stage *with_stage;   /* sch_compute_with: the stage whose loops this one shares, or NULL */
+  sch_iter *with_iter;     /* the loop of with_stage down to which they are fused */
   int is_output;
   /* The op as this schedule sees it: cache_read/cache_write rewrite bodies and inputs here,
    * never in the te_tensor (which other schedules may share). */
