@@ -3,8 +3,8 @@
  * schedule_ops.c builds each stage's nest as usual; for a pair (stage A computed with B down
  * to B's loop at depth d) the earlier of the two in stage order is not placed at its own turn
  * (its buffer is), and at the later one's turn the two nests become one:
- *   for (B.0) .. for (B.d) { B's body; A's body with A.0 .. A.d replaced by B.0 .. B.d }
- *   (the levels below d stay each stage's own loops)
+ *   produce B { for (B.0) .. for (B.d) { B's body; produce A { A's body with A.0 .. A.d
+ *   replaced by B.0 .. B.d } } }       (the levels below d stay each stage's own loops)
  * checked here, where the ranges are known: each pair of fused loops over the same range
  * (after A's outer loops are renamed), the same kind, plain loops down to d (no pragma, no
  * warm-up, no stage computed inside a fused loop), both stages computed at the same place in
@@ -116,8 +116,10 @@ const ir_stmt *lower_with_fuse(lower_state *ls, int e, int l, const ir_stmt *ne,
     from[k] = na->var, to[k] = nb->var, lb[k] = nb;
     if (k < d) na = na->body, nb = nb->body;
   }
+  /* the fused loops are B's (named by it: loop_names.c reads the produce around a loop);
+   * A's body, with its own loops below d, in a produce of its own inside */
   const ir_stmt *abody = ir_substitute_stmt(na->body, d + 1, from, to);
-  const ir_stmt *body = abody ? ir_seq2(nb->body, abody) : NULL;
+  const ir_stmt *body = abody ? ir_seq2(nb->body, ir_produce(A->tensor, abody)) : NULL;
   for (int k = d; k >= 0 && body; k--) body = ir_for(lb[k]->var, lb[k]->a, lb[k]->b, lb[k]->for_kind, body);
-  return body ? ir_produce(A->tensor, ir_produce(B->tensor, body)) : NULL; /* loops named by B */
+  return body ? ir_produce(B->tensor, body) : NULL;
 }
