@@ -8,16 +8,21 @@
  * instead of two); measured on the expert's decisions in tec (Zen 4, 3840 x 2160): 1.13x.
  * Pairs are taken in stage order, each stage in one pair at most; the later stage of a pair
  * is computed with the earlier one. The `with` knob (space.c) turns a pair off. */
+#include <string.h>
 #include "autosched/internal.h"
 
 /* 1 if stage a reads stage b, directly or through other stages (over the first 32 readers
  * of each: a dependence hidden past them is refused by sch_compute_with, and the fallback
- * separates the pair) */
-static int depends(const as_prog *p, int a, int b, int depth) {
-  if (depth > 64) return 1;
+ * separates the pair); seen: per stage, walked already */
+static int depends(const as_prog *p, int a, int b, unsigned char *seen) {
   const as_stage *s = &p->st[b];
-  for (int k = 0; k < s->nconsumers && k < 32; k++)
-    if (s->consumers[k] == a || depends(p, a, s->consumers[k], depth + 1)) return 1;
+  for (int k = 0; k < s->nconsumers && k < 32; k++) {
+    int c = s->consumers[k];
+    if (c == a) return 1;
+    if (seen[c]) continue;
+    seen[c] = 1;
+    if (depends(p, a, c, seen)) return 1;
+  }
   return 0;
 }
 
@@ -39,7 +44,13 @@ int as_with_pair(const as_prog *p, int i, int j) {
     if (a->ext[d] != b->ext[d] || a->fold[d] || b->fold[d]) return 0;
   int common = 0;
   for (int k = 0; k < p->n && !common; k++) common = reads(&p->st[k], i) && reads(&p->st[k], j);
-  return common && !depends(p, i, j, 0) && !depends(p, j, i, 0);
+  if (!common) return 0;
+  unsigned char *seen = tec_ctx_alloc(p->ctx, (size_t)p->n + 1);
+  if (!seen) return 0;
+  memset(seen, 0, (size_t)p->n + 1);
+  if (depends(p, i, j, seen)) return 0;
+  memset(seen, 0, (size_t)p->n + 1);
+  return !depends(p, j, i, seen);
 }
 
 void as_decide_with(as_prog *p) {

@@ -9,6 +9,7 @@
  * (after A's outer loops are renamed), the same kind, plain loops down to d (no pragma, no
  * warm-up, no stage computed inside a fused loop), both stages computed at the same place in
  * this lowering, and no stage placed between the two at that place reading the earlier one. */
+#include <string.h>
 #include "lower/passes.h"
 #include "arith/arith.h"
 #include "schedule/internal.h"
@@ -27,14 +28,17 @@ int lower_with_partner(const lower_state *ls, int si) {
   return -1;
 }
 
-/* 1 if stage a reads stage b's tensor, directly or through other stages */
-static int depends(const lower_state *ls, const sch_stage *a, const sch_stage *b, int depth) {
-  if (depth > 200) return 1; /* (deeper than any program: say yes, refuse) */
+/* 1 if stage a reads stage b's tensor, directly or through other stages (seen: per stage
+ * index, those already walked) */
+static int depends(const lower_state *ls, const sch_stage *a, const sch_stage *b,
+                   unsigned char *seen) {
   for (int k = 0; k < a->ninputs; k++) {
     if (a->inputs[k] == b->tensor) return 1;
     for (int i = 0; i < ls->s->nstage; i++)
-      if (ls->s->stages[i]->tensor == a->inputs[k] && depends(ls, ls->s->stages[i], b, depth + 1))
-        return 1;
+      if (ls->s->stages[i]->tensor == a->inputs[k] && !seen[i]) {
+        seen[i] = 1;
+        if (depends(ls, ls->s->stages[i], b, seen)) return 1;
+      }
   }
   return 0;
 }
@@ -50,6 +54,20 @@ static const char *range_str(tec_ctx *ctx, const ir_stmt *f) {
                         ir_expr_str(f->b));
 }
 
+int lower_with_check(lower_state *ls, int si, int with) {
+  const sch_schedule *s = ls->s;
+  int ia = s->stages[si]->with_stage == s->stages[with] ? si : with, ib = ia == si ? with : si;
+  const sch_stage *A = s->stages[ia], *B = s->stages[ib];
+  if (same_place(ls, ia, ib) && ls->attach[ia] != SCH_ATTACH_INLINE &&
+      !(ls->skip && (ls->skip[ia] || ls->skip[ib])))
+    return 0;
+  return tec_ctx_set_error(ls->ctx, "tec_lower: compute_with('%s', '%s'): the two stages are "
+                                    "not computed at the same place (one is computed once in "
+                                    "prepare, or was moved); fused loops need both at the same "
+                                    "loop or both at the root",
+                           A->tensor->name, B->tensor->name);
+}
+
 const ir_stmt *lower_with_fuse(lower_state *ls, int e, int l, const ir_stmt *ne,
                                const ir_stmt *nl) {
   tec_ctx *ctx = ls->ctx;
@@ -58,6 +76,7 @@ const ir_stmt *lower_with_fuse(lower_state *ls, int e, int l, const ir_stmt *ne,
   const sch_stage *A = s->stages[ia], *B = s->stages[ib];
   const char *an = A->tensor->name, *bn = B->tensor->name;
   const ir_stmt *na = ia == e ? ne : nl, *nb = ia == e ? nl : ne;
+  if (lower_with_check(ls, e, l)) return NULL;
   int d = sch_leaf_index(B, A->with_iter);
   if (d < 0) {
     tec_ctx_set_error(ctx, "tec_lower: compute_with('%s', '%s', '%s'): '%s' is no longer a loop "
@@ -66,16 +85,12 @@ const ir_stmt *lower_with_fuse(lower_state *ls, int e, int l, const ir_stmt *ne,
                       an, bn, A->with_iter->name, A->with_iter->name, bn, sch_stage_str(B));
     return NULL;
   }
-  if (!same_place(ls, ia, ib) || (ls->skip && (ls->skip[ia] || ls->skip[ib]))) {
-    tec_ctx_set_error(ctx, "tec_lower: compute_with('%s', '%s'): the two stages are not computed "
-                           "at the same place (one was moved by compute_at or compute_root "
-                           "after, or is computed once in prepare); fused loops need both at "
-                           "the same loop or both at the root", an, bn);
-    return NULL;
-  }
-  for (int z = e + 1; z < l; z++)
-    if (same_place(ls, z, e) && (!ls->skip || !ls->skip[z]) && s->stages[z]->attach != SCH_ATTACH_INLINE &&
-        depends(ls, s->stages[z], s->stages[e], 0)) {
+  unsigned char *seen = tec_ctx_alloc(ctx, (size_t)s->nstage + 1);
+  if (!seen) return NULL;
+  for (int z = e + 1; z < l; z++) {
+    if (!same_place(ls, z, e) || (ls->skip && ls->skip[z])) continue;
+    memset(seen, 0, (size_t)s->nstage + 1);
+    if (depends(ls, s->stages[z], s->stages[e], seen)) {
       tec_ctx_set_error(ctx, "tec_lower: compute_with('%s', '%s'): '%s', computed at the same "
                              "place between them, reads '%s'; the fused nest runs where '%s' "
                              "would, after it",
@@ -83,6 +98,7 @@ const ir_stmt *lower_with_fuse(lower_state *ls, int e, int l, const ir_stmt *ne,
                         s->stages[l]->tensor->name);
       return NULL;
     }
+  }
   const ir_expr **from = tec_ctx_alloc(ctx, sizeof *from * (size_t)(d + 1));
   const ir_expr **to = tec_ctx_alloc(ctx, sizeof *to * (size_t)(d + 1));
   const ir_stmt **lb = tec_ctx_alloc(ctx, sizeof *lb * (size_t)(d + 1));

@@ -96,6 +96,7 @@ sch_attach_kind lower_attach_of(const lower_state *ls, const sch_stage *st);
  * down to the compute_with level, inside `produce` of both; NULL with an error when the nests
  * cannot be fused (ranges differ, a stage between them reads the first, ...). */
 int lower_with_partner(const lower_state *ls, int si);
+int lower_with_check(lower_state *ls, int si, int with); /* same place: 0, or -1 (error) */
 const ir_stmt *lower_with_fuse(lower_state *ls, int e, int l, const ir_stmt *ne,
                                const ir_stmt *nl);
 

@@ -61,6 +61,7 @@ static const ir_stmt *place(lower_state *ls, int si, const ir_stmt *rest,
   /* compute_with (compute_with.c): the earlier of the pair has only its buffer here, the
    * later one the fused nest of both */
   int with = lower_with_partner(ls, si);
+  if (with >= 0 && lower_with_check(ls, si, with)) return NULL;
   const ir_stmt *body = rest;
   if (with < 0 || with < si) {
     const ir_stmt *nest = stage_nest(ls, si);

@@ -125,7 +125,7 @@ int sch_compute_at(sch_stage *p, sch_stage *c, sch_iter *at) {
   p->attach_iter = at;
   p->store_iter = NULL;
   p->store_root = 0;
-  p->with_stage = NULL, p->with_iter = NULL;
+  sch_drop_with(p);
   return sch_trace_add(p->sched, SCH_PRIM_COMPUTE_AT,
                        (sch_arg[]){{.stage = p}, {.stage = c}, {.iter = at}});
 }
@@ -170,7 +170,7 @@ int sch_compute_inline(sch_stage *p) {
   p->attach_iter = NULL;
   p->store_iter = NULL;
   p->store_root = 0;
-  p->with_stage = NULL, p->with_iter = NULL;
+  sch_drop_with(p);
   return sch_trace_add(p->sched, SCH_PRIM_COMPUTE_INLINE, (sch_arg[]){{.stage = p}});
 }
 
@@ -184,7 +184,7 @@ int sch_compute_root(sch_stage *p) {
   p->attach_iter = NULL;
   p->store_iter = NULL;
   p->store_root = 0;
-  p->with_stage = NULL, p->with_iter = NULL;
+  sch_drop_with(p);
   return sch_trace_add(p->sched, SCH_PRIM_COMPUTE_ROOT, (sch_arg[]){{.stage = p}});
 }
 

@@ -129,3 +129,10 @@ sch_stage *sch_stage_compute_with(const sch_stage *st, sch_iter **at) {
   if (at) *at = st ? st->with_iter : NULL;
   return st ? st->with_stage : NULL;
 }
+
+void sch_drop_with(sch_stage *p) {
+  p->with_stage = NULL, p->with_iter = NULL;
+  for (int i = 0; i < p->sched->nstage; i++)
+    if (p->sched->stages[i]->with_stage == p)
+      p->sched->stages[i]->with_stage = NULL, p->sched->stages[i]->with_iter = NULL;
+}

@@ -318,8 +318,8 @@ int sch_store_at(sch_stage *producer, sch_stage *consumer, sch_iter *at);
  * own buffer (store_at applies to each alone). tec_lower also needs each pair of fused loops
  * to run over the same range (it names the two loops and their ranges otherwise) and refuses
  * a nest that is not plain loops down to `at` (a pragma, or a stage computed inside one of
- * the fused loops). compute_at, compute_root or compute_inline of stage afterwards drop the
- * fusion; a stage fuses with at most one other, and not with one that is fused itself.
+ * the fused loops). compute_at, compute_root or compute_inline of either stage afterwards
+ * drop the fusion; a stage fuses with at most one other, and not with one that is fused itself.
  * Not for multi-output, scan, extern or reduction stages. */
 int sch_compute_with(sch_stage *stage, sch_stage *other, sch_iter *at);
 /* The stage st's loops are fused with (sch_compute_with), and the loop of that stage down to
