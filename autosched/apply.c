@@ -3,7 +3,7 @@
  * stage's loops from the outputs back to the inputs, so a stage's consumer has its final loops
  * when the stage is computed at one of them (splitting a loop afterwards would move it). Loops
  * are looked up by name in the schedule at hand: the same choices applied twice give the same
- * trace. */
+ * trace. Siblings computed with each other (rule_with.c) last, when both loops are final. */
 #include <string.h>
 #include "autosched/internal.h"
 
@@ -57,5 +57,8 @@ int as_apply(as_prog *p, sch_schedule *s, int *bad) {
       return -1;
     }
   }
+  /* siblings fused (rule_with.c): once both have their final loops */
+  for (int i = 0; i < p->n; i++)
+    if (p->st[i].with_to && as_apply_with(p, s, i)) return *bad = i, -1;
   return 0;
 }

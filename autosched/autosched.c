@@ -98,6 +98,7 @@ void as_decide(as_prog *p) {
   as_decide_loops(p);
   as_decide_fold(p);
   as_decide_stream(p);
+  as_decide_with(p);
 }
 
 sch_schedule *as_schedule(as_prog *p, int *ntries, lower_func **out) {

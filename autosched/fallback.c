@@ -3,6 +3,7 @@
  *   tile, rfactor, attach, inline  ->  its own loops at the root (vectorized, parallel)
  *   loops hosting attached stages   ->  the attached stages go to the root too
  *   loops                           ->  left as declared
+ *   (first, a stage sharing its loops with a sibling (compute_with) gets its own again)
  * Each step is final for the stage (ch.fallback counts them) and the report says why, so the
  * retries end: at worst every stage is left as declared, the unscheduled program. */
 #include "autosched/internal.h"
@@ -30,6 +31,15 @@ static void to_loops(as_prog *p, int i, const char *why) {
 
 int as_fallback(as_prog *p, int i, const char *why) {
   as_stage *s = &p->st[i];
+  /* a stage sharing its loops with a sibling (rule_with.c): first the two apart */
+  for (int k = 0; k < p->n; k++) {
+    as_stage *a = &p->st[k];
+    if (!a->with_to || (k != i && a->with_to - 1 != i)) continue;
+    as_stage *b = &p->st[a->with_to - 1];
+    a->with_to = 0, a->ch.with = 0, a->ch.fallback++;
+    a->why = as_fmt(p, "its loops stay its own (not fused with %s): %s", b->t->name, why);
+    return 0;
+  }
   switch (s->ch.kind) {
     case TEC_AS_TILE: {
       int other = s->anchor;

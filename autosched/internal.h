@@ -71,6 +71,8 @@ typedef struct as_stage {
                        vector loops (0: none) */
   int64_t fold[AS_MAX_DIM]; /* LOOPS: axes that select between expressions, unrolled
                              * (rule_fold.c): 1 whole, m > 1 split by m; 0 none */
+  int with_to;      /* ATTACH: 1 + the index of the sibling whose loops it shares
+                       (sch_compute_with, rule_with.c); 0: none */
   const char *rule, *why;
   /* apply time (names: loops survive a fresh schedule by name only) */
   const char *at_loop; /* the loop producers attach at */
@@ -94,6 +96,7 @@ typedef struct as_tuned {
   int64_t stream;                 /* an output's stores non-temporal: 0/1 */
   int64_t slide;                  /* host: 1 = producers stored per tile, computed per row
                                      (rule_slide_store.c) */
+  int64_t with;                   /* ATTACH: 1 = loops fused with its sibling (rule_with.c) */
 } as_tuned;
 
 typedef struct as_prog {
@@ -182,6 +185,11 @@ void as_decide_loops(as_prog *p);
 void as_decide_attach(as_prog *p);
 void as_decide_fold(as_prog *p);
 void as_decide_stream(as_prog *p);
+/* rule_with.c: sibling stages fused (sch_compute_with); the primitive for stage i on s */
+void as_decide_with(as_prog *p);
+int as_apply_with(as_prog *p, sch_schedule *s, int i);
+/* 1 if stage i can share its loops with stage j (the with rule's test, for the space) */
+int as_with_pair(const as_prog *p, int i, int j);
 /* rule_stream.c: the cache an output must exceed to stream (bytes; 0: unknown); 1 if stage s
  * (decided) is written in whole aligned vectors that may stream; the pragma on schedule s */
 int64_t as_stream_llc(const tec_target *t);

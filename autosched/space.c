@@ -20,6 +20,8 @@
  *                          tile and computed per row, rule_slide_store.c)
  *                          stream (no | yes: an output written in whole vectors stores around
  *                          the caches; rule_stream.c)
+ *                          with (no | yes: its loops shared with a sibling's, sch_compute_with;
+ *                          rule_with.c), where the instant mode pairs it
  *   rfactor                rfactor (no | yes)
  *
  * Stages computed from constants alone get no knobs: they run once, in prepare, untimed.
@@ -278,6 +280,10 @@ static const char *stage_knobs(as_prog *p, tune_space *sp, as_space *S,
     if (!rc && (s->ch.kind == TEC_AS_RFACTOR || s->ch.rfactor)) {
       int64_t two[2] = {0, 1};
       rc = add_knob(S, i, "rfactor", F(rfactor), two, 2, 1, NOYES, 0);
+    }
+    if (!rc && s->with_to) { /* its loops shared with a sibling's (rule_with.c) */
+      int64_t two[2] = {0, 1};
+      rc = add_knob(S, i, "with", F(with), two, 2, 1, NOYES, 0);
     }
     if (rc) return tec_ctx_error(p->ctx) ? tec_ctx_error(p->ctx) : "autosched space: failed";
   }

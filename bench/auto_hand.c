@@ -10,7 +10,8 @@
  *     strip and computed per vector of blur_y, vectorized by 16.
  *   harris: apps/harris (CPU): strips of 32 output rows (parallel), x vectorized by 16; gray, Ix
  *     and Iy stored per strip and computed per row of it, vectorized by 16 (guarded tails, as
- *     measured in session 27; Halide's own are shifted inwards); the rest inlined.
+ *     measured in session 27; Halide's own are shifted inwards), Ix computed with Iy down to
+ *     the vector loop's outer part (sch_compute_with); the rest inlined.
  * tec's shape [rows][cols] is Halide's (x = cols, y = rows). */
 #include <string.h>
 #include "auto.h"
@@ -89,13 +90,15 @@ static int harris(tec_ctx *ctx, sch_schedule *s) {
       vec_cols(o, sch_axis(o, 1), NULL))
     return -1;
   static const char *const slid[] = {"Ix", "Iy", "gray"}; /* readers first */
+  sch_iter *xo[3];
   for (size_t k = 0; k < sizeof slid / sizeof slid[0]; k++) {
     sch_stage *st = named(s, slid[k]);
     if (!st || sch_compute_at(st, o, yi) || sch_store_at(st, o, yo) ||
-        vec_cols(st, sch_axis(st, 1), NULL))
+        vec_cols(st, sch_axis(st, 1), &xo[k]))
       return -1;
   }
-  return 0;
+  /* Ix.compute_with(Iy, x): one loop over the columns computes both, sharing gray's loads */
+  return sch_compute_with(named(s, "Ix"), named(s, "Iy"), xo[1]) ? -1 : 0;
 }
 
 int auto_hand_schedule(tec_ctx *ctx, const char *name, sch_schedule *s) {

@@ -4,6 +4,7 @@
 // expert schedule: the app's decisions (tiles, compute_at/store_at levels, vector widths for
 // AVX-512: 16 floats) written anew here for these programs, the app file cited beside it.
 #include "halide_progs.h"
+#include <cstdlib>
 
 using namespace Halide;
 
@@ -237,7 +238,8 @@ void harris(HlProg &p, const Sizes &, bool expert) {
     gray.store_at(out, y).compute_at(out, yi).vectorize(x, VEC);
     Ix.store_at(out, y).compute_at(out, yi).vectorize(x, VEC);
     Iy.store_at(out, y).compute_at(out, yi).vectorize(x, VEC);
-    Ix.compute_with(Iy, x);
+    // TEC_BENCH_HARRIS_NO_COMPUTE_WITH=1: without it (a diagnosis variant, not the app's)
+    if (!getenv("TEC_BENCH_HARRIS_NO_COMPUTE_WITH")) Ix.compute_with(Iy, x);
   }
 }
 

@@ -91,6 +91,14 @@ const ir_stmt *lower_store_realize(lower_state *ls, int si, const ir_stmt *body)
 
 /* How st is computed in this lowering (ls->attach; legality.c). */
 sch_attach_kind lower_attach_of(const lower_state *ls, const sch_stage *st);
+/* compute_with.c: the stage paired with stage si by sch_compute_with (either way), or -1;
+ * the nest of the pair, e before l in stage order, from their own nests (ne, nl): loops fused
+ * down to the compute_with level, inside `produce` of both; NULL with an error when the nests
+ * cannot be fused (ranges differ, a stage between them reads the first, ...). */
+int lower_with_partner(const lower_state *ls, int si);
+int lower_with_check(lower_state *ls, int si, int with); /* same place: 0, or -1 (error) */
+const ir_stmt *lower_with_fuse(lower_state *ls, int e, int l, const ir_stmt *ne,
+                               const ir_stmt *nl);
 
 /* The prepare/run split (precompute.c): which stages depend on constants alone and run once
  * in <name>_prepare, and which of them the run function reads (the packed tensors). */

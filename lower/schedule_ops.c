@@ -13,7 +13,8 @@
  * (over the region bound.c found), or only produced there when its buffer is stored at an
  * outer loop (sch_store_at: the realize goes in that loop's body, store_at.c); a multi-output
  * op's nest writes all its outputs (user
- * reducers: reduce_update); root stages are placed in stage order at the top level,
+ * reducers: reduce_update); two stages computed with each other (sch_compute_with) are
+ * placed as one nest (compute_with.c); root stages are placed in stage order at the top level,
  * intermediates wrapped in `realize`. Loop kinds and pragmas come from the leaves; a loop
  * marked debug_skip_region is dropped with its body; the body of a loop with prefetches is
  * marked `attr prefetch_scope` for the prefetch pass (prefetch.c). The schedule is legal by
@@ -57,9 +58,23 @@ static const ir_stmt *place(lower_state *ls, int si, const ir_stmt *rest,
                             const ir_expr *const *region) {
   sch_stage *st = ls->s->stages[si];
   te_tensor *t = st->tensor;
-  const ir_stmt *nest = stage_nest(ls, si);
-  if (!nest) return NULL;
-  const ir_stmt *body = ir_seq2(ir_produce(t, nest), rest);
+  /* compute_with (compute_with.c): the earlier of the pair has only its buffer here, the
+   * later one the fused nest of both */
+  int with = lower_with_partner(ls, si);
+  if (with >= 0 && lower_with_check(ls, si, with)) return NULL;
+  const ir_stmt *body = rest;
+  if (with < 0 || with < si) {
+    const ir_stmt *nest = stage_nest(ls, si);
+    if (!nest) return NULL;
+    if (with < 0) {
+      body = ir_seq2(ir_produce(t, nest), rest);
+    } else {
+      const ir_stmt *other = stage_nest(ls, with);
+      const ir_stmt *both = other ? lower_with_fuse(ls, with, si, other, nest) : NULL;
+      if (!both) return NULL;
+      body = ir_seq2(both, rest);
+    }
+  }
   int nv = t->nout > 1 ? t->nout : 1;
   for (int k = 0; k < nv; k++) {
     te_tensor *o = nv > 1 ? t->outputs[k] : t;

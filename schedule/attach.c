@@ -125,6 +125,7 @@ int sch_compute_at(sch_stage *p, sch_stage *c, sch_iter *at) {
   p->attach_iter = at;
   p->store_iter = NULL;
   p->store_root = 0;
+  sch_drop_with(p);
   return sch_trace_add(p->sched, SCH_PRIM_COMPUTE_AT,
                        (sch_arg[]){{.stage = p}, {.stage = c}, {.iter = at}});
 }
@@ -169,6 +170,7 @@ int sch_compute_inline(sch_stage *p) {
   p->attach_iter = NULL;
   p->store_iter = NULL;
   p->store_root = 0;
+  sch_drop_with(p);
   return sch_trace_add(p->sched, SCH_PRIM_COMPUTE_INLINE, (sch_arg[]){{.stage = p}});
 }
 
@@ -182,6 +184,7 @@ int sch_compute_root(sch_stage *p) {
   p->attach_iter = NULL;
   p->store_iter = NULL;
   p->store_root = 0;
+  sch_drop_with(p);
   return sch_trace_add(p->sched, SCH_PRIM_COMPUTE_ROOT, (sch_arg[]){{.stage = p}});
 }
 

@@ -53,6 +53,8 @@ struct sch_stage {
   sch_iter *store_iter;    /* SCOPE: the loop of attach_stage where its buffer lives
                               (sch_store_at), or NULL: at attach_iter */
   int store_root;          /* SCOPE: the buffer at the top level (sch_store_root) */
+  sch_stage *with_stage;   /* sch_compute_with: the stage whose loops this one shares, or NULL */
+  sch_iter *with_iter;     /* the loop of with_stage down to which they are fused */
   int is_output;
   /* The op as this schedule sees it: cache_read/cache_write rewrite bodies and inputs here,
    * never in the te_tensor (which other schedules may share). */
@@ -79,6 +81,9 @@ sch_iter *sch_iter_new(sch_stage *st, const char *name, sch_iter_kind kind);
 int sch_leaf_index(const sch_stage *st, const sch_iter *it);
 const char *sch_leaves_upto(tec_ctx *ctx, const sch_stage *st, int pos);
 int sch_check_leaf(const char *who, sch_stage *st, sch_iter *it);
+/* compute_with.c: p moved (compute_at, compute_root, compute_inline): its fusion with another
+ * stage's loops, and any other stage's with it, dropped */
+void sch_drop_with(sch_stage *p);
 /* A primitive given a NULL stage (or consumer): -1, with "who: the <what> is NULL ..." in ctx
  * (the schedule of another argument; NULL: none to tell) unless ctx already holds an error (a
  * NULL from an earlier failure, whose message is that one). */

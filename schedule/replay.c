@@ -63,6 +63,10 @@ static int inv_store_root(sch_schedule *s, sch_arg *a) {
   (void)s;
   return sch_store_root(a[0].stage);
 }
+static int inv_compute_with(sch_schedule *s, sch_arg *a) {
+  (void)s;
+  return sch_compute_with(a[0].stage, a[1].stage, a[2].iter);
+}
 static int inv_compute_inline(sch_schedule *s, sch_arg *a) {
   (void)s;
   return sch_compute_inline(a[0].stage);

@@ -849,7 +849,7 @@ START_TEST(parse_errors) {
            "split_nparts, split_tail, split_expr, fuse, reorder, tile, compute_at, "
            "compute_inline, compute_root, cache_read, cache_write, rfactor, parallel, "
            "vectorize, unroll, pragma, "
-           "storage_align, prefetch, set_precompute, store_at, store_root, found the string \"splt\"");
+           "storage_align, prefetch, set_precompute, store_at, store_root, compute_with, found the string \"splt\"");
   bad_json("{\"tec_trace\": 1, \"records\": [\n"
            "  {\"prim\": \"compute_root\", \"stage\": \"B\"},\n"
            "  {\"prim\": \"split\", \"stage\": \"C\", \"iter\": \"i\",\n"

@@ -87,6 +87,9 @@ typedef struct tec_autosched_choice {
                       stream_store) because it exceeds a core's share of the last-level cache */
   int slide;       /* LOOPS host with a halo: 1 its attached producers are stored per tile and
                       computed per row of it (sch_store_at: a sliding window, folded buffers) */
+  int with;        /* ATTACH: 1 its loops are fused with a sibling's down to the vector loop's
+                      outer part (sch_compute_with: both read one producer over one domain at
+                      one loop; the sibling is named in the stage's rule) */
 } tec_autosched_choice;
 
 typedef struct tec_autosched_stage {

@@ -149,7 +149,9 @@ te_tensor *sch_schedule_output(const sch_schedule *s, int i); /* NULL outside [0
   /* keep a compute_at'd stage's buffer at loop `at` of consumer (Halide's store_at) */        \
   X(STORE_AT, store_at, "stage:stage consumer:stage at:iter@consumer")                        \
   /* keep a compute_at'd stage's buffer at the top level (Halide's store_root) */               \
-  X(STORE_ROOT, store_root, "stage:stage")
+  X(STORE_ROOT, store_root, "stage:stage")                                                    \
+  /* stage's loops fused with other's from the outermost down to `at` (Halide's compute_with) */ \
+  X(COMPUTE_WITH, compute_with, "stage:stage other:stage at:iter@other")
 
 typedef enum sch_prim_kind {
 #define SCH_PRIM_ENUM_(kind, name, operands) SCH_PRIM_##kind, /* sch_<name> (list above) */
@@ -304,6 +306,25 @@ int sch_compute_at(sch_stage *producer, sch_stage *consumer, sch_iter *at);
  * apart), an output, a consumer or loop other than the compute_at's, a loop inside the compute
  * loop; tec_lower refuses it for a producer passed as an argument (the caller's buffer). */
 int sch_store_at(sch_stage *producer, sch_stage *consumer, sch_iter *at);
+/* Halide's compute_with: stage's loops are fused with other's from the outermost down to
+ * `at` (a loop of other), their bodies in one loop there, other's first; two stages reading
+ * the same producer over the same domain then share its loads:
+ *   for (y) { for (x) Ix[y, x] = f(gray..);  for (x) Iy[y, x] = g(gray..); }
+ *   sch_compute_with(s_Ix, s_Iy, Iy_x):   for (y) for (x) { Iy[y, x] = g(..); Ix[y, x] = f(..); }
+ * Legal when both stages are computed at the same place (both at the root, or both at the
+ * same loop of one consumer: call compute_at first), stage has a loop at each level down to
+ * at's, of the same kind (serial, parallel, vectorized, unrolled) and over data axes, and
+ * neither depends on the other (directly, or through any stage between them); each keeps its
+ * own buffer (store_at applies to each alone). tec_lower also needs each pair of fused loops
+ * to run over the same range (it names the two loops and their ranges otherwise) and refuses
+ * a nest that is not plain loops down to `at` (a pragma, or a stage computed inside one of
+ * the fused loops). compute_at, compute_root or compute_inline of either stage afterwards
+ * drop the fusion; a stage fuses with at most one other, and not with one that is fused itself.
+ * Not for multi-output, scan, extern or reduction stages. */
+int sch_compute_with(sch_stage *stage, sch_stage *other, sch_iter *at);
+/* The stage st's loops are fused with (sch_compute_with), and the loop of that stage down to
+ * which they are; NULL when none. */
+sch_stage *sch_stage_compute_with(const sch_stage *st, sch_iter **at);
 /* Halide's store_root: as sch_store_at with the buffer at the top level, outside every loop of
  * the consumer (whose loops then all lie between it and the compute loop). tec_lower refuses
  * it when the consumer is itself computed at another stage's loop (store_at a loop of the

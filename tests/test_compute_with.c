@@ -1,0 +1,420 @@
+/* test_compute_with.c — sch_compute_with (Halide's compute_with): two gradient stages A and B
+ * of one input (Harris' Ix and Iy) fused into one loop nest at the root, at a consumer's row
+ * loop, stored per strip and slid (store_at), and down to the row loop only; each exact
+ * against plain C at sizes the vectors do not divide, and each lowered program checked to
+ * have one nest (A's loops gone, named by B's). The refusals, of the primitive and of
+ * tec_lower (ranges that differ, a fused loop split afterwards); the trace printed as C and
+ * replayed from JSON; the auto-scheduler pairing a small Harris' Ix and Iy (rule_with.c),
+ * exact against the unscheduled program, its `with` knob in the tuned space. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "testutil.h"
+
+enum { H = 13, W = 37 }; /* A and B are [H][W], the input [H + 2][W + 2], out [H - 1][W] */
+
+typedef struct prog {
+  tec_ctx *ctx;
+  te_tensor *in, *a, *b, *out, *c; /* c: reads A (the dependence refusals) */
+  sch_schedule *s;
+  sch_stage *sa, *sb, *so;
+} prog;
+
+#define I(v) ir_int(ctx, (v))
+#define AT(t, y, x) TE_AT(t, y, x)
+/* A: differences along x (Ix's shape), B: along y (Iy's) */
+static const ir_expr *a_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  te_tensor *in = u;
+  const ir_expr *y = i[0], *x = i[1], *y1 = ir_add(y, I(1)), *x2 = ir_add(x, I(2));
+  return ir_add(ir_sub(AT(in, y, x2), AT(in, y, x)),
+                ir_mul(ir_float(ctx, 2), ir_sub(AT(in, y1, x2), AT(in, y1, x))));
+}
+static const ir_expr *b_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  te_tensor *in = u;
+  const ir_expr *y = i[0], *x = i[1], *y2 = ir_add(y, I(2)), *x1 = ir_add(x, I(1));
+  return ir_add(ir_sub(AT(in, y2, x), AT(in, y, x)),
+                ir_mul(ir_float(ctx, 2), ir_sub(AT(in, y2, x1), AT(in, y, x1))));
+}
+static const ir_expr *r_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  const ir_expr *k = te_reduce_axis_n(ctx, "k", 3);
+  return te_sum(TE_AT((te_tensor *)u, i[0], ir_add(i[1], k)), 1, &k, NULL);
+}
+static te_tensor *A_, *B_;
+static const ir_expr *out_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  (void)u;
+  const ir_expr *y = i[0], *x = i[1], *y1 = ir_add(y, I(1));
+  return ir_add(ir_mul(AT(A_, y, x), AT(B_, y1, x)), ir_mul(AT(A_, y1, x), AT(B_, y, x)));
+}
+static const ir_expr *c_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  return ir_mul(AT((te_tensor *)u, i[0], i[1]), ir_float(ctx, 3));
+}
+
+static prog prog_new(int64_t bw) {
+  prog g = {.ctx = tec_ctx_new()};
+  tec_ctx *ctx = g.ctx;
+  g.in = te_placeholder(ctx, "in", TEC_F32, 2, TE_SHAPE(ctx, H + 2, (bw > W ? bw : W) + 2));
+  g.a = te_compute(ctx, &(te_compute_decl){.name = "A", .ndim = 2, .shape = TE_SHAPE(ctx, H, W),
+                                           .body = a_body, .user = g.in});
+  g.b = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 2, .shape = TE_SHAPE(ctx, H, bw),
+                                           .body = b_body, .user = g.in});
+  A_ = g.a, B_ = g.b;
+  g.out = te_compute(ctx, &(te_compute_decl){.name = "out", .ndim = 2,
+                                             .shape = TE_SHAPE(ctx, H - 1, W), .body = out_body});
+  g.c = te_compute(ctx, &(te_compute_decl){.name = "C", .ndim = 2, .shape = TE_SHAPE(ctx, H, W),
+                                           .body = c_body, .user = g.a});
+  ck_assert_ptr_nonnull(g.out);
+  g.s = sch_create(ctx, 1, &g.out);
+  g.sa = sch_stage_of(g.s, g.a), g.sb = sch_stage_of(g.s, g.b), g.so = sch_stage_of(g.s, g.out);
+  return g;
+}
+
+/* plain C */
+static void reference(const float *in, float *out) {
+  static float a[H][W], b[H][W];
+  const int iw = W + 2;
+#define IN(y, x) in[(y) * iw + (x)]
+  for (int y = 0; y < H; y++)
+    for (int x = 0; x < W; x++) {
+      a[y][x] = (IN(y, x + 2) - IN(y, x)) + 2.0f * (IN(y + 1, x + 2) - IN(y + 1, x));
+      b[y][x] = (IN(y + 2, x) - IN(y, x)) + 2.0f * (IN(y + 2, x + 1) - IN(y, x + 1));
+    }
+#undef IN
+  for (int y = 0; y < H - 1; y++)
+    for (int x = 0; x < W; x++) out[y * W + x] = a[y][x] * b[y + 1][x] + a[y + 1][x] * b[y][x];
+}
+
+/* the lowered program as text */
+static char *lowered_text(prog *g) {
+  lower_func *f = tec_lower(g->s, "f", 2, (te_tensor *[]){g->in, g->out});
+  ck_assert_msg(f != NULL, "%s", tec_ctx_error(g->ctx));
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&buf, &len);
+  tec_lower_print(m, f);
+  fclose(m);
+  tec_lower_free(f);
+  return buf;
+}
+
+/* runs g's schedule against plain C; the lowered text (one nest: no row loop of the fused
+ * stage `gone`'s own) */
+static void check_run(prog *g, const char *gone) {
+  tec_packed_fn fn = tu_build(g->ctx, g->s, "f", 2, (te_tensor *[]){g->in, g->out});
+  DLTensor in = tu_rand_f32(2, (int64_t[]){H + 2, W + 2}, 7);
+  DLTensor out = tu_zeros(TEC_F32, 2, (int64_t[]){H - 1, W});
+  ck_assert_int_eq(tec_call(fn, 2, (DLTensor *[]){&in, &out}), 0);
+  static float ref[(H - 1) * W];
+  reference(tu_f32(&in), ref);
+  double err = tu_max_err(tu_f32(&out), ref, (H - 1) * W);
+  ck_assert_msg(err < 1e-5, "error %g", err);
+  char *text = lowered_text(g);
+  tu_assert_contains(text, "produce A");
+  tu_assert_contains(text, "produce B");
+  assert_not_contains(text, gone);
+  free(text);
+  tec_dl_free(&in), tec_dl_free(&out);
+}
+
+/* the column loop of st split by 8 (a tail: W = 37), the inner vectorized; its outer part */
+static sch_iter *vec8(prog *g, sch_stage *st) {
+  sch_iter *o, *i;
+  OK(g->ctx, sch_split(st, sch_axis(st, 1), 8, &o, &i));
+  OK(g->ctx, sch_vectorize(st, i));
+  return o;
+}
+
+START_TEST(fused_at_root) {
+  prog g = prog_new(W);
+  vec8(&g, g.sa);
+  sch_iter *bo = vec8(&g, g.sb);
+  OK(g.ctx, sch_compute_with(g.sa, g.sb, bo));
+  sch_iter *at;
+  ck_assert_ptr_eq(sch_stage_compute_with(g.sa, &at), g.sb);
+  ck_assert_ptr_eq(at, bo);
+  ck_assert_ptr_null(sch_stage_compute_with(g.sb, NULL));
+  check_run(&g, "for (A.i");
+  tec_ctx_free(g.ctx);
+}
+END_TEST
+
+/* at a row loop of the consumer; then stored per strip of 4 rows and slid (folded) */
+START_TEST(fused_attached) {
+  for (int slide = 0; slide < 2; slide++) {
+    prog g = prog_new(W);
+    sch_iter *yo, *yi;
+    OK(g.ctx, sch_split(g.so, sch_axis(g.so, 0), 4, &yo, &yi));
+    OK(g.ctx, sch_compute_at(g.sa, g.so, yi));
+    OK(g.ctx, sch_compute_at(g.sb, g.so, yi));
+    if (slide) {
+      OK(g.ctx, sch_store_at(g.sa, g.so, yo));
+      OK(g.ctx, sch_store_at(g.sb, g.so, yo));
+    }
+    vec8(&g, g.sa);
+    sch_iter *bo = vec8(&g, g.sb);
+    OK(g.ctx, sch_compute_with(g.sa, g.sb, bo));
+    check_run(&g, "for (A.i");
+    tec_ctx_free(g.ctx);
+  }
+}
+END_TEST
+
+/* down to the row loop only: each stage's column loops inside it, one after the other */
+START_TEST(fused_rows_only) {
+  prog g = prog_new(W);
+  OK(g.ctx, sch_compute_with(g.sb, g.sa, sch_axis(g.sa, 0)));
+  check_run(&g, "for (B.i");
+  char *text = lowered_text(&g);
+  tu_assert_contains(text, "for (B.j"); /* B's column loop stays its own */
+  free(text);
+  tec_ctx_free(g.ctx);
+}
+END_TEST
+
+START_TEST(refused) {
+  prog g = prog_new(W);
+  tec_ctx *ctx = g.ctx;
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(sch_compute_with(g.sa, g.sa, sch_axis(g.sa, 0)), -1);
+  assert_err(ctx, "compute_with: stage 'A' cannot be fused with itself");
+  tec_ctx_clear_error(ctx);
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(sch_compute_with(NULL, g.sb, sch_axis(g.sb, 0)), -1);
+  tu_assert_contains(tec_ctx_error(ctx), "compute_with: the stage is NULL");
+  tec_ctx_clear_error(ctx);
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(sch_compute_with(g.sa, g.sb, sch_axis(g.sa, 0)), -1);
+  tu_assert_contains(tec_ctx_error(ctx),
+                     "compute_with: loop 'i' is not a loop of stage 'B' (it belongs to 'A')");
+  /* C reads A (C is not in the schedule: a schedule of C's own) */
+  tec_ctx_clear_error(ctx);
+  sch_schedule *s2 = sch_create(ctx, 2, (te_tensor *[]){g.out, g.c});
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(sch_compute_with(sch_stage_of(s2, g.c), sch_stage_of(s2, g.a),
+                                    sch_axis(sch_stage_of(s2, g.a), 0)),
+                   -1);
+  assert_err(ctx, "compute_with: 'C' reads 'A' (directly or through other stages); stages in "
+                  "one loop must not depend on each other");
+  /* at different places */
+  sch_iter *y = sch_axis(g.so, 0);
+  OK(ctx, sch_compute_at(g.sa, g.so, y));
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(sch_compute_with(g.sa, g.sb, sch_axis(g.sb, 0)), -1);
+  assert_err(ctx, "compute_with: 'A' is computed at loop 'i' of 'out' and 'B' at the root; fused "
+                  "loops need both computed at the same place (compute_at 'A' there first)");
+  OK(ctx, sch_compute_at(g.sb, g.so, y));
+  /* loop kinds that differ */
+  sch_iter *bo, *bi;
+  vec8(&g, g.sa);
+  OK(ctx, sch_split(g.sb, sch_axis(g.sb, 1), 8, &bo, &bi));
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(sch_compute_with(g.sa, g.sb, bi), -1);
+  assert_err(ctx, "compute_with: loop 'j.inner' of 'A' is vectorized and loop 'j.inner' of 'B' "
+                  "serial; fused loops need the same kind");
+  OK(ctx, sch_compute_with(g.sa, g.sb, bo));
+  /* one pair per stage */
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(sch_compute_with(g.sb, g.sa, sch_axis(g.sa, 0)), -1);
+  tu_assert_contains(tec_ctx_error(ctx), "compute_with: 'A' is already fused with 'B'");
+  /* compute_root drops the fusion; an inlined stage */
+  OK(ctx, sch_compute_root(g.sa));
+  ck_assert_ptr_null(sch_stage_compute_with(g.sa, NULL));
+  prog g2 = prog_new(W);
+  OK(g2.ctx, sch_compute_inline(g2.sa));
+  ck_assert_int_eq(sch_compute_with(g2.sa, g2.sb, sch_axis(g2.sb, 0)), -1);
+  tu_assert_contains(tec_ctx_error(g2.ctx), "compute_with: 'A' is inlined (it has no loops)");
+  tec_ctx_free(g2.ctx);
+  /* a reduction: R[y][x] = the sum of 3 inputs along the row */
+  te_tensor *r = te_compute(ctx, &(te_compute_decl){.name = "R", .ndim = 2,
+                                                    .shape = TE_SHAPE(ctx, H, W),
+                                                    .body = r_body, .user = g.in});
+  sch_schedule *s3 = sch_create(ctx, 2, (te_tensor *[]){r, g.out});
+  sch_stage *sr = sch_stage_of(s3, r), *sb3 = sch_stage_of(s3, g.b);
+  tec_ctx_clear_error(ctx);
+  ck_assert_int_eq(sch_compute_with(sr, sb3, sch_axis(sb3, 0)), -1);
+  assert_err(ctx, "compute_with: 'R' is a reduction; compute_with fuses the loops of two "
+                  "element-wise stages that keep their loops");
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* what only tec_lower can tell: ranges that differ, a fused loop split afterwards */
+START_TEST(refused_by_lower) {
+  prog g = prog_new(W + 5); /* B is wider: its loops run longer */
+  vec8(&g, g.sa);
+  sch_iter *bo = vec8(&g, g.sb);
+  OK(g.ctx, sch_compute_with(g.sa, g.sb, bo));
+  ck_assert_ptr_null(tec_lower(g.s, "f", 2, (te_tensor *[]){g.in, g.out}));
+  tu_assert_contains(tec_ctx_error(g.ctx), "tec_lower: compute_with('A', 'B', 'j.outer'): loop ");
+  tu_assert_contains(tec_ctx_error(g.ctx), "fused loops need the same range and kind");
+  tec_ctx_free(g.ctx);
+
+  g = prog_new(W);
+  OK(g.ctx, sch_compute_with(g.sa, g.sb, sch_axis(g.sb, 1)));
+  sch_iter *o, *i;
+  OK(g.ctx, sch_split(g.sb, sch_axis(g.sb, 1), 4, &o, &i));
+  ck_assert_ptr_null(tec_lower(g.s, "f", 2, (te_tensor *[]){g.in, g.out}));
+  tu_assert_contains(tec_ctx_error(g.ctx), "tec_lower: compute_with('A', 'B', 'j'): 'j' is no "
+                                           "longer a loop of 'B'");
+  tec_ctx_free(g.ctx);
+}
+END_TEST
+
+START_TEST(trace_round_trip) {
+  prog g = prog_new(W);
+  sch_iter *yo, *yi;
+  OK(g.ctx, sch_split(g.so, sch_axis(g.so, 0), 4, &yo, &yi));
+  OK(g.ctx, sch_compute_at(g.sa, g.so, yi));
+  OK(g.ctx, sch_compute_at(g.sb, g.so, yi));
+  OK(g.ctx, sch_store_at(g.sa, g.so, yo));
+  OK(g.ctx, sch_store_at(g.sb, g.so, yo));
+  vec8(&g, g.sa);
+  sch_iter *bo = vec8(&g, g.sb);
+  OK(g.ctx, sch_compute_with(g.sa, g.sb, bo));
+  const sch_trace *t = sch_get_trace(g.s);
+  tu_assert_contains(sch_trace_c(g.ctx, t), "sch_compute_with(s_A, s_B, B_j_outer);");
+  const char *js = sch_trace_json(g.ctx, t);
+  ck_assert_ptr_nonnull(js);
+  char *want = lowered_text(&g);
+  sch_schedule *fresh = sch_create(g.ctx, 1, &g.out);
+  OK(g.ctx, sch_trace_replay(fresh, sch_trace_parse_json(g.ctx, js)));
+  ck_assert_ptr_eq(sch_stage_compute_with(sch_stage_of(fresh, g.a), NULL), sch_stage_of(fresh, g.b));
+  g.s = fresh;
+  char *got = lowered_text(&g);
+  ck_assert_str_eq(got, want);
+  free(got), free(want);
+  tec_ctx_free(g.ctx);
+}
+END_TEST
+
+/* ---- Harris (apps/harris's shape, small): gray of 3 planes, Ix and Iy of gray, the 3x3 sums
+ * of their products, det - 0.04 trace^2 ---- */
+enum { HH = 40, HW = 70 };
+static te_tensor *hg, *hix, *hiy, *hin;
+static const ir_expr *h_gray(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  (void)u;
+  return ir_add(ir_add(ir_mul(ir_float(ctx, 0.299), TE_AT(hin, I(0), i[0], i[1])),
+                       ir_mul(ir_float(ctx, 0.587), TE_AT(hin, I(1), i[0], i[1]))),
+                ir_mul(ir_float(ctx, 0.114), TE_AT(hin, I(2), i[0], i[1])));
+}
+static const ir_expr *h_grad(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  int kind = (int)(intptr_t)u; /* 0: Ix, 1: Iy */
+  const ir_expr *e = NULL;
+  for (int d = 0; d < 3; d += 2)
+    for (int k = 0; k < 3; k++) {
+      const ir_expr *y = ir_add(i[0], I(kind ? d : k)), *x = ir_add(i[1], I(kind ? k : d));
+      const ir_expr *t = ir_mul(TE_AT(hg, y, x), ir_float(ctx, (d ? 1.0 : -1.0) * (k == 1 ? 2 : 1) / 12));
+      e = e ? ir_add(e, t) : t;
+    }
+  return e;
+}
+static const ir_expr *h_out(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  (void)u;
+  const ir_expr *sxx = NULL, *syy = NULL, *sxy = NULL;
+  for (int dy = 0; dy < 3; dy++)
+    for (int dx = 0; dx < 3; dx++) {
+      const ir_expr *y = ir_add(i[0], I(dy)), *x = ir_add(i[1], I(dx));
+      const ir_expr *gx = TE_AT(hix, y, x), *gy = TE_AT(hiy, y, x);
+      sxx = sxx ? ir_add(sxx, ir_mul(gx, gx)) : ir_mul(gx, gx);
+      syy = syy ? ir_add(syy, ir_mul(gy, gy)) : ir_mul(gy, gy);
+      sxy = sxy ? ir_add(sxy, ir_mul(gx, gy)) : ir_mul(gx, gy);
+    }
+  const ir_expr *tr = ir_add(sxx, syy);
+  return ir_sub(ir_sub(ir_mul(sxx, syy), ir_mul(sxy, sxy)),
+                ir_mul(ir_mul(ir_float(ctx, 0.04), tr), tr));
+}
+
+static void harris_ref(const float *in, float *out) {
+  static float g[HH + 4][HW + 4], ix[HH + 2][HW + 2], iy[HH + 2][HW + 2];
+  const int n = (HH + 4) * (HW + 4);
+  for (int y = 0; y < HH + 4; y++)
+    for (int x = 0; x < HW + 4; x++) {
+      int p = y * (HW + 4) + x;
+      g[y][x] = 0.299f * in[p] + 0.587f * in[n + p] + 0.114f * in[2 * n + p];
+    }
+  for (int y = 0; y < HH + 2; y++)
+    for (int x = 0; x < HW + 2; x++) {
+      float ex = 0, ey = 0;
+      for (int d = 0; d < 3; d += 2)
+        for (int k = 0; k < 3; k++) {
+          float c = (float)((d ? 1.0 : -1.0) * (k == 1 ? 2 : 1) / 12);
+          ex += g[y + k][x + d] * c;
+          ey += g[y + d][x + k] * c;
+        }
+      ix[y][x] = ex, iy[y][x] = ey;
+    }
+  for (int y = 0; y < HH; y++)
+    for (int x = 0; x < HW; x++) {
+      float sxx = 0, syy = 0, sxy = 0;
+      for (int dy = 0; dy < 3; dy++)
+        for (int dx = 0; dx < 3; dx++) {
+          float gx = ix[y + dy][x + dx], gy = iy[y + dy][x + dx];
+          sxx += gx * gx, syy += gy * gy, sxy += gx * gy;
+        }
+      float tr = sxx + syy;
+      out[y * HW + x] = (sxx * syy - sxy * sxy) - 0.04f * tr * tr;
+    }
+}
+
+START_TEST(autosched_harris) {
+  tec_ctx *ctx = tec_ctx_new();
+  hin = te_placeholder(ctx, "input", TEC_F32, 3, TE_SHAPE(ctx, 3, HH + 4, HW + 4));
+  hg = te_compute(ctx, &(te_compute_decl){.name = "gray", .ndim = 2,
+                                          .shape = TE_SHAPE(ctx, HH + 4, HW + 4), .body = h_gray});
+  hiy = te_compute(ctx, &(te_compute_decl){.name = "Iy", .ndim = 2, .shape = TE_SHAPE(ctx, HH + 2, HW + 2),
+                                           .body = h_grad, .user = (void *)(intptr_t)1});
+  hix = te_compute(ctx, &(te_compute_decl){.name = "Ix", .ndim = 2, .shape = TE_SHAPE(ctx, HH + 2, HW + 2),
+                                           .body = h_grad, .user = (void *)(intptr_t)0});
+  te_tensor *out = te_compute(ctx, &(te_compute_decl){.name = "output", .ndim = 2,
+                                                      .shape = TE_SHAPE(ctx, HH, HW), .body = h_out});
+  ck_assert_ptr_nonnull(out);
+  sch_schedule *s = sch_create(ctx, 1, &out);
+  tec_autosched_report rep;
+  ck_assert_msg(tec_autoschedule(s, NULL, NULL, &rep) == 0, "%s", tec_ctx_error(ctx));
+  int with = 0;
+  for (int k = 0; k < rep.nstages; k++) {
+    const tec_autosched_stage *st = &rep.stages[k];
+    if (st->choice.with) {
+      with++;
+      ck_assert_msg(!strcmp(st->stage, "Ix") || !strcmp(st->stage, "Iy"), "%s", rep.text);
+      ck_assert_int_eq(st->choice.kind, TEC_AS_ATTACH);
+    }
+  }
+  ck_assert_msg(with == 1, "one of Ix, Iy computed with the other:\n%s", rep.text);
+  tu_assert_contains(rep.trace_c, "sch_compute_with(");
+  tec_packed_fn fn = tu_build(ctx, s, "harris", 2, (te_tensor *[]){hin, out});
+  DLTensor in = tu_rand_f32(3, (int64_t[]){3, HH + 4, HW + 4}, 11);
+  DLTensor o = tu_zeros(TEC_F32, 2, (int64_t[]){HH, HW});
+  ck_assert_int_eq(tec_call(fn, 2, (DLTensor *[]){&in, &o}), 0);
+  static float ref[HH * HW];
+  harris_ref(tu_f32(&in), ref);
+  double err = tu_max_err(tu_f32(&o), ref, HH * HW);
+  ck_assert_msg(err < 1e-4, "error %g\n%s", err, rep.text);
+  /* the tuned space has the pair's knob, on by default */
+  tune_space sp;
+  ck_assert_msg(tec_autosched_space(sch_create(ctx, 1, &out), NULL, NULL, &sp) == 0, "%s",
+                tec_ctx_error(ctx));
+  int knob = -1;
+  for (int k = 0; k < sp.nknobs; k++)
+    if (strstr(sp.knobs[k].name, ".with")) knob = k;
+  ck_assert_int_ge(knob, 0);
+  ck_assert_int_eq(sp.knobs[knob].values[sp.knobs[knob].def], 1);
+  tec_dl_free(&in), tec_dl_free(&o);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("compute_with");
+  TCase *tc = tcase_create("compute_with");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, fused_at_root);
+  tcase_add_test(tc, fused_attached);
+  tcase_add_test(tc, fused_rows_only);
+  tcase_add_test(tc, refused);
+  tcase_add_test(tc, refused_by_lower);
+  tcase_add_test(tc, trace_round_trip);
+  tcase_add_test(tc, autosched_harris);
+  suite_add_tcase(s, tc);
+  return tu_run(s);
+}
