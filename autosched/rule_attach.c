@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include "autosched/internal.h"
+#include "arith/arith.h"
 
 enum { L1_BYTES = 32 << 10, L2_BYTES = 512 << 10 }; /* the tiles: in L1 beside their inputs; in L2 */
 #define ROOT_MEM_OPS 12.0 /* a buffer at the root: a store and loads from memory, in ops */
@@ -172,12 +173,8 @@ static int64_t outside_planes(const as_prog *p, int H, int k) {
   return planes;
 }
 
-/* the rows a sliding producer keeps: its window (own + 1) rounded up to a power of two */
-static int64_t fold_rows(int64_t own) {
-  int64_t f = 1;
-  while (f < own + 1) f *= 2;
-  return f;
-}
+/* the rows a sliding producer keeps: its window (own + 1) folded as lower/store_at.c folds it */
+static int64_t fold_rows(int64_t own) { return arith_pow2_at_least(own + 1); }
 
 /* outside_planes(p, H, k), walked once while no stage attaches (the plain and the sliding
  * searches of one producer share the walks) */

@@ -182,12 +182,6 @@ static int slide_dim(lower_state *ls, int pi, int spos, int pos, const ir_expr *
   return -1;
 }
 
-static int64_t pow2_at_least(int64_t w) {
-  int64_t f = 1;
-  while (f < w && f < ((int64_t)1 << 61)) f *= 2;
-  return f;
-}
-
 static int slid_range(lower_state *ls, int pi, int k, int d, const ir_expr *hi,
                       const ir_expr *cmin, arith_env *env);
 
@@ -388,7 +382,7 @@ int lower_store_plan(lower_state *ls, int pi, int spos, int pos, const ir_expr *
                                env);
   int64_t sext;
   if (wr.has_hi && !ls->no_fold) {
-    int64_t f = pow2_at_least(wr.hi > 0 ? wr.hi : 1);
+    int64_t f = arith_pow2_at_least(wr.hi);
     if (!ir_is_const_int(reg[2 * d + 1], &sext) || f < sext) {
       st->fold = f;
       reg[2 * d] = zero;
