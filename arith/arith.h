@@ -79,6 +79,14 @@ int64_t arith_known_multiple(const ir_expr *e);
 /* The greatest common divisor of |a| and |b| (0 when both are 0). */
 int64_t arith_gcd(int64_t a, int64_t b);
 
+/* The least power of two >= w (1 for w <= 1; at most 2^61): the rows a folded buffer keeps
+ * (lower/store_at.c), which the auto-scheduler's tile costs predict (autosched/rule_attach.c). */
+static inline int64_t arith_pow2_at_least(int64_t w) {
+  int64_t f = 1;
+  while (f < w && f < ((int64_t)1 << 61)) f *= 2;
+  return f;
+}
+
 /* Range helpers. */
 static inline arith_range arith_range_unknown(void) { return (arith_range){0, 0, 0, 0}; }
 static inline arith_range arith_range_of(int64_t lo, int64_t hi) {

@@ -8,25 +8,35 @@
  * retries end: at worst every stage is left as declared, the unscheduled program. */
 #include "autosched/internal.h"
 
+/* s hosts no stage: what the attach rule set on it as a host cleared */
+static void unhost(as_stage *s) {
+  s->has_attached = s->slide_only = 0;
+  s->halo = s->halo_x = 0;
+  s->host_row = -1;
+  s->host_mask = 0;
+}
+
+static void to_loops(as_prog *p, int i, const char *why);
+
+/* the stages attached to stage i go to their own loops at the root (why) */
+static void detach_all(as_prog *p, int i, const char *why) {
+  for (int k = 0; k < p->n; k++)
+    if (p->st[k].ch.kind == TEC_AS_ATTACH && p->st[k].attach_to == i) to_loops(p, k, why);
+}
+
 static void to_loops(as_prog *p, int i, const char *why) {
   as_stage *s = &p->st[i];
   int attached_host = s->has_attached;
   tec_autosched_choice old = s->ch;
   s->ch = (tec_autosched_choice){
       .kind = TEC_AS_LOOPS, .parallel = 1, .tile_axis_i = -1, .tile_axis_k = -1, .fallback = old.fallback + 1};
-  s->has_attached = s->slide_only = 0;
-  s->halo = s->halo_x = 0;
-  s->host_row = -1;
-  s->host_mask = 0;
+  unhost(s);
   s->anchor = s->attach_to = -1;
   s->npack = 0;
   as_loops_choice(p, s);
   s->rule = as_fmt(p, "loops (fallback from %s)", tec_autosched_kind_name(old.kind));
   s->why = why;
-  if (attached_host)
-    for (int k = 0; k < p->n; k++)
-      if (p->st[k].ch.kind == TEC_AS_ATTACH && p->st[k].attach_to == i)
-        to_loops(p, k, as_fmt(p, "its host %s fell back", s->t->name));
+  if (attached_host) detach_all(p, i, as_fmt(p, "its host %s fell back", s->t->name));
 }
 
 int as_fallback(as_prog *p, int i, const char *why) {
@@ -53,13 +63,8 @@ int as_fallback(as_prog *p, int i, const char *why) {
     case TEC_AS_INLINE: to_loops(p, i, why); return 0;
     case TEC_AS_LOOPS:
       if (s->has_attached) {
-        for (int k = 0; k < p->n; k++)
-          if (p->st[k].ch.kind == TEC_AS_ATTACH && p->st[k].attach_to == i)
-            to_loops(p, k, as_fmt(p, "its host %s could not take it: %s", s->t->name, why));
-        s->has_attached = s->slide_only = 0;
-        s->halo = s->halo_x = 0;
-        s->host_row = -1;
-        s->host_mask = 0;
+        detach_all(p, i, as_fmt(p, "its host %s could not take it: %s", s->t->name, why));
+        unhost(s);
         s->ch.rows = s->ch.cols = 0;
         s->ch.slide = 0;
         s->ch.fallback++;

@@ -116,13 +116,8 @@ typedef struct as_prog {
   const as_tuned *tuned; /* per stage, a config's values (NULL: the instant mode) */
   as_stage *pristine;    /* the stages as analyzed, before any rule (as_decide starts there) */
   /* work counted (tests assert on it, not on time): the attach rule's tiles scored and the
-   * stage bodies it walked for them (rule_attach.c, best_tile) */
+   * stage bodies it walked for them (rule_attach.c: best_tile, tile_set_of) */
   int64_t work_tiles, work_walks;
-  /* rule_attach.c: outside_planes per stage for host plane_host, valid while no stage has
-   * been attached since (attach_serial == plane_serial); -1 unknown */
-  int64_t *plane_memo;
-  int plane_host;
-  int64_t attach_serial, plane_serial;
 } as_prog;
 
 /* the tuned value of field f for stage s, or AS_UNSET */

@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include "autosched/internal.h"
+#include "arith/arith.h"
 
 enum { L1_BYTES = 32 << 10, L2_BYTES = 512 << 10 }; /* the tiles: in L1 beside their inputs; in L2 */
 #define ROOT_MEM_OPS 12.0 /* a buffer at the root: a store and loads from memory, in ops */
@@ -172,28 +173,8 @@ static int64_t outside_planes(const as_prog *p, int H, int k) {
   return planes;
 }
 
-/* the rows a sliding producer keeps: its window (own + 1) rounded up to a power of two */
-static int64_t fold_rows(int64_t own) {
-  int64_t f = 1;
-  while (f < own + 1) f *= 2;
-  return f;
-}
-
-/* outside_planes(p, H, k), walked once while no stage attaches (the plain and the sliding
- * searches of one producer share the walks) */
-static int64_t planes_of(as_prog *p, int H, int k) {
-  if (!p->plane_memo && !(p->plane_memo = tec_ctx_alloc(p->ctx, sizeof *p->plane_memo * (size_t)p->n)))
-    return outside_planes(p, H, k);
-  if (p->plane_host != H || p->plane_serial != p->attach_serial) {
-    for (int j = 0; j < p->n; j++) p->plane_memo[j] = -1;
-    p->plane_host = H, p->plane_serial = p->attach_serial;
-  }
-  if (p->plane_memo[k] < 0) {
-    p->plane_memo[k] = outside_planes(p, H, k);
-    p->work_walks++;
-  }
-  return p->plane_memo[k];
-}
+/* the rows a sliding producer keeps: its window (own + 1) folded as lower/store_at.c folds it */
+static int64_t fold_rows(int64_t own) { return arith_pow2_at_least(own + 1); }
 
 /* what best_tile needs of one producer in host H's tile, the same for every tile it tries */
 typedef struct tile_member {
@@ -205,43 +186,39 @@ typedef struct tile_member {
   int vector;            /* vectorized by rule_loops.c (no guarded or strided read) */
 } tile_member;
 
-/* the tile of host H's row axis r: R rows x C columns (C 0: whole rows) with the producers
- * attached to H (and P, with halos hy, hx and its own window own, when P >= 0): the one of
- * least cost whose producers' tiles fit L2_BYTES and (gate) each of which recomputes less than
- * a root buffer costs. Its cost, or -1 when no tile qualifies. The producers' facts are
- * gathered once, then each tile is arithmetic on them.
- * slide: the producers stored per tile and computed per row (rule_slide_store.c, with the
- * loop warm-up of lower/store_at.c): each computes its rows of the tile once, its halo rows
- * once per tile, and keeps only its window of rows (folded to a power of two), so the tiles
- * may be tall: a producer's buffer is fold x columns, not (rows + halo) x columns; no
- * register tile. */
-static double best_tile(as_prog *p, int H, int P, int64_t hy, int64_t hx, int64_t own, int gate,
-                        int slide, int64_t *R, int64_t *C) {
-  static const int64_t rows_all[] = {4, 8, 16, 32, 64, 128, 256, 512, 1024};
-  const int64_t *rows = rows_all;
-  size_t nrows = slide ? 9 : 6;
+/* host H's tile with its producers (those attached to H, and P with halos hy, hx and its
+ * own window own, when P >= 0): the producers' facts, gathered once (outside_planes walks
+ * each body) for every search of that tile (plain and sliding, gated or not: best_tile) */
+typedef struct tile_set {
+  int H;
+  int64_t host_planes; /* the planes the host's own reads touch per row of its tile */
+  double work;         /* the host's and its producers' ops per element */
+  int nm;              /* producers */
+  tile_member *m, stack[64];
+} tile_set;
+
+/* 0, or -1: no tile (H has no row axis, or out of memory); tile_set_free(ts) after a 0 */
+static int tile_set_of(as_prog *p, int H, int P, int64_t hy, int64_t hx, int64_t own,
+                       tile_set *ts) {
   const as_stage *h = &p->st[H];
-  int r = h->host_row, nd = h->t->ndim, L = as_lanes(p, h->t);
-  if (r < 0 || nd < 2) return -1;
-  int64_t ER = h->ext[r], W = h->ext[nd - 1], colv[] = {0, L, 64, 128, 256, 512};
-  /* the producers in the tile, in program order (the sums below keep that order) */
-  tile_member stack[64], *m = stack;
-  int nm = 0;
+  int r = h->host_row, nm = 0;
+  if (r < 0 || h->t->ndim < 2) return -1;
+  /* the producers in the tile, in program order (best_tile's sums keep that order) */
   for (int k = 0; k < p->n; k++) {
     const as_stage *s = &p->st[k];
     nm += k == P || (s->ch.kind == TEC_AS_ATTACH && s->attach_to == H);
   }
-  if (nm > 64 && !(m = malloc(sizeof *m * (size_t)nm))) return -1;
-  nm = 0;
+  ts->H = H, ts->m = ts->stack, ts->nm = 0;
+  if (nm > 64 && !(ts->m = malloc(sizeof *ts->m * (size_t)nm))) return -1;
   /* the host's own reads: planes times the host's axes outside the tile's rows */
-  int64_t host_planes = planes_of(p, H, H);
+  ts->host_planes = outside_planes(p, H, H);
   for (int d = 0; d < r; d++)
-    if (h->ext[d] > 1 && !(d < 32 && (h->host_mask >> d & 1))) host_planes *= h->ext[d];
-  double work = h->cost + 1;
+    if (h->ext[d] > 1 && !(d < 32 && (h->host_mask >> d & 1))) ts->host_planes *= h->ext[d];
+  ts->work = h->cost + 1;
   for (int k = 0; k < p->n; k++) {
     const as_stage *s = &p->st[k];
     if (!(k == P || (s->ch.kind == TEC_AS_ATTACH && s->attach_to == H))) continue;
-    tile_member *t = &m[nm++];
+    tile_member *t = &ts->m[ts->nm++];
     int pr = row_axis(s), pl = s->t->ndim - 1;
     t->ky = k == P ? hy : s->halo, t->kx = k == P ? hx : s->halo_x;
     t->fold = fold_rows(k == P ? own : s->own);
@@ -251,10 +228,37 @@ static double best_tile(as_prog *p, int H, int P, int64_t hy, int64_t hx, int64_
       if (d != pr && d != pl) t->other *= (double)s->ext[d];
     t->cost = s->cost + 1;
     t->bytes = tec_dtype_bytes(s->t->type);
-    t->planes = planes_of(p, H, k);
+    t->planes = outside_planes(p, H, k);
     t->vector = !s->guarded_read && !s->strided_read;
-    work += s->cost + 1;
+    ts->work += s->cost + 1;
   }
+  p->work_walks += 1 + ts->nm;
+  return 0;
+}
+
+static void tile_set_free(tile_set *ts) {
+  if (ts->m != ts->stack) free(ts->m);
+}
+
+/* the tile of ts's host H's row axis r: R rows x C columns (C 0: whole rows) with ts's
+ * producers: the one of least cost whose producers' tiles fit L2_BYTES and (gate) each of
+ * which recomputes less than a root buffer costs. Its cost, or -1 when no tile qualifies.
+ * Each tile is arithmetic on ts's facts.
+ * slide: the producers stored per tile and computed per row (rule_slide_store.c, with the
+ * loop warm-up of lower/store_at.c): each computes its rows of the tile once, its halo rows
+ * once per tile, and keeps only its window of rows (folded to a power of two), so the tiles
+ * may be tall: a producer's buffer is fold x columns, not (rows + halo) x columns; no
+ * register tile. */
+static double best_tile(as_prog *p, const tile_set *ts, int gate, int slide, int64_t *R,
+                        int64_t *C) {
+  static const int64_t rows[] = {4, 8, 16, 32, 64, 128, 256, 512, 1024};
+  size_t nrows = slide ? 9 : 6;
+  const as_stage *h = &p->st[ts->H];
+  int r = h->host_row, nd = h->t->ndim, L = as_lanes(p, h->t), nm = ts->nm;
+  int64_t ER = h->ext[r], W = h->ext[nd - 1], colv[] = {0, L, 64, 128, 256, 512};
+  int64_t host_planes = ts->host_planes;
+  const tile_member *m = ts->m;
+  double work = ts->work;
   double best = -1;
   for (size_t ci = 0; ci < sizeof colv / sizeof *colv; ci++) {
     int64_t c = colv[ci];
@@ -302,12 +306,10 @@ static double best_tile(as_prog *p, int H, int P, int64_t hy, int64_t hx, int64_
       if (best < 0 || cost < best) best = cost, *R = rr, *C = c;
     }
   }
-  if (m != stack) free(m);
   return best;
 }
 
 void as_decide_attach(as_prog *p) {
-  p->attach_serial++; /* (a new decision: the stages start afresh) */
   for (int i = p->n - 1; i >= 0; i--) {
     as_stage *s = &p->st[i];
     if (s->is_input || !s->understood || s->ch.kind || s->is_output || s->const_only) continue;
@@ -336,13 +338,18 @@ void as_decide_attach(as_prog *p) {
     /* a halo: attached only where some tile recomputes less than a root buffer costs (the
      * tuned mode's `at=attach` attaches regardless); where only a sliding tile does (a long
      * chain: tall tiles recompute little), the host must slide */
-    int need_slide = 0, forced = AS_TUNED(p, s, at) == AS_AT_ATTACH;
+    int need_slide = 0, forced = AS_TUNED(p, s, at) == AS_AT_ATTACH, fits = 1;
     /* (forced too: its host slides where the instant mode's would, so the space's default
      * config is the instant schedule) */
-    if (all.hy > 0 && best_tile(p, root, i, all.hy, all.hx, all.own, 1, 0, &R, &C) < 0 &&
-        (AS_TUNED(p, c, slide) == 0 ||
-         !(need_slide = best_tile(p, root, i, all.hy, all.hx, all.own, 1, 1, &R, &C) >= 0)) &&
-        !forced) {
+    tile_set ts;
+    if (all.hy > 0) {
+      int got = tile_set_of(p, root, i, all.hy, all.hx, all.own, &ts) == 0;
+      fits = got && best_tile(p, &ts, 1, 0, &R, &C) >= 0;
+      if (got && !fits && AS_TUNED(p, c, slide) != 0)
+        fits = need_slide = best_tile(p, &ts, 1, 1, &R, &C) >= 0;
+      if (got) tile_set_free(&ts);
+    }
+    if (!fits && !forced) {
       c->host_row = host_row;
       s->why = as_fmt(p,
                       "kept at the root: computed in %s's tiles, its halo (%lld rows) would "
@@ -351,7 +358,6 @@ void as_decide_attach(as_prog *p) {
       continue;
     }
     s->ch.kind = TEC_AS_ATTACH;
-    p->attach_serial++;
     s->attach_to = root;
     s->own = all.own;
     c->slide_only |= need_slide;
@@ -386,15 +392,16 @@ void as_decide_attach(as_prog *p) {
     /* sliding where some producer is attached only because the tile slides (a long chain
      * of stencils); not otherwise: on unsharp and Harris, whose producers fit plain tiles,
      * sliding measured 1.6-1.7x slower (a row per iteration of each of a few cheap stages) */
-    double slid = -1;
+    int want_slide = c->slide_only && c->host_row < c->t->ndim - 1 && AS_TUNED(p, c, slide) != 0;
     int64_t SR = 0, SC = 0;
-    if (c->slide_only && c->host_row < c->t->ndim - 1 && AS_TUNED(p, c, slide) != 0)
-      slid = best_tile(p, i, -1, 0, 0, 0, 1, 1, &SR, &SC);
-    if (slid >= 0) /* (the plain tiles are not searched: the sliding one is taken) */
-      c->ch.slide = 1, R = SR, C = SC;
-    else if (c->halo > 0 && best_tile(p, i, -1, 0, 0, 0, 1, 0, &R, &C) < 0 &&
-             best_tile(p, i, -1, 0, 0, 0, 0, 0, &R, &C) < 0)
+    tile_set ts;
+    int got = (want_slide || c->halo > 0) && tile_set_of(p, i, -1, 0, 0, 0, &ts) == 0;
+    if (got && want_slide && best_tile(p, &ts, 1, 1, &SR, &SC) >= 0)
+      c->ch.slide = 1, R = SR, C = SC; /* (the plain tiles are not searched) */
+    else if (c->halo > 0 && (!got || (best_tile(p, &ts, 1, 0, &R, &C) < 0 &&
+                                      best_tile(p, &ts, 0, 0, &R, &C) < 0)))
       R = 16 < c->ext[c->host_row] ? 16 : c->ext[c->host_row], C = 0;
+    if (got) tile_set_free(&ts);
     for (int k = 0; k < p->n && c->ch.slide; k++) {
       as_stage *a = &p->st[k];
       if (a->ch.kind != TEC_AS_ATTACH || a->attach_to != i || a->ch.rfactor) continue;

@@ -235,11 +235,12 @@ static int run_col(pcase *c, int k, int nr) {
   return conv_run(k == T_FUSED + nr ? &c->dpw : &c->ddw, IMPL_DNNL, 0, NULL);
 }
 
+/* min, median, max of v_in[0..n) (one sort: bench_median's) */
 static void stats(const double *v_in, int n, double *out3) {
   double v[MAX_ROUNDS];
   memcpy(v, v_in, sizeof(double) * (size_t)n);
-  bench_sort(v, n);
-  out3[0] = v[0], out3[1] = bench_median(v, n), out3[2] = v[n - 1];
+  out3[1] = bench_median(v, n);
+  out3[0] = v[0], out3[2] = v[n - 1];
 }
 
 int main(int argc, char **argv) {
@@ -259,8 +260,10 @@ int main(int argc, char **argv) {
       fprintf(stderr, "usage: pw_dw [--rows 1,2] [--rounds 5] [--tile T,B] [--block NAME]\n"
                       "  --rows: the depthwise's output rows per fused tile (1 to 4, at most %d "
                       "values)\n  --rounds: 1 to %d\n  --tile: the fused pointwise's register "
-                      "tile, T columns x B channel blocks (default: T the largest divisor of "
-                      "the width up to 14, B of the blocks up to 28 / T)\n  --block: one of "
+                      "tile, T columns x B channel blocks, each 1 to 28 (a B that does not "
+                      "divide the layer's channel blocks leaves a guarded tail); default per "
+                      "layer (pick_tile): T <= 28, B <= 8 dividing the blocks, T * B + B + 1 "
+                      "<= 32 registers, the most multiply-adds per load\n  --block: one of "
                       "v1_pw2 v1_pw4 v1_pw6 v1_pw12 v2_b2 v2_b4 v2_b7 v2_b14\n",
               MAX_R, MAX_ROUNDS);
       return 2;
@@ -277,6 +280,8 @@ int main(int argc, char **argv) {
   static pcase cs[NBLOCKS];
   int ncol = T_FUSED + nr + 2, status = 0;
   static double med[MAX_ROUNDS][NBLOCKS][T_FUSED + MAX_R + 2];
+  /* per round and block: the tec pair's and oneDNN's pw + dw medians */
+  static double pair_m[MAX_ROUNDS][NBLOCKS], dnn_m[MAX_ROUNDS][NBLOCKS];
   for (int bi = 0; bi < NBLOCKS; bi++) {
     if (only >= 0 && bi != only) continue;
     pcase *c = &cs[bi];
@@ -320,7 +325,8 @@ int main(int argc, char **argv) {
         }
       double *m = med[round][bi];
       for (int k = 0; k < ncol; k++) m[k] = bench_median(ts + k * n, n);
-      double pair = m[T_PW] + m[T_DW], dn = m[T_FUSED + nr] + m[T_FUSED + nr + 1];
+      double pair = pair_m[round][bi] = m[T_PW] + m[T_DW];
+      double dn = dnn_m[round][bi] = m[T_FUSED + nr] + m[T_FUSED + nr + 1];
       printf("%-8s tec pw %6.3f dw %6.3f pair %6.3f | onednn pw %6.3f dw %6.3f pair %6.3f |",
              blocks[bi].name, m[T_PW] * 1e3, m[T_DW] * 1e3, pair * 1e3, m[T_FUSED + nr] * 1e3,
              m[T_FUSED + nr + 1] * 1e3, dn * 1e3);
@@ -340,22 +346,17 @@ int main(int argc, char **argv) {
   for (int bi = 0; bi < NBLOCKS; bi++) {
     if (only >= 0 && bi != only) continue;
     double v[MAX_ROUNDS], s[3];
-    for (int r = 0; r < rounds; r++) {
-      const double *m = med[r][bi];
-      v[r] = (m[T_FUSED + nr] + m[T_FUSED + nr + 1]) / (m[T_PW] + m[T_DW]);
-    }
+    for (int r = 0; r < rounds; r++) v[r] = dnn_m[r][bi] / pair_m[r][bi];
     stats(v, rounds, s);
     printf("%-8s %.2f %.2f %.2f    ", blocks[bi].name, s[0], s[1], s[2]);
     for (int r = 0; r < rounds; r++) v[r] = med[r][bi][T_FUSED + nr + 1] / med[r][bi][T_DW];
     stats(v, rounds, s);
     printf(" %.2f %.2f %.2f    ", s[0], s[1], s[2]);
     for (int i = 0; i < nr; i++) {
-      for (int r = 0; r < rounds; r++)
-        v[r] = (med[r][bi][T_PW] + med[r][bi][T_DW]) / med[r][bi][T_FUSED + i];
+      for (int r = 0; r < rounds; r++) v[r] = pair_m[r][bi] / med[r][bi][T_FUSED + i];
       stats(v, rounds, s);
       printf(" %.2f %.2f %.2f    ", s[0], s[1], s[2]);
-      for (int r = 0; r < rounds; r++)
-        v[r] = (med[r][bi][T_FUSED + nr] + med[r][bi][T_FUSED + nr + 1]) / med[r][bi][T_FUSED + i];
+      for (int r = 0; r < rounds; r++) v[r] = dnn_m[r][bi] / med[r][bi][T_FUSED + i];
       stats(v, rounds, s);
       printf(" %.2f %.2f %.2f    ", s[0], s[1], s[2]);
     }
@@ -380,9 +381,9 @@ int main(int argc, char **argv) {
     double pb = 4.0 * (in + 2 * mid + out + w), fb = 4.0 * (in + out + w);
     double bw3 = bench_read_bw((size_t)pb, 1, 15), tc = flops / peak * 1e-9;
     double tp = pb / bw3 * 1e-9, tf = fb / bw3 * 1e-9, v[MAX_ROUNDS], mp, mdn, mf = INFINITY;
-    for (int r = 0; r < rounds; r++) v[r] = med[r][bi][T_PW] + med[r][bi][T_DW];
+    for (int r = 0; r < rounds; r++) v[r] = pair_m[r][bi];
     mp = bench_median(v, rounds);
-    for (int r = 0; r < rounds; r++) v[r] = med[r][bi][T_FUSED + nr] + med[r][bi][T_FUSED + nr + 1];
+    for (int r = 0; r < rounds; r++) v[r] = dnn_m[r][bi];
     mdn = bench_median(v, rounds);
     for (int i = 0; i < nr; i++) {
       for (int r = 0; r < rounds; r++) v[r] = med[r][bi][T_FUSED + i];

@@ -28,9 +28,13 @@ static double now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* The calling thread's CPU seconds (lower + build run on it): the hang rule's clock, which
- * other tenants of a shared machine (or CI's other test) cannot stretch as they stretch the
- * wall clock, and the runtime's pool threads do not add to. */
+/* The calling thread's CPU seconds: the hang rule's clock for lower + build (which run on
+ * the calling thread: tec starts no thread to lower or build), which other tenants of a shared
+ * machine (or CI's other test) cannot stretch as they stretch the wall clock. It counts only
+ * this thread's work: time blocked or asleep (a lock never released) and work on other
+ * threads are not seen, so a build stuck that way is not a "hang" here; with isolate the
+ * child's alarm (dt_run.c, DT_TIMEOUT_S of wall time for the whole case) stops it, without
+ * isolate nothing does. */
 static double cpu_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);

@@ -105,9 +105,11 @@ typedef struct dt_result {
 } dt_result;
 
 /* The hang rule (issue #38): lower + build over DT_BUILD_LIMIT_S seconds of the calling thread's CPU
- * time (under load the wall clock measures the other tenants), or a call over
- * dt_run_limit_s (10x the unscheduled program's call + 1 s; set by dt_run before each case,
- * 0: unchecked), is a failure. */
+ * time (under load the wall clock measures the other tenants; time blocked or asleep, or
+ * spent on other threads, is not counted), or a call over dt_run_limit_s of wall time (10x
+ * the unscheduled program's call + 1 s; set by dt_run before each case, 0: unchecked), is a
+ * failure. Both are measured when the step returns: one that never returns is stopped only
+ * in a child (dt_options.isolate: DT_TIMEOUT_S of wall time for the whole case, dt_run.c). */
 #define DT_BUILD_LIMIT_S 10.0
 extern double dt_run_limit_s;
 

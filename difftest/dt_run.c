@@ -16,8 +16,9 @@
 
 #define DT_TEXT_CAP (64 * 1024)
 #ifndef DT_TIMEOUT_S
-/* a case takes milliseconds; the hang rule (dt_internal.h) fails one after 10 s of build or a
- * slow call; this stops one that never returns */
+/* a case takes milliseconds; the hang rule (dt_internal.h) fails one after 10 s of build CPU
+ * or a slow call, measured when they return; this wall-clock alarm in the child stops one
+ * that never returns or blocks (which the build's CPU clock does not see) */
 #define DT_TIMEOUT_S 30
 #endif
 

@@ -182,14 +182,23 @@ static int slide_dim(lower_state *ls, int pi, int spos, int pos, const ir_expr *
   return -1;
 }
 
-static int64_t pow2_at_least(int64_t w) {
-  int64_t f = 1;
-  while (f < w && f < ((int64_t)1 << 61)) f *= 2;
-  return f;
+/* The rows iteration v of a slid loop computes along the slid dimension: those of its box
+ * [.., end(v)) that iteration v - 1 did not, [max(end(v - 1), from), end(v)), end(v) =
+ * min(hi + 1, shape) (a box clamped to the tensor: a clamped last iteration computes nothing).
+ * Warm-up (lower_store_push_warm): every iteration so, from the first row read; without:
+ * from = the box's min, and the first iteration computes its whole box
+ * ([v > 0 ? max(end(v - 1), from) : from, end(v))). */
+static int new_rows(tec_ctx *ctx, const ir_expr *v, const ir_expr *hi, const ir_expr *shape,
+                    const ir_expr *from, int warm, arith_env *env, const ir_expr **min,
+                    const ir_expr **extent) {
+  const ir_expr *zero = ir_int(ctx, 0), *vm1 = ir_sub(v, ir_int(ctx, 1));
+  const ir_expr *end = arith_simplify(ir_min(ir_add(hi, ir_int(ctx, 1)), shape), env);
+  const ir_expr *m = ir_max(ir_substitute(end, 1, &v, &vm1), from);
+  if (!warm) m = ir_select(ir_gt(v, zero), m, from);
+  *min = arith_simplify(m, env);
+  *extent = arith_simplify(ir_max(ir_sub(end, m), zero), env);
+  return *min && *extent ? 0 : -1;
 }
-
-static int slid_range(lower_state *ls, int pi, int k, int d, const ir_expr *hi,
-                      const ir_expr *cmin, arith_env *env);
 
 /* ---- warm-up (Halide's loop warm-up for sliding windows) ----
  * When the slid loop v is the compute loop, v starts W iterations early and the consumer's
@@ -383,12 +392,14 @@ int lower_store_plan(lower_state *ls, int pi, int spos, int pos, const ir_expr *
   int warm = warm_plan(ls, pi, k, pos, d, hi[d], rlo ? rlo[d] : NULL, rhi ? rhi[d] : NULL, env);
   if (warm < 0) return -1;
   /* the slid range: what iteration v adds to what v - 1 computed */
-  if (!warm && slid_range(ls, pi, k, d, hi[d], cmin[d], env)) return -1;
+  if (!warm && new_rows(ctx, c->leaf[k]->var, hi[d], t->shape[d], cmin[d], 0, env, &st->min,
+                        &st->extent))
+    return -1;
   arith_range wr = arith_bound(arith_simplify(ir_add(ir_sub(hi[d], lo[d]), ir_int(ctx, 1)), env),
                                env);
   int64_t sext;
   if (wr.has_hi && !ls->no_fold) {
-    int64_t f = pow2_at_least(wr.hi > 0 ? wr.hi : 1);
+    int64_t f = arith_pow2_at_least(wr.hi);
     if (!ir_is_const_int(reg[2 * d + 1], &sext) || f < sext) {
       st->fold = f;
       reg[2 * d] = zero;
@@ -398,40 +409,17 @@ int lower_store_plan(lower_state *ls, int pi, int spos, int pos, const ir_expr *
   return 0;
 }
 
-/* Without warm-up: iteration v computes [v > 0 ? max(end(v - 1), min(v)) : min(v), end(v)),
- * the first one its whole box. */
-static int slid_range(lower_state *ls, int pi, int k, int d, const ir_expr *hi,
-                      const ir_expr *cmin, arith_env *env) {
-  tec_ctx *ctx = ls->ctx;
-  const sch_stage *p = ls->s->stages[pi], *c = p->attach_stage;
-  const te_tensor *t = p->tensor;
-  lower_store *st = &ls->store[pi];
-  const ir_expr *zero = ir_int(ctx, 0);
-  const ir_expr *v = c->leaf[k]->var, *vm1 = ir_sub(v, ir_int(ctx, 1));
-  const ir_expr *end = arith_simplify(ir_min(ir_add(hi, ir_int(ctx, 1)), t->shape[d]), env);
-  const ir_expr *prev = ir_substitute(end, 1, &v, &vm1);
-  const ir_expr *min = ir_select(ir_gt(v, zero), ir_max(prev, cmin), cmin);
-  st->min = arith_simplify(min, env);
-  st->extent = arith_simplify(ir_max(ir_sub(end, min), zero), env);
-  return st->min && st->extent ? 0 : -1;
-}
-
 int lower_store_finish(lower_state *ls) {
   for (int si = 0; si < ls->s->nstage; si++) {
-    const lower_store *st = &ls->store[si];
+    lower_store *st = &ls->store[si];
     if ((st->pos < 0 && !st->root) || st->dim < 0) continue;
     const sch_stage *p = ls->s->stages[si];
     const sch_iter *it = p->root[st->dim];
-    if (st->warm) { /* rows [max(end(v - 1), L), end(v)): simplified without v's range */
-      const ir_expr *v = p->attach_iter->var, *vm1 = ir_sub(v, ir_int(ls->ctx, 1));
-      const ir_expr *zero = ir_int(ls->ctx, 0);
-      const ir_expr *end = ir_min(ir_add(st->hi, ir_int(ls->ctx, 1)), p->tensor->shape[st->dim]);
-      const ir_expr *min = ir_max(ir_substitute(end, 1, &v, &vm1), ir_max(st->smin, zero));
-      lower_store *w = &ls->store[si];
-      w->min = arith_simplify(min, NULL);
-      w->extent = arith_simplify(ir_max(ir_sub(end, min), zero), NULL);
-      if (!w->min || !w->extent) return -1;
-    }
+    /* warm: from the first row read, simplified without v's range (v runs below 0) */
+    if (st->warm && new_rows(ls->ctx, p->attach_iter->var, st->hi, p->tensor->shape[st->dim],
+                             ir_max(st->smin, ir_int(ls->ctx, 0)), 1, NULL, &st->min,
+                             &st->extent))
+      return -1;
     /* appended after the full range: lower_bounds_get returns the last entry, the slid one */
     if (tec_grow(ls->ctx, (void **)&ls->b.r, &ls->b.cap, ls->b.n + 1, sizeof *ls->b.r)) return -1;
     ls->b.r[ls->b.n++] = (lower_range){it, st->min, st->extent};

@@ -167,8 +167,7 @@ static int declare(tec_ctx *ctx, const topi_conv2d *p, te_tensor *data, int dire
   d->yb = p->out_layout.block;
   d->nib = topi_ceil_div(p->c_in, d->xb);
   d->nob = topi_ceil_div(p->c_out, d->yb);
-  d->gemm = !direct && p->kh == 1 && p->kw == 1 && p->stride_h == 1 && p->stride_w == 1 &&
-            p->pad_h == 0 && p->pad_w == 0;
+  d->gemm = !direct && topi_conv2d_is_pointwise(p);
   d->ric = te_reduce_axis_n(ctx, "ic", d->nib);
   d->rky = te_reduce_axis_n(ctx, "ky", p->kh);
   d->rkx = te_reduce_axis_n(ctx, "kx", p->kw);
@@ -522,8 +521,7 @@ static int cn_space(tec_ctx *ctx, const void *p_arg, const tec_target *target,
   if (lanes < 0 || topi_refuse(ctx, &topi_tmpl_conv2d_nchwc, p)) return -1;
   int64_t oh, ow;
   if (topi_conv2d_out_hw(ctx, p, &oh, &ow)) return -1;
-  int gemm = p->kh == 1 && p->kw == 1 && p->stride_h == 1 && p->stride_w == 1 && p->pad_h == 0 &&
-             p->pad_w == 0;
+  int gemm = topi_conv2d_is_pointwise(p);
   int64_t xb = p->in_layout.kind == TOPI_NCHWC ? p->in_layout.block : topi_divisor_upto(p->c_in, 16);
   int64_t yb = p->out_layout.block, nib = topi_ceil_div(p->c_in, xb);
   int64_t nob = topi_ceil_div(p->c_out, yb), ext = gemm ? oh * ow : ow;

@@ -44,8 +44,7 @@ static int dp_applies(tec_ctx *ctx, const void *problem, const char **why) {
     w = "dw: a residual is not supported (the pointwise may have one)";
   else if (!topi_tmpl_conv2d_nchwc.applies(ctx, &p->pw, &sub))
     w = tec_ctx_printf(ctx, "pw: %s", sub ? sub : "(no reason given)");
-  else if (p->pw.kh != 1 || p->pw.kw != 1 || p->pw.stride_h != 1 || p->pw.stride_w != 1 ||
-           p->pw.pad_h || p->pw.pad_w)
+  else if (!topi_conv2d_is_pointwise(&p->pw))
     w = tec_ctx_printf(ctx, "pw must be 1x1, stride 1, unpadded (got kernel %lldx%lld, stride "
                             "%lldx%lld, pad %lldx%lld)",
                        (long long)p->pw.kh, (long long)p->pw.kw, (long long)p->pw.stride_h,

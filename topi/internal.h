@@ -215,6 +215,12 @@ static inline const ir_expr *topi_dilate(tec_ctx *ctx, const ir_expr *i, int64_t
 }
 /* ceil(a / b) */
 static inline int64_t topi_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+/* 1 for a pointwise convolution: 1x1 kernel, stride 1, no padding (output pixel = input pixel:
+ * conv2d_nchwc's GEMM form, qnn_conv2d's plane, dw_pw_fused's pointwise half) */
+static inline int topi_conv2d_is_pointwise(const topi_conv2d *p) {
+  return p->kh == 1 && p->kw == 1 && p->stride_h == 1 && p->stride_w == 1 && p->pad_h == 0 &&
+         p->pad_w == 0;
+}
 
 /* ---- float16 (fp16.c; topi_fp in tec/topi.h) ---- */
 /* 0 if template `who` takes fp (float32: every template; float16: conv2d_nchwc,

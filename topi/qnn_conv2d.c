@@ -200,8 +200,7 @@ static int64_t qc_groups(const tec_target *t, const topi_conv2d *c, int64_t bx, 
  * without padding reading its input in place (NCHW[x]c without margins: qnn_conv_why), so
  * ow_tile consecutive pixels are consecutive bytes of each input block even across rows. */
 static int qc_plane_ok(const tec_target *t, const topi_conv2d *c) {
-  return c->kh == 1 && c->kw == 1 && c->stride_h == 1 && c->stride_w == 1 && !c->pad_h &&
-         !c->pad_w && !qnn_dot_shift(t);
+  return topi_conv2d_is_pointwise(c) && !qnn_dot_shift(t);
 }
 
 /* The stages of one schedule (wlayout: the kernel's innermost two dimensions; the dot path's

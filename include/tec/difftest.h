@@ -16,7 +16,10 @@
  *   - a built function returns 0 (or fails to allocate 2^32 bytes or more a schedule asked
  *     for, storage_align(i, 2^31, 0): a refusal at run time, with its message), writes every
  *     output element and nothing outside its buffers, leaves its inputs alone, and matches the reference (relative 1e-4);
- *   - no hang: lower + build within 10 s, a call within 10x the unscheduled program's + 1 s.
+ *   - no hang: lower + build within 10 s of the calling thread's CPU time (time blocked or
+ *     asleep is not counted), a call within 10x the unscheduled program's + 1 s of wall time;
+ *     with isolate, a whole case within 30 s of wall time (what never returns is stopped
+ *     there; without isolate nothing stops it).
  * Anything else is a failure, printed as readable C calls that replay it (see
  * dt_instance_new). The reference is the unscheduled program built through tec, itself checked
  * once against plain C loops (difftest/dt_programs.c).
