@@ -30,14 +30,8 @@
 #include "schedule/pragma.h"
 #include "schedule/internal.h"
 
-static int stage_index(const sch_schedule *s, const sch_stage *st) {
-  for (int i = 0; i < s->nstage; i++)
-    if (s->stages[i] == st) return i;
-  return -1;
-}
-
 sch_attach_kind lower_attach_of(const lower_state *ls, const sch_stage *st) {
-  int i = ls->attach ? stage_index(ls->s, st) : -1;
+  int i = ls->attach ? sch_stage_index(ls->s, st) : -1;
   return i >= 0 ? ls->attach[i] : st->attach;
 }
 
