@@ -65,14 +65,14 @@ int as_apply_with(as_prog *p, sch_schedule *s, int i) {
   as_stage *a = &p->st[i], *b = &p->st[a->with_to - 1];
   sch_stage *st = as_stage_named(s, a->t->name), *ot = as_stage_named(s, b->t->name);
   if (!st || !ot) return -1;
-  int n = sch_stage_nleaf(ot), d = n - 1;
+  /* down to the loop outside the vector loop; sch_compute_with checks the loops (their
+   * number and kinds) and names the ones that differ */
+  int d = sch_stage_nleaf(ot) - 1;
   while (d >= 0 && sch_iter_loop_kind(sch_stage_leaf(ot, d)) == IR_FOR_VECTORIZED) d--;
-  int same = d >= 0 && sch_stage_nleaf(st) == n;
-  for (int k = 0; same && k <= d; k++)
-    same = sch_iter_loop_kind(sch_stage_leaf(st, k)) == sch_iter_loop_kind(sch_stage_leaf(ot, k));
-  if (!same)
-    return tec_ctx_set_error(p->ctx, "tec_autoschedule: %s and %s have different loops; their "
-                                     "loops cannot be one",
-                             a->t->name, b->t->name);
+  if (d < 0)
+    return tec_ctx_set_error(p->ctx, "tec_autoschedule: compute_with('%s', '%s'): every loop of "
+                                     "'%s' is vectorized; no loop outside the vector loop to "
+                                     "fuse down to",
+                             a->t->name, b->t->name, b->t->name);
   return sch_compute_with(st, ot, sch_stage_leaf(ot, d));
 }

@@ -101,8 +101,10 @@ const ir_stmt *lower_with_fuse(lower_state *ls, int e, int l, const ir_stmt *ne,
     if (!same || na->for_kind != nb->for_kind) {
       tec_ctx_set_error(ctx, "tec_lower: compute_with('%s', '%s', '%s'): loop '%s' of '%s' runs "
                              "over %s (%s) and loop '%s' of '%s' over %s (%s); fused loops need "
-                             "the same range and kind (fuse at an outer loop, or give both "
-                             "stages the same splits)",
+                             "the same range and kind (fuse at an outer loop, give both "
+                             "stages the same splits, and store/slide both the same way: "
+                             "store_at, sliding or a warm-up on one stage only changes its "
+                             "ranges)",
                         an, bn, A->with_iter->name, ir_expr_str(na->var), an, range_str(ctx, na),
                         ir_for_kind_name(na->for_kind), ir_expr_str(nb->var), bn,
                         range_str(ctx, nb), ir_for_kind_name(nb->for_kind));
