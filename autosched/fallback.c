@@ -3,9 +3,11 @@
  *   tile, rfactor, attach, inline  ->  its own loops at the root (vectorized, parallel)
  *   loops hosting attached stages   ->  the attached stages go to the root too
  *   loops                           ->  left as declared
- *   (first, a stage sharing its loops with a sibling (compute_with) gets its own again)
+ *   (first, when the failure names compute_with, a stage sharing its loops with a sibling
+ *   gets its own again; a stage that moves for another reason leaves its pair too)
  * Each step is final for the stage (ch.fallback counts them) and the report says why, so the
  * retries end: at worst every stage is left as declared, the unscheduled program. */
+#include <string.h>
 #include "autosched/internal.h"
 
 /* s hosts no stage: what the attach rule set on it as a host cleared */
@@ -24,8 +26,24 @@ static void detach_all(as_prog *p, int i, const char *why) {
     if (p->st[k].ch.kind == TEC_AS_ATTACH && p->st[k].attach_to == i) to_loops(p, k, why);
 }
 
+/* the pair (rule_with.c) stage i is in, apart: 1, or 0 when it is in none (moving: i's own
+ * choice changes too and is counted there) */
+static int unpair(as_prog *p, int i, const char *why, int moving) {
+  for (int k = 0; k < p->n; k++) {
+    as_stage *a = &p->st[k];
+    if (!a->with_to || (k != i && a->with_to - 1 != i)) continue;
+    as_stage *b = &p->st[a->with_to - 1];
+    a->with_to = 0, a->ch.with = 0, a->ch.fallback += !(moving && k == i);
+    a->why = as_fmt(p, "its loops stay its own (not fused with %s): %s", b->t->name, why);
+    return 1;
+  }
+  return 0;
+}
+
 static void to_loops(as_prog *p, int i, const char *why) {
   as_stage *s = &p->st[i];
+  /* at the root now: no longer where its partner is */
+  unpair(p, i, as_fmt(p, "%s fell back", s->t->name), 1);
   int attached_host = s->has_attached;
   tec_autosched_choice old = s->ch;
   s->ch = (tec_autosched_choice){
@@ -41,15 +59,9 @@ static void to_loops(as_prog *p, int i, const char *why) {
 
 int as_fallback(as_prog *p, int i, const char *why) {
   as_stage *s = &p->st[i];
-  /* a stage sharing its loops with a sibling (rule_with.c): first the two apart */
-  for (int k = 0; k < p->n; k++) {
-    as_stage *a = &p->st[k];
-    if (!a->with_to || (k != i && a->with_to - 1 != i)) continue;
-    as_stage *b = &p->st[a->with_to - 1];
-    a->with_to = 0, a->ch.with = 0, a->ch.fallback++;
-    a->why = as_fmt(p, "its loops stay its own (not fused with %s): %s", b->t->name, why);
-    return 0;
-  }
+  /* the pairing failed (as_apply_with, sch_compute_with or tec_lower's compute_with checks,
+   * all of whose messages name compute_with): first the two apart, the rest kept */
+  if (why && strstr(why, "compute_with") && unpair(p, i, why, 0)) return 0;
   switch (s->ch.kind) {
     case TEC_AS_TILE: {
       int other = s->anchor;
@@ -70,6 +82,7 @@ int as_fallback(as_prog *p, int i, const char *why) {
         s->ch.fallback++;
         return 0;
       }
+      unpair(p, i, as_fmt(p, "%s fell back", s->t->name), 1);
       s->ch = (tec_autosched_choice){
           .kind = TEC_AS_LEAVE, .tile_axis_i = -1, .tile_axis_k = -1, .fallback = s->ch.fallback + 1};
       s->rule = "leave (fallback)";

@@ -7,40 +7,19 @@
  *   replaced by B.0 .. B.d } } }       (the levels below d stay each stage's own loops)
  * checked here, where the ranges are known: each pair of fused loops over the same range
  * (after A's outer loops are renamed), the same kind, plain loops down to d (no pragma, no
- * warm-up, no stage computed inside a fused loop), both stages computed at the same place in
+ * warm-up, no stage computed at a fused loop above d: one computed at d sits inside the
+ * innermost fused loop, before B's body), both stages computed at the same place in
  * this lowering, and no stage placed between the two at that place reading the earlier one. */
-#include <string.h>
 #include "lower/passes.h"
 #include "arith/arith.h"
 #include "schedule/internal.h"
 
-static int index_of(const lower_state *ls, const sch_stage *st) {
-  for (int i = 0; i < ls->s->nstage; i++)
-    if (ls->s->stages[i] == st) return i;
-  return -1;
-}
-
 int lower_with_partner(const lower_state *ls, int si) {
   const sch_stage *st = ls->s->stages[si];
-  if (st->with_stage) return index_of(ls, st->with_stage);
+  if (st->with_stage) return sch_stage_index(ls->s, st->with_stage);
   for (int i = 0; i < ls->s->nstage; i++)
     if (ls->s->stages[i]->with_stage == st) return i;
   return -1;
-}
-
-/* 1 if stage a reads stage b's tensor, directly or through other stages (seen: per stage
- * index, those already walked) */
-static int depends(const lower_state *ls, const sch_stage *a, const sch_stage *b,
-                   unsigned char *seen) {
-  for (int k = 0; k < a->ninputs; k++) {
-    if (a->inputs[k] == b->tensor) return 1;
-    for (int i = 0; i < ls->s->nstage; i++)
-      if (ls->s->stages[i]->tensor == a->inputs[k] && !seen[i]) {
-        seen[i] = 1;
-        if (depends(ls, ls->s->stages[i], b, seen)) return 1;
-      }
-  }
-  return 0;
 }
 
 static int same_place(const lower_state *ls, int a, int b) {
@@ -85,17 +64,17 @@ const ir_stmt *lower_with_fuse(lower_state *ls, int e, int l, const ir_stmt *ne,
                       an, bn, A->with_iter->name, A->with_iter->name, bn, sch_stage_str(B));
     return NULL;
   }
-  unsigned char *seen = tec_ctx_alloc(ctx, (size_t)s->nstage + 1);
-  if (!seen) return NULL;
   for (int z = e + 1; z < l; z++) {
     if (!same_place(ls, z, e) || (ls->skip && ls->skip[z])) continue;
-    memset(seen, 0, (size_t)s->nstage + 1);
-    if (depends(ls, s->stages[z], s->stages[e], seen)) {
+    int dep = sch_stage_depends(s, s->stages[z], s->stages[e]);
+    if (dep < 0) return NULL;
+    if (dep) {
       tec_ctx_set_error(ctx, "tec_lower: compute_with('%s', '%s'): '%s', computed at the same "
                              "place between them, reads '%s'; the fused nest runs where '%s' "
-                             "would, after it",
+                             "would, after it: compute '%s' inside a consumer (compute_at), "
+                             "or drop the compute_with",
                         an, bn, s->stages[z]->tensor->name, s->stages[e]->tensor->name,
-                        s->stages[l]->tensor->name);
+                        s->stages[l]->tensor->name, s->stages[z]->tensor->name);
       return NULL;
     }
   }
@@ -122,8 +101,10 @@ const ir_stmt *lower_with_fuse(lower_state *ls, int e, int l, const ir_stmt *ne,
     if (!same || na->for_kind != nb->for_kind) {
       tec_ctx_set_error(ctx, "tec_lower: compute_with('%s', '%s', '%s'): loop '%s' of '%s' runs "
                              "over %s (%s) and loop '%s' of '%s' over %s (%s); fused loops need "
-                             "the same range and kind (fuse at an outer loop, or give both "
-                             "stages the same splits)",
+                             "the same range and kind (fuse at an outer loop, give both "
+                             "stages the same splits, and store/slide both the same way: "
+                             "store_at, sliding or a warm-up on one stage only changes its "
+                             "ranges)",
                         an, bn, A->with_iter->name, ir_expr_str(na->var), an, range_str(ctx, na),
                         ir_for_kind_name(na->for_kind), ir_expr_str(nb->var), bn,
                         range_str(ctx, nb), ir_for_kind_name(nb->for_kind));

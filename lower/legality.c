@@ -30,14 +30,8 @@
 #include "schedule/pragma.h"
 #include "schedule/internal.h"
 
-static int stage_index(const sch_schedule *s, const sch_stage *st) {
-  for (int i = 0; i < s->nstage; i++)
-    if (s->stages[i] == st) return i;
-  return -1;
-}
-
 sch_attach_kind lower_attach_of(const lower_state *ls, const sch_stage *st) {
-  int i = ls->attach ? stage_index(ls->s, st) : -1;
+  int i = ls->attach ? sch_stage_index(ls->s, st) : -1;
   return i >= 0 ? ls->attach[i] : st->attach;
 }
 
@@ -147,6 +141,20 @@ static int check_attach(const lower_state *ls, int pi) {
     if (!lower_collect_reads(&probe, ls->body[j], NULL)) continue;
     int depth = 0;
     for (const sch_stage *x = rs; x != c; x = x->attach_stage, depth++) {
+      /* a reader whose loops are fused with c's (compute_with), or computed inside such a
+       * reader's: not inside c's loop for bound inference */
+      const sch_stage *fw = NULL;
+      for (const sch_stage *y = rs; !fw && y && y != x->attach_stage; y = y->attach_stage)
+        if (y->with_stage == c || c->with_stage == y) fw = y;
+      if (fw && (lower_attach_of(ls, x) != SCH_ATTACH_SCOPE || depth >= 64))
+        return tec_ctx_set_error(ctx, "compute_at: '%s' is computed at loop '%s' of '%s', but "
+                                      "'%s', whose loops are fused with '%s' (compute_with), "
+                                      "reads it too; a stage computed inside fused loops may be "
+                                      "read only by the stage whose loop it is at: compute '%s' "
+                                      "where both are (compute_root, or the loop the pair is "
+                                      "computed at), or drop the compute_with",
+                                 t->name, p->attach_iter->name, c->tensor->name,
+                                 rs->tensor->name, c->tensor->name, t->name);
       if (lower_attach_of(ls, x) != SCH_ATTACH_SCOPE || depth >= 64)
         return tec_ctx_set_error(ctx, "compute_at: '%s' is computed at loop '%s' of '%s', but "
                                       "the stage that reads it ('%s') is not computed inside "

@@ -9,7 +9,8 @@
 #include "tec/schedule.h"
 #include "schedule/internal.h"
 
-/* 1 if stage a reads b's tensor, directly or through any stage in between */
+/* 1 if stage a reads b's tensor, directly or through any stage in between (seen: per stage
+ * index, those walked already) */
 static int depends(const sch_schedule *s, const sch_stage *a, const sch_stage *b,
                    unsigned char *seen) {
   for (int k = 0; k < a->ninputs; k++) {
@@ -22,6 +23,19 @@ static int depends(const sch_schedule *s, const sch_stage *a, const sch_stage *b
     }
   }
   return 0;
+}
+
+int sch_stage_index(const sch_schedule *s, const sch_stage *st) {
+  for (int i = 0; i < s->nstage; i++)
+    if (s->stages[i] == st) return i;
+  return -1;
+}
+
+int sch_stage_depends(const sch_schedule *s, const sch_stage *a, const sch_stage *b) {
+  unsigned char *seen = tec_ctx_alloc(s->ctx, (size_t)s->nstage + 1);
+  if (!seen) return -1;
+  memset(seen, 0, (size_t)s->nstage + 1);
+  return depends(s, a, b, seen);
 }
 
 static const char *where(tec_ctx *ctx, const sch_stage *st) {
@@ -109,12 +123,9 @@ int sch_compute_with(sch_stage *st, sch_stage *other, sch_iter *at) {
                                a->name, st->tensor->name, ir_for_kind_name(a->for_kind), b->name,
                                other->tensor->name, ir_for_kind_name(b->for_kind));
   }
-  unsigned char *seen = tec_ctx_alloc(ctx, (size_t)s->nstage + 1);
-  if (!seen) return -1;
-  memset(seen, 0, (size_t)s->nstage + 1);
-  int ab = depends(s, st, other, seen);
-  memset(seen, 0, (size_t)s->nstage + 1);
-  if (ab || depends(s, other, st, seen))
+  int ab = sch_stage_depends(s, st, other), ba = ab ? 0 : sch_stage_depends(s, other, st);
+  if (ab < 0 || ba < 0) return -1;
+  if (ab || ba)
     return tec_ctx_set_error(ctx, "compute_with: '%s' reads '%s'%s; stages in one loop must not "
                                   "depend on each other",
                              (ab ? st : other)->tensor->name, (ab ? other : st)->tensor->name,

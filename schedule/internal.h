@@ -79,11 +79,16 @@ struct sch_schedule {
 
 sch_iter *sch_iter_new(sch_stage *st, const char *name, sch_iter_kind kind);
 int sch_leaf_index(const sch_stage *st, const sch_iter *it);
+/* compute_with.c: the index of st in s->stages, or -1 */
+int sch_stage_index(const sch_schedule *s, const sch_stage *st);
 const char *sch_leaves_upto(tec_ctx *ctx, const sch_stage *st, int pos);
 int sch_check_leaf(const char *who, sch_stage *st, sch_iter *it);
 /* compute_with.c: p moved (compute_at, compute_root, compute_inline): its fusion with another
  * stage's loops, and any other stage's with it, dropped */
 void sch_drop_with(sch_stage *p);
+/* compute_with.c: 1 if stage a reads b's tensor, directly or through any stages between
+ * (stages of s); 0 if not; -1 (an error in s's ctx) when out of memory */
+int sch_stage_depends(const sch_schedule *s, const sch_stage *a, const sch_stage *b);
 /* A primitive given a NULL stage (or consumer): -1, with "who: the <what> is NULL ..." in ctx
  * (the schedule of another argument; NULL: none to tell) unless ctx already holds an error (a
  * NULL from an earlier failure, whose message is that one). */

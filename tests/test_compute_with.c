@@ -2,10 +2,13 @@
  * of one input (Harris' Ix and Iy) fused into one loop nest at the root, at a consumer's row
  * loop, stored per strip and slid (store_at), and down to the row loop only; each exact
  * against plain C at sizes the vectors do not divide, and each lowered program checked to
- * have one nest (A's loops gone, named by B's). The refusals, of the primitive and of
- * tec_lower (ranges that differ, a fused loop split afterwards); the trace printed as C and
- * replayed from JSON; the auto-scheduler pairing a small Harris' Ix and Iy (rule_with.c),
- * exact against the unscheduled program, its `with` knob in the tuned space. */
+ * have one nest (A's loops gone, named by B's); fused loops parallel, unrolled, and split
+ * with different tail strategies; the pair dropped when the partner moves. The refusals, of
+ * the primitive and of tec_lower (ranges that differ, a fused loop split afterwards, a stage
+ * between the two reading the earlier, one of them computed in prepare, a producer at the
+ * fused loop read by both), each followed by the legal schedule run exact; the trace printed
+ * as C and replayed from JSON; the auto-scheduler pairing a small Harris' Ix and Iy and LCN's
+ * box_x and box_x_sq (rule_with.c), exact against plain C, and its `with` knob at 0. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,17 +72,23 @@ static prog prog_new(int64_t bw) {
   return g;
 }
 
-/* plain C */
-static void reference(const float *in, float *out) {
-  static float a[H][W], b[H][W];
+/* plain C: A and B of inputs ia and ib ([H + 2][W + 2], each times scale) */
+static float ra[H][W], rb[H][W];
+static void ref_ab(const float *ia, const float *ib, float scale) {
   const int iw = W + 2;
-#define IN(y, x) in[(y) * iw + (x)]
+#define IA(y, x) (ia[(y) * iw + (x)] * scale)
+#define IB(y, x) (ib[(y) * iw + (x)] * scale)
   for (int y = 0; y < H; y++)
     for (int x = 0; x < W; x++) {
-      a[y][x] = (IN(y, x + 2) - IN(y, x)) + 2.0f * (IN(y + 1, x + 2) - IN(y + 1, x));
-      b[y][x] = (IN(y + 2, x) - IN(y, x)) + 2.0f * (IN(y + 2, x + 1) - IN(y, x + 1));
+      ra[y][x] = (IA(y, x + 2) - IA(y, x)) + 2.0f * (IA(y + 1, x + 2) - IA(y + 1, x));
+      rb[y][x] = (IB(y + 2, x) - IB(y, x)) + 2.0f * (IB(y + 2, x + 1) - IB(y, x + 1));
     }
-#undef IN
+#undef IA
+#undef IB
+}
+static void ref_out(const float *ia, const float *ib, float scale, float *out) {
+  float (*a)[W] = ra, (*b)[W] = rb;
+  ref_ab(ia, ib, scale);
   for (int y = 0; y < H - 1; y++)
     for (int x = 0; x < W; x++) out[y * W + x] = a[y][x] * b[y + 1][x] + a[y + 1][x] * b[y][x];
 }
@@ -105,13 +114,13 @@ static void check_run(prog *g, const char *gone) {
   DLTensor out = tu_zeros(TEC_F32, 2, (int64_t[]){H - 1, W});
   ck_assert_int_eq(tec_call(fn, 2, (DLTensor *[]){&in, &out}), 0);
   static float ref[(H - 1) * W];
-  reference(tu_f32(&in), ref);
+  ref_out(tu_f32(&in), tu_f32(&in), 1, ref);
   double err = tu_max_err(tu_f32(&out), ref, (H - 1) * W);
   ck_assert_msg(err < 1e-5, "error %g", err);
   char *text = lowered_text(g);
   tu_assert_contains(text, "produce A");
   tu_assert_contains(text, "produce B");
-  assert_not_contains(text, gone);
+  if (gone) assert_not_contains(text, gone);
   free(text);
   tec_dl_free(&in), tec_dl_free(&out);
 }
@@ -178,10 +187,8 @@ START_TEST(refused) {
   ck_assert_int_eq(sch_compute_with(g.sa, g.sa, sch_axis(g.sa, 0)), -1);
   assert_err(ctx, "compute_with: stage 'A' cannot be fused with itself");
   tec_ctx_clear_error(ctx);
-  tec_ctx_clear_error(ctx);
   ck_assert_int_eq(sch_compute_with(NULL, g.sb, sch_axis(g.sb, 0)), -1);
   tu_assert_contains(tec_ctx_error(ctx), "compute_with: the stage is NULL");
-  tec_ctx_clear_error(ctx);
   tec_ctx_clear_error(ctx);
   ck_assert_int_eq(sch_compute_with(g.sa, g.sb, sch_axis(g.sa, 0)), -1);
   tu_assert_contains(tec_ctx_error(ctx),
@@ -189,7 +196,6 @@ START_TEST(refused) {
   /* C reads A (C is not in the schedule: a schedule of C's own) */
   tec_ctx_clear_error(ctx);
   sch_schedule *s2 = sch_create(ctx, 2, (te_tensor *[]){g.out, g.c});
-  tec_ctx_clear_error(ctx);
   ck_assert_int_eq(sch_compute_with(sch_stage_of(s2, g.c), sch_stage_of(s2, g.a),
                                     sch_axis(sch_stage_of(s2, g.a), 0)),
                    -1);
@@ -257,6 +263,168 @@ START_TEST(refused_by_lower) {
   tu_assert_contains(tec_ctx_error(g.ctx), "tec_lower: compute_with('A', 'B', 'j'): 'j' is no "
                                            "longer a loop of 'B'");
   tec_ctx_free(g.ctx);
+}
+END_TEST
+
+/* the fused loops parallel, unrolled, and split with different tail strategies (A's guarded,
+ * B's shifted inwards: the outer loops run over the same range, the inner ones differ) */
+START_TEST(fused_kinds) {
+  for (int v = 0; v < 3; v++) {
+    prog g = prog_new(W);
+    sch_iter *at = NULL, *o, *i;
+    if (v == 0) { /* rows parallel, fused down to the columns' outer loop */
+      OK(g.ctx, sch_parallel(g.sa, sch_axis(g.sa, 0)));
+      OK(g.ctx, sch_parallel(g.sb, sch_axis(g.sb, 0)));
+      vec8(&g, g.sa);
+      at = vec8(&g, g.sb);
+    } else if (v == 1) { /* rows split by 3 (a tail: H = 13), the inner part unrolled */
+      OK(g.ctx, sch_split(g.sa, sch_axis(g.sa, 0), 3, &o, &i));
+      OK(g.ctx, sch_unroll(g.sa, i));
+      OK(g.ctx, sch_split(g.sb, sch_axis(g.sb, 0), 3, &o, &at));
+      OK(g.ctx, sch_unroll(g.sb, at));
+    } else {
+      OK(g.ctx, sch_split(g.sa, sch_axis(g.sa, 1), 8, &o, &i));
+      OK(g.ctx, sch_vectorize(g.sa, i));
+      OK(g.ctx, sch_split_tail(g.sb, sch_axis(g.sb, 1), 8, SCH_TAIL_SHIFT_INWARDS, &at, &i));
+      OK(g.ctx, sch_vectorize(g.sb, i));
+    }
+    OK(g.ctx, sch_compute_with(g.sa, g.sb, at));
+    check_run(&g, "for (A.i");
+    tec_ctx_free(g.ctx);
+  }
+}
+END_TEST
+
+/* the partner moved (compute_at of B, the stage A is computed with): the pair is dropped from
+ * B's side too, and A is lowered in loops of its own again */
+START_TEST(dropped_by_partner) {
+  prog g = prog_new(W);
+  sch_iter *bo = vec8(&g, g.sb);
+  vec8(&g, g.sa);
+  OK(g.ctx, sch_compute_with(g.sa, g.sb, bo));
+  OK(g.ctx, sch_compute_at(g.sb, g.so, sch_axis(g.so, 0)));
+  ck_assert_ptr_null(sch_stage_compute_with(g.sa, NULL));
+  check_run(&g, NULL);
+  char *text = lowered_text(&g);
+  tu_assert_contains(text, "for (A.i");
+  free(text);
+  tec_ctx_free(g.ctx);
+}
+END_TEST
+
+/* a stage computed at the same place between the two that reads the earlier one; legal once it
+ * is computed inside its consumer */
+static te_tensor *Z_;
+static const ir_expr *zb_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  (void)u, (void)ctx;
+  return ir_add(AT(Z_, i[0], i[1]), AT(B_, i[0], i[1]));
+}
+START_TEST(refused_between) {
+  prog g = prog_new(W);
+  tec_ctx *ctx = g.ctx;
+  Z_ = g.c; /* C = 3 A */
+  te_tensor *o2 = te_compute(ctx, &(te_compute_decl){.name = "o2", .ndim = 2,
+                                                     .shape = TE_SHAPE(ctx, H, W), .body = zb_body});
+  sch_schedule *s = sch_create(ctx, 1, &o2);
+  sch_stage *sa = sch_stage_of(s, g.a), *sb = sch_stage_of(s, g.b), *sc = sch_stage_of(s, g.c);
+  OK(ctx, sch_compute_with(sa, sb, sch_axis(sb, 0)));
+  ck_assert_ptr_null(tec_lower(s, "f", 2, (te_tensor *[]){g.in, o2}));
+  assert_err(ctx, "tec_lower: compute_with('A', 'B'): 'C', computed at the same place between "
+                  "them, reads 'A'; the fused nest runs where 'B' would, after it: compute 'C' "
+                  "inside a consumer (compute_at), or drop the compute_with");
+  tec_ctx_clear_error(ctx);
+  sch_stage *so2 = sch_stage_of(s, o2);
+  OK(ctx, sch_compute_at(sc, so2, sch_axis(so2, 0)));
+  tec_packed_fn fn = tu_build(ctx, s, "f", 2, (te_tensor *[]){g.in, o2});
+  DLTensor in = tu_rand_f32(2, (int64_t[]){H + 2, W + 2}, 3);
+  DLTensor out = tu_zeros(TEC_F32, 2, (int64_t[]){H, W});
+  ck_assert_int_eq(tec_call(fn, 2, (DLTensor *[]){&in, &out}), 0);
+  ref_ab(tu_f32(&in), tu_f32(&in), 1);
+  static float ref[H * W];
+  for (int y = 0; y < H; y++)
+    for (int x = 0; x < W; x++) ref[y * W + x] = ra[y][x] * 3 + rb[y][x];
+  double err = tu_max_err(tu_f32(&out), ref, H * W);
+  ck_assert_msg(err < 1e-5, "error %g", err);
+  tec_dl_free(&in), tec_dl_free(&out);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* A reads constants alone (a te_const_placeholder): tec_lower computes it once in prepare, not
+ * where B is; refused, and exact with the precompute off */
+START_TEST(refused_prepare) {
+  tec_ctx *ctx = tec_ctx_new();
+  te_tensor *w = te_const_placeholder(ctx, "w", TEC_F32, 2, TE_SHAPE(ctx, H + 2, W + 2));
+  te_tensor *in = te_placeholder(ctx, "in", TEC_F32, 2, TE_SHAPE(ctx, H + 2, W + 2));
+  A_ = te_compute(ctx, &(te_compute_decl){.name = "A", .ndim = 2, .shape = TE_SHAPE(ctx, H, W),
+                                          .body = a_body, .user = w});
+  B_ = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 2, .shape = TE_SHAPE(ctx, H, W),
+                                          .body = b_body, .user = in});
+  te_tensor *out = te_compute(ctx, &(te_compute_decl){.name = "out", .ndim = 2,
+                                                      .shape = TE_SHAPE(ctx, H - 1, W), .body = out_body});
+  sch_schedule *s = sch_create(ctx, 1, &out);
+  sch_stage *sb = sch_stage_of(s, B_);
+  OK(ctx, sch_compute_with(sch_stage_of(s, A_), sb, sch_axis(sb, 0)));
+  te_tensor *args[] = {in, w, out};
+  ck_assert_ptr_null(tec_lower(s, "f", 3, args));
+  tu_assert_contains(tec_ctx_error(ctx), "tec_lower: compute_with('A', 'B'): the two stages are "
+                                         "not computed at the same place (one is computed once "
+                                         "in prepare");
+  tec_ctx_clear_error(ctx);
+  OK(ctx, sch_set_precompute(s, 0));
+  tec_packed_fn fn = tu_build(ctx, s, "f", 3, args);
+  DLTensor x = tu_rand_f32(2, (int64_t[]){H + 2, W + 2}, 4);
+  DLTensor wt = tu_rand_f32(2, (int64_t[]){H + 2, W + 2}, 5);
+  DLTensor o = tu_zeros(TEC_F32, 2, (int64_t[]){H - 1, W});
+  ck_assert_int_eq(tec_call(fn, 3, (DLTensor *[]){&x, &wt, &o}), 0);
+  static float ref[(H - 1) * W];
+  ref_out(tu_f32(&wt), tu_f32(&x), 1, ref);
+  double err = tu_max_err(tu_f32(&o), ref, (H - 1) * W);
+  ck_assert_msg(err < 1e-5, "error %g", err);
+  tec_dl_free(&x), tec_dl_free(&wt), tec_dl_free(&o);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* P computed at B's fused loop and read by A too (A is computed with B): refused naming
+ * compute_with; exact with P at the root */
+static const ir_expr *p_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  return ir_mul(AT((te_tensor *)u, i[0], i[1]), ir_float(ctx, 3));
+}
+START_TEST(refused_shared_producer) {
+  tec_ctx *ctx = tec_ctx_new();
+  te_tensor *in = te_placeholder(ctx, "in", TEC_F32, 2, TE_SHAPE(ctx, H + 2, W + 2));
+  te_tensor *pt = te_compute(ctx, &(te_compute_decl){.name = "P", .ndim = 2,
+                                                     .shape = TE_SHAPE(ctx, H + 2, W + 2),
+                                                     .body = p_body, .user = in});
+  A_ = te_compute(ctx, &(te_compute_decl){.name = "A", .ndim = 2, .shape = TE_SHAPE(ctx, H, W),
+                                          .body = a_body, .user = pt});
+  B_ = te_compute(ctx, &(te_compute_decl){.name = "B", .ndim = 2, .shape = TE_SHAPE(ctx, H, W),
+                                          .body = b_body, .user = pt});
+  te_tensor *out = te_compute(ctx, &(te_compute_decl){.name = "out", .ndim = 2,
+                                                      .shape = TE_SHAPE(ctx, H - 1, W), .body = out_body});
+  sch_schedule *s = sch_create(ctx, 1, &out);
+  sch_stage *sb = sch_stage_of(s, B_), *sp = sch_stage_of(s, pt);
+  OK(ctx, sch_compute_with(sch_stage_of(s, A_), sb, sch_axis(sb, 0)));
+  OK(ctx, sch_compute_at(sp, sb, sch_axis(sb, 0)));
+  ck_assert_ptr_null(tec_lower(s, "f", 2, (te_tensor *[]){in, out}));
+  assert_err(ctx, "compute_at: 'P' is computed at loop 'i' of 'B', but 'A', whose loops are "
+                  "fused with 'B' (compute_with), reads it too; a stage computed inside fused "
+                  "loops may be read only by the stage whose loop it is at: compute 'P' where "
+                  "both are (compute_root, or the loop the pair is computed at), or drop the "
+                  "compute_with");
+  tec_ctx_clear_error(ctx);
+  OK(ctx, sch_compute_root(sp));
+  tec_packed_fn fn = tu_build(ctx, s, "f", 2, (te_tensor *[]){in, out});
+  DLTensor x = tu_rand_f32(2, (int64_t[]){H + 2, W + 2}, 6);
+  DLTensor o = tu_zeros(TEC_F32, 2, (int64_t[]){H - 1, W});
+  ck_assert_int_eq(tec_call(fn, 2, (DLTensor *[]){&x, &o}), 0);
+  static float ref[(H - 1) * W];
+  ref_out(tu_f32(&x), tu_f32(&x), 3, ref);
+  double err = tu_max_err(tu_f32(&o), ref, (H - 1) * W);
+  ck_assert_msg(err < 1e-5, "error %g", err);
+  tec_dl_free(&x), tec_dl_free(&o);
+  tec_ctx_free(ctx);
 }
 END_TEST
 
@@ -356,8 +524,8 @@ static void harris_ref(const float *in, float *out) {
     }
 }
 
-START_TEST(autosched_harris) {
-  tec_ctx *ctx = tec_ctx_new();
+/* the small Harris in ctx: its output */
+static te_tensor *harris_new(tec_ctx *ctx) {
   hin = te_placeholder(ctx, "input", TEC_F32, 3, TE_SHAPE(ctx, 3, HH + 4, HW + 4));
   hg = te_compute(ctx, &(te_compute_decl){.name = "gray", .ndim = 2,
                                           .shape = TE_SHAPE(ctx, HH + 4, HW + 4), .body = h_gray});
@@ -368,6 +536,25 @@ START_TEST(autosched_harris) {
   te_tensor *out = te_compute(ctx, &(te_compute_decl){.name = "output", .ndim = 2,
                                                       .shape = TE_SHAPE(ctx, HH, HW), .body = h_out});
   ck_assert_ptr_nonnull(out);
+  return out;
+}
+
+/* runs the Harris schedule s against plain C */
+static void harris_check(tec_ctx *ctx, sch_schedule *s, te_tensor *out, const char *report) {
+  tec_packed_fn fn = tu_build(ctx, s, "harris", 2, (te_tensor *[]){hin, out});
+  DLTensor in = tu_rand_f32(3, (int64_t[]){3, HH + 4, HW + 4}, 11);
+  DLTensor o = tu_zeros(TEC_F32, 2, (int64_t[]){HH, HW});
+  ck_assert_int_eq(tec_call(fn, 2, (DLTensor *[]){&in, &o}), 0);
+  static float ref[HH * HW];
+  harris_ref(tu_f32(&in), ref);
+  double err = tu_max_err(tu_f32(&o), ref, HH * HW);
+  ck_assert_msg(err < 1e-4, "error %g\n%s", err, report);
+  tec_dl_free(&in), tec_dl_free(&o);
+}
+
+START_TEST(autosched_harris) {
+  tec_ctx *ctx = tec_ctx_new();
+  te_tensor *out = harris_new(ctx);
   sch_schedule *s = sch_create(ctx, 1, &out);
   tec_autosched_report rep;
   ck_assert_msg(tec_autoschedule(s, NULL, NULL, &rep) == 0, "%s", tec_ctx_error(ctx));
@@ -382,14 +569,7 @@ START_TEST(autosched_harris) {
   }
   ck_assert_msg(with == 1, "one of Ix, Iy computed with the other:\n%s", rep.text);
   tu_assert_contains(rep.trace_c, "sch_compute_with(");
-  tec_packed_fn fn = tu_build(ctx, s, "harris", 2, (te_tensor *[]){hin, out});
-  DLTensor in = tu_rand_f32(3, (int64_t[]){3, HH + 4, HW + 4}, 11);
-  DLTensor o = tu_zeros(TEC_F32, 2, (int64_t[]){HH, HW});
-  ck_assert_int_eq(tec_call(fn, 2, (DLTensor *[]){&in, &o}), 0);
-  static float ref[HH * HW];
-  harris_ref(tu_f32(&in), ref);
-  double err = tu_max_err(tu_f32(&o), ref, HH * HW);
-  ck_assert_msg(err < 1e-4, "error %g\n%s", err, rep.text);
+  harris_check(ctx, s, out, rep.text);
   /* the tuned space has the pair's knob, on by default */
   tune_space sp;
   ck_assert_msg(tec_autosched_space(sch_create(ctx, 1, &out), NULL, NULL, &sp) == 0, "%s",
@@ -399,6 +579,109 @@ START_TEST(autosched_harris) {
     if (strstr(sp.knobs[k].name, ".with")) knob = k;
   ck_assert_int_ge(knob, 0);
   ck_assert_int_eq(sp.knobs[knob].values[sp.knobs[knob].def], 1);
+  /* the knob at 0: no pair, the same result */
+  const tune_knob *kn = &sp.knobs[knob];
+  const char *off = "0";
+  for (int v = 0; v < kn->nvalues; v++)
+    if (kn->values[v * kn->width] == 0 && kn->labels) off = kn->labels[v];
+  int64_t idx;
+  ck_assert_msg(tune_space_parse(ctx, &sp, tec_ctx_printf(ctx, "%s=%s", kn->name, off), &idx) == 0,
+                "%s", tec_ctx_error(ctx));
+  sch_schedule *s0 = sch_create(ctx, 1, &out);
+  tec_autosched_report r0;
+  ck_assert_msg(tec_autoschedule_config(s0, NULL, NULL, idx, &r0) == 0, "%s", tec_ctx_error(ctx));
+  for (int k = 0; k < r0.nstages; k++)
+    ck_assert_msg(!r0.stages[k].choice.with, "%s", r0.text);
+  assert_not_contains(r0.trace_c, "sch_compute_with(");
+  harris_check(ctx, s0, out, r0.text);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
+/* ---- LCN's shape (bench/auto_progs.c 'lcn', small): two 5-wide box filters along rows of
+ * one input (of it and of its square), 5-tall ones along columns, (in - mean) / sqrt(var) ---- */
+enum { LH = 24, LW = 45 };
+static te_tensor *lin, *lbx, *lbxs, *lmean, *lmsq;
+static const ir_expr *l_box_x(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  const ir_expr *e = NULL;
+  for (int k = 0; k < 5; k++) {
+    const ir_expr *t = TE_AT(lin, i[0], ir_add(i[1], I(k)));
+    if (u) t = ir_mul(t, t);
+    e = e ? ir_add(e, t) : t;
+  }
+  return ir_mul(e, ir_float(ctx, 0.2));
+}
+static const ir_expr *l_box_y(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  const ir_expr *e = NULL;
+  for (int k = 0; k < 5; k++) {
+    const ir_expr *t = TE_AT((te_tensor *)u, ir_add(i[0], I(k)), i[1]);
+    e = e ? ir_add(e, t) : t;
+  }
+  return ir_mul(e, ir_float(ctx, 0.2));
+}
+static const ir_expr *l_out(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  (void)u;
+  const ir_expr *m = TE_AT(lmean, i[0], i[1]);
+  const ir_expr *var = ir_add(ir_sub(TE_AT(lmsq, i[0], i[1]), ir_mul(m, m)), ir_float(ctx, 1e-3));
+  return ir_div(ir_sub(TE_AT(lin, ir_add(i[0], I(2)), ir_add(i[1], I(2))), m), ir_sqrt(var));
+}
+static void lcn_ref(const float *in, float *out) {
+  static float bx[LH + 4][LW], bxs[LH + 4][LW];
+  const int iw = LW + 4;
+  for (int y = 0; y < LH + 4; y++)
+    for (int x = 0; x < LW; x++) {
+      float s = 0, q = 0;
+      for (int k = 0; k < 5; k++) {
+        float v = in[y * iw + x + k];
+        s += v, q += v * v;
+      }
+      bx[y][x] = s * 0.2f, bxs[y][x] = q * 0.2f;
+    }
+  for (int y = 0; y < LH; y++)
+    for (int x = 0; x < LW; x++) {
+      float m = 0, q = 0;
+      for (int k = 0; k < 5; k++) m += bx[y + k][x], q += bxs[y + k][x];
+      m *= 0.2f, q *= 0.2f;
+      out[y * LW + x] = (in[(y + 2) * iw + x + 2] - m) / sqrtf(q - m * m + 1e-3f);
+    }
+}
+
+START_TEST(autosched_lcn) {
+  tec_ctx *ctx = tec_ctx_new();
+  lin = te_placeholder(ctx, "input", TEC_F32, 2, TE_SHAPE(ctx, LH + 4, LW + 4));
+  lbx = te_compute(ctx, &(te_compute_decl){.name = "box_x", .ndim = 2,
+                                           .shape = TE_SHAPE(ctx, LH + 4, LW), .body = l_box_x});
+  lbxs = te_compute(ctx, &(te_compute_decl){.name = "box_x_sq", .ndim = 2,
+                                            .shape = TE_SHAPE(ctx, LH + 4, LW), .body = l_box_x,
+                                            .user = (void *)1});
+  lmean = te_compute(ctx, &(te_compute_decl){.name = "mean", .ndim = 2,
+                                             .shape = TE_SHAPE(ctx, LH, LW), .body = l_box_y,
+                                             .user = lbx});
+  lmsq = te_compute(ctx, &(te_compute_decl){.name = "mean_sq", .ndim = 2,
+                                            .shape = TE_SHAPE(ctx, LH, LW), .body = l_box_y,
+                                            .user = lbxs});
+  te_tensor *out = te_compute(ctx, &(te_compute_decl){.name = "output", .ndim = 2,
+                                                      .shape = TE_SHAPE(ctx, LH, LW), .body = l_out});
+  ck_assert_ptr_nonnull(out);
+  sch_schedule *s = sch_create(ctx, 1, &out);
+  tec_autosched_report rep;
+  ck_assert_msg(tec_autoschedule(s, NULL, NULL, &rep) == 0, "%s", tec_ctx_error(ctx));
+  int with = 0;
+  for (int k = 0; k < rep.nstages; k++)
+    if (rep.stages[k].choice.with) {
+      with++;
+      ck_assert_msg(!strcmp(rep.stages[k].stage, "box_x_sq"), "%s", rep.text);
+    }
+  ck_assert_msg(with == 1, "box_x_sq computed with box_x:\n%s", rep.text);
+  tu_assert_contains(rep.trace_c, "sch_compute_with(s_box_x_sq, s_box_x, ");
+  tec_packed_fn fn = tu_build(ctx, s, "lcn", 2, (te_tensor *[]){lin, out});
+  DLTensor in = tu_rand_f32(2, (int64_t[]){LH + 4, LW + 4}, 12);
+  DLTensor o = tu_zeros(TEC_F32, 2, (int64_t[]){LH, LW});
+  ck_assert_int_eq(tec_call(fn, 2, (DLTensor *[]){&in, &o}), 0);
+  static float ref[LH * LW];
+  lcn_ref(tu_f32(&in), ref);
+  double err = tu_max_err(tu_f32(&o), ref, LH * LW);
+  ck_assert_msg(err < 1e-3, "error %g\n%s", err, rep.text);
   tec_dl_free(&in), tec_dl_free(&o);
   tec_ctx_free(ctx);
 }
@@ -413,8 +696,14 @@ int main(void) {
   tcase_add_test(tc, fused_rows_only);
   tcase_add_test(tc, refused);
   tcase_add_test(tc, refused_by_lower);
+  tcase_add_test(tc, fused_kinds);
+  tcase_add_test(tc, dropped_by_partner);
+  tcase_add_test(tc, refused_between);
+  tcase_add_test(tc, refused_prepare);
+  tcase_add_test(tc, refused_shared_producer);
   tcase_add_test(tc, trace_round_trip);
   tcase_add_test(tc, autosched_harris);
+  tcase_add_test(tc, autosched_lcn);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }

@@ -317,9 +317,13 @@ int sch_store_at(sch_stage *producer, sch_stage *consumer, sch_iter *at);
  * neither depends on the other (directly, or through any stage between them); each keeps its
  * own buffer (store_at applies to each alone). tec_lower also needs each pair of fused loops
  * to run over the same range (it names the two loops and their ranges otherwise) and refuses
- * a nest that is not plain loops down to `at` (a pragma, or a stage computed inside one of
- * the fused loops). compute_at, compute_root or compute_inline of either stage afterwards
- * drop the fusion; a stage fuses with at most one other, and not with one that is fused itself.
+ * a pragma or prefetch on a fused loop, a warm-up (sliding) around one, and a stage computed
+ * at a fused loop above `at`: only the loops above `at` must be plain. A stage computed at
+ * `at` itself (the innermost fused loop) or inside it is allowed, but may be read only by the
+ * stage whose loop it is at (tec_lower refuses a producer computed at other's `at` and read by
+ * stage too, naming compute_with: compute it where both are). compute_at, compute_root or
+ * compute_inline of either stage afterwards drop the fusion; a stage fuses with at most one
+ * other, and not with one that is fused itself.
  * Not for multi-output, scan, extern or reduction stages. */
 int sch_compute_with(sch_stage *stage, sch_stage *other, sch_iter *at);
 /* The stage st's loops are fused with (sch_compute_with), and the loop of that stage down to
