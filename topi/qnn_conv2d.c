@@ -16,6 +16,7 @@
  *   acc[n, O, oy, ox, o] = sum_{I, ky, kx, i4, ii} dp[n, I, oy*s + ky, ox*s + kx, i4*4 + ii]
  *                          * wp[O, I, ky, kx, i4, o, ii]                               int32
  *   out[n, O, oy, ox, o] = requant(acc + bias_q[O, o], mult[O, o])                     int8
+ *                          (on x86 and in the plane acc starts from bias_q: te_reduce_init)
  *
  *   for n, O.outer, oy (parallel, fused)      (in_row: n, oy (parallel) [dp's rows], O.outer)
  *     for xo: acc[oc_tile][ow_tile][y] = 0
@@ -50,6 +51,9 @@ typedef struct qc_sched {
   const qc_decl *d;
   int64_t wlayout;
   int shift;            /* dot path on a VNNI target: dp holds q + 128 as uint8 */
+  int bias_init;        /* dot path, flat or x86: acc starts from bias_q (te_reduce_init); the
+                         * requantization adds it otherwise (AArch64's row tiles: kept as
+                         * measured under qemu, docs/arm.md) */
   int64_t owp;          /* dot path: acc's columns, ow rounded up to a multiple of ow_tile */
   int64_t dpw;          /* dot path: data_p's columns */
   int64_t obp;          /* output blocks of acc and kernel_p: a multiple of oc_tile */
@@ -105,8 +109,9 @@ static const ir_expr *acc_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
                                            ir_floormod(i[1], sd), i[4], r[4])
                                    : TE_AT(s->wp, i[1], r[0], r[1], r[2], r[3], i[4], r[4]);
     const ir_expr *sum = te_sum(ir_mul(ir_cast(TEC_I32, v), ir_cast(TEC_I32, w)), 5, r, NULL);
-    /* flat: the accumulators start from the bias (te_reduce_init), no add per output vector */
-    return s->flat ? te_reduce_init(sum, TE_AT(s->bias_q, i[1], i[4])) : sum;
+    /* flat, and x86: the accumulators start from the bias (te_reduce_init), not from 0
+     * with an add per output vector after (int32 sums: the same numbers in any order) */
+    return s->bias_init ? te_reduce_init(sum, TE_AT(s->bias_q, i[1], i[4])) : sum;
   }
   const ir_expr *y = ir_add(ir_mul(i[2], ir_int(ctx, p->stride_h)), ir_sub(r[1], ir_int(ctx, p->pad_h)));
   const ir_expr *x = ir_add(ir_mul(i[3], ir_int(ctx, p->stride_w)), ir_sub(r[2], ir_int(ctx, p->pad_w)));
@@ -121,7 +126,7 @@ static const ir_expr *out_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   const qc_decl *d = s->d;
   const ir_expr *px = s->flat ? ir_add(ir_mul(i[2], ir_int(ctx, d->a.ow)), i[3]) : i[3];
   const ir_expr *acc = TE_AT(s->acc, i[0], i[1], s->flat ? ir_int(ctx, 0) : i[2], px, i[4]);
-  if (!s->flat) acc = ir_add(acc, TE_AT(s->bias_q, i[1], i[4]));
+  if (!s->bias_init) acc = ir_add(acc, TE_AT(s->bias_q, i[1], i[4]));
   return qnn_requant(ctx, acc, TE_AT(d->a.mult, i[1], i[4]), d->a.p.out, d->a.p.conv.epi.act);
 }
 
@@ -216,6 +221,7 @@ static te_tensor *qc_stages(const topi_decl *dc, const topi_qconv2d_config *cfg,
   int64_t wlayout = cfg->wlayout;
   s->d = d, s->wlayout = wlayout, s->shift = !wlayout && qnn_dot_shift(target);
   s->flat = !wlayout && cfg->plane;
+  s->bias_init = !wlayout && (s->flat || (target && target->arch == TEC_ARCH_X86_64));
   s->owp = wlayout ? d->a.ow : topi_ceil_div(d->a.ow, cfg->ow_tile) * cfg->ow_tile;
   if (s->flat) s->owp = d->a.oh * d->a.ow; /* ow_tile divides it (the space's rule) */
   int64_t ib = topi_ceil_div(c->c_in, d->a.bx), ob = topi_ceil_div(c->c_out, d->a.by);
