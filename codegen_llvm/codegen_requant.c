@@ -82,7 +82,11 @@ LLVMValueRef cg_try_requant_x86(cg_func *f, const ir_expr *e) {
   if (mn->kind != IR_MIN || !const_of(mn->b, &B)) return NULL;
   mx = mn->a;
   if (mx->kind != IR_MAX || !const_of(mx->b, &A)) return NULL;
-  if (A != (double)(int64_t)A || A + Z != -128.0 || B + Z != 127.0) return NULL;
+  /* A an integer (so round_even(max(x, A)) >= A) small enough that 0x80000000 - A stays
+   * above 255 as unsigned (qnn_requant_f's A is within [-255, 255]) */
+  if (!(A >= -1073741824.0 && A <= 1073741824.0) || A != (double)(int64_t)A ||
+      A + Z != -128.0 || B + Z != 127.0)
+    return NULL;
   LLVMValueRef m = cg_expr(f, mx); /* max(x, A) as the generic path computes it */
   LLVMValueRef q = m ? cvt_rn(f, m, n) : NULL;
   if (!q) return NULL;
