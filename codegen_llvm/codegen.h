@@ -155,6 +155,9 @@ LLVMValueRef cg_mmla(cg_func *f, const ir_expr *e); /* mmla(acc, a, b): smmla or
  * the result by bitcast to the intrinsic's own types (LLVM 14-19 differ for some). */
 LLVMValueRef cg_intrinsic_cast(cg_func *f, const char *name, LLVMTypeRef *over, unsigned nover,
                                LLVMValueRef *args, unsigned n, LLVMTypeRef result);
+/* int32(round_even(x)) and the int8 requantization's narrowing on x86 AVX-512, or NULL
+ * (codegen_requant.c) */
+LLVMValueRef cg_try_requant_x86(cg_func *f, const ir_expr *cast);
 /* codegen_half.c: z + float32(x) * float32(y) of float16 x, y as fmlal/fmlal2 (AArch64
  * +fp16fml); NULL without an error when that does not apply (f->failed says if it failed) */
 LLVMValueRef cg_try_fmlal(cg_func *f, const ir_expr *x, const ir_expr *y, const ir_expr *z);

@@ -363,6 +363,8 @@ LLVMValueRef cg_expr(cg_func *f, const ir_expr *e) {
       LLVMValueRef x = cg_expr(f, r->args[0]);
       return x ? cg_fcvtns(f, x, n) : NULL;
     }
+    LLVMValueRef q = cg_try_requant_x86(f, e); /* x86 AVX-512: codegen_requant.c */
+    if (q || f->failed) return q;
     LLVMValueRef a = cg_expr(f, r);
     return a ? cg_cast(f, a, r->type, e->type) : NULL;
   }

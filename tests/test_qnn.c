@@ -4,10 +4,13 @@
  * both ends and several configs of each space; and bad input refused with its reason (dtype,
  * scale count, zero / negative scale, zero point out of range, layout). Under qemu (the
  * aarch64 build: a target suite) the conv, depthwise and dense cases run, at their defaults. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include "testutil.h"
 #include "qnnref.h"
+#include "topi/qnn_internal.h"
 
 static uint32_t rng_state;
 static float frand(float lo, float hi) { /* deterministic: an LCG */
@@ -465,6 +468,134 @@ START_TEST(rounding_and_bounds) {
 }
 END_TEST
 
+/* The requantization's rounding and narrowing as codegen emits them for the host (on
+ * AVX-512: vcvtps2dq {rn-sae}, and the clamps over the whole int8 range as max + convert +
+ * vpmovusdb + xor, codegen_requant.c), on floats the templates' small accumulators never
+ * reach: every 997th float bit pattern (NaN left out), +-inf, +-2^31 and its neighbours,
+ * every half and its neighbouring floats in [-1100, 1100], and 2^20 random values in
+ * [-400, 400]; against the scheme in double (nearbyint: ties to even, then the clamp).
+ * qnn_requant_f's output stage (several zero points and activations, 16 and 32 lanes: the
+ * clamp over the whole range with A = 0, A = -123, A = -255, and narrower clamps) and
+ * int32(round_even(x)) on the values within int32. */
+typedef struct rq_u {
+  te_tensor *x;
+  topi_qparams out;
+  topi_act act;
+  int i32;
+} rq_u;
+
+static const ir_expr *rq_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  const rq_u *r = u;
+  const ir_expr *x = TE_AT(r->x, i[0]);
+  return r->i32 ? ir_cast(TEC_I32, ir_round_even(x)) : qnn_requant_f(ctx, x, r->out, r->act);
+}
+
+static tec_packed_fn rq_build(tec_ctx *ctx, rq_u *r, int64_t size, int lanes, char **asm_text) {
+  const ir_expr *n = ir_int(ctx, size); /* a multiple of lanes: no scalar tail */
+  r->x = te_placeholder(ctx, "x", TEC_F32, 1, &n);
+  te_tensor *y = te_compute(ctx, &(te_compute_decl){.name = "y", .ndim = 1, .shape = &n,
+                                                     .body = rq_body, .user = r});
+  sch_schedule *s = sch_create(ctx, 1, &y);
+  sch_stage *st = sch_stage_of(s, y);
+  sch_iter *o, *in;
+  OK(ctx, sch_split(st, sch_axis(st, 0), lanes, &o, &in));
+  OK(ctx, sch_vectorize(st, in));
+  lower_func *f = tec_lower(s, "rq", 2, (te_tensor *[]){r->x, y});
+  ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
+  if (asm_text) *asm_text = tu_emit_text(ctx, f, NULL, TEC_EMIT_ASM);
+  tec_module *m = tec_build(ctx, 1, &f, NULL);
+  ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
+  tec_packed_fn fn = tec_module_get(m, "rq");
+  ck_assert_ptr_nonnull(fn);
+  return fn;
+}
+
+static double rq_ref(float x, topi_qparams out, topi_act act) {
+  int32_t lo, hi;
+  topi_qnn_bounds(out, act, &lo, &hi);
+  double q = nearbyint((double)x) + out.zero_point; /* +-inf stays infinite */
+  return q < lo ? lo : q > hi ? hi : q;
+}
+
+static float rq_bits(uint32_t u) {
+  float x;
+  memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+START_TEST(requant_rounding_exact) {
+  int64_t n = 0, cap = ((int64_t)1 << 32) / 997 + 2 * 2201 * 3 + (1 << 20) + 64;
+  cap = (cap + 31) / 32 * 32;
+  float *x = malloc((size_t)cap * sizeof *x);
+  ck_assert_ptr_nonnull(x);
+  for (uint64_t u = 0; u < ((uint64_t)1 << 32); u += 997)
+    if (!isnan(rq_bits((uint32_t)u))) x[n++] = rq_bits((uint32_t)u);
+  for (int k = -2200; k <= 2200; k++) { /* k / 2 and its neighbours */
+    float h = (float)k * 0.5f;
+    x[n++] = h, x[n++] = nextafterf(h, -INFINITY), x[n++] = nextafterf(h, INFINITY);
+  }
+  rng_state = 37;
+  for (int k = 0; k < (1 << 20); k++) x[n++] = frand(-400.0f, 400.0f);
+  const float sp[] = {INFINITY, -INFINITY, 2147483648.0f, -2147483648.0f, 2147483520.0f,
+                      -2147483520.0f, 4294967296.0f, -4294967296.0f, FLT_MAX, -FLT_MAX,
+                      0.0f, -0.0f, 1e-40f, -1e-40f, 255.5f, 254.5f, 0.5f, -0.5f, 127.5f, -128.5f};
+  for (size_t k = 0; k < sizeof sp / sizeof *sp; k++) x[n++] = sp[k];
+  while (n % 32) x[n++] = 1.5f;
+  ck_assert_int_le(n, cap);
+  DLTensor a = tu_zeros(TEC_F32, 1, &n), y8 = tu_zeros(TEC_I8, 1, &n), y32 = tu_zeros(TEC_I32, 1, &n);
+  memcpy(tu_f32(&a), x, (size_t)n * sizeof *x);
+  static const struct {
+    float scale;
+    int32_t zp;
+    topi_act act;
+  } cs[] = {{0.05f, -128, TOPI_ACT_RELU}, {0.2f, -5, TOPI_ACT_NONE},
+            {6.0f / 255.0f, -128, TOPI_ACT_RELU6}, {0.2f, 127, TOPI_ACT_NONE},
+            {0.2f, -5, TOPI_ACT_RELU6}, {0.01f, 10, TOPI_ACT_RELU}, {0.3f, 0, TOPI_ACT_NONE}};
+  for (size_t c = 0; c < sizeof cs / sizeof *cs; c++)
+    for (int lanes = 16; lanes <= 32; lanes += 16) {
+      tec_ctx *ctx = tec_ctx_new();
+      rq_u r = {.out = {cs[c].scale, cs[c].zp}, .act = cs[c].act};
+      char *as = NULL;
+      tec_packed_fn fn = rq_build(ctx, &r, n, lanes, &as);
+      int32_t lo, hi;
+      topi_qnn_bounds(r.out, r.act, &lo, &hi);
+      if (strstr(as, "zmm")) { /* an AVX-512 host: one instruction rounds and converts */
+        tu_assert_contains(as, "vcvtps2dq\t{rn-sae}");
+        assert_not_contains(as, "vrndscaleps");
+        ck_assert_msg(!(lo == -128 && hi == 127) || strstr(as, "vpmovusdb"),
+                      "zp %d act %d: no vpmovusdb", cs[c].zp, (int)cs[c].act);
+      }
+      free(as);
+      ck_assert_msg(fn((DLTensor *[]){&a, &y8}, 2) == 0, "%s", tec_rt_last_error());
+      int64_t bad = 0, first = -1;
+      for (int64_t i = 0; i < n; i++)
+        if (((int8_t *)y8.data)[i] != rq_ref(x[i], r.out, r.act) && !bad++) first = i;
+      ck_assert_msg(!bad, "zp %d act %d lanes %d: %lld of %lld differ, first x = %a: got %d, want %g",
+                    cs[c].zp, (int)cs[c].act, lanes, (long long)bad, (long long)n,
+                    first < 0 ? 0.0 : (double)x[first], first < 0 ? 0 : ((int8_t *)y8.data)[first],
+                    first < 0 ? 0.0 : rq_ref(x[first], r.out, r.act));
+      tec_ctx_free(ctx);
+    }
+  /* int32(round_even(x)) where it is defined: |x| < 2^31 (the rest set to 0.5) */
+  for (int64_t i = 0; i < n; i++)
+    if (!(fabsf(x[i]) < 2147483648.0f)) tu_f32(&a)[i] = 0.5f;
+  for (int lanes = 16; lanes <= 32; lanes += 16) {
+    tec_ctx *ctx = tec_ctx_new();
+    rq_u r = {.i32 = 1};
+    tec_packed_fn fn = rq_build(ctx, &r, n, lanes, NULL);
+    ck_assert_msg(fn((DLTensor *[]){&a, &y32}, 2) == 0, "%s", tec_rt_last_error());
+    for (int64_t i = 0; i < n; i++) {
+      float v = tu_f32(&a)[i];
+      ck_assert_msg(((int32_t *)y32.data)[i] == (int32_t)nearbyint((double)v),
+                    "int32(round_even(%a)) = %d", (double)v, ((int32_t *)y32.data)[i]);
+    }
+    tec_ctx_free(ctx);
+  }
+  tec_dl_free(&a), tec_dl_free(&y8), tec_dl_free(&y32);
+  free(x);
+}
+END_TEST
+
 /* Multipliers of exactly 0.5: every odd accumulator is a tie, which goes to the even
  * neighbour (5 -> 2, -5 -> -2, 3 -> 2, -3 -> -2): qnn_dense, whose requantization every
  * template shares (qnn_requant). */
@@ -497,13 +628,13 @@ START_TEST(ties_to_even) {
 END_TEST
 
 /* The requantization's rounding is an instruction on each target, not a libm call: the
- * vectorized output stage of qnn_conv2d rounds with vrndscaleps (AVX-512, imm 8: ties to even)
- * and on AArch64 rounds and converts in one fcvtns (ties to even; no frintn left); the
- * intrinsic refuses an integer operand. */
+ * vectorized output stage of qnn_conv2d rounds and converts in one vcvtps2dq {rn-sae} on
+ * AVX-512 (ties to even, whatever MXCSR says; no vrndscaleps left) and in one fcvtns on AArch64
+ * (ties to even; no frintn left); the intrinsic refuses an integer operand. */
 START_TEST(round_even_instructions) {
   static const struct {
     const char *target, *insn;
-  } ts[] = {{"llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512", "vrndscaleps"},
+  } ts[] = {{"llvm -mtriple=x86_64-linux-gnu -mcpu=skylake-avx512", "vcvtps2dq\t{rn-sae}"},
             {"rasp4b", "fcvtns\tv"}};
   for (int i = 0; i < 2; i++) {
     tec_ctx *ctx = tec_ctx_new();
@@ -518,7 +649,7 @@ START_TEST(round_even_instructions) {
                            TEC_EMIT_ASM);
     tu_assert_contains(s, ts[i].insn);
     assert_not_contains(s, "roundeven");
-    if (i) assert_not_contains(s, "frintn");
+    assert_not_contains(s, i ? "frintn" : "vrndscaleps");
     free(s);
     ck_assert_str_eq(ir_intrinsic_name(IR_INTRIN_ROUND_EVEN), "round_even");
     ck_assert_ptr_null(ir_round_even(ir_int(ctx, 3)));
@@ -850,6 +981,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, rounding_and_bounds);
     tcase_add_test(tc, ties_to_even);
     tcase_add_test(tc, round_even_instructions);
+    tcase_add_test(tc, requant_rounding_exact);
     tcase_add_test(tc, random_sweep);
     tcase_add_loop_test(tc, dot_paths_bit_exact, 0, QN(dot_targets));
     tcase_add_test(tc, depthwise_dot_paths);
