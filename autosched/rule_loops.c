@@ -320,8 +320,10 @@ int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
         !as_slides(p, h) && sch_unroll(st, ax[pr]))
       return -1;
   }
-  if (a->nred && a->const_ext && a->rext[a->nred - 1] > 1 && a->rext[a->nred - 1] <= ch->unroll &&
-      sch_unroll(st, sch_reduce_axis(st, a->nred - 1)))
+  /* a small innermost reduce loop unrolled whole (not a row walk's: split above, its inner
+   * part unrolled already) */
+  if (a->nred && a->const_ext && !rin && a->rext[a->nred - 1] > 1 &&
+      a->rext[a->nred - 1] <= ch->unroll && sch_unroll(st, sch_reduce_axis(st, a->nred - 1)))
     return -1;
   sch_iter *at = at_pos >= 0 ? order[at_pos] : NULL;
   if (root && ch->parallel) {

@@ -1300,6 +1300,43 @@ START_TEST(row_walk) {
 }
 END_TEST
 
+/* a tuned config unrolling the row walk's reduce loop (unroll 64 >= R): its 4-row inner part
+ * is unrolled already, its outer part is not unrolled again (that refused: 'r' already split,
+ * and the stage fell back) */
+START_TEST(row_walk_unroll) {
+  tec_ctx *ctx = tec_ctx_new();
+  int64_t R = 40, W = 600;
+  te_tensor *a = te_placeholder(ctx, "a", TEC_F32, 2, TE_SHAPE(ctx, R, W));
+  te_tensor *v = te_placeholder(ctx, "v", TEC_F32, 1, TE_SHAPE(ctx, R));
+  U u = {.a = a, .b = v, .n1 = R, .r = {te_reduce_axis_n(ctx, "r", R)}};
+  te_tensor *o = compute(ctx, "out", 1, (int64_t[]){W}, gemv_body, &u);
+  prog g = {.ctx = ctx, .nin = 2, .nout = 1, .in = {a, v}, .out = {o}};
+  tune_space sp;
+  ck_assert_int_eq(tec_autosched_space(sch_create(ctx, 1, &o), NULL, NULL, &sp), 0);
+  int64_t idx;
+  ck_assert_msg(tune_space_parse(ctx, &sp, "out.unroll=64", &idx) == 0, "%s", tec_ctx_error(ctx));
+  sch_schedule *s = sch_create(ctx, 1, &o);
+  tec_autosched_report rep;
+  ck_assert_msg(tec_autoschedule_config(s, NULL, NULL, idx, &rep) == 0, "%s", tec_ctx_error(ctx));
+  const tec_autosched_choice *ch = &stage_rep(&rep, "out")->choice;
+  ck_assert_msg(rep.ntries == 1 && ch->fallback == 0 && ch->unroll == 64, "%s", rep.text);
+  tu_assert_contains(stage_rep(&rep, "out")->why, "walking rows");
+  sch_stage *st = sch_stage_of(s, o);
+  ck_assert_int_eq(leaf_pos(st, "r.outer"), 0);
+  ck_assert_int_eq(leaf_pos(st, "r.inner"), 2);
+  DLTensor ins[2] = {alloc_for(&g, a, 1, 5), alloc_for(&g, v, 1, 6)}, out = alloc_for(&g, o, 0, 0);
+  run_sched(&g, s, "rwu_f", NULL, ins, &out);
+  const float *pa = tu_f32(&ins[0]), *pv = tu_f32(&ins[1]), *po = tu_f32(&out);
+  for (int64_t x = 0; x < W; x++) {
+    double want = 0;
+    for (int64_t r = 0; r < R; r++) want += (double)pv[r] * pa[r * W + x];
+    ck_assert_msg(fabs(po[x] - want) < 1e-4 * (1 + fabs(want)), "out[%lld] %g, want %g", (long long)x, po[x], want);
+  }
+  tec_dl_free(&ins[0]), tec_dl_free(&ins[1]), tec_dl_free(&out);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 /* ---- upsampled and computed reads (session 28, held-out programs): a [1 2 1]-like producer
  * read at [y / 2][x / 2] by every element of a twice larger output (each element read 4
  * times) is kept, not inlined (it would be computed 4 times); the output, whose read index
@@ -1755,6 +1792,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, strided_reads);
   tcase_add_test(tc, full_sum);
   tcase_add_test(tc, row_walk);
+  tcase_add_test(tc, row_walk_unroll);
   tcase_add_test(tc, upsampled_reads);
   tcase_add_test(tc, symbolic_size);
   tcase_add_test(tc, random_programs);
