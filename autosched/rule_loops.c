@@ -19,7 +19,8 @@
  * unrolled, leaves LLVM's loop vectorizer its interleaved loads (wide loads and shuffles); so
  * is a stage into which a producer with such a read is inlined along the vector axis. A read
  * by an index not affine in the vector axis (computed coordinates, x / 2) has no such loads
- * either way: vectorized, two vectors per iteration (gather_read). A read moving forward by
+ * either way: vectorized, two vectors per iteration (gather_read; one where its columns are a
+ * tile that holds no pair: a register tile of one vector). A read moving forward by
  * 2-8 (a stride-2 pool's in[2x + rx]) is vectorized: codegen loads it whole and shuffles. A
  * transposed read (in[x][y]: a stride of a row) is lane by lane either way: vectorized, the
  * stores whole.
@@ -128,6 +129,19 @@ static int strided_inlined(const as_prog *p, const as_stage *s, int depth) {
   return 0;
 }
 
+/* 1 if the columns stage s is computed over hold vectors of V lanes whole: its row is that
+ * wide and is computed whole (a root stage without a column tile, an attached one whose host
+ * has none) or by tiles of a multiple of V (a host's own tile, an attached stage's host's); a
+ * register tile of one vector of lanes holds no vector of twice as many */
+static int pairs_fit(const as_prog *p, const as_stage *s, int64_t V) {
+  int nd = s->t->ndim;
+  if (nd < 1 || s->ext[nd - 1] < V) return 0;
+  int64_t c = s->ch.kind == TEC_AS_LOOPS && s->has_attached ? s->ch.cols
+              : s->ch.kind == TEC_AS_ATTACH && s->attach_to >= 0 ? p->st[s->attach_to].ch.cols
+                                                                : 0;
+  return c <= 0 || c % V == 0;
+}
+
 void as_loops_choice(as_prog *p, as_stage *s) {
   const te_tensor *t = s->t;
   int nd = t->ndim, reduce_body = t->body && t->body->kind == IR_REDUCE;
@@ -151,7 +165,7 @@ void as_loops_choice(as_prog *p, as_stage *s) {
    * so one vector's chain of scalar loads and inserts overlaps the other's (bilinear resize
    * 3840x2160 -> 2560x1440, Zen 4: 6.8-7.9 ms against 7.5-8.9 with one vector, in pairs of
    * runs; the tuner chose the same) */
-  if (s->gather_read && s->ch.vector == as_lanes(p, t) && s->ext[nd - 1] >= 2 * s->ch.vector)
+  if (s->gather_read && s->ch.vector == as_lanes(p, t) && pairs_fit(p, s, 2 * s->ch.vector))
     s->ch.vector *= 2;
   /* the tuned mode's values (space.c) */
   int64_t v;
@@ -231,6 +245,15 @@ int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
   } else if (C > 1 && !xo && !xi && C < e) {
     if (sch_split(st, ax[nd - 1], C, &xt, &ax[nd - 1])) return -1;
     ncol = C;
+  } else if (C > 0 && C < e) {
+    /* (the tuned mode's vector of two vectors' lanes beside a tile of one, say): refused,
+     * so the stage falls back and the report says why, not a tile silently left out */
+    tec_ctx_set_error_kind(p->ctx, TEC_ERR_UNSUPPORTED,
+                           "tec_autoschedule: stage '%s': a column tile of %lld is not a whole "
+                           "number of its %lld-lane vectors (legal: a multiple of the vector, "
+                           "or no vector)",
+                           a->t->name, (long long)C, (long long)V);
+    return -1;
   }
   if (r >= 0 && ch->rows > 1) {
     if (sch_split(st, ax[r], ch->rows, &yo, &yi)) return -1;
