@@ -149,9 +149,10 @@ void as_loops_choice(as_prog *p, as_stage *s) {
   s->ch.vector = 0;
   /* a guarded read (padding) vectorizes into masked loads, which are slower than the scalar
    * loop LLVM vectorizes itself (a 3x3 depthwise layer's padding: 2.5x) */
-  /* a backward or unknown stride along the vector axis loads lane by lane: scalar and
-   * unrolled is 7x faster there (max pool 3x3/2 before codegen's strided loads: 0.165 ms
-   * against 1.19 ms) */
+  /* a read moving back by 2-8 elements along the vector axis, or across interleaved channels
+   * (strided_read, analyze.c), loads lane by lane where LLVM's loop vectorizer loads it whole
+   * and shuffles: scalar and unrolled (a stride-3 subsample: 7x faster); a stride it cannot
+   * tell (an index not affine in the vector axis) is vectorized (gather_read, below) */
   if (nd >= 1 && !(reduce_body && s->unit_reduce) && !s->guarded_read && !s->strided_read &&
       !strided_inlined(p, s, 0)) {
     int64_t e = s->ext[nd - 1];
