@@ -25,12 +25,14 @@
  * transposed read (in[x][y]: a stride of a row) is lane by lane either way: vectorized, the
  * stores whole.
  *
- * A reduction that walks rows (row_walk: every read its reduce loops move, they move along
+ * A root reduction that walks rows (row_walk: every read its reduce loops move, they move along
  * an outer index only, its innermost index the vector axis; a column sum out[x] = sum_r
  * in[r][x]) would read one vector per row, rows a whole row apart (a page or more), for every
  * vector of the output: its columns go in strips of STRIP_BYTES of accumulators (whole rows
  * up to that), the reduce loops outside the strip's vectors, so each step reads a strip of a
- * row contiguously and the accumulators stay in cache (Mullapudi2016's reorder of the update):
+ * row contiguously and the accumulators stay in cache (Mullapudi2016's reorder of the update).
+ * Not one attached at a consumer's tile: its columns are the tile's and its rows a few; its
+ * reduce loops stay inside the vector loop's outer part.
  *   [axes..., x.strip, reduce..., r.outer, x.outer, r.inner (4, unrolled), x.inner (vector)]
  * (r the last reduce loop: 4 rows per pass, so an accumulator is loaded and stored once per
  * 4 rows). */
@@ -178,8 +180,9 @@ void as_loops_choice(as_prog *p, as_stage *s) {
     s->ch.parallel = v != 0;
     s->ch.par_depth = v > 0 ? (int)v : 0;
   }
-  /* a reduction walking rows: strips of columns, the reduce loops outside them */
-  if (s->ch.vector > 0 && !s->has_attached && row_walk(s)) {
+  /* a reduction walking rows: strips of columns, the reduce loops outside them (at the
+   * root only: an attached stage's columns are its host's tile, and its rows a few) */
+  if (s->ch.kind == TEC_AS_LOOPS && s->ch.vector > 0 && !s->has_attached && row_walk(s)) {
     int bytes = tec_dtype_bytes(t->type);
     int64_t V = s->ch.vector, C = STRIP_BYTES / (bytes > 0 ? bytes : 4) / V * V, e = s->ext[nd - 1];
     s->strip = C < V ? V : C;

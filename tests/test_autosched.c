@@ -1337,6 +1337,50 @@ START_TEST(row_walk_unroll) {
 }
 END_TEST
 
+/* a reduction that would walk rows, attached to its reader's tile (c[y][x] = sum_r<16
+ * a[y + r][x], out = c[y][x] + c[y + 1][x]): its columns are the tile's, so no strips (those
+ * were sized from the whole row, and the report said "walking rows" beside compute_at); its
+ * reduce loop inside the vector loop's outer part */
+static const ir_expr *colwin_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  (void)ctx;
+  return TE_SUM(TE_AT(u->a, ir_add(i[0], u->r[0]), i[1]), u->r[0]);
+}
+static const ir_expr *rows2_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  return ir_add(TE_AT(u->a, i[0], i[1]), TE_AT(u->a, ir_add(i[0], ir_int(ctx, 1)), i[1]));
+}
+
+START_TEST(row_walk_attached) {
+  tec_ctx *ctx = tec_ctx_new();
+  int64_t H = 64, W = 200, R = 16;
+  te_tensor *a = te_placeholder(ctx, "a", TEC_F32, 2, TE_SHAPE(ctx, H + R, W));
+  te_tensor *c = compute(ctx, "c", 2, (int64_t[]){H + 1, W}, colwin_body, &(U){.a = a, .r = {te_reduce_axis_n(ctx, "r", R)}});
+  te_tensor *o = compute(ctx, "out", 2, (int64_t[]){H, W}, rows2_body, &(U){.a = c});
+  prog g = {.ctx = ctx, .nin = 1, .nout = 1, .in = {a}, .out = {o}};
+  sch_schedule *s = sch_create(ctx, 1, &o);
+  tec_autosched_report rep;
+  ck_assert_msg(tec_autoschedule(s, NULL, NULL, &rep) == 0, "%s", tec_ctx_error(ctx));
+  ck_assert_msg(kind_of(&rep, "c") == TEC_AS_ATTACH, "%s", rep.text);
+  ck_assert_msg(!strstr(stage_rep(&rep, "c")->why, "walking rows"), "%s", rep.text);
+  ck_assert_msg(!strstr(rep.trace_c, "sch_split(s_c, c_r,"), "%s%s", rep.text, rep.trace_c);
+  sch_stage *st = sch_stage_of(s, c);
+  ck_assert_int_eq(leaf_pos(st, "r"), leaf_pos(st, "j.outer") + 1);
+  DLTensor in = alloc_for(&g, a, 1, 5), out = alloc_for(&g, o, 0, 0);
+  run_sched(&g, s, "rwa_f", NULL, &in, &out);
+  const float *pa = tu_f32(&in), *po = tu_f32(&out);
+  for (int64_t y = 0; y < H; y++)
+    for (int64_t x = 0; x < W; x++) {
+      double want = 0;
+      for (int64_t r = 0; r < R; r++) want += (double)pa[(y + r) * W + x] + pa[(y + 1 + r) * W + x];
+      ck_assert_msg(fabs(po[y * W + x] - want) < 1e-4 * (1 + fabs(want)), "out[%lld][%lld] %g, want %g",
+                    (long long)y, (long long)x, po[y * W + x], want);
+    }
+  tec_dl_free(&in), tec_dl_free(&out);
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 /* ---- upsampled and computed reads (session 28, held-out programs): a [1 2 1]-like producer
  * read at [y / 2][x / 2] by every element of a twice larger output (each element read 4
  * times) is kept, not inlined (it would be computed 4 times); the output, whose read index
@@ -1868,6 +1912,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, full_sum);
   tcase_add_test(tc, row_walk);
   tcase_add_test(tc, row_walk_unroll);
+  tcase_add_test(tc, row_walk_attached);
   tcase_add_test(tc, gather_host);
   tcase_add_test(tc, upsampled_reads);
   tcase_add_test(tc, symbolic_size);
