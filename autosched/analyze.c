@@ -223,10 +223,14 @@ static int read_uses(const ir_expr *read, const ir_expr *var) {
 }
 
 /* how many elements of reader c read one element through read's indices divided by constants
- * (an upsampling up[y][x] = f[y / 2][x / 2]: each element of f read 4 times): the product of
- * the divisors k >= 2 of indices floordiv(e, k) with e using one of c's data axes */
+ * (an upsampling up[y][x] = f[y / 2][x / 2]: each element of f read 4 times): the product over
+ * indices floordiv(e, k), k >= 2, e using one of c's data axes, of k / |a|, a the largest
+ * coefficient of c's data axes in e where that is below k (f[(3 y) / 2] reads each element at
+ * most once: 1; f[(2 x) / 2]: 1); k where e is not affine in c's axes (unknown: as many) */
 static int64_t upsampling(const ir_expr *read, const te_tensor *c) {
   int64_t f = 1, k;
+  const ir_expr *vars[2 * AS_MAX_DIM];
+  int nv = reader_vars(c, vars);
   for (int i = 0; i < read->nargs; i++) {
     const ir_expr *e = read->args[i];
     if (!e || !(e->kind == IR_FLOORDIV || (e->kind == IR_DIV && !tec_dtype_is_float(e->type))) ||
@@ -234,7 +238,15 @@ static int64_t upsampling(const ir_expr *read, const te_tensor *c) {
       continue;
     int uses = 0;
     for (int d = 0; d < c->ndim && !uses; d++) uses = ir_uses_var(e->a, c->axis[d]);
-    if (uses && f < ((int64_t)1 << 30)) f *= k;
+    if (!uses) continue;
+    int64_t coef[2 * AS_MAX_DIM], c0, step = 0;
+    if (as_affine(e->a, nv, vars, coef, &c0))
+      for (int d = 0; d < c->ndim && d < nv; d++) {
+        int64_t m = coef[d] < 0 ? -coef[d] : coef[d];
+        if (m > step) step = m;
+      }
+    int64_t times = step == 0 ? k : step < k ? k / step : 1;
+    if (f < ((int64_t)1 << 30)) f *= times;
   }
   return f;
 }

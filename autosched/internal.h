@@ -45,7 +45,8 @@ typedef struct as_stage {
   int64_t bcast;           /* an injective reader's elements per element read: the product of
                               the reader's data axes no index of the read uses (unsharp's
                               output over 3 channels reads ratio[y, x]: 3) and of the divisors
-                              of upsampled indices (f[y / 2][x / 2]: 4), the largest */
+                              of upsampled indices over their axis' coefficient (f[y / 2][x / 2]:
+                              4; f[(3 y) / 2]: 1), the largest */
   /* for reductions */
   int reuse_axis;  /* a data axis along which some input is invariant (-1: none) */
   int unit_reduce; /* the innermost index of its main read is its last reduce axis */

@@ -1449,6 +1449,48 @@ START_TEST(upsampled_reads) {
 }
 END_TEST
 
+/* an index divided by a constant reads each element k / |a| times, a its axis' coefficient
+ * (at most once where |a| >= k): down read at [(3 y) / 2][(3 x) / 2] (a 2/3 resize) or at
+ * [y][(2 x) / 2] is read once per element of its reader or less: inlined (it was counted 4
+ * and 2 times: kept). Plain-C reference, exact. */
+static const ir_expr *down3_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  const ir_expr *three = ir_int(ctx, 3), *two = ir_int(ctx, 2);
+  const ir_expr *y = u->op ? i[0] : ir_div(ir_mul(three, i[0]), two);
+  const ir_expr *x = u->op ? ir_div(ir_mul(two, i[1]), two) : ir_div(ir_mul(three, i[1]), two);
+  return ir_mul(TE_AT(u->a, y, x), f(ctx, 3));
+}
+
+START_TEST(upsampling_coef) {
+  int64_t H = 30, W = 36;
+  for (int v = 0; v < 2; v++) {
+    tec_ctx *ctx = tec_ctx_new();
+    te_tensor *a = te_placeholder(ctx, "a", TEC_F32, 2, TE_SHAPE(ctx, H, 2 * W + 1));
+    te_tensor *d = compute(ctx, "down", 2, (int64_t[]){H, W}, half_body, &(U){.a = a});
+    int64_t OH = v ? H : 2 * H / 3, OW = v ? W : 2 * W / 3;
+    te_tensor *o = compute(ctx, "out", 2, (int64_t[]){OH, OW}, down3_body, &(U){.a = d, .op = v});
+    prog g = {.ctx = ctx, .nin = 1, .nout = 1, .in = {a}, .out = {o}};
+    sch_schedule *s = sch_create(ctx, 1, &o);
+    tec_autosched_report rep;
+    ck_assert_msg(tec_autoschedule(s, NULL, NULL, &rep) == 0, "%s", tec_ctx_error(ctx));
+    ck_assert_msg(kind_of(&rep, "down") == TEC_AS_INLINE, "variant %d:\n%s", v, rep.text);
+    DLTensor in = alloc_for(&g, a, 1, 3), out = alloc_for(&g, o, 0, 0);
+    run_sched(&g, s, "uc_f", NULL, &in, &out);
+    const float *pa = tu_f32(&in), *po = tu_f32(&out);
+    for (int64_t y = 0; y < OH; y++)
+      for (int64_t x = 0; x < OW; x++) {
+        int64_t sy = v ? y : 3 * y / 2, sx = v ? x : 3 * x / 2;
+        const float *r = pa + sy * (2 * W + 1) + 2 * sx;
+        float want = (r[0] + 2.0f * r[1]) * 0.25f * 3.0f;
+        ck_assert_msg(po[y * OW + x] == want, "variant %d: out[%lld][%lld] %g, want %g", v, (long long)y,
+                      (long long)x, po[y * OW + x], want);
+      }
+    tec_dl_free(&in), tec_dl_free(&out);
+    tec_ctx_free(ctx);
+  }
+}
+END_TEST
+
 /* ---- a host with a read by computed coordinates (review of session 28): p, a 3-row sum,
  * attached to out = 0.5 (p[y][x] + p[y + 2][x]) + a[y][int(0.75 x)]. The gathered read makes
  * a root stage take two vectors per iteration, but a register tile of one vector of columns
@@ -1914,6 +1956,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, row_walk_unroll);
   tcase_add_test(tc, row_walk_attached);
   tcase_add_test(tc, gather_host);
+  tcase_add_test(tc, upsampling_coef);
   tcase_add_test(tc, upsampled_reads);
   tcase_add_test(tc, symbolic_size);
   tcase_add_test(tc, random_programs);
