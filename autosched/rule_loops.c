@@ -41,46 +41,8 @@
 /* accumulators per strip: within L2 beside the rows streamed through it; whole rows below that
  * (4096 x 4096 column mean, 1 thread, Zen 4: strips of 1024 columns 6.1 ms, 2048 7.0, whole
  * rows of 4096 3.0-3.7; one vector per row, no strips: 21 ms), the rows read as one stream;
- * reduce steps for a walk worth it */
-enum { STRIP_BYTES = 128 << 10, ROW_WALK_MIN = 16, ROW_WALK_UNROLL = 4 };
-
-/* 1 if s is a reduction of ROW_WALK_MIN+ steps without a register tile whose every read that
- * both a reduce axis and the last data axis move uses the reduce axes in outer indices only
- * and the last data axis in its innermost index, with unit stride (a strip of a row,
- * contiguous), and there is such a read (a window of taps along the columns reads columns,
- * not rows); reads the last data axis does not move are broadcasts (GEMV's x[k]) */
-static int row_walk(const as_stage *s) {
-  const te_tensor *t = s->t;
-  int nd = t->ndim;
-  if (nd < 1 || s->nred < 1 || s->red_total < ROW_WALK_MIN || s->reuse_axis >= 0) return 0;
-  const ir_expr *x = t->axis[nd - 1], *src = as_source(t), *vars[2 * AS_MAX_DIM];
-  int nv = 0, moved = 0;
-  for (int d = 0; d < nd && nv < 2 * AS_MAX_DIM; d++) vars[nv++] = t->axis[d];
-  for (int r = 0; r < t->nreduce && nv < 2 * AS_MAX_DIM; r++) vars[nv++] = t->reduce_axis[r];
-  for (int k = 0; k < t->ninputs; k++) {
-    const ir_expr *reads[8];
-    int nr = as_reads_of(src, t->inputs[k], reads, 8);
-    if (nr > 8) return 0;
-    for (int r = 0; r < nr; r++) {
-      const ir_expr *rd = reads[r];
-      int moves = 0, na = rd->nargs;
-      for (int a = 0; a < t->nreduce; a++)
-        for (int d = 0; d < na; d++) moves |= ir_uses_var(rd->args[d], t->reduce_axis[a]);
-      int uses_x = 0;
-      for (int d = 0; d < na; d++) uses_x |= ir_uses_var(rd->args[d], x);
-      if (!moves || !uses_x) continue; /* loaded once per step: a broadcast (GEMV's x[k]) */
-      if (na < 2) return 0;
-      int64_t coef[2 * AS_MAX_DIM], c0;
-      if (!as_affine(rd->args[na - 1], nv, vars, coef, &c0) || coef[nd - 1] != 1) return 0;
-      for (int v = 0; v < nv; v++)
-        if (v != nd - 1 && coef[v]) return 0;
-      for (int d = 0; d + 1 < na; d++)
-        if (ir_uses_var(rd->args[d], x)) return 0;
-      moved = 1;
-    }
-  }
-  return moved;
-}
+ * a row walk's rows per pass (as_apply_loops) */
+enum { STRIP_BYTES = 128 << 10, ROW_WALK_UNROLL = 4 };
 
 void as_decide_loops(as_prog *p) {
   for (int i = 0; i < p->n; i++) {
@@ -182,7 +144,7 @@ void as_loops_choice(as_prog *p, as_stage *s) {
   }
   /* a reduction walking rows: strips of columns, the reduce loops outside them (at the
    * root only: an attached stage's columns are its host's tile, and its rows a few) */
-  if (s->ch.kind == TEC_AS_LOOPS && s->ch.vector > 0 && !s->has_attached && row_walk(s)) {
+  if (s->ch.kind == TEC_AS_LOOPS && s->ch.vector > 0 && !s->has_attached && as_row_walk(p, s)) {
     int bytes = tec_dtype_bytes(t->type);
     int64_t V = s->ch.vector, C = STRIP_BYTES / (bytes > 0 ? bytes : 4) / V * V, e = s->ext[nd - 1];
     s->strip = C < V ? V : C;

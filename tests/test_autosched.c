@@ -1236,9 +1236,9 @@ END_TEST
 /* ---- reductions walking rows (session 28, held-out programs): a column mean
  * out[x] = sum_r a[r][x] / R and a GEMV out[x] = sum_k v[k] w[k][x] (v[k]: a broadcast per
  * step) read one vector per row for every output vector as declared; the loops rule puts the
- * reduce loop outside the columns' vector loops (whole rows up to 128 KiB of accumulators,
+ * reduce loops outside the columns' vector loops (whole rows up to 128 KiB of accumulators,
  * strips of 32768 floats beyond), so rows are read contiguously, 4 rows per pass where 4
- * divides them. Plain-C references. ---- */
+ * divides them, else 2 where 2 does (constant extents). Plain-C references. ---- */
 static const ir_expr *colmean_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
   U *u = u_;
   return TE_SUM(ir_mul(TE_AT(u->a, u->r[0], i[0]), f(ctx, 1.0 / (double)u->n1)), u->r[0]);
@@ -1248,51 +1248,114 @@ static const ir_expr *gemv_body(tec_ctx *ctx, const ir_expr *const *i, void *u_)
   (void)ctx;
   return TE_SUM(ir_mul(TE_AT(u->b, u->r[0]), TE_AT(u->a, u->r[0], i[0])), u->r[0]);
 }
+/* a plain column sum (int32 too), over two reduce axes, a 3-d input */
+static const ir_expr *colsum_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  (void)ctx;
+  return TE_SUM(TE_AT(u->a, u->r[0], i[0]), u->r[0]);
+}
+static const ir_expr *colsum2_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  (void)ctx;
+  return TE_SUM(TE_AT(u->a, u->r[0], u->r[1], i[0]), u->r[0], u->r[1]);
+}
+/* T[i][j] = 2 a[j][i] (inlined: the column sum of T reads a column of a per step) */
+static const ir_expr *tr2_body(tec_ctx *ctx, const ir_expr *const *i, void *u_) {
+  U *u = u_;
+  return ir_mul(TE_AT(u->a, i[1], i[0]), f(ctx, 2));
+}
 
+enum { RW_MEAN, RW_GEMV, RW_ISUM, RW_SUM2, RW_TRANS };
 START_TEST(row_walk) {
   /* R x W: whole rows (600 < 32768 floats), strips (40000 > 32768: a strip loop outside r);
-   * the GEMV's broadcast read does not stop it; 9 rows (a 3x3 window's worth) are too few */
+   * the GEMV's broadcast read does not stop it; 9 rows (a 3x3 window's worth) are too few;
+   * rows per pass (ru): 4 (40, 36), 2 (38; 4 x 10 over two reduce axes: the last one's 10),
+   * none (37, 17 odd; a symbolic width: extents not constant); an int32 sum; a transposed
+   * producer inlined (its reads move along columns: no walk) */
   const struct {
-    int64_t R, W;
-    int gemv, strip_loop, walks;
-  } cs[] = {{37, 600, 0, 0, 1}, {17, 40000, 0, 1, 1}, {40, 300, 1, 0, 1}, {9, 600, 0, 0, 0}};
-  for (int c = 0; c < 4; c++) {
+    int64_t R, R2, W;
+    int kind, sym, walks, strip_loop, ru;
+  } cs[] = {{37, 0, 600, RW_MEAN, 0, 1, 0, 0},  {17, 0, 40000, RW_MEAN, 0, 1, 1, 0}, {40, 0, 300, RW_GEMV, 0, 1, 0, 4},
+            {9, 0, 600, RW_MEAN, 0, 0, 0, 0},   {38, 0, 600, RW_MEAN, 0, 1, 0, 2},   {4, 10, 600, RW_SUM2, 0, 1, 0, 2},
+            {36, 0, 600, RW_ISUM, 0, 1, 0, 4},  {40, 0, 600, RW_MEAN, 1, 1, 0, 0},   {40, 0, 300, RW_TRANS, 0, 0, 0, 0}};
+  for (int c = 0; c < (int)(sizeof cs / sizeof *cs); c++) {
     tec_ctx *ctx = tec_ctx_new();
-    int64_t R = cs[c].R, W = cs[c].W;
-    te_tensor *a = te_placeholder(ctx, "a", TEC_F32, 2, TE_SHAPE(ctx, R, W));
-    te_tensor *v = te_placeholder(ctx, "v", TEC_F32, 1, TE_SHAPE(ctx, R));
-    U u = {.a = a, .b = v, .n1 = R, .r = {te_reduce_axis_n(ctx, "r", R)}};
-    te_tensor *o = compute(ctx, "out", 1, (int64_t[]){W}, cs[c].gemv ? gemv_body : colmean_body, &u);
-    prog g = {.ctx = ctx, .nin = cs[c].gemv ? 2 : 1, .nout = 1, .in = {a, v}, .out = {o}};
+    int64_t R = cs[c].R, R2 = cs[c].R2, W = cs[c].W, run_w = cs[c].sym ? 1000 : W;
+    int kind = cs[c].kind, isint = kind == RW_ISUM;
+    const ir_expr *w = cs[c].sym ? te_size_var(ctx, "w") : ir_int(ctx, W);
+    const ir_expr *sh_a[3] = {ir_int(ctx, R), R2 ? ir_int(ctx, R2) : w, w};
+    te_tensor *a = kind == RW_TRANS ? te_placeholder(ctx, "a", TEC_F32, 2, TE_SHAPE(ctx, W, R))
+                                    : te_placeholder(ctx, "a", isint ? TEC_I32 : TEC_F32, R2 ? 3 : 2, sh_a);
+    te_tensor *v = te_placeholder(ctx, "v", TEC_F32, 1, TE_SHAPE(ctx, R)), *in = a;
+    if (kind == RW_TRANS) in = compute(ctx, "T", 2, (int64_t[]){R, W}, tr2_body, &(U){.a = a});
+    U *u = tec_ctx_alloc(ctx, sizeof *u);
+    *u = (U){.a = in, .b = v, .n1 = R, .r = {te_reduce_axis_n(ctx, R2 ? "q" : "r", R), te_reduce_axis_n(ctx, "r", R2)}};
+    te_body_fn body = kind == RW_GEMV ? gemv_body : kind == RW_MEAN ? colmean_body : kind == RW_SUM2 ? colsum2_body : colsum_body;
+    te_tensor *o = te_compute(ctx, &(te_compute_decl){.name = "out", .ndim = 1, .shape = &w, .body = body, .user = u});
+    ck_assert_msg(o != NULL, "%s", tec_ctx_error(ctx));
+    prog g = {.ctx = ctx, .nin = kind == RW_GEMV ? 2 : 1, .nout = 1, .in = {a, v}, .out = {o},
+              .size_name = cs[c].sym ? "w" : NULL, .size_value = run_w};
     sch_schedule *s = sch_create(ctx, 1, &o);
     tec_autosched_report rep;
-    ck_assert_msg(tec_autoschedule(s, NULL, NULL, &rep) == 0, "%s", tec_ctx_error(ctx));
+    tec_autosched_options opt = {.nestimates = 1, .estimates = (tec_autosched_estimate[]){{"w", W}}};
+    ck_assert_msg(tec_autoschedule(s, NULL, cs[c].sym ? &opt : NULL, &rep) == 0, "%s", tec_ctx_error(ctx));
     ck_assert_int_eq(kind_of(&rep, "out"), TEC_AS_LOOPS);
     ck_assert_int_eq(stage_rep(&rep, "out")->choice.vector, 16);
-    /* the reduce loop: outside the vector loop's outer part when walking rows, inside it
-     * otherwise; a strip loop before it where the row is wider than a strip */
+    if (kind == RW_TRANS) ck_assert_int_eq(kind_of(&rep, "T"), TEC_AS_INLINE);
+    ck_assert_msg(!strstr(stage_rep(&rep, "out")->why, "walking rows") == !cs[c].walks, "case %d: %s", c, rep.text);
+    /* the loops, found by kind: the first reduce loop (pr), the vector loop's outer part (pv:
+     * the last data loop outside the vectorized one); walking rows, the reduce loops are
+     * outside pv (after a strip loop where the row is wider than a strip), else inside it */
     sch_stage *st = sch_stage_of(s, o);
-    int pr = -1, pv = -1;
-    for (int k = 0; k < sch_stage_nleaf(st); k++)
-      if (sch_iter_name(sch_stage_leaf(st, k))[0] == 'r' && pr < 0) pr = k;
-    for (int k = 0; k < sch_stage_nleaf(st); k++)
-      if (strstr(sch_iter_name(sch_stage_leaf(st, k)), "outer") && pv < 0 && k > pr) pv = k;
-    /* 4 rows per pass where 4 divides them (40): r.inner inside the columns' outer loop */
-    int pin = leaf_pos(st, "r.inner");
-    ck_assert_msg(R % 4 == 0 && cs[c].walks ? pin == pv + 1 : pin < 0, "case %d:\n%s%s", c, rep.text, rep.trace_c);
-    ck_assert_msg(cs[c].walks ? (pr >= 0 && pv > pr) : (pr > 0 && pv < 0), "case %d:\n%s%s", c, rep.text,
-                  rep.trace_c);
-    ck_assert_msg(cs[c].strip_loop ? pr == 1 : pr == (cs[c].walks ? 0 : 1), "case %d:\n%s%s", c, rep.text,
-                  rep.trace_c);
-    DLTensor ins[2] = {alloc_for(&g, a, 1, 5), alloc_for(&g, v, 1, 6)}, out = alloc_for(&g, o, 0, 0);
+    int pr = -1, pv = -1, vec = -1, n = sch_stage_nleaf(st);
+    for (int k = 0; k < n; k++) {
+      sch_iter *it = sch_stage_leaf(st, k);
+      if (sch_iter_type(it) == SCH_ITER_REDUCE && pr < 0) pr = k;
+      if (sch_iter_loop_kind(it) == IR_FOR_VECTORIZED) vec = k;
+    }
+    for (int k = 0; k < vec; k++)
+      if (sch_iter_type(sch_stage_leaf(st, k)) == SCH_ITER_DATA) pv = k;
+    ck_assert_msg(pr >= 0 && vec == n - 1 && pv >= 0, "case %d:\n%s%s", c, rep.text, rep.trace_c);
+    ck_assert_msg(cs[c].walks ? pr < pv : pr > pv, "case %d:\n%s%s", c, rep.text, rep.trace_c);
+    ck_assert_msg(pr == (cs[c].strip_loop || !cs[c].walks ? 1 : 0), "case %d:\n%s%s", c, rep.text, rep.trace_c);
+    /* ru rows per pass: the last reduce loop split by ru, its inner part between the vector
+     * loop's parts, unrolled */
+    sch_iter *after = sch_stage_leaf(st, pv + 1);
+    if (cs[c].ru) {
+      char split[64];
+      snprintf(split, sizeof split, "sch_split(s_out, out_r, %d, ", cs[c].ru);
+      tu_assert_contains(rep.trace_c, split);
+      ck_assert_msg(sch_iter_type(after) == SCH_ITER_REDUCE && sch_iter_loop_kind(after) == IR_FOR_UNROLLED &&
+                        pv + 2 == vec,
+                    "case %d:\n%s%s", c, rep.text, rep.trace_c);
+    } else if (cs[c].walks) {
+      ck_assert_msg(pv + 1 == vec && !strstr(rep.trace_c, "sch_split(s_out, out_r,"), "case %d:\n%s%s", c, rep.text,
+                    rep.trace_c);
+    }
+    int64_t ash[3] = {kind == RW_TRANS ? W : R, R2 ? R2 : kind == RW_TRANS ? R : run_w, run_w};
+    int nda = R2 ? 3 : 2;
+    DLTensor ins[2] = {isint ? tu_zeros(TEC_I32, nda, ash) : tu_rand_f32(nda, ash, 5), alloc_for(&g, v, 1, 6)};
+    DLTensor out = isint ? tu_zeros(TEC_I32, 1, &run_w) : tu_zeros(TEC_F32, 1, &run_w);
+    int32_t *ia = ins[0].data;
+    for (int64_t e = 0; isint && e < tec_dl_numel(&ins[0]); e++) ia[e] = (int32_t)((e * 7919) % 2001) - 1000;
     run_sched(&g, s, "rw_f", NULL, ins, &out);
-    const float *pa = tu_f32(&ins[0]), *pv_ = tu_f32(&ins[1]), *po = tu_f32(&out);
-    for (int64_t x = 0; x < W; x++) {
+    const float *pa = tu_f32(&ins[0]), *pv_ = tu_f32(&ins[1]);
+    for (int64_t x = 0; x < run_w; x++) {
       double want = 0;
-      for (int64_t r = 0; r < R; r++)
-        want += cs[c].gemv ? (double)pv_[r] * pa[r * W + x] : (double)pa[r * W + x] * (float)(1.0 / (double)R);
-      ck_assert_msg(fabs(po[x] - want) < 1e-4 * (1 + fabs(want)), "case %d: out[%lld] %g, want %g", c, (long long)x,
-                    po[x], want);
+      int64_t iwant = 0;
+      for (int64_t r = 0; r < R * (R2 ? R2 : 1); r++) {
+        int64_t at = kind == RW_TRANS ? x * R + r : r * run_w + x;
+        if (isint) iwant += ia[at];
+        else if (kind == RW_GEMV) want += (double)pv_[r] * pa[at];
+        else if (kind == RW_MEAN) want += (double)pa[at] * (float)(1.0 / (double)R);
+        else want += (kind == RW_TRANS ? 2.0 : 1.0) * pa[at];
+      }
+      if (isint)
+        ck_assert_msg(((int32_t *)out.data)[x] == iwant, "case %d: out[%lld] %d, want %lld", c, (long long)x,
+                      ((int32_t *)out.data)[x], (long long)iwant);
+      else
+        ck_assert_msg(fabs(tu_f32(&out)[x] - want) < 1e-4 * (1 + fabs(want)), "case %d: out[%lld] %g, want %g", c,
+                      (long long)x, tu_f32(&out)[x], want);
     }
     tec_dl_free(&ins[0]), tec_dl_free(&ins[1]), tec_dl_free(&out);
     tec_ctx_free(ctx);
