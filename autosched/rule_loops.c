@@ -25,17 +25,17 @@
  * transposed read (in[x][y]: a stride of a row) is lane by lane either way: vectorized, the
  * stores whole.
  *
- * A root reduction that walks rows (row_walk: every read its reduce loops move, they move along
- * an outer index only, its innermost index the vector axis; a column sum out[x] = sum_r
- * in[r][x]) would read one vector per row, rows a whole row apart (a page or more), for every
+ * A root reduction that walks rows (as_row_walk, analyze.c: every read its reduce loops move,
+ * through the producers inlined into it too, they move along an outer index only, its
+ * innermost index the vector axis; a column sum out[x] = sum_r in[r][x]) would read one vector per row, rows a whole row apart (a page or more), for every
  * vector of the output: its columns go in strips of STRIP_BYTES of accumulators (whole rows
  * up to that), the reduce loops outside the strip's vectors, so each step reads a strip of a
- * row contiguously and the accumulators stay in cache (Mullapudi2016's reorder of the update).
- * Not one attached at a consumer's tile: its columns are the tile's and its rows a few; its
- * reduce loops stay inside the vector loop's outer part.
+ * row contiguously and the accumulators stay in cache (Mullapudi2016's reorder of the update):
  *   [axes..., x.strip, reduce..., r.outer, x.outer, r.inner (4, unrolled), x.inner (vector)]
- * (r the last reduce loop: 4 rows per pass, so an accumulator is loaded and stored once per
- * 4 rows). */
+ * (r the last reduce loop: 4 rows per pass where 4 divides its constant extent, else 2 where 2
+ * does, else 1 (no split), so an accumulator is loaded and stored once per pass). Not a
+ * reduction attached at a consumer's tile: its columns are the tile's and its rows a few; its
+ * reduce loops stay inside the vector loop's outer part. */
 #include "autosched/internal.h"
 
 /* accumulators per strip: within L2 beside the rows streamed through it; whole rows below that
@@ -265,7 +265,9 @@ int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
   /* a row walk's last reduce loop: ROW_WALK_UNROLL rows per pass over the strip (where that
    * divides it), unrolled inside the column loop, so each accumulator vector is loaded and
    * stored once per that many rows (column mean 4096 x 4096, Zen 4, same-run ratios to
-   * Mullapudi2016: 1.24-1.47 against 0.98-1.03 one row per pass, 4 pairs of runs) */
+   * Mullapudi2016: 1.24-1.47 against 0.98-1.03 one row per pass, 4 pairs of runs); where it
+   * does not divide, 2 rows where 2 does (half the accumulator traffic of 1, no tail: not
+   * measured apart), else 1; none for an extent that is not constant (an estimate) */
   sch_iter *rin = NULL;
   int64_t rl = a->nred ? a->rext[a->nred - 1] : 0;
   int RU = !a->const_ext ? 1 : rl % ROW_WALK_UNROLL == 0 ? ROW_WALK_UNROLL : rl % 2 == 0 ? 2 : 1;
