@@ -27,10 +27,11 @@
  *
  * A root reduction that walks rows (as_row_walk, analyze.c: every read its reduce loops move,
  * through the producers inlined into it too, they move along an outer index only, its
- * innermost index the vector axis; a column sum out[x] = sum_r in[r][x]) would read one vector per row, rows a whole row apart (a page or more), for every
- * vector of the output: its columns go in strips of STRIP_BYTES of accumulators (whole rows
- * up to that), the reduce loops outside the strip's vectors, so each step reads a strip of a
- * row contiguously and the accumulators stay in cache (Mullapudi2016's reorder of the update):
+ * innermost index the vector axis; a column sum out[x] = sum_r in[r][x]) would read one
+ * vector per row, rows a whole row apart (a page or more), for every vector of the output:
+ * its columns go in strips of STRIP_BYTES of accumulators (whole rows up to that), the reduce
+ * loops outside the strip's vectors, so each step reads a strip of a row contiguously and the
+ * accumulators stay in cache (Mullapudi2016's reorder of the update):
  *   [axes..., x.strip, reduce..., r.outer, x.outer, r.inner (4, unrolled), x.inner (vector)]
  * (r the last reduce loop: 4 rows per pass where 4 divides its constant extent, else 2 where 2
  * does, else 1 (no split), so an accumulator is loaded and stored once per pass). Not a
