@@ -215,18 +215,91 @@ static int strided_read(const as_prog *p, const te_tensor *t, int *gather) {
   return 0;
 }
 
-/* 1 if some index of read uses var */
-static int read_uses(const ir_expr *read, const ir_expr *var) {
-  for (int i = 0; i < read->nargs; i++)
-    if (ir_uses_var(read->args[i], var)) return 1;
+/* 1 if some of the na indices args uses var */
+static int args_use(int na, const ir_expr *const *args, const ir_expr *var) {
+  for (int i = 0; i < na; i++)
+    if (ir_uses_var(args[i], var)) return 1;
   return 0;
 }
 
+/* 1 if some index of read uses var */
+static int read_uses(const ir_expr *read, const ir_expr *var) {
+  return args_use(read->nargs, (const ir_expr *const *)read->args, var);
+}
+
+/* ---- the row walk (rule_loops.c): a reduction of ROW_WALK_MIN+ steps without a register
+ * tile whose every read that both a reduce axis and the last data axis move uses the reduce
+ * axes in outer indices only and the last data axis in its innermost index, with unit stride
+ * (a strip of a row, contiguous), and there is such a read (a window of taps along the
+ * columns reads columns, not rows); reads the last data axis does not move are broadcasts
+ * (GEMV's x[k]). The reads are the ones the loop nest will make: through the producers
+ * inlined into the stage (and into them), their indices composed with the reader's (an
+ * inlined transpose T[r][x] = a[x][r] reads a column per step: no walk). ---- */
+enum { ROW_WALK_MIN = 16, WALK_DEPTH = 8 };
+typedef struct walk_ctx {
+  const te_tensor *t;
+  int nv, moved;
+  const ir_expr *vars[2 * AS_MAX_DIM];
+} walk_ctx;
+
+/* one read of t's (its na indices over t's variables): 1 if it keeps the walk */
+static int walk_read(walk_ctx *w, int na, const ir_expr *const *args) {
+  const te_tensor *t = w->t;
+  int nd = t->ndim, moves = 0;
+  for (int a = 0; a < t->nreduce && !moves; a++) moves = args_use(na, args, t->reduce_axis[a]);
+  if (!moves || !args_use(na, args, t->axis[nd - 1])) return 1; /* a broadcast per step */
+  int64_t coef[2 * AS_MAX_DIM], c0;
+  if (na < 2 || !as_affine(args[na - 1], w->nv, w->vars, coef, &c0) || coef[nd - 1] != 1) return 0;
+  for (int v = 0; v < w->nv; v++)
+    if (v != nd - 1 && coef[v]) return 0;
+  if (args_use(na - 1, args, t->axis[nd - 1])) return 0;
+  w->moved = 1;
+  return 1;
+}
+
+/* the reads of reader's inputs in src (its variables replaced by to[] when nsub > 0: an
+ * inlined producer's indices in the stage's): 1 if every one keeps the walk */
+static int walk_reads(const as_prog *p, walk_ctx *w, const te_tensor *reader, const ir_expr *src,
+                      int nsub, const ir_expr *const *to, int depth) {
+  for (int k = 0; k < reader->ninputs; k++) {
+    const ir_expr *reads[8];
+    int nr = as_reads_of(src, reader->inputs[k], reads, 8), j = as_index_of(p, reader->inputs[k]);
+    if (nr > 8) return 0;
+    const as_stage *q = j >= 0 && p->st[j].ch.kind == TEC_AS_INLINE ? &p->st[j] : NULL;
+    for (int r = 0; r < nr; r++) {
+      const ir_expr *args[AS_MAX_DIM];
+      int na = reads[r]->nargs;
+      if (na > AS_MAX_DIM) return 0;
+      for (int d = 0; d < na; d++)
+        args[d] = nsub ? ir_substitute(reads[r]->args[d], nsub, reader->axis, to) : reads[r]->args[d];
+      if (!q) {
+        if (!walk_read(w, na, args)) return 0;
+      } else if (depth >= WALK_DEPTH || na != q->t->ndim ||
+                 !walk_reads(p, w, q->t, as_source(q->t), na, args, depth + 1)) {
+        return 0;
+      }
+    }
+  }
+  return 1;
+}
+
+int as_row_walk(const as_prog *p, const as_stage *s) {
+  const te_tensor *t = s->t;
+  if (t->ndim < 1 || s->nred < 1 || s->red_total < ROW_WALK_MIN || s->reuse_axis >= 0) return 0;
+  walk_ctx w = {.t = t};
+  w.nv = reader_vars(t, w.vars);
+  return walk_reads(p, &w, t, as_source(t), 0, NULL, 0) && w.moved;
+}
+
 /* how many elements of reader c read one element through read's indices divided by constants
- * (an upsampling up[y][x] = f[y / 2][x / 2]: each element of f read 4 times): the product of
- * the divisors k >= 2 of indices floordiv(e, k) with e using one of c's data axes */
+ * (an upsampling up[y][x] = f[y / 2][x / 2]: each element of f read 4 times): the product over
+ * indices floordiv(e, k), k >= 2, e using one of c's data axes, of k / |a|, a the largest
+ * coefficient of c's data axes in e where that is below k (f[(3 y) / 2] reads each element at
+ * most once: 1; f[(2 x) / 2]: 1); k where e is not affine in c's axes (unknown: as many) */
 static int64_t upsampling(const ir_expr *read, const te_tensor *c) {
   int64_t f = 1, k;
+  const ir_expr *vars[2 * AS_MAX_DIM];
+  int nv = reader_vars(c, vars);
   for (int i = 0; i < read->nargs; i++) {
     const ir_expr *e = read->args[i];
     if (!e || !(e->kind == IR_FLOORDIV || (e->kind == IR_DIV && !tec_dtype_is_float(e->type))) ||
@@ -234,7 +307,15 @@ static int64_t upsampling(const ir_expr *read, const te_tensor *c) {
       continue;
     int uses = 0;
     for (int d = 0; d < c->ndim && !uses; d++) uses = ir_uses_var(e->a, c->axis[d]);
-    if (uses && f < ((int64_t)1 << 30)) f *= k;
+    if (!uses) continue;
+    int64_t coef[2 * AS_MAX_DIM], c0, step = 0;
+    if (as_affine(e->a, nv, vars, coef, &c0))
+      for (int d = 0; d < c->ndim && d < nv; d++) {
+        int64_t m = coef[d] < 0 ? -coef[d] : coef[d];
+        if (m > step) step = m;
+      }
+    int64_t times = step == 0 ? k : step < k ? k / step : 1;
+    if (f < ((int64_t)1 << 30)) f *= times;
   }
   return f;
 }

@@ -45,7 +45,8 @@ typedef struct as_stage {
   int64_t bcast;           /* an injective reader's elements per element read: the product of
                               the reader's data axes no index of the read uses (unsharp's
                               output over 3 channels reads ratio[y, x]: 3) and of the divisors
-                              of upsampled indices (f[y / 2][x / 2]: 4), the largest */
+                              of upsampled indices over their axis' coefficient (f[y / 2][x / 2]:
+                              4; f[(3 y) / 2]: 1), the largest */
   /* for reductions */
   int reuse_axis;  /* a data axis along which some input is invariant (-1: none) */
   int unit_reduce; /* the innermost index of its main read is its last reduce axis */
@@ -156,6 +157,9 @@ int as_affine(const ir_expr *e, int nv, const ir_expr *const *vars, int64_t *coe
 int as_reads_of(const ir_expr *e, const te_tensor *t, const ir_expr **out, int cap);
 /* The stage's body value with a top-level REDUCE's source (the part reads live in). */
 const ir_expr *as_source(const te_tensor *t);
+/* 1 if reduction s walks rows (analyze.c: its reads, through the producers inlined into it
+ * so far, move along outer indices only, a strip of a row each step; rule_loops.c strips it) */
+int as_row_walk(const as_prog *p, const as_stage *s);
 
 /* autosched.c: the steps of tec_autoschedule, shared with the tuned mode (tuned.c).
  * prepare: target query, the program in topological order, estimates, analysis (in p->ctx);

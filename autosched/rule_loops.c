@@ -19,65 +19,31 @@
  * unrolled, leaves LLVM's loop vectorizer its interleaved loads (wide loads and shuffles); so
  * is a stage into which a producer with such a read is inlined along the vector axis. A read
  * by an index not affine in the vector axis (computed coordinates, x / 2) has no such loads
- * either way: vectorized, two vectors per iteration (gather_read). A read moving forward by
+ * either way: vectorized, two vectors per iteration (gather_read; one where its columns are a
+ * tile that holds no pair: a register tile of one vector). A read moving forward by
  * 2-8 (a stride-2 pool's in[2x + rx]) is vectorized: codegen loads it whole and shuffles. A
  * transposed read (in[x][y]: a stride of a row) is lane by lane either way: vectorized, the
  * stores whole.
  *
- * A reduction that walks rows (row_walk: every read its reduce loops move, they move along
- * an outer index only, its innermost index the vector axis; a column sum out[x] = sum_r
- * in[r][x]) would read one vector per row, rows a whole row apart (a page or more), for every
- * vector of the output: its columns go in strips of STRIP_BYTES of accumulators (whole rows
- * up to that), the reduce loops outside the strip's vectors, so each step reads a strip of a
- * row contiguously and the accumulators stay in cache (Mullapudi2016's reorder of the update):
+ * A root reduction that walks rows (as_row_walk, analyze.c: every read its reduce loops move,
+ * through the producers inlined into it too, they move along an outer index only, its
+ * innermost index the vector axis; a column sum out[x] = sum_r in[r][x]) would read one
+ * vector per row, rows a whole row apart (a page or more), for every vector of the output:
+ * its columns go in strips of STRIP_BYTES of accumulators (whole rows up to that), the reduce
+ * loops outside the strip's vectors, so each step reads a strip of a row contiguously and the
+ * accumulators stay in cache (Mullapudi2016's reorder of the update):
  *   [axes..., x.strip, reduce..., r.outer, x.outer, r.inner (4, unrolled), x.inner (vector)]
- * (r the last reduce loop: 4 rows per pass, so an accumulator is loaded and stored once per
- * 4 rows). */
+ * (r the last reduce loop: 4 rows per pass where 4 divides its constant extent, else 2 where 2
+ * does, else 1 (no split), so an accumulator is loaded and stored once per pass). Not a
+ * reduction attached at a consumer's tile: its columns are the tile's and its rows a few; its
+ * reduce loops stay inside the vector loop's outer part. */
 #include "autosched/internal.h"
 
 /* accumulators per strip: within L2 beside the rows streamed through it; whole rows below that
  * (4096 x 4096 column mean, 1 thread, Zen 4: strips of 1024 columns 6.1 ms, 2048 7.0, whole
  * rows of 4096 3.0-3.7; one vector per row, no strips: 21 ms), the rows read as one stream;
- * reduce steps for a walk worth it */
-enum { STRIP_BYTES = 128 << 10, ROW_WALK_MIN = 16, ROW_WALK_UNROLL = 4 };
-
-/* 1 if s is a reduction of ROW_WALK_MIN+ steps without a register tile whose every read that
- * both a reduce axis and the last data axis move uses the reduce axes in outer indices only
- * and the last data axis in its innermost index, with unit stride (a strip of a row,
- * contiguous), and there is such a read (a window of taps along the columns reads columns,
- * not rows); reads the last data axis does not move are broadcasts (GEMV's x[k]) */
-static int row_walk(const as_stage *s) {
-  const te_tensor *t = s->t;
-  int nd = t->ndim;
-  if (nd < 1 || s->nred < 1 || s->red_total < ROW_WALK_MIN || s->reuse_axis >= 0) return 0;
-  const ir_expr *x = t->axis[nd - 1], *src = as_source(t), *vars[2 * AS_MAX_DIM];
-  int nv = 0, moved = 0;
-  for (int d = 0; d < nd && nv < 2 * AS_MAX_DIM; d++) vars[nv++] = t->axis[d];
-  for (int r = 0; r < t->nreduce && nv < 2 * AS_MAX_DIM; r++) vars[nv++] = t->reduce_axis[r];
-  for (int k = 0; k < t->ninputs; k++) {
-    const ir_expr *reads[8];
-    int nr = as_reads_of(src, t->inputs[k], reads, 8);
-    if (nr > 8) return 0;
-    for (int r = 0; r < nr; r++) {
-      const ir_expr *rd = reads[r];
-      int moves = 0, na = rd->nargs;
-      for (int a = 0; a < t->nreduce; a++)
-        for (int d = 0; d < na; d++) moves |= ir_uses_var(rd->args[d], t->reduce_axis[a]);
-      int uses_x = 0;
-      for (int d = 0; d < na; d++) uses_x |= ir_uses_var(rd->args[d], x);
-      if (!moves || !uses_x) continue; /* loaded once per step: a broadcast (GEMV's x[k]) */
-      if (na < 2) return 0;
-      int64_t coef[2 * AS_MAX_DIM], c0;
-      if (!as_affine(rd->args[na - 1], nv, vars, coef, &c0) || coef[nd - 1] != 1) return 0;
-      for (int v = 0; v < nv; v++)
-        if (v != nd - 1 && coef[v]) return 0;
-      for (int d = 0; d + 1 < na; d++)
-        if (ir_uses_var(rd->args[d], x)) return 0;
-      moved = 1;
-    }
-  }
-  return moved;
-}
+ * a row walk's rows per pass (as_apply_loops) */
+enum { STRIP_BYTES = 128 << 10, ROW_WALK_UNROLL = 4 };
 
 void as_decide_loops(as_prog *p) {
   for (int i = 0; i < p->n; i++) {
@@ -128,6 +94,19 @@ static int strided_inlined(const as_prog *p, const as_stage *s, int depth) {
   return 0;
 }
 
+/* 1 if the columns stage s is computed over hold vectors of V lanes whole: its row is that
+ * wide and is computed whole (a root stage without a column tile, an attached one whose host
+ * has none) or by tiles of a multiple of V (a host's own tile, an attached stage's host's); a
+ * register tile of one vector of lanes holds no vector of twice as many */
+static int pairs_fit(const as_prog *p, const as_stage *s, int64_t V) {
+  int nd = s->t->ndim;
+  if (nd < 1 || s->ext[nd - 1] < V) return 0;
+  int64_t c = s->ch.kind == TEC_AS_LOOPS && s->has_attached ? s->ch.cols
+              : s->ch.kind == TEC_AS_ATTACH && s->attach_to >= 0 ? p->st[s->attach_to].ch.cols
+                                                                : 0;
+  return c <= 0 || c % V == 0;
+}
+
 void as_loops_choice(as_prog *p, as_stage *s) {
   const te_tensor *t = s->t;
   int nd = t->ndim, reduce_body = t->body && t->body->kind == IR_REDUCE;
@@ -135,9 +114,10 @@ void as_loops_choice(as_prog *p, as_stage *s) {
   s->ch.vector = 0;
   /* a guarded read (padding) vectorizes into masked loads, which are slower than the scalar
    * loop LLVM vectorizes itself (a 3x3 depthwise layer's padding: 2.5x) */
-  /* a backward or unknown stride along the vector axis loads lane by lane: scalar and
-   * unrolled is 7x faster there (max pool 3x3/2 before codegen's strided loads: 0.165 ms
-   * against 1.19 ms) */
+  /* a read moving back by 2-8 elements along the vector axis, or across interleaved channels
+   * (strided_read, analyze.c), loads lane by lane where LLVM's loop vectorizer loads it whole
+   * and shuffles: scalar and unrolled (a stride-3 subsample: 7x faster); a stride it cannot
+   * tell (an index not affine in the vector axis) is vectorized (gather_read, below) */
   if (nd >= 1 && !(reduce_body && s->unit_reduce) && !s->guarded_read && !s->strided_read &&
       !strided_inlined(p, s, 0)) {
     int64_t e = s->ext[nd - 1];
@@ -151,7 +131,7 @@ void as_loops_choice(as_prog *p, as_stage *s) {
    * so one vector's chain of scalar loads and inserts overlaps the other's (bilinear resize
    * 3840x2160 -> 2560x1440, Zen 4: 6.8-7.9 ms against 7.5-8.9 with one vector, in pairs of
    * runs; the tuner chose the same) */
-  if (s->gather_read && s->ch.vector == as_lanes(p, t) && s->ext[nd - 1] >= 2 * s->ch.vector)
+  if (s->gather_read && s->ch.vector == as_lanes(p, t) && pairs_fit(p, s, 2 * s->ch.vector))
     s->ch.vector *= 2;
   /* the tuned mode's values (space.c) */
   int64_t v;
@@ -163,8 +143,9 @@ void as_loops_choice(as_prog *p, as_stage *s) {
     s->ch.parallel = v != 0;
     s->ch.par_depth = v > 0 ? (int)v : 0;
   }
-  /* a reduction walking rows: strips of columns, the reduce loops outside them */
-  if (s->ch.vector > 0 && !s->has_attached && row_walk(s)) {
+  /* a reduction walking rows: strips of columns, the reduce loops outside them (at the
+   * root only: an attached stage's columns are its host's tile, and its rows a few) */
+  if (s->ch.kind == TEC_AS_LOOPS && s->ch.vector > 0 && !s->has_attached && as_row_walk(p, s)) {
     int bytes = tec_dtype_bytes(t->type);
     int64_t V = s->ch.vector, C = STRIP_BYTES / (bytes > 0 ? bytes : 4) / V * V, e = s->ext[nd - 1];
     s->strip = C < V ? V : C;
@@ -231,6 +212,15 @@ int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
   } else if (C > 1 && !xo && !xi && C < e) {
     if (sch_split(st, ax[nd - 1], C, &xt, &ax[nd - 1])) return -1;
     ncol = C;
+  } else if (C > 0 && C < e) {
+    /* (the tuned mode's vector of two vectors' lanes beside a tile of one, say): refused,
+     * so the stage falls back and the report says why, not a tile silently left out */
+    tec_ctx_set_error_kind(p->ctx, TEC_ERR_UNSUPPORTED,
+                           "tec_autoschedule: stage '%s': a column tile of %lld is not a whole "
+                           "number of its %lld-lane vectors (legal: a multiple of the vector, "
+                           "or no vector)",
+                           a->t->name, (long long)C, (long long)V);
+    return -1;
   }
   if (r >= 0 && ch->rows > 1) {
     if (sch_split(st, ax[r], ch->rows, &yo, &yi)) return -1;
@@ -276,7 +266,9 @@ int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
   /* a row walk's last reduce loop: ROW_WALK_UNROLL rows per pass over the strip (where that
    * divides it), unrolled inside the column loop, so each accumulator vector is loaded and
    * stored once per that many rows (column mean 4096 x 4096, Zen 4, same-run ratios to
-   * Mullapudi2016: 1.24-1.47 against 0.98-1.03 one row per pass, 4 pairs of runs) */
+   * Mullapudi2016: 1.24-1.47 against 0.98-1.03 one row per pass, 4 pairs of runs); where it
+   * does not divide, 2 rows where 2 does (half the accumulator traffic of 1, no tail: not
+   * measured apart), else 1; none for an extent that is not constant (an estimate) */
   sch_iter *rin = NULL;
   int64_t rl = a->nred ? a->rext[a->nred - 1] : 0;
   int RU = !a->const_ext ? 1 : rl % ROW_WALK_UNROLL == 0 ? ROW_WALK_UNROLL : rl % 2 == 0 ? 2 : 1;
@@ -320,8 +312,10 @@ int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
         !as_slides(p, h) && sch_unroll(st, ax[pr]))
       return -1;
   }
-  if (a->nred && a->const_ext && a->rext[a->nred - 1] > 1 && a->rext[a->nred - 1] <= ch->unroll &&
-      sch_unroll(st, sch_reduce_axis(st, a->nred - 1)))
+  /* a small innermost reduce loop unrolled whole (not a row walk's: split above, its inner
+   * part unrolled already) */
+  if (a->nred && a->const_ext && !rin && a->rext[a->nred - 1] > 1 &&
+      a->rext[a->nred - 1] <= ch->unroll && sch_unroll(st, sch_reduce_axis(st, a->nred - 1)))
     return -1;
   sch_iter *at = at_pos >= 0 ? order[at_pos] : NULL;
   if (root && ch->parallel) {

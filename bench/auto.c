@@ -407,7 +407,10 @@ int main(int argc, char **argv) {
   setenv("TEC_BENCH_AUTO_DIR", out_dir, 1); /* halide_auto.cpp writes the autoschedulers' schedules there */
   printf("auto: 1 thread, %d round(s)%s, tuned with <= %d trials; records and schedules in %s\n", rounds,
          quick ? " (quick: small sizes, no timing claim)" : "", trials, out_dir);
-  row rows[32];
+  int nprog = 0;
+  while (auto_prog_names[nprog]) nprog++;
+  row *rows = calloc((size_t)nprog + 1, sizeof *rows); /* one per program at most */
+  if (!rows) return 1;
   int n = 0, failures = 0;
   for (int k = 0; auto_prog_names[k]; k++) {
     const char *nm = auto_prog_names[k];
@@ -417,10 +420,11 @@ int main(int argc, char **argv) {
       if (!f || (f != progs && f[-1] != ',') || (f[l] && f[l] != ',')) continue;
     }
     int fl = bench_prog(nm, quick, rounds, trials, &rows[n]);
-    if (fl < 0) return 1;
+    if (fl < 0) return free(rows), 1;
     failures += fl, n++;
   }
   table(rows, n, rounds);
+  free(rows);
   if (failures) fprintf(stderr, "auto: %d implementation(s) disagree with the reference\n", failures);
   return failures != 0;
 }
