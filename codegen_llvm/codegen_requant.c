@@ -10,12 +10,13 @@
  *   A + Z = -128 and B + Z = 127 (the clamp spans the whole int8 range: ReLU or ReLU6 with the
  *   output zero point -128 and 6 at 255 steps, or no activation)
  *     -> m = max(x, A); r = vcvtps2dq {rn-sae}(m) - A; vpmovusdb (unsigned saturation to
- *        [0, 255]); xor 0x80 (the bytes minus 128): 4 instructions when A = 0, not 7.
+ *        [0, 255]); xor 0x80 (the bytes minus 128): 4 instructions when A = 0, not 6.
  *        Exact: m >= A, so round_even(m) >= A (A is an integer) and r >= 0; m >= 2^31 (or
  *        +inf) converts to 0x80000000, which as unsigned (also after - A, |A| <= 255) is
  *        above 255, as round_even(min(m, B)) - A = 255 there; below, min(round_even(m) - A,
  *        255) = round_even(min(m, B)) - A since round_even is monotone and B - A = 255 is an
- *        integer. The byte then is r + A + Z = r - 128 (mod 256).
+ *        integer. The byte then is r + A + Z = r - 128 (mod 256). A NaN gives A on both
+ *        paths: max(NaN, A) is A (cg_minmax's select), which this sequence shares.
  *
  * Elsewhere (other targets, lanes, constants) NULL: the generic path. */
 #include "codegen_llvm/codegen.h"

@@ -708,6 +708,23 @@ START_TEST(dot_paths_bit_exact) {
 }
 END_TEST
 
+/* oc_tile rounds acc's output blocks up (3 blocks in tiles of 2: a 4th never stored); on x86
+ * acc starts from bias_q, which has the 3 real blocks only: every access checked at run time
+ * (TEC_CHECK_BOUNDS, lower/bound_checkers.c), 1x1 and 3x3, bit-exact. Before the fix the 4th
+ * block read bias_q[48..63] of 48 and the run returned the checker's error. */
+static const conv_case tail_block_cases[] = {
+    {20, 36, 7, 9, 1, 1, 0, 8, 16, 0, 1, TOPI_ACT_RELU6},
+    {16, 48, 6, 6, 3, 1, 1, 16, 16, 0, 1, TOPI_ACT_NONE},
+};
+START_TEST(bias_tail_blocks_in_bounds) {
+  ck_assert_int_eq(setenv("TEC_CHECK_BOUNDS", "1", 1), 0);
+  run_conv_knobs = "oc_tile=2";
+  conv_run(&tail_block_cases[_i], 1.0f, 0, NULL, NULL);
+  run_conv_knobs = NULL;
+  unsetenv("TEC_CHECK_BOUNDS");
+}
+END_TEST
+
 /* qnn_conv2d's knob plane (a 1x1 stride-1 unpadded conv: the plane one row of h*w pixels, the
  * accumulators started from the bias, each tile's outputs requantized as one vector), run on
  * this host where it is offered: without VNNI (no uint8 shift, skylake-avx512); 7x9 = 63
@@ -984,6 +1001,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, requant_rounding_exact);
     tcase_add_test(tc, random_sweep);
     tcase_add_loop_test(tc, dot_paths_bit_exact, 0, QN(dot_targets));
+    tcase_add_loop_test(tc, bias_tail_blocks_in_bounds, 0, QN(tail_block_cases));
     tcase_add_test(tc, depthwise_dot_paths);
     tcase_add_test(tc, plane_bit_exact);
     tcase_add_test(tc, bad_problems_refused);
