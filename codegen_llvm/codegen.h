@@ -158,6 +158,11 @@ LLVMValueRef cg_intrinsic_cast(cg_func *f, const char *name, LLVMTypeRef *over, 
 /* int32(round_even(x)) and the int8 requantization's narrowing on x86 AVX-512, or NULL
  * (codegen_requant.c) */
 LLVMValueRef cg_try_requant_x86(cg_func *f, const ir_expr *cast);
+/* 1 if r is round_even of f32 lanes (what int32(...) of it converts in one instruction) */
+int cg_is_round_even_f32(const ir_expr *r);
+/* op applied to x's n lanes w at a time (w divides n, n <= 64), joined in lane order */
+LLVMValueRef cg_by_parts(cg_func *f, LLVMValueRef x, int n, int w,
+                         LLVMValueRef (*op)(cg_func *, LLVMValueRef));
 /* codegen_half.c: z + float32(x) * float32(y) of float16 x, y as fmlal/fmlal2 (AArch64
  * +fp16fml); NULL without an error when that does not apply (f->failed says if it failed) */
 LLVMValueRef cg_try_fmlal(cg_func *f, const ir_expr *x, const ir_expr *y, const ir_expr *z);

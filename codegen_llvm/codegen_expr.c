@@ -39,29 +39,39 @@ static LLVMValueRef cg_fmuladd(cg_func *f, LLVMValueRef x, LLVMValueRef y, LLVMV
                       args, 3);
 }
 
-/* fcvtns (AArch64) of n f32 lanes (1, 2, or a multiple of 4 up to 64: per 4) to int32. */
-static LLVMValueRef cg_fcvtns(cg_func *f, LLVMValueRef x, int n) {
-  int w = n < 4 ? n : 4;
-  LLVMTypeRef f32 = LLVMFloatTypeInContext(f->llctx);
-  LLVMTypeRef over[2] = {w > 1 ? LLVMVectorType(f->i32, (unsigned)w) : f->i32,
-                         w > 1 ? LLVMVectorType(f32, (unsigned)w) : f32};
-  if (n == w) return cg_intrinsic_cast(f, "llvm.aarch64.neon.fcvtns", over, 2, &x, 1, over[0]);
-  LLVMValueRef idx[64], out = LLVMGetUndef(LLVMVectorType(f->i32, (unsigned)n));
-  for (int c = 0; c < n; c += 4) {
-    for (int i = 0; i < 4; i++) idx[i] = LLVMConstInt(f->i32, (unsigned long long)(c + i), 0);
+/* op (an instruction of a fixed width) applied to x's n lanes w at a time (w divides n,
+ * n <= 64), the results joined in lane order */
+LLVMValueRef cg_by_parts(cg_func *f, LLVMValueRef x, int n, int w,
+                         LLVMValueRef (*op)(cg_func *, LLVMValueRef)) {
+  if (n == w) return op(f, x);
+  LLVMValueRef idx[64], out = NULL;
+  for (int c = 0; c < n; c += w) {
+    for (int i = 0; i < w; i++) idx[i] = LLVMConstInt(f->i32, (unsigned long long)(c + i), 0);
     LLVMValueRef part = LLVMBuildShuffleVector(f->b, x, LLVMGetUndef(LLVMTypeOf(x)),
-                                               LLVMConstVector(idx, 4), "");
-    LLVMValueRef r = cg_intrinsic_cast(f, "llvm.aarch64.neon.fcvtns", over, 2, &part, 1, over[0]);
+                                               LLVMConstVector(idx, (unsigned)w), "");
+    LLVMValueRef r = op(f, part);
     if (!r) return NULL;
-    for (int i = 0; i < n; i++) /* r's 4 lanes widened to n (the rest undefined) */
-      idx[i] = i < 4 ? LLVMConstInt(f->i32, (unsigned long long)i, 0) : LLVMGetUndef(f->i32);
-    LLVMValueRef wide = LLVMBuildShuffleVector(f->b, r, LLVMGetUndef(over[0]),
+    for (int i = 0; i < n; i++) /* r's w lanes widened to n (the rest undefined) */
+      idx[i] = i < w ? LLVMConstInt(f->i32, (unsigned long long)i, 0) : LLVMGetUndef(f->i32);
+    LLVMValueRef wide = LLVMBuildShuffleVector(f->b, r, LLVMGetUndef(LLVMTypeOf(r)),
                                                LLVMConstVector(idx, (unsigned)n), "");
-    for (int i = 0; i < n; i++) /* out's lanes, with lanes c..c+3 from wide */
-      idx[i] = LLVMConstInt(f->i32, (unsigned long long)(i >= c && i < c + 4 ? n + i - c : i), 0);
+    if (!out) {
+      out = wide;
+      continue;
+    }
+    for (int i = 0; i < n; i++) /* out's lanes, with lanes c..c+w-1 from wide */
+      idx[i] = LLVMConstInt(f->i32, (unsigned long long)(i >= c && i < c + w ? n + i - c : i), 0);
     out = LLVMBuildShuffleVector(f->b, out, wide, LLVMConstVector(idx, (unsigned)n), "");
   }
   return out;
+}
+
+/* fcvtns (AArch64) of x's f32 lanes (1, 2 or 4) to int32 */
+static LLVMValueRef fcvtns_op(cg_func *f, LLVMValueRef x) {
+  LLVMTypeRef t = LLVMTypeOf(x);
+  int w = LLVMGetTypeKind(t) == LLVMVectorTypeKind ? (int)LLVMGetVectorSize(t) : 1;
+  LLVMTypeRef over[2] = {w > 1 ? LLVMVectorType(f->i32, (unsigned)w) : f->i32, t};
+  return cg_intrinsic_cast(f, "llvm.aarch64.neon.fcvtns", over, 2, &x, 1, over[0]);
 }
 
 LLVMValueRef cg_cast(cg_func *f, LLVMValueRef v, tec_dtype from, tec_dtype to) {
@@ -356,12 +366,11 @@ LLVMValueRef cg_expr(cg_func *f, const ir_expr *e) {
      * whatever the rounding mode) per 4 lanes, not frintn + fcvtzs: the requantization of the
      * int8 templates. Equal wherever the conversion is defined. */
     int n = r->type.lanes;
-    if (f->target && f->target->arch == TEC_ARCH_AARCH64 && r->kind == IR_CALL &&
-        r->v.i == IR_INTRIN_ROUND_EVEN && r->type.code == TEC_FLOAT && r->type.bits == 32 &&
+    if (f->target && f->target->arch == TEC_ARCH_AARCH64 && cg_is_round_even_f32(r) &&
         e->type.code == TEC_INT && e->type.bits == 32 &&
         (n == 1 || n == 2 || (n % 4 == 0 && n <= 64))) {
       LLVMValueRef x = cg_expr(f, r->args[0]);
-      return x ? cg_fcvtns(f, x, n) : NULL;
+      return x ? cg_by_parts(f, x, n, n < 4 ? n : 4, fcvtns_op) : NULL;
     }
     LLVMValueRef q = cg_try_requant_x86(f, e); /* x86 AVX-512: codegen_requant.c */
     if (q || f->failed) return q;

@@ -35,29 +35,22 @@ static int const_of(const ir_expr *e, double *v) {
   return 0;
 }
 
-static int is_round_even_f32(const ir_expr *r) {
+int cg_is_round_even_f32(const ir_expr *r) {
   return r->kind == IR_CALL && r->v.i == IR_INTRIN_ROUND_EVEN && r->nargs == 1 &&
          r->type.code == TEC_FLOAT && r->type.bits == 32;
 }
 
-/* vcvtps2dq {rn-sae} of x (f32 x n lanes, n 16, 32 or 64), per 16 lanes, halves joined */
-static LLVMValueRef cvt_rn(cg_func *f, LLVMValueRef x, int n) {
-  LLVMValueRef idx[64];
-  if (n > 16) {
-    LLVMValueRef h[2];
-    for (int k = 0; k < 2; k++) {
-      for (int i = 0; i < n / 2; i++) idx[i] = LLVMConstInt(f->i32, (unsigned long long)(k * n / 2 + i), 0);
-      LLVMValueRef part = LLVMBuildShuffleVector(f->b, x, LLVMGetUndef(LLVMTypeOf(x)),
-                                                 LLVMConstVector(idx, (unsigned)n / 2), "");
-      if (!(h[k] = cvt_rn(f, part, n / 2))) return NULL;
-    }
-    for (int i = 0; i < n; i++) idx[i] = LLVMConstInt(f->i32, (unsigned long long)i, 0);
-    return LLVMBuildShuffleVector(f->b, h[0], h[1], LLVMConstVector(idx, (unsigned)n), "");
-  }
+/* vcvtps2dq {rn-sae} of 16 f32 lanes */
+static LLVMValueRef cvt_rn16(cg_func *f, LLVMValueRef x) {
   LLVMTypeRef v16i = LLVMVectorType(f->i32, 16);
   LLVMValueRef args[4] = {x, LLVMGetUndef(v16i), LLVMConstInt(LLVMInt16TypeInContext(f->llctx), 0xffff, 0),
                           LLVMConstInt(f->i32, 8, 0) /* {rn-sae}: nearest even, no exceptions */};
   return cg_intrinsic_cast(f, "llvm.x86.avx512.mask.cvtps2dq.512", NULL, 0, args, 4, v16i);
+}
+
+/* vcvtps2dq {rn-sae} of x (f32 x n lanes, n 16, 32 or 64), per 16 lanes */
+static LLVMValueRef cvt_rn(cg_func *f, LLVMValueRef x, int n) {
+  return cg_by_parts(f, x, n, 16, cvt_rn16);
 }
 
 LLVMValueRef cg_try_requant_x86(cg_func *f, const ir_expr *e) {
@@ -65,7 +58,7 @@ LLVMValueRef cg_try_requant_x86(cg_func *f, const ir_expr *e) {
   int n = e->type.lanes;
   if (n != 16 && n != 32 && n != 64) return NULL;
   const ir_expr *r = e->a;
-  if (e->type.bits == 32 && is_round_even_f32(r)) { /* int32(round_even(x)) */
+  if (e->type.bits == 32 && cg_is_round_even_f32(r)) { /* int32(round_even(x)) */
     LLVMValueRef x = cg_expr(f, r->args[0]);
     return x ? cvt_rn(f, x, n) : NULL;
   }
@@ -78,7 +71,7 @@ LLVMValueRef cg_try_requant_x86(cg_func *f, const ir_expr *e) {
     if (add->kind == IR_SUB) Z = -Z;
     cv = add->a;
   }
-  if (cv->kind != IR_CAST || !is_round_even_f32(cv->a)) return NULL;
+  if (cv->kind != IR_CAST || !cg_is_round_even_f32(cv->a)) return NULL;
   mn = cv->a->args[0];
   if (mn->kind != IR_MIN || !const_of(mn->b, &B)) return NULL;
   mx = mn->a;
