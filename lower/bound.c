@@ -60,12 +60,6 @@ int lower_collect_reads(lower_reads *rd, const ir_expr *e, const ir_stmt *s) {
   return rd->n;
 }
 
-static int stage_index(const sch_schedule *s, const sch_stage *st) {
-  for (int i = 0; i < s->nstage; i++)
-    if (s->stages[i] == st) return i;
-  return -1;
-}
-
 /* The reads of rd->t in stage si's body: every output's, for a multi-output op (te/multi.c). */
 static int stage_reads(lower_state *ls, int si, reads *rd) {
   const te_tensor *t = ls->s->stages[si]->tensor;
@@ -189,7 +183,7 @@ static int attach_region(lower_state *ls, int pi, arith_env *env) {
   tec_ctx *ctx = ls->ctx;
   sch_stage *p = ls->s->stages[pi], *c = p->attach_stage;
   te_tensor *t = p->tensor;
-  int ci = stage_index(ls->s, c);
+  int ci = sch_stage_index(ls->s, c);
   if (ci < 0 || ci <= pi) return TEC_INTERNAL(ctx, "consumer stage after its producer");
   int pos = -1;
   for (int i = 0; i < c->nleaf; i++)

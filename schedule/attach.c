@@ -68,7 +68,7 @@ static int attached_within(const sch_stage *a, const sch_stage *b) {
 }
 
 /* -1 with an error for primitive `who` unless `at` is a current loop of consumer c */
-static int consumer_loop(const char *who, sch_stage *c, sch_iter *at) {
+int sch_consumer_loop(const char *who, sch_stage *c, sch_iter *at) {
   tec_ctx *ctx = c->sched->ctx;
   if (!at) {
     if (!tec_ctx_error(ctx))
@@ -115,7 +115,7 @@ int sch_compute_at(sch_stage *p, sch_stage *c, sch_iter *at) {
     return tec_ctx_set_error(ctx, "compute_at: stage '%s' is inlined and has no loops; attach "
                                   "'%s' to a stage that keeps its loops",
                              c->tensor->name, p->tensor->name);
-  if (consumer_loop("compute_at", c, at)) return -1;
+  if (sch_consumer_loop("compute_at", c, at)) return -1;
   if (attached_within(c, p))
     return tec_ctx_set_error(ctx, "compute_at: stage '%s' is already computed inside '%s'; "
                                   "attaching '%s' to it would make a cycle",
@@ -232,7 +232,7 @@ int sch_store_at(sch_stage *p, sch_stage *c, sch_iter *at) {
                              p->tensor->name, p->attach_stage->tensor->name, c->tensor->name,
                              p->attach_stage->tensor->name, p->attach_iter->name,
                              sch_stage_str(p->attach_stage));
-  if (consumer_loop("store_at", c, at)) return -1;
+  if (sch_consumer_loop("store_at", c, at)) return -1;
   int spos = sch_leaf_index(c, at), cpos = sch_leaf_index(c, p->attach_iter);
   if (spos > cpos)
     return tec_ctx_set_error(ctx, "store_at: loop '%s' of '%s' is inside loop '%s', where '%s' "

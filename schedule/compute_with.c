@@ -76,17 +76,7 @@ int sch_compute_with(sch_stage *st, sch_stage *other, sch_iter *at) {
     return tec_ctx_set_error(ctx, "compute_with: stages '%s' and '%s' belong to different "
                                   "schedules", st->tensor->name, other->tensor->name);
   if (refuse_kind(ctx, st) || refuse_kind(ctx, other)) return -1;
-  if (!at) {
-    if (!tec_ctx_error(ctx))
-      tec_ctx_set_error(ctx, "compute_with: the loop of stage '%s' is NULL", other->tensor->name);
-    return -1;
-  }
-  if (at->stage != other)
-    return tec_ctx_set_error(ctx, "compute_with: loop '%s' is not a loop of stage '%s' (it "
-                                  "belongs to '%s'); pick one of: %s",
-                             at->name, other->tensor->name, at->stage->tensor->name,
-                             sch_stage_str(other));
-  if (sch_check_leaf("compute_with", other, at)) return -1;
+  if (sch_consumer_loop("compute_with", other, at)) return -1;
   if (st->attach != other->attach ||
       (st->attach == SCH_ATTACH_SCOPE &&
        (st->attach_stage != other->attach_stage || st->attach_iter != other->attach_iter)))

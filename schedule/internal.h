@@ -81,6 +81,8 @@ sch_iter *sch_iter_new(sch_stage *st, const char *name, sch_iter_kind kind);
 int sch_leaf_index(const sch_stage *st, const sch_iter *it);
 /* compute_with.c: the index of st in s->stages, or -1 */
 int sch_stage_index(const sch_schedule *s, const sch_stage *st);
+/* -1 with an error for primitive `who` unless `at` is a current loop of stage c (attach.c) */
+int sch_consumer_loop(const char *who, sch_stage *c, sch_iter *at);
 const char *sch_leaves_upto(tec_ctx *ctx, const sch_stage *st, int pos);
 int sch_check_leaf(const char *who, sch_stage *st, sch_iter *it);
 /* compute_with.c: p moved (compute_at, compute_root, compute_inline): its fusion with another
