@@ -82,8 +82,7 @@ int as_fallback(as_prog *p, int i, const char *why) {
         s->ch.fallback++;
         return 0;
       }
-      unpair(p, i, as_fmt(p, "%s fell back", s->t->name), 1);
-      s->ch = (tec_autosched_choice){
+      s->ch = (tec_autosched_choice){ /* (paired stages are attached: to_loops unpairs them) */
           .kind = TEC_AS_LEAVE, .tile_axis_i = -1, .tile_axis_k = -1, .fallback = s->ch.fallback + 1};
       s->rule = "leave (fallback)";
       s->why = why;

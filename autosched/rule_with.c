@@ -32,11 +32,7 @@ int as_with_pair(const as_prog *p, int i, int j) {
   if (!common) return 0;
   /* neither reads the other, directly or through other stages (the user's schedule holds
    * every stage of the program) */
-  const sch_stage *sa = NULL, *sb = NULL;
-  for (int k = 0; k < p->s->nstage; k++) {
-    if (p->s->stages[k]->tensor == a->t) sa = p->s->stages[k];
-    if (p->s->stages[k]->tensor == b->t) sb = p->s->stages[k];
-  }
+  const sch_stage *sa = sch_stage_of(p->s, a->t), *sb = sch_stage_of(p->s, b->t);
   return sa && sb && sch_stage_depends(p->s, sa, sb) == 0 && sch_stage_depends(p->s, sb, sa) == 0;
 }
 

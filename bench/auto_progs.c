@@ -488,11 +488,6 @@ static int conv1d(tec_ctx *ctx, int quick, auto_prog *p) {
 
 /* ---- two-layer MLP: h = relu(x W1 + b1), out = h W2 + b2; x [B][D], W1 [D][F], b1 [F],
  * W2 [F][D], b2 [D] (weights and biases constant) ---- */
-static const ir_expr *mm_b(tec_ctx *ctx, const ir_expr *const *i, void *p) {
-  U *u = p;
-  (void)ctx;
-  return TE_SUM(MUL(TE_AT(u->t[0], i[0], u->r[0]), TE_AT(u->t[1], u->r[0], i[1])), u->r[0]);
-}
 static const ir_expr *bias_act_b(tec_ctx *ctx, const ir_expr *const *i, void *p) {
   U *u = p;
   const ir_expr *v = ADD(TE_AT(u->t[0], i[0], i[1]), TE_AT(u->t[1], i[1]));
@@ -503,9 +498,9 @@ static int mlp(tec_ctx *ctx, int quick, auto_prog *p) {
   te_tensor *x = input(ctx, "x", 2, SH(b, d), 0);
   te_tensor *w1 = input(ctx, "W1", 2, SH(d, f), 1), *b1 = input(ctx, "b1", 1, SH(f), 1);
   te_tensor *w2 = input(ctx, "W2", 2, SH(f, d), 1), *b2 = input(ctx, "b2", 1, SH(d), 1);
-  te_tensor *m1 = stage(ctx, "mm1", 2, SH(b, f), mm_b, (U){.t = {x, w1}, .r = {te_reduce_axis_n(ctx, "k", d)}});
+  te_tensor *m1 = stage(ctx, "mm1", 2, SH(b, f), gemm_b, (U){.t = {x, w1}, .r = {te_reduce_axis_n(ctx, "k", d)}});
   te_tensor *h = stage(ctx, "hidden", 2, SH(b, f), bias_act_b, (U){.t = {m1, b1}, .kind = 1});
-  te_tensor *m2 = stage(ctx, "mm2", 2, SH(b, d), mm_b, (U){.t = {h, w2}, .r = {te_reduce_axis_n(ctx, "k2", f)}});
+  te_tensor *m2 = stage(ctx, "mm2", 2, SH(b, d), gemm_b, (U){.t = {h, w2}, .r = {te_reduce_axis_n(ctx, "k2", f)}});
   te_tensor *out = stage(ctx, "output", 2, SH(b, d), bias_act_b, (U){.t = {m2, b2}, .kind = 0});
   *p = (auto_prog){tec_ctx_printf(ctx, "MLP %lld x %lld-%lld-%lld", (long long)b, (long long)d, (long long)f,
                                   (long long)d), 6, {x, w1, b1, w2, b2, out}, NULL, NULL, 4.0 * b * d * f};

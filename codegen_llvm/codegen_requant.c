@@ -63,7 +63,7 @@ LLVMValueRef cg_try_requant_x86(cg_func *f, const ir_expr *e) {
     return x ? cvt_rn(f, x, n) : NULL;
   }
   /* int8(int32(round_even(min(max(x, A), B))) +- Z), or without the add (Z = 0) */
-  const ir_expr *add = e->a, *cv = add, *mn, *mx;
+  const ir_expr *add = r, *cv = r, *mn, *mx;
   double A, B, Z = 0.0;
   if (e->type.bits != 8 || add->type.code != TEC_INT || add->type.bits != 32) return NULL;
   if (add->kind == IR_ADD || add->kind == IR_SUB) {
