@@ -63,7 +63,14 @@ typedef struct qc_sched {
                          * kernel_p (8 dims, one run of oc_tile * y * 4 bytes per step of the
                          * reduction: ldp pairs); 1: 7 dims, a block's own */
   te_tensor *wp, *acc, *dp, *bias_q;
+  te_tensor *mult4;     /* qc_packs4: mult[O][c % 16] for c < 64, 4 pixels' multipliers as one
+                         * dense 64-lane load (prepare) */
 } qc_sched;
+
+static const ir_expr *mult4_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  const qc_sched *s = u;
+  return TE_AT(s->d->a.mult, i[0], ir_floormod(i[1], ir_int(ctx, 16)));
+}
 
 static const ir_expr *wp_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   qc_sched *s = u;
@@ -132,7 +139,10 @@ static const ir_expr *out_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   const ir_expr *px = s->flat ? ir_add(ir_mul(i[2], ir_int(ctx, d->a.ow)), i[3]) : i[3];
   const ir_expr *acc = TE_AT(s->acc, i[0], i[1], s->flat ? ir_int(ctx, 0) : i[2], px, i[4]);
   if (!s->bias_init) acc = ir_add(acc, TE_AT(s->bias_q, i[1], i[4]));
-  return qnn_requant(ctx, acc, TE_AT(d->a.mult, i[1], i[4]), d->a.p.out, d->a.p.conv.epi.act);
+  const ir_expr *m = s->mult4 ? TE_AT(s->mult4, i[1], ir_add(ir_mul(ir_floormod(i[3], ir_int(ctx, 4)),
+                                                                   ir_int(ctx, 16)), i[4]))
+                              : TE_AT(d->a.mult, i[1], i[4]);
+  return qnn_requant(ctx, acc, m, d->a.p.out, d->a.p.conv.epi.act);
 }
 
 static int qc_applies(tec_ctx *ctx, const void *problem, const char **why) {
@@ -213,6 +223,19 @@ static int qc_plane_ok(const tec_target *t, const topi_conv2d *c) {
   return topi_conv2d_is_pointwise(c) && !qnn_dot_shift(t);
 }
 
+/* Whether the output stage requantizes 4 pixels' 16 channels as one vector of 64 lanes (x86
+ * AVX-512, NCHW16c output, ow_tile a multiple of 4, the clamp over the whole int8 range: what
+ * codegen_requant.c narrows with vpackssdw / vpackuswb and one 64-byte store instead of 4 x
+ * (vpmovusdb, vpxor, 16-byte store); docs/quantized.md). */
+static int qc_packs4(const tec_target *t, const qc_decl *d, const topi_qconv2d_config *cfg) {
+  int32_t lo, hi;
+  if (!t || t->arch != TEC_ARCH_X86_64 || !tec_target_has(t, TEC_FEATURE_AVX512BW) ||
+      cfg->wlayout || cfg->plane || d->a.by != 16 || cfg->ow_tile % 4)
+    return 0;
+  topi_qnn_bounds(d->a.p.out, d->a.p.conv.epi.act, &lo, &hi);
+  return lo == -128 && hi == 127;
+}
+
 /* The stages of one schedule (wlayout: the kernel's innermost two dimensions; the dot path's
  * acc and padded input sized for ow_tile); out returned. */
 static te_tensor *qc_stages(const topi_decl *dc, const topi_qconv2d_config *cfg,
@@ -259,6 +282,12 @@ static te_tensor *qc_stages(const topi_decl *dc, const topi_qconv2d_config *cfg,
     if (s->shift)
       s->bias_q = qnn_bias(ctx, d->a.bias, qnn_wsum(ctx, d->a.kernel), c->c_out, d->a.by,
                            d->a.p.in.zero_point + 128);
+  }
+  if (qc_packs4(target, d, cfg)) {
+    s->mult4 = te_compute(ctx, &(te_compute_decl){.name = "mult4", .ndim = 2,
+                                                  .shape = TE_SHAPE(ctx, topi_ceil_div(c->c_out, 16), 64),
+                                                  .body = mult4_body, .user = s, .tag = "qnn_prepare"});
+    if (!s->mult4) return NULL;
   }
   const ir_expr *const *as = TE_SHAPE(ctx, c->n, ob, s->flat ? 1 : d->a.oh, s->owp, d->a.by);
   s->acc = te_compute(ctx, &(te_compute_decl){.name = "acc", .ndim = 5, .shape = as,
@@ -350,6 +379,13 @@ static int qc_schedule(const topi_decl *dc, const void *cfg_arg, const tec_targe
     if (sch_fuse(so, xi, sch_axis(so, 4), &f) ||
         (vl > 16 && vl % 16 == 0 && (sch_split(so, f, 16, &fo, &f) || sch_unroll(so, fo))) ||
         sch_vectorize(so, f) || sch_unroll(so, Oi))
+      return -1;
+  } else if (qc_packs4(topi_target_of(dc->ctx, target), d, cfg)) {
+    /* x86 AVX-512, y = 16, columns by 4: 4 pixels' 16 channels (64 consecutive bytes) as one
+     * vector, narrowed by packs (codegen_requant.c) */
+    sch_iter *xq, *xr;
+    if (sch_split(so, xi, 4, &xq, &xr) || sch_fuse(so, xr, sch_axis(so, 4), &f) ||
+        sch_unroll(so, xq) || sch_unroll(so, Oi) || sch_vectorize(so, f))
       return -1;
   } else if (sch_unroll(so, xi) || sch_vectorize(so, sch_axis(so, 4)))
     return -1;
