@@ -227,13 +227,17 @@ static int qc_plane_ok(const tec_target *t, const topi_conv2d *c) {
  * AVX-512, NCHW16c output, ow_tile a multiple of 4, the clamp over the whole int8 range: what
  * codegen_requant.c narrows with vpackssdw / vpackuswb and one 64-byte store instead of 4 x
  * (vpmovusdb, vpxor, 16-byte store); docs/quantized.md). */
-static int qc_packs4(const tec_target *t, const qc_decl *d, const topi_qconv2d_config *cfg) {
+static int qc_packs_fit(const tec_target *t, const topi_qconv2d *p) {
   int32_t lo, hi;
   if (!t || t->arch != TEC_ARCH_X86_64 || !tec_target_has(t, TEC_FEATURE_AVX512BW) ||
-      cfg->wlayout || cfg->plane || d->a.by != 16 || cfg->ow_tile % 4)
+      p->conv.out_layout.kind != TOPI_NCHWC || p->conv.out_layout.block != 16)
     return 0;
-  topi_qnn_bounds(d->a.p.out, d->a.p.conv.epi.act, &lo, &hi);
+  topi_qnn_bounds(p->out, p->conv.epi.act, &lo, &hi);
   return lo == -128 && hi == 127;
+}
+static int qc_packs4(const tec_target *t, const qc_decl *d, const topi_qconv2d_config *cfg) {
+  return !cfg->wlayout && !cfg->plane && cfg->ow_tile % 4 == 0 && d->a.by == 16 &&
+         qc_packs_fit(t, &d->a.p);
 }
 
 /* The stages of one schedule (wlayout: the kernel's innermost two dimensions; the dot path's
@@ -547,6 +551,17 @@ static int qc_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, t
       qc_default_plane(ob, hw, taps, &def_oc, &def), def_plane = 1;
     else
       qc_default_a64(ob, ow, by_lane, taps, &def_oc, &def);
+  }
+  /* x86, 1x1, NCHW16c, the clamp over all of int8: columns in fours, narrowed by packs
+   * (qc_packs4): 8 x 2 where 8 divides ow, else 4 x 4. Zen 4, 1 thread, tec bench (ms):
+   * 64 -> 128 at 56x56 14 x 2 0.136, 8 x 2 0.127; 128 -> 128 at 56x56 0.248, 0.238-0.240;
+   * 256 -> 256 at 28x28 14 x 2 0.234-0.242, 4 x 4 0.229-0.231. A 3x3 (128 at 28x28, 0.50
+   * ms at 14 x 2, 4 x 4 and 8 x 2) keeps its tile. */
+  if (vpb == 1 && topi_conv2d_is_pointwise(&p->conv) && qc_packs_fit(tg, p)) {
+    if (ow % 8 == 0 && ob >= 2)
+      def = 8, def_oc = 2;
+    else if (ow % 4 == 0 && ob >= 4)
+      def = 4, def_oc = 4;
   }
   static const int64_t b01[] = {0, 1};
   if (tune_space_init(ctx, sp, topi_tmpl_qnn_conv2d.name, topi_tmpl_qnn_conv2d.config_size) ||
