@@ -1,6 +1,6 @@
 /* codegen_requant.c — the int8 requantization's rounding and narrowing on x86 AVX-512
- * (docs/quantized.md, "Requantization on x86"). Two patterns of the IR that qnn_requant_f
- * builds, each exact where the IR is defined:
+ * (docs/quantized.md, "The scheme": the clamp on AVX-512). Patterns of the IR that
+ * qnn_requant_f builds, each exact where the IR is defined:
  *
  *   int32(round_even(x)), x f32 x 16, 32 or 64 lanes
  *     -> vcvtps2dq {rn-sae} per 16 lanes (ties to even by the instruction's own rounding,
@@ -18,9 +18,9 @@
  *        integer. The byte then is r + A + Z = r - 128 (mod 256). A NaN gives A on both
  *        paths: max(NaN, A) is A (cg_minmax's select), which this sequence shares.
  *
- *   The same at 64 lanes with AVX512BW (4 output vectors of 16 int32, e.g. 4 pixels x 16 channels, 64
- *   consecutive bytes), A <= 0 (always, for qnn_requant_f's int8 clamp: A = -128 - Z, Z an
- *   int8 zero point)
+ *   The same at 64 lanes with AVX512BW (4 output vectors of 16 int32, e.g. 4 pixels x 16
+ *   channels, 64 consecutive bytes), A <= 0 (always, for qnn_requant_f's int8 clamp:
+ *   A = -128 - Z, Z an int8 zero point)
  *     -> m = x > B ? B : x (vminps: NaN passes as x); c = vcvtps2dq {rn-sae}(m) per 16 lanes;
  *        c - A where A != -128 (vpsubd; none when A = 0); vpackssdw x 2 (int32 -> int16,
  *        signed saturation), vpackuswb (int16 -> uint8, unsigned saturation; vpacksswb,
@@ -86,24 +86,25 @@ static LLVMValueRef packs64(cg_func *f, const ir_expr *xe, double A, double B) {
   LLVMValueRef gt = LLVMBuildFCmp(f->b, LLVMRealOGT, x, b, "");
   LLVMValueRef m = LLVMBuildSelect(f->b, gt, b, x, "minb"); /* NaN stays NaN */
   LLVMValueRef idx[16], part[4], w[2];
-  int sgn = A == -128.0;
-  for (int p = 0; p < 4; p++) {
+  LLVMValueRef a = cg_splat(f, LLVMConstInt(f->i32, (unsigned long long)(int64_t)A, 1), 16);
+  int sgn = A == -128.0; /* the signed packs clamp to [A, B] themselves */
+  for (int p = 0; p < 4; p++) { /* the 4 output vectors, 16 lanes each */
     for (int i = 0; i < 16; i++) idx[i] = LLVMConstInt(f->i32, (unsigned long long)(16 * p + i), 0);
     LLVMValueRef mp = LLVMBuildShuffleVector(f->b, m, LLVMGetUndef(ft), LLVMConstVector(idx, 16), "");
     part[p] = cvt_rn16(f, mp);
     if (!part[p]) return NULL;
-    if (!sgn && A != 0.0)
-      part[p] = LLVMBuildSub(f->b, part[p], cg_splat(f, LLVMConstInt(f->i32, (unsigned long long)(int64_t)A, 1), 16), "");
+    if (!sgn && A != 0.0) part[p] = LLVMBuildSub(f->b, part[p], a, "");
   }
   LLVMTypeRef v32s = LLVMVectorType(i16, 32), v64b = LLVMVectorType(i8, 64);
   for (int h = 0; h < 2; h++) {
     w[h] = cg_intrinsic_cast(f, "llvm.x86.avx512.packssdw.512", NULL, 0, part + 2 * h, 2, v32s);
     if (!w[h]) return NULL;
   }
-  LLVMValueRef q = cg_intrinsic_cast(f, sgn ? "llvm.x86.avx512.packsswb.512" : "llvm.x86.avx512.packuswb.512",
-                                     NULL, 0, w, 2, v64b);
+  const char *pb = sgn ? "llvm.x86.avx512.packsswb.512" : "llvm.x86.avx512.packuswb.512";
+  LLVMValueRef q = cg_intrinsic_cast(f, pb, NULL, 0, w, 2, v64b);
   if (!q) return NULL;
-  for (int j = 0; j < 16; j++) idx[j] = LLVMConstInt(f->i32, (unsigned long long)(4 * (j % 4) + j / 4), 0);
+  for (int j = 0; j < 16; j++) /* dword j: part j / 4's bytes 4 (j % 4).. (the head comment) */
+    idx[j] = LLVMConstInt(f->i32, (unsigned long long)(4 * (j % 4) + j / 4), 0);
   LLVMValueRef d = LLVMBuildBitCast(f->b, q, v16i, "");
   d = LLVMBuildShuffleVector(f->b, d, LLVMGetUndef(v16i), LLVMConstVector(idx, 16), "");
   q = LLVMBuildBitCast(f->b, d, v64b, "");

@@ -1052,8 +1052,9 @@ END_TEST
 /* qnn_conv2d on x86 AVX-512 with ow_tile a multiple of 4 and an NCHW16c output: 4 pixels'
  * requantization as one 64-lane vector (the packs above) in the conv's own assembly, and
  * bit-exact against qnnref: 1x1 with ReLU (zero point -128), ow 10 in tiles of 4 (a last tile
- * of 2 columns) and 8 (of 2), 2 output blocks per tile and 1; a 3x3 padded; a ReLU6 whose
- * clamp is narrower keeps the 16-lane path. */
+ * of 2 columns) and 8 (of 2), 2 output blocks per tile and 1; a 3x3 padded; every access
+ * checked at run time (TEC_CHECK_BOUNDS); a ReLU6 whose clamp is narrower keeps the 16-lane
+ * path. */
 static const conv_case packs_cases[] = {
     {32, 32, 6, 10, 1, 1, 0, 16, 16, 0, 1, TOPI_ACT_RELU},
     {16, 48, 5, 8, 3, 1, 1, 16, 16, 0, 0, TOPI_ACT_NONE},
@@ -1090,12 +1091,14 @@ START_TEST(conv_packs64) {
       }
       free(s);
     }
+    ck_assert_int_eq(setenv("TEC_CHECK_BOUNDS", "1", 1), 0); /* mult4's and out's reads */
     for (size_t k = 0; k < sizeof packs_knobs / sizeof *packs_knobs; k++) {
       run_conv_knobs = packs_knobs[k];
       conv_run(&packs_cases[0], 1.0f, 0, NULL, NULL);
       conv_run(&packs_cases[1], 1.0f, 0, NULL, NULL);
     }
     run_conv_knobs = NULL;
+    unsetenv("TEC_CHECK_BOUNDS");
   }
   tec_ctx_free(ctx);
 }

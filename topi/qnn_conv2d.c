@@ -34,6 +34,10 @@
  * padding, input read in place): acc is [n][O][1][h*w][y], the plane one row of pixels whose
  * tiles of ow_tile never waste a row's end, started from the bias (te_reduce_init), each
  * tile's ow_tile * y output bytes requantized as one vector.
+ * x86 AVX-512, NCHW16c output whose clamp spans int8, ow_tile a multiple of 4 (qc_packs4; the
+ * default for such 1x1 layers: 8 x 2 or 4 x 4): the output stage requantizes 4 pixels' 16
+ * channels (64 consecutive bytes) as one vector, its multipliers from mult4[O][64] (prepare),
+ * narrowed by packs in codegen_requant.c: one 64-byte store per 4 output vectors.
  * wlayout 1: the kernel [..][4][y] (output channels innermost) and plain int16 multiplies
  * LLVM vectorizes, reading data with the padding inlined (0.24-0.33x tec's fp32 on pointwise
  * layers, against 3.7-4.4x for the dot path: kept as a second, independent nest).
