@@ -1,6 +1,6 @@
 /* codegen_requant.c — the int8 requantization's rounding and narrowing on x86 AVX-512
- * (docs/quantized.md, "Requantization on x86"). Two patterns of the IR that qnn_requant_f
- * builds, each exact where the IR is defined:
+ * (docs/quantized.md, "The scheme": the clamp on AVX-512). Patterns of the IR that
+ * qnn_requant_f builds, each exact where the IR is defined:
  *
  *   int32(round_even(x)), x f32 x 16, 32 or 64 lanes
  *     -> vcvtps2dq {rn-sae} per 16 lanes (ties to even by the instruction's own rounding,
@@ -17,6 +17,28 @@
  *        255) = round_even(min(m, B)) - A since round_even is monotone and B - A = 255 is an
  *        integer. The byte then is r + A + Z = r - 128 (mod 256). A NaN gives A on both
  *        paths: max(NaN, A) is A (cg_minmax's select), which this sequence shares.
+ *
+ *   The same at 64 lanes with AVX512BW (4 output vectors of 16 int32, e.g. 4 pixels x 16
+ *   channels, 64 consecutive bytes), A <= 0 (always, for qnn_requant_f's int8 clamp:
+ *   A = -128 - Z, Z an int8 zero point)
+ *     -> m = x > B ? B : x (vminps: NaN passes as x); c = vcvtps2dq {rn-sae}(m) per 16 lanes;
+ *        c - A where A != -128 (vpsubd; none when A = 0); vpackssdw x 2 (int32 -> int16,
+ *        signed saturation), vpackuswb (int16 -> uint8, unsigned saturation; vpacksswb,
+ *        signed, when A = -128), one vpermd undoing the packs' 128-bit lane interleave, one
+ *        xor 0x80 (none when A = -128), one 64-byte store: per 4 output vectors, 4 vminps + 4
+ *        vcvtps2dq + 4 instructions, not 4 x (vmaxps, vcvtps2dq, vpmovusdb, vpxor, store).
+ *        Exact: c = round_even(m) where m >= -2^31, else (m below, -inf or NaN) 0x80000000 =
+ *        INT_MIN, which is below A as round_even(m) is; c <= B. So clamp(c, A, B) =
+ *        clamp(round_even(m), A, B) for every non-NaN x, = round_even(min(max(x, A), B))
+ *        (round_even monotone, A and B integers, min(x, B) first or last alike); NaN gives A,
+ *        as max(NaN, A) does on the generic path. c - A cannot wrap: A <= 0 and c <= B, so
+ *        INT_MIN <= c - A <= B - A = 255. The packs clamp c - A to [-32768, 32767], then to
+ *        [0, 255]: nested intervals, so clamp(c - A, 0, 255) = clamp(c, A, B) - A exactly;
+ *        the xor makes the byte that minus 128 = clamp(c, A, B) + Z. A = -128 (Z = 0): the
+ *        signed packs clamp c to [-128, 127] = [A, B] directly. The lanes: vpackssdw(a, b)
+ *        puts, in each 128-bit lane i, a's dwords 4i..4i+3 then b's as words, and vpackuswb of
+ *        two such their bytes, so dword 4i + k of the result holds the 4 bytes 4i..4i+3 of
+ *        part k; vpermd by (4 (j % 4) + j / 4) puts part j / 4's bytes 4 (j % 4).. at dword j.
  *
  * Elsewhere (other targets, lanes, constants) NULL: the generic path. */
 #include "codegen_llvm/codegen.h"
@@ -53,6 +75,42 @@ static LLVMValueRef cvt_rn(cg_func *f, LLVMValueRef x, int n) {
   return cg_by_parts(f, x, n, 16, cvt_rn16);
 }
 
+/* the 64-lane narrowing by packs (the head comment): x's f32 lanes to int8, A <= 0 and
+ * B = A + 255 integers */
+static LLVMValueRef packs64(cg_func *f, const ir_expr *xe, double A, double B) {
+  LLVMValueRef x = cg_expr(f, xe);
+  if (!x) return NULL;
+  LLVMTypeRef ft = LLVMTypeOf(x), i8 = LLVMInt8TypeInContext(f->llctx);
+  LLVMTypeRef i16 = LLVMInt16TypeInContext(f->llctx), v16i = LLVMVectorType(f->i32, 16);
+  LLVMValueRef b = cg_splat(f, LLVMConstReal(LLVMGetElementType(ft), B), 64);
+  LLVMValueRef gt = LLVMBuildFCmp(f->b, LLVMRealOGT, x, b, "");
+  LLVMValueRef m = LLVMBuildSelect(f->b, gt, b, x, "minb"); /* NaN stays NaN */
+  LLVMValueRef idx[16], part[4], w[2];
+  LLVMValueRef a = cg_splat(f, LLVMConstInt(f->i32, (unsigned long long)(int64_t)A, 1), 16);
+  int sgn = A == -128.0; /* the signed packs clamp to [A, B] themselves */
+  for (int p = 0; p < 4; p++) { /* the 4 output vectors, 16 lanes each */
+    for (int i = 0; i < 16; i++) idx[i] = LLVMConstInt(f->i32, (unsigned long long)(16 * p + i), 0);
+    LLVMValueRef mp = LLVMBuildShuffleVector(f->b, m, LLVMGetUndef(ft), LLVMConstVector(idx, 16), "");
+    part[p] = cvt_rn16(f, mp);
+    if (!part[p]) return NULL;
+    if (!sgn && A != 0.0) part[p] = LLVMBuildSub(f->b, part[p], a, "");
+  }
+  LLVMTypeRef v32s = LLVMVectorType(i16, 32), v64b = LLVMVectorType(i8, 64);
+  for (int h = 0; h < 2; h++) {
+    w[h] = cg_intrinsic_cast(f, "llvm.x86.avx512.packssdw.512", NULL, 0, part + 2 * h, 2, v32s);
+    if (!w[h]) return NULL;
+  }
+  const char *pb = sgn ? "llvm.x86.avx512.packsswb.512" : "llvm.x86.avx512.packuswb.512";
+  LLVMValueRef q = cg_intrinsic_cast(f, pb, NULL, 0, w, 2, v64b);
+  if (!q) return NULL;
+  for (int j = 0; j < 16; j++) /* dword j: part j / 4's bytes 4 (j % 4).. (the head comment) */
+    idx[j] = LLVMConstInt(f->i32, (unsigned long long)(4 * (j % 4) + j / 4), 0);
+  LLVMValueRef d = LLVMBuildBitCast(f->b, q, v16i, "");
+  d = LLVMBuildShuffleVector(f->b, d, LLVMGetUndef(v16i), LLVMConstVector(idx, 16), "");
+  q = LLVMBuildBitCast(f->b, d, v64b, "");
+  return sgn ? q : LLVMBuildXor(f->b, q, cg_splat(f, LLVMConstInt(i8, 0x80, 0), 64), "");
+}
+
 LLVMValueRef cg_try_requant_x86(cg_func *f, const ir_expr *e) {
   if (!x86_avx512(f) || e->kind != IR_CAST || e->type.code != TEC_INT) return NULL;
   int n = e->type.lanes;
@@ -81,6 +139,8 @@ LLVMValueRef cg_try_requant_x86(cg_func *f, const ir_expr *e) {
   if (!(A >= -1073741824.0 && A <= 1073741824.0) || A != (double)(int64_t)A ||
       A + Z != -128.0 || B + Z != 127.0)
     return NULL;
+  if (n == 64 && A <= 0.0 && tec_target_has(f->target, TEC_FEATURE_AVX512BW))
+    return packs64(f, mx->a, A, B);
   LLVMValueRef m = cg_expr(f, mx); /* max(x, A) as the generic path computes it */
   LLVMValueRef q = m ? cvt_rn(f, m, n) : NULL;
   if (!q) return NULL;

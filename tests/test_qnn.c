@@ -979,6 +979,131 @@ START_TEST(aarch64_by_element_bit_exact) {
 END_TEST
 #endif
 
+/* The 64-lane narrowing by packs (codegen_requant.c: 4 output vectors of 16 int32 -> one
+ * 64-byte vector with vpackssdw x 2, vpackuswb or vpacksswb, vpermd; no vpmovusdb), exact on
+ * the corner cases of requant_rounding_exact (every 9973rd float bit pattern, every half and
+ * its neighbours in [-1100, 1100], +-inf, +-2^31 and neighbours, FLT_MAX, denormals, 2^16
+ * random values in [-400, 400]) and on NaN, which the IR clamps to the low bound (max(NaN, A)
+ * is A); zero points giving A = 0, -123, -255 and -128 (the signed packs), and narrower clamps
+ * (the generic path at 64 lanes). */
+START_TEST(requant_packs64_exact) {
+  int64_t n = 0, cap = ((int64_t)1 << 32) / 9973 + 2 * 2201 * 3 + (1 << 16) + 128;
+  float *x = malloc((size_t)cap * sizeof *x);
+  ck_assert_ptr_nonnull(x);
+  for (uint64_t u = 0; u < ((uint64_t)1 << 32); u += 9973) x[n++] = rq_bits((uint32_t)u);
+  for (int k = -2200; k <= 2200; k++) {
+    float h = (float)k * 0.5f;
+    x[n++] = h, x[n++] = nextafterf(h, -INFINITY), x[n++] = nextafterf(h, INFINITY);
+  }
+  rng_state = 41;
+  for (int k = 0; k < (1 << 16); k++) x[n++] = frand(-400.0f, 400.0f);
+  const float sp[] = {INFINITY, -INFINITY, NAN, -NAN, 2147483648.0f, -2147483648.0f,
+                      2147483520.0f, -2147483520.0f, -2147483904.0f, 4294967296.0f,
+                      -4294967296.0f, FLT_MAX, -FLT_MAX, 0.0f, -0.0f, 1e-40f, -1e-40f, 255.5f,
+                      254.5f, 0.5f, -0.5f, 127.5f, -128.5f, 32767.5f, 32768.0f, -32768.5f};
+  for (size_t k = 0; k < sizeof sp / sizeof *sp; k++) x[n++] = sp[k];
+  while (n % 64) x[n++] = 1.5f;
+  ck_assert_int_le(n, cap);
+  DLTensor a = tu_zeros(TEC_F32, 1, &n), y8 = tu_zeros(TEC_I8, 1, &n);
+  memcpy(tu_f32(&a), x, (size_t)n * sizeof *x);
+  static const struct {
+    float scale;
+    int32_t zp;
+    topi_act act;
+  } cs[] = {{0.05f, -128, TOPI_ACT_RELU}, {0.2f, -5, TOPI_ACT_NONE}, {0.2f, 127, TOPI_ACT_NONE},
+            {0.3f, 0, TOPI_ACT_NONE}, {0.2f, -5, TOPI_ACT_RELU6}, {0.01f, 10, TOPI_ACT_RELU}};
+  for (size_t c = 0; c < sizeof cs / sizeof *cs; c++) {
+    tec_ctx *ctx = tec_ctx_new();
+    rq_u r = {.out = {cs[c].scale, cs[c].zp}, .act = cs[c].act};
+    char *as = NULL;
+    tec_packed_fn fn = rq_build(ctx, &r, n, 64, &as);
+    int32_t lo, hi;
+    topi_qnn_bounds(r.out, r.act, &lo, &hi);
+    const tec_target *host = tec_target_parse(ctx, NULL);
+    if (host->arch == TEC_ARCH_X86_64 && tec_target_has(host, TEC_FEATURE_AVX512BW)) {
+      if (lo == -128 && hi == 127) { /* the clamp over all of int8: the packs */
+        tu_assert_contains(as, "vpackssdw");
+        tu_assert_contains(as, cs[c].zp == 0 ? "vpacksswb" : "vpackuswb");
+        tu_assert_contains(as, "vcvtps2dq\t{rn-sae}");
+        assert_not_contains(as, "vpmovusdb");
+        assert_not_contains(as, "vpmovdb");
+      } else {
+        assert_not_contains(as, "vpackssdw");
+      }
+    }
+    free(as);
+    ck_assert_msg(fn((DLTensor *[]){&a, &y8}, 2) == 0, "%s", tec_rt_last_error());
+    int64_t bad = 0, first = -1;
+    for (int64_t i = 0; i < n; i++) {
+      double want = isnan(x[i]) ? lo : rq_ref(x[i], r.out, r.act);
+      if (((int8_t *)y8.data)[i] != want && !bad++) first = i;
+    }
+    ck_assert_msg(!bad, "zp %d act %d: %lld of %lld differ, first x = %a: got %d, want %g",
+                  cs[c].zp, (int)cs[c].act, (long long)bad, (long long)n,
+                  first < 0 ? 0.0 : (double)x[first], first < 0 ? 0 : ((int8_t *)y8.data)[first],
+                  first < 0 ? 0.0 : (isnan(x[first]) ? lo : rq_ref(x[first], r.out, r.act)));
+    tec_ctx_free(ctx);
+  }
+  tec_dl_free(&a), tec_dl_free(&y8);
+  free(x);
+}
+END_TEST
+
+/* qnn_conv2d on x86 AVX-512 with ow_tile a multiple of 4 and an NCHW16c output: 4 pixels'
+ * requantization as one 64-lane vector (the packs above) in the conv's own assembly, and
+ * bit-exact against qnnref: 1x1 with ReLU (zero point -128), ow 10 in tiles of 4 (a last tile
+ * of 2 columns) and 8 (of 2), 2 output blocks per tile and 1; a 3x3 padded; every access
+ * checked at run time (TEC_CHECK_BOUNDS); a ReLU6 whose clamp is narrower keeps the 16-lane
+ * path. */
+static const conv_case packs_cases[] = {
+    {32, 32, 6, 10, 1, 1, 0, 16, 16, 0, 1, TOPI_ACT_RELU},
+    {16, 48, 5, 8, 3, 1, 1, 16, 16, 0, 0, TOPI_ACT_NONE},
+};
+static const char *const packs_knobs[] = {"ow_tile=4 oc_tile=2", "ow_tile=8 oc_tile=1"};
+
+START_TEST(conv_packs64) {
+  tec_ctx *ctx = tec_ctx_new();
+  const tec_target *host = tec_target_parse(ctx, NULL);
+  if (host->arch == TEC_ARCH_X86_64 && tec_target_has(host, TEC_FEATURE_AVX512BW) && !tu_emulated()) {
+    for (int r = 0; r < 2; r++) {
+      topi_qconv2d q = {.conv = {.n = 1, .c_in = 32, .h = 6, .w = 8, .c_out = 32, .kh = 1, .kw = 1,
+                                 .stride_h = 1, .stride_w = 1, .in_layout = {TOPI_NCHWC, 16, 0},
+                                 .out_layout = {TOPI_NCHWC, 16, 0},
+                                 .epi = {0, 0, r ? TOPI_ACT_RELU6 : TOPI_ACT_RELU}},
+                        .in = {0.1f, 3}, .out = {0.05f, -128}}; /* ReLU6: 120 steps */
+      tune_space sp;
+      topi_op op;
+      OK(ctx, topi_space_of(ctx, "qnn_conv2d", &q, host, &sp));
+      void *cfg = tec_ctx_alloc(ctx, sp.config_size);
+      OK(ctx, tune_config_parse(ctx, &sp, "ow_tile=4 oc_tile=2", cfg));
+      topi_decl d;
+      const topi_template *t = topi_template_find("qnn_conv2d");
+      OK(ctx, t->declare(ctx, &q, &d));
+      op.nargs = d.nargs;
+      OK(ctx, t->schedule(&d, cfg, host, &op));
+      char *s = tu_emit_text(ctx, tec_lower(op.sched, "qc", op.nargs, op.args), NULL, TEC_EMIT_ASM);
+      if (!r) {
+        tu_assert_contains(s, "vpackssdw");
+        tu_assert_contains(s, "vpackuswb");
+        assert_not_contains(s, "vpmovusdb");
+      } else {
+        assert_not_contains(s, "vpackssdw");
+      }
+      free(s);
+    }
+    ck_assert_int_eq(setenv("TEC_CHECK_BOUNDS", "1", 1), 0); /* mult4's and out's reads */
+    for (size_t k = 0; k < sizeof packs_knobs / sizeof *packs_knobs; k++) {
+      run_conv_knobs = packs_knobs[k];
+      conv_run(&packs_cases[0], 1.0f, 0, NULL, NULL);
+      conv_run(&packs_cases[1], 1.0f, 0, NULL, NULL);
+    }
+    run_conv_knobs = NULL;
+    unsetenv("TEC_CHECK_BOUNDS");
+  }
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("qnn");
   TCase *tc = tcase_create("qnn");
@@ -1006,6 +1131,8 @@ static Suite *suite(void) {
     tcase_add_test(tc, plane_bit_exact);
     tcase_add_test(tc, bad_problems_refused);
     tcase_add_test(tc, bad_arguments_refused);
+    tcase_add_test(tc, requant_packs64_exact);
+    tcase_add_test(tc, conv_packs64);
   }
   suite_add_tcase(s, tc);
   return s;

@@ -34,6 +34,10 @@
  * padding, input read in place): acc is [n][O][1][h*w][y], the plane one row of pixels whose
  * tiles of ow_tile never waste a row's end, started from the bias (te_reduce_init), each
  * tile's ow_tile * y output bytes requantized as one vector.
+ * x86 AVX-512, NCHW16c output whose clamp spans int8, ow_tile a multiple of 4 (qc_packs4; the
+ * default for such 1x1 layers: 8 x 2 or 4 x 4): the output stage requantizes 4 pixels' 16
+ * channels (64 consecutive bytes) as one vector, its multipliers from mult4[O][64] (prepare),
+ * narrowed by packs in codegen_requant.c: one 64-byte store per 4 output vectors.
  * wlayout 1: the kernel [..][4][y] (output channels innermost) and plain int16 multiplies
  * LLVM vectorizes, reading data with the padding inlined (0.24-0.33x tec's fp32 on pointwise
  * layers, against 3.7-4.4x for the dot path: kept as a second, independent nest).
@@ -63,7 +67,14 @@ typedef struct qc_sched {
                          * kernel_p (8 dims, one run of oc_tile * y * 4 bytes per step of the
                          * reduction: ldp pairs); 1: 7 dims, a block's own */
   te_tensor *wp, *acc, *dp, *bias_q;
+  te_tensor *mult4;     /* qc_packs4: mult[O][c % 16] for c < 64, 4 pixels' multipliers as one
+                         * dense 64-lane load (prepare) */
 } qc_sched;
+
+static const ir_expr *mult4_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  const qc_sched *s = u;
+  return TE_AT(s->d->a.mult, i[0], ir_floormod(i[1], ir_int(ctx, 16)));
+}
 
 static const ir_expr *wp_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   qc_sched *s = u;
@@ -132,7 +143,10 @@ static const ir_expr *out_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   const ir_expr *px = s->flat ? ir_add(ir_mul(i[2], ir_int(ctx, d->a.ow)), i[3]) : i[3];
   const ir_expr *acc = TE_AT(s->acc, i[0], i[1], s->flat ? ir_int(ctx, 0) : i[2], px, i[4]);
   if (!s->bias_init) acc = ir_add(acc, TE_AT(s->bias_q, i[1], i[4]));
-  return qnn_requant(ctx, acc, TE_AT(d->a.mult, i[1], i[4]), d->a.p.out, d->a.p.conv.epi.act);
+  const ir_expr *m = s->mult4 ? TE_AT(s->mult4, i[1], ir_add(ir_mul(ir_floormod(i[3], ir_int(ctx, 4)),
+                                                                   ir_int(ctx, 16)), i[4]))
+                              : TE_AT(d->a.mult, i[1], i[4]);
+  return qnn_requant(ctx, acc, m, d->a.p.out, d->a.p.conv.epi.act);
 }
 
 static int qc_applies(tec_ctx *ctx, const void *problem, const char **why) {
@@ -213,6 +227,23 @@ static int qc_plane_ok(const tec_target *t, const topi_conv2d *c) {
   return topi_conv2d_is_pointwise(c) && !qnn_dot_shift(t);
 }
 
+/* Whether the output stage requantizes 4 pixels' 16 channels as one vector of 64 lanes (x86
+ * AVX-512, NCHW16c output, ow_tile a multiple of 4, the clamp over the whole int8 range: what
+ * codegen_requant.c narrows with vpackssdw / vpackuswb and one 64-byte store instead of 4 x
+ * (vpmovusdb, vpxor, 16-byte store); docs/quantized.md). */
+static int qc_packs_fit(const tec_target *t, const topi_qconv2d *p) {
+  int32_t lo, hi;
+  if (!t || t->arch != TEC_ARCH_X86_64 || !tec_target_has(t, TEC_FEATURE_AVX512BW) ||
+      p->conv.out_layout.kind != TOPI_NCHWC || p->conv.out_layout.block != 16)
+    return 0;
+  topi_qnn_bounds(p->out, p->conv.epi.act, &lo, &hi);
+  return lo == -128 && hi == 127;
+}
+static int qc_packs4(const tec_target *t, const qc_decl *d, const topi_qconv2d_config *cfg) {
+  return !cfg->wlayout && !cfg->plane && cfg->ow_tile % 4 == 0 && d->a.by == 16 &&
+         qc_packs_fit(t, &d->a.p);
+}
+
 /* The stages of one schedule (wlayout: the kernel's innermost two dimensions; the dot path's
  * acc and padded input sized for ow_tile); out returned. */
 static te_tensor *qc_stages(const topi_decl *dc, const topi_qconv2d_config *cfg,
@@ -259,6 +290,12 @@ static te_tensor *qc_stages(const topi_decl *dc, const topi_qconv2d_config *cfg,
     if (s->shift)
       s->bias_q = qnn_bias(ctx, d->a.bias, qnn_wsum(ctx, d->a.kernel), c->c_out, d->a.by,
                            d->a.p.in.zero_point + 128);
+  }
+  if (qc_packs4(target, d, cfg)) {
+    s->mult4 = te_compute(ctx, &(te_compute_decl){.name = "mult4", .ndim = 2,
+                                                  .shape = TE_SHAPE(ctx, topi_ceil_div(c->c_out, 16), 64),
+                                                  .body = mult4_body, .user = s, .tag = "qnn_prepare"});
+    if (!s->mult4) return NULL;
   }
   const ir_expr *const *as = TE_SHAPE(ctx, c->n, ob, s->flat ? 1 : d->a.oh, s->owp, d->a.by);
   s->acc = te_compute(ctx, &(te_compute_decl){.name = "acc", .ndim = 5, .shape = as,
@@ -350,6 +387,13 @@ static int qc_schedule(const topi_decl *dc, const void *cfg_arg, const tec_targe
     if (sch_fuse(so, xi, sch_axis(so, 4), &f) ||
         (vl > 16 && vl % 16 == 0 && (sch_split(so, f, 16, &fo, &f) || sch_unroll(so, fo))) ||
         sch_vectorize(so, f) || sch_unroll(so, Oi))
+      return -1;
+  } else if (qc_packs4(topi_target_of(dc->ctx, target), d, cfg)) {
+    /* x86 AVX-512, y = 16, columns by 4: 4 pixels' 16 channels (64 consecutive bytes) as one
+     * vector, narrowed by packs (codegen_requant.c) */
+    sch_iter *xq, *xr;
+    if (sch_split(so, xi, 4, &xq, &xr) || sch_fuse(so, xr, sch_axis(so, 4), &f) ||
+        sch_unroll(so, xq) || sch_unroll(so, Oi) || sch_vectorize(so, f))
       return -1;
   } else if (sch_unroll(so, xi) || sch_vectorize(so, sch_axis(so, 4)))
     return -1;
@@ -511,6 +555,17 @@ static int qc_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, t
       qc_default_plane(ob, hw, taps, &def_oc, &def), def_plane = 1;
     else
       qc_default_a64(ob, ow, by_lane, taps, &def_oc, &def);
+  }
+  /* x86, 1x1, NCHW16c, the clamp over all of int8: columns in fours, narrowed by packs
+   * (qc_packs4): 8 x 2 where 8 divides ow, else 4 x 4. Zen 4, 1 thread, tec bench (ms):
+   * 64 -> 128 at 56x56 14 x 2 0.136, 8 x 2 0.127; 128 -> 128 at 56x56 0.248, 0.238-0.240;
+   * 256 -> 256 at 28x28 14 x 2 0.234-0.242, 4 x 4 0.229-0.231. A 3x3 (128 at 28x28, 0.50
+   * ms at 14 x 2, 4 x 4 and 8 x 2) keeps its tile. */
+  if (vpb == 1 && topi_conv2d_is_pointwise(&p->conv) && qc_packs_fit(tg, p)) {
+    if (ow % 8 == 0 && ob >= 2)
+      def = 8, def_oc = 2;
+    else if (ow % 4 == 0 && ob >= 4)
+      def = 4, def_oc = 4;
   }
   static const int64_t b01[] = {0, 1};
   if (tune_space_init(ctx, sp, topi_tmpl_qnn_conv2d.name, topi_tmpl_qnn_conv2d.config_size) ||
