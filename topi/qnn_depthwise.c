@@ -132,9 +132,10 @@ static int qd_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, t
   *taps = p->conv.kh * p->conv.kw;
   while (cap > 1 && !topi_unroll_ok(qd_body(*taps, 1, cap))) cap--;
   /* the dot path where the block is dot4's lanes; the default with VNNI (bench/qconv.c:
-   * MobileNet v1 and v2's depthwise layers, stride 1 and 2). At stride 2 its default copies
-   * the input per tile of 2 rows x half the columns (in_row: 5 input rows in L1 for 2 output
-   * rows; 1.2-1.3x oneDNN on the 112 x 112 layers against 0.98-1.02x per channel block) */
+   * MobileNet v1 and v2's depthwise layers, stride 1 and 2). At stride 2 its default tile is
+   * 2 rows x half the columns, the input copied per row tile on the large planes (in_row: 5
+   * input rows in L1 for 2 output rows; 1.2-1.3x oneDNN on the 112 x 112 layers against
+   * 0.98-1.02x per channel block; below) */
   int dot_ok = qnn_depthwise_dot_ok(p->conv.in_layout.block, lanes);
   const tec_target *tg = topi_target_of(ctx, target);
   /* and on AArch64 +dotprod (sdot, a tbl per 4 pixels): mbv1_dw_mid 256x28x28 NCHW4c
@@ -143,6 +144,16 @@ static int qd_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, t
                                                  tec_target_has(tg, TEC_FEATURE_DOTPROD)));
   int rows2 = dot_def && p->conv.stride_h > 1 && oh >= 2;
   if (rows2) cap /= 2;
+  /* in_row keeps a row tile's input rows in L1. On x86 it is the default only where a block's
+   * padded input does not fit in L1 already (the 112 x 112 and 56 x 56 layers): on the 28 x 28
+   * and 14 x 14 planes the block's copy is 15 KB or less, and with the copy inside the row loop
+   * LLVM 14 (-mcpu=znver3, Zen 4) spilled the 2 x 7 tile: 31 (28 x 28) and 204 (14 x 14) stack
+   * moves in the loops of its 42 vpdpbusd, none per block; 1.15-1.3x faster on the 14 x 14
+   * layers (tec bench, 1 thread). AArch64 keeps in_row at stride 2 (measured under qemu). */
+  int64_t l1 = tg && tg->l1d_bytes > 0 ? tg->l1d_bytes : 32768;
+  int64_t blk_in = (p->conv.h + 2 * p->conv.pad_h) * (p->conv.w + 2 * p->conv.pad_w) *
+                   p->conv.in_layout.block;
+  int in_row = rows2 && (!tg || tg->arch != TEC_ARCH_X86_64 || blk_in > l1);
   int nth = 0, ntw = 0;
   for (int64_t t = 1; t <= 4 && t <= oh; t++) th[nth++] = t;
   for (int64_t t = 1; t <= 16 && t <= ow; t++) tw[ntw++] = t;
@@ -164,7 +175,7 @@ static int qd_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, t
       tune_define_field(sp, "in_row", "dot path: the padded input copied per row tile (in L1; "
                         "a stride-2 row tile reads (oh_tile - 1) * 2 + kh rows) or per channel "
                         "block (0); dot = 0 ignores it", offsetof(topi_qdepthwise_config, in_row),
-                        2, b01, rows2) < 0)
+                        2, b01, in_row) < 0)
     return -1;
   const char *doc = tec_ctx_printf(ctx, "unrolled body: 2*oh_tile*ow_tile*%lld <= %d statements",
                                    (long long)*taps + 2, TOPI_UNROLL_MAX);

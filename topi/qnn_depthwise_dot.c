@@ -10,10 +10,11 @@
  *                         edge (read by the zero taps and the padded tile only)
  *   acc[n, C, oy, ox, v] = sum_{ky, g, q} dp[n, C, oy*s + ky, ox*s + g*4 + q, v] * kp[C, ky, g, v, q]
  *   out = requant(acc + bias_q[C, v], mult[C, v]), bias_q with zp_in (+128) * sum(kernel)
+ *   (on x86 acc starts from bias_q instead: te_reduce_init, no zeroing and no add per vector)
  *
  *   for n, C (parallel, fused): dp's rows of the block (its 16-byte pixels vectorized)
  *     for oy.outer: [in_row: dp's rows of the row tile, in place of the block's]
- *       for ox.outer: acc[oh_tile][ow_tile][x] = 0
+ *       for ox.outer: acc[oh_tile][ow_tile][x] = 0 (x86: bias_q[C])
  *         for ky, g: for oy.inner, ox.inner (unrolled): acc[..] = dot4_t(acc[..], dp[4 px], kp[..])
  *         out[..] = requant(acc[..])
  *
@@ -25,6 +26,7 @@
 typedef struct qdd {
   const qnn_conv_args *a;
   int shift;
+  int bias_init;       /* x86: acc starts from bias_q (te_reduce_init), not from 0 */
   int64_t kw4, hr, dpw; /* data_p: rows (whole tiles of output rows) and columns */
   const ir_expr *r[3]; /* ky, g, q */
   te_tensor *kp, *dp, *acc, *bias_q;
@@ -56,12 +58,16 @@ static const ir_expr *acc_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
                                    ir_mul(r[1], ir_int(ctx, 4))), r[2]);
   const ir_expr *v = TE_AT(s->dp, i[0], i[1], y, x, i[4]);
   const ir_expr *w = TE_AT(s->kp, i[1], r[0], r[1], i[4], r[2]);
-  return te_sum(ir_mul(ir_cast(TEC_I32, v), ir_cast(TEC_I32, w)), 3, r, NULL);
+  const ir_expr *sum = te_sum(ir_mul(ir_cast(TEC_I32, v), ir_cast(TEC_I32, w)), 3, r, NULL);
+  /* acc's channel blocks are the output's (only its rows and columns are padded to whole
+   * tiles), so bias_q[C, v] is always in bounds */
+  return s->bias_init ? te_reduce_init(sum, TE_AT(s->bias_q, i[1], i[4])) : sum;
 }
 
 static const ir_expr *out_body(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   const qdd *s = u;
-  const ir_expr *acc = ir_add(TE_AT(s->acc, i[0], i[1], i[2], i[3], i[4]), TE_AT(s->bias_q, i[1], i[4]));
+  const ir_expr *acc = TE_AT(s->acc, i[0], i[1], i[2], i[3], i[4]);
+  if (!s->bias_init) acc = ir_add(acc, TE_AT(s->bias_q, i[1], i[4]));
   return qnn_requant(ctx, acc, TE_AT(s->a->mult, i[1], i[4]), s->a->p.out, s->a->p.conv.epi.act);
 }
 
@@ -77,6 +83,10 @@ static te_tensor *stages(tec_ctx *ctx, const qnn_conv_args *a, const topi_qdepth
   int64_t ohp = topi_ceil_div(a->oh, cfg->oh_tile) * cfg->oh_tile;
   int64_t owp = topi_ceil_div(a->ow, cfg->ow_tile) * cfg->ow_tile;
   s->a = a, s->shift = qnn_dot_shift(target), s->kw4 = topi_ceil_div(c->kw, 4) * 4;
+  /* x86: the accumulators start from the bias, as qnn_conv2d's (int32 sums: the same numbers
+   * in any order): no zeroing and no vpaddd per output vector. AArch64 keeps its nest (its
+   * instruction counts are measured under qemu, docs/arm.md). */
+  s->bias_init = target && target->arch == TEC_ARCH_X86_64;
   int64_t hr = s->hr = (ohp - 1) * c->stride_h + c->kh;
   s->dpw = (owp - 1) * c->stride_w + s->kw4;
   static const char *const rn[] = {"ky", "g", "q"}, *const kn[] = {"C", "ky", "g", "v", "q"},

@@ -40,10 +40,11 @@ static int label_def(const char *line, char *buf, size_t cap) {
   return 1;
 }
 
-/* The last operand of an instruction line is a label (a branch target): it, else NULL. */
+/* The last operand of an instruction line is a label (a branch target): it, else NULL. ARM's
+ * b / cb / tb and x86's j (jne, jb, ...) branches. */
 static const char *branch_target(const char *line) {
-  if (line[0] != '\t' ||
-      (line[1] != 'b' && strncmp(line + 1, "cb", 2) != 0 && strncmp(line + 1, "tb", 2) != 0))
+  if (line[0] != '\t' || (line[1] != 'b' && line[1] != 'j' && strncmp(line + 1, "cb", 2) != 0 &&
+                          strncmp(line + 1, "tb", 2) != 0))
     return NULL;
   const char *t = strstr(line, ".LBB");
   return t && !strpbrk(t, " ,") ? t : NULL;

@@ -1,7 +1,8 @@
 /* asmloops.h — loops in emitted assembly, for the suites that read tec's code (test_neon,
- * test_arm_tiles): a loop is a label and a backward branch to it inside one function ("fn:"
- * .. ".Lfunc_end"), found without LLVM's verbose comments; an innermost loop contains no
- * other. Also: lines matching a regex, and the stack accesses of a loop. */
+ * test_arm_tiles, test_qnn_x86_asm): a loop is a label and a backward branch to it (ARM's or
+ * x86's) inside one function ("fn:" .. ".Lfunc_end"), found without LLVM's verbose comments;
+ * an innermost loop contains no other. Also: lines matching a regex, and the stack accesses
+ * of a loop (ARM syntax). */
 #ifndef TEC_ASMLOOPS_H
 #define TEC_ASMLOOPS_H
 
