@@ -51,6 +51,8 @@ static void to_loops(as_prog *p, int i, const char *why) {
   unhost(s);
   s->anchor = s->attach_to = -1;
   s->npack = 0;
+  /* no longer inlined: the row walks through it are walked again (as_row_walk) */
+  for (int k = 0; old.kind == TEC_AS_INLINE && k < p->n; k++) p->st[k].row_walk = -1;
   as_loops_choice(p, s);
   s->rule = as_fmt(p, "loops (fallback from %s)", tec_autosched_kind_name(old.kind));
   s->why = why;

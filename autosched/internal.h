@@ -74,6 +74,8 @@ typedef struct as_stage {
                              * (rule_fold.c): 1 whole, m > 1 split by m; 0 none */
   int with_to;      /* ATTACH: 1 + the index of the sibling whose loops it shares
                        (sch_compute_with, rule_with.c); 0: none */
+  int row_walk;     /* as_row_walk's answer under the inline choices made so far (-1: not
+                       walked yet) */
   const char *rule, *why;
   /* apply time (names: loops survive a fresh schedule by name only) */
   const char *at_loop; /* the loop producers attach at */
@@ -158,8 +160,9 @@ int as_reads_of(const ir_expr *e, const te_tensor *t, const ir_expr **out, int c
 /* The stage's body value with a top-level REDUCE's source (the part reads live in). */
 const ir_expr *as_source(const te_tensor *t);
 /* 1 if reduction s walks rows (analyze.c: its reads, through the producers inlined into it
- * so far, move along outer indices only, a strip of a row each step; rule_loops.c strips it) */
-int as_row_walk(const as_prog *p, const as_stage *s);
+ * so far, move along outer indices only, a strip of a row each step; rule_loops.c strips it);
+ * walked once per decision (s->row_walk; a fallback that un-inlines a stage forgets them) */
+int as_row_walk(const as_prog *p, as_stage *s);
 
 /* autosched.c: the steps of tec_autoschedule, shared with the tuned mode (tuned.c).
  * prepare: target query, the program in topological order, estimates, analysis (in p->ctx);

@@ -254,7 +254,7 @@ int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
   }
   /* a reduction walking rows: the vector loop's outer part split into strips, the strip
    * loop among the data loops, the reduce loops inside it */
-  int strip = a->strip > 0 && V > 0 && xo && !xt && a->strip % V == 0;
+  int strip = a->strip > 0 && V > 0 && xo && !xt; /* a multiple of V (as_loops_choice) */
   if (strip && a->strip < e) {
     sch_iter *xs;
     if (sch_split(st, xo, a->strip / V, &xs, &xo)) return -1;
