@@ -8,7 +8,8 @@
  * between the two reading the earlier, one of them computed in prepare, a producer at the
  * fused loop read by both), each followed by the legal schedule run exact; the trace printed
  * as C and replayed from JSON; the auto-scheduler pairing a small Harris' Ix and Iy and LCN's
- * box_x and box_x_sq (rule_with.c), exact against plain C, and its `with` knob at 0. */
+ * box_x and box_x_sq (rule_with.c; also with 34 readers of the input ahead of them), exact
+ * against plain C, and its `with` knob at 0. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -592,6 +593,14 @@ END_TEST
  * one input (of it and of its square), 5-tall ones along columns, (in - mean) / sqrt(var) ---- */
 enum { LH = 24, LW = 45 };
 static te_tensor *lin, *lbx, *lbxs, *lmean, *lmsq;
+/* readers of the input declared ahead of the box filters (none, or more than the 32 readers
+ * the analysis lists per stage): each in * (k + 1) / 64, their sum added to the output */
+enum { LXTRA = 34 };
+static te_tensor *lxtra[LXTRA];
+static int nxtra;
+static const ir_expr *l_xtra(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  return ir_mul(TE_AT(lin, i[0], i[1]), ir_float(ctx, (double)((intptr_t)u + 1) / 64));
+}
 static const ir_expr *l_box_x(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   const ir_expr *e = NULL;
   for (int k = 0; k < 5; k++) {
@@ -613,9 +622,15 @@ static const ir_expr *l_out(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   (void)u;
   const ir_expr *m = TE_AT(lmean, i[0], i[1]);
   const ir_expr *var = ir_add(ir_sub(TE_AT(lmsq, i[0], i[1]), ir_mul(m, m)), ir_float(ctx, 1e-3));
-  return ir_div(ir_sub(TE_AT(lin, ir_add(i[0], I(2)), ir_add(i[1], I(2))), m), ir_sqrt(var));
+  const ir_expr *r = ir_div(ir_sub(TE_AT(lin, ir_add(i[0], I(2)), ir_add(i[1], I(2))), m), ir_sqrt(var));
+  const ir_expr *x = NULL; /* the extra readers first: they come first in the stage order */
+  for (int k = 0; k < nxtra; k++) {
+    const ir_expr *t = TE_AT(lxtra[k], ir_add(i[0], I(2)), ir_add(i[1], I(2)));
+    x = x ? ir_add(x, t) : t;
+  }
+  return x ? ir_add(x, r) : r;
 }
-static void lcn_ref(const float *in, float *out) {
+static void lcn_ref(const float *in, float *out, int extra) {
   static float bx[LH + 4][LW], bxs[LH + 4][LW];
   const int iw = LW + 4;
   for (int y = 0; y < LH + 4; y++)
@@ -632,13 +647,22 @@ static void lcn_ref(const float *in, float *out) {
       float m = 0, q = 0;
       for (int k = 0; k < 5; k++) m += bx[y + k][x], q += bxs[y + k][x];
       m *= 0.2f, q *= 0.2f;
-      out[y * LW + x] = (in[(y + 2) * iw + x + 2] - m) / sqrtf(q - m * m + 1e-3f);
+      float v = in[(y + 2) * iw + x + 2], xs = 0;
+      for (int k = 0; k < extra; k++) xs += v * (float)(k + 1) / 64;
+      out[y * LW + x] = xs + (v - m) / sqrtf(q - m * m + 1e-3f);
     }
 }
 
-START_TEST(autosched_lcn) {
+/* the auto-scheduler computes box_x_sq with box_x (extra: readers of the input ahead of
+ * them); exact against plain C */
+static void lcn_with(int extra) {
   tec_ctx *ctx = tec_ctx_new();
   lin = te_placeholder(ctx, "input", TEC_F32, 2, TE_SHAPE(ctx, LH + 4, LW + 4));
+  nxtra = extra;
+  for (int k = 0; k < extra; k++)
+    lxtra[k] = te_compute(ctx, &(te_compute_decl){.name = tec_ctx_printf(ctx, "x%d", k), .ndim = 2,
+                                                  .shape = TE_SHAPE(ctx, LH + 4, LW + 4),
+                                                  .body = l_xtra, .user = (void *)(intptr_t)k});
   lbx = te_compute(ctx, &(te_compute_decl){.name = "box_x", .ndim = 2,
                                            .shape = TE_SHAPE(ctx, LH + 4, LW), .body = l_box_x});
   lbxs = te_compute(ctx, &(te_compute_decl){.name = "box_x_sq", .ndim = 2,
@@ -669,12 +693,19 @@ START_TEST(autosched_lcn) {
   DLTensor o = tu_zeros(TEC_F32, 2, (int64_t[]){LH, LW});
   ck_assert_int_eq(tec_call(fn, 2, (DLTensor *[]){&in, &o}), 0);
   static float ref[LH * LW];
-  lcn_ref(tu_f32(&in), ref);
+  lcn_ref(tu_f32(&in), ref, extra);
   double err = tu_max_err(tu_f32(&o), ref, LH * LW);
   ck_assert_msg(err < 1e-3, "error %g\n%s", err, rep.text);
   tec_dl_free(&in), tec_dl_free(&o);
   tec_ctx_free(ctx);
 }
+
+START_TEST(autosched_lcn) { lcn_with(0); }
+END_TEST
+
+/* the input read by 34 stages before the box filters: the pair is still found (the rule
+ * read only a producer's first 32 readers, and missed it) */
+START_TEST(autosched_lcn_many_readers) { lcn_with(LXTRA); }
 END_TEST
 
 int main(void) {
@@ -694,6 +725,7 @@ int main(void) {
   tcase_add_test(tc, trace_round_trip);
   tcase_add_test(tc, autosched_harris);
   tcase_add_test(tc, autosched_lcn);
+  tcase_add_test(tc, autosched_lcn_many_readers);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }
