@@ -3,11 +3,10 @@
  *   tile, rfactor, attach, inline  ->  its own loops at the root (vectorized, parallel)
  *   loops hosting attached stages   ->  the attached stages go to the root too
  *   loops                           ->  left as declared
- *   (first, when the failure names compute_with, a stage sharing its loops with a sibling
- *   gets its own again; a stage that moves for another reason leaves its pair too)
+ *   (first, when the pairing is what failed, a stage sharing its loops with a sibling gets
+ *   its own again; a stage that moves for another reason leaves its pair too)
  * Each step is final for the stage (ch.fallback counts them) and the report says why, so the
  * retries end: at worst every stage is left as declared, the unscheduled program. */
-#include <string.h>
 #include "autosched/internal.h"
 
 /* s hosts no stage: what the attach rule set on it as a host cleared */
@@ -59,11 +58,11 @@ static void to_loops(as_prog *p, int i, const char *why) {
   if (attached_host) detach_all(p, i, as_fmt(p, "its host %s fell back", s->t->name));
 }
 
-int as_fallback(as_prog *p, int i, const char *why) {
+int as_fallback(as_prog *p, int i, const char *why, as_fail fail) {
   as_stage *s = &p->st[i];
-  /* the pairing failed (as_apply_with, sch_compute_with or tec_lower's compute_with checks,
-   * all of whose messages name compute_with): first the two apart, the rest kept */
-  if (why && strstr(why, "compute_with") && unpair(p, i, why, 0)) return 0;
+  /* the pairing failed (as_apply_with or sch_compute_with refused it, or the schedule lowers
+   * without it: as_schedule asked): first the two apart, the rest kept */
+  if (fail == AS_FAIL_WITH && unpair(p, i, why, 0)) return 0;
   switch (s->ch.kind) {
     case TEC_AS_TILE: {
       int other = s->anchor;

@@ -205,12 +205,17 @@ int as_fold_split(as_prog *p, sch_stage *st, as_stage *a, sch_iter **ax, int64_t
 int64_t as_default_tail(const as_stage *a, int root, int64_t V);
 /* rule_loops.c: the vector and unroll fields of a stage with its own loops */
 void as_loops_choice(as_prog *p, as_stage *s);
-/* a plainer choice for stage i (fallback level up); 0 if there was one */
-int as_fallback(as_prog *p, int i, const char *why);
+/* Why the choices did not make a schedule that lowers: AS_FAIL_WITH when it was the pairing
+ * of siblings (rule_with.c) that failed: sch_compute_with refused it, or the schedule lowers
+ * once the pair of the stage named is taken apart (autosched.c asks); else AS_FAIL_OTHER. */
+typedef enum { AS_FAIL_OTHER, AS_FAIL_WITH } as_fail;
+/* a plainer choice for stage i (fallback level up); 0 if there was one. A pairing's failure
+ * first takes i's pair apart, the rest kept. */
+int as_fallback(as_prog *p, int i, const char *why, as_fail fail);
 
 /* apply.c: the choices on schedule s. 0, or -1 with the stage that failed in *bad (-1: none
- * known) and the primitive's error in the ctx. */
-int as_apply(as_prog *p, sch_schedule *s, int *bad);
+ * known), in *fail whether it was the pairing step, and the primitive's error in the ctx. */
+int as_apply(as_prog *p, sch_schedule *s, int *bad, as_fail *fail);
 /* per-kind appliers (rule files) */
 int as_apply_tile(as_prog *p, sch_schedule *s, int i);
 int as_apply_rfactor(as_prog *p, sch_schedule *s, int i);

@@ -9,12 +9,14 @@
  * fused loop read by both), each followed by the legal schedule run exact; the trace printed
  * as C and replayed from JSON; the auto-scheduler pairing a small Harris' Ix and Iy and LCN's
  * box_x and box_x_sq (rule_with.c; also with 34 readers of the input ahead of them), exact
- * against plain C, and its `with` knob at 0. */
+ * against plain C, its `with` knob at 0, and the fallback taking a pair apart only for the
+ * pairing's own failure (a structured reason, not the message's words). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
+#include "autosched/internal.h" /* the fallback's reason (autosched_fallback_reason) */
 
 enum { H = 13, W = 37 }; /* A and B are [H][W], the input [H + 2][W + 2], out [H - 1][W] */
 
@@ -589,6 +591,39 @@ START_TEST(autosched_harris) {
 }
 END_TEST
 
+/* The fallback's reason is structured (as_fail, autosched/fallback.c), not read from the
+ * message: the pairing's failure takes the pair apart and keeps both stages attached; any
+ * other failure of a paired stage moves it to its own loops, even with a message that names
+ * compute_with (the fallback read the text before, and only unpaired it). */
+START_TEST(autosched_fallback_reason) {
+  tec_ctx *ctx = tec_ctx_new();
+  te_tensor *out = harris_new(ctx);
+  as_prog p = {.ctx = ctx, .s = sch_create(ctx, 1, &out), .nout = 1, .outs = &out, .threads = 1};
+  ck_assert_msg(as_prepare(&p, NULL) == 0, "%s", tec_ctx_error(ctx));
+  const char *why = "tec_lower: compute_with('Ix', 'Iy'): a refusal naming the pair";
+  for (int other = 0; other < 2; other++) {
+    as_decide(&p);
+    int b = -1;
+    for (int i = 0; i < p.n; i++)
+      if (p.st[i].with_to) b = i;
+    ck_assert_int_ge(b, 0);
+    int a = p.st[b].with_to - 1;
+    ck_assert_int_eq(p.st[a].ch.kind, TEC_AS_ATTACH);
+    ck_assert_int_eq(p.st[b].ch.kind, TEC_AS_ATTACH);
+    /* the pairing failed: either stage named, the pair apart, both still attached */
+    int named = other ? b : a;
+    ck_assert_int_eq(as_fallback(&p, named, why, other ? AS_FAIL_OTHER : AS_FAIL_WITH), 0);
+    ck_assert_int_eq(p.st[b].with_to, 0);
+    ck_assert_int_eq(p.st[b].ch.with, 0);
+    ck_assert_int_eq(p.st[a].ch.kind, TEC_AS_ATTACH);
+    ck_assert_int_eq(p.st[b].ch.kind, other ? TEC_AS_LOOPS : TEC_AS_ATTACH);
+    tu_assert_contains(other ? p.st[b].rule : p.st[b].why,
+                       other ? "loops (fallback from attach)" : "not fused with");
+  }
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 /* ---- LCN's shape (bench/auto_progs.c 'lcn', small): two 5-wide box filters along rows of
  * one input (of it and of its square), 5-tall ones along columns, (in - mean) / sqrt(var) ---- */
 enum { LH = 24, LW = 45 };
@@ -724,6 +759,7 @@ int main(void) {
   tcase_add_test(tc, refused_shared_producer);
   tcase_add_test(tc, trace_round_trip);
   tcase_add_test(tc, autosched_harris);
+  tcase_add_test(tc, autosched_fallback_reason);
   tcase_add_test(tc, autosched_lcn);
   tcase_add_test(tc, autosched_lcn_many_readers);
   suite_add_tcase(s, tc);
