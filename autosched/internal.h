@@ -203,6 +203,11 @@ int as_fold_split(as_prog *p, sch_stage *st, as_stage *a, sch_iter **ax, int64_t
                   sch_iter **inner);
 /* rule_loops.c: a vector split's tail where no knob says (SCH_TAIL_*) */
 int64_t as_default_tail(const as_stage *a, int root, int64_t V);
+/* rule_loops.c: 1 if as_apply_loops takes a root host's column tile of C (0: whole rows)
+ * beside vectors of V lanes (0: none) along its last axis of extent e: a tile of one vector,
+ * or of 2+ whole vectors, or any tile > 1 without vectors; it refuses the rest (the tuned
+ * space offers no such pair: space.c) */
+int as_cols_fit(int64_t V, int64_t C, int64_t e);
 /* rule_loops.c: the vector and unroll fields of a stage with its own loops */
 void as_loops_choice(as_prog *p, as_stage *s);
 /* Why the choices did not make a schedule that lowers: AS_FAIL_WITH when it was the pairing
