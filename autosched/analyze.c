@@ -283,12 +283,13 @@ static int walk_reads(const as_prog *p, walk_ctx *w, const te_tensor *reader, co
   return 1;
 }
 
-int as_row_walk(const as_prog *p, const as_stage *s) {
+int as_row_walk(const as_prog *p, as_stage *s) {
   const te_tensor *t = s->t;
   if (t->ndim < 1 || s->nred < 1 || s->red_total < ROW_WALK_MIN || s->reuse_axis >= 0) return 0;
+  if (s->row_walk >= 0) return s->row_walk;
   walk_ctx w = {.t = t};
   w.nv = reader_vars(t, w.vars);
-  return walk_reads(p, &w, t, as_source(t), 0, NULL, 0) && w.moved;
+  return s->row_walk = walk_reads(p, &w, t, as_source(t), 0, NULL, 0) && w.moved;
 }
 
 /* how many elements of reader c read one element through read's indices divided by constants
@@ -296,10 +297,9 @@ int as_row_walk(const as_prog *p, const as_stage *s) {
  * indices floordiv(e, k), k >= 2, e using one of c's data axes, of k / |a|, a the largest
  * coefficient of c's data axes in e where that is below k (f[(3 y) / 2] reads each element at
  * most once: 1; f[(2 x) / 2]: 1); k where e is not affine in c's axes (unknown: as many) */
-static int64_t upsampling(const ir_expr *read, const te_tensor *c) {
+static int64_t upsampling(const ir_expr *read, const te_tensor *c, int nv,
+                          const ir_expr *const *vars) {
   int64_t f = 1, k;
-  const ir_expr *vars[2 * AS_MAX_DIM];
-  int nv = reader_vars(c, vars);
   for (int i = 0; i < read->nargs; i++) {
     const ir_expr *e = read->args[i];
     if (!e || !(e->kind == IR_FLOORDIV || (e->kind == IR_DIV && !tec_dtype_is_float(e->type))) ||
@@ -356,13 +356,14 @@ static void reduction_facts(as_prog *p, as_stage *s) {
    * axis in another index, so vectors along that axis would gather it */
   int along_reduce = 0, along_data = 0, fixed_data = 0, gather = 0;
   const ir_expr *xv = t->ndim > 0 ? t->axis[t->ndim - 1] : NULL;
+  const ir_expr *vars[2 * AS_MAX_DIM];
+  int nv = reader_vars(t, vars);
   for (int k = 0; k < t->ninputs; k++) {
     const ir_expr *reads[8];
     int nr = as_reads_of(src, t->inputs[k], reads, 8);
     for (int r = 0; r < nr && r < 8; r++) {
-      const ir_expr *vars[2 * AS_MAX_DIM];
       int64_t coef[2 * AS_MAX_DIM], c0;
-      int nv = reader_vars(t, vars), na = reads[r]->nargs, moves = 0;
+      int na = reads[r]->nargs, moves = 0;
       const ir_expr *in = na ? reads[r]->args[na - 1] : NULL;
       if (!in) continue;
       for (int a = 0; a < t->nreduce && !moves; a++) moves = read_uses(reads[r], t->reduce_axis[a]);
@@ -392,6 +393,7 @@ int as_analyze(as_prog *p) {
     s->is_input = t->op == TE_PLACEHOLDER;
     s->nred = t->op == TE_COMPUTE ? t->nreduce : 0;
     s->reuse_axis = -1;
+    s->row_walk = -1;
     s->anchor = s->attach_to = -1;
     s->host_row = -1;
     for (int o = 0; o < p->nout; o++) s->is_output |= p->outs[o] == t;
@@ -407,6 +409,8 @@ int as_analyze(as_prog *p) {
     s->guarded_read = guarded(t->body);
     s->strided_read = t->op == TE_COMPUTE && s->understood && strided_read(p, t, &s->gather_read);
     s->const_only = t->ninputs > 0;
+    const ir_expr *vars[2 * AS_MAX_DIM]; /* the reader's variables, for upsampling */
+    int nv = reader_vars(t, vars), reduce_body = s->is_reduce || (t->body && t->body->kind == IR_REDUCE);
     for (int k = 0; k < t->ninputs; k++) {
       int j = as_index_of(p, t->inputs[k]);
       if (j < 0)
@@ -420,27 +424,24 @@ int as_analyze(as_prog *p) {
       in->nconsumers++;
       const ir_expr *reads[16];
       int nr = as_reads_of(t->body, in->t, reads, 16);
-      /* a read through a window of the reader's reduce axes counts once per tap */
+      if (nr > 16) in->reads_total += nr - 16;
       for (int r = 0; r < nr && r < 16; r++) {
+        /* a read through a window of the reader's reduce axes counts once per tap */
         int64_t taps = 1;
         for (int a = 0; a < s->nred && a < AS_MAX_DIM; a++)
           if (read_uses(reads[r], t->reduce_axis[a]) && s->rext[a] <= 16) taps *= s->rext[a];
         in->reads_total += (int)(taps < 1024 ? taps : 1024);
-      }
-      if (nr > 16) in->reads_total += nr - 16;
-      /* an element-wise reader over axes the read does not index reads each element that
-       * many times (inlined: recomputed that many times) */
-      for (int r = 0; r < nr && r < 16; r++) {
+        /* an element-wise reader over axes the read does not index reads each element that
+         * many times (inlined: recomputed that many times); a reduction reading it so
+         * reuses an element across those axes */
         int64_t b = 1;
+        int unused = 0;
         for (int d = 0; d < t->ndim; d++)
-          if (s->ext[d] > 1 && !read_uses(reads[r], t->axis[d])) b *= s->ext[d];
-        b *= upsampling(reads[r], t);
+          if (s->ext[d] > 1 && !read_uses(reads[r], t->axis[d])) b *= s->ext[d], unused = 1;
+        b *= upsampling(reads[r], t, nv, vars);
         if (b > in->bcast) in->bcast = b;
+        if (unused && reduce_body) in->reused_by_reduction = 1;
       }
-      if (s->is_reduce || (t->body && t->body->kind == IR_REDUCE))
-        for (int r = 0; r < nr && r < 16; r++)
-          for (int d = 0; d < t->ndim; d++)
-            if (s->ext[d] > 1 && !read_uses(reads[r], t->axis[d])) in->reused_by_reduction = 1;
     }
     if (s->is_reduce && s->understood) reduction_facts(p, s);
   }

@@ -27,8 +27,9 @@ int as_parallel_outer(as_prog *p, sch_stage *st, int upto, int64_t *ext, int dep
   return sch_parallel(st, f);
 }
 
-int as_apply(as_prog *p, sch_schedule *s, int *bad) {
+int as_apply(as_prog *p, sch_schedule *s, int *bad, as_fail *fail) {
   *bad = -1;
+  *fail = AS_FAIL_OTHER;
   for (int i = 0; i < p->n; i++) {
     as_stage *a = &p->st[i];
     if (a->ch.kind != TEC_AS_INLINE) continue;
@@ -59,6 +60,6 @@ int as_apply(as_prog *p, sch_schedule *s, int *bad) {
   }
   /* siblings fused (rule_with.c): once both have their final loops */
   for (int i = 0; i < p->n; i++)
-    if (p->st[i].with_to && as_apply_with(p, s, i)) return *bad = i, -1;
+    if (p->st[i].with_to && as_apply_with(p, s, i)) return *bad = i, *fail = AS_FAIL_WITH, -1;
   return 0;
 }

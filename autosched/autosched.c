@@ -88,6 +88,30 @@ int as_prepare(as_prog *p, const char *target) {
   return 0;
 }
 
+/* The failure of a schedule that named stage i, asked of the schedule: when i is in a pair
+ * (rule_with.c), the choices are applied again without that pair, lowered and replayed; if
+ * that schedule is made, the pairing was what failed (AS_FAIL_WITH). */
+static as_fail pair_failed(as_prog *p, int i) {
+  tec_ctx *ctx = p->ctx;
+  int k = p->st[i].with_to ? i : -1; /* the later stage of i's pair: it holds with_to */
+  for (int j = 0; k < 0 && j < p->n; j++)
+    if (p->st[j].with_to == i + 1) k = j;
+  if (k < 0) return AS_FAIL_OTHER;
+  int keep = p->st[k].with_to, bad;
+  as_fail f2;
+  p->st[k].with_to = 0;
+  sch_schedule *s = sch_create(ctx, p->nout, p->outs);
+  lower_func *f = s && !as_apply(p, s, &bad, &f2)
+                      ? tec_lower(s, "autosched_check", p->nargs, p->args)
+                      : NULL;
+  sch_schedule *again = f ? sch_create(ctx, p->nout, p->outs) : NULL;
+  int made = again && !sch_trace_replay(again, sch_get_trace(s));
+  if (f) tec_lower_free(f);
+  p->st[k].with_to = keep;
+  tec_ctx_clear_error(ctx);
+  return made ? AS_FAIL_WITH : AS_FAIL_OTHER;
+}
+
 void as_decide(as_prog *p) {
   memcpy(p->st, p->pristine, sizeof *p->st * (size_t)(p->n ? p->n : 1));
   as_decide_leave(p);
@@ -117,8 +141,9 @@ sch_schedule *as_schedule(as_prog *p, int *ntries, lower_func **out) {
     fresh = sch_create(ctx, p->nout, p->outs);
     if (!fresh) return NULL;
     int bad = -1;
+    as_fail fail = AS_FAIL_OTHER;
     const char *why = NULL;
-    if (as_apply(p, fresh, &bad)) {
+    if (as_apply(p, fresh, &bad, &fail)) {
       why = as_fmt(p, "a primitive refused the choice: %s", tec_ctx_error(ctx));
     } else {
       lower_func *f = tec_lower(fresh, "autosched_check", p->nargs, p->args);
@@ -133,13 +158,16 @@ sch_schedule *as_schedule(as_prog *p, int *ntries, lower_func **out) {
       why = as_fmt(p, "%s: %s", f ? "its trace does not replay" : "tec_lower refused the schedule",
                    tec_ctx_error(ctx));
       bad = stage_named_in(p, tec_ctx_error(ctx));
+      tec_ctx_clear_error(ctx);
+      if (bad >= 0) fail = pair_failed(p, bad);
     }
     tec_ctx_clear_error(ctx);
-    if (bad >= 0 && !as_fallback(p, bad, why)) continue;
+    if (bad >= 0 && !as_fallback(p, bad, why, fail)) continue;
     /* nobody named, or nothing plainer for it: every stage one step plainer */
     int moved = 0;
     for (int i = p->n - 1; i >= 0; i--)
-      if (!p->st[i].is_input && p->st[i].ch.kind != TEC_AS_LEAVE) moved |= !as_fallback(p, i, why);
+      if (!p->st[i].is_input && p->st[i].ch.kind != TEC_AS_LEAVE)
+        moved |= !as_fallback(p, i, why, fail);
     if (!moved) {
       tec_ctx_set_error_kind(ctx, TEC_ERR_INTERNAL,
                              "internal error: tec_autoschedule: even the unscheduled program "

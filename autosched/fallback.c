@@ -3,11 +3,10 @@
  *   tile, rfactor, attach, inline  ->  its own loops at the root (vectorized, parallel)
  *   loops hosting attached stages   ->  the attached stages go to the root too
  *   loops                           ->  left as declared
- *   (first, when the failure names compute_with, a stage sharing its loops with a sibling
- *   gets its own again; a stage that moves for another reason leaves its pair too)
+ *   (first, when the pairing is what failed, a stage sharing its loops with a sibling gets
+ *   its own again; a stage that moves for another reason leaves its pair too)
  * Each step is final for the stage (ch.fallback counts them) and the report says why, so the
  * retries end: at worst every stage is left as declared, the unscheduled program. */
-#include <string.h>
 #include "autosched/internal.h"
 
 /* s hosts no stage: what the attach rule set on it as a host cleared */
@@ -51,17 +50,19 @@ static void to_loops(as_prog *p, int i, const char *why) {
   unhost(s);
   s->anchor = s->attach_to = -1;
   s->npack = 0;
+  /* no longer inlined: the row walks through it are walked again (as_row_walk) */
+  for (int k = 0; old.kind == TEC_AS_INLINE && k < p->n; k++) p->st[k].row_walk = -1;
   as_loops_choice(p, s);
   s->rule = as_fmt(p, "loops (fallback from %s)", tec_autosched_kind_name(old.kind));
   s->why = why;
   if (attached_host) detach_all(p, i, as_fmt(p, "its host %s fell back", s->t->name));
 }
 
-int as_fallback(as_prog *p, int i, const char *why) {
+int as_fallback(as_prog *p, int i, const char *why, as_fail fail) {
   as_stage *s = &p->st[i];
-  /* the pairing failed (as_apply_with, sch_compute_with or tec_lower's compute_with checks,
-   * all of whose messages name compute_with): first the two apart, the rest kept */
-  if (why && strstr(why, "compute_with") && unpair(p, i, why, 0)) return 0;
+  /* the pairing failed (as_apply_with or sch_compute_with refused it, or the schedule lowers
+   * without it: as_schedule asked): first the two apart, the rest kept */
+  if (fail == AS_FAIL_WITH && unpair(p, i, why, 0)) return 0;
   switch (s->ch.kind) {
     case TEC_AS_TILE: {
       int other = s->anchor;

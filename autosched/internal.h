@@ -73,7 +73,10 @@ typedef struct as_stage {
   int64_t fold[AS_MAX_DIM]; /* LOOPS: axes that select between expressions, unrolled
                              * (rule_fold.c): 1 whole, m > 1 split by m; 0 none */
   int with_to;      /* ATTACH: 1 + the index of the sibling whose loops it shares
-                       (sch_compute_with, rule_with.c); 0: none */
+                       (sch_compute_with, rule_with.c); 0: none (-1 only inside
+                       as_decide_with: the earlier stage of a pair) */
+  int row_walk;     /* as_row_walk's answer under the inline choices made so far (-1: not
+                       walked yet) */
   const char *rule, *why;
   /* apply time (names: loops survive a fresh schedule by name only) */
   const char *at_loop; /* the loop producers attach at */
@@ -158,8 +161,9 @@ int as_reads_of(const ir_expr *e, const te_tensor *t, const ir_expr **out, int c
 /* The stage's body value with a top-level REDUCE's source (the part reads live in). */
 const ir_expr *as_source(const te_tensor *t);
 /* 1 if reduction s walks rows (analyze.c: its reads, through the producers inlined into it
- * so far, move along outer indices only, a strip of a row each step; rule_loops.c strips it) */
-int as_row_walk(const as_prog *p, const as_stage *s);
+ * so far, move along outer indices only, a strip of a row each step; rule_loops.c strips it);
+ * walked once per decision (s->row_walk; a fallback that un-inlines a stage forgets them) */
+int as_row_walk(const as_prog *p, as_stage *s);
 
 /* autosched.c: the steps of tec_autoschedule, shared with the tuned mode (tuned.c).
  * prepare: target query, the program in topological order, estimates, analysis (in p->ctx);
@@ -200,14 +204,24 @@ int as_fold_split(as_prog *p, sch_stage *st, as_stage *a, sch_iter **ax, int64_t
                   sch_iter **inner);
 /* rule_loops.c: a vector split's tail where no knob says (SCH_TAIL_*) */
 int64_t as_default_tail(const as_stage *a, int root, int64_t V);
+/* rule_loops.c: 1 if as_apply_loops takes a root host's column tile of C (0: whole rows)
+ * beside vectors of V lanes (0: none) along its last axis of extent e: a tile of one vector,
+ * or of 2+ whole vectors, or any tile > 1 without vectors; it refuses the rest (the tuned
+ * space offers no such pair: space.c) */
+int as_cols_fit(int64_t V, int64_t C, int64_t e);
 /* rule_loops.c: the vector and unroll fields of a stage with its own loops */
 void as_loops_choice(as_prog *p, as_stage *s);
-/* a plainer choice for stage i (fallback level up); 0 if there was one */
-int as_fallback(as_prog *p, int i, const char *why);
+/* Why the choices did not make a schedule that lowers: AS_FAIL_WITH when it was the pairing
+ * of siblings (rule_with.c) that failed: sch_compute_with refused it, or the schedule lowers
+ * once the pair of the stage named is taken apart (autosched.c asks); else AS_FAIL_OTHER. */
+typedef enum { AS_FAIL_OTHER, AS_FAIL_WITH } as_fail;
+/* a plainer choice for stage i (fallback level up); 0 if there was one. A pairing's failure
+ * first takes i's pair apart, the rest kept. */
+int as_fallback(as_prog *p, int i, const char *why, as_fail fail);
 
 /* apply.c: the choices on schedule s. 0, or -1 with the stage that failed in *bad (-1: none
- * known) and the primitive's error in the ctx. */
-int as_apply(as_prog *p, sch_schedule *s, int *bad);
+ * known), in *fail whether it was the pairing step, and the primitive's error in the ctx. */
+int as_apply(as_prog *p, sch_schedule *s, int *bad, as_fail *fail);
 /* per-kind appliers (rule files) */
 int as_apply_tile(as_prog *p, sch_schedule *s, int i);
 int as_apply_rfactor(as_prog *p, sch_schedule *s, int i);

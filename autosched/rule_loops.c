@@ -169,6 +169,12 @@ int64_t as_default_tail(const as_stage *a, int root, int64_t V) {
              : SCH_TAIL_GUARD_WITH_IF;
 }
 
+int as_cols_fit(int64_t V, int64_t C, int64_t e) {
+  if (C <= 0 || C >= e) return 1; /* whole rows, or a tile of the whole row: no split */
+  if (V <= 0) return C > 1;
+  return V < e && (C == V || (C % V == 0 && C / V > 1));
+}
+
 int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
   as_stage *a = &p->st[i];
   const tec_autosched_choice *ch = &a->ch;
@@ -204,6 +210,17 @@ int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
   }
   /* a column tile: the vector loop's outer part (or the unvectorized axis) split by it */
   int64_t C = r >= 0 ? ch->cols : 0, ncol = 0;
+  if (!as_cols_fit(V, C, e)) {
+    /* (the tuned mode's vector of two vectors' lanes beside a tile of one, say; the space
+     * offers none: space.c): refused, so the stage falls back and the report says why, not
+     * a tile silently left out */
+    tec_ctx_set_error_kind(p->ctx, TEC_ERR_UNSUPPORTED,
+                           "tec_autoschedule: stage '%s': a column tile of %lld is not a whole "
+                           "number of its %lld-lane vectors (legal: a multiple of the vector, "
+                           "or no vector)",
+                           a->t->name, (long long)C, (long long)V);
+    return -1;
+  }
   if (C > 0 && xo && C == V) { /* a tile of one vector: the vector loop's outer part */
     xt = xo, xo = NULL;
   } else if (C > 0 && xo && C % V == 0 && C / V > 1 && C < e) {
@@ -212,15 +229,6 @@ int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
   } else if (C > 1 && !xo && !xi && C < e) {
     if (sch_split(st, ax[nd - 1], C, &xt, &ax[nd - 1])) return -1;
     ncol = C;
-  } else if (C > 0 && C < e) {
-    /* (the tuned mode's vector of two vectors' lanes beside a tile of one, say): refused,
-     * so the stage falls back and the report says why, not a tile silently left out */
-    tec_ctx_set_error_kind(p->ctx, TEC_ERR_UNSUPPORTED,
-                           "tec_autoschedule: stage '%s': a column tile of %lld is not a whole "
-                           "number of its %lld-lane vectors (legal: a multiple of the vector, "
-                           "or no vector)",
-                           a->t->name, (long long)C, (long long)V);
-    return -1;
   }
   if (r >= 0 && ch->rows > 1) {
     if (sch_split(st, ax[r], ch->rows, &yo, &yi)) return -1;
@@ -254,7 +262,7 @@ int as_apply_loops(as_prog *p, sch_schedule *s, int i) {
   }
   /* a reduction walking rows: the vector loop's outer part split into strips, the strip
    * loop among the data loops, the reduce loops inside it */
-  int strip = a->strip > 0 && V > 0 && xo && !xt && a->strip % V == 0;
+  int strip = a->strip > 0 && V > 0 && xo && !xt; /* a multiple of V (as_loops_choice) */
   if (strip && a->strip < e) {
     sch_iter *xs;
     if (sch_split(st, xo, a->strip / V, &xs, &xo)) return -1;

@@ -11,9 +11,11 @@
 #include "autosched/internal.h"
 #include "schedule/internal.h"
 
-static int reads(const as_stage *producer, int i) {
-  for (int k = 0; k < producer->nconsumers && k < 32; k++)
-    if (producer->consumers[k] == i) return 1;
+/* 1 if a and b read one tensor (their inputs: every reader, not the first 32 consumers) */
+static int read_one(const te_tensor *a, const te_tensor *b) {
+  for (int x = 0; x < a->ninputs; x++)
+    for (int y = 0; y < b->ninputs; y++)
+      if (a->inputs[x] == b->inputs[y]) return 1;
   return 0;
 }
 
@@ -27,9 +29,7 @@ int as_with_pair(const as_prog *p, int i, int j) {
     return 0;
   for (int d = 0; d < a->t->ndim; d++)
     if (a->ext[d] != b->ext[d] || a->fold[d] || b->fold[d]) return 0;
-  int common = 0;
-  for (int k = 0; k < p->n && !common; k++) common = reads(&p->st[k], i) && reads(&p->st[k], j);
-  if (!common) return 0;
+  if (!read_one(a->t, b->t)) return 0;
   /* neither reads the other, directly or through other stages (the user's schedule holds
    * every stage of the program) */
   const sch_stage *sa = sch_stage_of(p->s, a->t), *sb = sch_stage_of(p->s, b->t);
@@ -38,14 +38,16 @@ int as_with_pair(const as_prog *p, int i, int j) {
 
 void as_decide_with(as_prog *p) {
   for (int i = 0; i < p->n; i++) p->st[i].with_to = 0, p->st[i].ch.with = 0;
+  /* a stage is in a pair once it is either one: the later (with_to set) or the earlier,
+   * marked with_to = -1 until the end (pairs are made in stage order: the stages before j
+   * are all marked that will be when j looks) */
   for (int j = 0; j < p->n; j++) {
     as_stage *b = &p->st[j];
     if (b->with_to || AS_TUNED(p, b, with) == 0) continue;
     for (int i = 0; i < j; i++) {
       as_stage *a = &p->st[i];
-      int taken = a->with_to != 0;
-      for (int k = 0; k < p->n && !taken; k++) taken = p->st[k].with_to == i + 1;
-      if (taken || !as_with_pair(p, i, j)) continue;
+      if (a->with_to || !as_with_pair(p, i, j)) continue;
+      a->with_to = -1;
       b->with_to = i + 1, b->ch.with = 1;
       b->rule = as_fmt(p, "%s; computed with %s (one loop down to the vector loop)",
                        b->rule ? b->rule : "attach", a->t->name);
@@ -55,6 +57,8 @@ void as_decide_with(as_prog *p) {
       break;
     }
   }
+  for (int i = 0; i < p->n; i++)
+    if (p->st[i].with_to < 0) p->st[i].with_to = 0;
 }
 
 int as_apply_with(as_prog *p, sch_schedule *s, int i) {

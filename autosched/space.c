@@ -24,6 +24,10 @@
  *                          rule_with.c), where the instant mode pairs it
  *   rfactor                rfactor (no | yes)
  *
+ * A root host's (vector, cols) pairs the apply step refuses (as_cols_fit: two vectors' lanes
+ * beside a tile of one) are left out by the space's one rule (cols_rule_set), so the tuner
+ * never proposes them (an index asked for anyway falls back, named).
+ *
  * Stages computed from constants alone get no knobs: they run once, in prepare, untimed.
  * par: auto (the rules' depth: outer loops fused until 8 iterations per thread), serial, or
  * exactly 1 or 2 outer loops fused. Knob values are the choice's own numbers (tile sizes,
@@ -198,6 +202,18 @@ static int loops_knobs(as_space *S, int i) {
     int nc = 0;
     for (int k = 0; s->halo_x >= 0 && k < 7; k++)
       if (cols[k] < e && (k == 0 || cols[k] > cols[nc - 1])) cols[nc++] = cols[k];
+    /* a tile the vector loop cannot take (as_cols_fit) is not offered: beside a knob of
+     * vector widths, the pairs are left out by the space's rule (cols_rule); past the 32
+     * knobs a rule can read, no such tile for any width offered (the default stays) */
+    if (S->nknobs >= 32) {
+      int m = 0;
+      for (int k = 0; k < nc; k++) {
+        int fit = cols[k] == ch->cols || as_cols_fit(ch->vector, cols[k], e);
+        for (int v = 0; v < nv && !ch->rfactor; v++) fit &= cols[k] == ch->cols || as_cols_fit(vec[v], cols[k], e);
+        if (fit) cols[m++] = cols[k];
+      }
+      nc = m;
+    }
     if (nc > 1 && add_knob(S, i, "cols", F(cols), cols, nc, ch->cols, NULL, 0)) return -1;
     /* the producers stored per tile and computed per row (a sliding window) */
     int64_t slide[2] = {0, 1};
@@ -211,6 +227,71 @@ static int loops_knobs(as_space *S, int i) {
 
 static const char *stage_knobs(as_prog *p, tune_space *sp, as_space *S,
                                const unsigned char *can_attach, int share);
+
+/* ---- the space's rule: no (vector, cols) pair of a root host that as_apply_loops refuses
+ * (as_cols_fit: two vectors' lanes beside a tile of one, ...); the instant choice's own pair
+ * stays ---- */
+typedef struct cols_pair {
+  int vk, ck;         /* the vector knob (-1: none, the width fixed at v) and the cols knob */
+  int64_t v, e, vdef, cdef;
+} cols_pair;
+typedef struct cols_rule {
+  int n;
+  cols_pair *pr;
+} cols_rule;
+
+static int cols_ok(const void *data, const void *config) {
+  const cols_rule *r = data;
+  const int64_t *cfg = config; /* one int64_t per knob (add_knob) */
+  for (int k = 0; k < r->n; k++) {
+    const cols_pair *q = &r->pr[k];
+    int64_t V = q->vk >= 0 ? cfg[q->vk] : q->v, C = cfg[q->ck];
+    if (!(V == q->vdef && C == q->cdef) && !as_cols_fit(V, C, q->e)) return 0;
+  }
+  return 1;
+}
+
+/* the knob of stage i's field f, or -1 */
+static int knob_of(const as_space *S, int i, size_t f) {
+  for (int m = 0; m < S->nmap; m++)
+    if (S->map[m].stage == i && S->map[m].field == f) return S->map[m].knob;
+  return -1;
+}
+
+static int cols_rule_set(as_space *S) {
+  as_prog *p = S->p;
+  tune_space *sp = S->sp;
+  cols_rule *r = tec_ctx_alloc(p->ctx, sizeof *r);
+  cols_pair *pr = tec_ctx_alloc(p->ctx, sizeof *pr * (size_t)(S->nmap + 1));
+  if (!r || !pr) return -1;
+  unsigned mask = 0;
+  int n = 0;
+  for (int m = 0; m < S->nmap; m++) {
+    const as_stage *s = &p->st[S->map[m].stage];
+    if (S->map[m].field != F(cols) || s->ch.kind != TEC_AS_LOOPS) continue;
+    int ck = S->map[m].knob, vk = knob_of(S, S->map[m].stage, F(vector));
+    if (ck >= 32 || vk >= 32) continue; /* pruned in its values instead (loops_knobs) */
+    cols_pair q = {vk, ck, s->ch.vector, s->t->ndim ? s->ext[s->t->ndim - 1] : 1, s->ch.vector, 0};
+    const tune_knob *kc = &sp->knobs[ck], *kv = vk >= 0 ? &sp->knobs[vk] : NULL;
+    q.cdef = kc->values[kc->def];
+    if (kv) q.vdef = kv->values[kv->def];
+    int refused = 0;
+    for (int a = 0; a < (kv ? kv->nvalues : 1); a++)
+      for (int b = 0; b < kc->nvalues; b++) {
+        int64_t V = kv ? kv->values[a] : q.v, C = kc->values[b];
+        refused |= !(V == q.vdef && C == q.cdef) && !as_cols_fit(V, C, q.e);
+      }
+    if (!refused) continue;
+    pr[n++] = q;
+    mask |= 1u << ck;
+    if (vk >= 0) mask |= 1u << vk;
+  }
+  if (!n) return 0;
+  *r = (cols_rule){n, pr};
+  return tune_space_set_rule(sp, mask, cols_ok, r,
+                             "a host's column tile a whole number of its vectors (or one "
+                             "vector, or no vectors)");
+}
 
 int as_space_build(as_prog *p, tune_space *sp, as_space *S) {
   /* the instant choices, and per stage which levels are open to it */
@@ -231,7 +312,7 @@ int as_space_build(as_prog *p, tune_space *sp, as_space *S) {
    * class of stages and the rest left out */
   for (int share = 0; share < 2; share++) {
     const char *err = stage_knobs(p, sp, S, can_attach, share);
-    if (!err) return 0;
+    if (!err) return cols_rule_set(S);
     if (share || !strstr(err, "2^62")) return tec_ctx_set_error(p->ctx, "%s", err);
     tec_ctx_clear_error(p->ctx);
   }
@@ -300,8 +381,10 @@ int as_space_values(const as_space *S, tec_ctx *ctx, int64_t index, as_tuned **o
   as_tuned *tv = tec_ctx_alloc(ctx, sizeof *tv * (size_t)(p->n ? p->n : 1));
   int64_t *cfg = tec_ctx_alloc(ctx, S->sp->config_size);
   if (!tv || !cfg) return -1;
+  /* a config the space's rule leaves out (cols_rule) is still applied when asked for by
+   * index: the tuner never proposes it, and the apply step refuses it by name (a fallback) */
   int in = tune_space_config(S->sp, index, cfg);
-  if (in != 0)
+  if (in < 0)
     return tec_ctx_set_error(ctx,
                              "autosched: config index %lld is outside the space (0..%lld)",
                              (long long)index, (long long)tune_space_range(S->sp) - 1);

@@ -14,18 +14,36 @@
 #include "arith/arith.h"
 #include "schedule/internal.h"
 
-int lower_with_partner(const lower_state *ls, int si) {
-  const sch_stage *st = ls->s->stages[si];
-  if (st->with_stage) return sch_stage_index(ls->s, st->with_stage);
-  for (int i = 0; i < ls->s->nstage; i++)
-    if (ls->s->stages[i]->with_stage == st) return i;
-  return -1;
+int lower_with_table(lower_state *ls) {
+  const sch_schedule *s = ls->s;
+  int n = s->nstage;
+  ls->with = tec_ctx_alloc(ls->ctx, sizeof *ls->with * (size_t)(n + 1));
+  ls->with_ok = tec_ctx_alloc(ls->ctx, (size_t)n + 1);
+  if (!ls->with || !ls->with_ok) return -1;
+  for (int i = 0; i < n; i++) ls->with[i] = -1;
+  /* a stage's own with_stage first; a stage without one gets the first stage fused with it */
+  for (int i = 0; i < n; i++) {
+    const sch_stage *w = s->stages[i]->with_stage;
+    if (!w) continue;
+    int j = sch_stage_index(s, w);
+    ls->with[i] = j;
+    if (j >= 0 && !w->with_stage && ls->with[j] < 0) ls->with[j] = i;
+  }
+  return 0;
 }
+
+int lower_with_partner(const lower_state *ls, int si) { return ls->with ? ls->with[si] : -1; }
 
 static int same_place(const lower_state *ls, int a, int b) {
   const sch_stage *x = ls->s->stages[a], *y = ls->s->stages[b];
   if (ls->attach[a] != ls->attach[b]) return 0;
   return ls->attach[a] != SCH_ATTACH_SCOPE || x->attach_iter == y->attach_iter;
+}
+
+/* 1 if a and b are the same expression, or their difference simplifies to 0 (no facts
+ * needed: the loop bounds hold only the outer loops' variables and sizes) */
+static int same_value(const ir_expr *a, const ir_expr *b) {
+  return ir_expr_equal(a, b) || ir_expr_equal(arith_simplify(ir_sub(a, b), NULL), ir_int(a->ctx, 0));
 }
 
 static const char *range_str(tec_ctx *ctx, const ir_stmt *f) {
@@ -34,12 +52,15 @@ static const char *range_str(tec_ctx *ctx, const ir_stmt *f) {
 }
 
 int lower_with_check(lower_state *ls, int si, int with) {
+  if (ls->with_ok && ls->with_ok[si]) return 0;
   const sch_schedule *s = ls->s;
   int ia = s->stages[si]->with_stage == s->stages[with] ? si : with, ib = ia == si ? with : si;
   const sch_stage *A = s->stages[ia], *B = s->stages[ib];
   if (same_place(ls, ia, ib) && ls->attach[ia] != SCH_ATTACH_INLINE &&
-      !(ls->skip && (ls->skip[ia] || ls->skip[ib])))
+      !(ls->skip && (ls->skip[ia] || ls->skip[ib]))) {
+    if (ls->with_ok) ls->with_ok[si] = ls->with_ok[with] = 1;
     return 0;
+  }
   return tec_ctx_set_error(ls->ctx, "tec_lower: compute_with('%s', '%s'): the two stages are "
                                     "not computed at the same place (one is computed once in "
                                     "prepare, or was moved); fused loops need both at the same "
@@ -55,7 +76,6 @@ const ir_stmt *lower_with_fuse(lower_state *ls, int e, int l, const ir_stmt *ne,
   const sch_stage *A = s->stages[ia], *B = s->stages[ib];
   const char *an = A->tensor->name, *bn = B->tensor->name;
   const ir_stmt *na = ia == e ? ne : nl, *nb = ia == e ? nl : ne;
-  if (lower_with_check(ls, e, l)) return NULL;
   int d = sch_leaf_index(B, A->with_iter);
   if (d < 0) {
     tec_ctx_set_error(ctx, "tec_lower: compute_with('%s', '%s', '%s'): '%s' is no longer a loop "
@@ -92,13 +112,7 @@ const ir_stmt *lower_with_fuse(lower_state *ls, int e, int l, const ir_stmt *ne,
     }
     const ir_expr *mn = ir_substitute(na->a, k, from, to), *ex = ir_substitute(na->b, k, from, to);
     if (!mn || !ex) return NULL;
-    int same = ir_expr_equal(mn, nb->a) && ir_expr_equal(ex, nb->b);
-    if (!same) { /* equal after simplification counts too */
-      arith_env *env = arith_env_new(ctx);
-      same = env && ir_expr_equal(arith_simplify(ir_sub(mn, nb->a), env), ir_int(ctx, 0)) &&
-             ir_expr_equal(arith_simplify(ir_sub(ex, nb->b), env), ir_int(ctx, 0));
-    }
-    if (!same || na->for_kind != nb->for_kind) {
+    if (!same_value(mn, nb->a) || !same_value(ex, nb->b) || na->for_kind != nb->for_kind) {
       tec_ctx_set_error(ctx, "tec_lower: compute_with('%s', '%s', '%s'): loop '%s' of '%s' runs "
                              "over %s (%s) and loop '%s' of '%s' over %s (%s); fused loops need "
                              "the same range and kind (fuse at an outer loop, give both "

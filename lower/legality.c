@@ -140,12 +140,12 @@ static int check_attach(const lower_state *ls, int pi) {
     lower_reads probe = {t, 0, 0, NULL, ctx};
     if (!lower_collect_reads(&probe, ls->body[j], NULL)) continue;
     int depth = 0;
+    /* a reader whose loops are fused with c's (compute_with), or computed inside such a
+     * reader's: not inside c's loop for bound inference (fw: the first such stage from rs
+     * out to x, kept as the walk goes out) */
+    const sch_stage *fw = NULL;
     for (const sch_stage *x = rs; x != c; x = x->attach_stage, depth++) {
-      /* a reader whose loops are fused with c's (compute_with), or computed inside such a
-       * reader's: not inside c's loop for bound inference */
-      const sch_stage *fw = NULL;
-      for (const sch_stage *y = rs; !fw && y && y != x->attach_stage; y = y->attach_stage)
-        if (y->with_stage == c || c->with_stage == y) fw = y;
+      if (!fw && (x->with_stage == c || c->with_stage == x)) fw = x;
       if (fw && (lower_attach_of(ls, x) != SCH_ATTACH_SCOPE || depth >= 64))
         return tec_ctx_set_error(ctx, "compute_at: '%s' is computed at loop '%s' of '%s', but "
                                       "'%s', whose loops are fused with '%s' (compute_with), "

@@ -53,6 +53,17 @@ static const ir_expr *rounded_up(const sch_stage *st, int d, const ir_expr *ext)
   return NULL;
 }
 
+/* the nest computing stage si, then `rest`: its own nest, or for the later of a pair
+ * computed with each other (with >= 0, before si: compute_with.c) the fused nest of both */
+static const ir_stmt *nest_then(lower_state *ls, int si, int with, const ir_stmt *rest) {
+  const ir_stmt *nest = stage_nest(ls, si);
+  if (!nest) return NULL;
+  if (with < 0) return ir_seq2(ir_produce(ls->s->stages[si]->tensor, nest), rest);
+  const ir_stmt *other = stage_nest(ls, with);
+  const ir_stmt *both = other ? lower_with_fuse(ls, with, si, other, nest) : NULL;
+  return both ? ir_seq2(both, rest) : NULL;
+}
+
 /* realize + produce of stage si around `rest` */
 static const ir_stmt *place(lower_state *ls, int si, const ir_stmt *rest,
                             const ir_expr *const *region) {
@@ -62,19 +73,8 @@ static const ir_stmt *place(lower_state *ls, int si, const ir_stmt *rest,
    * later one the fused nest of both */
   int with = lower_with_partner(ls, si);
   if (with >= 0 && lower_with_check(ls, si, with)) return NULL;
-  const ir_stmt *body = rest;
-  if (with < 0 || with < si) {
-    const ir_stmt *nest = stage_nest(ls, si);
-    if (!nest) return NULL;
-    if (with < 0) {
-      body = ir_seq2(ir_produce(t, nest), rest);
-    } else {
-      const ir_stmt *other = stage_nest(ls, with);
-      const ir_stmt *both = other ? lower_with_fuse(ls, with, si, other, nest) : NULL;
-      if (!both) return NULL;
-      body = ir_seq2(both, rest);
-    }
-  }
+  const ir_stmt *body = with < si ? nest_then(ls, si, with, rest) : rest;
+  if (with < si && !body) return NULL;
   int nv = t->nout > 1 ? t->nout : 1;
   for (int k = 0; k < nv; k++) {
     te_tensor *o = nv > 1 ? t->outputs[k] : t;
@@ -361,6 +361,7 @@ static const ir_stmt *stage_nest(lower_state *ls, int si) {
 const ir_stmt *lower_schedule_ops(lower_state *ls) {
   const sch_schedule *s = ls->s;
   const ir_stmt *body = NULL;
+  if (lower_with_table(ls)) return NULL;
   for (int si = s->nstage - 1; si >= 0; si--) {
     const sch_stage *st = s->stages[si];
     if (st->tensor->op != TE_COMPUTE || ls->attach[si] != SCH_ATTACH_ROOT) continue;

@@ -8,12 +8,16 @@
  * between the two reading the earlier, one of them computed in prepare, a producer at the
  * fused loop read by both), each followed by the legal schedule run exact; the trace printed
  * as C and replayed from JSON; the auto-scheduler pairing a small Harris' Ix and Iy and LCN's
- * box_x and box_x_sq (rule_with.c), exact against plain C, and its `with` knob at 0. */
+ * box_x and box_x_sq (rule_with.c; also with 34 readers of the input ahead of them), exact
+ * against plain C, its `with` knob at 0, and the fallback taking a pair apart only for the
+ * pairing's own failure (a structured reason, not the message's words); the tuned space
+ * offering no host column tile its vectors cannot take (LCN's output). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
+#include "autosched/internal.h" /* the fallback's reason (autosched_fallback_reason) */
 
 enum { H = 13, W = 37 }; /* A and B are [H][W], the input [H + 2][W + 2], out [H - 1][W] */
 
@@ -588,10 +592,51 @@ START_TEST(autosched_harris) {
 }
 END_TEST
 
+/* The fallback's reason is structured (as_fail, autosched/fallback.c), not read from the
+ * message: the pairing's failure takes the pair apart and keeps both stages attached; any
+ * other failure of a paired stage moves it to its own loops, even with a message that names
+ * compute_with (the fallback read the text before, and only unpaired it). */
+START_TEST(autosched_fallback_reason) {
+  tec_ctx *ctx = tec_ctx_new();
+  te_tensor *out = harris_new(ctx);
+  as_prog p = {.ctx = ctx, .s = sch_create(ctx, 1, &out), .nout = 1, .outs = &out, .threads = 1};
+  ck_assert_msg(as_prepare(&p, NULL) == 0, "%s", tec_ctx_error(ctx));
+  const char *why = "tec_lower: compute_with('Ix', 'Iy'): a refusal naming the pair";
+  for (int other = 0; other < 2; other++) {
+    as_decide(&p);
+    int b = -1;
+    for (int i = 0; i < p.n; i++)
+      if (p.st[i].with_to) b = i;
+    ck_assert_int_ge(b, 0);
+    int a = p.st[b].with_to - 1;
+    ck_assert_int_eq(p.st[a].ch.kind, TEC_AS_ATTACH);
+    ck_assert_int_eq(p.st[b].ch.kind, TEC_AS_ATTACH);
+    /* the pairing failed: either stage named, the pair apart, both still attached */
+    int named = other ? b : a;
+    ck_assert_int_eq(as_fallback(&p, named, why, other ? AS_FAIL_OTHER : AS_FAIL_WITH), 0);
+    ck_assert_int_eq(p.st[b].with_to, 0);
+    ck_assert_int_eq(p.st[b].ch.with, 0);
+    ck_assert_int_eq(p.st[a].ch.kind, TEC_AS_ATTACH);
+    ck_assert_int_eq(p.st[b].ch.kind, other ? TEC_AS_LOOPS : TEC_AS_ATTACH);
+    tu_assert_contains(other ? p.st[b].rule : p.st[b].why,
+                       other ? "loops (fallback from attach)" : "not fused with");
+  }
+  tec_ctx_free(ctx);
+}
+END_TEST
+
 /* ---- LCN's shape (bench/auto_progs.c 'lcn', small): two 5-wide box filters along rows of
  * one input (of it and of its square), 5-tall ones along columns, (in - mean) / sqrt(var) ---- */
 enum { LH = 24, LW = 45 };
 static te_tensor *lin, *lbx, *lbxs, *lmean, *lmsq;
+/* readers of the input declared ahead of the box filters (none, or more than the 32 readers
+ * the analysis lists per stage): each in * (k + 1) / 64, their sum added to the output */
+enum { LXTRA = 34 };
+static te_tensor *lxtra[LXTRA];
+static int nxtra;
+static const ir_expr *l_xtra(tec_ctx *ctx, const ir_expr *const *i, void *u) {
+  return ir_mul(TE_AT(lin, i[0], i[1]), ir_float(ctx, (double)((intptr_t)u + 1) / 64));
+}
 static const ir_expr *l_box_x(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   const ir_expr *e = NULL;
   for (int k = 0; k < 5; k++) {
@@ -613,9 +658,15 @@ static const ir_expr *l_out(tec_ctx *ctx, const ir_expr *const *i, void *u) {
   (void)u;
   const ir_expr *m = TE_AT(lmean, i[0], i[1]);
   const ir_expr *var = ir_add(ir_sub(TE_AT(lmsq, i[0], i[1]), ir_mul(m, m)), ir_float(ctx, 1e-3));
-  return ir_div(ir_sub(TE_AT(lin, ir_add(i[0], I(2)), ir_add(i[1], I(2))), m), ir_sqrt(var));
+  const ir_expr *r = ir_div(ir_sub(TE_AT(lin, ir_add(i[0], I(2)), ir_add(i[1], I(2))), m), ir_sqrt(var));
+  const ir_expr *x = NULL; /* the extra readers first: they come first in the stage order */
+  for (int k = 0; k < nxtra; k++) {
+    const ir_expr *t = TE_AT(lxtra[k], ir_add(i[0], I(2)), ir_add(i[1], I(2)));
+    x = x ? ir_add(x, t) : t;
+  }
+  return x ? ir_add(x, r) : r;
 }
-static void lcn_ref(const float *in, float *out) {
+static void lcn_ref(const float *in, float *out, int extra) {
   static float bx[LH + 4][LW], bxs[LH + 4][LW];
   const int iw = LW + 4;
   for (int y = 0; y < LH + 4; y++)
@@ -632,13 +683,22 @@ static void lcn_ref(const float *in, float *out) {
       float m = 0, q = 0;
       for (int k = 0; k < 5; k++) m += bx[y + k][x], q += bxs[y + k][x];
       m *= 0.2f, q *= 0.2f;
-      out[y * LW + x] = (in[(y + 2) * iw + x + 2] - m) / sqrtf(q - m * m + 1e-3f);
+      float v = in[(y + 2) * iw + x + 2], xs = 0;
+      for (int k = 0; k < extra; k++) xs += v * (float)(k + 1) / 64;
+      out[y * LW + x] = xs + (v - m) / sqrtf(q - m * m + 1e-3f);
     }
 }
 
-START_TEST(autosched_lcn) {
-  tec_ctx *ctx = tec_ctx_new();
+/* the auto-scheduler computes box_x_sq with box_x (extra: readers of the input ahead of
+ * them); exact against plain C */
+/* the small LCN in ctx (extra: readers of the input ahead of the box filters): its output */
+static te_tensor *lcn_new(tec_ctx *ctx, int extra) {
   lin = te_placeholder(ctx, "input", TEC_F32, 2, TE_SHAPE(ctx, LH + 4, LW + 4));
+  nxtra = extra;
+  for (int k = 0; k < extra; k++)
+    lxtra[k] = te_compute(ctx, &(te_compute_decl){.name = tec_ctx_printf(ctx, "x%d", k), .ndim = 2,
+                                                  .shape = TE_SHAPE(ctx, LH + 4, LW + 4),
+                                                  .body = l_xtra, .user = (void *)(intptr_t)k});
   lbx = te_compute(ctx, &(te_compute_decl){.name = "box_x", .ndim = 2,
                                            .shape = TE_SHAPE(ctx, LH + 4, LW), .body = l_box_x});
   lbxs = te_compute(ctx, &(te_compute_decl){.name = "box_x_sq", .ndim = 2,
@@ -653,6 +713,25 @@ START_TEST(autosched_lcn) {
   te_tensor *out = te_compute(ctx, &(te_compute_decl){.name = "output", .ndim = 2,
                                                       .shape = TE_SHAPE(ctx, LH, LW), .body = l_out});
   ck_assert_ptr_nonnull(out);
+  return out;
+}
+
+/* runs the LCN schedule s against plain C */
+static void lcn_check(tec_ctx *ctx, sch_schedule *s, te_tensor *out, int extra, const char *report) {
+  tec_packed_fn fn = tu_build(ctx, s, "lcn", 2, (te_tensor *[]){lin, out});
+  DLTensor in = tu_rand_f32(2, (int64_t[]){LH + 4, LW + 4}, 12);
+  DLTensor o = tu_zeros(TEC_F32, 2, (int64_t[]){LH, LW});
+  ck_assert_int_eq(tec_call(fn, 2, (DLTensor *[]){&in, &o}), 0);
+  static float ref[LH * LW];
+  lcn_ref(tu_f32(&in), ref, extra);
+  double err = tu_max_err(tu_f32(&o), ref, LH * LW);
+  ck_assert_msg(err < 1e-3, "error %g\n%s", err, report);
+  tec_dl_free(&in), tec_dl_free(&o);
+}
+
+static void lcn_with(int extra) {
+  tec_ctx *ctx = tec_ctx_new();
+  te_tensor *out = lcn_new(ctx, extra);
   sch_schedule *s = sch_create(ctx, 1, &out);
   tec_autosched_report rep;
   ck_assert_msg(tec_autoschedule(s, NULL, NULL, &rep) == 0, "%s", tec_ctx_error(ctx));
@@ -664,17 +743,84 @@ START_TEST(autosched_lcn) {
     }
   ck_assert_msg(with == 1, "box_x_sq computed with box_x:\n%s", rep.text);
   tu_assert_contains(rep.trace_c, "sch_compute_with(s_box_x_sq, s_box_x, ");
-  tec_packed_fn fn = tu_build(ctx, s, "lcn", 2, (te_tensor *[]){lin, out});
-  DLTensor in = tu_rand_f32(2, (int64_t[]){LH + 4, LW + 4}, 12);
-  DLTensor o = tu_zeros(TEC_F32, 2, (int64_t[]){LH, LW});
-  ck_assert_int_eq(tec_call(fn, 2, (DLTensor *[]){&in, &o}), 0);
-  static float ref[LH * LW];
-  lcn_ref(tu_f32(&in), ref);
-  double err = tu_max_err(tu_f32(&o), ref, LH * LW);
-  ck_assert_msg(err < 1e-3, "error %g\n%s", err, rep.text);
-  tec_dl_free(&in), tec_dl_free(&o);
+  lcn_check(ctx, s, out, extra, rep.text);
   tec_ctx_free(ctx);
 }
+
+START_TEST(autosched_lcn) { lcn_with(0); }
+END_TEST
+
+/* The tuned space offers no column tile the host's vector loop cannot take (a tile of one
+ * vector beside vectors of two's lanes: apply refused it and the config fell back): every
+ * (vector, cols) pair of LCN's output, the other knobs at their defaults, is in the space
+ * exactly when cols is 0, the whole row or more, a multiple of the vector, or any tile > 1
+ * without vectors (or it is the instant pair); those schedule with no fallback, the others
+ * (never proposed by the tuner; applied when asked for by index) fall back naming the tile;
+ * the widest vector with its own tile runs exact. */
+static void space_cols(int extra) {
+  tec_ctx *ctx = tec_ctx_new();
+  te_tensor *out = lcn_new(ctx, extra);
+  tune_space sp;
+  ck_assert_msg(tec_autosched_space(sch_create(ctx, 1, &out), NULL, NULL, &sp) == 0, "%s",
+                tec_ctx_error(ctx));
+  int kv = tune_space_find(&sp, "output.vector"), kc = tune_space_find(&sp, "output.cols");
+  ck_assert_int_ge(kv, 0);
+  ck_assert_int_ge(kc, 0);
+  const tune_knob *V = &sp.knobs[kv], *C = &sp.knobs[kc];
+  int64_t vdef = V->values[V->def], cdef = C->values[C->def], e = LW;
+  int64_t *ki = tec_ctx_alloc(ctx, sizeof *ki * (size_t)sp.nknobs);
+  ck_assert_ptr_nonnull(ki);
+  int refused = 0, tried = 0;
+  for (int a = 0; a < V->nvalues; a++)
+    for (int b = 0; b < C->nvalues; b++) {
+      int64_t v = V->values[a], c = C->values[b];
+      int fits = c == 0 || c >= e || (v == 0 ? c > 1 : v < e && c % v == 0) || (v == vdef && c == cdef);
+      for (int k = 0; k < sp.nknobs; k++) ki[k] = sp.knobs[k].def;
+      ki[kv] = a, ki[kc] = b;
+      int64_t idx = tune_space_encode(&sp, ki);
+      ck_assert_int_ge(idx, 0);
+      ck_assert_msg(tune_space_allows(&sp, idx) == fits, "vector=%lld cols=%lld", (long long)v,
+                    (long long)c);
+      tec_autosched_report rep;
+      int rc = tec_autoschedule_config(sch_create(ctx, 1, &out), NULL, NULL, idx, &rep);
+      ck_assert_msg(rc == 0, "%s", tec_ctx_error(ctx));
+      if (!fits) { /* asked for by index anyway: refused by the apply step, said */
+        refused++;
+        tu_assert_contains(rep.text, "is not a whole number of its");
+        continue;
+      }
+      tried++;
+      assert_not_contains(rep.text, "fallback");
+    }
+  ck_assert_int_eq(sp.pruned > 0, refused > 0);
+  ck_assert_int_gt(tried, 1);
+  /* on a 16-lane target (AVX-512): vector 32 beside a tile of 16 is the pair refused (past
+   * the 32 knobs a rule can read, the tile of 16 would not be offered at all) */
+  int v32 = V->values[V->nvalues - 1] == 32, c16 = 0;
+  for (int b = 0; b < C->nvalues; b++) c16 |= C->values[b] == 16;
+  if (v32 && cdef != 16) ck_assert_int_eq(refused > 0, kc < 32);
+  if (v32 && cdef != 16) ck_assert_int_eq(c16, kc < 32);
+  /* the widest vector with a tile of its own width: exact */
+  int64_t vw = V->values[V->nvalues - 1];
+  char cfg[96];
+  snprintf(cfg, sizeof cfg, "output.vector=%lld output.cols=%lld", (long long)vw, (long long)vw);
+  int64_t idx;
+  if (vw < e && tune_space_parse(ctx, &sp, cfg, &idx) == 0) {
+    sch_schedule *s = sch_create(ctx, 1, &out);
+    tec_autosched_report rep;
+    ck_assert_msg(tec_autoschedule_config(s, NULL, NULL, idx, &rep) == 0, "%s", tec_ctx_error(ctx));
+    lcn_check(ctx, s, out, extra, rep.text);
+  }
+  tec_ctx_clear_error(ctx);
+  tec_ctx_free(ctx);
+}
+
+START_TEST(autosched_space_cols) { space_cols(0); }
+END_TEST
+
+/* the input read by 34 stages before the box filters: the pair is still found (the rule
+ * read only a producer's first 32 readers, and missed it) */
+START_TEST(autosched_lcn_many_readers) { lcn_with(LXTRA); }
 END_TEST
 
 int main(void) {
@@ -693,7 +839,10 @@ int main(void) {
   tcase_add_test(tc, refused_shared_producer);
   tcase_add_test(tc, trace_round_trip);
   tcase_add_test(tc, autosched_harris);
+  tcase_add_test(tc, autosched_fallback_reason);
   tcase_add_test(tc, autosched_lcn);
+  tcase_add_test(tc, autosched_lcn_many_readers);
+  tcase_add_test(tc, autosched_space_cols);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }

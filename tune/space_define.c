@@ -264,7 +264,7 @@ int tune_space_set_rule(tune_space *sp, unsigned knob_mask, int (*rule)(const vo
   /* the rule's knobs enumerated (the others at their default: the rule does not read them) */
   int64_t combos = 1, others = 1, refused = 0;
   for (int k = 0; k < sp->nknobs; k++) {
-    int64_t *n = knob_mask >> k & 1 ? &combos : &others;
+    int64_t *n = k < 32 && knob_mask >> k & 1 ? &combos : &others;
     if (__builtin_mul_overflow(*n, sp->knobs[k].nvalues, n))
       return tec_ctx_set_error(ctx, "%s: the space is too large for a rule", who(sp));
   }
@@ -272,7 +272,7 @@ int tune_space_set_rule(tune_space *sp, unsigned knob_mask, int (*rule)(const vo
     memcpy(cfg, sp->default_config, sp->config_size);
     int64_t r = c;
     for (int k = 0; k < sp->nknobs; k++)
-      if (knob_mask >> k & 1) {
+      if (k < 32 && knob_mask >> k & 1) {
         if (sp->knobs[k].offset != TUNE_KNOB_UNBOUND)
           tune_config_set(sp, cfg, k, sp->knobs[k].values[r % sp->knobs[k].nvalues]);
         r /= sp->knobs[k].nvalues;
