@@ -515,14 +515,7 @@ static tec_packed_fn rq_build(tec_ctx *ctx, rq_u *r, int64_t size, int lanes, ch
   sch_iter *o, *in;
   OK(ctx, sch_split(st, sch_axis(st, 0), lanes, &o, &in));
   OK(ctx, sch_vectorize(st, in));
-  lower_func *f = tec_lower(s, "rq", 2, (te_tensor *[]){r->x, y});
-  ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
-  if (asm_text) *asm_text = tu_emit_text(ctx, f, NULL, TEC_EMIT_ASM);
-  tec_module *m = tec_build(ctx, 1, &f, NULL);
-  ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
-  tec_packed_fn fn = tec_module_get(m, "rq");
-  ck_assert_ptr_nonnull(fn);
-  return fn;
+  return tu_build_text(ctx, s, "rq", 2, (te_tensor *[]){r->x, y}, TEC_EMIT_ASM, asm_text);
 }
 
 static float rq_bits(uint32_t u) {
