@@ -22,6 +22,19 @@
 
 #define TOL 1e-4
 
+/* The target every case schedules and builds for: NULL, the host, unless AUTOSCHED_TARGET
+ * names another the host runs (AUTOSCHED_TARGET="llvm -mcpu=haswell": an AVX2-only host's
+ * 8 lanes and 16 registers on an AVX-512 one). The choices asserted below follow its lanes. */
+static const char *tgt;
+
+/* tgt parsed: its float lanes (vector_lanes) and vector registers (vector_regs) */
+static const tec_target *target_of(tec_ctx *ctx) {
+  const tec_target *t = tec_target_parse(ctx, tgt);
+  ck_assert_msg(t != NULL, "AUTOSCHED_TARGET: %s", tec_ctx_error(ctx));
+  return t;
+}
+static int64_t lanes_f32(tec_ctx *ctx) { return target_of(ctx)->vector_lanes; }
+
 /* ---- a program: its inputs and outputs, and concrete sizes for its symbolic ones ---- */
 typedef struct prog {
   tec_ctx *ctx;
@@ -70,14 +83,14 @@ static double check_prog(prog *g, const tec_autosched_options *opt, tec_autosche
   if (!rep) rep = &r;
   sch_schedule *s = sch_create(g->ctx, g->nout, g->out);
   ck_assert_ptr_nonnull(s);
-  ck_assert_msg(tec_autoschedule(s, NULL, opt, rep) == 0, "%s", tec_ctx_error(g->ctx));
+  ck_assert_msg(tec_autoschedule(s, tgt, opt, rep) == 0, "%s", tec_ctx_error(g->ctx));
   sch_schedule *ref = sch_create(g->ctx, g->nout, g->out);
   DLTensor ins[8], a[4], b[4];
   for (int i = 0; i < g->nin; i++) ins[i] = alloc_for(g, g->in[i], 1, 17u + (unsigned)i);
   for (int o = 0; o < g->nout; o++) a[o] = alloc_for(g, g->out[o], 0, 0);
   for (int o = 0; o < g->nout; o++) b[o] = alloc_for(g, g->out[o], 0, 0);
   if (getenv("AUTOSCHED_PRINT")) fprintf(stderr, "%s%s\n", rep->text, rep->trace_c);
-  run_sched(g, s, "auto_f", NULL, ins, a);
+  run_sched(g, s, "auto_f", tgt, ins, a);
   run_sched(g, ref, "ref_f", "llvm -O0", ins, b);
   double err = 0;
   for (int o = 0; o < g->nout; o++) {
@@ -292,7 +305,7 @@ START_TEST(depthwise) {
   /* 9 taps whose weights are broadcasts along x (w[c][ky][kx]): one vector load per FMA in
    * its own loops, no register tile; vectorized along x, padding kept */
   ck_assert_int_eq(kind_of(&rep, "dw"), TEC_AS_LOOPS);
-  ck_assert_int_eq(stage_rep(&rep, "dw")->choice.vector, 16);
+  ck_assert_int_eq(stage_rep(&rep, "dw")->choice.vector, lanes_f32(ctx));
   ck_assert_int_eq(kind_of(&rep, "pad"), TEC_AS_LOOPS);
   tec_ctx_free(ctx);
 }
@@ -328,12 +341,13 @@ START_TEST(depthwise_blocked) {
   const tec_autosched_choice *ch = &stage_rep(&rep, "dw")->choice;
   ck_assert_int_eq(kind_of(&rep, "dw"), TEC_AS_TILE);
   ck_assert_int_eq(ch->tile_axis_i, 2);
-  ck_assert_int_eq(ch->tile_j, 16);
+  ck_assert_int_eq(ch->tile_j, lanes_f32(ctx)); /* one vector of v (16: a whole number of them) */
   ck_assert_int_eq(ch->tile_axis_k, 1);
   ck_assert_int_eq(ch->tile_k, 2);
   ck_assert_int_eq(W % ch->tile_i, 0);
-  /* the taps, the accumulators and an input vector fit the 32 registers of AVX-512 */
-  if (tec_target_vector_bits(ctx, NULL) == 512) ck_assert_int_le(9 + 1 + ch->tile_i * ch->tile_k, 32);
+  /* the taps, the accumulators and an input vector fit the vector registers (32 on AVX-512,
+   * 16 on AVX2) */
+  ck_assert_int_le(9 + 1 + ch->tile_i * ch->tile_k, target_of(ctx)->vector_regs);
   /* plain C on the same seeded inputs (check_prog's seeds 17, 18) */
   DLTensor d = alloc_for(&g, u->data, 1, 17), w = alloc_for(&g, u->w, 1, 18);
   const float *dv = tu_f32(&d), *wv = tu_f32(&w);
@@ -425,19 +439,24 @@ START_TEST(pointwise_blocked) {
   const tec_autosched_choice *ch = &stage_rep(&rep, "pw")->choice;
   ck_assert_int_eq(ch->kind, TEC_AS_TILE);
   ck_assert_int_eq(ch->tile_axis_i, 3); /* rows along x: the weights are invariant along it */
-#ifndef __aarch64__ /* 16 columns are one AVX-512 vector (four NEON ones: no second axis) */
-  /* a second axis, the output channel blocks (the data is invariant along them): 2 blocks x
-   * 14 columns, 28 accumulators within 32 registers */
-  ck_assert_msg(ch->tile_axis_k == 1 && ch->tile_k == 2, "%s", rep.text);
-  ck_assert_int_eq(ch->tile_i, 14);
-  ck_assert_int_le(ch->tile_i * ch->tile_k, 28);
-  /* the tuned space has the knob (1, 2, 4 blocks; 2 the default), the GEMM's has none */
-  tune_space sp;
-  ck_assert_int_eq(tec_autosched_space(sch_create(ctx, 1, &out), NULL, NULL, &sp), 0);
-  int k = tune_space_find(&sp, "pw.tile_k");
-  ck_assert_int_ge(k, 0);
-  ck_assert_int_eq(sp.knobs[k].nvalues, 3);
-#endif
+  /* 16 channels are one AVX-512 vector (two AVX2 ones, four NEON ones: no second axis) */
+  if (lanes_f32(ctx) != 16 || target_of(ctx)->vector_regs < 32) {
+    fprintf(stderr, "pointwise_blocked: the second tile axis skipped: %lld lanes, %d registers "
+            "(the case is AVX-512's: 16 lanes, 32 registers)\n", (long long)lanes_f32(ctx),
+            target_of(ctx)->vector_regs);
+  } else {
+    /* a second axis, the output channel blocks (the data is invariant along them): 2 blocks x
+     * 14 columns, 28 accumulators within 32 registers */
+    ck_assert_msg(ch->tile_axis_k == 1 && ch->tile_k == 2, "%s", rep.text);
+    ck_assert_int_eq(ch->tile_i, 14);
+    ck_assert_int_le(ch->tile_i * ch->tile_k, 28);
+    /* the tuned space has the knob (1, 2, 4 blocks; 2 the default), the GEMM's has none */
+    tune_space sp;
+    ck_assert_int_eq(tec_autosched_space(sch_create(ctx, 1, &out), tgt, NULL, &sp), 0);
+    int k = tune_space_find(&sp, "pw.tile_k");
+    ck_assert_int_ge(k, 0);
+    ck_assert_int_eq(sp.knobs[k].nvalues, 3);
+  }
   /* plain C on the same seeded inputs (check_prog's seeds 17, 18) */
   DLTensor d = alloc_for(&g, u->data, 1, 17), w = alloc_for(&g, u->w, 1, 18);
   const float *dv = tu_f32(&d), *wv = tu_f32(&w);
@@ -496,9 +515,15 @@ START_TEST(blur) {
   /* a cheap producer without a column halo: a register tile, one vector wide, 8 rows (10 of
    * blur_x), both unrolled, blur_x never stored */
   const tec_autosched_choice *ch = &stage_rep(&rep, "blur_y")->choice;
-  ck_assert_int_gt(ch->vector, 1);
-  ck_assert_int_eq(ch->cols, ch->vector);
-  ck_assert_int_eq(ch->rows, 8);
+  ck_assert_int_eq(ch->vector, lanes_f32(g.ctx));
+  if (target_of(g.ctx)->vector_regs < 8 + 10) { /* AVX2's 16 */
+    fprintf(stderr, "blur: the 8-row register tile skipped: it takes 18 vector registers, the "
+            "target has %d (the rule chose %s)\n", target_of(g.ctx)->vector_regs,
+            stage_rep(&rep, "blur_y")->rule);
+  } else {
+    ck_assert_int_eq(ch->cols, ch->vector);
+    ck_assert_int_eq(ch->rows, 8);
+  }
   tec_ctx_free(g.ctx);
 }
 END_TEST
@@ -530,7 +555,7 @@ START_TEST(blur_column_tiles) {
   ck_assert_int_le((ch->rows + 2) * ch->cols * 4, 32 << 10);
   /* a tuned config of whole rows (cols 0) and another column tile: right too */
   tune_space sp;
-  ck_assert_int_eq(tec_autosched_space(sch_create(ctx, 1, &by), NULL, NULL, &sp), 0);
+  ck_assert_int_eq(tec_autosched_space(sch_create(ctx, 1, &by), tgt, NULL, &sp), 0);
   int k = tune_space_find(&sp, "blur_y.cols");
   ck_assert_int_ge(k, 0);
   ck_assert_int_ge(sp.knobs[k].nvalues, 4);
@@ -540,10 +565,10 @@ START_TEST(blur_column_tiles) {
     ck_assert_int_eq(tune_space_parse(ctx, &sp, cfgs[c], &idx), 0);
     sch_schedule *s = sch_create(ctx, 1, &by), *ref = sch_create(ctx, 1, &by);
     tec_autosched_report r2;
-    ck_assert_msg(tec_autoschedule_config(s, NULL, NULL, idx, &r2) == 0, "%s", tec_ctx_error(ctx));
+    ck_assert_msg(tec_autoschedule_config(s, tgt, NULL, idx, &r2) == 0, "%s", tec_ctx_error(ctx));
     ck_assert_int_eq(stage_rep(&r2, "blur_y")->choice.cols, c ? 16 : 0);
     DLTensor x = alloc_for(&g, in, 1, 3), o1 = alloc_for(&g, by, 0, 0), o2 = alloc_for(&g, by, 0, 0);
-    run_sched(&g, s, "cfg_f", NULL, &x, &o1);
+    run_sched(&g, s, "cfg_f", tgt, &x, &o1);
     run_sched(&g, ref, "cfg_ref", "llvm -O0", &x, &o2);
     ck_assert_double_lt(tu_max_err(tu_f32(&o1), tu_f32(&o2), tec_dl_numel(&o1)), TOL);
     tec_dl_free(&x), tec_dl_free(&o1), tec_dl_free(&o2);
@@ -613,7 +638,7 @@ START_TEST(broadcast_reader) {
   ck_assert_int_eq(kind_of(&rep, "bx"), TEC_AS_INLINE);
   /* the channel loop runs inside the tile the producers are computed at */
   sch_schedule *s = sch_create(ctx, 1, &out);
-  ck_assert_int_eq(tec_autoschedule(s, NULL, NULL, &rep), 0);
+  ck_assert_int_eq(tec_autoschedule(s, tgt, NULL, &rep), 0);
   sch_stage *so = sch_stage_of(s, out), *host;
   sch_iter *at;
   ck_assert_int_eq(sch_stage_attach(sch_stage_of(s, u->ra), &host, &at), SCH_ATTACH_SCOPE);
@@ -672,10 +697,10 @@ START_TEST(stencil_groups) {
     te_tensor *ind, *outd = stencil_chain(cd, 12, 300, wide ? 272 : 260, &ind);
     tune_space sp;
     tec_autosched_report ri, rd;
-    ck_assert_msg(tec_autosched_space(sch_create(cd, 1, &outd), NULL, NULL, &sp) == 0, "%s",
+    ck_assert_msg(tec_autosched_space(sch_create(cd, 1, &outd), tgt, NULL, &sp) == 0, "%s",
                   tec_ctx_error(cd));
-    ck_assert_int_eq(tec_autoschedule(sch_create(cd, 1, &outd), NULL, NULL, &ri), 0);
-    ck_assert_msg(tec_autoschedule_config(sch_create(cd, 1, &outd), NULL, NULL,
+    ck_assert_int_eq(tec_autoschedule(sch_create(cd, 1, &outd), tgt, NULL, &ri), 0);
+    ck_assert_msg(tec_autoschedule_config(sch_create(cd, 1, &outd), tgt, NULL,
                                           tune_space_default_index(&sp), &rd) == 0,
                   "%s", tec_ctx_error(cd));
     /* (the traces are long: Check's string message would be cut) */
@@ -698,13 +723,13 @@ START_TEST(stencil_groups) {
   tec_ctx *c2 = tec_ctx_new();
   te_tensor *in2, *out2 = stencil_chain(c2, 32, 8, 8, &in2);
   tune_space sp;
-  ck_assert_msg(tec_autosched_space(sch_create(c2, 1, &out2), NULL, NULL, &sp) == 0, "%s",
+  ck_assert_msg(tec_autosched_space(sch_create(c2, 1, &out2), tgt, NULL, &sp) == 0, "%s",
                 tec_ctx_error(c2));
   ck_assert_int_lt(sp.nknobs, 64);
   ck_assert_int_gt(sp.nknobs, 4);
   tec_autosched_report r2;
   int64_t idx = tune_space_range(&sp) / 3;
-  ck_assert_msg(tec_autoschedule_config(sch_create(c2, 1, &out2), NULL, NULL, idx, &r2) == 0,
+  ck_assert_msg(tec_autoschedule_config(sch_create(c2, 1, &out2), tgt, NULL, idx, &r2) == 0,
                 "%s", tec_ctx_error(c2));
   ck_assert_int_eq(r2.nstages, 32);
   tec_ctx_free(c2);
@@ -1014,7 +1039,7 @@ START_TEST(schedule_time_30_stages) {
   chain_prog(&g, 1536, 2560);
   sch_schedule *s = sch_create(ctx, 1, g.out);
   tec_autosched_report rep;
-  ck_assert_msg(tec_autoschedule(s, NULL, NULL, &rep) == 0, "%s", tec_ctx_error(ctx));
+  ck_assert_msg(tec_autoschedule(s, tgt, NULL, &rep) == 0, "%s", tec_ctx_error(ctx));
   fprintf(stderr, "autosched: 30 stages scheduled in %.3f s (%d tries)\n", rep.seconds, rep.ntries);
   ck_assert_msg(rep.seconds < 5.0, "30 stages took %.3f s", rep.seconds);
   tec_ctx_free(ctx);
@@ -1100,7 +1125,7 @@ START_TEST(max_pool) {
   ck_assert_msg(err < TOL, "pool: error %g\n%s", err, rep.text);
   ck_assert_int_eq(kind_of(&rep, "pool"), TEC_AS_LOOPS);
   /* its reads step by 2 along ow: vectorized (codegen loads whole vectors and shuffles) */
-  ck_assert_int_eq(stage_rep(&rep, "pool")->choice.vector, 16);
+  ck_assert_int_eq(stage_rep(&rep, "pool")->choice.vector, lanes_f32(ctx));
   ck_assert_int_eq(stage_rep(&rep, "pool")->choice.unroll, 4);
   tec_ctx_free(ctx);
 }
@@ -1298,9 +1323,9 @@ START_TEST(row_walk) {
     sch_schedule *s = sch_create(ctx, 1, &o);
     tec_autosched_report rep;
     tec_autosched_options opt = {.nestimates = 1, .estimates = (tec_autosched_estimate[]){{"w", W}}};
-    ck_assert_msg(tec_autoschedule(s, NULL, cs[c].sym ? &opt : NULL, &rep) == 0, "%s", tec_ctx_error(ctx));
+    ck_assert_msg(tec_autoschedule(s, tgt, cs[c].sym ? &opt : NULL, &rep) == 0, "%s", tec_ctx_error(ctx));
     ck_assert_int_eq(kind_of(&rep, "out"), TEC_AS_LOOPS);
-    ck_assert_int_eq(stage_rep(&rep, "out")->choice.vector, 16);
+    ck_assert_int_eq(stage_rep(&rep, "out")->choice.vector, lanes_f32(ctx));
     if (kind == RW_TRANS) ck_assert_int_eq(kind_of(&rep, "T"), TEC_AS_INLINE);
     ck_assert_msg(!strstr(stage_rep(&rep, "out")->why, "walking rows") == !cs[c].walks, "case %d: %s", c, rep.text);
     /* the loops, found by kind: the first reduce loop (pr), the vector loop's outer part (pv:
@@ -1338,7 +1363,7 @@ START_TEST(row_walk) {
     DLTensor out = isint ? tu_zeros(TEC_I32, 1, &run_w) : tu_zeros(TEC_F32, 1, &run_w);
     int32_t *ia = ins[0].data;
     for (int64_t e = 0; isint && e < tec_dl_numel(&ins[0]); e++) ia[e] = (int32_t)((e * 7919) % 2001) - 1000;
-    run_sched(&g, s, "rw_f", NULL, ins, &out);
+    run_sched(&g, s, "rw_f", tgt, ins, &out);
     const float *pa = tu_f32(&ins[0]), *pv_ = tu_f32(&ins[1]);
     for (int64_t x = 0; x < run_w; x++) {
       double want = 0;
@@ -1375,12 +1400,12 @@ START_TEST(row_walk_unroll) {
   te_tensor *o = compute(ctx, "out", 1, (int64_t[]){W}, gemv_body, &u);
   prog g = {.ctx = ctx, .nin = 2, .nout = 1, .in = {a, v}, .out = {o}};
   tune_space sp;
-  ck_assert_int_eq(tec_autosched_space(sch_create(ctx, 1, &o), NULL, NULL, &sp), 0);
+  ck_assert_int_eq(tec_autosched_space(sch_create(ctx, 1, &o), tgt, NULL, &sp), 0);
   int64_t idx;
   ck_assert_msg(tune_space_parse(ctx, &sp, "out.unroll=64", &idx) == 0, "%s", tec_ctx_error(ctx));
   sch_schedule *s = sch_create(ctx, 1, &o);
   tec_autosched_report rep;
-  ck_assert_msg(tec_autoschedule_config(s, NULL, NULL, idx, &rep) == 0, "%s", tec_ctx_error(ctx));
+  ck_assert_msg(tec_autoschedule_config(s, tgt, NULL, idx, &rep) == 0, "%s", tec_ctx_error(ctx));
   const tec_autosched_choice *ch = &stage_rep(&rep, "out")->choice;
   ck_assert_msg(rep.ntries == 1 && ch->fallback == 0 && ch->unroll == 64, "%s", rep.text);
   tu_assert_contains(stage_rep(&rep, "out")->why, "walking rows");
@@ -1388,7 +1413,7 @@ START_TEST(row_walk_unroll) {
   ck_assert_int_eq(leaf_pos(st, "r.outer"), 0);
   ck_assert_int_eq(leaf_pos(st, "r.inner"), 2);
   DLTensor ins[2] = {alloc_for(&g, a, 1, 5), alloc_for(&g, v, 1, 6)}, out = alloc_for(&g, o, 0, 0);
-  run_sched(&g, s, "rwu_f", NULL, ins, &out);
+  run_sched(&g, s, "rwu_f", tgt, ins, &out);
   const float *pa = tu_f32(&ins[0]), *pv = tu_f32(&ins[1]), *po = tu_f32(&out);
   for (int64_t x = 0; x < W; x++) {
     double want = 0;
@@ -1423,14 +1448,14 @@ START_TEST(row_walk_attached) {
   prog g = {.ctx = ctx, .nin = 1, .nout = 1, .in = {a}, .out = {o}};
   sch_schedule *s = sch_create(ctx, 1, &o);
   tec_autosched_report rep;
-  ck_assert_msg(tec_autoschedule(s, NULL, NULL, &rep) == 0, "%s", tec_ctx_error(ctx));
+  ck_assert_msg(tec_autoschedule(s, tgt, NULL, &rep) == 0, "%s", tec_ctx_error(ctx));
   ck_assert_msg(kind_of(&rep, "c") == TEC_AS_ATTACH, "%s", rep.text);
   ck_assert_msg(!strstr(stage_rep(&rep, "c")->why, "walking rows"), "%s", rep.text);
   ck_assert_msg(!strstr(rep.trace_c, "sch_split(s_c, c_r,"), "%s%s", rep.text, rep.trace_c);
   sch_stage *st = sch_stage_of(s, c);
   ck_assert_int_eq(leaf_pos(st, "r"), leaf_pos(st, "j.outer") + 1);
   DLTensor in = alloc_for(&g, a, 1, 5), out = alloc_for(&g, o, 0, 0);
-  run_sched(&g, s, "rwa_f", NULL, &in, &out);
+  run_sched(&g, s, "rwa_f", tgt, &in, &out);
   const float *pa = tu_f32(&in), *po = tu_f32(&out);
   for (int64_t y = 0; y < H; y++)
     for (int64_t x = 0; x < W; x++) {
@@ -1483,14 +1508,14 @@ START_TEST(upsampled_reads) {
   prog g = {.ctx = ctx, .nin = 1, .nout = 2, .in = {a}, .out = {up, nn}};
   sch_schedule *s = sch_create(ctx, 2, outs);
   tec_autosched_report rep;
-  ck_assert_msg(tec_autoschedule(s, NULL, NULL, &rep) == 0, "%s", tec_ctx_error(ctx));
+  ck_assert_msg(tec_autoschedule(s, tgt, NULL, &rep) == 0, "%s", tec_ctx_error(ctx));
   ck_assert_msg(kind_of(&rep, "down") == TEC_AS_LOOPS, "%s", rep.text);
   ck_assert_msg(strstr(stage_rep(&rep, "down")->why, "4 times"), "%s", rep.text);
   /* two vectors per iteration (their loads lane by lane) */
-  ck_assert_int_eq(stage_rep(&rep, "up")->choice.vector, 32);
-  ck_assert_int_eq(stage_rep(&rep, "nearest")->choice.vector, 32);
+  ck_assert_int_eq(stage_rep(&rep, "up")->choice.vector, 2 * lanes_f32(ctx));
+  ck_assert_int_eq(stage_rep(&rep, "nearest")->choice.vector, 2 * lanes_f32(ctx));
   DLTensor in = alloc_for(&g, a, 1, 9), o[2] = {alloc_for(&g, up, 0, 0), alloc_for(&g, nn, 0, 0)};
-  run_sched(&g, s, "up_f", NULL, &in, o);
+  run_sched(&g, s, "up_f", tgt, &in, o);
   const float *pa = tu_f32(&in), *pu = tu_f32(&o[0]), *pn = tu_f32(&o[1]);
   for (int64_t y = 0; y < H; y++)
     for (int64_t x = 0; x < W; x++) {
@@ -1535,10 +1560,10 @@ START_TEST(upsampling_coef) {
     prog g = {.ctx = ctx, .nin = 1, .nout = 1, .in = {a}, .out = {o}};
     sch_schedule *s = sch_create(ctx, 1, &o);
     tec_autosched_report rep;
-    ck_assert_msg(tec_autoschedule(s, NULL, NULL, &rep) == 0, "%s", tec_ctx_error(ctx));
+    ck_assert_msg(tec_autoschedule(s, tgt, NULL, &rep) == 0, "%s", tec_ctx_error(ctx));
     ck_assert_msg(kind_of(&rep, "down") == TEC_AS_INLINE, "variant %d:\n%s", v, rep.text);
     DLTensor in = alloc_for(&g, a, 1, 3), out = alloc_for(&g, o, 0, 0);
-    run_sched(&g, s, "uc_f", NULL, &in, &out);
+    run_sched(&g, s, "uc_f", tgt, &in, &out);
     const float *pa = tu_f32(&in), *po = tu_f32(&out);
     for (int64_t y = 0; y < OH; y++)
       for (int64_t x = 0; x < OW; x++) {
@@ -1582,23 +1607,29 @@ START_TEST(gather_host) {
   prog g = {.ctx = ctx, .nin = 1, .nout = 1, .in = {a}, .out = {o}};
   sch_schedule *s = sch_create(ctx, 1, &o);
   tec_autosched_report rep;
-  ck_assert_msg(tec_autoschedule(s, NULL, NULL, &rep) == 0, "%s", tec_ctx_error(ctx));
+  ck_assert_msg(tec_autoschedule(s, tgt, NULL, &rep) == 0, "%s", tec_ctx_error(ctx));
   const tec_autosched_choice *ch = &stage_rep(&rep, "out")->choice;
   ck_assert_msg(kind_of(&rep, "p") == TEC_AS_ATTACH && ch->kind == TEC_AS_LOOPS && ch->fallback == 0, "%s", rep.text);
-  /* a column tile is a whole number of the host's vectors, and the trace has it: p computed
-   * at the column tile's loop, inside the row tile's */
-  ck_assert_msg(ch->cols > 0 && ch->vector > 0 && ch->cols % ch->vector == 0, "%s", rep.text);
-  char tiles[64];
-  snprintf(tiles, sizeof tiles, "tiles of %lld x %lld", (long long)ch->rows, (long long)ch->cols);
-  tu_assert_contains(stage_rep(&rep, "out")->rule, tiles);
-  char split[96];
-  snprintf(split, sizeof split, "sch_split(s_out, out_i, %lld, ", (long long)ch->rows);
-  tu_assert_contains(rep.trace_c, split);
-  tu_assert_contains(rep.trace_c, "sch_compute_at(s_p, s_out, out_i_outer_j_outer_fused)");
-  /* a register tile of one vector (8 x 16 with 16 lanes): its rows unrolled */
-  if (ch->cols == ch->vector) tu_assert_contains(rep.trace_c, "sch_unroll(s_out, out_i_inner)");
+  if (target_of(ctx)->vector_regs < 8 + 10) { /* AVX2's 16 */
+    fprintf(stderr, "gather_host: the column tile skipped: its 8-row register tile takes 18 "
+            "vector registers, the target has %d (the rule chose %s)\n",
+            target_of(ctx)->vector_regs, stage_rep(&rep, "out")->rule);
+  } else {
+    /* a column tile is a whole number of the host's vectors, and the trace has it: p computed
+     * at the column tile's loop, inside the row tile's */
+    ck_assert_msg(ch->cols > 0 && ch->vector > 0 && ch->cols % ch->vector == 0, "%s", rep.text);
+    char tiles[64];
+    snprintf(tiles, sizeof tiles, "tiles of %lld x %lld", (long long)ch->rows, (long long)ch->cols);
+    tu_assert_contains(stage_rep(&rep, "out")->rule, tiles);
+    char split[96];
+    snprintf(split, sizeof split, "sch_split(s_out, out_i, %lld, ", (long long)ch->rows);
+    tu_assert_contains(rep.trace_c, split);
+    tu_assert_contains(rep.trace_c, "sch_compute_at(s_p, s_out, out_i_outer_j_outer_fused)");
+    /* a register tile of one vector (8 x 16 with 16 lanes): its rows unrolled */
+    if (ch->cols == ch->vector) tu_assert_contains(rep.trace_c, "sch_unroll(s_out, out_i_inner)");
+  }
   DLTensor in = alloc_for(&g, a, 1, 7), out = alloc_for(&g, o, 0, 0);
-  run_sched(&g, s, "gh_f", NULL, &in, &out);
+  run_sched(&g, s, "gh_f", tgt, &in, &out);
   const float *pa = tu_f32(&in), *po = tu_f32(&out);
   for (int64_t y = 0; y < H; y++)
     for (int64_t x = 0; x < W; x++) {
@@ -1613,15 +1644,20 @@ START_TEST(gather_host) {
    * stage falls back), not a tile silently left out under a report of one */
   tune_space sp;
   int64_t idx;
-  ck_assert_int_eq(tec_autosched_space(sch_create(ctx, 1, &o), NULL, NULL, &sp), 0);
-  ck_assert_msg(tune_space_parse(ctx, &sp, "out.vector=32 out.cols=16", &idx) == 0, "%s", tec_ctx_error(ctx));
+  ck_assert_int_eq(tec_autosched_space(sch_create(ctx, 1, &o), tgt, NULL, &sp), 0);
+  int64_t L = lanes_f32(ctx); /* vector 2L, cols L: "out.vector=32 out.cols=16" on AVX-512 */
+  char cfg[64], why[96];
+  snprintf(cfg, sizeof cfg, "out.vector=%lld out.cols=%lld", (long long)(2 * L), (long long)L);
+  snprintf(why, sizeof why, "a column tile of %lld is not a whole number of its %lld-lane vectors",
+           (long long)L, (long long)(2 * L));
+  ck_assert_msg(tune_space_parse(ctx, &sp, cfg, &idx) == 0, "%s", tec_ctx_error(ctx));
   sch_schedule *s2 = sch_create(ctx, 1, &o);
-  ck_assert_msg(tec_autoschedule_config(s2, NULL, NULL, idx, &rep) == 0, "%s", tec_ctx_error(ctx));
+  ck_assert_msg(tec_autoschedule_config(s2, tgt, NULL, idx, &rep) == 0, "%s", tec_ctx_error(ctx));
   ch = &stage_rep(&rep, "out")->choice;
   ck_assert_msg(ch->fallback == 1 && ch->cols == 0 && kind_of(&rep, "p") == TEC_AS_LOOPS, "%s", rep.text);
-  tu_assert_contains(stage_rep(&rep, "p")->why, "a column tile of 16 is not a whole number of its 32-lane vectors");
+  tu_assert_contains(stage_rep(&rep, "p")->why, why);
   DLTensor in2 = alloc_for(&g, a, 1, 7), out2 = alloc_for(&g, o, 0, 0), ref = alloc_for(&g, o, 0, 0);
-  run_sched(&g, s2, "gh2_f", NULL, &in2, &out2);
+  run_sched(&g, s2, "gh2_f", tgt, &in2, &out2);
   run_sched(&g, sch_create(ctx, 1, &o), "gh2_ref", "llvm -O0", &in2, &ref);
   ck_assert_double_eq(tu_max_err(tu_f32(&out2), tu_f32(&ref), tec_dl_numel(&out2)), 0);
   tec_dl_free(&in2), tec_dl_free(&out2), tec_dl_free(&ref);
@@ -1660,14 +1696,14 @@ START_TEST(symbolic_size) {
     ck_assert_ptr_nonnull(c);
     if (v == 0) { /* no estimate: refused, the size named */
       sch_schedule *s = sch_create(ctx, 1, &c);
-      ck_assert_int_eq(tec_autoschedule(s, NULL, NULL, NULL), -1);
+      ck_assert_int_eq(tec_autoschedule(s, tgt, NULL, NULL), -1);
       tu_assert_contains(tec_ctx_error(ctx), "symbolic size 'n' has no estimate");
       ck_assert_int_eq(sch_trace_len(sch_get_trace(s)), 0);
       tec_ctx_clear_error(ctx);
       /* an estimate of another name is refused too */
       tec_autosched_options o = {.nestimates = 1,
                                  .estimates = (tec_autosched_estimate[]){{"m", 10}}};
-      ck_assert_int_eq(tec_autoschedule(s, NULL, &o, NULL), -1);
+      ck_assert_int_eq(tec_autoschedule(s, tgt, &o, NULL), -1);
       tu_assert_contains(tec_ctx_error(ctx), "'m', which is no size of the program");
     } else {
       tec_autosched_options o = {.nestimates = 1,
@@ -1920,7 +1956,7 @@ START_TEST(deterministic) {
     conv_prog(&g, 8, 12, 14, 14, 0);
     sch_schedule *s = sch_create(ctx, 1, g.out);
     tec_autosched_report rep;
-    ck_assert_msg(tec_autoschedule(s, NULL, NULL, &rep) == 0, "%s", tec_ctx_error(ctx));
+    ck_assert_msg(tec_autoschedule(s, tgt, NULL, &rep) == 0, "%s", tec_ctx_error(ctx));
     const char *c = sch_trace_c(ctx, sch_get_trace(s));
     ck_assert_str_eq(c, rep.trace_c);
     tu_assert_contains(rep.text, "conv: tile");
@@ -1956,29 +1992,29 @@ START_TEST(bad_input) {
   ck_assert_ptr_nonnull(tec_ctx_error(ctx));
   tu_assert_contains(tec_ctx_error(ctx), "nonesuch");
   tec_ctx_clear_error(ctx);
-  ck_assert_int_eq(tec_autoschedule(s, NULL, &(tec_autosched_options){.threads = -2}, NULL), -1);
+  ck_assert_int_eq(tec_autoschedule(s, tgt, &(tec_autosched_options){.threads = -2}, NULL), -1);
   tu_assert_contains(tec_ctx_error(ctx), "options.threads is -2");
   tec_ctx_clear_error(ctx);
-  ck_assert_int_eq(tec_autoschedule(s, NULL, &(tec_autosched_options){.nestimates = 2}, NULL), -1);
+  ck_assert_int_eq(tec_autoschedule(s, tgt, &(tec_autosched_options){.nestimates = 2}, NULL), -1);
   tu_assert_contains(tec_ctx_error(ctx), "nestimates is 2 with estimates NULL");
   tec_ctx_clear_error(ctx);
   /* once scheduled, a second call is refused and says why */
-  ck_assert_int_eq(tec_autoschedule(s, NULL, NULL, NULL), 0);
-  ck_assert_int_eq(tec_autoschedule(s, NULL, NULL, NULL), -1);
+  ck_assert_int_eq(tec_autoschedule(s, tgt, NULL, NULL), 0);
+  ck_assert_int_eq(tec_autoschedule(s, tgt, NULL, NULL), -1);
   tu_assert_contains(tec_ctx_error(ctx), "already has");
   tec_ctx_clear_error(ctx);
   /* an error the caller left in the ctx is kept, and does not fail the call */
   sch_schedule *s2 = sch_create(ctx, 1, g.out);
   tec_ctx_set_error(ctx, "an old error");
-  ck_assert_int_eq(tec_autoschedule(s2, NULL, NULL, NULL), 0);
+  ck_assert_int_eq(tec_autoschedule(s2, tgt, NULL, NULL), 0);
   ck_assert_str_eq(tec_ctx_error(ctx), "an old error");
   /* lanes follow the element type: float64 takes half the float32 lanes */
   {
     te_tensor *a64 = te_placeholder(ctx, "a64", TEC_F64, 2, TE_SHAPE(ctx, 10, 40));
     te_tensor *b64 = compute(ctx, "b64", 2, (int64_t[]){10, 40}, twice_typed, &(U){.a = a64});
     sch_schedule *s64 = sch_create(ctx, 1, &b64);
-    ck_assert_int_eq(tec_autoschedule(s64, NULL, NULL, &rep), 0);
-    int bits = tec_target_vector_bits(ctx, NULL);
+    ck_assert_int_eq(tec_autoschedule(s64, tgt, NULL, &rep), 0);
+    int bits = tec_target_vector_bits(ctx, tgt);
     ck_assert_int_eq(stage_rep(&rep, "b64")->choice.vector, bits >= 128 ? bits / 64 : 0);
   }
   /* an AArch64 target: its lanes in the choices */
@@ -2031,4 +2067,8 @@ static Suite *suite(void) {
   return s;
 }
 
-int main(void) { return tu_run(suite()); }
+int main(void) {
+  tgt = getenv("AUTOSCHED_TARGET");
+  if (tgt) fprintf(stderr, "autosched: target %s\n", tgt);
+  return tu_run(suite());
+}

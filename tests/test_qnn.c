@@ -450,6 +450,21 @@ START_TEST(rounding_and_bounds) {
   ck_assert_int_eq(hi, 127); /* 600 steps do not fit: the int8 bound */
   topi_qnn_bounds((topi_qparams){0.01f, 5}, TOPI_ACT_RELU, &lo, &hi);
   ck_assert_int_eq(lo, 5); ck_assert_int_eq(hi, 127);
+  /* and against the reference's bounds (qnnref.c, from docs/quantized.md) over zero points
+   * -128..127, each activation, and scales from 1e-30 to 1e3 (4 and 12: 6 / scale is a tie,
+   * 1.5 and 0.5; 6 / 255 and 6 / 254.5: hi at or next to 127 with zp -128) */
+  static const float scs[] = {1e-30f, 1e-3f, 0.01f, 6.0f / 255.0f, 6.0f / 254.5f, 0.02f,
+                              0.05f, 6.0f / 12.5f, 6.0f / 13.5f, 0.5f, 1.0f, 4.0f, 12.0f, 1e3f};
+  for (int zp = -128; zp <= 127; zp++)
+    for (size_t k = 0; k < sizeof scs / sizeof *scs; k++)
+      for (int a = TOPI_ACT_NONE; a <= TOPI_ACT_RELU6; a++) {
+        int32_t rlo, rhi;
+        topi_qparams op = {scs[k], zp};
+        topi_qnn_bounds(op, (topi_act)a, &lo, &hi);
+        qref_bounds(op, (topi_act)a, &rlo, &rhi);
+        ck_assert_msg(lo == rlo && hi == rhi, "scale %a zp %d act %d: [%d, %d], reference [%d, %d]",
+                      (double)scs[k], zp, a, lo, hi, rlo, rhi);
+      }
   /* the calibration: [min(x, 0), max(x, 0)] over 255 steps, zero exact */
   tec_ctx *ctx = tec_ctx_new();
   topi_qparams q;
@@ -500,21 +515,7 @@ static tec_packed_fn rq_build(tec_ctx *ctx, rq_u *r, int64_t size, int lanes, ch
   sch_iter *o, *in;
   OK(ctx, sch_split(st, sch_axis(st, 0), lanes, &o, &in));
   OK(ctx, sch_vectorize(st, in));
-  lower_func *f = tec_lower(s, "rq", 2, (te_tensor *[]){r->x, y});
-  ck_assert_msg(f != NULL, "%s", tec_ctx_error(ctx));
-  if (asm_text) *asm_text = tu_emit_text(ctx, f, NULL, TEC_EMIT_ASM);
-  tec_module *m = tec_build(ctx, 1, &f, NULL);
-  ck_assert_msg(m != NULL, "%s", tec_ctx_error(ctx));
-  tec_packed_fn fn = tec_module_get(m, "rq");
-  ck_assert_ptr_nonnull(fn);
-  return fn;
-}
-
-static double rq_ref(float x, topi_qparams out, topi_act act) {
-  int32_t lo, hi;
-  topi_qnn_bounds(out, act, &lo, &hi);
-  double q = nearbyint((double)x) + out.zero_point; /* +-inf stays infinite */
-  return q < lo ? lo : q > hi ? hi : q;
+  return tu_build_text(ctx, s, "rq", 2, (te_tensor *[]){r->x, y}, TEC_EMIT_ASM, asm_text);
 }
 
 static float rq_bits(uint32_t u) {
@@ -558,7 +559,7 @@ START_TEST(requant_rounding_exact) {
       char *as = NULL;
       tec_packed_fn fn = rq_build(ctx, &r, n, lanes, &as);
       int32_t lo, hi;
-      topi_qnn_bounds(r.out, r.act, &lo, &hi);
+      qref_bounds(r.out, r.act, &lo, &hi);
       if (strstr(as, "zmm")) { /* an AVX-512 host: one instruction rounds and converts */
         tu_assert_contains(as, "vcvtps2dq\t{rn-sae}");
         assert_not_contains(as, "vrndscaleps");
@@ -569,11 +570,11 @@ START_TEST(requant_rounding_exact) {
       ck_assert_msg(fn((DLTensor *[]){&a, &y8}, 2) == 0, "%s", tec_rt_last_error());
       int64_t bad = 0, first = -1;
       for (int64_t i = 0; i < n; i++)
-        if (((int8_t *)y8.data)[i] != rq_ref(x[i], r.out, r.act) && !bad++) first = i;
-      ck_assert_msg(!bad, "zp %d act %d lanes %d: %lld of %lld differ, first x = %a: got %d, want %g",
+        if (((int8_t *)y8.data)[i] != qref_requant_f(x[i], r.out, r.act) && !bad++) first = i;
+      ck_assert_msg(!bad, "zp %d act %d lanes %d: %lld of %lld differ, first x = %a: got %d, want %d",
                     cs[c].zp, (int)cs[c].act, lanes, (long long)bad, (long long)n,
                     first < 0 ? 0.0 : (double)x[first], first < 0 ? 0 : ((int8_t *)y8.data)[first],
-                    first < 0 ? 0.0 : rq_ref(x[first], r.out, r.act));
+                    first < 0 ? 0 : qref_requant_f(x[first], r.out, r.act));
       tec_ctx_free(ctx);
     }
   /* int32(round_even(x)) where it is defined: |x| < 2^31 (the rest set to 0.5) */

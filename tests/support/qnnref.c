@@ -4,16 +4,25 @@
 
 static float ratio(float a, float b) { return a / b; } /* one fp32 rounding, as documented */
 
-int8_t qref_requant(int32_t acc, float m, topi_qparams out, topi_act act) {
-  float f = (float)acc * m;
-  double q = nearbyint((double)f) + out.zero_point; /* ties to even: the default mode */
-  double lo = -128, hi = 127;
-  if (act != TOPI_ACT_NONE) lo = out.zero_point;
+void qref_bounds(topi_qparams out, topi_act act, int32_t *lo, int32_t *hi) {
+  double l = -128, h = 127;
+  if (act == TOPI_ACT_RELU || act == TOPI_ACT_RELU6) l = out.zero_point;
   if (act == TOPI_ACT_RELU6) {
-    double six = out.zero_point + nearbyint((double)(6.0f / out.scale));
-    if (six < hi) hi = six;
+    double six = out.zero_point + nearbyint((double)(6.0f / out.scale)); /* ties to even */
+    if (six < h) h = six;
   }
+  *lo = (int32_t)l, *hi = (int32_t)h;
+}
+
+int8_t qref_requant_f(float f, topi_qparams out, topi_act act) {
+  int32_t lo, hi;
+  qref_bounds(out, act, &lo, &hi);
+  double q = nearbyint((double)f) + out.zero_point; /* ties to even: the default mode */
   return (int8_t)(q < lo ? lo : q > hi ? hi : q);
+}
+
+int8_t qref_requant(int32_t acc, float m, topi_qparams out, topi_act act) {
+  return qref_requant_f((float)acc * m, out, act);
 }
 
 int64_t qref_index(topi_layout l, int64_t c, int64_t h, int64_t w, int64_t n, int64_t ci,
@@ -104,11 +113,7 @@ void qref_pool(const topi_qpool *q, const int8_t *in, int8_t *out) {
           if (p->count_include_pad) cnt = p->kh * p->kw;
           int8_t r;
           if (p->mode == TOPI_POOL_MAX) r = qref_requant(best - q->in.zero_point, m, q->out, TOPI_ACT_NONE);
-          else {
-            float f = ((float)sum * m) / (float)cnt;
-            double v = nearbyint((double)f) + q->out.zero_point;
-            r = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
-          }
+          else r = qref_requant_f(((float)sum * m) / (float)cnt, q->out, TOPI_ACT_NONE);
           out[qref_index(l, cc, oh, ow, n, c, oy, ox)] = r;
         }
 }
@@ -116,12 +121,8 @@ void qref_pool(const topi_qpool *q, const int8_t *in, int8_t *out) {
 void qref_add(const topi_qadd *p, const int8_t *a, const int8_t *b, int8_t *out) {
   int64_t total = qref_numel(p->layout, p->n, p->c, p->h, p->w);
   double ra = ratio(p->a.scale, p->out.scale), rb = ratio(p->b.scale, p->out.scale);
-  double lo = -128, hi = 127;
-  if (p->act != TOPI_ACT_NONE) lo = p->out.zero_point;
-  if (p->act == TOPI_ACT_RELU6) {
-    double six = p->out.zero_point + nearbyint((double)(6.0f / p->out.scale));
-    if (six < hi) hi = six;
-  }
+  int32_t lo, hi;
+  qref_bounds(p->out, p->act, &lo, &hi);
   for (int64_t i = 0; i < total; i++) {
     double v = (double)(a[i] - p->a.zero_point) * ra + (double)(b[i] - p->b.zero_point) * rb;
     double q = nearbyint(v) + p->out.zero_point;

@@ -8,7 +8,14 @@
 #include <stdint.h>
 #include "tec/topi.h"
 
-/* clamp(nearest-even((float)acc * m) + zp) in the activation's bounds */
+/* The clamp [lo, hi] of an output with params out and fused activation act, as
+ * docs/quantized.md writes it: [-128, 127]; ReLU: lo = zp; ReLU6 also hi = zp +
+ * round_even(6.0f / scale) where that is below 127 (in double: no overflow on tiny scales). */
+void qref_bounds(topi_qparams out, topi_act act, int32_t *lo, int32_t *hi);
+/* clamp(nearest-even(f) + zp) in qref_bounds: the output stage of an fp32 value f (+-inf
+ * clamp to the bounds; f must not be NaN) */
+int8_t qref_requant_f(float f, topi_qparams out, topi_act act);
+/* qref_requant_f((float)acc * m, out, act) */
 int8_t qref_requant(int32_t acc, float m, topi_qparams out, topi_act act);
 /* Element (n, c, y, x) of an activation of c channels, h x w, in layout l (no margin). */
 int64_t qref_index(topi_layout l, int64_t c, int64_t h, int64_t w, int64_t n, int64_t ci,

@@ -82,9 +82,15 @@ char *tu_emit_text(tec_ctx *ctx, lower_func *f, const char *target, tec_emit_kin
 
 tec_packed_fn tu_build(tec_ctx *ctx, sch_schedule *s, const char *name, int nargs,
                        te_tensor *const *args) {
+  return tu_build_text(ctx, s, name, nargs, args, TEC_EMIT_ASM, NULL);
+}
+
+tec_packed_fn tu_build_text(tec_ctx *ctx, sch_schedule *s, const char *name, int nargs,
+                            te_tensor *const *args, tec_emit_kind kind, char **text) {
   ck_assert_msg(s != NULL, "schedule: %s", tec_ctx_error(ctx));
   lower_func *f = tec_lower(s, name, nargs, args);
   ck_assert_msg(f != NULL, "lower: %s", tec_ctx_error(ctx));
+  if (text) *text = tu_emit_text(ctx, f, NULL, kind);
   tec_module *m = tec_build(ctx, 1, &f, NULL);
   ck_assert_msg(m != NULL, "build: %s", tec_ctx_error(ctx));
   tec_packed_fn fn = tec_module_get(m, name);

@@ -27,6 +27,10 @@ char *tu_emit_text(tec_ctx *ctx, lower_func *f, const char *target, tec_emit_kin
  * with the ctx's error otherwise. */
 tec_packed_fn tu_build(tec_ctx *ctx, sch_schedule *s, const char *name, int nargs,
                        te_tensor *const *args);
+/* tu_build, and when text is not NULL, what tec_emit writes for the host in kind for the same
+ * lowered function (malloc'd: tu_emit_text) in *text. */
+tec_packed_fn tu_build_text(tec_ctx *ctx, sch_schedule *s, const char *name, int nargs,
+                            te_tensor *const *args, tec_emit_kind kind, char **text);
 /* The definition of function fn in LLVM IR text: a pointer into ir at the "define" that starts
  * it, or NULL. tu_ir_head: that line, in a static buffer, without the "noundef" and
  * "range(...)" return attributes LLVM 18 and 19 infer, so a check of a definition's head
