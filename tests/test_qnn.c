@@ -1019,7 +1019,7 @@ START_TEST(requant_packs64_exact) {
     char *as = NULL;
     tec_packed_fn fn = rq_build(ctx, &r, n, 64, &as);
     int32_t lo, hi;
-    topi_qnn_bounds(r.out, r.act, &lo, &hi);
+    qref_bounds(r.out, r.act, &lo, &hi);
     const tec_target *host = tec_target_parse(ctx, NULL);
     if (host->arch == TEC_ARCH_X86_64 && tec_target_has(host, TEC_FEATURE_AVX512BW)) {
       if (lo == -128 && hi == 127) { /* the clamp over all of int8: the packs */
@@ -1036,13 +1036,13 @@ START_TEST(requant_packs64_exact) {
     ck_assert_msg(fn((DLTensor *[]){&a, &y8}, 2) == 0, "%s", tec_rt_last_error());
     int64_t bad = 0, first = -1;
     for (int64_t i = 0; i < n; i++) {
-      double want = isnan(x[i]) ? lo : rq_ref(x[i], r.out, r.act);
+      double want = isnan(x[i]) ? lo : qref_requant_f(x[i], r.out, r.act);
       if (((int8_t *)y8.data)[i] != want && !bad++) first = i;
     }
     ck_assert_msg(!bad, "zp %d act %d: %lld of %lld differ, first x = %a: got %d, want %g",
                   cs[c].zp, (int)cs[c].act, (long long)bad, (long long)n,
                   first < 0 ? 0.0 : (double)x[first], first < 0 ? 0 : ((int8_t *)y8.data)[first],
-                  first < 0 ? 0.0 : (isnan(x[first]) ? lo : rq_ref(x[first], r.out, r.act)));
+                  first < 0 ? 0.0 : (isnan(x[first]) ? lo : qref_requant_f(x[first], r.out, r.act)));
     tec_ctx_free(ctx);
   }
   tec_dl_free(&a), tec_dl_free(&y8);
