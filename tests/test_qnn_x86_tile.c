@@ -70,7 +70,7 @@ static int check_default(tec_ctx *ctx, const topi_qconv2d *p, int64_t *tile) {
 
 /* MobileNet v2's b3-b5 expand shapes (24 -> 144 at 56x56, 32 -> 192 at 28x28) and b2's (16 ->
  * 96 at 112x112), with a clamp narrower than int8 (the 14 x 2 default spilled: fails before)
- * and with the calibrated ReLU6 (packs: 8 x 2 or 4 x 4) */
+ * and with the calibrated ReLU6 (packs: 8 x 2 or 4 x 4); b1_project's one output block */
 START_TEST(expand_default_unspilled) {
   static const struct { int64_t c_in, c_out, hw; } shapes[] = {{24, 144, 56}, {32, 192, 28},
                                                                {16, 96, 112}};
@@ -84,6 +84,14 @@ START_TEST(expand_default_unspilled) {
       ck_assert_int_le(tile, 16); /* at most 16 accumulators: 7 x 2, 8 x 2 or 4 x 4 */
       tec_ctx_free(ctx);
     }
+  /* one output block, no activation (b1_project, 32 -> 16 at 112x112): 14 x 1 spilled too */
+  tec_ctx *ctx = tec_ctx_new();
+  topi_qconv2d p = pw(32, 16, 112, 0.0235f);
+  p.conv.epi.act = TOPI_ACT_NONE, p.out.zero_point = 3;
+  int64_t tile = 0;
+  ck_assert_int_ge(check_default(ctx, &p, &tile), 1);
+  ck_assert_int_le(tile, 8);
+  tec_ctx_free(ctx);
 }
 END_TEST
 
