@@ -545,6 +545,19 @@ static int qc_space(tec_ctx *ctx, const void *p_arg, const tec_target *target, t
     if (cap >= 7 || def_oc == 1) break;
   }
   if (cap < 1) cap = 1;
+  /* x86 AVX-512, 1x1, a reduction of at most 8 groups of 4 channels (c_in <= 32: MobileNet
+   * v2's b2-b5 expand): LLVM 14 (-mcpu=znver3, Zen 4) hoists the 14 x 2 tile's broadcasts
+   * ahead of their vpdpbusd and spills them (92-102 stack moves per 112 vpdpbusd in the
+   * reduction loop at 24-32 channels; none at 48 or more), so at most 7 columns: no spill,
+   * tec bench 1 thread (ms, 14 x 2 -> 7 x 2, ReLU6 clamp narrower than int8): 24 -> 144 at
+   * 56x56 0.146 -> 0.091, 32 -> 192 at 28x28 0.046 -> 0.031, 16 -> 96 at 112x112 0.172 ->
+   * 0.153; one output block (32 -> 16 at 112x112, no activation: MobileNet v2's b1_project)
+   * 14 x 1 (42 stack moves per 56 vpdpbusd) 0.054 -> 7 x 1 0.044. Clamps spanning int8 with 2
+   * blocks or more take the packs default below (8 x 2 or 4 x 4, unspilled). */
+  if (tg && tg->arch == TEC_ARCH_X86_64 && vpb == 1 && regs >= 32 &&
+      topi_conv2d_is_pointwise(&p->conv) &&
+      topi_ceil_div(p->conv.c_in, p->conv.in_layout.block) * p->conv.in_layout.block <= 32 && cap > 7)
+    cap = 7;
   for (int64_t t = 1; t <= cap && t <= ow; t++)
     if (ow % t == 0 || ow <= cap) def = t;
   if (ow > cap && def < cap / 2) def = cap;
