@@ -317,8 +317,8 @@ int main(int argc, char **argv) {
   double *es = calloc((size_t)((ql + 1) * R), sizeof(double)), *et = malloc(sizeof(double) * (size_t)R);
   double *emed = calloc((size_t)(ql + 1), sizeof(double));
   if (!es || !et || !emed) return 1;
-  double *rr = malloc(sizeof(double) * (size_t)R);
-  if (!qs || !qt || !rr) return 1;
+  double *rr = malloc(sizeof(double) * (size_t)R), *rq = malloc(sizeof(double) * (size_t)R);
+  if (!qs || !qt || !rr || !rq) return 1;
   /* per run: nl layers, then the edge (oneDNN's input reorder; tec: its image copy, untimed) */
   int nc = nl + 1;
   double *ts = calloc((size_t)(nc * R), sizeof(double)), *ds = calloc((size_t)(nc * R), sizeof(double));
@@ -483,6 +483,8 @@ int main(int argc, char **argv) {
     double edge = bench_median(col, R);
     for (int r = 0; r < R; r++) rr[r] = dt[r] / tt[r]; /* each round's pair */
     bench_sort(rr, R);
+    for (int r = 0; q && r < R; r++) rq[r] = et[r] / qt[r]; /* int8: each round's pair */
+    if (q) bench_sort(rq, R);
     double qconv = 0, econv = 0; /* int8: the convolutions and adds, per-layer medians */
     for (int i = 0; q && i <= ql; i++) {
       for (int r = 0; r < R; r++) col[r] = es[(size_t)r * (size_t)(ql + 1) + (size_t)i];
@@ -554,6 +556,9 @@ int main(int argc, char **argv) {
              em * 1e3, tm * 1e3, dm * 1e3, em / qm2);
       printf("  %-34s %9.3f %9.3f %9.3f %9.3f %9.2f\n", "whole network (fastest run)", qt[0] * 1e3,
              et[0] * 1e3, tt[0] * 1e3, dt[0] * 1e3, et[0] / qt[0]);
+      printf("  %-34s %9s %9s %9s %9s %9.2f  (middle half %.2f .. %.2f)\n",
+             "per round: oneDNN i8 / tec i8", "", "", "", "", bench_median(rq, R), rq[R / 4],
+             rq[(3 * R) / 4 - (R % 4 == 0)]);
       if (csv) fprintf(csv, "%s,%d,int8_total,%.4f,%.4f\n", nname, t, qm * 1e3, em * 1e3);
       dn_free(dq);
       free(dq);
@@ -591,7 +596,7 @@ int main(int argc, char **argv) {
   free(ps), free(pmed), free(cu), free(us), free(ut), free(umed);
   net_free(tn);
   qnet_free(q);
-  free(qs), free(qt), free(rr), free(es), free(et), free(emed);
+  free(qs), free(qt), free(rr), free(rq), free(es), free(et), free(emed);
   free(img), free(ts), free(ds), free(tt), free(dt), free(col), free(tmed), free(dmed);
   net_free(n);
   return status;
