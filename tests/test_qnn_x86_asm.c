@@ -49,16 +49,29 @@ static char *emit(tec_ctx *ctx, const char *tmpl, const void *problem, const cha
   return s;
 }
 
+/* The innermost loops of as (functions q...) holding vpdpbusd, into loops (freed with
+ * tu_asm_loops_free), their vpdpbusd counts into dots; returns how many. */
+static int dot_loops(const char *as, tu_asm_loop loops[32], int dots[32]) {
+  int n = tu_asm_inner_loops(as, "q", 1, loops, 32), k = 0;
+  for (int i = 0; i < n; i++) {
+    int d = tu_count_re(loops[i].text, "^\tvpdpbusd\t%zmm");
+    if (!d) {
+      free(loops[i].text);
+      continue;
+    }
+    dots[k] = d, loops[k++] = loops[i];
+  }
+  return k;
+}
+
 /* The innermost loops of as holding vpdpbusd: each has want of them, nothing spilled, and
  * `extra` lines matching extra_re (-1: not checked); returns how many such loops. */
 static int check_dot_loops(const char *as, int want, const char *extra_re, int extra) {
   tu_asm_loop loops[32];
-  int n = tu_asm_inner_loops(as, "q", 1, loops, 32), found = 0;
+  int dots[32], n = dot_loops(as, loops, dots);
   for (int i = 0; i < n; i++) {
-    int dots = tu_count_re(loops[i].text, "^\tvpdpbusd\t%zmm");
-    if (!dots) continue;
-    found++;
-    ck_assert_msg(dots == want, "%s: %d vpdpbusd in a loop, want %d", loops[i].fn, dots, want);
+    ck_assert_msg(dots[i] == want, "%s: %d vpdpbusd in a loop, want %d", loops[i].fn, dots[i],
+                  want);
     ck_assert_msg(tu_count_re(loops[i].text, spill_re) == 0, "%s: the tile spilled (%d moves)",
                   loops[i].fn, tu_count_re(loops[i].text, spill_re));
     if (extra >= 0)
@@ -66,7 +79,7 @@ static int check_dot_loops(const char *as, int want, const char *extra_re, int e
                     loops[i].fn, tu_count_re(loops[i].text, extra_re), extra_re, extra);
   }
   tu_asm_loops_free(loops, n);
-  return found;
+  return n;
 }
 
 /* MobileNet's 3x3 depthwise with bias and ReLU6 on 16-channel blocks */
@@ -135,13 +148,12 @@ START_TEST(dense_gemm_tile) {
                    .in = {0.05f, 0}, .out = {0.1f, 0}};
   char *as = emit(ctx, "qnn_dense", &p, "mr=6 nr=64", NULL);
   tu_asm_loop loops[32];
-  int n = tu_asm_inner_loops(as, "q", 1, loops, 32), full = 0;
+  int dots[32], n = dot_loops(as, loops, dots), full = 0;
   for (int i = 0; i < n; i++) {
-    int dots = tu_count_re(loops[i].text, "^\tvpdpbusd\t%zmm");
-    if (!dots) continue;
     /* 256 = 42 x 6 + 4: the 6-row tiles' loop and the last 4 rows' (LLVM unrolls k in both) */
-    full += dots % 24 == 0;
-    ck_assert_msg(dots % 4 == 0, "%d vpdpbusd in a k loop, not whole rows of 4 vectors", dots);
+    full += dots[i] % 24 == 0;
+    ck_assert_msg(dots[i] % 4 == 0, "%d vpdpbusd in a k loop, not whole rows of 4 vectors",
+                  dots[i]);
     ck_assert_msg(tu_count_re(loops[i].text, spill_re) == 0, "the tile spilled (%d stack moves)",
                   tu_count_re(loops[i].text, spill_re));
   }
@@ -181,20 +193,17 @@ static int check_default(tec_ctx *ctx, const topi_qconv2d *p, int64_t *tile) {
   *tile = cfg->ow_tile * cfg->oc_tile;
   int groups = (int)((p->conv.c_in + 15) / 16 * 4), reloads = (int)cfg->oc_tile * groups;
   tu_asm_loop loops[32];
-  int n = tu_asm_inner_loops(as, "q", 1, loops, 32), found = 0;
+  int dots[32], n = dot_loops(as, loops, dots);
   for (int i = 0; i < n; i++) {
-    int dots = tu_count_re(loops[i].text, "^\tvpdpbusd\t%zmm");
-    if (!dots) continue;
-    found++;
     int st = tu_count_re(loops[i].text, store_re), ld = tu_count_re(loops[i].text, load_re);
     ck_assert_msg(st == 0 && ld <= reloads,
                   "c_in %lld, %lld x %lld tile: %d vector stores to the stack and %d loads "
                   "(at most %d) beside %d vpdpbusd", (long long)p->conv.c_in,
-                  (long long)cfg->ow_tile, (long long)cfg->oc_tile, st, ld, reloads, dots);
+                  (long long)cfg->ow_tile, (long long)cfg->oc_tile, st, ld, reloads, dots[i]);
   }
   tu_asm_loops_free(loops, n);
   free(as);
-  return found;
+  return n;
 }
 
 /* MobileNet v2's b3-b5 expand shapes (24 -> 144 at 56x56, 32 -> 192 at 28x28) and b2's (16 ->
