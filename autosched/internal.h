@@ -73,8 +73,7 @@ typedef struct as_stage {
   int64_t fold[AS_MAX_DIM]; /* LOOPS: axes that select between expressions, unrolled
                              * (rule_fold.c): 1 whole, m > 1 split by m; 0 none */
   int with_to;      /* ATTACH: 1 + the index of the sibling whose loops it shares
-                       (sch_compute_with, rule_with.c); 0: none (-1 only inside
-                       as_decide_with: the earlier stage of a pair) */
+                       (sch_compute_with, rule_with.c); 0: none */
   int row_walk;     /* as_row_walk's answer under the inline choices made so far (-1: not
                        walked yet) */
   const char *rule, *why;

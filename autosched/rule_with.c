@@ -8,6 +8,7 @@
  * instead of two); measured on the expert's decisions in tec (Zen 4, 3840 x 2160): 1.13x.
  * Pairs are taken in stage order, each stage in one pair at most; the later stage of a pair
  * is computed with the earlier one. The `with` knob (space.c) turns a pair off. */
+#include <string.h>
 #include "autosched/internal.h"
 #include "schedule/internal.h"
 
@@ -38,16 +39,19 @@ int as_with_pair(const as_prog *p, int i, int j) {
 
 void as_decide_with(as_prog *p) {
   for (int i = 0; i < p->n; i++) p->st[i].with_to = 0, p->st[i].ch.with = 0;
-  /* a stage is in a pair once it is either one: the later (with_to set) or the earlier,
-   * marked with_to = -1 until the end (pairs are made in stage order: the stages before j
-   * are all marked that will be when j looks) */
+  /* a stage is in a pair once it is either one: the later (with_to set) or the earlier
+   * (taken; pairs are made in stage order: the stages before j are all marked that will be
+   * when j looks) */
+  unsigned char *taken = tec_ctx_alloc(p->ctx, (size_t)p->n + 1);
+  if (!taken) return; /* no pairs: a plainer schedule, never a wrong one */
+  memset(taken, 0, (size_t)p->n + 1);
   for (int j = 0; j < p->n; j++) {
     as_stage *b = &p->st[j];
-    if (b->with_to || AS_TUNED(p, b, with) == 0) continue;
+    if (taken[j] || AS_TUNED(p, b, with) == 0) continue;
     for (int i = 0; i < j; i++) {
       as_stage *a = &p->st[i];
-      if (a->with_to || !as_with_pair(p, i, j)) continue;
-      a->with_to = -1;
+      if (taken[i] || !as_with_pair(p, i, j)) continue;
+      taken[i] = taken[j] = 1;
       b->with_to = i + 1, b->ch.with = 1;
       b->rule = as_fmt(p, "%s; computed with %s (one loop down to the vector loop)",
                        b->rule ? b->rule : "attach", a->t->name);
@@ -57,8 +61,6 @@ void as_decide_with(as_prog *p) {
       break;
     }
   }
-  for (int i = 0; i < p->n; i++)
-    if (p->st[i].with_to < 0) p->st[i].with_to = 0;
 }
 
 int as_apply_with(as_prog *p, sch_schedule *s, int i) {

@@ -240,13 +240,17 @@ typedef struct cols_rule {
   cols_pair *pr;
 } cols_rule;
 
+/* whether q's host refuses V lanes beside a column tile of C (its default pair never) */
+static int pair_refused(const cols_pair *q, int64_t V, int64_t C) {
+  return !(V == q->vdef && C == q->cdef) && !as_cols_fit(V, C, q->e);
+}
+
 static int cols_ok(const void *data, const void *config) {
   const cols_rule *r = data;
   const int64_t *cfg = config; /* one int64_t per knob (add_knob) */
   for (int k = 0; k < r->n; k++) {
     const cols_pair *q = &r->pr[k];
-    int64_t V = q->vk >= 0 ? cfg[q->vk] : q->v, C = cfg[q->ck];
-    if (!(V == q->vdef && C == q->cdef) && !as_cols_fit(V, C, q->e)) return 0;
+    if (pair_refused(q, q->vk >= 0 ? cfg[q->vk] : q->v, cfg[q->ck])) return 0;
   }
   return 1;
 }
@@ -278,8 +282,7 @@ static int cols_rule_set(as_space *S) {
     int refused = 0;
     for (int a = 0; a < (kv ? kv->nvalues : 1); a++)
       for (int b = 0; b < kc->nvalues; b++) {
-        int64_t V = kv ? kv->values[a] : q.v, C = kc->values[b];
-        refused |= !(V == q.vdef && C == q.cdef) && !as_cols_fit(V, C, q.e);
+        refused |= pair_refused(&q, kv ? kv->values[a] : q.v, kc->values[b]);
       }
     if (!refused) continue;
     pr[n++] = q;

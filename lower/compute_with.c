@@ -18,8 +18,7 @@ int lower_with_table(lower_state *ls) {
   const sch_schedule *s = ls->s;
   int n = s->nstage;
   ls->with = tec_ctx_alloc(ls->ctx, sizeof *ls->with * (size_t)(n + 1));
-  ls->with_ok = tec_ctx_alloc(ls->ctx, (size_t)n + 1);
-  if (!ls->with || !ls->with_ok) return -1;
+  if (!ls->with) return -1;
   for (int i = 0; i < n; i++) ls->with[i] = -1;
   /* a stage's own with_stage first; a stage without one gets the first stage fused with it */
   for (int i = 0; i < n; i++) {
@@ -52,15 +51,12 @@ static const char *range_str(tec_ctx *ctx, const ir_stmt *f) {
 }
 
 int lower_with_check(lower_state *ls, int si, int with) {
-  if (ls->with_ok && ls->with_ok[si]) return 0;
   const sch_schedule *s = ls->s;
   int ia = s->stages[si]->with_stage == s->stages[with] ? si : with, ib = ia == si ? with : si;
   const sch_stage *A = s->stages[ia], *B = s->stages[ib];
   if (same_place(ls, ia, ib) && ls->attach[ia] != SCH_ATTACH_INLINE &&
-      !(ls->skip && (ls->skip[ia] || ls->skip[ib]))) {
-    if (ls->with_ok) ls->with_ok[si] = ls->with_ok[with] = 1;
+      !(ls->skip && (ls->skip[ia] || ls->skip[ib])))
     return 0;
-  }
   return tec_ctx_set_error(ls->ctx, "tec_lower: compute_with('%s', '%s'): the two stages are "
                                     "not computed at the same place (one is computed once in "
                                     "prepare, or was moved); fused loops need both at the same "

@@ -37,9 +37,8 @@ typedef struct lower_state {
   int no_fold;                /* tec_lower_options.no_storage_folding */
   unsigned char *no_warm;     /* per stage: its compute loop gets no warm-up (store_at.c) */
   /* per stage, from lower_with_table (compute_with.c) while schedule_ops runs: the stage it
-   * is paired with by sch_compute_with (-1: none), and 1 once the pair passed lower_with_check */
+   * is paired with by sch_compute_with (-1: none) */
   int *with;
-  unsigned char *with_ok;
 } lower_state;
 
 /* store_at.c: a stage stored at an outer loop of its consumer (sch_store_at). */
@@ -95,10 +94,10 @@ const ir_stmt *lower_store_realize(lower_state *ls, int si, const ir_stmt *body)
 
 /* How st is computed in this lowering (ls->attach; legality.c). */
 sch_attach_kind lower_attach_of(const lower_state *ls, const sch_stage *st);
-/* compute_with.c: ls->with and ls->with_ok for this lowering, in one pass over the stages
+/* compute_with.c: ls->with for this lowering, in one pass over the stages
  * (0, or -1 out of memory); the stage paired with stage si by sch_compute_with (either way),
  * or -1; whether the pair is computed at one place in this lowering (0, or -1 with an error;
- * checked once per pair); the nest of the pair, e before l in stage order, from their own
+ * checked where each stage of the pair is placed); the nest of the pair, e before l in stage order, from their own
  * nests (ne, nl), the pair checked already: loops fused down to the compute_with level,
  * inside `produce` of both; NULL with an error when the nests cannot be fused (ranges differ,
  * a stage between them reads the first, ...). */
