@@ -44,7 +44,6 @@ void as_decide_with(as_prog *p) {
    * when j looks) */
   unsigned char *taken = tec_ctx_alloc(p->ctx, (size_t)p->n + 1);
   if (!taken) return; /* no pairs: a plainer schedule, never a wrong one */
-  memset(taken, 0, (size_t)p->n + 1);
   for (int j = 0; j < p->n; j++) {
     as_stage *b = &p->st[j];
     if (taken[j] || AS_TUNED(p, b, with) == 0) continue;

@@ -249,6 +249,14 @@ static void reexec_for_omp(char **argv) {
   fprintf(stderr, "net: re-exec with GOMP_SPINCOUNT=2000 failed: %s\n", strerror(errno));
 }
 
+/* num[r] / den[r] of each round into out (R of them, left sorted); m: their median and the
+ * middle half's ends */
+static void round_ratios(const double *num, const double *den, int R, double *out, double m[3]) {
+  for (int r = 0; r < R; r++) out[r] = num[r] / den[r];
+  m[0] = bench_median(out, R); /* sorts out */
+  m[1] = out[R / 4], m[2] = out[(3 * R) / 4 - (R % 4 == 0)];
+}
+
 int main(int argc, char **argv) {
   reexec_for_omp(argv);
   opts o;
@@ -481,10 +489,9 @@ int main(int argc, char **argv) {
     }
     for (int r = 0; r < R; r++) col[r] = ds[(size_t)r * (size_t)nc + (size_t)nl];
     double edge = bench_median(col, R);
-    for (int r = 0; r < R; r++) rr[r] = dt[r] / tt[r]; /* each round's pair */
-    bench_sort(rr, R);
-    for (int r = 0; q && r < R; r++) rq[r] = et[r] / qt[r]; /* int8: each round's pair */
-    if (q) bench_sort(rq, R);
+    double rrm[3], rqm[3]; /* oneDNN / tec of each round's pair: fp32, int8 */
+    round_ratios(dt, tt, R, rr, rrm);
+    if (q) round_ratios(et, qt, R, rq, rqm);
     double qconv = 0, econv = 0; /* int8: the convolutions and adds, per-layer medians */
     for (int i = 0; q && i <= ql; i++) {
       for (int r = 0; r < R; r++) col[r] = es[(size_t)r * (size_t)(ql + 1) + (size_t)i];
@@ -534,7 +541,7 @@ int main(int argc, char **argv) {
     printf("  %-34s %9.3f %9.3f %7.2f\n", "whole network (fastest run)", tt[0] * 1e3, dt[0] * 1e3,
            dt[0] / tt[0]);
     printf("  %-34s %9s %9s %7.2f  (middle half %.2f .. %.2f)\n", "per round: oneDNN / tec", "", "",
-           bench_median(rr, R), rr[R / 4], rr[(3 * R) / 4 - (R % 4 == 0)]);
+           rrm[0], rrm[1], rrm[2]);
     if (q) {
       double qm2 = qm, em = bench_median(et, R);
       bench_sort(qt, R), bench_sort(et, R);
@@ -557,8 +564,7 @@ int main(int argc, char **argv) {
       printf("  %-34s %9.3f %9.3f %9.3f %9.3f %9.2f\n", "whole network (fastest run)", qt[0] * 1e3,
              et[0] * 1e3, tt[0] * 1e3, dt[0] * 1e3, et[0] / qt[0]);
       printf("  %-34s %9s %9s %9s %9s %9.2f  (middle half %.2f .. %.2f)\n",
-             "per round: oneDNN i8 / tec i8", "", "", "", "", bench_median(rq, R), rq[R / 4],
-             rq[(3 * R) / 4 - (R % 4 == 0)]);
+             "per round: oneDNN i8 / tec i8", "", "", "", "", rqm[0], rqm[1], rqm[2]);
       if (csv) fprintf(csv, "%s,%d,int8_total,%.4f,%.4f\n", nname, t, qm * 1e3, em * 1e3);
       dn_free(dq);
       free(dq);

@@ -48,13 +48,11 @@ static int x86_avx512(const cg_func *f) {
          tec_target_has(f->target, TEC_FEATURE_AVX512F);
 }
 
-/* e's value when it is a constant (or a broadcast of one); 0 otherwise */
+/* e's value when it is a constant (or a broadcast of one), int or float; 0 otherwise */
 static int const_of(const ir_expr *e, double *v) {
-  while (e && e->kind == IR_BROADCAST) e = e->a;
-  if (!e) return 0;
-  if (e->kind == IR_FLOAT_IMM) return *v = e->v.f, 1;
-  if (e->kind == IR_INT_IMM) return *v = (double)e->v.i, 1;
-  return 0;
+  int64_t i;
+  if (ir_is_const_float(e, v)) return 1;
+  return ir_is_const_int(e, &i) ? (*v = (double)i, 1) : 0;
 }
 
 int cg_is_round_even_f32(const ir_expr *r) {

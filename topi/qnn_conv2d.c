@@ -354,7 +354,8 @@ static int qc_schedule(const topi_decl *dc, const void *cfg_arg, const tec_targe
   if (lanes < 0) return -1;
   const qc_decl *d = dc->priv;
   qc_sched *s = NULL;
-  te_tensor *o = qc_stages(dc, cfg, topi_target_of(dc->ctx, target), &s);
+  const tec_target *tg = topi_target_of(dc->ctx, target);
+  te_tensor *o = qc_stages(dc, cfg, tg, &s);
   if (topi_op_begin_out(dc, o, op)) return -1;
   sch_stage *so = sch_stage_of(op->sched, o), *sa = sch_stage_of(op->sched, s->acc);
   sch_iter *xo, *xi, *f, *Oo, *Oi, *n = so ? sch_axis(so, 0) : NULL, *oy = so ? sch_axis(so, 2) : NULL;
@@ -388,7 +389,7 @@ static int qc_schedule(const topi_decl *dc, const void *cfg_arg, const tec_targe
         (vl > 16 && vl % 16 == 0 && (sch_split(so, f, 16, &fo, &f) || sch_unroll(so, fo))) ||
         sch_vectorize(so, f) || sch_unroll(so, Oi))
       return -1;
-  } else if (qc_packs4(topi_target_of(dc->ctx, target), d, cfg)) {
+  } else if (s->mult4) { /* qc_packs4, decided by qc_stages */
     /* x86 AVX-512, y = 16, columns by 4: 4 pixels' 16 channels (64 consecutive bytes) as one
      * vector, narrowed by packs (codegen_requant.c) */
     sch_iter *xq, *xr;
@@ -405,7 +406,6 @@ static int qc_schedule(const topi_decl *dc, const void *cfg_arg, const tec_targe
   /* AArch64, 1x1 in blocks of 4: one 4-channel group per step of the reduction (16 sdot for
    * the 4 x 4 tile) is unrolled by 2 to halve the loop's own instructions (by 4 by element:
    * 64 sdot, 4 ldr q of input, 8 ldp of side-by-side weights, 4 of the loop) */
-  const tec_target *tg = topi_target_of(dc->ctx, target);
   const topi_conv2d *c = &d->a.p.conv;
   int64_t ib = topi_ceil_div(c->c_in, d->a.bx);
   int64_t ui = tg && tg->arch == TEC_ARCH_AARCH64 && c->kh * c->kw == 1 && d->a.bx == 4 && ib % 2 == 0 ? 2 : 1;
