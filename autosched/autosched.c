@@ -88,6 +88,19 @@ int as_prepare(as_prog *p, const char *target) {
   return 0;
 }
 
+/* s lowered and its trace replayed (a stage with two loops of one name cannot be named):
+ * 0 when both are made (the lowered function into *out, or freed when out is NULL); 1 when
+ * tec_lower refused, 2 when the trace does not replay, the error in p->ctx */
+static int lower_replay(as_prog *p, sch_schedule *s, lower_func **out) {
+  lower_func *f = tec_lower(s, "autosched_check", p->nargs, p->args);
+  if (!f) return 1;
+  sch_schedule *again = sch_create(p->ctx, p->nout, p->outs);
+  int made = again && !sch_trace_replay(again, sch_get_trace(s));
+  if (made && out) *out = f;
+  else tec_lower_free(f);
+  return made ? 0 : 2;
+}
+
 /* The failure of a schedule that named stage i, asked of the schedule: when i is in a pair
  * (rule_with.c), the choices are applied again without that pair, lowered and replayed; if
  * that schedule is made, the pairing was what failed (AS_FAIL_WITH). */
@@ -101,12 +114,7 @@ static as_fail pair_failed(as_prog *p, int i) {
   as_fail f2;
   p->st[k].with_to = 0;
   sch_schedule *s = sch_create(ctx, p->nout, p->outs);
-  lower_func *f = s && !as_apply(p, s, &bad, &f2)
-                      ? tec_lower(s, "autosched_check", p->nargs, p->args)
-                      : NULL;
-  sch_schedule *again = f ? sch_create(ctx, p->nout, p->outs) : NULL;
-  int made = again && !sch_trace_replay(again, sch_get_trace(s));
-  if (f) tec_lower_free(f);
+  int made = s && !as_apply(p, s, &bad, &f2) && !lower_replay(p, s, NULL);
   p->st[k].with_to = keep;
   tec_ctx_clear_error(ctx);
   return made ? AS_FAIL_WITH : AS_FAIL_OTHER;
@@ -146,16 +154,9 @@ sch_schedule *as_schedule(as_prog *p, int *ntries, lower_func **out) {
     if (as_apply(p, fresh, &bad, &fail)) {
       why = as_fmt(p, "a primitive refused the choice: %s", tec_ctx_error(ctx));
     } else {
-      lower_func *f = tec_lower(fresh, "autosched_check", p->nargs, p->args);
-      /* the trace must replay too (a stage with two loops of one name cannot be named) */
-      sch_schedule *again = f ? sch_create(ctx, p->nout, p->outs) : NULL;
-      if (again && !sch_trace_replay(again, sch_get_trace(fresh))) {
-        if (out) *out = f;
-        else tec_lower_free(f);
-        break;
-      }
-      if (f) tec_lower_free(f);
-      why = as_fmt(p, "%s: %s", f ? "its trace does not replay" : "tec_lower refused the schedule",
+      int r = lower_replay(p, fresh, out);
+      if (!r) break;
+      why = as_fmt(p, "%s: %s", r == 2 ? "its trace does not replay" : "tec_lower refused the schedule",
                    tec_ctx_error(ctx));
       bad = stage_named_in(p, tec_ctx_error(ctx));
       tec_ctx_clear_error(ctx);
