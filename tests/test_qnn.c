@@ -560,7 +560,10 @@ START_TEST(requant_rounding_exact) {
       tec_packed_fn fn = rq_build(ctx, &r, n, lanes, &as);
       int32_t lo, hi;
       qref_bounds(r.out, r.act, &lo, &hi);
-      if (strstr(as, "zmm")) { /* an AVX-512 host: one instruction rounds and converts */
+      const tec_target *host = tec_target_parse(ctx, NULL);
+      if (host->arch == TEC_ARCH_X86_64 && tec_target_has(host, TEC_FEATURE_AVX512F)) {
+        /* an AVX-512 host (the codegen's own test, not the assembly's registers): one
+         * instruction rounds and converts */
         tu_assert_contains(as, "vcvtps2dq\t{rn-sae}");
         assert_not_contains(as, "vrndscaleps");
         ck_assert_msg(!(lo == -128 && hi == 127) || strstr(as, "vpmovusdb"),
